@@ -1,0 +1,301 @@
+/* db.c - SQLite helper layer, see db.h. */
+#include "db.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+sqlite3_stmt *db_prepare(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *stmt = NULL;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &stmt, NULL) != SQLITE_OK) {
+		fprintf(stderr, "error: %s in '%s'\n", sqlite3_errmsg(db), sql);
+		return NULL;
+	}
+	return stmt;
+}
+
+int db_exec(sqlite3 *db, const char *sql)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		fprintf(stderr, "error: %s in '%.200s'\n", msg ? msg : sqlite3_errmsg(db), sql);
+		sqlite3_free(msg);
+		return -1;
+	}
+	return 0;
+}
+
+int db_step_done(sqlite3 *db, sqlite3_stmt *stmt)
+{
+	int rc = sqlite3_step(stmt);
+
+	sqlite3_reset(stmt);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+		fprintf(stderr, "error: %s in '%s'\n", sqlite3_errmsg(db), sqlite3_sql(stmt));
+		return -1;
+	}
+	return 0;
+}
+
+int db_create_recording(const char *path, sqlite3 **out, char *err, size_t errlen)
+{
+	sqlite3 *db = NULL;
+	char *msg = NULL;
+
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "cannot create '%s': %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+		sqlite3_close(db);
+		return -1;
+	}
+	/*
+	 * WAL with synchronous=NORMAL: the writer commits often so that a crash
+	 * of agprof itself still leaves a valid file, without an fsync per commit.
+	 */
+	if (sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL, &msg) != SQLITE_OK ||
+	    sqlite3_exec(db, agprof_schema_sql, NULL, NULL, &msg) != SQLITE_OK) {
+		snprintf(err, errlen, "cannot create '%s': %s", path, msg ? msg : sqlite3_errmsg(db));
+		sqlite3_free(msg);
+		sqlite3_close(db);
+		return -1;
+	}
+	*out = db;
+	return 0;
+}
+
+static int read_header(const char *path, unsigned char *hdr, size_t len)
+{
+	FILE *f = fopen(path, "rb");
+	size_t n;
+
+	if (!f)
+		return -1;
+	n = fread(hdr, 1, len, f);
+	fclose(f);
+	return (int)n;
+}
+
+enum db_open_status db_open_recording(const char *path, sqlite3 **out, char *err, size_t errlen)
+{
+	unsigned char hdr[100];
+	sqlite3 *db = NULL;
+	sqlite3_stmt *stmt = NULL;
+	int n, version = -1, appid = 0;
+	enum db_open_status status = DB_OPEN_OK;
+
+	*out = NULL;
+	if (access(path, R_OK) != 0) {
+		snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
+		return DB_OPEN_MISSING;
+	}
+	n = read_header(path, hdr, sizeof(hdr));
+	if (n == 0) {
+		snprintf(err, errlen, "'%s' is empty, not an agprof recording", path);
+		return DB_OPEN_NOT_RECORDING;
+	}
+	if (n < 16 || memcmp(hdr, "SQLite format 3", 16) != 0) {
+		snprintf(err, errlen, "'%s' is not an agprof recording (not an SQLite file)", path);
+		return DB_OPEN_NOT_RECORDING;
+	}
+	if (n < 100) {
+		snprintf(err, errlen, "'%s' is truncated (%d bytes)", path, n);
+		return DB_OPEN_CORRUPT;
+	}
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "cannot open '%s': %s", path, sqlite3_errmsg(db));
+		sqlite3_close(db);
+		return DB_OPEN_CORRUPT;
+	}
+	if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &stmt, NULL) != SQLITE_OK ||
+	    sqlite3_step(stmt) != SQLITE_ROW) {
+		snprintf(err, errlen, "'%s' is corrupt: %s", path, sqlite3_errmsg(db));
+		status = DB_OPEN_CORRUPT;
+		goto cleanup;
+	}
+	version = sqlite3_column_int(stmt, 0);
+	sqlite3_finalize(stmt);
+	stmt = NULL;
+	if (sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &stmt, NULL) != SQLITE_OK ||
+	    sqlite3_step(stmt) != SQLITE_ROW) {
+		snprintf(err, errlen, "'%s' is corrupt: %s", path, sqlite3_errmsg(db));
+		status = DB_OPEN_CORRUPT;
+		goto cleanup;
+	}
+	appid = sqlite3_column_int(stmt, 0);
+	sqlite3_finalize(stmt);
+	stmt = NULL;
+	if (appid != AGPROF_APPLICATION_ID) {
+		snprintf(err, errlen, "'%s' is an SQLite file but not an agprof recording", path);
+		status = DB_OPEN_NOT_RECORDING;
+		goto cleanup;
+	}
+	if (version > AGPROF_SCHEMA_VERSION) {
+		snprintf(err, errlen, "'%s' has schema version %d, newer than this agprof reads (%d); upgrade agprof",
+			 path, version, AGPROF_SCHEMA_VERSION);
+		status = DB_OPEN_TOO_NEW;
+		goto cleanup;
+	}
+	/* Touch every table's root page: a truncated file fails here, not later. */
+	if (sqlite3_prepare_v2(db, "PRAGMA quick_check(1)", -1, &stmt, NULL) != SQLITE_OK ||
+	    sqlite3_step(stmt) != SQLITE_ROW ||
+	    strcmp((const char *)sqlite3_column_text(stmt, 0), "ok") != 0) {
+		snprintf(err, errlen, "'%s' is corrupt or truncated: %s", path,
+			 stmt && sqlite3_column_text(stmt, 0) ? (const char *)sqlite3_column_text(stmt, 0)
+							    : sqlite3_errmsg(db));
+		status = DB_OPEN_CORRUPT;
+		goto cleanup;
+	}
+cleanup:
+	sqlite3_finalize(stmt);
+	if (status != DB_OPEN_OK)
+		sqlite3_close(db);
+	else
+		*out = db;
+	return status;
+}
+
+int db_meta_set(sqlite3 *db, const char *key, const char *value)
+{
+	sqlite3_stmt *stmt = db_prepare(db, "INSERT OR REPLACE INTO meta(key, value) VALUES (?, ?)");
+	int rc;
+
+	if (!stmt)
+		return -1;
+	sqlite3_bind_text(stmt, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_text(stmt, 2, value, -1, SQLITE_STATIC);
+	rc = db_step_done(db, stmt);
+	sqlite3_finalize(stmt);
+	return rc;
+}
+
+int db_meta_set_int(sqlite3 *db, const char *key, int64_t value)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%lld", (long long)value);
+	return db_meta_set(db, key, buf);
+}
+
+char *db_meta_get(sqlite3 *db, const char *key)
+{
+	sqlite3_stmt *stmt = db_prepare(db, "SELECT value FROM meta WHERE key = ?");
+	char *value = NULL;
+
+	if (!stmt)
+		return NULL;
+	sqlite3_bind_text(stmt, 1, key, -1, SQLITE_STATIC);
+	if (sqlite3_step(stmt) == SQLITE_ROW && sqlite3_column_text(stmt, 0))
+		value = strdup((const char *)sqlite3_column_text(stmt, 0));
+	sqlite3_finalize(stmt);
+	return value;
+}
+
+/* String interning */
+
+struct string_slot {
+	uint64_t hash;
+	int64_t id;
+	char *text;
+	size_t len;
+};
+
+static uint64_t hash_bytes(const char *s, size_t len)
+{
+	uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+int string_table_init(struct string_table *st, sqlite3 *db)
+{
+	memset(st, 0, sizeof(*st));
+	st->db = db;
+	st->cap = 1024;
+	st->slots = calloc(st->cap, sizeof(*st->slots));
+	st->insert = db_prepare(db, "INSERT INTO strings(text) VALUES (?)");
+	st->lookup = db_prepare(db, "SELECT id FROM strings WHERE text = ?");
+	if (!st->slots || !st->insert || !st->lookup) {
+		string_table_release(st);
+		return -1;
+	}
+	return 0;
+}
+
+static int string_table_grow(struct string_table *st)
+{
+	size_t ncap = st->cap * 2;
+	struct string_slot *ns = calloc(ncap, sizeof(*ns));
+
+	if (!ns)
+		return -1;
+	for (size_t i = 0; i < st->cap; i++) {
+		struct string_slot *s = &st->slots[i];
+		size_t j;
+
+		if (!s->text)
+			continue;
+		for (j = s->hash & (ncap - 1); ns[j].text; j = (j + 1) & (ncap - 1))
+			;
+		ns[j] = *s;
+	}
+	free(st->slots);
+	st->slots = ns;
+	st->cap = ncap;
+	return 0;
+}
+
+int64_t string_table_intern(struct string_table *st, const char *text, size_t len)
+{
+	uint64_t h = hash_bytes(text, len);
+	size_t i;
+	struct string_slot *slot;
+	int64_t id = -1;
+
+	for (i = h & (st->cap - 1); st->slots[i].text; i = (i + 1) & (st->cap - 1)) {
+		slot = &st->slots[i];
+		if (slot->hash == h && slot->len == len && memcmp(slot->text, text, len) == 0)
+			return slot->id;
+	}
+	/* Not cached: the row may exist from an earlier writer of this file. */
+	sqlite3_bind_text(st->lookup, 1, text, (int)len, SQLITE_STATIC);
+	if (sqlite3_step(st->lookup) == SQLITE_ROW)
+		id = sqlite3_column_int64(st->lookup, 0);
+	sqlite3_reset(st->lookup);
+	if (id < 0) {
+		sqlite3_bind_text(st->insert, 1, text, (int)len, SQLITE_STATIC);
+		if (db_step_done(st->db, st->insert) != 0)
+			return -1;
+		id = sqlite3_last_insert_rowid(st->db);
+	}
+	slot = &st->slots[i];
+	slot->text = malloc(len + 1);
+	if (!slot->text)
+		return id;
+	memcpy(slot->text, text, len);
+	slot->text[len] = '\0';
+	slot->len = len;
+	slot->hash = h;
+	slot->id = id;
+	if (++st->used * 2 > st->cap)
+		string_table_grow(st);
+	return id;
+}
+
+void string_table_release(struct string_table *st)
+{
+	if (st->slots)
+		for (size_t i = 0; i < st->cap; i++)
+			free(st->slots[i].text);
+	free(st->slots);
+	sqlite3_finalize(st->insert);
+	sqlite3_finalize(st->lookup);
+	memset(st, 0, sizeof(*st));
+}

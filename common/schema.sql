@@ -1,0 +1,208 @@
+-- agprof recording schema, version 1.  docs/schema.md explains every table.
+-- Times are nanoseconds on CLOCK_MONOTONIC of the recording host.
+PRAGMA user_version = 1;
+PRAGMA application_id = 1634168946;  -- 'agpr'
+
+CREATE TABLE meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT
+);
+
+CREATE TABLE strings (
+    id   INTEGER PRIMARY KEY,
+    text TEXT NOT NULL UNIQUE
+);
+
+CREATE TABLE processes (
+    pid            INTEGER PRIMARY KEY,
+    ppid           INTEGER,
+    argv           TEXT,
+    start_ns       INTEGER,
+    end_ns         INTEGER,
+    exit_status    INTEGER,
+    python_version TEXT,
+    tf_version     TEXT,
+    tf_status      TEXT NOT NULL DEFAULT 'not-loaded',
+    tf_detail      TEXT,
+    gpu_status     TEXT NOT NULL DEFAULT 'off',
+    gpu_detail     TEXT,
+    dropped_events INTEGER NOT NULL DEFAULT 0
+);
+
+CREATE TABLE threads (
+    pid  INTEGER NOT NULL,
+    tid  INTEGER NOT NULL,
+    name TEXT,
+    role TEXT NOT NULL DEFAULT 'other',
+    PRIMARY KEY (pid, tid)
+);
+
+CREATE TABLE callsites (
+    id       INTEGER PRIMARY KEY,
+    file_id  INTEGER NOT NULL REFERENCES strings(id),
+    line     INTEGER NOT NULL,
+    func_id  INTEGER NOT NULL REFERENCES strings(id),
+    UNIQUE (file_id, line, func_id)
+);
+
+CREATE TABLE functions (
+    id        INTEGER PRIMARY KEY,
+    pid       INTEGER NOT NULL,
+    name_id   INTEGER NOT NULL REFERENCES strings(id),
+    file_id   INTEGER REFERENCES strings(id),
+    line      INTEGER,
+    UNIQUE (pid, name_id, file_id, line)
+);
+
+CREATE TABLE traces (
+    id               INTEGER PRIMARY KEY,
+    function_id      INTEGER NOT NULL REFERENCES functions(id),
+    pid              INTEGER NOT NULL,
+    tid              INTEGER NOT NULL,
+    start_ns         INTEGER NOT NULL,
+    end_ns           INTEGER NOT NULL,
+    function_object  INTEGER NOT NULL,
+    object_trace_no  INTEGER NOT NULL,
+    tf_name_id       INTEGER REFERENCES strings(id),
+    signature        TEXT,
+    callsite_id      INTEGER REFERENCES callsites(id),
+    jit_compile      INTEGER NOT NULL DEFAULT 0,
+    reduce_retracing INTEGER NOT NULL DEFAULT 0,
+    has_input_signature INTEGER NOT NULL DEFAULT 0,
+    variables_created INTEGER NOT NULL DEFAULT 0,
+    status           TEXT NOT NULL DEFAULT 'ok'
+);
+
+CREATE TABLE trace_inputs (
+    trace_id  INTEGER NOT NULL REFERENCES traces(id),
+    position  INTEGER NOT NULL,
+    name      TEXT,
+    kind      TEXT NOT NULL,
+    dtype     TEXT,
+    shape     TEXT,
+    value     TEXT,
+    PRIMARY KEY (trace_id, position)
+);
+
+CREATE TABLE graph_functions (
+    id            INTEGER PRIMARY KEY,
+    pid           INTEGER NOT NULL,
+    name_id       INTEGER NOT NULL REFERENCES strings(id),
+    role          TEXT NOT NULL,
+    trace_id      INTEGER REFERENCES traces(id),
+    function_id   INTEGER REFERENCES functions(id),
+    parent_id     INTEGER REFERENCES graph_functions(id),
+    created_ns    INTEGER NOT NULL,
+    jit_compile   INTEGER NOT NULL DEFAULT 0,
+    node_count    INTEGER NOT NULL DEFAULT 0,
+    function_def  BLOB,
+    UNIQUE (pid, name_id)
+);
+
+CREATE TABLE graph_inputs (
+    graph_function_id INTEGER NOT NULL REFERENCES graph_functions(id),
+    position  INTEGER NOT NULL,
+    name      TEXT,
+    dtype     TEXT,
+    shape     TEXT,
+    PRIMARY KEY (graph_function_id, position)
+);
+
+CREATE TABLE graph_constants (
+    graph_function_id INTEGER NOT NULL REFERENCES graph_functions(id),
+    node_name TEXT NOT NULL,
+    dtype     TEXT,
+    value     TEXT
+);
+
+CREATE TABLE blackbox_nodes (
+    id                INTEGER PRIMARY KEY,
+    graph_function_id INTEGER NOT NULL REFERENCES graph_functions(id),
+    node_name         TEXT NOT NULL,
+    op_type           TEXT NOT NULL,
+    token             TEXT
+);
+
+CREATE TABLE function_calls (
+    id                INTEGER PRIMARY KEY,
+    pid               INTEGER NOT NULL,
+    tid               INTEGER NOT NULL,
+    start_ns          INTEGER NOT NULL,
+    end_ns            INTEGER NOT NULL,
+    graph_function_id INTEGER REFERENCES graph_functions(id),
+    name_id           INTEGER NOT NULL REFERENCES strings(id),
+    callsite_id       INTEGER REFERENCES callsites(id),
+    ok                INTEGER NOT NULL DEFAULT 1
+);
+
+CREATE TABLE eager_ops (
+    id          INTEGER PRIMARY KEY,
+    pid         INTEGER NOT NULL,
+    tid         INTEGER NOT NULL,
+    start_ns    INTEGER NOT NULL,
+    end_ns      INTEGER NOT NULL,
+    op_id       INTEGER NOT NULL REFERENCES strings(id),
+    device_id   INTEGER REFERENCES strings(id),
+    callsite_id INTEGER REFERENCES callsites(id),
+    slow_path   INTEGER NOT NULL DEFAULT 0,
+    ok          INTEGER NOT NULL DEFAULT 1
+);
+
+CREATE TABLE blackbox_execs (
+    id          INTEGER PRIMARY KEY,
+    pid         INTEGER NOT NULL,
+    tid         INTEGER NOT NULL,
+    start_ns    INTEGER NOT NULL,
+    end_ns      INTEGER NOT NULL,
+    node_id     INTEGER NOT NULL REFERENCES strings(id),
+    op_type_id  INTEGER NOT NULL REFERENCES strings(id)
+);
+
+CREATE TABLE gpu_activity (
+    id             INTEGER PRIMARY KEY,
+    pid            INTEGER NOT NULL,
+    kind           TEXT NOT NULL,
+    name_id        INTEGER REFERENCES strings(id),
+    device         INTEGER,
+    context        INTEGER,
+    stream         INTEGER,
+    start_ns       INTEGER NOT NULL,
+    end_ns         INTEGER NOT NULL,
+    correlation_id INTEGER,
+    grid_x INTEGER, grid_y INTEGER, grid_z INTEGER,
+    block_x INTEGER, block_y INTEGER, block_z INTEGER,
+    bytes          INTEGER,
+    copy_kind      TEXT
+);
+
+CREATE TABLE gpu_api_calls (
+    id             INTEGER PRIMARY KEY,
+    pid            INTEGER NOT NULL,
+    tid            INTEGER NOT NULL,
+    api            TEXT NOT NULL,
+    name_id        INTEGER REFERENCES strings(id),
+    start_ns       INTEGER NOT NULL,
+    end_ns         INTEGER NOT NULL,
+    correlation_id INTEGER NOT NULL,
+    external_id    INTEGER
+);
+
+CREATE TABLE gpu_external_ids (
+    pid          INTEGER NOT NULL,
+    external_id  INTEGER NOT NULL,
+    event_table  TEXT NOT NULL,
+    event_id     INTEGER NOT NULL,
+    PRIMARY KEY (pid, external_id)
+);
+
+CREATE INDEX eager_ops_time ON eager_ops(start_ns);
+CREATE INDEX eager_ops_thread ON eager_ops(pid, tid, start_ns);
+CREATE INDEX eager_ops_callsite ON eager_ops(callsite_id);
+CREATE INDEX function_calls_time ON function_calls(start_ns);
+CREATE INDEX function_calls_fn ON function_calls(graph_function_id);
+CREATE INDEX traces_fn ON traces(function_id, start_ns);
+CREATE INDEX traces_time ON traces(start_ns);
+CREATE INDEX blackbox_execs_time ON blackbox_execs(start_ns);
+CREATE INDEX gpu_activity_time ON gpu_activity(start_ns);
+CREATE INDEX gpu_api_calls_corr ON gpu_api_calls(pid, correlation_id);
+CREATE INDEX graph_functions_trace ON graph_functions(trace_id);

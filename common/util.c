@@ -1,0 +1,91 @@
+/* util.c - see util.h. */
+#include "util.h"
+#include "config.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("error: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return -1;
+}
+
+void warning(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("warning: ", stderr);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+const char *agprof_exe_dir(void)
+{
+	static char dir[PATH_MAX];
+	ssize_t n;
+	char *slash;
+
+	if (dir[0])
+		return dir;
+	n = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
+	if (n <= 0) {
+		strcpy(dir, ".");
+		return dir;
+	}
+	dir[n] = '\0';
+	slash = strrchr(dir, '/');
+	if (slash && slash != dir)
+		*slash = '\0';
+	return dir;
+}
+
+char *agprof_find_file(const char *const *candidates)
+{
+	char path[PATH_MAX];
+
+	for (; *candidates; candidates++) {
+		snprintf(path, sizeof(path), "%s/%s", agprof_exe_dir(), *candidates);
+		if (access(path, F_OK) == 0)
+			return realpath(path, NULL);
+	}
+	return NULL;
+}
+
+char *agprof_rules_dir(void)
+{
+	static const char *const candidates[] = {
+		"../../rules",                          /* build/cmd/agprof -> source rules/ */
+		"../" AGPROF_DATADIR_REL "/rules",      /* <prefix>/bin -> <prefix>/share/agprof/rules */
+		NULL,
+	};
+	const char *env = getenv("AGPROF_RULES_DIR");
+
+	if (env && *env)
+		return strdup(env);
+	return agprof_find_file(candidates);
+}
+
+int want_color(int fd)
+{
+	const char *term = getenv("TERM");
+	const char *no = getenv("NO_COLOR");
+
+	if (no && *no)
+		return 0;
+	if (!isatty(fd))
+		return 0;
+	return !(term && strcmp(term, "dumb") == 0);
+}

@@ -1,0 +1,31 @@
+/* util.h - error reporting and locating agprof's own files. */
+#ifndef AGPROF_UTIL_H
+#define AGPROF_UTIL_H
+
+#include <stddef.h>
+
+/* Print "error: <msg>" to stderr; returns -1 so that `return error(...)` reads well. */
+int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Print "warning: <msg>" to stderr. */
+void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Directory of the running agprof executable (resolved through
+ * /proc/self/exe), without trailing slash.  Static storage.
+ */
+const char *agprof_exe_dir(void);
+
+/*
+ * Find one of agprof's own files: tries each candidate path relative to the
+ * executable's directory (build tree and installed layouts).  Returns a
+ * malloc'd absolute path of the first that exists, or NULL.
+ */
+char *agprof_find_file(const char *const *candidates);
+
+/* Directory holding the built-in rules, or NULL.  Honours AGPROF_RULES_DIR. */
+char *agprof_rules_dir(void);
+
+/* Whether colour output is wanted on fd (a tty, NO_COLOR unset, TERM not dumb). */
+int want_color(int fd);
+
+#endif
