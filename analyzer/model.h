@@ -1,0 +1,307 @@
+/*
+ * model.h - the analyzed recording: what every printer, the TUI and the
+ * rule engine read.  No printer or view writes SQL of its own.
+ *
+ * Owns: loading a recording into memory as aggregates (per user function,
+ * per eager op type, per eager source line, per black box), the retrace
+ * explanations, the findings produced by the rules, and the registry of
+ * metric sources through which rules (built-in, user and GPU ones) read the
+ * model.
+ *
+ * Aggregation happens in SQL (GROUP BY over the indexed tables), so loading
+ * a recording of millions of events keeps only one row per function, trace,
+ * op type, source line and black box in memory.
+ *
+ * Lifetime: every string and array reachable from a struct model is owned by
+ * it and freed by model_release().  Pointers stay valid until then.
+ */
+#ifndef AGPROF_MODEL_H
+#define AGPROF_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct recording;
+
+/* A user source location; file is NULL (and line 0) when unknown. */
+struct source_loc {
+	const char *file;
+	int line;
+};
+
+/*
+ * Why a trace after the first of a user function happened.  Names are the
+ * strings of retrace_cause_name(), used verbatim in JSON, SARIF and rules.
+ */
+enum retrace_cause {
+	CAUSE_NONE = 0,         /* first trace, or not a retrace */
+	CAUSE_SHAPE,            /* "shape": a tensor argument's shape changed */
+	CAUSE_DTYPE,            /* "dtype": a tensor argument's dtype changed */
+	CAUSE_PYTHON_VALUE,     /* "python-value": a Python value baked into the graph changed */
+	CAUSE_PYTHON_OBJECT,    /* "python-object": an object argument new/unequal, same graph */
+	CAUSE_NEW_FUNCTION_OBJECT, /* "new-function-object": another tf.function wraps the same def */
+	CAUSE_INPUT_STRUCTURE,  /* "input-structure": number or nesting of arguments changed */
+	CAUSE_UNKNOWN,          /* "unknown": none of the above can be shown */
+	CAUSE__COUNT
+};
+
+/* "shape", "dtype", ...; NULL for CAUSE_NONE. */
+const char *retrace_cause_name(enum retrace_cause cause);
+/* Inverse of retrace_cause_name(); CAUSE_NONE when name is not a cause. */
+enum retrace_cause retrace_cause_parse(const char *name);
+
+/*
+ * The explanation of one retrace.  argument/before/after are NULL when they
+ * do not apply (new-function-object has no argument).  For python-value,
+ * before/after are the argument's repr() values; const_before/const_after
+ * name the graph constant that changed when the graphs show it
+ * (e.g. "0.5" -> "0.35").  detail is one human sentence, never NULL.
+ */
+struct retrace_explanation {
+	enum retrace_cause cause;
+	size_t compared_with;   /* index in model_function.traces of the closest earlier trace */
+	const char *argument;   /* "x", "cfg['lr']", ... */
+	const char *before;     /* "[64,20]", "float32", "0.5", ... */
+	const char *after;
+	const char *const_name; /* graph constant node that changed (python-value), or NULL */
+	const char *const_before;
+	const char *const_after;
+	const char *detail;     /* "x: [64,20] -> [8,20]" */
+};
+
+/* One argument of a trace's concrete signature (a trace_inputs row). */
+struct model_trace_input {
+	int position;
+	const char *name;
+	const char *kind;   /* tensor, variable, python, object, none */
+	const char *dtype;  /* NULL when not a tensor */
+	const char *shape;  /* "[64,20]", NULL when not a tensor */
+	const char *value;  /* repr() for python, type name for object */
+};
+
+/* One trace (one entry added to a tf.function's cache). */
+struct model_trace {
+	int64_t id;                 /* traces.id */
+	int64_t start_ns, end_ns;   /* time spent tracing */
+	int64_t function_object;
+	int object_trace_no;
+	const char *tf_name;        /* "__inference_f_123", or NULL */
+	const char *signature;      /* TensorFlow's text of the cache key, or NULL */
+	struct source_loc callsite; /* user code whose call triggered the trace */
+	int jit_compile, reduce_retracing, has_input_signature;
+	int variables_created;
+	int ok;                     /* 0 when tracing raised */
+	struct model_trace_input *inputs;
+	size_t ninputs;
+	struct retrace_explanation why; /* cause CAUSE_NONE for the first trace */
+};
+
+/* One user-level Python function that was traced (a functions row). */
+struct model_function {
+	int64_t id;                 /* functions.id */
+	int64_t pid;
+	const char *name;           /* the Python function's __name__ */
+	struct source_loc def;      /* its def line */
+	struct model_trace *traces; /* in time order */
+	size_t ntraces;
+	size_t retraces;            /* ntraces - 1 when ntraces > 0 */
+	size_t function_objects;    /* distinct tf.function objects among the traces */
+	int64_t calls;              /* graph function executions (inference/forward/loaded) */
+	int64_t calls_failed;
+	int64_t trace_ns;           /* total time tracing */
+	int64_t retrace_ns;         /* time tracing in traces after the first */
+	int64_t exec_ns;            /* total time of its graph function calls */
+	int jit_compile;            /* any trace with jit_compile */
+	int has_input_signature;    /* every trace had an input_signature */
+	int reduce_retracing;       /* any trace with reduce_retracing */
+	int64_t variables_created;  /* over all traces */
+	size_t traces_creating_variables;
+	size_t jit_shapes;          /* distinct input signatures among jit_compile traces */
+	int64_t blackbox_nodes;     /* py_function nodes in its graphs */
+	int64_t blackbox_execs;
+	int64_t blackbox_ns;
+	enum retrace_cause main_cause; /* most frequent retrace cause, CAUSE_NONE if no retrace */
+	size_t cause_counts[CAUSE__COUNT];
+	int64_t first_ns, last_ns;  /* span of its traces and calls */
+};
+
+/* Eager dispatch aggregated by op type. */
+struct model_eager_op {
+	const char *op;     /* "MatMul" */
+	int64_t count;
+	int64_t total_ns;
+	int64_t slow_path;  /* dispatches through the Python fallback path */
+	int64_t failed;
+};
+
+/* Eager dispatch aggregated by user source line. */
+struct model_eager_site {
+	struct source_loc loc;
+	const char *func;   /* the Python function containing the line */
+	int64_t count;
+	int64_t total_ns;
+	const char *top_op; /* the op type it dispatches most */
+	int64_t first_ns, last_ns;
+};
+
+/* A Python black box node (EagerPyFunc, PyFunc, PyFuncStateless) in a graph. */
+struct model_blackbox {
+	const char *node_name;
+	const char *op_type;
+	const char *token;          /* registry token of the Python callable, or NULL */
+	const char *graph_function; /* TensorFlow function holding the node */
+	const char *function;       /* user function owning that graph, or NULL (e.g. tf.data) */
+	struct source_loc loc;      /* def of that user function, when known */
+	int in_tf_data;             /* graph is a tf.data function (no user function) */
+	int64_t execs;
+	int64_t total_ns;
+	int64_t first_ns, last_ns;
+};
+
+/* Facts about the session (meta and processes). Strings may be NULL. */
+struct model_session {
+	const char *argv;           /* JSON array as recorded */
+	const char *cwd, *host, *agprof_version;
+	const char *python_version, *tf_version;
+	const char *tf_status;      /* hooked, not-loaded, mismatch */
+	const char *tf_detail;
+	const char *gpu_status, *gpu_detail;
+	int exit_status, exit_signal;
+	int64_t start_ns, end_ns;
+	int64_t wall_ns;            /* end_ns - start_ns */
+	int64_t dropped_events;
+	int64_t processes;
+	int64_t eager_ops, eager_ns;
+	int64_t function_calls, function_call_ns;
+	int64_t traces, trace_ns;
+	int64_t blackbox_execs, blackbox_ns;
+	double eager_share;         /* eager_ns / wall_ns, 0..1 */
+	double trace_share;         /* trace_ns / wall_ns */
+};
+
+enum severity { SEV_INFO = 0, SEV_WARNING, SEV_ERROR };
+/* "info", "warning", "error". */
+const char *severity_name(enum severity sev);
+/* -1 when name is not a severity. */
+int severity_parse(const char *name);
+
+/*
+ * A finding: one rule firing on one row of a metric source.  Owned by the
+ * model.  cost_ns is the time the problem costs (findings are ranked by it);
+ * start_ns/end_ns is the span of the events it refers to, so a timeline can
+ * jump there (0/0 when none).
+ */
+struct finding {
+	const char *rule;           /* rule id, e.g. "retracing" */
+	const char *title;          /* rule's one-line title */
+	enum severity severity;
+	const char *function;       /* Python function name, or NULL */
+	enum retrace_cause cause;   /* CAUSE_NONE when not about a retrace */
+	struct source_loc loc;      /* user source line to show and annotate */
+	const char *message;
+	const char *recommendation;
+	const char *example_before; /* short code example, or NULL */
+	const char *example_after;
+	int64_t cost_ns;
+	int64_t start_ns, end_ns;
+};
+
+/*
+ * Metric sources: how rules read the model.  A source is a named table of
+ * rows ("functions", "eager_sites", "session", ...); each row has named
+ * fields, numeric or text.  A rule selects one source and evaluates its
+ * condition on each row.  The built-in sources are registered by
+ * model_load(); another module (analyzer/gpu_metrics.c) adds its own with
+ * model_add_source() before the rules run.  Field names are lowercase
+ * identifiers.
+ */
+enum metric_type { METRIC_NONE = 0, METRIC_NUM, METRIC_TEXT };
+
+struct metric_value {
+	enum metric_type type;
+	double num;
+	const char *text;   /* owned by the source; valid until model_release() */
+};
+
+/* What a finding made from a row points at. Unknown members stay 0/NULL. */
+struct metric_anchor {
+	const char *function;
+	enum retrace_cause cause;
+	struct source_loc loc;
+	int64_t cost_ns;
+	int64_t start_ns, end_ns;
+};
+
+struct metric_source {
+	const char *name;
+	/* One line per field, "name: meaning", for docs/rules.md and --help. */
+	const char *const *fields;
+	size_t (*count)(const struct model *m, void *data);
+	/* Fill *out with field of row; return -1 if the source has no such field. */
+	int (*get)(const struct model *m, void *data, size_t row, const char *field,
+		   struct metric_value *out);
+	void (*anchor)(const struct model *m, void *data, size_t row, struct metric_anchor *out);
+	/* Called by model_release(); may be NULL. */
+	void (*release)(void *data);
+	void *data;
+};
+
+struct model_source_list; /* private */
+struct model_pool;        /* private */
+
+struct model {
+	struct recording *rec;      /* not owned */
+	struct model_session session;
+	struct model_function *functions; /* sorted by retrace_ns + trace count, worst first */
+	size_t nfunctions;
+	struct model_eager_op *ops;       /* sorted by total_ns, largest first */
+	size_t nops;
+	struct model_eager_site *sites;   /* sorted by count, largest first */
+	size_t nsites;
+	struct model_blackbox *blackboxes; /* sorted by total_ns, largest first */
+	size_t nblackboxes;
+	struct finding *findings;         /* after rules_run(): sorted by severity, then cost_ns */
+	size_t nfindings;
+	struct model_source_list *sources;
+	struct model_pool *pool;
+};
+
+/*
+ * Read rec into m.  Prints one "error: ..." line and returns -1 on failure
+ * (m is then released).  An empty recording (TensorFlow never loaded) loads
+ * fine; the caller decides what to say (see model_is_empty()).
+ */
+int model_load(struct model *m, struct recording *rec);
+void model_release(struct model *m);
+
+/*
+ * NULL when the recording holds TensorFlow data; otherwise a one-line reason
+ * (e.g. "the workload exited with status 1 before TensorFlow was loaded").
+ */
+const char *model_empty_reason(const struct model *m);
+
+/* Register a metric source; m keeps a copy of *src.  0 or -1. */
+int model_add_source(struct model *m, const struct metric_source *src);
+/* NULL when no source has that name. */
+const struct metric_source *model_find_source(const struct model *m, const char *name);
+/* Iterate sources: i from 0 until NULL. */
+const struct metric_source *model_source_at(const struct model *m, size_t i);
+
+/* Find a function by Python name (first match), or NULL. */
+const struct model_function *model_find_function(const struct model *m, const char *name);
+
+/*
+ * Copy s into the model's pool (freed by model_release()).  For sources and
+ * rules that make strings whose lifetime is the model's.
+ */
+const char *model_strdup(struct model *m, const char *s);
+
+/*
+ * Append a finding (the rule engine and GPU rules use this); every string is
+ * copied into the model's pool.  Returns the stored finding or NULL.
+ */
+struct finding *model_add_finding(struct model *m, const struct finding *f);
+/* Sort findings: errors first, then warnings, then info; by cost_ns within. */
+void model_sort_findings(struct model *m);
+
+#endif
