@@ -1,0 +1,49 @@
+"""The article's list-append bug and its TensorArray fix.
+
+Inside a tf.function, a `for i in tf.range(n)` loop becomes a tf.while_loop:
+its body is traced ONCE, so a Python side effect such as `result.append(x)`
+runs once, at trace time, not once per iteration.  The buggy function returns
+a single element (a symbolic tensor from the loop body; AutoGraph even has to
+be told the list is not a loop variable) instead of n.  tf.TensorArray is the
+graph-friendly accumulator: `ta.write(i, x)` is an op, executed every
+iteration.
+
+Both functions are traced once (same int32 scalar argument every call).
+"""
+import tensorflow as tf
+
+import oracle
+
+
+@tf.function
+def squares_buggy(n):
+    result = []
+    for i in tf.range(n):
+        result.append(i * i)  # agprof: python-side-effect
+    return len(result)
+
+
+@tf.function
+def squares_fixed(n):
+    ta = tf.TensorArray(tf.int32, size=0, dynamic_size=True)
+    for i in tf.range(n):
+        ta = ta.write(i, i * i)
+    return ta.stack()
+
+
+def main():
+    oracle.track("squares_buggy", squares_buggy)
+    oracle.track("squares_fixed", squares_fixed)
+    for n in (5, 10, 20):
+        oracle.called("squares_buggy")
+        buggy = squares_buggy(tf.constant(n))
+        oracle.called("squares_fixed")
+        fixed = squares_fixed(tf.constant(n))
+        print("n=%d: list has %s element(s), TensorArray has %d"
+              % (n, int(buggy), int(tf.size(fixed))))
+        assert int(tf.size(fixed)) == n
+    oracle.extra("buggy_length", int(buggy))
+
+
+if __name__ == "__main__":
+    main()
