@@ -1,0 +1,1630 @@
+/* timeline.c - see timeline.h. */
+#include "timeline.h"
+#include "db.h"
+#include "recording.h"
+#include "strbuf.h"
+#include "util.h"
+
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_NBINS (1u << 17)
+#define SCAN_CHUNK_ROWS (1 << 18)
+#define MAX_SCAN_THREADS 8
+
+static const char *const kind_names[TL_NKINDS] = {
+	"tracing", "call", "eager", "py_function", "kernel", "copy",
+};
+static const char *const kind_shorts[TL_NKINDS] = {
+	"trace", "call", "eager", "pyfn", "kern", "copy",
+};
+
+const char *tl_kind_name(enum tl_kind kind)
+{
+	return kind < TL_NKINDS ? kind_names[kind] : "?";
+}
+
+const char *tl_kind_short(enum tl_kind kind)
+{
+	return kind < TL_NKINDS ? kind_shorts[kind] : "?";
+}
+
+/*
+ * Every query on an event table returns the same columns, so that one
+ * function turns a row into a slice:
+ *   0 id, 1 pid, 2 tid (GPU: stream), 3 start_ns, 4 end_ns,
+ *   5 aux (traces: function_id, calls: graph_function_id, else -1),
+ *   6 name_id (-1 none), 7 device (-1 for threads), 8 failed, 9 copy (GPU)
+ * lane is the filter that selects one lane's rows: ?1 pid, ?2 tid, ?6 device.
+ * search is the column matched against the ids of matching strings.
+ */
+static const struct kind_sql {
+	const char *select;
+	const char *lane;
+	const char *search;
+} kind_sql[TL_NKINDS] = {
+	[TL_TRACE] = { "SELECT id, pid, tid, start_ns, end_ns, function_id, -1, -1, status <> 'ok', 0 FROM traces",
+		       "pid = ?1 AND tid = ?2", "function_id" },
+	[TL_CALL] = { "SELECT id, pid, tid, start_ns, end_ns, coalesce(graph_function_id, -1), name_id, -1, ok = 0, 0"
+		      " FROM function_calls",
+		      "pid = ?1 AND tid = ?2", "name_id" },
+	[TL_EAGER] = { "SELECT id, pid, tid, start_ns, end_ns, -1, op_id, -1, ok = 0, 0 FROM eager_ops",
+		       "pid = ?1 AND tid = ?2", "op_id" },
+	[TL_BLACKBOX] = { "SELECT id, pid, tid, start_ns, end_ns, -1, node_id, -1, 0, 0 FROM blackbox_execs",
+			  "pid = ?1 AND tid = ?2", "node_id" },
+	[TL_KERNEL] = { "SELECT id, pid, coalesce(stream, -1), start_ns, end_ns, -1, coalesce(name_id, -1),"
+			" coalesce(device, 0), 0, 0 FROM gpu_activity",
+			"kind = 'kernel' AND pid = ?1 AND coalesce(stream, -1) = ?2 AND coalesce(device, 0) = ?6",
+			"kind = 'kernel' AND name_id" },
+	[TL_COPY] = { "SELECT id, pid, coalesce(stream, -1), start_ns, end_ns, -1, coalesce(name_id, -1),"
+		      " coalesce(device, 0), 0, 1 FROM gpu_activity",
+		      "kind IN ('memcpy', 'memset') AND pid = ?1 AND coalesce(stream, -1) = ?2 AND coalesce(device, 0) = ?6",
+		      "kind IN ('memcpy', 'memset') AND name_id" },
+};
+
+/* The tables scanned at open; GPU kernels and copies come from one scan. */
+static const struct scan_table {
+	const char *table;
+	enum tl_kind kind;
+	const char *select;
+} scan_tables[] = {
+	{ "traces", TL_TRACE, NULL },
+	{ "function_calls", TL_CALL, NULL },
+	{ "eager_ops", TL_EAGER, NULL },
+	{ "blackbox_execs", TL_BLACKBOX, NULL },
+	{ "gpu_activity", TL_KERNEL,
+	  "SELECT id, pid, coalesce(stream, -1), start_ns, end_ns, -1, coalesce(name_id, -1), coalesce(device, 0), 0,"
+	  " kind <> 'kernel' FROM gpu_activity WHERE id BETWEEN ?1 AND ?2 AND kind IN ('kernel', 'memcpy', 'memset')" },
+};
+#define NSCAN_TABLES (sizeof(scan_tables) / sizeof(scan_tables[0]))
+
+/* ---- window arithmetic (pure) ---- */
+
+int64_t tl_col_of(const struct tl_window *w, int64_t t)
+{
+	int64_t span = w->t1 - w->t0;
+	__int128 x;
+
+	if (span <= 0 || w->cols <= 0)
+		return 0;
+	x = (__int128)(t - w->t0) * w->cols;
+	/* floor, also for times before t0 */
+	if (x < 0)
+		return (int64_t)((x - span + 1) / span);
+	return (int64_t)(x / span);
+}
+
+int64_t tl_col_start(const struct tl_window *w, int64_t col)
+{
+	int64_t span = w->t1 - w->t0;
+	__int128 x;
+
+	if (w->cols <= 0)
+		return w->t0;
+	x = (__int128)col * span;
+	/* ceil: the first t with tl_col_of(t) == col */
+	if (x >= 0)
+		x = (x + w->cols - 1) / w->cols;
+	else
+		x = x / w->cols;
+	return w->t0 + (int64_t)x;
+}
+
+int tl_cols_of(const struct tl_window *w, int64_t start, int64_t end, int *c0, int *c1)
+{
+	int64_t a, b;
+
+	if (end <= start)
+		end = start + 1;
+	if (end <= w->t0 || start >= w->t1 || w->cols <= 0)
+		return 0;
+	a = tl_col_of(w, start);
+	b = tl_col_of(w, end - 1);
+	if (a < 0)
+		a = 0;
+	if (b >= w->cols)
+		b = w->cols - 1;
+	if (b < a)
+		b = a;
+	*c0 = (int)a;
+	*c1 = (int)b;
+	return 1;
+}
+
+int tl_shade(uint64_t busy, int64_t width)
+{
+	uint64_t q;
+
+	if (busy == 0)
+		return 0;
+	if (width <= 0)
+		return 4;
+	q = (busy * 4 + (uint64_t)width - 1) / (uint64_t)width;
+	if (q < 1)
+		q = 1;
+	return q > 4 ? 4 : (int)q;
+}
+
+/* ---- level of detail (pure) ---- */
+
+/*
+ * Per-column busy time is accumulated in a side array so that struct
+ * tl_cell stays small; it is only needed while merging.
+ */
+static void lod_add(const struct tl_window *w, struct tl_cell *cells, uint64_t *busy, const struct tl_slice *s, int32_t idx)
+{
+	int c0, c1;
+
+	if (!tl_cols_of(w, s->start_ns, s->end_ns, &c0, &c1))
+		return;
+	if (c1 > c0) {
+		for (int c = c0; c <= c1; c++) {
+			struct tl_cell *cell = &cells[c];
+
+			cell->type = TL_CELL_SLICE;
+			cell->slice = idx;
+			cell->head = c == c0;
+			cell->wide = 1;
+			cell->count = 1;
+		}
+		return;
+	}
+	struct tl_cell *cell = &cells[c0];
+	int64_t a = s->start_ns > tl_col_start(w, c0) ? s->start_ns : tl_col_start(w, c0);
+	int64_t b = s->end_ns < tl_col_start(w, c0 + 1) ? s->end_ns : tl_col_start(w, c0 + 1);
+	uint64_t d = b > a ? (uint64_t)(b - a) : 0;
+
+	switch (cell->type) {
+	case TL_CELL_EMPTY:
+		cell->type = TL_CELL_SLICE;
+		cell->slice = idx;
+		cell->head = 1;
+		cell->wide = 0;
+		cell->count = 1;
+		busy[c0] = d;
+		break;
+	case TL_CELL_SLICE:
+		cell->count++;
+		if (!cell->wide) {
+			cell->type = TL_CELL_DENSITY;
+			cell->slice = -1;
+			busy[c0] += d;
+		}
+		break;
+	default:
+		cell->count++;
+		busy[c0] += d;
+		break;
+	}
+}
+
+static void lod_shade(const struct tl_window *w, struct tl_cell *cells, const uint64_t *busy)
+{
+	for (int c = 0; c < w->cols; c++) {
+		if (cells[c].type != TL_CELL_DENSITY)
+			continue;
+		int s = tl_shade(busy[c], tl_col_start(w, c + 1) - tl_col_start(w, c));
+		cells[c].shade = (uint8_t)(s ? s : 1);
+	}
+}
+
+static void lod_merge_busy(const struct tl_window *w, const struct tl_slice *slices, size_t n, struct tl_cell *cells,
+			   uint64_t *busy)
+{
+	for (size_t i = 0; i < n; i++)
+		lod_add(w, cells, busy, &slices[i], (int32_t)i);
+	lod_shade(w, cells, busy);
+}
+
+void tl_lod_merge(const struct tl_window *w, const struct tl_slice *slices, size_t n, struct tl_cell *cells)
+{
+	uint64_t *busy;
+
+	if (w->cols <= 0)
+		return;
+	busy = calloc((size_t)w->cols, sizeof(*busy));
+	if (!busy)
+		return;
+	for (int c = 0; c < w->cols; c++) {
+		memset(&cells[c], 0, sizeof(cells[c]));
+		cells[c].slice = -1;
+	}
+	lod_merge_busy(w, slices, n, cells, busy);
+	free(busy);
+}
+
+/* ---- strings and small maps ---- */
+
+const char *timeline_string(const struct timeline *tl, int64_t id)
+{
+	if (id < 0 || (size_t)id >= tl->nstrings)
+		return NULL;
+	return tl->strings[id];
+}
+
+const char *timeline_slice_name(const struct timeline *tl, const struct tl_slice *s)
+{
+	const char *name = timeline_string(tl, s->name_id);
+
+	if (name)
+		return name;
+	return tl_kind_name((enum tl_kind)s->kind);
+}
+
+/* Load strings, functions and graph_functions into arrays indexed by id. */
+static int load_maps(struct timeline *tl)
+{
+	sqlite3 *db = tl->rec->db;
+	sqlite3_stmt *st = NULL;
+	int64_t max;
+	int ret = -1, rc;
+
+	st = db_prepare(db, "SELECT coalesce(max(id), 0) FROM strings");
+	if (!st || sqlite3_step(st) != SQLITE_ROW)
+		goto cleanup;
+	max = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	tl->nstrings = (size_t)max + 1;
+	tl->strings = calloc(tl->nstrings, sizeof(*tl->strings));
+	st = db_prepare(db, "SELECT id, text FROM strings");
+	if (!tl->strings || !st)
+		goto cleanup;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+		if (id >= 0 && id <= max)
+			tl->strings[id] = strdup((const char *)sqlite3_column_text(st, 1));
+	}
+	if (rc != SQLITE_DONE)
+		goto cleanup;
+	sqlite3_finalize(st);
+
+	st = db_prepare(db, "SELECT coalesce(max(id), 0) FROM functions");
+	if (!st || sqlite3_step(st) != SQLITE_ROW)
+		goto cleanup;
+	tl->nfn = (size_t)sqlite3_column_int64(st, 0) + 1;
+	sqlite3_finalize(st);
+	tl->fn_name = malloc(tl->nfn * sizeof(*tl->fn_name));
+	st = db_prepare(db, "SELECT id, name_id FROM functions");
+	if (!tl->fn_name || !st)
+		goto cleanup;
+	for (size_t i = 0; i < tl->nfn; i++)
+		tl->fn_name[i] = -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+		if (id >= 0 && (size_t)id < tl->nfn)
+			tl->fn_name[id] = sqlite3_column_int64(st, 1);
+	}
+	if (rc != SQLITE_DONE)
+		goto cleanup;
+	sqlite3_finalize(st);
+
+	st = db_prepare(db, "SELECT coalesce(max(id), 0) FROM graph_functions");
+	if (!st || sqlite3_step(st) != SQLITE_ROW)
+		goto cleanup;
+	tl->ngf = (size_t)sqlite3_column_int64(st, 0) + 1;
+	sqlite3_finalize(st);
+	tl->gf_fn = malloc(tl->ngf * sizeof(*tl->gf_fn));
+	st = db_prepare(db, "SELECT id, coalesce(function_id, -1) FROM graph_functions");
+	if (!tl->gf_fn || !st)
+		goto cleanup;
+	for (size_t i = 0; i < tl->ngf; i++)
+		tl->gf_fn[i] = -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+		if (id >= 0 && (size_t)id < tl->ngf)
+			tl->gf_fn[id] = sqlite3_column_int64(st, 1);
+	}
+	if (rc != SQLITE_DONE)
+		goto cleanup;
+	ret = 0;
+cleanup:
+	/* a failed db_prepare() has printed its error already */
+	if (ret && st)
+		error("cannot read '%s': %s", tl->rec->path, sqlite3_errmsg(db));
+	else if (ret && !tl->strings)
+		error("out of memory");
+	sqlite3_finalize(st);
+	return ret;
+}
+
+static int64_t fn_name_of(const struct timeline *tl, int64_t fn)
+{
+	return fn >= 0 && (size_t)fn < tl->nfn ? tl->fn_name[fn] : -1;
+}
+
+/*
+ * The name a slice shows: a trace and a graph function call show the user
+ * function ("train_step"), not the TensorFlow name, which the details give.
+ */
+static int64_t resolve_name(const struct timeline *tl, enum tl_kind kind, int64_t aux, int64_t name_id)
+{
+	int64_t n;
+
+	if (kind == TL_TRACE)
+		return fn_name_of(tl, aux);
+	if (kind == TL_CALL && aux >= 0 && (size_t)aux < tl->ngf) {
+		n = fn_name_of(tl, tl->gf_fn[aux]);
+		if (n >= 0)
+			return n;
+	}
+	return name_id;
+}
+
+/* Column layout of kind_sql: see there. */
+static void row_to_slice(const struct timeline *tl, sqlite3_stmt *st, enum tl_kind kind, struct tl_slice *s)
+{
+	if (kind == TL_KERNEL && sqlite3_column_int(st, 9))
+		kind = TL_COPY;
+	s->id = sqlite3_column_int64(st, 0);
+	s->start_ns = sqlite3_column_int64(st, 3);
+	s->end_ns = sqlite3_column_int64(st, 4);
+	if (s->end_ns < s->start_ns)
+		s->end_ns = s->start_ns;
+	s->name_id = resolve_name(tl, kind, sqlite3_column_int64(st, 5), sqlite3_column_int64(st, 6));
+	s->kind = (uint8_t)kind;
+	s->flags = sqlite3_column_int(st, 8) ? TL_SLICE_FAILED : 0;
+	s->lane = 0;
+}
+
+/* ---- the scan at open ---- */
+
+struct lane_key {
+	int64_t pid, tid, device;
+	int kind;
+};
+
+static int lane_key_eq(const struct lane_key *a, const struct lane_key *b)
+{
+	return a->pid == b->pid && a->tid == b->tid && a->device == b->device && a->kind == b->kind;
+}
+
+struct scan_lane {
+	struct lane_key key;
+	uint32_t *count;
+	uint64_t *busy;
+	int64_t nevents, max_short_ns;
+	struct tl_slice *longs;
+	size_t nlongs, alongs;
+};
+
+struct scan_task {
+	const struct scan_table *table;
+	int64_t lo, hi;
+};
+
+struct scan_ctx {
+	struct timeline *tl;
+	struct scan_task *tasks;
+	size_t ntasks;
+	size_t next;             /* next task, taken under lock */
+	pthread_mutex_t lock;
+};
+
+struct scan_worker {
+	struct scan_ctx *ctx;
+	pthread_t thread;
+	int started;
+	struct scan_lane *lanes;
+	size_t nlanes, alanes;
+	size_t last;
+	int failed;
+	char err[256];
+};
+
+static struct scan_lane *worker_lane(struct scan_worker *w, const struct lane_key *key)
+{
+	const struct timeline *tl = w->ctx->tl;
+	struct scan_lane *l;
+
+	if (w->last < w->nlanes && lane_key_eq(&w->lanes[w->last].key, key))
+		return &w->lanes[w->last];
+	for (size_t i = 0; i < w->nlanes; i++) {
+		if (lane_key_eq(&w->lanes[i].key, key)) {
+			w->last = i;
+			return &w->lanes[i];
+		}
+	}
+	if (w->nlanes == w->alanes) {
+		size_t n = w->alanes ? w->alanes * 2 : 16;
+		struct scan_lane *p = realloc(w->lanes, n * sizeof(*p));
+		if (!p)
+			return NULL;
+		w->lanes = p;
+		w->alanes = n;
+	}
+	l = &w->lanes[w->nlanes];
+	memset(l, 0, sizeof(*l));
+	l->key = *key;
+	l->count = calloc(tl->nbins, sizeof(*l->count));
+	l->busy = calloc(tl->nbins, sizeof(*l->busy));
+	if (!l->count || !l->busy) {
+		free(l->count);
+		free(l->busy);
+		return NULL;
+	}
+	w->last = w->nlanes++;
+	return l;
+}
+
+static int64_t bin_of(const struct timeline *tl, int64_t t)
+{
+	int64_t b = (t - tl->start_ns) / tl->bin_ns;
+
+	if (b < 0)
+		return 0;
+	return b >= (int64_t)tl->nbins ? (int64_t)tl->nbins - 1 : b;
+}
+
+static int lane_add(struct scan_lane *l, const struct timeline *tl, const struct tl_slice *s)
+{
+	int64_t d = s->end_ns - s->start_ns;
+
+	l->nevents++;
+	if (d > TL_LONG_BINS * tl->bin_ns) {
+		if (l->nlongs == l->alongs) {
+			size_t n = l->alongs ? l->alongs * 2 : 64;
+			struct tl_slice *p = realloc(l->longs, n * sizeof(*p));
+			if (!p)
+				return -1;
+			l->longs = p;
+			l->alongs = n;
+		}
+		l->longs[l->nlongs++] = *s;
+		return 0;
+	}
+	if (d > l->max_short_ns)
+		l->max_short_ns = d;
+	int64_t b0 = bin_of(tl, s->start_ns), b1 = bin_of(tl, s->end_ns > s->start_ns ? s->end_ns - 1 : s->start_ns);
+	l->count[b0]++;
+	if (b0 == b1) {
+		l->busy[b0] += (uint64_t)d;
+		return 0;
+	}
+	for (int64_t b = b0; b <= b1; b++) {
+		int64_t a = tl->start_ns + b * tl->bin_ns, e = a + tl->bin_ns;
+		if (a < s->start_ns)
+			a = s->start_ns;
+		if (e > s->end_ns)
+			e = s->end_ns;
+		if (e > a)
+			l->busy[b] += (uint64_t)(e - a);
+	}
+	return 0;
+}
+
+static int scan_one(struct scan_worker *w, sqlite3 *db, const struct scan_task *task)
+{
+	const struct timeline *tl = w->ctx->tl;
+	const struct scan_table *t = task->table;
+	char sql[512];
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (t->select)
+		snprintf(sql, sizeof(sql), "%s", t->select);
+	else
+		snprintf(sql, sizeof(sql), "%s WHERE id BETWEEN ?1 AND ?2", kind_sql[t->kind].select);
+	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
+		snprintf(w->err, sizeof(w->err), "%.100s in '%.140s'", sqlite3_errmsg(db), sql);
+		return -1;
+	}
+	sqlite3_bind_int64(st, 1, task->lo);
+	sqlite3_bind_int64(st, 2, task->hi);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct tl_slice s;
+		struct lane_key key;
+		struct scan_lane *l;
+
+		row_to_slice(tl, st, t->kind, &s);
+		key.kind = s.kind;
+		key.pid = sqlite3_column_int64(st, 1);
+		key.tid = sqlite3_column_int64(st, 2);
+		key.device = sqlite3_column_int64(st, 7);
+		l = worker_lane(w, &key);
+		if (!l || lane_add(l, tl, &s) < 0) {
+			snprintf(w->err, sizeof(w->err), "out of memory");
+			sqlite3_finalize(st);
+			return -1;
+		}
+	}
+	if (rc != SQLITE_DONE) {
+		snprintf(w->err, sizeof(w->err), "%s", sqlite3_errmsg(db));
+		sqlite3_finalize(st);
+		return -1;
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
+static void *scan_thread(void *arg)
+{
+	struct scan_worker *w = arg;
+	struct scan_ctx *ctx = w->ctx;
+	sqlite3 *db = NULL;
+
+	if (sqlite3_open_v2(ctx->tl->rec->path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		snprintf(w->err, sizeof(w->err), "%s", db ? sqlite3_errmsg(db) : "out of memory");
+		w->failed = 1;
+		sqlite3_close(db);
+		return NULL;
+	}
+	for (;;) {
+		size_t i;
+
+		pthread_mutex_lock(&ctx->lock);
+		i = ctx->next++;
+		pthread_mutex_unlock(&ctx->lock);
+		if (i >= ctx->ntasks)
+			break;
+		if (scan_one(w, db, &ctx->tasks[i]) < 0) {
+			w->failed = 1;
+			break;
+		}
+	}
+	sqlite3_close(db);
+	return NULL;
+}
+
+static int threads_wanted(void)
+{
+	const char *env = getenv("AGPROF_VIEW_THREADS");
+	long n = env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (n < 1)
+		n = 1;
+	return n > MAX_SCAN_THREADS ? MAX_SCAN_THREADS : (int)n;
+}
+
+/* Split each event table into rowid ranges. */
+static int make_tasks(struct timeline *tl, struct scan_ctx *ctx)
+{
+	size_t alloc = 0;
+
+	for (size_t t = 0; t < NSCAN_TABLES; t++) {
+		char sql[128];
+		sqlite3_stmt *st;
+		int64_t lo, hi;
+
+		snprintf(sql, sizeof(sql), "SELECT min(id), max(id) FROM %s", scan_tables[t].table);
+		st = db_prepare(tl->rec->db, sql);
+		if (!st)
+			return -1;
+		if (sqlite3_step(st) != SQLITE_ROW || sqlite3_column_type(st, 0) == SQLITE_NULL) {
+			sqlite3_finalize(st);
+			continue;
+		}
+		lo = sqlite3_column_int64(st, 0);
+		hi = sqlite3_column_int64(st, 1);
+		sqlite3_finalize(st);
+		for (int64_t a = lo; a <= hi; a += SCAN_CHUNK_ROWS) {
+			if (ctx->ntasks == alloc) {
+				alloc = alloc ? alloc * 2 : 32;
+				struct scan_task *p = realloc(ctx->tasks, alloc * sizeof(*p));
+				if (!p)
+					return error("out of memory");
+				ctx->tasks = p;
+			}
+			ctx->tasks[ctx->ntasks].table = &scan_tables[t];
+			ctx->tasks[ctx->ntasks].lo = a;
+			ctx->tasks[ctx->ntasks].hi = a + SCAN_CHUNK_ROWS - 1 < hi ? a + SCAN_CHUNK_ROWS - 1 : hi;
+			ctx->ntasks++;
+		}
+	}
+	return 0;
+}
+
+/* Span of the recording: meta start/end, widened to every event's start. */
+static int find_span(struct timeline *tl)
+{
+	sqlite3 *db = tl->rec->db;
+	char *s = db_meta_get(db, "start_ns"), *e = db_meta_get(db, "end_ns");
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+
+	if (s && *s)
+		lo = strtoll(s, NULL, 10);
+	if (e && *e)
+		hi = strtoll(e, NULL, 10);
+	free(s);
+	free(e);
+	for (size_t t = 0; t < NSCAN_TABLES; t++) {
+		char sql[160];
+		sqlite3_stmt *st;
+
+		/* min/max over the start_ns index; ends are covered by the slack below */
+		snprintf(sql, sizeof(sql), "SELECT min(start_ns), max(start_ns) FROM %s", scan_tables[t].table);
+		st = db_prepare(db, sql);
+		if (!st)
+			return -1;
+		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+			if (sqlite3_column_int64(st, 0) < lo)
+				lo = sqlite3_column_int64(st, 0);
+			if (sqlite3_column_int64(st, 1) >= hi)
+				hi = sqlite3_column_int64(st, 1) + 1;
+		}
+		sqlite3_finalize(st);
+	}
+	if (lo == INT64_MAX)
+		lo = 0;
+	if (hi <= lo)
+		hi = lo + 1000000;
+	tl->start_ns = lo;
+	tl->end_ns = hi;
+	return 0;
+}
+
+static int track_order(const char *role)
+{
+	static const char *const order[] = { "python-main", "tf-executor", "tf-data", "other", "gpu", "gpu-stream" };
+
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++)
+		if (role && !strcmp(role, order[i]))
+			return (int)i;
+	return 3;
+}
+
+struct track_sort {
+	struct tl_track t;
+	int64_t proc_start;
+};
+
+static int track_cmp(const void *a, const void *b)
+{
+	const struct track_sort *x = a, *y = b;
+	int ox = track_order(x->t.role), oy = track_order(y->t.role);
+
+	if (x->proc_start != y->proc_start)
+		return x->proc_start < y->proc_start ? -1 : 1;
+	if (x->t.pid != y->t.pid)
+		return x->t.pid < y->t.pid ? -1 : 1;
+	if (ox != oy)
+		return ox - oy;
+	if (x->t.device != y->t.device)
+		return x->t.device < y->t.device ? -1 : 1;
+	return x->t.tid < y->t.tid ? -1 : x->t.tid > y->t.tid;
+}
+
+static void track_label(struct tl_track *t)
+{
+	static const struct {
+		const char *role, *label;
+	} labels[] = {
+		{ "python-main", "main" }, { "tf-executor", "exec" }, { "tf-data", "data" }, { "gpu", "cupti" },
+	};
+	const char *l = "thr";
+
+	if (t->device >= 0) {
+		snprintf(t->label, sizeof(t->label), "GPU%d s%d", (int)t->device, (int)t->tid);
+		return;
+	}
+	for (size_t i = 0; i < sizeof(labels) / sizeof(labels[0]); i++)
+		if (!strcmp(t->role, labels[i].role))
+			l = labels[i].label;
+	snprintf(t->label, sizeof(t->label), "%s %" PRId64, l, t->tid);
+}
+
+/* Role and name of a thread, process start for ordering. */
+static void thread_info(struct timeline *tl, struct tl_track *t, int64_t *proc_start)
+{
+	sqlite3_stmt *st;
+
+	*proc_start = INT64_MAX;
+	st = db_prepare(tl->rec->db, "SELECT start_ns FROM processes WHERE pid = ?1");
+	if (st) {
+		sqlite3_bind_int64(st, 1, t->pid);
+		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
+			*proc_start = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+	}
+	if (t->device >= 0) {
+		t->role = strdup("gpu-stream");
+		t->name = NULL;
+		return;
+	}
+	st = db_prepare(tl->rec->db, "SELECT name, role FROM threads WHERE pid = ?1 AND tid = ?2");
+	if (st) {
+		sqlite3_bind_int64(st, 1, t->pid);
+		sqlite3_bind_int64(st, 2, t->tid);
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			if (sqlite3_column_type(st, 0) != SQLITE_NULL)
+				t->name = strdup((const char *)sqlite3_column_text(st, 0));
+			t->role = strdup((const char *)sqlite3_column_text(st, 1));
+		}
+		sqlite3_finalize(st);
+	}
+	if (!t->role)
+		t->role = strdup("other");
+}
+
+static int slice_cmp(const void *a, const void *b)
+{
+	const struct tl_slice *x = a, *y = b;
+
+	if (x->start_ns != y->start_ns)
+		return x->start_ns < y->start_ns ? -1 : 1;
+	if (x->end_ns != y->end_ns)
+		return x->end_ns > y->end_ns ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int mark_id_cmp(const void *key, const void *elem)
+{
+	int64_t id = *(const int64_t *)key;
+	const struct tl_mark *m = elem;
+
+	return id < m->slice.id ? -1 : id > m->slice.id;
+}
+
+static int mark_sort_id(const void *a, const void *b)
+{
+	const struct tl_mark *x = a, *y = b;
+
+	return x->slice.id < y->slice.id ? -1 : x->slice.id > y->slice.id;
+}
+
+static int is_retrace(const struct timeline *tl, int64_t trace_id)
+{
+	/* tl->retraces is by time; a by-id copy lives right after it */
+	const struct tl_mark *by_id = tl->retraces ? tl->retraces + tl->nretraces : NULL;
+
+	return by_id && bsearch(&trace_id, by_id, tl->nretraces, sizeof(*by_id), mark_id_cmp) != NULL;
+}
+
+/* Merge the workers' lanes into tracks and lanes with running sums. */
+static int build_lanes(struct timeline *tl, struct scan_worker *workers, int nworkers)
+{
+	struct lane_key *keys = NULL;
+	struct track_sort *ts = NULL;
+	size_t nkeys = 0, akeys = 0, nts = 0;
+	int ret = -1;
+
+	for (int w = 0; w < nworkers; w++) {
+		for (size_t i = 0; i < workers[w].nlanes; i++) {
+			size_t k;
+			for (k = 0; k < nkeys; k++)
+				if (lane_key_eq(&keys[k], &workers[w].lanes[i].key))
+					break;
+			if (k < nkeys)
+				continue;
+			if (nkeys == akeys) {
+				akeys = akeys ? akeys * 2 : 16;
+				struct lane_key *p = realloc(keys, akeys * sizeof(*p));
+				if (!p)
+					goto cleanup;
+				keys = p;
+			}
+			keys[nkeys++] = workers[w].lanes[i].key;
+		}
+	}
+	/* tracks: distinct (pid, tid, device) */
+	ts = calloc(nkeys ? nkeys : 1, sizeof(*ts));
+	if (!ts)
+		goto cleanup;
+	for (size_t k = 0; k < nkeys; k++) {
+		size_t i;
+		for (i = 0; i < nts; i++)
+			if (ts[i].t.pid == keys[k].pid && ts[i].t.tid == keys[k].tid && ts[i].t.device == keys[k].device)
+				break;
+		if (i < nts)
+			continue;
+		ts[nts].t.pid = keys[k].pid;
+		ts[nts].t.tid = keys[k].tid;
+		ts[nts].t.device = keys[k].device;
+		thread_info(tl, &ts[nts].t, &ts[nts].proc_start);
+		track_label(&ts[nts].t);
+		nts++;
+	}
+	qsort(ts, nts, sizeof(*ts), track_cmp);
+	tl->tracks = calloc(nts ? nts : 1, sizeof(*tl->tracks));
+	tl->lanes = calloc(nkeys ? nkeys : 1, sizeof(*tl->lanes));
+	if (!tl->tracks || !tl->lanes)
+		goto cleanup;
+	for (size_t i = 0; i < nts; i++) {
+		struct tl_track *t = &tl->tracks[tl->ntracks++];
+
+		*t = ts[i].t;
+		ts[i].t.role = ts[i].t.name = NULL;
+		t->first_lane = tl->nlanes;
+		for (int kind = 0; kind < TL_NKINDS; kind++) {
+			struct lane_key key = { t->pid, t->tid, t->device, kind };
+			struct tl_lane *l;
+			size_t nlongs = 0;
+			int found = 0;
+
+			for (int w = 0; w < nworkers; w++)
+				for (size_t j = 0; j < workers[w].nlanes; j++)
+					if (lane_key_eq(&workers[w].lanes[j].key, &key)) {
+						found = 1;
+						nlongs += workers[w].lanes[j].nlongs;
+					}
+			if (!found)
+				continue;
+			l = &tl->lanes[tl->nlanes];
+			l->kind = (enum tl_kind)kind;
+			l->track = i;
+			l->cum = calloc((size_t)tl->nbins + 1, sizeof(*l->cum));
+			l->busy = calloc((size_t)tl->nbins + 1, sizeof(*l->busy));
+			l->longs = malloc((nlongs ? nlongs : 1) * sizeof(*l->longs));
+			if (!l->cum || !l->busy || !l->longs) {
+				free(l->cum);
+				free(l->busy);
+				free(l->longs);
+				goto cleanup;
+			}
+			tl->nlanes++;
+			for (int w = 0; w < nworkers; w++) {
+				for (size_t j = 0; j < workers[w].nlanes; j++) {
+					struct scan_lane *s = &workers[w].lanes[j];
+					if (!lane_key_eq(&s->key, &key))
+						continue;
+					for (uint32_t b = 0; b < tl->nbins; b++) {
+						l->cum[b + 1] += s->count[b];
+						l->busy[b + 1] += s->busy[b];
+					}
+					l->nevents += s->nevents;
+					if (s->max_short_ns > l->max_short_ns)
+						l->max_short_ns = s->max_short_ns;
+					memcpy(l->longs + l->nlongs, s->longs, s->nlongs * sizeof(*s->longs));
+					l->nlongs += s->nlongs;
+				}
+			}
+			for (uint32_t b = 0; b < tl->nbins; b++) {
+				l->cum[b + 1] += l->cum[b];
+				l->busy[b + 1] += l->busy[b];
+			}
+			for (size_t j = 0; j < l->nlongs; j++)
+				l->longs[j].lane = (uint32_t)(tl->nlanes - 1);
+			qsort(l->longs, l->nlongs, sizeof(*l->longs), slice_cmp);
+			t->nlanes++;
+		}
+	}
+	ret = 0;
+cleanup:
+	if (ret)
+		error("out of memory");
+	for (size_t i = 0; ts && i < nts; i++) {
+		free(ts[i].t.role);
+		free(ts[i].t.name);
+	}
+	free(ts);
+	free(keys);
+	return ret;
+}
+
+static int load_retraces(struct timeline *tl)
+{
+	sqlite3_stmt *st;
+	size_t alloc = 0;
+	int rc;
+
+	/*
+	 * A retrace: a trace whose tf.function object had traced before, or
+	 * any trace of a function after its first.
+	 */
+	st = db_prepare(tl->rec->db,
+			"SELECT t.id, t.pid, t.tid, t.start_ns, t.end_ns, t.function_id, t.object_trace_no, t.status <> 'ok'"
+			" FROM traces t WHERE t.object_trace_no > 1 OR t.start_ns > "
+			"(SELECT min(t2.start_ns) FROM traces t2 WHERE t2.function_id = t.function_id)"
+			" ORDER BY t.start_ns, t.id");
+	if (!st)
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct tl_mark *m;
+
+		if (tl->nretraces == alloc) {
+			alloc = alloc ? alloc * 2 : 16;
+			/* twice: the second half holds the same marks by id */
+			struct tl_mark *p = realloc(tl->retraces, 2 * alloc * sizeof(*p));
+			if (!p) {
+				sqlite3_finalize(st);
+				return error("out of memory");
+			}
+			tl->retraces = p;
+		}
+		m = &tl->retraces[tl->nretraces++];
+		memset(m, 0, sizeof(*m));
+		m->slice.id = sqlite3_column_int64(st, 0);
+		m->slice.start_ns = sqlite3_column_int64(st, 3);
+		m->slice.end_ns = sqlite3_column_int64(st, 4);
+		m->function_id = sqlite3_column_int64(st, 5);
+		m->slice.name_id = fn_name_of(tl, m->function_id);
+		m->slice.kind = TL_TRACE;
+		m->slice.flags = TL_SLICE_RETRACE | (sqlite3_column_int(st, 7) ? TL_SLICE_FAILED : 0);
+		m->object_trace_no = sqlite3_column_int(st, 6);
+		for (size_t i = 0; i < tl->nlanes; i++) {
+			const struct tl_track *t = &tl->tracks[tl->lanes[i].track];
+			if (tl->lanes[i].kind == TL_TRACE && t->pid == sqlite3_column_int64(st, 1) &&
+			    t->tid == sqlite3_column_int64(st, 2))
+				m->slice.lane = (uint32_t)i;
+		}
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return error("cannot read traces of '%s': %s", tl->rec->path, sqlite3_errmsg(tl->rec->db));
+	if (tl->nretraces) {
+		memcpy(tl->retraces + tl->nretraces, tl->retraces, tl->nretraces * sizeof(*tl->retraces));
+		qsort(tl->retraces + tl->nretraces, tl->nretraces, sizeof(*tl->retraces), mark_sort_id);
+	}
+	/* long traces were kept before retraces were known */
+	for (size_t i = 0; i < tl->nlanes; i++)
+		for (size_t j = 0; j < tl->lanes[i].nlongs; j++)
+			if (tl->lanes[i].longs[j].kind == TL_TRACE && is_retrace(tl, tl->lanes[i].longs[j].id))
+				tl->lanes[i].longs[j].flags |= TL_SLICE_RETRACE;
+	return 0;
+}
+
+static sqlite3_stmt *prepare_kind(struct timeline *tl, enum tl_kind kind, const char *tail)
+{
+	char sql[1024];
+
+	snprintf(sql, sizeof(sql), "%s WHERE %s %s", kind_sql[kind].select, kind_sql[kind].lane, tail);
+	return db_prepare(tl->rec->db, sql);
+}
+
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+int timeline_open(struct timeline *tl, struct recording *rec, uint32_t nbins)
+{
+	struct scan_ctx ctx;
+	struct scan_worker *workers = NULL;
+	double t_start = now_seconds();
+	int nworkers = 0, ret = -1;
+
+	memset(tl, 0, sizeof(*tl));
+	memset(&ctx, 0, sizeof(ctx));
+	tl->rec = rec;
+	if (load_maps(tl) < 0 || find_span(tl) < 0)
+		goto cleanup;
+	if (!nbins)
+		nbins = DEFAULT_NBINS;
+	tl->bin_ns = (tl->end_ns - tl->start_ns + nbins - 1) / nbins;
+	if (tl->bin_ns < 1)
+		tl->bin_ns = 1;
+	tl->nbins = (uint32_t)((tl->end_ns - tl->start_ns + tl->bin_ns - 1) / tl->bin_ns);
+	if (tl->nbins < 1)
+		tl->nbins = 1;
+
+	ctx.tl = tl;
+	pthread_mutex_init(&ctx.lock, NULL);
+	if (make_tasks(tl, &ctx) < 0)
+		goto cleanup;
+	nworkers = threads_wanted();
+	if ((size_t)nworkers > ctx.ntasks)
+		nworkers = ctx.ntasks ? (int)ctx.ntasks : 1;
+	workers = calloc((size_t)nworkers, sizeof(*workers));
+	if (!workers) {
+		error("out of memory");
+		goto cleanup;
+	}
+	tl->threads_used = nworkers;
+	for (int i = 0; i < nworkers; i++) {
+		workers[i].ctx = &ctx;
+		/* a thread that cannot start leaves its share to the others */
+		if (i > 0 && pthread_create(&workers[i].thread, NULL, scan_thread, &workers[i]) == 0)
+			workers[i].started = 1;
+	}
+	scan_thread(&workers[0]);
+	for (int i = 1; i < nworkers; i++)
+		if (workers[i].started)
+			pthread_join(workers[i].thread, NULL);
+	for (int i = 0; i < nworkers; i++) {
+		if (workers[i].failed) {
+			error("cannot read '%s': %s", rec->path, workers[i].err);
+			goto cleanup;
+		}
+	}
+	if (build_lanes(tl, workers, nworkers) < 0 || load_retraces(tl) < 0)
+		goto cleanup;
+	for (int k = 0; k < TL_NKINDS; k++) {
+		tl->range[k] = prepare_kind(tl, (enum tl_kind)k,
+					    "AND start_ns >= ?3 AND start_ns < ?4 ORDER BY start_ns LIMIT ?5");
+		tl->step[0][k] = prepare_kind(tl, (enum tl_kind)k, "AND start_ns < ?3 ORDER BY start_ns DESC LIMIT 1");
+		tl->step[1][k] = prepare_kind(tl, (enum tl_kind)k, "AND start_ns > ?3 ORDER BY start_ns LIMIT 1");
+		if (!tl->range[k] || !tl->step[0][k] || !tl->step[1][k])
+			goto cleanup;
+	}
+	ret = 0;
+cleanup:
+	for (int i = 0; workers && i < nworkers; i++) {
+		for (size_t j = 0; j < workers[i].nlanes; j++) {
+			free(workers[i].lanes[j].count);
+			free(workers[i].lanes[j].busy);
+			free(workers[i].lanes[j].longs);
+		}
+		free(workers[i].lanes);
+	}
+	free(workers);
+	free(ctx.tasks);
+	if (ctx.tl)
+		pthread_mutex_destroy(&ctx.lock);
+	if (ret)
+		timeline_release(tl);
+	else
+		tl->open_seconds = now_seconds() - t_start;
+	return ret;
+}
+
+void timeline_release(struct timeline *tl)
+{
+	for (size_t i = 0; i < tl->ntracks; i++) {
+		free(tl->tracks[i].role);
+		free(tl->tracks[i].name);
+	}
+	free(tl->tracks);
+	for (size_t i = 0; i < tl->nlanes; i++) {
+		free(tl->lanes[i].cum);
+		free(tl->lanes[i].busy);
+		free(tl->lanes[i].longs);
+	}
+	free(tl->lanes);
+	free(tl->retraces);
+	for (size_t i = 0; i < tl->nstrings; i++)
+		free(tl->strings[i]);
+	free(tl->strings);
+	free(tl->fn_name);
+	free(tl->gf_fn);
+	for (int k = 0; k < TL_NKINDS; k++) {
+		sqlite3_finalize(tl->range[k]);
+		sqlite3_finalize(tl->step[0][k]);
+		sqlite3_finalize(tl->step[1][k]);
+	}
+	memset(tl, 0, sizeof(*tl));
+}
+
+/* ---- per-lane queries ---- */
+
+static void bind_lane(const struct timeline *tl, sqlite3_stmt *st, const struct tl_lane *l)
+{
+	const struct tl_track *t = &tl->tracks[l->track];
+
+	sqlite3_bind_int64(st, 1, t->pid);
+	sqlite3_bind_int64(st, 2, t->tid);
+	if (l->kind == TL_KERNEL || l->kind == TL_COPY)
+		sqlite3_bind_int64(st, 6, t->device);
+}
+
+static void finish_slice(const struct timeline *tl, struct tl_slice *s, size_t lane)
+{
+	s->lane = (uint32_t)lane;
+	if (s->kind == TL_TRACE && is_retrace(tl, s->id))
+		s->flags |= TL_SLICE_RETRACE;
+}
+
+static int render_push(struct tl_render *r, const struct tl_slice *s)
+{
+	if (r->nslices == r->alloc) {
+		size_t n = r->alloc ? r->alloc * 2 : 256;
+		struct tl_slice *p = realloc(r->slices, n * sizeof(*p));
+		if (!p)
+			return error("out of memory");
+		r->slices = p;
+		r->alloc = n;
+	}
+	r->slices[r->nslices++] = *s;
+	return 0;
+}
+
+/* Long slices of the lane that overlap [t0, t1). */
+static int push_longs(const struct tl_lane *l, int64_t t0, int64_t t1, struct tl_render *r)
+{
+	for (size_t i = 0; i < l->nlongs && l->longs[i].start_ns < t1; i++)
+		if (l->longs[i].end_ns > t0 && render_push(r, &l->longs[i]) < 0)
+			return -1;
+	return 0;
+}
+
+/*
+ * Fetch the short events of a lane starting in [t0 - max_short, t1), at
+ * most limit; returns the number fetched (limit + 1 means too many) or -1.
+ */
+static ptrdiff_t fetch_range(struct timeline *tl, size_t lane, int64_t t0, int64_t t1, size_t limit, struct tl_render *r)
+{
+	struct tl_lane *l = &tl->lanes[lane];
+	sqlite3_stmt *st = tl->range[l->kind];
+	ptrdiff_t n = 0;
+	int rc;
+
+	sqlite3_reset(st);
+	bind_lane(tl, st, l);
+	sqlite3_bind_int64(st, 3, t0 - l->max_short_ns);
+	sqlite3_bind_int64(st, 4, t1);
+	sqlite3_bind_int64(st, 5, (int64_t)limit + 1);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct tl_slice s;
+
+		n++;
+		row_to_slice(tl, st, l->kind, &s);
+		/* long ones come from memory; skip those ending before t0 */
+		if (s.end_ns - s.start_ns > TL_LONG_BINS * tl->bin_ns || (s.end_ns <= t0 && s.start_ns < t0))
+			continue;
+		finish_slice(tl, &s, lane);
+		if (render_push(r, &s) < 0) {
+			sqlite3_reset(st);
+			return -1;
+		}
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_DONE)
+		return error("cannot read '%s': %s", tl->rec->path, sqlite3_errmsg(tl->rec->db));
+	return n;
+}
+
+int timeline_lane_render(struct timeline *tl, size_t lane, const struct tl_window *w, size_t max_events,
+			 struct tl_render *r)
+{
+	struct tl_lane *l = &tl->lanes[lane];
+	uint64_t *busy;
+	int64_t b0, b1;
+
+	if (w->cols <= 0 || w->t1 <= w->t0)
+		return 0;
+	if ((size_t)w->cols > r->cells_alloc) {
+		struct tl_cell *p = realloc(r->cells, (size_t)w->cols * sizeof(*p));
+		if (!p)
+			return error("out of memory");
+		r->cells = p;
+		r->cells_alloc = (size_t)w->cols;
+	}
+	busy = calloc((size_t)w->cols, sizeof(*busy));
+	if (!busy)
+		return error("out of memory");
+	for (int c = 0; c < w->cols; c++) {
+		memset(&r->cells[c], 0, sizeof(r->cells[c]));
+		r->cells[c].slice = -1;
+	}
+	r->nslices = 0;
+	if (!max_events)
+		max_events = w->cols * 8 > 256 ? (size_t)w->cols * 8 : 256;
+	b0 = bin_of(tl, w->t0 - l->max_short_ns);
+	b1 = bin_of(tl, w->t1) + 1;
+	r->events = (int64_t)(l->cum[b1] - l->cum[b0]);
+	r->exact = 0;
+	if ((size_t)r->events <= max_events) {
+		ptrdiff_t n = fetch_range(tl, lane, w->t0, w->t1, max_events, r);
+		if (n < 0)
+			goto fail;
+		if ((size_t)n <= max_events) {
+			r->exact = 1;
+			if (push_longs(l, w->t0, w->t1, r) < 0)
+				goto fail;
+			qsort(r->slices, r->nslices, sizeof(*r->slices), slice_cmp);
+			r->events = (int64_t)r->nslices;
+			lod_merge_busy(w, r->slices, r->nslices, r->cells, busy);
+			free(busy);
+			return 0;
+		}
+		r->nslices = 0;
+	}
+	/* density from the bins: each column sums the bins that start in it */
+	for (int c = 0; c < w->cols; c++) {
+		int64_t a = tl_col_start(w, c), e = tl_col_start(w, c + 1);
+		int64_t ba, bb;
+		uint64_t cnt, bsy;
+
+		if (e <= tl->start_ns || a >= tl->end_ns)
+			continue;
+		ba = (a - tl->start_ns + tl->bin_ns - 1) / tl->bin_ns;
+		bb = (e - tl->start_ns + tl->bin_ns - 1) / tl->bin_ns;
+		if (ba < 0)
+			ba = 0;
+		if (bb > (int64_t)tl->nbins)
+			bb = tl->nbins;
+		if (bb <= ba) {
+			/* columns narrower than a bin show the bin they lie in, pro rata */
+			ba = bin_of(tl, a);
+			bb = ba + 1;
+			cnt = l->cum[bb] - l->cum[ba];
+			bsy = (l->busy[bb] - l->busy[ba]) * (uint64_t)(e - a) / (uint64_t)tl->bin_ns;
+		} else {
+			cnt = l->cum[bb] - l->cum[ba];
+			bsy = l->busy[bb] - l->busy[ba];
+		}
+		if (!cnt && !bsy)
+			continue;
+		r->cells[c].type = TL_CELL_DENSITY;
+		r->cells[c].count = (uint32_t)cnt;
+		busy[c] = bsy ? bsy : 1;
+	}
+	if (push_longs(l, w->t0, w->t1, r) < 0)
+		goto fail;
+	lod_merge_busy(w, r->slices, r->nslices, r->cells, busy);
+	free(busy);
+	return 0;
+fail:
+	free(busy);
+	return -1;
+}
+
+void tl_render_release(struct tl_render *r)
+{
+	free(r->cells);
+	free(r->slices);
+	memset(r, 0, sizeof(*r));
+}
+
+int timeline_lane_step(struct timeline *tl, size_t lane, int64_t t, int dir, int64_t slop, struct tl_slice *out)
+{
+	struct tl_lane *l = &tl->lanes[lane];
+	struct tl_slice best;
+	int found = 0, rc;
+
+	if (dir == 0) {
+		struct tl_render r = { 0 };
+		int64_t bestd = INT64_MAX;
+
+		if (fetch_range(tl, lane, t - slop, t + slop + 1, 4096, &r) < 0 || push_longs(l, t - slop, t + slop + 1, &r) < 0) {
+			tl_render_release(&r);
+			return -1;
+		}
+		for (size_t i = 0; i < r.nslices; i++) {
+			const struct tl_slice *s = &r.slices[i];
+			int64_t d = t < s->start_ns ? s->start_ns - t : t >= s->end_ns ? t - s->end_ns + 1 : 0;
+			/* the innermost (shortest) containing slice wins */
+			if (d < bestd || (d == bestd && found && s->end_ns - s->start_ns < best.end_ns - best.start_ns)) {
+				bestd = d;
+				best = *s;
+				found = 1;
+			}
+		}
+		tl_render_release(&r);
+		if (found && bestd <= slop)
+			*out = best;
+		return found && bestd <= slop;
+	}
+	sqlite3_stmt *st = tl->step[dir > 0][l->kind];
+	sqlite3_reset(st);
+	bind_lane(tl, st, l);
+	sqlite3_bind_int64(st, 3, t);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		row_to_slice(tl, st, l->kind, &best);
+		finish_slice(tl, &best, lane);
+		found = 1;
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return error("cannot read '%s': %s", tl->rec->path, sqlite3_errmsg(tl->rec->db));
+	/* the step statements see long events too: they are rows like the others */
+	if (found)
+		*out = best;
+	return found;
+}
+
+/* The lane of an event given its pid, tid/stream and device. */
+static int lane_of(const struct timeline *tl, enum tl_kind kind, int64_t pid, int64_t tid, int64_t device, uint32_t *lane)
+{
+	for (size_t i = 0; i < tl->nlanes; i++) {
+		const struct tl_track *t = &tl->tracks[tl->lanes[i].track];
+		if (tl->lanes[i].kind == kind && t->pid == pid && t->tid == tid && t->device == device) {
+			*lane = (uint32_t)i;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static int row_slice_lane(const struct timeline *tl, sqlite3_stmt *st, enum tl_kind kind, struct tl_slice *s)
+{
+	row_to_slice(tl, st, kind, s);
+	finish_slice(tl, s, 0);
+	return lane_of(tl, (enum tl_kind)s->kind, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+		       sqlite3_column_int64(st, 7), &s->lane);
+}
+
+int timeline_find(struct timeline *tl, enum tl_kind kind, int64_t id, struct tl_slice *out)
+{
+	char sql[512];
+	sqlite3_stmt *st;
+	int found = 0, rc;
+
+	if (kind >= TL_NKINDS)
+		return 0;
+	snprintf(sql, sizeof(sql), "%s WHERE id = ?1", kind_sql[kind].select);
+	st = db_prepare(tl->rec->db, sql);
+	if (!st)
+		return -1;
+	sqlite3_bind_int64(st, 1, id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		found = row_slice_lane(tl, st, kind, out);
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return error("cannot read '%s': %s", tl->rec->path, sqlite3_errmsg(tl->rec->db));
+	return found;
+}
+
+/* JSON array of the ids whose text contains needle; for traces, function ids. */
+static void matching_ids(const struct timeline *tl, const char *needle, int functions, struct strbuf *sb)
+{
+	int first = 1;
+
+	strbuf_addch(sb, '[');
+	if (functions) {
+		for (size_t i = 0; i < tl->nfn; i++) {
+			const char *s = timeline_string(tl, tl->fn_name[i]);
+			if (s && strcasestr(s, needle)) {
+				strbuf_addf(sb, "%s%zu", first ? "" : ",", i);
+				first = 0;
+			}
+		}
+	} else {
+		for (size_t i = 0; i < tl->nstrings; i++) {
+			if (tl->strings[i] && strcasestr(tl->strings[i], needle)) {
+				strbuf_addf(sb, "%s%zu", first ? "" : ",", i);
+				first = 0;
+			}
+		}
+	}
+	strbuf_addch(sb, ']');
+}
+
+static int slice_time_cmp(const void *a, const void *b)
+{
+	return slice_cmp(a, b);
+}
+
+ptrdiff_t timeline_search(struct timeline *tl, const char *needle, unsigned mask, size_t max, struct tl_slice **out)
+{
+	struct strbuf ids = STRBUF_INIT, fids = STRBUF_INIT;
+	struct tl_slice *res = NULL;
+	size_t n = 0, alloc = 0;
+	ptrdiff_t ret = -1;
+
+	*out = NULL;
+	matching_ids(tl, needle, 0, &ids);
+	matching_ids(tl, needle, 1, &fids);
+	for (int k = 0; k < TL_NKINDS; k++) {
+		char sql[1024];
+		sqlite3_stmt *st;
+		int rc;
+
+		if (!(mask & (1u << k)))
+			continue;
+		snprintf(sql, sizeof(sql), "%s WHERE %s IN (SELECT value FROM json_each(?1)) ORDER BY start_ns LIMIT ?2",
+			 kind_sql[k].select, kind_sql[k].search);
+		st = db_prepare(tl->rec->db, sql);
+		if (!st)
+			goto cleanup;
+		sqlite3_bind_text(st, 1, k == TL_TRACE ? fids.buf : ids.buf, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 2, (int64_t)max);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			struct tl_slice s;
+
+			if (!row_slice_lane(tl, st, (enum tl_kind)k, &s))
+				continue;
+			if (n == alloc) {
+				alloc = alloc ? alloc * 2 : 64;
+				struct tl_slice *p = realloc(res, alloc * sizeof(*p));
+				if (!p) {
+					sqlite3_finalize(st);
+					error("out of memory");
+					goto cleanup;
+				}
+				res = p;
+			}
+			res[n++] = s;
+		}
+		sqlite3_finalize(st);
+		if (rc != SQLITE_DONE) {
+			error("cannot search '%s': %s", tl->rec->path, sqlite3_errmsg(tl->rec->db));
+			goto cleanup;
+		}
+	}
+	qsort(res, n, sizeof(*res), slice_time_cmp);
+	if (n > max)
+		n = max;
+	*out = res;
+	res = NULL;
+	ret = (ptrdiff_t)n;
+cleanup:
+	free(res);
+	strbuf_release(&ids);
+	strbuf_release(&fids);
+	return ret;
+}
+
+/* ---- details ---- */
+
+void tl_format_duration(char *buf, size_t len, int64_t ns)
+{
+	double v = (double)ns;
+	const char *sign = "";
+
+	if (ns < 0) {
+		sign = "-";
+		v = -v;
+	}
+	if (v < 1e3)
+		snprintf(buf, len, "%s%.0f ns", sign, v);
+	else if (v < 1e6)
+		snprintf(buf, len, "%s%.3g us", sign, v / 1e3);
+	else if (v < 1e9)
+		snprintf(buf, len, "%s%.3g ms", sign, v / 1e6);
+	else if (v < 600e9)
+		snprintf(buf, len, "%s%.3g s", sign, v / 1e9);
+	else
+		snprintf(buf, len, "%s%.1f min", sign, v / 60e9);
+}
+
+struct details {
+	struct tl_detail *v;
+	size_t n, alloc;
+	int oom;
+};
+
+static void detail_add(struct details *d, const char *label, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void detail_add(struct details *d, const char *label, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	if (d->n == d->alloc) {
+		size_t n = d->alloc ? d->alloc * 2 : 16;
+		struct tl_detail *p = realloc(d->v, n * sizeof(*p));
+		if (!p) {
+			d->oom = 1;
+			return;
+		}
+		d->v = p;
+		d->alloc = n;
+	}
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	snprintf(d->v[d->n].label, sizeof(d->v[d->n].label), "%s", label);
+	d->v[d->n].value = strbuf_detach(&sb);
+	if (!d->v[d->n].value)
+		d->v[d->n].value = strdup("");
+	d->n++;
+}
+
+static const char *col_text(sqlite3_stmt *st, int i)
+{
+	const unsigned char *s = sqlite3_column_text(st, i);
+
+	return s ? (const char *)s : NULL;
+}
+
+/* One-row detail query per kind; columns are described by labels[]. */
+static const struct detail_sql {
+	const char *sql;
+	const char *labels[12];
+} detail_sql[TL_NKINDS] = {
+	[TL_TRACE] = { "SELECT t.object_trace_no, fs.text, t.signature, tn.text, cf.text || ':' || c.line,"
+		       " t.function_object, t.jit_compile, t.reduce_retracing, t.has_input_signature,"
+		       " t.variables_created, t.status, df.text || ':' || fn.line"
+		       " FROM traces t JOIN functions fn ON fn.id = t.function_id"
+		       " LEFT JOIN strings fs ON fs.id = fn.name_id LEFT JOIN strings tn ON tn.id = t.tf_name_id"
+		       " LEFT JOIN callsites c ON c.id = t.callsite_id LEFT JOIN strings cf ON cf.id = c.file_id"
+		       " LEFT JOIN strings df ON df.id = fn.file_id WHERE t.id = ?1",
+		       { "trace #", "function", "signature", "tf function", "source", "tf.function", "jit_compile",
+			 "reduce_retr.", "input_sig.", "variables", "status", "defined at" } },
+	[TL_CALL] = { "SELECT n.text, fs.text, g.role, cf.text || ':' || c.line, CASE ok WHEN 1 THEN 'ok' ELSE 'failed' END,"
+		      " g.node_count"
+		      " FROM function_calls x JOIN strings n ON n.id = x.name_id"
+		      " LEFT JOIN graph_functions g ON g.id = x.graph_function_id"
+		      " LEFT JOIN functions fn ON fn.id = g.function_id LEFT JOIN strings fs ON fs.id = fn.name_id"
+		      " LEFT JOIN callsites c ON c.id = x.callsite_id LEFT JOIN strings cf ON cf.id = c.file_id"
+		      " WHERE x.id = ?1",
+		      { "tf function", "function", "graph role", "source", "status", "graph nodes" } },
+	[TL_EAGER] = { "SELECT o.text, d.text, cf.text || ':' || c.line, cfn.text,"
+		       " CASE slow_path WHEN 1 THEN 'slow (Python fallback)' ELSE 'fast (C)' END,"
+		       " CASE ok WHEN 1 THEN 'ok' ELSE 'failed' END"
+		       " FROM eager_ops x JOIN strings o ON o.id = x.op_id LEFT JOIN strings d ON d.id = x.device_id"
+		       " LEFT JOIN callsites c ON c.id = x.callsite_id LEFT JOIN strings cf ON cf.id = c.file_id"
+		       " LEFT JOIN strings cfn ON cfn.id = c.func_id WHERE x.id = ?1",
+		       { "op", "device", "source", "in function", "dispatch", "status" } },
+	[TL_BLACKBOX] = { "SELECT n.text, o.text FROM blackbox_execs x JOIN strings n ON n.id = x.node_id"
+			  " JOIN strings o ON o.id = x.op_type_id WHERE x.id = ?1",
+			  { "node", "op type" } },
+	[TL_KERNEL] = { "SELECT n.text, x.device, x.stream, x.grid_x || 'x' || x.grid_y || 'x' || x.grid_z,"
+			" x.block_x || 'x' || x.block_y || 'x' || x.block_z, x.correlation_id"
+			" FROM gpu_activity x LEFT JOIN strings n ON n.id = x.name_id WHERE x.id = ?1",
+			{ "kernel", "device", "stream", "grid", "block", "correlation" } },
+	[TL_COPY] = { "SELECT x.kind, x.copy_kind, x.bytes, x.device, x.stream, x.correlation_id"
+		      " FROM gpu_activity x WHERE x.id = ?1",
+		      { "activity", "copy kind", "bytes", "device", "stream", "correlation" } },
+};
+
+ptrdiff_t timeline_details(struct timeline *tl, const struct tl_slice *s, struct tl_detail **out)
+{
+	struct details d = { 0 };
+	const struct tl_track *t;
+	sqlite3_stmt *st = NULL;
+	char buf[64];
+	int rc;
+
+	*out = NULL;
+	if (s->kind >= TL_NKINDS || s->lane >= tl->nlanes)
+		return 0;
+	t = &tl->tracks[tl->lanes[s->lane].track];
+	detail_add(&d, "kind", "%s%s", tl_kind_name((enum tl_kind)s->kind),
+		   s->flags & TL_SLICE_RETRACE ? " (retrace)" : "");
+	detail_add(&d, "name", "%s", timeline_slice_name(tl, s));
+	tl_format_duration(buf, sizeof(buf), s->end_ns - s->start_ns);
+	detail_add(&d, "duration", "%s", buf);
+	detail_add(&d, "start", "%.6f s", (double)(s->start_ns - tl->start_ns) / 1e9);
+	if (t->device >= 0)
+		detail_add(&d, "stream", "GPU %" PRId64 " stream %" PRId64 " (pid %" PRId64 ")", t->device, t->tid, t->pid);
+	else
+		detail_add(&d, "thread", "%" PRId64 " %s%s%s (%s), pid %" PRId64, t->tid, t->name ? "'" : "",
+			   t->name ? t->name : "", t->name ? "'" : "", t->role, t->pid);
+	st = db_prepare(tl->rec->db, detail_sql[s->kind].sql);
+	if (!st)
+		goto fail;
+	sqlite3_bind_int64(st, 1, s->id);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		for (int i = 0; i < sqlite3_column_count(st) && i < 12 && detail_sql[s->kind].labels[i]; i++) {
+			const char *v = col_text(st, i);
+			if (v && *v)
+				detail_add(&d, detail_sql[s->kind].labels[i], "%s", v);
+		}
+	} else if (rc != SQLITE_DONE) {
+		error("cannot read '%s': %s", tl->rec->path, sqlite3_errmsg(tl->rec->db));
+		goto fail;
+	}
+	sqlite3_finalize(st);
+	st = NULL;
+	if (s->kind == TL_TRACE) {
+		struct strbuf sb = STRBUF_INIT;
+
+		st = db_prepare(tl->rec->db, "SELECT name, kind, dtype, shape, value FROM trace_inputs"
+					     " WHERE trace_id = ?1 ORDER BY position");
+		if (!st)
+			goto fail;
+		sqlite3_bind_int64(st, 1, s->id);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			const char *name = col_text(st, 0), *kind = col_text(st, 1);
+			if (sb.len)
+				strbuf_addstr(&sb, ", ");
+			strbuf_addf(&sb, "%s: ", name ? name : "?");
+			if (kind && (!strcmp(kind, "tensor") || !strcmp(kind, "variable")))
+				strbuf_addf(&sb, "%s%s%s", col_text(st, 2) ? col_text(st, 2) : "?",
+					    col_text(st, 3) ? col_text(st, 3) : "", !strcmp(kind, "variable") ? " var" : "");
+			else if (col_text(st, 4))
+				strbuf_addf(&sb, "%s %s", kind ? kind : "?", col_text(st, 4));
+			else
+				strbuf_addstr(&sb, kind ? kind : "?");
+		}
+		if (sb.len)
+			detail_add(&d, "inputs", "%s", sb.buf);
+		strbuf_release(&sb);
+		if (rc != SQLITE_DONE) {
+			error("cannot read '%s': %s", tl->rec->path, sqlite3_errmsg(tl->rec->db));
+			goto fail;
+		}
+	}
+	sqlite3_finalize(st);
+	if (d.oom) {
+		error("out of memory");
+		tl_details_free(d.v, d.n);
+		return -1;
+	}
+	*out = d.v;
+	return (ptrdiff_t)d.n;
+fail:
+	sqlite3_finalize(st);
+	tl_details_free(d.v, d.n);
+	return -1;
+}
+
+void tl_details_free(struct tl_detail *d, size_t n)
+{
+	for (size_t i = 0; d && i < n; i++)
+		free(d[i].value);
+	free(d);
+}

@@ -1,0 +1,225 @@
+/*
+ * timeline.h - a recording as tracks of time slices, for `agprof view`.
+ *
+ * Owns: the track layout (one track per thread, grouped by process, one per
+ * GPU stream), and per track one lane per kind of event; the per-lane
+ * density summary built once at open; the queries that give what a lane
+ * shows over a time range at a given width (level of detail: slices wider
+ * than a column are drawn, smaller ones merge into density blocks); the
+ * retrace marks; search by name; the details of one slice.
+ *
+ * This is the only SQL behind the TUI.  A recording of ten million events
+ * is never loaded: at open each event table is scanned once (in parallel,
+ * by rowid ranges) into a fixed number of time bins per lane, and events
+ * are fetched from SQLite only for a visible range that holds few enough of
+ * them.  Events much longer than a bin are kept in memory as slices so that
+ * the range queries can stay on the start_ns indexes with a short look-back.
+ *
+ * Lifetime: everything reachable from a struct timeline is owned by it and
+ * freed by timeline_release(); a struct tl_render owns its slices.
+ */
+#ifndef AGPROF_TIMELINE_H
+#define AGPROF_TIMELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct recording;
+struct sqlite3_stmt;
+
+enum tl_kind {
+	TL_TRACE,    /* traces: time spent tracing a tf.function */
+	TL_CALL,     /* function_calls: graph function executions */
+	TL_EAGER,    /* eager_ops: ops dispatched eagerly */
+	TL_BLACKBOX, /* blackbox_execs: tf.py_function / numpy_function bodies */
+	TL_KERNEL,   /* gpu_activity kind 'kernel' */
+	TL_COPY,     /* gpu_activity kinds 'memcpy' and 'memset' */
+	TL_NKINDS
+};
+
+/* "tracing", "call", "eager", "py_function", "kernel", "copy". */
+const char *tl_kind_name(enum tl_kind kind);
+/* Short form for lane labels, at most 5 characters: "trace", "call", ... */
+const char *tl_kind_short(enum tl_kind kind);
+
+#define TL_SLICE_RETRACE 0x1 /* a trace after the first of its function */
+#define TL_SLICE_FAILED  0x2 /* ok = 0 / status failed */
+
+/* One event. */
+struct tl_slice {
+	int64_t id;        /* row id in the kind's table */
+	int64_t start_ns, end_ns;
+	int64_t name_id;   /* strings.id of what to show, -1 for none */
+	uint32_t lane;     /* index in timeline.lanes */
+	uint8_t kind;      /* enum tl_kind */
+	uint8_t flags;     /* TL_SLICE_* */
+};
+
+/* One kind of events on one thread or GPU stream. */
+struct tl_lane {
+	enum tl_kind kind;
+	size_t track;          /* index in timeline.tracks */
+	int64_t nevents;       /* all events, long ones included */
+	int64_t max_short_ns;  /* longest event counted in the bins */
+	uint32_t *cum;         /* nbins + 1 running counts of short events by start bin */
+	uint64_t *busy;        /* nbins + 1 running sums of short-event time (ns) */
+	struct tl_slice *longs; /* events longer than TL_LONG_BINS bins, by start */
+	size_t nlongs;
+};
+
+/* One thread (device < 0) or one GPU stream (tid is the stream). */
+struct tl_track {
+	int64_t pid, tid, device;
+	char *role;        /* threads.role, or "gpu-stream" */
+	char *name;        /* kernel thread name, NULL when unknown */
+	char label[32];    /* "main 4242", "exec 4250", "GPU0 s7" */
+	size_t first_lane, nlanes;
+};
+
+/* A retrace: the trace, and the function it belongs to. */
+struct tl_mark {
+	struct tl_slice slice;
+	int64_t function_id;
+	int object_trace_no;
+};
+
+struct timeline {
+	struct recording *rec;     /* not owned */
+	int64_t start_ns, end_ns;  /* span of the recording and of every event */
+	int64_t bin_ns;
+	uint32_t nbins;
+	struct tl_track *tracks;   /* by process start, then python-main, executors, tf.data, others, GPU */
+	size_t ntracks;
+	struct tl_lane *lanes;     /* the lanes of each track are consecutive, in enum order */
+	size_t nlanes;
+	struct tl_mark *retraces;  /* by start */
+	size_t nretraces;
+	char **strings;            /* strings.text by id, NULL holes */
+	size_t nstrings;
+	int64_t *fn_name;          /* functions.id -> name_id */
+	size_t nfn;
+	int64_t *gf_fn;            /* graph_functions.id -> function_id (-1 unknown) */
+	size_t ngf;
+	struct sqlite3_stmt *range[TL_NKINDS];
+	struct sqlite3_stmt *step[2][TL_NKINDS];
+	double open_seconds;       /* how long timeline_open took */
+	int threads_used;
+};
+
+/* Lanes hold events longer than this many bins as slices, not in the bins. */
+#define TL_LONG_BINS 16
+
+/*
+ * Build the timeline of rec: tracks, lanes and their density bins (nbins,
+ * 0 for the default), retraces.  Prints one "error: ..." line and returns -1
+ * on failure.
+ */
+int timeline_open(struct timeline *tl, struct recording *rec, uint32_t nbins);
+void timeline_release(struct timeline *tl);
+
+/* Text of strings.id, or NULL. */
+const char *timeline_string(const struct timeline *tl, int64_t id);
+/* The name to show for a slice: its string, else the kind's name. */
+const char *timeline_slice_name(const struct timeline *tl, const struct tl_slice *s);
+
+/*
+ * A visible window: [t0, t1) mapped on cols columns.  Column c covers
+ * [tl_col_start(c), tl_col_start(c + 1)).
+ */
+struct tl_window {
+	int64_t t0, t1;
+	int cols;
+};
+
+/* Column holding time t (floor), may be < 0 or >= cols when t is outside. */
+int64_t tl_col_of(const struct tl_window *w, int64_t t);
+/* First time that falls in column col. */
+int64_t tl_col_start(const struct tl_window *w, int64_t col);
+/*
+ * Columns [*c0, *c1] that the slice [start, end) covers, clipped to the
+ * window; returns 0 when it is outside.  A slice covers at least one column.
+ */
+int tl_cols_of(const struct tl_window *w, int64_t start, int64_t end, int *c0, int *c1);
+
+/* What one column of a lane shows. */
+enum tl_cell_type { TL_CELL_EMPTY = 0, TL_CELL_SLICE, TL_CELL_DENSITY };
+
+struct tl_cell {
+	uint8_t type;
+	uint8_t shade;   /* density: 1..4, the busy share of the column in quarters (rounded up) */
+	uint8_t head;    /* slice: first visible column of the slice */
+	uint8_t wide;    /* slice: the slice spans two columns or more */
+	uint32_t count;  /* events merged into this column */
+	int32_t slice;   /* slice: index in tl_render.slices */
+};
+
+/* What a lane shows in a window; reuse one across calls to keep its memory. */
+struct tl_render {
+	struct tl_cell *cells;    /* window.cols */
+	struct tl_slice *slices;  /* the slices drawn as slices (and the merged ones when exact) */
+	size_t nslices, alloc, cells_alloc;
+	int exact;                /* 1: from the events; 0: from the density bins */
+	int64_t events;           /* events in the window (estimate when !exact) */
+};
+
+/*
+ * Level-of-detail merge, the pure part of timeline_lane_render(): slices
+ * that span two columns or more are drawn as slices (a later one overwrites
+ * an earlier one), slices within one column add to that column's density;
+ * a column holding one small slice and nothing else shows that slice.
+ * cells must hold w->cols entries.
+ */
+void tl_lod_merge(const struct tl_window *w, const struct tl_slice *slices, size_t n, struct tl_cell *cells);
+
+/* Density shade (1..4) of busy ns within a column of width ns; 0 when busy is 0. */
+int tl_shade(uint64_t busy, int64_t width);
+
+/*
+ * Fill r with what lane shows in w: exact (events fetched from the
+ * recording and merged) when the window holds at most max_events of them
+ * (0: the default), otherwise density from the bins with the long events on
+ * top.  0 or -1 after printing an error.
+ */
+int timeline_lane_render(struct timeline *tl, size_t lane, const struct tl_window *w, size_t max_events,
+			 struct tl_render *r);
+void tl_render_release(struct tl_render *r);
+
+/*
+ * The slice of lane next to time t: dir > 0 the first starting after t,
+ * dir < 0 the last starting before t, dir == 0 the one containing t (else
+ * the nearest within slop ns).  Returns 1 when found, 0 when none, -1 on error.
+ */
+int timeline_lane_step(struct timeline *tl, size_t lane, int64_t t, int dir, int64_t slop, struct tl_slice *out);
+
+/* Look up the event id of kind; 1 found, 0 none, -1 error. */
+int timeline_find(struct timeline *tl, enum tl_kind kind, int64_t id, struct tl_slice *out);
+
+/* Bit mask of kinds: 1u << TL_TRACE | ... */
+#define TL_ALL_KINDS ((1u << TL_NKINDS) - 1)
+
+/*
+ * Events whose name contains needle (case-insensitively), of the kinds in
+ * mask, in time order, at most max of them.  *out is malloc'd (free it).
+ * Returns the number found or -1.
+ */
+ptrdiff_t timeline_search(struct timeline *tl, const char *needle, unsigned mask, size_t max, struct tl_slice **out);
+
+/* One line of the details of a slice: "label", "value". */
+struct tl_detail {
+	char label[16];
+	char *value;
+};
+
+/*
+ * Details of a slice as label/value lines (kind, name, start, duration,
+ * thread, source line, and per kind: signature and trace number, graph
+ * function, device, bytes ...).  *out is malloc'd; free with
+ * tl_details_free().  Returns the number of lines or -1.
+ */
+ptrdiff_t timeline_details(struct timeline *tl, const struct tl_slice *s, struct tl_detail **out);
+void tl_details_free(struct tl_detail *d, size_t n);
+
+/* Format a duration with a unit that fits its size ("850 ns", "1.25 ms", "12.4 s"). */
+void tl_format_duration(char *buf, size_t len, int64_t ns);
+
+#endif
