@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 struct recording;
+struct model;
 
 /* A user source location; file is NULL (and line 0) when unknown. */
 struct source_loc {
@@ -301,6 +302,13 @@ const char *model_strdup(struct model *m, const char *s);
  * copied into the model's pool.  Returns the stored finding or NULL.
  */
 struct finding *model_add_finding(struct model *m, const struct finding *f);
+/*
+ * The GPU metric sources.  Defined by analyzer/gpu_metrics.c when that file
+ * is linked in (model_load() calls it through a weak reference, after the
+ * built-in sources); 0 or -1.
+ */
+int gpu_metrics_register(struct model *m);
+
 /* Sort findings: errors first, then warnings, then info; by cost_ns within. */
 void model_sort_findings(struct model *m);
 

@@ -1,0 +1,435 @@
+/*
+ * explain.c - name the cause of each retrace.
+ *
+ * A retrace happens because no cache entry of the tf.function object matched
+ * the call.  The closest earlier entry of the same object (fewest differing
+ * arguments) is the one the user expected to hit; the difference between
+ * the two signatures is the cause.  A trace on a tf.function object never
+ * seen before is a new-function-object retrace whatever its arguments.
+ */
+#include "model_internal.h"
+#include "recording.h"
+#include "db.h"
+#include "strbuf.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int eq(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+static int is_tensor_kind(const char *kind)
+{
+	return kind && (!strcmp(kind, "tensor") || !strcmp(kind, "variable"));
+}
+
+static int is_kind(const char *kind, const char *what)
+{
+	return kind && !strcmp(kind, what);
+}
+
+/* Whether the argument lists differ in number or nesting (names). */
+static int structure_differs(const struct model_trace *a, const struct model_trace *b)
+{
+	if (a->ninputs != b->ninputs)
+		return 1;
+	for (size_t i = 0; i < a->ninputs; i++)
+		if (!eq(a->inputs[i].name, b->inputs[i].name))
+			return 1;
+	return 0;
+}
+
+/* Severity order of per-argument causes: the first found in this order wins. */
+static enum retrace_cause input_diff(const struct model_trace_input *x, const struct model_trace_input *y)
+{
+	if (!eq(x->kind, y->kind)) {
+		if (is_kind(x->kind, "python") || is_kind(y->kind, "python"))
+			return CAUSE_PYTHON_VALUE;
+		return CAUSE_INPUT_STRUCTURE;
+	}
+	if (is_tensor_kind(x->kind)) {
+		if (!eq(x->dtype, y->dtype))
+			return CAUSE_DTYPE;
+		if (!eq(x->shape, y->shape))
+			return CAUSE_SHAPE;
+		return CAUSE_NONE;
+	}
+	if (is_kind(x->kind, "python"))
+		return eq(x->value, y->value) ? CAUSE_NONE : CAUSE_PYTHON_VALUE;
+	if (is_kind(x->kind, "object"))
+		return eq(x->value, y->value) ? CAUSE_NONE : CAUSE_PYTHON_OBJECT;
+	return CAUSE_NONE;
+}
+
+static int cause_rank(enum retrace_cause c)
+{
+	switch (c) {
+	case CAUSE_INPUT_STRUCTURE: return 5;
+	case CAUSE_DTYPE: return 4;
+	case CAUSE_SHAPE: return 3;
+	case CAUSE_PYTHON_VALUE: return 2;
+	case CAUSE_PYTHON_OBJECT: return 1;
+	default: return 0;
+	}
+}
+
+static size_t trace_distance(const struct model_trace *a, const struct model_trace *b)
+{
+	size_t d = 0;
+
+	if (structure_differs(a, b))
+		return 1000 + (a->ninputs > b->ninputs ? a->ninputs - b->ninputs : b->ninputs - a->ninputs);
+	for (size_t i = 0; i < a->ninputs; i++)
+		d += input_diff(&a->inputs[i], &b->inputs[i]) != CAUSE_NONE;
+	if (!d && !eq(a->signature, b->signature))
+		d = 1;
+	return d;
+}
+
+/* "(x, y, lr)" */
+static const char *arg_list(struct model *m, const struct model_trace *t)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *out;
+
+	strbuf_addch(&sb, '(');
+	for (size_t i = 0; i < t->ninputs; i++)
+		strbuf_addf(&sb, "%s%s", i ? ", " : "", t->inputs[i].name ? t->inputs[i].name : "?");
+	strbuf_addch(&sb, ')');
+	out = model_strdup(m, sb.buf);
+	strbuf_release(&sb);
+	return out;
+}
+
+/* "dimension 0" or "dimensions 0, 2" or "rank" between two "[a,b]" shapes. */
+static void shape_dims(struct strbuf *sb, const char *a, const char *b)
+{
+	int da[64], db[64], na = 0, nb = 0, first = 1;
+	char ta[64][24], tb[64][24];
+	const char *p;
+
+	for (p = a; p && *p && na < 64; ) {
+		size_t n;
+
+		while (*p == '[' || *p == ',' || *p == ' ')
+			p++;
+		n = strcspn(p, ",]");
+		if (!n)
+			break;
+		snprintf(ta[na], sizeof(ta[na]), "%.*s", (int)n, p);
+		da[na] = na;
+		na++;
+		p += n;
+	}
+	for (p = b; p && *p && nb < 64; ) {
+		size_t n;
+
+		while (*p == '[' || *p == ',' || *p == ' ')
+			p++;
+		n = strcspn(p, ",]");
+		if (!n)
+			break;
+		snprintf(tb[nb], sizeof(tb[nb]), "%.*s", (int)n, p);
+		db[nb] = nb;
+		nb++;
+		p += n;
+	}
+	if (na != nb) {
+		strbuf_addf(sb, " (rank %d -> %d)", na, nb);
+		return;
+	}
+	for (int i = 0; i < na; i++) {
+		if (!strcmp(ta[da[i]], tb[db[i]]))
+			continue;
+		strbuf_addf(sb, "%s%d", first ? " (dimension " : ", ", i);
+		first = 0;
+	}
+	if (!first)
+		strbuf_addch(sb, ')');
+}
+
+struct constant {
+	const char *node, *value;
+};
+
+/* Scalar constants of the graph functions built by trace_id. */
+static int load_constants(struct model *m, sqlite3_stmt *st, const struct graph_fn *gfs, size_t ngfs,
+			  int64_t trace_id, struct constant **out, size_t *n)
+{
+	size_t cap = 0;
+
+	*out = NULL;
+	*n = 0;
+	for (size_t g = 0; g < ngfs; g++) {
+		int rc;
+
+		if (gfs[g].trace_id != trace_id)
+			continue;
+		sqlite3_bind_int64(st, 1, gfs[g].id);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			if (ARRAY_GROW(*out, *n, cap)) {
+				sqlite3_reset(st);
+				return -1;
+			}
+			(*out)[*n].node = model_strdup(m, (const char *)sqlite3_column_text(st, 0));
+			(*out)[*n].value = model_strdup(m, (const char *)sqlite3_column_text(st, 1));
+			(*n)++;
+		}
+		sqlite3_reset(st);
+		if (rc != SQLITE_DONE)
+			return error("cannot read graph constants: %s", sqlite3_errmsg(sqlite3_db_handle(st)));
+	}
+	return 0;
+}
+
+static int same_number(const char *a, const char *b)
+{
+	char *ea, *eb;
+	double x, y;
+
+	if (!a || !b)
+		return 0;
+	x = strtod(a, &ea);
+	y = strtod(b, &eb);
+	if (ea == a || eb == b)
+		return !strcmp(a, b);
+	return x == y || (x != 0 && (x - y) / x < 1e-6 && (x - y) / x > -1e-6);
+}
+
+/*
+ * Find the graph constant that changed between the traces' graphs,
+ * preferring one whose new value equals the argument's new value.
+ * Also reports whether the graphs' constants are all equal.
+ */
+static int diff_constants(struct model *m, sqlite3_stmt *st, const struct graph_fn *gfs, size_t ngfs,
+			  const struct model_trace *a, const struct model_trace *b, const char *want_after,
+			  struct retrace_explanation *why, int *identical)
+{
+	struct constant *ca = NULL, *cb = NULL;
+	size_t na = 0, nb = 0;
+	int found = 0, ret = -1;
+
+	*identical = 1;
+	if (load_constants(m, st, gfs, ngfs, a->id, &ca, &na) || load_constants(m, st, gfs, ngfs, b->id, &cb, &nb))
+		goto cleanup;
+	if (na != nb)
+		*identical = 0;
+	for (size_t i = 0; i < nb; i++) {
+		const struct constant *old = NULL;
+
+		for (size_t j = 0; j < na && !old; j++)
+			if (eq(ca[j].node, cb[i].node))
+				old = &ca[j];
+		if (!old) {
+			*identical = 0;
+			continue;
+		}
+		if (eq(old->value, cb[i].value))
+			continue;
+		*identical = 0;
+		if (found == 2)
+			continue;
+		if (!found || same_number(cb[i].value, want_after)) {
+			why->const_name = cb[i].node;
+			why->const_before = old->value;
+			why->const_after = cb[i].value;
+			found = same_number(cb[i].value, want_after) ? 2 : 1;
+		}
+	}
+	ret = 0;
+cleanup:
+	free(ca);
+	free(cb);
+	return ret;
+}
+
+static int graph_nodes_equal(const struct graph_fn *gfs, size_t ngfs, int64_t ta, int64_t tb)
+{
+	int64_t na = -1, nb = -1;
+
+	for (size_t g = 0; g < ngfs; g++) {
+		if (gfs[g].trace_id == ta && (na < 0 || gfs[g].node_count > na))
+			na = gfs[g].node_count;
+		if (gfs[g].trace_id == tb && (nb < 0 || gfs[g].node_count > nb))
+			nb = gfs[g].node_count;
+	}
+	return na == nb;
+}
+
+static int explain_one(struct model *m, sqlite3_stmt *consts, const struct graph_fn *gfs, size_t ngfs,
+		       struct model_function *f, size_t k)
+{
+	struct model_trace *b = &f->traces[k];
+	struct retrace_explanation *why = &b->why;
+	const struct model_trace *a;
+	size_t best = k - 1, best_d = (size_t)-1;
+	int object_seen = 0, any_same_object = 0;
+	struct strbuf sb = STRBUF_INIT;
+
+	for (size_t j = 0; j < k; j++)
+		if (f->traces[j].function_object == b->function_object)
+			object_seen = any_same_object = 1;
+	/* Closest earlier trace: same tf.function object when there is one. */
+	for (size_t j = k; j-- > 0;) {
+		size_t d;
+
+		if (any_same_object && f->traces[j].function_object != b->function_object)
+			continue;
+		d = trace_distance(&f->traces[j], b);
+		if (d < best_d) {
+			best_d = d;
+			best = j;
+		}
+	}
+	why->compared_with = best;
+	a = &f->traces[best];
+
+	if (!object_seen && b->object_trace_no <= 1) {
+		why->cause = CAUSE_NEW_FUNCTION_OBJECT;
+		why->detail = model_strf(m, "a new tf.function object wraps %s (its first trace; %zu objects so far)",
+					 f->name, f->function_objects > 0 ? f->function_objects : (size_t)2);
+		goto done;
+	}
+	if (structure_differs(a, b)) {
+		why->cause = CAUSE_INPUT_STRUCTURE;
+		why->before = arg_list(m, a);
+		why->after = arg_list(m, b);
+		for (size_t i = 0; i < a->ninputs || i < b->ninputs; i++) {
+			const char *na = i < a->ninputs ? a->inputs[i].name : NULL;
+			const char *nb = i < b->ninputs ? b->inputs[i].name : NULL;
+
+			if (!eq(na, nb)) {
+				why->argument = nb ? nb : na;
+				break;
+			}
+		}
+		why->detail = model_strf(m, "arguments %s -> %s", why->before, why->after);
+		goto done;
+	}
+	{
+		enum retrace_cause cause = CAUSE_NONE;
+		size_t at = 0;
+
+		for (size_t i = 0; i < b->ninputs; i++) {
+			enum retrace_cause c = input_diff(&a->inputs[i], &b->inputs[i]);
+
+			if (cause_rank(c) > cause_rank(cause)) {
+				cause = c;
+				at = i;
+			}
+		}
+		if (cause != CAUSE_NONE) {
+			const struct model_trace_input *x = &a->inputs[at], *y = &b->inputs[at];
+
+			why->cause = cause;
+			why->argument = y->name;
+			switch (cause) {
+			case CAUSE_SHAPE:
+				why->before = x->shape;
+				why->after = y->shape;
+				strbuf_addf(&sb, "%s: %s -> %s", y->name, x->shape, y->shape);
+				shape_dims(&sb, x->shape, y->shape);
+				break;
+			case CAUSE_DTYPE:
+				why->before = x->dtype;
+				why->after = y->dtype;
+				strbuf_addf(&sb, "%s: %s -> %s", y->name, x->dtype, y->dtype);
+				break;
+			case CAUSE_PYTHON_VALUE: {
+				int identical;
+
+				why->before = is_kind(x->kind, "python") ? x->value : model_strf(m, "<%s>", x->kind);
+				why->after = is_kind(y->kind, "python") ? y->value : model_strf(m, "<%s>", y->kind);
+				strbuf_addf(&sb, "%s: %s -> %s", y->name, why->before, why->after);
+				if (diff_constants(m, consts, gfs, ngfs, a, b, y->value, why, &identical))
+					goto fail;
+				if (why->const_name)
+					strbuf_addf(&sb, " (graph constant %s: %s -> %s)", why->const_name,
+						    why->const_before, why->const_after);
+				break;
+			}
+			case CAUSE_PYTHON_OBJECT:
+				why->before = x->value;
+				why->after = y->value;
+				strbuf_addf(&sb, "%s: %s -> %s object", y->name, x->value, y->value);
+				break;
+			default:
+				why->before = x->kind;
+				why->after = y->kind;
+				strbuf_addf(&sb, "%s: %s -> %s", y->name, x->kind, y->kind);
+				why->cause = CAUSE_INPUT_STRUCTURE;
+				break;
+			}
+			why->detail = model_strdup(m, sb.buf);
+			goto done;
+		}
+	}
+	/* Same visible signature: an object argument that compared unequal. */
+	for (size_t i = 0; i < b->ninputs; i++) {
+		int identical;
+
+		if (!is_kind(b->inputs[i].kind, "object"))
+			continue;
+		if (diff_constants(m, consts, gfs, ngfs, a, b, NULL, why, &identical))
+			goto fail;
+		why->const_name = why->const_before = why->const_after = NULL;
+		why->cause = CAUSE_PYTHON_OBJECT;
+		why->argument = b->inputs[i].name;
+		why->before = a->inputs[i].value;
+		why->after = b->inputs[i].value;
+		why->detail = model_strf(m, "%s: a %s object that is new or compares unequal at each call%s",
+					 b->inputs[i].name, b->inputs[i].value ? b->inputs[i].value : "Python",
+					 identical && graph_nodes_equal(gfs, ngfs, a->id, b->id) ? " (graphs identical)" : "");
+		goto done;
+	}
+	why->cause = CAUSE_UNKNOWN;
+	if (!eq(a->signature, b->signature) && a->signature && b->signature) {
+		why->before = a->signature;
+		why->after = b->signature;
+		why->detail = model_strf(m, "signature %s -> %s", a->signature, b->signature);
+	} else {
+		why->detail = model_strdup(m, "no difference in the recorded signature");
+	}
+done:
+	if (!why->detail)
+		why->detail = "";
+	f->cause_counts[why->cause]++;
+	strbuf_release(&sb);
+	return 0;
+fail:
+	strbuf_release(&sb);
+	return -1;
+}
+
+int model_explain_retraces(struct model *m, const struct graph_fn *gfs, size_t ngfs)
+{
+	sqlite3_stmt *consts = db_prepare(m->rec->db,
+		"SELECT node_name, coalesce(value, '') FROM graph_constants WHERE graph_function_id = ? ORDER BY rowid");
+	int ret = -1;
+
+	if (!consts)
+		return -1;
+	for (size_t i = 0; i < m->nfunctions; i++) {
+		struct model_function *f = &m->functions[i];
+		size_t best = 0;
+
+		for (size_t k = 1; k < f->ntraces; k++)
+			if (explain_one(m, consts, gfs, ngfs, f, k))
+				goto cleanup;
+		/* The main cause: the most frequent, the more specific on ties. */
+		for (int c = CAUSE_NONE + 1; c < CAUSE__COUNT; c++)
+			if (f->cause_counts[c] > best ||
+			    (f->cause_counts[c] == best && best && c != CAUSE_UNKNOWN &&
+			     f->main_cause == CAUSE_UNKNOWN)) {
+				best = f->cause_counts[c];
+				f->main_cause = (enum retrace_cause)c;
+			}
+	}
+	ret = 0;
+cleanup:
+	sqlite3_finalize(consts);
+	return ret;
+}

@@ -1,0 +1,975 @@
+/* model.c - load a recording into the model, see model.h. */
+#include "model_internal.h"
+#include "recording.h"
+#include "scan.h"
+#include "db.h"
+#include "util.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Weak: the GPU part may or may not be linked in. */
+extern int gpu_metrics_register(struct model *m) __attribute__((weak));
+
+struct model_pool {
+	char **blocks;
+	size_t n, cap;
+};
+
+struct model_source_list {
+	struct metric_source *v;
+	size_t n, cap;
+};
+
+int array_grow(void **arr, size_t *cap, size_t elem)
+{
+	size_t ncap = *cap ? *cap * 2 : 16;
+	void *p = realloc(*arr, ncap * elem);
+
+	if (!p)
+		return -1;
+	memset((char *)p + *cap * elem, 0, (ncap - *cap) * elem);
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+static const char *const cause_names[CAUSE__COUNT] = {
+	[CAUSE_NONE] = NULL,
+	[CAUSE_SHAPE] = "shape",
+	[CAUSE_DTYPE] = "dtype",
+	[CAUSE_PYTHON_VALUE] = "python-value",
+	[CAUSE_PYTHON_OBJECT] = "python-object",
+	[CAUSE_NEW_FUNCTION_OBJECT] = "new-function-object",
+	[CAUSE_INPUT_STRUCTURE] = "input-structure",
+	[CAUSE_UNKNOWN] = "unknown",
+};
+
+const char *retrace_cause_name(enum retrace_cause cause)
+{
+	return cause > CAUSE_NONE && cause < CAUSE__COUNT ? cause_names[cause] : NULL;
+}
+
+enum retrace_cause retrace_cause_parse(const char *name)
+{
+	for (int c = CAUSE_NONE + 1; name && c < CAUSE__COUNT; c++)
+		if (!strcmp(cause_names[c], name))
+			return (enum retrace_cause)c;
+	return CAUSE_NONE;
+}
+
+static const char *const severity_names[] = { "info", "warning", "error" };
+
+const char *severity_name(enum severity sev)
+{
+	return sev <= SEV_ERROR ? severity_names[sev] : "error";
+}
+
+int severity_parse(const char *name)
+{
+	for (int i = 0; name && i <= SEV_ERROR; i++)
+		if (!strcmp(severity_names[i], name))
+			return i;
+	return -1;
+}
+
+/* The pool: every string of the model, freed together. */
+
+static const char *pool_keep(struct model *m, char *s)
+{
+	struct model_pool *p = m->pool;
+
+	if (!s)
+		return NULL;
+	if (ARRAY_GROW(p->blocks, p->n, p->cap)) {
+		free(s);
+		return NULL;
+	}
+	p->blocks[p->n++] = s;
+	return s;
+}
+
+const char *model_strndup(struct model *m, const char *s, size_t len)
+{
+	char *c;
+
+	if (!s)
+		return NULL;
+	c = malloc(len + 1);
+	if (!c)
+		return NULL;
+	memcpy(c, s, len);
+	c[len] = '\0';
+	return pool_keep(m, c);
+}
+
+const char *model_strdup(struct model *m, const char *s)
+{
+	return s ? model_strndup(m, s, strlen(s)) : NULL;
+}
+
+const char *model_strf(struct model *m, const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+	int n;
+
+	va_start(ap, fmt);
+	n = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return NULL;
+	return pool_keep(m, s);
+}
+
+/* Loading. */
+
+struct id_text {
+	int64_t id;
+	const char *text;
+};
+
+struct callsite {
+	int64_t id;
+	const char *file;
+	int line;
+	const char *func;
+};
+
+struct loader {
+	struct model *m;
+	sqlite3 *db;
+	struct id_text *strings;
+	size_t nstrings, capstrings;
+	struct callsite *sites;
+	size_t nsites, capsites;
+	struct graph_fn *gfs;
+	size_t ngfs, capgfs;
+};
+
+static int cmp_id_text(const void *a, const void *b)
+{
+	int64_t x = ((const struct id_text *)a)->id, y = ((const struct id_text *)b)->id;
+
+	return x < y ? -1 : x > y;
+}
+
+static const char *str_of(const struct loader *l, int64_t id)
+{
+	struct id_text key = { id, NULL }, *hit;
+
+	hit = bsearch(&key, l->strings, l->nstrings, sizeof(key), cmp_id_text);
+	return hit ? hit->text : NULL;
+}
+
+static int cmp_callsite(const void *a, const void *b)
+{
+	int64_t x = ((const struct callsite *)a)->id, y = ((const struct callsite *)b)->id;
+
+	return x < y ? -1 : x > y;
+}
+
+static const struct callsite *callsite_of(const struct loader *l, int64_t id)
+{
+	struct callsite key = { .id = id };
+
+	return bsearch(&key, l->sites, l->nsites, sizeof(key), cmp_callsite);
+}
+
+static struct source_loc loc_of_callsite(const struct loader *l, int64_t id)
+{
+	const struct callsite *c = callsite_of(l, id);
+	struct source_loc loc = { NULL, 0 };
+
+	if (c) {
+		loc.file = c->file;
+		loc.line = c->line;
+	}
+	return loc;
+}
+
+static int cmp_graph_fn(const void *a, const void *b)
+{
+	int64_t x = ((const struct graph_fn *)a)->id, y = ((const struct graph_fn *)b)->id;
+
+	return x < y ? -1 : x > y;
+}
+
+static struct graph_fn *graph_fn_of(const struct loader *l, int64_t id)
+{
+	struct graph_fn key = { .id = id };
+
+	return bsearch(&key, l->gfs, l->ngfs, sizeof(key), cmp_graph_fn);
+}
+
+static const char *col_text(struct model *m, sqlite3_stmt *s, int i)
+{
+	const unsigned char *t = sqlite3_column_text(s, i);
+
+	return t ? model_strndup(m, (const char *)t, (size_t)sqlite3_column_bytes(s, i)) : NULL;
+}
+
+/* Finish a row loop: the step must have ended with SQLITE_DONE. */
+static int step_finished(sqlite3 *db, sqlite3_stmt *s, int rc)
+{
+	if (rc != SQLITE_DONE)
+		return error("cannot read recording: %s", sqlite3_errmsg(db));
+	(void)s;
+	return 0;
+}
+
+static int load_strings(struct loader *l)
+{
+	sqlite3_stmt *s = db_prepare(l->db, "SELECT id, text FROM strings ORDER BY id");
+	int rc, ret = -1;
+
+	if (!s)
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (ARRAY_GROW(l->strings, l->nstrings, l->capstrings))
+			goto cleanup;
+		l->strings[l->nstrings].id = sqlite3_column_int64(s, 0);
+		l->strings[l->nstrings].text = col_text(l->m, s, 1);
+		l->nstrings++;
+	}
+	ret = step_finished(l->db, s, rc);
+cleanup:
+	sqlite3_finalize(s);
+	return ret;
+}
+
+static int load_callsites(struct loader *l)
+{
+	sqlite3_stmt *s = db_prepare(l->db, "SELECT id, file_id, line, func_id FROM callsites ORDER BY id");
+	int rc, ret = -1;
+
+	if (!s)
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct callsite *c;
+
+		if (ARRAY_GROW(l->sites, l->nsites, l->capsites))
+			goto cleanup;
+		c = &l->sites[l->nsites++];
+		c->id = sqlite3_column_int64(s, 0);
+		c->file = str_of(l, sqlite3_column_int64(s, 1));
+		c->line = sqlite3_column_int(s, 2);
+		c->func = str_of(l, sqlite3_column_int64(s, 3));
+	}
+	ret = step_finished(l->db, s, rc);
+cleanup:
+	sqlite3_finalize(s);
+	return ret;
+}
+
+static const char *meta(struct loader *l, const char *key)
+{
+	char *v = db_meta_get(l->db, key);
+
+	return pool_keep(l->m, v);
+}
+
+static int64_t meta_int(struct loader *l, const char *key, int64_t dflt)
+{
+	const char *v = meta(l, key);
+
+	return v && *v ? strtoll(v, NULL, 10) : dflt;
+}
+
+static int load_session(struct loader *l)
+{
+	struct model_session *s = &l->m->session;
+	sqlite3_stmt *st;
+
+	s->argv = meta(l, "argv");
+	s->cwd = meta(l, "cwd");
+	s->host = meta(l, "host");
+	s->agprof_version = meta(l, "agprof_version");
+	s->python_version = meta(l, "python_version");
+	s->tf_version = meta(l, "tf_version");
+	s->tf_status = meta(l, "tf_status");
+	s->gpu_status = meta(l, "gpu_status");
+	s->gpu_detail = meta(l, "gpu_detail");
+	s->exit_status = (int)meta_int(l, "exit_status", 0);
+	s->exit_signal = (int)meta_int(l, "exit_signal", 0);
+	s->start_ns = meta_int(l, "start_ns", 0);
+	s->end_ns = meta_int(l, "end_ns", 0);
+	s->dropped_events = meta_int(l, "dropped_events", 0);
+	st = db_prepare(l->db, "SELECT count(*), (SELECT tf_detail FROM processes WHERE tf_detail IS NOT NULL LIMIT 1),"
+			       " (SELECT tf_status FROM processes WHERE tf_status = 'hooked' LIMIT 1),"
+			       " min(start_ns), max(end_ns), coalesce(sum(dropped_events), 0) FROM processes");
+	if (!st)
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		s->processes = sqlite3_column_int64(st, 0);
+		s->tf_detail = col_text(l->m, st, 1);
+		if (!s->tf_status || (sqlite3_column_type(st, 2) != SQLITE_NULL && strcmp(s->tf_status, "hooked")))
+			s->tf_status = col_text(l->m, st, 2) ? col_text(l->m, st, 2) : s->tf_status;
+		if (!s->start_ns && sqlite3_column_type(st, 3) != SQLITE_NULL)
+			s->start_ns = sqlite3_column_int64(st, 3);
+		if (!s->end_ns && sqlite3_column_type(st, 4) != SQLITE_NULL)
+			s->end_ns = sqlite3_column_int64(st, 4);
+		if (!s->dropped_events)
+			s->dropped_events = sqlite3_column_int64(st, 5);
+	}
+	sqlite3_finalize(st);
+	s->wall_ns = s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0;
+	return 0;
+}
+
+static struct model_function *function_by_id(struct model *m, int64_t id)
+{
+	/* Functions are loaded ordered by id and sorted only at the end. */
+	size_t lo = 0, hi = m->nfunctions;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (m->functions[mid].id == id)
+			return &m->functions[mid];
+		if (m->functions[mid].id < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
+static int load_functions(struct loader *l)
+{
+	struct model *m = l->m;
+	sqlite3_stmt *s = db_prepare(l->db, "SELECT id, pid, name_id, file_id, line FROM functions ORDER BY id");
+	size_t cap = 0;
+	int rc, ret = -1;
+
+	if (!s)
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct model_function *f;
+
+		if (ARRAY_GROW(m->functions, m->nfunctions, cap))
+			goto cleanup;
+		f = &m->functions[m->nfunctions++];
+		memset(f, 0, sizeof(*f));
+		f->id = sqlite3_column_int64(s, 0);
+		f->pid = sqlite3_column_int64(s, 1);
+		f->name = str_of(l, sqlite3_column_int64(s, 2));
+		if (!f->name)
+			f->name = "?";
+		f->def.file = sqlite3_column_type(s, 3) == SQLITE_NULL ? NULL : str_of(l, sqlite3_column_int64(s, 3));
+		f->def.line = sqlite3_column_int(s, 4);
+		f->has_input_signature = 1;
+		f->first_ns = INT64_MAX;
+		f->last_ns = INT64_MIN;
+	}
+	ret = step_finished(l->db, s, rc);
+cleanup:
+	sqlite3_finalize(s);
+	return ret;
+}
+
+static int load_traces(struct loader *l)
+{
+	struct model *m = l->m;
+	sqlite3_stmt *s = db_prepare(l->db,
+		"SELECT id, function_id, start_ns, end_ns, function_object, object_trace_no, tf_name_id, signature,"
+		" callsite_id, jit_compile, reduce_retracing, has_input_signature, variables_created, status"
+		" FROM traces ORDER BY function_id, start_ns, id");
+	sqlite3_stmt *in = db_prepare(l->db,
+		"SELECT position, name, kind, dtype, shape, value FROM trace_inputs WHERE trace_id = ? ORDER BY position");
+	size_t *caps = calloc(m->nfunctions ? m->nfunctions : 1, sizeof(size_t));
+	int rc, ret = -1;
+
+	if (!s || !in || !caps)
+		goto cleanup;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct model_function *f = function_by_id(m, sqlite3_column_int64(s, 1));
+		struct model_trace *t;
+		size_t cap_in = 0;
+		int irc;
+
+		if (!f)
+			continue;
+		if (ARRAY_GROW(f->traces, f->ntraces, caps[f - m->functions]))
+			goto cleanup;
+		t = &f->traces[f->ntraces++];
+		memset(t, 0, sizeof(*t));
+		t->id = sqlite3_column_int64(s, 0);
+		t->start_ns = sqlite3_column_int64(s, 2);
+		t->end_ns = sqlite3_column_int64(s, 3);
+		t->function_object = sqlite3_column_int64(s, 4);
+		t->object_trace_no = sqlite3_column_int(s, 5);
+		t->tf_name = sqlite3_column_type(s, 6) == SQLITE_NULL ? NULL : str_of(l, sqlite3_column_int64(s, 6));
+		t->signature = col_text(m, s, 7);
+		if (sqlite3_column_type(s, 8) != SQLITE_NULL)
+			t->callsite = loc_of_callsite(l, sqlite3_column_int64(s, 8));
+		t->jit_compile = sqlite3_column_int(s, 9);
+		t->reduce_retracing = sqlite3_column_int(s, 10);
+		t->has_input_signature = sqlite3_column_int(s, 11);
+		t->variables_created = sqlite3_column_int(s, 12);
+		t->ok = sqlite3_column_text(s, 13) && !strcmp((const char *)sqlite3_column_text(s, 13), "ok");
+		sqlite3_bind_int64(in, 1, t->id);
+		while ((irc = sqlite3_step(in)) == SQLITE_ROW) {
+			struct model_trace_input *x;
+
+			if (ARRAY_GROW(t->inputs, t->ninputs, cap_in)) {
+				sqlite3_reset(in);
+				goto cleanup;
+			}
+			x = &t->inputs[t->ninputs++];
+			x->position = sqlite3_column_int(in, 0);
+			x->name = col_text(m, in, 1);
+			x->kind = col_text(m, in, 2);
+			x->dtype = col_text(m, in, 3);
+			x->shape = col_text(m, in, 4);
+			x->value = col_text(m, in, 5);
+		}
+		sqlite3_reset(in);
+		if (irc != SQLITE_DONE) {
+			error("cannot read recording: %s", sqlite3_errmsg(l->db));
+			goto cleanup;
+		}
+	}
+	ret = step_finished(l->db, s, rc);
+cleanup:
+	free(caps);
+	sqlite3_finalize(s);
+	sqlite3_finalize(in);
+	return ret;
+}
+
+static int load_graph_functions(struct loader *l)
+{
+	sqlite3_stmt *s = db_prepare(l->db,
+		"SELECT id, name_id, role, trace_id, function_id, parent_id, jit_compile, node_count"
+		" FROM graph_functions ORDER BY id");
+	int rc, ret = -1;
+
+	if (!s)
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct graph_fn *g;
+
+		if (ARRAY_GROW(l->gfs, l->ngfs, l->capgfs))
+			goto cleanup;
+		g = &l->gfs[l->ngfs++];
+		g->id = sqlite3_column_int64(s, 0);
+		g->name = str_of(l, sqlite3_column_int64(s, 1));
+		g->role = col_text(l->m, s, 2);
+		g->trace_id = sqlite3_column_int64(s, 3);
+		g->function_id = sqlite3_column_int64(s, 4);
+		g->parent_id = sqlite3_column_int64(s, 5);
+		g->jit_compile = sqlite3_column_int(s, 6);
+		g->node_count = sqlite3_column_int64(s, 7);
+	}
+	ret = step_finished(l->db, s, rc);
+cleanup:
+	sqlite3_finalize(s);
+	return ret;
+}
+
+/* The user function a graph function belongs to: its own link, its trace's, or its parent's. */
+static struct model_function *owner_of_graph_fn(struct loader *l, struct graph_fn *g)
+{
+	for (int depth = 0; g && depth < 32; depth++) {
+		if (g->function_id)
+			return function_by_id(l->m, g->function_id);
+		if (g->trace_id) {
+			for (size_t i = 0; i < l->m->nfunctions; i++) {
+				struct model_function *f = &l->m->functions[i];
+
+				for (size_t k = 0; k < f->ntraces; k++)
+					if (f->traces[k].id == g->trace_id)
+						return f;
+			}
+		}
+		g = g->parent_id ? graph_fn_of(l, g->parent_id) : NULL;
+	}
+	return NULL;
+}
+
+/* Functions whose executions are not the user-level call itself. */
+static int graph_role_is_call(const char *role)
+{
+	return role && (!strcmp(role, "inference") || !strcmp(role, "forward") || !strcmp(role, "loaded") ||
+			!strcmp(role, "other"));
+}
+
+static void span_add(int64_t *first, int64_t *last, int64_t a, int64_t b)
+{
+	if (a < *first)
+		*first = a;
+	if (b > *last)
+		*last = b;
+}
+
+static int load_function_calls(struct loader *l)
+{
+	struct model *m = l->m;
+	struct scan_result r;
+
+	if (scan_table(m->rec->path, "function_calls", "graph_function_id", "name_id", "0", "ok", &r))
+		return -1;
+	m->session.function_calls = r.rows;
+	m->session.function_call_ns = r.total_ns;
+	for (size_t i = 0; i < r.ngroups; i++) {
+		struct scan_group *g = &r.groups[i];
+		struct graph_fn *gf = g->k1 >= 0 ? graph_fn_of(l, g->k1) : NULL;
+		struct model_function *f = NULL;
+
+		if (!gf) {
+			/* Unregistered in this process: match the TensorFlow name. */
+			const char *name = str_of(l, g->k2);
+
+			for (size_t j = 0; name && j < l->ngfs && !gf; j++)
+				if (l->gfs[j].name && !strcmp(l->gfs[j].name, name))
+					gf = &l->gfs[j];
+		}
+		if (gf)
+			f = owner_of_graph_fn(l, gf);
+		if (!f)
+			continue;
+		if (!gf || graph_role_is_call(gf->role))
+			f->calls += g->count;
+		f->calls_failed += g->failed;
+		f->exec_ns += g->total_ns;
+		span_add(&f->first_ns, &f->last_ns, g->first_ns, g->last_ns);
+	}
+	if (r.rows)
+		span_add(&m->session.start_ns, &m->session.end_ns, r.first_ns, r.last_ns);
+	scan_result_release(&r);
+	return 0;
+}
+
+static int cmp_ops(const void *a, const void *b)
+{
+	const struct model_eager_op *x = a, *y = b;
+
+	if (x->total_ns != y->total_ns)
+		return x->total_ns < y->total_ns ? 1 : -1;
+	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
+}
+
+static int cmp_sites(const void *a, const void *b)
+{
+	const struct model_eager_site *x = a, *y = b;
+
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return x->total_ns < y->total_ns ? 1 : x->total_ns > y->total_ns ? -1 : 0;
+}
+
+static int load_eager(struct loader *l)
+{
+	struct model *m = l->m;
+	struct scan_result r;
+	size_t capops = 0, capsites = 0;
+	int64_t *site_keys = NULL, *site_top = NULL;
+	int ret = -1;
+
+	if (scan_table(m->rec->path, "eager_ops", "callsite_id", "op_id", "slow_path", "ok", &r))
+		return -1;
+	m->session.eager_ops = r.rows;
+	m->session.eager_ns = r.total_ns;
+	site_keys = calloc(r.ngroups + 1, sizeof(*site_keys));
+	site_top = calloc(r.ngroups + 1, sizeof(*site_top));
+	if (!site_keys || !site_top)
+		goto cleanup;
+	/* Few groups (sites x op types): linear merging is cheap enough. */
+	for (size_t i = 0; i < r.ngroups; i++) {
+		struct scan_group *g = &r.groups[i];
+		const char *op = str_of(l, g->k2);
+		struct model_eager_op *o = NULL;
+		struct model_eager_site *s = NULL;
+		size_t j;
+
+		for (j = 0; j < m->nops; j++)
+			if (m->ops[j].op == op) {
+				o = &m->ops[j];
+				break;
+			}
+		if (!o) {
+			if (ARRAY_GROW(m->ops, m->nops, capops))
+				goto cleanup;
+			o = &m->ops[m->nops++];
+			o->op = op ? op : "?";
+		}
+		o->count += g->count;
+		o->total_ns += g->total_ns;
+		o->slow_path += g->flagged;
+		o->failed += g->failed;
+
+		for (j = 0; j < m->nsites; j++)
+			if (site_keys[j] == g->k1) {
+				s = &m->sites[j];
+				break;
+			}
+		if (!s) {
+			const struct callsite *c = g->k1 >= 0 ? callsite_of(l, g->k1) : NULL;
+
+			if (ARRAY_GROW(m->sites, m->nsites, capsites))
+				goto cleanup;
+			j = m->nsites++;
+			s = &m->sites[j];
+			site_keys[j] = g->k1;
+			if (c) {
+				s->loc.file = c->file;
+				s->loc.line = c->line;
+				s->func = c->func;
+			}
+			s->first_ns = INT64_MAX;
+			s->last_ns = INT64_MIN;
+		}
+		s->count += g->count;
+		s->total_ns += g->total_ns;
+		span_add(&s->first_ns, &s->last_ns, g->first_ns, g->last_ns);
+		if (g->count > site_top[j]) {
+			site_top[j] = g->count;
+			s->top_op = op;
+		}
+	}
+	if (r.rows)
+		span_add(&m->session.start_ns, &m->session.end_ns, r.first_ns, r.last_ns);
+	qsort(m->ops, m->nops, sizeof(*m->ops), cmp_ops);
+	qsort(m->sites, m->nsites, sizeof(*m->sites), cmp_sites);
+	ret = 0;
+cleanup:
+	if (ret)
+		error("out of memory");
+	free(site_keys);
+	free(site_top);
+	scan_result_release(&r);
+	return ret;
+}
+
+static int cmp_blackbox(const void *a, const void *b)
+{
+	const struct model_blackbox *x = a, *y = b;
+
+	if (x->total_ns != y->total_ns)
+		return x->total_ns < y->total_ns ? 1 : -1;
+	return x->execs < y->execs ? 1 : x->execs > y->execs ? -1 : 0;
+}
+
+static int load_blackboxes(struct loader *l)
+{
+	struct model *m = l->m;
+	sqlite3_stmt *s = db_prepare(l->db,
+		"SELECT graph_function_id, node_name, op_type, token FROM blackbox_nodes ORDER BY id");
+	struct scan_result r = { 0 };
+	size_t cap = 0;
+	int rc, ret = -1;
+
+	if (!s)
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct model_blackbox *b;
+		struct graph_fn *gf = graph_fn_of(l, sqlite3_column_int64(s, 0));
+		struct model_function *f = gf ? owner_of_graph_fn(l, gf) : NULL;
+
+		if (ARRAY_GROW(m->blackboxes, m->nblackboxes, cap))
+			goto cleanup;
+		b = &m->blackboxes[m->nblackboxes++];
+		b->node_name = col_text(m, s, 1);
+		b->op_type = col_text(m, s, 2);
+		b->token = col_text(m, s, 3);
+		b->graph_function = gf ? gf->name : NULL;
+		b->first_ns = INT64_MAX;
+		b->last_ns = INT64_MIN;
+		if (f) {
+			b->function = f->name;
+			b->loc = f->def;
+			f->blackbox_nodes++;
+		} else {
+			b->in_tf_data = gf && gf->name && (strstr(gf->name, "Dataset") || strstr(gf->name, "dataset"));
+		}
+	}
+	if (step_finished(l->db, s, rc))
+		goto cleanup;
+	if (scan_table(m->rec->path, "blackbox_execs", "node_id", "op_type_id", "0", "1", &r))
+		goto cleanup;
+	m->session.blackbox_execs = r.rows;
+	m->session.blackbox_ns = r.total_ns;
+	for (size_t i = 0; i < r.ngroups; i++) {
+		struct scan_group *g = &r.groups[i];
+		const char *node = str_of(l, g->k1), *type = str_of(l, g->k2);
+		struct model_blackbox *hit = NULL;
+		size_t nhits = 0;
+
+		for (size_t j = 0; j < m->nblackboxes; j++) {
+			struct model_blackbox *b = &m->blackboxes[j];
+
+			if (node && b->node_name && !strcmp(node, b->node_name) &&
+			    (!type || !b->op_type || !strcmp(type, b->op_type))) {
+				if (!hit)
+					hit = b;
+				nhits++;
+			}
+		}
+		if (!hit) {
+			/* Executed but its graph was never seen (e.g. built before hooks). */
+			if (ARRAY_GROW(m->blackboxes, m->nblackboxes, cap))
+				goto cleanup;
+			hit = &m->blackboxes[m->nblackboxes++];
+			hit->node_name = node;
+			hit->op_type = type;
+			hit->first_ns = INT64_MAX;
+			hit->last_ns = INT64_MIN;
+			nhits = 1;
+		}
+		/*
+		 * The same node name in several graphs (one per retrace of a
+		 * function) is one black box from the user's point of view: the
+		 * executions go to the first, which names the function.
+		 */
+		hit->execs += g->count;
+		hit->total_ns += g->total_ns;
+		span_add(&hit->first_ns, &hit->last_ns, g->first_ns, g->last_ns);
+	}
+	for (size_t j = 0; j < m->nblackboxes; j++) {
+		struct model_blackbox *b = &m->blackboxes[j];
+		struct model_function *f = NULL;
+
+		if (b->first_ns == INT64_MAX)
+			b->first_ns = b->last_ns = 0;
+		for (size_t k = 0; b->function && k < m->nfunctions && !f; k++)
+			if (m->functions[k].name == b->function)
+				f = &m->functions[k];
+		if (f) {
+			f->blackbox_execs += b->execs;
+			f->blackbox_ns += b->total_ns;
+		}
+	}
+	qsort(m->blackboxes, m->nblackboxes, sizeof(*m->blackboxes), cmp_blackbox);
+	ret = 0;
+cleanup:
+	sqlite3_finalize(s);
+	scan_result_release(&r);
+	return ret;
+}
+
+static int same_str(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+static void function_totals(struct model *m)
+{
+	struct model_session *s = &m->session;
+
+	for (size_t i = 0; i < m->nfunctions; i++) {
+		struct model_function *f = &m->functions[i];
+		size_t nobj = 0;
+
+		f->retraces = f->ntraces ? f->ntraces - 1 : 0;
+		if (!f->ntraces)
+			f->has_input_signature = 0;
+		for (size_t k = 0; k < f->ntraces; k++) {
+			struct model_trace *t = &f->traces[k];
+			int seen = 0, shape_seen = 0;
+
+			f->trace_ns += t->end_ns - t->start_ns;
+			if (k > 0)
+				f->retrace_ns += t->end_ns - t->start_ns;
+			f->jit_compile |= t->jit_compile;
+			f->reduce_retracing |= t->reduce_retracing;
+			f->has_input_signature &= t->has_input_signature;
+			f->variables_created += t->variables_created;
+			f->traces_creating_variables += t->variables_created > 0;
+			span_add(&f->first_ns, &f->last_ns, t->start_ns, t->end_ns);
+			for (size_t j = 0; j < k && !seen; j++)
+				seen = f->traces[j].function_object == t->function_object;
+			nobj += !seen;
+			if (!t->jit_compile)
+				continue;
+			for (size_t j = 0; j < k && !shape_seen; j++)
+				shape_seen = f->traces[j].jit_compile && same_str(f->traces[j].signature, t->signature);
+			f->jit_shapes += !shape_seen;
+		}
+		f->function_objects = nobj;
+		if (f->first_ns == INT64_MAX)
+			f->first_ns = f->last_ns = 0;
+		s->trace_ns += f->trace_ns;
+	}
+	s->traces = 0;
+	for (size_t i = 0; i < m->nfunctions; i++)
+		s->traces += (int64_t)m->functions[i].ntraces;
+	s->wall_ns = s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0;
+	s->eager_share = s->wall_ns ? (double)s->eager_ns / (double)s->wall_ns : 0;
+	s->trace_share = s->wall_ns ? (double)s->trace_ns / (double)s->wall_ns : 0;
+}
+
+static int cmp_functions(const void *a, const void *b)
+{
+	const struct model_function *x = a, *y = b;
+
+	if (x->ntraces != y->ntraces)
+		return x->ntraces < y->ntraces ? 1 : -1;
+	if (x->trace_ns + x->exec_ns != y->trace_ns + y->exec_ns)
+		return x->trace_ns + x->exec_ns < y->trace_ns + y->exec_ns ? 1 : -1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+int model_load(struct model *m, struct recording *rec)
+{
+	struct loader l = { 0 };
+	int ret = -1;
+
+	memset(m, 0, sizeof(*m));
+	m->rec = rec;
+	m->pool = calloc(1, sizeof(*m->pool));
+	m->sources = calloc(1, sizeof(*m->sources));
+	if (!m->pool || !m->sources) {
+		error("out of memory");
+		goto cleanup;
+	}
+	l.m = m;
+	l.db = rec->db;
+	if (load_strings(&l) || load_callsites(&l) || load_session(&l) || load_functions(&l) ||
+	    load_traces(&l) || load_graph_functions(&l) || load_function_calls(&l) || load_eager(&l) ||
+	    load_blackboxes(&l))
+		goto cleanup;
+	function_totals(m);
+	if (model_explain_retraces(m, l.gfs, l.ngfs))
+		goto cleanup;
+	qsort(m->functions, m->nfunctions, sizeof(*m->functions), cmp_functions);
+	if (model_register_builtin_sources(m))
+		goto cleanup;
+	if (gpu_metrics_register && gpu_metrics_register(m))
+		goto cleanup;
+	ret = 0;
+cleanup:
+	free(l.strings);
+	free(l.sites);
+	free(l.gfs);
+	if (ret)
+		model_release(m);
+	return ret;
+}
+
+void model_release(struct model *m)
+{
+	if (m->sources) {
+		for (size_t i = 0; i < m->sources->n; i++)
+			if (m->sources->v[i].release)
+				m->sources->v[i].release(m->sources->v[i].data);
+		free(m->sources->v);
+		free(m->sources);
+	}
+	for (size_t i = 0; i < m->nfunctions; i++) {
+		for (size_t k = 0; k < m->functions[i].ntraces; k++)
+			free(m->functions[i].traces[k].inputs);
+		free(m->functions[i].traces);
+	}
+	free(m->functions);
+	free(m->ops);
+	free(m->sites);
+	free(m->blackboxes);
+	free(m->findings);
+	if (m->pool) {
+		for (size_t i = 0; i < m->pool->n; i++)
+			free(m->pool->blocks[i]);
+		free(m->pool->blocks);
+		free(m->pool);
+	}
+	memset(m, 0, sizeof(*m));
+}
+
+const char *model_empty_reason(const struct model *m)
+{
+	const struct model_session *s = &m->session;
+	static char why[256];
+
+	if (m->nfunctions || s->eager_ops || s->function_calls)
+		return NULL;
+	if (s->tf_status && !strcmp(s->tf_status, "mismatch"))
+		snprintf(why, sizeof(why), "TensorFlow events are missing: the hooks could not be installed (%s)",
+			 s->tf_detail ? s->tf_detail : "version mismatch");
+	else if (s->tf_status && !strcmp(s->tf_status, "hooked"))
+		snprintf(why, sizeof(why), "the recording holds no TensorFlow activity (no trace, call or eager op)");
+	else if (s->exit_status)
+		snprintf(why, sizeof(why), "the workload exited with status %d before TensorFlow was loaded",
+			 s->exit_status);
+	else
+		snprintf(why, sizeof(why), "TensorFlow was never loaded by the workload");
+	return why;
+}
+
+int model_add_source(struct model *m, const struct metric_source *src)
+{
+	struct model_source_list *l = m->sources;
+
+	if (ARRAY_GROW(l->v, l->n, l->cap))
+		return error("out of memory");
+	l->v[l->n++] = *src;
+	return 0;
+}
+
+const struct metric_source *model_find_source(const struct model *m, const char *name)
+{
+	/* Later registrations win, so a module can replace a built-in source. */
+	for (size_t i = m->sources ? m->sources->n : 0; i-- > 0;)
+		if (!strcmp(m->sources->v[i].name, name))
+			return &m->sources->v[i];
+	return NULL;
+}
+
+const struct metric_source *model_source_at(const struct model *m, size_t i)
+{
+	return m->sources && i < m->sources->n ? &m->sources->v[i] : NULL;
+}
+
+const struct model_function *model_find_function(const struct model *m, const char *name)
+{
+	for (size_t i = 0; i < m->nfunctions; i++)
+		if (!strcmp(m->functions[i].name, name))
+			return &m->functions[i];
+	return NULL;
+}
+
+struct finding *model_add_finding(struct model *m, const struct finding *f)
+{
+	struct finding *d;
+	size_t n = m->nfindings;
+
+	/* Capacity is not stored: it is 8, then doubles whenever n reaches it. */
+	if (n == 0 || (n >= 8 && (n & (n - 1)) == 0)) {
+		size_t ncap = n ? n * 2 : 8;
+		struct finding *p = realloc(m->findings, ncap * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		m->findings = p;
+	}
+	d = &m->findings[m->nfindings++];
+	*d = *f;
+	d->rule = model_strdup(m, f->rule);
+	d->title = model_strdup(m, f->title);
+	d->function = model_strdup(m, f->function);
+	d->loc.file = model_strdup(m, f->loc.file);
+	d->message = model_strdup(m, f->message);
+	d->recommendation = model_strdup(m, f->recommendation);
+	d->example_before = model_strdup(m, f->example_before);
+	d->example_after = model_strdup(m, f->example_after);
+	return d;
+}
+
+static int cmp_findings(const void *a, const void *b)
+{
+	const struct finding *x = a, *y = b;
+	int c;
+
+	if (x->severity != y->severity)
+		return x->severity < y->severity ? 1 : -1;
+	if (x->cost_ns != y->cost_ns)
+		return x->cost_ns < y->cost_ns ? 1 : -1;
+	if ((c = strcmp(x->rule, y->rule)))
+		return c;
+	return strcmp(x->function ? x->function : "", y->function ? y->function : "");
+}
+
+void model_sort_findings(struct model *m)
+{
+	qsort(m->findings, m->nfindings, sizeof(*m->findings), cmp_findings);
+}

@@ -1,0 +1,45 @@
+/*
+ * model_internal.h - shared between the analyzer's own files (model.c,
+ * explain.c, sources.c, rules.c); not for printers or the TUI.
+ */
+#ifndef AGPROF_MODEL_INTERNAL_H
+#define AGPROF_MODEL_INTERNAL_H
+
+#include "model.h"
+
+#include <stdlib.h>
+
+/* Grow array *pa (element count *pn, capacity *pcap) to hold one more. */
+#define ARRAY_GROW(pa, n, cap) \
+	((n) < (cap) ? 0 : array_grow((void **)&(pa), &(cap), sizeof(*(pa))))
+
+int array_grow(void **arr, size_t *cap, size_t elem);
+
+/* Copy a string of len bytes into the pool. */
+const char *model_strndup(struct model *m, const char *s, size_t len);
+/* printf into the pool. */
+const char *model_strf(struct model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A graph function as the analyzer needs it (function_def not loaded). */
+struct graph_fn {
+	int64_t id;
+	const char *name;
+	const char *role;
+	int64_t trace_id;    /* 0 when NULL */
+	int64_t function_id; /* 0 when NULL */
+	int64_t parent_id;   /* 0 when NULL */
+	int jit_compile;
+	int64_t node_count;
+};
+
+/*
+ * Explain every trace after the first of every function (fills
+ * model_trace.why and the per-function cause counts).  Reads
+ * graph_constants for python-value.  0 or -1.
+ */
+int model_explain_retraces(struct model *m, const struct graph_fn *gfs, size_t ngfs);
+
+/* Register the built-in metric sources.  0 or -1. */
+int model_register_builtin_sources(struct model *m);
+
+#endif

@@ -1,0 +1,1293 @@
+/* rules.c - rule files, expressions, templates; see rules.h and docs/rules.md. */
+#include "rules.h"
+#include "model_internal.h"
+#include "recording.h"
+#include "strbuf.h"
+#include "util.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <string.h>
+
+/* Expressions */
+
+enum node_kind { N_NUM, N_STR, N_IDENT, N_NEG, N_NOT, N_AND, N_OR, N_BIN };
+
+struct node {
+	enum node_kind kind;
+	int op;             /* N_BIN: '+', '-', '*', '/', '<', '>', 'l' (<=), 'g' (>=), '=', '!' */
+	double num;
+	char *text;         /* N_STR, N_IDENT */
+	struct node *a, *b;
+};
+
+static void node_free(struct node *n)
+{
+	if (!n)
+		return;
+	node_free(n->a);
+	node_free(n->b);
+	free(n->text);
+	free(n);
+}
+
+struct parser {
+	const char *s, *p;
+	char err[160];
+};
+
+static void skip_ws(struct parser *ps)
+{
+	while (isspace((unsigned char)*ps->p))
+		ps->p++;
+}
+
+static struct node *new_node(enum node_kind k)
+{
+	struct node *n = calloc(1, sizeof(*n));
+
+	if (n)
+		n->kind = k;
+	return n;
+}
+
+static int parse_fail(struct parser *ps, const char *msg)
+{
+	if (!ps->err[0])
+		snprintf(ps->err, sizeof(ps->err), "%s at column %d", msg, (int)(ps->p - ps->s) + 1);
+	return -1;
+}
+
+/* Whether the next token is keyword kw (a whole word). */
+static int accept_word(struct parser *ps, const char *kw)
+{
+	size_t n = strlen(kw);
+
+	skip_ws(ps);
+	if (strncmp(ps->p, kw, n) || isalnum((unsigned char)ps->p[n]) || ps->p[n] == '_')
+		return 0;
+	ps->p += n;
+	return 1;
+}
+
+static struct node *parse_or(struct parser *ps);
+
+/* A number with an optional unit: ns us ms s (to nanoseconds), % (to a share). */
+static double parse_number_unit(const char *s, char **end)
+{
+	double v = strtod(s, end);
+	const char *p = *end;
+
+	if (p == s)
+		return v;
+	if (!strncmp(p, "ns", 2) && !isalnum((unsigned char)p[2]))
+		*end += 2;
+	else if (!strncmp(p, "us", 2) && !isalnum((unsigned char)p[2]))
+		v *= 1e3, *end += 2;
+	else if (!strncmp(p, "ms", 2) && !isalnum((unsigned char)p[2]))
+		v *= 1e6, *end += 2;
+	else if (p[0] == 's' && !isalnum((unsigned char)p[1]))
+		v *= 1e9, *end += 1;
+	else if (p[0] == '%')
+		v /= 100, *end += 1;
+	return v;
+}
+
+static struct node *parse_primary(struct parser *ps)
+{
+	struct node *n;
+
+	skip_ws(ps);
+	if (*ps->p == '(') {
+		ps->p++;
+		n = parse_or(ps);
+		skip_ws(ps);
+		if (!n || *ps->p != ')') {
+			node_free(n);
+			parse_fail(ps, "expected ')'");
+			return NULL;
+		}
+		ps->p++;
+		return n;
+	}
+	if (isdigit((unsigned char)*ps->p) || (*ps->p == '.' && isdigit((unsigned char)ps->p[1]))) {
+		char *end;
+
+		if (!(n = new_node(N_NUM)))
+			return NULL;
+		n->num = parse_number_unit(ps->p, &end);
+		ps->p = end;
+		return n;
+	}
+	if (*ps->p == '"' || *ps->p == '\'') {
+		char q = *ps->p++;
+		const char *start = ps->p;
+
+		while (*ps->p && *ps->p != q)
+			ps->p++;
+		if (!*ps->p) {
+			parse_fail(ps, "unterminated string");
+			return NULL;
+		}
+		if (!(n = new_node(N_STR)))
+			return NULL;
+		n->text = strndup(start, (size_t)(ps->p - start));
+		ps->p++;
+		return n;
+	}
+	if (isalpha((unsigned char)*ps->p) || *ps->p == '_') {
+		const char *start = ps->p;
+
+		while (isalnum((unsigned char)*ps->p) || *ps->p == '_')
+			ps->p++;
+		if (!(n = new_node(N_IDENT)))
+			return NULL;
+		n->text = strndup(start, (size_t)(ps->p - start));
+		return n;
+	}
+	parse_fail(ps, *ps->p ? "unexpected character" : "unexpected end of expression");
+	return NULL;
+}
+
+static struct node *parse_unary(struct parser *ps)
+{
+	skip_ws(ps);
+	if (*ps->p == '-') {
+		struct node *n = new_node(N_NEG);
+
+		ps->p++;
+		if (!n)
+			return NULL;
+		if (!(n->a = parse_unary(ps))) {
+			node_free(n);
+			return NULL;
+		}
+		return n;
+	}
+	return parse_primary(ps);
+}
+
+static struct node *make_bin(int op, struct node *a, struct node *b)
+{
+	struct node *n;
+
+	if (!a || !b || !(n = new_node(N_BIN))) {
+		node_free(a);
+		node_free(b);
+		return NULL;
+	}
+	n->op = op;
+	n->a = a;
+	n->b = b;
+	return n;
+}
+
+static struct node *parse_product(struct parser *ps)
+{
+	struct node *n = parse_unary(ps);
+
+	while (n) {
+		skip_ws(ps);
+		if (*ps->p != '*' && *ps->p != '/')
+			break;
+		int op = *ps->p++;
+		n = make_bin(op, n, parse_unary(ps));
+	}
+	return n;
+}
+
+static struct node *parse_sum(struct parser *ps)
+{
+	struct node *n = parse_product(ps);
+
+	while (n) {
+		skip_ws(ps);
+		if (*ps->p != '+' && *ps->p != '-')
+			break;
+		int op = *ps->p++;
+		n = make_bin(op, n, parse_product(ps));
+	}
+	return n;
+}
+
+static struct node *parse_cmp(struct parser *ps)
+{
+	struct node *n = parse_sum(ps);
+	int op = 0;
+
+	if (!n)
+		return NULL;
+	skip_ws(ps);
+	if (!strncmp(ps->p, ">=", 2))
+		op = 'g', ps->p += 2;
+	else if (!strncmp(ps->p, "<=", 2))
+		op = 'l', ps->p += 2;
+	else if (!strncmp(ps->p, "==", 2))
+		op = '=', ps->p += 2;
+	else if (!strncmp(ps->p, "!=", 2))
+		op = '!', ps->p += 2;
+	else if (*ps->p == '>' || *ps->p == '<')
+		op = *ps->p++;
+	if (!op)
+		return n;
+	return make_bin(op, n, parse_sum(ps));
+}
+
+static struct node *parse_not(struct parser *ps)
+{
+	if (accept_word(ps, "not")) {
+		struct node *n = new_node(N_NOT);
+
+		if (!n)
+			return NULL;
+		if (!(n->a = parse_not(ps))) {
+			node_free(n);
+			return NULL;
+		}
+		return n;
+	}
+	return parse_cmp(ps);
+}
+
+static struct node *parse_and(struct parser *ps)
+{
+	struct node *n = parse_not(ps);
+
+	while (n && accept_word(ps, "and")) {
+		struct node *b = parse_not(ps), *x;
+
+		if (!b || !(x = new_node(N_AND))) {
+			node_free(n);
+			node_free(b);
+			return NULL;
+		}
+		x->a = n;
+		x->b = b;
+		n = x;
+	}
+	return n;
+}
+
+static struct node *parse_or(struct parser *ps)
+{
+	struct node *n = parse_and(ps);
+
+	while (n && accept_word(ps, "or")) {
+		struct node *b = parse_and(ps), *x;
+
+		if (!b || !(x = new_node(N_OR))) {
+			node_free(n);
+			node_free(b);
+			return NULL;
+		}
+		x->a = n;
+		x->b = b;
+		n = x;
+	}
+	return n;
+}
+
+/* Parse a whole expression; NULL with ps->err set on error. */
+static struct node *parse_expr(struct parser *ps, const char *text)
+{
+	struct node *n;
+
+	ps->s = ps->p = text;
+	ps->err[0] = '\0';
+	n = parse_or(ps);
+	skip_ws(ps);
+	if (n && *ps->p) {
+		parse_fail(ps, "unexpected text");
+		node_free(n);
+		return NULL;
+	}
+	if (!n && !ps->err[0])
+		snprintf(ps->err, sizeof(ps->err), "out of memory");
+	return n;
+}
+
+/* Rules */
+
+struct threshold {
+	char *name;
+	double value;
+	char *text;         /* as written, for docs and listings */
+	char *doc;
+};
+
+struct variant {
+	char *cause;        /* NULL: the default */
+	char *recommendation, *before, *after;
+	int line;
+};
+
+struct rule {
+	char *path;
+	char *id, *title, *select, *message, *query;
+	enum severity severity;
+	int skip_missing_source;
+	struct node *when, *escalate;
+	struct node *f_function, *f_file, *f_line, *f_cost, *f_cause;
+	int line_when, line_escalate, line_message, line_select, line_anchor;
+	struct threshold *th;
+	size_t nth;
+	struct variant *var;
+	size_t nvar;
+	long limit;
+};
+
+static void rule_free(struct rule *r)
+{
+	if (!r)
+		return;
+	free(r->path);
+	free(r->id);
+	free(r->title);
+	free(r->select);
+	free(r->message);
+	free(r->query);
+	node_free(r->when);
+	node_free(r->escalate);
+	node_free(r->f_function);
+	node_free(r->f_file);
+	node_free(r->f_line);
+	node_free(r->f_cost);
+	node_free(r->f_cause);
+	for (size_t i = 0; i < r->nth; i++) {
+		free(r->th[i].name);
+		free(r->th[i].text);
+		free(r->th[i].doc);
+	}
+	free(r->th);
+	for (size_t i = 0; i < r->nvar; i++) {
+		free(r->var[i].cause);
+		free(r->var[i].recommendation);
+		free(r->var[i].before);
+		free(r->var[i].after);
+	}
+	free(r->var);
+	free(r);
+}
+
+void ruleset_init(struct ruleset *rs)
+{
+	memset(rs, 0, sizeof(*rs));
+}
+
+void ruleset_release(struct ruleset *rs)
+{
+	for (size_t i = 0; i < rs->nrules; i++)
+		rule_free(rs->rules[i]);
+	free(rs->rules);
+	memset(rs, 0, sizeof(*rs));
+}
+
+static int rule_error(const char *path, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+static int rule_error(const char *path, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "error: %s:%d: ", path, line);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	return -1;
+}
+
+static char *trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char)*s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char)e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+static struct variant *variant_for(struct rule *r, const char *cause, int line)
+{
+	struct variant *v;
+
+	for (size_t i = 0; i < r->nvar; i++)
+		if ((!cause && !r->var[i].cause) || (cause && r->var[i].cause && !strcmp(cause, r->var[i].cause)))
+			return &r->var[i];
+	v = realloc(r->var, (r->nvar + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	r->var = v;
+	v = &r->var[r->nvar++];
+	memset(v, 0, sizeof(*v));
+	v->cause = cause ? strdup(cause) : NULL;
+	v->line = line;
+	return v;
+}
+
+static int set_expr(struct rule *r, struct node **slot, const char *value, int line)
+{
+	struct parser ps;
+
+	node_free(*slot);
+	*slot = parse_expr(&ps, value);
+	if (!*slot)
+		return rule_error(r->path, line, "%s in '%s'", ps.err, value);
+	return 0;
+}
+
+static int add_threshold(struct rule *r, char *value, int line)
+{
+	/* NAME = NUMBER[unit]  description */
+	char *eq = strchr(value, '='), *name, *num, *end;
+	struct threshold *t;
+	double v;
+
+	if (!eq)
+		return rule_error(r->path, line, "threshold must read 'NAME = VALUE description'");
+	*eq = '\0';
+	name = trim(value);
+	num = eq + 1;
+	while (isspace((unsigned char)*num))
+		num++;
+	v = parse_number_unit(num, &end);
+	if (end == num || !*name)
+		return rule_error(r->path, line, "threshold must read 'NAME = VALUE description'");
+	for (const char *c = name; *c; c++)
+		if (!isalnum((unsigned char)*c) && *c != '_')
+			return rule_error(r->path, line, "bad threshold name '%s'", name);
+	t = realloc(r->th, (r->nth + 1) * sizeof(*t));
+	if (!t)
+		return rule_error(r->path, line, "out of memory");
+	r->th = t;
+	t = &r->th[r->nth++];
+	t->name = strdup(name);
+	t->value = v;
+	t->text = strndup(num, (size_t)(end - num));
+	t->doc = strdup(trim(end));
+	return 0;
+}
+
+/* Apply one "key[variant]: value" line of a rule file. */
+static int rule_set_key(struct rule *r, const char *key, const char *variant, char *value, int line)
+{
+	if (variant && strcmp(key, "recommendation") && strcmp(key, "before") && strcmp(key, "after"))
+		return rule_error(r->path, line, "'%s' takes no [variant]", key);
+	if (variant && strcmp(variant, "default") && retrace_cause_parse(variant) == CAUSE_NONE)
+		return rule_error(r->path, line, "unknown cause '%s'", variant);
+	if (variant && !strcmp(variant, "default"))
+		variant = NULL;
+
+	if (!strcmp(key, "id")) {
+		free(r->id);
+		r->id = strdup(value);
+	} else if (!strcmp(key, "title")) {
+		free(r->title);
+		r->title = strdup(value);
+	} else if (!strcmp(key, "severity")) {
+		int s = severity_parse(value);
+
+		if (s < 0)
+			return rule_error(r->path, line, "severity must be info, warning or error, not '%s'", value);
+		r->severity = (enum severity)s;
+	} else if (!strcmp(key, "select")) {
+		free(r->select);
+		r->select = strdup(value);
+		r->line_select = line;
+	} else if (!strcmp(key, "query")) {
+		free(r->query);
+		r->query = strdup(value);
+	} else if (!strcmp(key, "if-missing")) {
+		if (strcmp(value, "skip") && strcmp(value, "error"))
+			return rule_error(r->path, line, "if-missing must be skip or error");
+		r->skip_missing_source = !strcmp(value, "skip");
+	} else if (!strcmp(key, "limit")) {
+		char *end;
+
+		r->limit = strtol(value, &end, 10);
+		if (*end || r->limit < 1)
+			return rule_error(r->path, line, "limit must be a positive number");
+	} else if (!strcmp(key, "threshold")) {
+		return add_threshold(r, value, line);
+	} else if (!strcmp(key, "when")) {
+		r->line_when = line;
+		return set_expr(r, &r->when, value, line);
+	} else if (!strcmp(key, "escalate")) {
+		r->line_escalate = line;
+		return set_expr(r, &r->escalate, value, line);
+	} else if (!strcmp(key, "function") || !strcmp(key, "file") || !strcmp(key, "line") ||
+		   !strcmp(key, "cost") || !strcmp(key, "cause")) {
+		struct node **slot = !strcmp(key, "function") ? &r->f_function : !strcmp(key, "file") ? &r->f_file
+				   : !strcmp(key, "line") ? &r->f_line : !strcmp(key, "cost") ? &r->f_cost : &r->f_cause;
+		r->line_anchor = line;
+		return set_expr(r, slot, value, line);
+	} else if (!strcmp(key, "message")) {
+		free(r->message);
+		r->message = strdup(value);
+		r->line_message = line;
+	} else if (!strcmp(key, "recommendation") || !strcmp(key, "before") || !strcmp(key, "after")) {
+		struct variant *v = variant_for(r, variant, line);
+		char **slot;
+
+		if (!v)
+			return rule_error(r->path, line, "out of memory");
+		slot = key[0] == 'r' ? &v->recommendation : key[0] == 'b' ? &v->before : &v->after;
+		free(*slot);
+		*slot = strdup(value);
+	} else {
+		return rule_error(r->path, line, "unknown key '%s'", key);
+	}
+	return 0;
+}
+
+/*
+ * Parse a rule file's text: "key: value" lines; "key: |" starts a block of
+ * the following indented (or empty) lines, dedented; '#' starts a comment
+ * line.  Returns the rule or NULL after printing the first error.
+ */
+static struct rule *rule_parse(const char *path, const char *text)
+{
+	struct rule *r = calloc(1, sizeof(*r));
+	char *copy = strdup(text), *save = NULL, *lineptr, *next;
+	int lineno = 0, bad = 0;
+
+	if (!r || !copy) {
+		free(copy);
+		free(r);
+		error("out of memory");
+		return NULL;
+	}
+	r->path = strdup(path);
+	r->severity = SEV_WARNING;
+	for (lineptr = copy; lineptr && !bad; lineptr = next) {
+		char *colon, *key, *value, *variant = NULL, *br;
+		int keyline;
+
+		next = strchr(lineptr, '\n');
+		if (next)
+			*next++ = '\0';
+		lineno++;
+		if (!*trim(lineptr) || *trim(lineptr) == '#')
+			continue;
+		if (isspace((unsigned char)*lineptr)) {
+			bad = rule_error(path, lineno, "indented line outside a block");
+			break;
+		}
+		colon = strchr(lineptr, ':');
+		if (!colon) {
+			bad = rule_error(path, lineno, "expected 'key: value'");
+			break;
+		}
+		*colon = '\0';
+		key = trim(lineptr);
+		value = trim(colon + 1);
+		keyline = lineno;
+		if ((br = strchr(key, '['))) {
+			char *close = strchr(br, ']');
+
+			if (!close || close[1]) {
+				bad = rule_error(path, lineno, "bad key '%s'", key);
+				break;
+			}
+			*br = '\0';
+			*close = '\0';
+			variant = br + 1;
+		}
+		if (!strcmp(value, "|")) {
+			struct strbuf sb = STRBUF_INIT;
+			size_t indent = (size_t)-1;
+
+			/* Block: following lines that are empty or indented. */
+			while (next && (*next == '\n' || *next == ' ' || *next == '\t' || *next == '\0')) {
+				char *nl = strchr(next, '\n');
+				char *l = next;
+				size_t lead = 0;
+
+				if (!*next)
+					break;
+				if (nl)
+					*nl = '\0';
+				next = nl ? nl + 1 : NULL;
+				lineno++;
+				while (l[lead] == ' ' || l[lead] == '\t')
+					lead++;
+				if (l[lead] && lead < indent)
+					indent = lead;
+				strbuf_addstr(&sb, l);
+				strbuf_addch(&sb, '\n');
+			}
+			/* Dedent and drop trailing empty lines. */
+			{
+				struct strbuf out = STRBUF_INIT;
+				char *p = sb.buf;
+
+				while (p && *p) {
+					char *nl = strchr(p, '\n');
+					size_t len = nl ? (size_t)(nl - p) : strlen(p);
+
+					if (len > indent && indent != (size_t)-1)
+						strbuf_add(&out, p + indent, len - indent);
+					strbuf_addch(&out, '\n');
+					p = nl ? nl + 1 : p + len;
+				}
+				while (out.len && out.buf[out.len - 1] == '\n')
+					out.buf[--out.len] = '\0';
+				bad = rule_set_key(r, key, variant, out.buf ? out.buf : (char *)"", keyline);
+				strbuf_release(&out);
+			}
+			strbuf_release(&sb);
+			continue;
+		}
+		bad = rule_set_key(r, key, variant, value, keyline);
+	}
+	(void)save;
+	free(copy);
+	if (!bad) {
+		if (!r->id)
+			bad = rule_error(path, 1, "rule has no 'id'");
+		else if (!r->select)
+			bad = rule_error(path, 1, "rule '%s' has no 'select'", r->id);
+		else if (!r->when)
+			bad = rule_error(path, 1, "rule '%s' has no 'when'", r->id);
+		else if (!r->message)
+			bad = rule_error(path, 1, "rule '%s' has no 'message'", r->id);
+		else if (!strcmp(r->select, "sql") && !r->query)
+			bad = rule_error(path, r->line_select, "rule '%s' selects sql but has no 'query'", r->id);
+	}
+	if (bad) {
+		rule_free(r);
+		return NULL;
+	}
+	for (const char *c = r->id; *c; c++)
+		if (!isalnum((unsigned char)*c) && *c != '-' && *c != '_') {
+			rule_error(path, 1, "bad rule id '%s'", r->id);
+			rule_free(r);
+			return NULL;
+		}
+	if (!r->title)
+		r->title = strdup(r->id);
+	return r;
+}
+
+static int ruleset_add(struct ruleset *rs, struct rule *r)
+{
+	for (size_t i = 0; i < rs->nrules; i++)
+		if (!strcmp(rs->rules[i]->id, r->id)) {
+			rule_free(rs->rules[i]);
+			rs->rules[i] = r;
+			return 0;
+		}
+	if (ARRAY_GROW(rs->rules, rs->nrules, rs->cap)) {
+		rule_free(r);
+		return error("out of memory");
+	}
+	rs->rules[rs->nrules++] = r;
+	return 0;
+}
+
+int ruleset_load_text(struct ruleset *rs, const char *name, const char *text)
+{
+	struct rule *r = rule_parse(name, text);
+
+	if (!r) {
+		rs->errors++;
+		return -1;
+	}
+	return ruleset_add(rs, r);
+}
+
+int ruleset_load_file(struct ruleset *rs, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	struct strbuf sb = STRBUF_INIT;
+	char buf[4096];
+	size_t n;
+	int ret;
+
+	if (!f) {
+		rs->errors++;
+		return error("cannot open rule file '%s': %s", path, strerror(errno));
+	}
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0)
+		strbuf_add(&sb, buf, n);
+	fclose(f);
+	ret = ruleset_load_text(rs, path, sb.buf ? sb.buf : "");
+	strbuf_release(&sb);
+	return ret;
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int ruleset_load_dir(struct ruleset *rs, const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	char **names = NULL;
+	size_t n = 0, cap = 0;
+	int bad = 0;
+
+	if (!d)
+		return error("cannot read rules directory '%s': %s", dir, strerror(errno));
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+
+		if (len < 6 || strcmp(e->d_name + len - 5, ".rule") || e->d_name[0] == '.')
+			continue;
+		if (ARRAY_GROW(names, n, cap))
+			break;
+		names[n++] = strdup(e->d_name);
+	}
+	closedir(d);
+	qsort(names, n, sizeof(*names), cmp_names);
+	for (size_t i = 0; i < n; i++) {
+		char path[4096];
+
+		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
+		bad += ruleset_load_file(rs, path) != 0;
+		free(names[i]);
+	}
+	free(names);
+	return bad;
+}
+
+int ruleset_load_default(struct ruleset *rs, const char *user_dir)
+{
+	char *dir = agprof_rules_dir();
+	int ret = 0;
+
+	if (!dir)
+		return error("cannot find the built-in rules (set AGPROF_RULES_DIR)");
+	if (ruleset_load_dir(rs, dir) < 0)
+		ret = -1;
+	free(dir);
+	if (!ret && user_dir && ruleset_load_dir(rs, user_dir) < 0)
+		ret = -1;
+	return ret;
+}
+
+static struct rule *find_rule(const struct ruleset *rs, const char *id)
+{
+	for (size_t i = 0; i < rs->nrules; i++)
+		if (!strcmp(rs->rules[i]->id, id))
+			return rs->rules[i];
+	return NULL;
+}
+
+int ruleset_has(const struct ruleset *rs, const char *id)
+{
+	return find_rule(rs, id) != NULL;
+}
+
+size_t ruleset_count(const struct ruleset *rs)
+{
+	return rs->nrules;
+}
+
+const char *ruleset_rule_id(const struct ruleset *rs, size_t i)
+{
+	return i < rs->nrules ? rs->rules[i]->id : NULL;
+}
+
+const char *ruleset_rule_title(const struct ruleset *rs, size_t i)
+{
+	return i < rs->nrules ? rs->rules[i]->title : NULL;
+}
+
+int ruleset_set(struct ruleset *rs, const char *assignment)
+{
+	const char *dot = strchr(assignment, '.'), *eq = strchr(assignment, '=');
+	char id[128], name[128], *end;
+	struct rule *r;
+	double v;
+
+	if (!dot || !eq || eq < dot || (size_t)(dot - assignment) >= sizeof(id) || (size_t)(eq - dot) > sizeof(name))
+		return error("'%s' is not RULE.THRESHOLD=VALUE", assignment);
+	snprintf(id, sizeof(id), "%.*s", (int)(dot - assignment), assignment);
+	snprintf(name, sizeof(name), "%.*s", (int)(eq - dot - 1), dot + 1);
+	v = parse_number_unit(eq + 1, &end);
+	if (end == eq + 1 || *end)
+		return error("bad value in '%s'", assignment);
+	if (!(r = find_rule(rs, id)))
+		return error("no rule '%s'", id);
+	for (size_t i = 0; i < r->nth; i++)
+		if (!strcmp(r->th[i].name, name)) {
+			r->th[i].value = v;
+			free(r->th[i].text);
+			r->th[i].text = strdup(eq + 1);
+			return 0;
+		}
+	return error("rule '%s' has no threshold '%s'", id, name);
+}
+
+/* Evaluation */
+
+struct eval {
+	const struct rule *r;
+	const struct model *m;
+	const struct metric_source *src;
+	size_t row;
+	const char *bad_field; /* first unknown identifier */
+};
+
+static int lookup(struct eval *ev, const char *name, struct metric_value *out)
+{
+	for (size_t i = 0; i < ev->r->nth; i++)
+		if (!strcmp(ev->r->th[i].name, name)) {
+			out->type = METRIC_NUM;
+			out->num = ev->r->th[i].value;
+			return 0;
+		}
+	memset(out, 0, sizeof(*out));
+	if (ev->src->get(ev->m, ev->src->data, ev->row, name, out)) {
+		if (!ev->bad_field)
+			ev->bad_field = name;
+		return -1;
+	}
+	return 0;
+}
+
+static int truthy(const struct metric_value *v)
+{
+	return v->type == METRIC_NUM ? v->num != 0 : v->type == METRIC_TEXT ? v->text && *v->text : 0;
+}
+
+static void set_num(struct metric_value *v, double x)
+{
+	v->type = METRIC_NUM;
+	v->num = x;
+	v->text = NULL;
+}
+
+static void eval_node(struct eval *ev, const struct node *n, struct metric_value *out)
+{
+	struct metric_value a, b;
+
+	memset(out, 0, sizeof(*out));
+	switch (n->kind) {
+	case N_NUM:
+		set_num(out, n->num);
+		return;
+	case N_STR:
+		out->type = METRIC_TEXT;
+		out->text = n->text;
+		return;
+	case N_IDENT:
+		lookup(ev, n->text, out);
+		return;
+	case N_NEG:
+		eval_node(ev, n->a, &a);
+		if (a.type == METRIC_NUM)
+			set_num(out, -a.num);
+		return;
+	case N_NOT:
+		eval_node(ev, n->a, &a);
+		set_num(out, !truthy(&a));
+		return;
+	case N_AND:
+		eval_node(ev, n->a, &a);
+		if (!truthy(&a)) {
+			set_num(out, 0);
+			return;
+		}
+		eval_node(ev, n->b, &b);
+		set_num(out, truthy(&b));
+		return;
+	case N_OR:
+		eval_node(ev, n->a, &a);
+		if (truthy(&a)) {
+			set_num(out, 1);
+			return;
+		}
+		eval_node(ev, n->b, &b);
+		set_num(out, truthy(&b));
+		return;
+	case N_BIN:
+		eval_node(ev, n->a, &a);
+		eval_node(ev, n->b, &b);
+		if (n->op == '=' || n->op == '!') {
+			int same;
+
+			if (a.type == METRIC_TEXT && b.type == METRIC_TEXT)
+				same = !strcmp(a.text, b.text);
+			else if (a.type == METRIC_NUM && b.type == METRIC_NUM)
+				same = a.num == b.num;
+			else
+				same = a.type == b.type;
+			set_num(out, n->op == '=' ? same : !same);
+			return;
+		}
+		if (a.type != METRIC_NUM || b.type != METRIC_NUM) {
+			/* Arithmetic or order on text or a missing value: false. */
+			if (strchr("<>lg", n->op))
+				set_num(out, 0);
+			return;
+		}
+		switch (n->op) {
+		case '+': set_num(out, a.num + b.num); break;
+		case '-': set_num(out, a.num - b.num); break;
+		case '*': set_num(out, a.num * b.num); break;
+		case '/': set_num(out, b.num != 0 ? a.num / b.num : 0); break;
+		case '<': set_num(out, a.num < b.num); break;
+		case '>': set_num(out, a.num > b.num); break;
+		case 'l': set_num(out, a.num <= b.num); break;
+		case 'g': set_num(out, a.num >= b.num); break;
+		}
+		return;
+	}
+}
+
+static void format_value(struct strbuf *sb, const struct metric_value *v, const char *fmt)
+{
+	if (v->type == METRIC_TEXT) {
+		strbuf_addstr(sb, v->text);
+		return;
+	}
+	if (v->type != METRIC_NUM) {
+		strbuf_addch(sb, '-');
+		return;
+	}
+	if (fmt && !strcmp(fmt, "ms"))
+		strbuf_addf(sb, "%.1f ms", v->num / 1e6);
+	else if (fmt && !strcmp(fmt, "s"))
+		strbuf_addf(sb, "%.2f s", v->num / 1e9);
+	else if (fmt && !strcmp(fmt, "pct"))
+		strbuf_addf(sb, "%.1f%%", v->num * 100);
+	else if (fmt && !strcmp(fmt, "time")) {
+		double ns = v->num;
+
+		if (ns >= 1e9)
+			strbuf_addf(sb, "%.2f s", ns / 1e9);
+		else if (ns >= 1e6)
+			strbuf_addf(sb, "%.1f ms", ns / 1e6);
+		else
+			strbuf_addf(sb, "%.0f us", ns / 1e3);
+	} else if (v->num == floor(v->num) && fabs(v->num) < 1e15)
+		strbuf_addf(sb, "%lld", (long long)v->num);
+	else
+		strbuf_addf(sb, "%.3g", v->num);
+}
+
+/* Expand {field} and {field:fmt} in tmpl; {{ and }} are literal braces.  0 or -1. */
+static int render(struct eval *ev, const char *tmpl, struct strbuf *out)
+{
+	for (const char *p = tmpl; p && *p; p++) {
+		const char *close, *colon;
+		char name[64], fmt[16] = "";
+		struct metric_value v;
+
+		if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}')) {
+			strbuf_addch(out, *p++);
+			continue;
+		}
+		if (*p != '{') {
+			strbuf_addch(out, *p);
+			continue;
+		}
+		close = strchr(p, '}');
+		if (!close || close - p - 1 >= (long)sizeof(name)) {
+			strbuf_addch(out, *p);
+			continue;
+		}
+		snprintf(name, sizeof(name), "%.*s", (int)(close - p - 1), p + 1);
+		if ((colon = strchr(name, ':'))) {
+			snprintf(fmt, sizeof(fmt), "%s", colon + 1);
+			name[colon - name] = '\0';
+		}
+		if (lookup(ev, name, &v))
+			return -1;
+		format_value(out, &v, fmt[0] ? fmt : NULL);
+		p = close;
+	}
+	return 0;
+}
+
+/* An in-memory source holding the rows of a rule's SQL query. */
+struct sql_rows {
+	char **cols;
+	size_t ncols;
+	struct metric_value *cells; /* nrows * ncols */
+	size_t nrows;
+};
+
+static void sql_rows_release(void *data)
+{
+	struct sql_rows *t = data;
+
+	if (!t)
+		return;
+	for (size_t i = 0; i < t->ncols; i++)
+		free(t->cols[i]);
+	free(t->cols);
+	for (size_t i = 0; i < t->nrows * t->ncols; i++)
+		free((char *)t->cells[i].text);
+	free(t->cells);
+	free(t);
+}
+
+static size_t sql_count(const struct model *m, void *data)
+{
+	(void)m;
+	return ((struct sql_rows *)data)->nrows;
+}
+
+static int sql_get(const struct model *m, void *data, size_t row, const char *field, struct metric_value *out)
+{
+	struct sql_rows *t = data;
+
+	(void)m;
+	for (size_t c = 0; c < t->ncols; c++)
+		if (!strcmp(t->cols[c], field)) {
+			*out = t->cells[row * t->ncols + c];
+			return 0;
+		}
+	return -1;
+}
+
+static void sql_anchor(const struct model *m, void *data, size_t row, struct metric_anchor *a)
+{
+	struct metric_value v;
+
+	if (!sql_get(m, data, row, "function", &v) && v.type == METRIC_TEXT)
+		a->function = v.text;
+	if (!sql_get(m, data, row, "file", &v) && v.type == METRIC_TEXT)
+		a->loc.file = v.text;
+	if (!sql_get(m, data, row, "line", &v) && v.type == METRIC_NUM)
+		a->loc.line = (int)v.num;
+	if (!sql_get(m, data, row, "cost_ns", &v) && v.type == METRIC_NUM)
+		a->cost_ns = (int64_t)v.num;
+	if (!sql_get(m, data, row, "start_ns", &v) && v.type == METRIC_NUM)
+		a->start_ns = (int64_t)v.num;
+	if (!sql_get(m, data, row, "end_ns", &v) && v.type == METRIC_NUM)
+		a->end_ns = (int64_t)v.num;
+	if (!sql_get(m, data, row, "cause", &v) && v.type == METRIC_TEXT)
+		a->cause = retrace_cause_parse(v.text);
+}
+
+/* Run a rule's query (read-only connection) into *out.  0 or -1. */
+static int sql_source(const struct rule *r, struct model *m, struct metric_source *out)
+{
+	sqlite3_stmt *s = NULL;
+	struct sql_rows *t = calloc(1, sizeof(*t));
+	size_t cap = 0;
+	int rc;
+
+	if (!t)
+		return -1;
+	if (sqlite3_prepare_v2(m->rec->db, r->query, -1, &s, NULL) != SQLITE_OK) {
+		rule_error(r->path, r->line_select, "query: %s", sqlite3_errmsg(m->rec->db));
+		free(t);
+		return -1;
+	}
+	if (!sqlite3_stmt_readonly(s)) {
+		rule_error(r->path, r->line_select, "query must only read the recording");
+		sqlite3_finalize(s);
+		free(t);
+		return -1;
+	}
+	t->ncols = (size_t)sqlite3_column_count(s);
+	t->cols = calloc(t->ncols + 1, sizeof(*t->cols));
+	for (size_t c = 0; t->cols && c < t->ncols; c++)
+		t->cols[c] = strdup(sqlite3_column_name(s, (int)c));
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		size_t ncells = t->nrows * t->ncols;
+
+		if (t->nrows >= cap) {
+			size_t ncap = cap ? cap * 2 : 16;
+			struct metric_value *p = realloc(t->cells, ncap * (t->ncols ? t->ncols : 1) * sizeof(*p));
+
+			if (!p)
+				break;
+			t->cells = p;
+			cap = ncap;
+		}
+		for (size_t c = 0; c < t->ncols; c++) {
+			struct metric_value *v = &t->cells[ncells + c];
+
+			memset(v, 0, sizeof(*v));
+			switch (sqlite3_column_type(s, (int)c)) {
+			case SQLITE_INTEGER:
+			case SQLITE_FLOAT:
+				v->type = METRIC_NUM;
+				v->num = sqlite3_column_double(s, (int)c);
+				break;
+			case SQLITE_TEXT:
+				v->type = METRIC_TEXT;
+				v->text = strdup((const char *)sqlite3_column_text(s, (int)c));
+				break;
+			default:
+				break;
+			}
+		}
+		t->nrows++;
+	}
+	if (rc != SQLITE_DONE) {
+		rule_error(r->path, r->line_select, "query: %s", sqlite3_errmsg(m->rec->db));
+		sqlite3_finalize(s);
+		sql_rows_release(t);
+		return -1;
+	}
+	sqlite3_finalize(s);
+	memset(out, 0, sizeof(*out));
+	out->name = "sql";
+	out->count = sql_count;
+	out->get = sql_get;
+	out->anchor = sql_anchor;
+	out->release = sql_rows_release;
+	out->data = t;
+	return 0;
+}
+
+static const struct variant *pick_variant(const struct rule *r, enum retrace_cause cause)
+{
+	const char *name = retrace_cause_name(cause);
+	const struct variant *dflt = NULL;
+
+	for (size_t i = 0; i < r->nvar; i++) {
+		if (!r->var[i].cause)
+			dflt = &r->var[i];
+		else if (name && !strcmp(r->var[i].cause, name))
+			return &r->var[i];
+	}
+	return dflt;
+}
+
+/* Evaluate an anchor override expression. */
+static int eval_anchor(struct eval *ev, const struct node *n, struct metric_value *v)
+{
+	if (!n)
+		return 0;
+	eval_node(ev, n, v);
+	return ev->bad_field ? -1 : 1;
+}
+
+static int rule_run(struct rule *r, struct model *m, size_t *added)
+{
+	struct metric_source sqlsrc;
+	const struct metric_source *src;
+	struct eval ev = { .r = r, .m = m };
+	struct strbuf msg = STRBUF_INIT, rec = STRBUF_INIT;
+	size_t n, fired = 0;
+	int ret = -1;
+
+	memset(&sqlsrc, 0, sizeof(sqlsrc));
+	if (!strcmp(r->select, "sql")) {
+		if (sql_source(r, m, &sqlsrc))
+			return -1;
+		src = &sqlsrc;
+	} else if (!(src = model_find_source(m, r->select))) {
+		if (r->skip_missing_source)
+			return 0;
+		return rule_error(r->path, r->line_select, "unknown source '%s'", r->select);
+	}
+	ev.src = src;
+	n = src->count(m, src->data);
+	for (size_t row = 0; row < n; row++) {
+		struct metric_value v;
+		struct metric_anchor a;
+		struct finding f;
+		const struct variant *var;
+		int line;
+
+		ev.row = row;
+		ev.bad_field = NULL;
+		eval_node(&ev, r->when, &v);
+		if (ev.bad_field) {
+			rule_error(r->path, r->line_when, "'%s' is neither a threshold nor a field of '%s'",
+				   ev.bad_field, r->select);
+			goto cleanup;
+		}
+		if (!truthy(&v))
+			continue;
+		memset(&a, 0, sizeof(a));
+		if (src->anchor)
+			src->anchor(m, src->data, row, &a);
+		memset(&f, 0, sizeof(f));
+		f.rule = r->id;
+		f.title = r->title;
+		f.severity = r->severity;
+		if (r->escalate) {
+			eval_node(&ev, r->escalate, &v);
+			if (ev.bad_field) {
+				rule_error(r->path, r->line_escalate, "'%s' is neither a threshold nor a field of '%s'",
+					   ev.bad_field, r->select);
+				goto cleanup;
+			}
+			if (truthy(&v))
+				f.severity = SEV_ERROR;
+		}
+		if (eval_anchor(&ev, r->f_function, &v) > 0)
+			a.function = v.type == METRIC_TEXT ? v.text : NULL;
+		if (eval_anchor(&ev, r->f_file, &v) > 0)
+			a.loc.file = v.type == METRIC_TEXT ? v.text : NULL;
+		if (eval_anchor(&ev, r->f_line, &v) > 0)
+			a.loc.line = v.type == METRIC_NUM ? (int)v.num : 0;
+		if (eval_anchor(&ev, r->f_cost, &v) > 0)
+			a.cost_ns = v.type == METRIC_NUM ? (int64_t)v.num : 0;
+		if ((line = eval_anchor(&ev, r->f_cause, &v)) > 0)
+			a.cause = v.type == METRIC_TEXT ? retrace_cause_parse(v.text) : CAUSE_NONE;
+		if (ev.bad_field) {
+			rule_error(r->path, r->line_anchor, "'%s' is neither a threshold nor a field of '%s'",
+				   ev.bad_field, r->select);
+			goto cleanup;
+		}
+		f.function = a.function;
+		f.cause = a.cause;
+		f.loc = a.loc;
+		if (!f.loc.file)
+			f.loc.line = 0;
+		f.cost_ns = a.cost_ns;
+		f.start_ns = a.start_ns;
+		f.end_ns = a.end_ns;
+		strbuf_reset(&msg);
+		if (render(&ev, r->message, &msg)) {
+			rule_error(r->path, r->line_message, "'%s' is neither a threshold nor a field of '%s'",
+				   ev.bad_field, r->select);
+			goto cleanup;
+		}
+		f.message = msg.buf ? msg.buf : "";
+		var = pick_variant(r, f.cause);
+		strbuf_reset(&rec);
+		if (var && var->recommendation && render(&ev, var->recommendation, &rec)) {
+			rule_error(r->path, var->line, "'%s' is neither a threshold nor a field of '%s'",
+				   ev.bad_field, r->select);
+			goto cleanup;
+		}
+		f.recommendation = rec.buf ? rec.buf : "";
+		f.example_before = var ? var->before : NULL;
+		f.example_after = var ? var->after : NULL;
+		if (!model_add_finding(m, &f)) {
+			error("out of memory");
+			goto cleanup;
+		}
+		(*added)++;
+		if (r->limit && (long)++fired >= r->limit)
+			break;
+	}
+	ret = 0;
+cleanup:
+	strbuf_release(&msg);
+	strbuf_release(&rec);
+	if (sqlsrc.release)
+		sqlsrc.release(sqlsrc.data);
+	return ret;
+}
+
+size_t rules_run(struct ruleset *rs, struct model *m)
+{
+	size_t added = 0;
+
+	for (size_t i = 0; i < rs->nrules; i++)
+		if (rule_run(rs->rules[i], m, &added))
+			rs->errors++;
+	model_sort_findings(m);
+	return added;
+}

@@ -1,0 +1,327 @@
+/* scan.c - see scan.h. */
+#include "scan.h"
+#include "util.h"
+
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Tables smaller than this are scanned by one thread: threads cost more. */
+#define SCAN_MIN_ROWS_PER_THREAD 250000
+
+struct group_table {
+	struct scan_group *slots;
+	unsigned char *used;
+	size_t cap, n;
+};
+
+static int group_table_init(struct group_table *t)
+{
+	t->cap = 256;
+	t->n = 0;
+	t->slots = calloc(t->cap, sizeof(*t->slots));
+	t->used = calloc(t->cap, 1);
+	return t->slots && t->used ? 0 : -1;
+}
+
+static void group_table_release(struct group_table *t)
+{
+	free(t->slots);
+	free(t->used);
+	memset(t, 0, sizeof(*t));
+}
+
+static size_t group_hash(int64_t k1, int64_t k2, size_t cap)
+{
+	uint64_t h = (uint64_t)k1 * 0x9E3779B97F4A7C15ULL ^ ((uint64_t)k2 + 0x632BE59BD9B4E019ULL) * 0xBF58476D1CE4E5B9ULL;
+
+	return (size_t)(h ^ (h >> 31)) & (cap - 1);
+}
+
+static int group_table_grow(struct group_table *t)
+{
+	struct group_table nt;
+
+	nt.cap = t->cap * 2;
+	nt.n = t->n;
+	nt.slots = calloc(nt.cap, sizeof(*nt.slots));
+	nt.used = calloc(nt.cap, 1);
+	if (!nt.slots || !nt.used) {
+		free(nt.slots);
+		free(nt.used);
+		return -1;
+	}
+	for (size_t i = 0; i < t->cap; i++) {
+		size_t j;
+
+		if (!t->used[i])
+			continue;
+		for (j = group_hash(t->slots[i].k1, t->slots[i].k2, nt.cap); nt.used[j]; j = (j + 1) & (nt.cap - 1))
+			;
+		nt.used[j] = 1;
+		nt.slots[j] = t->slots[i];
+	}
+	group_table_release(t);
+	*t = nt;
+	return 0;
+}
+
+/* The group for (k1, k2), created empty when new; NULL when out of memory. */
+static struct scan_group *group_table_get(struct group_table *t, int64_t k1, int64_t k2)
+{
+	size_t i;
+
+	for (i = group_hash(k1, k2, t->cap); t->used[i]; i = (i + 1) & (t->cap - 1))
+		if (t->slots[i].k1 == k1 && t->slots[i].k2 == k2)
+			return &t->slots[i];
+	if ((t->n + 1) * 2 > t->cap) {
+		if (group_table_grow(t))
+			return NULL;
+		return group_table_get(t, k1, k2);
+	}
+	t->used[i] = 1;
+	t->n++;
+	memset(&t->slots[i], 0, sizeof(t->slots[i]));
+	t->slots[i].k1 = k1;
+	t->slots[i].k2 = k2;
+	t->slots[i].first_ns = INT64_MAX;
+	t->slots[i].last_ns = INT64_MIN;
+	return &t->slots[i];
+}
+
+static int group_merge(struct group_table *t, const struct scan_group *g)
+{
+	struct scan_group *d = group_table_get(t, g->k1, g->k2);
+
+	if (!d)
+		return -1;
+	d->count += g->count;
+	d->total_ns += g->total_ns;
+	d->flagged += g->flagged;
+	d->failed += g->failed;
+	if (g->first_ns < d->first_ns)
+		d->first_ns = g->first_ns;
+	if (g->last_ns > d->last_ns)
+		d->last_ns = g->last_ns;
+	return 0;
+}
+
+struct scan_job {
+	const char *path;
+	const char *sql;
+	int64_t lo, hi;     /* rowid range [lo, hi] */
+	struct group_table groups;
+	int64_t rows;
+	int rc;
+	char err[256];
+};
+
+static void *scan_worker(void *arg)
+{
+	struct scan_job *job = arg;
+	sqlite3 *db = NULL;
+	sqlite3_stmt *stmt = NULL;
+	int rc;
+
+	job->rc = -1;
+	if (group_table_init(&job->groups)) {
+		snprintf(job->err, sizeof(job->err), "out of memory");
+		return NULL;
+	}
+	if (sqlite3_open_v2(job->path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		snprintf(job->err, sizeof(job->err), "cannot open '%s': %s", job->path, db ? sqlite3_errmsg(db) : "out of memory");
+		goto cleanup;
+	}
+	/* Reading through mmap avoids one copy per page on a cold connection. */
+	sqlite3_exec(db, "PRAGMA mmap_size=17179869184", NULL, NULL, NULL);
+	if (sqlite3_prepare_v2(db, job->sql, -1, &stmt, NULL) != SQLITE_OK) {
+		snprintf(job->err, sizeof(job->err), "%s in '%s'", sqlite3_errmsg(db), job->sql);
+		goto cleanup;
+	}
+	sqlite3_bind_int64(stmt, 1, job->lo);
+	sqlite3_bind_int64(stmt, 2, job->hi);
+	{
+		/* Consecutive rows usually share their group: remember the last one. */
+		struct scan_group *last = NULL;
+
+		while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
+			int64_t k1 = sqlite3_column_type(stmt, 0) == SQLITE_NULL ? -1 : sqlite3_column_int64(stmt, 0);
+			int64_t k2 = sqlite3_column_type(stmt, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(stmt, 1);
+			int64_t start = sqlite3_column_int64(stmt, 2);
+			int64_t end = sqlite3_column_int64(stmt, 3);
+			struct scan_group *g = last;
+
+			if (!g || g->k1 != k1 || g->k2 != k2) {
+				g = group_table_get(&job->groups, k1, k2);
+				if (!g) {
+					snprintf(job->err, sizeof(job->err), "out of memory");
+					goto cleanup;
+				}
+			}
+			g->count++;
+			g->total_ns += end - start;
+			g->flagged += sqlite3_column_int(stmt, 4) != 0;
+			g->failed += sqlite3_column_int(stmt, 5) == 0;
+			if (start < g->first_ns)
+				g->first_ns = start;
+			if (end > g->last_ns)
+				g->last_ns = end;
+			job->rows++;
+			last = g;
+			/* The table may grow and move its slots. */
+			if (job->groups.n * 2 + 2 > job->groups.cap)
+				last = NULL;
+		}
+	}
+	if (rc != SQLITE_DONE) {
+		snprintf(job->err, sizeof(job->err), "cannot read '%s': %s", job->path, sqlite3_errmsg(db));
+		goto cleanup;
+	}
+	job->rc = 0;
+cleanup:
+	sqlite3_finalize(stmt);
+	sqlite3_close(db);
+	return NULL;
+}
+
+static int scan_threads(void)
+{
+	const char *env = getenv("AGPROF_SCAN_THREADS");
+	long n = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+
+	if (n < 1)
+		n = 1;
+	if (n > 8)
+		n = 8;
+	return (int)n;
+}
+
+/* Read one integer from a query without parameters; 0 when NULL. */
+static int query_int64(sqlite3 *db, const char *sql, int64_t *out)
+{
+	sqlite3_stmt *stmt = NULL;
+	int rc = -1;
+
+	if (sqlite3_prepare_v2(db, sql, -1, &stmt, NULL) != SQLITE_OK)
+		goto cleanup;
+	if (sqlite3_step(stmt) != SQLITE_ROW)
+		goto cleanup;
+	*out = sqlite3_column_int64(stmt, 0);
+	rc = 0;
+cleanup:
+	if (rc)
+		error("%s in '%s'", sqlite3_errmsg(db), sql);
+	sqlite3_finalize(stmt);
+	return rc;
+}
+
+int scan_table(const char *path, const char *table, const char *k1, const char *k2,
+	       const char *flag, const char *ok, struct scan_result *out)
+{
+	char sql[512], range_sql[160];
+	sqlite3 *db = NULL;
+	int64_t lo = 0, hi = -1, span;
+	int nthreads, rc = -1;
+	struct scan_job *jobs = NULL;
+	pthread_t *tids = NULL;
+	struct group_table all = { 0 };
+
+	memset(out, 0, sizeof(*out));
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		error("cannot open '%s': %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+		goto cleanup;
+	}
+	snprintf(range_sql, sizeof(range_sql), "SELECT min(id) FROM %s", table);
+	if (query_int64(db, range_sql, &lo))
+		goto cleanup;
+	snprintf(range_sql, sizeof(range_sql), "SELECT coalesce(max(id), -1) FROM %s", table);
+	if (query_int64(db, range_sql, &hi))
+		goto cleanup;
+	snprintf(sql, sizeof(sql),
+		 "SELECT %s, %s, start_ns, end_ns, %s, %s FROM %s WHERE id BETWEEN ?1 AND ?2",
+		 k1, k2, flag, ok, table);
+	span = hi >= lo ? hi - lo + 1 : 0;
+	nthreads = scan_threads();
+	if (span / SCAN_MIN_ROWS_PER_THREAD + 1 < nthreads)
+		nthreads = (int)(span / SCAN_MIN_ROWS_PER_THREAD + 1);
+	jobs = calloc((size_t)nthreads, sizeof(*jobs));
+	tids = calloc((size_t)nthreads, sizeof(*tids));
+	if (!jobs || !tids || group_table_init(&all)) {
+		error("out of memory");
+		goto cleanup;
+	}
+	for (int i = 0; i < nthreads; i++) {
+		jobs[i].path = path;
+		jobs[i].sql = sql;
+		jobs[i].lo = lo + span * i / nthreads;
+		jobs[i].hi = lo + span * (i + 1) / nthreads - 1;
+	}
+	for (int i = 1; i < nthreads; i++)
+		if (pthread_create(&tids[i], NULL, scan_worker, &jobs[i]) != 0) {
+			/* Run it here instead. */
+			tids[i] = 0;
+			scan_worker(&jobs[i]);
+		}
+	scan_worker(&jobs[0]);
+	for (int i = 1; i < nthreads; i++)
+		if (tids[i])
+			pthread_join(tids[i], NULL);
+	rc = 0;
+	for (int i = 0; i < nthreads; i++) {
+		if (jobs[i].rc) {
+			if (!rc)
+				error("%s", jobs[i].err);
+			rc = -1;
+			continue;
+		}
+		out->rows += jobs[i].rows;
+		for (size_t j = 0; j < jobs[i].groups.cap; j++)
+			if (jobs[i].groups.used[j] && group_merge(&all, &jobs[i].groups.slots[j])) {
+				rc = error("out of memory");
+				break;
+			}
+	}
+	if (rc)
+		goto cleanup;
+	out->groups = calloc(all.n ? all.n : 1, sizeof(*out->groups));
+	if (!out->groups) {
+		rc = error("out of memory");
+		goto cleanup;
+	}
+	out->first_ns = INT64_MAX;
+	out->last_ns = INT64_MIN;
+	for (size_t j = 0; j < all.cap; j++) {
+		struct scan_group *g;
+
+		if (!all.used[j])
+			continue;
+		g = &out->groups[out->ngroups++];
+		*g = all.slots[j];
+		out->total_ns += g->total_ns;
+		if (g->first_ns < out->first_ns)
+			out->first_ns = g->first_ns;
+		if (g->last_ns > out->last_ns)
+			out->last_ns = g->last_ns;
+	}
+	if (!out->ngroups)
+		out->first_ns = out->last_ns = 0;
+cleanup:
+	for (int i = 0; jobs && i < nthreads; i++)
+		group_table_release(&jobs[i].groups);
+	free(jobs);
+	free(tids);
+	group_table_release(&all);
+	sqlite3_close(db);
+	if (rc)
+		scan_result_release(out);
+	return rc;
+}
+
+void scan_result_release(struct scan_result *r)
+{
+	free(r->groups);
+	memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,46 @@
+/*
+ * scan.h - aggregate a large event table in one pass.
+ *
+ * Owns: the chunked, multi-threaded scan of an event table (eager_ops,
+ * function_calls, blackbox_execs) into a small hash table keyed by two
+ * integer columns.  SQLite's GROUP BY sorts its input, which costs seconds on
+ * ten million rows; one sequential scan per rowid range, hashed in C, costs a
+ * fraction of that and keeps memory proportional to the number of groups.
+ */
+#ifndef AGPROF_SCAN_H
+#define AGPROF_SCAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One group: all rows with the same (k1, k2). NULL keys read as -1. */
+struct scan_group {
+	int64_t k1, k2;
+	int64_t count;
+	int64_t total_ns;   /* sum of end_ns - start_ns */
+	int64_t flagged;    /* rows whose flag column is non-zero */
+	int64_t failed;     /* rows whose ok column is zero */
+	int64_t first_ns;   /* min start_ns */
+	int64_t last_ns;    /* max end_ns */
+};
+
+struct scan_result {
+	struct scan_group *groups; /* unordered */
+	size_t ngroups;
+	int64_t rows;
+	int64_t total_ns;
+	int64_t first_ns, last_ns; /* 0 when no rows */
+};
+
+/*
+ * Scan table in the recording at path.  k1, k2, flag and ok are column
+ * expressions (flag and ok may be "0" / "1" when the table has none); table
+ * must have id, start_ns and end_ns.  Returns 0, or -1 after printing an
+ * error.  Uses up to AGPROF_SCAN_THREADS (default: online CPUs, at most 8)
+ * connections.
+ */
+int scan_table(const char *path, const char *table, const char *k1, const char *k2,
+	       const char *flag, const char *ok, struct scan_result *out);
+void scan_result_release(struct scan_result *r);
+
+#endif

@@ -1,0 +1,440 @@
+/*
+ * sources.c - the built-in metric sources: the model seen as named tables
+ * of rows with named fields, which is all a rule can read (docs/rules.md
+ * lists the fields; keep the lists below and that page in step).
+ */
+#include "model_internal.h"
+#include "strbuf.h"
+
+#include <string.h>
+
+#define NUM(fname, expr) \
+	if (!strcmp(field, fname)) { out->type = METRIC_NUM; out->num = (double)(expr); return 0; }
+#define TEXT(fname, expr) \
+	if (!strcmp(field, fname)) { const char *t_ = (expr); out->type = t_ ? METRIC_TEXT : METRIC_NONE; \
+		out->text = t_; return 0; }
+
+static double share(const struct model *m, int64_t ns)
+{
+	return m->session.wall_ns ? (double)ns / (double)m->session.wall_ns : 0;
+}
+
+/* functions */
+
+static const char *const function_fields[] = {
+	"name: the Python function's name",
+	"file, line: its def",
+	"traces, retraces: traces of the function, traces after the first",
+	"calls, calls_failed: executions of its graphs",
+	"trace_ns, retrace_ns, exec_ns: time tracing, tracing after the first trace, executing",
+	"trace_share, exec_share: those times as a share of the run (0..1)",
+	"jit_compile, jit_shapes: 1 when compiled with XLA; distinct signatures compiled",
+	"has_input_signature, reduce_retracing: tf.function options (0/1)",
+	"function_objects: distinct tf.function objects that traced it",
+	"variables_created, traces_creating_variables: tf.Variables made while tracing",
+	"blackbox_nodes, blackbox_execs, blackbox_ns: py_function nodes in its graphs and their runs",
+	"cause: the most frequent retrace cause (text; none when never retraced)",
+	"cause_count: retraces with that cause",
+	"argument, before, after, detail: the first retrace with that cause",
+	"site_file, site_line: the user call that triggered that retrace",
+	NULL,
+};
+
+/* First retrace of f whose cause is its main cause. */
+static const struct model_trace *main_retrace(const struct model_function *f)
+{
+	for (size_t k = 1; k < f->ntraces; k++)
+		if (f->traces[k].why.cause == f->main_cause)
+			return &f->traces[k];
+	return NULL;
+}
+
+static size_t functions_count(const struct model *m, void *data)
+{
+	(void)data;
+	return m->nfunctions;
+}
+
+static int functions_get(const struct model *m, void *data, size_t row, const char *field, struct metric_value *out)
+{
+	const struct model_function *f = &m->functions[row];
+	const struct model_trace *t = main_retrace(f);
+
+	(void)data;
+	TEXT("name", f->name);
+	TEXT("file", f->def.file);
+	NUM("line", f->def.line);
+	NUM("traces", f->ntraces);
+	NUM("retraces", f->retraces);
+	NUM("calls", f->calls);
+	NUM("calls_failed", f->calls_failed);
+	NUM("trace_ns", f->trace_ns);
+	NUM("retrace_ns", f->retrace_ns);
+	NUM("exec_ns", f->exec_ns);
+	NUM("trace_share", share(m, f->trace_ns));
+	NUM("exec_share", share(m, f->exec_ns));
+	NUM("jit_compile", f->jit_compile);
+	NUM("jit_shapes", f->jit_shapes);
+	NUM("has_input_signature", f->has_input_signature);
+	NUM("reduce_retracing", f->reduce_retracing);
+	NUM("function_objects", f->function_objects);
+	NUM("variables_created", f->variables_created);
+	NUM("traces_creating_variables", f->traces_creating_variables);
+	NUM("blackbox_nodes", f->blackbox_nodes);
+	NUM("blackbox_execs", f->blackbox_execs);
+	NUM("blackbox_ns", f->blackbox_ns);
+	TEXT("cause", f->main_cause ? retrace_cause_name(f->main_cause) : "none");
+	NUM("cause_count", f->cause_counts[f->main_cause]);
+	TEXT("argument", t ? t->why.argument : NULL);
+	TEXT("before", t ? t->why.before : NULL);
+	TEXT("after", t ? t->why.after : NULL);
+	TEXT("detail", t ? t->why.detail : NULL);
+	TEXT("site_file", t ? t->callsite.file : NULL);
+	NUM("site_line", t ? t->callsite.line : 0);
+	return -1;
+}
+
+static void functions_anchor(const struct model *m, void *data, size_t row, struct metric_anchor *a)
+{
+	const struct model_function *f = &m->functions[row];
+	const struct model_trace *t = main_retrace(f);
+
+	(void)data;
+	a->function = f->name;
+	a->cause = f->main_cause;
+	/* The call that triggered the retrace is where the fix usually goes. */
+	a->loc = t && t->callsite.file ? t->callsite : f->def;
+	a->cost_ns = f->retrace_ns;
+	a->start_ns = f->first_ns;
+	a->end_ns = f->last_ns;
+	if (f->ntraces > 1) {
+		a->start_ns = f->traces[1].start_ns;
+		a->end_ns = f->traces[f->ntraces - 1].end_ns;
+	}
+}
+
+/* retraces: one row per trace after the first */
+
+static const char *const retrace_fields[] = {
+	"function: the Python function's name",
+	"traces: traces of that function",
+	"trace_no: 2 for the first retrace, ...",
+	"cause, argument, before, after, detail: the explanation",
+	"const_name, const_before, const_after: the graph constant that changed (python-value)",
+	"file, line: the user call that triggered the trace",
+	"trace_ns: time spent in this trace",
+	"jit_compile: 1 when the function is compiled with XLA",
+	NULL,
+};
+
+static int retrace_at(const struct model *m, size_t row, const struct model_function **fp,
+		      const struct model_trace **tp)
+{
+	for (size_t i = 0; i < m->nfunctions; i++) {
+		const struct model_function *f = &m->functions[i];
+
+		if (row < f->retraces) {
+			*fp = f;
+			*tp = &f->traces[row + 1];
+			return 0;
+		}
+		row -= f->retraces;
+	}
+	return -1;
+}
+
+static size_t retraces_count(const struct model *m, void *data)
+{
+	size_t n = 0;
+
+	(void)data;
+	for (size_t i = 0; i < m->nfunctions; i++)
+		n += m->functions[i].retraces;
+	return n;
+}
+
+static int retraces_get(const struct model *m, void *data, size_t row, const char *field, struct metric_value *out)
+{
+	const struct model_function *f;
+	const struct model_trace *t;
+
+	(void)data;
+	if (retrace_at(m, row, &f, &t))
+		return -1;
+	TEXT("function", f->name);
+	NUM("traces", f->ntraces);
+	NUM("trace_no", t - f->traces + 1);
+	TEXT("cause", retrace_cause_name(t->why.cause));
+	TEXT("argument", t->why.argument);
+	TEXT("before", t->why.before);
+	TEXT("after", t->why.after);
+	TEXT("detail", t->why.detail);
+	TEXT("const_name", t->why.const_name);
+	TEXT("const_before", t->why.const_before);
+	TEXT("const_after", t->why.const_after);
+	TEXT("file", t->callsite.file);
+	NUM("line", t->callsite.line);
+	NUM("trace_ns", t->end_ns - t->start_ns);
+	NUM("jit_compile", t->jit_compile);
+	return -1;
+}
+
+static void retraces_anchor(const struct model *m, void *data, size_t row, struct metric_anchor *a)
+{
+	const struct model_function *f;
+	const struct model_trace *t;
+
+	(void)data;
+	if (retrace_at(m, row, &f, &t))
+		return;
+	a->function = f->name;
+	a->cause = t->why.cause;
+	a->loc = t->callsite.file ? t->callsite : f->def;
+	a->cost_ns = t->end_ns - t->start_ns;
+	a->start_ns = t->start_ns;
+	a->end_ns = t->end_ns;
+}
+
+/* eager_sites */
+
+static const char *const site_fields[] = {
+	"file, line, func: the user source line and the function it is in",
+	"count: eager ops it dispatched",
+	"total_ns, share: their dispatch time, and its share of the run",
+	"top_op: the op type it dispatched most",
+	NULL,
+};
+
+static size_t sites_count(const struct model *m, void *data)
+{
+	(void)data;
+	return m->nsites;
+}
+
+static int sites_get(const struct model *m, void *data, size_t row, const char *field, struct metric_value *out)
+{
+	const struct model_eager_site *s = &m->sites[row];
+
+	(void)data;
+	TEXT("file", s->loc.file);
+	NUM("line", s->loc.line);
+	TEXT("func", s->func);
+	NUM("count", s->count);
+	NUM("total_ns", s->total_ns);
+	NUM("share", share(m, s->total_ns));
+	TEXT("top_op", s->top_op);
+	return -1;
+}
+
+static void sites_anchor(const struct model *m, void *data, size_t row, struct metric_anchor *a)
+{
+	const struct model_eager_site *s = &m->sites[row];
+
+	(void)data;
+	a->function = s->func;
+	a->loc = s->loc;
+	a->cost_ns = s->total_ns;
+	a->start_ns = s->first_ns;
+	a->end_ns = s->last_ns;
+}
+
+/* eager_ops */
+
+static const char *const op_fields[] = {
+	"op: the op type (MatMul, ...)",
+	"count, total_ns, share: dispatches, their time, its share of the run",
+	"slow_path: dispatches through the Python fallback path",
+	"failed: dispatches that returned an error",
+	NULL,
+};
+
+static size_t ops_count(const struct model *m, void *data)
+{
+	(void)data;
+	return m->nops;
+}
+
+static int ops_get(const struct model *m, void *data, size_t row, const char *field, struct metric_value *out)
+{
+	const struct model_eager_op *o = &m->ops[row];
+
+	(void)data;
+	TEXT("op", o->op);
+	NUM("count", o->count);
+	NUM("total_ns", o->total_ns);
+	NUM("share", share(m, o->total_ns));
+	NUM("slow_path", o->slow_path);
+	NUM("failed", o->failed);
+	return -1;
+}
+
+static void ops_anchor(const struct model *m, void *data, size_t row, struct metric_anchor *a)
+{
+	(void)data;
+	a->cost_ns = m->ops[row].total_ns;
+}
+
+/* blackboxes */
+
+static const char *const blackbox_fields[] = {
+	"node, op_type, token: the graph node (EagerPyFunc, PyFunc, PyFuncStateless)",
+	"function, file, line: the user function whose graph holds it, and its def",
+	"graph_function: the TensorFlow function holding the node",
+	"in_tf_data: 1 when the graph is a tf.data function",
+	"execs, total_ns, share: executions, their time, its share of the run",
+	NULL,
+};
+
+static size_t blackboxes_count(const struct model *m, void *data)
+{
+	(void)data;
+	return m->nblackboxes;
+}
+
+static int blackboxes_get(const struct model *m, void *data, size_t row, const char *field, struct metric_value *out)
+{
+	const struct model_blackbox *b = &m->blackboxes[row];
+
+	(void)data;
+	TEXT("node", b->node_name);
+	TEXT("op_type", b->op_type);
+	TEXT("token", b->token);
+	TEXT("function", b->function ? b->function : b->in_tf_data ? "tf.data" : NULL);
+	TEXT("file", b->loc.file);
+	NUM("line", b->loc.line);
+	TEXT("graph_function", b->graph_function);
+	NUM("in_tf_data", b->in_tf_data);
+	NUM("execs", b->execs);
+	NUM("total_ns", b->total_ns);
+	NUM("share", share(m, b->total_ns));
+	return -1;
+}
+
+static void blackboxes_anchor(const struct model *m, void *data, size_t row, struct metric_anchor *a)
+{
+	const struct model_blackbox *b = &m->blackboxes[row];
+
+	(void)data;
+	a->function = b->function;
+	a->loc = b->loc;
+	a->cost_ns = b->total_ns;
+	a->start_ns = b->first_ns;
+	a->end_ns = b->last_ns;
+}
+
+/* session: one row */
+
+static const char *const session_fields[] = {
+	"wall_ns: duration of the run",
+	"eager_ops, eager_ns, eager_share: eager dispatches, their time, its share of the run",
+	"trace_ns, trace_share, traces, retraces: tracing",
+	"function_calls, function_call_ns: graph function executions",
+	"blackbox_execs, blackbox_ns: py_function executions",
+	"functions: traced user functions",
+	"dropped_events, exit_status, tf_status",
+	"top_sites: the five source lines dispatching most eager ops, with counts and time (text)",
+	"top_site_file, top_site_line, top_site_func, top_site_count: the first of them",
+	"top_trace_function, top_trace_file, top_trace_line, top_trace_ns: the function that spent most time tracing, its def",
+	NULL,
+};
+
+static size_t session_count(const struct model *m, void *data)
+{
+	(void)m;
+	(void)data;
+	return 1;
+}
+
+static const struct model_function *top_tracer(const struct model *m)
+{
+	const struct model_function *best = NULL;
+
+	for (size_t i = 0; i < m->nfunctions; i++)
+		if (!best || m->functions[i].trace_ns > best->trace_ns)
+			best = &m->functions[i];
+	return best;
+}
+
+static int session_get(const struct model *m, void *data, size_t row, const char *field, struct metric_value *out)
+{
+	const struct model_session *s = &m->session;
+	const struct model_eager_site *top = m->nsites ? &m->sites[0] : NULL;
+	const struct model_function *tt = top_tracer(m);
+	const char *top_sites = data;
+	size_t retraces = 0;
+
+	(void)row;
+	for (size_t i = 0; i < m->nfunctions; i++)
+		retraces += m->functions[i].retraces;
+	NUM("wall_ns", s->wall_ns);
+	NUM("eager_ops", s->eager_ops);
+	NUM("eager_ns", s->eager_ns);
+	NUM("eager_share", s->eager_share);
+	NUM("trace_ns", s->trace_ns);
+	NUM("trace_share", s->trace_share);
+	NUM("traces", s->traces);
+	NUM("retraces", retraces);
+	NUM("function_calls", s->function_calls);
+	NUM("function_call_ns", s->function_call_ns);
+	NUM("blackbox_execs", s->blackbox_execs);
+	NUM("blackbox_ns", s->blackbox_ns);
+	NUM("functions", m->nfunctions);
+	NUM("dropped_events", s->dropped_events);
+	NUM("exit_status", s->exit_status);
+	TEXT("tf_status", s->tf_status);
+	TEXT("top_sites", top_sites);
+	TEXT("top_site_file", top ? top->loc.file : NULL);
+	NUM("top_site_line", top ? top->loc.line : 0);
+	TEXT("top_site_func", top ? top->func : NULL);
+	NUM("top_site_count", top ? top->count : 0);
+	TEXT("top_trace_function", tt ? tt->name : NULL);
+	TEXT("top_trace_file", tt ? tt->def.file : NULL);
+	NUM("top_trace_line", tt ? tt->def.line : 0);
+	NUM("top_trace_ns", tt ? tt->trace_ns : 0);
+	return -1;
+}
+
+static void session_anchor(const struct model *m, void *data, size_t row, struct metric_anchor *a)
+{
+	(void)data;
+	(void)row;
+	a->start_ns = m->session.start_ns;
+	a->end_ns = m->session.end_ns;
+}
+
+/* "train.py:12 (4000 ops, 35.2 ms); ..." for the five busiest lines. */
+static const char *format_top_sites(struct model *m)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *out;
+
+	for (size_t i = 0; i < m->nsites && i < 5; i++) {
+		const struct model_eager_site *s = &m->sites[i];
+		const char *file = s->loc.file ? strrchr(s->loc.file, '/') : NULL;
+
+		file = file ? file + 1 : s->loc.file ? s->loc.file : "?";
+		strbuf_addf(&sb, "%s%s:%d (%lld ops, %.1f ms)", i ? "; " : "", file, s->loc.line,
+			    (long long)s->count, (double)s->total_ns / 1e6);
+	}
+	out = model_strdup(m, sb.buf ? sb.buf : "");
+	strbuf_release(&sb);
+	return out;
+}
+
+int model_register_builtin_sources(struct model *m)
+{
+	const struct metric_source builtin[] = {
+		{ "functions", function_fields, functions_count, functions_get, functions_anchor, NULL, NULL },
+		{ "retraces", retrace_fields, retraces_count, retraces_get, retraces_anchor, NULL, NULL },
+		{ "eager_sites", site_fields, sites_count, sites_get, sites_anchor, NULL, NULL },
+		{ "eager_ops", op_fields, ops_count, ops_get, ops_anchor, NULL, NULL },
+		{ "blackboxes", blackbox_fields, blackboxes_count, blackboxes_get, blackboxes_anchor, NULL, NULL },
+		{ "session", session_fields, session_count, session_get, session_anchor, NULL,
+		  (void *)format_top_sites(m) },
+	};
+
+	for (size_t i = 0; i < sizeof(builtin) / sizeof(builtin[0]); i++)
+		if (model_add_source(m, &builtin[i]))
+			return -1;
+	return 0;
+}
