@@ -6,6 +6,19 @@
 #include <string.h>
 
 struct captured cap;
+static size_t cap_act_alloc, cap_api_alloc;
+
+/* Grow *arr (of elem-sized items) to hold n + 1, doubling. */
+static void *reserve(void *arr, size_t *alloc, size_t n, size_t elem)
+{
+	if (n < *alloc)
+		return arr;
+	*alloc = *alloc ? *alloc * 2 : 64;
+	arr = realloc(arr, *alloc * elem);
+	if (!arr)
+		abort();
+	return arr;
+}
 
 static char *dup_or_null(const char *s)
 {
@@ -14,10 +27,8 @@ static char *dup_or_null(const char *s)
 
 void gpu_emit_activity(const struct gpu_activity_rec *r)
 {
-	struct gpu_activity_rec *a = realloc(cap.act, (cap.nact + 1) * sizeof(*a));
+	struct gpu_activity_rec *a = reserve(cap.act, &cap_act_alloc, cap.nact, sizeof(*a));
 
-	if (!a)
-		abort();
 	cap.act = a;
 	a[cap.nact] = *r;
 	a[cap.nact].name = dup_or_null(r->name);
@@ -27,10 +38,8 @@ void gpu_emit_activity(const struct gpu_activity_rec *r)
 
 void gpu_emit_api_call(const struct gpu_api_rec *r)
 {
-	struct gpu_api_rec *a = realloc(cap.api, (cap.napi + 1) * sizeof(*a));
+	struct gpu_api_rec *a = reserve(cap.api, &cap_api_alloc, cap.napi, sizeof(*a));
 
-	if (!a)
-		abort();
 	cap.api = a;
 	a[cap.napi] = *r;
 	a[cap.napi].name = dup_or_null(r->name);
@@ -55,4 +64,5 @@ void capture_reset(void)
 	free(cap.act);
 	free(cap.api);
 	memset(&cap, 0, sizeof(cap));
+	cap_act_alloc = cap_api_alloc = 0;
 }
