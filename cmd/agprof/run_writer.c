@@ -1,2 +1,916 @@
-/* run_writer.c - placeholder */
-int agprof_run_writer_placeholder;
+/*
+ * run_writer.c - drains the collector's shared memory into the recording.
+ * See run_writer.h, collector/ring.h (the input) and docs/schema.md (the
+ * output).  Ids in the rings are per process; this file maps them to rows.
+ */
+#include "run_writer.h"
+#include "../../collector/ring.h"
+#include "db.h"
+#include "functiondef.h"
+#include "strbuf.h"
+#include "util.h"
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+struct id_map {
+	int64_t *ids;
+	size_t cap;
+};
+
+struct stream {
+	char name[64];
+	int pid;
+	struct agp_shm_header *shm;
+	uint64_t tails[AGP_MAX_THREADS];
+	int thread_seen[AGP_MAX_THREADS];
+	int side_fd;
+	char *side_buf;
+	size_t side_len, side_cap;
+	struct id_map strings, sites;
+	int gpu_on;
+};
+
+struct run_writer {
+	sqlite3 *db;
+	char *shm_dir;
+	struct string_table st;
+	struct stream **streams;
+	size_t nstreams;
+	uint64_t last_commit_ns, last_scan_ns;
+	struct run_totals totals;
+	sqlite3_stmt *ins_eager, *ins_call, *ins_bb, *ins_site, *get_site, *ins_thread,
+		*ins_process, *upd_process_tf, *upd_process_exit, *upd_process_gpu, *ins_function,
+		*get_function, *ins_trace, *ins_input, *ins_gf, *ins_ginput, *ins_gconst,
+		*ins_bbnode, *ins_gpu, *ins_api, *ins_ext, *ins_link_ref, *ins_link_trace,
+		*ins_link_name, *ins_trace_seq;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int id_map_set(struct id_map *m, uint32_t local, int64_t id)
+{
+	if (local >= m->cap) {
+		size_t ncap = m->cap ? m->cap : 1024;
+		int64_t *n;
+
+		while (ncap <= local)
+			ncap *= 2;
+		n = realloc(m->ids, ncap * sizeof(*n));
+		if (!n)
+			return -1;
+		memset(n + m->cap, 0, (ncap - m->cap) * sizeof(*n));
+		m->ids = n;
+		m->cap = ncap;
+	}
+	m->ids[local] = id;
+	return 0;
+}
+
+static int64_t id_map_get(const struct id_map *m, uint32_t local)
+{
+	return local && local < m->cap ? m->ids[local] : 0;
+}
+
+static void bind_id_or_null(sqlite3_stmt *s, int col, int64_t id)
+{
+	if (id > 0)
+		sqlite3_bind_int64(s, col, id);
+	else
+		sqlite3_bind_null(s, col);
+}
+
+static void bind_text_or_null(sqlite3_stmt *s, int col, const char *text)
+{
+	if (text)
+		sqlite3_bind_text(s, col, text, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(s, col);
+}
+
+static int prepare_all(struct run_writer *w)
+{
+	struct { sqlite3_stmt **s; const char *sql; } stmts[] = {
+		{ &w->ins_eager, "INSERT INTO eager_ops(pid, tid, start_ns, end_ns, op_id, device_id, callsite_id, slow_path, ok) VALUES (?,?,?,?,?,?,?,?,?)" },
+		{ &w->ins_call, "INSERT INTO function_calls(pid, tid, start_ns, end_ns, name_id, callsite_id, ok) VALUES (?,?,?,?,?,?,?)" },
+		{ &w->ins_bb, "INSERT INTO blackbox_execs(pid, tid, start_ns, end_ns, node_id, op_type_id) VALUES (?,?,?,?,?,?)" },
+		{ &w->ins_site, "INSERT OR IGNORE INTO callsites(file_id, line, func_id) VALUES (?,?,?)" },
+		{ &w->get_site, "SELECT id FROM callsites WHERE file_id = ? AND line = ? AND func_id = ?" },
+		{ &w->ins_thread, "INSERT OR IGNORE INTO threads(pid, tid, name, role) VALUES (?,?,?,?)" },
+		{ &w->ins_process, "INSERT INTO processes(pid, ppid, argv, start_ns) VALUES (?1,?2,?3,?4) ON CONFLICT(pid) DO UPDATE SET argv = ?3" },
+		{ &w->upd_process_tf, "UPDATE processes SET tf_status = ?, tf_detail = ?, tf_version = coalesce(?, tf_version), python_version = coalesce(?, python_version) WHERE pid = ?" },
+		{ &w->upd_process_exit, "UPDATE processes SET exit_status = ?, end_ns = ? WHERE pid = ?" },
+		{ &w->upd_process_gpu, "UPDATE processes SET gpu_status = ?, gpu_detail = ? WHERE pid = ?" },
+		{ &w->ins_function, "INSERT OR IGNORE INTO functions(pid, name_id, file_id, line) VALUES (?,?,?,?)" },
+		{ &w->get_function, "SELECT id FROM functions WHERE pid = ? AND name_id = ? AND file_id IS ? AND line IS ?" },
+		{ &w->ins_trace, "INSERT INTO traces(function_id, pid, tid, start_ns, end_ns, function_object, object_trace_no, tf_name_id, signature, callsite_id, jit_compile, reduce_retracing, has_input_signature, variables_created, status) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" },
+		{ &w->ins_input, "INSERT OR REPLACE INTO trace_inputs(trace_id, position, name, kind, dtype, shape, value) VALUES (?,?,?,?,?,?,?)" },
+		{ &w->ins_gf, "INSERT OR IGNORE INTO graph_functions(pid, name_id, role, created_ns, jit_compile, node_count, function_def) VALUES (?,?,?,?,?,?,?)" },
+		{ &w->ins_ginput, "INSERT OR REPLACE INTO graph_inputs(graph_function_id, position, name, dtype, shape) VALUES (?,?,?,?,?)" },
+		{ &w->ins_gconst, "INSERT INTO graph_constants(graph_function_id, node_name, dtype, value) VALUES (?,?,?,?)" },
+		{ &w->ins_bbnode, "INSERT INTO blackbox_nodes(graph_function_id, node_name, op_type, token) VALUES (?,?,?,?)" },
+		{ &w->ins_gpu, "INSERT INTO gpu_activity(pid, kind, name_id, device, context, stream, start_ns, end_ns, correlation_id, grid_x, grid_y, grid_z, block_x, block_y, block_z, bytes, copy_kind) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" },
+		{ &w->ins_api, "INSERT INTO gpu_api_calls(pid, tid, api, name_id, start_ns, end_ns, correlation_id, external_id) VALUES (?,?,?,?,?,?,?,?)" },
+		{ &w->ins_ext, "INSERT OR REPLACE INTO gpu_external_ids(pid, external_id, event_table, event_id) VALUES (?,?,?,?)" },
+		{ &w->ins_link_ref, "INSERT INTO temp.link_ref(pid, parent_id, child_name_id) VALUES (?,?,?)" },
+		{ &w->ins_link_trace, "INSERT INTO temp.link_trace(gf_id, pid, trace_seq) VALUES (?,?,?)" },
+		{ &w->ins_link_name, "INSERT INTO temp.link_name(gf_id, pid, user_name) VALUES (?,?,?)" },
+		{ &w->ins_trace_seq, "INSERT OR REPLACE INTO temp.trace_seq(pid, seq, trace_id) VALUES (?,?,?)" },
+	};
+
+	if (db_exec(w->db, "CREATE TEMP TABLE link_ref(pid, parent_id, child_name_id);"
+			   "CREATE TEMP TABLE link_trace(gf_id, pid, trace_seq);"
+			   "CREATE TEMP TABLE link_name(gf_id, pid, user_name);"
+			   "CREATE TEMP TABLE trace_seq(pid, seq, trace_id, PRIMARY KEY (pid, seq));") != 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
+		if (!(*stmts[i].s = db_prepare(w->db, stmts[i].sql)))
+			return -1;
+	return 0;
+}
+
+struct run_writer *run_writer_create(const char *path, const char *shm_dir, char *err, size_t errlen)
+{
+	struct run_writer *w = calloc(1, sizeof(*w));
+
+	if (!w) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	if (db_create_recording(path, &w->db, err, errlen) != 0) {
+		free(w);
+		return NULL;
+	}
+	w->shm_dir = strdup(shm_dir);
+	if (string_table_init(&w->st, w->db) != 0 || prepare_all(w) != 0 || db_exec(w->db, "BEGIN") != 0) {
+		snprintf(err, errlen, "cannot prepare '%s': %s", path, sqlite3_errmsg(w->db));
+		sqlite3_close(w->db);
+		free(w);
+		return NULL;
+	}
+	db_meta_set_int(w->db, "schema_version", AGPROF_SCHEMA_VERSION);
+	return w;
+}
+
+static int64_t intern(struct run_writer *w, const char *text)
+{
+	return text ? string_table_intern(&w->st, text, strlen(text)) : 0;
+}
+
+static int64_t callsite_id(struct run_writer *w, int64_t file, int64_t line, int64_t func)
+{
+	int64_t id = 0;
+
+	if (file <= 0 || func <= 0)
+		return 0;
+	sqlite3_bind_int64(w->ins_site, 1, file);
+	sqlite3_bind_int64(w->ins_site, 2, line);
+	sqlite3_bind_int64(w->ins_site, 3, func);
+	db_step_done(w->db, w->ins_site);
+	sqlite3_bind_int64(w->get_site, 1, file);
+	sqlite3_bind_int64(w->get_site, 2, line);
+	sqlite3_bind_int64(w->get_site, 3, func);
+	if (sqlite3_step(w->get_site) == SQLITE_ROW)
+		id = sqlite3_column_int64(w->get_site, 0);
+	sqlite3_reset(w->get_site);
+	return id;
+}
+
+/* Thread name and role, read while the process is (probably) still alive. */
+static void thread_seen(struct run_writer *w, struct stream *s, int tid)
+{
+	char path[128], name[64] = "";
+	const char *role = "other";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/comm", s->pid, tid);
+	f = fopen(path, "r");
+	if (f) {
+		if (fgets(name, sizeof(name), f))
+			name[strcspn(name, "\n")] = '\0';
+		fclose(f);
+	}
+	if (tid == s->pid)
+		role = "main";
+	else if (!strncmp(name, "tf_data", 7))
+		role = "tf-data";
+	else if (!strncmp(name, "tf_", 3))
+		role = "tf-executor";
+	sqlite3_bind_int(w->ins_thread, 1, s->pid);
+	sqlite3_bind_int(w->ins_thread, 2, tid);
+	bind_text_or_null(w->ins_thread, 3, name[0] ? name : NULL);
+	sqlite3_bind_text(w->ins_thread, 4, role, -1, SQLITE_STATIC);
+	db_step_done(w->db, w->ins_thread);
+}
+
+static void write_span(struct run_writer *w, struct stream *s, int tid, const struct agp_rec_span *r)
+{
+	int64_t name = id_map_get(&s->strings, r->h.arg);
+	int64_t site = id_map_get(&s->sites, r->site);
+	sqlite3_stmt *st;
+	const char *table;
+
+	if (r->h.type == AGP_REC_EAGER) {
+		st = w->ins_eager, table = "eager_ops";
+		sqlite3_bind_int(st, 1, s->pid);
+		sqlite3_bind_int(st, 2, tid);
+		sqlite3_bind_int64(st, 3, (int64_t)r->start_ns);
+		sqlite3_bind_int64(st, 4, (int64_t)r->end_ns);
+		sqlite3_bind_int64(st, 5, name);
+		bind_id_or_null(st, 6, id_map_get(&s->strings, r->aux));
+		bind_id_or_null(st, 7, site);
+		sqlite3_bind_int(st, 8, (r->flags & AGP_SPAN_SLOW_PATH) != 0);
+		sqlite3_bind_int(st, 9, (r->flags & AGP_SPAN_FAILED) == 0);
+		w->totals.eager_ops++;
+	} else if (r->h.type == AGP_REC_CALL) {
+		st = w->ins_call, table = "function_calls";
+		sqlite3_bind_int(st, 1, s->pid);
+		sqlite3_bind_int(st, 2, tid);
+		sqlite3_bind_int64(st, 3, (int64_t)r->start_ns);
+		sqlite3_bind_int64(st, 4, (int64_t)r->end_ns);
+		sqlite3_bind_int64(st, 5, name);
+		bind_id_or_null(st, 6, site);
+		sqlite3_bind_int(st, 7, (r->flags & AGP_SPAN_FAILED) == 0);
+		w->totals.calls++;
+	} else {
+		st = w->ins_bb, table = NULL;
+		sqlite3_bind_int(st, 1, s->pid);
+		sqlite3_bind_int(st, 2, tid);
+		sqlite3_bind_int64(st, 3, (int64_t)r->start_ns);
+		sqlite3_bind_int64(st, 4, (int64_t)r->end_ns);
+		sqlite3_bind_int64(st, 5, name > 0 ? name : intern(w, "?"));
+		sqlite3_bind_int64(st, 6, id_map_get(&s->strings, r->aux) > 0 ? id_map_get(&s->strings, r->aux) : intern(w, "?"));
+		w->totals.blackbox++;
+	}
+	if (db_step_done(w->db, st) == 0) {
+		w->totals.events++;
+		if (table && s->gpu_on && r->seq) {
+			sqlite3_bind_int(w->ins_ext, 1, s->pid);
+			sqlite3_bind_int64(w->ins_ext, 2, (int64_t)r->seq);
+			sqlite3_bind_text(w->ins_ext, 3, table, -1, SQLITE_STATIC);
+			sqlite3_bind_int64(w->ins_ext, 4, sqlite3_last_insert_rowid(w->db));
+			db_step_done(w->db, w->ins_ext);
+		}
+	}
+}
+
+static void drain_ring(struct run_writer *w, struct stream *s, uint32_t slot)
+{
+	struct agp_thread_ring *ring = &s->shm->threads[slot];
+	const char *data = (const char *)s->shm + AGP_HEADER_BYTES + (size_t)slot * AGP_RING_BYTES;
+	int tid = atomic_load_explicit(&ring->tid, memory_order_acquire);
+	uint64_t head, tail = s->tails[slot];
+
+	if (!tid)
+		return;
+	if (!s->thread_seen[slot]) {
+		s->thread_seen[slot] = 1;
+		thread_seen(w, s, tid);
+	}
+	head = atomic_load_explicit(&ring->head, memory_order_acquire);
+	while (tail < head) {
+		uint64_t off = tail & (AGP_RING_BYTES - 1);
+		const struct agp_rec_hdr *h = (const void *)(data + off);
+
+		if (h->type == AGP_REC_WRAP) {
+			tail += AGP_RING_BYTES - off;
+			continue;
+		}
+		if (h->words == 0 || off + h->words * 8u > AGP_RING_BYTES)
+			break;  /* corrupt: stop reading this ring */
+		switch (h->type) {
+		case AGP_REC_STRING:
+			id_map_set(&s->strings, h->arg, intern(w, (const char *)(h + 1)));
+			break;
+		case AGP_REC_SITE: {
+			const struct agp_rec_site *r = (const void *)h;
+
+			id_map_set(&s->sites, h->arg,
+				   callsite_id(w, id_map_get(&s->strings, r->file), r->line,
+					       id_map_get(&s->strings, r->func)));
+			break;
+		}
+		case AGP_REC_EAGER:
+		case AGP_REC_CALL:
+		case AGP_REC_BLACKBOX:
+			write_span(w, s, tid, (const void *)h);
+			break;
+		}
+		tail += h->words * 8u;
+	}
+	s->tails[slot] = tail;
+	atomic_store_explicit(&ring->tail, tail, memory_order_release);
+}
+
+/* Side records */
+
+struct fields {
+	const struct agp_field *f[128];
+	const char *v[128];
+};
+
+static void fields_parse(struct fields *fs, const char *p, size_t len)
+{
+	const char *end = p + len;
+
+	memset(fs, 0, sizeof(*fs));
+	while (p + sizeof(struct agp_field) <= end) {
+		const struct agp_field *f = (const void *)p;
+		size_t padded = ((size_t)f->len + 7) & ~(size_t)7;
+
+		if (p + sizeof(*f) + padded > end)
+			break;
+		if (f->tag < 128) {
+			fs->f[f->tag] = f;
+			fs->v[f->tag] = p + sizeof(*f);
+		}
+		p += sizeof(*f) + padded;
+	}
+}
+
+static int64_t fint(const struct fields *fs, int tag)
+{
+	int64_t v = 0;
+
+	if (fs->f[tag] && fs->f[tag]->len == 8)
+		memcpy(&v, fs->v[tag], 8);
+	return v;
+}
+
+/* malloc'd NUL-terminated copy of a text field, or NULL. */
+static char *ftext(const struct fields *fs, int tag)
+{
+	char *out;
+
+	if (!fs->f[tag])
+		return NULL;
+	out = malloc(fs->f[tag]->len + 1);
+	if (out) {
+		memcpy(out, fs->v[tag], fs->f[tag]->len);
+		out[fs->f[tag]->len] = '\0';
+	}
+	return out;
+}
+
+static void side_process(struct run_writer *w, struct stream *s, const struct fields *fs)
+{
+	struct strbuf argv = STRBUF_INIT;
+	const char *p = fs->v[AGP_F_ARGV];
+	size_t len = fs->f[AGP_F_ARGV] ? fs->f[AGP_F_ARGV]->len : 0, i = 0;
+
+	strbuf_addch(&argv, '[');
+	while (i < len) {
+		size_t n = strnlen(p + i, len - i);
+		char *arg = strndup(p + i, n);
+
+		if (argv.len > 1)
+			strbuf_addch(&argv, ',');
+		strbuf_add_json_string(&argv, arg);
+		free(arg);
+		i += n + 1;
+	}
+	strbuf_addch(&argv, ']');
+	sqlite3_bind_int(w->ins_process, 1, s->pid);
+	sqlite3_bind_int64(w->ins_process, 2, fint(fs, AGP_F_PPID));
+	sqlite3_bind_text(w->ins_process, 3, argv.buf, -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(w->ins_process, 4, fint(fs, AGP_F_START));
+	db_step_done(w->db, w->ins_process);
+	strbuf_release(&argv);
+}
+
+static void side_tf_status(struct run_writer *w, struct stream *s, const struct fields *fs)
+{
+	char *status = ftext(fs, AGP_F_STATUS), *detail = ftext(fs, AGP_F_DETAIL);
+	char *tfver = ftext(fs, AGP_F_TFVER), *pyver = ftext(fs, AGP_F_PYVER);
+
+	bind_text_or_null(w->upd_process_tf, 1, status ? status : "hooked");
+	bind_text_or_null(w->upd_process_tf, 2, detail);
+	bind_text_or_null(w->upd_process_tf, 3, tfver);
+	bind_text_or_null(w->upd_process_tf, 4, pyver);
+	sqlite3_bind_int(w->upd_process_tf, 5, s->pid);
+	db_step_done(w->db, w->upd_process_tf);
+	free(status), free(detail), free(tfver), free(pyver);
+}
+
+static int64_t function_row(struct run_writer *w, int pid, const char *name, const char *file, int64_t line)
+{
+	int64_t name_id = intern(w, name ? name : "?"), file_id = intern(w, file), id = 0;
+
+	sqlite3_bind_int(w->ins_function, 1, pid);
+	sqlite3_bind_int64(w->ins_function, 2, name_id);
+	bind_id_or_null(w->ins_function, 3, file_id);
+	if (file)
+		sqlite3_bind_int64(w->ins_function, 4, line);
+	else
+		sqlite3_bind_null(w->ins_function, 4);
+	db_step_done(w->db, w->ins_function);
+	sqlite3_bind_int(w->get_function, 1, pid);
+	sqlite3_bind_int64(w->get_function, 2, name_id);
+	bind_id_or_null(w->get_function, 3, file_id);
+	if (file)
+		sqlite3_bind_int64(w->get_function, 4, line);
+	else
+		sqlite3_bind_null(w->get_function, 4);
+	if (sqlite3_step(w->get_function) == SQLITE_ROW)
+		id = sqlite3_column_int64(w->get_function, 0);
+	sqlite3_reset(w->get_function);
+	return id;
+}
+
+static void side_trace(struct run_writer *w, struct stream *s, const struct fields *fs)
+{
+	char *name = ftext(fs, AGP_F_NAME), *file = ftext(fs, AGP_F_FILE);
+	char *sig = ftext(fs, AGP_F_SIGNATURE), *tfname = ftext(fs, AGP_F_TFNAME);
+	char *sfile = ftext(fs, AGP_F_SITE_FILE), *sfunc = ftext(fs, AGP_F_SITE_FUNC);
+	char *status = ftext(fs, AGP_F_STATUS);
+	int64_t fn = function_row(w, s->pid, name, file, fint(fs, AGP_F_LINE));
+	sqlite3_stmt *st = w->ins_trace;
+
+	sqlite3_bind_int64(st, 1, fn);
+	sqlite3_bind_int(st, 2, s->pid);
+	sqlite3_bind_int64(st, 3, fint(fs, AGP_F_TID));
+	sqlite3_bind_int64(st, 4, fint(fs, AGP_F_START));
+	sqlite3_bind_int64(st, 5, fint(fs, AGP_F_END));
+	sqlite3_bind_int64(st, 6, fint(fs, AGP_F_OBJECT));
+	sqlite3_bind_int64(st, 7, fint(fs, AGP_F_OBJTRACE));
+	bind_id_or_null(st, 8, intern(w, tfname));
+	bind_text_or_null(st, 9, sig);
+	bind_id_or_null(st, 10, callsite_id(w, intern(w, sfile), fint(fs, AGP_F_SITE_LINE), intern(w, sfunc)));
+	sqlite3_bind_int64(st, 11, fint(fs, AGP_F_JIT));
+	sqlite3_bind_int64(st, 12, fint(fs, AGP_F_REDUCE));
+	sqlite3_bind_int64(st, 13, fint(fs, AGP_F_HAS_SIG));
+	sqlite3_bind_int64(st, 14, fint(fs, AGP_F_VARS));
+	sqlite3_bind_text(st, 15, status ? status : "ok", -1, SQLITE_TRANSIENT);
+	if (db_step_done(w->db, st) == 0) {
+		sqlite3_bind_int(w->ins_trace_seq, 1, s->pid);
+		sqlite3_bind_int64(w->ins_trace_seq, 2, fint(fs, AGP_F_TRACE_SEQ));
+		sqlite3_bind_int64(w->ins_trace_seq, 3, sqlite3_last_insert_rowid(w->db));
+		db_step_done(w->db, w->ins_trace_seq);
+		w->totals.traces++;
+		w->totals.events++;
+	}
+	free(name), free(file), free(sig), free(tfname), free(sfile), free(sfunc), free(status);
+}
+
+static void side_trace_input(struct run_writer *w, struct stream *s, const struct fields *fs)
+{
+	sqlite3_stmt *get = db_prepare(w->db, "SELECT trace_id FROM temp.trace_seq WHERE pid = ? AND seq = ?");
+	int64_t trace = 0;
+	char *name, *kind, *dtype, *shape, *value;
+
+	if (!get)
+		return;
+	sqlite3_bind_int(get, 1, s->pid);
+	sqlite3_bind_int64(get, 2, fint(fs, AGP_F_TRACE_SEQ));
+	if (sqlite3_step(get) == SQLITE_ROW)
+		trace = sqlite3_column_int64(get, 0);
+	sqlite3_finalize(get);
+	if (!trace)
+		return;
+	name = ftext(fs, AGP_F_NAME), kind = ftext(fs, AGP_F_KIND), dtype = ftext(fs, AGP_F_DTYPE);
+	shape = ftext(fs, AGP_F_SHAPE), value = ftext(fs, AGP_F_VALUE);
+	sqlite3_bind_int64(w->ins_input, 1, trace);
+	sqlite3_bind_int64(w->ins_input, 2, fint(fs, AGP_F_POSITION));
+	bind_text_or_null(w->ins_input, 3, name);
+	sqlite3_bind_text(w->ins_input, 4, kind ? kind : "object", -1, SQLITE_TRANSIENT);
+	bind_text_or_null(w->ins_input, 5, dtype);
+	bind_text_or_null(w->ins_input, 6, shape);
+	bind_text_or_null(w->ins_input, 7, value);
+	db_step_done(w->db, w->ins_input);
+	free(name), free(kind), free(dtype), free(shape), free(value);
+}
+
+/* "__forward_f_12" -> "f"; strips `suffixes` trailing "_<digits>" groups. */
+static char *user_name_of(const char *name, const char *prefix, int suffixes)
+{
+	size_t plen = strlen(prefix);
+	char *out, *us;
+
+	if (strncmp(name, prefix, plen) != 0)
+		return NULL;
+	out = strdup(name + plen);
+	while (out && suffixes-- > 0) {
+		us = strrchr(out, '_');
+		if (!us || !us[1] || strspn(us + 1, "0123456789") != strlen(us + 1)) {
+			free(out);
+			return NULL;
+		}
+		*us = '\0';
+	}
+	return out;
+}
+
+static void side_funcdef(struct run_writer *w, struct stream *s, const struct fields *fs)
+{
+	char *name = ftext(fs, AGP_F_NAME), *kind = ftext(fs, AGP_F_KIND), *user = NULL;
+	const void *blob = fs->v[AGP_F_BLOB];
+	size_t blen = fs->f[AGP_F_BLOB] ? fs->f[AGP_F_BLOB]->len : 0;
+	struct functiondef fd;
+	int parsed = blen ? functiondef_parse(&fd, blob, blen) == 0 : 0;
+	int64_t parent_trace = fint(fs, AGP_F_PARENT_TRACE), gf;
+	const char *role;
+
+	if (!name)
+		goto out;
+	if ((user = user_name_of(name, "__inference___backward_", 2)))
+		role = "backward";
+	else if ((user = user_name_of(name, "__forward_", 1)))
+		role = "forward";
+	else if ((user = user_name_of(name, "__inference_", 1)))
+		role = "inference";
+	else if (kind && !strcmp(kind, "loaded"))
+		role = "loaded";
+	else
+		role = parent_trace ? "branch" : "other";
+	sqlite3_bind_int(w->ins_gf, 1, s->pid);
+	sqlite3_bind_int64(w->ins_gf, 2, intern(w, name));
+	sqlite3_bind_text(w->ins_gf, 3, role, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(w->ins_gf, 4, fint(fs, AGP_F_CREATED));
+	sqlite3_bind_int(w->ins_gf, 5, parsed ? fd.jit_compile : 0);
+	sqlite3_bind_int64(w->ins_gf, 6, parsed ? (int64_t)fd.nnodes : 0);
+	if (blen)
+		sqlite3_bind_blob(w->ins_gf, 7, blob, (int)blen, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(w->ins_gf, 7);
+	if (db_step_done(w->db, w->ins_gf) != 0 || sqlite3_changes(w->db) == 0)
+		goto out;  /* registered again: the first registration stands */
+	gf = sqlite3_last_insert_rowid(w->db);
+	if (parent_trace) {
+		sqlite3_bind_int64(w->ins_link_trace, 1, gf);
+		sqlite3_bind_int(w->ins_link_trace, 2, s->pid);
+		sqlite3_bind_int64(w->ins_link_trace, 3, parent_trace);
+		db_step_done(w->db, w->ins_link_trace);
+	}
+	if (user && strcmp(role, "inference") != 0) {
+		sqlite3_bind_int64(w->ins_link_name, 1, gf);
+		sqlite3_bind_int(w->ins_link_name, 2, s->pid);
+		sqlite3_bind_text(w->ins_link_name, 3, user, -1, SQLITE_TRANSIENT);
+		db_step_done(w->db, w->ins_link_name);
+	}
+	if (!parsed)
+		goto out;
+	for (size_t i = 0; i < fd.ninputs; i++) {
+		sqlite3_bind_int64(w->ins_ginput, 1, gf);
+		sqlite3_bind_int64(w->ins_ginput, 2, (int64_t)i);
+		bind_text_or_null(w->ins_ginput, 3, fd.inputs[i].name);
+		bind_text_or_null(w->ins_ginput, 4, fd.inputs[i].dtype);
+		bind_text_or_null(w->ins_ginput, 5, fd.inputs[i].shape);
+		db_step_done(w->db, w->ins_ginput);
+	}
+	for (size_t i = 0; i < fd.nnodes; i++) {
+		const struct fdef_node *n = &fd.nodes[i];
+
+		if (n->const_value) {
+			sqlite3_bind_int64(w->ins_gconst, 1, gf);
+			bind_text_or_null(w->ins_gconst, 2, n->name ? n->name : "?");
+			bind_text_or_null(w->ins_gconst, 3, n->const_dtype);
+			bind_text_or_null(w->ins_gconst, 4, n->const_value);
+			db_step_done(w->db, w->ins_gconst);
+		}
+		if (n->op && (!strcmp(n->op, "EagerPyFunc") || !strcmp(n->op, "PyFunc") ||
+			      !strcmp(n->op, "PyFuncStateless"))) {
+			sqlite3_bind_int64(w->ins_bbnode, 1, gf);
+			bind_text_or_null(w->ins_bbnode, 2, n->name ? n->name : "?");
+			bind_text_or_null(w->ins_bbnode, 3, n->op);
+			bind_text_or_null(w->ins_bbnode, 4, n->token);
+			db_step_done(w->db, w->ins_bbnode);
+		}
+	}
+	for (size_t i = 0; i < fd.nrefs; i++) {
+		sqlite3_bind_int(w->ins_link_ref, 1, s->pid);
+		sqlite3_bind_int64(w->ins_link_ref, 2, gf);
+		sqlite3_bind_int64(w->ins_link_ref, 3, intern(w, fd.refs[i]));
+		db_step_done(w->db, w->ins_link_ref);
+	}
+	functiondef_release(&fd);
+out:
+	free(name), free(kind), free(user);
+}
+
+static void side_gpu(struct run_writer *w, struct stream *s, uint32_t type, const struct fields *fs)
+{
+	static const char *const kinds[] = { "?", "kernel", "memcpy", "memset", "sync" };
+	char *name = ftext(fs, AGP_F_NAME), *detail = ftext(fs, AGP_F_DETAIL), *copy = ftext(fs, AGP_F_COPY_KIND);
+	sqlite3_stmt *st;
+	int64_t k;
+
+	if (type == AGP_SIDE_GPU_STATUS) {
+		s->gpu_on = fint(fs, AGP_F_STATUS) != 0;
+		sqlite3_bind_text(w->upd_process_gpu, 1, s->gpu_on ? "on" : "off", -1, SQLITE_STATIC);
+		bind_text_or_null(w->upd_process_gpu, 2, detail);
+		sqlite3_bind_int(w->upd_process_gpu, 3, s->pid);
+		db_step_done(w->db, w->upd_process_gpu);
+	} else if (type == AGP_SIDE_GPU_ACTIVITY) {
+		st = w->ins_gpu;
+		k = fint(fs, AGP_F_GPU_KIND);
+		sqlite3_bind_int(st, 1, s->pid);
+		sqlite3_bind_text(st, 2, kinds[k >= 1 && k <= 4 ? k : 0], -1, SQLITE_STATIC);
+		bind_id_or_null(st, 3, intern(w, name));
+		sqlite3_bind_int64(st, 4, fint(fs, AGP_F_DEVICE));
+		sqlite3_bind_int64(st, 5, fint(fs, AGP_F_CONTEXT));
+		sqlite3_bind_int64(st, 6, fint(fs, AGP_F_STREAM));
+		sqlite3_bind_int64(st, 7, fint(fs, AGP_F_START));
+		sqlite3_bind_int64(st, 8, fint(fs, AGP_F_END));
+		sqlite3_bind_int64(st, 9, fint(fs, AGP_F_CORR));
+		for (int i = 0; i < 6; i++)
+			sqlite3_bind_int64(st, 10 + i, fint(fs, AGP_F_GRID_X + i));
+		sqlite3_bind_int64(st, 16, fint(fs, AGP_F_BYTES));
+		bind_text_or_null(st, 17, copy);
+		if (db_step_done(w->db, st) == 0)
+			w->totals.gpu++, w->totals.events++;
+	} else {
+		st = w->ins_api;
+		sqlite3_bind_int(st, 1, s->pid);
+		sqlite3_bind_int64(st, 2, fint(fs, AGP_F_TID));
+		sqlite3_bind_text(st, 3, fint(fs, AGP_F_API) == 2 ? "driver" : "runtime", -1, SQLITE_STATIC);
+		bind_id_or_null(st, 4, intern(w, name));
+		sqlite3_bind_int64(st, 5, fint(fs, AGP_F_START));
+		sqlite3_bind_int64(st, 6, fint(fs, AGP_F_END));
+		sqlite3_bind_int64(st, 7, fint(fs, AGP_F_CORR));
+		if (fint(fs, AGP_F_EXTERNAL))
+			sqlite3_bind_int64(st, 8, fint(fs, AGP_F_EXTERNAL));
+		else
+			sqlite3_bind_null(st, 8);
+		if (db_step_done(w->db, st) == 0)
+			w->totals.events++;
+	}
+	free(name), free(detail), free(copy);
+}
+
+static void side_record(struct run_writer *w, struct stream *s, uint32_t type, const char *p, size_t len)
+{
+	struct fields fs;
+
+	fields_parse(&fs, p, len);
+	switch (type) {
+	case AGP_SIDE_PROCESS: side_process(w, s, &fs); break;
+	case AGP_SIDE_TF_STATUS: side_tf_status(w, s, &fs); break;
+	case AGP_SIDE_TRACE: side_trace(w, s, &fs); break;
+	case AGP_SIDE_TRACE_INPUT: side_trace_input(w, s, &fs); break;
+	case AGP_SIDE_FUNCDEF: side_funcdef(w, s, &fs); break;
+	case AGP_SIDE_EXIT:
+		sqlite3_bind_int64(w->upd_process_exit, 1, fint(&fs, AGP_F_EXIT_STATUS));
+		sqlite3_bind_int64(w->upd_process_exit, 2, fint(&fs, AGP_F_END));
+		sqlite3_bind_int(w->upd_process_exit, 3, s->pid);
+		db_step_done(w->db, w->upd_process_exit);
+		break;
+	case AGP_SIDE_GPU_STATUS:
+	case AGP_SIDE_GPU_ACTIVITY:
+	case AGP_SIDE_GPU_API:
+		side_gpu(w, s, type, &fs);
+		break;
+	}
+}
+
+static void drain_side(struct run_writer *w, struct stream *s)
+{
+	size_t off = 0;
+
+	for (;;) {
+		ssize_t n;
+
+		if (s->side_cap - s->side_len < 65536) {
+			size_t ncap = s->side_cap ? s->side_cap * 2 : 262144;
+			char *nb = realloc(s->side_buf, ncap);
+
+			if (!nb)
+				return;
+			s->side_buf = nb;
+			s->side_cap = ncap;
+		}
+		n = read(s->side_fd, s->side_buf + s->side_len, s->side_cap - s->side_len);
+		if (n <= 0)
+			break;
+		s->side_len += (size_t)n;
+	}
+	while (s->side_len - off >= sizeof(struct agp_side_hdr)) {
+		struct agp_side_hdr h;
+
+		memcpy(&h, s->side_buf + off, sizeof(h));
+		if (s->side_len - off - sizeof(h) < h.len)
+			break;  /* the rest is still being written */
+		side_record(w, s, h.type, s->side_buf + off + sizeof(h), h.len);
+		off += sizeof(h) + h.len;
+	}
+	memmove(s->side_buf, s->side_buf + off, s->side_len - off);
+	s->side_len -= off;
+}
+
+static void drain_stream(struct run_writer *w, struct stream *s)
+{
+	uint32_t n;
+
+	/* Side first: the process row must exist before its threads and events. */
+	drain_side(w, s);
+	n = atomic_load(&s->shm->nthreads);
+	if (n > AGP_MAX_THREADS)
+		n = AGP_MAX_THREADS;
+	for (uint32_t i = 0; i < n; i++)
+		drain_ring(w, s, i);
+}
+
+/* Pick up streams of processes that started since the last scan. */
+static void scan_streams(struct run_writer *w)
+{
+	DIR *d = opendir(w->shm_dir);
+	struct dirent *de;
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		size_t len = strlen(de->d_name);
+		struct stream *s, **ns;
+		char path[4096];
+		int fd, known = 0;
+		void *map;
+
+		if (len < 6 || len >= sizeof(s->name) || strcmp(de->d_name + len - 5, ".ring"))
+			continue;
+		for (size_t i = 0; i < w->nstreams && !known; i++)
+			known = !strcmp(w->streams[i]->name, de->d_name);
+		if (known)
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", w->shm_dir, de->d_name);
+		fd = open(path, O_RDWR | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		map = mmap(NULL, AGP_SHM_FILE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		close(fd);
+		if (map == MAP_FAILED)
+			continue;
+		if (__atomic_load_n(&((struct agp_shm_header *)map)->magic, __ATOMIC_ACQUIRE) != AGP_SHM_MAGIC) {
+			munmap(map, AGP_SHM_FILE_BYTES);  /* not initialised yet: next scan */
+			continue;
+		}
+		s = calloc(1, sizeof(*s));
+		ns = realloc(w->streams, (w->nstreams + 1) * sizeof(*ns));
+		if (!s || !ns) {
+			free(s);
+			munmap(map, AGP_SHM_FILE_BYTES);
+			break;
+		}
+		w->streams = ns;
+		snprintf(s->name, sizeof(s->name), "%s", de->d_name);
+		s->shm = map;
+		s->pid = s->shm->pid;
+		memcpy(path + strlen(path) - 4, "side", 4);
+		s->side_fd = open(path, O_RDONLY | O_CLOEXEC);
+		w->streams[w->nstreams++] = s;
+		w->totals.processes++;
+	}
+	closedir(d);
+}
+
+void run_writer_poll(struct run_writer *w)
+{
+	uint64_t now = now_ns();
+
+	if (now - w->last_scan_ns > 20000000ull || !w->nstreams) {
+		scan_streams(w);
+		w->last_scan_ns = now;
+	}
+	for (size_t i = 0; i < w->nstreams; i++)
+		drain_stream(w, w->streams[i]);
+	if (now - w->last_commit_ns > 250000000ull) {
+		db_exec(w->db, "COMMIT; BEGIN");
+		w->last_commit_ns = now;
+	}
+}
+
+static const char link_sql[] =
+	/* graph functions built by a trace */
+	"UPDATE graph_functions SET trace_id = (SELECT t.id FROM traces t WHERE t.pid = graph_functions.pid"
+	"  AND t.tf_name_id = graph_functions.name_id) WHERE trace_id IS NULL;"
+	"UPDATE graph_functions SET function_id = (SELECT function_id FROM traces WHERE id = trace_id)"
+	"  WHERE trace_id IS NOT NULL;"
+	/* forward/backward pairs, by the user function's name (latest definition) */
+	"UPDATE graph_functions SET function_id = (SELECT f.id FROM temp.link_name l JOIN strings s"
+	"  ON s.text = l.user_name JOIN functions f ON f.name_id = s.id AND f.pid = l.pid"
+	"  WHERE l.gf_id = graph_functions.id ORDER BY f.id DESC LIMIT 1) WHERE function_id IS NULL;"
+	/* functions referenced by another function's nodes (cond/while branches) */
+	"UPDATE graph_functions SET parent_id = (SELECT l.parent_id FROM temp.link_ref l"
+	"  WHERE l.pid = graph_functions.pid AND l.child_name_id = graph_functions.name_id LIMIT 1)"
+	"  WHERE parent_id IS NULL;"
+	/* functions registered while a trace was being built */
+	"UPDATE graph_functions SET function_id = (SELECT t.function_id FROM temp.link_trace l"
+	"  JOIN temp.trace_seq q ON q.pid = l.pid AND q.seq = l.trace_seq JOIN traces t ON t.id = q.trace_id"
+	"  WHERE l.gf_id = graph_functions.id) WHERE function_id IS NULL;"
+	"UPDATE graph_functions SET role = 'branch' WHERE role = 'other' AND parent_id IS NOT NULL;"
+	"UPDATE function_calls SET graph_function_id = (SELECT g.id FROM graph_functions g"
+	"  WHERE g.pid = function_calls.pid AND g.name_id = function_calls.name_id);"
+	"UPDATE threads SET role = 'python-main' WHERE role = 'main' AND pid IN"
+	"  (SELECT pid FROM processes WHERE python_version IS NOT NULL);"
+	"UPDATE threads SET role = 'other' WHERE role = 'main';";
+
+static const char link_parents_sql[] =
+	"UPDATE graph_functions SET function_id = (SELECT p.function_id FROM graph_functions p"
+	"  WHERE p.id = graph_functions.parent_id) WHERE function_id IS NULL AND parent_id IS NOT NULL;";
+
+int run_writer_finish(struct run_writer *w, const struct run_session *sess, struct run_totals *totals)
+{
+	struct strbuf argv = STRBUF_INIT;
+	char host[256] = "";
+	uint64_t dropped = 0;
+	int rc = 0;
+	sqlite3_stmt *st;
+
+	scan_streams(w);
+	for (size_t i = 0; i < w->nstreams; i++) {
+		struct stream *s = w->streams[i];
+		uint64_t d;
+
+		drain_stream(w, s);
+		d = atomic_load(&s->shm->dropped_no_slot);
+		for (uint32_t t = 0; t < AGP_MAX_THREADS; t++)
+			d += atomic_load(&s->shm->threads[t].dropped);
+		if (d && (st = db_prepare(w->db, "UPDATE processes SET dropped_events = dropped_events + ? WHERE pid = ?"))) {
+			sqlite3_bind_int64(st, 1, (int64_t)d);
+			sqlite3_bind_int(st, 2, s->pid);
+			db_step_done(w->db, st);
+			sqlite3_finalize(st);
+		}
+		dropped += d;
+	}
+	w->totals.dropped = dropped;
+	if (db_exec(w->db, link_sql) != 0)
+		rc = -1;
+	for (int depth = 0; depth < 8; depth++)
+		db_exec(w->db, link_parents_sql);
+	/* The main process's status is the one waitpid saw. */
+	if ((st = db_prepare(w->db, "UPDATE processes SET exit_status = ?, end_ns = coalesce(end_ns, ?) WHERE pid = ?"))) {
+		sqlite3_bind_int(st, 1, sess->exit_status);
+		sqlite3_bind_int64(st, 2, (int64_t)sess->end_ns);
+		sqlite3_bind_int(st, 3, sess->main_pid);
+		db_step_done(w->db, st);
+		sqlite3_finalize(st);
+	}
+	strbuf_addch(&argv, '[');
+	for (char **a = sess->argv; *a; a++) {
+		if (a != sess->argv)
+			strbuf_addch(&argv, ',');
+		strbuf_add_json_string(&argv, *a);
+	}
+	strbuf_addch(&argv, ']');
+	gethostname(host, sizeof(host) - 1);
+	db_meta_set(w->db, "agprof_version", AGPROF_VERSION);
+	db_meta_set(w->db, "argv", argv.buf);
+	db_meta_set(w->db, "cwd", sess->cwd);
+	db_meta_set(w->db, "host", host);
+	db_meta_set_int(w->db, "start_wall_ns", (int64_t)sess->start_wall_ns);
+	db_meta_set_int(w->db, "start_ns", (int64_t)sess->start_ns);
+	db_meta_set_int(w->db, "end_ns", (int64_t)sess->end_ns);
+	db_meta_set_int(w->db, "exit_status", sess->exit_status);
+	db_meta_set_int(w->db, "exit_signal", sess->exit_signal);
+	db_meta_set_int(w->db, "dropped_events", (int64_t)dropped);
+	db_exec(w->db, "INSERT OR REPLACE INTO meta SELECT 'python_version', python_version FROM processes"
+		       " WHERE python_version IS NOT NULL ORDER BY start_ns LIMIT 1;"
+		       "INSERT OR REPLACE INTO meta SELECT 'tf_version', tf_version FROM processes"
+		       " WHERE tf_version IS NOT NULL ORDER BY start_ns LIMIT 1;"
+		       "INSERT OR REPLACE INTO meta VALUES ('tf_status', coalesce("
+		       " (SELECT 'hooked' FROM processes WHERE tf_status = 'hooked' LIMIT 1),"
+		       " (SELECT 'mismatch' FROM processes WHERE tf_status = 'mismatch' LIMIT 1), 'not-loaded'));"
+		       "INSERT OR REPLACE INTO meta VALUES ('gpu_status', coalesce("
+		       " (SELECT 'on' FROM processes WHERE gpu_status = 'on' LIMIT 1), 'off'));"
+		       "INSERT OR REPLACE INTO meta SELECT 'gpu_detail', gpu_detail FROM processes"
+		       " WHERE gpu_detail IS NOT NULL ORDER BY start_ns LIMIT 1;");
+	strbuf_release(&argv);
+	if (db_exec(w->db, "COMMIT") != 0)
+		rc = -1;
+	/* One self-contained file: fold the WAL back in. */
+	db_exec(w->db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;");
+	if (totals)
+		*totals = w->totals;
+	string_table_release(&w->st);
+	for (sqlite3_stmt *p = sqlite3_next_stmt(w->db, NULL); p; p = sqlite3_next_stmt(w->db, NULL))
+		sqlite3_finalize(p);
+	if (sqlite3_close(w->db) != SQLITE_OK)
+		rc = -1;
+	for (size_t i = 0; i < w->nstreams; i++) {
+		munmap(w->streams[i]->shm, AGP_SHM_FILE_BYTES);
+		if (w->streams[i]->side_fd >= 0)
+			close(w->streams[i]->side_fd);
+		free(w->streams[i]->side_buf);
+		free(w->streams[i]->strings.ids);
+		free(w->streams[i]->sites.ids);
+		free(w->streams[i]);
+	}
+	free(w->streams);
+	free(w->shm_dir);
+	free(w);
+	return rc;
+}

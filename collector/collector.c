@@ -1,0 +1,488 @@
+/*
+ * collector.c - process and thread state of the injected collector: the
+ * shared-memory files, per-thread rings, string interning, side records,
+ * fork handling.  See collector.h for the rules every hook follows.
+ */
+#include "collector.h"
+#include "gpu_record.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+struct agp_process agp_proc;
+
+static __thread struct agp_thread *agp_tls __attribute__((tls_model("initial-exec")));
+static pthread_mutex_t side_lock = PTHREAD_MUTEX_INITIALIZER;
+static char shm_dir[PATH_MAX];
+
+/* The launcher's variables, hidden from the workload's environment. */
+char agp_env_preload[PATH_MAX * 2] AGP_HIDDEN;  /* LD_PRELOAD value to pass on */
+char agp_env_shm[PATH_MAX] AGP_HIDDEN;
+char agp_env_orig[PATH_MAX * 2] AGP_HIDDEN;     /* the user's own LD_PRELOAD */
+
+void agp_disable(const char *why)
+{
+	static const char prefix[] = "agprof: collector turned off: ";
+	char line[512];
+	int n;
+
+	if (!agp_proc.enabled)
+		return;
+	agp_proc.enabled = 0;
+	n = snprintf(line, sizeof(line), "%s%s\n", prefix, why);
+	if (n > 0 && write(2, line, (size_t)(n < (int)sizeof(line) ? n : (int)sizeof(line) - 1)) < 0)
+		return;
+}
+
+static int open_process_files(void)
+{
+	char path[PATH_MAX + 64];
+	int fd = -1;
+	void *map;
+
+	for (int n = 0; n < 1000; n++) {
+		snprintf(path, sizeof(path), "%s/%d-%d.ring", shm_dir, agp_proc.pid, n);
+		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd >= 0 || errno != EEXIST)
+			break;
+	}
+	if (fd < 0)
+		return -1;
+	if (ftruncate(fd, (off_t)AGP_SHM_FILE_BYTES) != 0) {
+		close(fd);
+		return -1;
+	}
+	map = mmap(NULL, AGP_SHM_FILE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return -1;
+	/* The side file shares the ring file's name: the launcher pairs them. */
+	memcpy(path + strlen(path) - 4, "side", 4);
+	agp_proc.side_fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
+	if (agp_proc.side_fd < 0) {
+		munmap(map, AGP_SHM_FILE_BYTES);
+		return -1;
+	}
+	agp_proc.shm = map;
+	agp_proc.shm->ring_bytes = AGP_RING_BYTES;
+	agp_proc.shm->max_threads = AGP_MAX_THREADS;
+	agp_proc.shm->pid = agp_proc.pid;
+	agp_proc.shm->ppid = getppid();
+	agp_proc.shm->start_ns = agp_now_ns();
+	/* Publish the magic last: the launcher ignores files without it. */
+	__atomic_store_n(&agp_proc.shm->magic, AGP_SHM_MAGIC, __ATOMIC_RELEASE);
+	return 0;
+}
+
+static void emit_process_record(void)
+{
+	struct agp_side s;
+	char buf[8192], cwd[PATH_MAX];
+	ssize_t n = 0;
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
+	agp_side_begin(&s, AGP_SIDE_PROCESS);
+	agp_side_int(&s, AGP_F_PID, agp_proc.pid);
+	agp_side_int(&s, AGP_F_PPID, getppid());
+	agp_side_int(&s, AGP_F_START, (int64_t)agp_proc.shm->start_ns);
+	agp_side_bytes(&s, AGP_F_ARGV, buf, n > 0 ? (size_t)n : 0);  /* NUL-separated */
+	if (getcwd(cwd, sizeof(cwd)))
+		agp_side_text(&s, AGP_F_CWD, cwd);
+	agp_side_end(&s);
+}
+
+static int process_start(void)
+{
+	agp_proc.pid = getpid();
+	agp_proc.generation++;
+	atomic_store(&agp_proc.next_string_id, 1);
+	atomic_store(&agp_proc.next_site_id, 1);
+	atomic_store(&agp_proc.next_seq, 1);
+	atomic_store(&agp_proc.next_trace_seq, 1);
+	if (open_process_files() != 0)
+		return -1;
+	agp_proc.enabled = 1;
+	emit_process_record();
+	return 0;
+}
+
+static void on_fork_child(void)
+{
+	if (!agp_proc.enabled)
+		return;
+	/* The parent's mapping is shared: let go of it, never write into it. */
+	agp_proc.enabled = 0;
+	if (agp_proc.shm)
+		munmap(agp_proc.shm, AGP_SHM_FILE_BYTES);
+	agp_proc.shm = NULL;
+	if (agp_proc.side_fd >= 0)
+		close(agp_proc.side_fd);
+	agp_proc.side_fd = -1;
+	pthread_mutex_init(&side_lock, NULL);
+	agp_tls = NULL;  /* the forking thread starts afresh in the child */
+	if (process_start() != 0)
+		agp_disable("cannot create the recording buffers in a forked child");
+}
+
+struct agp_thread *agp_thread_get(void)
+{
+	struct agp_thread *t = agp_tls;
+	uint32_t slot;
+	void *mem;
+
+	if (__builtin_expect(t != NULL && t->generation == agp_proc.generation, 1))
+		return agp_proc.enabled ? t : NULL;
+	if (!agp_proc.enabled)
+		return NULL;
+	/* First event of this thread in this process: the rare path. */
+	if (t && t->generation != agp_proc.generation) {
+		munmap(t, sizeof(*t));
+		agp_tls = NULL;
+	}
+	slot = atomic_fetch_add(&agp_proc.shm->nthreads, 1);
+	if (slot >= AGP_MAX_THREADS) {
+		atomic_fetch_add(&agp_proc.shm->dropped_no_slot, 1);
+		return NULL;
+	}
+	mem = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (mem == MAP_FAILED) {
+		atomic_fetch_add(&agp_proc.shm->dropped_no_slot, 1);
+		return NULL;
+	}
+	t = mem;
+	t->generation = agp_proc.generation;
+	t->tid = (int32_t)syscall(SYS_gettid);
+	t->ring = &agp_proc.shm->threads[slot];
+	t->data = (char *)agp_proc.shm + AGP_HEADER_BYTES + (size_t)slot * AGP_RING_BYTES;
+	atomic_store_explicit(&t->ring->tid, t->tid, memory_order_release);
+	agp_tls = t;
+	return t;
+}
+
+/*
+ * Reserve `words` 8-byte words in the thread's ring; returns where to write,
+ * or NULL (and counts a drop) when the launcher has fallen behind.
+ */
+static void *ring_reserve(struct agp_thread *t, uint32_t words, uint64_t *new_head)
+{
+	uint64_t head = atomic_load_explicit(&t->ring->head, memory_order_relaxed);
+	uint64_t tail = atomic_load_explicit(&t->ring->tail, memory_order_acquire);
+	uint64_t bytes = (uint64_t)words * 8;
+	uint64_t off = head & (AGP_RING_BYTES - 1);
+	uint64_t room_to_end = AGP_RING_BYTES - off;
+	uint64_t need = bytes;
+
+	if (room_to_end < bytes)
+		need += room_to_end;   /* skip the end of the ring */
+	if (AGP_RING_BYTES - (head - tail) < need) {
+		atomic_fetch_add_explicit(&t->ring->dropped, 1, memory_order_relaxed);
+		return NULL;
+	}
+	if (room_to_end < bytes) {
+		struct agp_rec_hdr *wrap = (struct agp_rec_hdr *)(t->data + off);
+
+		wrap->type = AGP_REC_WRAP;
+		wrap->words = 0;
+		head += room_to_end;
+		off = 0;
+	}
+	*new_head = head + bytes;
+	return t->data + off;
+}
+
+static inline void ring_publish(struct agp_thread *t, uint64_t new_head)
+{
+	atomic_store_explicit(&t->ring->head, new_head, memory_order_release);
+}
+
+static uint64_t hash_text(const char *s, size_t len)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (size_t i = 0; i < len; i++) {
+		h ^= (unsigned char)s[i];
+		h *= 1099511628211ULL;
+	}
+	return h | 1;  /* 0 marks an empty slot */
+}
+
+uint32_t agp_intern(struct agp_thread *t, const char *text, size_t len)
+{
+	uint64_t h = hash_text(text, len);
+	struct agp_strcache_slot *slot = &t->strcache[h & (AGP_STRCACHE - 1)];
+	uint32_t id, words;
+	uint64_t new_head;
+	struct agp_rec_hdr *rec;
+
+	if (slot->hash == h && slot->len == len &&
+	    (len > sizeof(slot->text) || memcmp(slot->text, text, len) == 0))
+		return slot->id;
+	if (len > 4096)
+		len = 4096;
+	words = (uint32_t)(1 + (len + 1 + 7) / 8);
+	rec = ring_reserve(t, words, &new_head);
+	if (!rec)
+		return 0;
+	id = atomic_fetch_add_explicit(&agp_proc.next_string_id, 1, memory_order_relaxed);
+	rec->type = AGP_REC_STRING;
+	rec->words = (uint16_t)words;
+	rec->arg = id;
+	memcpy(rec + 1, text, len);
+	((char *)(rec + 1))[len] = '\0';
+	ring_publish(t, new_head);
+	slot->hash = h;
+	slot->len = (uint32_t)len;
+	slot->id = id;
+	if (len <= sizeof(slot->text))
+		memcpy(slot->text, text, len);
+	return id;
+}
+
+uint32_t agp_site_define(struct agp_thread *t, uint32_t file, uint32_t func, uint32_t line)
+{
+	uint64_t new_head;
+	struct agp_rec_site *rec = ring_reserve(t, sizeof(*rec) / 8, &new_head);
+	uint32_t id;
+
+	if (!rec)
+		return 0;
+	id = atomic_fetch_add_explicit(&agp_proc.next_site_id, 1, memory_order_relaxed);
+	rec->h.type = AGP_REC_SITE;
+	rec->h.words = sizeof(*rec) / 8;
+	rec->h.arg = id;
+	rec->file = file;
+	rec->func = func;
+	rec->line = line;
+	rec->pad = 0;
+	ring_publish(t, new_head);
+	return id;
+}
+
+void agp_emit_span(struct agp_thread *t, uint16_t type, uint32_t arg, uint64_t start, uint64_t end,
+		   uint32_t aux, uint32_t site, uint32_t flags, uint64_t seq)
+{
+	uint64_t new_head;
+	struct agp_rec_span *rec = ring_reserve(t, sizeof(*rec) / 8, &new_head);
+
+	if (!rec)
+		return;
+	rec->h.type = type;
+	rec->h.words = sizeof(*rec) / 8;
+	rec->h.arg = arg;
+	rec->start_ns = start;
+	rec->end_ns = end;
+	rec->aux = aux;
+	rec->site = site;
+	rec->flags = flags;
+	rec->pad = 0;
+	rec->seq = seq;
+	ring_publish(t, new_head);
+}
+
+/* Side records */
+
+static void side_reserve(struct agp_side *s, size_t extra)
+{
+	size_t want = s->len + extra;
+	char *nb;
+
+	if (s->failed || want <= s->cap)
+		return;
+	while (s->cap < want)
+		s->cap = s->cap ? s->cap * 2 : 4096;
+	nb = realloc(s->buf, s->cap);
+	if (!nb) {
+		s->failed = 1;
+		return;
+	}
+	s->buf = nb;
+}
+
+void agp_side_begin(struct agp_side *s, uint32_t type)
+{
+	struct agp_side_hdr h = { type, 0 };
+
+	memset(s, 0, sizeof(*s));
+	side_reserve(s, sizeof(h));
+	if (s->failed)
+		return;
+	memcpy(s->buf, &h, sizeof(h));
+	s->len = sizeof(h);
+}
+
+void agp_side_bytes(struct agp_side *s, uint16_t tag, const void *data, size_t len)
+{
+	struct agp_field f = { tag, 0, (uint32_t)len };
+	size_t padded = (len + 7) & ~(size_t)7;
+
+	side_reserve(s, sizeof(f) + padded);
+	if (s->failed)
+		return;
+	memcpy(s->buf + s->len, &f, sizeof(f));
+	if (len)
+		memcpy(s->buf + s->len + sizeof(f), data, len);
+	memset(s->buf + s->len + sizeof(f) + len, 0, padded - len);
+	s->len += sizeof(f) + padded;
+}
+
+void agp_side_int(struct agp_side *s, uint16_t tag, int64_t v)
+{
+	agp_side_bytes(s, tag, &v, sizeof(v));
+}
+
+void agp_side_text(struct agp_side *s, uint16_t tag, const char *text)
+{
+	if (text)
+		agp_side_bytes(s, tag, text, strlen(text));
+}
+
+void agp_side_end(struct agp_side *s)
+{
+	struct agp_side_hdr *h;
+	size_t off = 0;
+
+	if (!s->failed && s->buf && agp_proc.enabled && agp_proc.side_fd >= 0) {
+		h = (struct agp_side_hdr *)s->buf;
+		h->len = (uint32_t)(s->len - sizeof(*h));
+		pthread_mutex_lock(&side_lock);
+		while (off < s->len) {
+			ssize_t n = write(agp_proc.side_fd, s->buf + off, s->len - off);
+
+			if (n < 0 && errno == EINTR)
+				continue;
+			if (n <= 0)
+				break;
+			off += (size_t)n;
+		}
+		pthread_mutex_unlock(&side_lock);
+	}
+	free(s->buf);
+	memset(s, 0, sizeof(*s));
+}
+
+/* GPU records from collector/gpu/ go through the side file. */
+
+void gpu_emit_status(int on, const char *detail)
+{
+	struct agp_side s;
+
+	agp_side_begin(&s, AGP_SIDE_GPU_STATUS);
+	agp_side_int(&s, AGP_F_STATUS, on);
+	agp_side_text(&s, AGP_F_DETAIL, detail);
+	agp_side_end(&s);
+}
+
+void gpu_emit_activity(const struct gpu_activity_rec *r)
+{
+	struct agp_side s;
+
+	agp_side_begin(&s, AGP_SIDE_GPU_ACTIVITY);
+	agp_side_int(&s, AGP_F_GPU_KIND, r->kind);
+	agp_side_int(&s, AGP_F_DEVICE, r->device);
+	agp_side_int(&s, AGP_F_CONTEXT, r->context);
+	agp_side_int(&s, AGP_F_STREAM, r->stream);
+	agp_side_int(&s, AGP_F_START, (int64_t)r->start_ns);
+	agp_side_int(&s, AGP_F_END, (int64_t)r->end_ns);
+	agp_side_int(&s, AGP_F_CORR, r->correlation_id);
+	agp_side_int(&s, AGP_F_GRID_X, r->grid[0]);
+	agp_side_int(&s, AGP_F_GRID_Y, r->grid[1]);
+	agp_side_int(&s, AGP_F_GRID_Z, r->grid[2]);
+	agp_side_int(&s, AGP_F_BLOCK_X, r->block[0]);
+	agp_side_int(&s, AGP_F_BLOCK_Y, r->block[1]);
+	agp_side_int(&s, AGP_F_BLOCK_Z, r->block[2]);
+	agp_side_int(&s, AGP_F_BYTES, (int64_t)r->bytes);
+	agp_side_text(&s, AGP_F_NAME, r->name);
+	agp_side_text(&s, AGP_F_COPY_KIND, r->copy_kind);
+	agp_side_end(&s);
+}
+
+void gpu_emit_api_call(const struct gpu_api_rec *r)
+{
+	struct agp_side s;
+
+	agp_side_begin(&s, AGP_SIDE_GPU_API);
+	agp_side_int(&s, AGP_F_API, r->api);
+	agp_side_int(&s, AGP_F_TID, r->tid);
+	agp_side_int(&s, AGP_F_START, (int64_t)r->start_ns);
+	agp_side_int(&s, AGP_F_END, (int64_t)r->end_ns);
+	agp_side_int(&s, AGP_F_CORR, r->correlation_id);
+	agp_side_int(&s, AGP_F_EXTERNAL, (int64_t)r->external_id);
+	agp_side_text(&s, AGP_F_NAME, r->name);
+	agp_side_end(&s);
+}
+
+/* Environment: take the launcher's variables out of the workload's sight. */
+
+static void hide_launcher_environment(void)
+{
+	const char *shm = getenv("AGPROF_SHM");
+	const char *orig = getenv("AGPROF_ORIG_LD_PRELOAD");
+	const char *pre = getenv("LD_PRELOAD");
+
+	snprintf(agp_env_shm, sizeof(agp_env_shm), "%s", shm ? shm : "");
+	snprintf(agp_env_preload, sizeof(agp_env_preload), "%s", pre ? pre : "");
+	snprintf(agp_env_orig, sizeof(agp_env_orig), "%s", orig ? orig : "\001unset");
+	/* Children get them back through the exec hooks (hooks_proc.c). */
+	if (orig && strcmp(orig, "\001unset") != 0)
+		setenv("LD_PRELOAD", orig, 1);
+	else
+		unsetenv("LD_PRELOAD");
+	unsetenv("AGPROF_SHM");
+	unsetenv("AGPROF_ORIG_LD_PRELOAD");
+}
+
+void agp_tf_exit_check(void) AGP_HIDDEN;
+void agp_exit_record(int status) AGP_HIDDEN;
+void agp_exit_record(int status)
+{
+	struct agp_side s;
+
+	if (!agp_proc.enabled || agp_proc.pid != getpid())
+		return;
+	gpu_collector_flush();
+	agp_tf_exit_check();
+	agp_side_begin(&s, AGP_SIDE_EXIT);
+	agp_side_int(&s, AGP_F_EXIT_STATUS, status);
+	agp_side_int(&s, AGP_F_END, (int64_t)agp_now_ns());
+	agp_side_end(&s);
+	atomic_store(&agp_proc.shm->finished, 1);
+}
+
+static void on_exit_handler(int status, void *arg)
+{
+	(void)arg;
+	agp_exit_record(status);
+}
+
+__attribute__((constructor)) static void agp_init(void)
+{
+	const char *dir = getenv("AGPROF_SHM");
+
+	agp_proc.side_fd = -1;
+	if (!dir || !*dir)
+		return;   /* loaded outside `agprof run`: stay inert */
+	snprintf(shm_dir, sizeof(shm_dir), "%s", dir);
+	hide_launcher_environment();
+	if (process_start() != 0) {
+		agp_proc.enabled = 1;
+		agp_disable("cannot create the recording buffers");
+		return;
+	}
+	pthread_atfork(NULL, NULL, on_fork_child);
+	on_exit(on_exit_handler, NULL);
+	agp_tf_init();
+	gpu_collector_init();
+}

@@ -1,0 +1,134 @@
+/*
+ * collector.h - internals of the injected collector (libagprof-collector.so).
+ *
+ * Owns: the per-process shared-memory ring file and side file, the per-thread
+ * state (ring slot, string and call-site caches, reentrancy guard), the
+ * emission of records.  Hooks live in hooks_*.c; Python frame reading in
+ * pyframe.c; trace-time Python introspection in pytrace.c.
+ *
+ * Rule for everything reachable from a hook: no lock, no system call and no
+ * malloc on the hot path (eager ops, function calls); rare paths (first event
+ * of a thread, a trace, a registration) may do all three.  On any internal
+ * failure the collector turns itself off (agp_disable) and the workload runs on.
+ */
+#ifndef AGPROF_COLLECTOR_H
+#define AGPROF_COLLECTOR_H
+
+#include "ring.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#define AGP_HIDDEN __attribute__((visibility("hidden")))
+#define AGP_EXPORT __attribute__((visibility("default")))
+
+struct agp_strcache_slot {
+	uint64_t hash;
+	uint32_t id;
+	uint32_t len;
+	char text[48];          /* short strings compared by content */
+};
+
+struct agp_sitecache_slot {
+	uintptr_t code;         /* code object */
+	uintptr_t ip;           /* instruction pointer within it */
+	uint32_t site;
+	uint32_t pad;
+};
+
+struct agp_codecache_slot {
+	uintptr_t code;
+	uintptr_t filename;     /* co_filename object, guards against address reuse */
+	uint32_t file;          /* string ids */
+	uint32_t func;
+	uint32_t internal;      /* TensorFlow/Keras/absl code: skip when walking */
+	uint32_t pad;
+};
+
+#define AGP_STRCACHE 1024
+#define AGP_SITECACHE 4096
+#define AGP_CODECACHE 1024
+#define AGP_TRACE_STACK 16
+
+struct agp_open_trace;
+
+/* Per-thread state, allocated on the thread's first event (mmap). */
+struct agp_thread {
+	uint32_t generation;    /* process generation it belongs to (fork resets) */
+	int32_t tid;
+	struct agp_thread_ring *ring;
+	char *data;             /* ring data area */
+	int in_hook;            /* reentrancy guard */
+	int fastpath_depth;     /* inside TFE_Py_FastPathExecute_C */
+	int trace_depth;
+	struct agp_open_trace *traces[AGP_TRACE_STACK];
+	struct agp_strcache_slot strcache[AGP_STRCACHE];
+	struct agp_sitecache_slot sitecache[AGP_SITECACHE];
+	struct agp_codecache_slot codecache[AGP_CODECACHE];
+};
+
+/* Global state of this process image. */
+struct agp_process {
+	int enabled;            /* 0 once turned off */
+	uint32_t generation;
+	int pid;
+	struct agp_shm_header *shm;
+	int side_fd;
+	_Atomic uint32_t next_string_id;
+	_Atomic uint32_t next_site_id;
+	_Atomic uint64_t next_seq;
+	_Atomic uint64_t next_trace_seq;
+};
+
+extern struct agp_process agp_proc AGP_HIDDEN;
+
+static inline uint64_t agp_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);  /* vDSO: no system call */
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Current thread's state, creating it on first use; NULL when disabled. */
+struct agp_thread *agp_thread_get(void) AGP_HIDDEN;
+
+/* Turn the collector off for good, with one line on stderr saying why. */
+void agp_disable(const char *why) AGP_HIDDEN;
+
+/* Intern text in the thread's ring; returns its id (0 on failure). */
+uint32_t agp_intern(struct agp_thread *t, const char *text, size_t len) AGP_HIDDEN;
+
+/* Define a call site in the thread's ring; returns its id. */
+uint32_t agp_site_define(struct agp_thread *t, uint32_t file, uint32_t func, uint32_t line) AGP_HIDDEN;
+
+/* Append a span record (eager op, call, black box). */
+void agp_emit_span(struct agp_thread *t, uint16_t type, uint32_t arg, uint64_t start, uint64_t end,
+		   uint32_t aux, uint32_t site, uint32_t flags, uint64_t seq) AGP_HIDDEN;
+
+/* Side records: build with agp_side_begin / agp_side_*, then agp_side_end. */
+struct agp_side {
+	char *buf;
+	size_t len, cap;
+	int failed;
+};
+void agp_side_begin(struct agp_side *s, uint32_t type) AGP_HIDDEN;
+void agp_side_int(struct agp_side *s, uint16_t tag, int64_t v) AGP_HIDDEN;
+void agp_side_text(struct agp_side *s, uint16_t tag, const char *text) AGP_HIDDEN;
+void agp_side_bytes(struct agp_side *s, uint16_t tag, const void *data, size_t len) AGP_HIDDEN;
+/* Writes the record (one write(2) under a mutex) and frees the buffer. */
+void agp_side_end(struct agp_side *s) AGP_HIDDEN;
+
+/* hooks_tf.c */
+void agp_tf_init(void) AGP_HIDDEN;
+/* pyframe.c: user call site of the current thread (0 = unknown). */
+uint32_t agp_py_callsite(struct agp_thread *t) AGP_HIDDEN;
+/* pyframe.c: resolve libpython symbols if Python is in the process. */
+int agp_py_available(void) AGP_HIDDEN;
+/* pyframe.c: learn the interpreter's frame layout; needs the GIL. */
+void agp_py_discover_layout(void) AGP_HIDDEN;
+int agp_py_layout_tried(void) AGP_HIDDEN;
+int agp_py_gil_held(void) AGP_HIDDEN;
+
+#endif

@@ -1,0 +1,575 @@
+/*
+ * hooks_tf.c - interposition on TensorFlow's C API (see docs/collector.md).
+ *
+ * Python extension modules are loaded with RTLD_LOCAL, but a preloaded
+ * library comes first in every object's lookup scope, so calls that cross
+ * shared-object boundaries (the pybind modules calling libtensorflow_cc's C
+ * API through their PLT) reach these definitions.  The real functions are
+ * found in the loaded object that defines them (they are not in the global
+ * scope, so RTLD_NEXT cannot see them).  The symbols carry TensorFlow's
+ * version node "tensorflow" through collector/collector.map.
+ */
+#include "collector.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct TFE_Op TFE_Op;
+typedef struct TFE_TensorHandle TFE_TensorHandle;
+typedef struct TFE_Context TFE_Context;
+typedef struct TF_Status TF_Status;
+typedef struct TF_Graph TF_Graph;
+typedef struct TF_Function TF_Function;
+typedef struct TF_Operation TF_Operation;
+typedef struct TF_OperationDescription TF_OperationDescription;
+typedef struct TF_FunctionOptions TF_FunctionOptions;
+typedef struct { TF_Operation *oper; int index; } TF_Output;
+typedef struct { const void *data; size_t length; void (*dealloc)(void *, size_t); } TF_Buffer;
+typedef struct _object PyObject;
+
+struct agp_open_trace;
+struct agp_open_trace *agp_pytrace_begin(void) AGP_HIDDEN;
+void agp_pytrace_set_graph(struct agp_open_trace *ot, void *graph) AGP_HIDDEN;
+void *agp_pytrace_graph(const struct agp_open_trace *ot) AGP_HIDDEN;
+uint64_t agp_pytrace_seq(const struct agp_open_trace *ot) AGP_HIDDEN;
+void agp_pytrace_count_variable(struct agp_open_trace *ot) AGP_HIDDEN;
+void agp_pytrace_end(struct agp_open_trace *ot, int32_t tid, const char *tf_name, const char *status) AGP_HIDDEN;
+const char *agp_py_version(void) AGP_HIDDEN;
+void gpu_external_push(uint64_t external_id);
+void gpu_external_pop(void);
+
+static int tf_seen;
+
+struct find_ctx {
+	const char *sym;
+	void *self;
+	void *found;
+};
+
+static int find_in_object(struct dl_phdr_info *info, size_t size, void *data)
+{
+	struct find_ctx *ctx = data;
+	void *h, *p;
+
+	(void)size;
+	if (!info->dlpi_name || !info->dlpi_name[0] || ctx->found)
+		return ctx->found != NULL;
+	h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return 0;
+	p = dlsym(h, ctx->sym);
+	dlclose(h);
+	if (p && p != ctx->self) {
+		Dl_info di;
+
+		/* dlsym on a handle also searches the global scope: skip our own copy. */
+		if (dladdr(p, &di) && di.dli_fbase == (void *)info->dlpi_addr)
+			ctx->found = p;
+	}
+	return ctx->found != NULL;
+}
+
+/* The definition of sym in whichever loaded object provides it, except ours. */
+static void *real_symbol(const char *sym, void *self)
+{
+	struct find_ctx ctx = { sym, self, NULL };
+
+	dl_iterate_phdr(find_in_object, &ctx);
+	return ctx.found;
+}
+
+#define REAL(ret, name, ...) \
+	static ret (*real_##name)(__VA_ARGS__); \
+	if (__builtin_expect(!real_##name, 0)) \
+		real_##name = (ret (*)(__VA_ARGS__))real_symbol(#name, (void *)name)
+
+/* API we call ourselves (resolved once, from libtensorflow). */
+static struct {
+	const char *(*OpGetName)(const TFE_Op *, TF_Status *);
+	const char *(*OpGetDevice)(const TFE_Op *, TF_Status *);
+	int (*GetCode)(const TF_Status *);
+	TF_Status *(*NewStatus)(void);
+	void (*DeleteStatus)(TF_Status *);
+	const char *(*FunctionName)(TF_Function *);
+	void (*FunctionToFunctionDef)(TF_Function *, TF_Buffer *, TF_Status *);
+	TF_Buffer *(*NewBuffer)(void);
+	void (*DeleteBuffer)(TF_Buffer *);
+	const char *(*Version)(void);
+	int ready;
+} tf;
+
+static void tf_status_record(void);
+
+static int tf_api_ready(void)
+{
+	if (__builtin_expect(tf.ready, 1))
+		return tf.ready > 0;
+	tf.OpGetName = real_symbol("TFE_OpGetName", NULL);
+	tf.OpGetDevice = real_symbol("TFE_OpGetDevice", NULL);
+	tf.GetCode = real_symbol("TF_GetCode", NULL);
+	tf.NewStatus = real_symbol("TF_NewStatus", NULL);
+	tf.DeleteStatus = real_symbol("TF_DeleteStatus", NULL);
+	tf.FunctionName = real_symbol("TF_FunctionName", NULL);
+	tf.FunctionToFunctionDef = real_symbol("TF_FunctionToFunctionDef", NULL);
+	tf.NewBuffer = real_symbol("TF_NewBuffer", NULL);
+	tf.DeleteBuffer = real_symbol("TF_DeleteBuffer", NULL);
+	tf.Version = real_symbol("TF_Version", NULL);
+	tf.ready = (tf.OpGetName && tf.OpGetDevice && tf.GetCode && tf.NewStatus && tf.DeleteStatus &&
+		    tf.FunctionName && tf.FunctionToFunctionDef && tf.NewBuffer && tf.DeleteBuffer) ? 1 : -1;
+	tf_status_record();
+	return tf.ready > 0;
+}
+
+static void tf_status_record(void)
+{
+	struct agp_side s;
+
+	if (tf_seen)
+		return;
+	tf_seen = 1;
+	agp_side_begin(&s, AGP_SIDE_TF_STATUS);
+	if (tf.ready > 0) {
+		agp_side_text(&s, AGP_F_STATUS, "hooked");
+	} else {
+		agp_side_text(&s, AGP_F_STATUS, "mismatch");
+		agp_side_text(&s, AGP_F_DETAIL, "TensorFlow's C API helpers (TFE_OpGetName, TF_FunctionToFunctionDef, ...) were not found");
+	}
+	if (tf.Version)
+		agp_side_text(&s, AGP_F_TFVER, tf.Version());
+	agp_side_text(&s, AGP_F_PYVER, agp_py_version());
+	agp_side_end(&s);
+}
+
+/*
+ * Registered function names, so that TFE_Execute can tell a graph-function
+ * call from a primitive op.  Insert-only open addressing with atomic slots:
+ * readers take no lock.
+ */
+#define FN_SET_SIZE 16384
+static _Atomic(char *) fn_set[FN_SET_SIZE];
+
+static uint64_t name_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++) {
+		h ^= (unsigned char)*s;
+		h *= 1099511628211ULL;
+	}
+	return h;
+}
+
+static void fn_set_add(const char *name)
+{
+	uint64_t h = name_hash(name);
+	char *copy = NULL;
+
+	for (size_t i = 0; i < FN_SET_SIZE; i++) {
+		_Atomic(char *) *slot = &fn_set[(h + i) & (FN_SET_SIZE - 1)];
+		char *cur = atomic_load(slot);
+
+		if (cur && !strcmp(cur, name))
+			break;
+		if (!cur) {
+			if (!copy && !(copy = strdup(name)))
+				return;
+			if (atomic_compare_exchange_strong(slot, &cur, copy))
+				return;
+			if (cur && !strcmp(cur, name))
+				break;
+		}
+	}
+	free(copy);
+}
+
+static int fn_set_has(const char *name)
+{
+	uint64_t h = name_hash(name);
+
+	for (size_t i = 0; i < FN_SET_SIZE; i++) {
+		char *cur = atomic_load_explicit(&fn_set[(h + i) & (FN_SET_SIZE - 1)], memory_order_acquire);
+
+		if (!cur)
+			return 0;
+		if (!strcmp(cur, name))
+			return 1;
+	}
+	return 0;
+}
+
+static struct agp_open_trace *innermost_trace(struct agp_thread *t)
+{
+	return t->trace_depth > 0 ? t->traces[t->trace_depth - 1] : NULL;
+}
+
+/* Eager ops and graph-function calls */
+
+AGP_EXPORT void TFE_Execute(TFE_Op *op, TFE_TensorHandle **retvals, int *num_retvals, TF_Status *status)
+{
+	struct agp_thread *t;
+	const char *name, *device;
+	uint32_t name_id, device_id = 0, site, flags;
+	uint64_t start, end, seq;
+	int is_call;
+
+	REAL(void, TFE_Execute, TFE_Op *, TFE_TensorHandle **, int *, TF_Status *);
+	t = agp_thread_get();
+	if (!t || t->in_hook || !tf_api_ready()) {
+		real_TFE_Execute(op, retvals, num_retvals, status);
+		return;
+	}
+	t->in_hook = 1;
+	name = tf.OpGetName(op, status);
+	if (!name)
+		name = "?";
+	device = tf.OpGetDevice(op, status);
+	is_call = fn_set_has(name);
+	name_id = agp_intern(t, name, strlen(name));
+	if (device && device[0])
+		device_id = agp_intern(t, device, strlen(device));
+	site = agp_py_callsite(t);
+	flags = t->fastpath_depth ? 0 : AGP_SPAN_SLOW_PATH;
+	if (!is_call && innermost_trace(t) && !strcmp(name, "VarHandleOp"))
+		agp_pytrace_count_variable(innermost_trace(t));
+	seq = atomic_fetch_add_explicit(&agp_proc.next_seq, 1, memory_order_relaxed);
+	t->in_hook = 0;
+	gpu_external_push(seq);
+	start = agp_now_ns();
+	real_TFE_Execute(op, retvals, num_retvals, status);
+	end = agp_now_ns();
+	gpu_external_pop();
+	if (tf.GetCode(status) != 0)
+		flags |= AGP_SPAN_FAILED;
+	agp_emit_span(t, is_call ? AGP_REC_CALL : AGP_REC_EAGER, name_id, start, end,
+		      device_id, site, is_call ? flags & AGP_SPAN_FAILED : flags, seq);
+}
+
+/* The C fast path of generated op wrappers; TFE_Execute inside it is "fast". */
+#define FASTPATH_SYM _Z24TFE_Py_FastPathExecute_CP7_object
+AGP_EXPORT PyObject *FASTPATH_SYM(PyObject *args);
+AGP_EXPORT PyObject *FASTPATH_SYM(PyObject *args)
+{
+	static PyObject *(*real)(PyObject *);
+	struct agp_thread *t = agp_thread_get();
+	PyObject *ret;
+
+	if (__builtin_expect(!real, 0))
+		real = (PyObject * (*)(PyObject *)) real_symbol("_Z24TFE_Py_FastPathExecute_CP7_object", (void *)FASTPATH_SYM);
+	if (!t)
+		return real(args);
+	if (__builtin_expect(!agp_py_layout_tried(), 0))
+		agp_py_discover_layout();  /* the GIL is held here */
+	t->fastpath_depth++;
+	ret = real(args);
+	t->fastpath_depth--;
+	return ret;
+}
+
+/*
+ * The eager context is created from Python before the first op runs: learn
+ * the interpreter's frame layout there, so that the very first ops (which
+ * may take the GIL-free slow path) get their call sites.
+ */
+typedef struct TFE_ContextOptions TFE_ContextOptions;
+AGP_EXPORT TFE_ContextOptions *TFE_NewContextOptions(void)
+{
+	REAL(TFE_ContextOptions *, TFE_NewContextOptions, void);
+	if (agp_thread_get() && !agp_py_layout_tried() && agp_py_gil_held())
+		agp_py_discover_layout();
+	return real_TFE_NewContextOptions();
+}
+
+/* Traces: from the trace's FuncGraph creation to the function built from it. */
+
+AGP_EXPORT TF_Graph *TF_NewGraph(void)
+{
+	struct agp_thread *t;
+	struct agp_open_trace *ot = NULL;
+	TF_Graph *g;
+
+	REAL(TF_Graph *, TF_NewGraph, void);
+	t = agp_thread_get();
+	if (t && !t->in_hook && tf_api_ready()) {
+		t->in_hook = 1;
+		ot = agp_pytrace_begin();
+		t->in_hook = 0;
+	}
+	g = real_TF_NewGraph();
+	if (ot) {
+		agp_pytrace_set_graph(ot, g);
+		if (t->trace_depth < AGP_TRACE_STACK)
+			t->traces[t->trace_depth++] = ot;
+		else
+			agp_pytrace_end(ot, t->tid, NULL, "failed");
+	}
+	return g;
+}
+
+/* Close the trace of graph g (and any traces opened above it), with status. */
+static void close_traces_of(struct agp_thread *t, const void *g, const char *tf_name, const char *status)
+{
+	for (int i = t->trace_depth - 1; i >= 0; i--) {
+		if (agp_pytrace_graph(t->traces[i]) != g)
+			continue;
+		while (t->trace_depth > i + 1)
+			agp_pytrace_end(t->traces[--t->trace_depth], t->tid, NULL, "failed");
+		agp_pytrace_end(t->traces[i], t->tid, tf_name, status);
+		t->trace_depth = i;
+		return;
+	}
+}
+
+AGP_EXPORT void TF_DeleteGraph(TF_Graph *g)
+{
+	struct agp_thread *t;
+
+	REAL(void, TF_DeleteGraph, TF_Graph *);
+	t = agp_thread_get();
+	if (t && t->trace_depth)
+		close_traces_of(t, g, NULL, "failed");
+	real_TF_DeleteGraph(g);
+}
+
+AGP_EXPORT TF_Function *TF_GraphToFunctionWithControlOutputs(
+	const TF_Graph *fn_body, const char *fn_name, unsigned char append_hash, int num_opers,
+	const TF_Operation *const *opers, int ninputs, const TF_Output *inputs, int noutputs,
+	const TF_Output *outputs, const char *const *output_names, int ncontrol_outputs,
+	const TF_Operation *const *control_outputs, const char *const *control_output_names,
+	const TF_FunctionOptions *opts, const char *description, TF_Status *status)
+{
+	struct agp_thread *t;
+	TF_Function *fn;
+
+	REAL(TF_Function *, TF_GraphToFunctionWithControlOutputs, const TF_Graph *, const char *,
+	     unsigned char, int, const TF_Operation *const *, int, const TF_Output *, int,
+	     const TF_Output *, const char *const *, int, const TF_Operation *const *,
+	     const char *const *, const TF_FunctionOptions *, const char *, TF_Status *);
+	fn = real_TF_GraphToFunctionWithControlOutputs(fn_body, fn_name, append_hash, num_opers, opers, ninputs,
+						       inputs, noutputs, outputs, output_names, ncontrol_outputs,
+						       control_outputs, control_output_names, opts, description,
+						       status);
+	t = agp_thread_get();
+	if (t && t->trace_depth && tf_api_ready())
+		close_traces_of(t, fn_body, fn ? tf.FunctionName(fn) : fn_name, fn ? "ok" : "failed");
+	return fn;
+}
+
+/* Registration: every function the eager context learns, with its FunctionDef. */
+
+static void funcdef_record(struct agp_thread *t, const char *name, const void *def, size_t len, int loaded)
+{
+	struct agp_side s;
+	struct agp_open_trace *ot = t ? innermost_trace(t) : NULL;
+
+	fn_set_add(name);
+	agp_side_begin(&s, AGP_SIDE_FUNCDEF);
+	agp_side_text(&s, AGP_F_NAME, name);
+	agp_side_int(&s, AGP_F_CREATED, (int64_t)agp_now_ns());
+	agp_side_int(&s, AGP_F_TID, t ? t->tid : 0);
+	agp_side_int(&s, AGP_F_PARENT_TRACE, ot ? (int64_t)agp_pytrace_seq(ot) : 0);
+	agp_side_bytes(&s, AGP_F_BLOB, def, len);
+	if (loaded)
+		agp_side_text(&s, AGP_F_KIND, "loaded");
+	agp_side_end(&s);
+}
+
+AGP_EXPORT void TFE_ContextAddFunction(TFE_Context *ctx, TF_Function *fn, TF_Status *status)
+{
+	struct agp_thread *t;
+
+	REAL(void, TFE_ContextAddFunction, TFE_Context *, TF_Function *, TF_Status *);
+	real_TFE_ContextAddFunction(ctx, fn, status);
+	t = agp_thread_get();
+	if (t && tf_api_ready() && tf.GetCode(status) == 0) {
+		TF_Buffer *buf = tf.NewBuffer();
+		TF_Status *st = tf.NewStatus();
+
+		tf.FunctionToFunctionDef(fn, buf, st);
+		funcdef_record(t, tf.FunctionName(fn), tf.GetCode(st) == 0 ? buf->data : NULL,
+			       tf.GetCode(st) == 0 ? buf->length : 0, 0);
+		tf.DeleteBuffer(buf);
+		tf.DeleteStatus(st);
+	}
+}
+
+/* Name of a serialized FunctionDef: field 1 (signature) -> field 1 (name). */
+static int funcdef_name(const unsigned char *p, size_t len, char *out, size_t outlen);
+
+AGP_EXPORT void TFE_ContextAddFunctionDef(TFE_Context *ctx, const char *def, size_t size, TF_Status *status)
+{
+	struct agp_thread *t;
+	char name[512];
+
+	REAL(void, TFE_ContextAddFunctionDef, TFE_Context *, const char *, size_t, TF_Status *);
+	real_TFE_ContextAddFunctionDef(ctx, def, size, status);
+	t = agp_thread_get();
+	if (t && tf_api_ready() && tf.GetCode(status) == 0 &&
+	    funcdef_name((const unsigned char *)def, size, name, sizeof(name)) == 0)
+		funcdef_record(t, name, def, size, 1);
+}
+
+static int read_varint(const unsigned char **p, const unsigned char *end, uint64_t *v)
+{
+	int shift = 0;
+
+	*v = 0;
+	while (*p < end && shift < 64) {
+		unsigned char b = *(*p)++;
+
+		*v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return 0;
+		shift += 7;
+	}
+	return -1;
+}
+
+/* Find length-delimited field `want` in a message; 0 and its bounds if found. */
+static int find_bytes_field(const unsigned char *p, const unsigned char *end, uint64_t want,
+			    const unsigned char **fp, size_t *flen)
+{
+	while (p < end) {
+		uint64_t key, v;
+
+		if (read_varint(&p, end, &key) != 0)
+			return -1;
+		switch (key & 7) {
+		case 0: if (read_varint(&p, end, &v) != 0) return -1; break;
+		case 1: p += 8; break;
+		case 5: p += 4; break;
+		case 2:
+			if (read_varint(&p, end, &v) != 0 || v > (uint64_t)(end - p))
+				return -1;
+			if ((key >> 3) == want) {
+				*fp = p;
+				*flen = (size_t)v;
+				return 0;
+			}
+			p += v;
+			break;
+		default: return -1;
+		}
+	}
+	return -1;
+}
+
+static int funcdef_name(const unsigned char *p, size_t len, char *out, size_t outlen)
+{
+	const unsigned char *sig, *name;
+	size_t siglen, namelen;
+
+	if (find_bytes_field(p, p + len, 1, &sig, &siglen) != 0 ||
+	    find_bytes_field(sig, sig + siglen, 1, &name, &namelen) != 0 || namelen >= outlen)
+		return -1;
+	memcpy(out, name, namelen);
+	out[namelen] = '\0';
+	return 0;
+}
+
+/* Variables created while tracing (graph-mode VarHandleOp). */
+AGP_EXPORT TF_OperationDescription *TF_NewOperation(TF_Graph *g, const char *op_type, const char *name)
+{
+	struct agp_thread *t;
+
+	REAL(TF_OperationDescription *, TF_NewOperation, TF_Graph *, const char *, const char *);
+	t = agp_thread_get();
+	if (t && t->trace_depth && op_type && !strcmp(op_type, "VarHandleOp"))
+		agp_pytrace_count_variable(innermost_trace(t));
+	return real_TF_NewOperation(g, op_type, name);
+}
+
+/*
+ * Black boxes: tensorflow::PyFuncOp::Compute(OpKernelContext*).  Its vtable
+ * slot is bound through a symbolic relocation, so the preloaded definition
+ * receives every execution.  The node is named through
+ * OpKernel::TraceString ("name:type"), once per kernel instance.
+ */
+struct cxx_string {
+	char *p;
+	size_t len;
+	union { char buf[16]; size_t cap; } u;
+};
+
+#define PYFUNC_COMPUTE _ZN10tensorflow8PyFuncOp7ComputeEPNS_15OpKernelContextE
+AGP_EXPORT void PYFUNC_COMPUTE(void *self, void *ctx);
+
+static void kernel_names(struct agp_thread *t, void *kernel, void *ctx, uint32_t *node, uint32_t *type)
+{
+	static void (*trace_string)(struct cxx_string *, const void *, const void *, bool);
+	static void (*cxx_delete)(void *);
+	static __thread void *last_kernel;
+	static __thread uint32_t last_node, last_type;
+	struct cxx_string s;
+	const char *colon;
+
+	if (kernel == last_kernel && last_node) {
+		*node = last_node, *type = last_type;
+		return;
+	}
+	if (!trace_string) {
+		trace_string = real_symbol("_ZNK10tensorflow8OpKernel11TraceStringB5cxx11ERKNS_15OpKernelContextEb", NULL);
+		cxx_delete = dlsym(RTLD_DEFAULT, "_ZdlPv");
+	}
+	*node = *type = 0;
+	if (!trace_string || !cxx_delete)
+		return;
+	trace_string(&s, kernel, ctx, false);
+	colon = memchr(s.p, ':', s.len);
+	if (colon) {
+		*node = agp_intern(t, s.p, (size_t)(colon - s.p));
+		*type = agp_intern(t, colon + 1, s.len - (size_t)(colon - s.p) - 1);
+	}
+	if (s.p != s.u.buf)
+		cxx_delete(s.p);
+	last_kernel = kernel, last_node = *node, last_type = *type;
+}
+
+AGP_EXPORT void PYFUNC_COMPUTE(void *self, void *ctx)
+{
+	static void (*real)(void *, void *);
+	struct agp_thread *t = agp_thread_get();
+	uint32_t node = 0, type = 0;
+	uint64_t start;
+
+	if (__builtin_expect(!real, 0))
+		real = (void (*)(void *, void *))real_symbol("_ZN10tensorflow8PyFuncOp7ComputeEPNS_15OpKernelContextE",
+							     (void *)PYFUNC_COMPUTE);
+	if (!t) {
+		real(self, ctx);
+		return;
+	}
+	kernel_names(t, self, ctx, &node, &type);
+	start = agp_now_ns();
+	real(self, ctx);
+	agp_emit_span(t, AGP_REC_BLACKBOX, node, start, agp_now_ns(), type, 0, 0, 0);
+}
+
+void agp_tf_init(void)
+{
+	/* Nothing to do until TensorFlow calls in: hooks resolve lazily. */
+}
+
+/* At exit: TensorFlow loaded but no hook ever ran means the hooks do not match. */
+void agp_tf_exit_check(void) AGP_HIDDEN;
+void agp_tf_exit_check(void)
+{
+	struct agp_side s;
+	void *h;
+
+	if (tf_seen)
+		return;
+	h = dlopen("libtensorflow_cc.so.2", RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		h = dlopen("libtensorflow_framework.so.2", RTLD_LAZY | RTLD_NOLOAD);
+	if (!h)
+		return;
+	dlclose(h);
+	agp_side_begin(&s, AGP_SIDE_TF_STATUS);
+	agp_side_text(&s, AGP_F_STATUS, "mismatch");
+	agp_side_text(&s, AGP_F_DETAIL,
+		      "TensorFlow was loaded but none of its C API calls reached agprof's hooks (unsupported version or statically bound build)");
+	agp_side_end(&s);
+}

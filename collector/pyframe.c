@@ -1,0 +1,367 @@
+/*
+ * pyframe.c - the user's source line for an event, read from the calling
+ * thread's own Python frame chain.
+ *
+ * Nothing is linked against a Python version: libpython's functions are
+ * resolved at run time, and the interpreter's frame layout (CPython 3.11 and
+ * newer) is learned once, with the GIL held, by comparing raw memory with
+ * what the public API reports (agp_py_discover_layout).  After that, finding
+ * the call site is a handful of pointer loads per frame plus two per-thread
+ * caches: "is this code object TensorFlow's" per code object, and
+ * (code object, instruction) -> site id.  The hot path takes no GIL: the
+ * frames walked belong to the calling thread, which is blocked in our hook.
+ * When the layout cannot be confirmed, call sites are simply not recorded.
+ */
+#include "collector.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+typedef struct _object PyObject;
+
+struct py_api {
+	int resolved;       /* 1 ok, -1 Python absent */
+	int (*IsInitialized)(void);
+	const char *(*GetVersion)(void);
+	int (*GILState_Check)(void);
+	void *(*GILState_GetThisThreadState)(void);
+	PyObject *(*Eval_GetFrame)(void);
+	PyObject *(*Frame_GetCode)(PyObject *);
+	PyObject *(*Frame_GetBack)(PyObject *);
+	int (*Frame_GetLineNumber)(PyObject *);
+	int (*Code_Addr2Line)(PyObject *, int);
+	PyObject *(*Object_GetAttrString)(PyObject *, const char *);
+	const char *(*Unicode_AsUTF8)(PyObject *);
+	void (*DecRef)(PyObject *);
+	void (*Err_Clear)(void);
+	void *Code_Type;
+};
+
+static struct py_api py;
+
+/* Raw layout, learned by agp_py_discover_layout. */
+static struct {
+	int ok;
+	int tried;
+	size_t ts_off;        /* PyThreadState -> current frame (or cframe) */
+	int ts_indirect;      /* 3.11/3.12: through _PyCFrame */
+	size_t cf_off;        /* current_frame within _PyCFrame */
+	size_t code_off;      /* _PyInterpreterFrame: code object */
+	size_t prev_off;      /* _PyInterpreterFrame: previous frame */
+	size_t ip_off;        /* _PyInterpreterFrame: instruction pointer */
+	size_t code_base;     /* code object: first instruction */
+	size_t filename_off;  /* code object: co_filename */
+	size_t name_off;      /* code object: co_name */
+	size_t str_data_off;  /* compact ASCII str: first character */
+} L;
+
+#define RESOLVE(field, sym) (py.field = (__typeof__(py.field))dlsym(RTLD_DEFAULT, sym))
+
+int agp_py_available(void)
+{
+	if (py.resolved)
+		return py.resolved > 0 && py.IsInitialized();
+	RESOLVE(IsInitialized, "Py_IsInitialized");
+	RESOLVE(GetVersion, "Py_GetVersion");
+	RESOLVE(GILState_Check, "PyGILState_Check");
+	RESOLVE(GILState_GetThisThreadState, "PyGILState_GetThisThreadState");
+	RESOLVE(Eval_GetFrame, "PyEval_GetFrame");
+	RESOLVE(Frame_GetCode, "PyFrame_GetCode");
+	RESOLVE(Frame_GetBack, "PyFrame_GetBack");
+	RESOLVE(Frame_GetLineNumber, "PyFrame_GetLineNumber");
+	RESOLVE(Code_Addr2Line, "PyCode_Addr2Line");
+	RESOLVE(Object_GetAttrString, "PyObject_GetAttrString");
+	RESOLVE(Unicode_AsUTF8, "PyUnicode_AsUTF8");
+	RESOLVE(DecRef, "Py_DecRef");
+	RESOLVE(Err_Clear, "PyErr_Clear");
+	py.Code_Type = dlsym(RTLD_DEFAULT, "PyCode_Type");
+	if (!py.IsInitialized || !py.GetVersion || !py.GILState_Check || !py.GILState_GetThisThreadState ||
+	    !py.Eval_GetFrame || !py.Frame_GetCode || !py.Frame_GetBack || !py.Frame_GetLineNumber ||
+	    !py.Code_Addr2Line || !py.Object_GetAttrString || !py.Unicode_AsUTF8 || !py.DecRef ||
+	    !py.Err_Clear || !py.Code_Type) {
+		py.resolved = -1;
+		return 0;
+	}
+	py.resolved = 1;
+	return py.IsInitialized();
+}
+
+const char *agp_py_version(void) AGP_HIDDEN;
+const char *agp_py_version(void)
+{
+	return agp_py_available() ? py.GetVersion() : NULL;
+}
+
+/* Read memory that may not be mapped (discovery only): 0 on success. */
+static int safe_read(const void *addr, void *out, size_t len)
+{
+	struct iovec local = { out, len }, remote = { (void *)addr, len };
+
+	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
+}
+
+static void *word_at(const void *base, size_t off)
+{
+	return *(void *const *)((const char *)base + off);
+}
+
+/* The interpreter frame behind a frame object (3.11+: f_frame after f_back). */
+static void *iframe_of(PyObject *frame)
+{
+	return word_at(frame, 24);
+}
+
+static int find_word(const void *base, size_t nwords, const void *value, size_t *off)
+{
+	for (size_t i = 0; i < nwords; i++) {
+		void *w;
+
+		if (safe_read((const char *)base + i * 8, &w, 8) == 0 && w == value) {
+			*off = i * 8;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int discover_thread_state(void *ts, void *iframe)
+{
+	if (find_word(ts, 64, iframe, &L.ts_off) == 0) {
+		L.ts_indirect = 0;
+		return 0;
+	}
+	for (size_t i = 0; i < 64; i++) {
+		void *cf, *w0, *w1;
+
+		if (safe_read((char *)ts + i * 8, &cf, 8) != 0 || (uintptr_t)cf < 65536 || ((uintptr_t)cf & 7))
+			continue;
+		if (safe_read(cf, &w0, 8) == 0 && w0 == iframe) {
+			L.ts_off = i * 8, L.ts_indirect = 1, L.cf_off = 0;
+			return 0;
+		}
+		if (safe_read((char *)cf + 8, &w1, 8) == 0 && w1 == iframe) {
+			L.ts_off = i * 8, L.ts_indirect = 1, L.cf_off = 8;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int discover_string_layout(PyObject *str)
+{
+	const char *utf8 = py.Unicode_AsUTF8(str);
+	size_t len;
+
+	if (!utf8)
+		return -1;
+	len = strlen(utf8);
+	for (size_t off = 24; off <= 72; off += 8) {
+		char buf[4096];
+
+		if (len + 1 > sizeof(buf) || safe_read((char *)str + off, buf, len + 1) != 0)
+			continue;
+		if (memcmp(buf, utf8, len) == 0 && buf[len] == '\0') {
+			L.str_data_off = off;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* The line of every frame on the stack must agree with the public API. */
+static int discover_code_base(PyObject *frame)
+{
+	for (size_t base = 48; base <= 512; base += 2) {
+		PyObject *f = frame;
+		int frames = 0, good = 1;
+
+		for (int depth = 0; f && depth < 12 && good; depth++) {
+			void *iframe = iframe_of(f);
+			PyObject *code = word_at(iframe, L.code_off);
+			uintptr_t ip = (uintptr_t)word_at(iframe, L.ip_off);
+			long byte_off = (long)(ip - (uintptr_t)code) - (long)base;
+			PyObject *back;
+
+			if (py.Code_Addr2Line(code, (int)byte_off) != py.Frame_GetLineNumber(f))
+				good = 0;
+			frames++;
+			back = py.Frame_GetBack(f);  /* new reference */
+			if (f != frame)
+				py.DecRef(f);
+			f = back;
+		}
+		if (f && f != frame)
+			py.DecRef(f);
+		if (good && frames >= 2) {
+			L.code_base = base;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+void agp_py_discover_layout(void)
+{
+	PyObject *frame, *back, *code, *filename, *name;
+	void *iframe, *back_iframe, *ts;
+	const char *ver;
+
+	if (L.tried || !agp_py_available())
+		return;
+	L.tried = 1;
+	ver = py.GetVersion();
+	/* 3.10 and older keep frames as objects: no raw layout (no call sites). */
+	if (!ver || ver[0] != '3' || ver[1] != '.' || atoi(ver + 2) < 11)
+		return;
+	frame = py.Eval_GetFrame();
+	ts = py.GILState_GetThisThreadState();
+	if (!frame || !ts)
+		return;
+	back = py.Frame_GetBack(frame);
+	if (!back)
+		return;
+	iframe = iframe_of(frame);
+	back_iframe = iframe_of(back);
+	code = py.Frame_GetCode(frame);
+	if (discover_thread_state(ts, iframe) != 0 ||
+	    find_word(iframe, 10, code, &L.code_off) != 0 ||
+	    find_word(iframe, 10, back_iframe, &L.prev_off) != 0)
+		goto out;
+	/* The instruction pointer is the word that points inside the code object. */
+	L.ip_off = 0;
+	for (size_t i = 0; i < 10; i++) {
+		uintptr_t w = (uintptr_t)word_at(iframe, i * 8);
+
+		if (w > (uintptr_t)code && w < (uintptr_t)code + 65536 && i * 8 != L.code_off) {
+			L.ip_off = i * 8;
+			break;
+		}
+	}
+	filename = py.Object_GetAttrString(code, "co_filename");
+	name = py.Object_GetAttrString(code, "co_name");
+	if (!L.ip_off || !filename || !name ||
+	    find_word(code, 40, filename, &L.filename_off) != 0 ||
+	    find_word(code, 40, name, &L.name_off) != 0 ||
+	    discover_string_layout(filename) != 0 ||
+	    discover_code_base(frame) != 0) {
+		py.Err_Clear();
+	} else {
+		L.ok = 1;
+	}
+	if (filename)
+		py.DecRef(filename);
+	if (name)
+		py.DecRef(name);
+out:
+	py.DecRef(code);
+	py.DecRef(back);
+}
+
+int agp_py_gil_held(void)
+{
+	return agp_py_available() && py.GILState_Check();
+}
+
+int agp_py_layout_tried(void)
+{
+	return L.tried;
+}
+
+/* Copy a str object's text if it is compact ASCII; returns its length or -1. */
+static long read_ascii(PyObject *str, const char **text)
+{
+	uint32_t state = *(const uint32_t *)((const char *)str + 32);
+	long len = *(const long *)((const char *)str + 16);
+
+	/* state bits: interned:2 kind:3 compact:1 ascii:1 */
+	if (!((state >> 5) & 1) || !((state >> 6) & 1) || len < 0 || len > 4096)
+		return -1;
+	*text = (const char *)str + L.str_data_off;
+	return len;
+}
+
+static int is_framework_file(const char *path, long len)
+{
+	static const char *const dirs[] = { "/tensorflow/", "/keras/", "/tf_keras/", "/absl/",
+					    "/tensorflow_core/", "/tensorflow_estimator/", NULL };
+	char buf[4097];
+
+	if (len >= 7 && !memcmp(path, "<frozen", 7))
+		return 1;
+	memcpy(buf, path, (size_t)len);
+	buf[len] = '\0';
+	for (int i = 0; dirs[i]; i++)
+		if (strstr(buf, dirs[i]))
+			return 1;
+	return 0;
+}
+
+static struct agp_codecache_slot *code_lookup(struct agp_thread *t, uintptr_t code)
+{
+	uintptr_t filename = (uintptr_t)word_at((void *)code, L.filename_off);
+	size_t i = (code >> 4) & (AGP_CODECACHE - 1);
+	struct agp_codecache_slot *slot = &t->codecache[i];
+	const char *file_text, *name_text;
+	long flen, nlen;
+
+	if (slot->code == code && slot->filename == filename)
+		return slot;
+	flen = read_ascii((PyObject *)filename, &file_text);
+	nlen = read_ascii((PyObject *)word_at((void *)code, L.name_off), &name_text);
+	if (flen < 0) {
+		file_text = "<non-ascii path>";
+		flen = (long)strlen(file_text);
+	}
+	if (nlen < 0) {
+		name_text = "?";
+		nlen = 1;
+	}
+	slot->code = code;
+	slot->filename = filename;
+	slot->internal = (uint32_t)is_framework_file(file_text, flen);
+	slot->file = slot->internal ? 0 : agp_intern(t, file_text, (size_t)flen);
+	slot->func = slot->internal ? 0 : agp_intern(t, name_text, (size_t)nlen);
+	return slot;
+}
+
+uint32_t agp_py_callsite(struct agp_thread *t)
+{
+	char *ts, *iframe;
+
+	if (!L.ok)
+		return 0;
+	ts = py.GILState_GetThisThreadState();
+	if (!ts)
+		return 0;
+	iframe = word_at(ts, L.ts_off);
+	if (L.ts_indirect && iframe)
+		iframe = word_at(iframe, L.cf_off);
+	for (int depth = 0; iframe && depth < 64; depth++) {
+		uintptr_t code = (uintptr_t)word_at(iframe, L.code_off);
+		struct agp_codecache_slot *cs;
+		struct agp_sitecache_slot *ss;
+		uintptr_t ip;
+		int line;
+
+		if (code && word_at((void *)code, 8) == py.Code_Type) {
+			cs = code_lookup(t, code);
+			if (!cs->internal) {
+				ip = (uintptr_t)word_at(iframe, L.ip_off);
+				ss = &t->sitecache[((code >> 4) ^ (ip * 0x9E3779B97F4A7C15ull >> 20)) & (AGP_SITECACHE - 1)];
+				if (ss->code == code && ss->ip == ip)
+					return ss->site;
+				line = py.Code_Addr2Line((PyObject *)code, (int)((long)(ip - code) - (long)L.code_base));
+				ss->code = code;
+				ss->ip = ip;
+				ss->site = agp_site_define(t, cs->file, cs->func, line > 0 ? (uint32_t)line : 0);
+				return ss->site;
+			}
+		}
+		iframe = word_at(iframe, L.prev_off);
+	}
+	return 0;
+}

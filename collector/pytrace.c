@@ -1,0 +1,219 @@
+/*
+ * pytrace.c - what a trace is about: the Python function, its definition
+ * site, the tf.function object, the cache key and concrete inputs, and the
+ * user line that triggered it.  Runs pytrace.py (embedded) in the workload's
+ * interpreter when a FuncGraph is created; rare, so it may allocate, take the
+ * GIL and call Python.  Records go to the side file.
+ */
+#include "collector.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct _object PyObject;
+extern const char agp_pytrace_py[];
+
+struct agp_open_trace {
+	void *graph;
+	uint64_t start_ns;
+	uint64_t seq;
+	int32_t variables;
+	struct agp_side rec;     /* the trace record, completed at the end */
+	struct agp_side *inputs; /* one record per input */
+	size_t ninputs;
+};
+
+static struct {
+	int state;  /* 0 untried, 1 ready, -1 unusable */
+	int (*GILState_Ensure)(void);
+	void (*GILState_Release)(int);
+	PyObject *(*Eval_GetFrame)(void);
+	PyObject *(*Dict_New)(void);
+	int (*Dict_SetItemString)(PyObject *, const char *, PyObject *);
+	PyObject *(*Dict_GetItemString)(PyObject *, const char *);
+	PyObject *(*Eval_GetBuiltins)(void);
+	PyObject *(*Run_String)(const char *, int, PyObject *, PyObject *);
+	PyObject *(*CallFunctionObjArgs)(PyObject *, ...);
+	long (*Tuple_Size)(PyObject *);
+	PyObject *(*Tuple_GetItem)(PyObject *, long);
+	const char *(*Unicode_AsUTF8)(PyObject *);
+	long long (*Long_AsLongLong)(PyObject *);
+	void (*Err_Clear)(void);
+	void (*DecRef)(PyObject *);
+	PyObject *None;
+	PyObject *describe;
+} P;
+
+#define RESOLVE(field, sym) \
+	(P.field = (__typeof__(P.field))dlsym(RTLD_DEFAULT, sym))
+
+static int pytrace_ready(void)
+{
+	PyObject *ns, *res;
+
+	if (P.state)
+		return P.state > 0;
+	P.state = -1;
+	if (!agp_py_available())
+		return 0;
+	if (!RESOLVE(GILState_Ensure, "PyGILState_Ensure") || !RESOLVE(GILState_Release, "PyGILState_Release") ||
+	    !RESOLVE(Eval_GetFrame, "PyEval_GetFrame") || !RESOLVE(Dict_New, "PyDict_New") ||
+	    !RESOLVE(Dict_SetItemString, "PyDict_SetItemString") ||
+	    !RESOLVE(Dict_GetItemString, "PyDict_GetItemString") ||
+	    !RESOLVE(Eval_GetBuiltins, "PyEval_GetBuiltins") || !RESOLVE(Run_String, "PyRun_String") ||
+	    !RESOLVE(CallFunctionObjArgs, "PyObject_CallFunctionObjArgs") ||
+	    !RESOLVE(Tuple_Size, "PyTuple_Size") || !RESOLVE(Tuple_GetItem, "PyTuple_GetItem") ||
+	    !RESOLVE(Unicode_AsUTF8, "PyUnicode_AsUTF8") || !RESOLVE(Long_AsLongLong, "PyLong_AsLongLong") ||
+	    !RESOLVE(Err_Clear, "PyErr_Clear") || !RESOLVE(DecRef, "Py_DecRef") ||
+	    !(P.None = dlsym(RTLD_DEFAULT, "_Py_NoneStruct")))
+		return 0;
+	ns = P.Dict_New();
+	if (!ns)
+		return 0;
+	P.Dict_SetItemString(ns, "__builtins__", P.Eval_GetBuiltins());
+	res = P.Run_String(agp_pytrace_py, 257 /* Py_file_input */, ns, ns);
+	if (!res) {
+		P.Err_Clear();
+		return 0;
+	}
+	P.DecRef(res);
+	P.describe = P.Dict_GetItemString(ns, "describe");  /* ns keeps it alive */
+	if (!P.describe)
+		return 0;
+	P.state = 1;
+	return 1;
+}
+
+static const char *text_at(PyObject *tuple, long i)
+{
+	PyObject *o = P.Tuple_GetItem(tuple, i);
+	const char *s;
+
+	if (!o || o == P.None)
+		return NULL;
+	s = P.Unicode_AsUTF8(o);
+	if (!s)
+		P.Err_Clear();
+	return s;
+}
+
+static long long int_at(PyObject *tuple, long i)
+{
+	PyObject *o = P.Tuple_GetItem(tuple, i);
+	long long v;
+
+	if (!o || o == P.None)
+		return 0;
+	v = P.Long_AsLongLong(o);
+	if (v == -1)
+		P.Err_Clear();
+	return v;
+}
+
+static void collect_inputs(struct agp_open_trace *ot, PyObject *inputs)
+{
+	long n = P.Tuple_Size(inputs);
+
+	if (n <= 0)
+		return;
+	ot->inputs = calloc((size_t)n, sizeof(*ot->inputs));
+	if (!ot->inputs)
+		return;
+	for (long i = 0; i < n; i++) {
+		PyObject *in = P.Tuple_GetItem(inputs, i);
+		struct agp_side *s = &ot->inputs[ot->ninputs++];
+
+		agp_side_begin(s, AGP_SIDE_TRACE_INPUT);
+		agp_side_int(s, AGP_F_POSITION, i);
+		agp_side_text(s, AGP_F_NAME, text_at(in, 0));
+		agp_side_text(s, AGP_F_KIND, text_at(in, 1));
+		agp_side_text(s, AGP_F_DTYPE, text_at(in, 2));
+		agp_side_text(s, AGP_F_SHAPE, text_at(in, 3));
+		agp_side_text(s, AGP_F_VALUE, text_at(in, 4));
+	}
+}
+
+/* Called from the TF_NewGraph hook before the graph exists; NULL if not a trace. */
+struct agp_open_trace *agp_pytrace_begin(void) AGP_HIDDEN;
+struct agp_open_trace *agp_pytrace_begin(void)
+{
+	struct agp_open_trace *ot = NULL;
+	PyObject *frame, *desc;
+	int gil;
+
+	if (!pytrace_ready())
+		return NULL;
+	gil = P.GILState_Ensure();
+	agp_py_discover_layout();
+	frame = P.Eval_GetFrame();
+	desc = frame ? P.CallFunctionObjArgs(P.describe, frame, NULL) : NULL;
+	if (!desc) {
+		P.Err_Clear();
+	} else if (desc != P.None && P.Tuple_Size(desc) == 13 && (ot = calloc(1, sizeof(*ot)))) {
+		ot->start_ns = agp_now_ns();
+		ot->seq = atomic_fetch_add(&agp_proc.next_trace_seq, 1);
+		agp_side_begin(&ot->rec, AGP_SIDE_TRACE);
+		agp_side_int(&ot->rec, AGP_F_TRACE_SEQ, (int64_t)ot->seq);
+		agp_side_text(&ot->rec, AGP_F_NAME, text_at(desc, 0));
+		agp_side_text(&ot->rec, AGP_F_FILE, text_at(desc, 1));
+		agp_side_int(&ot->rec, AGP_F_LINE, int_at(desc, 2));
+		agp_side_int(&ot->rec, AGP_F_OBJECT, int_at(desc, 3));
+		agp_side_int(&ot->rec, AGP_F_OBJTRACE, int_at(desc, 4));
+		agp_side_text(&ot->rec, AGP_F_SIGNATURE, text_at(desc, 5));
+		agp_side_text(&ot->rec, AGP_F_SITE_FILE, text_at(desc, 6));
+		agp_side_int(&ot->rec, AGP_F_SITE_LINE, int_at(desc, 7));
+		agp_side_text(&ot->rec, AGP_F_SITE_FUNC, text_at(desc, 8));
+		agp_side_int(&ot->rec, AGP_F_JIT, int_at(desc, 9));
+		agp_side_int(&ot->rec, AGP_F_REDUCE, int_at(desc, 10));
+		agp_side_int(&ot->rec, AGP_F_HAS_SIG, int_at(desc, 11));
+		collect_inputs(ot, P.Tuple_GetItem(desc, 12));
+	}
+	if (desc)
+		P.DecRef(desc);
+	P.GILState_Release(gil);
+	return ot;
+}
+
+void agp_pytrace_set_graph(struct agp_open_trace *ot, void *graph) AGP_HIDDEN;
+void agp_pytrace_set_graph(struct agp_open_trace *ot, void *graph)
+{
+	ot->graph = graph;
+}
+
+void *agp_pytrace_graph(const struct agp_open_trace *ot) AGP_HIDDEN;
+void *agp_pytrace_graph(const struct agp_open_trace *ot)
+{
+	return ot->graph;
+}
+
+uint64_t agp_pytrace_seq(const struct agp_open_trace *ot) AGP_HIDDEN;
+uint64_t agp_pytrace_seq(const struct agp_open_trace *ot)
+{
+	return ot->seq;
+}
+
+void agp_pytrace_count_variable(struct agp_open_trace *ot) AGP_HIDDEN;
+void agp_pytrace_count_variable(struct agp_open_trace *ot)
+{
+	ot->variables++;
+}
+
+/* Write the trace (and its inputs) and free it. */
+void agp_pytrace_end(struct agp_open_trace *ot, int32_t tid, const char *tf_name, const char *status) AGP_HIDDEN;
+void agp_pytrace_end(struct agp_open_trace *ot, int32_t tid, const char *tf_name, const char *status)
+{
+	agp_side_int(&ot->rec, AGP_F_TID, tid);
+	agp_side_int(&ot->rec, AGP_F_START, (int64_t)ot->start_ns);
+	agp_side_int(&ot->rec, AGP_F_END, (int64_t)agp_now_ns());
+	agp_side_int(&ot->rec, AGP_F_VARS, ot->variables);
+	agp_side_text(&ot->rec, AGP_F_TFNAME, tf_name);
+	agp_side_text(&ot->rec, AGP_F_STATUS, status);
+	agp_side_end(&ot->rec);
+	for (size_t i = 0; i < ot->ninputs; i++) {
+		agp_side_int(&ot->inputs[i], AGP_F_TRACE_SEQ, (int64_t)ot->seq);
+		agp_side_end(&ot->inputs[i]);
+	}
+	free(ot->inputs);
+	free(ot);
+}

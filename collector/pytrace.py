@@ -1,0 +1,108 @@
+# pytrace.py - trace-time introspection, run inside the workload's interpreter
+# by the collector (collector/pytrace.c) when TensorFlow starts building the
+# FuncGraph of a tf.function trace.  It only reads: the tracing frame's locals
+# (TracingOptions, the cache key) and the frames above it.  It lives in a
+# private namespace, never in the workload's modules.
+
+_FRAMEWORK_DIRS = ('/tensorflow/', '/keras/', '/tf_keras/', '/absl/')
+
+
+def _is_framework(path):
+    return path.startswith('<frozen') or any(d in path for d in _FRAMEWORK_DIRS)
+
+
+def _shape_text(shape):
+    try:
+        dims = shape.as_list()
+    except Exception:
+        return '?'
+    return '[' + ','.join('None' if d is None else str(d) for d in dims) + ']'
+
+
+def _short_repr(value):
+    try:
+        text = repr(value)
+    except Exception:
+        text = '<%s>' % type(value).__name__
+    return text if len(text) <= 200 else text[:197] + '...'
+
+
+def _flatten(name, tc, out):
+    """Append (name, kind, dtype, shape, value) for one trace type."""
+    kind = type(tc).__name__
+    if hasattr(tc, 'dtype') and hasattr(tc, 'shape'):
+        dtype = getattr(tc.dtype, 'name', str(tc.dtype))
+        if kind.endswith('VariableSpec') or dtype == 'resource' and 'Variable' in kind:
+            out.append((name, 'variable', dtype, _shape_text(tc.shape), None))
+        else:
+            out.append((name, 'tensor', dtype, _shape_text(tc.shape), None))
+    elif kind == 'Literal':
+        value = getattr(tc, 'value', None)
+        out.append((name, 'none' if value is None else 'python', None, None, _short_repr(value)))
+    elif kind in ('Tuple', 'List') and hasattr(tc, 'components'):
+        for i, c in enumerate(tc.components):
+            _flatten('%s[%d]' % (name, i), c, out)
+    elif kind == 'NamedTuple' and hasattr(tc, 'attributes'):
+        for i, c in enumerate(tc.attributes.components):
+            _flatten('%s[%d]' % (name, i), c, out)
+    elif kind == 'Dict' and hasattr(tc, 'mapping'):
+        for k in sorted(tc.mapping, key=repr):
+            _flatten('%s[%r]' % (name, k), tc.mapping[k], out)
+    elif kind == 'Weakref':
+        ref = getattr(tc, '_ref', None) or getattr(tc, 'ref', None)
+        obj = ref() if callable(ref) else None
+        out.append((name, 'object', None, None,
+                    '%s at 0x%x' % (type(obj).__name__, id(obj)) if obj is not None else _short_repr(tc)))
+    else:
+        out.append((name, 'object', None, None, '%s: %s' % (kind, _short_repr(tc))))
+
+
+def _user_site(frame):
+    while frame is not None and _is_framework(frame.f_code.co_filename):
+        frame = frame.f_back
+    if frame is None:
+        return (None, 0, None)
+    return (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
+
+
+def describe(frame):
+    """Facts about the trace starting in `frame`'s callers, or None."""
+    f = frame
+    while f is not None and f.f_code.co_name == '__init__':
+        f = f.f_back
+    if (f is None or f.f_code.co_name != '_maybe_define_function'
+            or not f.f_code.co_filename.endswith('tracing_compilation.py')):
+        return None
+    loc = f.f_locals
+    opts = loc.get('tracing_options')
+    if opts is None:
+        return None
+    fn = getattr(opts, 'python_function', None)
+    fn = getattr(fn, '__func__', fn)
+    code = getattr(fn, '__code__', None)
+    name = getattr(fn, '__name__', None) or getattr(opts, 'name', '?')
+    cache = getattr(opts, 'function_cache', None)
+    try:
+        count = len(cache) + 1 if cache is not None else 1
+    except Exception:
+        count = 0
+    key = loc.get('lookup_func_type')
+    inputs = []
+    if key is not None:
+        for pname, param in key.parameters.items():
+            _flatten(pname, param.type_constraint, inputs)
+    attrs = getattr(opts, 'attributes', None) or {}
+    site = _user_site(f.f_back)
+    return (
+        str(name),
+        code.co_filename if code is not None else None,
+        code.co_firstlineno if code is not None else 0,
+        id(cache) if cache is not None else id(opts),
+        count,
+        str(key) if key is not None else None,
+        site[0], site[1], site[2],
+        1 if attrs.get('_XlaMustCompile') else 0,
+        1 if getattr(opts, 'reduce_retracing', False) else 0,
+        1 if getattr(opts, 'input_signature', None) is not None else 0,
+        tuple(inputs),
+    )

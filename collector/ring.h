@@ -1,0 +1,144 @@
+/*
+ * ring.h - the shared-memory format between the injected collector and the
+ * launcher (`agprof run`), which drains it into the SQLite recording.
+ *
+ * Each process (and each exec'd image of it) owns two files in the session's
+ * directory (AGPROF_SHM, under /dev/shm):
+ *
+ *   <pid>-<n>.ring   a header and one single-producer/single-consumer ring per
+ *                    thread: the hot path (eager ops, graph-function calls,
+ *                    black-box executions) writes fixed-size records here with
+ *                    plain stores and one release store of the head; no lock,
+ *                    no system call.
+ *   <pid>-<n>.side   an append-only file for rare, variable-size records
+ *                    (process facts, traces, FunctionDefs, GPU activity),
+ *                    written with write(2) under a mutex.
+ *
+ * Both live in the page cache, so a workload killed with SIGKILL still leaves
+ * every record it published; the launcher drains them after the fact.
+ */
+#ifndef AGPROF_RING_H
+#define AGPROF_RING_H
+
+#include <stdatomic.h>
+#include <stdint.h>
+
+#define AGP_SHM_MAGIC 0x31474e4952504741ULL /* "AGPRING1" */
+#define AGP_RING_BYTES (512u * 1024u)        /* per thread, power of two */
+#define AGP_MAX_THREADS 256
+#define AGP_HEADER_BYTES 65536u              /* header region, page aligned */
+
+struct agp_thread_ring {
+	_Atomic uint64_t head;       /* bytes published by the producer */
+	char pad0[56];
+	_Atomic uint64_t tail;       /* bytes consumed by the launcher */
+	char pad1[56];
+	_Atomic uint64_t dropped;    /* records lost because the ring was full */
+	_Atomic int32_t tid;         /* 0 while the slot is unclaimed */
+	int32_t pad2;
+	char pad3[48];
+};
+
+struct agp_shm_header {
+	uint64_t magic;
+	uint32_t ring_bytes;
+	uint32_t max_threads;
+	int32_t pid;
+	int32_t ppid;
+	uint64_t start_ns;
+	_Atomic uint32_t nthreads;          /* slots claimed so far */
+	uint32_t pad;
+	_Atomic uint64_t dropped_no_slot;   /* events from threads beyond max_threads */
+	_Atomic uint32_t finished;          /* set at clean process exit */
+	char pad1[4096 - 52];
+	struct agp_thread_ring threads[AGP_MAX_THREADS];
+};
+
+_Static_assert(sizeof(struct agp_thread_ring) == 192, "ring slot layout");
+_Static_assert(sizeof(struct agp_shm_header) <= AGP_HEADER_BYTES, "header fits");
+
+#define AGP_SHM_FILE_BYTES ((uint64_t)AGP_HEADER_BYTES + (uint64_t)AGP_RING_BYTES * AGP_MAX_THREADS)
+
+/* Ring records: 8-byte aligned, size in 8-byte words in the header. */
+enum agp_rec_type {
+	AGP_REC_WRAP = 1,     /* skip to the start of the ring */
+	AGP_REC_STRING = 2,   /* arg = string id; NUL-terminated text follows */
+	AGP_REC_SITE = 3,     /* arg = site id; struct agp_rec_site */
+	AGP_REC_EAGER = 4,    /* arg = op string id; struct agp_rec_span */
+	AGP_REC_CALL = 5,     /* arg = function name string id; struct agp_rec_span */
+	AGP_REC_BLACKBOX = 6, /* arg = node name string id; struct agp_rec_span (aux = op type) */
+};
+
+struct agp_rec_hdr {
+	uint16_t type;
+	uint16_t words;       /* total record size / 8, header included */
+	uint32_t arg;
+};
+
+struct agp_rec_site {
+	struct agp_rec_hdr h;
+	uint32_t file;        /* string ids */
+	uint32_t func;
+	uint32_t line;
+	uint32_t pad;
+};
+
+#define AGP_SPAN_SLOW_PATH 1u   /* eager op dispatched outside the C fast path */
+#define AGP_SPAN_FAILED 2u      /* TF returned an error status */
+
+struct agp_rec_span {
+	struct agp_rec_hdr h;
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint32_t aux;         /* device string id (eager), op type id (black box) */
+	uint32_t site;        /* site id, 0 = unknown */
+	uint32_t flags;
+	uint32_t pad;
+	uint64_t seq;         /* per-process event number (GPU external correlation id) */
+};
+
+/*
+ * Side-file records: struct agp_side_hdr then `len` bytes of fields, each
+ * field a struct agp_field followed by its value padded to 8 bytes.
+ * Integer fields are int64 little endian; text fields are bytes (not
+ * NUL-terminated); blob fields are raw bytes.
+ */
+enum agp_side_type {
+	AGP_SIDE_PROCESS = 1,   /* process facts, once per image */
+	AGP_SIDE_TF_STATUS = 2, /* TensorFlow hooked / mismatch */
+	AGP_SIDE_TRACE = 3,     /* one finished (or failed) trace */
+	AGP_SIDE_FUNCDEF = 4,   /* a function registered in the eager context */
+	AGP_SIDE_EXIT = 5,      /* the process is exiting with a status */
+	AGP_SIDE_GPU_STATUS = 6,
+	AGP_SIDE_GPU_ACTIVITY = 7,
+	AGP_SIDE_GPU_API = 8,
+	AGP_SIDE_TRACE_INPUT = 9, /* one input of the trace that precedes it */
+};
+
+struct agp_side_hdr {
+	uint32_t type;
+	uint32_t len;
+};
+
+struct agp_field {
+	uint16_t tag;
+	uint16_t pad;
+	uint32_t len;
+};
+
+/* Field tags (one namespace for all side records). */
+enum agp_tag {
+	AGP_F_PID = 1, AGP_F_PPID, AGP_F_TID, AGP_F_START, AGP_F_END, AGP_F_ARGV,
+	AGP_F_PYVER, AGP_F_TFVER, AGP_F_STATUS, AGP_F_DETAIL,
+	AGP_F_NAME = 20, AGP_F_FILE, AGP_F_LINE, AGP_F_TFNAME, AGP_F_SIGNATURE,
+	AGP_F_SITE_FILE, AGP_F_SITE_LINE, AGP_F_SITE_FUNC, AGP_F_OBJECT, AGP_F_OBJTRACE,
+	AGP_F_JIT, AGP_F_REDUCE, AGP_F_HAS_SIG, AGP_F_VARS, AGP_F_TRACE_SEQ,
+	AGP_F_PARENT_TRACE, AGP_F_BLOB, AGP_F_POSITION, AGP_F_KIND, AGP_F_DTYPE,
+	AGP_F_SHAPE, AGP_F_VALUE, AGP_F_CREATED,
+	AGP_F_GPU_KIND = 60, AGP_F_DEVICE, AGP_F_CONTEXT, AGP_F_STREAM, AGP_F_CORR,
+	AGP_F_GRID_X, AGP_F_GRID_Y, AGP_F_GRID_Z, AGP_F_BLOCK_X, AGP_F_BLOCK_Y,
+	AGP_F_BLOCK_Z, AGP_F_BYTES, AGP_F_COPY_KIND, AGP_F_API, AGP_F_EXTERNAL,
+	AGP_F_EXIT_STATUS = 80, AGP_F_CWD,
+};
+
+#endif
