@@ -55,6 +55,7 @@ ops whose start_ns lies in the same window.
 import atexit
 import collections
 import glob
+import inspect
 import json
 import os
 import shutil
@@ -64,6 +65,7 @@ import time
 
 ORACLE_PATH = os.environ.get("AGPROF_ORACLE")
 ENABLED = bool(ORACLE_PATH)
+_main_pid = os.getpid()
 
 _calls = collections.Counter()
 _functions = {}          # name -> list of tf.function objects
@@ -116,6 +118,11 @@ def _tracing_count(f):
 
 def _where(f):
     py = getattr(f, "python_function", None)
+    try:
+        py = inspect.unwrap(py)   # methods: TF wraps the def in a bound wrapper
+    except (TypeError, ValueError):
+        pass
+    py = getattr(py, "__func__", py)
     code = getattr(py, "__code__", None)
     if code is None:
         return None, None
@@ -166,8 +173,15 @@ def parse_xspace(path):
 class eager_window:
     """Context manager: count eager ops of the enclosed code with TF's profiler.
 
-    Does nothing unless AGPROF_ORACLE is set.  Only one window per process.
+    Does nothing unless AGPROF_ORACLE is set.  Only one window per process
+    at a time.  The window of the process that imported this module goes into
+    the oracle; in a forked child, read the counts from the object
+    (eager_ops, eager_ops_by_type, window_ns) and hand them to the parent.
     """
+
+    eager_ops = None
+    eager_ops_by_type = None
+    window_ns = None
 
     def __enter__(self):
         if not ENABLED:
@@ -192,11 +206,15 @@ class eager_window:
             ops, funcs = parse_xspace(files[0])
         finally:
             shutil.rmtree(self._dir, ignore_errors=True)
-        _state["eager_ops"] = sum(ops.values())
-        _state["eager_ops_by_type"] = dict(sorted(ops.items()))
-        _state["eager_func_calls"] = sum(funcs.values())
-        _state["eager_func_calls_by_name"] = dict(sorted(funcs.items()))
-        _state["eager_window_ns"] = [self._t0, t1]
+        self.eager_ops = sum(ops.values())
+        self.eager_ops_by_type = dict(sorted(ops.items()))
+        self.window_ns = [self._t0, t1]
+        if os.getpid() == _main_pid:
+            _state["eager_ops"] = self.eager_ops
+            _state["eager_ops_by_type"] = self.eager_ops_by_type
+            _state["eager_func_calls"] = sum(funcs.values())
+            _state["eager_func_calls_by_name"] = dict(sorted(funcs.items()))
+            _state["eager_window_ns"] = self.window_ns
         return False
 
 
@@ -239,9 +257,6 @@ def write():
         json.dump(doc, fh, indent=1, sort_keys=True)
         fh.write("\n")
     os.replace(tmp, ORACLE_PATH)
-
-
-_main_pid = os.getpid()
 
 
 def _at_exit():

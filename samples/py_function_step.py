@@ -72,4 +72,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    with oracle.eager_window():
+        main()

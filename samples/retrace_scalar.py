@@ -43,4 +43,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    with oracle.eager_window():
+        main()
