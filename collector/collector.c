@@ -467,22 +467,28 @@ static void on_exit_handler(int status, void *arg)
 	agp_exit_record(status);
 }
 
-__attribute__((constructor)) static void agp_init(void)
+int agp_start(const char *dir)
 {
-	const char *dir = getenv("AGPROF_SHM");
-
 	agp_proc.side_fd = -1;
-	if (!dir || !*dir)
-		return;   /* loaded outside `agprof run`: stay inert */
 	snprintf(shm_dir, sizeof(shm_dir), "%s", dir);
 	hide_launcher_environment();
 	if (process_start() != 0) {
 		agp_proc.enabled = 1;
 		agp_disable("cannot create the recording buffers");
-		return;
+		return -1;
 	}
 	pthread_atfork(NULL, NULL, on_fork_child);
 	on_exit(on_exit_handler, NULL);
 	agp_tf_init();
 	gpu_collector_init();
+	return 0;
+}
+
+__attribute__((constructor)) static void agp_init(void)
+{
+	const char *dir = getenv("AGPROF_SHM");
+
+	agp_proc.side_fd = -1;
+	if (dir && *dir)
+		agp_start(dir);  /* else loaded outside `agprof run`: stay inert */
 }

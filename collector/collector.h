@@ -120,6 +120,9 @@ void agp_side_bytes(struct agp_side *s, uint16_t tag, const void *data, size_t l
 /* Writes the record (one write(2) under a mutex) and frees the buffer. */
 void agp_side_end(struct agp_side *s) AGP_HIDDEN;
 
+/* Start recording into the session directory dir (the constructor's work). */
+int agp_start(const char *dir) AGP_HIDDEN;
+
 /* hooks_tf.c */
 void agp_tf_init(void) AGP_HIDDEN;
 /* pyframe.c: user call site of the current thread (0 = unknown). */

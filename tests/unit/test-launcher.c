@@ -1,0 +1,190 @@
+/*
+ * test-launcher.c - `agprof run` as a user sees it: exit statuses, signals,
+ * bad programs, output files.  Runs the real agprof binary (env AGPROF).
+ */
+#include <criterion/criterion.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static char dir[] = "/tmp/agprof-launcher-XXXXXX";
+
+static void setup_dir(void)
+{
+	cr_assert_not_null(mkdtemp(dir));
+}
+
+/* Run agprof with argv; returns the exit status as a shell reports it; stderr to errfile. */
+static int run_agprof(char *const args[], const char *errfile)
+{
+	pid_t pid = fork();
+	int status;
+
+	cr_assert(pid >= 0);
+	if (pid == 0) {
+		if (errfile && !freopen(errfile, "w", stderr))
+			_exit(99);
+		execv(getenv("AGPROF"), args);
+		_exit(98);
+	}
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+static char *slurp(const char *path)
+{
+	static char buf[8192];
+	FILE *f = fopen(path, "r");
+	size_t n = 0;
+
+	if (f) {
+		n = fread(buf, 1, sizeof(buf) - 1, f);
+		fclose(f);
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+static int count_lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+TestSuite(launcher, .init = setup_dir);
+
+Test(launcher, exit_status_passes_through)
+{
+	char out[256], err[256];
+	char *args[] = { "agprof", "run", "-q", "-o", out, "--", "/bin/sh", "-c", "exit 3", NULL };
+
+	snprintf(out, sizeof(out), "%s/a.agprof", dir);
+	snprintf(err, sizeof(err), "%s/err", dir);
+	cr_assert_eq(run_agprof(args, err), 3);
+	cr_assert_eq(access(out, F_OK), 0, "recording must exist");
+}
+
+Test(launcher, killed_by_signal_is_128_plus_n)
+{
+	char out[256];
+	char *args[] = { "agprof", "run", "-q", "-o", out, "--", "/bin/sh", "-c", "kill -TERM $$", NULL };
+
+	snprintf(out, sizeof(out), "%s/b.agprof", dir);
+	cr_assert_eq(run_agprof(args, NULL), 143);
+}
+
+Test(launcher, not_found_is_127_with_one_line)
+{
+	char out[256], err[256];
+	char *args[] = { "agprof", "run", "-o", out, "--", "no-such-program-agprof", NULL };
+
+	snprintf(out, sizeof(out), "%s/c.agprof", dir);
+	snprintf(err, sizeof(err), "%s/err", dir);
+	cr_assert_eq(run_agprof(args, err), 127);
+	cr_assert_eq(count_lines(slurp(err)), 1, "stderr: %s", slurp(err));
+	cr_assert(strstr(slurp(err), "no-such-program-agprof"));
+	cr_assert_neq(access(out, F_OK), 0, "no recording for a program that never ran");
+}
+
+Test(launcher, not_executable_is_126)
+{
+	char out[256], prog[256], err[256];
+	char *args[] = { "agprof", "run", "-o", out, "--", prog, NULL };
+	FILE *f;
+
+	snprintf(out, sizeof(out), "%s/d.agprof", dir);
+	snprintf(prog, sizeof(prog), "%s/plain.txt", dir);
+	snprintf(err, sizeof(err), "%s/err", dir);
+	f = fopen(prog, "w");
+	fputs("echo hi\n", f);
+	fclose(f);
+	chmod(prog, 0644);
+	cr_assert_eq(run_agprof(args, err), 126);
+	cr_assert_eq(count_lines(slurp(err)), 1);
+}
+
+Test(launcher, unwritable_output_fails_before_the_program_starts)
+{
+	char marker[256], script[512], err[256];
+	char *args[] = { "agprof", "run", "-o", "/proc/agprof-cannot-write/x.agprof", "--", "/bin/sh", "-c", script, NULL };
+
+	snprintf(marker, sizeof(marker), "%s/ran", dir);
+	snprintf(script, sizeof(script), "touch %s", marker);
+	snprintf(err, sizeof(err), "%s/err", dir);
+	cr_assert_eq(run_agprof(args, err), 2);
+	cr_assert_neq(access(marker, F_OK), 0, "the workload must not have run");
+	cr_assert_eq(count_lines(slurp(err)), 1, "stderr: %s", slurp(err));
+}
+
+Test(launcher, existing_output_needs_force)
+{
+	char out[256], err[256];
+	char *args[] = { "agprof", "run", "-q", "-o", out, "--", "/bin/true", NULL };
+	char *forced[] = { "agprof", "run", "-q", "-f", "-o", out, "--", "/bin/true", NULL };
+	FILE *f;
+
+	snprintf(out, sizeof(out), "%s/keep.agprof", dir);
+	snprintf(err, sizeof(err), "%s/err", dir);
+	f = fopen(out, "w");
+	fputs("precious", f);
+	fclose(f);
+	cr_assert_eq(run_agprof(args, err), 2);
+	cr_assert_str_eq(slurp(out), "precious");
+	cr_assert_eq(run_agprof(forced, err), 0);
+	cr_assert_neq(strcmp(slurp(out), "precious"), 0);
+}
+
+Test(launcher, sigterm_to_agprof_is_forwarded)
+{
+	char out[256];
+	char *args[] = { "agprof", "run", "-q", "-o", out, "--", "/bin/sh", "-c", "sleep 30", NULL };
+	pid_t pid;
+	int status;
+
+	snprintf(out, sizeof(out), "%s/e.agprof", dir);
+	pid = fork();
+	if (pid == 0) {
+		execv(getenv("AGPROF"), args);
+		_exit(98);
+	}
+	usleep(500000);
+	kill(pid, SIGTERM);
+	waitpid(pid, &status, 0);
+	cr_assert(WIFEXITED(status), "agprof itself must survive and report");
+	cr_assert_eq(WEXITSTATUS(status), 143);
+}
+
+Test(launcher, stdout_and_stdin_pass_through)
+{
+	char out[256], got[256], cmd[1024];
+	FILE *p;
+	size_t n;
+
+	snprintf(out, sizeof(out), "%s/f.agprof", dir);
+	snprintf(cmd, sizeof(cmd), "echo hello-agprof | %s run -q -o %s -- /bin/cat", getenv("AGPROF"), out);
+	p = popen(cmd, "r");
+	n = fread(got, 1, sizeof(got) - 1, p);
+	got[n] = '\0';
+	cr_assert_eq(pclose(p), 0);
+	cr_assert_str_eq(got, "hello-agprof\n");
+}
+
+Test(launcher, default_name_never_overwrites)
+{
+	char cmd[1024];
+
+	snprintf(cmd, sizeof(cmd), "cd %s && %s run -q -- /bin/true && %s run -q -- /bin/true", dir,
+		 getenv("AGPROF"), getenv("AGPROF"));
+	cr_assert_eq(system(cmd), 0);
+	snprintf(cmd, sizeof(cmd), "%s/agprof-1.agprof", dir);
+	cr_assert_eq(access(cmd, F_OK), 0);
+	snprintf(cmd, sizeof(cmd), "%s/agprof-2.agprof", dir);
+	cr_assert_eq(access(cmd, F_OK), 0);
+}
