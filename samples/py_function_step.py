@@ -13,6 +13,8 @@ drop_remainder=True); the cost is in executing the black boxes.
 Fix: express the Python logic with TF ops (tf.random.stateless_uniform,
 tf.print / tf.summary), or move it out of the hot path.
 """
+import threading
+
 import numpy as np
 import tensorflow as tf
 
@@ -23,10 +25,14 @@ STEPS = 20
 
 w = tf.Variable(tf.zeros([4, 1]))
 seen_losses = []
+jitter_calls = [0]
+jitter_lock = threading.Lock()
 
 
 def jitter(x):
-    # NumPy, run by the interpreter once per element.
+    # NumPy, run by the interpreter once per element (in a tf.data thread).
+    with jitter_lock:
+        jitter_calls[0] += 1
     return (x + np.float32(0.01) * np.sin(x)).astype(np.float32)
 
 
@@ -68,7 +74,9 @@ def main():
     assert len(seen_losses) == STEPS
     print("tracing count:", train_step.experimental_get_tracing_count())
     oracle.extra("py_function_execs", len(seen_losses))
-    oracle.extra("numpy_function_execs", BATCH * STEPS)
+    oracle.extra("numpy_function_execs", jitter_calls[0])
+    # The `for` loop ended when IteratorGetNext failed with OutOfRange.
+    oracle.extra("failed_eager_ops", {"IteratorGetNext": 1})
 
 
 if __name__ == "__main__":

@@ -1,0 +1,159 @@
+"""Shared helpers for the agprof integration tests (plain Python, no pytest).
+
+Environment (set by tests/meson.build): AGPROF (the agprof binary),
+AGPROF_SOURCE_ROOT.  The samples run with sys.executable (the venv python
+that has TensorFlow).
+
+A test collects failures with `check()` and ends with `finish()`, which
+prints every difference and exits 1 if there was any, so that one run shows
+all that differs, not only the first mismatch.
+"""
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+AGPROF = os.environ.get("AGPROF")
+SOURCE_ROOT = os.environ.get("AGPROF_SOURCE_ROOT") or os.path.abspath(
+    os.path.join(os.path.dirname(__file__), "..", ".."))
+SAMPLES = os.path.join(SOURCE_ROOT, "samples")
+PYTHON = sys.executable
+
+_failures = []
+_checks = [0]
+
+
+def need_agprof():
+    if not AGPROF or not os.access(AGPROF, os.X_OK):
+        print("FAIL: $AGPROF is not set to an executable agprof (got %r)" % AGPROF)
+        sys.exit(1)
+
+
+def check(cond, what, got=None, expected=None):
+    """Record one comparison.  `what` says what was compared."""
+    _checks[0] += 1
+    if cond:
+        return True
+    if got is None and expected is None:
+        _failures.append(what)
+    else:
+        _failures.append("%s: recording has %r, expected %r" % (what, got, expected))
+    return False
+
+
+def check_eq(got, expected, what):
+    return check(got == expected, what, got, expected)
+
+
+def fail(what):
+    _failures.append(what)
+
+
+def finish(name):
+    if _failures:
+        print("FAIL %s: %d of %d checks differ:" % (name, len(_failures), _checks[0]))
+        for f in _failures:
+            print("  - " + f)
+        sys.exit(1)
+    print("ok %s: %d checks" % (name, _checks[0]))
+    sys.exit(0)
+
+
+def tmpdir():
+    return tempfile.mkdtemp(prefix="agprof-it-")
+
+
+def sample(name):
+    return os.path.join(SAMPLES, name)
+
+
+def run_agprof(out, argv, env_extra=None, timeout=240, stdin_data=None, cwd=None):
+    """Run `agprof run -o out -- argv...`; return CompletedProcess (bytes)."""
+    env = dict(os.environ)
+    if env_extra:
+        env.update(env_extra)
+    cmd = [AGPROF, "run", "-o", out, "--"] + list(argv)
+    return subprocess.run(cmd, env=env, input=stdin_data if stdin_data is not None else b"",
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          timeout=timeout, cwd=cwd or SOURCE_ROOT)
+
+
+def run_sample_recorded(sample_name, args=(), timeout=240):
+    """Run a sample under agprof with AGPROF_ORACLE; return (proc, db, oracle)."""
+    d = tmpdir()
+    out = os.path.join(d, sample_name.replace(".py", "") + ".agprof")
+    oracle_path = os.path.join(d, "oracle.json")
+    proc = run_agprof(out, [PYTHON, sample(sample_name)] + list(args),
+                      env_extra={"AGPROF_ORACLE": oracle_path}, timeout=timeout)
+    sys.stdout.write(proc.stdout.decode("utf-8", "replace"))
+    if proc.returncode != 0:
+        sys.stdout.write(proc.stderr.decode("utf-8", "replace")[-4000:])
+    if not os.path.exists(oracle_path):
+        print("FAIL: the sample wrote no oracle (exit status %d)" % proc.returncode)
+        sys.exit(1)
+    with open(oracle_path) as fh:
+        oracle = json.load(fh)
+    if not os.path.exists(out):
+        print("FAIL: agprof wrote no recording at %s (exit status %d)" % (out, proc.returncode))
+        sys.exit(1)
+    return proc, open_recording(out), oracle
+
+
+def open_recording(path):
+    db = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
+    db.row_factory = sqlite3.Row
+    return db
+
+
+def q1(db, sql, *args):
+    row = db.execute(sql, args).fetchone()
+    return None if row is None else row[0]
+
+
+def meta(db):
+    return {r["key"]: r["value"] for r in db.execute("SELECT key, value FROM meta")}
+
+
+def check_recording_header(db):
+    check_eq(q1(db, "PRAGMA user_version"), 1, "PRAGMA user_version")
+    check_eq(q1(db, "PRAGMA application_id"), 1634168946, "PRAGMA application_id")
+    check_eq(q1(db, "PRAGMA integrity_check"), "ok", "PRAGMA integrity_check")
+
+
+def marker_lines(sample_name):
+    """{cause: [line numbers]} of the `# agprof: <cause>` comments."""
+    found = {}
+    with open(sample(sample_name)) as fh:
+        for no, text in enumerate(fh, 1):
+            m = re.search(r"#\s*agprof:\s*([\w-]+)", text)
+            if m:
+                found.setdefault(m.group(1), []).append(no)
+    return found
+
+
+def def_lines(file, first_line):
+    """Lines that may stand for a function's definition: its first decorator
+    (co_firstlineno) and the `def` line below it."""
+    lines = {first_line}
+    try:
+        with open(file) as fh:
+            text = fh.read().splitlines()
+        for no in range(first_line, min(len(text), first_line + 20) + 1):
+            if re.match(r"\s*(async\s+)?def\s", text[no - 1]):
+                lines.add(no)
+                break
+    except OSError:
+        pass
+    return lines
+
+
+def same_file(a, b):
+    if a is None or b is None:
+        return False
+    try:
+        return os.path.realpath(a) == os.path.realpath(b)
+    except OSError:
+        return a == b
