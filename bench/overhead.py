@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""Collector overhead on the eager-heavy sample, measured side by side.
+
+Runs samples/eager_heavy.py bare and under `agprof run`, alternating, ROUNDS
+times each, in this one invocation (so both see the same machine load), and
+prints:
+  - the median ratio of the hot loop's time (under agprof / bare), from each
+    pair of neighbouring runs: the loop time is what the sample itself prints
+    for its eager loop, so Python and TensorFlow start-up do not dilute it;
+  - the collector's cost per recorded event in nanoseconds:
+    (loop time under agprof - bare loop time) / events recorded in the loop;
+  - the whole-run wall-time ratio, start-up and the recording's finish included.
+Targets (issue: agprof run): ratio <= 1.05, cost <= 200 ns per event.
+
+usage: bench/overhead.py [--rounds N] [--ops N] [--python PY] [--agprof PATH]
+"""
+import argparse
+import os
+import re
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run(cmd, env=None):
+    t0 = time.perf_counter()
+    out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    wall = time.perf_counter() - t0
+    if out.returncode != 0:
+        sys.exit("bench: %s failed (%d): %s" % (cmd[0], out.returncode, out.stderr[-2000:]))
+    m = re.search(r"(\d+) eager ops in ([0-9.]+) s", out.stdout)
+    if not m:
+        sys.exit("bench: no loop timing in the sample's output")
+    return float(m.group(2)), wall
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--ops", type=int, default=200000)
+    ap.add_argument("--python", default=os.path.join(ROOT, ".venv", "bin", "python"))
+    ap.add_argument("--agprof", default=os.path.join(ROOT, "build", "cmd", "agprof", "agprof"))
+    args = ap.parse_args()
+    sample = [args.python, os.path.join(ROOT, "samples", "eager_heavy.py"), "--ops", str(args.ops)]
+    tmp = tempfile.mkdtemp(prefix="agprof-bench-")
+    ratios, wall_ratios, costs = [], [], []
+    for r in range(args.rounds):
+        bare_loop, bare_wall = run(sample)
+        out = os.path.join(tmp, "r%d.agprof" % r)
+        loop, wall = run([args.agprof, "run", "-q", "-f", "-o", out, "--"] + sample)
+        with sqlite3.connect(out) as db:
+            events = db.execute("SELECT count(*) FROM eager_ops").fetchone()[0]
+        ratios.append(loop / bare_loop)
+        wall_ratios.append(wall / bare_wall)
+        costs.append((loop - bare_loop) * 1e9 / max(1, events))
+        print("round %d: bare loop %.3f s, under agprof %.3f s (ratio %.3f), %d events, %.0f ns/event; wall %.2f s vs %.2f s"
+              % (r + 1, bare_loop, loop, loop / bare_loop, events, costs[-1], bare_wall, wall))
+    print("median hot-loop slowdown ratio: %.3f (target <= 1.05)" % statistics.median(ratios))
+    print("median collector cost per event: %.0f ns (target <= 200 ns)" % statistics.median(costs))
+    print("median whole-run wall-time ratio: %.3f (TensorFlow start-up and the recording's finish included)"
+          % statistics.median(wall_ratios))
+
+
+if __name__ == "__main__":
+    main()
