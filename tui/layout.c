@@ -119,19 +119,15 @@ int64_t axis_step(int64_t span, int cols, int min_cols)
 
 void axis_label(char *buf, size_t len, int64_t t, int64_t step, const char *micro)
 {
-	static const struct {
-		int64_t ns;
-		const char *unit;
-	} units[] = { { 60000000000LL, "min" }, { 1000000000LL, "s" }, { 1000000LL, "ms" }, { 1000LL, NULL }, { 1, "ns" } };
+	static const int64_t units[] = { 1000000000LL, 1000000LL, 1000LL, 1 };
+	static const char *const names[] = { "s", "ms", NULL, "ns" };
 	size_t u = 0;
 	int decimals = 0;
-	int64_t d;
 
-	/* minutes only for steps of whole minutes */
-	while (u + 1 < sizeof(units) / sizeof(units[0]) &&
-	       (step < units[u].ns || (units[u].ns == 60000000000LL && step % units[u].ns)))
+	/* the largest unit at most ten steps long: "1.5s" rather than "1500ms" */
+	while (u + 1 < sizeof(units) / sizeof(units[0]) && units[u] > step * 10)
 		u++;
-	for (d = units[u].ns; d > 1 && step % d; d /= 10)
+	for (int64_t d = units[u]; d > 1 && step % d; d /= 10)
 		decimals++;
-	snprintf(buf, len, "%.*f%s", decimals, (double)t / (double)units[u].ns, units[u].unit ? units[u].unit : micro);
+	snprintf(buf, len, "%.*f%s", decimals, (double)t / (double)units[u], names[u] ? names[u] : micro);
 }

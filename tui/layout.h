@@ -52,8 +52,8 @@ int64_t axis_step(int64_t span, int cols, int min_cols);
 
 /*
  * Label of time t (ns from the recording's start) on an axis whose ticks
- * are step apart: the unit follows the step ("250ms", "1.5s", "12us",
- * "2min"), with as many decimals as the step needs.  micro is the symbol
+ * are step apart: the largest unit at most ten steps long ("1.5s", "250ms",
+ * "12us"), with as many decimals as the step needs.  micro is the symbol
  * for micro ("us" or the UTF-8 "µs").
  */
 void axis_label(char *buf, size_t len, int64_t t, int64_t step, const char *micro);

@@ -151,7 +151,7 @@ static void draw_lane_label(struct tui *t, int y, const struct layout_row *row)
 	int selected = t->has_lane && t->lane == row->lane;
 	char label[LABEL_COLS + 1];
 
-	snprintf(label, sizeof(label), "%-10.10s%5s ", row->first ? tr->label : "", tl_kind_short(l->kind));
+	snprintf(label, sizeof(label), "%-11.11s%-5s ", row->first ? tr->label : "", tl_kind_short(l->kind));
 	attrset(selected ? (int)(A_REVERSE | A_BOLD) : (int)A_BOLD);
 	tui_put(t, y, 0, LABEL_COLS - 1, label, 1);
 	attrset(A_NORMAL);

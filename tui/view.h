@@ -116,7 +116,7 @@ struct tui {
 	long frames;
 };
 
-#define LABEL_COLS 16   /* the track label column of the timeline */
+#define LABEL_COLS 18   /* the track label column of the timeline */
 
 /* Status line message (cleared at the next key). */
 void tui_message(struct tui *t, int is_error, const char *fmt, ...) __attribute__((format(printf, 3, 4)));

@@ -1,0 +1,239 @@
+/* test-timeline-db.c - analyzer/timeline.c on a small recording made here:
+ * track order and roles, retraces, exact versus density rendering, long
+ * events, stepping, search and details. */
+#include "db.h"
+#include "recording.h"
+#include "timeline.h"
+
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static char path[64];
+static struct recording rec;
+static struct timeline tl;
+
+/*
+ * pid 10: main thread 10 (python-main), executor 11 (tf-executor); a GPU
+ * stream 7.  Times in ns from 1000000.  f (id 1) traced 3 times: trace 1 and
+ * 2 by object 100 (2 is a retrace by object_trace_no), trace 3 by object 200
+ * (a retrace: the function's second object); g (id 2) once.  100 eager ops
+ * MatMul/Relu alternating, 1000 ns apart, 100 ns each; one call of 50000 ns;
+ * a py_function on the executor; two kernels.
+ */
+static const char fixture[] =
+	"INSERT INTO meta VALUES ('start_ns', '1000000'), ('end_ns', '1200000');"
+	"INSERT INTO processes (pid, start_ns, end_ns) VALUES (10, 1000000, 1200000);"
+	"INSERT INTO threads VALUES (10, 11, 'tf_inter', 'tf-executor'), (10, 10, 'python3', 'python-main');"
+	"INSERT INTO strings VALUES (1, 'f'), (2, 'g'), (3, 'MatMul'), (4, 'Relu'), (5, '__inference_f_1'),"
+	"  (6, 'EagerPyFunc'), (7, 'node_py'), (8, 'sgemm_kernel'), (9, 'train.py');"
+	"INSERT INTO functions VALUES (1, 10, 1, 9, 3), (2, 10, 2, 9, 9);"
+	"INSERT INTO traces (id, function_id, pid, tid, start_ns, end_ns, function_object, object_trace_no, signature)"
+	"  VALUES (1, 1, 10, 10, 1000100, 1000900, 100, 1, 'x: (64, 20)'),"
+	"         (2, 1, 10, 10, 1050000, 1050500, 100, 2, 'x: (8, 20)'),"
+	"         (3, 1, 10, 10, 1150000, 1150300, 200, 1, 'x: (8, 20)'),"
+	"         (4, 2, 10, 10, 1100000, 1100200, 300, 1, NULL);"
+	"INSERT INTO trace_inputs VALUES (2, 0, 'x', 'tensor', 'float32', '[8,20]', NULL);"
+	"INSERT INTO graph_functions (id, pid, name_id, role, trace_id, function_id, created_ns)"
+	"  VALUES (1, 10, 5, 'inference', 1, 1, 1000900);"
+	"INSERT INTO function_calls (pid, tid, start_ns, end_ns, graph_function_id, name_id)"
+	"  VALUES (10, 10, 1001000, 1051000, 1, 5);"
+	"WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i < 99)"
+	"  INSERT INTO eager_ops (pid, tid, start_ns, end_ns, op_id) SELECT 10, 10, 1100000 + i * 1000,"
+	"  1100000 + i * 1000 + 100, 3 + i % 2 FROM s;"
+	"INSERT INTO blackbox_execs (pid, tid, start_ns, end_ns, node_id, op_type_id)"
+	"  VALUES (10, 11, 1010000, 1020000, 7, 6);"
+	"INSERT INTO gpu_activity (pid, kind, name_id, device, stream, start_ns, end_ns)"
+	"  VALUES (10, 'kernel', 8, 0, 7, 1011000, 1012000), (10, 'kernel', 8, 0, 7, 1013000, 1014000);";
+
+static void setup(void)
+{
+	sqlite3 *db;
+	char err[256];
+
+	snprintf(path, sizeof(path), "/tmp/agprof-test-timeline-%d.agprof", (int)getpid());
+	unlink(path);
+	cr_assert_eq(db_create_recording(path, &db, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(db_exec(db, fixture), 0);
+	sqlite3_close(db);
+	cr_assert_eq(recording_open(&rec, path), 0);
+	/* 200 bins of 1000 ns: events over 16 us are kept as long slices */
+	cr_assert_eq(timeline_open(&tl, &rec, 200), 0);
+}
+
+static void teardown(void)
+{
+	timeline_release(&tl);
+	recording_close(&rec);
+	unlink(path);
+	char wal[80];
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	unlink(wal);
+	snprintf(wal, sizeof(wal), "%s-shm", path);
+	unlink(wal);
+}
+
+TestSuite(timeline_db, .init = setup, .fini = teardown);
+
+static size_t lane_of(enum tl_kind kind, int64_t tid)
+{
+	for (size_t i = 0; i < tl.nlanes; i++)
+		if (tl.lanes[i].kind == kind && tl.tracks[tl.lanes[i].track].tid == tid)
+			return i;
+	cr_assert_fail("no lane %s on %lld", tl_kind_name(kind), (long long)tid);
+	return 0;
+}
+
+Test(timeline_db, tracks_follow_roles_and_lanes_follow_kinds)
+{
+	cr_assert_eq(tl.ntracks, 3);
+	cr_assert_str_eq(tl.tracks[0].role, "python-main");
+	cr_assert_str_eq(tl.tracks[0].label, "main 10");
+	cr_assert_str_eq(tl.tracks[0].name, "python3");
+	cr_assert_eq(tl.tracks[0].nlanes, 3);
+	cr_assert_eq(tl.lanes[0].kind, TL_TRACE);
+	cr_assert_eq(tl.lanes[1].kind, TL_CALL);
+	cr_assert_eq(tl.lanes[2].kind, TL_EAGER);
+	cr_assert_str_eq(tl.tracks[1].role, "tf-executor");
+	cr_assert_str_eq(tl.tracks[2].role, "gpu-stream");
+	cr_assert_str_eq(tl.tracks[2].label, "GPU0 s7");
+	cr_assert_eq(tl.lanes[lane_of(TL_EAGER, 10)].nevents, 100);
+	cr_assert_eq(tl.start_ns, 1000000);
+	cr_assert_eq(tl.end_ns, 1200000);
+}
+
+Test(timeline_db, retraces_are_later_traces_of_an_object_or_a_function)
+{
+	cr_assert_eq(tl.nretraces, 2);
+	cr_assert_eq(tl.retraces[0].slice.id, 2, "object 100's second trace");
+	cr_assert_eq(tl.retraces[0].object_trace_no, 2);
+	cr_assert_eq(tl.retraces[1].slice.id, 3, "f's first trace by another object");
+	cr_assert_eq(tl.retraces[1].function_id, 1);
+	cr_assert_str_eq(timeline_slice_name(&tl, &tl.retraces[1].slice), "f");
+	cr_assert_eq(tl.retraces[1].slice.lane, lane_of(TL_TRACE, 10));
+}
+
+Test(timeline_db, dense_windows_merge_and_sparse_ones_are_exact)
+{
+	struct tl_render r = { 0 };
+	struct tl_window all = { tl.start_ns, tl.end_ns, 20 };
+	struct tl_window close = { 1100000, 1104000, 40 };
+	size_t eager = lane_of(TL_EAGER, 10);
+	uint32_t total = 0;
+
+	/* at most 10 events per window: the 100 ops come from the bins */
+	cr_assert_eq(timeline_lane_render(&tl, eager, &all, 10, &r), 0);
+	cr_assert_not(r.exact);
+	for (int c = 0; c < 20; c++) {
+		if (c < 10)
+			cr_assert_eq(r.cells[c].type, TL_CELL_EMPTY, "column %d", c);
+		else
+			cr_assert_eq(r.cells[c].type, TL_CELL_DENSITY, "column %d", c);
+		total += r.cells[c].count;
+	}
+	cr_assert_eq(total, 100, "density keeps every event counted");
+	cr_assert_eq(r.cells[10].shade, 1, "10%% busy");
+
+	/* 4 us hold 4 ops: each its own slice, with its name */
+	cr_assert_eq(timeline_lane_render(&tl, eager, &close, 10, &r), 0);
+	cr_assert(r.exact);
+	cr_assert_eq(r.nslices, 4);
+	cr_assert_str_eq(timeline_slice_name(&tl, &r.slices[0]), "MatMul");
+	cr_assert_str_eq(timeline_slice_name(&tl, &r.slices[1]), "Relu");
+	cr_assert_eq(r.cells[0].type, TL_CELL_SLICE);
+	cr_assert_eq(r.cells[2].type, TL_CELL_EMPTY);
+	tl_render_release(&r);
+}
+
+Test(timeline_db, long_events_show_in_density_mode_too)
+{
+	struct tl_render r = { 0 };
+	struct tl_window all = { tl.start_ns, tl.end_ns, 20 };
+	size_t call = lane_of(TL_CALL, 10);
+
+	cr_assert_eq(tl.lanes[call].nlongs, 1, "the 50 us call is longer than 16 bins");
+	/* max_events 0 events allowed: forces density mode */
+	cr_assert_eq(timeline_lane_render(&tl, call, &all, 0, &r), 0);
+	cr_assert_eq(r.cells[0].type, TL_CELL_SLICE);
+	cr_assert_eq(r.cells[5].type, TL_CELL_SLICE, "1001000..1051000 ends in column 5");
+	cr_assert_eq(r.cells[6].type, TL_CELL_EMPTY);
+	cr_assert_str_eq(timeline_slice_name(&tl, &r.slices[r.cells[0].slice]), "f",
+			 "a call shows its user function's name");
+	/* a window inside the call, starting after it began, still shows it */
+	struct tl_window inside = { 1030000, 1031000, 10 };
+	cr_assert_eq(timeline_lane_render(&tl, call, &inside, 100, &r), 0);
+	cr_assert_eq(r.cells[0].type, TL_CELL_SLICE);
+	cr_assert_eq(r.cells[9].type, TL_CELL_SLICE);
+	tl_render_release(&r);
+}
+
+Test(timeline_db, stepping_walks_a_lane_in_time_order)
+{
+	struct tl_slice s;
+	size_t eager = lane_of(TL_EAGER, 10);
+
+	cr_assert_eq(timeline_lane_step(&tl, eager, 1100000, 1, 0, &s), 1);
+	cr_assert_eq(s.start_ns, 1101000);
+	cr_assert_eq(s.lane, eager);
+	cr_assert_eq(timeline_lane_step(&tl, eager, 1101000, -1, 0, &s), 1);
+	cr_assert_eq(s.start_ns, 1100000);
+	cr_assert_eq(timeline_lane_step(&tl, eager, 1100000, -1, 0, &s), 0, "nothing before the first");
+	cr_assert_eq(timeline_lane_step(&tl, eager, 1100050, 0, 0, &s), 1, "the op containing the time");
+	cr_assert_eq(s.start_ns, 1100000);
+	cr_assert_eq(timeline_lane_step(&tl, eager, 1100700, 0, 10, &s), 0, "nothing within 10 ns");
+	cr_assert_eq(timeline_lane_step(&tl, eager, 1100700, 0, 600, &s), 1);
+	cr_assert_eq(s.start_ns, 1101000, "the nearest within the slop");
+	size_t trace = lane_of(TL_TRACE, 10);
+	cr_assert_eq(timeline_lane_step(&tl, trace, 1040000, 1, 0, &s), 1);
+	cr_assert_eq(s.id, 2);
+	cr_assert(s.flags & TL_SLICE_RETRACE);
+}
+
+Test(timeline_db, search_matches_names_in_time_order)
+{
+	struct tl_slice *res;
+	ptrdiff_t n;
+
+	n = timeline_search(&tl, "matmul", TL_ALL_KINDS, 1000, &res);
+	cr_assert_eq(n, 50);
+	for (ptrdiff_t i = 1; i < n; i++)
+		cr_assert_lt(res[i - 1].start_ns, res[i].start_ns);
+	cr_assert_str_eq(timeline_slice_name(&tl, &res[0]), "MatMul");
+	free(res);
+	n = timeline_search(&tl, "f", 1u << TL_TRACE, 1000, &res);
+	cr_assert_eq(n, 3, "traces match by function name");
+	free(res);
+	n = timeline_search(&tl, "MatMul", 1u << TL_TRACE, 1000, &res);
+	cr_assert_eq(n, 0, "the kind filter applies");
+	free(res);
+	n = timeline_search(&tl, "relu", TL_ALL_KINDS, 5, &res);
+	cr_assert_eq(n, 5, "at most max");
+	free(res);
+}
+
+Test(timeline_db, details_of_a_retrace)
+{
+	struct tl_slice s;
+	struct tl_detail *d;
+	ptrdiff_t n;
+	int sig = 0, no = 0, inputs = 0;
+
+	cr_assert_eq(timeline_find(&tl, TL_TRACE, 2, &s), 1);
+	n = timeline_details(&tl, &s, &d);
+	cr_assert_gt(n, 4);
+	cr_assert_str_eq(d[0].value, "tracing (retrace)");
+	for (ptrdiff_t i = 0; i < n; i++) {
+		if (!strcmp(d[i].label, "signature"))
+			sig = !strcmp(d[i].value, "x: (8, 20)");
+		if (!strcmp(d[i].label, "trace #"))
+			no = !strcmp(d[i].value, "2");
+		if (!strcmp(d[i].label, "inputs"))
+			inputs = !strcmp(d[i].value, "x: float32[8,20]");
+		if (!strcmp(d[i].label, "thread"))
+			cr_assert(strstr(d[i].value, "python-main"));
+	}
+	cr_assert(sig && no && inputs);
+	tl_details_free(d, (size_t)n);
+}
