@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 /* Weak: the GPU part may or may not be linked in. */
 extern int gpu_metrics_register(struct model *m) __attribute__((weak));
@@ -515,7 +516,7 @@ static int load_function_calls(struct loader *l)
 	m->session.function_call_ns = r.total_ns;
 	for (size_t i = 0; i < r.ngroups; i++) {
 		struct scan_group *g = &r.groups[i];
-		struct graph_fn *gf = g->k1 >= 0 ? graph_fn_of(l, g->k1) : NULL;
+		struct graph_fn *gf = g->k1 > 0 ? graph_fn_of(l, g->k1) : NULL;
 		struct model_function *f = NULL;
 
 		if (!gf) {
@@ -606,7 +607,7 @@ static int load_eager(struct loader *l)
 				break;
 			}
 		if (!s) {
-			const struct callsite *c = g->k1 >= 0 ? callsite_of(l, g->k1) : NULL;
+			const struct callsite *c = g->k1 > 0 ? callsite_of(l, g->k1) : NULL;
 
 			if (ARRAY_GROW(m->sites, m->nsites, capsites))
 				goto cleanup;
@@ -811,6 +812,14 @@ static int cmp_functions(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 int model_load(struct model *m, struct recording *rec)
 {
 	struct loader l = { 0 };
@@ -826,10 +835,28 @@ int model_load(struct model *m, struct recording *rec)
 	}
 	l.m = m;
 	l.db = rec->db;
-	if (load_strings(&l) || load_callsites(&l) || load_session(&l) || load_functions(&l) ||
-	    load_traces(&l) || load_graph_functions(&l) || load_function_calls(&l) || load_eager(&l) ||
-	    load_blackboxes(&l))
-		goto cleanup;
+	{
+		static const struct {
+			const char *name;
+			int (*fn)(struct loader *);
+		} steps[] = {
+			{ "strings", load_strings }, { "callsites", load_callsites }, { "session", load_session },
+			{ "functions", load_functions }, { "traces", load_traces },
+			{ "graph_functions", load_graph_functions }, { "function_calls", load_function_calls },
+			{ "eager_ops", load_eager }, { "blackboxes", load_blackboxes },
+		};
+		/* AGPROF_TIMING=1 prints the time of each step (bench/report). */
+		int timing = getenv("AGPROF_TIMING") != NULL;
+
+		for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+			double t0 = timing ? now_s() : 0;
+
+			if (steps[i].fn(&l))
+				goto cleanup;
+			if (timing)
+				fprintf(stderr, "agprof: load %-16s %.3f s\n", steps[i].name, now_s() - t0);
+		}
+	}
 	function_totals(m);
 	if (model_explain_retraces(m, l.gfs, l.ngfs))
 		goto cleanup;

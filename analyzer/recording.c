@@ -1,20 +1,167 @@
-/* recording.c - see recording.h. */
+/*
+ * recording.c - see recording.h.
+ *
+ * Same checks as db_open_recording() except the last: PRAGMA quick_check
+ * reads the whole file (seconds on a large recording, more than the whole
+ * analysis), so truncation is detected from the header's page count
+ * against the file size instead, and damage further in shows as an SQLite
+ * error on the first query that meets it, which every reader reports.
+ */
 #include "recording.h"
 #include "db.h"
 #include "util.h"
 
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+
+/* Tables every reader relies on; a file without them is not a recording. */
+static const char *const required_tables[] = {
+	"meta", "strings", "processes", "callsites", "functions", "traces", "trace_inputs",
+	"graph_functions", "graph_constants", "blackbox_nodes", "function_calls", "eager_ops",
+	"blackbox_execs", NULL,
+};
+
+static uint32_t be32(const unsigned char *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static int pragma_int(sqlite3 *db, const char *sql, int *out)
+{
+	sqlite3_stmt *s = NULL;
+	int ok = sqlite3_prepare_v2(db, sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW;
+
+	if (ok)
+		*out = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	return ok ? 0 : -1;
+}
+
+/* Check the file before SQLite sees it; one-line reason in err. */
+static int check_header(const char *path, char *err, size_t len)
+{
+	unsigned char hdr[100];
+	struct stat st;
+	FILE *f;
+	size_t n;
+	uint32_t page_size, pages;
+
+	if (!(f = fopen(path, "rb"))) {
+		snprintf(err, len, "cannot open '%s': %s", path, strerror(errno));
+		return -1;
+	}
+	n = fread(hdr, 1, sizeof(hdr), f);
+	if (fstat(fileno(f), &st) != 0)
+		st.st_size = 0;
+	fclose(f);
+	if (S_ISDIR(st.st_mode)) {
+		snprintf(err, len, "'%s' is a directory, not an agprof recording", path);
+		return -1;
+	}
+	if (n == 0) {
+		snprintf(err, len, "'%s' is empty, not an agprof recording", path);
+		return -1;
+	}
+	if (n < 16 || memcmp(hdr, "SQLite format 3", 16) != 0) {
+		snprintf(err, len, "'%s' is not an agprof recording (not an SQLite file)", path);
+		return -1;
+	}
+	if (n < 100) {
+		snprintf(err, len, "'%s' is truncated (%zu bytes)", path, n);
+		return -1;
+	}
+	page_size = (uint32_t)hdr[16] << 8 | hdr[17];
+	if (page_size == 1)
+		page_size = 65536;
+	pages = be32(hdr + 28);
+	/* The in-header size is valid when the change counters agree. */
+	if (pages && be32(hdr + 92) == be32(hdr + 24) &&
+	    (uint64_t)st.st_size < (uint64_t)pages * page_size) {
+		snprintf(err, len, "'%s' is truncated (%lld of %llu bytes)", path, (long long)st.st_size,
+			 (unsigned long long)pages * page_size);
+		return -1;
+	}
+	return 0;
+}
+
+static int check_tables(sqlite3 *db, const char *path, char *err, size_t len)
+{
+	sqlite3_stmt *s = NULL;
+	int rc = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?", -1, &s,
+			       NULL) != SQLITE_OK) {
+		snprintf(err, len, "'%s' is corrupt: %s", path, sqlite3_errmsg(db));
+		return -1;
+	}
+	for (int i = 0; required_tables[i] && !rc; i++) {
+		int step;
+
+		sqlite3_bind_text(s, 1, required_tables[i], -1, SQLITE_STATIC);
+		step = sqlite3_step(s);
+		if (step == SQLITE_DONE) {
+			snprintf(err, len, "'%s' is not a complete agprof recording (no table '%s')", path,
+				 required_tables[i]);
+			rc = -1;
+		} else if (step != SQLITE_ROW) {
+			snprintf(err, len, "'%s' is corrupt: %s", path, sqlite3_errmsg(db));
+			rc = -1;
+		}
+		sqlite3_reset(s);
+	}
+	sqlite3_finalize(s);
+	return rc;
+}
 
 int recording_open(struct recording *rec, const char *path)
 {
 	char err[512];
+	sqlite3 *db = NULL;
+	int version, appid;
 
 	memset(rec, 0, sizeof(*rec));
-	if (db_open_recording(path, &rec->db, err, sizeof(err)) != DB_OPEN_OK)
+	if (check_header(path, err, sizeof(err)))
 		return error("%s", err);
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		error("cannot open '%s': %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+		sqlite3_close(db);
+		return -1;
+	}
+	if (pragma_int(db, "PRAGMA user_version", &version) || pragma_int(db, "PRAGMA application_id", &appid)) {
+		error("'%s' is corrupt: %s", path, sqlite3_errmsg(db));
+		goto fail;
+	}
+	if (appid != AGPROF_APPLICATION_ID) {
+		error("'%s' is an SQLite file but not an agprof recording", path);
+		goto fail;
+	}
+	if (version > AGPROF_SCHEMA_VERSION) {
+		error("'%s' has schema version %d, newer than this agprof reads (%d); upgrade agprof", path,
+		      version, AGPROF_SCHEMA_VERSION);
+		goto fail;
+	}
+	if (check_tables(db, path, err, sizeof(err))) {
+		error("%s", err);
+		goto fail;
+	}
+	/* Large recordings are read through mmap: fewer copies, shared page cache. */
+	if (getenv("AGPROF_MMAP"))
+		sqlite3_exec(db, "PRAGMA mmap_size=17179869184", NULL, NULL, NULL);
+	rec->db = db;
 	rec->path = strdup(path);
+	if (!rec->path) {
+		error("out of memory");
+		goto fail;
+	}
 	return 0;
+fail:
+	sqlite3_close(db);
+	rec->db = NULL;
+	return -1;
 }
 
 void recording_close(struct recording *rec)

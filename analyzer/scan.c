@@ -115,9 +115,54 @@ struct scan_job {
 	int64_t lo, hi;     /* rowid range [lo, hi] */
 	struct group_table groups;
 	int64_t rows;
+	struct scan_group *last; /* consecutive rows usually share their group */
+	int oom;
 	int rc;
 	char err[256];
 };
+
+/*
+ * The per-row work runs inside SQLite as an aggregate function: reading
+ * sqlite3_value arguments costs much less than a sqlite3_step() and one
+ * sqlite3_column_*() call per column for each of millions of rows.
+ * Arguments: k1, k2, start_ns, end_ns, flag, ok, raw columns: every
+ * expression in the SQL costs opcodes per row.
+ */
+static void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct scan_job *job = sqlite3_user_data(ctx);
+	struct scan_group *g = job->last;
+	int64_t k1 = sqlite3_value_int64(argv[0]), k2 = sqlite3_value_int64(argv[1]);
+	int64_t start = sqlite3_value_int64(argv[2]), end = sqlite3_value_int64(argv[3]);
+	int flag = sqlite3_value_int(argv[4]) != 0, failed = sqlite3_value_int(argv[5]) == 0;
+
+	(void)argc;
+	if (job->oom)
+		return;
+	if (!g || g->k1 != k1 || g->k2 != k2) {
+		g = group_table_get(&job->groups, k1, k2);
+		if (!g) {
+			job->oom = 1;
+			sqlite3_result_error_nomem(ctx);
+			return;
+		}
+		job->last = g;
+	}
+	g->count++;
+	g->total_ns += end - start;
+	g->flagged += flag;
+	g->failed += failed;
+	if (start < g->first_ns)
+		g->first_ns = start;
+	if (end > g->last_ns)
+		g->last_ns = end;
+	job->rows++;
+}
+
+static void agg_final(sqlite3_context *ctx)
+{
+	sqlite3_result_int64(ctx, ((struct scan_job *)sqlite3_user_data(ctx))->rows);
+}
 
 static void *scan_worker(void *arg)
 {
@@ -135,49 +180,21 @@ static void *scan_worker(void *arg)
 		snprintf(job->err, sizeof(job->err), "cannot open '%s': %s", job->path, db ? sqlite3_errmsg(db) : "out of memory");
 		goto cleanup;
 	}
-	/* Reading through mmap avoids one copy per page on a cold connection. */
-	sqlite3_exec(db, "PRAGMA mmap_size=17179869184", NULL, NULL, NULL);
-	if (sqlite3_prepare_v2(db, job->sql, -1, &stmt, NULL) != SQLITE_OK) {
+	/* Reading through mmap avoids one copy per page. */
+	if (getenv("AGPROF_MMAP"))
+		sqlite3_exec(db, "PRAGMA mmap_size=17179869184", NULL, NULL, NULL);
+	if (sqlite3_create_function(db, "agprof_group", 6, SQLITE_UTF8, job, NULL, agg_step, agg_final) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, job->sql, -1, &stmt, NULL) != SQLITE_OK) {
 		snprintf(job->err, sizeof(job->err), "%s in '%s'", sqlite3_errmsg(db), job->sql);
 		goto cleanup;
 	}
 	sqlite3_bind_int64(stmt, 1, job->lo);
 	sqlite3_bind_int64(stmt, 2, job->hi);
-	{
-		/* Consecutive rows usually share their group: remember the last one. */
-		struct scan_group *last = NULL;
-
-		while ((rc = sqlite3_step(stmt)) == SQLITE_ROW) {
-			int64_t k1 = sqlite3_column_type(stmt, 0) == SQLITE_NULL ? -1 : sqlite3_column_int64(stmt, 0);
-			int64_t k2 = sqlite3_column_type(stmt, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(stmt, 1);
-			int64_t start = sqlite3_column_int64(stmt, 2);
-			int64_t end = sqlite3_column_int64(stmt, 3);
-			struct scan_group *g = last;
-
-			if (!g || g->k1 != k1 || g->k2 != k2) {
-				g = group_table_get(&job->groups, k1, k2);
-				if (!g) {
-					snprintf(job->err, sizeof(job->err), "out of memory");
-					goto cleanup;
-				}
-			}
-			g->count++;
-			g->total_ns += end - start;
-			g->flagged += sqlite3_column_int(stmt, 4) != 0;
-			g->failed += sqlite3_column_int(stmt, 5) == 0;
-			if (start < g->first_ns)
-				g->first_ns = start;
-			if (end > g->last_ns)
-				g->last_ns = end;
-			job->rows++;
-			last = g;
-			/* The table may grow and move its slots. */
-			if (job->groups.n * 2 + 2 > job->groups.cap)
-				last = NULL;
-		}
-	}
+	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
+		;
 	if (rc != SQLITE_DONE) {
-		snprintf(job->err, sizeof(job->err), "cannot read '%s': %s", job->path, sqlite3_errmsg(db));
+		snprintf(job->err, sizeof(job->err), "cannot read '%s': %s", job->path,
+			 job->oom ? "out of memory" : sqlite3_errmsg(db));
 		goto cleanup;
 	}
 	job->rc = 0;
@@ -241,7 +258,7 @@ int scan_table(const char *path, const char *table, const char *k1, const char *
 	if (query_int64(db, range_sql, &hi))
 		goto cleanup;
 	snprintf(sql, sizeof(sql),
-		 "SELECT %s, %s, start_ns, end_ns, %s, %s FROM %s WHERE id BETWEEN ?1 AND ?2",
+		 "SELECT agprof_group(%s, %s, start_ns, end_ns, %s, %s) FROM %s WHERE id BETWEEN ?1 AND ?2",
 		 k1, k2, flag, ok, table);
 	span = hi >= lo ? hi - lo + 1 : 0;
 	nthreads = scan_threads();

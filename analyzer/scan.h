@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* One group: all rows with the same (k1, k2). NULL keys read as -1. */
+/* One group: all rows with the same (k1, k2). NULL keys read as 0 (ids start at 1). */
 struct scan_group {
 	int64_t k1, k2;
 	int64_t count;

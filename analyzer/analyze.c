@@ -1,0 +1,34 @@
+/* analyze.c - see analyze.h. */
+#include "analyze.h"
+#include "recording.h"
+#include "util.h"
+
+#include <string.h>
+
+int analyze(struct model *m, struct ruleset *rs, struct recording *rec, const struct analyze_opts *o)
+{
+	const char *empty;
+
+	ruleset_init(rs);
+	if (ruleset_load_default(rs, o->rules_dir)) {
+		ruleset_release(rs);
+		return 2;
+	}
+	for (size_t i = 0; i < o->nsets; i++)
+		if (ruleset_set(rs, o->sets[i])) {
+			ruleset_release(rs);
+			return 2;
+		}
+	if (model_load(m, rec)) {
+		ruleset_release(rs);
+		return 2;
+	}
+	if (!o->allow_empty && (empty = model_empty_reason(m))) {
+		error("'%s' holds nothing to analyze: %s", rec->path, empty);
+		model_release(m);
+		ruleset_release(rs);
+		return 2;
+	}
+	rules_run(rs, m);
+	return 0;
+}

@@ -1,0 +1,492 @@
+/* check.c - thresholds for CI; see check.h. */
+#include "check.h"
+#include "analyze.h"
+#include "recording.h"
+#include "report.h"
+#include "strbuf.h"
+#include "util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char check_options_help[] =
+	"thresholds (exit 1 when one is crossed):\n"
+	"   --max-traces N          no function traced more than N times\n"
+	"   --max-traces FUNC=N     function FUNC (its Python name) traced at most N times; repeatable\n"
+	"   --max-eager-share PCT   eager dispatch at most PCT percent of the run\n"
+	"   --forbid RULE           no finding of rule RULE; repeatable\n"
+	"   --fail-on SEVERITY      no finding of severity warning (or error) or worse\n"
+	"   (with no threshold, --fail-on error applies)\n"
+	"   --format FMT            text (default), junit (JUnit XML), github (workflow annotations)\n"
+	"   --rules DIR             also load the rule files of DIR\n"
+	"   --set RULE.NAME=VALUE   change a rule's threshold\n";
+
+enum check_kind { CK_MAX_TRACES, CK_MAX_TRACES_FN, CK_EAGER_SHARE, CK_FORBID, CK_FAIL_ON };
+enum check_format { CF_TEXT, CF_JUNIT, CF_GITHUB };
+
+struct violation {
+	char *function;
+	struct source_loc loc;
+	char *message;
+};
+
+struct check {
+	enum check_kind kind;
+	char *name;         /* "max-traces=5", shown as the test name */
+	char *function;     /* CK_MAX_TRACES_FN */
+	char *rule;         /* CK_FORBID */
+	double limit;       /* traces, percent, severity */
+	char *passed;       /* what held, for the text output */
+	struct violation *v;
+	size_t nv, capv;
+};
+
+struct check_state {
+	struct check *checks;
+	size_t n, cap;
+	enum check_format format;
+	const char *rules_dir;
+	const char **sets;
+	size_t nsets, capsets;
+};
+
+static void check_state_release(struct check_state *st)
+{
+	for (size_t i = 0; i < st->n; i++) {
+		struct check *c = &st->checks[i];
+
+		for (size_t j = 0; j < c->nv; j++) {
+			free(c->v[j].function);
+			free(c->v[j].message);
+		}
+		free(c->v);
+		free(c->name);
+		free(c->function);
+		free(c->rule);
+		free(c->passed);
+	}
+	free(st->checks);
+	free(st->sets);
+}
+
+static struct check *add_check(struct check_state *st, enum check_kind kind, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static struct check *add_check(struct check_state *st, enum check_kind kind, const char *fmt, ...)
+{
+	struct check *c;
+	va_list ap;
+	struct strbuf sb = STRBUF_INIT;
+
+	if (st->n == st->cap) {
+		size_t ncap = st->cap ? st->cap * 2 : 8;
+		struct check *p = realloc(st->checks, ncap * sizeof(*p));
+
+		if (!p)
+			return NULL;
+		st->checks = p;
+		st->cap = ncap;
+	}
+	c = &st->checks[st->n++];
+	memset(c, 0, sizeof(*c));
+	c->kind = kind;
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	c->name = strbuf_detach(&sb);
+	return c;
+}
+
+static int parse_count(const char *s, double *out)
+{
+	char *end;
+	long v;
+
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (!*s || *end || errno || v < 0 || v > INT_MAX)
+		return -1;
+	*out = (double)v;
+	return 0;
+}
+
+static int parse_args(struct check_state *st, int argc, char **argv)
+{
+	for (int i = 0; i < argc; i++) {
+		const char *a = argv[i], *val = NULL;
+		const char *opts[] = { "--max-traces", "--max-eager-share", "--forbid", "--fail-on", "--format",
+				       "--rules", "--set", NULL };
+		const char *opt = NULL;
+
+		for (int k = 0; opts[k] && !opt; k++) {
+			size_t n = strlen(opts[k]);
+
+			if (!strncmp(a, opts[k], n) && (a[n] == '=' || !a[n])) {
+				opt = opts[k];
+				if (a[n] == '=')
+					val = a + n + 1;
+				else if (i + 1 < argc)
+					val = argv[++i];
+				else
+					return error("option '%s' needs a value", opts[k]);
+			}
+		}
+		if (!opt)
+			return error("unknown option '%s'; see 'agprof check --help'", a);
+		if (!strcmp(opt, "--max-traces")) {
+			const char *eq = strrchr(val, '=');
+			double n;
+			struct check *c;
+
+			if (eq) {
+				if (eq == val || parse_count(eq + 1, &n))
+					return error("--max-traces wants N or FUNCTION=N, not '%s'", val);
+				c = add_check(st, CK_MAX_TRACES_FN, "max-traces %s", val);
+				if (!c)
+					return error("out of memory");
+				c->function = strndup(val, (size_t)(eq - val));
+			} else {
+				if (parse_count(val, &n))
+					return error("--max-traces wants N or FUNCTION=N, not '%s'", val);
+				c = add_check(st, CK_MAX_TRACES, "max-traces %s", val);
+				if (!c)
+					return error("out of memory");
+			}
+			c->limit = n;
+		} else if (!strcmp(opt, "--max-eager-share")) {
+			char *end;
+			double p = strtod(val, &end);
+			struct check *c;
+
+			if (end == val || (*end && strcmp(end, "%")) || p < 0 || p > 100)
+				return error("--max-eager-share wants a percentage from 0 to 100, not '%s'", val);
+			if (!(c = add_check(st, CK_EAGER_SHARE, "max-eager-share %g%%", p)))
+				return error("out of memory");
+			c->limit = p;
+		} else if (!strcmp(opt, "--forbid")) {
+			struct check *c = add_check(st, CK_FORBID, "forbid %s", val);
+
+			if (!c)
+				return error("out of memory");
+			c->rule = strdup(val);
+		} else if (!strcmp(opt, "--fail-on")) {
+			int sev = severity_parse(val);
+			struct check *c;
+
+			if (sev != SEV_WARNING && sev != SEV_ERROR)
+				return error("--fail-on wants warning or error, not '%s'", val);
+			if (!(c = add_check(st, CK_FAIL_ON, "fail-on %s", val)))
+				return error("out of memory");
+			c->limit = sev;
+		} else if (!strcmp(opt, "--format")) {
+			if (!strcmp(val, "text"))
+				st->format = CF_TEXT;
+			else if (!strcmp(val, "junit"))
+				st->format = CF_JUNIT;
+			else if (!strcmp(val, "github"))
+				st->format = CF_GITHUB;
+			else
+				return error("unknown format '%s' (text, junit, github)", val);
+		} else if (!strcmp(opt, "--rules")) {
+			st->rules_dir = val;
+		} else if (!strcmp(opt, "--set")) {
+			if (st->nsets == st->capsets) {
+				size_t ncap = st->capsets ? st->capsets * 2 : 4;
+				const char **p = realloc(st->sets, ncap * sizeof(*p));
+
+				if (!p)
+					return error("out of memory");
+				st->sets = p;
+				st->capsets = ncap;
+			}
+			st->sets[st->nsets++] = val;
+		}
+	}
+	if (!st->n) {
+		struct check *c = add_check(st, CK_FAIL_ON, "fail-on error");
+
+		if (!c)
+			return error("out of memory");
+		c->limit = SEV_ERROR;
+	}
+	return 0;
+}
+
+static void add_violation(struct check *c, const char *function, const struct source_loc *loc, const char *msg)
+{
+	struct violation *v;
+
+	if (c->nv == c->capv) {
+		size_t ncap = c->capv ? c->capv * 2 : 4;
+		struct violation *p = realloc(c->v, ncap * sizeof(*p));
+
+		if (!p)
+			return;
+		c->v = p;
+		c->capv = ncap;
+	}
+	v = &c->v[c->nv++];
+	v->function = function ? strdup(function) : NULL;
+	v->loc.file = loc ? loc->file : NULL;
+	v->loc.line = loc ? loc->line : 0;
+	v->message = strdup(msg);
+}
+
+/* Where a function's retracing shows: the call that retraced it, else its def. */
+static struct source_loc function_loc(const struct model_function *f)
+{
+	for (size_t k = 1; k < f->ntraces; k++)
+		if (f->traces[k].why.cause == f->main_cause && f->traces[k].callsite.file)
+			return f->traces[k].callsite;
+	return f->def;
+}
+
+static void traces_violation(struct check *c, const struct model_function *f)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct source_loc loc = function_loc(f);
+
+	strbuf_addf(&sb, "%s traced %zu times (limit %.0f)", f->name, f->ntraces, c->limit);
+	for (size_t k = 1; k < f->ntraces; k++)
+		if (f->traces[k].why.cause == f->main_cause) {
+			strbuf_addf(&sb, "; %zu retraces by %s, e.g. %s", f->cause_counts[f->main_cause],
+				    retrace_cause_name(f->main_cause), f->traces[k].why.detail);
+			break;
+		}
+	add_violation(c, f->name, &loc, sb.buf);
+	strbuf_release(&sb);
+}
+
+static int evaluate(struct check_state *st, const struct model *m, const struct ruleset *rs)
+{
+	int crossed = 0;
+
+	for (size_t i = 0; i < st->n; i++) {
+		struct check *c = &st->checks[i];
+		struct strbuf sb = STRBUF_INIT;
+
+		switch (c->kind) {
+		case CK_MAX_TRACES: {
+			size_t most = 0;
+
+			for (size_t j = 0; j < m->nfunctions; j++) {
+				if (m->functions[j].ntraces > most)
+					most = m->functions[j].ntraces;
+				if ((double)m->functions[j].ntraces > c->limit)
+					traces_violation(c, &m->functions[j]);
+			}
+			strbuf_addf(&sb, "most traces of one function: %zu", most);
+			break;
+		}
+		case CK_MAX_TRACES_FN: {
+			size_t n = 0;
+			int found = 0;
+
+			for (size_t j = 0; j < m->nfunctions; j++) {
+				if (strcmp(m->functions[j].name, c->function))
+					continue;
+				found = 1;
+				n += m->functions[j].ntraces;
+				if ((double)m->functions[j].ntraces > c->limit)
+					traces_violation(c, &m->functions[j]);
+			}
+			strbuf_addf(&sb, found ? "%s traced %zu times" : "%s was never traced", c->function, n);
+			break;
+		}
+		case CK_EAGER_SHARE: {
+			double p = 100 * m->session.eager_share;
+
+			if (p > c->limit) {
+				const struct model_eager_site *top = m->nsites ? &m->sites[0] : NULL;
+
+				strbuf_addf(&sb, "eager dispatch takes %.1f%% of the run (limit %g%%): %lld ops", p, c->limit,
+					    (long long)m->session.eager_ops);
+				if (top)
+					strbuf_addf(&sb, "; busiest line dispatches %lld ops", (long long)top->count);
+				add_violation(c, top ? top->func : NULL, top ? &top->loc : NULL, sb.buf);
+				strbuf_reset(&sb);
+			}
+			strbuf_addf(&sb, "eager dispatch %.1f%% of the run", p);
+			break;
+		}
+		case CK_FORBID:
+		case CK_FAIL_ON: {
+			size_t n = 0;
+
+			for (size_t j = 0; j < m->nfindings; j++) {
+				const struct finding *f = &m->findings[j];
+				struct strbuf msg = STRBUF_INIT;
+
+				if (c->kind == CK_FORBID ? strcmp(f->rule, c->rule) : (double)f->severity < c->limit)
+					continue;
+				n++;
+				strbuf_addf(&msg, "%s %s: %s", severity_name(f->severity), f->rule, f->message);
+				add_violation(c, f->function, &f->loc, msg.buf);
+				strbuf_release(&msg);
+			}
+			if (c->kind == CK_FORBID)
+				strbuf_addf(&sb, "no finding of rule %s", c->rule);
+			else
+				strbuf_addf(&sb, "no finding of severity %s or worse", severity_name((enum severity)c->limit));
+			(void)rs;
+			(void)n;
+			break;
+		}
+		}
+		c->passed = strbuf_detach(&sb);
+		crossed += c->nv > 0;
+	}
+	return crossed;
+}
+
+static void print_text(struct strbuf *out, const struct check_state *st, const struct model *m, int crossed)
+{
+	int color = want_color(1);
+	const char *red = color ? "\033[31m" : "", *green = color ? "\033[32m" : "", *reset = color ? "\033[0m" : "";
+
+	for (size_t i = 0; i < st->n; i++) {
+		const struct check *c = &st->checks[i];
+
+		if (!c->nv) {
+			strbuf_addf(out, "%sok%s    %s: %s\n", green, reset, c->name, c->passed);
+			continue;
+		}
+		strbuf_addf(out, "%sFAIL%s  %s: %zu violation%s\n", red, reset, c->name, c->nv, c->nv == 1 ? "" : "s");
+		for (size_t j = 0; j < c->nv; j++) {
+			strbuf_addstr(out, "      ");
+			report_add_loc(out, m, &c->v[j].loc);
+			strbuf_addf(out, ": %s%s%s\n", c->v[j].function ? c->v[j].function : "",
+				    c->v[j].function ? ": " : "", c->v[j].message);
+		}
+	}
+	strbuf_addf(out, "agprof check: %d of %zu threshold%s crossed\n", crossed, st->n, st->n == 1 ? "" : "s");
+}
+
+static void print_junit(struct strbuf *out, const struct check_state *st, const struct model *m, int crossed)
+{
+	strbuf_addstr(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+	strbuf_addf(out, "<testsuites name=\"agprof check\" tests=\"%zu\" failures=\"%d\">\n", st->n, crossed);
+	strbuf_addf(out, "  <testsuite name=\"agprof check\" tests=\"%zu\" failures=\"%d\" errors=\"0\" skipped=\"0\">\n",
+		    st->n, crossed);
+	for (size_t i = 0; i < st->n; i++) {
+		const struct check *c = &st->checks[i];
+
+		strbuf_addstr(out, "    <testcase classname=\"agprof.check\" name=\"");
+		strbuf_add_xml_escaped(out, c->name);
+		strbuf_addstr(out, "\"");
+		if (!c->nv) {
+			strbuf_addstr(out, ">\n      <system-out>");
+			strbuf_add_xml_escaped(out, c->passed);
+			strbuf_addstr(out, "</system-out>\n    </testcase>\n");
+			continue;
+		}
+		strbuf_addstr(out, ">\n      <failure message=\"");
+		strbuf_add_xml_escaped(out, c->v[0].message);
+		strbuf_addf(out, "\" type=\"%s\">", c->name);
+		for (size_t j = 0; j < c->nv; j++) {
+			struct strbuf line = STRBUF_INIT;
+
+			report_add_loc(&line, m, &c->v[j].loc);
+			strbuf_addf(&line, ": %s\n", c->v[j].message);
+			strbuf_add_xml_escaped(out, line.buf);
+			strbuf_release(&line);
+		}
+		strbuf_addstr(out, "</failure>\n    </testcase>\n");
+	}
+	strbuf_addstr(out, "  </testsuite>\n</testsuites>\n");
+}
+
+/* Workflow command escaping: data escapes %, CR, LF; properties also : and ,. */
+static void gh_escape(struct strbuf *out, const char *s, int property)
+{
+	for (; s && *s; s++) {
+		if (*s == '%')
+			strbuf_addstr(out, "%25");
+		else if (*s == '\r')
+			strbuf_addstr(out, "%0D");
+		else if (*s == '\n')
+			strbuf_addstr(out, "%0A");
+		else if (property && *s == ':')
+			strbuf_addstr(out, "%3A");
+		else if (property && *s == ',')
+			strbuf_addstr(out, "%2C");
+		else
+			strbuf_addch(out, *s);
+	}
+}
+
+static void print_github(struct strbuf *out, const struct check_state *st, const struct model *m, int crossed)
+{
+	for (size_t i = 0; i < st->n; i++) {
+		const struct check *c = &st->checks[i];
+
+		for (size_t j = 0; j < c->nv; j++) {
+			const struct violation *v = &c->v[j];
+			struct strbuf title = STRBUF_INIT;
+
+			strbuf_addstr(out, "::error ");
+			if (v->loc.file) {
+				strbuf_addstr(out, "file=");
+				gh_escape(out, report_rel_path(m, v->loc.file), 1);
+				strbuf_addf(out, ",line=%d,", v->loc.line);
+			}
+			strbuf_addf(&title, "agprof %s", c->name);
+			strbuf_addstr(out, "title=");
+			gh_escape(out, title.buf, 1);
+			strbuf_release(&title);
+			strbuf_addstr(out, "::");
+			gh_escape(out, v->message, 0);
+			strbuf_addch(out, '\n');
+		}
+	}
+	strbuf_addf(out, "agprof check: %d of %zu threshold%s crossed\n", crossed, st->n, st->n == 1 ? "" : "s");
+}
+
+int check_run(struct recording *rec, int argc, char **argv)
+{
+	struct check_state st = { 0 };
+	struct analyze_opts ao = { 0 };
+	struct model m;
+	struct ruleset rs;
+	struct strbuf out = STRBUF_INIT;
+	int crossed, ret;
+
+	if (parse_args(&st, argc, argv)) {
+		check_state_release(&st);
+		return 2;
+	}
+	ao.rules_dir = st.rules_dir;
+	ao.sets = st.sets;
+	ao.nsets = st.nsets;
+	if ((ret = analyze(&m, &rs, rec, &ao))) {
+		check_state_release(&st);
+		return ret;
+	}
+	for (size_t i = 0; i < st.n; i++)
+		if (st.checks[i].kind == CK_FORBID && !ruleset_has(&rs, st.checks[i].rule)) {
+			error("--forbid: no rule '%s'", st.checks[i].rule);
+			ret = 2;
+			goto cleanup;
+		}
+	crossed = evaluate(&st, &m, &rs);
+	if (st.format == CF_JUNIT)
+		print_junit(&out, &st, &m, crossed);
+	else if (st.format == CF_GITHUB)
+		print_github(&out, &st, &m, crossed);
+	else
+		print_text(&out, &st, &m, crossed);
+	if (out.len && fwrite(out.buf, 1, out.len, stdout) != out.len)
+		ret = 3;
+	else
+		ret = crossed ? 1 : 0;
+cleanup:
+	strbuf_release(&out);
+	model_release(&m);
+	ruleset_release(&rs);
+	check_state_release(&st);
+	return ret;
+}

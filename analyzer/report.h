@@ -1,0 +1,52 @@
+/*
+ * report.h - the printers of `agprof report` and `agprof check`: text,
+ * JSON (docs/report-json.md), CSV and SARIF 2.1.0.  They read the model
+ * only; none of them touches SQL.
+ *
+ * Every printer builds its output in a strbuf and returns it whole; the
+ * command writes it (one place that sees write errors).
+ */
+#ifndef AGPROF_REPORT_H
+#define AGPROF_REPORT_H
+
+#include "strbuf.h"
+
+struct model;
+struct ruleset;
+struct source_loc;
+
+enum report_section {
+	SEC_SUMMARY = 1 << 0,   /* the run and the top findings */
+	SEC_RETRACING = 1 << 1,
+	SEC_EAGER = 1 << 2,     /* eager dispatch per source line */
+	SEC_OPS = 1 << 3,       /* eager dispatch per op type */
+	SEC_BLACKBOX = 1 << 4,
+	SEC_FUNCTIONS = 1 << 5,
+	SEC_GPU = 1 << 6,
+	SEC_ALL = 0x7f,
+};
+
+struct report_opts {
+	unsigned sections;      /* SEC_* bits; 0 means the default report */
+	int color;              /* ANSI colours */
+	int top;                /* rows per table in the default report (0: all) */
+	const char *recording;  /* path shown in the header and JSON */
+};
+
+void report_text(struct strbuf *out, const struct model *m, const struct report_opts *o);
+void report_json(struct strbuf *out, const struct model *m, const struct report_opts *o);
+void report_csv(struct strbuf *out, const struct model *m, const struct report_opts *o);
+void report_sarif(struct strbuf *out, const struct model *m, const struct ruleset *rs);
+
+/* Helpers shared with check's printers. */
+
+/* "file.py:12" with file relative to cwd when under it; "-" when unknown. */
+void report_add_loc(struct strbuf *sb, const struct model *m, const struct source_loc *loc);
+/* Path of loc's file relative to cwd when under it (static storage), or NULL. */
+const char *report_rel_path(const struct model *m, const char *file);
+/* "1.23 s", "45.6 ms", "789 us". */
+void report_add_time(struct strbuf *sb, double ns);
+/* {"file": ..., "line": ...} or null */
+void report_json_loc(struct strbuf *sb, const struct source_loc *loc);
+
+#endif
