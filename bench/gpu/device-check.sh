@@ -1,0 +1,176 @@
+#!/bin/sh
+# device-check.sh - the end-to-end GPU check of agprof, in one run on a
+# machine with an NVIDIA GPU (a few minutes).  From the repository root:
+#
+#   bench/gpu/device-check.sh [OUTDIR]        (default: $OUT, else /tmp/agprof-gpu-check)
+#
+# 1. agprof: uses $AGPROF_BUILD (default build-gpu) when its agprof runs
+#    here, else builds it with meson into that directory.
+# 2. samples/cuda/small_kernels: built with nvcc when there is one, else the
+#    binary already in samples/cuda (built elsewhere, carried along).
+# 3. Records small_kernels (known counts) and checks the recording with
+#    check_recording.py: kernel count equal to the launch count, every
+#    kernel and copy tied to its launching call, timestamps on the host clock.
+# 4. Overhead: small_kernels with many launches, plain and under agprof,
+#    best of 3 each; the target is a wall-time ratio of at most 1.03.
+# 5. Records torch_small_ops.py and jax_small_ops.py when PyTorch / JAX
+#    with CUDA are installed, and checks them the same way.
+# 6. agprof report --gpu and agprof check on the recordings.
+# Everything lands in OUTDIR; summary.txt has one PASS/FAIL/SKIP line per
+# step.  Exit status: 0 when nothing failed.
+set -u
+OUTDIR=${1:-${OUT:-/tmp/agprof-gpu-check}}
+BUILD=${AGPROF_BUILD:-build-gpu}
+PY=${PYTHON:-python3}
+KERNELS=${KERNELS:-20000}
+COPIES=${COPIES:-100}
+BENCH_KERNELS=${BENCH_KERNELS:-200000}
+mkdir -p "$OUTDIR"
+SUMMARY=$OUTDIR/summary.txt
+: > "$SUMMARY"
+failed=0
+say() { echo "$*" | tee -a "$SUMMARY"; }
+pass() { say "PASS $*"; }
+fail() { say "FAIL $*"; failed=1; }
+skip() { say "SKIP $*"; }
+
+# 0. The machine.
+say "== machine: $(uname -sr), $(date -u +%FT%TZ)"
+if command -v nvidia-smi >/dev/null 2>&1; then
+	nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader \
+		> "$OUTDIR/nvidia-smi.txt" 2>&1
+	say "gpu: $(head -1 "$OUTDIR/nvidia-smi.txt")"
+else
+	fail "nvidia-smi not found: is this a GPU machine?"
+fi
+
+# 1. agprof.
+AGPROF=$BUILD/cmd/agprof/agprof
+if ! "$AGPROF" --help >/dev/null 2>&1; then
+	if command -v meson >/dev/null 2>&1 && command -v ninja >/dev/null 2>&1; then
+		say "building agprof into $BUILD"
+		{ meson setup "$BUILD" -Dtests=false --wipe || meson setup "$BUILD" -Dtests=false; } \
+			> "$OUTDIR/build.log" 2>&1
+		ninja -C "$BUILD" >> "$OUTDIR/build.log" 2>&1 || { fail "agprof build (see build.log)"; exit 1; }
+	else
+		fail "no runnable $AGPROF and no meson/ninja to build it (carry the build directory)"
+		exit 1
+	fi
+fi
+# A collector with its CUPTI part exports the CUDA driver's injection entry.
+if nm -D "$BUILD/collector/libagprof-collector.so" 2>/dev/null | grep -q " T InitializeInjection"; then
+	pass "agprof built with CUPTI"
+else
+	fail "agprof built without CUPTI (no InitializeInjection in the collector): set -Dcupti_prefix="
+fi
+
+# 2. CUPTI: the collector searches itself (docs/gpu.md); tell it about a
+# pip wheel's copy when no toolkit is installed.
+if [ -z "${AGPROF_CUPTI_LIB:-}" ] && [ ! -e /usr/local/cuda/lib64/libcupti.so ] && [ ! -e /usr/local/cuda/extras/CUPTI/lib64/libcupti.so ]; then
+	wheel=$($PY - <<'PYEOF' 2>/dev/null
+import glob, os, site, sys
+dirs = [p for p in sys.path if p.endswith("-packages")]
+try:
+    dirs += site.getsitepackages()
+except Exception:
+    pass
+for d in dirs:
+    hits = sorted(glob.glob(os.path.join(d, "nvidia", "*", "lib", "libcupti.so*")))
+    if hits:
+        print(hits[-1])
+        break
+PYEOF
+)
+	if [ -n "$wheel" ]; then
+		export AGPROF_CUPTI_LIB=$wheel
+		say "info: CUPTI from the wheel: $wheel"
+	fi
+fi
+
+# 3. small_kernels, recorded and checked.
+SK=samples/cuda/small_kernels
+if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
+	make -C samples/cuda small_kernels > "$OUTDIR/nvcc.log" 2>&1 || say "info: nvcc build failed (nvcc.log)"
+fi
+if [ -x "$SK" ] && "$SK" 10 2 > "$OUTDIR/small_kernels-plain.txt" 2>&1; then
+	rec=$OUTDIR/small_kernels.agprof
+	rm -f "$rec"
+	"$AGPROF" run -q -o "$rec" -- "$SK" "$KERNELS" "$COPIES" > "$OUTDIR/small_kernels.txt" 2>&1
+	rc=$?
+	cat "$OUTDIR/small_kernels.txt" >> "$SUMMARY"
+	[ $rc -eq 0 ] && pass "small_kernels under agprof exited 0" || fail "small_kernels under agprof: exit $rc"
+	if $PY bench/gpu/check_recording.py "$rec" --kernels "$KERNELS" --htod "$COPIES" \
+		--dtoh $((COPIES + 1)) --memsets 1 \
+		--name 'add_one(float*, int)' --name 'void scale<float>(float*, float, int)' \
+		> "$OUTDIR/small_kernels-check.txt" 2>&1; then
+		pass "small_kernels recording: $KERNELS kernels, all correlated (small_kernels-check.txt)"
+	else
+		fail "small_kernels recording (small_kernels-check.txt)"
+	fi
+	grep -E "^(PASS|FAIL|info)" "$OUTDIR/small_kernels-check.txt" | sed 's/^/    /' >> "$SUMMARY"
+
+	# 4. Overhead, best of 3.
+	best() { # best wall seconds of 3 runs of "$@"
+		b=
+		for i in 1 2 3; do
+			t0=$(date +%s.%N)
+			"$@" > /dev/null 2>&1
+			t1=$(date +%s.%N)
+			b=$(echo "$t0 $t1 ${b:-}" | awk '{d = $2 - $1; if ($3 == "" || d < $3) print d; else print $3}')
+		done
+		echo "$b"
+	}
+	plain=$(best "$SK" "$BENCH_KERNELS" 0)
+	under=$(best "$AGPROF" run -q -f -o "$OUTDIR/bench.agprof" -- "$SK" "$BENCH_KERNELS" 0)
+	nodrv=$(AGPROF_GPU_DRIVER_API=0 best "$AGPROF" run -q -f -o "$OUTDIR/bench.agprof" -- "$SK" "$BENCH_KERNELS" 0)
+	ratio=$(echo "$plain $under" | awk '{printf "%.3f", $2 / $1}')
+	ratio_nodrv=$(echo "$plain $nodrv" | awk '{printf "%.3f", $2 / $1}')
+	say "overhead: $BENCH_KERNELS kernels: plain ${plain}s, agprof ${under}s, ratio $ratio (driver API off: $ratio_nodrv)"
+	echo "$ratio" | awk '{exit !($1 <= 1.03)}' && pass "overhead ratio $ratio <= 1.03" ||
+		fail "overhead ratio $ratio > 1.03"
+else
+	fail "small_kernels does not run here (small_kernels-plain.txt): $(tail -1 "$OUTDIR/small_kernels-plain.txt" 2>/dev/null)"
+fi
+
+# 5. Framework workloads.
+run_py() { # name script steps min_kernels
+	name=$1; script=$2; steps=$3; min=$4
+	rec=$OUTDIR/$name.agprof
+	rm -f "$rec"
+	"$AGPROF" run -q -o "$rec" -- $PY "$script" "$steps" > "$OUTDIR/$name.txt" 2>&1
+	rc=$?
+	tail -1 "$OUTDIR/$name.txt" >> "$SUMMARY"
+	[ $rc -eq 0 ] || { fail "$name under agprof: exit $rc ($name.txt)"; return; }
+	if $PY bench/gpu/check_recording.py "$rec" --kernels-at-least "$min" > "$OUTDIR/$name-check.txt" 2>&1; then
+		pass "$name recording: at least $min kernels, all correlated ($name-check.txt)"
+	else
+		fail "$name recording ($name-check.txt)"
+	fi
+	grep -E "^(PASS|FAIL|info)" "$OUTDIR/$name-check.txt" | sed 's/^/    /' >> "$SUMMARY"
+}
+if $PY -c "import torch, sys; sys.exit(not torch.cuda.is_available())" > /dev/null 2>&1; then
+	run_py torch samples/cuda/torch_small_ops.py 5000 10000
+else
+	skip "PyTorch with CUDA not available"
+fi
+if $PY -c "import jax, sys; sys.exit(not any(d.platform == 'gpu' for d in jax.devices()))" > /dev/null 2>&1; then
+	run_py jax samples/cuda/jax_small_ops.py 2000 2000
+else
+	skip "JAX with a GPU not available"
+fi
+
+# 6. What agprof says about them.
+for rec in "$OUTDIR"/small_kernels.agprof "$OUTDIR"/torch.agprof "$OUTDIR"/jax.agprof; do
+	[ -f "$rec" ] || continue
+	base=$(basename "$rec" .agprof)
+	"$AGPROF" report --gpu "$rec" > "$OUTDIR/$base-report.txt" 2>&1 ||
+		say "info: agprof report --gpu $base: exit $? ($base-report.txt)"
+	"$AGPROF" check "$rec" > "$OUTDIR/$base-check-rules.txt" 2>&1
+	grep -E "gpu-idle|launch-bound|host-device-sync" "$OUTDIR/$base-check-rules.txt" > /dev/null &&
+		say "info: $base: GPU rules fired (see $base-check-rules.txt)" ||
+		say "info: $base: no GPU rule fired ($base-check-rules.txt)"
+done
+rm -f "$OUTDIR/bench.agprof"
+
+say "== $( [ $failed -eq 0 ] && echo 'all passed' || echo 'some checks FAILED')"
+exit $failed
