@@ -28,6 +28,7 @@ static char shm_dir[PATH_MAX];
 char agp_env_preload[PATH_MAX * 2] AGP_HIDDEN;  /* LD_PRELOAD value to pass on */
 char agp_env_shm[PATH_MAX] AGP_HIDDEN;
 char agp_env_orig[PATH_MAX * 2] AGP_HIDDEN;     /* the user's own LD_PRELOAD */
+char agp_env_cuda[PATH_MAX] AGP_HIDDEN;         /* CUDA_INJECTION64_PATH set by the launcher */
 
 void agp_disable(const char *why)
 {
@@ -442,6 +443,12 @@ static void hide_launcher_environment(void)
 		unsetenv("LD_PRELOAD");
 	unsetenv("AGPROF_SHM");
 	unsetenv("AGPROF_ORIG_LD_PRELOAD");
+	/* Only the CUDA driver needs this one: it gets it through getenv (hooks_proc.c). */
+	if (getenv("AGPROF_CUDA_INJECTION") && getenv("CUDA_INJECTION64_PATH")) {
+		snprintf(agp_env_cuda, sizeof(agp_env_cuda), "%s", getenv("CUDA_INJECTION64_PATH"));
+		unsetenv("CUDA_INJECTION64_PATH");
+	}
+	unsetenv("AGPROF_CUDA_INJECTION");
 }
 
 void agp_tf_exit_check(void) AGP_HIDDEN;

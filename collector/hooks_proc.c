@@ -18,13 +18,16 @@
 extern char agp_env_preload[] AGP_HIDDEN;
 extern char agp_env_shm[] AGP_HIDDEN;
 extern char agp_env_orig[] AGP_HIDDEN;
+extern char agp_env_cuda[] AGP_HIDDEN;
 extern char **environ;
 void agp_exit_record(int status) AGP_HIDDEN;
 
 static int is_ours(const char *entry)
 {
 	return !strncmp(entry, "LD_PRELOAD=", 11) || !strncmp(entry, "AGPROF_SHM=", 11) ||
-	       !strncmp(entry, "AGPROF_ORIG_LD_PRELOAD=", 23);
+	       !strncmp(entry, "AGPROF_ORIG_LD_PRELOAD=", 23) ||
+	       (agp_env_cuda[0] && (!strncmp(entry, "CUDA_INJECTION64_PATH=", 22) ||
+				    !strncmp(entry, "AGPROF_CUDA_INJECTION=", 22)));
 }
 
 /*
@@ -40,7 +43,7 @@ static char **env_with_collector(char *const envp[])
 		return (char **)envp;
 	while (envp && envp[n])
 		n++;
-	out = malloc((n + 4) * sizeof(*out));
+	out = malloc((n + 6) * sizeof(*out));
 	if (!out)
 		return (char **)envp;
 	for (size_t i = 0; i < n; i++)
@@ -51,6 +54,10 @@ static char **env_with_collector(char *const envp[])
 	if (asprintf(&out[k], "AGPROF_SHM=%s", agp_env_shm) > 0)
 		k++;
 	if (asprintf(&out[k], "AGPROF_ORIG_LD_PRELOAD=%s", agp_env_orig) > 0)
+		k++;
+	if (agp_env_cuda[0] && asprintf(&out[k], "CUDA_INJECTION64_PATH=%s", agp_env_cuda) > 0)
+		k++;
+	if (agp_env_cuda[0] && asprintf(&out[k], "AGPROF_CUDA_INJECTION=1") > 0)
 		k++;
 	out[k] = NULL;
 	return out;
@@ -168,6 +175,10 @@ static void env_lend(void)
 	setenv("LD_PRELOAD", agp_env_preload, 1);
 	setenv("AGPROF_SHM", agp_env_shm, 1);
 	setenv("AGPROF_ORIG_LD_PRELOAD", agp_env_orig, 1);
+	if (agp_env_cuda[0]) {
+		setenv("CUDA_INJECTION64_PATH", agp_env_cuda, 1);
+		setenv("AGPROF_CUDA_INJECTION", "1", 1);
+	}
 }
 
 static void env_take_back(void)
@@ -180,6 +191,10 @@ static void env_take_back(void)
 		unsetenv("LD_PRELOAD");
 	unsetenv("AGPROF_SHM");
 	unsetenv("AGPROF_ORIG_LD_PRELOAD");
+	if (agp_env_cuda[0]) {
+		unsetenv("CUDA_INJECTION64_PATH");
+		unsetenv("AGPROF_CUDA_INJECTION");
+	}
 }
 
 AGP_EXPORT int system(const char *command)
@@ -202,6 +217,27 @@ AGP_EXPORT FILE *popen(const char *command, const char *type)
 	f = real_popen(command, type);
 	env_take_back();
 	return f;
+}
+
+/*
+ * The CUDA driver reads CUDA_INJECTION64_PATH with getenv at cuInit; the
+ * workload's own view of its environment (environ, os.environ) does not
+ * show it.
+ */
+AGP_EXPORT char *getenv(const char *name)
+{
+	REAL(getenv);
+	if (agp_env_cuda[0] && !strcmp(name, "CUDA_INJECTION64_PATH"))
+		return agp_env_cuda;
+	return real_getenv(name);
+}
+
+AGP_EXPORT char *secure_getenv(const char *name)
+{
+	REAL(secure_getenv);
+	if (agp_env_cuda[0] && !strcmp(name, "CUDA_INJECTION64_PATH"))
+		return agp_env_cuda;
+	return real_secure_getenv(name);
 }
 
 AGP_EXPORT void _exit(int status)

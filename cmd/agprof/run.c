@@ -193,8 +193,10 @@ static void set_child_environment(const struct run_state *rs)
 		setenv("LD_PRELOAD", rs->collector, 1);
 	setenv("AGPROF_SHM", rs->shm_dir, 1);
 	/* The CUDA driver loads the collector's CUPTI part from here at cuInit. */
-	if (!getenv("CUDA_INJECTION64_PATH"))
+	if (!getenv("CUDA_INJECTION64_PATH")) {
 		setenv("CUDA_INJECTION64_PATH", rs->collector, 1);
+		setenv("AGPROF_CUDA_INJECTION", "1", 1);  /* the collector hides it again */
+	}
 }
 
 static uint64_t clock_ns(clockid_t id)

@@ -144,7 +144,7 @@ Test(launcher, existing_output_needs_force)
 Test(launcher, sigterm_to_agprof_is_forwarded)
 {
 	char out[256];
-	char *args[] = { "agprof", "run", "-q", "-o", out, "--", "/bin/sh", "-c", "sleep 30", NULL };
+	char *args[] = { "agprof", "run", "-q", "-o", out, "--", "/bin/sh", "-c", "exec sleep 30", NULL };
 	pid_t pid;
 	int status;
 
@@ -187,4 +187,37 @@ Test(launcher, default_name_never_overwrites)
 	cr_assert_eq(access(cmd, F_OK), 0);
 	snprintf(cmd, sizeof(cmd), "%s/agprof-2.agprof", dir);
 	cr_assert_eq(access(cmd, F_OK), 0);
+}
+
+/* The launcher's variables reach the workload's children, never its own view. */
+static void assert_clean_environment(const char *prog_and_args, int expect_processes)
+{
+	char out[256], cmd[1024], got[65536], q[512];
+	FILE *p;
+	size_t n;
+
+	snprintf(out, sizeof(out), "%s/env-%d.agprof", dir, expect_processes);
+	snprintf(cmd, sizeof(cmd), "%s run -q -o %s -- %s", getenv("AGPROF"), out, prog_and_args);
+	p = popen(cmd, "r");
+	n = fread(got, 1, sizeof(got) - 1, p);
+	got[n] = '\0';
+	cr_assert_eq(pclose(p), 0);
+	cr_assert(strstr(got, "PATH="), "env printed nothing: %s", got);
+	cr_assert_null(strstr(got, "AGPROF_SHM"), "leaked: %s", got);
+	cr_assert_null(strstr(got, "AGPROF_ORIG_LD_PRELOAD"), "leaked: %s", got);
+	cr_assert_null(strstr(got, "AGPROF_CUDA_INJECTION"), "leaked: %s", got);
+	cr_assert_null(strstr(got, "LD_PRELOAD"), "leaked: %s", got);
+	cr_assert_null(strstr(got, "CUDA_INJECTION64_PATH"), "leaked: %s", got);
+	snprintf(q, sizeof(q), "test $(sqlite3 %s 'SELECT count(*) FROM processes') -eq %d", out, expect_processes);
+	cr_assert_eq(system(q), 0, "expected %d recorded processes", expect_processes);
+}
+
+Test(launcher, environment_is_hidden_from_the_workload)
+{
+	assert_clean_environment("/usr/bin/env", 1);
+}
+
+Test(launcher, exec_and_fork_children_are_recorded_with_clean_environment)
+{
+	assert_clean_environment("/bin/sh -c '/usr/bin/env; true'", 2);
 }
