@@ -45,6 +45,7 @@ plus sample-specific facts (variables created, jit_compile, black boxes...).
 """
 import collections
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -147,6 +148,22 @@ def compare_window(db, oracle, pid):
     unregistered = q1(db, "SELECT count(*) FROM function_calls WHERE pid = ? "
                       "AND graph_function_id IS NULL AND start_ns BETWEEN ? AND ?", pid, t0, t1)
     check_eq(unregistered, 0, "function_calls without a registered graph function")
+
+
+def compare_trace_names(db, oracle, per_fn):
+    """Every `__inference_<f>_N` the profiler saw executing was built by a
+    recorded trace of <f>: its name is one of the traces' tf_name."""
+    executed = oracle.get("eager_func_calls_by_name") or {}
+    for name, traces in per_fn.items():
+        built = {r[0] for r in db.execute(
+            "SELECT s.text FROM traces t JOIN strings s ON s.id = t.tf_name_id "
+            "WHERE t.id IN (%s)" % ",".join(str(t["id"]) for t in traces))} if traces else set()
+        pat = re.compile(r"__inference_%s_\d+$" % re.escape(name))
+        ran = {n for n in executed if pat.match(n)}
+        check(ran <= built, "executed inference functions of %r built by its recorded traces"
+              % name, sorted(built), "a superset of %s" % sorted(ran))
+        check_eq(sum(1 for t in traces if t["tf_name_id"] is None), 0,
+                 "traces of %r without tf_name" % name)
 
 
 def compare_callsites(db, oracle, pid, sample_name, per_fn):
@@ -336,6 +353,7 @@ def main():
 
     per_fn = compare_functions(db, oracle, pid, sample_name)
     compare_window(db, oracle, pid)
+    compare_trace_names(db, oracle, per_fn)
     compare_callsites(db, oracle, pid, sample_name, per_fn)
     if sample_name in EXTRA:
         EXTRA[sample_name](db, oracle, pid, per_fn)
