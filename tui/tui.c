@@ -481,13 +481,21 @@ static void draw_title(struct tui *t)
 {
 	char span[32], win[32], at[32];
 	const char *base = strrchr(t->in->path, '/');
+	int x;
 
 	tl_format_duration(span, sizeof(span), t->tl->end_ns - t->tl->start_ns);
 	tl_format_duration(win, sizeof(win), t->win.t1 - t->win.t0);
 	tl_format_duration(at, sizeof(at), t->win.t0 - t->tl->start_ns);
+	/* what matters first comes first: a narrow terminal cuts the end */
 	attrset(tui_pair_attr(t, PAIR_TITLE, A_REVERSE) | A_BOLD);
-	tui_putf(t, 0, 0, t->cols, 1, " agprof view: %s  [%s]  %s recorded, window %s at +%s",
-		 base ? base + 1 : t->in->path, view_titles[t->cur], span, win, at);
+	x = tui_putf(t, 0, 0, t->cols, 0, " [%s] window %s at +%s of %s  %s", view_titles[t->cur], win, at, span,
+		     base ? base + 1 : t->in->path);
+	if (x + 14 <= t->cols) {
+		tui_put(t, 0, x, t->cols - x - 12, "", 1);
+		tui_put(t, 0, t->cols - 12, 12, " agprof view", 1);
+	} else {
+		tui_put(t, 0, x, t->cols - x, "", 1);
+	}
 	attrset(A_NORMAL);
 }
 
@@ -524,11 +532,12 @@ static void draw(struct tui *t)
 	erase();
 	getmaxyx(stdscr, t->rows, t->cols);
 	if (t->rows < MIN_ROWS || t->cols < MIN_COLS) {
-		char msg[128];
-		snprintf(msg, sizeof(msg), "terminal too small (%dx%d): agprof view needs at least %dx%d", t->cols,
-			 t->rows, MIN_COLS, MIN_ROWS);
-		mvaddnstr(t->rows / 2, 0, msg, t->cols);
-		mvaddnstr(t->rows / 2 + 1, 0, "enlarge the window, or press q to quit", t->cols);
+		char msg[3][64];
+		snprintf(msg[0], sizeof(msg[0]), "terminal too small (%dx%d)", t->cols, t->rows);
+		snprintf(msg[1], sizeof(msg[1]), "agprof view needs at least %dx%d:", MIN_COLS, MIN_ROWS);
+		snprintf(msg[2], sizeof(msg[2]), "enlarge it, or press q to quit");
+		for (int i = 0; i < 3; i++)
+			mvaddnstr(t->rows / 2 - 1 + i, 0, msg[i], t->cols);
 		refresh();
 		return;
 	}

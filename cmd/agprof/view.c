@@ -1,12 +1,129 @@
-/* view.c - placeholder until the view command lands. */
+/* view.c - `agprof view`: the interactive timeline of a recording. */
 #include "builtin.h"
+#include "analyze.h"
+#include "recording.h"
+#include "timeline.h"
+#include "tui.h"
+#include "util.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const view_usage =
+	"usage: agprof view [--rules DIR] [--set RULE.NAME=VALUE] RECORDING\n"
+	"\n"
+	"Interactive timeline of a recording in the terminal: one track per thread\n"
+	"(grouped by process) and per GPU stream, slices coloured by kind (tracing,\n"
+	"graph function call, eager op, py_function, GPU kernel and copy), retraces\n"
+	"marked on the time axis, the details of the selected slice, the findings of\n"
+	"'agprof report' and the per-function table.  Press ? in the view for every\n"
+	"key; q quits.\n"
+	"\n"
+	"options:\n"
+	"   --rules DIR   also load the rule files of DIR (docs/rules.md)\n"
+	"   --set RULE.NAME=VALUE  change a rule's threshold\n"
+	"\n"
+	"Environment: NO_COLOR turns colours off; AGPROF_ASCII=1 draws with ASCII\n"
+	"only; AGPROF_VIEW_STATS=FILE writes the open and frame times there on exit.\n"
+	"\n"
+	"Exit codes: 0 success, 2 usage error, not a terminal, or a recording that\n"
+	"cannot be read, 3 internal error.\n";
+
+struct view_cmd {
+	const char *path;
+	struct analyze_opts ao;
+	const char **sets;
+	size_t nsets;
+};
+
+static int parse(struct view_cmd *c, int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			fputs(view_usage, stdout);
+			exit(EXIT_OK);
+		} else if (!strcmp(a, "--rules") || !strcmp(a, "--set")) {
+			if (i + 1 >= argc)
+				return error("option '%s' needs a value; see 'agprof view --help'", a);
+			if (!strcmp(a, "--rules")) {
+				c->ao.rules_dir = argv[++i];
+			} else {
+				const char **p = realloc(c->sets, (c->nsets + 1) * sizeof(*p));
+				if (!p)
+					return error("out of memory");
+				c->sets = p;
+				c->sets[c->nsets++] = argv[++i];
+			}
+		} else if (!strncmp(a, "--rules=", 8)) {
+			c->ao.rules_dir = a + 8;
+		} else if (a[0] == '-' && a[1]) {
+			return error("unknown option '%s'; see 'agprof view --help'", a);
+		} else if (c->path) {
+			return error("one recording at a time: '%s' and '%s'", c->path, a);
+		} else {
+			c->path = a;
+		}
+	}
+	if (!c->path)
+		return error("no recording given; usage: agprof view RECORDING");
+	return 0;
+}
 
 int cmd_view(int argc, char **argv)
 {
-	(void)argc;
-	(void)argv;
-	fputs("error: 'agprof view' is not built yet\n", stderr);
-	return EXIT_INTERNAL;
+	struct view_cmd c = { 0 };
+	struct tui_input in = { 0 };
+	struct recording rec;
+	struct timeline tl;
+	struct model m;
+	struct ruleset rs;
+	int ret;
+
+	in.started = tui_now();
+	if (parse(&c, argc, argv)) {
+		free(c.sets);
+		return EXIT_USAGE;
+	}
+	c.ao.sets = c.sets;
+	c.ao.nsets = c.nsets;
+	c.ao.allow_empty = 1;
+	/* a bad recording gets the error of 'agprof report', terminal or not */
+	if (recording_open(&rec, c.path)) {
+		free(c.sets);
+		return EXIT_USAGE;
+	}
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+		error("'agprof view' needs a terminal; for a text report run 'agprof report %s'", c.path);
+		recording_close(&rec);
+		free(c.sets);
+		return EXIT_USAGE;
+	}
+	if ((ret = analyze(&m, &rs, &rec, &c.ao))) {
+		recording_close(&rec);
+		free(c.sets);
+		return ret;
+	}
+	if (timeline_open(&tl, &rec, 0) < 0) {
+		model_release(&m);
+		ruleset_release(&rs);
+		recording_close(&rec);
+		free(c.sets);
+		return EXIT_USAGE;
+	}
+	in.path = c.path;
+	in.tl = &tl;
+	in.model = &m;
+	in.model_error = model_empty_reason(&m);
+	in.stats_path = getenv("AGPROF_VIEW_STATS");
+	ret = tui_run(&in) < 0 ? EXIT_USAGE : EXIT_OK;
+	timeline_release(&tl);
+	model_release(&m);
+	ruleset_release(&rs);
+	recording_close(&rec);
+	free(c.sets);
+	return ret;
 }
