@@ -42,6 +42,87 @@ static int structure_differs(const struct model_trace *a, const struct model_tra
 	return 0;
 }
 
+static size_t count_substr(const char *s, const char *needle)
+{
+	size_t n = 0;
+
+	for (; s && (s = strstr(s, needle)); s += strlen(needle))
+		n++;
+	return n;
+}
+
+/* A nested argument recorded as one value: "List: List[TensorSpec(...), ...]". */
+static int is_structured(const char *v)
+{
+	return v && (strstr(v, "TensorSpec(") || !strncmp(v, "List", 4) || !strncmp(v, "Dict", 4) ||
+		     !strncmp(v, "Tuple", 5) || !strncmp(v, "NamedTuple", 10));
+}
+
+/* Copy v without the "key=(...)" or "key=word" parts, to compare the rest. */
+static void strip_attr(char *out, size_t len, const char *v, const char *key)
+{
+	size_t o = 0, klen = strlen(key);
+
+	while (*v && o + 1 < len) {
+		if (!strncmp(v, key, klen)) {
+			v += klen;
+			if (*v == '(') {
+				int depth = 0;
+
+				do {
+					depth += *v == '(';
+					depth -= *v == ')';
+					v++;
+				} while (*v && depth > 0);
+			} else {
+				while (*v && *v != ',' && *v != ')')
+					v++;
+			}
+			continue;
+		}
+		out[o++] = *v++;
+	}
+	out[o] = '\0';
+}
+
+/* What differs between two nested values: structure, else dtype, else shape. */
+static enum retrace_cause structured_diff(const char *a, const char *b)
+{
+	char sa[2048], sb[2048];
+
+	if (count_substr(a, "TensorSpec(") != count_substr(b, "TensorSpec(") || strcspn(a, "[:") != strcspn(b, "[:") ||
+	    strncmp(a, b, strcspn(a, "[:")))
+		return CAUSE_INPUT_STRUCTURE;
+	strip_attr(sa, sizeof(sa), a, "shape=");
+	strip_attr(sb, sizeof(sb), b, "shape=");
+	if (!strcmp(sa, sb))
+		return CAUSE_SHAPE;
+	strip_attr(sa, sizeof(sa), a, "dtype=");
+	strip_attr(sb, sizeof(sb), b, "dtype=");
+	if (!strcmp(sa, sb))
+		return CAUSE_DTYPE;
+	return CAUSE_INPUT_STRUCTURE;
+}
+
+/* "List of 3 tensors" for a nested value, else the value. */
+static const char *structure_summary(struct model *m, const char *v)
+{
+	size_t n = count_substr(v, "TensorSpec(");
+	size_t kind = strcspn(v, ":[");
+
+	if (!is_structured(v))
+		return v;
+	return model_strf(m, "%.*s of %zu tensor%s", (int)kind, v, n, n == 1 ? "" : "s");
+}
+
+/* "Config" from "Config at 0x7f..." (the type name of an object argument). */
+static const char *object_type(struct model *m, const char *v)
+{
+	const char *at = v ? strstr(v, " at 0x") : NULL;
+
+	return at ? model_strndup(m, v, (size_t)(at - v)) : v;
+}
+
 /* Severity order of per-argument causes: the first found in this order wins. */
 static enum retrace_cause input_diff(const struct model_trace_input *x, const struct model_trace_input *y)
 {
@@ -59,8 +140,13 @@ static enum retrace_cause input_diff(const struct model_trace_input *x, const st
 	}
 	if (is_kind(x->kind, "python"))
 		return eq(x->value, y->value) ? CAUSE_NONE : CAUSE_PYTHON_VALUE;
-	if (is_kind(x->kind, "object"))
-		return eq(x->value, y->value) ? CAUSE_NONE : CAUSE_PYTHON_OBJECT;
+	if (is_kind(x->kind, "object")) {
+		if (eq(x->value, y->value))
+			return CAUSE_NONE;
+		if (is_structured(x->value) && is_structured(y->value))
+			return structured_diff(x->value, y->value);
+		return CAUSE_PYTHON_OBJECT;
+	}
 	return CAUSE_NONE;
 }
 
@@ -287,6 +373,24 @@ static int explain_one(struct model *m, sqlite3_stmt *consts, const struct graph
 	why->compared_with = best;
 	a = &f->traces[best];
 
+	if (object_seen && a->function_object == b->function_object && a->variables_created > 0 &&
+	    trace_distance(a, b) == 0) {
+		/*
+		 * A first call that creates tf.Variables traces twice: once
+		 * creating them, once more without.  This trace belongs to the
+		 * earlier one's call, and to its cause.
+		 */
+		why->cause = a->why.cause != CAUSE_NONE ? a->why.cause : CAUSE_UNKNOWN;
+		why->followup = 1;
+		why->argument = a->why.argument;
+		why->before = a->why.before;
+		why->after = a->why.after;
+		why->detail = model_strf(m, "second trace of one call: the trace before created %d tf.Variable%s, so "
+					 "TensorFlow traced again without creating them%s%s",
+					 a->variables_created, a->variables_created == 1 ? "" : "s",
+					 a->why.detail ? "; that trace: " : "", a->why.detail ? a->why.detail : "");
+		goto done;
+	}
 	if (!object_seen && b->object_trace_no <= 1) {
 		why->cause = CAUSE_NEW_FUNCTION_OBJECT;
 		why->detail = model_strf(m, "a new tf.function object wraps %s (its first trace; %zu objects so far)",
@@ -326,6 +430,18 @@ static int explain_one(struct model *m, sqlite3_stmt *consts, const struct graph
 
 			why->cause = cause;
 			why->argument = y->name;
+			if (is_kind(x->kind, "object") && is_kind(y->kind, "object") && cause != CAUSE_PYTHON_OBJECT) {
+				/* A nested argument recorded whole: describe the containers. */
+				why->before = structure_summary(m, x->value);
+				why->after = structure_summary(m, y->value);
+				strbuf_addf(&sb, "%s: %s -> %s", y->name, why->before, why->after);
+				if (cause != CAUSE_INPUT_STRUCTURE) {
+					why->before = x->value;
+					why->after = y->value;
+				}
+				why->detail = model_strdup(m, sb.buf);
+				goto done;
+			}
 			switch (cause) {
 			case CAUSE_SHAPE:
 				why->before = x->shape;
@@ -354,7 +470,11 @@ static int explain_one(struct model *m, sqlite3_stmt *consts, const struct graph
 			case CAUSE_PYTHON_OBJECT:
 				why->before = x->value;
 				why->after = y->value;
-				strbuf_addf(&sb, "%s: %s -> %s object", y->name, x->value, y->value);
+				if (eq(object_type(m, x->value), object_type(m, y->value)))
+					strbuf_addf(&sb, "%s: a new %s object that compares unequal to the earlier one (%s -> %s)",
+						    y->name, object_type(m, y->value), x->value, y->value);
+				else
+					strbuf_addf(&sb, "%s: %s -> %s", y->name, x->value, y->value);
 				break;
 			default:
 				why->before = x->kind;
@@ -419,6 +539,11 @@ int model_explain_retraces(struct model *m, const struct graph_fn *gfs, size_t n
 		for (size_t k = 1; k < f->ntraces; k++)
 			if (explain_one(m, consts, gfs, ngfs, f, k))
 				goto cleanup;
+		f->retrace_ns = 0;
+		for (size_t k = 1; k < f->ntraces; k++)
+			if (!f->traces[k].why.followup)
+				f->retrace_ns += f->traces[k].end_ns - f->traces[k].start_ns;
+		m->session.retrace_ns += f->retrace_ns;
 		/* The main cause: the most frequent, the more specific on ties. */
 		for (int c = CAUSE_NONE + 1; c < CAUSE__COUNT; c++)
 			if (f->cause_counts[c] > best ||
@@ -428,6 +553,7 @@ int model_explain_retraces(struct model *m, const struct graph_fn *gfs, size_t n
 				f->main_cause = (enum retrace_cause)c;
 			}
 	}
+	m->session.retrace_share = m->session.active_ns ? (double)m->session.retrace_ns / (double)m->session.active_ns : 0;
 	ret = 0;
 cleanup:
 	sqlite3_finalize(consts);

@@ -10,9 +10,6 @@
 #include <string.h>
 #include <time.h>
 
-/* Weak: the GPU part may or may not be linked in. */
-extern int gpu_metrics_register(struct model *m) __attribute__((weak));
-
 struct model_pool {
 	char **blocks;
 	size_t n, cap;
@@ -316,6 +313,7 @@ static int load_session(struct loader *l)
 	}
 	sqlite3_finalize(st);
 	s->wall_ns = s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0;
+	s->first_tf_ns = INT64_MAX; /* lowered by every TensorFlow event loaded */
 	return 0;
 }
 
@@ -505,6 +503,12 @@ static void span_add(int64_t *first, int64_t *last, int64_t a, int64_t b)
 		*last = b;
 }
 
+static void first_event(struct model_session *s, int64_t t)
+{
+	if (t < s->first_tf_ns)
+		s->first_tf_ns = t;
+}
+
 static int load_function_calls(struct loader *l)
 {
 	struct model *m = l->m;
@@ -537,8 +541,10 @@ static int load_function_calls(struct loader *l)
 		f->exec_ns += g->total_ns;
 		span_add(&f->first_ns, &f->last_ns, g->first_ns, g->last_ns);
 	}
-	if (r.rows)
+	if (r.rows) {
 		span_add(&m->session.start_ns, &m->session.end_ns, r.first_ns, r.last_ns);
+		first_event(&m->session, r.first_ns);
+	}
 	scan_result_release(&r);
 	return 0;
 }
@@ -556,9 +562,14 @@ static int cmp_sites(const void *a, const void *b)
 {
 	const struct model_eager_site *x = a, *y = b;
 
+	int c;
+
 	if (x->count != y->count)
 		return x->count < y->count ? 1 : -1;
-	return x->total_ns < y->total_ns ? 1 : x->total_ns > y->total_ns ? -1 : 0;
+	/* Equal counts (one loop's lines): in source order, the loop's top first. */
+	if ((c = strcmp(x->loc.file ? x->loc.file : "", y->loc.file ? y->loc.file : "")))
+		return c;
+	return x->loc.line - y->loc.line;
 }
 
 static int load_eager(struct loader *l)
@@ -630,8 +641,10 @@ static int load_eager(struct loader *l)
 			s->top_op = op;
 		}
 	}
-	if (r.rows)
+	if (r.rows) {
 		span_add(&m->session.start_ns, &m->session.end_ns, r.first_ns, r.last_ns);
+		first_event(&m->session, r.first_ns);
+	}
 	qsort(m->ops, m->nops, sizeof(*m->ops), cmp_ops);
 	qsort(m->sites, m->nsites, sizeof(*m->sites), cmp_sites);
 	ret = 0;
@@ -651,6 +664,46 @@ static int cmp_blackbox(const void *a, const void *b)
 	if (x->total_ns != y->total_ns)
 		return x->total_ns < y->total_ns ? 1 : -1;
 	return x->execs < y->execs ? 1 : x->execs > y->execs ? -1 : 0;
+}
+
+static int is_library_path(const char *file)
+{
+	return file && (strstr(file, "/site-packages/") || strstr(file, "/dist-packages/"));
+}
+
+struct source_loc model_function_user_loc(const struct model_function *f)
+{
+	if (f->def.file && !is_library_path(f->def.file))
+		return f->def;
+	for (size_t k = 0; k < f->ntraces; k++)
+		if (f->traces[k].callsite.file)
+			return f->traces[k].callsite;
+	return f->def;
+}
+
+/*
+ * The user function behind a tf.data function: "__inference_Dataset_map_augment_15"
+ * -> "augment".  NULL when name is not a tf.data function.
+ */
+static const char *dataset_function_name(struct model *m, const char *name)
+{
+	const char *p = name ? strstr(name, "Dataset_") : NULL, *end;
+
+	if (!p)
+		return NULL;
+	p += strlen("Dataset_");
+	p = strchr(p, '_');   /* after the transformation: map, filter, flat_map... */
+	if (!p)
+		return NULL;
+	if (!strncmp(p, "_map_", 5))  /* flat_map, parallel_map */
+		p += 4;
+	p++;
+	end = p + strlen(p);
+	while (end > p && end[-1] >= '0' && end[-1] <= '9')
+		end--;
+	if (end > p && end[-1] == '_')
+		end--;
+	return end > p ? model_strndup(m, p, (size_t)(end - p)) : NULL;
 }
 
 static int load_blackboxes(struct loader *l)
@@ -678,12 +731,16 @@ static int load_blackboxes(struct loader *l)
 		b->graph_function = gf ? gf->name : NULL;
 		b->first_ns = INT64_MAX;
 		b->last_ns = INT64_MIN;
-		if (f) {
+		if (gf && dataset_function_name(m, gf->name)) {
+			/* tf.data wraps the user's function in its own (wrapped_fn). */
+			b->in_tf_data = 1;
+			b->function = dataset_function_name(m, gf->name);
+			if (f)
+				b->loc = model_function_user_loc(f);
+		} else if (f) {
 			b->function = f->name;
-			b->loc = f->def;
+			b->loc = model_function_user_loc(f);
 			f->blackbox_nodes++;
-		} else {
-			b->in_tf_data = gf && gf->name && (strstr(gf->name, "Dataset") || strstr(gf->name, "dataset"));
 		}
 	}
 	if (step_finished(l->db, s, rc))
@@ -734,7 +791,7 @@ static int load_blackboxes(struct loader *l)
 
 		if (b->first_ns == INT64_MAX)
 			b->first_ns = b->last_ns = 0;
-		for (size_t k = 0; b->function && k < m->nfunctions && !f; k++)
+		for (size_t k = 0; b->function && !b->in_tf_data && k < m->nfunctions && !f; k++)
 			if (m->functions[k].name == b->function)
 				f = &m->functions[k];
 		if (f) {
@@ -771,6 +828,8 @@ static void function_totals(struct model *m)
 			int seen = 0, shape_seen = 0;
 
 			f->trace_ns += t->end_ns - t->start_ns;
+			if (t->start_ns < s->first_tf_ns)
+				s->first_tf_ns = t->start_ns;
 			if (k > 0)
 				f->retrace_ns += t->end_ns - t->start_ns;
 			f->jit_compile |= t->jit_compile;
@@ -797,8 +856,11 @@ static void function_totals(struct model *m)
 	for (size_t i = 0; i < m->nfunctions; i++)
 		s->traces += (int64_t)m->functions[i].ntraces;
 	s->wall_ns = s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0;
-	s->eager_share = s->wall_ns ? (double)s->eager_ns / (double)s->wall_ns : 0;
-	s->trace_share = s->wall_ns ? (double)s->trace_ns / (double)s->wall_ns : 0;
+	if (s->first_tf_ns == INT64_MAX || s->first_tf_ns < s->start_ns)
+		s->first_tf_ns = s->start_ns;
+	s->active_ns = s->end_ns > s->first_tf_ns ? s->end_ns - s->first_tf_ns : 0;
+	s->eager_share = s->active_ns ? (double)s->eager_ns / (double)s->active_ns : 0;
+	s->trace_share = s->active_ns ? (double)s->trace_ns / (double)s->active_ns : 0;
 }
 
 static int cmp_functions(const void *a, const void *b)
@@ -858,12 +920,19 @@ int model_load(struct model *m, struct recording *rec)
 		}
 	}
 	function_totals(m);
+	for (size_t i = 0; i < l.ngfs; i++) {
+		struct model_function *f = l.gfs[i].name && strstr(l.gfs[i].name, "_Dataset_")
+						   ? owner_of_graph_fn(&l, &l.gfs[i]) : NULL;
+
+		if (f)
+			f->tf_data = 1;
+	}
 	if (model_explain_retraces(m, l.gfs, l.ngfs))
 		goto cleanup;
 	qsort(m->functions, m->nfunctions, sizeof(*m->functions), cmp_functions);
 	if (model_register_builtin_sources(m))
 		goto cleanup;
-	if (gpu_metrics_register && gpu_metrics_register(m))
+	if (gpu_metrics_register(m))
 		goto cleanup;
 	ret = 0;
 cleanup:
@@ -906,21 +975,10 @@ void model_release(struct model *m)
 const char *model_empty_reason(const struct model *m)
 {
 	const struct model_session *s = &m->session;
-	static char why[256];
 
 	if (m->nfunctions || s->eager_ops || s->function_calls)
 		return NULL;
-	if (s->tf_status && !strcmp(s->tf_status, "mismatch"))
-		snprintf(why, sizeof(why), "TensorFlow events are missing: the hooks could not be installed (%s)",
-			 s->tf_detail ? s->tf_detail : "version mismatch");
-	else if (s->tf_status && !strcmp(s->tf_status, "hooked"))
-		snprintf(why, sizeof(why), "the recording holds no TensorFlow activity (no trace, call or eager op)");
-	else if (s->exit_status)
-		snprintf(why, sizeof(why), "the workload exited with status %d before TensorFlow was loaded",
-			 s->exit_status);
-	else
-		snprintf(why, sizeof(why), "TensorFlow was never loaded by the workload");
-	return why;
+	return recording_empty_why(s->tf_status, s->tf_detail, s->exit_status);
 }
 
 int model_add_source(struct model *m, const struct metric_source *src)

@@ -68,6 +68,12 @@ struct retrace_explanation {
 	const char *const_before;
 	const char *const_after;
 	const char *detail;     /* "x: [64,20] -> [8,20]" */
+	/*
+	 * 1 for the second trace of a call whose first trace created
+	 * tf.Variables: TensorFlow always traces such a call twice, so the
+	 * trace is inherent, not avoidable (cause is the earlier trace's).
+	 */
+	int followup;
 };
 
 /* One argument of a trace's concrete signature (a trace_inputs row). */
@@ -110,7 +116,7 @@ struct model_function {
 	int64_t calls;              /* graph function executions (inference/forward/loaded) */
 	int64_t calls_failed;
 	int64_t trace_ns;           /* total time tracing */
-	int64_t retrace_ns;         /* time tracing in traces after the first */
+	int64_t retrace_ns;         /* time tracing in traces after the first, follow-ups excluded */
 	int64_t exec_ns;            /* total time of its graph function calls */
 	int jit_compile;            /* any trace with jit_compile */
 	int has_input_signature;    /* every trace had an input_signature */
@@ -121,6 +127,7 @@ struct model_function {
 	int64_t blackbox_nodes;     /* py_function nodes in its graphs */
 	int64_t blackbox_execs;
 	int64_t blackbox_ns;
+	int tf_data;                /* a tf.data function (its graphs are Dataset_* functions) */
 	enum retrace_cause main_cause; /* most frequent retrace cause, CAUSE_NONE if no retrace */
 	size_t cause_counts[CAUSE__COUNT];
 	int64_t first_ns, last_ns;  /* span of its traces and calls */
@@ -170,14 +177,22 @@ struct model_session {
 	int exit_status, exit_signal;
 	int64_t start_ns, end_ns;
 	int64_t wall_ns;            /* end_ns - start_ns */
+	/*
+	 * From the first TensorFlow event (trace, graph call or eager op) to
+	 * the end: the run without interpreter start-up and imports, which
+	 * can take most of a short run.  Every share below is of active_ns.
+	 */
+	int64_t first_tf_ns, active_ns;
 	int64_t dropped_events;
 	int64_t processes;
 	int64_t eager_ops, eager_ns;
 	int64_t function_calls, function_call_ns;
 	int64_t traces, trace_ns;
+	int64_t retrace_ns;         /* avoidable tracing: retraces, follow-ups excluded */
 	int64_t blackbox_execs, blackbox_ns;
-	double eager_share;         /* eager_ns / wall_ns, 0..1 */
-	double trace_share;         /* trace_ns / wall_ns */
+	double eager_share;         /* eager_ns / active_ns, 0..1 */
+	double trace_share;         /* trace_ns / active_ns */
+	double retrace_share;       /* retrace_ns / active_ns */
 };
 
 enum severity { SEV_INFO = 0, SEV_WARNING, SEV_ERROR };
@@ -288,6 +303,12 @@ const struct metric_source *model_find_source(const struct model *m, const char 
 /* Iterate sources: i from 0 until NULL. */
 const struct metric_source *model_source_at(const struct model *m, size_t i);
 
+/*
+ * Where to point the user at for f: its def when that is user code, else
+ * the call that first traced it (a def inside site-packages is a wrapper).
+ */
+struct source_loc model_function_user_loc(const struct model_function *f);
+
 /* Find a function by Python name (first match), or NULL. */
 const struct model_function *model_find_function(const struct model *m, const char *name);
 
@@ -303,9 +324,8 @@ const char *model_strdup(struct model *m, const char *s);
  */
 struct finding *model_add_finding(struct model *m, const struct finding *f);
 /*
- * The GPU metric sources.  Defined by analyzer/gpu_metrics.c when that file
- * is linked in (model_load() calls it through a weak reference, after the
- * built-in sources); 0 or -1.
+ * The GPU metric sources, defined by analyzer/gpu_metrics.c; model_load()
+ * calls it after registering the built-in sources.  0 or -1.
  */
 int gpu_metrics_register(struct model *m);
 

@@ -170,3 +170,43 @@ void recording_close(struct recording *rec)
 	free(rec->path);
 	memset(rec, 0, sizeof(*rec));
 }
+
+const char *recording_empty_why(const char *tf_status, const char *tf_detail, int exit_status)
+{
+	static char why[320];
+
+	if (tf_status && !strcmp(tf_status, "mismatch"))
+		snprintf(why, sizeof(why), "TensorFlow events are missing: the hooks could not be installed (%s)",
+			 tf_detail ? tf_detail : "version mismatch");
+	else if (tf_status && !strcmp(tf_status, "hooked"))
+		snprintf(why, sizeof(why), "the recording holds no TensorFlow activity (no trace, call or eager op)");
+	else if (exit_status)
+		snprintf(why, sizeof(why), "the workload exited with status %d before TensorFlow was loaded",
+			 exit_status);
+	else
+		snprintf(why, sizeof(why), "TensorFlow was never loaded by the workload");
+	return why;
+}
+
+const char *recording_empty_reason(struct recording *rec)
+{
+	sqlite3_stmt *s = NULL;
+	const char *why = NULL;
+	int any = 1;
+
+	if (sqlite3_prepare_v2(rec->db,
+			       "SELECT EXISTS (SELECT 1 FROM traces) OR EXISTS (SELECT 1 FROM function_calls)"
+			       " OR EXISTS (SELECT 1 FROM eager_ops),"
+			       " (SELECT value FROM meta WHERE key = 'tf_status'),"
+			       " (SELECT tf_detail FROM processes WHERE tf_detail IS NOT NULL LIMIT 1),"
+			       " coalesce((SELECT value FROM meta WHERE key = 'exit_status'), 0)",
+			       -1, &s, NULL) == SQLITE_OK &&
+	    sqlite3_step(s) == SQLITE_ROW) {
+		any = sqlite3_column_int(s, 0);
+		if (!any)
+			why = recording_empty_why((const char *)sqlite3_column_text(s, 1),
+						  (const char *)sqlite3_column_text(s, 2), sqlite3_column_int(s, 3));
+	}
+	sqlite3_finalize(s);
+	return why;
+}

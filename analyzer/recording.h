@@ -17,4 +17,17 @@ struct recording {
 int recording_open(struct recording *rec, const char *path);
 void recording_close(struct recording *rec);
 
+/*
+ * Why a recording holds nothing to analyze, from the session facts: one
+ * line (static storage) such as "the workload exited with status 1 before
+ * TensorFlow was loaded".  Only meaningful when there are no events.
+ */
+const char *recording_empty_why(const char *tf_status, const char *tf_detail, int exit_status);
+
+/*
+ * NULL when rec holds TensorFlow events (a trace, graph call or eager op);
+ * else the reason, as recording_empty_why().  Costs three index lookups.
+ */
+const char *recording_empty_reason(struct recording *rec);
+
 #endif

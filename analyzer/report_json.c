@@ -83,6 +83,8 @@ static void json_session(struct strbuf *sb, const struct model *m)
 	jkv_int(sb, &first, "start_ns", s->start_ns);
 	jkv_int(sb, &first, "end_ns", s->end_ns);
 	jkv_int(sb, &first, "wall_ns", s->wall_ns);
+	jkv_int(sb, &first, "first_tf_ns", s->first_tf_ns);
+	jkv_int(sb, &first, "active_ns", s->active_ns);
 	jkv_int(sb, &first, "processes", s->processes);
 	jkv_int(sb, &first, "dropped_events", s->dropped_events);
 	jkv_int(sb, &first, "traces", s->traces);

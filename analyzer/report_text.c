@@ -85,7 +85,7 @@ static const char *loc_str(const struct model *m, const struct source_loc *loc)
 
 static double pct(const struct model *m, double ns)
 {
-	return m->session.wall_ns ? 100.0 * ns / (double)m->session.wall_ns : 0;
+	return m->session.active_ns ? 100.0 * ns / (double)m->session.active_ns : 0;
 }
 
 static size_t limit(const struct text *t, size_t n)
@@ -105,7 +105,8 @@ static void summary(struct text *t)
 	strbuf_addf(t->out, "%sagprof report%s %s\n", col(t, C_BOLD), col(t, C_RESET),
 		    t->o->recording ? t->o->recording : "");
 	strbuf_addf(t->out, "  run: %s", s->argv ? s->argv : "?");
-	strbuf_addf(t->out, ", %s, exit %d", time_str(a, sizeof(a), (double)s->wall_ns), s->exit_status);
+	strbuf_addf(t->out, ", %s (%s after TensorFlow started), exit %d", time_str(a, sizeof(a), (double)s->wall_ns),
+		    time_str(b, sizeof(b), (double)s->active_ns), s->exit_status);
 	if (s->tf_version)
 		strbuf_addf(t->out, ", TensorFlow %s", s->tf_version);
 	if (s->python_version)
@@ -114,7 +115,7 @@ static void summary(struct text *t)
 	strbuf_addf(t->out, "  %zu function%s traced %lld times (%zu retraces, %s tracing, %.1f%%)\n",
 		    m->nfunctions, m->nfunctions == 1 ? "" : "s", (long long)s->traces, retraces,
 		    time_str(a, sizeof(a), (double)s->trace_ns), 100 * s->trace_share);
-	strbuf_addf(t->out, "  %lld graph calls (%s), %lld eager ops (%s, %.1f%% of the run), %lld py_function runs (%s)\n",
+	strbuf_addf(t->out, "  %lld graph calls (%s), %lld eager ops (%s, %.1f%%), %lld py_function runs (%s)\n",
 		    (long long)s->function_calls, time_str(b, sizeof(b), (double)s->function_call_ns),
 		    (long long)s->eager_ops, time_str(c, sizeof(c), (double)s->eager_ns), 100 * s->eager_share,
 		    (long long)s->blackbox_execs, time_str(d, sizeof(d), (double)s->blackbox_ns));

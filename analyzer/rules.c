@@ -759,13 +759,40 @@ int ruleset_load_dir(struct ruleset *rs, const char *dir)
 	return bad;
 }
 
+/* Whether dir holds at least one rule file. */
+static int has_rules(const char *dir)
+{
+	DIR *d = dir ? opendir(dir) : NULL;
+	struct dirent *e;
+	int found = 0;
+
+	while (d && !found && (e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+
+		found = len > 5 && !strcmp(e->d_name + len - 5, ".rule");
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
 int ruleset_load_default(struct ruleset *rs, const char *user_dir)
 {
+	/* From a build tree, the executable sits in BUILD/cmd/agprof and BUILD in the source tree. */
+	static const char *const source_tree[] = { "../../../rules", NULL };
 	char *dir = agprof_rules_dir();
 	int ret = 0;
 
-	if (!dir)
-		return error("cannot find the built-in rules (set AGPROF_RULES_DIR)");
+	if (!has_rules(dir) && !getenv("AGPROF_RULES_DIR")) {
+		free(dir);
+		dir = agprof_find_file(source_tree);
+	}
+	if (!dir || !has_rules(dir)) {
+		error("cannot find the built-in rules%s%s%s (set AGPROF_RULES_DIR)", dir ? " in '" : "",
+		      dir ? dir : "", dir ? "'" : "");
+		free(dir);
+		return -1;
+	}
 	if (ruleset_load_dir(rs, dir) < 0)
 		ret = -1;
 	free(dir);

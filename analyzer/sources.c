@@ -16,7 +16,7 @@
 
 static double share(const struct model *m, int64_t ns)
 {
-	return m->session.wall_ns ? (double)ns / (double)m->session.wall_ns : 0;
+	return m->session.active_ns ? (double)ns / (double)m->session.active_ns : 0;
 }
 
 /* functions */
@@ -24,6 +24,7 @@ static double share(const struct model *m, int64_t ns)
 static const char *const function_fields[] = {
 	"name: the Python function's name",
 	"file, line: its def",
+	"user_file, user_line: its def when in user code, else the call that first traced it",
 	"traces, retraces: traces of the function, traces after the first",
 	"calls, calls_failed: executions of its graphs",
 	"trace_ns, retrace_ns, exec_ns: time tracing, tracing after the first trace, executing",
@@ -31,6 +32,7 @@ static const char *const function_fields[] = {
 	"jit_compile, jit_shapes: 1 when compiled with XLA; distinct signatures compiled",
 	"has_input_signature, reduce_retracing: tf.function options (0/1)",
 	"function_objects: distinct tf.function objects that traced it",
+	"tf_data: 1 for a tf.data function (a Dataset transformation's function)",
 	"variables_created, traces_creating_variables: tf.Variables made while tracing",
 	"blackbox_nodes, blackbox_execs, blackbox_ns: py_function nodes in its graphs and their runs",
 	"cause: the most frequent retrace cause (text; none when never retraced)",
@@ -64,6 +66,8 @@ static int functions_get(const struct model *m, void *data, size_t row, const ch
 	TEXT("name", f->name);
 	TEXT("file", f->def.file);
 	NUM("line", f->def.line);
+	TEXT("user_file", model_function_user_loc(f).file);
+	NUM("user_line", model_function_user_loc(f).line);
 	NUM("traces", f->ntraces);
 	NUM("retraces", f->retraces);
 	NUM("calls", f->calls);
@@ -78,6 +82,7 @@ static int functions_get(const struct model *m, void *data, size_t row, const ch
 	NUM("has_input_signature", f->has_input_signature);
 	NUM("reduce_retracing", f->reduce_retracing);
 	NUM("function_objects", f->function_objects);
+	NUM("tf_data", f->tf_data);
 	NUM("variables_created", f->variables_created);
 	NUM("traces_creating_variables", f->traces_creating_variables);
 	NUM("blackbox_nodes", f->blackbox_nodes);
@@ -103,7 +108,7 @@ static void functions_anchor(const struct model *m, void *data, size_t row, stru
 	a->function = f->name;
 	a->cause = f->main_cause;
 	/* The call that triggered the retrace is where the fix usually goes. */
-	a->loc = t && t->callsite.file ? t->callsite : f->def;
+	a->loc = t && t->callsite.file ? t->callsite : model_function_user_loc(f);
 	a->cost_ns = f->retrace_ns;
 	a->start_ns = f->first_ns;
 	a->end_ns = f->last_ns;
@@ -119,6 +124,7 @@ static const char *const retrace_fields[] = {
 	"function: the Python function's name",
 	"traces: traces of that function",
 	"trace_no: 2 for the first retrace, ...",
+	"followup: 1 for the second trace of a call that created variables (inherent)",
 	"cause, argument, before, after, detail: the explanation",
 	"const_name, const_before, const_after: the graph constant that changed (python-value)",
 	"file, line: the user call that triggered the trace",
@@ -164,6 +170,7 @@ static int retraces_get(const struct model *m, void *data, size_t row, const cha
 	TEXT("function", f->name);
 	NUM("traces", f->ntraces);
 	NUM("trace_no", t - f->traces + 1);
+	NUM("followup", t->why.followup);
 	TEXT("cause", retrace_cause_name(t->why.cause));
 	TEXT("argument", t->why.argument);
 	TEXT("before", t->why.before);
@@ -189,7 +196,7 @@ static void retraces_anchor(const struct model *m, void *data, size_t row, struc
 		return;
 	a->function = f->name;
 	a->cause = t->why.cause;
-	a->loc = t->callsite.file ? t->callsite : f->def;
+	a->loc = t->callsite.file ? t->callsite : model_function_user_loc(f);
 	a->cost_ns = t->end_ns - t->start_ns;
 	a->start_ns = t->start_ns;
 	a->end_ns = t->end_ns;
@@ -325,16 +332,18 @@ static void blackboxes_anchor(const struct model *m, void *data, size_t row, str
 /* session: one row */
 
 static const char *const session_fields[] = {
-	"wall_ns: duration of the run",
+	"wall_ns: duration of the run; active_ns: from the first TensorFlow event to the end (shares are of it)",
 	"eager_ops, eager_ns, eager_share: eager dispatches, their time, its share of the run",
 	"trace_ns, trace_share, traces, retraces: tracing",
+	"retrace_ns, retrace_share: tracing after each function's first trace (avoidable tracing)",
 	"function_calls, function_call_ns: graph function executions",
 	"blackbox_execs, blackbox_ns: py_function executions",
 	"functions: traced user functions",
 	"dropped_events, exit_status, tf_status",
 	"top_sites: the five source lines dispatching most eager ops, with counts and time (text)",
 	"top_site_file, top_site_line, top_site_func, top_site_count: the first of them",
-	"top_trace_function, top_trace_file, top_trace_line, top_trace_ns: the function that spent most time tracing, its def",
+	"top_trace_function, top_trace_file, top_trace_line, top_trace_ns, top_retrace_ns: the function that spent most",
+	"  time retracing (else tracing), where to find it (model_function_user_loc), its tracing and retracing time",
 	NULL,
 };
 
@@ -349,9 +358,14 @@ static const struct model_function *top_tracer(const struct model *m)
 {
 	const struct model_function *best = NULL;
 
-	for (size_t i = 0; i < m->nfunctions; i++)
-		if (!best || m->functions[i].trace_ns > best->trace_ns)
-			best = &m->functions[i];
+	/* The function whose avoidable tracing cost most, else whose tracing did. */
+	for (size_t i = 0; i < m->nfunctions; i++) {
+		const struct model_function *f = &m->functions[i];
+
+		if (!best || f->retrace_ns > best->retrace_ns ||
+		    (f->retrace_ns == best->retrace_ns && f->trace_ns > best->trace_ns))
+			best = f;
+	}
 	return best;
 }
 
@@ -367,11 +381,14 @@ static int session_get(const struct model *m, void *data, size_t row, const char
 	for (size_t i = 0; i < m->nfunctions; i++)
 		retraces += m->functions[i].retraces;
 	NUM("wall_ns", s->wall_ns);
+	NUM("active_ns", s->active_ns);
 	NUM("eager_ops", s->eager_ops);
 	NUM("eager_ns", s->eager_ns);
 	NUM("eager_share", s->eager_share);
 	NUM("trace_ns", s->trace_ns);
 	NUM("trace_share", s->trace_share);
+	NUM("retrace_ns", s->retrace_ns);
+	NUM("retrace_share", s->retrace_share);
 	NUM("traces", s->traces);
 	NUM("retraces", retraces);
 	NUM("function_calls", s->function_calls);
@@ -388,9 +405,10 @@ static int session_get(const struct model *m, void *data, size_t row, const char
 	TEXT("top_site_func", top ? top->func : NULL);
 	NUM("top_site_count", top ? top->count : 0);
 	TEXT("top_trace_function", tt ? tt->name : NULL);
-	TEXT("top_trace_file", tt ? tt->def.file : NULL);
-	NUM("top_trace_line", tt ? tt->def.line : 0);
+	TEXT("top_trace_file", tt ? model_function_user_loc(tt).file : NULL);
+	NUM("top_trace_line", tt ? model_function_user_loc(tt).line : 0);
 	NUM("top_trace_ns", tt ? tt->trace_ns : 0);
+	NUM("top_retrace_ns", tt ? tt->retrace_ns : 0);
 	return -1;
 }
 

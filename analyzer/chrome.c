@@ -1,0 +1,212 @@
+/* chrome.c - Chrome trace-event export; see chrome.h. */
+#include "chrome.h"
+#include "db.h"
+#include "recording.h"
+#include "strbuf.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* GPU streams are shown as threads with these ids (real tids are below 2^22 on Linux). */
+#define GPU_TID_BASE 1000000000LL
+
+struct chrome {
+	struct recording *rec;
+	FILE *out;
+	int64_t t0;
+	int first;
+	struct strbuf sb;
+};
+
+static void emit(struct chrome *c)
+{
+	fputs(c->first ? "\n" : ",\n", c->out);
+	c->first = 0;
+	fwrite(c->sb.buf, 1, c->sb.len, c->out);
+	strbuf_reset(&c->sb);
+}
+
+static const char *col(sqlite3_stmt *s, int i)
+{
+	const char *t = (const char *)sqlite3_column_text(s, i);
+
+	return t ? t : "";
+}
+
+/* One "X" event: name, category, pid, tid, start, end; args added by the caller before '}'. */
+static void begin_x(struct chrome *c, const char *name, const char *cat, int64_t pid, int64_t tid, int64_t start,
+		    int64_t end)
+{
+	strbuf_addstr(&c->sb, "{\"name\":");
+	strbuf_add_json_string(&c->sb, name);
+	strbuf_addf(&c->sb, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%lld,\"tid\":%lld,\"ts\":%.3f,\"dur\":%.3f", cat,
+		    (long long)pid, (long long)tid, (double)(start - c->t0) / 1e3,
+		    (double)(end > start ? end - start : 0) / 1e3);
+}
+
+static void arg_loc(struct chrome *c, const char *key, sqlite3_stmt *s, int file_col, int line_col)
+{
+	if (sqlite3_column_type(s, file_col) == SQLITE_NULL)
+		return;
+	strbuf_addf(&c->sb, ",\"%s\":", key);
+	{
+		struct strbuf loc = STRBUF_INIT;
+
+		strbuf_addf(&loc, "%s:%d", col(s, file_col), sqlite3_column_int(s, line_col));
+		strbuf_add_json_string(&c->sb, loc.buf);
+		strbuf_release(&loc);
+	}
+}
+
+typedef void (*row_fn)(struct chrome *c, sqlite3_stmt *s);
+
+static int each_row(struct chrome *c, const char *sql, row_fn fn)
+{
+	sqlite3_stmt *s = db_prepare(c->rec->db, sql);
+	int rc;
+
+	if (!s)
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		fn(c, s);
+		emit(c);
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_DONE)
+		return error("cannot read '%s': %s", c->rec->path, sqlite3_errmsg(c->rec->db));
+	return 0;
+}
+
+static void process_row(struct chrome *c, sqlite3_stmt *s)
+{
+	strbuf_addf(&c->sb, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%lld,\"tid\":0,\"args\":{\"name\":",
+		    (long long)sqlite3_column_int64(s, 0));
+	{
+		struct strbuf n = STRBUF_INIT;
+
+		strbuf_addf(&n, "%s (pid %lld)", col(s, 1), (long long)sqlite3_column_int64(s, 0));
+		strbuf_add_json_string(&c->sb, n.buf);
+		strbuf_release(&n);
+	}
+	strbuf_addstr(&c->sb, "}}");
+}
+
+static void thread_row(struct chrome *c, sqlite3_stmt *s)
+{
+	struct strbuf n = STRBUF_INIT;
+
+	strbuf_addf(&c->sb, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%lld,\"tid\":%lld,\"args\":{\"name\":",
+		    (long long)sqlite3_column_int64(s, 0), (long long)sqlite3_column_int64(s, 1));
+	strbuf_addf(&n, "%s (%s)", col(s, 2), col(s, 3));
+	strbuf_add_json_string(&c->sb, n.buf);
+	strbuf_release(&n);
+	strbuf_addstr(&c->sb, "}}");
+}
+
+static void trace_row(struct chrome *c, sqlite3_stmt *s)
+{
+	struct strbuf n = STRBUF_INIT;
+
+	strbuf_addf(&n, "trace %s #%d", col(s, 4), sqlite3_column_int(s, 6));
+	begin_x(c, n.buf, "tracing", sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
+		sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3));
+	strbuf_release(&n);
+	strbuf_addstr(&c->sb, ",\"args\":{\"signature\":");
+	strbuf_add_json_string(&c->sb, col(s, 5));
+	arg_loc(c, "called_at", s, 7, 8);
+	strbuf_addstr(&c->sb, "}}");
+}
+
+static void call_row(struct chrome *c, sqlite3_stmt *s)
+{
+	begin_x(c, col(s, 4), "graph", sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
+		sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3));
+	strbuf_addstr(&c->sb, ",\"args\":{\"function\":");
+	strbuf_add_json_string(&c->sb, col(s, 5));
+	strbuf_addf(&c->sb, ",\"ok\":%d", sqlite3_column_int(s, 8));
+	arg_loc(c, "called_at", s, 6, 7);
+	strbuf_addstr(&c->sb, "}}");
+}
+
+static void eager_row(struct chrome *c, sqlite3_stmt *s)
+{
+	begin_x(c, col(s, 4), "eager", sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
+		sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3));
+	strbuf_addf(&c->sb, ",\"args\":{\"slow_path\":%d", sqlite3_column_int(s, 7));
+	arg_loc(c, "line", s, 5, 6);
+	strbuf_addstr(&c->sb, "}}");
+}
+
+static void blackbox_row(struct chrome *c, sqlite3_stmt *s)
+{
+	begin_x(c, col(s, 4), "py_function", sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
+		sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3));
+	strbuf_addstr(&c->sb, ",\"args\":{\"op_type\":");
+	strbuf_add_json_string(&c->sb, col(s, 5));
+	strbuf_addstr(&c->sb, "}}");
+}
+
+static void gpu_row(struct chrome *c, sqlite3_stmt *s)
+{
+	begin_x(c, sqlite3_column_type(s, 4) == SQLITE_NULL ? col(s, 5) : col(s, 4), "gpu",
+		sqlite3_column_int64(s, 0), GPU_TID_BASE + sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
+		sqlite3_column_int64(s, 3));
+	strbuf_addstr(&c->sb, ",\"args\":{\"kind\":");
+	strbuf_add_json_string(&c->sb, col(s, 5));
+	strbuf_addf(&c->sb, ",\"device\":%d,\"stream\":%lld}}", sqlite3_column_int(s, 6),
+		    (long long)sqlite3_column_int64(s, 1));
+}
+
+static void gpu_stream_row(struct chrome *c, sqlite3_stmt *s)
+{
+	strbuf_addf(&c->sb,
+		    "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%lld,\"tid\":%lld,\"args\":{\"name\":\"GPU %d stream %lld\"}}",
+		    (long long)sqlite3_column_int64(s, 0), GPU_TID_BASE + sqlite3_column_int64(s, 1),
+		    sqlite3_column_int(s, 2), (long long)sqlite3_column_int64(s, 1));
+}
+
+int chrome_export(struct recording *rec, FILE *out)
+{
+	struct chrome c = { .rec = rec, .out = out, .first = 1 };
+	char *start = db_meta_get(rec->db, "start_ns");
+	int ret = -1;
+
+	c.t0 = start ? strtoll(start, NULL, 10) : 0;
+	free(start);
+	fputs("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"agprof\"},\"traceEvents\":[", out);
+	if (each_row(&c, "SELECT pid, coalesce(json_extract(argv, '$[0]'), 'process') FROM processes", process_row) ||
+	    each_row(&c, "SELECT pid, tid, coalesce(name, ''), role FROM threads", thread_row) ||
+	    each_row(&c, "SELECT t.pid, t.tid, t.start_ns, t.end_ns, s.text, coalesce(t.signature, ''),"
+			 " t.object_trace_no, f.text, cs.line FROM traces t JOIN functions fn ON fn.id = t.function_id"
+			 " JOIN strings s ON s.id = fn.name_id LEFT JOIN callsites cs ON cs.id = t.callsite_id"
+			 " LEFT JOIN strings f ON f.id = cs.file_id ORDER BY t.start_ns", trace_row) ||
+	    each_row(&c, "SELECT c.pid, c.tid, c.start_ns, c.end_ns, n.text, coalesce(u.text, ''), f.text, cs.line, c.ok"
+			 " FROM function_calls c JOIN strings n ON n.id = c.name_id"
+			 " LEFT JOIN graph_functions g ON g.id = c.graph_function_id"
+			 " LEFT JOIN functions fn ON fn.id = g.function_id LEFT JOIN strings u ON u.id = fn.name_id"
+			 " LEFT JOIN callsites cs ON cs.id = c.callsite_id LEFT JOIN strings f ON f.id = cs.file_id",
+		     call_row) ||
+	    each_row(&c, "SELECT e.pid, e.tid, e.start_ns, e.end_ns, o.text, f.text, cs.line, e.slow_path"
+			 " FROM eager_ops e JOIN strings o ON o.id = e.op_id"
+			 " LEFT JOIN callsites cs ON cs.id = e.callsite_id LEFT JOIN strings f ON f.id = cs.file_id",
+		     eager_row) ||
+	    each_row(&c, "SELECT b.pid, b.tid, b.start_ns, b.end_ns, n.text, t.text FROM blackbox_execs b"
+			 " JOIN strings n ON n.id = b.node_id JOIN strings t ON t.id = b.op_type_id", blackbox_row) ||
+	    each_row(&c, "SELECT DISTINCT pid, coalesce(stream, 0), coalesce(device, 0) FROM gpu_activity",
+		     gpu_stream_row) ||
+	    each_row(&c, "SELECT g.pid, coalesce(g.stream, 0), g.start_ns, g.end_ns, n.text, g.kind, coalesce(g.device, 0)"
+			 " FROM gpu_activity g LEFT JOIN strings n ON n.id = g.name_id", gpu_row))
+		goto cleanup;
+	fputs("\n]}\n", out);
+	if (fflush(out) || ferror(out)) {
+		error("cannot write the trace: %s", strerror(errno));
+		goto cleanup;
+	}
+	ret = 0;
+cleanup:
+	strbuf_release(&c.sb);
+	return ret;
+}

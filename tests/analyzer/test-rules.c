@@ -1,0 +1,246 @@
+/*
+ * test-rules.c - the rule engine: parsing, expressions with units,
+ * templates, cause variants, escalation, threshold overrides, errors that
+ * stop one rule but not the others, sources added by other modules.
+ */
+#include "db.h"
+#include "model.h"
+#include "recording.h"
+#include "rules.h"
+
+#include <criterion/criterion.h>
+#include <criterion/redirect.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static char path[64];
+static struct recording rec;
+static struct model m;
+
+/* Function f traced 3 times, shape changes, 1 ms each; 2 eager ops. */
+static void setup(void)
+{
+	char err[256];
+	sqlite3 *db;
+	int fd;
+
+	strcpy(path, "/tmp/agprof-rules-XXXXXX");
+	fd = mkstemp(path);
+	cr_assert(fd >= 0);
+	close(fd);
+	unlink(path);
+	cr_assert_eq(db_create_recording(path, &db, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(db_exec(db,
+		"INSERT INTO meta VALUES ('start_ns', '0'), ('end_ns', '100000000'), ('tf_status', 'hooked');"
+		"INSERT INTO strings(id, text) VALUES (1, 'f'), (2, '/src/a.py'), (3, 'main'), (4, 'AddV2');"
+		"INSERT INTO callsites(id, file_id, line, func_id) VALUES (1, 2, 40, 3);"
+		"INSERT INTO functions(id, pid, name_id, file_id, line) VALUES (1, 1, 1, 2, 10);"
+		"INSERT INTO traces(id, function_id, pid, tid, start_ns, end_ns, function_object, object_trace_no, callsite_id)"
+		" VALUES (1, 1, 1, 1, 0, 1000000, 7, 1, 1), (2, 1, 1, 1, 2000000, 3000000, 7, 2, 1),"
+		" (3, 1, 1, 1, 4000000, 5000000, 7, 3, 1);"
+		"INSERT INTO trace_inputs VALUES (1, 0, 'x', 'tensor', 'float32', '[8]', NULL),"
+		" (2, 0, 'x', 'tensor', 'float32', '[4]', NULL), (3, 0, 'x', 'tensor', 'float32', '[2]', NULL);"
+		"INSERT INTO eager_ops(pid, tid, start_ns, end_ns, op_id, callsite_id) VALUES (1, 1, 10, 20, 4, 1),"
+		" (1, 1, 30, 50, 4, 1);"), 0);
+	sqlite3_close(db);
+	cr_assert_eq(recording_open(&rec, path), 0);
+	cr_assert_eq(model_load(&m, &rec), 0);
+}
+
+static void teardown(void)
+{
+	model_release(&m);
+	recording_close(&rec);
+	unlink(path);
+}
+
+TestSuite(rules, .init = setup, .fini = teardown);
+
+static const char base_rule[] =
+	"# a comment\n"
+	"id: many\n"
+	"title: many traces\n"
+	"severity: warning\n"
+	"threshold: max = 2   traces allowed\n"
+	"threshold: big = 10\n"
+	"select: functions\n"
+	"when: traces > max and cause == \"shape\"\n"
+	"escalate: traces > big\n"
+	"cost: retrace_ns\n"
+	"message: {name} traced {traces} times, {retrace_ns:ms} ({trace_share:pct}) by {cause}: {detail}\n"
+	"recommendation: generic\n"
+	"recommendation[shape]: use input_signature for {argument}\n"
+	"before[shape]: |\n"
+	"    @tf.function\n"
+	"    def f(x):\n"
+	"\n"
+	"        return x\n"
+	"after[shape]: |\n"
+	"    fixed\n";
+
+Test(rules, fires_with_template_variant_and_location)
+{
+	struct ruleset rs;
+
+	ruleset_init(&rs);
+	cr_assert_eq(ruleset_load_text(&rs, "t.rule", base_rule), 0);
+	cr_assert_eq(rules_run(&rs, &m), 1);
+	cr_assert_eq(rs.errors, 0);
+	cr_assert_str_eq(m.findings[0].rule, "many");
+	cr_assert_eq(m.findings[0].severity, SEV_WARNING);
+	cr_assert_str_eq(m.findings[0].function, "f");
+	cr_assert_eq(m.findings[0].cause, CAUSE_SHAPE);
+	cr_assert_eq(m.findings[0].loc.line, 40, "the call that retraced");
+	cr_assert_eq(m.findings[0].cost_ns, 2000000);
+	cr_assert_str_eq(m.findings[0].message, "f traced 3 times, 2.0 ms (3.0%) by shape: x: [8] -> [4] (dimension 0)");
+	cr_assert_str_eq(m.findings[0].recommendation, "use input_signature for x");
+	cr_assert_str_eq(m.findings[0].example_before, "@tf.function\ndef f(x):\n\n    return x");
+	cr_assert_str_eq(m.findings[0].example_after, "fixed");
+	ruleset_release(&rs);
+}
+
+Test(rules, thresholds_can_be_overridden_and_escalate)
+{
+	struct ruleset rs;
+
+	ruleset_init(&rs);
+	cr_assert_eq(ruleset_load_text(&rs, "t.rule", base_rule), 0);
+	cr_assert_eq(ruleset_set(&rs, "many.max=3"), 0);
+	cr_assert_eq(rules_run(&rs, &m), 0, "3 traces do not exceed max=3");
+	cr_assert_eq(ruleset_set(&rs, "many.max=1"), 0);
+	cr_assert_eq(ruleset_set(&rs, "many.big=2"), 0);
+	cr_assert_eq(rules_run(&rs, &m), 1);
+	cr_assert_eq(m.findings[0].severity, SEV_ERROR);
+	cr_assert_neq(ruleset_set(&rs, "many.nope=1"), 0);
+	cr_assert_neq(ruleset_set(&rs, "nope.max=1"), 0);
+	cr_assert_neq(ruleset_set(&rs, "many.max=abc"), 0);
+	ruleset_release(&rs);
+}
+
+Test(rules, expressions_units_and_logic)
+{
+	static const char *const fire[] = {
+		"eager_ns > 20ns and eager_ns < 1us",
+		"eager_share > 0.00001% or 0",
+		"not (eager_ops == 3)",
+		"(eager_ops + 1) * 2 == 6 and -eager_ops < 0",
+		"tf_status == 'hooked' and tf_status != \"x\"",
+		"wall_ns >= 100ms and wall_ns <= 0.1s",
+	};
+	static const char *const quiet[] = {
+		"eager_ns > 1us",
+		"eager_ops > 2 and tf_status == 'other'",
+		"tf_status > 1",
+		"eager_ops / 0",
+	};
+
+	for (size_t i = 0; i < sizeof(fire) / sizeof(fire[0]) + sizeof(quiet) / sizeof(quiet[0]); i++) {
+		struct ruleset rs;
+		char text[512];
+		int should = i < sizeof(fire) / sizeof(fire[0]);
+		const char *expr = should ? fire[i] : quiet[i - sizeof(fire) / sizeof(fire[0])];
+		size_t before = m.nfindings;
+
+		snprintf(text, sizeof(text), "id: e%zu\nselect: session\nwhen: %s\nmessage: m\n", i, expr);
+		ruleset_init(&rs);
+		cr_assert_eq(ruleset_load_text(&rs, "e.rule", text), 0, "%s", expr);
+		rules_run(&rs, &m);
+		cr_assert_eq(rs.errors, 0, "%s", expr);
+		cr_assert_eq(m.nfindings - before, (size_t)should, "'%s' should %s", expr, should ? "fire" : "not fire");
+		ruleset_release(&rs);
+	}
+}
+
+Test(rules, parse_errors_count_and_do_not_stop_others, .init = setup, .fini = teardown)
+{
+	static const char *const bad[] = {
+		"id: a\nselect: functions\nwhen: traces >\nmessage: m\n",
+		"id: a\nselect: functions\nwhen: traces > 1\n",
+		"select: functions\nwhen: 1\nmessage: m\n",
+		"id: a\nseverity: fatal\nselect: functions\nwhen: 1\nmessage: m\n",
+		"id: a\nselect: functions\nwhen: 1\nmessage: m\nrecommendation[nonsense]: x\n",
+		"id: a\nselect: functions\nwhen: 1\nmessage: m\n  stray indented line\n",
+		"id: a\nselect: functions\nwhen: 1\nmessage: m\nthreshold: x 3\n",
+		"id: a\nselect: functions\nwhen: 1\nmessage: m\nfrobnicate: 1\n",
+	};
+	struct ruleset rs;
+
+	cr_redirect_stderr();
+	ruleset_init(&rs);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		cr_assert_neq(ruleset_load_text(&rs, "bad.rule", bad[i]), 0, "rule %zu should not load", i);
+	cr_assert_eq(rs.errors, (int)(sizeof(bad) / sizeof(bad[0])));
+	cr_assert_eq(ruleset_count(&rs), 0);
+	/* A rule naming an unknown field fails when run; the next one still runs. */
+	cr_assert_eq(ruleset_load_text(&rs, "field.rule", "id: a\nselect: functions\nwhen: nosuch > 1\nmessage: m\n"), 0);
+	cr_assert_eq(ruleset_load_text(&rs, "src.rule", "id: b\nselect: nosuch\nwhen: 1\nmessage: m\n"), 0);
+	cr_assert_eq(ruleset_load_text(&rs, "skip.rule", "id: c\nselect: nosuch\nif-missing: skip\nwhen: 1\nmessage: m\n"), 0);
+	cr_assert_eq(ruleset_load_text(&rs, "ok.rule", "id: d\nselect: functions\nwhen: traces == 3\nmessage: {name}\n"), 0);
+	cr_assert_eq(rules_run(&rs, &m), 1);
+	cr_assert_eq(rs.errors, (int)(sizeof(bad) / sizeof(bad[0])) + 2);
+	cr_assert_str_eq(m.findings[0].rule, "d");
+	ruleset_release(&rs);
+}
+
+/* A source as another module (the GPU part) would register one. */
+static size_t two(const struct model *mm, void *data)
+{
+	(void)mm;
+	(void)data;
+	return 2;
+}
+
+static int get(const struct model *mm, void *data, size_t row, const char *field, struct metric_value *out)
+{
+	(void)mm;
+	(void)data;
+	if (strcmp(field, "busy"))
+		return -1;
+	out->type = METRIC_NUM;
+	out->num = row ? 0.9 : 0.1;
+	return 0;
+}
+
+static void anchor(const struct model *mm, void *data, size_t row, struct metric_anchor *a)
+{
+	(void)mm;
+	(void)data;
+	a->cost_ns = (int64_t)row + 5;
+}
+
+Test(rules, registered_sources_and_sorting)
+{
+	static const char *const fields[] = { "busy: share", NULL };
+	struct metric_source src = { "custom", fields, two, get, anchor, NULL, NULL };
+	struct ruleset rs;
+
+	cr_assert_eq(model_add_source(&m, &src), 0);
+	cr_assert(model_find_source(&m, "custom"));
+	ruleset_init(&rs);
+	cr_assert_eq(ruleset_load_text(&rs, "c.rule", "id: c\nseverity: info\nselect: custom\nwhen: busy > 50%\n"
+						      "message: busy {busy:pct}\n"), 0);
+	cr_assert_eq(ruleset_load_text(&rs, "d.rule", "id: d\nseverity: error\nselect: custom\nwhen: busy < 50%\n"
+						      "message: idle\n"), 0);
+	cr_assert_eq(rules_run(&rs, &m), 2);
+	cr_assert_str_eq(m.findings[0].rule, "d", "errors sort first");
+	cr_assert_str_eq(m.findings[1].message, "busy 90.0%");
+	cr_assert_eq(m.findings[1].cost_ns, 6);
+	ruleset_release(&rs);
+}
+
+Test(rules, builtin_rules_load_without_errors)
+{
+	struct ruleset rs;
+	const char *want[] = { "retracing", "eager-hotspot", "py-function", "xla-recompile", "tracing-overhead",
+			       "variable-creation" };
+
+	ruleset_init(&rs);
+	cr_assert_eq(ruleset_load_default(&rs, NULL), 0);
+	cr_assert_eq(rs.errors, 0);
+	for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++)
+		cr_assert(ruleset_has(&rs, want[i]), "built-in rule %s", want[i]);
+	rules_run(&rs, &m);
+	cr_assert_eq(rs.errors, 0, "every built-in rule runs on a small recording");
+	ruleset_release(&rs);
+}
