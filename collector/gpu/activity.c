@@ -373,9 +373,17 @@ void gpu_collector_flush(void)
 		}
 		cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
 		if (cuda) {
+			const char *inj = getenv("CUDA_INJECTION64_PATH");
+			char why[PATH_MAX + 128];
+
 			dlclose(cuda);
-			gpu_emit_status(0, "the CUDA driver was loaded but did not call InitializeInjection "
-					   "(CUDA_INJECTION64_PATH not set to the collector)");
+			if (inj && *inj && !strstr(inj, "agprof"))
+				snprintf(why, sizeof(why), "CUDA_INJECTION64_PATH names another tool ('%s'), "
+					 "so the CUDA driver did not load agprof's CUPTI part", inj);
+			else
+				snprintf(why, sizeof(why), "the CUDA driver was loaded but did not call "
+					 "InitializeInjection (CUDA_INJECTION64_PATH not set to the collector)");
+			gpu_emit_status(0, why);
 		} else if (driver_installed()) {
 			gpu_emit_status(0, "the workload did not use CUDA (libcuda.so.1 never loaded)");
 		} else {

@@ -5,8 +5,10 @@
 # through the collector's buffers into the recording, checked by
 # bench/gpu/check_recording.py exactly as on a GPU machine.
 # Environment (from meson): AGPROF, FAKE_CUDA_DIR, FAKE_CUPTI, FAKE_CUDA_APP,
-# AGPROF_SOURCE_ROOT.
+# AGPROF_SOURCE_ROOT, AGPROF_SANITIZE.
 set -eu
+# A sanitized collector cannot be preloaded into an unsanitized program.
+case ${AGPROF_SANITIZE:-none} in none|'') ;; *) echo "skipped: collector built with -Db_sanitize"; exit 77 ;; esac
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 n=5000
