@@ -645,8 +645,10 @@ static int load_eager(struct loader *l)
 		span_add(&m->session.start_ns, &m->session.end_ns, r.first_ns, r.last_ns);
 		first_event(&m->session, r.first_ns);
 	}
-	qsort(m->ops, m->nops, sizeof(*m->ops), cmp_ops);
-	qsort(m->sites, m->nsites, sizeof(*m->sites), cmp_sites);
+	if (m->nops > 1)
+		qsort(m->ops, m->nops, sizeof(*m->ops), cmp_ops);
+	if (m->nsites > 1)
+		qsort(m->sites, m->nsites, sizeof(*m->sites), cmp_sites);
 	ret = 0;
 cleanup:
 	if (ret)
@@ -799,7 +801,8 @@ static int load_blackboxes(struct loader *l)
 			f->blackbox_ns += b->total_ns;
 		}
 	}
-	qsort(m->blackboxes, m->nblackboxes, sizeof(*m->blackboxes), cmp_blackbox);
+	if (m->nblackboxes > 1)
+		qsort(m->blackboxes, m->nblackboxes, sizeof(*m->blackboxes), cmp_blackbox);
 	ret = 0;
 cleanup:
 	sqlite3_finalize(s);
@@ -929,7 +932,8 @@ int model_load(struct model *m, struct recording *rec)
 	}
 	if (model_explain_retraces(m, l.gfs, l.ngfs))
 		goto cleanup;
-	qsort(m->functions, m->nfunctions, sizeof(*m->functions), cmp_functions);
+	if (m->nfunctions > 1)
+		qsort(m->functions, m->nfunctions, sizeof(*m->functions), cmp_functions);
 	if (model_register_builtin_sources(m))
 		goto cleanup;
 	if (gpu_metrics_register(m))
@@ -1056,5 +1060,6 @@ static int cmp_findings(const void *a, const void *b)
 
 void model_sort_findings(struct model *m)
 {
-	qsort(m->findings, m->nfindings, sizeof(*m->findings), cmp_findings);
+	if (m->nfindings > 1)
+		qsort(m->findings, m->nfindings, sizeof(*m->findings), cmp_findings);
 }

@@ -747,7 +747,8 @@ int ruleset_load_dir(struct ruleset *rs, const char *dir)
 		names[n++] = strdup(e->d_name);
 	}
 	closedir(d);
-	qsort(names, n, sizeof(*names), cmp_names);
+	if (n > 1)
+		qsort(names, n, sizeof(*names), cmp_names);
 	for (size_t i = 0; i < n; i++) {
 		char path[4096];
 
