@@ -78,6 +78,12 @@ def describe(frame):
     if opts is None:
         return None
     fn = getattr(opts, 'python_function', None)
+    # tf.function wraps the user's function (wrapped_fn -> __wrapped__ ...),
+    # methods arrive bound: follow both to the function the user wrote.
+    for _ in range(32):
+        if not hasattr(fn, '__wrapped__'):
+            break
+        fn = fn.__wrapped__
     fn = getattr(fn, '__func__', fn)
     code = getattr(fn, '__code__', None)
     name = getattr(fn, '__name__', None) or getattr(opts, 'name', '?')
