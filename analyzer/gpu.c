@@ -214,15 +214,16 @@ static int load_kernels(struct gpu_model *g, sqlite3 *db)
 	sqlite3_stmt *s;
 	int rc;
 
+	/* Group on the integer name id, then look the few names up. */
 	s = db_prepare(db,
-		"SELECT coalesce(n.text, '?'), count(*), sum(a.end_ns - a.start_ns),"
-		" min(a.end_ns - a.start_ns), max(a.end_ns - a.start_ns),"
+		"SELECT coalesce(n.text, '?'), k.* FROM (SELECT a.name_id AS nid, count(*),"
+		" sum(a.end_ns - a.start_ns), min(a.end_ns - a.start_ns), max(a.end_ns - a.start_ns),"
 		" count(c.correlation_id), coalesce(sum(c.end_ns - c.start_ns), 0),"
 		" coalesce(sum(a.start_ns - c.start_ns), 0),"
 		" coalesce(sum(a.end_ns - a.start_ns < c.end_ns - c.start_ns), 0)"
-		" FROM gpu_activity a LEFT JOIN strings n ON n.id = a.name_id"
+		" FROM gpu_activity a"
 		" LEFT JOIN gpu_api_calls c ON c.pid = a.pid AND c.correlation_id = a.correlation_id"
-		" WHERE a.kind = 'kernel' GROUP BY a.name_id");
+		" WHERE a.kind = 'kernel' GROUP BY a.name_id) k LEFT JOIN strings n ON n.id = k.nid");
 	if (!s)
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -233,14 +234,14 @@ static int load_kernels(struct gpu_model *g, sqlite3 *db)
 		k = &g->kernel_stats[g->nkernel_stats++];
 		memset(k, 0, sizeof(*k));
 		k->name = pool_dup(g, col_text(s, 0));
-		k->count = sqlite3_column_int64(s, 1);
-		k->total_ns = sqlite3_column_int64(s, 2);
-		k->min_ns = sqlite3_column_int64(s, 3);
-		k->max_ns = sqlite3_column_int64(s, 4);
-		k->launched = sqlite3_column_int64(s, 5);
-		k->launch_ns = sqlite3_column_int64(s, 6);
-		k->latency_ns = sqlite3_column_int64(s, 7);
-		k->short_count = sqlite3_column_int64(s, 8);
+		k->count = sqlite3_column_int64(s, 2);
+		k->total_ns = sqlite3_column_int64(s, 3);
+		k->min_ns = sqlite3_column_int64(s, 4);
+		k->max_ns = sqlite3_column_int64(s, 5);
+		k->launched = sqlite3_column_int64(s, 6);
+		k->launch_ns = sqlite3_column_int64(s, 7);
+		k->latency_ns = sqlite3_column_int64(s, 8);
+		k->short_count = sqlite3_column_int64(s, 9);
 		k->mean_ns = k->count ? (double)k->total_ns / (double)k->count : 0;
 		k->share = g->kernel_ns ? (double)k->total_ns / (double)g->kernel_ns : 0;
 		g->short_kernels += k->short_count;
@@ -894,16 +895,28 @@ static int load_ops(struct gpu_model *g, sqlite3 *db)
 	sqlite3_stmt *s;
 	int rc;
 
+	/* Nothing to join without external ids (no TensorFlow op launched anything). */
+	s = db_prepare(db, "SELECT count(*) FROM (SELECT 1 FROM gpu_external_ids LIMIT 1)");
+	if (!s)
+		return -1;
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW && sqlite3_column_int64(s, 0) == 0) {
+		sqlite3_finalize(s);
+		return 0;
+	}
+	sqlite3_finalize(s);
+	/* Group on integer ids, then name the groups (one op type may be several ids' worth). */
 	s = db_prepare(db,
-		"SELECT coalesce(es.text, fs.text), x.event_table, count(*), sum(a.end_ns - a.start_ns)"
-		" FROM gpu_activity a"
-		" JOIN gpu_api_calls c ON c.pid = a.pid AND c.correlation_id = a.correlation_id"
-		" JOIN gpu_external_ids x ON x.pid = c.pid AND x.external_id = c.external_id"
-		" LEFT JOIN eager_ops eo ON x.event_table = 'eager_ops' AND eo.id = x.event_id"
-		" LEFT JOIN strings es ON es.id = eo.op_id"
-		" LEFT JOIN function_calls fc ON x.event_table = 'function_calls' AND fc.id = x.event_id"
-		" LEFT JOIN strings fs ON fs.id = fc.name_id"
-		" WHERE a.kind = 'kernel' AND c.external_id <> 0"
+		"SELECT coalesce(es.text, fs.text), t.tab, sum(t.n), sum(t.ns) FROM"
+		" (SELECT x.event_table AS tab, eo.op_id AS op, fc.name_id AS fn,"
+		"  count(*) AS n, sum(a.end_ns - a.start_ns) AS ns"
+		"  FROM gpu_activity a"
+		"  JOIN gpu_api_calls c ON c.pid = a.pid AND c.correlation_id = a.correlation_id"
+		"  JOIN gpu_external_ids x ON x.pid = c.pid AND x.external_id = c.external_id"
+		"  LEFT JOIN eager_ops eo ON x.event_table = 'eager_ops' AND eo.id = x.event_id"
+		"  LEFT JOIN function_calls fc ON x.event_table = 'function_calls' AND fc.id = x.event_id"
+		"  WHERE a.kind = 'kernel' AND c.external_id <> 0 GROUP BY 1, 2, 3) t"
+		" LEFT JOIN strings es ON es.id = t.op LEFT JOIN strings fs ON fs.id = t.fn"
 		" GROUP BY 1, 2 ORDER BY 4 DESC, 1");
 	if (!s)
 		return -1;
