@@ -11,10 +11,8 @@ evaluation at the end) execute `__inference_forward_N`.
 
 So each Python-side call of `forward` is exactly one graph-function
 execution: the forward function under the tape, the inference function
-otherwise.  The eager part (the loss, the gradient of the loss, which the
-tape computes op by op before calling the backward function, the optimizer
-update) runs op by op: the planted problem is the eager training loop around
-a small tf.function; tape.gradient is its busiest line.
+otherwise.  No planted problem: the sample pins down what agprof must count
+as calls of `forward` (the eager loop around it is too short to matter).
 """
 import numpy as np
 import tensorflow as tf
@@ -45,7 +43,7 @@ def main():
             under_tape += 1
             y = forward(x)
             loss = tf.reduce_mean(tf.square(y - target))
-        gw, gb = tape.gradient(loss, [w, b])  # agprof: eager-hot-loop
+        gw, gb = tape.gradient(loss, [w, b])
         w.assign_sub(0.1 * gw)
         b.assign_sub(0.1 * gb)
     for _ in range(EVALS):

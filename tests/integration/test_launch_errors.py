@@ -2,12 +2,18 @@
 
 - PROGRAM not found: exit 127 and a one-line error (like a shell).
 - PROGRAM not executable: exit 126 and a one-line error.
+- -o naming an existing file: exit 2, the workload does not start, the file
+  is left alone; with --force the workload runs and the file is replaced.
+- no -o: the recording goes to a new agprof-N.agprof in the working
+  directory.
 - -o into an unwritable place (a path below a regular file, unwritable even
   for root; and a read-only directory when not root): agprof must fail
   BEFORE starting the workload: samples/touch_file.py, which creates a file,
   must not have run.
 """
 import os
+import re
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -60,6 +66,31 @@ def main():
         check(not os.path.exists(created),
               "the workload did not start when -o %s is unwritable" % out)
         check(not os.path.exists(out), "no recording created at %s" % out)
+    existing = os.path.join(d, "existing.agprof")
+    with open(existing, "w") as fh:
+        fh.write("not a recording, keep me")
+    created = os.path.join(d, "workload-ran-existing")
+    p = agtest.run_agprof(existing, [agtest.PYTHON, agtest.sample("touch_file.py"), created])
+    check_eq(p.returncode, 2, "exit status when -o names an existing file")
+    check(not os.path.exists(created), "the workload did not start when -o exists")
+    with open(existing) as fh:
+        check_eq(fh.read(), "not a recording, keep me", "existing -o file left untouched")
+    env = dict(os.environ)
+    forced = subprocess.run([agtest.AGPROF, "run", "--force", "-o", existing, "--",
+                             agtest.PYTHON, agtest.sample("touch_file.py"), created],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, timeout=120)
+    check_eq(forced.returncode, 0, "exit status with --force over an existing file")
+    check(os.path.exists(created), "the workload ran with --force")
+    db = agtest.open_recording(existing)
+    agtest.check_recording_header(db)
+
+    cwd = os.path.join(d, "default-output")
+    os.mkdir(cwd)
+    p = subprocess.run([agtest.AGPROF, "run", "--", "/bin/echo", "x"], cwd=cwd,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+    check_eq(p.returncode, 0, "exit status without -o")
+    made = sorted(f for f in os.listdir(cwd) if re.match(r"agprof-\d+\.agprof$", f))
+    check_eq(len(made), 1, "agprof-N.agprof files created in the working directory without -o")
     agtest.finish("launch_errors")
 
 

@@ -8,6 +8,10 @@
    with SIGKILL right after reading the marker.  agprof must exit 137 and
    leave a valid SQLite recording holding the N ops done so far (the loop
    is asleep when killed, so exactly N/4 of each of its four op types).
+3. SIGTERM and SIGINT sent to agprof itself are forwarded to the workload
+   (eager_heavy.py, asleep after its marker): agprof exits 128+N.  Python
+   turns SIGINT into KeyboardInterrupt; uncaught, CPython (>= 3.8) ends by
+   killing itself with SIGINT, so the status is 130 there too.
 """
 import os
 import signal
@@ -96,11 +100,53 @@ def sigkill_case(d):
                  "%s ops recorded before SIGKILL (loop asleep at the kill)" % op)
 
 
+def forward_case(d, sig):
+    """A signal sent to agprof itself is forwarded to the workload."""
+    out = os.path.join(d, "fwd-%d.agprof" % sig)
+    cmd = [agtest.AGPROF, "run", "-o", out, "--", agtest.PYTHON,
+           agtest.sample("eager_heavy.py"), "--ops", str(MARKER_OPS * 50),
+           "--marker", str(MARKER_OPS), "--sleep", "30"]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                         stdin=subprocess.DEVNULL, cwd=agtest.SOURCE_ROOT)
+    line = b""
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and not line.startswith(b"AGPROF-MARKER"):
+        line = p.stdout.readline()
+        if not line:
+            break
+    if not line.startswith(b"AGPROF-MARKER"):
+        p.kill()
+        p.wait()
+        agtest.fail("no AGPROF-MARKER line (signal %d forwarding case)" % sig)
+        return
+    victim = int(line.split()[3])
+    p.send_signal(sig)
+    try:
+        rc = p.wait(timeout=120)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        os.kill(victim, signal.SIGKILL)
+        agtest.fail("agprof did not exit within 120 s after it got signal %d" % sig)
+        return
+    check_eq(rc, 128 + sig, "agprof exit status after signal %d sent to agprof" % sig)
+    if not check(os.path.exists(out), "recording exists after signal %d to agprof" % sig):
+        return
+    db = agtest.open_recording(out)
+    agtest.check_recording_header(db)
+    m = agtest.meta(db)
+    check_eq(m.get("exit_signal"), str(sig), "meta exit_signal (signal %d forwarded)" % sig)
+    counts = op_counts(db, victim)
+    check_eq(counts.get("AddV2", 0), MARKER_OPS // 4,
+             "AddV2 ops recorded before the forwarded signal %d" % sig)
+
+
 def main():
     agtest.need_agprof()
     d = agtest.tmpdir()
     sigterm_case(d)
     sigkill_case(d)
+    forward_case(d, signal.SIGTERM)
+    forward_case(d, signal.SIGINT)
     agtest.finish("signals")
 
 
