@@ -811,6 +811,9 @@ static const char link_sql[] =
 	"  JOIN temp.trace_seq q ON q.pid = l.pid AND q.seq = l.trace_seq JOIN traces t ON t.id = q.trace_id"
 	"  WHERE l.gf_id = graph_functions.id) WHERE function_id IS NULL;"
 	"UPDATE graph_functions SET role = 'branch' WHERE role = 'other' AND parent_id IS NOT NULL;"
+	/* an __inference_ function no trace of this process built was loaded (SavedModel) */
+	"UPDATE graph_functions SET role = 'loaded' WHERE role = 'inference' AND trace_id IS NULL"
+	"  AND function_id IS NULL AND id NOT IN (SELECT gf_id FROM temp.link_trace);"
 	"UPDATE function_calls SET graph_function_id = (SELECT g.id FROM graph_functions g"
 	"  WHERE g.pid = function_calls.pid AND g.name_id = function_calls.name_id);"
 	"UPDATE threads SET role = 'python-main' WHERE role = 'main' AND pid IN"
