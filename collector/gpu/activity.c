@@ -44,6 +44,7 @@ static struct gpu_names kernel_names;
 static struct gpu_decoder *decoder;
 static char api_names_rt[1024][64], api_names_drv[1024][64];
 static char api_name_tmp[64];
+static char api_note[64];        /* what the API filter did, for the final status */
 
 static pthread_mutex_t spare_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint8_t *spare[SPARE_BUFFERS];
@@ -198,6 +199,39 @@ static int driver_installed(void)
 	return 0;
 }
 
+/*
+ * Stop recording chatty query calls (gpu_api_is_chatty()), one callback id
+ * at a time; needs CUPTI 12.x's per-API switches.  Must follow enabling the
+ * RUNTIME and DRIVER kinds, which reset them.  Returns how many were turned off.
+ */
+static int filter_chatty_apis(int driver_api)
+{
+	struct { CUpti_CallbackDomain dom; uint32_t size; __typeof__(cupti.ActivityEnableRuntimeApi) off; } d[] = {
+		{ CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_SIZE, cupti.ActivityEnableRuntimeApi },
+		{ CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_SIZE,
+		  driver_api ? cupti.ActivityEnableDriverApi : NULL },
+	};
+	char clean[64];
+	int n = 0;
+
+	if (env_off("AGPROF_GPU_API_FILTER"))
+		return 0;
+	for (size_t k = 0; k < 2; k++) {
+		if (!d[k].off)
+			continue;
+		for (uint32_t cbid = 1; cbid < d[k].size; cbid++) {
+			const char *name = NULL;
+
+			if (cupti.GetCallbackName(d[k].dom, cbid, &name) != CUPTI_SUCCESS || !name)
+				continue;
+			gpu_api_name_clean(name, clean, sizeof(clean));
+			if (gpu_api_is_chatty(clean) && d[k].off(cbid, 0) == CUPTI_SUCCESS)
+				n++;
+		}
+	}
+	return n;
+}
+
 struct kind_req {
 	CUpti_ActivityKind kind;
 	const char *name;
@@ -220,6 +254,7 @@ static void start(void)
 	char why[PATH_MAX + 128], missing[256] = "";
 	CUptiResult rc;
 	int driver_api = !env_off("AGPROF_GPU_DRIVER_API");
+	int filtered;
 
 	start_attempted = 1;
 	if (cupti_load(&cupti, why, sizeof(why)) < 0) {
@@ -281,11 +316,13 @@ static void start(void)
 		size_t n = strlen(missing);
 		snprintf(missing + n, sizeof(missing) - n, "%s%s", n ? "," : "", kinds[i].name);
 	}
+	filtered = filter_chatty_apis(driver_api);
 	pthread_atfork(NULL, NULL, child_after_fork);
 	__atomic_store_n(&tracing_on, 1, __ATOMIC_RELEASE);
 	snprintf(why, sizeof(why), "CUPTI %u from '%s'%s%s%s", cupti.version, cupti.path,
 		 missing[0] ? ", not available: " : "", missing,
 		 driver_api ? "" : ", driver API not traced (AGPROF_GPU_DRIVER_API=0)");
+	snprintf(api_note, sizeof(api_note), "%d query APIs not traced", filtered);
 	gpu_emit_status(1, why);
 	return;
 
@@ -400,11 +437,11 @@ void gpu_collector_flush(void)
 	pthread_mutex_unlock(&decode_lock);
 	snprintf(detail, sizeof(detail),
 		 "CUPTI %u from '%s': %llu kernels, %llu copies, %llu memsets, %llu syncs, "
-		 "%llu API calls (%llu with an op), CUPTI overhead %.3f ms, %llu records dropped",
+		 "%llu API calls (%llu with an op; %s), CUPTI overhead %.3f ms, %llu records dropped",
 		 cupti.version, cupti.path, (unsigned long long)st.kernels,
 		 (unsigned long long)st.memcpys, (unsigned long long)st.memsets,
 		 (unsigned long long)st.syncs, (unsigned long long)st.api_calls,
-		 (unsigned long long)st.api_with_external, st.overhead_ns / 1e6,
+		 (unsigned long long)st.api_with_external, api_note, st.overhead_ns / 1e6,
 		 (unsigned long long)st.dropped);
 	gpu_emit_status(1, detail);
 }

@@ -88,6 +88,8 @@ static int resolve(struct cupti_api *api, const char *path, char *why, size_t wh
 	RESOLVE(api, ActivityPopExternalCorrelationId, 1);
 	RESOLVE(api, ActivityRegisterTimestampCallback, 0);
 	RESOLVE(api, SetThreadIdType, 0);
+	RESOLVE(api, ActivityEnableRuntimeApi, 0);
+	RESOLVE(api, ActivityEnableDriverApi, 0);
 	if (api->GetVersion(&api->version) != CUPTI_SUCCESS) {
 		snprintf(why, whylen, "cuptiGetVersion failed in '%s'", path);
 		return -1;

@@ -39,6 +39,8 @@ struct cupti_api {
 	/* Optional: NULL when the library predates them. */
 	CUPTI_FN(ActivityRegisterTimestampCallback);
 	CUPTI_FN(SetThreadIdType);
+	CUPTI_FN(ActivityEnableRuntimeApi);
+	CUPTI_FN(ActivityEnableDriverApi);
 };
 
 /*

@@ -329,3 +329,33 @@ size_t gpu_api_name_clean(const char *name, char *out, size_t len)
 	out[keep] = '\0';
 	return keep;
 }
+
+int gpu_api_is_chatty(const char *name)
+{
+	/*
+	 * Queries and context bookkeeping that frameworks call around every op
+	 * (PyTorch asks cudaGetDevice and cudaStreamIsCapturing per op; the
+	 * runtime does cuCtxGetCurrent per call).  They never launch, copy or
+	 * wait, and each traced call costs a record.  Prefixes.
+	 */
+	static const char *const chatty[] = {
+		"cudaGetDevice", "cudaSetDevice", "cudaDeviceGetAttribute",
+		"cudaDeviceGetStreamPriorityRange", "cudaGetLastError", "cudaPeekAtLastError",
+		"cudaGetError", "cudaPointerGetAttributes", "cudaStreamIsCapturing",
+		"cudaStreamGet", "cudaDriverGetVersion", "cudaRuntimeGetVersion",
+		"cudaFuncGetAttributes", "cudaOccupancy", "cudaGetDriverEntryPoint",
+		"cudaThreadExchangeStreamCaptureMode", "cudaGetFuncBySymbol",
+		"cuCtxGet", "cuCtxSetCurrent", "cuCtxPushCurrent", "cuCtxPopCurrent",
+		"cuDeviceGet", "cuDevicePrimaryCtxGetState", "cuDriverGetVersion", "cuGetError",
+		"cuGetProcAddress", "cuGetExportTable", "cuPointerGetAttribute", "cuStreamIsCapturing",
+		"cuStreamGet", "cuFuncGetAttribute", "cuOccupancy", "cuThreadExchangeStreamCaptureMode",
+		"cuModuleGetFunction", "cuKernelGetFunction", "cuLibraryGetKernel",
+	};
+
+	if (!name)
+		return 0;
+	for (size_t i = 0; i < sizeof(chatty) / sizeof(chatty[0]); i++)
+		if (!strncmp(name, chatty[i], strlen(chatty[i])))
+			return 1;
+	return 0;
+}

@@ -131,6 +131,12 @@ const char *gpu_copy_kind_name(unsigned kind);
  * Returns the length written (or that would be, when len is 0).
  */
 size_t gpu_api_name_clean(const char *name, char *out, size_t len);
+/*
+ * Whether a CUDA call (name as gpu_api_name_clean() leaves it) is a query
+ * or bookkeeping call not worth a record: cudaGetDevice, cuCtxGetCurrent...
+ * Launches, copies, memsets, synchronisation and allocation are never chatty.
+ */
+int gpu_api_is_chatty(const char *name);
 /* The external correlation kind the collector pushes; others are ignored. */
 #define GPU_EXTERNAL_KIND_CUSTOM0 3
 

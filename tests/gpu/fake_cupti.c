@@ -73,12 +73,38 @@ EXPORT CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle h) { (void)h; subscri
 
 EXPORT CUptiResult cuptiGetCallbackName(CUpti_CallbackDomain d, uint32_t cbid, const char **name)
 {
-	if (d == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000) {
+	if (d == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000)
 		*name = "cudaLaunchKernel_v7000";
-		return CUPTI_SUCCESS;
-	}
-	return CUPTI_ERROR_INVALID_PARAMETER;
+	else if (d == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020)
+		*name = "cudaGetDevice_v3020";
+	else if (d == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent)
+		*name = "cuCtxGetCurrent";
+	else if (d == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel)
+		*name = "cuLaunchKernel";
+	else
+		return CUPTI_ERROR_INVALID_PARAMETER;
+	return CUPTI_SUCCESS;
 }
+
+/* Per-API switches: which callback ids the client turned off, per domain. */
+static uint8_t api_off[2][1024];
+
+EXPORT CUptiResult cuptiActivityEnableRuntimeApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+	if (cbid < 1024)
+		api_off[0][cbid] = !enable;
+	return CUPTI_SUCCESS;
+}
+
+EXPORT CUptiResult cuptiActivityEnableDriverApi(CUpti_CallbackId cbid, uint8_t enable)
+{
+	if (cbid < 1024)
+		api_off[1][cbid] = !enable;
+	return CUPTI_SUCCESS;
+}
+
+/* For the test: whether the client turned a callback id off (domain 0 runtime, 1 driver). */
+EXPORT int fake_api_off(int domain, uint32_t cbid) { return cbid < 1024 && api_off[domain][cbid]; }
 
 EXPORT CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc req,
 						  CUpti_BuffersCallbackCompleteFunc done)

@@ -285,3 +285,25 @@ Test(decode, api_name_suffix)
 	gpu_api_name_clean("cudaLaunchKernel_v7000", out, 5);
 	cr_assert_str_eq(out, "cuda");
 }
+
+Test(decode, chatty_apis)
+{
+	static const char *const chatty[] = {
+		"cudaGetDevice", "cudaGetDeviceCount", "cudaGetLastError", "cudaStreamIsCapturing",
+		"cudaPointerGetAttributes", "cuCtxGetCurrent", "cuCtxSetCurrent", "cuDeviceGetAttribute",
+		"cuGetProcAddress_v2", "cuPointerGetAttributes", "cuStreamGetCaptureInfo_v2",
+	};
+	static const char *const kept[] = {
+		"cudaLaunchKernel", "cudaMemcpyAsync", "cudaMemcpy", "cudaMemsetAsync",
+		"cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaMalloc", "cudaFree",
+		"cudaEventRecord", "cudaStreamWaitEvent", "cudaGraphLaunch", "cuLaunchKernel",
+		"cuMemcpyHtoDAsync_v2", "cuStreamSynchronize", "cuCtxSynchronize", "cuMemAlloc_v2",
+		"cuEventSynchronize", "cuLaunchKernelEx",
+	};
+
+	for (size_t i = 0; i < sizeof(chatty) / sizeof(chatty[0]); i++)
+		cr_assert(gpu_api_is_chatty(chatty[i]), "%s should not be traced", chatty[i]);
+	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
+		cr_assert_not(gpu_api_is_chatty(kept[i]), "%s must be traced", kept[i]);
+	cr_assert_not(gpu_api_is_chatty(NULL));
+}

@@ -128,8 +128,33 @@ Test(session, launches_are_correlated_to_calls_and_ops)
 		  (unsigned long long)before, (unsigned long long)after);
 	cr_assert_eq(cap.act[0].end_ns - cap.act[0].start_ns, 1000);
 	cr_assert(strstr(cap.status_detail, "5 kernels, 0 copies"), "detail: %s", cap.status_detail);
-	cr_assert(strstr(cap.status_detail, "5 API calls (4 with an op)"), "detail: %s", cap.status_detail);
+	cr_assert(strstr(cap.status_detail, "5 API calls (4 with an op; 2 query APIs not traced)"),
+		  "detail: %s", cap.status_detail);
 	cr_assert(strstr(cap.status_detail, "0 records dropped"), "detail: %s", cap.status_detail);
+}
+
+Test(session, query_apis_are_not_traced)
+{
+	int (*off)(int, uint32_t);
+
+	start_with(NULL);
+	off = (int (*)(int, uint32_t))dlsym(dlopen(getenv("FAKE_CUPTI"), RTLD_NOW | RTLD_NOLOAD), "fake_api_off");
+	cr_assert_not_null(off);
+	cr_assert(off(0, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020));
+	cr_assert(off(1, CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent));
+	cr_assert_not(off(0, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000));
+	cr_assert_not(off(1, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel));
+}
+
+Test(session, query_api_filter_can_be_turned_off)
+{
+	int (*off)(int, uint32_t);
+
+	setenv("AGPROF_GPU_API_FILTER", "0", 1);
+	start_with(NULL);
+	off = (int (*)(int, uint32_t))dlsym(dlopen(getenv("FAKE_CUPTI"), RTLD_NOW | RTLD_NOLOAD), "fake_api_off");
+	cr_assert_not(off(0, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020));
+	cr_assert_not(off(1, CUPTI_DRIVER_TRACE_CBID_cuCtxGetCurrent));
 }
 
 Test(session, many_launches_span_many_buffers)
