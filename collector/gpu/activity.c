@@ -318,6 +318,13 @@ static void start(void)
 	}
 	filtered = filter_chatty_apis(driver_api);
 	pthread_atfork(NULL, NULL, child_after_fork);
+	/*
+	 * Exit handlers run last-registered first: this one runs before the
+	 * ones CUDA and CUPTI registered while initializing, so the final
+	 * flush sees CUPTI and the contexts still alive.  The collector's own
+	 * exit path calls gpu_collector_flush() again; that call does nothing.
+	 */
+	atexit(gpu_collector_flush);
 	__atomic_store_n(&tracing_on, 1, __ATOMIC_RELEASE);
 	snprintf(why, sizeof(why), "CUPTI %u from '%s'%s%s%s", cupti.version, cupti.path,
 		 missing[0] ? ", not available: " : "", missing,
@@ -398,8 +405,12 @@ void gpu_external_pop(void)
 
 void gpu_collector_flush(void)
 {
+	static int flushed;
 	char detail[PATH_MAX + 256];
 	struct gpu_decode_stats st;
+
+	if (__atomic_exchange_n(&flushed, 1, __ATOMIC_ACQ_REL))
+		return;
 
 	if (!start_attempted) {
 		void *cuda;
@@ -431,6 +442,8 @@ void gpu_collector_flush(void)
 	if (!__atomic_load_n(&tracing_on, __ATOMIC_ACQUIRE))
 		return;        /* start() already said why */
 	cupti.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+	/* No CUPTI call from the hooks after this: CUPTI may be torn down next. */
+	__atomic_store_n(&tracing_on, 0, __ATOMIC_RELEASE);
 
 	pthread_mutex_lock(&decode_lock);
 	st = decoder->stats;

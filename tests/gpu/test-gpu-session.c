@@ -131,6 +131,14 @@ Test(session, launches_are_correlated_to_calls_and_ops)
 	cr_assert(strstr(cap.status_detail, "5 API calls (4 with an op; 2 query APIs not traced)"),
 		  "detail: %s", cap.status_detail);
 	cr_assert(strstr(cap.status_detail, "0 records dropped"), "detail: %s", cap.status_detail);
+
+	/* The collector's exit path flushes again after the atexit flush: nothing more. */
+	int calls = cap.status_calls;
+	gpu_collector_flush();
+	cr_assert_eq(cap.status_calls, calls);
+	gpu_external_push(99);
+	cr_assert_eq(ext_depth(), 0, "no CUPTI call after the final flush");
+	gpu_external_pop();
 }
 
 Test(session, query_apis_are_not_traced)
