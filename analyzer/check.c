@@ -306,7 +306,7 @@ static int evaluate(struct check_state *st, const struct model *m, const struct 
 				strbuf_addf(&sb, "eager dispatch takes %.1f%% of the run (limit %g%%): %lld ops", p, c->limit,
 					    (long long)m->session.eager_ops);
 				if (top)
-					strbuf_addf(&sb, "; busiest line dispatches %lld ops", (long long)top->count);
+					strbuf_addf(&sb, "; the busiest line dispatches %lld of them", (long long)top->count);
 				add_violation(c, top ? top->func : NULL, top ? &top->loc : NULL, sb.buf);
 				strbuf_reset(&sb);
 			}
@@ -453,6 +453,7 @@ int check_run(struct recording *rec, int argc, char **argv)
 	struct model m;
 	struct ruleset rs;
 	struct strbuf out = STRBUF_INIT;
+	unsigned parts = 0;
 	int crossed, ret;
 
 	if (parse_args(&st, argc, argv)) {
@@ -462,9 +463,43 @@ int check_run(struct recording *rec, int argc, char **argv)
 	ao.rules_dir = st.rules_dir;
 	ao.sets = st.sets;
 	ao.nsets = st.nsets;
-	if ((ret = analyze(&m, &rs, rec, &ao))) {
-		check_state_release(&st);
-		return ret;
+	/*
+	 * Read only what the thresholds need: the rules need the whole
+	 * analysis, --max-eager-share the eager totals, --max-traces the
+	 * traces (a recording of millions of events is checked in the time
+	 * of a few index lookups).
+	 */
+	for (size_t i = 0; i < st.n; i++) {
+		if (st.checks[i].kind == CK_FORBID || st.checks[i].kind == CK_FAIL_ON)
+			parts |= MODEL_ALL;
+		else if (st.checks[i].kind == CK_EAGER_SHARE)
+			parts |= MODEL_EAGER_TOTALS;
+	}
+	if (parts & MODEL_EVENTS) {
+		if ((ret = analyze(&m, &rs, rec, &ao))) {
+			check_state_release(&st);
+			return ret;
+		}
+	} else {
+		const char *empty = recording_empty_reason(rec);
+
+		ruleset_init(&rs);
+		if (empty) {
+			error("'%s' holds nothing to analyze: %s", rec->path, empty);
+			check_state_release(&st);
+			return 2;
+		}
+		if (model_load_parts(&m, rec, parts)) {
+			check_state_release(&st);
+			return 2;
+		}
+		/* A crossed eager share names the busiest line: count per line then. */
+		for (size_t i = 0; i < st.n; i++)
+			if (st.checks[i].kind == CK_EAGER_SHARE && 100 * m.session.eager_share > st.checks[i].limit &&
+			    model_load_eager_site_counts(&m)) {
+				ret = 2;
+				goto cleanup;
+			}
 	}
 	for (size_t i = 0; i < st.n; i++)
 		if (st.checks[i].kind == CK_FORBID && !ruleset_has(&rs, st.checks[i].rule)) {

@@ -885,7 +885,65 @@ static double now_s(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Session eager totals only. */
+static int load_eager_totals(struct loader *l)
+{
+	struct model *m = l->m;
+	int64_t first;
+
+	if (scan_totals(m->rec->path, "eager_ops", &m->session.eager_ops, &m->session.eager_ns, &first))
+		return -1;
+	if (m->session.eager_ops)
+		first_event(&m->session, first);
+	return 0;
+}
+
+int model_load_eager_site_counts(struct model *m)
+{
+	struct loader l = { .m = m, .db = m->rec->db };
+	sqlite3_stmt *s = NULL;
+	size_t cap = 0;
+	int rc, ret = -1;
+
+	if (m->nsites)
+		return 0;
+	if (load_strings(&l) || load_callsites(&l))
+		goto cleanup;
+	s = db_prepare(l.db, "SELECT callsite_id, count(*) FROM eager_ops GROUP BY callsite_id");
+	if (!s)
+		goto cleanup;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const struct callsite *c = callsite_of(&l, sqlite3_column_int64(s, 0));
+		struct model_eager_site *site;
+
+		if (ARRAY_GROW(m->sites, m->nsites, cap))
+			goto cleanup;
+		site = &m->sites[m->nsites++];
+		if (c) {
+			site->loc.file = c->file;
+			site->loc.line = c->line;
+			site->func = c->func;
+		}
+		site->count = sqlite3_column_int64(s, 1);
+	}
+	if (step_finished(l.db, s, rc))
+		goto cleanup;
+	if (m->nsites > 1)
+		qsort(m->sites, m->nsites, sizeof(*m->sites), cmp_sites);
+	ret = 0;
+cleanup:
+	sqlite3_finalize(s);
+	free(l.strings);
+	free(l.sites);
+	return ret;
+}
+
 int model_load(struct model *m, struct recording *rec)
+{
+	return model_load_parts(m, rec, MODEL_ALL);
+}
+
+int model_load_parts(struct model *m, struct recording *rec, unsigned parts)
 {
 	struct loader l = { 0 };
 	int ret = -1;
@@ -904,11 +962,16 @@ int model_load(struct model *m, struct recording *rec)
 		static const struct {
 			const char *name;
 			int (*fn)(struct loader *);
+			unsigned part; /* 0: always; else read when any of these bits is asked for */
+			unsigned unless; /* skipped when any of these bits is asked for */
 		} steps[] = {
-			{ "strings", load_strings }, { "callsites", load_callsites }, { "session", load_session },
-			{ "functions", load_functions }, { "traces", load_traces },
-			{ "graph_functions", load_graph_functions }, { "function_calls", load_function_calls },
-			{ "eager_ops", load_eager }, { "blackboxes", load_blackboxes },
+			{ "strings", load_strings, 0, 0 }, { "callsites", load_callsites, 0, 0 },
+			{ "session", load_session, 0, 0 }, { "functions", load_functions, 0, 0 },
+			{ "traces", load_traces, 0, 0 }, { "graph_functions", load_graph_functions, 0, 0 },
+			{ "function_calls", load_function_calls, MODEL_EVENTS, 0 },
+			{ "eager_ops", load_eager, MODEL_EVENTS, 0 },
+			{ "eager_totals", load_eager_totals, MODEL_EAGER_TOTALS, MODEL_EVENTS },
+			{ "blackboxes", load_blackboxes, MODEL_EVENTS, 0 },
 		};
 		/* AGPROF_TIMING=1 prints the time of each step (bench/report). */
 		int timing = getenv("AGPROF_TIMING") != NULL;
@@ -916,6 +979,8 @@ int model_load(struct model *m, struct recording *rec)
 		for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
 			double t0 = timing ? now_s() : 0;
 
+			if ((steps[i].part && !(parts & steps[i].part)) || (parts & steps[i].unless))
+				continue;
 			if (steps[i].fn(&l))
 				goto cleanup;
 			if (timing)

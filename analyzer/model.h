@@ -288,6 +288,30 @@ struct model {
  * fine; the caller decides what to say (see model_is_empty()).
  */
 int model_load(struct model *m, struct recording *rec);
+
+/*
+ * What model_load_parts() reads beyond the session, functions and traces
+ * (which it always reads).  MODEL_ALL is model_load().
+ */
+enum model_part {
+	MODEL_EVENTS = 1 << 0,  /* eager ops per op type and line, graph calls, black boxes */
+	/*
+	 * Without MODEL_EVENTS: session eager totals only (no sites, no op
+	 * types).  What `agprof check --max-eager-share` needs.
+	 */
+	MODEL_EAGER_TOTALS = 1 << 1,
+	MODEL_ALL = MODEL_EVENTS | MODEL_EAGER_TOTALS,
+};
+
+/* model_load() reading only parts (enum model_part bits). */
+int model_load_parts(struct model *m, struct recording *rec, unsigned parts);
+
+/*
+ * For a model loaded without MODEL_EVENTS: fill m->sites with the op count
+ * of every source line (from the call-site index; total_ns 0, no op type).
+ * Does nothing when the sites are there.  0 or -1.
+ */
+int model_load_eager_site_counts(struct model *m);
 void model_release(struct model *m);
 
 /*

@@ -114,7 +114,8 @@ struct scan_job {
 	const char *sql;
 	int64_t lo, hi;     /* rowid range [lo, hi] */
 	struct group_table groups;
-	int64_t rows;
+	int totals_only;    /* the SQL returns count and sum; no groups */
+	int64_t rows, total_ns;
 	struct scan_group *last; /* consecutive rows usually share their group */
 	int oom;
 	int rc;
@@ -191,7 +192,10 @@ static void *scan_worker(void *arg)
 	sqlite3_bind_int64(stmt, 1, job->lo);
 	sqlite3_bind_int64(stmt, 2, job->hi);
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-		;
+		if (job->totals_only) {
+			job->rows += sqlite3_column_int64(stmt, 0);
+			job->total_ns += sqlite3_column_int64(stmt, 1);
+		}
 	if (rc != SQLITE_DONE) {
 		snprintf(job->err, sizeof(job->err), "cannot read '%s': %s", job->path,
 			 job->oom ? "out of memory" : sqlite3_errmsg(db));
@@ -341,4 +345,74 @@ void scan_result_release(struct scan_result *r)
 {
 	free(r->groups);
 	memset(r, 0, sizeof(*r));
+}
+
+int scan_totals(const char *path, const char *table, int64_t *rows, int64_t *total_ns, int64_t *first_ns)
+{
+	char sql[256], q[160];
+	sqlite3 *db = NULL;
+	int64_t lo = 0, hi = -1, span;
+	int nthreads, rc = -1;
+	struct scan_job *jobs = NULL;
+	pthread_t *tids = NULL;
+
+	*rows = *total_ns = *first_ns = 0;
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		error("cannot open '%s': %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+		goto cleanup;
+	}
+	snprintf(q, sizeof(q), "SELECT coalesce(min(id), 0) FROM %s", table);
+	if (query_int64(db, q, &lo))
+		goto cleanup;
+	snprintf(q, sizeof(q), "SELECT coalesce(max(id), -1) FROM %s", table);
+	if (query_int64(db, q, &hi))
+		goto cleanup;
+	snprintf(q, sizeof(q), "SELECT coalesce(min(start_ns), 0) FROM %s", table);
+	if (query_int64(db, q, first_ns))
+		goto cleanup;
+	snprintf(sql, sizeof(sql),
+		 "SELECT count(*), coalesce(sum(end_ns - start_ns), 0) FROM %s WHERE id BETWEEN ?1 AND ?2", table);
+	span = hi >= lo ? hi - lo + 1 : 0;
+	nthreads = scan_threads();
+	if (span / SCAN_MIN_ROWS_PER_THREAD + 1 < nthreads)
+		nthreads = (int)(span / SCAN_MIN_ROWS_PER_THREAD + 1);
+	jobs = calloc((size_t)nthreads, sizeof(*jobs));
+	tids = calloc((size_t)nthreads, sizeof(*tids));
+	if (!jobs || !tids) {
+		error("out of memory");
+		goto cleanup;
+	}
+	for (int i = 0; i < nthreads; i++) {
+		jobs[i].path = path;
+		jobs[i].sql = sql;
+		jobs[i].totals_only = 1;
+		jobs[i].lo = lo + span * i / nthreads;
+		jobs[i].hi = lo + span * (i + 1) / nthreads - 1;
+	}
+	for (int i = 1; i < nthreads; i++)
+		if (pthread_create(&tids[i], NULL, scan_worker, &jobs[i]) != 0) {
+			tids[i] = 0;
+			scan_worker(&jobs[i]);
+		}
+	scan_worker(&jobs[0]);
+	for (int i = 1; i < nthreads; i++)
+		if (tids[i])
+			pthread_join(tids[i], NULL);
+	rc = 0;
+	for (int i = 0; i < nthreads; i++) {
+		if (jobs[i].rc) {
+			if (!rc)
+				error("%s", jobs[i].err);
+			rc = -1;
+		}
+		*rows += jobs[i].rows;
+		*total_ns += jobs[i].total_ns;
+	}
+cleanup:
+	for (int i = 0; jobs && i < nthreads; i++)
+		group_table_release(&jobs[i].groups);
+	free(jobs);
+	free(tids);
+	sqlite3_close(db);
+	return rc;
 }

@@ -43,4 +43,12 @@ int scan_table(const char *path, const char *table, const char *k1, const char *
 	       const char *flag, const char *ok, struct scan_result *out);
 void scan_result_release(struct scan_result *r);
 
+/*
+ * Only the row count and summed end_ns - start_ns of table, in the same
+ * parallel rowid chunks: a plain SQL sum, no group.  *first_ns is the
+ * earliest start_ns (through the table's start_ns index), 0 when empty.
+ * 0, or -1 after printing an error.
+ */
+int scan_totals(const char *path, const char *table, int64_t *rows, int64_t *total_ns, int64_t *first_ns);
+
 #endif

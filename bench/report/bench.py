@@ -56,6 +56,7 @@ def main():
         while fh.read(1 << 24):
             pass
     agprof = os.path.abspath(a.agprof)
+    os.environ.setdefault("AGPROF_RULES_DIR", os.path.join(ROOT, "rules"))
     cases = [
         ("report", [agprof, "report", rec], 1.0),
         ("report --format json", [agprof, "report", "--format", "json", rec], 1.0),
