@@ -63,10 +63,13 @@ void strbuf_addch(struct strbuf *sb, int c)
 void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
 {
 	va_list cp;
+	char probe[256];
 	int n;
 
+	if (!fmt)
+		return;
 	va_copy(cp, ap);
-	n = vsnprintf(NULL, 0, fmt, cp);
+	n = vsnprintf(probe, sizeof(probe), fmt, cp);
 	va_end(cp);
 	if (n < 0)
 		return;
