@@ -43,6 +43,10 @@ are NOT one-per-op: "TFE_Py_FastPathExecute_C" misses ops run through the
 slow path or the C API (e.g. the "_EagerConst" copies made by tf.constant),
 "EagerLocalExecute: <op>" is nested in EagerExecute (and absent for remote or
 failed ops), "EagerCopyToDevice"/"EagerKernelExecute" are per input/kernel.
+An EagerExecute nested in a "TFE_Py_FastPathExecute_C" event (same thread,
+time containment) was dispatched by the C fast path, except "_EagerConst",
+which the fast path's argument conversion runs through TFE_Execute directly
+(eager_fast_path_by_type; agprof's eager_ops.slow_path = 0).
 Ops executed inside graph functions appear as "<node>:<OpType>" events on the
 tf_Compute lines and are not eager ops.
 
@@ -53,6 +57,7 @@ ops whose start_ns lies in the same window.
 """
 
 import atexit
+import bisect
 import collections
 import glob
 import inspect
@@ -77,6 +82,7 @@ _state = {
     "eager_func_calls": None,
     "eager_func_calls_by_name": None,
     "eager_window_ns": None,
+    "eager_fast_path_by_type": None,
     "extra": {},
 }
 
@@ -130,7 +136,8 @@ def _where(f):
 
 
 def parse_xspace(path):
-    """Return (eager ops by type, graph-function calls by name) from an XSpace."""
+    """Return (eager ops by type, graph-function calls by name, eager ops
+    dispatched by the C fast path by type) from an XSpace file."""
     try:
         from tensorflow.tsl.profiler.protobuf import xplane_pb2
     except ImportError:  # older layouts
@@ -140,15 +147,20 @@ def parse_xspace(path):
         space.ParseFromString(fh.read())
     ops = collections.Counter()
     funcs = collections.Counter()
+    fast = collections.Counter()
     for plane in space.planes:
         if not plane.name.startswith("/host:"):
             continue
         md = plane.event_metadata
         sm = plane.stat_metadata
         execute_ids = {k for k, v in md.items() if v.name == "EagerExecute"}
+        fastpath_ids = {k for k, v in md.items() if v.name == "TFE_Py_FastPathExecute_C"}
         if not execute_ids:
             continue
         for line in plane.lines:
+            spans = sorted((ev.offset_ps, ev.offset_ps + ev.duration_ps)
+                           for ev in line.events if ev.metadata_id in fastpath_ids)
+            starts = [a for a, _ in spans]
             for ev in line.events:
                 if ev.metadata_id not in execute_ids:
                     continue
@@ -166,8 +178,19 @@ def parse_xspace(path):
                         is_func = int(getattr(st, kind))
                 if op is None:
                     op = "?"
-                (funcs if is_func else ops)[op] += 1
-    return ops, funcs
+                if is_func:
+                    funcs[op] += 1
+                    continue
+                ops[op] += 1
+                # Inside a TFE_Py_FastPathExecute_C span: the op the fast path
+                # was asked for.  The exception is _EagerConst: the fast path
+                # converting a Python value argument to a tensor
+                # (ConvertToEagerTensor) calls TFE_Execute directly for it.
+                i = bisect.bisect_right(starts, ev.offset_ps) - 1
+                if (op != "_EagerConst" and i >= 0
+                        and ev.offset_ps + ev.duration_ps <= spans[i][1]):
+                    fast[op] += 1
+    return ops, funcs, fast
 
 
 class eager_window:
@@ -203,7 +226,7 @@ class eager_window:
                               recursive=True)
             if len(files) != 1:
                 raise RuntimeError("oracle: expected one xplane.pb, found %r" % files)
-            ops, funcs = parse_xspace(files[0])
+            ops, funcs, fast = parse_xspace(files[0])
         finally:
             shutil.rmtree(self._dir, ignore_errors=True)
         self.eager_ops = sum(ops.values())
@@ -215,6 +238,7 @@ class eager_window:
             _state["eager_func_calls"] = sum(funcs.values())
             _state["eager_func_calls_by_name"] = dict(sorted(funcs.items()))
             _state["eager_window_ns"] = self.window_ns
+            _state["eager_fast_path_by_type"] = dict(sorted(fast.items()))
         return False
 
 

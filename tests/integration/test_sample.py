@@ -34,7 +34,9 @@ What is compared, and why it must be equal:
 - Eager ops.  The profiler's EagerExecute events with is_func=0 in the window
   (one per TFE_Execute of a primitive op, see samples/oracle.py) == the
   recorded eager_ops rows of the main process with start_ns in the window,
-  in total and per op type.
+  in total and per op type; those dispatched by TFE_Py_FastPathExecute_C
+  (the profiler's EagerExecute nested in its TFE_Py_FastPathExecute_C event,
+  _EagerConst excepted) == the recorded ops with slow_path = 0, per type.
 
 - Call sites.  A retrace is attributed to the user line that called the
   function: for the retracing samples, every trace after the first has its
@@ -131,6 +133,13 @@ def compare_window(db, oracle, pid):
         "SELECT s.text, count(*) FROM eager_ops e JOIN strings s ON s.id = e.op_id "
         "WHERE e.pid = ? AND e.start_ns BETWEEN ? AND ? GROUP BY s.text", (pid, t0, t1))}
     check_eq(by_type, oracle["eager_ops_by_type"], "eager ops by type in the window")
+    fast = {r[0]: r[1] for r in db.execute(
+        "SELECT s.text, count(*) FROM eager_ops e JOIN strings s ON s.id = e.op_id "
+        "WHERE e.pid = ? AND e.slow_path = 0 AND e.start_ns BETWEEN ? AND ? GROUP BY s.text",
+        (pid, t0, t1))}
+    if oracle.get("eager_fast_path_by_type") is not None:
+        check_eq(fast, oracle["eager_fast_path_by_type"],
+                 "eager ops with slow_path = 0 (C fast path) by type in the window")
     # The only op of the samples that fails is the tf.data iterator's
     # IteratorGetNext at the end of the data set (OutOfRange ends a Python
     # `for` over a Dataset): one per exhausted iterator.
