@@ -14,6 +14,7 @@
 struct model;
 struct ruleset;
 struct source_loc;
+struct gpu_model;
 
 enum report_section {
 	SEC_SUMMARY = 1 << 0,   /* the run and the top findings */
@@ -31,12 +32,17 @@ struct report_opts {
 	int color;              /* ANSI colours */
 	int top;                /* rows per table in the default report (0: all) */
 	const char *recording;  /* path shown in the header and JSON */
+	const struct gpu_model *gpu; /* the GPU part (analyzer/gpu.h), or NULL */
 };
 
 void report_text(struct strbuf *out, const struct model *m, const struct report_opts *o);
 void report_json(struct strbuf *out, const struct model *m, const struct report_opts *o);
 void report_csv(struct strbuf *out, const struct model *m, const struct report_opts *o);
 void report_sarif(struct strbuf *out, const struct model *m, const struct ruleset *rs);
+
+/* The GPU section (report_gpu.c); g may be NULL. */
+void report_gpu_text(struct strbuf *out, const struct model *m, const struct gpu_model *g, int top, int color);
+void report_gpu_json(struct strbuf *out, const struct gpu_model *g);
 
 /* Helpers shared with check's printers. */
 

@@ -269,7 +269,10 @@ void report_json(struct strbuf *out, const struct model *m, const struct report_
 		jkv_int(out, &f2, "total_ns", b->total_ns);
 		strbuf_addch(out, '}');
 	}
-	strbuf_addstr(out, "]}\n");
+	strbuf_addstr(out, "]");
+	jkey(out, &first, "gpu");
+	report_gpu_json(out, o->gpu);
+	strbuf_addstr(out, "}\n");
 }
 
 /* CSV (RFC 4180): quote every text field. */

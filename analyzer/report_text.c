@@ -1,6 +1,7 @@
 /* report_text.c - the human report; see report.h. */
 #include "report.h"
 #include "model.h"
+#include "gpu.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -17,6 +18,11 @@ struct text {
 	const struct model *m;
 	const struct report_opts *o;
 };
+
+static int gpu_has_data(const struct gpu_model *g)
+{
+	return g->has_data;
+}
 
 static const char *col(const struct text *t, const char *code)
 {
@@ -310,4 +316,7 @@ void report_text(struct strbuf *out, const struct model *m, const struct report_
 		blackbox(&t);
 	if (sec & SEC_FUNCTIONS)
 		functions(&t);
+	/* The default report shows the GPU only when there is something to show. */
+	if ((o->sections & SEC_GPU) || (!o->sections && o->gpu && gpu_has_data(o->gpu)))
+		report_gpu_text(out, m, o->gpu, o->top, o->color);
 }

@@ -1,6 +1,7 @@
 /* report.c - `agprof report`: analyze a recording and print what to change. */
 #include "builtin.h"
 #include "analyze.h"
+#include "gpu.h"
 #include "recording.h"
 #include "report.h"
 #include "strbuf.h"
@@ -23,6 +24,7 @@ static const char *const report_usage =
 	"   --ops         eager dispatch per op type\n"
 	"   --blackbox    py_function / numpy_function nodes and their runs\n"
 	"   --functions   traced functions: traces, calls, time tracing and executing\n"
+	"   --gpu         GPU kernels, copies, utilisation, idle gaps, synchronous calls\n"
 	"options:\n"
 	"   --format FMT  text (default), json (docs/report-json.md), csv, sarif (SARIF 2.1.0)\n"
 	"   --rules DIR   also load the rule files of DIR (docs/rules.md)\n"
@@ -142,7 +144,8 @@ int cmd_report(int argc, char **argv)
 	struct model m;
 	struct ruleset rs;
 	struct strbuf out = STRBUF_INIT;
-	int ret;
+	struct gpu_model gpu;
+	int ret, have_gpu = 0;
 
 	if (parse(&c, argc, argv)) {
 		free(c.sets);
@@ -158,6 +161,17 @@ int cmd_report(int argc, char **argv)
 		recording_close(&rec);
 		free(c.sets);
 		return ret;
+	}
+	if (c.format == RF_JSON || (c.format == RF_TEXT && (!c.opts.sections || (c.opts.sections & SEC_GPU)))) {
+		if (gpu_model_load(&gpu, &rec, NULL)) {
+			model_release(&m);
+			ruleset_release(&rs);
+			recording_close(&rec);
+			free(c.sets);
+			return EXIT_USAGE;
+		}
+		have_gpu = 1;
+		c.opts.gpu = &gpu;
 	}
 	c.opts.recording = c.path;
 	c.opts.color = c.color >= 0 ? c.color : want_color(1);
@@ -179,6 +193,8 @@ int cmd_report(int argc, char **argv)
 	if (out.len && fwrite(out.buf, 1, out.len, stdout) != out.len)
 		ret = EXIT_INTERNAL;
 	strbuf_release(&out);
+	if (have_gpu)
+		gpu_model_release(&gpu);
 	model_release(&m);
 	ruleset_release(&rs);
 	recording_close(&rec);

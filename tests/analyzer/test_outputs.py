@@ -167,6 +167,31 @@ def test_report_formats(rec, shape_line):
     check_exit(["export", "--format", "pprof", rec], 2, "export --format pprof")
 
 
+def test_gpu_section(rec):
+    """--gpu prints the GPU part; kernels added to a copy of the recording show in text and JSON."""
+    rc, out, _ = check_exit(["report", "--gpu", rec], 0, "report --gpu without GPU data")
+    check("GPU" in out and "no GPU activity" in out, "--gpu says there is no GPU data: %r" % out)
+    d = tempfile.mkdtemp(prefix="agprof-gpu-")
+    p = os.path.join(d, "gpu.agprof")
+    shutil.copy(rec, p)
+    db = sqlite3.connect(p)
+    pid = db.execute("SELECT pid FROM processes LIMIT 1").fetchone()[0]
+    t0 = db.execute("SELECT min(start_ns) FROM function_calls").fetchone()[0]
+    db.execute("INSERT INTO strings(text) VALUES ('volta_sgemm_128x64_nn')")
+    kid = db.execute("SELECT id FROM strings WHERE text = 'volta_sgemm_128x64_nn'").fetchone()[0]
+    for i in range(50):
+        db.execute("INSERT INTO gpu_activity(pid, kind, name_id, device, context, stream, start_ns, end_ns)"
+                   " VALUES (?, 'kernel', ?, 0, 1, 7, ?, ?)", (pid, kid, t0 + i * 100000, t0 + i * 100000 + 20000))
+    db.execute("INSERT OR REPLACE INTO meta VALUES ('gpu_status', 'on')")
+    db.commit()
+    db.close()
+    rc, out, _ = check_exit(["report", "--gpu", p], 0, "report --gpu with kernels")
+    check("volta_sgemm_128x64_nn" in out and "50 kernels" in out, "--gpu lists the kernels: %r" % out[:500])
+    rep = agcheck.report_json(p)
+    g = rep.get("gpu") or {}
+    check(g.get("has_data") is True and g.get("kernels") == 50, "JSON gpu object: %s" % str(g)[:200])
+
+
 def test_user_rules(rec):
     d = tempfile.mkdtemp(prefix="agprof-rules-")
     with open(os.path.join(d, "a-good.rule"), "w") as fh:
@@ -265,6 +290,7 @@ def main():
         schema_sql = fh.read()
     test_check(rec, shape_line)
     test_report_formats(rec, shape_line)
+    test_gpu_section(rec)
     test_user_rules(rec)
     test_bad_recordings(rec, schema_sql)
     agcheck.finish("outputs")
