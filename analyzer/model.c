@@ -1114,10 +1114,11 @@ static int cmp_findings(const void *a, const void *b)
 	const struct finding *x = a, *y = b;
 	int c;
 
-	if (x->severity != y->severity)
-		return x->severity < y->severity ? 1 : -1;
+	/* Ranked by the time they cost; severity breaks ties (an error with no cost is still first among those). */
 	if (x->cost_ns != y->cost_ns)
 		return x->cost_ns < y->cost_ns ? 1 : -1;
+	if (x->severity != y->severity)
+		return x->severity < y->severity ? 1 : -1;
 	if ((c = strcmp(x->rule, y->rule)))
 		return c;
 	return strcmp(x->function ? x->function : "", y->function ? y->function : "");

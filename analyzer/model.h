@@ -276,7 +276,7 @@ struct model {
 	size_t nsites;
 	struct model_blackbox *blackboxes; /* sorted by total_ns, largest first */
 	size_t nblackboxes;
-	struct finding *findings;         /* after rules_run(): sorted by severity, then cost_ns */
+	struct finding *findings;         /* after rules_run(): by cost_ns, largest first, then severity */
 	size_t nfindings;
 	struct model_source_list *sources;
 	struct model_pool *pool;
@@ -353,7 +353,7 @@ struct finding *model_add_finding(struct model *m, const struct finding *f);
  */
 int gpu_metrics_register(struct model *m);
 
-/* Sort findings: errors first, then warnings, then info; by cost_ns within. */
+/* Sort findings by cost_ns, largest first; on equal cost, the more severe first. */
 void model_sort_findings(struct model *m);
 
 #endif

@@ -116,7 +116,7 @@ static void summary(struct text *t)
 	if (s->tf_version)
 		strbuf_addf(t->out, ", TensorFlow %s", s->tf_version);
 	if (s->python_version)
-		strbuf_addf(t->out, ", Python %s", s->python_version);
+		strbuf_addf(t->out, ", Python %.*s", (int)strcspn(s->python_version, " "), s->python_version);
 	strbuf_addch(t->out, '\n');
 	strbuf_addf(t->out, "  %zu function%s traced %lld times (%zu retraces, %s tracing, %.1f%%)\n",
 		    m->nfunctions, m->nfunctions == 1 ? "" : "s", (long long)s->traces, retraces,
@@ -156,7 +156,7 @@ static void findings(struct text *t, int with_examples)
 		strbuf_addstr(t->out, "\nNo findings: no rule fired.\n");
 		return;
 	}
-	strbuf_addf(t->out, "\n%sFindings (%zu), most severe and costly first%s\n", col(t, C_BOLD), n,
+	strbuf_addf(t->out, "\n%sFindings (%zu), ranked by the time they cost%s\n", col(t, C_BOLD), n,
 		    col(t, C_RESET));
 	for (size_t i = 0; i < limit(t, n); i++) {
 		const struct finding *f = &m->findings[i];

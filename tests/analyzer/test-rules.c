@@ -222,10 +222,13 @@ Test(rules, registered_sources_and_sorting)
 						      "message: busy {busy:pct}\n"), 0);
 	cr_assert_eq(ruleset_load_text(&rs, "d.rule", "id: d\nseverity: error\nselect: custom\nwhen: busy < 50%\n"
 						      "message: idle\n"), 0);
-	cr_assert_eq(rules_run(&rs, &m), 2);
-	cr_assert_str_eq(m.findings[0].rule, "d", "errors sort first");
-	cr_assert_str_eq(m.findings[1].message, "busy 90.0%");
-	cr_assert_eq(m.findings[1].cost_ns, 6);
+	cr_assert_eq(ruleset_load_text(&rs, "e.rule", "id: e\nseverity: warning\nselect: custom\nwhen: busy < 50%\n"
+						      "message: idle too\n"), 0);
+	cr_assert_eq(rules_run(&rs, &m), 3);
+	cr_assert_str_eq(m.findings[0].message, "busy 90.0%", "the costliest first");
+	cr_assert_eq(m.findings[0].cost_ns, 6);
+	cr_assert_str_eq(m.findings[1].rule, "d", "on equal cost, the error before the warning");
+	cr_assert_str_eq(m.findings[2].rule, "e");
 	ruleset_release(&rs);
 }
 
