@@ -122,7 +122,7 @@ if [ -x "$SK" ] && "$SK" 10 2 > "$OUTDIR/small_kernels-plain.txt" 2>&1; then
 	}
 	plain=$(best "$SK" "$BENCH_KERNELS" 0)
 	under=$(best "$AGPROF" run -q -f -o "$OUTDIR/bench.agprof" -- "$SK" "$BENCH_KERNELS" 0)
-	nodrv=$(AGPROF_GPU_DRIVER_API=0 best "$AGPROF" run -q -f -o "$OUTDIR/bench.agprof" -- "$SK" "$BENCH_KERNELS" 0)
+	nodrv=$(best env AGPROF_GPU_DRIVER_API=0 "$AGPROF" run -q -f -o "$OUTDIR/bench.agprof" -- "$SK" "$BENCH_KERNELS" 0)
 	ratio=$(echo "$plain $under" | awk '{printf "%.3f", $2 / $1}')
 	ratio_nodrv=$(echo "$plain $nodrv" | awk '{printf "%.3f", $2 / $1}')
 	say "overhead: $BENCH_KERNELS kernels: plain ${plain}s, agprof ${under}s, ratio $ratio (driver API off: $ratio_nodrv)"
