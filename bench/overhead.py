@@ -5,8 +5,9 @@ Runs samples/eager_heavy.py bare and under `agprof run`, alternating, ROUNDS
 times each, in this one invocation (so both see the same machine load), and
 prints:
   - the median ratio of the hot loop's time (under agprof / bare), from each
-    pair of neighbouring runs: the loop time is what the sample itself prints
-    for its eager loop, so Python and TensorFlow start-up do not dilute it;
+    pair of neighbouring runs: the loop is the sample's own `step` (4 eager
+    ops), timed by bench/eager_loop.py in CPU time of the calling thread, so
+    that neither TensorFlow's start-up nor other processes dilute it;
   - the collector's cost per recorded event in nanoseconds:
     (loop time under agprof - bare loop time) / events recorded in the loop;
   - the whole-run wall-time ratio, start-up and the recording's finish included.
@@ -33,10 +34,10 @@ def run(cmd, env=None):
     wall = time.perf_counter() - t0
     if out.returncode != 0:
         sys.exit("bench: %s failed (%d): %s" % (cmd[0], out.returncode, out.stderr[-2000:]))
-    m = re.search(r"(\d+) eager ops in ([0-9.]+) s", out.stdout)
+    m = re.search(r"loop cpu ([0-9.]+) wall ([0-9.]+) ops (\d+)", out.stdout)
     if not m:
-        sys.exit("bench: no loop timing in the sample's output")
-    return float(m.group(2)), wall
+        sys.exit("bench: no loop timing in the output")
+    return float(m.group(1)), wall
 
 
 def main():
@@ -46,7 +47,7 @@ def main():
     ap.add_argument("--python", default=os.path.join(ROOT, ".venv", "bin", "python"))
     ap.add_argument("--agprof", default=os.path.join(ROOT, "build", "cmd", "agprof", "agprof"))
     args = ap.parse_args()
-    sample = [args.python, os.path.join(ROOT, "samples", "eager_heavy.py"), "--ops", str(args.ops)]
+    sample = [args.python, os.path.join(ROOT, "bench", "eager_loop.py"), str(args.ops)]
     tmp = tempfile.mkdtemp(prefix="agprof-bench-")
     ratios, wall_ratios, costs = [], [], []
     for r in range(args.rounds):
@@ -55,11 +56,15 @@ def main():
         loop, wall = run([args.agprof, "run", "-q", "-f", "-o", out, "--"] + sample)
         with sqlite3.connect(out) as db:
             events = db.execute("SELECT count(*) FROM eager_ops").fetchone()[0]
+            dropped = int(db.execute("SELECT value FROM meta WHERE key = 'dropped_events'").fetchone()[0])
+        if dropped:
+            print("round %d: %d events dropped" % (r + 1, dropped))
         ratios.append(loop / bare_loop)
         wall_ratios.append(wall / bare_wall)
         costs.append((loop - bare_loop) * 1e9 / max(1, events))
         print("round %d: bare loop %.3f s, under agprof %.3f s (ratio %.3f), %d events, %.0f ns/event; wall %.2f s vs %.2f s"
               % (r + 1, bare_loop, loop, loop / bare_loop, events, costs[-1], bare_wall, wall))
+    print("%d rounds of %d eager ops" % (args.rounds, args.ops))
     print("median hot-loop slowdown ratio: %.3f (target <= 1.05)" % statistics.median(ratios))
     print("median collector cost per event: %.0f ns (target <= 200 ns)" % statistics.median(costs))
     print("median whole-run wall-time ratio: %.3f (TensorFlow start-up and the recording's finish included)"

@@ -62,6 +62,8 @@ def main():
         ("report --format json", [agprof, "report", "--format", "json", rec], 1.0),
         ("check --max-traces 5 --max-eager-share 50", [agprof, "check", rec, "--max-traces", "5",
                                                        "--max-eager-share", "50"], 0.5),
+        # --fail-on runs the rules, hence the whole analysis (as `report` does).
+        ("check --fail-on error", [agprof, "check", rec, "--fail-on", "error"], 0.5),
     ]
     print("recording: %s, %d events, %.0f MiB, %d CPUs" % (rec, a.events, os.path.getsize(rec) / 2**20,
                                                            os.cpu_count()))
