@@ -46,6 +46,7 @@ What is compared, and why it must be equal:
 plus sample-specific facts (variables created, jit_compile, black boxes...).
 """
 import collections
+import json
 import os
 import re
 import sys
@@ -118,6 +119,16 @@ def compare_functions(db, oracle, pid, sample_name):
                      "object_trace_no sequence of %r object %#x" % (name, obj))
         check_eq(calls_of(db, ids), want["calls"],
                  "graph-function calls (inference/forward/loaded) of %r" % name)
+        if ids and want_file and want_file.startswith(agtest.SAMPLES):
+            sites = {r[0] for r in db.execute(
+                "SELECT coalesce(f.text, '<no call site>') FROM function_calls c "
+                "JOIN graph_functions g ON g.id = c.graph_function_id "
+                "LEFT JOIN callsites cs ON cs.id = c.callsite_id "
+                "LEFT JOIN strings f ON f.id = cs.file_id WHERE g.function_id IN (%s)"
+                % ",".join(map(str, ids)))}
+            check(all(agtest.same_file(x, want_file) for x in sites),
+                  "call sites of %r's calls (the sample calls it)" % name,
+                  sorted(sites), [want_file])
     return per_fn
 
 
@@ -297,6 +308,24 @@ def extra_py_function_step(db, oracle, pid, per_fn):
     check_eq(execs.get("PyFunc", 0) + execs.get("PyFuncStateless", 0),
              oracle["extra"]["numpy_function_execs"],
              "blackbox_execs of PyFunc (jitter calls in tf.data)")
+    roles = {r[0] for r in db.execute(
+        "SELECT coalesce(t.role, 'no threads row') FROM blackbox_execs b "
+        "JOIN strings s ON s.id = b.op_type_id LEFT JOIN threads t "
+        "ON t.pid = b.pid AND t.tid = b.tid WHERE b.pid = ? AND s.text = 'PyFunc'", (pid,))}
+    check_eq(roles, {"tf-data"}, "thread role of the threads running the tf.data map's PyFunc")
+
+
+def extra_eager_heavy(db, oracle, pid, per_fn):
+    roles = {r[0]: r[1] for r in db.execute(
+        "SELECT t.role, count(*) FROM eager_ops e LEFT JOIN threads t "
+        "ON t.pid = e.pid AND t.tid = e.tid WHERE e.pid = ? GROUP BY t.role", (pid,))}
+    check_eq(roles, {"python-main": oracle["eager_ops"]},
+             "eager ops by thread role (all on the main Python thread)")
+    funcs = {r[0]: r[1] for r in db.execute(
+        "SELECT f.text, count(*) FROM eager_ops e JOIN callsites c ON c.id = e.callsite_id "
+        "JOIN strings f ON f.id = c.func_id WHERE e.pid = ? GROUP BY f.text", (pid,))}
+    check_eq(funcs.get("step", 0), oracle["extra"]["planned_eager_ops"],
+             "eager ops whose call site is in function step")
 
 
 def extra_keras_fit(db, oracle, pid, per_fn):
@@ -337,6 +366,7 @@ EXTRA = {
     "serving_module.py": extra_serving_module,
     "py_function_step.py": extra_py_function_step,
     "keras_fit.py": extra_keras_fit,
+    "eager_heavy.py": extra_eager_heavy,
     "tape_forward.py": extra_tape_forward,
     "list_append.py": extra_list_append,
 }
@@ -359,6 +389,26 @@ def main():
     check_eq(row["tf_status"], "hooked", "processes.tf_status of the sample")
     check_eq(row["exit_status"], 0, "processes.exit_status of the sample")
     check_eq(row["dropped_events"], 0, "processes.dropped_events of the sample")
+
+    check_eq(json.loads(m.get("argv", "null")), [agtest.PYTHON, agtest.sample(sample_name)]
+             + sys.argv[2:], "meta argv")
+    check(agtest.same_file(m.get("cwd"), agtest.SOURCE_ROOT), "meta cwd", m.get("cwd"),
+          agtest.SOURCE_ROOT)
+    start, end = int(m.get("start_ns", 0)), int(m.get("end_ns", 0))
+    for table in ("eager_ops", "function_calls", "traces", "blackbox_execs"):
+        lo, hi = db.execute("SELECT min(start_ns), max(end_ns) FROM %s WHERE pid = ?" % table,
+                            (pid,)).fetchone()
+        if lo is not None:
+            check(start <= lo and hi <= end and row["start_ns"] <= lo and hi <= row["end_ns"],
+                  "%s times inside the session and the process" % table,
+                  [lo, hi], "within meta [%d, %d] and process [%d, %d]"
+                  % (start, end, row["start_ns"], row["end_ns"]))
+    bad = q1(db, "SELECT count(*) FROM eager_ops WHERE end_ns < start_ns") + \
+        q1(db, "SELECT count(*) FROM function_calls WHERE end_ns < start_ns") + \
+        q1(db, "SELECT count(*) FROM traces WHERE end_ns < start_ns")
+    check_eq(bad, 0, "events ending before they start")
+    failed_calls = q1(db, "SELECT count(*) FROM function_calls WHERE pid = ? AND ok = 0", pid)
+    check_eq(failed_calls, 0, "graph-function calls with ok = 0")
 
     per_fn = compare_functions(db, oracle, pid, sample_name)
     compare_window(db, oracle, pid)
