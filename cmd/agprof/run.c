@@ -4,7 +4,9 @@
  * and exit with the program's own status.
  */
 #include "builtin.h"
+#include "check.h"
 #include "config.h"
+#include "recording.h"
 #include "run_writer.h"
 #include "util.h"
 
@@ -34,6 +36,11 @@ static const char *const run_usage =
 	"                      agprof-N.agprof in the working directory)\n"
 	"  -f, --force         overwrite FILE if it exists\n"
 	"  -q, --quiet         do not print the summary line on stderr\n"
+	"  --check [THRESHOLDS]\n"
+	"                      after the run, check the recording as 'agprof check'\n"
+	"                      does, with the threshold options below; the exit\n"
+	"                      status is the program's own when it failed, else\n"
+	"                      the check's (0 all hold, 1 one crossed)\n"
 	"  -h, --help          show this help\n"
 	"\n"
 	"exit status: PROGRAM's own status; 128+N when it was killed by signal N;\n"
@@ -49,6 +56,9 @@ struct run_state {
 	char **argv;             /* PROGRAM ARGS... */
 	char *program_path;
 	char *collector;
+	int check;               /* --check: thresholds follow in check_argv */
+	char **check_argv;
+	int check_argc;
 	char shm_dir[PATH_MAX];
 	char output_path[PATH_MAX];
 	pid_t child;
@@ -242,10 +252,34 @@ static pid_t start_program(struct run_state *rs)
 	return pid;
 }
 
+/* Threshold options of `agprof check` (analyzer/check.h) that take a value. */
+static int is_check_option(const char *a, int *has_value)
+{
+	static const char *const with_value[] = { "--max-traces", "--max-eager-share", "--forbid", "--fail-on",
+						  "--format", "--rules", "--set", NULL };
+
+	for (int i = 0; with_value[i]; i++) {
+		size_t n = strlen(with_value[i]);
+
+		if (!strcmp(a, with_value[i])) {
+			*has_value = 1;
+			return 1;
+		}
+		if (!strncmp(a, with_value[i], n) && a[n] == '=') {
+			*has_value = 0;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static int parse_options(struct run_state *rs, int argc, char **argv)
 {
-	int i;
+	int i, has_value;
 
+	rs->check_argv = calloc((size_t)argc + 1, sizeof(*rs->check_argv));
+	if (!rs->check_argv)
+		return error("out of memory");
 	for (i = 1; i < argc; i++) {
 		const char *a = argv[i];
 
@@ -268,6 +302,17 @@ static int parse_options(struct run_state *rs, int argc, char **argv)
 			rs->force = 1;
 		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
 			rs->quiet = 1;
+		} else if (!strcmp(a, "--check")) {
+			rs->check = 1;
+		} else if (is_check_option(a, &has_value)) {
+			if (!rs->check)
+				return error("option '%s' needs --check before it", a);
+			rs->check_argv[rs->check_argc++] = argv[i];
+			if (has_value) {
+				if (++i >= argc)
+					return error("option '%s' needs a value", a);
+				rs->check_argv[rs->check_argc++] = argv[i];
+			}
 		} else {
 			return error("unknown option '%s'; see 'agprof run --help'", a);
 		}
@@ -358,6 +403,19 @@ int cmd_run(int argc, char **argv)
 			fprintf(stderr, "agprof: warning: %llu events were dropped (buffers full)\n",
 				(unsigned long long)totals.dropped);
 	}
+	if (rs.check && sess.exit_status == 0) {
+		struct recording rec;
+
+		/* The program succeeded: the check decides. */
+		fflush(stderr);
+		if (recording_open(&rec, rs.output_path) != 0) {
+			sess.exit_status = EXIT_USAGE;
+		} else {
+			sess.exit_status = check_run(&rec, rs.check_argc, rs.check_argv);
+			recording_close(&rec);
+		}
+	}
+	free(rs.check_argv);
 	free(rs.program_path);
 	free(rs.collector);
 	return sess.exit_status;

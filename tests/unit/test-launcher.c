@@ -221,3 +221,25 @@ Test(launcher, exec_and_fork_children_are_recorded_with_clean_environment)
 {
 	assert_clean_environment("/bin/sh -c '/usr/bin/env; true'", 2);
 }
+
+Test(launcher, check_workload_failure_takes_precedence)
+{
+	char out[256];
+	char *args[] = { "agprof", "run", "-q", "-o", out, "--check", "--max-traces", "1", "--",
+			 "/bin/sh", "-c", "exit 5", NULL };
+
+	snprintf(out, sizeof(out), "%s/g.agprof", dir);
+	cr_assert_eq(run_agprof(args, NULL), 5);
+}
+
+Test(launcher, threshold_without_check_is_a_usage_error)
+{
+	char out[256], err[256];
+	char *args[] = { "agprof", "run", "-o", out, "--max-traces", "1", "--", "/bin/true", NULL };
+
+	snprintf(out, sizeof(out), "%s/h.agprof", dir);
+	snprintf(err, sizeof(err), "%s/err", dir);
+	cr_assert_eq(run_agprof(args, err), 2);
+	cr_assert(strstr(slurp(err), "--check"));
+	cr_assert_neq(access(out, F_OK), 0);
+}
