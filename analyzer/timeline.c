@@ -6,6 +6,7 @@
 #include "util.h"
 
 #include <inttypes.h>
+#include <stdarg.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define DEFAULT_NBINS (1u << 17)
+#define DEFAULT_NBINS (1u << 18)
 #define SCAN_CHUNK_ROWS (1 << 18)
 #define MAX_SCAN_THREADS 8
 
@@ -68,19 +69,26 @@ static const struct kind_sql {
 		      "kind IN ('memcpy', 'memset') AND name_id" },
 };
 
-/* The tables scanned at open; GPU kernels and copies come from one scan. */
+/*
+ * The tables the scan reads, and only the columns the bins need: id, pid,
+ * tid (stream), start_ns, end_ns, device, copy.  Every column costs time on
+ * ten million rows; the rest of a long event is read by id when one is met.
+ * GPU kernels and copies come from one scan.
+ */
 static const struct scan_table {
 	const char *table;
 	enum tl_kind kind;
 	const char *select;
 } scan_tables[] = {
-	{ "traces", TL_TRACE, NULL },
-	{ "function_calls", TL_CALL, NULL },
-	{ "eager_ops", TL_EAGER, NULL },
-	{ "blackbox_execs", TL_BLACKBOX, NULL },
+	{ "traces", TL_TRACE, "SELECT id, pid, tid, start_ns, end_ns FROM traces WHERE id BETWEEN ?1 AND ?2" },
+	{ "function_calls", TL_CALL,
+	  "SELECT id, pid, tid, start_ns, end_ns FROM function_calls WHERE id BETWEEN ?1 AND ?2" },
+	{ "eager_ops", TL_EAGER, "SELECT id, pid, tid, start_ns, end_ns FROM eager_ops WHERE id BETWEEN ?1 AND ?2" },
+	{ "blackbox_execs", TL_BLACKBOX,
+	  "SELECT id, pid, tid, start_ns, end_ns FROM blackbox_execs WHERE id BETWEEN ?1 AND ?2" },
 	{ "gpu_activity", TL_KERNEL,
-	  "SELECT id, pid, coalesce(stream, -1), start_ns, end_ns, -1, coalesce(name_id, -1), coalesce(device, 0), 0,"
-	  " kind <> 'kernel' FROM gpu_activity WHERE id BETWEEN ?1 AND ?2 AND kind IN ('kernel', 'memcpy', 'memset')" },
+	  "SELECT id, pid, coalesce(stream, -1), start_ns, end_ns, coalesce(device, 0), kind <> 'kernel'"
+	  " FROM gpu_activity WHERE id BETWEEN ?1 AND ?2 AND kind IN ('kernel', 'memcpy', 'memset')" },
 };
 #define NSCAN_TABLES (sizeof(scan_tables) / sizeof(scan_tables[0]))
 
@@ -372,7 +380,9 @@ static void row_to_slice(const struct timeline *tl, sqlite3_stmt *st, enum tl_ki
 	s->lane = 0;
 }
 
-/* ---- the scan at open ---- */
+/* ---- the scan ---- */
+
+#define MAX_LANES 4096
 
 struct lane_key {
 	int64_t pid, tid, device;
@@ -384,71 +394,126 @@ static int lane_key_eq(const struct lane_key *a, const struct lane_key *b)
 	return a->pid == b->pid && a->tid == b->tid && a->device == b->device && a->kind == b->kind;
 }
 
-struct scan_lane {
-	struct lane_key key;
-	uint32_t *count;
-	uint64_t *busy;
-	int64_t nevents, max_short_ns;
-	struct tl_slice *longs;
-	size_t nlongs, alongs;
-};
-
 struct scan_task {
 	const struct scan_table *table;
 	int64_t lo, hi;
 };
 
-struct scan_ctx {
-	struct timeline *tl;
+struct tl_loader {
+	pthread_mutex_t lock;   /* lane creation, longs, next, failure */
+	pthread_t threads[MAX_SCAN_THREADS];
+	int started[MAX_SCAN_THREADS];
+	int nthreads;
 	struct scan_task *tasks;
-	size_t ntasks;
-	size_t next;             /* next task, taken under lock */
-	pthread_mutex_t lock;
-};
-
-struct scan_worker {
-	struct scan_ctx *ctx;
-	pthread_t thread;
-	int started;
-	struct scan_lane *lanes;
-	size_t nlanes, alanes;
-	size_t last;
-	int failed;
+	size_t ntasks, next;
+	size_t nlanes;          /* lanes created by the scan; tl->nlanes is what poll published */
+	int64_t rows_total;
+	int64_t rows_done;      /* atomic */
+	int running;            /* atomic: scan threads not finished */
+	int stop;               /* atomic: timeline_release() asks the threads to stop */
+	uint64_t generation;    /* atomic: bumped by each finished task */
+	uint64_t seen;          /* generation at the last poll */
+	int failed, reported, joined;
+	int prefix;             /* the bins hold running sums: the scan is over */
 	char err[256];
+	double t_start;
 };
 
-static struct scan_lane *worker_lane(struct scan_worker *w, const struct lane_key *key)
-{
-	const struct timeline *tl = w->ctx->tl;
-	struct scan_lane *l;
+/* A scan thread's memo of the lanes it has met, and of their new events. */
+struct scan_worker {
+	struct timeline *tl;
+	struct {
+		struct lane_key key;
+		struct tl_lane *lane;
+		int64_t events;
+	} memo[64];
+	size_t nmemo;
+};
 
-	if (w->last < w->nlanes && lane_key_eq(&w->lanes[w->last].key, key))
-		return &w->lanes[w->last];
-	for (size_t i = 0; i < w->nlanes; i++) {
-		if (lane_key_eq(&w->lanes[i].key, key)) {
-			w->last = i;
-			return &w->lanes[i];
+static double now_seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void loader_fail(struct tl_loader *ld, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void loader_fail(struct tl_loader *ld, const char *fmt, ...)
+{
+	va_list ap;
+
+	pthread_mutex_lock(&ld->lock);
+	if (!ld->failed) {
+		va_start(ap, fmt);
+		vsnprintf(ld->err, sizeof(ld->err), fmt, ap);
+		va_end(ap);
+		ld->failed = 1;
+	}
+	pthread_mutex_unlock(&ld->lock);
+}
+
+static void worker_flush(struct scan_worker *w)
+{
+	for (size_t i = 0; i < w->nmemo; i++) {
+		__atomic_fetch_add(&w->memo[i].lane->nevents, w->memo[i].events, __ATOMIC_RELAXED);
+		w->memo[i].events = 0;
+	}
+}
+
+/* The lane of key, created on first sight; NULL when out of memory or lanes. */
+static struct tl_lane *worker_lane(struct scan_worker *w, const struct lane_key *key, int64_t **events)
+{
+	struct timeline *tl = w->tl;
+	struct tl_loader *ld = tl->loader;
+	struct tl_lane *l = NULL;
+	size_t i;
+
+	for (i = 0; i < w->nmemo; i++) {
+		if (lane_key_eq(&w->memo[i].key, key)) {
+			*events = &w->memo[i].events;
+			return w->memo[i].lane;
 		}
 	}
-	if (w->nlanes == w->alanes) {
-		size_t n = w->alanes ? w->alanes * 2 : 16;
-		struct scan_lane *p = realloc(w->lanes, n * sizeof(*p));
-		if (!p)
-			return NULL;
-		w->lanes = p;
-		w->alanes = n;
+	pthread_mutex_lock(&ld->lock);
+	for (i = 0; i < ld->nlanes; i++) {
+		struct tl_lane *c = &tl->lanes[i];
+		if ((int)c->kind == key->kind && c->pid == key->pid && c->tid == key->tid && c->device == key->device) {
+			l = c;
+			break;
+		}
 	}
-	l = &w->lanes[w->nlanes];
-	memset(l, 0, sizeof(*l));
-	l->key = *key;
-	l->count = calloc(tl->nbins, sizeof(*l->count));
-	l->busy = calloc(tl->nbins, sizeof(*l->busy));
-	if (!l->count || !l->busy) {
-		free(l->count);
-		free(l->busy);
+	if (!l && ld->nlanes < MAX_LANES) {
+		l = &tl->lanes[ld->nlanes];
+		memset(l, 0, sizeof(*l));
+		l->kind = (enum tl_kind)key->kind;
+		l->pid = key->pid;
+		l->tid = key->tid;
+		l->device = key->device;
+		l->count = calloc(tl->nbins, sizeof(*l->count));
+		l->busy = calloc(tl->nbins, sizeof(*l->busy));
+		if (l->count && l->busy) {
+			ld->nlanes++;
+		} else {
+			free(l->count);
+			free(l->busy);
+			l = NULL;
+		}
+	}
+	pthread_mutex_unlock(&ld->lock);
+	if (!l)
 		return NULL;
+	if (w->nmemo == sizeof(w->memo) / sizeof(w->memo[0])) {
+		/* a workload with very many threads: forget the memo, keep the counts */
+		worker_flush(w);
+		w->nmemo = 0;
 	}
-	w->last = w->nlanes++;
+	w->memo[w->nmemo].key = *key;
+	w->memo[w->nmemo].lane = l;
+	w->memo[w->nmemo].events = 0;
+	*events = &w->memo[w->nmemo].events;
+	w->nmemo++;
 	return l;
 }
 
@@ -461,29 +526,36 @@ static int64_t bin_of(const struct timeline *tl, int64_t t)
 	return b >= (int64_t)tl->nbins ? (int64_t)tl->nbins - 1 : b;
 }
 
-static int lane_add(struct scan_lane *l, const struct timeline *tl, const struct tl_slice *s)
+static int lane_add(struct timeline *tl, struct tl_lane *l, const struct tl_slice *s)
 {
 	int64_t d = s->end_ns - s->start_ns;
 
-	l->nevents++;
 	if (d > TL_LONG_BINS * tl->bin_ns) {
+		int ret = 0;
+
+		pthread_mutex_lock(&tl->loader->lock);
 		if (l->nlongs == l->alongs) {
 			size_t n = l->alongs ? l->alongs * 2 : 64;
 			struct tl_slice *p = realloc(l->longs, n * sizeof(*p));
-			if (!p)
-				return -1;
-			l->longs = p;
-			l->alongs = n;
+			if (p) {
+				l->longs = p;
+				l->alongs = n;
+			}
 		}
-		l->longs[l->nlongs++] = *s;
-		return 0;
+		if (l->nlongs < l->alongs)
+			l->longs[l->nlongs++] = *s;
+		else
+			ret = -1;
+		pthread_mutex_unlock(&tl->loader->lock);
+		return ret;
 	}
-	if (d > l->max_short_ns)
-		l->max_short_ns = d;
+	int64_t cur = __atomic_load_n(&l->max_short_ns, __ATOMIC_RELAXED);
+	while (d > cur && !__atomic_compare_exchange_n(&l->max_short_ns, &cur, d, 1, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
 	int64_t b0 = bin_of(tl, s->start_ns), b1 = bin_of(tl, s->end_ns > s->start_ns ? s->end_ns - 1 : s->start_ns);
-	l->count[b0]++;
+	__atomic_fetch_add(&l->count[b0], 1, __ATOMIC_RELAXED);
 	if (b0 == b1) {
-		l->busy[b0] += (uint64_t)d;
+		__atomic_fetch_add(&l->busy[b0], (uint64_t)d, __ATOMIC_RELAXED);
 		return 0;
 	}
 	for (int64_t b = b0; b <= b1; b++) {
@@ -493,25 +565,52 @@ static int lane_add(struct scan_lane *l, const struct timeline *tl, const struct
 		if (e > s->end_ns)
 			e = s->end_ns;
 		if (e > a)
-			l->busy[b] += (uint64_t)(e - a);
+			__atomic_fetch_add(&l->busy[b], (uint64_t)(e - a), __ATOMIC_RELAXED);
 	}
 	return 0;
 }
 
-static int scan_one(struct scan_worker *w, sqlite3 *db, const struct scan_task *task)
+static int is_retrace(const struct timeline *tl, int64_t trace_id);
+
+/* The whole row of a long event, read by id on the scan's connection. */
+static int scan_long(struct timeline *tl, sqlite3 *db, sqlite3_stmt **find, enum tl_kind kind, int64_t id,
+		     struct tl_slice *s)
 {
-	const struct timeline *tl = w->ctx->tl;
-	const struct scan_table *t = task->table;
 	char sql[512];
-	sqlite3_stmt *st = NULL;
 	int rc;
 
-	if (t->select)
-		snprintf(sql, sizeof(sql), "%s", t->select);
-	else
-		snprintf(sql, sizeof(sql), "%s WHERE id BETWEEN ?1 AND ?2", kind_sql[t->kind].select);
-	if (sqlite3_prepare_v2(db, sql, -1, &st, NULL) != SQLITE_OK) {
-		snprintf(w->err, sizeof(w->err), "%.100s in '%.140s'", sqlite3_errmsg(db), sql);
+	if (!find[kind]) {
+		snprintf(sql, sizeof(sql), "%s WHERE id = ?1", kind_sql[kind].select);
+		if (sqlite3_prepare_v2(db, sql, -1, &find[kind], NULL) != SQLITE_OK) {
+			loader_fail(tl->loader, "%.100s in '%.140s'", sqlite3_errmsg(db), sql);
+			return -1;
+		}
+	}
+	sqlite3_reset(find[kind]);
+	sqlite3_bind_int64(find[kind], 1, id);
+	rc = sqlite3_step(find[kind]);
+	if (rc != SQLITE_ROW) {
+		loader_fail(tl->loader, "%s", rc == SQLITE_DONE ? "an event vanished while reading" : sqlite3_errmsg(db));
+		return -1;
+	}
+	row_to_slice(tl, find[kind], kind, s);
+	if (s->kind == TL_TRACE && is_retrace(tl, s->id))
+		s->flags |= TL_SLICE_RETRACE;
+	sqlite3_reset(find[kind]);
+	return 0;
+}
+
+static int scan_one(struct scan_worker *w, sqlite3 *db, sqlite3_stmt **find, const struct scan_task *task)
+{
+	struct timeline *tl = w->tl;
+	const struct scan_table *t = task->table;
+	sqlite3_stmt *st = NULL;
+	int gpu = t->kind == TL_KERNEL, rc, n = 0;
+	int64_t long_ns = TL_LONG_BINS * tl->bin_ns;
+
+	if (sqlite3_prepare_v2(db, t->select, -1, &st, NULL) != SQLITE_OK) {
+		loader_fail(tl->loader, "%.100s in '%.140s'", sqlite3_errmsg(db), t->select);
+		sqlite3_finalize(st);
 		return -1;
 	}
 	sqlite3_bind_int64(st, 1, task->lo);
@@ -519,22 +618,45 @@ static int scan_one(struct scan_worker *w, sqlite3 *db, const struct scan_task *
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct tl_slice s;
 		struct lane_key key;
-		struct scan_lane *l;
+		struct tl_lane *l;
+		int64_t *events;
 
-		row_to_slice(tl, st, t->kind, &s);
-		key.kind = s.kind;
+		s.start_ns = sqlite3_column_int64(st, 3);
+		s.end_ns = sqlite3_column_int64(st, 4);
+		if (s.end_ns < s.start_ns)
+			s.end_ns = s.start_ns;
+		key.kind = gpu && sqlite3_column_int(st, 6) ? TL_COPY : (int)t->kind;
 		key.pid = sqlite3_column_int64(st, 1);
 		key.tid = sqlite3_column_int64(st, 2);
-		key.device = sqlite3_column_int64(st, 7);
-		l = worker_lane(w, &key);
-		if (!l || lane_add(l, tl, &s) < 0) {
-			snprintf(w->err, sizeof(w->err), "out of memory");
+		key.device = gpu ? sqlite3_column_int64(st, 5) : -1;
+		if (s.end_ns - s.start_ns > long_ns) {
+			if (scan_long(tl, db, find, (enum tl_kind)key.kind, sqlite3_column_int64(st, 0), &s) < 0) {
+				sqlite3_finalize(st);
+				return -1;
+			}
+		}
+		l = worker_lane(w, &key, &events);
+		if (!l) {
+			/* past MAX_LANES the events are not shown; out of memory is an error */
+			if (__atomic_load_n(&tl->loader->nlanes, __ATOMIC_RELAXED) < MAX_LANES) {
+				loader_fail(tl->loader, "out of memory");
+				sqlite3_finalize(st);
+				return -1;
+			}
+			continue;
+		}
+		s.lane = (uint32_t)(l - tl->lanes);
+		(*events)++;
+		if (lane_add(tl, l, &s) < 0) {
+			loader_fail(tl->loader, "out of memory");
 			sqlite3_finalize(st);
 			return -1;
 		}
+		if (++n % 65536 == 0 && __atomic_load_n(&tl->loader->stop, __ATOMIC_RELAXED))
+			break;
 	}
-	if (rc != SQLITE_DONE) {
-		snprintf(w->err, sizeof(w->err), "%s", sqlite3_errmsg(db));
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+		loader_fail(tl->loader, "%s", sqlite3_errmsg(db));
 		sqlite3_finalize(st);
 		return -1;
 	}
@@ -544,30 +666,36 @@ static int scan_one(struct scan_worker *w, sqlite3 *db, const struct scan_task *
 
 static void *scan_thread(void *arg)
 {
-	struct scan_worker *w = arg;
-	struct scan_ctx *ctx = w->ctx;
+	struct scan_worker w = { .tl = arg };
+	struct tl_loader *ld = w.tl->loader;
+	sqlite3_stmt *find[TL_NKINDS] = { 0 };
 	sqlite3 *db = NULL;
 
-	if (sqlite3_open_v2(ctx->tl->rec->path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-		snprintf(w->err, sizeof(w->err), "%s", db ? sqlite3_errmsg(db) : "out of memory");
-		w->failed = 1;
-		sqlite3_close(db);
-		return NULL;
+	if (sqlite3_open_v2(w.tl->rec->path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+		loader_fail(ld, "%s", db ? sqlite3_errmsg(db) : "out of memory");
+		goto done;
 	}
 	for (;;) {
 		size_t i;
 
-		pthread_mutex_lock(&ctx->lock);
-		i = ctx->next++;
-		pthread_mutex_unlock(&ctx->lock);
-		if (i >= ctx->ntasks)
+		pthread_mutex_lock(&ld->lock);
+		i = ld->next++;
+		pthread_mutex_unlock(&ld->lock);
+		if (i >= ld->ntasks || __atomic_load_n(&ld->stop, __ATOMIC_RELAXED))
 			break;
-		if (scan_one(w, db, &ctx->tasks[i]) < 0) {
-			w->failed = 1;
+		if (scan_one(&w, db, find, &ld->tasks[i]) < 0)
 			break;
-		}
+		worker_flush(&w);
+		__atomic_fetch_add(&ld->rows_done, ld->tasks[i].hi - ld->tasks[i].lo + 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&ld->generation, 1, __ATOMIC_RELEASE);
 	}
+	worker_flush(&w);
+done:
+	for (int k = 0; k < TL_NKINDS; k++)
+		sqlite3_finalize(find[k]);
 	sqlite3_close(db);
+	__atomic_fetch_sub(&ld->running, 1, __ATOMIC_RELEASE);
+	__atomic_fetch_add(&ld->generation, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
 
@@ -581,39 +709,71 @@ static int threads_wanted(void)
 	return n > MAX_SCAN_THREADS ? MAX_SCAN_THREADS : (int)n;
 }
 
-/* Split each event table into rowid ranges. */
-static int make_tasks(struct timeline *tl, struct scan_ctx *ctx)
+/*
+ * Split each event table into rowid ranges, interleaved across tables so
+ * that the first moments of the scan meet every table (and so every lane
+ * that is busy through the run).
+ */
+static int make_tasks(struct timeline *tl, struct tl_loader *ld)
 {
+	int64_t lo[NSCAN_TABLES], hi[NSCAN_TABLES];
+	int has[NSCAN_TABLES];
 	size_t alloc = 0;
 
 	for (size_t t = 0; t < NSCAN_TABLES; t++) {
 		char sql[128];
 		sqlite3_stmt *st;
-		int64_t lo, hi;
 
-		snprintf(sql, sizeof(sql), "SELECT min(id), max(id) FROM %s", scan_tables[t].table);
-		st = db_prepare(tl->rec->db, sql);
-		if (!st)
-			return -1;
-		if (sqlite3_step(st) != SQLITE_ROW || sqlite3_column_type(st, 0) == SQLITE_NULL) {
+		/* one aggregate per statement: min(id) and max(id) together scan the table */
+		has[t] = 0;
+		for (int m = 0; m < 2; m++) {
+			snprintf(sql, sizeof(sql), "SELECT %s(id) FROM %s", m ? "max" : "min", scan_tables[t].table);
+			st = db_prepare(tl->rec->db, sql);
+			if (!st)
+				return -1;
+			if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+				*(m ? &hi[t] : &lo[t]) = sqlite3_column_int64(st, 0);
+				has[t] = 1;
+			}
 			sqlite3_finalize(st);
-			continue;
 		}
-		lo = sqlite3_column_int64(st, 0);
-		hi = sqlite3_column_int64(st, 1);
-		sqlite3_finalize(st);
-		for (int64_t a = lo; a <= hi; a += SCAN_CHUNK_ROWS) {
-			if (ctx->ntasks == alloc) {
+	}
+	/*
+	 * Chunk k of a table is visited in bit-reversed order (0, 1/2, 1/4,
+	 * 3/4 of the rows, ...): the first seconds of the scan sketch the whole
+	 * run, which the rest refines.
+	 */
+	int64_t nchunks[NSCAN_TABLES], most = 0;
+	int bits = 0;
+	for (size_t t = 0; t < NSCAN_TABLES; t++) {
+		nchunks[t] = has[t] ? (hi[t] - lo[t]) / SCAN_CHUNK_ROWS + 1 : 0;
+		if (nchunks[t] > most)
+			most = nchunks[t];
+	}
+	while ((INT64_C(1) << bits) < most)
+		bits++;
+	for (int64_t round = 0; round < (INT64_C(1) << bits) || round == 0; round++) {
+		int64_t k = 0;
+		for (int i = 0; i < bits; i++)
+			if (round & (INT64_C(1) << i))
+				k |= INT64_C(1) << (bits - 1 - i);
+		for (size_t t = 0; t < NSCAN_TABLES; t++) {
+			int64_t a;
+			if (!has[t] || k >= nchunks[t])
+				continue;
+			a = lo[t] + k * SCAN_CHUNK_ROWS;
+			if (ld->ntasks == alloc) {
 				alloc = alloc ? alloc * 2 : 32;
-				struct scan_task *p = realloc(ctx->tasks, alloc * sizeof(*p));
+				struct scan_task *p = realloc(ld->tasks, alloc * sizeof(*p));
 				if (!p)
 					return error("out of memory");
-				ctx->tasks = p;
+				ld->tasks = p;
 			}
-			ctx->tasks[ctx->ntasks].table = &scan_tables[t];
-			ctx->tasks[ctx->ntasks].lo = a;
-			ctx->tasks[ctx->ntasks].hi = a + SCAN_CHUNK_ROWS - 1 < hi ? a + SCAN_CHUNK_ROWS - 1 : hi;
-			ctx->ntasks++;
+			ld->tasks[ld->ntasks].table = &scan_tables[t];
+			ld->tasks[ld->ntasks].lo = a;
+			ld->tasks[ld->ntasks].hi = a + SCAN_CHUNK_ROWS - 1 < hi[t] ? a + SCAN_CHUNK_ROWS - 1 : hi[t];
+			ld->rows_total += ld->tasks[ld->ntasks].hi - a + 1;
+			ld->ntasks++;
 		}
 	}
 	return 0;
@@ -636,18 +796,25 @@ static int find_span(struct timeline *tl)
 		char sql[160];
 		sqlite3_stmt *st;
 
-		/* min/max over the start_ns index; ends are covered by the slack below */
-		snprintf(sql, sizeof(sql), "SELECT min(start_ns), max(start_ns) FROM %s", scan_tables[t].table);
-		st = db_prepare(db, sql);
-		if (!st)
-			return -1;
-		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
-			if (sqlite3_column_int64(st, 0) < lo)
-				lo = sqlite3_column_int64(st, 0);
-			if (sqlite3_column_int64(st, 1) >= hi)
-				hi = sqlite3_column_int64(st, 1) + 1;
+		/*
+		 * Two queries: SQLite answers min() or max() alone from the start_ns
+		 * index, but both in one statement with a full scan.  Ends are
+		 * covered by the slack below.
+		 */
+		for (int m = 0; m < 2; m++) {
+			snprintf(sql, sizeof(sql), "SELECT %s(start_ns) FROM %s", m ? "max" : "min", scan_tables[t].table);
+			st = db_prepare(db, sql);
+			if (!st)
+				return -1;
+			if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+				int64_t v = sqlite3_column_int64(st, 0);
+				if (!m && v < lo)
+					lo = v;
+				if (m && v >= hi)
+					hi = v + 1;
+			}
+			sqlite3_finalize(st);
 		}
-		sqlite3_finalize(st);
 	}
 	if (lo == INT64_MAX)
 		lo = 0;
@@ -668,25 +835,20 @@ static int track_order(const char *role)
 	return 3;
 }
 
-struct track_sort {
-	struct tl_track t;
-	int64_t proc_start;
-};
-
 static int track_cmp(const void *a, const void *b)
 {
-	const struct track_sort *x = a, *y = b;
-	int ox = track_order(x->t.role), oy = track_order(y->t.role);
+	const struct tl_track *x = a, *y = b;
+	int ox = track_order(x->role), oy = track_order(y->role);
 
 	if (x->proc_start != y->proc_start)
 		return x->proc_start < y->proc_start ? -1 : 1;
-	if (x->t.pid != y->t.pid)
-		return x->t.pid < y->t.pid ? -1 : 1;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
 	if (ox != oy)
 		return ox - oy;
-	if (x->t.device != y->t.device)
-		return x->t.device < y->t.device ? -1 : 1;
-	return x->t.tid < y->t.tid ? -1 : x->t.tid > y->t.tid;
+	if (x->device != y->device)
+		return x->device < y->device ? -1 : 1;
+	return x->tid < y->tid ? -1 : x->tid > y->tid;
 }
 
 static void track_label(struct tl_track *t)
@@ -709,16 +871,16 @@ static void track_label(struct tl_track *t)
 }
 
 /* Role and name of a thread, process start for ordering. */
-static void thread_info(struct timeline *tl, struct tl_track *t, int64_t *proc_start)
+static void thread_info(struct timeline *tl, struct tl_track *t)
 {
 	sqlite3_stmt *st;
 
-	*proc_start = INT64_MAX;
+	t->proc_start = INT64_MAX;
 	st = db_prepare(tl->rec->db, "SELECT start_ns FROM processes WHERE pid = ?1");
 	if (st) {
 		sqlite3_bind_int64(st, 1, t->pid);
 		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-			*proc_start = sqlite3_column_int64(st, 0);
+			t->proc_start = sqlite3_column_int64(st, 0);
 		sqlite3_finalize(st);
 	}
 	if (t->device >= 0) {
@@ -775,125 +937,154 @@ static int is_retrace(const struct timeline *tl, int64_t trace_id)
 	return by_id && bsearch(&trace_id, by_id, tl->nretraces, sizeof(*by_id), mark_id_cmp) != NULL;
 }
 
-/* Merge the workers' lanes into tracks and lanes with running sums. */
-static int build_lanes(struct timeline *tl, struct scan_worker *workers, int nworkers)
+/* The published lane of an event, or 0 when none. */
+static int lane_of(const struct timeline *tl, enum tl_kind kind, int64_t pid, int64_t tid, int64_t device, uint32_t *lane)
 {
-	struct lane_key *keys = NULL;
-	struct track_sort *ts = NULL;
-	size_t nkeys = 0, akeys = 0, nts = 0;
-	int ret = -1;
-
-	for (int w = 0; w < nworkers; w++) {
-		for (size_t i = 0; i < workers[w].nlanes; i++) {
-			size_t k;
-			for (k = 0; k < nkeys; k++)
-				if (lane_key_eq(&keys[k], &workers[w].lanes[i].key))
-					break;
-			if (k < nkeys)
-				continue;
-			if (nkeys == akeys) {
-				akeys = akeys ? akeys * 2 : 16;
-				struct lane_key *p = realloc(keys, akeys * sizeof(*p));
-				if (!p)
-					goto cleanup;
-				keys = p;
-			}
-			keys[nkeys++] = workers[w].lanes[i].key;
+	for (size_t i = 0; i < tl->nlanes; i++) {
+		const struct tl_lane *l = &tl->lanes[i];
+		if (l->kind == kind && l->pid == pid && l->tid == tid && l->device == device) {
+			*lane = (uint32_t)i;
+			return 1;
 		}
 	}
-	/* tracks: distinct (pid, tid, device) */
-	ts = calloc(nkeys ? nkeys : 1, sizeof(*ts));
-	if (!ts)
-		goto cleanup;
-	for (size_t k = 0; k < nkeys; k++) {
-		size_t i;
-		for (i = 0; i < nts; i++)
-			if (ts[i].t.pid == keys[k].pid && ts[i].t.tid == keys[k].tid && ts[i].t.device == keys[k].device)
-				break;
-		if (i < nts)
-			continue;
-		ts[nts].t.pid = keys[k].pid;
-		ts[nts].t.tid = keys[k].tid;
-		ts[nts].t.device = keys[k].device;
-		thread_info(tl, &ts[nts].t, &ts[nts].proc_start);
-		track_label(&ts[nts].t);
-		nts++;
+	return 0;
+}
+
+/* Put the lanes published since the last poll into tracks, sorted again. */
+static int publish_lanes(struct timeline *tl, size_t n)
+{
+	size_t old = tl->nlanes;
+	struct tl_track *p;
+
+	p = realloc(tl->tracks, n * sizeof(*p)); /* at most one track per lane */
+	if (!p)
+		return error("out of memory");
+	tl->tracks = p;
+	for (size_t i = old; i < n; i++) {
+		struct tl_lane *l = &tl->lanes[i];
+		struct tl_track *t = NULL;
+		size_t j;
+
+		for (j = 0; j < tl->ntracks; j++)
+			if (tl->tracks[j].pid == l->pid && tl->tracks[j].tid == l->tid && tl->tracks[j].device == l->device)
+				t = &tl->tracks[j];
+		if (!t) {
+			t = &tl->tracks[tl->ntracks++];
+			memset(t, 0, sizeof(*t));
+			t->pid = l->pid;
+			t->tid = l->tid;
+			t->device = l->device;
+			thread_info(tl, t);
+			track_label(t);
+		}
+		/* keep the track's lanes in kind order */
+		for (j = t->nlanes; j > 0 && tl->lanes[t->lanes[j - 1]].kind > l->kind; j--)
+			t->lanes[j] = t->lanes[j - 1];
+		t->lanes[j] = i;
+		t->nlanes++;
 	}
-	qsort(ts, nts, sizeof(*ts), track_cmp);
-	tl->tracks = calloc(nts ? nts : 1, sizeof(*tl->tracks));
-	tl->lanes = calloc(nkeys ? nkeys : 1, sizeof(*tl->lanes));
-	if (!tl->tracks || !tl->lanes)
-		goto cleanup;
-	for (size_t i = 0; i < nts; i++) {
-		struct tl_track *t = &tl->tracks[tl->ntracks++];
+	tl->nlanes = n;
+	qsort(tl->tracks, tl->ntracks, sizeof(*tl->tracks), track_cmp);
+	for (size_t j = 0; j < tl->ntracks; j++)
+		for (size_t k = 0; k < tl->tracks[j].nlanes; k++)
+			tl->lanes[tl->tracks[j].lanes[k]].track = j;
+	for (size_t i = 0; i < tl->nretraces; i++) {
+		struct tl_mark *m = &tl->retraces[i];
+		lane_of(tl, TL_TRACE, m->pid, m->tid, -1, &m->slice.lane);
+	}
+	return 0;
+}
 
-		*t = ts[i].t;
-		ts[i].t.role = ts[i].t.name = NULL;
-		t->first_lane = tl->nlanes;
-		for (int kind = 0; kind < TL_NKINDS; kind++) {
-			struct lane_key key = { t->pid, t->tid, t->device, kind };
-			struct tl_lane *l;
-			size_t nlongs = 0;
-			int found = 0;
+/* Once the scan is over: sort the long slices, turn the bins into running sums. */
+static void scan_finished(struct timeline *tl)
+{
+	struct tl_loader *ld = tl->loader;
 
-			for (int w = 0; w < nworkers; w++)
-				for (size_t j = 0; j < workers[w].nlanes; j++)
-					if (lane_key_eq(&workers[w].lanes[j].key, &key)) {
-						found = 1;
-						nlongs += workers[w].lanes[j].nlongs;
-					}
-			if (!found)
-				continue;
-			l = &tl->lanes[tl->nlanes];
-			l->kind = (enum tl_kind)kind;
-			l->track = i;
-			l->cum = calloc((size_t)tl->nbins + 1, sizeof(*l->cum));
-			l->busy = calloc((size_t)tl->nbins + 1, sizeof(*l->busy));
-			l->longs = malloc((nlongs ? nlongs : 1) * sizeof(*l->longs));
-			if (!l->cum || !l->busy || !l->longs) {
-				free(l->cum);
-				free(l->busy);
-				free(l->longs);
-				goto cleanup;
-			}
-			tl->nlanes++;
-			for (int w = 0; w < nworkers; w++) {
-				for (size_t j = 0; j < workers[w].nlanes; j++) {
-					struct scan_lane *s = &workers[w].lanes[j];
-					if (!lane_key_eq(&s->key, &key))
-						continue;
-					for (uint32_t b = 0; b < tl->nbins; b++) {
-						l->cum[b + 1] += s->count[b];
-						l->busy[b + 1] += s->busy[b];
-					}
-					l->nevents += s->nevents;
-					if (s->max_short_ns > l->max_short_ns)
-						l->max_short_ns = s->max_short_ns;
-					memcpy(l->longs + l->nlongs, s->longs, s->nlongs * sizeof(*s->longs));
-					l->nlongs += s->nlongs;
-				}
-			}
-			for (uint32_t b = 0; b < tl->nbins; b++) {
-				l->cum[b + 1] += l->cum[b];
-				l->busy[b + 1] += l->busy[b];
-			}
-			for (size_t j = 0; j < l->nlongs; j++)
-				l->longs[j].lane = (uint32_t)(tl->nlanes - 1);
-			qsort(l->longs, l->nlongs, sizeof(*l->longs), slice_cmp);
-			t->nlanes++;
+	if (ld->prefix)
+		return;
+	for (size_t i = 0; i < tl->nlanes; i++) {
+		struct tl_lane *l = &tl->lanes[i];
+		qsort(l->longs, l->nlongs, sizeof(*l->longs), slice_cmp);
+		for (uint32_t b = 1; b < tl->nbins; b++) {
+			l->count[b] += l->count[b - 1];
+			l->busy[b] += l->busy[b - 1];
 		}
 	}
-	ret = 0;
-cleanup:
-	if (ret)
-		error("out of memory");
-	for (size_t i = 0; ts && i < nts; i++) {
-		free(ts[i].t.role);
-		free(ts[i].t.name);
+	ld->prefix = 1;
+}
+
+int timeline_poll(struct timeline *tl, double *progress)
+{
+	struct tl_loader *ld = tl->loader;
+	int flags = 0, running, failed;
+	size_t n;
+	uint64_t gen;
+
+	if (progress)
+		*progress = 1;
+	if (!ld)
+		return 0;
+	running = __atomic_load_n(&ld->running, __ATOMIC_ACQUIRE);
+	gen = __atomic_load_n(&ld->generation, __ATOMIC_ACQUIRE);
+	pthread_mutex_lock(&ld->lock);
+	n = ld->nlanes;
+	failed = ld->failed;
+	pthread_mutex_unlock(&ld->lock);
+	if (n != tl->nlanes) {
+		if (publish_lanes(tl, n) < 0)
+			failed = 1;
+		flags |= TL_POLL_CHANGED;
 	}
-	free(ts);
-	free(keys);
-	return ret;
+	if (gen != ld->seen) {
+		ld->seen = gen;
+		flags |= TL_POLL_CHANGED;
+	}
+	if (failed && !ld->reported) {
+		error("cannot read '%s': %s", tl->rec->path, ld->err);
+		ld->reported = 1;
+	}
+	if (running) {
+		flags |= TL_POLL_LOADING;
+	} else if (!ld->joined) {
+		for (int i = 0; i < ld->nthreads; i++)
+			if (ld->started[i])
+				pthread_join(ld->threads[i], NULL);
+		ld->joined = 1;
+		tl->load_seconds = now_seconds() - ld->t_start;
+		/* publish the lanes the last tasks found before summing their bins */
+		pthread_mutex_lock(&ld->lock);
+		n = ld->nlanes;
+		pthread_mutex_unlock(&ld->lock);
+		if (n != tl->nlanes && publish_lanes(tl, n) < 0)
+			ld->failed = 1;
+		scan_finished(tl);
+		flags |= TL_POLL_CHANGED;
+	}
+	if (progress && ld->rows_total > 0 && !ld->joined)
+		*progress = (double)__atomic_load_n(&ld->rows_done, __ATOMIC_RELAXED) / (double)ld->rows_total;
+	return flags;
+}
+
+int timeline_wait(struct timeline *tl)
+{
+	struct tl_loader *ld = tl->loader;
+
+	if (!ld)
+		return 0;
+	if (!ld->joined) {
+		for (int i = 0; i < ld->nthreads; i++)
+			if (ld->started[i])
+				pthread_join(ld->threads[i], NULL);
+		ld->nthreads = 0;
+	}
+	__atomic_store_n(&ld->running, 0, __ATOMIC_RELEASE);
+	timeline_poll(tl, NULL);
+	return ld->failed ? -1 : 0;
+}
+
+int64_t tl_lane_events(const struct tl_lane *l)
+{
+	return __atomic_load_n(&l->nevents, __ATOMIC_RELAXED);
 }
 
 static int load_retraces(struct timeline *tl)
@@ -929,6 +1120,8 @@ static int load_retraces(struct timeline *tl)
 		m = &tl->retraces[tl->nretraces++];
 		memset(m, 0, sizeof(*m));
 		m->slice.id = sqlite3_column_int64(st, 0);
+		m->pid = sqlite3_column_int64(st, 1);
+		m->tid = sqlite3_column_int64(st, 2);
 		m->slice.start_ns = sqlite3_column_int64(st, 3);
 		m->slice.end_ns = sqlite3_column_int64(st, 4);
 		m->function_id = sqlite3_column_int64(st, 5);
@@ -936,12 +1129,6 @@ static int load_retraces(struct timeline *tl)
 		m->slice.kind = TL_TRACE;
 		m->slice.flags = TL_SLICE_RETRACE | (sqlite3_column_int(st, 7) ? TL_SLICE_FAILED : 0);
 		m->object_trace_no = sqlite3_column_int(st, 6);
-		for (size_t i = 0; i < tl->nlanes; i++) {
-			const struct tl_track *t = &tl->tracks[tl->lanes[i].track];
-			if (tl->lanes[i].kind == TL_TRACE && t->pid == sqlite3_column_int64(st, 1) &&
-			    t->tid == sqlite3_column_int64(st, 2))
-				m->slice.lane = (uint32_t)i;
-		}
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
@@ -950,11 +1137,6 @@ static int load_retraces(struct timeline *tl)
 		memcpy(tl->retraces + tl->nretraces, tl->retraces, tl->nretraces * sizeof(*tl->retraces));
 		qsort(tl->retraces + tl->nretraces, tl->nretraces, sizeof(*tl->retraces), mark_sort_id);
 	}
-	/* long traces were kept before retraces were known */
-	for (size_t i = 0; i < tl->nlanes; i++)
-		for (size_t j = 0; j < tl->lanes[i].nlongs; j++)
-			if (tl->lanes[i].longs[j].kind == TL_TRACE && is_retrace(tl, tl->lanes[i].longs[j].id))
-				tl->lanes[i].longs[j].flags |= TL_SLICE_RETRACE;
 	return 0;
 }
 
@@ -966,26 +1148,24 @@ static sqlite3_stmt *prepare_kind(struct timeline *tl, enum tl_kind kind, const 
 	return db_prepare(tl->rec->db, sql);
 }
 
-static double now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 int timeline_open(struct timeline *tl, struct recording *rec, uint32_t nbins)
 {
-	struct scan_ctx ctx;
-	struct scan_worker *workers = NULL;
+	struct tl_loader *ld;
 	double t_start = now_seconds();
-	int nworkers = 0, ret = -1;
 
 	memset(tl, 0, sizeof(*tl));
-	memset(&ctx, 0, sizeof(ctx));
 	tl->rec = rec;
-	if (load_maps(tl) < 0 || find_span(tl) < 0)
-		goto cleanup;
+	ld = tl->loader = calloc(1, sizeof(*ld));
+	tl->lanes = calloc(MAX_LANES, sizeof(*tl->lanes));
+	if (!ld || !tl->lanes) {
+		error("out of memory");
+		goto fail;
+	}
+	pthread_mutex_init(&ld->lock, NULL);
+	ld->t_start = t_start;
+	ld->joined = 1; /* until threads start */
+	if (load_maps(tl) < 0 || find_span(tl) < 0 || load_retraces(tl) < 0)
+		goto fail;
 	if (!nbins)
 		nbins = DEFAULT_NBINS;
 	tl->bin_ns = (tl->end_ns - tl->start_ns + nbins - 1) / nbins;
@@ -994,76 +1174,63 @@ int timeline_open(struct timeline *tl, struct recording *rec, uint32_t nbins)
 	tl->nbins = (uint32_t)((tl->end_ns - tl->start_ns + tl->bin_ns - 1) / tl->bin_ns);
 	if (tl->nbins < 1)
 		tl->nbins = 1;
-
-	ctx.tl = tl;
-	pthread_mutex_init(&ctx.lock, NULL);
-	if (make_tasks(tl, &ctx) < 0)
-		goto cleanup;
-	nworkers = threads_wanted();
-	if ((size_t)nworkers > ctx.ntasks)
-		nworkers = ctx.ntasks ? (int)ctx.ntasks : 1;
-	workers = calloc((size_t)nworkers, sizeof(*workers));
-	if (!workers) {
-		error("out of memory");
-		goto cleanup;
-	}
-	tl->threads_used = nworkers;
-	for (int i = 0; i < nworkers; i++) {
-		workers[i].ctx = &ctx;
-		/* a thread that cannot start leaves its share to the others */
-		if (i > 0 && pthread_create(&workers[i].thread, NULL, scan_thread, &workers[i]) == 0)
-			workers[i].started = 1;
-	}
-	scan_thread(&workers[0]);
-	for (int i = 1; i < nworkers; i++)
-		if (workers[i].started)
-			pthread_join(workers[i].thread, NULL);
-	for (int i = 0; i < nworkers; i++) {
-		if (workers[i].failed) {
-			error("cannot read '%s': %s", rec->path, workers[i].err);
-			goto cleanup;
-		}
-	}
-	if (build_lanes(tl, workers, nworkers) < 0 || load_retraces(tl) < 0)
-		goto cleanup;
 	for (int k = 0; k < TL_NKINDS; k++) {
 		tl->range[k] = prepare_kind(tl, (enum tl_kind)k,
 					    "AND start_ns >= ?3 AND start_ns < ?4 ORDER BY start_ns LIMIT ?5");
 		tl->step[0][k] = prepare_kind(tl, (enum tl_kind)k, "AND start_ns < ?3 ORDER BY start_ns DESC LIMIT 1");
 		tl->step[1][k] = prepare_kind(tl, (enum tl_kind)k, "AND start_ns > ?3 ORDER BY start_ns LIMIT 1");
 		if (!tl->range[k] || !tl->step[0][k] || !tl->step[1][k])
-			goto cleanup;
+			goto fail;
 	}
-	ret = 0;
-cleanup:
-	for (int i = 0; workers && i < nworkers; i++) {
-		for (size_t j = 0; j < workers[i].nlanes; j++) {
-			free(workers[i].lanes[j].count);
-			free(workers[i].lanes[j].busy);
-			free(workers[i].lanes[j].longs);
-		}
-		free(workers[i].lanes);
+	if (make_tasks(tl, ld) < 0)
+		goto fail;
+	ld->nthreads = threads_wanted();
+	if ((size_t)ld->nthreads > ld->ntasks)
+		ld->nthreads = (int)ld->ntasks;
+	tl->threads_used = ld->nthreads;
+	ld->joined = 0;
+	ld->running = ld->nthreads;
+	int nstarted = 0;
+	for (int i = 0; i < ld->nthreads; i++) {
+		ld->started[i] = pthread_create(&ld->threads[i], NULL, scan_thread, tl) == 0;
+		if (ld->started[i])
+			nstarted++;
+		else
+			__atomic_fetch_sub(&ld->running, 1, __ATOMIC_RELEASE);
 	}
-	free(workers);
-	free(ctx.tasks);
-	if (ctx.tl)
-		pthread_mutex_destroy(&ctx.lock);
-	if (ret)
-		timeline_release(tl);
-	else
-		tl->open_seconds = now_seconds() - t_start;
-	return ret;
+	if (ld->ntasks && !nstarted) {
+		error("cannot start a thread to read '%s'", rec->path);
+		goto fail;
+	}
+	tl->open_seconds = now_seconds() - t_start;
+	return 0;
+fail:
+	timeline_release(tl);
+	return -1;
 }
 
 void timeline_release(struct timeline *tl)
 {
+	struct tl_loader *ld = tl->loader;
+
+	if (ld) {
+		__atomic_store_n(&ld->stop, 1, __ATOMIC_RELAXED);
+		if (!ld->joined)
+			for (int i = 0; i < ld->nthreads; i++)
+				if (ld->started[i])
+					pthread_join(ld->threads[i], NULL);
+		pthread_mutex_destroy(&ld->lock);
+		free(ld->tasks);
+		free(ld);
+	}
 	for (size_t i = 0; i < tl->ntracks; i++) {
 		free(tl->tracks[i].role);
 		free(tl->tracks[i].name);
 	}
 	free(tl->tracks);
-	for (size_t i = 0; i < tl->nlanes; i++) {
-		free(tl->lanes[i].cum);
+	/* lanes the scan made but no poll published are freed too */
+	for (size_t i = 0; tl->lanes && i < MAX_LANES && (tl->lanes[i].count || tl->lanes[i].busy); i++) {
+		free(tl->lanes[i].count);
 		free(tl->lanes[i].busy);
 		free(tl->lanes[i].longs);
 	}
@@ -1084,14 +1251,12 @@ void timeline_release(struct timeline *tl)
 
 /* ---- per-lane queries ---- */
 
-static void bind_lane(const struct timeline *tl, sqlite3_stmt *st, const struct tl_lane *l)
+static void bind_lane(sqlite3_stmt *st, const struct tl_lane *l)
 {
-	const struct tl_track *t = &tl->tracks[l->track];
-
-	sqlite3_bind_int64(st, 1, t->pid);
-	sqlite3_bind_int64(st, 2, t->tid);
+	sqlite3_bind_int64(st, 1, l->pid);
+	sqlite3_bind_int64(st, 2, l->tid);
 	if (l->kind == TL_KERNEL || l->kind == TL_COPY)
-		sqlite3_bind_int64(st, 6, t->device);
+		sqlite3_bind_int64(st, 6, l->device);
 }
 
 static void finish_slice(const struct timeline *tl, struct tl_slice *s, size_t lane)
@@ -1115,18 +1280,39 @@ static int render_push(struct tl_render *r, const struct tl_slice *s)
 	return 0;
 }
 
-/* Long slices of the lane that overlap [t0, t1). */
-static int push_longs(const struct tl_lane *l, int64_t t0, int64_t t1, struct tl_render *r)
+static int loading(const struct timeline *tl)
 {
-	for (size_t i = 0; i < l->nlongs && l->longs[i].start_ns < t1; i++)
-		if (l->longs[i].end_ns > t0 && render_push(r, &l->longs[i]) < 0)
-			return -1;
-	return 0;
+	return tl->loader && !tl->loader->joined;
+}
+
+/* Long slices of the lane that overlap [t0, t1). */
+static int push_longs(struct timeline *tl, const struct tl_lane *l, int64_t t0, int64_t t1, struct tl_render *r)
+{
+	int ret = 0, locked = loading(tl);
+
+	/* while the scan runs, longs grow under the lock and are not sorted yet */
+	if (locked)
+		pthread_mutex_lock(&tl->loader->lock);
+	for (size_t i = 0; i < l->nlongs && ret == 0; i++)
+		if (l->longs[i].start_ns < t1 && l->longs[i].end_ns > t0)
+			ret = render_push(r, &l->longs[i]);
+	if (locked)
+		pthread_mutex_unlock(&tl->loader->lock);
+	return ret;
+}
+
+/* How far before a window a short event may start and still reach into it. */
+static int64_t look_back(const struct timeline *tl, const struct tl_lane *l)
+{
+	if (loading(tl))
+		return TL_LONG_BINS * tl->bin_ns;
+	return __atomic_load_n(&l->max_short_ns, __ATOMIC_RELAXED);
 }
 
 /*
- * Fetch the short events of a lane starting in [t0 - max_short, t1), at
- * most limit; returns the number fetched (limit + 1 means too many) or -1.
+ * Fetch the events of a lane starting in [t0 - look back, t1) that reach
+ * into [t0, t1), at most limit rows; returns the rows read (limit + 1 means
+ * too many) or -1.
  */
 static ptrdiff_t fetch_range(struct timeline *tl, size_t lane, int64_t t0, int64_t t1, size_t limit, struct tl_render *r)
 {
@@ -1136,8 +1322,8 @@ static ptrdiff_t fetch_range(struct timeline *tl, size_t lane, int64_t t0, int64
 	int rc;
 
 	sqlite3_reset(st);
-	bind_lane(tl, st, l);
-	sqlite3_bind_int64(st, 3, t0 - l->max_short_ns);
+	bind_lane(st, l);
+	sqlite3_bind_int64(st, 3, t0 - look_back(tl, l));
 	sqlite3_bind_int64(st, 4, t1);
 	sqlite3_bind_int64(st, 5, (int64_t)limit + 1);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1145,8 +1331,7 @@ static ptrdiff_t fetch_range(struct timeline *tl, size_t lane, int64_t t0, int64
 
 		n++;
 		row_to_slice(tl, st, l->kind, &s);
-		/* long ones come from memory; skip those ending before t0 */
-		if (s.end_ns - s.start_ns > TL_LONG_BINS * tl->bin_ns || (s.end_ns <= t0 && s.start_ns < t0))
+		if (s.end_ns <= t0 && s.start_ns < t0)
 			continue;
 		finish_slice(tl, &s, lane);
 		if (render_push(r, &s) < 0) {
@@ -1157,6 +1342,51 @@ static ptrdiff_t fetch_range(struct timeline *tl, size_t lane, int64_t t0, int64
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)
 		return error("cannot read '%s': %s", tl->rec->path, sqlite3_errmsg(tl->rec->db));
+	return n;
+}
+
+/* Sort slices by time and drop the second copy of an event (SQL and memory). */
+static void sort_unique(struct tl_render *r)
+{
+	size_t k = 0;
+
+	qsort(r->slices, r->nslices, sizeof(*r->slices), slice_cmp);
+	for (size_t i = 0; i < r->nslices; i++) {
+		if (k > 0 && r->slices[k - 1].id == r->slices[i].id && r->slices[k - 1].kind == r->slices[i].kind)
+			continue;
+		r->slices[k++] = r->slices[i];
+	}
+	r->nslices = k;
+}
+
+/*
+ * Short events counted in bins [b0, b1).  While the scan runs the bins are
+ * summed; once it is done they hold running sums (see prefix_sums()), so a
+ * column costs two loads at any zoom.
+ */
+static uint64_t bins_count(const struct timeline *tl, const struct tl_lane *l, int64_t b0, int64_t b1)
+{
+	uint64_t n = 0;
+
+	if (b1 <= b0)
+		return 0;
+	if (tl->loader && tl->loader->prefix)
+		return l->count[b1 - 1] - (b0 > 0 ? l->count[b0 - 1] : 0);
+	for (int64_t b = b0; b < b1; b++)
+		n += __atomic_load_n(&l->count[b], __ATOMIC_RELAXED);
+	return n;
+}
+
+static uint64_t bins_busy(const struct timeline *tl, const struct tl_lane *l, int64_t b0, int64_t b1)
+{
+	uint64_t n = 0;
+
+	if (b1 <= b0)
+		return 0;
+	if (tl->loader && tl->loader->prefix)
+		return l->busy[b1 - 1] - (b0 > 0 ? l->busy[b0 - 1] : 0);
+	for (int64_t b = b0; b < b1; b++)
+		n += __atomic_load_n(&l->busy[b], __ATOMIC_RELAXED);
 	return n;
 }
 
@@ -1184,21 +1414,23 @@ int timeline_lane_render(struct timeline *tl, size_t lane, const struct tl_windo
 		r->cells[c].slice = -1;
 	}
 	r->nslices = 0;
+	/* more than a few events a column are read as density, not one by one */
 	if (!max_events)
-		max_events = w->cols * 8 > 256 ? (size_t)w->cols * 8 : 256;
-	b0 = bin_of(tl, w->t0 - l->max_short_ns);
+		max_events = w->cols * 4 > 128 ? (size_t)w->cols * 4 : 128;
+	b0 = bin_of(tl, w->t0 - look_back(tl, l));
 	b1 = bin_of(tl, w->t1) + 1;
-	r->events = (int64_t)(l->cum[b1] - l->cum[b0]);
+	r->events = (int64_t)bins_count(tl, l, b0, b1);
 	r->exact = 0;
+	/* while loading, the bins may not know the window yet: ask SQLite, bounded */
 	if ((size_t)r->events <= max_events) {
 		ptrdiff_t n = fetch_range(tl, lane, w->t0, w->t1, max_events, r);
 		if (n < 0)
 			goto fail;
 		if ((size_t)n <= max_events) {
 			r->exact = 1;
-			if (push_longs(l, w->t0, w->t1, r) < 0)
+			if (push_longs(tl, l, w->t0, w->t1, r) < 0)
 				goto fail;
-			qsort(r->slices, r->nslices, sizeof(*r->slices), slice_cmp);
+			sort_unique(r);
 			r->events = (int64_t)r->nslices;
 			lod_merge_busy(w, r->slices, r->nslices, r->cells, busy);
 			free(busy);
@@ -1224,11 +1456,11 @@ int timeline_lane_render(struct timeline *tl, size_t lane, const struct tl_windo
 			/* columns narrower than a bin show the bin they lie in, pro rata */
 			ba = bin_of(tl, a);
 			bb = ba + 1;
-			cnt = l->cum[bb] - l->cum[ba];
-			bsy = (l->busy[bb] - l->busy[ba]) * (uint64_t)(e - a) / (uint64_t)tl->bin_ns;
+			cnt = bins_count(tl, l, ba, bb);
+			bsy = bins_busy(tl, l, ba, bb) * (uint64_t)(e - a) / (uint64_t)tl->bin_ns;
 		} else {
-			cnt = l->cum[bb] - l->cum[ba];
-			bsy = l->busy[bb] - l->busy[ba];
+			cnt = bins_count(tl, l, ba, bb);
+			bsy = bins_busy(tl, l, ba, bb);
 		}
 		if (!cnt && !bsy)
 			continue;
@@ -1236,8 +1468,9 @@ int timeline_lane_render(struct timeline *tl, size_t lane, const struct tl_windo
 		r->cells[c].count = (uint32_t)cnt;
 		busy[c] = bsy ? bsy : 1;
 	}
-	if (push_longs(l, w->t0, w->t1, r) < 0)
+	if (push_longs(tl, l, w->t0, w->t1, r) < 0)
 		goto fail;
+	qsort(r->slices, r->nslices, sizeof(*r->slices), slice_cmp);
 	lod_merge_busy(w, r->slices, r->nslices, r->cells, busy);
 	free(busy);
 	return 0;
@@ -1263,7 +1496,8 @@ int timeline_lane_step(struct timeline *tl, size_t lane, int64_t t, int dir, int
 		struct tl_render r = { 0 };
 		int64_t bestd = INT64_MAX;
 
-		if (fetch_range(tl, lane, t - slop, t + slop + 1, 4096, &r) < 0 || push_longs(l, t - slop, t + slop + 1, &r) < 0) {
+		if (fetch_range(tl, lane, t - slop, t + slop + 1, 4096, &r) < 0 ||
+		    push_longs(tl, l, t - slop, t + slop + 1, &r) < 0) {
 			tl_render_release(&r);
 			return -1;
 		}
@@ -1284,7 +1518,7 @@ int timeline_lane_step(struct timeline *tl, size_t lane, int64_t t, int dir, int
 	}
 	sqlite3_stmt *st = tl->step[dir > 0][l->kind];
 	sqlite3_reset(st);
-	bind_lane(tl, st, l);
+	bind_lane(st, l);
 	sqlite3_bind_int64(st, 3, t);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
@@ -1299,19 +1533,6 @@ int timeline_lane_step(struct timeline *tl, size_t lane, int64_t t, int dir, int
 	if (found)
 		*out = best;
 	return found;
-}
-
-/* The lane of an event given its pid, tid/stream and device. */
-static int lane_of(const struct timeline *tl, enum tl_kind kind, int64_t pid, int64_t tid, int64_t device, uint32_t *lane)
-{
-	for (size_t i = 0; i < tl->nlanes; i++) {
-		const struct tl_track *t = &tl->tracks[tl->lanes[i].track];
-		if (tl->lanes[i].kind == kind && t->pid == pid && t->tid == tid && t->device == device) {
-			*lane = (uint32_t)i;
-			return 1;
-		}
-	}
-	return 0;
 }
 
 static int row_slice_lane(const struct timeline *tl, sqlite3_stmt *st, enum tl_kind kind, struct tl_slice *s)

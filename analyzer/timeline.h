@@ -9,11 +9,18 @@
  * retrace marks; search by name; the details of one slice.
  *
  * This is the only SQL behind the TUI.  A recording of ten million events
- * is never loaded: at open each event table is scanned once (in parallel,
- * by rowid ranges) into a fixed number of time bins per lane, and events
- * are fetched from SQLite only for a visible range that holds few enough of
- * them.  Events much longer than a bin are kept in memory as slices so that
- * the range queries can stay on the start_ns indexes with a short look-back.
+ * is never loaded: each event table is scanned once (by rowid ranges, on
+ * background threads, each with its own connection) into a fixed number of
+ * time bins per lane, and events are fetched from SQLite only for a visible
+ * range that holds few enough of them.  Events much longer than a bin are
+ * kept in memory as slices so that the range queries can stay on the
+ * start_ns indexes with a short look-back.
+ *
+ * Loading is progressive: timeline_open() returns once the tracks it can
+ * see cheaply are known and the scan has started; timeline_poll(), called
+ * by the one thread that reads the timeline, publishes the lanes found so
+ * far, and the density fills in while the scan runs.  Exact queries (small
+ * windows, stepping, search, details) are right from the start.
  *
  * Lifetime: everything reachable from a struct timeline is owned by it and
  * freed by timeline_release(); a struct tl_render owns its slices.
@@ -55,16 +62,21 @@ struct tl_slice {
 	uint8_t flags;     /* TL_SLICE_* */
 };
 
-/* One kind of events on one thread or GPU stream. */
+/*
+ * One kind of events on one thread or stream.  The scan threads add to
+ * count, busy, nevents and max_short_ns with atomic operations; read them
+ * through tl_lane_events() and the render functions.
+ */
 struct tl_lane {
 	enum tl_kind kind;
+	int64_t pid, tid, device; /* the track's key */
 	size_t track;          /* index in timeline.tracks */
 	int64_t nevents;       /* all events, long ones included */
 	int64_t max_short_ns;  /* longest event counted in the bins */
-	uint32_t *cum;         /* nbins + 1 running counts of short events by start bin */
-	uint64_t *busy;        /* nbins + 1 running sums of short-event time (ns) */
-	struct tl_slice *longs; /* events longer than TL_LONG_BINS bins, by start */
-	size_t nlongs;
+	uint32_t *count;       /* nbins: short events by start bin */
+	uint64_t *busy;        /* nbins: time (ns) of short events within each bin */
+	struct tl_slice *longs; /* events longer than TL_LONG_BINS bins (under the loader's lock) */
+	size_t nlongs, alongs;
 };
 
 /* One thread (device < 0) or one GPU stream (tid is the stream). */
@@ -73,15 +85,20 @@ struct tl_track {
 	char *role;        /* threads.role, or "gpu-stream" */
 	char *name;        /* kernel thread name, NULL when unknown */
 	char label[32];    /* "main 4242", "exec 4250", "GPU0 s7" */
-	size_t first_lane, nlanes;
+	int64_t proc_start; /* for ordering processes */
+	size_t lanes[TL_NKINDS]; /* its lanes, in kind order */
+	size_t nlanes;
 };
 
 /* A retrace: the trace, and the function it belongs to. */
 struct tl_mark {
-	struct tl_slice slice;
+	struct tl_slice slice;     /* slice.lane is set once the lane is published */
+	int64_t pid, tid;
 	int64_t function_id;
 	int object_trace_no;
 };
+
+struct tl_loader; /* private: the scan threads */
 
 struct timeline {
 	struct recording *rec;     /* not owned */
@@ -90,7 +107,7 @@ struct timeline {
 	uint32_t nbins;
 	struct tl_track *tracks;   /* by process start, then python-main, executors, tf.data, others, GPU */
 	size_t ntracks;
-	struct tl_lane *lanes;     /* the lanes of each track are consecutive, in enum order */
+	struct tl_lane *lanes;     /* published lanes, in the order found; tracks list theirs */
 	size_t nlanes;
 	struct tl_mark *retraces;  /* by start */
 	size_t nretraces;
@@ -102,7 +119,9 @@ struct timeline {
 	size_t ngf;
 	struct sqlite3_stmt *range[TL_NKINDS];
 	struct sqlite3_stmt *step[2][TL_NKINDS];
+	struct tl_loader *loader;
 	double open_seconds;       /* how long timeline_open took */
+	double load_seconds;       /* from timeline_open to the end of the scan, once done */
 	int threads_used;
 };
 
@@ -110,12 +129,28 @@ struct timeline {
 #define TL_LONG_BINS 16
 
 /*
- * Build the timeline of rec: tracks, lanes and their density bins (nbins,
- * 0 for the default), retraces.  Prints one "error: ..." line and returns -1
- * on failure.
+ * Open the timeline of rec: span, retraces, and start the scan that finds
+ * the lanes and fills their density bins (nbins, 0 for the default).
+ * Prints one "error: ..." line and returns -1 on failure.
  */
 int timeline_open(struct timeline *tl, struct recording *rec, uint32_t nbins);
+/* Stops the scan if it still runs. */
 void timeline_release(struct timeline *tl);
+
+#define TL_POLL_CHANGED 1 /* new lanes or new density since the last poll */
+#define TL_POLL_LOADING 2 /* the scan still runs */
+
+/*
+ * Publish what the scan found since the last call: new lanes and tracks
+ * (tracks are sorted again; lane indices stay valid).  Returns TL_POLL_*
+ * bits; *progress (may be NULL) gets the scanned share, 0..1.  A scan
+ * error is printed once and ends the loading.
+ */
+int timeline_poll(struct timeline *tl, double *progress);
+/* Wait for the scan to finish, then poll; returns -1 if the scan failed. */
+int timeline_wait(struct timeline *tl);
+/* Events of a lane counted so far. */
+int64_t tl_lane_events(const struct tl_lane *l);
 
 /* Text of strings.id, or NULL. */
 const char *timeline_string(const struct timeline *tl, int64_t id);

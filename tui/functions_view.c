@@ -28,7 +28,10 @@ static void functions_draw(struct tui *t, struct view *v, int y, int x, int h, i
 	(void)x;
 	tui_rule(t, y, 0, w, "functions (Enter: show on the timeline, q: back)");
 	if (!t->m) {
-		tui_putf(t, y + 1, 0, w, 0, "no model: %s", t->in->model_error ? t->in->model_error : "not loaded");
+		tui_put(t, y + 1, 0, w,
+			t->model_pending ? "analyzing the recording (the same analysis as agprof report)..."
+					 : t->model_why ? t->model_why : "the analysis failed",
+			0);
 		return;
 	}
 	if (!n) {

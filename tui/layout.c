@@ -30,7 +30,7 @@ int layout_build(struct layout *lo, const struct timeline *tl, unsigned mask)
 		int first = 1;
 
 		for (size_t j = 0; j < t->nlanes; j++) {
-			size_t lane = t->first_lane + j;
+			size_t lane = t->lanes[j];
 			struct layout_row r = { ROW_LANE, 0, lane, t->pid };
 
 			if (!(mask & (1u << tl->lanes[lane].kind)))

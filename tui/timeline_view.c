@@ -13,6 +13,7 @@
 struct lane_cache {
 	struct tl_render r;
 	struct tl_window w;
+	uint64_t gen;
 	int valid;
 };
 
@@ -34,13 +35,16 @@ static struct timeline_priv *priv_of(struct tui *t, struct view *v)
 		p = calloc(1, sizeof(*p));
 		if (!p)
 			return NULL;
-		p->cache = calloc(t->tl->nlanes ? t->tl->nlanes : 1, sizeof(*p->cache));
-		if (!p->cache) {
-			free(p);
-			return NULL;
-		}
-		p->ncache = t->tl->nlanes;
 		v->priv = p;
+	}
+	/* lanes appear while the scan runs */
+	if (p->ncache < t->tl->nlanes) {
+		struct lane_cache *c = realloc(p->cache, t->tl->nlanes * sizeof(*c));
+		if (!c)
+			return NULL;
+		memset(c + p->ncache, 0, (t->tl->nlanes - p->ncache) * sizeof(*c));
+		p->cache = c;
+		p->ncache = t->tl->nlanes;
 	}
 	return p;
 }
@@ -68,12 +72,14 @@ static const struct tl_render *lane_render(struct tui *t, struct timeline_priv *
 {
 	struct lane_cache *c = &p->cache[lane];
 
-	if (c->valid && c->w.t0 == t->win.t0 && c->w.t1 == t->win.t1 && c->w.cols == t->win.cols)
+	if (c->valid && c->gen == t->data_gen && c->w.t0 == t->win.t0 && c->w.t1 == t->win.t1 &&
+	    c->w.cols == t->win.cols)
 		return &c->r;
 	c->valid = 0;
 	if (timeline_lane_render(t->tl, lane, &t->win, 0, &c->r) < 0)
 		return NULL;
 	c->w = t->win;
+	c->gen = t->data_gen;
 	c->valid = 1;
 	return &c->r;
 }
@@ -276,7 +282,10 @@ static void tlview_draw(struct tui *t, struct view *v, int y, int x, int h, int 
 	}
 	if (t->layout.nrows == 0)
 		tui_put(t, y + 2, 0, w,
-			t->tl->nlanes ? "every kind is hidden: press a to show all" : "this recording holds no events", 0);
+			t->tl->nlanes ? "every kind is hidden: press a to show all"
+			: t->loading  ? "reading the recording..."
+				      : "this recording holds no events",
+			0);
 	if (pane)
 		draw_details_pane(t, y + h - pane, pane, w);
 }

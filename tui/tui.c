@@ -213,6 +213,8 @@ static int marks_build(struct tui *t)
 {
 	size_t n = t->tl->nretraces + (t->m ? t->m->nfindings : 0);
 
+	free(t->marks);
+	t->nmarks = 0;
 	t->marks = calloc(n ? n : 1, sizeof(*t->marks));
 	if (!t->marks)
 		return -1;
@@ -490,6 +492,10 @@ static void draw_title(struct tui *t)
 	attrset(tui_pair_attr(t, PAIR_TITLE, A_REVERSE) | A_BOLD);
 	x = tui_putf(t, 0, 0, t->cols, 0, " [%s] window %s at +%s of %s  %s", view_titles[t->cur], win, at, span,
 		     base ? base + 1 : t->in->path);
+	if (t->loading)
+		x += tui_putf(t, 0, x, t->cols - x, 0, "  reading %d%%", (int)(t->progress * 100));
+	if (t->model_pending)
+		x += tui_put(t, 0, x, t->cols - x, "  analyzing", 0);
 	if (x + 14 <= t->cols) {
 		tui_put(t, 0, x, t->cols - x - 12, "", 1);
 		tui_put(t, 0, t->cols - 12, 12, " agprof view", 1);
@@ -600,6 +606,44 @@ static int global_request(struct tui *t, enum request req)
 	}
 }
 
+/* What the scan and the analysis brought since the last call; TUI_REDRAW when something. */
+static int poll_background(struct tui *t)
+{
+	int r = 0;
+
+	if (t->loading) {
+		int f = timeline_poll(t->tl, &t->progress);
+		if (f & TL_POLL_CHANGED) {
+			t->data_gen++;
+			t->layout_dirty = 1;
+			r = TUI_REDRAW;
+		}
+		if (!(f & TL_POLL_LOADING)) {
+			t->loading = 0;
+			r = TUI_REDRAW;
+		}
+	}
+	if (t->model_pending) {
+		const struct model *m = NULL;
+		const char *why = NULL;
+
+		if (t->in->model_ready(t->in->model_ctx, &m, &why)) {
+			t->model_pending = 0;
+			t->m = m;
+			t->model_why = why;
+			if (marks_build(t) < 0)
+				tui_message(t, 1, "out of memory");
+			else if (!m || why)
+				tui_message(t, 1, "no findings: %s", why ? why : "the analysis failed");
+			else if (!t->message[0])
+				tui_message(t, 0, "analysis done: %zu finding%s (f), %zu function%s (u)", m->nfindings,
+					    m->nfindings == 1 ? "" : "s", m->nfunctions, m->nfunctions == 1 ? "" : "s");
+			r = TUI_REDRAW;
+		}
+	}
+	return r;
+}
+
 static void write_stats(const struct tui *t, const char *path)
 {
 	FILE *f = fopen(path, "w");
@@ -607,6 +651,7 @@ static void write_stats(const struct tui *t, const char *path)
 	if (!f)
 		return;
 	fprintf(f, "timeline_open_ms %.1f\n", t->tl->open_seconds * 1e3);
+	fprintf(f, "timeline_scan_ms %.1f\n", t->tl->load_seconds * 1e3);
 	fprintf(f, "scan_threads %d\n", t->tl->threads_used);
 	fprintf(f, "first_frame_ms %.1f\n", t->first_frame * 1e3);
 	fprintf(f, "frames %ld\n", t->frames);
@@ -630,7 +675,9 @@ int tui_run(const struct tui_input *in)
 	memset(&t, 0, sizeof(t));
 	t.in = in;
 	t.tl = in->tl;
-	t.m = in->model;
+	t.m = NULL;
+	t.model_pending = in->model_ready != NULL;
+	t.loading = 1;
 	setlocale(LC_ALL, "");
 	t.g = !strcmp(nl_langinfo(CODESET), "UTF-8") && !(ascii && *ascii) ? glyphs_utf8 : glyphs_ascii;
 	if (!getenv("ESCDELAY"))
@@ -664,8 +711,6 @@ int tui_run(const struct tui_input *in)
 	}
 	for (int i = 0; i < VIEW__COUNT; i++)
 		t.views[i].ops = ops[i];
-	if (in->model_error)
-		tui_message(&t, 1, "no findings: %s", in->model_error);
 	tui_switch(&t, VIEW_TIMELINE);
 
 	for (;;) {
@@ -673,9 +718,12 @@ int tui_run(const struct tui_input *in)
 		enum request req;
 		struct view *v;
 
+		flags |= poll_background(&t);
 		if (flags & TUI_REDRAW)
 			draw(&t);
 		flags = 0;
+		/* while work runs in the background, wake up to show its progress */
+		timeout(t.loading || t.model_pending ? 150 : -1);
 		key = getch();
 		if (key == ERR)
 			continue;

@@ -21,12 +21,17 @@
 
 struct model;
 
-/* What cmd_view hands to the TUI; nothing is owned by the TUI. */
+/*
+ * What cmd_view hands to the TUI; nothing is owned by the TUI.  The model
+ * (findings, functions) is computed while the timeline is already shown:
+ * model_ready() returns 0 while it is not ready, then 1 with *m set (NULL
+ * when the analysis failed) and *why a one-line reason or NULL.
+ */
 struct tui_input {
 	const char *path;            /* shown in the title bar */
 	struct timeline *tl;
-	const struct model *model;   /* NULL when it could not be loaded */
-	const char *model_error;     /* why, or NULL */
+	int (*model_ready)(void *ctx, const struct model **m, const char **why);
+	void *model_ctx;
 	double started;              /* monotonic seconds when the command started */
 	const char *stats_path;      /* AGPROF_VIEW_STATS: write frame timings there */
 };

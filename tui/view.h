@@ -111,6 +111,13 @@ struct tui {
 
 	char needle[128];        /* the last search */
 
+	/* background work: the timeline's scan and the analysis */
+	uint64_t data_gen;       /* bumped when the timeline has new data: caches drop */
+	int loading;             /* the scan runs */
+	double progress;
+	int model_pending;       /* the analysis runs */
+	const char *model_why;   /* why there is no model, or why it is empty */
+
 	/* frame timings for AGPROF_VIEW_STATS */
 	double first_frame, frame_max, frame_sum;
 	long frames;

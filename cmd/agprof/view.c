@@ -6,6 +6,7 @@
 #include "tui.h"
 #include "util.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,15 +74,90 @@ static int parse(struct view_cmd *c, int argc, char **argv)
 	return 0;
 }
 
+/*
+ * The analysis (the model and the findings of agprof report) runs on its
+ * own thread and connection while the timeline is already on screen.
+ */
+struct analysis {
+	pthread_t thread;
+	struct recording rec;
+	struct model m;
+	struct ruleset rs;
+	const struct analyze_opts *ao;
+	int ret;
+	int done;     /* atomic */
+	int started;
+};
+
+static void *analysis_thread(void *arg)
+{
+	struct analysis *a = arg;
+
+	a->ret = analyze(&a->m, &a->rs, &a->rec, a->ao);
+	__atomic_store_n(&a->done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static int analysis_ready(void *ctx, const struct model **m, const char **why)
+{
+	struct analysis *a = ctx;
+
+	if (!__atomic_load_n(&a->done, __ATOMIC_ACQUIRE))
+		return 0;
+	*m = a->ret ? NULL : &a->m;
+	*why = a->ret ? "the analysis failed; its error is printed when the view closes" : model_empty_reason(&a->m);
+	return 1;
+}
+
+/*
+ * While curses owns the terminal, what the analysis or the scan print to
+ * stderr would land in the middle of the screen: keep it in a temporary
+ * file and print it once the terminal is back.
+ */
+static int stderr_hold(FILE **tmp)
+{
+	int saved;
+
+	*tmp = tmpfile();
+	if (!*tmp)
+		return -1;
+	fflush(stderr);
+	saved = dup(STDERR_FILENO);
+	if (saved < 0 || dup2(fileno(*tmp), STDERR_FILENO) < 0) {
+		if (saved >= 0)
+			close(saved);
+		fclose(*tmp);
+		*tmp = NULL;
+		return -1;
+	}
+	return saved;
+}
+
+static void stderr_release(FILE *tmp, int saved)
+{
+	char buf[4096];
+	size_t n;
+
+	if (!tmp)
+		return;
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(tmp);
+	while ((n = fread(buf, 1, sizeof(buf), tmp)) > 0)
+		fwrite(buf, 1, n, stderr);
+	fclose(tmp);
+}
+
 int cmd_view(int argc, char **argv)
 {
 	struct view_cmd c = { 0 };
 	struct tui_input in = { 0 };
 	struct recording rec;
 	struct timeline tl;
-	struct model m;
-	struct ruleset rs;
-	int ret;
+	struct analysis *a;
+	FILE *held = NULL;
+	int saved = -1, ret;
 
 	in.started = tui_now();
 	if (parse(&c, argc, argv)) {
@@ -102,27 +178,52 @@ int cmd_view(int argc, char **argv)
 		free(c.sets);
 		return EXIT_USAGE;
 	}
-	if ((ret = analyze(&m, &rs, &rec, &c.ao))) {
+	a = calloc(1, sizeof(*a));
+	if (!a || recording_open(&a->rec, c.path)) {
+		free(a);
 		recording_close(&rec);
 		free(c.sets);
-		return ret;
+		return a ? EXIT_USAGE : EXIT_INTERNAL;
 	}
+	a->ao = &c.ao;
 	if (timeline_open(&tl, &rec, 0) < 0) {
-		model_release(&m);
-		ruleset_release(&rs);
+		recording_close(&a->rec);
+		free(a);
 		recording_close(&rec);
 		free(c.sets);
 		return EXIT_USAGE;
 	}
+	saved = stderr_hold(&held);
+	a->started = pthread_create(&a->thread, NULL, analysis_thread, a) == 0;
+	if (!a->started)
+		analysis_thread(a);
 	in.path = c.path;
 	in.tl = &tl;
-	in.model = &m;
-	in.model_error = model_empty_reason(&m);
+	in.model_ready = analysis_ready;
+	in.model_ctx = a;
 	in.stats_path = getenv("AGPROF_VIEW_STATS");
 	ret = tui_run(&in) < 0 ? EXIT_USAGE : EXIT_OK;
 	timeline_release(&tl);
-	model_release(&m);
-	ruleset_release(&rs);
+	if (!__atomic_load_n(&a->done, __ATOMIC_ACQUIRE)) {
+		/*
+		 * The analysis cannot be interrupted inside SQLite (it runs its own
+		 * connections): end the process without waiting for it.
+		 */
+		stderr_release(held, saved);
+		fflush(stdout);
+		_exit(ret);
+	}
+	if (a->started)
+		pthread_join(a->thread, NULL);
+	stderr_release(held, saved);
+	if (!a->ret) {
+		model_release(&a->m);
+		ruleset_release(&a->rs);
+	} else if (ret == EXIT_OK) {
+		ret = a->ret;
+	}
+	recording_close(&a->rec);
+	free(a);
 	recording_close(&rec);
 	free(c.sets);
 	return ret;

@@ -29,9 +29,7 @@ static void setup(void)
 	for (size_t i = 0; i < 7; i++) {
 		lanes[i].kind = spec[i].kind;
 		lanes[i].track = spec[i].track;
-		if (!tracks[spec[i].track].nlanes)
-			tracks[spec[i].track].first_lane = i;
-		tracks[spec[i].track].nlanes++;
+		tracks[spec[i].track].lanes[tracks[spec[i].track].nlanes++] = i;
 	}
 	for (size_t i = 0; i < 4; i++)
 		tracks[i].pid = pids[i];

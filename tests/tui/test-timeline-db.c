@@ -61,6 +61,7 @@ static void setup(void)
 	cr_assert_eq(recording_open(&rec, path), 0);
 	/* 200 bins of 1000 ns: events over 16 us are kept as long slices */
 	cr_assert_eq(timeline_open(&tl, &rec, 200), 0);
+	cr_assert_eq(timeline_wait(&tl), 0);
 }
 
 static void teardown(void)
@@ -93,13 +94,15 @@ Test(timeline_db, tracks_follow_roles_and_lanes_follow_kinds)
 	cr_assert_str_eq(tl.tracks[0].label, "main 10");
 	cr_assert_str_eq(tl.tracks[0].name, "python3");
 	cr_assert_eq(tl.tracks[0].nlanes, 3);
-	cr_assert_eq(tl.lanes[0].kind, TL_TRACE);
-	cr_assert_eq(tl.lanes[1].kind, TL_CALL);
-	cr_assert_eq(tl.lanes[2].kind, TL_EAGER);
+	cr_assert_eq(tl.lanes[tl.tracks[0].lanes[0]].kind, TL_TRACE);
+	cr_assert_eq(tl.lanes[tl.tracks[0].lanes[1]].kind, TL_CALL);
+	cr_assert_eq(tl.lanes[tl.tracks[0].lanes[2]].kind, TL_EAGER);
+	cr_assert_eq(tl.lanes[tl.tracks[0].lanes[2]].track, 0);
+	cr_assert_eq(tl.lanes[tl.tracks[2].lanes[0]].track, 2);
 	cr_assert_str_eq(tl.tracks[1].role, "tf-executor");
 	cr_assert_str_eq(tl.tracks[2].role, "gpu-stream");
 	cr_assert_str_eq(tl.tracks[2].label, "GPU0 s7");
-	cr_assert_eq(tl.lanes[lane_of(TL_EAGER, 10)].nevents, 100);
+	cr_assert_eq(tl_lane_events(&tl.lanes[lane_of(TL_EAGER, 10)]), 100);
 	cr_assert_eq(tl.start_ns, 1000000);
 	cr_assert_eq(tl.end_ns, 1200000);
 }

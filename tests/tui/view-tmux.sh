@@ -86,7 +86,12 @@ start() {
 	local i=0
 	while [ $i -lt 400 ]; do
 		capture
-		case $screen in *"] window "* | *"terminal too small"*) return 0 ;; esac
+		# the timeline, once the scan and the analysis are done; or the too-small notice
+		case $screen in
+		*"terminal too small"*) return 0 ;;
+		*"  reading "* | *"  analyzing"*) ;;
+		*"] window "*) return 0 ;;
+		esac
 		sleep 0.05
 		i=$((i + 1))
 	done
@@ -172,7 +177,8 @@ tracks)
 	axis=$(printf '%s\n' "$screen" | sed -n 2p)
 	case $axis in "time "*" 0s "*) ;; *) fail "no '0s' label on the axis: '$axis'" ;; esac
 	[ "$(printf '%s\n' "$axis" | grep -o '[0-9]s' | wc -l)" -ge 3 ] || fail "fewer than 3 labels on the axis"
-	# the status line is the legend of kinds
+	# the status line is the legend of kinds (once no message covers it)
+	keys a
 	expect "1trace 2call 3eager 4pyfn 5kern 6copy"
 	;;
 retrace)
