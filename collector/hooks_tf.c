@@ -39,6 +39,8 @@ void agp_pytrace_count_variable(struct agp_open_trace *ot) AGP_HIDDEN;
 void agp_pytrace_end(struct agp_open_trace *ot, int32_t tid, const char *tf_name, const char *status) AGP_HIDDEN;
 const char *agp_py_version(void) AGP_HIDDEN;
 void gpu_external_push(uint64_t external_id);
+void agp_got_scan(void) AGP_HIDDEN;
+void *agp_real_dlopen(const char *file, int mode) AGP_HIDDEN;
 void gpu_external_pop(void);
 
 static int tf_seen;
@@ -57,7 +59,7 @@ static int find_in_object(struct dl_phdr_info *info, size_t size, void *data)
 	(void)size;
 	if (!info->dlpi_name || !info->dlpi_name[0] || ctx->found)
 		return ctx->found != NULL;
-	h = dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
+	h = agp_real_dlopen(info->dlpi_name, RTLD_LAZY | RTLD_NOLOAD);
 	if (!h)
 		return 0;
 	p = dlsym(h, ctx->sym);
@@ -547,9 +549,36 @@ AGP_EXPORT void PYFUNC_COMPUTE(void *self, void *ctx)
 	agp_emit_span(t, AGP_REC_BLACKBOX, node, start, agp_now_ns(), type, 0, 0, 0);
 }
 
+/* Every hook, by the symbol name importing modules use (for got.c). */
+struct got_hook {
+	const char *name;
+	void *hook;
+};
+const struct got_hook agp_got_hooks[] AGP_HIDDEN = {
+	{ "TFE_Execute", (void *)TFE_Execute },
+	{ "TFE_NewContextOptions", (void *)TFE_NewContextOptions },
+	{ "TF_NewGraph", (void *)TF_NewGraph },
+	{ "TF_DeleteGraph", (void *)TF_DeleteGraph },
+	{ "TF_NewOperation", (void *)TF_NewOperation },
+	{ "TF_GraphToFunctionWithControlOutputs", (void *)TF_GraphToFunctionWithControlOutputs },
+	{ "TFE_ContextAddFunction", (void *)TFE_ContextAddFunction },
+	{ "TFE_ContextAddFunctionDef", (void *)TFE_ContextAddFunctionDef },
+	{ "_Z24TFE_Py_FastPathExecute_CP7_object", (void *)FASTPATH_SYM },
+	{ "_ZN10tensorflow8PyFuncOp7ComputeEPNS_15OpKernelContextE", (void *)PYFUNC_COMPUTE },
+	{ NULL, NULL },
+};
+
 void agp_tf_init(void)
 {
-	/* Nothing to do until TensorFlow calls in: hooks resolve lazily. */
+	/* Hooks resolve lazily; TensorFlow objects already loaded get their GOT checked. */
+	agp_got_scan();
+}
+
+static int find_tensorflow(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	(void)data;
+	return info->dlpi_name && strstr(info->dlpi_name, "libtensorflow") != NULL;
 }
 
 /* At exit: TensorFlow loaded but no hook ever ran means the hooks do not match. */
@@ -557,16 +586,9 @@ void agp_tf_exit_check(void) AGP_HIDDEN;
 void agp_tf_exit_check(void)
 {
 	struct agp_side s;
-	void *h;
 
-	if (tf_seen)
+	if (tf_seen || !dl_iterate_phdr(find_tensorflow, NULL))
 		return;
-	h = dlopen("libtensorflow_cc.so.2", RTLD_LAZY | RTLD_NOLOAD);
-	if (!h)
-		h = dlopen("libtensorflow_framework.so.2", RTLD_LAZY | RTLD_NOLOAD);
-	if (!h)
-		return;
-	dlclose(h);
 	agp_side_begin(&s, AGP_SIDE_TF_STATUS);
 	agp_side_text(&s, AGP_F_STATUS, "mismatch");
 	agp_side_text(&s, AGP_F_DETAIL,
