@@ -48,7 +48,10 @@ static const char *const run_usage =
 	"recording cannot be written (PROGRAM is then not started); 3 internal error.\n"
 	"SIGINT, SIGTERM and SIGHUP sent to agprof are forwarded to PROGRAM.\n"
 	"\n"
-	"environment: AGPROF_COLLECTOR overrides the collector library's path.\n";
+	"environment: AGPROF_COLLECTOR overrides the collector library's path;\n"
+	"AGPROF_NO_GOT_PATCH=1 turns off GOT patching (docs/collector.md).\n"
+	"\n"
+	"--check ";
 
 struct run_state {
 	const char *output;
@@ -291,6 +294,7 @@ static int parse_options(struct run_state *rs, int argc, char **argv)
 			break;
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			fputs(run_usage, stdout);
+			fputs(check_options_help, stdout);
 			exit(EXIT_OK);
 		} else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
 			if (++i >= argc)
