@@ -92,6 +92,13 @@ static const struct scan_table {
 };
 #define NSCAN_TABLES (sizeof(scan_tables) / sizeof(scan_tables[0]))
 
+/* qsort() for arrays that may be empty, and then NULL (qsort wants a valid pointer). */
+static void sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}
+
 /* ---- window arithmetic (pure) ---- */
 
 int64_t tl_col_of(const struct tl_window *w, int64_t t)
@@ -984,7 +991,7 @@ static int publish_lanes(struct timeline *tl, size_t n)
 		t->nlanes++;
 	}
 	tl->nlanes = n;
-	qsort(tl->tracks, tl->ntracks, sizeof(*tl->tracks), track_cmp);
+	sort(tl->tracks, tl->ntracks, sizeof(*tl->tracks), track_cmp);
 	for (size_t j = 0; j < tl->ntracks; j++)
 		for (size_t k = 0; k < tl->tracks[j].nlanes; k++)
 			tl->lanes[tl->tracks[j].lanes[k]].track = j;
@@ -1004,7 +1011,7 @@ static void scan_finished(struct timeline *tl)
 		return;
 	for (size_t i = 0; i < tl->nlanes; i++) {
 		struct tl_lane *l = &tl->lanes[i];
-		qsort(l->longs, l->nlongs, sizeof(*l->longs), slice_cmp);
+		sort(l->longs, l->nlongs, sizeof(*l->longs), slice_cmp);
 		for (uint32_t b = 1; b < tl->nbins; b++) {
 			l->count[b] += l->count[b - 1];
 			l->busy[b] += l->busy[b - 1];
@@ -1135,7 +1142,7 @@ static int load_retraces(struct timeline *tl)
 		return error("cannot read traces of '%s': %s", tl->rec->path, sqlite3_errmsg(tl->rec->db));
 	if (tl->nretraces) {
 		memcpy(tl->retraces + tl->nretraces, tl->retraces, tl->nretraces * sizeof(*tl->retraces));
-		qsort(tl->retraces + tl->nretraces, tl->nretraces, sizeof(*tl->retraces), mark_sort_id);
+		sort(tl->retraces + tl->nretraces, tl->nretraces, sizeof(*tl->retraces), mark_sort_id);
 	}
 	return 0;
 }
@@ -1350,7 +1357,7 @@ static void sort_unique(struct tl_render *r)
 {
 	size_t k = 0;
 
-	qsort(r->slices, r->nslices, sizeof(*r->slices), slice_cmp);
+	sort(r->slices, r->nslices, sizeof(*r->slices), slice_cmp);
 	for (size_t i = 0; i < r->nslices; i++) {
 		if (k > 0 && r->slices[k - 1].id == r->slices[i].id && r->slices[k - 1].kind == r->slices[i].kind)
 			continue;
@@ -1470,7 +1477,7 @@ int timeline_lane_render(struct timeline *tl, size_t lane, const struct tl_windo
 	}
 	if (push_longs(tl, l, w->t0, w->t1, r) < 0)
 		goto fail;
-	qsort(r->slices, r->nslices, sizeof(*r->slices), slice_cmp);
+	sort(r->slices, r->nslices, sizeof(*r->slices), slice_cmp);
 	lod_merge_busy(w, r->slices, r->nslices, r->cells, busy);
 	free(busy);
 	return 0;
@@ -1642,7 +1649,7 @@ ptrdiff_t timeline_search(struct timeline *tl, const char *needle, unsigned mask
 			goto cleanup;
 		}
 	}
-	qsort(res, n, sizeof(*res), slice_time_cmp);
+	sort(res, n, sizeof(*res), slice_time_cmp);
 	if (n > max)
 		n = max;
 	*out = res;
