@@ -261,7 +261,7 @@ static void traces_violation(struct check *c, const struct model_function *f)
 	strbuf_release(&sb);
 }
 
-static int evaluate(struct check_state *st, const struct model *m, const struct ruleset *rs)
+static int evaluate(struct check_state *st, const struct model *m)
 {
 	int crossed = 0;
 
@@ -314,16 +314,13 @@ static int evaluate(struct check_state *st, const struct model *m, const struct 
 			break;
 		}
 		case CK_FORBID:
-		case CK_FAIL_ON: {
-			size_t n = 0;
-
+		case CK_FAIL_ON:
 			for (size_t j = 0; j < m->nfindings; j++) {
 				const struct finding *f = &m->findings[j];
 				struct strbuf msg = STRBUF_INIT;
 
 				if (c->kind == CK_FORBID ? strcmp(f->rule, c->rule) : (double)f->severity < c->limit)
 					continue;
-				n++;
 				strbuf_addf(&msg, "%s %s: %s", severity_name(f->severity), f->rule, f->message);
 				add_violation(c, f->function, &f->loc, msg.buf);
 				strbuf_release(&msg);
@@ -332,10 +329,7 @@ static int evaluate(struct check_state *st, const struct model *m, const struct 
 				strbuf_addf(&sb, "no finding of rule %s", c->rule);
 			else
 				strbuf_addf(&sb, "no finding of severity %s or worse", severity_name((enum severity)c->limit));
-			(void)rs;
-			(void)n;
 			break;
-		}
 		}
 		c->passed = strbuf_detach(&sb);
 		crossed += c->nv > 0;
@@ -507,7 +501,7 @@ int check_run(struct recording *rec, int argc, char **argv)
 			ret = 2;
 			goto cleanup;
 		}
-	crossed = evaluate(&st, &m, &rs);
+	crossed = evaluate(&st, &m);
 	if (st.format == CF_JUNIT)
 		print_junit(&out, &st, &m, crossed);
 	else if (st.format == CF_GITHUB)

@@ -554,7 +554,7 @@ static int rule_set_key(struct rule *r, const char *key, const char *variant, ch
 static struct rule *rule_parse(const char *path, const char *text)
 {
 	struct rule *r = calloc(1, sizeof(*r));
-	char *copy = strdup(text), *save = NULL, *lineptr, *next;
+	char *copy = strdup(text), *lineptr, *next;
 	int lineno = 0, bad = 0;
 
 	if (!r || !copy) {
@@ -646,7 +646,6 @@ static struct rule *rule_parse(const char *path, const char *text)
 		}
 		bad = rule_set_key(r, key, variant, value, keyline);
 	}
-	(void)save;
 	free(copy);
 	if (!bad) {
 		if (!r->id)

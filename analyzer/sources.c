@@ -33,6 +33,7 @@ static const char *const function_fields[] = {
 	"has_input_signature, reduce_retracing: tf.function options (0/1)",
 	"function_objects: distinct tf.function objects that traced it",
 	"tf_data: 1 for a tf.data function (a Dataset transformation's function)",
+	"library: 1 when its def is in an installed package (site-packages), not user code",
 	"variables_created, traces_creating_variables: tf.Variables made while tracing",
 	"blackbox_nodes, blackbox_execs, blackbox_ns: py_function nodes in its graphs and their runs",
 	"cause: the most frequent retrace cause (text; none when never retraced)",
@@ -83,6 +84,7 @@ static int functions_get(const struct model *m, void *data, size_t row, const ch
 	NUM("reduce_retracing", f->reduce_retracing);
 	NUM("function_objects", f->function_objects);
 	NUM("tf_data", f->tf_data);
+	NUM("library", f->def.file && (strstr(f->def.file, "/site-packages/") || strstr(f->def.file, "/dist-packages/")));
 	NUM("variables_created", f->variables_created);
 	NUM("traces_creating_variables", f->traces_creating_variables);
 	NUM("blackbox_nodes", f->blackbox_nodes);
