@@ -12,12 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
 #define DEFAULT_NBINS (1u << 18)
 #define SCAN_CHUNK_ROWS (1 << 18)
 #define MAX_SCAN_THREADS 8
+#define SCAN_NICE 5  /* added to the scan threads' nice value (Linux: per thread) */
 
 static const char *const kind_names[TL_NKINDS] = {
 	"tracing", "call", "eager", "py_function", "kernel", "copy",
@@ -678,6 +680,8 @@ static void *scan_thread(void *arg)
 	sqlite3_stmt *find[TL_NKINDS] = { 0 };
 	sqlite3 *db = NULL;
 
+	/* the thread that draws must win the CPU over the scan: redraws stay fluid */
+	setpriority(PRIO_PROCESS, (id_t)gettid(), SCAN_NICE);
 	if (sqlite3_open_v2(w.tl->rec->path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
 		loader_fail(ld, "%s", db ? sqlite3_errmsg(db) : "out of memory");
 		goto done;

@@ -556,8 +556,12 @@ static void draw(struct tui *t)
 		t->first_frame = tui_now() - t->in->started;
 	t->frames++;
 	t->frame_sum += a;
-	if (a > t->frame_max)
+	if (a > t->frame_max) {
 		t->frame_max = a;
+		t->frame_max_span = t->win.t1 - t->win.t0;
+	}
+	if (!t->loading && !t->model_pending && a > t->frame_max_idle)
+		t->frame_max_idle = a;
 }
 
 /* Requests any view may make; returns TUI_* bits. */
@@ -656,6 +660,8 @@ static void write_stats(const struct tui *t, const char *path)
 	fprintf(f, "first_frame_ms %.1f\n", t->first_frame * 1e3);
 	fprintf(f, "frames %ld\n", t->frames);
 	fprintf(f, "frame_max_ms %.2f\n", t->frame_max * 1e3);
+	fprintf(f, "frame_max_window_ns %lld\n", (long long)t->frame_max_span);
+	fprintf(f, "frame_max_idle_ms %.2f\n", t->frame_max_idle * 1e3);
 	fprintf(f, "frame_mean_ms %.2f\n", t->frames ? t->frame_sum / t->frames * 1e3 : 0.0);
 	fclose(f);
 }

@@ -121,6 +121,8 @@ struct tui {
 	/* frame timings for AGPROF_VIEW_STATS */
 	double first_frame, frame_max, frame_sum;
 	long frames;
+	double frame_max_idle;      /* slowest frame with no background work running */
+	int64_t frame_max_span;     /* window width of the slowest frame */
 };
 
 #define LABEL_COLS 18   /* the track label column of the timeline */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 static const char *const view_usage =
@@ -93,6 +94,11 @@ static void *analysis_thread(void *arg)
 {
 	struct analysis *a = arg;
 
+	/*
+	 * Below the timeline's scan and far below the thread that draws; the
+	 * analysis' own threads inherit this (Linux nice values are per thread).
+	 */
+	setpriority(PRIO_PROCESS, (id_t)gettid(), 10);
 	a->ret = analyze(&a->m, &a->rs, &a->rec, a->ao);
 	__atomic_store_n(&a->done, 1, __ATOMIC_RELEASE);
 	return NULL;
