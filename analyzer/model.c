@@ -572,74 +572,90 @@ static int cmp_sites(const void *a, const void *b)
 	return x->loc.line - y->loc.line;
 }
 
+static int cmp_group_k1(const void *a, const void *b)
+{
+	const struct scan_group *x = a, *y = b;
+
+	return x->k1 < y->k1 ? -1 : x->k1 > y->k1;
+}
+
+static int cmp_group_k2(const void *a, const void *b)
+{
+	const struct scan_group *x = a, *y = b;
+
+	return x->k2 < y->k2 ? -1 : x->k2 > y->k2;
+}
+
+/*
+ * Eager ops grouped by (call site, op type) in one scan, then folded into
+ * per-line and per-op-type tables: sorting the groups by each key makes
+ * both folds linear, whatever the number of lines and op types.
+ */
 static int load_eager(struct loader *l)
 {
 	struct model *m = l->m;
 	struct scan_result r;
 	size_t capops = 0, capsites = 0;
-	int64_t *site_keys = NULL, *site_top = NULL;
 	int ret = -1;
 
 	if (scan_table(m->rec->path, "eager_ops", "callsite_id", "op_id", "slow_path", "ok", &r))
 		return -1;
 	m->session.eager_ops = r.rows;
 	m->session.eager_ns = r.total_ns;
-	site_keys = calloc(r.ngroups + 1, sizeof(*site_keys));
-	site_top = calloc(r.ngroups + 1, sizeof(*site_top));
-	if (!site_keys || !site_top)
-		goto cleanup;
-	/* Few groups (sites x op types): linear merging is cheap enough. */
+	if (r.ngroups > 1)
+		qsort(r.groups, r.ngroups, sizeof(*r.groups), cmp_group_k1);
 	for (size_t i = 0; i < r.ngroups; i++) {
-		struct scan_group *g = &r.groups[i];
-		const char *op = str_of(l, g->k2);
-		struct model_eager_op *o = NULL;
-		struct model_eager_site *s = NULL;
-		size_t j;
+		const struct scan_group *g = &r.groups[i];
+		struct model_eager_site *site;
+		int64_t top = 0;
 
-		for (j = 0; j < m->nops; j++)
-			if (m->ops[j].op == op) {
-				o = &m->ops[j];
-				break;
+		if (i > 0 && g->k1 == r.groups[i - 1].k1)
+			continue;
+		if (ARRAY_GROW(m->sites, m->nsites, capsites))
+			goto cleanup;
+		site = &m->sites[m->nsites++];
+		{
+			const struct callsite *c = g->k1 > 0 ? callsite_of(l, g->k1) : NULL;
+
+			if (c) {
+				site->loc.file = c->file;
+				site->loc.line = c->line;
+				site->func = c->func;
 			}
-		if (!o) {
+		}
+		site->first_ns = INT64_MAX;
+		site->last_ns = INT64_MIN;
+		for (size_t k = i; k < r.ngroups && r.groups[k].k1 == g->k1; k++) {
+			const struct scan_group *h = &r.groups[k];
+
+			site->count += h->count;
+			site->total_ns += h->total_ns;
+			span_add(&site->first_ns, &site->last_ns, h->first_ns, h->last_ns);
+			if (h->count > top) {
+				top = h->count;
+				site->top_op = str_of(l, h->k2);
+			}
+		}
+	}
+	if (r.ngroups > 1)
+		qsort(r.groups, r.ngroups, sizeof(*r.groups), cmp_group_k2);
+	for (size_t i = 0; i < r.ngroups; i++) {
+		const struct scan_group *g = &r.groups[i];
+		struct model_eager_op *o;
+
+		if (i == 0 || g->k2 != r.groups[i - 1].k2) {
+			const char *op = str_of(l, g->k2);
+
 			if (ARRAY_GROW(m->ops, m->nops, capops))
 				goto cleanup;
 			o = &m->ops[m->nops++];
 			o->op = op ? op : "?";
 		}
+		o = &m->ops[m->nops - 1];
 		o->count += g->count;
 		o->total_ns += g->total_ns;
 		o->slow_path += g->flagged;
 		o->failed += g->failed;
-
-		for (j = 0; j < m->nsites; j++)
-			if (site_keys[j] == g->k1) {
-				s = &m->sites[j];
-				break;
-			}
-		if (!s) {
-			const struct callsite *c = g->k1 > 0 ? callsite_of(l, g->k1) : NULL;
-
-			if (ARRAY_GROW(m->sites, m->nsites, capsites))
-				goto cleanup;
-			j = m->nsites++;
-			s = &m->sites[j];
-			site_keys[j] = g->k1;
-			if (c) {
-				s->loc.file = c->file;
-				s->loc.line = c->line;
-				s->func = c->func;
-			}
-			s->first_ns = INT64_MAX;
-			s->last_ns = INT64_MIN;
-		}
-		s->count += g->count;
-		s->total_ns += g->total_ns;
-		span_add(&s->first_ns, &s->last_ns, g->first_ns, g->last_ns);
-		if (g->count > site_top[j]) {
-			site_top[j] = g->count;
-			s->top_op = op;
-		}
 	}
 	if (r.rows) {
 		span_add(&m->session.start_ns, &m->session.end_ns, r.first_ns, r.last_ns);
@@ -653,8 +669,6 @@ static int load_eager(struct loader *l)
 cleanup:
 	if (ret)
 		error("out of memory");
-	free(site_keys);
-	free(site_top);
 	scan_result_release(&r);
 	return ret;
 }
