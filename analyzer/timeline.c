@@ -881,17 +881,55 @@ static void track_label(struct tl_track *t)
 	snprintf(t->label, sizeof(t->label), "%s %" PRId64, l, t->tid);
 }
 
-/* Role and name of a thread, process start for ordering. */
+/*
+ * processes.argv is a JSON array of strings: join them with spaces, the
+ * program's directory dropped ("python train.py").  Escapes other than \"
+ * and \\ are kept as written: this is for display.
+ */
+static char *command_of(const char *json)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *p = json;
+	int first = 1;
+
+	while (p && (p = strchr(p, '"'))) {
+		const char *slash = NULL;
+		struct strbuf arg = STRBUF_INIT;
+
+		for (p++; *p && *p != '"'; p++) {
+			if (*p == '\\' && p[1])
+				p++;
+			strbuf_addch(&arg, *p);
+		}
+		if (arg.len) {
+			if (first && (slash = strrchr(arg.buf, '/')))
+				strbuf_addstr(&sb, slash + 1);
+			else
+				strbuf_addf(&sb, "%s%s", first ? "" : " ", arg.buf);
+			first = 0;
+		}
+		strbuf_release(&arg);
+		if (*p)
+			p++;
+	}
+	return sb.len ? strbuf_detach(&sb) : (strbuf_release(&sb), NULL);
+}
+
+/* Role and name of a thread, its process's start (for ordering) and command. */
 static void thread_info(struct timeline *tl, struct tl_track *t)
 {
 	sqlite3_stmt *st;
 
 	t->proc_start = INT64_MAX;
-	st = db_prepare(tl->rec->db, "SELECT start_ns FROM processes WHERE pid = ?1");
+	st = db_prepare(tl->rec->db, "SELECT start_ns, argv FROM processes WHERE pid = ?1");
 	if (st) {
 		sqlite3_bind_int64(st, 1, t->pid);
-		if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL)
-			t->proc_start = sqlite3_column_int64(st, 0);
+		if (sqlite3_step(st) == SQLITE_ROW) {
+			if (sqlite3_column_type(st, 0) != SQLITE_NULL)
+				t->proc_start = sqlite3_column_int64(st, 0);
+			if (sqlite3_column_type(st, 1) != SQLITE_NULL)
+				t->command = command_of((const char *)sqlite3_column_text(st, 1));
+		}
 		sqlite3_finalize(st);
 	}
 	if (t->device >= 0) {
@@ -1237,6 +1275,7 @@ void timeline_release(struct timeline *tl)
 	for (size_t i = 0; i < tl->ntracks; i++) {
 		free(tl->tracks[i].role);
 		free(tl->tracks[i].name);
+		free(tl->tracks[i].command);
 	}
 	free(tl->tracks);
 	/* lanes the scan made but no poll published are freed too */
@@ -1735,15 +1774,18 @@ static const struct detail_sql {
 	const char *sql;
 	const char *labels[12];
 } detail_sql[TL_NKINDS] = {
+	/* options, variables and status only when they say something */
 	[TL_TRACE] = { "SELECT t.object_trace_no, fs.text, t.signature, tn.text, cf.text || ':' || c.line,"
-		       " t.function_object, t.jit_compile, t.reduce_retracing, t.has_input_signature,"
-		       " t.variables_created, t.status, df.text || ':' || fn.line"
+		       " t.function_object, trim(CASE WHEN t.jit_compile THEN 'jit_compile ' ELSE '' END ||"
+		       " CASE WHEN t.reduce_retracing THEN 'reduce_retracing ' ELSE '' END ||"
+		       " CASE WHEN t.has_input_signature THEN 'input_signature' ELSE '' END),"
+		       " nullif(t.variables_created, 0), nullif(t.status, 'ok'), df.text || ':' || fn.line"
 		       " FROM traces t JOIN functions fn ON fn.id = t.function_id"
 		       " LEFT JOIN strings fs ON fs.id = fn.name_id LEFT JOIN strings tn ON tn.id = t.tf_name_id"
 		       " LEFT JOIN callsites c ON c.id = t.callsite_id LEFT JOIN strings cf ON cf.id = c.file_id"
 		       " LEFT JOIN strings df ON df.id = fn.file_id WHERE t.id = ?1",
-		       { "trace #", "function", "signature", "tf function", "source", "tf.function", "jit_compile",
-			 "reduce_retr.", "input_sig.", "variables", "status", "defined at" } },
+		       { "trace #", "function", "signature", "tf function", "source", "tf.function id", "options",
+			 "new variables", "status", "defined at" } },
 	[TL_CALL] = { "SELECT n.text, fs.text, g.role, cf.text || ':' || c.line, CASE ok WHEN 1 THEN 'ok' ELSE 'failed' END,"
 		      " g.node_count"
 		      " FROM function_calls x JOIN strings n ON n.id = x.name_id"
@@ -1770,6 +1812,33 @@ static const struct detail_sql {
 		      " FROM gpu_activity x WHERE x.id = ?1",
 		      { "activity", "copy kind", "bytes", "device", "stream", "correlation" } },
 };
+
+/*
+ * What a small pane must show first: what it is, which trace, where in the
+ * source, how long; the rest keeps its order (a stable insertion sort).
+ */
+static int detail_rank(const char *label)
+{
+	static const char *const first[] = { "kind", "name", "trace #", "source", "duration", "start", "thread", "stream" };
+
+	for (size_t i = 0; i < sizeof(first) / sizeof(first[0]); i++)
+		if (!strcmp(label, first[i]))
+			return (int)i;
+	return (int)(sizeof(first) / sizeof(first[0]));
+}
+
+static void details_order(struct details *d)
+{
+	for (size_t i = 1; i < d->n; i++) {
+		struct tl_detail x = d->v[i];
+		size_t j = i;
+		while (j > 0 && detail_rank(d->v[j - 1].label) > detail_rank(x.label)) {
+			d->v[j] = d->v[j - 1];
+			j--;
+		}
+		d->v[j] = x;
+	}
+}
 
 ptrdiff_t timeline_details(struct timeline *tl, const struct tl_slice *s, struct tl_detail **out)
 {
@@ -1832,8 +1901,18 @@ ptrdiff_t timeline_details(struct timeline *tl, const struct tl_slice *s, struct
 			else
 				strbuf_addstr(&sb, kind ? kind : "?");
 		}
-		if (sb.len)
+		if (sb.len) {
+			/* the concrete inputs belong right after TensorFlow's signature text */
 			detail_add(&d, "inputs", "%s", sb.buf);
+			for (size_t i = 0; !d.oom && i + 1 < d.n; i++) {
+				if (strcmp(d.v[i].label, "signature"))
+					continue;
+				struct tl_detail in = d.v[d.n - 1];
+				memmove(d.v + i + 2, d.v + i + 1, (d.n - i - 2) * sizeof(*d.v));
+				d.v[i + 1] = in;
+				break;
+			}
+		}
 		strbuf_release(&sb);
 		if (rc != SQLITE_DONE) {
 			error("cannot read '%s': %s", tl->rec->path, sqlite3_errmsg(tl->rec->db));
@@ -1846,6 +1925,7 @@ ptrdiff_t timeline_details(struct timeline *tl, const struct tl_slice *s, struct
 		tl_details_free(d.v, d.n);
 		return -1;
 	}
+	details_order(&d);
 	*out = d.v;
 	return (ptrdiff_t)d.n;
 fail:

@@ -86,6 +86,7 @@ struct tl_track {
 	char *name;        /* kernel thread name, NULL when unknown */
 	char label[32];    /* "main 4242", "exec 4250", "GPU0 s7" */
 	int64_t proc_start; /* for ordering processes */
+	char *command;     /* the process's command line ("python train.py"), NULL when unknown */
 	size_t lanes[TL_NKINDS]; /* its lanes, in kind order */
 	size_t nlanes;
 };

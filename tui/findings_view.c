@@ -36,7 +36,7 @@ static void findings_draw(struct tui *t, struct view *v, int y, int x, int h, in
 		return;
 	}
 	if (n == 0) {
-		tui_put(t, y + 1, 0, w, "no findings: no rule fired on this recording", 0);
+		tui_putf(t, y + 1, 0, w, 0, "no findings: %s", t->model_why ? t->model_why : "no rule fired on this recording");
 		return;
 	}
 	if ((size_t)list_h - 1 > n)

@@ -25,7 +25,9 @@ struct timeline_priv {
 	int slice_y;       /* screen row of the first lane row */
 };
 
-#define DETAILS_ROWS 7  /* the pane, with its rule */
+#define DETAILS_ROWS 7   /* the bottom pane, with its rule */
+#define SIDE_COLS 50     /* the side pane of a wide terminal */
+#define SIDE_MIN_WIDTH 150
 
 static struct timeline_priv *priv_of(struct tui *t, struct view *v)
 {
@@ -246,17 +248,50 @@ static void draw_details_pane(struct tui *t, int y, int h, int w)
 	tl_details_free(d, n > 0 ? (size_t)n : 0);
 }
 
+/* The side pane of a wide terminal: one label/value pair a line, values wrapped. */
+static void draw_details_side(struct tui *t, int y, int x, int h, int w)
+{
+	struct tl_detail *d = NULL;
+	ptrdiff_t n;
+	int line = 0;
+
+	for (int i = 0; i < h; i++)
+		mvaddstr(y + i, x - 1, t->g.sep);
+	attrset(A_BOLD);
+	tui_put(t, y, x, w, "details", 1);
+	attrset(A_NORMAL);
+	if (!t->has_sel) {
+		tui_wrap(t, y + 1, x, w, 0, h - 1, "no slice selected: . and , select slices, n/N retraces, click a slice");
+		return;
+	}
+	n = tui_selection_details(t, &d);
+	for (ptrdiff_t i = 0; i < n && line < h - 1; i++) {
+		int lw = (int)strlen(d[i].label) + 2;
+		attrset(A_BOLD);
+		tui_putf(t, y + 1 + line, x, w, 0, "%s: ", d[i].label);
+		attrset(A_NORMAL);
+		if (lw + (int)strlen(d[i].value) <= w) {
+			tui_put(t, y + 1 + line, x + lw, w - lw, d[i].value, 0);
+			line++;
+		} else {
+			line += tui_wrap(t, y + 2 + line, x + 2, w - 2, 0, h - 2 - line, d[i].value) + 1;
+		}
+	}
+	tl_details_free(d, n > 0 ? (size_t)n : 0);
+}
+
 static void tlview_draw(struct tui *t, struct view *v, int y, int x, int h, int w)
 {
 	struct timeline_priv *p = priv_of(t, v);
-	int pane = t->details_pane && h >= 14 ? DETAILS_ROWS : 0;
+	int side = t->details_pane && w >= SIDE_MIN_WIDTH;
+	int pane = t->details_pane && !side && h >= 14 ? DETAILS_ROWS : 0;
 	int rows = h - 2 - pane;
 	ptrdiff_t selrow;
 
 	(void)x;
 	if (!p)
 		return;
-	t->win.cols = w - LABEL_COLS;
+	t->win.cols = w - LABEL_COLS - (side ? SIDE_COLS + 1 : 0);
 	tui_clamp_window(t);
 	ensure_layout(t);
 	draw_axis(t, y, LABEL_COLS);
@@ -272,8 +307,12 @@ static void tlview_draw(struct tui *t, struct view *v, int y, int x, int h, int 
 		int ry = y + 2 + i;
 
 		if (row->type == ROW_PROCESS) {
+			const char *cmd = NULL;
+			for (size_t k = 0; k < t->tl->ntracks && !cmd; k++)
+				if (t->tl->tracks[k].pid == row->pid)
+					cmd = t->tl->tracks[k].command;
 			attrset(tui_pair_attr(t, PAIR_HEADER, A_BOLD) | A_BOLD);
-			tui_putf(t, ry, 0, w, 1, "process %lld", (long long)row->pid);
+			tui_putf(t, ry, 0, w, 1, "process %lld%s%s", (long long)row->pid, cmd ? ": " : "", cmd ? cmd : "");
 			attrset(A_NORMAL);
 			continue;
 		}
@@ -288,6 +327,8 @@ static void tlview_draw(struct tui *t, struct view *v, int y, int x, int h, int 
 			0);
 	if (pane)
 		draw_details_pane(t, y + h - pane, pane, w);
+	if (side)
+		draw_details_side(t, y, w - SIDE_COLS, h, SIDE_COLS);
 }
 
 /* ---- requests ---- */

@@ -261,19 +261,22 @@ ptrdiff_t tui_selection_details(struct tui *t, struct tl_detail **out)
 	why = tui_retrace_why(t, t->sel.id, &cause);
 	if (!why)
 		return n;
-	/* the cause goes right after the name: it is why a person looks at a retrace */
+	/* the cause goes right after what and which trace: it is why a person looks at a retrace */
 	struct tl_detail *p = realloc(*out, (size_t)(n + 1) * sizeof(*p));
+	ptrdiff_t at = 0;
 	if (!p)
 		return n;
 	*out = p;
-	memmove(p + 3, p + 2, (size_t)(n - 2) * sizeof(*p));
-	snprintf(p[2].label, sizeof(p[2].label), "retrace cause");
+	while (at < n && (!strcmp(p[at].label, "kind") || !strcmp(p[at].label, "name") || !strcmp(p[at].label, "trace #")))
+		at++;
+	memmove(p + at + 1, p + at, (size_t)(n - at) * sizeof(*p));
+	snprintf(p[at].label, sizeof(p[at].label), "retrace cause");
 	size_t len = strlen(cause) + strlen(why) + 3;
-	p[2].value = malloc(len);
-	if (p[2].value)
-		snprintf(p[2].value, len, "%s: %s", cause, why);
+	p[at].value = malloc(len);
+	if (p[at].value)
+		snprintf(p[at].value, len, "%s: %s", cause, why);
 	else
-		p[2].value = strdup("");
+		p[at].value = strdup("");
 	return n + 1;
 }
 

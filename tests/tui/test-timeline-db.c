@@ -25,7 +25,8 @@ static struct timeline tl;
  */
 static const char fixture[] =
 	"INSERT INTO meta VALUES ('start_ns', '1000000'), ('end_ns', '1200000');"
-	"INSERT INTO processes (pid, start_ns, end_ns) VALUES (10, 1000000, 1200000);"
+	"INSERT INTO processes (pid, start_ns, end_ns, argv)"
+	"  VALUES (10, 1000000, 1200000, '[\"/usr/bin/python3\",\"train.py\",\"--lr\"]');"
 	"INSERT INTO threads VALUES (10, 11, 'tf_inter', 'tf-executor'), (10, 10, 'python3', 'python-main');"
 	"INSERT INTO strings VALUES (1, 'f'), (2, 'g'), (3, 'MatMul'), (4, 'Relu'), (5, '__inference_f_1'),"
 	"  (6, 'EagerPyFunc'), (7, 'node_py'), (8, 'sgemm_kernel'), (9, 'train.py');"
@@ -93,6 +94,7 @@ Test(timeline_db, tracks_follow_roles_and_lanes_follow_kinds)
 	cr_assert_str_eq(tl.tracks[0].role, "python-main");
 	cr_assert_str_eq(tl.tracks[0].label, "main 10");
 	cr_assert_str_eq(tl.tracks[0].name, "python3");
+	cr_assert_str_eq(tl.tracks[0].command, "python3 train.py --lr", "argv without the program's directory");
 	cr_assert_eq(tl.tracks[0].nlanes, 3);
 	cr_assert_eq(tl.lanes[tl.tracks[0].lanes[0]].kind, TL_TRACE);
 	cr_assert_eq(tl.lanes[tl.tracks[0].lanes[1]].kind, TL_CALL);
@@ -227,6 +229,10 @@ Test(timeline_db, details_of_a_retrace)
 	n = timeline_details(&tl, &s, &d);
 	cr_assert_gt(n, 4);
 	cr_assert_str_eq(d[0].value, "tracing (retrace)");
+	/* what a small pane shows first */
+	cr_assert_str_eq(d[1].label, "name");
+	cr_assert_str_eq(d[2].label, "trace #");
+	cr_assert_str_eq(d[3].label, "duration", "no source line in this recording: duration comes next");
 	for (ptrdiff_t i = 0; i < n; i++) {
 		if (!strcmp(d[i].label, "signature"))
 			sig = !strcmp(d[i].value, "x: (8, 20)");
