@@ -778,15 +778,9 @@ static int has_rules(const char *dir)
 
 int ruleset_load_default(struct ruleset *rs, const char *user_dir)
 {
-	/* From a build tree, the executable sits in BUILD/cmd/agprof and BUILD in the source tree. */
-	static const char *const source_tree[] = { "../../../rules", NULL };
 	char *dir = agprof_rules_dir();
 	int ret = 0;
 
-	if (!has_rules(dir) && !getenv("AGPROF_RULES_DIR")) {
-		free(dir);
-		dir = agprof_find_file(source_tree);
-	}
 	if (!dir || !has_rules(dir)) {
 		error("cannot find the built-in rules%s%s%s (set AGPROF_RULES_DIR)", dir ? " in '" : "",
 		      dir ? dir : "", dir ? "'" : "");

@@ -66,16 +66,20 @@ char *agprof_find_file(const char *const *candidates)
 
 char *agprof_rules_dir(void)
 {
-	static const char *const candidates[] = {
-		"../../rules",                          /* build/cmd/agprof -> source rules/ */
+	static const char *const installed[] = {
 		"../" AGPROF_DATADIR_REL "/rules",      /* <prefix>/bin -> <prefix>/share/agprof/rules */
 		NULL,
 	};
 	const char *env = getenv("AGPROF_RULES_DIR");
+	char *dir;
 
 	if (env && *env)
 		return strdup(env);
-	return agprof_find_file(candidates);
+	dir = agprof_find_file(installed);
+	/* Run from the build tree: the source tree's rules, wherever the build dir is. */
+	if (!dir && access(AGPROF_SOURCE_RULES_DIR, F_OK) == 0)
+		dir = strdup(AGPROF_SOURCE_RULES_DIR);
+	return dir;
 }
 
 int want_color(int fd)
