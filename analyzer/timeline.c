@@ -502,11 +502,16 @@ static struct tl_lane *worker_lane(struct scan_worker *w, const struct lane_key 
 		l->device = key->device;
 		l->count = calloc(tl->nbins, sizeof(*l->count));
 		l->busy = calloc(tl->nbins, sizeof(*l->busy));
-		if (l->count && l->busy) {
+		l->coarse_count = calloc(tl->nbins / TL_COARSE + 1, sizeof(*l->coarse_count));
+		l->coarse_busy = calloc(tl->nbins / TL_COARSE + 1, sizeof(*l->coarse_busy));
+		if (l->count && l->busy && l->coarse_count && l->coarse_busy) {
 			ld->nlanes++;
 		} else {
 			free(l->count);
 			free(l->busy);
+			free(l->coarse_count);
+			free(l->coarse_busy);
+			memset(l, 0, sizeof(*l));
 			l = NULL;
 		}
 	}
@@ -563,8 +568,10 @@ static int lane_add(struct timeline *tl, struct tl_lane *l, const struct tl_slic
 		;
 	int64_t b0 = bin_of(tl, s->start_ns), b1 = bin_of(tl, s->end_ns > s->start_ns ? s->end_ns - 1 : s->start_ns);
 	__atomic_fetch_add(&l->count[b0], 1, __ATOMIC_RELAXED);
+	__atomic_fetch_add(&l->coarse_count[b0 / TL_COARSE], 1, __ATOMIC_RELAXED);
 	if (b0 == b1) {
 		__atomic_fetch_add(&l->busy[b0], (uint64_t)d, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&l->coarse_busy[b0 / TL_COARSE], (uint64_t)d, __ATOMIC_RELAXED);
 		return 0;
 	}
 	for (int64_t b = b0; b <= b1; b++) {
@@ -573,8 +580,10 @@ static int lane_add(struct timeline *tl, struct tl_lane *l, const struct tl_slic
 			a = s->start_ns;
 		if (e > s->end_ns)
 			e = s->end_ns;
-		if (e > a)
+		if (e > a) {
 			__atomic_fetch_add(&l->busy[b], (uint64_t)(e - a), __ATOMIC_RELAXED);
+			__atomic_fetch_add(&l->coarse_busy[b / TL_COARSE], (uint64_t)(e - a), __ATOMIC_RELAXED);
+		}
 	}
 	return 0;
 }
@@ -1060,6 +1069,13 @@ static void scan_finished(struct timeline *tl)
 		}
 	}
 	ld->prefix = 1;
+	/* the running sums answer every column in two loads: the coarse bins are done */
+	for (size_t i = 0; i < tl->nlanes; i++) {
+		free(tl->lanes[i].coarse_count);
+		free(tl->lanes[i].coarse_busy);
+		tl->lanes[i].coarse_count = NULL;
+		tl->lanes[i].coarse_busy = NULL;
+	}
 }
 
 int timeline_poll(struct timeline *tl, double *progress)
@@ -1281,6 +1297,8 @@ void timeline_release(struct timeline *tl)
 	/* lanes the scan made but no poll published are freed too */
 	for (size_t i = 0; tl->lanes && i < MAX_LANES && (tl->lanes[i].count || tl->lanes[i].busy); i++) {
 		free(tl->lanes[i].count);
+		free(tl->lanes[i].coarse_count);
+		free(tl->lanes[i].coarse_busy);
 		free(tl->lanes[i].busy);
 		free(tl->lanes[i].longs);
 	}
@@ -1409,35 +1427,60 @@ static void sort_unique(struct tl_render *r)
 	r->nslices = k;
 }
 
-/*
- * Short events counted in bins [b0, b1).  While the scan runs the bins are
- * summed; once it is done they hold running sums (see prefix_sums()), so a
- * column costs two loads at any zoom.
- */
-static uint64_t bins_count(const struct timeline *tl, const struct tl_lane *l, int64_t b0, int64_t b1)
+uint64_t tl_sum_bins32(const uint32_t *fine, const uint32_t *coarse, int64_t b0, int64_t b1)
 {
 	uint64_t n = 0;
 
+	/* whole coarse bins in the middle, fine bins at the edges */
+	for (int64_t b = b0; b < b1;) {
+		if (coarse && b % TL_COARSE == 0 && b + TL_COARSE <= b1) {
+			n += __atomic_load_n(&coarse[b / TL_COARSE], __ATOMIC_RELAXED);
+			b += TL_COARSE;
+		} else {
+			n += __atomic_load_n(&fine[b], __ATOMIC_RELAXED);
+			b++;
+		}
+	}
+	return n;
+}
+
+uint64_t tl_sum_bins64(const uint64_t *fine, const uint64_t *coarse, int64_t b0, int64_t b1)
+{
+	uint64_t n = 0;
+
+	for (int64_t b = b0; b < b1;) {
+		if (coarse && b % TL_COARSE == 0 && b + TL_COARSE <= b1) {
+			n += __atomic_load_n(&coarse[b / TL_COARSE], __ATOMIC_RELAXED);
+			b += TL_COARSE;
+		} else {
+			n += __atomic_load_n(&fine[b], __ATOMIC_RELAXED);
+			b++;
+		}
+	}
+	return n;
+}
+
+/*
+ * Short events counted in bins [b0, b1).  While the scan runs the bins are
+ * summed (coarse ones where they fit); once it is done they hold running
+ * sums (see scan_finished()), so a column costs two loads at any zoom.
+ */
+static uint64_t bins_count(const struct timeline *tl, const struct tl_lane *l, int64_t b0, int64_t b1)
+{
 	if (b1 <= b0)
 		return 0;
 	if (tl->loader && tl->loader->prefix)
 		return l->count[b1 - 1] - (b0 > 0 ? l->count[b0 - 1] : 0);
-	for (int64_t b = b0; b < b1; b++)
-		n += __atomic_load_n(&l->count[b], __ATOMIC_RELAXED);
-	return n;
+	return tl_sum_bins32(l->count, l->coarse_count, b0, b1);
 }
 
 static uint64_t bins_busy(const struct timeline *tl, const struct tl_lane *l, int64_t b0, int64_t b1)
 {
-	uint64_t n = 0;
-
 	if (b1 <= b0)
 		return 0;
 	if (tl->loader && tl->loader->prefix)
 		return l->busy[b1 - 1] - (b0 > 0 ? l->busy[b0 - 1] : 0);
-	for (int64_t b = b0; b < b1; b++)
-		n += __atomic_load_n(&l->busy[b], __ATOMIC_RELAXED);
-	return n;
+	return tl_sum_bins64(l->busy, l->coarse_busy, b0, b1);
 }
 
 int timeline_lane_render(struct timeline *tl, size_t lane, const struct tl_window *w, size_t max_events,

@@ -75,6 +75,8 @@ struct tl_lane {
 	int64_t max_short_ns;  /* longest event counted in the bins */
 	uint32_t *count;       /* nbins: short events by start bin */
 	uint64_t *busy;        /* nbins: time (ns) of short events within each bin */
+	uint32_t *coarse_count; /* the same by TL_COARSE bins, for cheap redraws while the scan runs */
+	uint64_t *coarse_busy;
 	struct tl_slice *longs; /* events longer than TL_LONG_BINS bins (under the loader's lock) */
 	size_t nlongs, alongs;
 };
@@ -128,6 +130,8 @@ struct timeline {
 
 /* Lanes hold events longer than this many bins as slices, not in the bins. */
 #define TL_LONG_BINS 16
+/* Bins per coarse bin (a power of two). */
+#define TL_COARSE 64
 
 /*
  * Open the timeline of rec: span, retraces, and start the scan that finds
@@ -206,6 +210,14 @@ struct tl_render {
  * cells must hold w->cols entries.
  */
 void tl_lod_merge(const struct tl_window *w, const struct tl_slice *slices, size_t n, struct tl_cell *cells);
+
+/*
+ * Sum of fine[b0..b1), reading coarse[k] (the sum of fine[k * TL_COARSE ..
+ * (k + 1) * TL_COARSE)) for the whole coarse bins inside the range; coarse
+ * may be NULL.  Loads are atomic: the scan may be adding.
+ */
+uint64_t tl_sum_bins32(const uint32_t *fine, const uint32_t *coarse, int64_t b0, int64_t b1);
+uint64_t tl_sum_bins64(const uint64_t *fine, const uint64_t *coarse, int64_t b0, int64_t b1);
 
 /* Density shade (1..4) of busy ns within a column of width ns; 0 when busy is 0. */
 int tl_shade(uint64_t busy, int64_t width);

@@ -4,7 +4,8 @@
  * One X-macro table (after tig's REQ_INFO): the key map, the request enum
  * and the help screen all come from it, so a binding cannot exist without
  * its help line.  Habits follow perf report and htop: arrows and h/j/k/l
- * move, + and - zoom, / searches, ? helps, q quits.
+ * move, + and - zoom, / and F3 search, ? and F1 help, Esc goes back, q and
+ * F10 quit.
  *
  * REQ(name, section, help, key1, key2, key3); unused keys are 0.
  */
@@ -42,9 +43,9 @@
 	REQ(PAGE_UP,       "Move",     "Page up",                                    KEY_PPAGE, KEY_CTRL('b'), 0) \
 	REQ(PAGE_DOWN,     "Move",     "Page down",                                  KEY_NPAGE, KEY_CTRL('f'), ' ') \
 	REQ(ENTER,         "Move",     "Details of the slice; in a list: jump to its events", KEY_ENTER, '\n', '\r') \
-	REQ(SEARCH,        "Views",    "Search slices by name",                      '/', 0, 0) \
+	REQ(SEARCH,        "Views",    "Search slices by name",                      '/', KEY_F(3), 0) \
 	REQ(FINDINGS,      "Views",    "Findings (the analyzer's recommendations)",  'f', KEY_F(2), 0) \
-	REQ(FUNCTIONS,     "Views",    "Per-function table",                         'u', KEY_F(3), 0) \
+	REQ(FUNCTIONS,     "Views",    "Per-function table",                         'u', KEY_F(5), 0) \
 	REQ(TIMELINE,      "Views",    "Back to the timeline",                       't', 27, KEY_BACKSPACE) \
 	REQ(DETAILS_PANE,  "Views",    "Show/hide the details pane",                 'd', 0, 0) \
 	REQ(HELP,          "Views",    "This help",                                  '?', KEY_F(1), 0) \

@@ -177,3 +177,34 @@ Test(timeline_format, durations_take_a_unit_that_fits)
 		cr_assert_str_eq(buf, cases[i].text, "%lld ns", (long long)cases[i].ns);
 	}
 }
+
+Test(timeline_bins, coarse_sums_match_the_fine_bins)
+{
+	enum { N = 64 * 20 + 17 };
+	static uint32_t fine[N], coarse[N / TL_COARSE + 1];
+	static uint64_t fine64[N], coarse64[N / TL_COARSE + 1];
+	unsigned seed = 7;
+
+	for (int i = 0; i < N; i++) {
+		seed = seed * 1103515245 + 12345;
+		fine[i] = (seed >> 16) % 100;
+		fine64[i] = (uint64_t)fine[i] * 1000000007ULL;
+		coarse[i / TL_COARSE] += fine[i];
+		coarse64[i / TL_COARSE] += fine64[i];
+	}
+	/* every range that starts and ends at a few interesting places */
+	static const int64_t at[] = { 0, 1, 63, 64, 65, 127, 128, 500, 640, 1279, 1280, 1290, N };
+	for (size_t i = 0; i < sizeof(at) / sizeof(at[0]); i++) {
+		for (size_t j = i; j < sizeof(at) / sizeof(at[0]); j++) {
+			uint64_t want = 0, want64 = 0;
+			for (int64_t b = at[i]; b < at[j]; b++) {
+				want += fine[b];
+				want64 += fine64[b];
+			}
+			cr_assert_eq(tl_sum_bins32(fine, coarse, at[i], at[j]), want, "[%lld, %lld)", (long long)at[i],
+				     (long long)at[j]);
+			cr_assert_eq(tl_sum_bins64(fine64, coarse64, at[i], at[j]), want64);
+			cr_assert_eq(tl_sum_bins32(fine, NULL, at[i], at[j]), want);
+		}
+	}
+}
