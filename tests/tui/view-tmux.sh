@@ -151,6 +151,17 @@ ratio_is() {
 		fail "window $1 ns is not $3 x $2 ns"
 }
 
+# mouse BUTTON X Y: an xterm (X10) mouse report as the terminal would send it;
+# BUTTON 0 is a left press (a release follows), 64 the wheel up, 65 down.
+mouse() {
+	local b=$1 x=$2 y=$3 c
+	for c in $b $([ "$b" = 0 ] && echo 3); do
+		tmux -L "$sock" send-keys -t v -l "$(printf '%b' "$(printf '\\033[M\\%03o\\%03o\\%03o' \
+			$((32 + c)) $((33 + x)) $((33 + y)))")"
+	done
+	sleep 0.2
+}
+
 wait_exit() {
 	local i=0
 	while [ ! -s "$work/exit" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
@@ -324,6 +335,25 @@ filter)
 	expect "every kind is hidden"
 	keys a
 	expect "eager"
+	;;
+mouse)
+	need_tf
+	start 80 24 "$(recording retrace_shape)"
+	w0=$(window_ns)
+	# the wheel zooms around the pointer
+	mouse 64 50 5
+	ratio_is "$(window_ns)" "$w0" 0.5
+	mouse 65 50 5
+	ratio_is "$(window_ns)" "$w0" 1
+	# a click on a graph function call selects it
+	keys n
+	expect "retrace 1/3"
+	capture
+	row=$(($(line_of "           call ") - 1))
+	col=$(printf '%s\n' "$screen" | sed -n "$((row + 1))p" | awk '{ print index($0, "pred") }')
+	[ "$col" -gt 18 ] || fail "no call slice to click on"
+	mouse 0 "$col" "$row"
+	expect "kind: call  name: predict"
 	;;
 resize)
 	start 80 24 "$(recording retrace_shape)"
