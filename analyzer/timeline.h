@@ -40,7 +40,7 @@ enum tl_kind {
 	TL_EAGER,    /* eager_ops: ops dispatched eagerly */
 	TL_BLACKBOX, /* blackbox_execs: tf.py_function / numpy_function bodies */
 	TL_KERNEL,   /* gpu_activity kind 'kernel' */
-	TL_COPY,     /* gpu_activity kinds 'memcpy' and 'memset' */
+	TL_COPY,     /* gpu_activity kinds 'memcpy' and 'memset' ('sync' rows are not drawn) */
 	TL_NKINDS
 };
 

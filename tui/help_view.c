@@ -75,7 +75,7 @@ static void help_draw(struct tui *t, struct view *v, int y, int x, int h, int w)
 	size_t n = 0;
 
 	(void)x;
-	tui_rule(t, y, 0, w, "agprof view: keys (q: back)");
+	tui_rule(t, y, 0, w, "agprof view: keys (Up/Down/PgUp/PgDn scroll, q: back)");
 	while (help_line(t, n, buf, sizeof(buf), &bold))
 		n++;
 	v->height = (int)n;
