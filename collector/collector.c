@@ -6,7 +6,9 @@
 #include "collector.h"
 #include "gpu_record.h"
 
+#include <dlfcn.h>
 #include <errno.h>
+#include <execinfo.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
@@ -138,6 +140,29 @@ static void on_fork_child(void)
 		agp_disable("cannot create the recording buffers in a forked child");
 }
 
+/*
+ * TensorFlow leaves its tf.data worker threads unnamed, so the thread name
+ * cannot tell them apart: look at the native stack once, on the thread's
+ * first event, for tensorflow::data frames.
+ */
+static int32_t classify_thread(void)
+{
+	void *frames[64];
+	int n = backtrace(frames, 64), role = AGP_ROLE_UNKNOWN;
+
+	for (int i = 0; i < n; i++) {
+		Dl_info di;
+
+		if (!dladdr(frames[i], &di) || !di.dli_sname)
+			continue;
+		if (strstr(di.dli_sname, "N10tensorflow4data"))
+			return AGP_ROLE_TF_DATA;
+		if (strstr(di.dli_sname, "ThreadPool") || strstr(di.dli_sname, "EigenThreadPool"))
+			role = AGP_ROLE_TF_EXECUTOR;
+	}
+	return role;
+}
+
 struct agp_thread *agp_thread_get(void)
 {
 	struct agp_thread *t = agp_tls;
@@ -168,6 +193,7 @@ struct agp_thread *agp_thread_get(void)
 	t->tid = (int32_t)syscall(SYS_gettid);
 	t->ring = &agp_proc.shm->threads[slot];
 	t->data = (char *)agp_proc.shm + AGP_HEADER_BYTES + (size_t)slot * AGP_RING_BYTES;
+	t->ring->role = t->tid == agp_proc.pid ? AGP_ROLE_UNKNOWN : classify_thread();
 	atomic_store_explicit(&t->ring->tid, t->tid, memory_order_release);
 	agp_tls = t;
 	return t;
@@ -273,7 +299,7 @@ uint32_t agp_site_define(struct agp_thread *t, uint32_t file, uint32_t func, uin
 }
 
 void agp_emit_span(struct agp_thread *t, uint16_t type, uint32_t arg, uint64_t start, uint64_t end,
-		   uint32_t aux, uint32_t site, uint32_t flags, uint64_t seq)
+		   uint32_t aux, uint32_t site, uint32_t flags, uint32_t aux2, uint64_t seq)
 {
 	uint64_t new_head;
 	struct agp_rec_span *rec = ring_reserve(t, sizeof(*rec) / 8, &new_head);
@@ -288,7 +314,7 @@ void agp_emit_span(struct agp_thread *t, uint16_t type, uint32_t arg, uint64_t s
 	rec->aux = aux;
 	rec->site = site;
 	rec->flags = flags;
-	rec->pad = 0;
+	rec->aux2 = aux2;
 	rec->seq = seq;
 	ring_publish(t, new_head);
 }

@@ -16,6 +16,8 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 typedef struct TFE_Op TFE_Op;
 typedef struct TFE_TensorHandle TFE_TensorHandle;
@@ -246,7 +248,7 @@ AGP_EXPORT void TFE_Execute(TFE_Op *op, TFE_TensorHandle **retvals, int *num_ret
 	if (tf.GetCode(status) != 0)
 		flags |= AGP_SPAN_FAILED;
 	agp_emit_span(t, is_call ? AGP_REC_CALL : AGP_REC_EAGER, name_id, start, end,
-		      device_id, site, is_call ? flags & AGP_SPAN_FAILED : flags, seq);
+		      device_id, site, is_call ? flags & AGP_SPAN_FAILED : flags, 0, seq);
 }
 
 /* The C fast path of generated op wrappers; TFE_Execute inside it is "fast". */
@@ -498,19 +500,48 @@ struct cxx_string {
 #define PYFUNC_COMPUTE _ZN10tensorflow8PyFuncOp7ComputeEPNS_15OpKernelContextE
 AGP_EXPORT void PYFUNC_COMPUTE(void *self, void *ctx);
 
-static void kernel_names(struct agp_thread *t, void *kernel, void *ctx, uint32_t *node, uint32_t *type)
+/*
+ * The kernel's registry token ("pyfunc_3"), which names its node across the
+ * recording (blackbox_nodes.token).  PyFuncOp keeps it in a std::string
+ * member; rather than trust a class layout, look for a short string
+ * (libstdc++: pointer to its own inline buffer, then the length) holding
+ * "pyfunc_<n>" in the first bytes of the object, read safely.
+ */
+static uint32_t kernel_token(struct agp_thread *t, const void *kernel)
+{
+	unsigned char buf[768];
+	struct iovec local = { buf, sizeof(buf) }, remote = { (void *)kernel, sizeof(buf) };
+
+	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) != (ssize_t)sizeof(buf))
+		return 0;
+	for (size_t off = 0; off + 32 <= sizeof(buf); off += 8) {
+		uintptr_t p;
+		size_t len;
+
+		memcpy(&p, buf + off, 8);
+		memcpy(&len, buf + off + 8, 8);
+		if (p != (uintptr_t)kernel + off + 16 || len < 8 || len > 15 || memcmp(buf + off + 16, "pyfunc_", 7))
+			continue;
+		return agp_intern(t, (const char *)buf + off + 16, len);
+	}
+	return 0;
+}
+
+static void kernel_names(struct agp_thread *t, void *kernel, void *ctx, uint32_t *node, uint32_t *type,
+			 uint32_t *token)
 {
 	static void (*trace_string)(struct cxx_string *, const void *, const void *, bool);
 	static void (*cxx_delete)(void *);
 	static __thread void *last_kernel;
-	static __thread uint32_t last_node, last_type;
+	static __thread uint32_t last_node, last_type, last_token;
 	struct cxx_string s;
 	const char *colon;
 
 	if (kernel == last_kernel && last_node) {
-		*node = last_node, *type = last_type;
+		*node = last_node, *type = last_type, *token = last_token;
 		return;
 	}
+	*token = kernel_token(t, kernel);
 	if (!trace_string) {
 		trace_string = real_symbol("_ZNK10tensorflow8OpKernel11TraceStringB5cxx11ERKNS_15OpKernelContextEb", NULL);
 		cxx_delete = dlsym(RTLD_DEFAULT, "_ZdlPv");
@@ -526,14 +557,14 @@ static void kernel_names(struct agp_thread *t, void *kernel, void *ctx, uint32_t
 	}
 	if (s.p != s.u.buf)
 		cxx_delete(s.p);
-	last_kernel = kernel, last_node = *node, last_type = *type;
+	last_kernel = kernel, last_node = *node, last_type = *type, last_token = *token;
 }
 
 AGP_EXPORT void PYFUNC_COMPUTE(void *self, void *ctx)
 {
 	static void (*real)(void *, void *);
 	struct agp_thread *t = agp_thread_get();
-	uint32_t node = 0, type = 0;
+	uint32_t node = 0, type = 0, token = 0;
 	uint64_t start;
 
 	if (__builtin_expect(!real, 0))
@@ -543,10 +574,10 @@ AGP_EXPORT void PYFUNC_COMPUTE(void *self, void *ctx)
 		real(self, ctx);
 		return;
 	}
-	kernel_names(t, self, ctx, &node, &type);
+	kernel_names(t, self, ctx, &node, &type, &token);
 	start = agp_now_ns();
 	real(self, ctx);
-	agp_emit_span(t, AGP_REC_BLACKBOX, node, start, agp_now_ns(), type, 0, 0, 0);
+	agp_emit_span(t, AGP_REC_BLACKBOX, node, start, agp_now_ns(), type, 0, 0, token, 0);
 }
 
 /* Every hook, by the symbol name importing modules use (for got.c). */

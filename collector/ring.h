@@ -35,7 +35,7 @@ struct agp_thread_ring {
 	char pad1[56];
 	_Atomic uint64_t dropped;    /* records lost because the ring was full */
 	_Atomic int32_t tid;         /* 0 while the slot is unclaimed */
-	int32_t pad2;
+	int32_t role;                /* enum agp_thread_role, set before tid */
 	char pad3[48];
 };
 
@@ -55,6 +55,13 @@ struct agp_shm_header {
 };
 
 _Static_assert(sizeof(struct agp_thread_ring) == 192, "ring slot layout");
+
+/* What a thread was doing when it first recorded (from its native stack). */
+enum agp_thread_role {
+	AGP_ROLE_UNKNOWN = 0,
+	AGP_ROLE_TF_DATA = 1,       /* running inside tensorflow::data */
+	AGP_ROLE_TF_EXECUTOR = 2,   /* another TensorFlow thread pool */
+};
 _Static_assert(sizeof(struct agp_shm_header) <= AGP_HEADER_BYTES, "header fits");
 
 #define AGP_SHM_FILE_BYTES ((uint64_t)AGP_HEADER_BYTES + (uint64_t)AGP_RING_BYTES * AGP_MAX_THREADS)
@@ -93,7 +100,7 @@ struct agp_rec_span {
 	uint32_t aux;         /* device string id (eager), op type id (black box) */
 	uint32_t site;        /* site id, 0 = unknown */
 	uint32_t flags;
-	uint32_t pad;
+	uint32_t aux2;        /* black box: its py_func registry token's string id */
 	uint64_t seq;         /* per-process event number (GPU external correlation id) */
 };
 

@@ -155,7 +155,9 @@ CREATE TABLE blackbox_execs (
     start_ns    INTEGER NOT NULL,
     end_ns      INTEGER NOT NULL,
     node_id     INTEGER NOT NULL REFERENCES strings(id),
-    op_type_id  INTEGER NOT NULL REFERENCES strings(id)
+    op_type_id  INTEGER NOT NULL REFERENCES strings(id),
+    token       TEXT,
+    blackbox_node_id INTEGER REFERENCES blackbox_nodes(id)
 );
 
 CREATE TABLE gpu_activity (

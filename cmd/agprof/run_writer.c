@@ -108,7 +108,7 @@ static int prepare_all(struct run_writer *w)
 	struct { sqlite3_stmt **s; const char *sql; } stmts[] = {
 		{ &w->ins_eager, "INSERT INTO eager_ops(pid, tid, start_ns, end_ns, op_id, device_id, callsite_id, slow_path, ok) VALUES (?,?,?,?,?,?,?,?,?)" },
 		{ &w->ins_call, "INSERT INTO function_calls(pid, tid, start_ns, end_ns, name_id, callsite_id, ok) VALUES (?,?,?,?,?,?,?)" },
-		{ &w->ins_bb, "INSERT INTO blackbox_execs(pid, tid, start_ns, end_ns, node_id, op_type_id) VALUES (?,?,?,?,?,?)" },
+		{ &w->ins_bb, "INSERT INTO blackbox_execs(pid, tid, start_ns, end_ns, node_id, op_type_id, token) VALUES (?,?,?,?,?,?,(SELECT text FROM strings WHERE id = ?))" },
 		{ &w->ins_site, "INSERT OR IGNORE INTO callsites(file_id, line, func_id) VALUES (?,?,?)" },
 		{ &w->get_site, "SELECT id FROM callsites WHERE file_id = ? AND line = ? AND func_id = ?" },
 		{ &w->ins_thread, "INSERT OR IGNORE INTO threads(pid, tid, name, role) VALUES (?,?,?,?)" },
@@ -192,7 +192,7 @@ static int64_t callsite_id(struct run_writer *w, int64_t file, int64_t line, int
 }
 
 /* Thread name and role, read while the process is (probably) still alive. */
-static void thread_seen(struct run_writer *w, struct stream *s, int tid)
+static void thread_seen(struct run_writer *w, struct stream *s, int tid, int32_t native_role)
 {
 	char path[128], name[64] = "";
 	const char *role = "other";
@@ -207,8 +207,10 @@ static void thread_seen(struct run_writer *w, struct stream *s, int tid)
 	}
 	if (tid == s->pid)
 		role = "main";
-	else if (!strncmp(name, "tf_data", 7))
+	else if (!strncmp(name, "tf_data", 7) || native_role == AGP_ROLE_TF_DATA)
 		role = "tf-data";
+	else if (native_role == AGP_ROLE_TF_EXECUTOR)
+		role = "tf-executor";
 	else if (!strncmp(name, "tf_", 3))
 		role = "tf-executor";
 	sqlite3_bind_int(w->ins_thread, 1, s->pid);
@@ -255,6 +257,7 @@ static void write_span(struct run_writer *w, struct stream *s, int tid, const st
 		sqlite3_bind_int64(st, 4, (int64_t)r->end_ns);
 		sqlite3_bind_int64(st, 5, name > 0 ? name : intern(w, "?"));
 		sqlite3_bind_int64(st, 6, id_map_get(&s->strings, r->aux) > 0 ? id_map_get(&s->strings, r->aux) : intern(w, "?"));
+		bind_id_or_null(st, 7, id_map_get(&s->strings, r->aux2));
 		w->totals.blackbox++;
 	}
 	if (db_step_done(w->db, st) == 0) {
@@ -280,7 +283,7 @@ static void drain_ring(struct run_writer *w, struct stream *s, uint32_t slot)
 		return;
 	if (!s->thread_seen[slot]) {
 		s->thread_seen[slot] = 1;
-		thread_seen(w, s, tid);
+		thread_seen(w, s, tid, ring->role);
 	}
 	head = atomic_load_explicit(&ring->head, memory_order_acquire);
 	while (tail < head) {
@@ -816,6 +819,15 @@ static const char link_sql[] =
 	"  AND function_id IS NULL AND id NOT IN (SELECT gf_id FROM temp.link_trace);"
 	"UPDATE function_calls SET graph_function_id = (SELECT g.id FROM graph_functions g"
 	"  WHERE g.pid = function_calls.pid AND g.name_id = function_calls.name_id);"
+	/* each black-box run to its node (tokens are unique per process) */
+	"UPDATE blackbox_execs SET blackbox_node_id = (SELECT n.id FROM blackbox_nodes n"
+	"  JOIN graph_functions g ON g.id = n.graph_function_id"
+	"  WHERE g.pid = blackbox_execs.pid AND n.token = blackbox_execs.token LIMIT 1) WHERE token IS NOT NULL;"
+	/* threads that ran a tf.data function's black box are tf.data threads */
+	"UPDATE threads SET role = 'tf-data' WHERE role NOT IN ('main', 'tf-data') AND EXISTS"
+	"  (SELECT 1 FROM blackbox_execs b JOIN blackbox_nodes n ON n.id = b.blackbox_node_id"
+	"   JOIN graph_functions g ON g.id = n.graph_function_id JOIN strings s ON s.id = g.name_id"
+	"   WHERE b.pid = threads.pid AND b.tid = threads.tid AND s.text LIKE '%Dataset%');"
 	"UPDATE threads SET role = 'python-main' WHERE role = 'main' AND pid IN"
 	"  (SELECT pid FROM processes WHERE python_version IS NOT NULL);"
 	"UPDATE threads SET role = 'other' WHERE role = 'main';";

@@ -70,7 +70,7 @@ static void emit_many(int n, const char *op)
 	for (int i = 0; i < n; i++) {
 		name = agp_intern(t, op, strlen(op));  /* cached after the first */
 		agp_emit_span(t, AGP_REC_EAGER, name, 1000 + (uint64_t)i, 1500 + (uint64_t)i, 0, site,
-			      i % 2 ? AGP_SPAN_SLOW_PATH : 0, (uint64_t)i + 1);
+			      i % 2 ? AGP_SPAN_SLOW_PATH : 0, 0, (uint64_t)i + 1);
 	}
 }
 
