@@ -61,6 +61,7 @@ struct agp_thread {
 	char *data;             /* ring data area */
 	int in_hook;            /* reentrancy guard */
 	int fastpath_depth;     /* inside TFE_Py_FastPathExecute_C */
+	const char *fastpath_op; /* the op it was asked to run */
 	int trace_depth;
 	struct agp_open_trace *traces[AGP_TRACE_STACK];
 	struct agp_strcache_slot strcache[AGP_STRCACHE];
@@ -133,5 +134,8 @@ int agp_py_available(void) AGP_HIDDEN;
 void agp_py_discover_layout(void) AGP_HIDDEN;
 int agp_py_layout_tried(void) AGP_HIDDEN;
 int agp_py_gil_held(void) AGP_HIDDEN;
+/* str item i of a tuple, as UTF-8 (borrowed), or NULL; needs the GIL. */
+struct _object;
+const char *agp_py_tuple_str(struct _object *tuple, long i) AGP_HIDDEN;
 
 #endif

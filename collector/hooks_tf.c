@@ -235,7 +235,9 @@ AGP_EXPORT void TFE_Execute(TFE_Op *op, TFE_TensorHandle **retvals, int *num_ret
 	if (device && device[0])
 		device_id = agp_intern(t, device, strlen(device));
 	site = agp_py_callsite(t);
-	flags = t->fastpath_depth ? 0 : AGP_SPAN_SLOW_PATH;
+	/* Fast path: the op TFE_Py_FastPathExecute_C was asked for, not the
+	 * _EagerConst conversions it runs through TFE_Execute on the way. */
+	flags = t->fastpath_depth && t->fastpath_op && !strcmp(name, t->fastpath_op) ? 0 : AGP_SPAN_SLOW_PATH;
 	if (!is_call && innermost_trace(t) && !strcmp(name, "VarHandleOp"))
 		agp_pytrace_count_variable(innermost_trace(t));
 	seq = atomic_fetch_add_explicit(&agp_proc.next_seq, 1, memory_order_relaxed);
@@ -258,6 +260,7 @@ AGP_EXPORT PyObject *FASTPATH_SYM(PyObject *args)
 {
 	static PyObject *(*real)(PyObject *);
 	struct agp_thread *t = agp_thread_get();
+	const char *outer_op;
 	PyObject *ret;
 
 	if (__builtin_expect(!real, 0))
@@ -266,9 +269,13 @@ AGP_EXPORT PyObject *FASTPATH_SYM(PyObject *args)
 		return real(args);
 	if (__builtin_expect(!agp_py_layout_tried(), 0))
 		agp_py_discover_layout();  /* the GIL is held here */
+	/* args = (context, op_name, name, *inputs_and_attrs); nests (py_function). */
+	outer_op = t->fastpath_op;
+	t->fastpath_op = agp_py_tuple_str(args, 1);
 	t->fastpath_depth++;
 	ret = real(args);
 	t->fastpath_depth--;
+	t->fastpath_op = outer_op;
 	return ret;
 }
 

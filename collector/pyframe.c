@@ -38,6 +38,7 @@ struct py_api {
 	const char *(*Unicode_AsUTF8)(PyObject *);
 	void (*DecRef)(PyObject *);
 	void (*Err_Clear)(void);
+	PyObject *(*Tuple_GetItem)(PyObject *, long);
 	void *Code_Type;
 };
 
@@ -78,11 +79,12 @@ int agp_py_available(void)
 	RESOLVE(Unicode_AsUTF8, "PyUnicode_AsUTF8");
 	RESOLVE(DecRef, "Py_DecRef");
 	RESOLVE(Err_Clear, "PyErr_Clear");
+	RESOLVE(Tuple_GetItem, "PyTuple_GetItem");
 	py.Code_Type = dlsym(RTLD_DEFAULT, "PyCode_Type");
 	if (!py.IsInitialized || !py.GetVersion || !py.GILState_Check || !py.GILState_GetThisThreadState ||
 	    !py.Eval_GetFrame || !py.Frame_GetCode || !py.Frame_GetBack || !py.Frame_GetLineNumber ||
 	    !py.Code_Addr2Line || !py.Object_GetAttrString || !py.Unicode_AsUTF8 || !py.DecRef ||
-	    !py.Err_Clear || !py.Code_Type) {
+	    !py.Err_Clear || !py.Tuple_GetItem || !py.Code_Type) {
 		py.resolved = -1;
 		return 0;
 	}
@@ -259,6 +261,22 @@ void agp_py_discover_layout(void)
 out:
 	py.DecRef(code);
 	py.DecRef(back);
+}
+
+const char *agp_py_tuple_str(PyObject *tuple, long i)
+{
+	PyObject *o;
+	const char *s;
+
+	if (!agp_py_available() || !(o = py.Tuple_GetItem(tuple, i))) {
+		if (py.resolved > 0)
+			py.Err_Clear();
+		return NULL;
+	}
+	s = py.Unicode_AsUTF8(o);
+	if (!s)
+		py.Err_Clear();
+	return s;
 }
 
 int agp_py_gil_held(void)
