@@ -330,7 +330,7 @@ static int parse_options(struct run_state *rs, int argc, char **argv)
 int cmd_run(int argc, char **argv)
 {
 	struct run_state rs;
-	struct run_writer *w;
+	struct run_writer *w = NULL;
 	struct run_session sess;
 	struct run_totals totals;
 	char err[512], cwd[PATH_MAX] = "";
@@ -338,24 +338,30 @@ int cmd_run(int argc, char **argv)
 	pid_t pid;
 
 	memset(&rs, 0, sizeof(rs));
-	if (parse_options(&rs, argc, argv) != 0)
-		return EXIT_USAGE;
+	if (parse_options(&rs, argc, argv) != 0) {
+		rc = EXIT_USAGE;
+		goto cleanup;
+	}
 	rc = resolve_program(rs.argv[0], &rs.program_path);
 	if (rc) {
 		error(rc == 127 ? "'%s': command not found" : "'%s': permission denied (not executable)", rs.argv[0]);
-		return rc;
+		goto cleanup;
 	}
 	if (!(rs.collector = find_collector())) {
 		error("cannot find the collector library libagprof-collector.so (set AGPROF_COLLECTOR)");
-		return EXIT_INTERNAL;
+		rc = EXIT_INTERNAL;
+		goto cleanup;
 	}
-	if (choose_output(&rs) != 0 || make_shm_dir(&rs) != 0)
-		return EXIT_USAGE;
+	if (choose_output(&rs) != 0 || make_shm_dir(&rs) != 0) {
+		rc = EXIT_USAGE;
+		goto cleanup;
+	}
 	w = run_writer_create(rs.output_path, rs.shm_dir, err, sizeof(err));
 	if (!w) {
 		error("%s", err);
 		remove_shm_dir(rs.shm_dir);
-		return EXIT_USAGE;
+		rc = EXIT_USAGE;
+		goto cleanup;
 	}
 	if (!getcwd(cwd, sizeof(cwd)))
 		cwd[0] = '\0';
@@ -407,20 +413,22 @@ int cmd_run(int argc, char **argv)
 			fprintf(stderr, "agprof: warning: %llu events were dropped (buffers full)\n",
 				(unsigned long long)totals.dropped);
 	}
-	if (rs.check && sess.exit_status == 0) {
+	rc = sess.exit_status;
+	if (rs.check && rc == 0) {
 		struct recording rec;
 
 		/* The program succeeded: the check decides. */
 		fflush(stderr);
 		if (recording_open(&rec, rs.output_path) != 0) {
-			sess.exit_status = EXIT_USAGE;
+			rc = EXIT_USAGE;
 		} else {
-			sess.exit_status = check_run(&rec, rs.check_argc, rs.check_argv);
+			rc = check_run(&rec, rs.check_argc, rs.check_argv);
 			recording_close(&rec);
 		}
 	}
+cleanup:
 	free(rs.check_argv);
 	free(rs.program_path);
 	free(rs.collector);
-	return sess.exit_status;
+	return rc;
 }
