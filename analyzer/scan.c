@@ -239,6 +239,15 @@ cleanup:
 	return rc;
 }
 
+/*
+ * Where an event's cost starts: an eager op's includes the Python that led
+ * to it from the thread's previous dispatch (eager_ops.python_ns).
+ */
+static const char *cost_start(const char *table)
+{
+	return strcmp(table, "eager_ops") == 0 ? "start_ns - python_ns" : "start_ns";
+}
+
 int scan_table(const char *path, const char *table, const char *k1, const char *k2,
 	       const char *flag, const char *ok, struct scan_result *out)
 {
@@ -262,8 +271,8 @@ int scan_table(const char *path, const char *table, const char *k1, const char *
 	if (query_int64(db, range_sql, &hi))
 		goto cleanup;
 	snprintf(sql, sizeof(sql),
-		 "SELECT agprof_group(%s, %s, start_ns, end_ns, %s, %s) FROM %s WHERE id BETWEEN ?1 AND ?2",
-		 k1, k2, flag, ok, table);
+		 "SELECT agprof_group(%s, %s, %s, end_ns, %s, %s) FROM %s WHERE id BETWEEN ?1 AND ?2",
+		 k1, k2, cost_start(table), flag, ok, table);
 	span = hi >= lo ? hi - lo + 1 : 0;
 	nthreads = scan_threads();
 	if (span / SCAN_MIN_ROWS_PER_THREAD + 1 < nthreads)
@@ -371,7 +380,8 @@ int scan_totals(const char *path, const char *table, int64_t *rows, int64_t *tot
 	if (query_int64(db, q, first_ns))
 		goto cleanup;
 	snprintf(sql, sizeof(sql),
-		 "SELECT count(*), coalesce(sum(end_ns - start_ns), 0) FROM %s WHERE id BETWEEN ?1 AND ?2", table);
+		 "SELECT count(*), coalesce(sum(end_ns - (%s)), 0) FROM %s WHERE id BETWEEN ?1 AND ?2",
+		 cost_start(table), table);
 	span = hi >= lo ? hi - lo + 1 : 0;
 	nthreads = scan_threads();
 	if (span / SCAN_MIN_ROWS_PER_THREAD + 1 < nthreads)

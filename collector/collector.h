@@ -62,6 +62,7 @@ struct agp_thread {
 	int in_hook;            /* reentrancy guard */
 	int fastpath_depth;     /* inside TFE_Py_FastPathExecute_C */
 	const char *fastpath_op; /* the op it was asked to run */
+	uint64_t last_dispatch_end; /* end of this thread's previous TFE_Execute */
 	int trace_depth;
 	struct agp_open_trace *traces[AGP_TRACE_STACK];
 	struct agp_strcache_slot strcache[AGP_STRCACHE];

@@ -215,7 +215,7 @@ AGP_EXPORT void TFE_Execute(TFE_Op *op, TFE_TensorHandle **retvals, int *num_ret
 {
 	struct agp_thread *t;
 	const char *name, *device;
-	uint32_t name_id, device_id = 0, site, flags;
+	uint32_t name_id, device_id = 0, site, flags, gap = 0;
 	uint64_t start, end, seq;
 	int is_call;
 
@@ -249,8 +249,17 @@ AGP_EXPORT void TFE_Execute(TFE_Op *op, TFE_TensorHandle **retvals, int *num_ret
 	gpu_external_pop();
 	if (tf.GetCode(status) != 0)
 		flags |= AGP_SPAN_FAILED;
+	/*
+	 * The Python between two dispatches of an eager loop (op wrappers,
+	 * conversions, the loop itself) is part of what eager execution costs:
+	 * TFE_Execute's own span misses it.
+	 */
+	if (!is_call && t->last_dispatch_end && start > t->last_dispatch_end &&
+	    start - t->last_dispatch_end < AGP_PYTHON_GAP_MAX_NS)
+		gap = (uint32_t)(start - t->last_dispatch_end);
+	t->last_dispatch_end = end;
 	agp_emit_span(t, is_call ? AGP_REC_CALL : AGP_REC_EAGER, name_id, start, end,
-		      device_id, site, is_call ? flags & AGP_SPAN_FAILED : flags, 0, seq);
+		      device_id, site, is_call ? flags & AGP_SPAN_FAILED : flags, gap, seq);
 }
 
 /* The C fast path of generated op wrappers; TFE_Execute inside it is "fast". */

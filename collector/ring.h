@@ -93,6 +93,9 @@ struct agp_rec_site {
 #define AGP_SPAN_SLOW_PATH 1u   /* eager op dispatched outside the C fast path */
 #define AGP_SPAN_FAILED 2u      /* TF returned an error status */
 
+/* A longer pause between two dispatches is not part of an eager loop. */
+#define AGP_PYTHON_GAP_MAX_NS 1000000u
+
 struct agp_rec_span {
 	struct agp_rec_hdr h;
 	uint64_t start_ns;
@@ -100,7 +103,9 @@ struct agp_rec_span {
 	uint32_t aux;         /* device string id (eager), op type id (black box) */
 	uint32_t site;        /* site id, 0 = unknown */
 	uint32_t flags;
-	uint32_t aux2;        /* black box: its py_func registry token's string id */
+	uint32_t aux2;        /* eager op: Python time since the thread's previous
+	                         dispatch (ns, 0 past AGP_PYTHON_GAP_MAX_NS);
+	                         black box: its py_func registry token's string id */
 	uint64_t seq;         /* per-process event number (GPU external correlation id) */
 };
 

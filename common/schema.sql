@@ -145,7 +145,8 @@ CREATE TABLE eager_ops (
     device_id   INTEGER REFERENCES strings(id),
     callsite_id INTEGER REFERENCES callsites(id),
     slow_path   INTEGER NOT NULL DEFAULT 0,
-    ok          INTEGER NOT NULL DEFAULT 1
+    ok          INTEGER NOT NULL DEFAULT 1,
+    python_ns   INTEGER NOT NULL DEFAULT 0
 );
 
 CREATE TABLE blackbox_execs (

@@ -106,7 +106,7 @@ static void bind_text_or_null(sqlite3_stmt *s, int col, const char *text)
 static int prepare_all(struct run_writer *w)
 {
 	struct { sqlite3_stmt **s; const char *sql; } stmts[] = {
-		{ &w->ins_eager, "INSERT INTO eager_ops(pid, tid, start_ns, end_ns, op_id, device_id, callsite_id, slow_path, ok) VALUES (?,?,?,?,?,?,?,?,?)" },
+		{ &w->ins_eager, "INSERT INTO eager_ops(pid, tid, start_ns, end_ns, op_id, device_id, callsite_id, slow_path, ok, python_ns) VALUES (?,?,?,?,?,?,?,?,?,?)" },
 		{ &w->ins_call, "INSERT INTO function_calls(pid, tid, start_ns, end_ns, name_id, callsite_id, ok) VALUES (?,?,?,?,?,?,?)" },
 		{ &w->ins_bb, "INSERT INTO blackbox_execs(pid, tid, start_ns, end_ns, node_id, op_type_id, token) VALUES (?,?,?,?,?,?,(SELECT text FROM strings WHERE id = ?))" },
 		{ &w->ins_site, "INSERT OR IGNORE INTO callsites(file_id, line, func_id) VALUES (?,?,?)" },
@@ -238,6 +238,7 @@ static void write_span(struct run_writer *w, struct stream *s, int tid, const st
 		bind_id_or_null(st, 7, site);
 		sqlite3_bind_int(st, 8, (r->flags & AGP_SPAN_SLOW_PATH) != 0);
 		sqlite3_bind_int(st, 9, (r->flags & AGP_SPAN_FAILED) == 0);
+		sqlite3_bind_int64(st, 10, r->aux2);
 		w->totals.eager_ops++;
 	} else if (r->h.type == AGP_REC_CALL) {
 		st = w->ins_call, table = "function_calls";
