@@ -57,6 +57,21 @@ def _flatten(name, tc, out):
         out.append((name, 'object', None, None, '%s: %s' % (kind, _short_repr(tc))))
 
 
+# tf.function objects are told apart by their FunctionCache.  Its address is
+# reused once an object dies (FunctionCache takes no weak references), but a
+# fresh cache is empty: the first trace into a cache starts a new serial.
+_object_serials = {}
+_last_serial = [0]
+
+
+def _object_serial(cache, count):
+    key = id(cache)
+    if count <= 1 or key not in _object_serials:
+        _last_serial[0] += 1
+        _object_serials[key] = _last_serial[0]
+    return _object_serials[key]
+
+
 def _user_site(frame):
     while frame is not None and _is_framework(frame.f_code.co_filename):
         frame = frame.f_back
@@ -103,7 +118,7 @@ def describe(frame):
         str(name),
         code.co_filename if code is not None else None,
         code.co_firstlineno if code is not None else 0,
-        id(cache) if cache is not None else id(opts),
+        _object_serial(cache if cache is not None else opts, count),
         count,
         str(key) if key is not None else None,
         site[0], site[1], site[2],
