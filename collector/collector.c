@@ -246,7 +246,14 @@ static uint64_t hash_text(const char *s, size_t len)
 	return h | 1;  /* 0 marks an empty slot */
 }
 
-uint32_t agp_intern(struct agp_thread *t, const char *text, size_t len)
+/* Flags kept in a cache slot's len: what agp_intern_op learned about the text. */
+#define STRCACHE_CLASSIFIED 0x40000000u
+#define STRCACHE_FUNCTION 0x80000000u
+#define STRCACHE_LEN(slot) ((slot)->len & ~(STRCACHE_CLASSIFIED | STRCACHE_FUNCTION))
+
+/* Intern text; *slot_out gets its cache slot (NULL when it could not be cached). */
+static uint32_t intern_slot(struct agp_thread *t, const char *text, size_t len,
+			    struct agp_strcache_slot **slot_out)
 {
 	uint64_t h = hash_text(text, len);
 	struct agp_strcache_slot *slot = &t->strcache[h & (AGP_STRCACHE - 1)];
@@ -254,9 +261,12 @@ uint32_t agp_intern(struct agp_thread *t, const char *text, size_t len)
 	uint64_t new_head;
 	struct agp_rec_hdr *rec;
 
-	if (slot->hash == h && slot->len == len &&
-	    (len > sizeof(slot->text) || memcmp(slot->text, text, len) == 0))
+	*slot_out = NULL;
+	if (slot->hash == h && STRCACHE_LEN(slot) == len &&
+	    (len > sizeof(slot->text) || memcmp(slot->text, text, len) == 0)) {
+		*slot_out = slot;
 		return slot->id;
+	}
 	if (len > 4096)
 		len = 4096;
 	words = (uint32_t)(1 + (len + 1 + 7) / 8);
@@ -275,6 +285,31 @@ uint32_t agp_intern(struct agp_thread *t, const char *text, size_t len)
 	slot->id = id;
 	if (len <= sizeof(slot->text))
 		memcpy(slot->text, text, len);
+	*slot_out = slot;
+	return id;
+}
+
+uint32_t agp_intern(struct agp_thread *t, const char *text, size_t len)
+{
+	struct agp_strcache_slot *slot;
+
+	return intern_slot(t, text, len, &slot);
+}
+
+uint32_t agp_intern_op(struct agp_thread *t, const char *name, int (*is_function)(const char *), int *function)
+{
+	struct agp_strcache_slot *slot;
+	uint32_t id = intern_slot(t, name, strlen(name), &slot);
+
+	if (!slot) {
+		*function = is_function(name);
+		return id;
+	}
+	/* Functions are registered before their first call and an op never
+	 * becomes one: classifying a name once per cache slot is enough. */
+	if (!(slot->len & STRCACHE_CLASSIFIED))
+		slot->len |= STRCACHE_CLASSIFIED | (is_function(name) ? STRCACHE_FUNCTION : 0);
+	*function = (slot->len & STRCACHE_FUNCTION) != 0;
 	return id;
 }
 

@@ -102,6 +102,13 @@ void agp_disable(const char *why) AGP_HIDDEN;
 /* Intern text in the thread's ring; returns its id (0 on failure). */
 uint32_t agp_intern(struct agp_thread *t, const char *text, size_t len) AGP_HIDDEN;
 
+/*
+ * Intern an op name and tell whether it names a registered graph function
+ * (is_function is asked once per cached name).
+ */
+uint32_t agp_intern_op(struct agp_thread *t, const char *name, int (*is_function)(const char *),
+		       int *function) AGP_HIDDEN;
+
 /* Define a call site in the thread's ring; returns its id. */
 uint32_t agp_site_define(struct agp_thread *t, uint32_t file, uint32_t func, uint32_t line) AGP_HIDDEN;
 

@@ -230,8 +230,7 @@ AGP_EXPORT void TFE_Execute(TFE_Op *op, TFE_TensorHandle **retvals, int *num_ret
 	if (!name)
 		name = "?";
 	device = tf.OpGetDevice(op, status);
-	is_call = fn_set_has(name);
-	name_id = agp_intern(t, name, strlen(name));
+	name_id = agp_intern_op(t, name, fn_set_has, &is_call);
 	if (device && device[0])
 		device_id = agp_intern(t, device, strlen(device));
 	site = agp_py_callsite(t);
