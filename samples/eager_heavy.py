@@ -46,6 +46,7 @@ def main():
     x = tf.constant([[0.5, -1.0], [2.0, 0.25]])
     y = tf.constant([[1.0, 1.0], [-0.5, 0.5]])
     t0 = time.perf_counter()
+    loop_t0 = time.monotonic_ns()
     for i in range(steps):
         x = step(x, y)
         done = (i + 1) * OPS_PER_STEP
@@ -53,10 +54,12 @@ def main():
             print("AGPROF-MARKER %d pid %d" % (done, os.getpid()), flush=True)
             if args.sleep:
                 time.sleep(args.sleep)
+    loop_t1 = time.monotonic_ns()
     dt = time.perf_counter() - t0
     print("%d eager ops in %.3f s (%.2f us/op)"
           % (steps * OPS_PER_STEP, dt, dt * 1e6 / max(1, steps * OPS_PER_STEP)))
     oracle.extra("planned_eager_ops", steps * OPS_PER_STEP)
+    oracle.extra("loop_window_ns", [loop_t0, loop_t1])
     sys.stdout.flush()
 
 

@@ -326,6 +326,18 @@ def extra_eager_heavy(db, oracle, pid, per_fn):
         "JOIN strings f ON f.id = c.func_id WHERE e.pid = ? GROUP BY f.text", (pid,))}
     check_eq(funcs.get("step", 0), oracle["extra"]["planned_eager_ops"],
              "eager ops whose call site is in function step")
+    # The loop does nothing but dispatch: on its one thread, the dispatch
+    # spans plus the Python before each (python_ns) are disjoint, so they
+    # cannot exceed the loop's wall time, and must cover nearly all of it.
+    t0, t1 = oracle["extra"]["loop_window_ns"]
+    n, cost, lo, hi = db.execute(
+        "SELECT count(*), sum(end_ns - start_ns + python_ns), min(start_ns), max(end_ns) "
+        "FROM eager_ops WHERE pid = ? AND start_ns BETWEEN ? AND ?", (pid, t0, t1)).fetchone()
+    check_eq(n, oracle["extra"]["planned_eager_ops"], "eager ops inside the loop's window")
+    loop = t1 - t0
+    check(cost is not None and 0.9 * loop <= cost <= loop,
+          "eager cost (dispatch + python_ns) of the loop's ops vs. the loop's wall time",
+          cost, "between 90%% and 100%% of %d ns" % loop)
 
 
 def extra_keras_fit(db, oracle, pid, per_fn):
