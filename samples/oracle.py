@@ -117,6 +117,53 @@ def snapshot(name, tf_function):
         _where_of[name] = _where(tf_function)
 
 
+def _flatten(name, value, out):
+    """Flatten one argument like the trace_inputs table: lists/tuples as
+    name[i], dicts as name['k'] (sorted keys, as tf.nest orders them)."""
+    import tensorflow as tf
+    if isinstance(value, (list, tuple)):
+        for i, v in enumerate(value):
+            _flatten("%s[%d]" % (name, i), v, out)
+    elif isinstance(value, dict):
+        for k in sorted(value):
+            _flatten("%s[%r]" % (name, k), value[k], out)
+    elif isinstance(value, tf.Variable):
+        out.append({"name": name, "kind": "variable", "dtype": value.dtype.name,
+                    "shape": _shape(value.shape), "value": None})
+    elif isinstance(value, tf.Tensor):
+        out.append({"name": name, "kind": "tensor", "dtype": value.dtype.name,
+                    "shape": _shape(value.shape), "value": None})
+    elif value is None:
+        out.append({"name": name, "kind": "none", "dtype": None, "shape": None,
+                    "value": None})
+    elif isinstance(value, (bool, int, float, str)):
+        out.append({"name": name, "kind": "python", "dtype": None, "shape": None,
+                    "value": repr(value)[:200]})
+    else:
+        out.append({"name": name, "kind": "object", "dtype": None, "shape": None,
+                    "value": type(value).__name__})
+
+
+def _shape(shape):
+    if shape.rank is None:
+        return "?"
+    return "[" + ",".join("None" if d is None else str(d) for d in shape.as_list()) + "]"
+
+
+def traced_with(name, **arguments):
+    """Record the concrete inputs of a call that just added a trace to `name`.
+
+    Pass every parameter of the traced function by name, in order, defaults
+    included (TF binds them into the signature): oracle "trace_inputs".
+    """
+    if not ENABLED:
+        return
+    flat = []
+    for arg, value in arguments.items():
+        _flatten(arg, value, flat)
+    _state["extra"].setdefault("trace_inputs", {}).setdefault(name, []).append(flat)
+
+
 def extra(key, value):
     """Record a sample-specific fact in the oracle's "extra" object."""
     _state["extra"][key] = value

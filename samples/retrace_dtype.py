@@ -27,7 +27,10 @@ def main():
     for dtype in (np.float32, np.float32, np.float64, np.int32, np.float64):
         x = tf.constant((raw * 10).astype(dtype))
         oracle.called("normalize")
+        traces_before = normalize.experimental_get_tracing_count()
         out = normalize(x)  # agprof: dtype
+        if normalize.experimental_get_tracing_count() > traces_before:
+            oracle.traced_with("normalize", x=x)
         print(x.dtype.name, "->", out.dtype.name, "%.4f" % float(tf.reduce_max(out)))
     print("tracing count:", normalize.experimental_get_tracing_count())
 

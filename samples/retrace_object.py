@@ -36,7 +36,10 @@ def main():
     for _ in range(CALLS):
         cfg = Config(scale=2.0, clip=1.5)  # same values, new object
         oracle.called("preprocess")
+        traces_before = preprocess.experimental_get_tracing_count()
         out = preprocess(x, cfg)  # agprof: python-object
+        if preprocess.experimental_get_tracing_count() > traces_before:
+            oracle.traced_with("preprocess", x=x, cfg=cfg)
     print("max %.4f" % float(tf.reduce_max(out)))
     print("tracing count:", preprocess.experimental_get_tracing_count())
 

@@ -36,7 +36,10 @@ def main():
     for epoch in range(EPOCHS):
         for _ in range(STEPS_PER_EPOCH):
             oracle.called("sgd_step")
+            traces_before = sgd_step.experimental_get_tracing_count()
             loss = sgd_step(x, y, lr)  # agprof: python-value
+            if sgd_step.experimental_get_tracing_count() > traces_before:
+                oracle.traced_with("sgd_step", x=x, y=y, lr=lr)
         print("epoch %d lr %.5f loss %.4f" % (epoch, lr, float(loss)))
         lr *= 0.7
     print("tracing count:", sgd_step.experimental_get_tracing_count())

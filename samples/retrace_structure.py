@@ -40,10 +40,13 @@ def main():
     ]
     for features, mask in structures:
         oracle.called("combine")
+        traces_before = combine.experimental_get_tracing_count()
         if mask is None:
             out = combine(features)  # agprof: input-structure
         else:
             out = combine(features, mask)  # agprof: input-structure
+        if combine.experimental_get_tracing_count() > traces_before:
+            oracle.traced_with("combine", features=features, mask=mask)
         print(out.numpy().tolist())
     print("tracing count:", combine.experimental_get_tracing_count())
 

@@ -170,6 +170,29 @@ def compare_window(db, oracle, pid):
     check_eq(unregistered, 0, "function_calls without a registered graph function")
 
 
+def compare_trace_inputs(db, oracle, per_fn):
+    """trace_inputs rows of each trace == the flattened arguments of the call
+    that made the trace (oracle extra.trace_inputs, built by the sample from
+    the very arguments it passed, see oracle.traced_with)."""
+    for name, expected in (oracle["extra"].get("trace_inputs") or {}).items():
+        traces = per_fn.get(name, [])
+        got = []
+        for t in traces:
+            got.append([dict(r) for r in db.execute(
+                "SELECT name, kind, dtype, shape, value FROM trace_inputs "
+                "WHERE trace_id = ? ORDER BY position", (t["id"],))])
+        # Tensors' `value` is not specified; compare it for python/object
+        # only.  An object's value is its type name; an " at 0x..." suffix
+        # (its identity, which is what the cache compares) is tolerated.
+        for rows in got:
+            for r in rows:
+                if r["kind"] in ("tensor", "variable", "none"):
+                    r["value"] = None
+                elif r["kind"] == "object" and r["value"]:
+                    r["value"] = re.sub(r" at 0x[0-9a-fA-F]+$", "", r["value"])
+        check_eq(got, expected, "trace_inputs of each trace of %r, in trace order" % name)
+
+
 def compare_trace_names(db, oracle, per_fn):
     """Every `__inference_<f>_N` the profiler saw executing was built by a
     recorded trace of <f>: its name is one of the traces' tf_name."""
@@ -425,6 +448,7 @@ def main():
     per_fn = compare_functions(db, oracle, pid, sample_name)
     compare_window(db, oracle, pid)
     compare_trace_names(db, oracle, per_fn)
+    compare_trace_inputs(db, oracle, per_fn)
     compare_callsites(db, oracle, pid, sample_name, per_fn)
     if sample_name in EXTRA:
         EXTRA[sample_name](db, oracle, pid, per_fn)
