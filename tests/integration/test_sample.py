@@ -274,6 +274,18 @@ def extra_retrace_scalar(db, oracle, pid, per_fn):
         "WHERE s.text = 'sgd_step' AND i.kind = 'python' ORDER BY t.start_ns")]
     check_eq(len(set(vals)), oracle["functions"]["sgd_step"]["tracing_count"],
              "distinct Python values (lr) among sgd_step's trace inputs")
+    # The learning rate is baked into each trace's graph as a float32 Const.
+    import numpy as np
+    lrs = [float(next(a["value"] for a in inputs if a["name"] == "lr"))
+           for inputs in oracle["extra"]["trace_inputs"]["sgd_step"]]
+    for t, lr in zip(per_fn["sgd_step"], lrs):
+        consts = [r[0] for r in db.execute(
+            "SELECT c.value FROM graph_constants c JOIN graph_functions g "
+            "ON g.id = c.graph_function_id WHERE g.trace_id = ? AND g.role = 'inference' "
+            "AND c.dtype = 'float32'", (t["id"],))]
+        hit = [c for c in consts if np.float32(float(c)) == np.float32(lr)]
+        check(hit, "float32 constant equal to lr=%r in the graph of sgd_step's trace %d"
+              % (lr, t["object_trace_no"]), consts, "one equal to float32(%r)" % lr)
 
 
 def extra_retrace_dtype(db, oracle, pid, per_fn):
