@@ -9,8 +9,13 @@
 2. An exec'd grandchild: `sh -c 'PYTHON samples/retrace_dtype.py; exit 4'`.
    agprof exits 4 (the shell's status); the Python process, a child of sh,
    is recorded with the traces the oracle counts.
+3. A burst of 100 concurrent short children (sh + /bin/true &), 10 rounds:
+   agprof must survive it (no SIGBUS), record every process and clean up
+   its /dev/shm directory.
 """
 import os
+import shutil
+import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -82,10 +87,38 @@ def exec_case():
     check_eq(m.get("tf_status"), "hooked", "meta tf_status (a process loaded TF)")
 
 
+def burst_case(rounds=10, children=100):
+    """Many short children starting at once: `sh -c 'for i in $(seq N); do
+    /bin/true & done; wait'`.  Every process is recorded (the shell, seq and
+    the N true: N + 2 rows), agprof exits 0, and its /dev/shm directory
+    (agprof-<its pid>-*) is gone afterwards."""
+    import glob
+    d = agtest.tmpdir()
+    script = "for i in $(seq %d); do /bin/true & done; wait" % children
+    for r in range(rounds):
+        out = os.path.join(d, "burst-%d.agprof" % r)
+        p = subprocess.Popen([agtest.AGPROF, "run", "-q", "-o", out, "--", "/bin/sh", "-c", script],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        _, err = p.communicate(timeout=120)
+        check_eq(p.returncode, 0, "agprof exit status, round %d of %d concurrent children"
+                 % (r + 1, children))
+        left = glob.glob("/dev/shm/agprof-%d-*" % p.pid)
+        check_eq(left, [], "shared-memory directory left by agprof (round %d)" % (r + 1))
+        for path in left:  # made by the agprof this test started
+            shutil.rmtree(path, ignore_errors=True)
+        if p.returncode != 0 or not os.path.exists(out):
+            continue
+        db = agtest.open_recording(out)
+        agtest.check_recording_header(db)
+        check_eq(q1(db, "SELECT count(*) FROM processes"), children + 2,
+                 "processes recorded (sh, seq and %d /bin/true), round %d" % (children, r + 1))
+
+
 def main():
     agtest.need_agprof()
     fork_case()
     exec_case()
+    burst_case()
     agtest.finish("children")
 
 
