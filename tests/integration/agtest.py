@@ -30,6 +30,12 @@ def need_agprof():
     if not AGPROF or not os.access(AGPROF, os.X_OK):
         print("FAIL: $AGPROF is not set to an executable agprof (got %r)" % AGPROF)
         sys.exit(1)
+    import importlib.util
+    if importlib.util.find_spec("tensorflow") is None:
+        print("FAIL: %s has no tensorflow; configure the build with "
+              "-Dtest_python=/path/to/venv/bin/python (the venv with tensorflow-cpu 2.21)"
+              % PYTHON)
+        sys.exit(1)
 
 
 def check(cond, what, got=None, expected=None):
