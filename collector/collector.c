@@ -46,6 +46,23 @@ void agp_disable(const char *why)
 		return;
 }
 
+static void remember_file(int fd, uint64_t *dev, uint64_t *ino)
+{
+	struct stat st;
+
+	*dev = *ino = 0;
+	if (fstat(fd, &st) == 0)
+		*dev = st.st_dev, *ino = st.st_ino;
+}
+
+/* Whether fd is still the file it was opened as (rare path: one fstat). */
+static int fd_is_ours(int fd, uint64_t dev, uint64_t ino)
+{
+	struct stat st;
+
+	return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == dev && st.st_ino == ino;
+}
+
 static int open_process_files(void)
 {
 	char path[PATH_MAX + 64];
@@ -60,14 +77,24 @@ static int open_process_files(void)
 	}
 	if (fd < 0)
 		return -1;
-	if (ftruncate(fd, (off_t)AGP_SHM_FILE_BYTES) != 0) {
+	/*
+	 * Sparse file; the header's pages are reserved now and each ring's when
+	 * a thread claims it, so that a full /dev/shm means a refused slot
+	 * (counted), never a SIGBUS in the workload.
+	 */
+	if (ftruncate(fd, (off_t)AGP_SHM_FILE_BYTES) != 0 || fallocate(fd, 0, 0, AGP_HEADER_BYTES) != 0) {
 		close(fd);
 		return -1;
 	}
 	map = mmap(NULL, AGP_SHM_FILE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (map == MAP_FAILED)
+	if (map == MAP_FAILED) {
+		close(fd);
 		return -1;
+	}
+	if (agp_proc.shm_fd >= 0)
+		close(agp_proc.shm_fd);
+	agp_proc.shm_fd = fd;
+	remember_file(fd, &agp_proc.shm_dev, &agp_proc.shm_ino);
 	/* The side file shares the ring file's name: the launcher pairs them. */
 	memcpy(path + strlen(path) - 4, "side", 4);
 	agp_proc.side_fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_CLOEXEC, 0600);
@@ -75,6 +102,7 @@ static int open_process_files(void)
 		munmap(map, AGP_SHM_FILE_BYTES);
 		return -1;
 	}
+	remember_file(agp_proc.side_fd, &agp_proc.side_dev, &agp_proc.side_ino);
 	agp_proc.shm = map;
 	agp_proc.shm->ring_bytes = AGP_RING_BYTES;
 	agp_proc.shm->max_threads = AGP_MAX_THREADS;
@@ -134,6 +162,9 @@ static void on_fork_child(void)
 	if (agp_proc.side_fd >= 0)
 		close(agp_proc.side_fd);
 	agp_proc.side_fd = -1;
+	if (agp_proc.shm_fd >= 0)
+		close(agp_proc.shm_fd);
+	agp_proc.shm_fd = -1;
 	pthread_mutex_init(&side_lock, NULL);
 	agp_tls = NULL;  /* the forking thread starts afresh in the child */
 	if (process_start() != 0)
@@ -180,6 +211,12 @@ struct agp_thread *agp_thread_get(void)
 	}
 	slot = atomic_fetch_add(&agp_proc.shm->nthreads, 1);
 	if (slot >= AGP_MAX_THREADS) {
+		atomic_fetch_add(&agp_proc.shm->dropped_no_slot, 1);
+		return NULL;
+	}
+	if (!fd_is_ours(agp_proc.shm_fd, agp_proc.shm_dev, agp_proc.shm_ino) ||
+	    fallocate(agp_proc.shm_fd, 0, (off_t)(AGP_HEADER_BYTES + (uint64_t)slot * AGP_RING_BYTES),
+		      AGP_RING_BYTES) != 0) {
 		atomic_fetch_add(&agp_proc.shm->dropped_no_slot, 1);
 		return NULL;
 	}
@@ -420,6 +457,9 @@ void agp_side_end(struct agp_side *s)
 		h = (struct agp_side_hdr *)s->buf;
 		h->len = (uint32_t)(s->len - sizeof(*h));
 		pthread_mutex_lock(&side_lock);
+		/* Never write into a file of the workload's that reused our fd number. */
+		if (!fd_is_ours(agp_proc.side_fd, agp_proc.side_dev, agp_proc.side_ino))
+			off = s->len;
 		while (off < s->len) {
 			ssize_t n = write(agp_proc.side_fd, s->buf + off, s->len - off);
 
@@ -538,6 +578,7 @@ static void on_exit_handler(int status, void *arg)
 int agp_start(const char *dir)
 {
 	agp_proc.side_fd = -1;
+	agp_proc.shm_fd = -1;
 	snprintf(shm_dir, sizeof(shm_dir), "%s", dir);
 	hide_launcher_environment();
 	if (process_start() != 0) {
@@ -557,6 +598,7 @@ __attribute__((constructor)) static void agp_init(void)
 	const char *dir = getenv("AGPROF_SHM");
 
 	agp_proc.side_fd = -1;
+	agp_proc.shm_fd = -1;
 	if (dir && *dir)
 		agp_start(dir);  /* else loaded outside `agprof run`: stay inert */
 }

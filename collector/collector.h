@@ -76,7 +76,10 @@ struct agp_process {
 	uint32_t generation;
 	int pid;
 	struct agp_shm_header *shm;
+	int shm_fd;             /* the ring file, kept to reserve ring pages */
 	int side_fd;
+	/* Which files those fds were: a workload may close and reuse fd numbers. */
+	uint64_t shm_dev, shm_ino, side_dev, side_ino;
 	_Atomic uint32_t next_string_id;
 	_Atomic uint32_t next_site_id;
 	_Atomic uint64_t next_seq;

@@ -741,6 +741,7 @@ static void scan_streams(struct run_writer *w)
 		struct stream *s, **ns;
 		char path[4096];
 		int fd, known = 0;
+		struct stat st;
 		void *map;
 
 		if (len < 6 || len >= sizeof(s->name) || strcmp(de->d_name + len - 5, ".ring"))
@@ -753,6 +754,11 @@ static void scan_streams(struct run_writer *w)
 		fd = open(path, O_RDWR | O_CLOEXEC);
 		if (fd < 0)
 			continue;
+		/* A file still being created is shorter: touching it would be SIGBUS. */
+		if (fstat(fd, &st) != 0 || (uint64_t)st.st_size < AGP_SHM_FILE_BYTES) {
+			close(fd);
+			continue;
+		}
 		map = mmap(NULL, AGP_SHM_FILE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 		close(fd);
 		if (map == MAP_FAILED)

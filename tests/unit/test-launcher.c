@@ -243,3 +243,18 @@ Test(launcher, threshold_without_check_is_a_usage_error)
 	cr_assert(strstr(slurp(err), "--check"));
 	cr_assert_neq(access(out, F_OK), 0);
 }
+
+/* A workload that closes every fd and reopens files must not get our records in them. */
+Test(launcher, reused_fd_numbers_never_receive_records)
+{
+	char out[256], file[256], script[2048];
+	char *args[] = { "agprof", "run", "-q", "-o", out, "--", "/bin/sh", "-c", script, NULL };
+
+	snprintf(out, sizeof(out), "%s/fd.agprof", dir);
+	snprintf(file, sizeof(file), "%s/user-file", dir);
+	snprintf(script, sizeof(script),
+		 "for fd in 3 4 5 6 7 8 9; do eval \"exec $fd>&-\"; done; "
+		 "exec 3>%s 4>>%s 5>>%s 6>>%s; printf user-data >&3; exit 0", file, file, file, file);
+	cr_assert_eq(run_agprof(args, NULL), 0);
+	cr_assert_str_eq(slurp(file), "user-data");
+}
