@@ -39,12 +39,16 @@ def _flatten(name, tc, out):
     elif kind == 'Literal':
         value = getattr(tc, 'value', None)
         out.append((name, 'none' if value is None else 'python', None, None, _short_repr(value)))
-    elif kind in ('Tuple', 'List') and hasattr(tc, 'components'):
+    elif kind == 'Tuple' and hasattr(tc, 'components'):
         for i, c in enumerate(tc.components):
             _flatten('%s[%d]' % (name, i), c, out)
-    elif kind == 'NamedTuple' and hasattr(tc, 'attributes'):
-        for i, c in enumerate(tc.attributes.components):
+    elif kind == 'List' and hasattr(tc, 'components_tuple'):
+        for i, c in enumerate(tc.components_tuple.components):
             _flatten('%s[%d]' % (name, i), c, out)
+    elif kind in ('NamedTuple', 'Attrs') and hasattr(tc, 'attributes'):
+        names = getattr(tc, 'attribute_names', None) or ()
+        for i, c in enumerate(getattr(tc.attributes, 'components', ())):
+            _flatten('%s.%s' % (name, names[i]) if i < len(names) else '%s[%d]' % (name, i), c, out)
     elif kind == 'Dict' and hasattr(tc, 'mapping'):
         for k in sorted(tc.mapping, key=repr):
             _flatten('%s[%r]' % (name, k), tc.mapping[k], out)
