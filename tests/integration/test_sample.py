@@ -370,9 +370,14 @@ def extra_eager_heavy(db, oracle, pid, per_fn):
         "FROM eager_ops WHERE pid = ? AND start_ns BETWEEN ? AND ?", (pid, t0, t1)).fetchone()
     check_eq(n, oracle["extra"]["planned_eager_ops"], "eager ops inside the loop's window")
     loop = t1 - t0
-    check(cost is not None and 0.9 * loop <= cost <= loop,
+    # The first op's python_ns reaches back before the window (the Python
+    # between the previous dispatch and the loop): allow exactly that.
+    first_gap = db.execute(
+        "SELECT python_ns FROM eager_ops WHERE pid = ? AND start_ns BETWEEN ? AND ? "
+        "ORDER BY start_ns LIMIT 1", (pid, t0, t1)).fetchone()[0]
+    check(cost is not None and 0.9 * loop <= cost <= loop + first_gap,
           "eager cost (dispatch + python_ns) of the loop's ops vs. the loop's wall time",
-          cost, "between 90%% and 100%% of %d ns" % loop)
+          cost, "between 90%% of %d ns and that plus the first op's python_ns (%d)" % (loop, first_gap))
 
 
 def extra_keras_fit(db, oracle, pid, per_fn):
