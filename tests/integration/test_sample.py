@@ -371,13 +371,15 @@ def extra_eager_heavy(db, oracle, pid, per_fn):
     check_eq(n, oracle["extra"]["planned_eager_ops"], "eager ops inside the loop's window")
     loop = t1 - t0
     # The first op's python_ns reaches back before the window (the Python
-    # between the previous dispatch and the loop): allow exactly that.
+    # between the previous dispatch and the loop): allow exactly that.  The
+    # lower bound is loose on purpose: a gap over 1 ms (the thread preempted
+    # on a busy machine) is not counted, and this is no timing test.
     first_gap = db.execute(
         "SELECT python_ns FROM eager_ops WHERE pid = ? AND start_ns BETWEEN ? AND ? "
         "ORDER BY start_ns LIMIT 1", (pid, t0, t1)).fetchone()[0]
-    check(cost is not None and 0.9 * loop <= cost <= loop + first_gap,
+    check(cost is not None and 0.5 * loop <= cost <= loop + first_gap,
           "eager cost (dispatch + python_ns) of the loop's ops vs. the loop's wall time",
-          cost, "between 90%% of %d ns and that plus the first op's python_ns (%d)" % (loop, first_gap))
+          cost, "between 50%% of %d ns and that plus the first op's python_ns (%d)" % (loop, first_gap))
 
 
 def extra_keras_fit(db, oracle, pid, per_fn):
