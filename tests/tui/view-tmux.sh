@@ -222,7 +222,8 @@ details)
 	expect "details of the selected slice"
 	expect "signature"
 	expect "shape=(4, 10)"
-	expect "retrace_shape.py:34"
+	# the call that retraces, wherever the sample marks it
+	expect "retrace_shape.py:$(grep -n '# agprof: shape' "$AGPROF_SOURCE_ROOT/samples/retrace_shape.py" | cut -d: -f1)"
 	expect "inputs"
 	expect "x: float32[4,10]"
 	keys q
