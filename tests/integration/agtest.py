@@ -82,9 +82,28 @@ def run_agprof(out, argv, env_extra=None, timeout=240, stdin_data=None, cwd=None
     if env_extra:
         env.update(env_extra)
     cmd = [AGPROF, "run", "-o", out, "--"] + list(argv)
-    return subprocess.run(cmd, env=env, input=stdin_data if stdin_data is not None else b"",
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                          timeout=timeout, cwd=cwd or SOURCE_ROOT)
+    p = subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, cwd=cwd or SOURCE_ROOT)
+    try:
+        stdout, stderr = p.communicate(stdin_data if stdin_data is not None else b"",
+                                       timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        raise
+    check_shm_cleaned(p.pid)
+    return subprocess.CompletedProcess(cmd, p.returncode, stdout, stderr)
+
+
+def check_shm_cleaned(agprof_pid):
+    """agprof's shared-memory directory (/dev/shm/agprof-<pid>-*) must be gone
+    once agprof has exited, whatever happened to the workload."""
+    import glob
+    import shutil
+    left = glob.glob("/dev/shm/agprof-%d-*" % agprof_pid)
+    check(not left, "shared-memory directory left behind by agprof", left, [])
+    for path in left:  # made by the agprof this test started
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def run_sample_recorded(sample_name, args=(), timeout=240):

@@ -14,7 +14,6 @@
    its /dev/shm directory.
 """
 import os
-import shutil
 import subprocess
 import sys
 
@@ -92,7 +91,6 @@ def burst_case(rounds=10, children=100):
     /bin/true & done; wait'`.  Every process is recorded (the shell, seq and
     the N true: N + 2 rows), agprof exits 0, and its /dev/shm directory
     (agprof-<its pid>-*) is gone afterwards."""
-    import glob
     d = agtest.tmpdir()
     script = "for i in $(seq %d); do /bin/true & done; wait" % children
     for r in range(rounds):
@@ -102,10 +100,7 @@ def burst_case(rounds=10, children=100):
         _, err = p.communicate(timeout=120)
         check_eq(p.returncode, 0, "agprof exit status, round %d of %d concurrent children"
                  % (r + 1, children))
-        left = glob.glob("/dev/shm/agprof-%d-*" % p.pid)
-        check_eq(left, [], "shared-memory directory left by agprof (round %d)" % (r + 1))
-        for path in left:  # made by the agprof this test started
-            shutil.rmtree(path, ignore_errors=True)
+        agtest.check_shm_cleaned(p.pid)
         if p.returncode != 0 or not os.path.exists(out):
             continue
         db = agtest.open_recording(out)

@@ -84,6 +84,7 @@ def sigkill_case(d):
         agtest.fail("agprof did not exit within 120 s after its workload got SIGKILL")
         return
     check_eq(rc, 137, "agprof exit status, workload killed by SIGKILL")
+    agtest.check_shm_cleaned(p.pid)
     if not check(os.path.exists(out), "recording exists after SIGKILL"):
         return
     db = agtest.open_recording(out)
@@ -129,6 +130,7 @@ def forward_case(d, sig):
         agtest.fail("agprof did not exit within 120 s after it got signal %d" % sig)
         return
     check_eq(rc, 128 + sig, "agprof exit status after signal %d sent to agprof" % sig)
+    agtest.check_shm_cleaned(p.pid)
     if not check(os.path.exists(out), "recording exists after signal %d to agprof" % sig):
         return
     db = agtest.open_recording(out)
