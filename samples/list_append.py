@@ -2,11 +2,11 @@
 
 Inside a tf.function, a `for i in tf.range(n)` loop becomes a tf.while_loop:
 its body is traced ONCE, so a Python side effect such as `result.append(x)`
-runs once, at trace time, not once per iteration.  The buggy function returns
-a single element (a symbolic tensor from the loop body; AutoGraph even has to
-be told the list is not a loop variable) instead of n.  tf.TensorArray is the
-graph-friendly accumulator: `ta.write(i, x)` is an op, executed every
-iteration.
+runs once, at trace time, not once per iteration: the list ends up holding one
+symbolic tensor from the loop body, and `len(result)` is the Python int 1,
+baked into the graph as a constant, whatever n is.  No error, no warning.
+tf.TensorArray is the graph-friendly accumulator: `ta.write(i, x)` is an op,
+executed every iteration.
 
 Both functions are traced once (same int32 scalar argument every call).
 """
