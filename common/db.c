@@ -42,10 +42,35 @@ int db_step_done(sqlite3 *db, sqlite3_stmt *stmt)
 	return 0;
 }
 
+#define INDEX_MARKER "-- @indexes"
+
+/* The schema's tables (before the marker) or its indexes (after it); malloc'd. */
+static char *schema_part(int indexes)
+{
+	const char *mark = strstr(agprof_schema_sql, INDEX_MARKER);
+	size_t n = mark ? (size_t)(mark - agprof_schema_sql) : strlen(agprof_schema_sql);
+
+	if (indexes)
+		return strdup(mark ? mark : "");
+	return strndup(agprof_schema_sql, n);
+}
+
+int db_create_indexes(sqlite3 *db)
+{
+	char *sql = schema_part(1);
+	int rc;
+
+	if (!sql)
+		return -1;
+	rc = db_exec(db, sql);
+	free(sql);
+	return rc;
+}
+
 int db_create_recording(const char *path, sqlite3 **out, char *err, size_t errlen)
 {
 	sqlite3 *db = NULL;
-	char *msg = NULL;
+	char *msg = NULL, *tables = schema_part(0);
 
 	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "cannot create '%s': %s", path, db ? sqlite3_errmsg(db) : "out of memory");
@@ -56,13 +81,16 @@ int db_create_recording(const char *path, sqlite3 **out, char *err, size_t errle
 	 * WAL with synchronous=NORMAL: the writer commits often so that a crash
 	 * of agprof itself still leaves a valid file, without an fsync per commit.
 	 */
-	if (sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL, &msg) != SQLITE_OK ||
-	    sqlite3_exec(db, agprof_schema_sql, NULL, NULL, &msg) != SQLITE_OK) {
+	if (!tables ||
+	    sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL, &msg) != SQLITE_OK ||
+	    sqlite3_exec(db, tables, NULL, NULL, &msg) != SQLITE_OK) {
 		snprintf(err, errlen, "cannot create '%s': %s", path, msg ? msg : sqlite3_errmsg(db));
 		sqlite3_free(msg);
 		sqlite3_close(db);
+		free(tables);
 		return -1;
 	}
+	free(tables);
 	*out = db;
 	return 0;
 }

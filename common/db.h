@@ -33,8 +33,12 @@ enum db_open_status {
  */
 enum db_open_status db_open_recording(const char *path, sqlite3 **out, char *err, size_t errlen);
 
-/* Create a fresh recording at path (which must not exist) with the schema. */
+/*
+ * Create a fresh recording at path (which must not exist) with the schema's
+ * tables; db_create_indexes adds its indexes once the bulk of the rows is in.
+ */
 int db_create_recording(const char *path, sqlite3 **out, char *err, size_t errlen);
+int db_create_indexes(sqlite3 *db);
 
 /*
  * Prepare sql; on failure print "error: <sqlite message> in '<sql>'" to

@@ -198,6 +198,8 @@ CREATE TABLE gpu_external_ids (
     PRIMARY KEY (pid, external_id)
 );
 
+-- @indexes: created when the recording is finished (the launcher inserts
+-- faster without them while the workload runs).
 CREATE INDEX eager_ops_time ON eager_ops(start_ns);
 CREATE INDEX eager_ops_thread ON eager_ops(pid, tid, start_ns);
 CREATE INDEX eager_ops_callsite ON eager_ops(callsite_id);

@@ -869,7 +869,7 @@ int run_writer_finish(struct run_writer *w, const struct run_session *sess, stru
 		dropped += d;
 	}
 	w->totals.dropped = dropped;
-	if (db_exec(w->db, link_sql) != 0)
+	if (db_create_indexes(w->db) != 0 || db_exec(w->db, link_sql) != 0)
 		rc = -1;
 	for (int depth = 0; depth < 8; depth++)
 		db_exec(w->db, link_parents_sql);
