@@ -248,44 +248,32 @@ static const char *cost_start(const char *table)
 	return strcmp(table, "eager_ops") == 0 ? "start_ns - python_ns" : "start_ns";
 }
 
-int scan_table(const char *path, const char *table, const char *k1, const char *k2,
-	       const char *flag, const char *ok, struct scan_result *out)
+/*
+ * Run sql over the rowid range [lo, hi] split across parallel read-only
+ * connections; returns the jobs (each holding its part's result), or NULL
+ * when out of memory.  The caller merges the parts, then scan_jobs_free().
+ */
+static struct scan_job *scan_fanout(const char *path, const char *sql, int totals_only, int64_t lo, int64_t hi,
+				    int *njobs)
 {
-	char sql[512], range_sql[160];
-	sqlite3 *db = NULL;
-	int64_t lo = 0, hi = -1, span;
-	int nthreads, rc = -1;
-	struct scan_job *jobs = NULL;
-	pthread_t *tids = NULL;
-	struct group_table all = { 0 };
+	int64_t span = hi >= lo ? hi - lo + 1 : 0;
+	int nthreads = scan_threads();
+	struct scan_job *jobs;
+	pthread_t *tids;
 
-	memset(out, 0, sizeof(*out));
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		error("cannot open '%s': %s", path, db ? sqlite3_errmsg(db) : "out of memory");
-		goto cleanup;
-	}
-	snprintf(range_sql, sizeof(range_sql), "SELECT min(id) FROM %s", table);
-	if (query_int64(db, range_sql, &lo))
-		goto cleanup;
-	snprintf(range_sql, sizeof(range_sql), "SELECT coalesce(max(id), -1) FROM %s", table);
-	if (query_int64(db, range_sql, &hi))
-		goto cleanup;
-	snprintf(sql, sizeof(sql),
-		 "SELECT agprof_group(%s, %s, %s, end_ns, %s, %s) FROM %s WHERE id BETWEEN ?1 AND ?2",
-		 k1, k2, cost_start(table), flag, ok, table);
-	span = hi >= lo ? hi - lo + 1 : 0;
-	nthreads = scan_threads();
 	if (span / SCAN_MIN_ROWS_PER_THREAD + 1 < nthreads)
 		nthreads = (int)(span / SCAN_MIN_ROWS_PER_THREAD + 1);
 	jobs = calloc((size_t)nthreads, sizeof(*jobs));
 	tids = calloc((size_t)nthreads, sizeof(*tids));
-	if (!jobs || !tids || group_table_init(&all)) {
-		error("out of memory");
-		goto cleanup;
+	if (!jobs || !tids) {
+		free(jobs);
+		free(tids);
+		return NULL;
 	}
 	for (int i = 0; i < nthreads; i++) {
 		jobs[i].path = path;
 		jobs[i].sql = sql;
+		jobs[i].totals_only = totals_only;
 		jobs[i].lo = lo + span * i / nthreads;
 		jobs[i].hi = lo + span * (i + 1) / nthreads - 1;
 	}
@@ -299,6 +287,61 @@ int scan_table(const char *path, const char *table, const char *k1, const char *
 	for (int i = 1; i < nthreads; i++)
 		if (tids[i])
 			pthread_join(tids[i], NULL);
+	free(tids);
+	*njobs = nthreads;
+	return jobs;
+}
+
+static void scan_jobs_free(struct scan_job *jobs, int njobs)
+{
+	for (int i = 0; jobs && i < njobs; i++)
+		group_table_release(&jobs[i].groups);
+	free(jobs);
+}
+
+/* Open path read-only and read table's rowid range; NULL after an error line. */
+static sqlite3 *open_id_range(const char *path, const char *table, int64_t *lo, int64_t *hi)
+{
+	sqlite3 *db = NULL;
+	char q[160];
+
+	*lo = 0, *hi = -1;
+	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		error("cannot open '%s': %s", path, db ? sqlite3_errmsg(db) : "out of memory");
+		sqlite3_close(db);
+		return NULL;
+	}
+	snprintf(q, sizeof(q), "SELECT coalesce(min(id), 0) FROM %s", table);
+	if (query_int64(db, q, lo) == 0) {
+		snprintf(q, sizeof(q), "SELECT coalesce(max(id), -1) FROM %s", table);
+		if (query_int64(db, q, hi) == 0)
+			return db;
+	}
+	sqlite3_close(db);
+	return NULL;
+}
+
+int scan_table(const char *path, const char *table, const char *k1, const char *k2,
+	       const char *flag, const char *ok, struct scan_result *out)
+{
+	char sql[512];
+	sqlite3 *db;
+	int64_t lo, hi;
+	int nthreads = 0, rc = -1;
+	struct scan_job *jobs = NULL;
+	struct group_table all = { 0 };
+
+	memset(out, 0, sizeof(*out));
+	if (!(db = open_id_range(path, table, &lo, &hi)))
+		goto cleanup;
+	snprintf(sql, sizeof(sql),
+		 "SELECT agprof_group(%s, %s, %s, end_ns, %s, %s) FROM %s WHERE id BETWEEN ?1 AND ?2",
+		 k1, k2, cost_start(table), flag, ok, table);
+	jobs = scan_fanout(path, sql, 0, lo, hi, &nthreads);
+	if (!jobs || group_table_init(&all)) {
+		error("out of memory");
+		goto cleanup;
+	}
 	rc = 0;
 	for (int i = 0; i < nthreads; i++) {
 		if (jobs[i].rc) {
@@ -339,10 +382,7 @@ int scan_table(const char *path, const char *table, const char *k1, const char *
 	if (!out->ngroups)
 		out->first_ns = out->last_ns = 0;
 cleanup:
-	for (int i = 0; jobs && i < nthreads; i++)
-		group_table_release(&jobs[i].groups);
-	free(jobs);
-	free(tids);
+	scan_jobs_free(jobs, nthreads);
 	group_table_release(&all);
 	sqlite3_close(db);
 	if (rc)
@@ -359,22 +399,13 @@ void scan_result_release(struct scan_result *r)
 int scan_totals(const char *path, const char *table, int64_t *rows, int64_t *total_ns, int64_t *first_ns)
 {
 	char sql[256], q[160];
-	sqlite3 *db = NULL;
-	int64_t lo = 0, hi = -1, span;
-	int nthreads, rc = -1;
+	sqlite3 *db;
+	int64_t lo, hi;
+	int nthreads = 0, rc = -1;
 	struct scan_job *jobs = NULL;
-	pthread_t *tids = NULL;
 
 	*rows = *total_ns = *first_ns = 0;
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		error("cannot open '%s': %s", path, db ? sqlite3_errmsg(db) : "out of memory");
-		goto cleanup;
-	}
-	snprintf(q, sizeof(q), "SELECT coalesce(min(id), 0) FROM %s", table);
-	if (query_int64(db, q, &lo))
-		goto cleanup;
-	snprintf(q, sizeof(q), "SELECT coalesce(max(id), -1) FROM %s", table);
-	if (query_int64(db, q, &hi))
+	if (!(db = open_id_range(path, table, &lo, &hi)))
 		goto cleanup;
 	snprintf(q, sizeof(q), "SELECT coalesce(min(start_ns), 0) FROM %s", table);
 	if (query_int64(db, q, first_ns))
@@ -382,32 +413,11 @@ int scan_totals(const char *path, const char *table, int64_t *rows, int64_t *tot
 	snprintf(sql, sizeof(sql),
 		 "SELECT count(*), coalesce(sum(end_ns - (%s)), 0) FROM %s WHERE id BETWEEN ?1 AND ?2",
 		 cost_start(table), table);
-	span = hi >= lo ? hi - lo + 1 : 0;
-	nthreads = scan_threads();
-	if (span / SCAN_MIN_ROWS_PER_THREAD + 1 < nthreads)
-		nthreads = (int)(span / SCAN_MIN_ROWS_PER_THREAD + 1);
-	jobs = calloc((size_t)nthreads, sizeof(*jobs));
-	tids = calloc((size_t)nthreads, sizeof(*tids));
-	if (!jobs || !tids) {
+	jobs = scan_fanout(path, sql, 1, lo, hi, &nthreads);
+	if (!jobs) {
 		error("out of memory");
 		goto cleanup;
 	}
-	for (int i = 0; i < nthreads; i++) {
-		jobs[i].path = path;
-		jobs[i].sql = sql;
-		jobs[i].totals_only = 1;
-		jobs[i].lo = lo + span * i / nthreads;
-		jobs[i].hi = lo + span * (i + 1) / nthreads - 1;
-	}
-	for (int i = 1; i < nthreads; i++)
-		if (pthread_create(&tids[i], NULL, scan_worker, &jobs[i]) != 0) {
-			tids[i] = 0;
-			scan_worker(&jobs[i]);
-		}
-	scan_worker(&jobs[0]);
-	for (int i = 1; i < nthreads; i++)
-		if (tids[i])
-			pthread_join(tids[i], NULL);
 	rc = 0;
 	for (int i = 0; i < nthreads; i++) {
 		if (jobs[i].rc) {
@@ -419,10 +429,7 @@ int scan_totals(const char *path, const char *table, int64_t *rows, int64_t *tot
 		*total_ns += jobs[i].total_ns;
 	}
 cleanup:
-	for (int i = 0; jobs && i < nthreads; i++)
-		group_table_release(&jobs[i].groups);
-	free(jobs);
-	free(tids);
+	scan_jobs_free(jobs, nthreads);
 	sqlite3_close(db);
 	return rc;
 }
