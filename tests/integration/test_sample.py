@@ -218,7 +218,7 @@ def compare_callsites(db, oracle, pid, sample_name, per_fn):
             retrace_lines.update(lines)
     if retrace_lines:
         for name, traces in per_fn.items():
-            for t in traces[1:]:
+            for t in traces:  # the first call is on the marked line too
                 check(agtest.same_file(t["call_file"], sample_file)
                       and t["call_line"] in retrace_lines,
                       "call site of retrace %d of %r" % (t["object_trace_no"], name),
@@ -401,7 +401,27 @@ def extra_tape_forward(db, oracle, pid, per_fn):
              "calls of forward's backward function (tape.gradient)")
 
 
+def check_branches(db, pid, owner):
+    """cond/while bodies: role branch, owned by the user function whose graph
+    uses them, with a parent graph function."""
+    rows = db.execute(
+        "SELECT gs.text AS name, g.parent_id, s.text AS fname FROM graph_functions g "
+        "JOIN strings gs ON gs.id = g.name_id LEFT JOIN functions fn ON fn.id = g.function_id "
+        "LEFT JOIN strings s ON s.id = fn.name_id WHERE g.pid = ? AND g.role = 'branch'",
+        (pid,)).fetchall()
+    check(len(rows) > 0, "branch graph functions recorded", len(rows), "> 0")
+    bad = [(r["name"], r["fname"], r["parent_id"]) for r in rows
+           if r["fname"] not in owner or r["parent_id"] is None]
+    check_eq(bad, [], "branch graph functions without owner in %s or without parent"
+             % sorted(owner))
+
+
+def extra_collatz(db, oracle, pid, per_fn):
+    check_branches(db, pid, {"collatz"})
+
+
 def extra_list_append(db, oracle, pid, per_fn):
+    check_branches(db, pid, {"squares_buggy", "squares_fixed"})
     # The buggy loop's body: the list append ran once at trace time, so the
     # while body of squares_buggy holds no accumulator; squares_fixed's
     # graph has TensorArray ops.
@@ -423,6 +443,7 @@ EXTRA = {
     "eager_heavy.py": extra_eager_heavy,
     "tape_forward.py": extra_tape_forward,
     "list_append.py": extra_list_append,
+    "collatz.py": extra_collatz,
 }
 
 
