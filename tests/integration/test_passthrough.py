@@ -7,7 +7,8 @@ stdout under agprof must be byte-identical to a run without agprof; its
 stderr must contain the workload's own bytes, in order (TensorFlow's log
 lines carry timestamps, and agprof may add its own summary, so stderr is
 compared by content, not as a whole); the exit status must be 3, and so must
-the recording's meta.exit_status.
+the recording's meta.exit_status.  The environment a workload sees is the
+same as without agprof.
 """
 import os
 import subprocess
@@ -60,6 +61,31 @@ def main():
     check_eq(rec0.returncode, 0, "agprof run exit status (workload exits 0)")
     rec42 = agtest.run_agprof(os.path.join(d, "exit42.agprof"), prog + ["42"], stdin_data=b"")
     check_eq(rec42.returncode, 42, "agprof run exit status (workload exits 42)")
+    # The environment the workload sees is the caller's, unchanged (agprof's
+    # own LD_PRELOAD/AGPROF_SHM are taken out again by the collector).
+    probe = [agtest.PYTHON, "-c",
+             "import json, os, sys; json.dump(dict(os.environ), sys.stdout, sort_keys=True)"]
+    env = dict(os.environ, AGPROF_TEST_VARIABLE="x y\tz")
+    direct_env = subprocess.run(probe, env=env, stdout=subprocess.PIPE, timeout=60).stdout
+    rec_env = agtest.run_agprof(os.path.join(d, "env.agprof"), probe,
+                                env_extra={"AGPROF_TEST_VARIABLE": "x y\tz"})
+    import json
+    try:
+        got, want = json.loads(rec_env.stdout), json.loads(direct_env)
+        diff = {k: (got.get(k), want.get(k)) for k in set(got) | set(want)
+                if got.get(k) != want.get(k)}
+        check_eq(diff, {}, "environment variables that differ under agprof (got, without)")
+    except ValueError:
+        agtest.fail("environment probe printed no JSON: %r" % rec_env.stdout[-300:])
+    # A user's own LD_PRELOAD is kept (agprof prepends its collector, which
+    # takes itself out again).
+    rec_pre = agtest.run_agprof(os.path.join(d, "preload.agprof"), probe,
+                                env_extra={"LD_PRELOAD": "libm.so.6"})
+    try:
+        check_eq(json.loads(rec_pre.stdout).get("LD_PRELOAD"), "libm.so.6",
+                 "the workload's LD_PRELOAD when the caller had one")
+    except ValueError:
+        agtest.fail("LD_PRELOAD probe printed no JSON: %r" % rec_pre.stdout[-300:])
     agtest.finish("passthrough")
 
 
