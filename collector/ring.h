@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #define AGP_SHM_MAGIC 0x31474e4952504741ULL /* "AGPRING1" */
-#define AGP_RING_BYTES (512u * 1024u)        /* per thread, power of two */
+#define AGP_RING_BYTES (2048u * 1024u)       /* per thread, power of two */
 #define AGP_MAX_THREADS 256
 #define AGP_HEADER_BYTES 65536u              /* header region, page aligned */
 
