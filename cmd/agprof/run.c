@@ -163,6 +163,34 @@ static int choose_output(struct run_state *rs)
 	return error("no free agprof-N.agprof name in the working directory");
 }
 
+static void remove_shm_dir(const char *dir);
+
+/*
+ * Buffer directories left by an agprof that was itself killed (its pid,
+ * in the name, is gone): remove them so they do not pile up in /dev/shm.
+ */
+static void remove_stale_shm_dirs(const char *base)
+{
+	DIR *d = opendir(base);
+	struct dirent *de;
+	char path[PATH_MAX];
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		int pid;
+		char rest[64];
+
+		if (sscanf(de->d_name, "agprof-%d-%63s", &pid, rest) != 2 || pid <= 0 || pid == getpid())
+			continue;
+		if (kill(pid, 0) == 0 || errno != ESRCH)
+			continue;  /* still running, or not ours to judge */
+		snprintf(path, sizeof(path), "%s/%s", base, de->d_name);
+		remove_shm_dir(path);
+	}
+	closedir(d);
+}
+
 static int make_shm_dir(struct run_state *rs)
 {
 	const char *bases[] = { "/dev/shm", getenv("TMPDIR"), "/tmp" };
@@ -170,6 +198,7 @@ static int make_shm_dir(struct run_state *rs)
 	for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
 		if (!bases[i] || access(bases[i], W_OK) != 0)
 			continue;
+		remove_stale_shm_dirs(bases[i]);
 		snprintf(rs->shm_dir, sizeof(rs->shm_dir), "%s/agprof-%d-XXXXXX", bases[i], (int)getpid());
 		if (mkdtemp(rs->shm_dir))
 			return 0;

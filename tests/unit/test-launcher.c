@@ -258,3 +258,27 @@ Test(launcher, reused_fd_numbers_never_receive_records)
 	cr_assert_eq(run_agprof(args, NULL), 0);
 	cr_assert_str_eq(slurp(file), "user-data");
 }
+
+Test(launcher, buffers_of_a_killed_agprof_are_removed)
+{
+	char out[256], stale[256], file[300], live[256];
+	char *args[] = { "agprof", "run", "-q", "-o", out, "--", "/bin/true", NULL };
+	pid_t dead = fork();
+	FILE *f;
+
+	if (dead == 0)
+		_exit(0);
+	waitpid(dead, NULL, 0);  /* a pid nobody uses any more */
+	snprintf(out, sizeof(out), "%s/stale.agprof", dir);
+	snprintf(stale, sizeof(stale), "/dev/shm/agprof-%d-testXX", (int)dead);
+	snprintf(live, sizeof(live), "/dev/shm/agprof-%d-testXX", (int)getpid());
+	cr_assert_eq(mkdir(stale, 0700), 0);
+	cr_assert_eq(mkdir(live, 0700), 0);
+	snprintf(file, sizeof(file), "%s/1-0.ring", stale);
+	f = fopen(file, "w");
+	fclose(f);
+	cr_assert_eq(run_agprof(args, NULL), 0);
+	cr_assert_neq(access(stale, F_OK), 0, "stale buffers of pid %d still there", (int)dead);
+	cr_assert_eq(access(live, F_OK), 0, "a running agprof's buffers were removed");
+	rmdir(live);
+}
