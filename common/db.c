@@ -70,13 +70,14 @@ int db_create_indexes(sqlite3 *db)
 int db_create_recording(const char *path, sqlite3 **out, char *err, size_t errlen)
 {
 	sqlite3 *db = NULL;
-	char *msg = NULL, *tables = schema_part(0);
+	char *msg = NULL, *tables;
 
 	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
 		snprintf(err, errlen, "cannot create '%s': %s", path, db ? sqlite3_errmsg(db) : "out of memory");
 		sqlite3_close(db);
 		return -1;
 	}
+	tables = schema_part(0);
 	/*
 	 * WAL with synchronous=NORMAL: the writer commits often so that a crash
 	 * of agprof itself still leaves a valid file, without an fsync per commit.
