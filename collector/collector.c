@@ -197,7 +197,8 @@ static int32_t classify_thread(void)
 struct agp_thread *agp_thread_get(void)
 {
 	struct agp_thread *t = agp_tls;
-	uint32_t slot;
+	uint32_t slot, capacity;
+	int32_t tid;
 	void *mem;
 
 	if (__builtin_expect(t != NULL && t->generation == agp_proc.generation, 1))
@@ -214,9 +215,12 @@ struct agp_thread *agp_thread_get(void)
 		atomic_fetch_add(&agp_proc.shm->dropped_no_slot, 1);
 		return NULL;
 	}
+	/* The main thread runs the eager loops; other threads record little. */
+	tid = (int32_t)syscall(SYS_gettid);
+	capacity = tid == agp_proc.pid ? AGP_RING_MAIN_BYTES : AGP_RING_OTHER_BYTES;
 	if (!fd_is_ours(agp_proc.shm_fd, agp_proc.shm_dev, agp_proc.shm_ino) ||
 	    fallocate(agp_proc.shm_fd, 0, (off_t)(AGP_HEADER_BYTES + (uint64_t)slot * AGP_RING_BYTES),
-		      AGP_RING_BYTES) != 0) {
+		      capacity) != 0) {
 		atomic_fetch_add(&agp_proc.shm->dropped_no_slot, 1);
 		return NULL;
 	}
@@ -227,9 +231,11 @@ struct agp_thread *agp_thread_get(void)
 	}
 	t = mem;
 	t->generation = agp_proc.generation;
-	t->tid = (int32_t)syscall(SYS_gettid);
+	t->tid = tid;
 	t->ring = &agp_proc.shm->threads[slot];
 	t->data = (char *)agp_proc.shm + AGP_HEADER_BYTES + (size_t)slot * AGP_RING_BYTES;
+	t->ring_bytes = capacity;
+	t->ring->capacity = capacity;
 	t->ring->role = t->tid == agp_proc.pid ? AGP_ROLE_UNKNOWN : classify_thread();
 	atomic_store_explicit(&t->ring->tid, t->tid, memory_order_release);
 	agp_tls = t;
@@ -245,13 +251,13 @@ static void *ring_reserve(struct agp_thread *t, uint32_t words, uint64_t *new_he
 	uint64_t head = atomic_load_explicit(&t->ring->head, memory_order_relaxed);
 	uint64_t tail = atomic_load_explicit(&t->ring->tail, memory_order_acquire);
 	uint64_t bytes = (uint64_t)words * 8;
-	uint64_t off = head & (AGP_RING_BYTES - 1);
-	uint64_t room_to_end = AGP_RING_BYTES - off;
+	uint64_t off = head & (t->ring_bytes - 1);
+	uint64_t room_to_end = t->ring_bytes - off;
 	uint64_t need = bytes;
 
 	if (room_to_end < bytes)
 		need += room_to_end;   /* skip the end of the ring */
-	if (AGP_RING_BYTES - (head - tail) < need) {
+	if (t->ring_bytes - (head - tail) < need) {
 		atomic_fetch_add_explicit(&t->ring->dropped, 1, memory_order_relaxed);
 		return NULL;
 	}

@@ -59,6 +59,7 @@ struct agp_thread {
 	int32_t tid;
 	struct agp_thread_ring *ring;
 	char *data;             /* ring data area */
+	uint64_t ring_bytes;    /* its capacity (ring->capacity) */
 	int in_hook;            /* reentrancy guard */
 	int fastpath_depth;     /* inside TFE_Py_FastPathExecute_C */
 	const char *fastpath_op; /* the op it was asked to run */

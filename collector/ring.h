@@ -24,7 +24,9 @@
 #include <stdint.h>
 
 #define AGP_SHM_MAGIC 0x31474e4952504741ULL /* "AGPRING1" */
-#define AGP_RING_BYTES (2048u * 1024u)       /* per thread, power of two */
+#define AGP_RING_BYTES (2048u * 1024u)       /* a slot's address space, power of two */
+#define AGP_RING_MAIN_BYTES AGP_RING_BYTES   /* used by the main thread (eager loops) */
+#define AGP_RING_OTHER_BYTES (256u * 1024u)  /* used by other threads (executors, tf.data) */
 #define AGP_MAX_THREADS 256
 #define AGP_HEADER_BYTES 65536u              /* header region, page aligned */
 
@@ -36,7 +38,8 @@ struct agp_thread_ring {
 	_Atomic uint64_t dropped;    /* records lost because the ring was full */
 	_Atomic int32_t tid;         /* 0 while the slot is unclaimed */
 	int32_t role;                /* enum agp_thread_role, set before tid */
-	char pad3[48];
+	uint32_t capacity;           /* bytes of the slot in use, power of two; set before tid */
+	char pad3[44];
 };
 
 struct agp_shm_header {

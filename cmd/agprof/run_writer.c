@@ -278,9 +278,13 @@ static void drain_ring(struct run_writer *w, struct stream *s, uint32_t slot)
 	struct agp_thread_ring *ring = &s->shm->threads[slot];
 	const char *data = (const char *)s->shm + AGP_HEADER_BYTES + (size_t)slot * AGP_RING_BYTES;
 	int tid = atomic_load_explicit(&ring->tid, memory_order_acquire);
-	uint64_t head, tail = s->tails[slot];
+	uint64_t head, tail = s->tails[slot], cap;
 
 	if (!tid)
+		return;
+	/* set before tid was published; anything else would be a corrupt slot */
+	cap = ring->capacity;
+	if (cap == 0 || cap > AGP_RING_BYTES || (cap & (cap - 1)))
 		return;
 	if (!s->thread_seen[slot]) {
 		s->thread_seen[slot] = 1;
@@ -288,14 +292,14 @@ static void drain_ring(struct run_writer *w, struct stream *s, uint32_t slot)
 	}
 	head = atomic_load_explicit(&ring->head, memory_order_acquire);
 	while (tail < head) {
-		uint64_t off = tail & (AGP_RING_BYTES - 1);
+		uint64_t off = tail & (cap - 1);
 		const struct agp_rec_hdr *h = (const void *)(data + off);
 
 		if (h->type == AGP_REC_WRAP) {
-			tail += AGP_RING_BYTES - off;
+			tail += cap - off;
 			continue;
 		}
-		if (h->words == 0 || off + h->words * 8u > AGP_RING_BYTES)
+		if (h->words == 0 || off + h->words * 8u > cap)
 			break;  /* corrupt: stop reading this ring */
 		switch (h->type) {
 		case AGP_REC_STRING:

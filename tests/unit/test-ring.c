@@ -120,7 +120,7 @@ Test(ring, overflow_is_counted_never_silent, .init = start)
 {
 	sqlite3 *db;
 	struct run_totals totals;
-	int n = (int)(AGP_RING_BYTES / sizeof(struct agp_rec_span)) * 3;
+	int n = (int)(AGP_RING_MAIN_BYTES / sizeof(struct agp_rec_span)) * 3;  /* the test's main thread */
 
 	emit_many(n, "Const");  /* nobody drains: the ring fills up */
 	totals = finish(&db);
