@@ -559,6 +559,7 @@ static void hide_launcher_environment(void)
 }
 
 void agp_tf_exit_check(void) AGP_HIDDEN;
+void agp_proc_hooks_init(void) AGP_HIDDEN;
 void agp_exit_record(int status) AGP_HIDDEN;
 void agp_exit_record(int status)
 {
@@ -594,6 +595,7 @@ int agp_start(const char *dir)
 	}
 	pthread_atfork(NULL, NULL, on_fork_child);
 	on_exit(on_exit_handler, NULL);
+	agp_proc_hooks_init();
 	agp_tf_init();
 	gpu_collector_init();
 	return 0;

@@ -7,7 +7,9 @@
  */
 #include "collector.h"
 
+#include <alloca.h>
 #include <dlfcn.h>
+#include <limits.h>
 #include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,65 +33,118 @@ static int is_ours(const char *entry)
 }
 
 /*
- * A copy of envp with the launcher's variables put back.  Returns envp itself
- * when the collector is not active (nothing to pass on) or memory is short.
+ * The launcher's variables, put back into a child's environment.  No
+ * allocation: Python's subprocess runs execve in a vfork child, where malloc
+ * could deadlock on a lock another thread of the parent held.  The caller
+ * provides the vector (env_room entries, on its stack) and the strings.
  */
-static char **env_with_collector(char *const envp[])
-{
-	size_t n = 0, k = 0;
-	char **out;
+struct env_strings {
+	char preload[16 + PATH_MAX * 2];
+	char shm[16 + PATH_MAX];
+	char orig[32 + PATH_MAX * 2];
+	char cuda[32 + PATH_MAX];
+	char cuda_flag[32];
+};
 
-	if (!agp_env_shm[0])
-		return (char **)envp;
+static size_t env_room(char *const envp[])
+{
+	size_t n = 0;
+
 	while (envp && envp[n])
 		n++;
-	out = malloc((n + 6) * sizeof(*out));
-	if (!out)
-		return (char **)envp;
-	for (size_t i = 0; i < n; i++)
+	return n + 6;
+}
+
+static char **env_fill(char **out, struct env_strings *s, char *const envp[])
+{
+	size_t k = 0;
+
+	for (size_t i = 0; envp && envp[i]; i++)
 		if (!is_ours(envp[i]))
 			out[k++] = envp[i];
-	if (asprintf(&out[k], "LD_PRELOAD=%s", agp_env_preload) > 0)
-		k++;
-	if (asprintf(&out[k], "AGPROF_SHM=%s", agp_env_shm) > 0)
-		k++;
-	if (asprintf(&out[k], "AGPROF_ORIG_LD_PRELOAD=%s", agp_env_orig) > 0)
-		k++;
-	if (agp_env_cuda[0] && asprintf(&out[k], "CUDA_INJECTION64_PATH=%s", agp_env_cuda) > 0)
-		k++;
-	if (agp_env_cuda[0] && asprintf(&out[k], "AGPROF_CUDA_INJECTION=1") > 0)
-		k++;
+	snprintf(s->preload, sizeof(s->preload), "LD_PRELOAD=%s", agp_env_preload);
+	snprintf(s->shm, sizeof(s->shm), "AGPROF_SHM=%s", agp_env_shm);
+	snprintf(s->orig, sizeof(s->orig), "AGPROF_ORIG_LD_PRELOAD=%s", agp_env_orig);
+	out[k++] = s->preload;
+	out[k++] = s->shm;
+	out[k++] = s->orig;
+	if (agp_env_cuda[0]) {
+		snprintf(s->cuda, sizeof(s->cuda), "CUDA_INJECTION64_PATH=%s", agp_env_cuda);
+		snprintf(s->cuda_flag, sizeof(s->cuda_flag), "AGPROF_CUDA_INJECTION=1");
+		out[k++] = s->cuda;
+		out[k++] = s->cuda_flag;
+	}
 	out[k] = NULL;
 	return out;
 }
 
+/* envp with the collector's variables, in the calling frame's stack. */
+#define COLLECTOR_ENV(envp)                                                              \
+	(agp_env_shm[0] ? env_fill(alloca(env_room(envp) * sizeof(char *)), &env_strings_, (envp)) \
+			: (char **)(envp))
+
+/* The real functions, resolved at start-up (and lazily, should a hook run first). */
+static __typeof__(execve) *real_execve;
+static __typeof__(execvpe) *real_execvpe;
+static __typeof__(posix_spawn) *real_posix_spawn;
+static __typeof__(posix_spawnp) *real_posix_spawnp;
+static __typeof__(system) *real_system;
+static __typeof__(popen) *real_popen;
+static __typeof__(getenv) *real_getenv;
+static __typeof__(secure_getenv) *real_secure_getenv;
+static __typeof__(_exit) *real__exit;
+
 #define REAL(name) \
-	static __typeof__(name) *real_##name; \
 	if (!real_##name) \
 		real_##name = (__typeof__(name) *)dlsym(RTLD_NEXT, #name)
 
 AGP_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
+	struct env_strings env_strings_;
+
 	REAL(execve);
-	return real_execve(path, argv, env_with_collector(envp));
+	return real_execve(path, argv, COLLECTOR_ENV(envp));
 }
 
 AGP_EXPORT int execv(const char *path, char *const argv[])
 {
+	struct env_strings env_strings_;
+
 	REAL(execve);
-	return real_execve(path, argv, env_with_collector(environ));
+	return real_execve(path, argv, COLLECTOR_ENV(environ));
 }
 
 AGP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
+	struct env_strings env_strings_;
+
 	REAL(execvpe);
-	return real_execvpe(file, argv, env_with_collector(envp));
+	return real_execvpe(file, argv, COLLECTOR_ENV(envp));
 }
 
 AGP_EXPORT int execvp(const char *file, char *const argv[])
 {
+	struct env_strings env_strings_;
+
 	REAL(execvpe);
-	return real_execvpe(file, argv, env_with_collector(environ));
+	return real_execvpe(file, argv, COLLECTOR_ENV(environ));
+}
+
+/*
+ * Resolve the real exec functions at start-up: dlsym in a vfork child could
+ * take the loader's lock.
+ */
+void agp_proc_hooks_init(void) AGP_HIDDEN;
+void agp_proc_hooks_init(void)
+{
+	REAL(execve);
+	REAL(execvpe);
+	REAL(posix_spawn);
+	REAL(posix_spawnp);
+	REAL(system);
+	REAL(popen);
+	REAL(secure_getenv);
+	REAL(_exit);
 }
 
 /* execl family: gather the variadic arguments into an argv. */
@@ -156,15 +211,19 @@ AGP_EXPORT int execle(const char *path, const char *arg, ...)
 AGP_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
 			   const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
+	struct env_strings env_strings_;
+
 	REAL(posix_spawn);
-	return real_posix_spawn(pid, path, fa, attr, argv, env_with_collector(envp));
+	return real_posix_spawn(pid, path, fa, attr, argv, COLLECTOR_ENV(envp));
 }
 
 AGP_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
 			    const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
+	struct env_strings env_strings_;
+
 	REAL(posix_spawnp);
-	return real_posix_spawnp(pid, file, fa, attr, argv, env_with_collector(envp));
+	return real_posix_spawnp(pid, file, fa, attr, argv, COLLECTOR_ENV(envp));
 }
 
 /* system() and popen() spawn through glibc internals: lend them the environment. */
