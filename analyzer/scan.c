@@ -251,10 +251,11 @@ static const char *cost_start(const char *table)
 /*
  * Run sql over the rowid range [lo, hi] split across parallel read-only
  * connections; returns the jobs (each holding its part's result), or NULL
- * when out of memory.  The caller merges the parts, then scan_jobs_free().
+ * when out of memory.  *failed is set, after one error line, when a part
+ * failed.  The caller merges the parts, then scan_jobs_free().
  */
 static struct scan_job *scan_fanout(const char *path, const char *sql, int totals_only, int64_t lo, int64_t hi,
-				    int *njobs)
+				    int *njobs, int *failed)
 {
 	int64_t span = hi >= lo ? hi - lo + 1 : 0;
 	int nthreads = scan_threads();
@@ -289,6 +290,12 @@ static struct scan_job *scan_fanout(const char *path, const char *sql, int total
 			pthread_join(tids[i], NULL);
 	free(tids);
 	*njobs = nthreads;
+	*failed = 0;
+	for (int i = 0; i < nthreads && !*failed; i++)
+		if (jobs[i].rc) {
+			error("%s", jobs[i].err);
+			*failed = 1;
+		}
 	return jobs;
 }
 
@@ -327,7 +334,7 @@ int scan_table(const char *path, const char *table, const char *k1, const char *
 	char sql[512];
 	sqlite3 *db;
 	int64_t lo, hi;
-	int nthreads = 0, rc = -1;
+	int nthreads = 0, failed = 0, rc = -1;
 	struct scan_job *jobs = NULL;
 	struct group_table all = { 0 };
 
@@ -337,19 +344,15 @@ int scan_table(const char *path, const char *table, const char *k1, const char *
 	snprintf(sql, sizeof(sql),
 		 "SELECT agprof_group(%s, %s, %s, end_ns, %s, %s) FROM %s WHERE id BETWEEN ?1 AND ?2",
 		 k1, k2, cost_start(table), flag, ok, table);
-	jobs = scan_fanout(path, sql, 0, lo, hi, &nthreads);
+	jobs = scan_fanout(path, sql, 0, lo, hi, &nthreads, &failed);
 	if (!jobs || group_table_init(&all)) {
 		error("out of memory");
 		goto cleanup;
 	}
+	if (failed)
+		goto cleanup;
 	rc = 0;
 	for (int i = 0; i < nthreads; i++) {
-		if (jobs[i].rc) {
-			if (!rc)
-				error("%s", jobs[i].err);
-			rc = -1;
-			continue;
-		}
 		out->rows += jobs[i].rows;
 		for (size_t j = 0; j < jobs[i].groups.cap; j++)
 			if (jobs[i].groups.used[j] && group_merge(&all, &jobs[i].groups.slots[j])) {
@@ -401,7 +404,7 @@ int scan_totals(const char *path, const char *table, int64_t *rows, int64_t *tot
 	char sql[256], q[160];
 	sqlite3 *db;
 	int64_t lo, hi;
-	int nthreads = 0, rc = -1;
+	int nthreads = 0, failed = 0, rc = -1;
 	struct scan_job *jobs = NULL;
 
 	*rows = *total_ns = *first_ns = 0;
@@ -413,18 +416,15 @@ int scan_totals(const char *path, const char *table, int64_t *rows, int64_t *tot
 	snprintf(sql, sizeof(sql),
 		 "SELECT count(*), coalesce(sum(end_ns - (%s)), 0) FROM %s WHERE id BETWEEN ?1 AND ?2",
 		 cost_start(table), table);
-	jobs = scan_fanout(path, sql, 1, lo, hi, &nthreads);
+	jobs = scan_fanout(path, sql, 1, lo, hi, &nthreads, &failed);
 	if (!jobs) {
 		error("out of memory");
 		goto cleanup;
 	}
+	if (failed)
+		goto cleanup;
 	rc = 0;
 	for (int i = 0; i < nthreads; i++) {
-		if (jobs[i].rc) {
-			if (!rc)
-				error("%s", jobs[i].err);
-			rc = -1;
-		}
 		*rows += jobs[i].rows;
 		*total_ns += jobs[i].total_ns;
 	}
