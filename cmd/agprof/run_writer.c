@@ -52,7 +52,7 @@ struct run_writer {
 		*ins_process, *upd_process_tf, *upd_process_exit, *upd_process_gpu, *ins_function,
 		*get_function, *ins_trace, *ins_input, *ins_gf, *ins_ginput, *ins_gconst,
 		*ins_bbnode, *ins_gpu, *ins_api, *ins_ext, *ins_link_ref, *ins_link_trace,
-		*ins_link_name, *ins_trace_seq;
+		*ins_link_name, *ins_trace_seq, *get_trace_seq;
 };
 
 static uint64_t now_ns(void)
@@ -131,6 +131,7 @@ static int prepare_all(struct run_writer *w)
 		{ &w->ins_link_trace, "INSERT INTO temp.link_trace(gf_id, pid, trace_seq) VALUES (?,?,?)" },
 		{ &w->ins_link_name, "INSERT INTO temp.link_name(gf_id, pid, user_name) VALUES (?,?,?)" },
 		{ &w->ins_trace_seq, "INSERT OR REPLACE INTO temp.trace_seq(pid, seq, trace_id) VALUES (?,?,?)" },
+		{ &w->get_trace_seq, "SELECT trace_id FROM temp.trace_seq WHERE pid = ? AND seq = ?" },
 	};
 
 	if (db_exec(w->db, "CREATE TEMP TABLE link_ref(pid, parent_id, child_name_id);"
@@ -477,17 +478,15 @@ static void side_trace(struct run_writer *w, struct stream *s, const struct fiel
 
 static void side_trace_input(struct run_writer *w, struct stream *s, const struct fields *fs)
 {
-	sqlite3_stmt *get = db_prepare(w->db, "SELECT trace_id FROM temp.trace_seq WHERE pid = ? AND seq = ?");
+	sqlite3_stmt *get = w->get_trace_seq;
 	int64_t trace = 0;
 	char *name, *kind, *dtype, *shape, *value;
 
-	if (!get)
-		return;
 	sqlite3_bind_int(get, 1, s->pid);
 	sqlite3_bind_int64(get, 2, fint(fs, AGP_F_TRACE_SEQ));
 	if (sqlite3_step(get) == SQLITE_ROW)
 		trace = sqlite3_column_int64(get, 0);
-	sqlite3_finalize(get);
+	sqlite3_reset(get);
 	if (!trace)
 		return;
 	name = ftext(fs, AGP_F_NAME), kind = ftext(fs, AGP_F_KIND), dtype = ftext(fs, AGP_F_DTYPE);
