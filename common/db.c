@@ -18,12 +18,67 @@ sqlite3_stmt *db_prepare(sqlite3 *db, const char *sql)
 	return stmt;
 }
 
+/*
+ * Write errors that end a recording (disk full, I/O error, ...) are sticky,
+ * like sqlite3_str's: the first one is kept for its connection and not
+ * printed here (the writer says it once, with the file's name); every later
+ * db_exec / db_step_done on that connection is a silent no-op returning -1.
+ * A process writes one recording at a time, so one slot is enough.
+ */
+static struct {
+	sqlite3 *db;
+	int rc;
+} write_failure;
+
+static int is_write_failure(int rc)
+{
+	switch (rc & 0xff) {
+	case SQLITE_FULL:
+	case SQLITE_IOERR:
+	case SQLITE_CORRUPT:
+	case SQLITE_NOTADB:
+	case SQLITE_CANTOPEN:
+	case SQLITE_READONLY:
+	case SQLITE_NOMEM:
+		return 1;
+	}
+	return 0;
+}
+
+/* 1 when rc ends the connection's writing (kept, not printed). */
+static int note_write_failure(sqlite3 *db, int rc)
+{
+	if (!is_write_failure(rc))
+		return 0;
+	if (write_failure.db != db) {
+		write_failure.db = db;
+		write_failure.rc = rc;
+	}
+	return 1;
+}
+
+int db_write_failure(sqlite3 *db)
+{
+	return db && write_failure.db == db ? write_failure.rc : 0;
+}
+
+void db_forget_write_failure(sqlite3 *db)
+{
+	if (write_failure.db == db)
+		write_failure.db = NULL;
+}
+
 int db_exec(sqlite3 *db, const char *sql)
 {
 	char *msg = NULL;
+	int rc;
 
-	if (sqlite3_exec(db, sql, NULL, NULL, &msg) != SQLITE_OK) {
-		fprintf(stderr, "error: %s in '%.200s'\n", msg ? msg : sqlite3_errmsg(db), sql);
+	if (db_write_failure(db))
+		return -1;
+	rc = sqlite3_exec(db, sql, NULL, NULL, &msg);
+	if (rc != SQLITE_OK) {
+		if (!note_write_failure(db, sqlite3_extended_errcode(db)))
+			fprintf(stderr, "error: %s in '%.200s'\n", msg ? msg : sqlite3_errmsg(db), sql);
 		sqlite3_free(msg);
 		return -1;
 	}
@@ -32,11 +87,17 @@ int db_exec(sqlite3 *db, const char *sql)
 
 int db_step_done(sqlite3 *db, sqlite3_stmt *stmt)
 {
-	int rc = sqlite3_step(stmt);
+	int rc;
 
+	if (db_write_failure(db)) {
+		sqlite3_reset(stmt);
+		return -1;
+	}
+	rc = sqlite3_step(stmt);
 	sqlite3_reset(stmt);
 	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
-		fprintf(stderr, "error: %s in '%s'\n", sqlite3_errmsg(db), sqlite3_sql(stmt));
+		if (!note_write_failure(db, sqlite3_extended_errcode(db)))
+			fprintf(stderr, "error: %s in '%s'\n", sqlite3_errmsg(db), sqlite3_sql(stmt));
 		return -1;
 	}
 	return 0;
@@ -77,6 +138,7 @@ int db_create_recording(const char *path, sqlite3 **out, char *err, size_t errle
 		sqlite3_close(db);
 		return -1;
 	}
+	db_forget_write_failure(db);  /* a closed connection's address may come back */
 	tables = schema_part(0);
 	/*
 	 * WAL with synchronous=NORMAL: the writer commits often so that a crash

@@ -52,6 +52,14 @@ int db_exec(sqlite3 *db, const char *sql);
 /* Step a statement that returns no rows, then reset it; 0 on SQLITE_DONE. */
 int db_step_done(sqlite3 *db, sqlite3_stmt *stmt);
 
+/*
+ * The write error (SQLite result code: disk full, I/O error, ...) that ended
+ * writing on db, or 0.  After one, db_exec and db_step_done on db do nothing
+ * and return -1 without printing: the caller reports it once.
+ */
+int db_write_failure(sqlite3 *db);
+void db_forget_write_failure(sqlite3 *db);
+
 /* meta table */
 int db_meta_set(sqlite3 *db, const char *key, const char *value);
 int db_meta_set_int(sqlite3 *db, const char *key, int64_t value);

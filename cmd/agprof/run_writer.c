@@ -14,6 +14,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,10 +25,27 @@
 #include <time.h>
 #include <unistd.h>
 
-struct id_map {
-	int64_t *ids;
-	size_t cap;
+/*
+ * Per-process ids (strings, sites) to rows.  The ids come from the workload's
+ * memory, so they key a hash table: memory grows with the records actually
+ * seen, never with the value of an id.  Id 0 means "unknown".
+ */
+struct id_slot {
+	uint32_t local;
+	int64_t id;
 };
+
+struct id_map {
+	struct id_slot *slots;
+	size_t cap, used;   /* cap: 0 or a power of two */
+};
+
+/* Longest side record accepted: FunctionDefs are the big ones (a few MiB). */
+#define SIDE_RECORD_MAX (256u << 20)
+/* At most this much of a side file is read per poll (a child may still write). */
+#define SIDE_READ_PER_POLL (64u << 20)
+/* Largest ring record: 65535 words; a span is the largest fixed layout. */
+#define RING_RECORD_MAX (65535u * 8u)
 
 struct stream {
 	char name[64];
@@ -38,6 +58,9 @@ struct stream {
 	size_t side_len, side_cap;
 	struct id_map strings, sites;
 	int gpu_on;
+	int damaged;                       /* ring file unreadable: no more draining */
+	uint8_t ring_damaged[AGP_MAX_THREADS];
+	int side_damaged;
 };
 
 struct run_writer {
@@ -47,7 +70,10 @@ struct run_writer {
 	struct stream **streams;
 	size_t nstreams;
 	uint64_t last_commit_ns, last_scan_ns;
-	struct run_totals totals;
+	struct run_totals totals;      /* rows written, committed or not */
+	struct run_totals committed;   /* rows of the last successful commit */
+	struct strbuf notes;           /* why the recording lacks events (meta.incomplete) */
+	char *rec;                     /* one ring record, copied out of shared memory */
 	sqlite3_stmt *ins_eager, *ins_call, *ins_bb, *ins_site, *get_site, *ins_thread,
 		*ins_process, *upd_process_tf, *upd_process_exit, *upd_process_gpu, *ins_function,
 		*get_function, *ins_trace, *ins_input, *ins_gf, *ins_ginput, *ins_gconst,
@@ -63,28 +89,172 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static size_t id_map_home(uint32_t local, size_t cap)
+{
+	return (size_t)((local * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
+}
+
+static int id_map_grow(struct id_map *m)
+{
+	size_t ncap = m->cap ? m->cap * 2 : 1024;
+	struct id_slot *n = calloc(ncap, sizeof(*n));
+
+	if (!n)
+		return -1;
+	for (size_t i = 0; i < m->cap; i++) {
+		size_t j;
+
+		if (!m->slots[i].local)
+			continue;
+		for (j = id_map_home(m->slots[i].local, ncap); n[j].local; j = (j + 1) & (ncap - 1))
+			;
+		n[j] = m->slots[i];
+	}
+	free(m->slots);
+	m->slots = n;
+	m->cap = ncap;
+	return 0;
+}
+
 static int id_map_set(struct id_map *m, uint32_t local, int64_t id)
 {
-	if (local >= m->cap) {
-		size_t ncap = m->cap ? m->cap : 1024;
-		int64_t *n;
+	size_t i;
 
-		while (ncap <= local)
-			ncap *= 2;
-		n = realloc(m->ids, ncap * sizeof(*n));
-		if (!n)
-			return -1;
-		memset(n + m->cap, 0, (ncap - m->cap) * sizeof(*n));
-		m->ids = n;
-		m->cap = ncap;
-	}
-	m->ids[local] = id;
+	if (!local)
+		return 0;
+	if ((m->used + 1) * 2 > m->cap && id_map_grow(m) != 0)
+		return -1;
+	for (i = id_map_home(local, m->cap); m->slots[i].local; i = (i + 1) & (m->cap - 1))
+		if (m->slots[i].local == local) {
+			m->slots[i].id = id;  /* a workload may define an id twice: the last wins */
+			return 0;
+		}
+	m->slots[i].local = local;
+	m->slots[i].id = id;
+	m->used++;
 	return 0;
 }
 
 static int64_t id_map_get(const struct id_map *m, uint32_t local)
 {
-	return local && local < m->cap ? m->ids[local] : 0;
+	if (!local || !m->cap)
+		return 0;
+	for (size_t i = id_map_home(local, m->cap); m->slots[i].local; i = (i + 1) & (m->cap - 1))
+		if (m->slots[i].local == local)
+			return m->slots[i].id;
+	return 0;
+}
+
+/*
+ * Shared memory is the workload's: it may scribble on it or shrink the file
+ * under our mapping (a read past the end of the file is SIGBUS).  Every read
+ * of a mapping goes through shm_copy / shm_load*, which catch that SIGBUS;
+ * all decoding works on the copy, bounded by the copy's size.  The jump
+ * never crosses SQLite or malloc: only these small readers are armed.
+ */
+static sigjmp_buf shm_fault_jmp;
+static volatile sig_atomic_t shm_fault_armed;
+
+static void on_shm_fault(int sig, siginfo_t *si, void *uctx)
+{
+	(void)si, (void)uctx;
+	if (shm_fault_armed) {
+		shm_fault_armed = 0;
+		siglongjmp(shm_fault_jmp, 1);
+	}
+	signal(sig, SIG_DFL);  /* not ours: the faulting access repeats and kills us as before */
+}
+
+static void shm_fault_install(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_shm_fault;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER;  /* NODEFER: no mask to restore after the jump */
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGBUS, &sa, NULL);
+}
+
+/* Copy n bytes out of a mapping; -1 when the file under it is gone. */
+static int shm_copy(void *dst, const void *src, size_t n)
+{
+	if (sigsetjmp(shm_fault_jmp, 0))
+		return -1;
+	shm_fault_armed = 1;
+	memcpy(dst, src, n);
+	shm_fault_armed = 0;
+	return 0;
+}
+
+static int shm_load64(_Atomic uint64_t *p, uint64_t *out)
+{
+	if (sigsetjmp(shm_fault_jmp, 0))
+		return -1;
+	shm_fault_armed = 1;
+	*out = atomic_load_explicit(p, memory_order_acquire);
+	shm_fault_armed = 0;
+	return 0;
+}
+
+static int shm_load32(_Atomic uint32_t *p, uint32_t *out)
+{
+	if (sigsetjmp(shm_fault_jmp, 0))
+		return -1;
+	shm_fault_armed = 1;
+	*out = atomic_load_explicit(p, memory_order_acquire);
+	shm_fault_armed = 0;
+	return 0;
+}
+
+static int shm_load_tid(_Atomic int32_t *p, int32_t *out)
+{
+	if (sigsetjmp(shm_fault_jmp, 0))
+		return -1;
+	shm_fault_armed = 1;
+	*out = atomic_load_explicit(p, memory_order_acquire);
+	shm_fault_armed = 0;
+	return 0;
+}
+
+static int shm_store64(_Atomic uint64_t *p, uint64_t v)
+{
+	if (sigsetjmp(shm_fault_jmp, 0))
+		return -1;
+	shm_fault_armed = 1;
+	atomic_store_explicit(p, v, memory_order_release);
+	shm_fault_armed = 0;
+	return 0;
+}
+
+static volatile sig_atomic_t writer_stop;
+
+void run_writer_stop(void)
+{
+	writer_stop = 1;
+}
+
+/* Say (once per cause) why the recording lacks events; kept in meta.incomplete. */
+static void add_note(struct run_writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add_note(struct run_writer *w, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (w->notes.len > 2000)
+		return;  /* enough to say the file is damaged */
+	if (w->notes.len)
+		strbuf_addstr(&w->notes, "; ");
+	va_start(ap, fmt);
+	strbuf_vaddf(&w->notes, fmt, ap);
+	va_end(ap);
+	w->totals.damaged++;
+}
+
+static void stream_damaged(struct run_writer *w, struct stream *s, const char *why)
+{
+	if (!s->damaged)
+		add_note(w, "process %d: %s (its later events are missing)", s->pid, why);
+	s->damaged = 1;
 }
 
 static void bind_id_or_null(sqlite3_stmt *s, int col, int64_t id)
@@ -158,9 +328,15 @@ struct run_writer *run_writer_create(const char *path, const char *shm_dir, char
 		return NULL;
 	}
 	w->shm_dir = strdup(shm_dir);
-	if (string_table_init(&w->st, w->db) != 0 || prepare_all(w) != 0 || db_exec(w->db, "BEGIN") != 0) {
+	w->rec = malloc(RING_RECORD_MAX + sizeof(struct agp_rec_span));
+	shm_fault_install();
+	writer_stop = 0;
+	if (!w->shm_dir || !w->rec || string_table_init(&w->st, w->db) != 0 || prepare_all(w) != 0 || db_exec(w->db, "BEGIN") != 0) {
 		snprintf(err, errlen, "cannot prepare '%s': %s", path, sqlite3_errmsg(w->db));
-		sqlite3_close(w->db);
+		string_table_release(&w->st);
+		sqlite3_close_v2(w->db);
+		free(w->rec);
+		free(w->shm_dir);
 		free(w);
 		return NULL;
 	}
@@ -227,6 +403,7 @@ static void write_span(struct run_writer *w, struct stream *s, int tid, const st
 	int64_t site = id_map_get(&s->sites, r->site);
 	sqlite3_stmt *st;
 	const char *table;
+	uint64_t *count;   /* counted once stored: the summary never claims lost rows */
 
 	if (r->h.type == AGP_REC_EAGER) {
 		st = w->ins_eager, table = "eager_ops";
@@ -240,7 +417,7 @@ static void write_span(struct run_writer *w, struct stream *s, int tid, const st
 		sqlite3_bind_int(st, 8, (r->flags & AGP_SPAN_SLOW_PATH) != 0);
 		sqlite3_bind_int(st, 9, (r->flags & AGP_SPAN_FAILED) == 0);
 		sqlite3_bind_int64(st, 10, r->aux2);
-		w->totals.eager_ops++;
+		count = &w->totals.eager_ops;
 	} else if (r->h.type == AGP_REC_CALL) {
 		st = w->ins_call, table = "function_calls";
 		sqlite3_bind_int(st, 1, s->pid);
@@ -250,7 +427,7 @@ static void write_span(struct run_writer *w, struct stream *s, int tid, const st
 		sqlite3_bind_int64(st, 5, name);
 		bind_id_or_null(st, 6, site);
 		sqlite3_bind_int(st, 7, (r->flags & AGP_SPAN_FAILED) == 0);
-		w->totals.calls++;
+		count = &w->totals.calls;
 	} else {
 		st = w->ins_bb, table = NULL;
 		sqlite3_bind_int(st, 1, s->pid);
@@ -260,9 +437,10 @@ static void write_span(struct run_writer *w, struct stream *s, int tid, const st
 		sqlite3_bind_int64(st, 5, name > 0 ? name : intern(w, "?"));
 		sqlite3_bind_int64(st, 6, id_map_get(&s->strings, r->aux) > 0 ? id_map_get(&s->strings, r->aux) : intern(w, "?"));
 		bind_id_or_null(st, 7, id_map_get(&s->strings, r->aux2));
-		w->totals.blackbox++;
+		count = &w->totals.blackbox;
 	}
 	if (db_step_done(w->db, st) == 0) {
+		(*count)++;
 		w->totals.events++;
 		if (table && s->gpu_on && r->seq) {
 			sqlite3_bind_int(w->ins_ext, 1, s->pid);
@@ -274,56 +452,113 @@ static void write_span(struct run_writer *w, struct stream *s, int tid, const st
 	}
 }
 
+static void ring_damaged(struct run_writer *w, struct stream *s, uint32_t slot, const char *why)
+{
+	if (!s->ring_damaged[slot])
+		add_note(w, "process %d, thread ring %u: %s (its later events are missing)", s->pid, slot, why);
+	s->ring_damaged[slot] = 1;
+}
+
+/*
+ * Decode one record copied out of the ring (n bytes at w->rec, zero-padded
+ * past n up to a span's size, so that a short record reads as zeros).
+ */
+static void ring_record(struct run_writer *w, struct stream *s, int tid, size_t n)
+{
+	const struct agp_rec_hdr *h = (const void *)w->rec;
+
+	switch (h->type) {
+	case AGP_REC_STRING: {
+		const char *text = w->rec + sizeof(*h);
+
+		/* the NUL is the collector's promise, not ours to rely on */
+		id_map_set(&s->strings, h->arg,
+			   string_table_intern(&w->st, text, strnlen(text, n - sizeof(*h))));
+		break;
+	}
+	case AGP_REC_SITE: {
+		const struct agp_rec_site *r = (const void *)h;
+
+		id_map_set(&s->sites, h->arg,
+			   callsite_id(w, id_map_get(&s->strings, r->file), r->line,
+				       id_map_get(&s->strings, r->func)));
+		break;
+	}
+	case AGP_REC_EAGER:
+	case AGP_REC_CALL:
+	case AGP_REC_BLACKBOX:
+		write_span(w, s, tid, (const void *)h);
+		break;
+	}
+}
+
+/*
+ * Drain one thread's ring.  The producer never runs more than a capacity
+ * ahead of the tail and never publishes a record that crosses head or the
+ * ring's end: anything else is damage, and the ring is read no further.
+ * So one call reads at most one capacity, whatever the ring says.
+ */
 static void drain_ring(struct run_writer *w, struct stream *s, uint32_t slot)
 {
 	struct agp_thread_ring *ring = &s->shm->threads[slot];
 	const char *data = (const char *)s->shm + AGP_HEADER_BYTES + (size_t)slot * AGP_RING_BYTES;
-	int tid = atomic_load_explicit(&ring->tid, memory_order_acquire);
-	uint64_t head, tail = s->tails[slot], cap;
+	int32_t tid;
+	uint64_t head, tail = s->tails[slot];
+	uint32_t cap, meta[2];
 
+	if (s->ring_damaged[slot] || shm_load_tid(&ring->tid, &tid) != 0)
+		goto fault;
 	if (!tid)
 		return;
-	/* set before tid was published; anything else would be a corrupt slot */
-	cap = ring->capacity;
-	if (cap == 0 || cap > AGP_RING_BYTES || (cap & (cap - 1)))
+	/* role and capacity are set before tid is published */
+	if (shm_copy(meta, &ring->role, sizeof(meta)) != 0)
+		goto fault;
+	cap = meta[1];
+	if (cap == 0 || cap > AGP_RING_BYTES || (cap & (cap - 1))) {
+		ring_damaged(w, s, slot, "bad ring capacity");
 		return;
+	}
 	if (!s->thread_seen[slot]) {
 		s->thread_seen[slot] = 1;
-		thread_seen(w, s, tid, ring->role);
+		thread_seen(w, s, tid, (int32_t)meta[0]);
 	}
-	head = atomic_load_explicit(&ring->head, memory_order_acquire);
-	while (tail < head) {
+	if (shm_load64(&ring->head, &head) != 0)
+		goto fault;
+	if (head < tail || head - tail > cap) {
+		ring_damaged(w, s, slot, "ring head out of range");
+		return;
+	}
+	while (tail < head && !writer_stop) {
 		uint64_t off = tail & (cap - 1);
-		const struct agp_rec_hdr *h = (const void *)(data + off);
+		struct agp_rec_hdr h;
+		size_t n;
 
-		if (h->type == AGP_REC_WRAP) {
+		if (shm_copy(&h, data + off, sizeof(h)) != 0)
+			goto fault;
+		if (h.type == AGP_REC_WRAP) {
+			if (head - tail < cap - off)
+				break;  /* damaged: caught below */
 			tail += cap - off;
 			continue;
 		}
-		if (h->words == 0 || off + h->words * 8u > cap)
-			break;  /* corrupt: stop reading this ring */
-		switch (h->type) {
-		case AGP_REC_STRING:
-			id_map_set(&s->strings, h->arg, intern(w, (const char *)(h + 1)));
+		n = (size_t)h.words * 8u;
+		if (h.words == 0 || n > cap - off || n > head - tail)
 			break;
-		case AGP_REC_SITE: {
-			const struct agp_rec_site *r = (const void *)h;
-
-			id_map_set(&s->sites, h->arg,
-				   callsite_id(w, id_map_get(&s->strings, r->file), r->line,
-					       id_map_get(&s->strings, r->func)));
-			break;
-		}
-		case AGP_REC_EAGER:
-		case AGP_REC_CALL:
-		case AGP_REC_BLACKBOX:
-			write_span(w, s, tid, (const void *)h);
-			break;
-		}
-		tail += h->words * 8u;
+		if (shm_copy(w->rec, data + off, n) != 0)
+			goto fault;
+		memset(w->rec + n, 0, sizeof(struct agp_rec_span));
+		ring_record(w, s, tid, n);
+		tail += n;
 	}
+	if (tail < head && !writer_stop)
+		ring_damaged(w, s, slot, "malformed record");
 	s->tails[slot] = tail;
-	atomic_store_explicit(&ring->tail, tail, memory_order_release);
+	/* A store into a shrunk file would be SIGBUS too: through the guarded copy. */
+	if (shm_store64(&ring->tail, tail) != 0)
+		goto fault;
+	return;
+fault:
+	stream_damaged(w, s, "its ring file shrank while it was read");
 }
 
 /* Side records */
@@ -338,11 +573,11 @@ static void fields_parse(struct fields *fs, const char *p, size_t len)
 	const char *end = p + len;
 
 	memset(fs, 0, sizeof(*fs));
-	while (p + sizeof(struct agp_field) <= end) {
+	while ((size_t)(end - p) >= sizeof(struct agp_field)) {
 		const struct agp_field *f = (const void *)p;
 		size_t padded = ((size_t)f->len + 7) & ~(size_t)7;
 
-		if (p + sizeof(*f) + padded > end)
+		if (padded > (size_t)(end - p) - sizeof(*f))
 			break;
 		if (f->tag < 128) {
 			fs->f[f->tag] = f;
@@ -686,9 +921,12 @@ static void side_record(struct run_writer *w, struct stream *s, uint32_t type, c
 
 static void drain_side(struct run_writer *w, struct stream *s)
 {
-	size_t off = 0;
+	size_t off = 0, got = 0;
 
-	for (;;) {
+	if (s->side_fd < 0 || s->side_damaged)
+		return;
+	/* bounded: a process that outlives the program may still be appending */
+	while (got < SIDE_READ_PER_POLL) {
 		ssize_t n;
 
 		if (s->side_cap - s->side_len < 65536) {
@@ -704,11 +942,17 @@ static void drain_side(struct run_writer *w, struct stream *s)
 		if (n <= 0)
 			break;
 		s->side_len += (size_t)n;
+		got += (size_t)n;
 	}
-	while (s->side_len - off >= sizeof(struct agp_side_hdr)) {
+	while (s->side_len - off >= sizeof(struct agp_side_hdr) && !writer_stop) {
 		struct agp_side_hdr h;
 
 		memcpy(&h, s->side_buf + off, sizeof(h));
+		if (h.len > SIDE_RECORD_MAX) {
+			add_note(w, "process %d: side record of %u bytes (its later facts are missing)", s->pid, h.len);
+			s->side_damaged = 1;
+			break;
+		}
 		if (s->side_len - off - sizeof(h) < h.len)
 			break;  /* the rest is still being written */
 		side_record(w, s, h.type, s->side_buf + off + sizeof(h), h.len);
@@ -724,10 +968,15 @@ static void drain_stream(struct run_writer *w, struct stream *s)
 
 	/* Side first: the process row must exist before its threads and events. */
 	drain_side(w, s);
-	n = atomic_load(&s->shm->nthreads);
+	if (s->damaged)
+		return;
+	if (shm_load32(&s->shm->nthreads, &n) != 0) {
+		stream_damaged(w, s, "its ring file shrank while it was read");
+		return;
+	}
 	if (n > AGP_MAX_THREADS)
 		n = AGP_MAX_THREADS;
-	for (uint32_t i = 0; i < n; i++)
+	for (uint32_t i = 0; i < n && !s->damaged && !writer_stop; i++)
 		drain_ring(w, s, i);
 }
 
@@ -746,6 +995,8 @@ static void scan_streams(struct run_writer *w)
 		int fd, known = 0;
 		struct stat st;
 		void *map;
+		uint64_t magic;
+		int32_t pid;
 
 		if (len < 6 || len >= sizeof(s->name) || strcmp(de->d_name + len - 5, ".ring"))
 			continue;
@@ -766,8 +1017,9 @@ static void scan_streams(struct run_writer *w)
 		close(fd);
 		if (map == MAP_FAILED)
 			continue;
-		if (__atomic_load_n(&((struct agp_shm_header *)map)->magic, __ATOMIC_ACQUIRE) != AGP_SHM_MAGIC) {
-			munmap(map, AGP_SHM_FILE_BYTES);  /* not initialised yet: next scan */
+		if (shm_load64((_Atomic uint64_t *)&((struct agp_shm_header *)map)->magic, &magic) != 0 ||
+		    magic != AGP_SHM_MAGIC || shm_copy(&pid, &((struct agp_shm_header *)map)->pid, sizeof(pid)) != 0) {
+			munmap(map, AGP_SHM_FILE_BYTES);  /* not initialised yet (or shrunk): next scan */
 			continue;
 		}
 		s = calloc(1, sizeof(*s));
@@ -780,7 +1032,7 @@ static void scan_streams(struct run_writer *w)
 		w->streams = ns;
 		snprintf(s->name, sizeof(s->name), "%s", de->d_name);
 		s->shm = map;
-		s->pid = s->shm->pid;
+		s->pid = pid;
 		memcpy(path + strlen(path) - 4, "side", 4);
 		s->side_fd = open(path, O_RDONLY | O_CLOEXEC);
 		w->streams[w->nstreams++] = s;
@@ -789,10 +1041,19 @@ static void scan_streams(struct run_writer *w)
 	closedir(d);
 }
 
-void run_writer_poll(struct run_writer *w)
+/* Commit what was written so far; the totals follow what is on disk. */
+static void commit(struct run_writer *w)
+{
+	if (db_exec(w->db, "COMMIT; BEGIN") == 0)
+		w->committed = w->totals;
+}
+
+int run_writer_poll(struct run_writer *w)
 {
 	uint64_t now = now_ns();
 
+	if (db_write_failure(w->db))
+		return -1;  /* sticky: the file keeps what was committed */
 	if (now - w->last_scan_ns > 20000000ull || !w->nstreams) {
 		scan_streams(w);
 		w->last_scan_ns = now;
@@ -800,9 +1061,17 @@ void run_writer_poll(struct run_writer *w)
 	for (size_t i = 0; i < w->nstreams; i++)
 		drain_stream(w, w->streams[i]);
 	if (now - w->last_commit_ns > 250000000ull) {
-		db_exec(w->db, "COMMIT; BEGIN");
+		commit(w);
 		w->last_commit_ns = now;
 	}
+	return db_write_failure(w->db) ? -1 : 0;
+}
+
+const char *run_writer_error(struct run_writer *w)
+{
+	int rc = db_write_failure(w->db);
+
+	return rc ? sqlite3_errstr(rc) : NULL;
 }
 
 static const char link_sql[] =
@@ -854,24 +1123,34 @@ int run_writer_finish(struct run_writer *w, const struct run_session *sess, stru
 	int rc = 0;
 	sqlite3_stmt *st;
 
+	if (db_write_failure(w->db))
+		goto close;
 	scan_streams(w);
 	for (size_t i = 0; i < w->nstreams; i++) {
 		struct stream *s = w->streams[i];
-		uint64_t d;
+		uint64_t d = 0, v;
 
 		drain_stream(w, s);
-		d = atomic_load(&s->shm->dropped_no_slot);
-		for (uint32_t t = 0; t < AGP_MAX_THREADS; t++)
-			d += atomic_load(&s->shm->threads[t].dropped);
+		if (!s->damaged && shm_load64(&s->shm->dropped_no_slot, &v) == 0)
+			d = v;
+		for (uint32_t t = 0; t < AGP_MAX_THREADS && !s->damaged; t++)
+			if (shm_load64(&s->shm->threads[t].dropped, &v) == 0)
+				d = d + v < d ? UINT64_MAX : d + v;  /* the workload's numbers: saturate */
+		if (d > INT64_MAX)
+			d = INT64_MAX;
 		if (d && (st = db_prepare(w->db, "UPDATE processes SET dropped_events = dropped_events + ? WHERE pid = ?"))) {
 			sqlite3_bind_int64(st, 1, (int64_t)d);
 			sqlite3_bind_int(st, 2, s->pid);
 			db_step_done(w->db, st);
 			sqlite3_finalize(st);
 		}
-		dropped += d;
+		dropped = dropped + d < dropped ? INT64_MAX : dropped + d;
 	}
+	if (dropped > INT64_MAX)
+		dropped = INT64_MAX;
 	w->totals.dropped = dropped;
+	if (writer_stop)
+		add_note(w, "agprof was interrupted before it had read every buffer");
 	if (db_create_indexes(w->db) != 0 || db_exec(w->db, link_sql) != 0)
 		rc = -1;
 	for (int depth = 0; depth < 8; depth++)
@@ -902,6 +1181,8 @@ int run_writer_finish(struct run_writer *w, const struct run_session *sess, stru
 	db_meta_set_int(w->db, "exit_status", sess->exit_status);
 	db_meta_set_int(w->db, "exit_signal", sess->exit_signal);
 	db_meta_set_int(w->db, "dropped_events", (int64_t)dropped);
+	if (w->notes.len)
+		db_meta_set(w->db, "incomplete", w->notes.buf);
 	db_exec(w->db, "INSERT OR REPLACE INTO meta SELECT 'python_version', python_version FROM processes"
 		       " WHERE python_version IS NOT NULL ORDER BY start_ns LIMIT 1;"
 		       "INSERT OR REPLACE INTO meta SELECT 'tf_version', tf_version FROM processes"
@@ -916,10 +1197,27 @@ int run_writer_finish(struct run_writer *w, const struct run_session *sess, stru
 	strbuf_release(&argv);
 	if (db_exec(w->db, "COMMIT") != 0)
 		rc = -1;
-	/* One self-contained file: fold the WAL back in. */
-	db_exec(w->db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;");
-	if (totals)
-		*totals = w->totals;
+	else
+		w->committed = w->totals;
+close:
+	if (db_write_failure(w->db)) {
+		/* Keep what was committed: drop the open transaction, nothing more to write. */
+		rc = -1;
+		if (!sqlite3_get_autocommit(w->db))
+			sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
+		w->committed.dropped = w->totals.dropped;
+		w->committed.processes = w->totals.processes;
+		w->committed.damaged = w->totals.damaged;
+	}
+	/* One self-contained file: fold the WAL back in (may fail on a full disk: the WAL then stays). */
+	sqlite3_exec(w->db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;", NULL, NULL, NULL);
+	if (totals) {
+		*totals = w->committed;
+		snprintf(totals->note, sizeof(totals->note), "%s", w->notes.len ? w->notes.buf : "");
+	}
+	strbuf_release(&w->notes);
+	free(w->rec);
+	db_forget_write_failure(w->db);
 	string_table_release(&w->st);
 	for (sqlite3_stmt *p = sqlite3_next_stmt(w->db, NULL); p; p = sqlite3_next_stmt(w->db, NULL))
 		sqlite3_finalize(p);
@@ -930,8 +1228,8 @@ int run_writer_finish(struct run_writer *w, const struct run_session *sess, stru
 		if (w->streams[i]->side_fd >= 0)
 			close(w->streams[i]->side_fd);
 		free(w->streams[i]->side_buf);
-		free(w->streams[i]->strings.ids);
-		free(w->streams[i]->sites.ids);
+		free(w->streams[i]->strings.slots);
+		free(w->streams[i]->sites.slots);
 		free(w->streams[i]);
 	}
 	free(w->streams);

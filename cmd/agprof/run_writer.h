@@ -20,18 +20,42 @@ struct run_session {
 	int exit_signal;
 };
 
+/* Rows stored (committed) in the recording, and what is known to be missing. */
 struct run_totals {
 	uint64_t events, traces, calls, eager_ops, blackbox, gpu, dropped;
 	int processes;
+	int damaged;           /* buffers found damaged or unread (see note) */
+	char note[512];        /* why events are missing (meta.incomplete), or "" */
 };
 
 /* Create the recording at path (must not exist); NULL with err filled on failure. */
 struct run_writer *run_writer_create(const char *path, const char *shm_dir, char *err, size_t errlen);
 
-/* Drain what the collector published so far; commits every so often. */
-void run_writer_poll(struct run_writer *w);
+/*
+ * Drain what the collector published so far; commits every so often.  Every
+ * index and length read from shared memory is bounded: one call reads at most
+ * a ring's capacity per thread, a damaged ring or a shrunk file ends that
+ * buffer's reading with a note (meta.incomplete), never the launcher.
+ * Returns -1 once writing the recording has failed (sticky: later calls do
+ * nothing; run_writer_error says why).
+ */
+int run_writer_poll(struct run_writer *w);
 
-/* Final drain, session facts, links between tables; closes the file. */
+/* Why writing failed (e.g. "database or disk is full"), or NULL. */
+const char *run_writer_error(struct run_writer *w);
+
+/*
+ * Stop draining as soon as possible (async-signal-safe: for a second
+ * SIGINT/SIGTERM); run_writer_finish then ends the recording with what it
+ * has, noted in meta.incomplete.
+ */
+void run_writer_stop(void);
+
+/*
+ * Final drain, session facts, links between tables; closes the file.  Returns
+ * -1 when the recording could not be completed; the file then keeps what was
+ * committed and *totals counts only that.
+ */
 int run_writer_finish(struct run_writer *w, const struct run_session *s, struct run_totals *totals);
 
 #endif
