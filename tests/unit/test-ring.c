@@ -147,3 +147,362 @@ Test(ring, side_records_round_trip, .init = start)
 				   " AND tf_detail = 'no hooks' AND tf_version = '9.99'"), 1);
 	sqlite3_close(db);
 }
+
+/*
+ * Hostile buffers: ring and side files written by hand, as a buggy or
+ * malicious workload could leave them.  The drain must end quickly (each
+ * test has a short timeout), never crash, and leave a readable recording
+ * that says what it could not read (meta.incomplete).
+ */
+#include "db.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#define FAKE_PID 999999
+#define FAKE_CAP AGP_RING_OTHER_BYTES
+
+struct fake {
+	int fd;
+	struct agp_shm_header *h;
+	char path[600], side[600];
+	uint64_t head;
+};
+
+static struct fake fake;
+
+static void start_writer_only(void)
+{
+	char err[256];
+
+	cr_assert_not_null(mkdtemp(dir));
+	snprintf(db_path, sizeof(db_path), "%s.agprof", dir);
+	memset(&fake, 0, sizeof(fake));
+	snprintf(fake.path, sizeof(fake.path), "%s/%d-0.ring", dir, FAKE_PID);
+	snprintf(fake.side, sizeof(fake.side), "%s/%d-0.side", dir, FAKE_PID);
+	fake.fd = open(fake.path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	cr_assert_geq(fake.fd, 0);
+	cr_assert_eq(ftruncate(fake.fd, (off_t)AGP_SHM_FILE_BYTES), 0);
+	fake.h = mmap(NULL, AGP_SHM_FILE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fake.fd, 0);
+	cr_assert_neq(fake.h, MAP_FAILED);
+	fake.h->pid = FAKE_PID;
+	fake.h->ring_bytes = AGP_RING_BYTES;
+	fake.h->max_threads = AGP_MAX_THREADS;
+	atomic_store(&fake.h->nthreads, 1);
+	fake.h->threads[0].capacity = FAKE_CAP;
+	atomic_store(&fake.h->threads[0].tid, FAKE_PID);
+	fake.h->magic = AGP_SHM_MAGIC;
+	close(open(fake.side, O_WRONLY | O_CREAT | O_TRUNC, 0600));
+	writer = run_writer_create(db_path, dir, err, sizeof(err));
+	cr_assert_not_null(writer, "%s", err);
+}
+
+static void fake_put(const void *rec, size_t bytes)
+{
+	uint64_t room = FAKE_CAP - (fake.head & (FAKE_CAP - 1));
+
+	if (room < bytes) {  /* as the collector does: a wrap record, then the start */
+		struct agp_rec_hdr wrap = { AGP_REC_WRAP, 0, 0 };
+
+		memcpy((char *)fake.h + AGP_HEADER_BYTES + (fake.head & (FAKE_CAP - 1)), &wrap, sizeof(wrap));
+		fake.head += room;
+	}
+	memcpy((char *)fake.h + AGP_HEADER_BYTES + (fake.head & (FAKE_CAP - 1)), rec, bytes);
+	fake.head += bytes;
+}
+
+static void fake_publish(uint64_t head)
+{
+	atomic_store(&fake.h->threads[0].head, head);
+}
+
+static void fake_string(uint32_t id, const char *text, int with_nul)
+{
+	char rec[256];
+	struct agp_rec_hdr *h = (void *)rec;
+	size_t len = strlen(text), words = 1 + (len + (with_nul ? 1 : 0) + 7) / 8;
+
+	memset(rec, 0, sizeof(rec));
+	h->type = AGP_REC_STRING;
+	h->words = (uint16_t)words;
+	h->arg = id;
+	memcpy(rec + sizeof(*h), text, len);
+	if (!with_nul)  /* fill the padding too: no NUL anywhere in the record */
+		memset(rec + sizeof(*h) + len, 'Z', words * 8 - sizeof(*h) - len);
+	fake_put(rec, words * 8);
+}
+
+static void fake_span(uint32_t name, uint64_t start)
+{
+	struct agp_rec_span r;
+
+	memset(&r, 0, sizeof(r));
+	r.h.type = AGP_REC_EAGER;
+	r.h.words = sizeof(r) / 8;
+	r.h.arg = name;
+	r.start_ns = start;
+	r.end_ns = start + 10;
+	fake_put(&r, sizeof(r));
+}
+
+static void fake_side(uint32_t type, uint32_t len, const void *body, size_t body_len)
+{
+	struct agp_side_hdr h = { type, len };
+	int fd = open(fake.side, O_WRONLY | O_APPEND);
+
+	cr_assert_eq(write(fd, &h, sizeof(h)), (ssize_t)sizeof(h));
+	if (body_len)
+		cr_assert_eq(write(fd, body, body_len), (ssize_t)body_len);
+	close(fd);
+}
+
+static double seconds_since(const struct timespec *t0)
+{
+	struct timespec t1;
+
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	return (double)(t1.tv_sec - t0->tv_sec) + (double)(t1.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+/* Finish, then open the file the way every reader does; returns meta.incomplete ("" if none). */
+static struct run_totals finish_hostile(sqlite3 **db, char *incomplete, size_t len)
+{
+	struct run_session sess;
+	struct run_totals totals;
+	char *argv[] = { "test", NULL }, err[512];
+	char *v;
+
+	memset(&sess, 0, sizeof(sess));
+	sess.argv = argv;
+	sess.cwd = "/";
+	sess.main_pid = FAKE_PID;
+	cr_assert_eq(run_writer_finish(writer, &sess, &totals), 0);
+	cr_assert_eq(db_open_recording(db_path, db, err, sizeof(err)), DB_OPEN_OK, "%s", err);
+	v = db_meta_get(*db, "incomplete");
+	snprintf(incomplete, len, "%s", v ? v : "");
+	free(v);
+	return totals;
+}
+
+Test(hostile, corrupt_head_ends_at_once, .init = start_writer_only, .timeout = 10)
+{
+	struct timespec t0;
+	sqlite3 *db;
+	char note[1024];
+
+	fake_string(1, "MatMul", 1);
+	for (int i = 0; i < 100; i++)
+		fake_span(1, 1000 + (uint64_t)i);
+	fake_publish(UINT64_C(1) << 62);  /* far beyond anything written */
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (int i = 0; i < 10; i++)
+		run_writer_poll(writer);
+	finish_hostile(&db, note, sizeof(note));
+	fprintf(stderr, "corrupt head: 10 polls + finish in %.3f ms\n", seconds_since(&t0) * 1e3);
+	cr_assert(strstr(note, "head out of range"), "meta.incomplete: '%s'", note);
+	sqlite3_close(db);
+}
+
+Test(hostile, head_behind_tail_is_damage, .init = start_writer_only, .timeout = 10)
+{
+	sqlite3 *db;
+	char note[1024];
+
+	fake_string(1, "MatMul", 1);
+	for (int i = 0; i < 10; i++)
+		fake_span(1, 1000 + (uint64_t)i);
+	fake_publish(fake.head);
+	run_writer_poll(writer);
+	fake_publish(8);  /* the producer "went back" */
+	run_writer_poll(writer);
+	finish_hostile(&db, note, sizeof(note));
+	cr_assert_eq(query_int(db, "SELECT count(*) FROM eager_ops"), 10);
+	cr_assert(strstr(note, "head out of range"), "meta.incomplete: '%s'", note);
+	sqlite3_close(db);
+}
+
+Test(hostile, huge_and_zero_words_stop_the_ring, .init = start_writer_only, .timeout = 10)
+{
+	struct agp_rec_hdr bad = { AGP_REC_EAGER, 65535, 1 };
+	sqlite3 *db;
+	char note[1024];
+
+	fake_string(1, "MatMul", 1);
+	fake_span(1, 1000);
+	fake_put(&bad, sizeof(bad));
+	fake_span(1, 2000);  /* behind the bad record: never reached */
+	fake_publish(fake.head);
+	for (int i = 0; i < 10; i++)
+		run_writer_poll(writer);
+	finish_hostile(&db, note, sizeof(note));
+	cr_assert_eq(query_int(db, "SELECT count(*) FROM eager_ops"), 1);
+	cr_assert(strstr(note, "malformed record"), "meta.incomplete: '%s'", note);
+	sqlite3_close(db);
+}
+
+Test(hostile, string_without_nul_stops_at_its_record, .init = start_writer_only, .timeout = 10)
+{
+	sqlite3 *db;
+	char note[1024];
+
+	fake_string(7, "ABCDEFGHIJ", 0);  /* no NUL: "ABCDEFGHIJ" padded with "ZZZZZZ" */
+	fake_span(7, 1000);
+	fake_publish(fake.head);
+	run_writer_poll(writer);
+	finish_hostile(&db, note, sizeof(note));
+	cr_assert_eq(query_int(db, "SELECT count(*) FROM eager_ops e JOIN strings s ON s.id = e.op_id"
+				   " WHERE s.text = 'ABCDEFGHIJZZZZZZ'"), 1);
+	cr_assert_str_eq(note, "");
+	sqlite3_close(db);
+}
+
+Test(hostile, largest_string_id_costs_one_entry, .init = start_writer_only, .timeout = 10)
+{
+	sqlite3 *db;
+	char note[1024];
+
+	fake_string(0xFFFFFFFFu, "Relu", 1);
+	fake_string(0x80000000u, "Conv2D", 1);
+	fake_span(0xFFFFFFFFu, 1000);
+	fake_span(0x80000000u, 2000);
+	fake_span(12345, 3000);  /* never defined: stored with an unknown op */
+	fake_publish(fake.head);
+	run_writer_poll(writer);
+	finish_hostile(&db, note, sizeof(note));
+	cr_assert_eq(query_int(db, "SELECT count(*) FROM eager_ops e JOIN strings s ON s.id = e.op_id"
+				   " WHERE s.text IN ('Relu', 'Conv2D')"), 2);
+	cr_assert_eq(query_int(db, "SELECT count(*) FROM eager_ops"), 3);
+	sqlite3_close(db);
+}
+
+Test(hostile, shrunk_ring_file_ends_the_stream_not_the_launcher, .init = start_writer_only, .timeout = 10)
+{
+	sqlite3 *db;
+	char note[1024];
+	struct run_totals totals;
+
+	fake_string(1, "MatMul", 1);
+	for (int i = 0; i < 10; i++)
+		fake_span(1, 1000 + (uint64_t)i);
+	fake_publish(fake.head);
+	run_writer_poll(writer);  /* maps the file, drains 10 */
+	for (int i = 0; i < 10; i++)
+		fake_span(1, 5000 + (uint64_t)i);
+	fake_publish(fake.head);
+	munmap(fake.h, AGP_SHM_FILE_BYTES);
+	cr_assert_eq(ftruncate(fake.fd, 4096), 0);  /* ring data and ring headers gone */
+	run_writer_poll(writer);
+	totals = finish_hostile(&db, note, sizeof(note));
+	cr_assert_eq(totals.eager_ops, 10);
+	cr_assert_eq(query_int(db, "SELECT count(*) FROM eager_ops"), 10);
+	cr_assert(strstr(note, "shrank"), "meta.incomplete: '%s'", note);
+	sqlite3_close(db);
+}
+
+Test(hostile, truncated_before_first_scan_is_skipped, .init = start_writer_only, .timeout = 10)
+{
+	sqlite3 *db;
+	char note[1024];
+
+	munmap(fake.h, AGP_SHM_FILE_BYTES);
+	cr_assert_eq(ftruncate(fake.fd, 100), 0);
+	run_writer_poll(writer);
+	finish_hostile(&db, note, sizeof(note));
+	cr_assert_eq(query_int(db, "SELECT count(*) FROM eager_ops"), 0);
+	sqlite3_close(db);
+}
+
+Test(hostile, huge_side_record_is_refused, .init = start_writer_only, .timeout = 10)
+{
+	char body[64];
+	struct agp_field f = { AGP_F_STATUS, 0, 0xFFFFFFF0u };  /* a field longer than its record */
+	sqlite3 *db;
+	char note[1024];
+
+	memset(body, 0, sizeof(body));
+	memcpy(body, &f, sizeof(f));
+	fake_side(AGP_SIDE_TF_STATUS, sizeof(body), body, sizeof(body));
+	fake_side(AGP_SIDE_TRACE, 0xFFFFFFF0u, NULL, 0);  /* a record "4 GiB long" */
+	for (int i = 0; i < 5; i++)
+		run_writer_poll(writer);
+	finish_hostile(&db, note, sizeof(note));
+	cr_assert(strstr(note, "side record"), "meta.incomplete: '%s'", note);
+	sqlite3_close(db);
+}
+
+Test(hostile, stop_request_ends_the_drain, .init = start_writer_only, .timeout = 10)
+{
+	sqlite3 *db;
+	char note[1024];
+
+	fake_string(1, "MatMul", 1);
+	for (int i = 0; i < 100; i++)
+		fake_span(1, 1000 + (uint64_t)i);
+	fake_publish(fake.head);
+	run_writer_stop();  /* what a second SIGINT does */
+	finish_hostile(&db, note, sizeof(note));
+	cr_assert_lt(query_int(db, "SELECT count(*) FROM eager_ops"), 100);
+	cr_assert(strstr(note, "interrupted"), "meta.incomplete: '%s'", note);
+	sqlite3_close(db);
+}
+
+static char err_path[600];
+
+static void start_quiet_writer(void)
+{
+	start_writer_only();
+	snprintf(err_path, sizeof(err_path), "%s/stderr", dir);
+	cr_assert_not_null(freopen(err_path, "w", stderr));
+}
+
+/*
+ * Disk full: no file of the recording may grow past a limit (RLIMIT_FSIZE,
+ * so writes fail with EFBIG as on a full disk).  Writing stops at the first
+ * failure, silently here (the launcher says it once), the summary counts
+ * only committed rows, and the file keeps them readable.
+ */
+Test(hostile, disk_full_stops_writing_and_keeps_committed_rows, .init = start_quiet_writer, .timeout = 30)
+{
+	struct rlimit lim = { 512 * 1024, RLIM_INFINITY }, unlimited = { RLIM_INFINITY, RLIM_INFINITY };
+	struct run_session sess;
+	struct run_totals totals;
+	char *argv[] = { "test", NULL }, err[512];
+	int failed_at = -1, emitted = 0;
+	sqlite3 *db;
+
+	signal(SIGXFSZ, SIG_IGN);
+	cr_assert_eq(setrlimit(RLIMIT_FSIZE, &lim), 0);
+	fake_string(1, "MatMul", 1);
+	for (int round = 0; round < 200 && failed_at < 0; round++) {
+		for (int i = 0; i < 2000; i++, emitted++)
+			fake_span(1, 1000 + (uint64_t)emitted);
+		fake_publish(fake.head);
+		if (run_writer_poll(writer) != 0)
+			failed_at = round;
+		usleep(30000);
+	}
+	cr_assert_geq(failed_at, 1, "the limit was never reached (or reached at once)");
+	cr_assert_not_null(run_writer_error(writer));
+	cr_assert_eq(run_writer_poll(writer), -1, "sticky");
+	memset(&sess, 0, sizeof(sess));
+	sess.argv = argv;
+	sess.cwd = "/";
+	cr_assert_eq(run_writer_finish(writer, &sess, &totals), -1);
+	cr_assert_eq(setrlimit(RLIMIT_FSIZE, &unlimited), 0);
+	cr_assert_gt(totals.eager_ops, 0);
+	cr_assert_lt(totals.eager_ops, (uint64_t)emitted);
+	cr_assert_eq(db_open_recording(db_path, &db, err, sizeof(err)), DB_OPEN_OK, "%s", err);
+	cr_assert_eq(query_int(db, "SELECT count(*) FROM eager_ops"), (int64_t)totals.eager_ops);
+	sqlite3_close(db);
+	fflush(stderr);
+	{
+		struct stat st;
+
+		cr_assert_eq(stat(err_path, &st), 0);
+		cr_assert_eq(st.st_size, 0, "the writer printed errors itself (see %s)", err_path);
+	}
+}
