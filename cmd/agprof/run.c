@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -45,8 +46,14 @@ static const char *const run_usage =
 	"\n"
 	"exit status: PROGRAM's own status; 128+N when it was killed by signal N;\n"
 	"126 PROGRAM not executable; 127 PROGRAM not found; 2 usage error or the\n"
-	"recording cannot be written (PROGRAM is then not started); 3 internal error.\n"
-	"SIGINT, SIGTERM and SIGHUP sent to agprof are forwarded to PROGRAM.\n"
+	"recording cannot be created (PROGRAM is then not started); 3 the recording\n"
+	"failed during the run (disk full, I/O error: it keeps what was stored\n"
+	"before) or internal error.  PROGRAM's own failure takes precedence.\n"
+	"The recording is written to a hidden file beside FILE and renamed to FILE\n"
+	"once PROGRAM ran: a program that cannot start leaves FILE as it was.\n"
+	"SIGINT, SIGTERM and SIGHUP sent to agprof are forwarded to PROGRAM; a\n"
+	"second SIGINT or SIGTERM ends agprof (after closing the recording) even\n"
+	"if PROGRAM goes on, a third ends it at once.\n"
 	"\n"
 	"environment: AGPROF_COLLECTOR overrides the collector library's path;\n"
 	"AGPROF_NO_GOT_PATCH=1 turns off GOT patching (docs/collector.md).\n"
@@ -63,18 +70,39 @@ struct run_state {
 	char **check_argv;
 	int check_argc;
 	char shm_dir[PATH_MAX];
+	int shm_base_fd;         /* the per-user buffer folder */
+	int shm_fd;              /* our session folder, flock'ed while we live */
 	char output_path[PATH_MAX];
+	char tmp_path[PATH_MAX]; /* the recording until the program has run */
+	int default_name;        /* output_path was chosen as agprof-N.agprof */
+	int write_error_said;
 	pid_t child;
 };
 
 static volatile sig_atomic_t child_pid;
+static volatile sig_atomic_t stop_signal;  /* the second SIGINT/SIGTERM: stop waiting */
+static volatile sig_atomic_t stop_count;
 
-/* Forward signals sent to agprof; a terminal's own signal already reached the group. */
+/*
+ * Forward signals sent to agprof; a terminal's own signal already reached the
+ * group.  A second SIGINT/SIGTERM means "stop now": agprof closes the
+ * recording with what it has and exits even if the program goes on; a third
+ * ends agprof at once.
+ */
 static void forward_signal(int sig, siginfo_t *si, void *uctx)
 {
 	(void)uctx;
 	if (child_pid > 0 && (si->si_code == SI_USER || si->si_code == SI_QUEUE || si->si_pid != 0))
 		kill(child_pid, sig);
+	if (sig == SIGHUP)
+		return;
+	if (++stop_count == 2) {
+		stop_signal = sig;
+		run_writer_stop();
+	} else if (stop_count >= 3) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+	}
 }
 
 static int install_forwarding(void)
@@ -147,14 +175,12 @@ static int choose_output(struct run_state *rs)
 {
 	if (rs->output) {
 		snprintf(rs->output_path, sizeof(rs->output_path), "%s", rs->output);
-		if (access(rs->output_path, F_OK) == 0) {
-			if (!rs->force)
-				return error("'%s' exists; use --force to overwrite it", rs->output_path);
-			if (unlink(rs->output_path) != 0)
-				return error("cannot overwrite '%s': %s", rs->output_path, strerror(errno));
-		}
+		/* --force replaces FILE only once the program has run (publish_output) */
+		if (access(rs->output_path, F_OK) == 0 && !rs->force)
+			return error("'%s' exists; use --force to overwrite it", rs->output_path);
 		return 0;
 	}
+	rs->default_name = 1;
 	for (int n = 1; n < 100000; n++) {
 		snprintf(rs->output_path, sizeof(rs->output_path), "agprof-%d.agprof", n);
 		if (access(rs->output_path, F_OK) != 0)
@@ -163,64 +189,228 @@ static int choose_output(struct run_state *rs)
 	return error("no free agprof-N.agprof name in the working directory");
 }
 
-static void remove_shm_dir(const char *dir);
+/* The hidden file beside the output that holds the recording during the run. */
+static int make_tmp_output(struct run_state *rs)
+{
+	const char *slash = strrchr(rs->output_path, '/');
+	int dirlen = slash ? (int)(slash - rs->output_path + 1) : 0;
+	mode_t mask = umask(0);
+	int fd;
+
+	umask(mask);
+	if (snprintf(rs->tmp_path, sizeof(rs->tmp_path), "%.*s.%s.XXXXXX", dirlen, rs->output_path,
+		     rs->output_path + dirlen) >= (int)sizeof(rs->tmp_path))
+		return error("output name '%s' is too long", rs->output_path);
+	fd = mkostemp(rs->tmp_path, O_CLOEXEC);
+	if (fd < 0) {
+		error("cannot create '%s': %s", rs->output_path, strerror(errno));
+		rs->tmp_path[0] = '\0';
+		return -1;
+	}
+	fchmod(fd, 0666 & ~mask);  /* as a plain creat() would have made FILE */
+	close(fd);
+	return 0;
+}
+
+/* Remove the temporary recording and SQLite's side files. */
+static void remove_tmp_output(struct run_state *rs)
+{
+	char side[PATH_MAX + 8];
+
+	if (!rs->tmp_path[0])
+		return;
+	unlink(rs->tmp_path);
+	snprintf(side, sizeof(side), "%s-wal", rs->tmp_path);
+	unlink(side);
+	snprintf(side, sizeof(side), "%s-shm", rs->tmp_path);
+	unlink(side);
+	rs->tmp_path[0] = '\0';
+}
+
+/* rename() that never replaces an existing file (EEXIST instead). */
+static int rename_noreplace(const char *from, const char *to)
+{
+	if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
+		return 0;
+	if (errno != EINVAL && errno != ENOSYS)
+		return -1;
+	if (link(from, to) != 0)  /* a file system without RENAME_NOREPLACE */
+		return -1;
+	unlink(from);
+	return 0;
+}
 
 /*
- * Buffer directories left by an agprof that was itself killed (its pid,
- * in the name, is gone): remove them so they do not pile up in /dev/shm.
+ * Move the finished recording to its name.  Without --force it never
+ * replaces a file (a default name moves on to the next free N).  A WAL that
+ * could not be folded back (disk full) moves along: it holds committed rows.
  */
-static void remove_stale_shm_dirs(const char *base)
+static int publish_output(struct run_state *rs)
 {
-	DIR *d = opendir(base);
-	struct dirent *de;
+	char wal[PATH_MAX + 8], to_wal[PATH_MAX + 8], to_shm[PATH_MAX + 8];
+	int rc;
+
+	for (int n = 2;; n++) {
+		rc = rs->force ? rename(rs->tmp_path, rs->output_path) : rename_noreplace(rs->tmp_path, rs->output_path);
+		if (rc == 0 || errno != EEXIST || !rs->default_name || n >= 100000)
+			break;
+		snprintf(rs->output_path, sizeof(rs->output_path), "agprof-%d.agprof", n);
+	}
+	if (rc != 0) {
+		error("cannot move the recording to '%s' (%s); it is in '%s'", rs->output_path, strerror(errno),
+		      rs->tmp_path);
+		rs->tmp_path[0] = '\0';
+		return -1;
+	}
+	snprintf(wal, sizeof(wal), "%s-wal", rs->tmp_path);
+	snprintf(to_wal, sizeof(to_wal), "%s-wal", rs->output_path);
+	snprintf(to_shm, sizeof(to_shm), "%s-shm", rs->output_path);
+	if (access(wal, F_OK) == 0) {
+		unlink(to_shm);
+		rename(wal, to_wal);
+	}
+	remove_tmp_output(rs);  /* only side files are left under that name */
+	return 0;
+}
+
+/*
+ * Buffers live in <base>/agprof-<uid>/<pid>-XXXXXX.  The per-user folder is
+ * used only if it is a real directory (not a link), ours, mode 0700: the
+ * shared /dev/shm itself is never swept.  A session folder is alive while its
+ * launcher holds flock on it: a pid proves nothing across PID namespaces that
+ * share /dev/shm.
+ */
+static int open_user_base(const char *base)
+{
 	char path[PATH_MAX];
+	struct stat st;
+	int fd;
 
-	if (!d)
+	snprintf(path, sizeof(path), "%s/agprof-%u", base, (unsigned)geteuid());
+	if (mkdir(path, 0700) != 0 && errno != EEXIST)
+		return -1;
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077)) {
+		close(fd);
+		errno = EPERM;
+		return -1;
+	}
+	return fd;
+}
+
+/* Unlink every entry of a session folder (never following a link), then the folder. */
+static void remove_session_dir(int basefd, const char *name, int fd)
+{
+	int dup_fd = dup(fd);
+	DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+	struct dirent *de;
+
+	if (!d) {
+		if (dup_fd >= 0)
+			close(dup_fd);
 		return;
-	while ((de = readdir(d))) {
-		int pid;
-		char rest[64];
+	}
+	while ((de = readdir(d)))
+		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+			unlinkat(fd, de->d_name, 0);
+	closedir(d);
+	unlinkat(basefd, name, AT_REMOVEDIR);
+}
 
-		if (sscanf(de->d_name, "agprof-%d-%63s", &pid, rest) != 2 || pid <= 0 || pid == getpid())
+/* Session folders whose launcher is gone (nobody holds their lock). */
+static void remove_stale_sessions(int basefd)
+{
+	int dup_fd = dup(basefd);
+	DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+	struct dirent *de;
+
+	if (!d) {
+		if (dup_fd >= 0)
+			close(dup_fd);
+		return;
+	}
+	while ((de = readdir(d))) {
+		struct stat st;
+		int fd;
+
+		if (de->d_name[0] == '.')
 			continue;
-		if (kill(pid, 0) == 0 || errno != ESRCH)
-			continue;  /* still running, or not ours to judge */
-		snprintf(path, sizeof(path), "%s/%s", base, de->d_name);
-		remove_shm_dir(path);
+		/* a link, or anything but a directory, is not a session: leave it */
+		fd = openat(basefd, de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (fstat(fd, &st) == 0 && st.st_uid == geteuid() && flock(fd, LOCK_EX | LOCK_NB) == 0)
+			remove_session_dir(basefd, de->d_name, fd);
+		close(fd);  /* also drops the lock */
 	}
 	closedir(d);
+}
+
+/* Create our session folder and lock it; the lock is taken before anyone can sweep it. */
+static int make_session_dir(struct run_state *rs, const char *base, int basefd)
+{
+	for (int attempt = 0; attempt < 8; attempt++) {
+		struct stat a, b;
+		char *name;
+		int fd;
+
+		snprintf(rs->shm_dir, sizeof(rs->shm_dir), "%s/agprof-%u/%d-XXXXXX", base, (unsigned)geteuid(),
+			 (int)getpid());
+		if (!mkdtemp(rs->shm_dir))
+			return -1;
+		name = strrchr(rs->shm_dir, '/') + 1;
+		fd = openat(basefd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			return -1;
+		/* a sweeper may have taken it between mkdtemp and the lock: check it is still ours */
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0 && fstat(fd, &a) == 0 &&
+		    fstatat(basefd, name, &b, AT_SYMLINK_NOFOLLOW) == 0 && a.st_ino == b.st_ino && a.st_dev == b.st_dev) {
+			rs->shm_fd = fd;
+			return 0;
+		}
+		close(fd);
+	}
+	errno = EBUSY;
+	return -1;
 }
 
 static int make_shm_dir(struct run_state *rs)
 {
 	const char *bases[] = { "/dev/shm", getenv("TMPDIR"), "/tmp" };
+	int err = 0;
 
 	for (size_t i = 0; i < sizeof(bases) / sizeof(bases[0]); i++) {
-		if (!bases[i] || access(bases[i], W_OK) != 0)
+		int basefd;
+
+		if (!bases[i] || !*bases[i] || access(bases[i], W_OK) != 0)
 			continue;
-		remove_stale_shm_dirs(bases[i]);
-		snprintf(rs->shm_dir, sizeof(rs->shm_dir), "%s/agprof-%d-XXXXXX", bases[i], (int)getpid());
-		if (mkdtemp(rs->shm_dir))
+		basefd = open_user_base(bases[i]);
+		if (basefd < 0) {
+			err = errno;
+			continue;
+		}
+		remove_stale_sessions(basefd);
+		if (make_session_dir(rs, bases[i], basefd) == 0) {
+			rs->shm_base_fd = basefd;
 			return 0;
+		}
+		err = errno;
+		close(basefd);
 	}
-	return error("cannot create a buffer directory in /dev/shm or /tmp: %s", strerror(errno));
+	return error("cannot create a buffer directory agprof-%u in /dev/shm or /tmp: %s", (unsigned)geteuid(),
+		     strerror(err ? err : ENOENT));
 }
 
-static void remove_shm_dir(const char *dir)
+static void remove_shm_dir(struct run_state *rs)
 {
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	char path[PATH_MAX + 256];
-
-	if (!d)
+	if (rs->shm_fd < 0)
 		return;
-	while ((de = readdir(d)))
-		if (de->d_name[0] != '.') {
-			snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-			unlink(path);
-		}
-	closedir(d);
-	rmdir(dir);
+	remove_session_dir(rs->shm_base_fd, strrchr(rs->shm_dir, '/') + 1, rs->shm_fd);
+	close(rs->shm_fd);
+	close(rs->shm_base_fd);
+	rs->shm_fd = rs->shm_base_fd = -1;
 }
 
 static void set_child_environment(const struct run_state *rs)
@@ -356,6 +546,66 @@ static int parse_options(struct run_state *rs, int argc, char **argv)
 	return 0;
 }
 
+/*
+ * Drain while the program runs.  A write error is said once, here, and the
+ * program goes on unrecorded; a second SIGINT/SIGTERM stops the wait.
+ */
+static void wait_program(struct run_state *rs, struct run_writer *w, pid_t pid, struct run_session *sess)
+{
+	int status = 0;
+
+	child_pid = pid;
+	sess->main_pid = pid;
+	for (;;) {
+		pid_t r = waitpid(pid, &status, WNOHANG);
+
+		if (r == pid)
+			break;
+		if (r < 0 && errno != EINTR)
+			break;
+		if (stop_signal) {
+			/* told twice to stop: the program may go on without us */
+			child_pid = 0;
+			sess->exit_signal = stop_signal;
+			sess->exit_status = 128 + stop_signal;
+			return;
+		}
+		if (run_writer_poll(w) != 0 && !rs->write_error_said) {
+			error("cannot write '%s': %s; recording stopped, the program goes on", rs->output_path,
+			      run_writer_error(w));
+			rs->write_error_said = 1;
+		}
+		usleep(5000);
+	}
+	child_pid = 0;
+	if (WIFSIGNALED(status)) {
+		sess->exit_signal = WTERMSIG(status);
+		sess->exit_status = 128 + WTERMSIG(status);
+	} else {
+		sess->exit_status = WEXITSTATUS(status);
+	}
+}
+
+static void print_summary(const struct run_state *rs, const struct run_totals *totals)
+{
+	if (rs->quiet)
+		return;
+	fprintf(stderr, "agprof: recorded %llu events (%llu traces, %llu graph-function calls, %llu eager ops",
+		(unsigned long long)totals->events, (unsigned long long)totals->traces,
+		(unsigned long long)totals->calls, (unsigned long long)totals->eager_ops);
+	if (totals->blackbox)
+		fprintf(stderr, ", %llu black-box runs", (unsigned long long)totals->blackbox);
+	if (totals->gpu)
+		fprintf(stderr, ", %llu GPU activities", (unsigned long long)totals->gpu);
+	fprintf(stderr, ") from %d process%s into '%s'\n", totals->processes, totals->processes == 1 ? "" : "es",
+		rs->output_path);
+	if (totals->dropped)
+		fprintf(stderr, "agprof: warning: %llu events were dropped (buffers full)\n",
+			(unsigned long long)totals->dropped);
+	if (totals->note[0])
+		fprintf(stderr, "agprof: warning: incomplete recording: %s\n", totals->note);
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct run_state rs;
@@ -363,10 +613,11 @@ int cmd_run(int argc, char **argv)
 	struct run_session sess;
 	struct run_totals totals;
 	char err[512], cwd[PATH_MAX] = "";
-	int status = 0, rc;
+	int rc, write_failed = 0;
 	pid_t pid;
 
 	memset(&rs, 0, sizeof(rs));
+	rs.shm_fd = rs.shm_base_fd = -1;
 	if (parse_options(&rs, argc, argv) != 0) {
 		rc = EXIT_USAGE;
 		goto cleanup;
@@ -381,14 +632,13 @@ int cmd_run(int argc, char **argv)
 		rc = EXIT_INTERNAL;
 		goto cleanup;
 	}
-	if (choose_output(&rs) != 0 || make_shm_dir(&rs) != 0) {
+	if (choose_output(&rs) != 0 || make_tmp_output(&rs) != 0 || make_shm_dir(&rs) != 0) {
 		rc = EXIT_USAGE;
 		goto cleanup;
 	}
-	w = run_writer_create(rs.output_path, rs.shm_dir, err, sizeof(err));
+	w = run_writer_create(rs.tmp_path, rs.shm_dir, err, sizeof(err));
 	if (!w) {
 		error("%s", err);
-		remove_shm_dir(rs.shm_dir);
 		rc = EXIT_USAGE;
 		goto cleanup;
 	}
@@ -401,48 +651,28 @@ int cmd_run(int argc, char **argv)
 	sess.start_ns = clock_ns(CLOCK_MONOTONIC);
 	install_forwarding();
 	pid = start_program(&rs);
-	if (pid < 0) {
+	if (pid < 0)
 		sess.exit_status = (int)-pid;
-	} else {
-		child_pid = pid;
-		sess.main_pid = pid;
-		for (;;) {
-			pid_t r = waitpid(pid, &status, WNOHANG);
-
-			if (r == pid)
-				break;
-			if (r < 0 && errno != EINTR)
-				break;
-			run_writer_poll(w);
-			usleep(5000);
-		}
-		child_pid = 0;
-		if (WIFSIGNALED(status)) {
-			sess.exit_signal = WTERMSIG(status);
-			sess.exit_status = 128 + WTERMSIG(status);
-		} else {
-			sess.exit_status = WEXITSTATUS(status);
-		}
-	}
+	else
+		wait_program(&rs, w, pid, &sess);
 	sess.end_ns = clock_ns(CLOCK_MONOTONIC);
-	if (run_writer_finish(w, &sess, &totals) != 0)
-		error("the recording '%s' may be incomplete", rs.output_path);
-	remove_shm_dir(rs.shm_dir);
-	if (!rs.quiet) {
-		fprintf(stderr, "agprof: recorded %llu events (%llu traces, %llu graph-function calls, %llu eager ops",
-			(unsigned long long)totals.events, (unsigned long long)totals.traces,
-			(unsigned long long)totals.calls, (unsigned long long)totals.eager_ops);
-		if (totals.blackbox)
-			fprintf(stderr, ", %llu black-box runs", (unsigned long long)totals.blackbox);
-		if (totals.gpu)
-			fprintf(stderr, ", %llu GPU activities", (unsigned long long)totals.gpu);
-		fprintf(stderr, ") from %d process%s into '%s'\n", totals.processes,
-			totals.processes == 1 ? "" : "es", rs.output_path);
-		if (totals.dropped)
-			fprintf(stderr, "agprof: warning: %llu events were dropped (buffers full)\n",
-				(unsigned long long)totals.dropped);
+	if (run_writer_finish(w, &sess, &totals) != 0) {
+		write_failed = 1;
+		if (pid >= 0 && !rs.write_error_said)
+			error("cannot write '%s': %s; it keeps the %llu events stored before", rs.output_path,
+			      totals.error ? totals.error : "internal error", (unsigned long long)totals.events);
 	}
+	remove_shm_dir(&rs);
 	rc = sess.exit_status;
+	if (pid < 0)
+		goto cleanup;  /* the program never ran: no recording, FILE untouched */
+	if (publish_output(&rs) != 0) {
+		rc = rc ? rc : EXIT_INTERNAL;
+		goto cleanup;
+	}
+	print_summary(&rs, &totals);
+	if (write_failed && rc == 0)
+		rc = EXIT_INTERNAL;
 	if (rs.check && rc == 0) {
 		struct recording rec;
 
@@ -456,6 +686,8 @@ int cmd_run(int argc, char **argv)
 		}
 	}
 cleanup:
+	remove_shm_dir(&rs);
+	remove_tmp_output(&rs);
 	free(rs.check_argv);
 	free(rs.program_path);
 	free(rs.collector);

@@ -1213,6 +1213,7 @@ close:
 	sqlite3_exec(w->db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;", NULL, NULL, NULL);
 	if (totals) {
 		*totals = w->committed;
+		totals->error = db_write_failure(w->db) ? sqlite3_errstr(db_write_failure(w->db)) : NULL;
 		snprintf(totals->note, sizeof(totals->note), "%s", w->notes.len ? w->notes.buf : "");
 	}
 	strbuf_release(&w->notes);

@@ -26,6 +26,7 @@ struct run_totals {
 	int processes;
 	int damaged;           /* buffers found damaged or unread (see note) */
 	char note[512];        /* why events are missing (meta.incomplete), or "" */
+	const char *error;     /* why writing failed (static text), or NULL */
 };
 
 /* Create the recording at path (must not exist); NULL with err filled on failure. */

@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -259,26 +262,210 @@ Test(launcher, reused_fd_numbers_never_receive_records)
 	cr_assert_str_eq(slurp(file), "user-data");
 }
 
-Test(launcher, buffers_of_a_killed_agprof_are_removed)
+/* A pid nobody uses any more. */
+static pid_t dead_pid(void)
 {
-	char out[256], stale[256], file[300], live[256];
-	char *args[] = { "agprof", "run", "-q", "-o", out, "--", "/bin/true", NULL };
 	pid_t dead = fork();
-	FILE *f;
 
 	if (dead == 0)
 		_exit(0);
-	waitpid(dead, NULL, 0);  /* a pid nobody uses any more */
-	snprintf(out, sizeof(out), "%s/stale.agprof", dir);
-	snprintf(stale, sizeof(stale), "/dev/shm/agprof-%d-testXX", (int)dead);
-	snprintf(live, sizeof(live), "/dev/shm/agprof-%d-testXX", (int)getpid());
+	waitpid(dead, NULL, 0);
+	return dead;
+}
+
+static void make_file(const char *dirpath, const char *name, const char *text)
+{
+	char path[600];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dirpath, name);
+	f = fopen(path, "w");
+	cr_assert_not_null(f, "%s", path);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* A process (not this one) that holds flock on path until killed, as a live launcher does. */
+static pid_t hold_lock(const char *path)
+{
+	int pfd[2];
+	char c;
+	pid_t pid;
+
+	cr_assert_eq(pipe(pfd), 0);
+	pid = fork();
+	if (pid == 0) {
+		int fd = open(path, O_RDONLY | O_DIRECTORY);
+
+		if (fd < 0 || flock(fd, LOCK_EX) != 0)
+			_exit(1);
+		if (write(pfd[1], "x", 1) != 1)
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	close(pfd[1]);
+	cr_assert_eq(read(pfd[0], &c, 1), 1, "lock holder failed");
+	close(pfd[0]);
+	return pid;
+}
+
+/*
+ * The start-up sweep: only session folders in our own 0700 folder
+ * (/dev/shm/agprof-<uid>) that no launcher holds locked are removed; links
+ * are never followed, the shared /dev/shm itself is never swept.
+ */
+Test(launcher, stale_sweep_removes_only_unlocked_sessions_of_ours)
+{
+	char out[600], base[128], stale[256], live[256], link_in_base[256], link_in_shm[256], target[256];
+	char *args[] = { "agprof", "run", "-q", "-o", out, "--", "/bin/true", NULL };
+	pid_t dead = dead_pid(), holder;
+	int status;
+
+	snprintf(out, sizeof(out), "%s/sweep.agprof", dir);
+	snprintf(base, sizeof(base), "/dev/shm/agprof-%u", (unsigned)geteuid());
+	mkdir(base, 0700);  /* as agprof makes it */
+	snprintf(stale, sizeof(stale), "%s/%d-stale1", base, (int)dead);
+	snprintf(live, sizeof(live), "%s/%d-live01", base, (int)dead);  /* a dead pid: in another namespace */
+	snprintf(link_in_base, sizeof(link_in_base), "%s/%d-link01", base, (int)dead);
+	snprintf(link_in_shm, sizeof(link_in_shm), "/dev/shm/agprof-%d-link02", (int)dead);
+	snprintf(target, sizeof(target), "%s/victim", dir);
 	cr_assert_eq(mkdir(stale, 0700), 0);
 	cr_assert_eq(mkdir(live, 0700), 0);
-	snprintf(file, sizeof(file), "%s/1-0.ring", stale);
-	f = fopen(file, "w");
-	fclose(f);
+	cr_assert_eq(mkdir(target, 0700), 0);
+	make_file(stale, "1-0.ring", "");
+	make_file(live, "1-0.ring", "");
+	make_file(target, "precious", "keep me");
+	cr_assert_eq(symlink(target, link_in_base), 0);
+	cr_assert_eq(symlink(target, link_in_shm), 0);
+	holder = hold_lock(live);
 	cr_assert_eq(run_agprof(args, NULL), 0);
-	cr_assert_neq(access(stale, F_OK), 0, "stale buffers of pid %d still there", (int)dead);
-	cr_assert_eq(access(live, F_OK), 0, "a running agprof's buffers were removed");
-	rmdir(live);
+	kill(holder, SIGKILL);
+	waitpid(holder, &status, 0);
+	cr_assert_neq(access(stale, F_OK), 0, "an unlocked (stale) session folder is still there");
+	cr_assert_eq(access(live, F_OK), 0, "a session folder locked by a live launcher was removed");
+	snprintf(out, sizeof(out), "%s/1-0.ring", live);
+	cr_assert_eq(access(out, F_OK), 0, "a live session's buffers were removed");
+	cr_assert_str_eq(slurp(target), "", "the link target itself must still be a directory");
+	snprintf(out, sizeof(out), "%s/precious", target);
+	cr_assert_str_eq(slurp(out), "keep me", "a file behind a planted link was removed");
+	unlink(link_in_base);
+	unlink(link_in_shm);
+	unlink(out);
+	rmdir(target);
+	snprintf(out, sizeof(out), "%s/1-0.ring", live);
+	unlink(out);
+	/* now unlocked: the next run takes it away */
+	snprintf(out, sizeof(out), "%s/sweep2.agprof", dir);
+	cr_assert_eq(run_agprof(args, NULL), 0);
+	cr_assert_neq(access(live, F_OK), 0, "a session folder nobody locks is stale");
+}
+
+Test(launcher, buffer_folder_is_private)
+{
+	char out[256], base[128];
+	char *args[] = { "agprof", "run", "-q", "-o", out, "--", "/bin/true", NULL };
+	struct stat st;
+
+	snprintf(out, sizeof(out), "%s/private.agprof", dir);
+	snprintf(base, sizeof(base), "/dev/shm/agprof-%u", (unsigned)geteuid());
+	cr_assert_eq(run_agprof(args, NULL), 0);
+	cr_assert_eq(lstat(base, &st), 0);
+	cr_assert(S_ISDIR(st.st_mode));
+	cr_assert_eq(st.st_uid, geteuid());
+	cr_assert_eq(st.st_mode & 0777, 0700);
+}
+
+/* Names in dir starting with prefix (temporary recordings left behind). */
+static int count_prefixed(const char *prefix)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	cr_assert_not_null(d);
+	while ((de = readdir(d)))
+		n += !strncmp(de->d_name, prefix, strlen(prefix));
+	closedir(d);
+	return n;
+}
+
+Test(launcher, force_keeps_the_old_recording_until_the_program_ran)
+{
+	char out[256], seen[256], script[700];
+	char *args[] = { "agprof", "run", "-q", "-f", "-o", out, "--", "/bin/sh", "-c", script, NULL };
+
+	snprintf(out, sizeof(out), "%s/old.agprof", dir);
+	snprintf(seen, sizeof(seen), "%s/seen", dir);
+	make_file(dir, "old.agprof", "precious");
+	snprintf(script, sizeof(script), "cat %s > %s", out, seen);
+	cr_assert_eq(run_agprof(args, NULL), 0);
+	cr_assert_str_eq(slurp(seen), "precious", "the old recording was gone while the program ran");
+	cr_assert_eq(strncmp(slurp(out), "SQLite format 3", 15), 0, "the new recording replaced it");
+	cr_assert_eq(count_prefixed(".old.agprof"), 0, "temporary file left behind");
+}
+
+Test(launcher, failed_exec_leaves_no_recording)
+{
+	char out[256], fresh[256], prog[256], err[256];
+	char *forced[] = { "agprof", "run", "-q", "-f", "-o", out, "--", prog, NULL };
+	char *plain[] = { "agprof", "run", "-q", "-o", fresh, "--", prog, NULL };
+
+	snprintf(out, sizeof(out), "%s/keep2.agprof", dir);
+	snprintf(fresh, sizeof(fresh), "%s/fresh.agprof", dir);
+	snprintf(prog, sizeof(prog), "%s/garbage", dir);
+	snprintf(err, sizeof(err), "%s/err", dir);
+	make_file(dir, "keep2.agprof", "precious");
+	make_file(dir, "garbage", "\x01\x02\x03 not a program\n");  /* executable, but ENOEXEC */
+	chmod(prog, 0755);
+	cr_assert_eq(run_agprof(forced, err), 126, "stderr: %s", slurp(err));
+	cr_assert_str_eq(slurp(out), "precious", "--force replaced a recording with one of nothing");
+	cr_assert_eq(run_agprof(plain, err), 126);
+	cr_assert_neq(access(fresh, F_OK), 0, "a recording of a program that never ran");
+	cr_assert_eq(count_prefixed(".keep2.agprof"), 0);
+	cr_assert_eq(count_prefixed(".fresh.agprof"), 0);
+}
+
+Test(launcher, second_sigterm_ends_agprof_while_the_program_goes_on, .timeout = 60)
+{
+	char out[256], pidfile[256], script[700], *v;
+	char *args[] = { "agprof", "run", "-q", "-o", out, "--", "/bin/sh", "-c", script, NULL };
+	pid_t pid, workload = 0;
+	int status;
+	FILE *f;
+
+	snprintf(out, sizeof(out), "%s/twice.agprof", dir);
+	snprintf(pidfile, sizeof(pidfile), "%s/workload.pid", dir);
+	snprintf(script, sizeof(script), "trap '' TERM INT; echo $$ > %s; exec sleep 30", pidfile);
+	pid = fork();
+	if (pid == 0) {
+		execv(getenv("AGPROF"), args);
+		_exit(98);
+	}
+	for (int i = 0; i < 200 && !workload; i++) {
+		usleep(20000);
+		if ((f = fopen(pidfile, "r"))) {
+			if (fscanf(f, "%d", &workload) != 1)
+				workload = 0;
+			fclose(f);
+		}
+	}
+	cr_assert_gt(workload, 0, "the workload never started");
+	kill(pid, SIGTERM);  /* forwarded, ignored by the workload */
+	usleep(200000);
+	kill(pid, SIGTERM);  /* agprof stops waiting */
+	for (int i = 0; i < 100 && waitpid(pid, &status, WNOHANG) == 0; i++)
+		usleep(50000);
+	kill(workload, SIGKILL);
+	if (kill(pid, 0) == 0) {
+		kill(pid, SIGKILL);
+		waitpid(pid, &status, 0);
+		cr_assert_fail("agprof still running 5 s after the second SIGTERM");
+	}
+	cr_assert(WIFEXITED(status), "agprof must end by itself, closing the recording");
+	cr_assert_eq(WEXITSTATUS(status), 143);
+	v = slurp(out);
+	cr_assert_eq(strncmp(v, "SQLite format 3", 15), 0, "no recording");
+	snprintf(script, sizeof(script), "sqlite3 %s \"SELECT value FROM meta WHERE key = 'incomplete'\" | grep -q interrupted", out);
+	cr_assert_eq(system(script), 0, "meta.incomplete does not say the recording was interrupted");
 }
