@@ -1208,9 +1208,17 @@ close:
 		w->committed.dropped = w->totals.dropped;
 		w->committed.processes = w->totals.processes;
 		w->committed.damaged = w->totals.damaged;
+		/*
+		 * No checkpoint: on a full disk it would stop half-way, leaving a
+		 * main file whose header no longer matches its size.  The main file
+		 * stays as the last checkpoint left it and the WAL beside it holds
+		 * the committed rows; any SQLite reader joins the two.
+		 */
+		sqlite3_db_config(w->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+	} else {
+		/* One self-contained file: fold the WAL back in. */
+		db_exec(w->db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;");
 	}
-	/* One self-contained file: fold the WAL back in (may fail on a full disk: the WAL then stays). */
-	sqlite3_exec(w->db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;", NULL, NULL, NULL);
 	if (totals) {
 		*totals = w->committed;
 		totals->error = db_write_failure(w->db) ? sqlite3_errstr(db_write_failure(w->db)) : NULL;

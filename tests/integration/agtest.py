@@ -96,11 +96,11 @@ def run_agprof(out, argv, env_extra=None, timeout=240, stdin_data=None, cwd=None
 
 
 def check_shm_cleaned(agprof_pid):
-    """agprof's shared-memory directory (/dev/shm/agprof-<pid>-*) must be gone
-    once agprof has exited, whatever happened to the workload."""
+    """agprof's shared-memory directory (/dev/shm/agprof-<uid>/<pid>-*) must be
+    gone once agprof has exited, whatever happened to the workload."""
     import glob
     import shutil
-    left = glob.glob("/dev/shm/agprof-%d-*" % agprof_pid)
+    left = glob.glob("/dev/shm/agprof-%d/%d-*" % (os.geteuid(), agprof_pid))
     check(not left, "shared-memory directory left behind by agprof", left, [])
     for path in left:  # made by the agprof this test started
         shutil.rmtree(path, ignore_errors=True)

@@ -90,7 +90,7 @@ def burst_case(rounds=10, children=100):
     """Many short children starting at once: `sh -c 'for i in $(seq N); do
     /bin/true & done; wait'`.  Every process is recorded (the shell, seq and
     the N true: N + 2 rows), agprof exits 0, and its /dev/shm directory
-    (agprof-<its pid>-*) is gone afterwards."""
+    (agprof-<uid>/<its pid>-*) is gone afterwards."""
     d = agtest.tmpdir()
     script = "for i in $(seq %d); do /bin/true & done; wait" % children
     for r in range(rounds):
