@@ -27,9 +27,8 @@ static pthread_mutex_t side_lock = PTHREAD_MUTEX_INITIALIZER;
 static char shm_dir[PATH_MAX];
 
 /* The launcher's variables, hidden from the workload's environment. */
-char agp_env_preload[PATH_MAX * 2] AGP_HIDDEN;  /* LD_PRELOAD value to pass on */
+char agp_env_preload[PATH_MAX * 2] AGP_HIDDEN;  /* the collector's path, first in LD_PRELOAD */
 char agp_env_shm[PATH_MAX] AGP_HIDDEN;
-char agp_env_orig[PATH_MAX * 2] AGP_HIDDEN;     /* the user's own LD_PRELOAD */
 char agp_env_cuda[PATH_MAX] AGP_HIDDEN;         /* CUDA_INJECTION64_PATH set by the launcher */
 
 void agp_disable(const char *why)
@@ -541,8 +540,9 @@ static void hide_launcher_environment(void)
 	const char *pre = getenv("LD_PRELOAD");
 
 	snprintf(agp_env_shm, sizeof(agp_env_shm), "%s", shm ? shm : "");
-	snprintf(agp_env_preload, sizeof(agp_env_preload), "%s", pre ? pre : "");
-	snprintf(agp_env_orig, sizeof(agp_env_orig), "%s", orig ? orig : "\001unset");
+	/* the launcher puts the collector first: that entry is what every child gets prepended */
+	snprintf(agp_env_preload, sizeof(agp_env_preload), "%.*s", pre ? (int)strcspn(pre, ": ") : 0,
+		 pre ? pre : "");
 	/* Children get them back through the exec hooks (hooks_proc.c). */
 	if (orig && strcmp(orig, "\001unset") != 0)
 		setenv("LD_PRELOAD", orig, 1);

@@ -17,35 +17,56 @@
 #include <string.h>
 #include <unistd.h>
 
-extern char agp_env_preload[] AGP_HIDDEN;
+extern char agp_env_preload[] AGP_HIDDEN;  /* the collector's own path */
 extern char agp_env_shm[] AGP_HIDDEN;
-extern char agp_env_orig[] AGP_HIDDEN;
 extern char agp_env_cuda[] AGP_HIDDEN;
 extern char **environ;
 void agp_exit_record(int status) AGP_HIDDEN;
 
+/* The launcher's variables: a child gets them from us, never from envp. */
 static int is_ours(const char *entry)
 {
 	return !strncmp(entry, "LD_PRELOAD=", 11) || !strncmp(entry, "AGPROF_SHM=", 11) ||
-	       !strncmp(entry, "AGPROF_ORIG_LD_PRELOAD=", 23) ||
-	       (agp_env_cuda[0] && (!strncmp(entry, "CUDA_INJECTION64_PATH=", 22) ||
-				    !strncmp(entry, "AGPROF_CUDA_INJECTION=", 22)));
+	       !strncmp(entry, "AGPROF_ORIG_LD_PRELOAD=", 23) || !strncmp(entry, "AGPROF_CUDA_INJECTION=", 22);
+}
+
+/* The value of name_eq ("NAME=") in envp, or NULL. */
+static const char *env_value(char *const envp[], const char *name_eq)
+{
+	size_t n = strlen(name_eq);
+
+	for (size_t i = 0; envp && envp[i]; i++)
+		if (!strncmp(envp[i], name_eq, n))
+			return envp[i] + n;
+	return NULL;
+}
+
+/* A longer LD_PRELOAD than this is passed on untouched (the child is not recorded). */
+#define PRELOAD_MAX 32768
+
+/*
+ * The LD_PRELOAD a child gets: the collector, then what the child was asked
+ * to preload (pre, NULL if nothing).  Written into out (room: see env_bytes).
+ */
+static void preload_value(char *out, const char *pre)
+{
+	size_t c = strlen(agp_env_preload), n = pre ? strlen(pre) : 0;
+
+	if (pre && !strncmp(pre, agp_env_preload, c) && (pre[c] == ':' || pre[c] == ' ' || !pre[c]))
+		c = 0;  /* already first in the list */
+	memcpy(out, agp_env_preload, c);
+	if (c && n)
+		out[c++] = ':';
+	memcpy(out + c, pre ? pre : "", n + 1);
 }
 
 /*
  * The launcher's variables, put back into a child's environment.  No
  * allocation: Python's subprocess runs execve in a vfork child, where malloc
  * could deadlock on a lock another thread of the parent held.  The caller
- * provides the vector (env_room entries, on its stack) and the strings.
+ * provides the vector (env_room entries) and the text (env_bytes), both on
+ * its stack.
  */
-struct env_strings {
-	char preload[16 + PATH_MAX * 2];
-	char shm[16 + PATH_MAX];
-	char orig[32 + PATH_MAX * 2];
-	char cuda[32 + PATH_MAX];
-	char cuda_flag[32];
-};
-
 static size_t env_room(char *const envp[])
 {
 	size_t n = 0;
@@ -55,32 +76,54 @@ static size_t env_room(char *const envp[])
 	return n + 6;
 }
 
-static char **env_fill(char **out, struct env_strings *s, char *const envp[])
+static size_t env_bytes(char *const envp[])
 {
+	const char *pre = env_value(envp, "LD_PRELOAD=");
+	size_t n = pre ? strnlen(pre, PRELOAD_MAX + 1) : 0;
+
+	return 2 * n + strlen(agp_env_preload) + strlen(agp_env_shm) + strlen(agp_env_cuda) + 160;
+}
+
+static char *env_put(char **at, const char *name_eq, const char *value)
+{
+	char *start = *at;
+	size_t n = strlen(name_eq), v = strlen(value);
+
+	memcpy(start, name_eq, n);
+	memcpy(start + n, value, v + 1);
+	*at = start + n + v + 1;
+	return start;
+}
+
+static char **env_fill(char **out, char *text, char *const envp[])
+{
+	const char *pre = env_value(envp, "LD_PRELOAD=");
 	size_t k = 0;
 
+	if (pre && strnlen(pre, PRELOAD_MAX + 1) > PRELOAD_MAX)
+		return (char **)envp;
 	for (size_t i = 0; envp && envp[i]; i++)
 		if (!is_ours(envp[i]))
 			out[k++] = envp[i];
-	snprintf(s->preload, sizeof(s->preload), "LD_PRELOAD=%s", agp_env_preload);
-	snprintf(s->shm, sizeof(s->shm), "AGPROF_SHM=%s", agp_env_shm);
-	snprintf(s->orig, sizeof(s->orig), "AGPROF_ORIG_LD_PRELOAD=%s", agp_env_orig);
-	out[k++] = s->preload;
-	out[k++] = s->shm;
-	out[k++] = s->orig;
-	if (agp_env_cuda[0]) {
-		snprintf(s->cuda, sizeof(s->cuda), "CUDA_INJECTION64_PATH=%s", agp_env_cuda);
-		snprintf(s->cuda_flag, sizeof(s->cuda_flag), "AGPROF_CUDA_INJECTION=1");
-		out[k++] = s->cuda;
-		out[k++] = s->cuda_flag;
+	/* what the child asked for comes after the collector, and is what it sees of LD_PRELOAD */
+	memcpy(text, "LD_PRELOAD=", 11);
+	preload_value(text + 11, pre);
+	out[k++] = text;
+	text += strlen(text) + 1;
+	out[k++] = env_put(&text, "AGPROF_SHM=", agp_env_shm);
+	out[k++] = env_put(&text, "AGPROF_ORIG_LD_PRELOAD=", pre ? pre : "\001unset");
+	/* a CUDA_INJECTION64_PATH the child was given is its own: keep it, add none */
+	if (agp_env_cuda[0] && !env_value(envp, "CUDA_INJECTION64_PATH=")) {
+		out[k++] = env_put(&text, "CUDA_INJECTION64_PATH=", agp_env_cuda);
+		out[k++] = env_put(&text, "AGPROF_CUDA_INJECTION=", "1");
 	}
 	out[k] = NULL;
 	return out;
 }
 
 /* envp with the collector's variables, in the calling frame's stack. */
-#define COLLECTOR_ENV(envp)                                                              \
-	(agp_env_shm[0] ? env_fill(alloca(env_room(envp) * sizeof(char *)), &env_strings_, (envp)) \
+#define COLLECTOR_ENV(envp)                                                                   \
+	(agp_env_shm[0] ? env_fill(alloca(env_room(envp) * sizeof(char *)), alloca(env_bytes(envp)), (envp)) \
 			: (char **)(envp))
 
 /* The real functions, resolved at start-up (and lazily, should a hook run first). */
@@ -100,32 +143,24 @@ static __typeof__(_exit) *real__exit;
 
 AGP_EXPORT int execve(const char *path, char *const argv[], char *const envp[])
 {
-	struct env_strings env_strings_;
-
 	REAL(execve);
 	return real_execve(path, argv, COLLECTOR_ENV(envp));
 }
 
 AGP_EXPORT int execv(const char *path, char *const argv[])
 {
-	struct env_strings env_strings_;
-
 	REAL(execve);
 	return real_execve(path, argv, COLLECTOR_ENV(environ));
 }
 
 AGP_EXPORT int execvpe(const char *file, char *const argv[], char *const envp[])
 {
-	struct env_strings env_strings_;
-
 	REAL(execvpe);
 	return real_execvpe(file, argv, COLLECTOR_ENV(envp));
 }
 
 AGP_EXPORT int execvp(const char *file, char *const argv[])
 {
-	struct env_strings env_strings_;
-
 	REAL(execvpe);
 	return real_execvpe(file, argv, COLLECTOR_ENV(environ));
 }
@@ -144,6 +179,7 @@ void agp_proc_hooks_init(void)
 	REAL(system);
 	REAL(popen);
 	REAL(secure_getenv);
+	REAL(getenv);
 	REAL(_exit);
 }
 
@@ -211,8 +247,6 @@ AGP_EXPORT int execle(const char *path, const char *arg, ...)
 AGP_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
 			   const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-	struct env_strings env_strings_;
-
 	REAL(posix_spawn);
 	return real_posix_spawn(pid, path, fa, attr, argv, COLLECTOR_ENV(envp));
 }
@@ -220,61 +254,99 @@ AGP_EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_
 AGP_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
 			    const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-	struct env_strings env_strings_;
-
 	REAL(posix_spawnp);
 	return real_posix_spawnp(pid, file, fa, attr, argv, COLLECTOR_ENV(envp));
 }
 
-/* system() and popen() spawn through glibc internals: lend them the environment. */
-static void env_lend(void)
+/*
+ * system() and popen() spawn through glibc internals: lend them the
+ * environment, then put back exactly what the workload had (its own
+ * LD_PRELOAD included, whatever it set since start-up).  Not async-signal-
+ * safe, as system() and popen() themselves are not.
+ */
+static const char *const lent_names[] = {
+	"LD_PRELOAD", "AGPROF_SHM", "AGPROF_ORIG_LD_PRELOAD", "CUDA_INJECTION64_PATH", "AGPROF_CUDA_INJECTION",
+};
+#define NLENT (sizeof(lent_names) / sizeof(lent_names[0]))
+
+struct env_saved {
+	int lent;
+	char *value[NLENT];  /* NULL: was unset */
+};
+
+static void env_lend(struct env_saved *sv)
 {
+	char *preload;
+	const char *pre;
+
+	memset(sv, 0, sizeof(*sv));
 	if (!agp_env_shm[0])
 		return;
-	setenv("LD_PRELOAD", agp_env_preload, 1);
+	REAL(getenv);  /* ours would show the launcher's CUDA path */
+	for (size_t i = 0; i < NLENT; i++) {
+		const char *v = real_getenv(lent_names[i]);
+
+		if (v && !(sv->value[i] = strdup(v)))
+			goto undo;
+	}
+	pre = sv->value[0];
+	if (pre && strlen(pre) > PRELOAD_MAX)
+		goto undo;  /* as env_fill: passed on untouched */
+	preload = malloc(strlen(agp_env_preload) + (pre ? strlen(pre) : 0) + 2);
+	if (!preload)
+		goto undo;
+	preload_value(preload, pre);
+	setenv("LD_PRELOAD", preload, 1);
+	free(preload);
 	setenv("AGPROF_SHM", agp_env_shm, 1);
-	setenv("AGPROF_ORIG_LD_PRELOAD", agp_env_orig, 1);
-	if (agp_env_cuda[0]) {
+	setenv("AGPROF_ORIG_LD_PRELOAD", pre ? pre : "\001unset", 1);
+	if (agp_env_cuda[0] && !sv->value[3]) {
 		setenv("CUDA_INJECTION64_PATH", agp_env_cuda, 1);
 		setenv("AGPROF_CUDA_INJECTION", "1", 1);
 	}
+	sv->lent = 1;
+	return;
+undo:
+	for (size_t i = 0; i < NLENT; i++)
+		free(sv->value[i]);
+	memset(sv, 0, sizeof(*sv));
 }
 
-static void env_take_back(void)
+static void env_take_back(struct env_saved *sv)
 {
-	if (!agp_env_shm[0])
+	if (!sv->lent)
 		return;
-	if (strcmp(agp_env_orig, "\001unset") != 0)
-		setenv("LD_PRELOAD", agp_env_orig, 1);
-	else
-		unsetenv("LD_PRELOAD");
-	unsetenv("AGPROF_SHM");
-	unsetenv("AGPROF_ORIG_LD_PRELOAD");
-	if (agp_env_cuda[0]) {
-		unsetenv("CUDA_INJECTION64_PATH");
-		unsetenv("AGPROF_CUDA_INJECTION");
+	for (size_t i = 0; i < NLENT; i++) {
+		if (sv->value[i])
+			setenv(lent_names[i], sv->value[i], 1);
+		else
+			unsetenv(lent_names[i]);
+		free(sv->value[i]);
 	}
+	sv->lent = 0;
 }
 
 AGP_EXPORT int system(const char *command)
 {
+	struct env_saved sv;
 	int rc;
 
 	REAL(system);
-	env_lend();
+	env_lend(&sv);
 	rc = real_system(command);
-	env_take_back();
+	env_take_back(&sv);
 	return rc;
 }
 
 AGP_EXPORT FILE *popen(const char *command, const char *type)
 {
+	struct env_saved sv;
 	FILE *f;
 
 	REAL(popen);
-	env_lend();
+	env_lend(&sv);
 	f = real_popen(command, type);
-	env_take_back();
+	env_take_back(&sv);
 	return f;
 }
 

@@ -9,6 +9,12 @@
 2. An exec'd grandchild: `sh -c 'PYTHON samples/retrace_dtype.py; exit 4'`.
    agprof exits 4 (the shell's status); the Python process, a child of sh,
    is recorded with the traces the oracle counts.
+4. Children's LD_PRELOAD (env_case): a workload that starts a child with
+   its own LD_PRELOAD (subprocess with env=..., i.e. execve) gets a child
+   with both the collector and that library loaded (its /proc/self/maps),
+   and the child sees only its own LD_PRELOAD in its environment.  After
+   system() and popen() the workload's own LD_PRELOAD (set after start-up)
+   is exactly what it was, and those children load both libraries too.
 3. A burst of 100 concurrent short children (sh + /bin/true &), 10 rounds:
    agprof must survive it (no SIGBUS), record every process and clean up
    its /dev/shm directory.
@@ -109,8 +115,78 @@ def burst_case(rounds=10, children=100):
                  "processes recorded (sh, seq and %d /bin/true), round %d" % (children, r + 1))
 
 
+ENV_WORKLOAD = r"""
+import ctypes, json, os, subprocess, sys
+out, extra = sys.argv[1], sys.argv[2]
+libc = ctypes.CDLL(None)
+libc.getenv.restype = ctypes.c_char_p
+def maps(cmd_out):
+    with open(cmd_out) as fh:
+        text = fh.read()
+    return {"collector": "libagprof-collector" in text, "extra": extra in text}
+res = {}
+# 1. execve with an environment of its own (subprocess with env=)
+env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LD_PRELOAD": extra}
+res["exec_maps"] = subprocess.run(["/bin/cat", "/proc/self/maps"], env=env,
+                                  capture_output=True, text=True).stdout
+res["exec_env"] = subprocess.run(["/usr/bin/env"], env=env, capture_output=True, text=True).stdout
+# 2. system() and popen() after the workload set its own LD_PRELOAD
+os.environ["LD_PRELOAD"] = extra
+res["before"] = (libc.getenv(b"LD_PRELOAD") or b"").decode()
+libc.system(("/bin/cat /proc/self/maps > %s.system" % out).encode())
+res["after_system"] = (libc.getenv(b"LD_PRELOAD") or b"").decode()
+libc.popen.restype = ctypes.c_void_p
+libc.popen.argtypes = [ctypes.c_char_p, ctypes.c_char_p]
+libc.pclose.argtypes = [ctypes.c_void_p]
+f = libc.popen(("/bin/cat /proc/self/maps > %s.popen" % out).encode(), b"r")
+libc.pclose(f)
+res["after_popen"] = (libc.getenv(b"LD_PRELOAD") or b"").decode()
+res["system"] = maps(out + ".system")
+res["popen"] = maps(out + ".popen")
+res["leaked"] = sorted(k for k in os.environ
+                       if k in ("AGPROF_SHM", "AGPROF_ORIG_LD_PRELOAD", "AGPROF_CUDA_INJECTION"))
+with open(out, "w") as fh:
+    json.dump(res, fh)
+"""
+
+
+def env_case():
+    import ctypes.util
+    import json
+    d = agtest.tmpdir()
+    extra = ctypes.util.find_library("m") or "libm.so.6"  # loaded by neither cat nor env
+    script, res_path = os.path.join(d, "env_workload.py"), os.path.join(d, "env.json")
+    with open(script, "w") as fh:
+        fh.write(ENV_WORKLOAD)
+    out = os.path.join(d, "env.agprof")
+    p = agtest.run_agprof(out, [agtest.PYTHON, script, res_path, extra])
+    check_eq(p.returncode, 0, "agprof exit status for the LD_PRELOAD workload: %s"
+             % p.stderr.decode("utf-8", "replace")[-500:])
+    if not check(os.path.exists(res_path), "results of the LD_PRELOAD workload"):
+        return
+    with open(res_path) as fh:
+        res = json.load(fh)
+    check("libagprof-collector" in res["exec_maps"], "exec'd child with its own LD_PRELOAD loads the collector")
+    check(extra in res["exec_maps"], "exec'd child loads the library it was asked to preload (%s)" % extra)
+    env_lines = res["exec_env"].splitlines()
+    check_eq([l for l in env_lines if l.startswith("LD_PRELOAD=")], ["LD_PRELOAD=" + extra],
+             "LD_PRELOAD as the exec'd child sees it")
+    check_eq([l for l in env_lines if l.split("=")[0] in ("AGPROF_SHM", "AGPROF_ORIG_LD_PRELOAD")], [],
+             "the launcher's variables in the exec'd child's environment")
+    check_eq(res["before"], extra, "the workload's own LD_PRELOAD, set at run time")
+    check_eq(res["after_system"], extra, "the workload's LD_PRELOAD after system()")
+    check_eq(res["after_popen"], extra, "the workload's LD_PRELOAD after popen()")
+    for how in ("system", "popen"):
+        check_eq(res[how], {"collector": True, "extra": True}, "libraries loaded by the %s() child" % how)
+    check_eq(res["leaked"], [], "AGPROF_* variables in the workload's os.environ")
+    db = agtest.open_recording(out)
+    n = q1(db, "SELECT count(*) FROM processes WHERE argv = '[\"/bin/cat\",\"/proc/self/maps\"]'")
+    check_eq(n, 3, "cat children recorded (exec, system, popen)")
+
+
 def main():
     agtest.need_agprof()
+    env_case()
     fork_case()
     exec_case()
     burst_case()
