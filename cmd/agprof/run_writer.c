@@ -61,6 +61,7 @@ struct stream {
 	int damaged;                       /* ring file unreadable: no more draining */
 	uint8_t ring_damaged[AGP_MAX_THREADS];
 	int side_damaged;
+	int borrowed;                      /* the producer's own mapping (run_writer_borrow_mapping) */
 };
 
 struct run_writer {
@@ -228,6 +229,19 @@ static int shm_store64(_Atomic uint64_t *p, uint64_t v)
 }
 
 static volatile sig_atomic_t writer_stop;
+
+/*
+ * ThreadSanitizer tracks addresses, not pages: a race between the collector
+ * writing through its mapping and the writer reading through another one is
+ * invisible to it.  tests/unit/tsan-ring.c hands the writer the collector's
+ * own mapping instead.
+ */
+static struct agp_shm_header *borrowed_map;
+
+void run_writer_borrow_mapping(void *map)
+{
+	borrowed_map = map;
+}
 
 void run_writer_stop(void)
 {
@@ -1030,7 +1044,12 @@ static void scan_streams(struct run_writer *w)
 			break;
 		}
 		w->streams = ns;
-		snprintf(s->name, sizeof(s->name), "%s", de->d_name);
+		memcpy(s->name, de->d_name, len + 1);  /* len < sizeof(s->name), checked above */
+		if (borrowed_map && borrowed_map->pid == pid && map != borrowed_map) {
+			munmap(map, AGP_SHM_FILE_BYTES);
+			map = borrowed_map;
+			s->borrowed = 1;
+		}
 		s->shm = map;
 		s->pid = pid;
 		memcpy(path + strlen(path) - 4, "side", 4);
@@ -1233,7 +1252,8 @@ close:
 	if (sqlite3_close(w->db) != SQLITE_OK)
 		rc = -1;
 	for (size_t i = 0; i < w->nstreams; i++) {
-		munmap(w->streams[i]->shm, AGP_SHM_FILE_BYTES);
+		if (!w->streams[i]->borrowed)
+			munmap(w->streams[i]->shm, AGP_SHM_FILE_BYTES);
 		if (w->streams[i]->side_fd >= 0)
 			close(w->streams[i]->side_fd);
 		free(w->streams[i]->side_buf);

@@ -53,6 +53,12 @@ const char *run_writer_error(struct run_writer *w);
 void run_writer_stop(void);
 
 /*
+ * Tests only (ThreadSanitizer): drain the ring file whose header is at map
+ * (this process's collector mapping) through map itself, not a second mapping.
+ */
+void run_writer_borrow_mapping(void *map);
+
+/*
  * Final drain, session facts, links between tables; closes the file.  Returns
  * -1 when the recording could not be completed; the file then keeps what was
  * committed and *totals counts only that.
