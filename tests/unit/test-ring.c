@@ -294,9 +294,9 @@ Test(hostile, corrupt_head_ends_at_once, .init = start_writer_only, .timeout = 1
 	sqlite3 *db;
 	char note[1024];
 
-	fake_string(1, "MatMul", 1);
-	for (int i = 0; i < 100; i++)
-		fake_span(1, 1000 + (uint64_t)i);
+	/* valid 16-byte records tiling the whole ring: a reader that believes head reads them forever */
+	while (fake.head < FAKE_CAP)
+		fake_string(1 + (uint32_t)(fake.head / 16) % 100, "abcdefg", 1);
 	fake_publish(UINT64_C(1) << 62);  /* far beyond anything written */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (int i = 0; i < 10; i++)
