@@ -52,8 +52,8 @@ static const char *const run_usage =
 	"The recording is written to a hidden file beside FILE and renamed to FILE\n"
 	"once PROGRAM ran: a program that cannot start leaves FILE as it was.\n"
 	"SIGINT, SIGTERM and SIGHUP sent to agprof are forwarded to PROGRAM; a\n"
-	"second SIGINT or SIGTERM ends agprof (after closing the recording) even\n"
-	"if PROGRAM goes on, a third ends it at once.\n"
+	"second SIGINT or SIGTERM (the first once PROGRAM has ended) ends agprof\n"
+	"after closing the recording, even if PROGRAM goes on; a third at once.\n"
 	"\n"
 	"environment: AGPROF_COLLECTOR overrides the collector library's path;\n"
 	"AGPROF_NO_GOT_PATCH=1 turns off GOT patching (docs/collector.md).\n"
@@ -82,12 +82,13 @@ struct run_state {
 static volatile sig_atomic_t child_pid;
 static volatile sig_atomic_t stop_signal;  /* the second SIGINT/SIGTERM: stop waiting */
 static volatile sig_atomic_t stop_count;
+static volatile sig_atomic_t program_ended;  /* nothing left to forward to */
 
 /*
  * Forward signals sent to agprof; a terminal's own signal already reached the
- * group.  A second SIGINT/SIGTERM means "stop now": agprof closes the
- * recording with what it has and exits even if the program goes on; a third
- * ends agprof at once.
+ * group.  A second SIGINT/SIGTERM (the first once the program has ended)
+ * means "stop now": agprof closes the recording with what it has and exits
+ * even if the program goes on; a third ends agprof at once.
  */
 static void forward_signal(int sig, siginfo_t *si, void *uctx)
 {
@@ -96,6 +97,8 @@ static void forward_signal(int sig, siginfo_t *si, void *uctx)
 		kill(child_pid, sig);
 	if (sig == SIGHUP)
 		return;
+	if (program_ended && stop_count == 0)
+		stop_count = 1;
 	if (++stop_count == 2) {
 		stop_signal = sig;
 		run_writer_stop();
@@ -657,6 +660,7 @@ int cmd_run(int argc, char **argv)
 		sess.exit_status = (int)-pid;
 	else
 		wait_program(&rs, w, pid, &sess);
+	program_ended = 1;
 	sess.end_ns = clock_ns(CLOCK_MONOTONIC);
 	if (run_writer_finish(w, &sess, &totals) != 0) {
 		write_failed = 1;
