@@ -466,7 +466,7 @@ static void start_quiet_writer(void)
  * failure, silently here (the launcher says it once), the summary counts
  * only committed rows, and the file keeps them readable.
  */
-Test(hostile, disk_full_stops_writing_and_keeps_committed_rows, .init = start_quiet_writer, .timeout = 30)
+Test(hostile, disk_full_stops_writing_and_keeps_committed_rows, .init = start_quiet_writer, .timeout = 10)
 {
 	struct rlimit lim = { 512 * 1024, RLIM_INFINITY }, unlimited = { RLIM_INFINITY, RLIM_INFINITY };
 	struct run_session sess;
