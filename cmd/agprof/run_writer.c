@@ -520,7 +520,9 @@ static void drain_ring(struct run_writer *w, struct stream *s, uint32_t slot)
 	uint64_t head, tail = s->tails[slot];
 	uint32_t cap, meta[2];
 
-	if (s->ring_damaged[slot] || shm_load_tid(&ring->tid, &tid) != 0)
+	if (s->ring_damaged[slot])
+		return;
+	if (shm_load_tid(&ring->tid, &tid) != 0)
 		goto fault;
 	if (!tid)
 		return;
