@@ -3,6 +3,7 @@
  * bad programs, output files.  Runs the real agprof binary (env AGPROF).
  */
 #include <criterion/criterion.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -467,4 +468,37 @@ Test(launcher, second_sigterm_ends_agprof_while_the_program_goes_on, .timeout = 
 	cr_assert_eq(strncmp(v, "SQLite format 3", 15), 0, "no recording");
 	snprintf(script, sizeof(script), "sqlite3 %s \"SELECT value FROM meta WHERE key = 'incomplete'\" | grep -q interrupted", out);
 	cr_assert_eq(system(script), 0, "meta.incomplete does not say the recording was interrupted");
+}
+
+/*
+ * A per-user folder that is not ours (planted by someone else, here root's
+ * for user nobody) is never used nor swept: agprof, run as nobody, moves on
+ * to $TMPDIR and leaves the planted folder's content alone.
+ */
+Test(launcher, planted_user_folder_is_skipped)
+{
+	char tmp[] = "/tmp/agprof-nobody-XXXXXX", cmd[2048], planted[64] = "/dev/shm/agprof-65534";
+	char keep[128], session[128];
+	struct stat st;
+
+	if (geteuid() != 0 || system("command -v setpriv >/dev/null") != 0)
+		cr_skip_test("needs root and setpriv to run agprof as another user");
+	cr_assert_not_null(mkdtemp(tmp));
+	chmod(tmp, 0777);
+	cr_assert(mkdir(planted, 0777) == 0 || errno == EEXIST);
+	chmod(planted, 0777);  /* root's, open to all: not nobody's */
+	snprintf(keep, sizeof(keep), "%s/keep", planted);
+	snprintf(session, sizeof(session), "%s/1-stale0", planted);
+	make_file(planted, "keep", "x");
+	mkdir(session, 0700);
+	snprintf(cmd, sizeof(cmd), "cd %s && TMPDIR=%s setpriv --reuid=65534 --regid=65534 --clear-groups %s run -q -o %s/x.agprof -- /bin/true",
+		 tmp, tmp, getenv("AGPROF"), tmp);
+	cr_assert_eq(system(cmd), 0, "%s", cmd);
+	cr_assert_eq(access(keep, F_OK), 0, "a file in a folder that is not ours was removed");
+	cr_assert_eq(access(session, F_OK), 0, "a folder that is not ours was swept");
+	snprintf(cmd, sizeof(cmd), "%s/agprof-65534", tmp);
+	cr_assert_eq(stat(cmd, &st), 0, "the buffers did not move to $TMPDIR");
+	cr_assert_eq(st.st_uid, 65534);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s %s", planted, tmp);
+	cr_assert_eq(system(cmd), 0);
 }

@@ -300,10 +300,12 @@ Test(hostile, corrupt_head_ends_at_once, .init = start_writer_only, .timeout = 1
 		fake_string(1 + (uint32_t)(fake.head / 16) % 100, "abcdefg", 1);
 	fake_publish(UINT64_C(1) << 62);  /* far beyond anything written */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (int i = 0; i < 10; i++)
+	run_writer_poll(writer);
+	fprintf(stderr, "corrupt head: first drain ends in %.3f ms", seconds_since(&t0) * 1e3);
+	for (int i = 0; i < 9; i++)
 		run_writer_poll(writer);
 	finish_hostile(&db, note, sizeof(note));
-	fprintf(stderr, "corrupt head: 10 polls + finish in %.3f ms\n", seconds_since(&t0) * 1e3);
+	fprintf(stderr, "; 10 drains + finish in %.3f ms\n", seconds_since(&t0) * 1e3);
 	cr_assert(strstr(note, "head out of range"), "meta.incomplete: '%s'", note);
 	sqlite3_close(db);
 }
