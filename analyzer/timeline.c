@@ -1,5 +1,6 @@
 /* timeline.c - see timeline.h. */
 #include "timeline.h"
+#include "checked.h"
 #include "db.h"
 #include "recording.h"
 #include "strbuf.h"
@@ -260,9 +261,11 @@ void tl_lod_merge(const struct tl_window *w, const struct tl_slice *slices, size
 
 const char *timeline_string(const struct timeline *tl, int64_t id)
 {
-	if (id < 0 || (size_t)id >= tl->nstrings)
+	size_t i;
+
+	if (!idmap_get(&tl->strings.at, id, &i))
 		return NULL;
-	return tl->strings[id];
+	return tl->strings.text[i];
 }
 
 const char *timeline_slice_name(const struct timeline *tl, const struct tl_slice *s)
@@ -274,85 +277,113 @@ const char *timeline_slice_name(const struct timeline *tl, const struct tl_slice
 	return tl_kind_name((enum tl_kind)s->kind);
 }
 
-/* Load strings, functions and graph_functions into arrays indexed by id. */
-static int load_maps(struct timeline *tl)
+/*
+ * A copy of text to show on the terminal: control characters (which could
+ * move the cursor or retitle the window) become '?'.
+ */
+static char *screen_text(const unsigned char *text, int len)
+{
+	char *out = alloc_array((size_t)(len > 0 ? len : 0) + 1, 1);
+
+	if (!out)
+		return NULL;
+	for (int i = 0; i < len; i++)
+		out[i] = text[i] < 0x20 || text[i] == 0x7f ? '?' : (char)text[i];
+	out[len > 0 ? len : 0] = '\0';
+	return out;
+}
+
+/*
+ * Read "SELECT id, value" rows into t: column 1 as text (text != 0) or as
+ * an integer.  Memory grows with the rows, never with the ids (untrusted).
+ */
+static int load_id_rows(struct timeline *tl, const char *sql, struct tl_idrows *t, int text)
 {
 	sqlite3 *db = tl->rec->db;
-	sqlite3_stmt *st = NULL;
-	int64_t max;
-	int ret = -1, rc;
+	sqlite3_stmt *st = db_prepare(db, sql);
+	size_t alloc = 0;
+	int rc;
 
-	st = db_prepare(db, "SELECT coalesce(max(id), 0) FROM strings");
-	if (!st || sqlite3_step(st) != SQLITE_ROW)
-		goto cleanup;
-	max = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	tl->nstrings = (size_t)max + 1;
-	tl->strings = calloc(tl->nstrings, sizeof(*tl->strings));
-	st = db_prepare(db, "SELECT id, text FROM strings");
-	if (!tl->strings || !st)
-		goto cleanup;
+	if (!st)
+		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(st, 0);
-		if (id >= 0 && id <= max)
-			tl->strings[id] = strdup((const char *)sqlite3_column_text(st, 1));
-	}
-	if (rc != SQLITE_DONE)
-		goto cleanup;
-	sqlite3_finalize(st);
 
-	st = db_prepare(db, "SELECT coalesce(max(id), 0) FROM functions");
-	if (!st || sqlite3_step(st) != SQLITE_ROW)
-		goto cleanup;
-	tl->nfn = (size_t)sqlite3_column_int64(st, 0) + 1;
-	sqlite3_finalize(st);
-	tl->fn_name = malloc(tl->nfn * sizeof(*tl->fn_name));
-	st = db_prepare(db, "SELECT id, name_id FROM functions");
-	if (!tl->fn_name || !st)
-		goto cleanup;
-	for (size_t i = 0; i < tl->nfn; i++)
-		tl->fn_name[i] = -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, 0);
-		if (id >= 0 && (size_t)id < tl->nfn)
-			tl->fn_name[id] = sqlite3_column_int64(st, 1);
-	}
-	if (rc != SQLITE_DONE)
-		goto cleanup;
-	sqlite3_finalize(st);
+		if (t->n == alloc) {
+			size_t na = alloc ? alloc * 2 : 256;
+			int64_t *ids = realloc_array(t->id, na, sizeof(*ids));
 
-	st = db_prepare(db, "SELECT coalesce(max(id), 0) FROM graph_functions");
-	if (!st || sqlite3_step(st) != SQLITE_ROW)
-		goto cleanup;
-	tl->ngf = (size_t)sqlite3_column_int64(st, 0) + 1;
-	sqlite3_finalize(st);
-	tl->gf_fn = malloc(tl->ngf * sizeof(*tl->gf_fn));
-	st = db_prepare(db, "SELECT id, coalesce(function_id, -1) FROM graph_functions");
-	if (!tl->gf_fn || !st)
-		goto cleanup;
-	for (size_t i = 0; i < tl->ngf; i++)
-		tl->gf_fn[i] = -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, 0);
-		if (id >= 0 && (size_t)id < tl->ngf)
-			tl->gf_fn[id] = sqlite3_column_int64(st, 1);
+			if (ids)
+				t->id = ids;
+			void *vals = ids ? (text ? realloc_array(t->text, na, sizeof(*t->text))
+						  : realloc_array(t->value, na, sizeof(*t->value)))
+					 : NULL;
+			if (!vals)
+				goto oom;
+			if (text)
+				t->text = vals;
+			else
+				t->value = vals;
+			alloc = na;
+		}
+		if (text) {
+			const unsigned char *s = sqlite3_column_text(st, 1);
+
+			t->text[t->n] = s ? screen_text(s, sqlite3_column_bytes(st, 1)) : NULL;
+			if (s && !t->text[t->n])
+				goto oom;
+		} else {
+			t->value[t->n] = sqlite3_column_int64(st, 1);
+		}
+		t->id[t->n] = id;
+		if (idmap_put(&t->at, id, t->n) < 0) {
+			if (text)
+				free(t->text[t->n]);
+			goto oom;
+		}
+		t->n++;
 	}
-	if (rc != SQLITE_DONE)
-		goto cleanup;
-	ret = 0;
-cleanup:
-	/* a failed db_prepare() has printed its error already */
-	if (ret && st)
-		error("cannot read '%s': %s", tl->rec->path, sqlite3_errmsg(db));
-	else if (ret && !tl->strings)
-		error("out of memory");
 	sqlite3_finalize(st);
-	return ret;
+	if (rc != SQLITE_DONE)
+		return error("cannot read '%s': %s", tl->rec->path, sqlite3_errmsg(db));
+	return 0;
+oom:
+	sqlite3_finalize(st);
+	return error("out of memory");
+}
+
+static void id_rows_release(struct tl_idrows *t)
+{
+	for (size_t i = 0; t->text && i < t->n; i++)
+		free(t->text[i]);
+	free(t->text);
+	free(t->value);
+	free(t->id);
+	idmap_release(&t->at);
+	memset(t, 0, sizeof(*t));
+}
+
+/* Load strings, functions and graph_functions, found by id through maps. */
+static int load_maps(struct timeline *tl)
+{
+	if (load_id_rows(tl, "SELECT id, text FROM strings", &tl->strings, 1) < 0 ||
+	    load_id_rows(tl, "SELECT id, name_id FROM functions", &tl->functions, 0) < 0 ||
+	    load_id_rows(tl, "SELECT id, coalesce(function_id, -1) FROM graph_functions", &tl->graph_fns, 0) < 0)
+		return -1;
+	return 0;
+}
+
+/* The value of row id in t, -1 when there is none. */
+static int64_t id_value(const struct tl_idrows *t, int64_t id)
+{
+	size_t i;
+
+	return idmap_get(&t->at, id, &i) ? t->value[i] : -1;
 }
 
 static int64_t fn_name_of(const struct timeline *tl, int64_t fn)
 {
-	return fn >= 0 && (size_t)fn < tl->nfn ? tl->fn_name[fn] : -1;
+	return id_value(&tl->functions, fn);
 }
 
 /*
@@ -365,8 +396,8 @@ static int64_t resolve_name(const struct timeline *tl, enum tl_kind kind, int64_
 
 	if (kind == TL_TRACE)
 		return fn_name_of(tl, aux);
-	if (kind == TL_CALL && aux >= 0 && (size_t)aux < tl->ngf) {
-		n = fn_name_of(tl, tl->gf_fn[aux]);
+	if (kind == TL_CALL && aux >= 0) {
+		n = fn_name_of(tl, id_value(&tl->graph_fns, aux));
 		if (n >= 0)
 			return n;
 	}
@@ -379,8 +410,8 @@ static void row_to_slice(const struct timeline *tl, sqlite3_stmt *st, enum tl_ki
 	if (kind == TL_KERNEL && sqlite3_column_int(st, 9))
 		kind = TL_COPY;
 	s->id = sqlite3_column_int64(st, 0);
-	s->start_ns = sqlite3_column_int64(st, 3);
-	s->end_ns = sqlite3_column_int64(st, 4);
+	s->start_ns = ts_clamp(sqlite3_column_int64(st, 3));
+	s->end_ns = ts_clamp(sqlite3_column_int64(st, 4));
 	if (s->end_ns < s->start_ns)
 		s->end_ns = s->start_ns;
 	s->name_id = resolve_name(tl, kind, sqlite3_column_int64(st, 5), sqlite3_column_int64(st, 6));
@@ -544,7 +575,7 @@ static int lane_add(struct timeline *tl, struct tl_lane *l, const struct tl_slic
 {
 	int64_t d = s->end_ns - s->start_ns;
 
-	if (d > TL_LONG_BINS * tl->bin_ns) {
+	if (d > sat_mul64(TL_LONG_BINS, tl->bin_ns)) {
 		int ret = 0;
 
 		pthread_mutex_lock(&tl->loader->lock);
@@ -624,7 +655,7 @@ static int scan_one(struct scan_worker *w, sqlite3 *db, sqlite3_stmt **find, con
 	const struct scan_table *t = task->table;
 	sqlite3_stmt *st = NULL;
 	int gpu = t->kind == TL_KERNEL, rc, n = 0;
-	int64_t long_ns = TL_LONG_BINS * tl->bin_ns;
+	int64_t long_ns = sat_mul64(TL_LONG_BINS, tl->bin_ns);
 
 	if (sqlite3_prepare_v2(db, t->select, -1, &st, NULL) != SQLITE_OK) {
 		loader_fail(tl->loader, "%.100s in '%.140s'", sqlite3_errmsg(db), t->select);
@@ -639,8 +670,8 @@ static int scan_one(struct scan_worker *w, sqlite3 *db, sqlite3_stmt **find, con
 		struct tl_lane *l;
 		int64_t *events;
 
-		s.start_ns = sqlite3_column_int64(st, 3);
-		s.end_ns = sqlite3_column_int64(st, 4);
+		s.start_ns = ts_clamp(sqlite3_column_int64(st, 3));
+		s.end_ns = ts_clamp(sqlite3_column_int64(st, 4));
 		if (s.end_ns < s.start_ns)
 			s.end_ns = s.start_ns;
 		key.kind = gpu && sqlite3_column_int(st, 6) ? TL_COPY : (int)t->kind;
@@ -691,7 +722,7 @@ static void *scan_thread(void *arg)
 
 	/* the thread that draws must win the CPU over the scan: redraws stay fluid */
 	setpriority(PRIO_PROCESS, (id_t)gettid(), SCAN_NICE);
-	if (sqlite3_open_v2(w.tl->rec->path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+	if (db_open_readonly(w.tl->rec->path, SQLITE_OPEN_NOMUTEX, &db) != SQLITE_OK) {
 		loader_fail(ld, "%s", db ? sqlite3_errmsg(db) : "out of memory");
 		goto done;
 	}
@@ -807,9 +838,9 @@ static int find_span(struct timeline *tl)
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
 
 	if (s && *s)
-		lo = strtoll(s, NULL, 10);
+		lo = ts_clamp(strtoll(s, NULL, 10));
 	if (e && *e)
-		hi = strtoll(e, NULL, 10);
+		hi = ts_clamp(strtoll(e, NULL, 10));
 	free(s);
 	free(e);
 	for (size_t t = 0; t < NSCAN_TABLES; t++) {
@@ -827,7 +858,7 @@ static int find_span(struct timeline *tl)
 			if (!st)
 				return -1;
 			if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
-				int64_t v = sqlite3_column_int64(st, 0);
+				int64_t v = ts_clamp(sqlite3_column_int64(st, 0));
 				if (!m && v < lo)
 					lo = v;
 				if (m && v >= hi)
@@ -1187,8 +1218,10 @@ static int load_retraces(struct timeline *tl)
 		m->slice.id = sqlite3_column_int64(st, 0);
 		m->pid = sqlite3_column_int64(st, 1);
 		m->tid = sqlite3_column_int64(st, 2);
-		m->slice.start_ns = sqlite3_column_int64(st, 3);
-		m->slice.end_ns = sqlite3_column_int64(st, 4);
+		m->slice.start_ns = ts_clamp(sqlite3_column_int64(st, 3));
+		m->slice.end_ns = ts_clamp(sqlite3_column_int64(st, 4));
+		if (m->slice.end_ns < m->slice.start_ns)
+			m->slice.end_ns = m->slice.start_ns;
 		m->function_id = sqlite3_column_int64(st, 5);
 		m->slice.name_id = fn_name_of(tl, m->function_id);
 		m->slice.kind = TL_TRACE;
@@ -1304,11 +1337,9 @@ void timeline_release(struct timeline *tl)
 	}
 	free(tl->lanes);
 	free(tl->retraces);
-	for (size_t i = 0; i < tl->nstrings; i++)
-		free(tl->strings[i]);
-	free(tl->strings);
-	free(tl->fn_name);
-	free(tl->gf_fn);
+	id_rows_release(&tl->strings);
+	id_rows_release(&tl->functions);
+	id_rows_release(&tl->graph_fns);
 	for (int k = 0; k < TL_NKINDS; k++) {
 		sqlite3_finalize(tl->range[k]);
 		sqlite3_finalize(tl->step[0][k]);
@@ -1373,7 +1404,7 @@ static int push_longs(struct timeline *tl, const struct tl_lane *l, int64_t t0, 
 static int64_t look_back(const struct timeline *tl, const struct tl_lane *l)
 {
 	if (loading(tl))
-		return TL_LONG_BINS * tl->bin_ns;
+		return sat_mul64(TL_LONG_BINS, tl->bin_ns);
 	return __atomic_load_n(&l->max_short_ns, __ATOMIC_RELAXED);
 }
 
@@ -1665,17 +1696,17 @@ static void matching_ids(const struct timeline *tl, const char *needle, int func
 
 	strbuf_addch(sb, '[');
 	if (functions) {
-		for (size_t i = 0; i < tl->nfn; i++) {
-			const char *s = timeline_string(tl, tl->fn_name[i]);
+		for (size_t i = 0; i < tl->functions.n; i++) {
+			const char *s = timeline_string(tl, tl->functions.value[i]);
 			if (s && strcasestr(s, needle)) {
-				strbuf_addf(sb, "%s%zu", first ? "" : ",", i);
+				strbuf_addf(sb, "%s%" PRId64, first ? "" : ",", tl->functions.id[i]);
 				first = 0;
 			}
 		}
 	} else {
-		for (size_t i = 0; i < tl->nstrings; i++) {
-			if (tl->strings[i] && strcasestr(tl->strings[i], needle)) {
-				strbuf_addf(sb, "%s%zu", first ? "" : ",", i);
+		for (size_t i = 0; i < tl->strings.n; i++) {
+			if (tl->strings.text[i] && strcasestr(tl->strings.text[i], needle)) {
+				strbuf_addf(sb, "%s%" PRId64, first ? "" : ",", tl->strings.id[i]);
 				first = 0;
 			}
 		}
