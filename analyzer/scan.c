@@ -260,12 +260,13 @@ static const char *cost_start(const char *table)
 static struct scan_job *scan_fanout(const char *path, const char *sql, int totals_only, int64_t lo, int64_t hi,
 				    int *njobs, int *failed)
 {
-	int64_t span = hi >= lo ? hi - lo + 1 : 0;
+	/* ids come from the file: hi - lo may not fit in int64 (the rows do) */
+	unsigned __int128 span = hi >= lo ? (unsigned __int128)((uint64_t)hi - (uint64_t)lo) + 1 : 0;
 	int nthreads = scan_threads();
 	struct scan_job *jobs;
 	pthread_t *tids;
 
-	if (span / SCAN_MIN_ROWS_PER_THREAD + 1 < nthreads)
+	if (span / SCAN_MIN_ROWS_PER_THREAD + 1 < (unsigned)nthreads)
 		nthreads = (int)(span / SCAN_MIN_ROWS_PER_THREAD + 1);
 	jobs = calloc((size_t)nthreads, sizeof(*jobs));
 	tids = calloc((size_t)nthreads, sizeof(*tids));
@@ -278,8 +279,8 @@ static struct scan_job *scan_fanout(const char *path, const char *sql, int total
 		jobs[i].path = path;
 		jobs[i].sql = sql;
 		jobs[i].totals_only = totals_only;
-		jobs[i].lo = lo + span * i / nthreads;
-		jobs[i].hi = lo + span * (i + 1) / nthreads - 1;
+		jobs[i].lo = (int64_t)((uint64_t)lo + (uint64_t)(span * (unsigned)i / (unsigned)nthreads));
+		jobs[i].hi = (int64_t)((uint64_t)lo + (uint64_t)(span * (unsigned)(i + 1) / (unsigned)nthreads) - 1);
 	}
 	for (int i = 1; i < nthreads; i++)
 		if (pthread_create(&tids[i], NULL, scan_worker, &jobs[i]) != 0) {

@@ -20,6 +20,7 @@
 #define DEFAULT_NBINS (1u << 18)
 #define SCAN_CHUNK_ROWS (1 << 18)
 #define MAX_SCAN_THREADS 8
+#define MAX_TABLE_CHUNKS 4096 /* rowid chunks of one table, however far apart its ids */
 #define SCAN_NICE 5  /* added to the scan threads' nice value (Linux: per thread) */
 
 static const char *const kind_names[TL_NKINDS] = {
@@ -439,6 +440,15 @@ struct scan_task {
 	int64_t lo, hi;
 };
 
+/* Rows a task stands for in the progress share: its id range, at most one chunk's worth. */
+static int64_t task_rows(const struct scan_task *t)
+{
+	uint64_t n = (uint64_t)t->hi - (uint64_t)t->lo;
+
+	return n >= SCAN_CHUNK_ROWS ? SCAN_CHUNK_ROWS : (int64_t)n + 1;
+}
+
+
 struct tl_loader {
 	pthread_mutex_t lock;   /* lane creation, longs, next, failure */
 	pthread_t threads[MAX_SCAN_THREADS];
@@ -737,7 +747,7 @@ static void *scan_thread(void *arg)
 		if (scan_one(&w, db, find, &ld->tasks[i]) < 0)
 			break;
 		worker_flush(&w);
-		__atomic_fetch_add(&ld->rows_done, ld->tasks[i].hi - ld->tasks[i].lo + 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&ld->rows_done, task_rows(&ld->tasks[i]), __ATOMIC_RELAXED);
 		__atomic_fetch_add(&ld->generation, 1, __ATOMIC_RELEASE);
 	}
 	worker_flush(&w);
@@ -795,9 +805,17 @@ static int make_tasks(struct timeline *tl, struct tl_loader *ld)
 	 * run, which the rest refines.
 	 */
 	int64_t nchunks[NSCAN_TABLES], most = 0;
+	uint64_t chunk[NSCAN_TABLES];
 	int bits = 0;
 	for (size_t t = 0; t < NSCAN_TABLES; t++) {
-		nchunks[t] = has[t] ? (hi[t] - lo[t]) / SCAN_CHUNK_ROWS + 1 : 0;
+		/*
+		 * Ids come from the file: a table whose ids span 2^64 gets at most
+		 * MAX_TABLE_CHUNKS (mostly empty) chunks, not 2^46 of them.
+		 */
+		uint64_t width = has[t] && hi[t] >= lo[t] ? (uint64_t)hi[t] - (uint64_t)lo[t] : 0;
+
+		chunk[t] = width / MAX_TABLE_CHUNKS + 1 > SCAN_CHUNK_ROWS ? width / MAX_TABLE_CHUNKS + 1 : SCAN_CHUNK_ROWS;
+		nchunks[t] = has[t] && hi[t] >= lo[t] ? (int64_t)(width / chunk[t]) + 1 : 0;
 		if (nchunks[t] > most)
 			most = nchunks[t];
 	}
@@ -812,7 +830,7 @@ static int make_tasks(struct timeline *tl, struct tl_loader *ld)
 			int64_t a;
 			if (!has[t] || k >= nchunks[t])
 				continue;
-			a = lo[t] + k * SCAN_CHUNK_ROWS;
+			a = (int64_t)((uint64_t)lo[t] + (uint64_t)k * chunk[t]);
 			if (ld->ntasks == alloc) {
 				alloc = alloc ? alloc * 2 : 32;
 				struct scan_task *p = realloc(ld->tasks, alloc * sizeof(*p));
@@ -822,8 +840,9 @@ static int make_tasks(struct timeline *tl, struct tl_loader *ld)
 			}
 			ld->tasks[ld->ntasks].table = &scan_tables[t];
 			ld->tasks[ld->ntasks].lo = a;
-			ld->tasks[ld->ntasks].hi = a + SCAN_CHUNK_ROWS - 1 < hi[t] ? a + SCAN_CHUNK_ROWS - 1 : hi[t];
-			ld->rows_total += ld->tasks[ld->ntasks].hi - a + 1;
+			ld->tasks[ld->ntasks].hi = (uint64_t)hi[t] - (uint64_t)a > chunk[t] - 1
+							   ? (int64_t)((uint64_t)a + chunk[t] - 1) : hi[t];
+			ld->rows_total += task_rows(&ld->tasks[ld->ntasks]);
 			ld->ntasks++;
 		}
 	}
