@@ -153,7 +153,7 @@ static void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		job->last = g;
 	}
 	g->count++;
-	g->total_ns = sat_add64(g->total_ns, end - start);
+	g->total_ns = sat_add64(g->total_ns, span_ns(start, end)); /* an end before its start costs 0 */
 	g->flagged += flag;
 	g->failed += failed;
 	if (start < g->first_ns)
@@ -420,7 +420,7 @@ int scan_totals(const char *path, const char *table, int64_t *rows, int64_t *tot
 	*first_ns = ts_clamp(*first_ns);
 	snprintf(sql, sizeof(sql),
 		 /* total(), not sum(): a hostile row must not stop the report with "integer overflow" */
-		 "SELECT count(*), CAST(max(min(total(end_ns - (%s)), 4611686018427387904), 0) AS INTEGER) FROM %s"
+		 "SELECT count(*), CAST(min(total(max(end_ns - (%s), 0)), 4611686018427387904) AS INTEGER) FROM %s"
 		 " WHERE id BETWEEN ?1 AND ?2",
 		 cost_start(table), table);
 	jobs = scan_fanout(path, sql, 1, lo, hi, &nthreads, &failed);
