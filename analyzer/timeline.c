@@ -591,7 +591,7 @@ static int lane_add(struct timeline *tl, struct tl_lane *l, const struct tl_slic
 		pthread_mutex_lock(&tl->loader->lock);
 		if (l->nlongs == l->alongs) {
 			size_t n = l->alongs ? l->alongs * 2 : 64;
-			struct tl_slice *p = realloc(l->longs, n * sizeof(*p));
+			struct tl_slice *p = realloc_array(l->longs, n, sizeof(*p));
 			if (p) {
 				l->longs = p;
 				l->alongs = n;
@@ -833,7 +833,7 @@ static int make_tasks(struct timeline *tl, struct tl_loader *ld)
 			a = (int64_t)((uint64_t)lo[t] + (uint64_t)k * chunk[t]);
 			if (ld->ntasks == alloc) {
 				alloc = alloc ? alloc * 2 : 32;
-				struct scan_task *p = realloc(ld->tasks, alloc * sizeof(*p));
+				struct scan_task *p = realloc_array(ld->tasks, alloc, sizeof(*p));
 				if (!p)
 					return error("out of memory");
 				ld->tasks = p;
@@ -1064,7 +1064,7 @@ static int publish_lanes(struct timeline *tl, size_t n)
 	size_t old = tl->nlanes;
 	struct tl_track *p;
 
-	p = realloc(tl->tracks, n * sizeof(*p)); /* at most one track per lane */
+	p = realloc_array(tl->tracks, n, sizeof(*p)); /* at most one track per lane */
 	if (!p)
 		return error("out of memory");
 	tl->tracks = p;
@@ -1225,7 +1225,7 @@ static int load_retraces(struct timeline *tl)
 		if (tl->nretraces == alloc) {
 			alloc = alloc ? alloc * 2 : 16;
 			/* twice: the second half holds the same marks by id */
-			struct tl_mark *p = realloc(tl->retraces, 2 * alloc * sizeof(*p));
+			struct tl_mark *p = realloc_array(tl->retraces, 2 * alloc, sizeof(*p));
 			if (!p) {
 				sqlite3_finalize(st);
 				return error("out of memory");
@@ -1388,7 +1388,7 @@ static int render_push(struct tl_render *r, const struct tl_slice *s)
 {
 	if (r->nslices == r->alloc) {
 		size_t n = r->alloc ? r->alloc * 2 : 256;
-		struct tl_slice *p = realloc(r->slices, n * sizeof(*p));
+		struct tl_slice *p = realloc_array(r->slices, n, sizeof(*p));
 		if (!p)
 			return error("out of memory");
 		r->slices = p;
@@ -1543,7 +1543,7 @@ int timeline_lane_render(struct timeline *tl, size_t lane, const struct tl_windo
 	if (w->cols <= 0 || w->t1 <= w->t0)
 		return 0;
 	if ((size_t)w->cols > r->cells_alloc) {
-		struct tl_cell *p = realloc(r->cells, (size_t)w->cols * sizeof(*p));
+		struct tl_cell *p = realloc_array(r->cells, (size_t)w->cols, sizeof(*p));
 		if (!p)
 			return error("out of memory");
 		r->cells = p;
@@ -1769,7 +1769,7 @@ ptrdiff_t timeline_search(struct timeline *tl, const char *needle, unsigned mask
 				continue;
 			if (n == alloc) {
 				alloc = alloc ? alloc * 2 : 64;
-				struct tl_slice *p = realloc(res, alloc * sizeof(*p));
+				struct tl_slice *p = realloc_array(res, alloc, sizeof(*p));
 				if (!p) {
 					sqlite3_finalize(st);
 					error("out of memory");
@@ -1837,7 +1837,7 @@ static void detail_add(struct details *d, const char *label, const char *fmt, ..
 
 	if (d->n == d->alloc) {
 		size_t n = d->alloc ? d->alloc * 2 : 16;
-		struct tl_detail *p = realloc(d->v, n * sizeof(*p));
+		struct tl_detail *p = realloc_array(d->v, n, sizeof(*p));
 		if (!p) {
 			d->oom = 1;
 			return;
