@@ -178,7 +178,8 @@ int chrome_export(struct recording *rec, FILE *out)
 	c.t0 = ts_clamp(start ? strtoll(start, NULL, 10) : 0);
 	free(start);
 	fputs("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"agprof\"},\"traceEvents\":[", out);
-	if (each_row(&c, "SELECT pid, coalesce(json_extract(argv, '$[0]'), 'process') FROM processes", process_row) ||
+	if (each_row(&c, "SELECT pid, coalesce(CASE WHEN json_valid(argv) THEN json_extract(argv, '$[0]') END, 'process')"
+			 " FROM processes", process_row) ||
 	    each_row(&c, "SELECT pid, tid, coalesce(name, ''), role FROM threads", thread_row) ||
 	    each_row(&c, "SELECT t.pid, t.tid, t.start_ns, t.end_ns, s.text, coalesce(t.signature, ''),"
 			 " t.object_trace_no, f.text, cs.line FROM traces t JOIN functions fn ON fn.id = t.function_id"

@@ -98,7 +98,8 @@ def make_inputs(base, d):
         base, p('rows.agprof'), 'DELETE FROM strings WHERE id IN (SELECT name_id FROM functions)',
         'UPDATE function_calls SET name_id = 123456789, callsite_id = -5',
         "UPDATE traces SET start_ns = 'abc', status = 'weird'",
-        'UPDATE eager_ops SET op_id = -1, start_ns = end_ns + 1000000')
+        'UPDATE eager_ops SET op_id = -1, start_ns = end_ns + 1000000',
+        "UPDATE processes SET argv = '[not json'")
     inputs['huge-ids'] = mutated(
         base, p('ids.agprof'), 'UPDATE functions SET id = 2305843009213693952',
         'UPDATE strings SET id = 4611686018427387905 WHERE id = (SELECT max(id) FROM strings)',
