@@ -372,13 +372,6 @@ static void view(struct recording *rec)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct recording rec;
-	static int quiet;
-
-	if (!quiet) {
-		quiet = 1;
-		if (!getenv("FUZZ_VERBOSE"))
-			freopen("/dev/null", "w", stderr); /* one error line per bad input, thousands a second */
-	}
 	setup();
 	if (make_file(data, size) == 0 && recording_open(&rec, path) == 0) {
 		reports(&rec);
