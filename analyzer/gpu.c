@@ -299,10 +299,10 @@ static int load_copies(struct gpu_model *g, sqlite3 *db)
 			break;
 		c->count++;
 		c->bytes = sat_add64(c->bytes, sqlite3_column_int64(s, 1));
-		c->total_ns = sat_add64(c->total_ns, ts_clamp(sqlite3_column_int64(s, 2)));
+		c->total_ns = dur_add(c->total_ns, ts_clamp(sqlite3_column_int64(s, 2)));
 		if (gpu_sync_kind(col_text(s, 3)) == 1) {
 			c->sync_count++;
-			c->sync_ns = sat_add64(c->sync_ns, ts_clamp(sqlite3_column_int64(s, 4)));
+			c->sync_ns = dur_add(c->sync_ns, ts_clamp(sqlite3_column_int64(s, 4)));
 		}
 	}
 	if (finish(db, s, rc))
@@ -441,7 +441,7 @@ static int load_busy(struct gpu_model *g, sqlite3 *db, struct spans *gaps)
 			m.open = 0;
 		}
 		if (got) {
-			g->busy_ns = sat_add64(g->busy_ns, oe - os);
+			g->busy_ns = dur_add(g->busy_ns, oe - os);
 			bucket_add(g, os, oe);
 			if (prev_end >= 0 && os > prev_end && spans_add(gaps, prev_end, os))
 				break;

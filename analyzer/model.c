@@ -539,7 +539,7 @@ static int load_function_calls(struct loader *l)
 		if (!gf || graph_role_is_call(gf->role))
 			f->calls += g->count;
 		f->calls_failed += g->failed;
-		f->exec_ns = sat_add64(f->exec_ns, g->total_ns);
+		f->exec_ns = dur_add(f->exec_ns, g->total_ns);
 		span_add(&f->first_ns, &f->last_ns, g->first_ns, g->last_ns);
 	}
 	if (r.rows) {
@@ -630,7 +630,7 @@ static int load_eager(struct loader *l)
 			const struct scan_group *h = &r.groups[k];
 
 			site->count += h->count;
-			site->total_ns = sat_add64(site->total_ns, h->total_ns);
+			site->total_ns = dur_add(site->total_ns, h->total_ns);
 			span_add(&site->first_ns, &site->last_ns, h->first_ns, h->last_ns);
 			if (h->count > top) {
 				top = h->count;
@@ -654,7 +654,7 @@ static int load_eager(struct loader *l)
 		}
 		o = &m->ops[m->nops - 1];
 		o->count += g->count;
-		o->total_ns = sat_add64(o->total_ns, g->total_ns);
+		o->total_ns = dur_add(o->total_ns, g->total_ns);
 		o->slow_path += g->flagged;
 		o->failed += g->failed;
 	}
@@ -799,7 +799,7 @@ static int load_blackboxes(struct loader *l)
 		 * executions go to the first, which names the function.
 		 */
 		hit->execs += g->count;
-		hit->total_ns = sat_add64(hit->total_ns, g->total_ns);
+		hit->total_ns = dur_add(hit->total_ns, g->total_ns);
 		span_add(&hit->first_ns, &hit->last_ns, g->first_ns, g->last_ns);
 	}
 	for (size_t j = 0; j < m->nblackboxes; j++) {
@@ -813,7 +813,7 @@ static int load_blackboxes(struct loader *l)
 				f = &m->functions[k];
 		if (f) {
 			f->blackbox_execs += b->execs;
-			f->blackbox_ns = sat_add64(f->blackbox_ns, b->total_ns);
+			f->blackbox_ns = dur_add(f->blackbox_ns, b->total_ns);
 		}
 	}
 	if (m->nblackboxes > 1)
@@ -845,11 +845,11 @@ static void function_totals(struct model *m)
 			struct model_trace *t = &f->traces[k];
 			int seen = 0, shape_seen = 0;
 
-			f->trace_ns = sat_add64(f->trace_ns, span_ns(t->start_ns, t->end_ns));
+			f->trace_ns = dur_add(f->trace_ns, span_ns(t->start_ns, t->end_ns));
 			if (t->start_ns < s->first_tf_ns)
 				s->first_tf_ns = t->start_ns;
 			if (k > 0)
-				f->retrace_ns = sat_add64(f->retrace_ns, span_ns(t->start_ns, t->end_ns));
+				f->retrace_ns = dur_add(f->retrace_ns, span_ns(t->start_ns, t->end_ns));
 			f->jit_compile |= t->jit_compile;
 			f->reduce_retracing |= t->reduce_retracing;
 			f->has_input_signature &= t->has_input_signature;
@@ -868,7 +868,7 @@ static void function_totals(struct model *m)
 		f->function_objects = nobj;
 		if (f->first_ns == INT64_MAX)
 			f->first_ns = f->last_ns = 0;
-		s->trace_ns = sat_add64(s->trace_ns, f->trace_ns);
+		s->trace_ns = dur_add(s->trace_ns, f->trace_ns);
 	}
 	s->traces = 0;
 	for (size_t i = 0; i < m->nfunctions; i++)

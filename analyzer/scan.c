@@ -101,7 +101,7 @@ static int group_merge(struct group_table *t, const struct scan_group *g)
 	if (!d)
 		return -1;
 	d->count += g->count;
-	d->total_ns = sat_add64(d->total_ns, g->total_ns);
+	d->total_ns = dur_add(d->total_ns, g->total_ns);
 	d->flagged += g->flagged;
 	d->failed += g->failed;
 	if (g->first_ns < d->first_ns)
@@ -153,7 +153,7 @@ static void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		job->last = g;
 	}
 	g->count++;
-	g->total_ns = sat_add64(g->total_ns, span_ns(start, end)); /* an end before its start costs 0 */
+	g->total_ns = dur_add(g->total_ns, span_ns(start, end)); /* an end before its start costs 0 */
 	g->flagged += flag;
 	g->failed += failed;
 	if (start < g->first_ns)
@@ -197,7 +197,7 @@ static void *scan_worker(void *arg)
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
 		if (job->totals_only) {
 			job->rows += sqlite3_column_int64(stmt, 0);
-			job->total_ns = sat_add64(job->total_ns, sqlite3_column_int64(stmt, 1));
+			job->total_ns = dur_add(job->total_ns, sqlite3_column_int64(stmt, 1));
 		}
 	if (rc != SQLITE_DONE) {
 		snprintf(job->err, sizeof(job->err), "cannot read '%s': %s", job->path,
@@ -380,7 +380,7 @@ int scan_table(const char *path, const char *table, const char *k1, const char *
 			continue;
 		g = &out->groups[out->ngroups++];
 		*g = all.slots[j];
-		out->total_ns = sat_add64(out->total_ns, g->total_ns);
+		out->total_ns = dur_add(out->total_ns, g->total_ns);
 		if (g->first_ns < out->first_ns)
 			out->first_ns = g->first_ns;
 		if (g->last_ns > out->last_ns)
@@ -433,7 +433,7 @@ int scan_totals(const char *path, const char *table, int64_t *rows, int64_t *tot
 	rc = 0;
 	for (int i = 0; i < nthreads; i++) {
 		*rows += jobs[i].rows;
-		*total_ns = sat_add64(*total_ns, jobs[i].total_ns);
+		*total_ns = dur_add(*total_ns, jobs[i].total_ns);
 	}
 cleanup:
 	scan_jobs_free(jobs, nthreads);

@@ -85,6 +85,16 @@ static inline int64_t ts_clamp(int64_t t)
 	return t < 0 ? 0 : t > TS_MAX_NS ? TS_MAX_NS : t;
 }
 
+/*
+ * A sum of durations, kept in [0, TS_MAX_NS] like a timestamp: two such
+ * totals can still be added (a function's tracing plus its execution)
+ * without overflow.
+ */
+static inline int64_t dur_add(int64_t a, int64_t b)
+{
+	return ts_clamp(sat_add64(a, b));
+}
+
 /* A duration end - start: 0 when end is before start, clamped when huge. */
 static inline int64_t span_ns(int64_t start, int64_t end)
 {
