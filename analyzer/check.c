@@ -508,6 +508,9 @@ int check_run(struct recording *rec, int argc, char **argv)
 		print_github(&out, &st, &m, crossed);
 	else
 		print_text(&out, &st, &m, crossed);
+	/* names from the recording must not drive the terminal (JUnit is escaped as XML) */
+	if (st.format != CF_JUNIT)
+		strbuf_sanitize_text(&out, 0, want_color(1));
 	if (out.len && fwrite(out.buf, 1, out.len, stdout) != out.len)
 		ret = 3;
 	else

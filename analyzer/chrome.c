@@ -1,5 +1,6 @@
 /* chrome.c - Chrome trace-event export; see chrome.h. */
 #include "chrome.h"
+#include "checked.h"
 #include "db.h"
 #include "recording.h"
 #include "strbuf.h"
@@ -43,8 +44,8 @@ static void begin_x(struct chrome *c, const char *name, const char *cat, int64_t
 	strbuf_addstr(&c->sb, "{\"name\":");
 	strbuf_add_json_string(&c->sb, name);
 	strbuf_addf(&c->sb, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%lld,\"tid\":%lld,\"ts\":%.3f,\"dur\":%.3f", cat,
-		    (long long)pid, (long long)tid, (double)(start - c->t0) / 1e3,
-		    (double)(end > start ? end - start : 0) / 1e3);
+		    (long long)pid, (long long)tid, (double)(ts_clamp(start) - c->t0) / 1e3,
+		    (double)span_ns(ts_clamp(start), ts_clamp(end)) / 1e3);
 }
 
 static void arg_loc(struct chrome *c, const char *key, sqlite3_stmt *s, int file_col, int line_col)
@@ -152,7 +153,7 @@ static void blackbox_row(struct chrome *c, sqlite3_stmt *s)
 static void gpu_row(struct chrome *c, sqlite3_stmt *s)
 {
 	begin_x(c, sqlite3_column_type(s, 4) == SQLITE_NULL ? col(s, 5) : col(s, 4), "gpu",
-		sqlite3_column_int64(s, 0), GPU_TID_BASE + sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2),
+		sqlite3_column_int64(s, 0), sat_add64(GPU_TID_BASE, sqlite3_column_int64(s, 1)), sqlite3_column_int64(s, 2),
 		sqlite3_column_int64(s, 3));
 	strbuf_addstr(&c->sb, ",\"args\":{\"kind\":");
 	strbuf_add_json_string(&c->sb, col(s, 5));
@@ -164,7 +165,7 @@ static void gpu_stream_row(struct chrome *c, sqlite3_stmt *s)
 {
 	strbuf_addf(&c->sb,
 		    "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%lld,\"tid\":%lld,\"args\":{\"name\":\"GPU %d stream %lld\"}}",
-		    (long long)sqlite3_column_int64(s, 0), GPU_TID_BASE + sqlite3_column_int64(s, 1),
+		    (long long)sqlite3_column_int64(s, 0), (long long)sat_add64(GPU_TID_BASE, sqlite3_column_int64(s, 1)),
 		    sqlite3_column_int(s, 2), (long long)sqlite3_column_int64(s, 1));
 }
 
@@ -174,10 +175,11 @@ int chrome_export(struct recording *rec, FILE *out)
 	char *start = db_meta_get(rec->db, "start_ns");
 	int ret = -1;
 
-	c.t0 = start ? strtoll(start, NULL, 10) : 0;
+	c.t0 = ts_clamp(start ? strtoll(start, NULL, 10) : 0);
 	free(start);
 	fputs("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"agprof\"},\"traceEvents\":[", out);
-	if (each_row(&c, "SELECT pid, coalesce(json_extract(argv, '$[0]'), 'process') FROM processes", process_row) ||
+	if (each_row(&c, "SELECT pid, coalesce(CASE WHEN json_valid(argv) THEN json_extract(argv, '$[0]') END, 'process')"
+			 " FROM processes", process_row) ||
 	    each_row(&c, "SELECT pid, tid, coalesce(name, ''), role FROM threads", thread_row) ||
 	    each_row(&c, "SELECT t.pid, t.tid, t.start_ns, t.end_ns, s.text, coalesce(t.signature, ''),"
 			 " t.object_trace_no, f.text, cs.line FROM traces t JOIN functions fn ON fn.id = t.function_id"
@@ -203,6 +205,7 @@ int chrome_export(struct recording *rec, FILE *out)
 	fputs("\n]}\n", out);
 	if (fflush(out) || ferror(out)) {
 		error("cannot write the trace: %s", strerror(errno));
+		ret = CHROME_WRITE_FAILED;
 		goto cleanup;
 	}
 	ret = 0;

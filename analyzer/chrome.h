@@ -15,7 +15,10 @@
 
 struct recording;
 
-/* 0, or -1 after printing an error (read or write failure). */
+#define CHROME_READ_FAILED  (-1) /* the recording is malformed or unreadable */
+#define CHROME_WRITE_FAILED (-2) /* the output could not be written */
+
+/* 0, or CHROME_*_FAILED after printing one error line. */
 int chrome_export(struct recording *rec, FILE *out);
 
 #endif

@@ -1,5 +1,6 @@
 /* gpu.c - the GPU part of the model; see gpu.h. */
 #include "gpu.h"
+#include "checked.h"
 #include "db.h"
 #include "recording.h"
 #include "util.h"
@@ -151,7 +152,7 @@ static int load_totals(struct gpu_model *g, sqlite3 *db)
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		const char *kind = col_text(s, 0);
-		int64_t n = sqlite3_column_int64(s, 1), ns = sqlite3_column_int64(s, 2);
+		int64_t n = sqlite3_column_int64(s, 1), ns = ts_clamp(sqlite3_column_int64(s, 2));
 
 		if (!kind)
 			continue;
@@ -167,7 +168,7 @@ static int load_totals(struct gpu_model *g, sqlite3 *db)
 			continue;       /* host waiting is not GPU work: not in the span */
 		}
 		g->has_data = 1;
-		int64_t lo = sqlite3_column_int64(s, 4), hi = sqlite3_column_int64(s, 5);
+		int64_t lo = ts_clamp(sqlite3_column_int64(s, 4)), hi = ts_clamp(sqlite3_column_int64(s, 5));
 		if (!g->first_ns || lo < g->first_ns)
 			g->first_ns = lo;
 		if (hi > g->last_ns)
@@ -187,10 +188,10 @@ static int load_totals(struct gpu_model *g, sqlite3 *db)
 		return -1;
 
 	v = db_meta_get(db, "start_ns");
-	g->run_start_ns = v ? strtoll(v, NULL, 10) : 0;
+	g->run_start_ns = ts_clamp(v ? strtoll(v, NULL, 10) : 0);
 	free(v);
 	v = db_meta_get(db, "end_ns");
-	g->run_end_ns = v ? strtoll(v, NULL, 10) : 0;
+	g->run_end_ns = ts_clamp(v ? strtoll(v, NULL, 10) : 0);
 	free(v);
 	if (g->run_end_ns <= g->run_start_ns) {
 		g->run_start_ns = g->first_ns;
@@ -235,11 +236,11 @@ static int load_kernels(struct gpu_model *g, sqlite3 *db)
 		memset(k, 0, sizeof(*k));
 		k->name = pool_dup(g, col_text(s, 0));
 		k->count = sqlite3_column_int64(s, 2);
-		k->total_ns = sqlite3_column_int64(s, 3);
-		k->min_ns = sqlite3_column_int64(s, 4);
-		k->max_ns = sqlite3_column_int64(s, 5);
+		k->total_ns = ts_clamp(sqlite3_column_int64(s, 3));
+		k->min_ns = ts_clamp(sqlite3_column_int64(s, 4));
+		k->max_ns = ts_clamp(sqlite3_column_int64(s, 5));
 		k->launched = sqlite3_column_int64(s, 6);
-		k->launch_ns = sqlite3_column_int64(s, 7);
+		k->launch_ns = ts_clamp(sqlite3_column_int64(s, 7));
 		k->latency_ns = sqlite3_column_int64(s, 8);
 		k->short_count = sqlite3_column_int64(s, 9);
 		k->mean_ns = k->count ? (double)k->total_ns / (double)k->count : 0;
@@ -297,11 +298,11 @@ static int load_copies(struct gpu_model *g, sqlite3 *db)
 		if (!c)
 			break;
 		c->count++;
-		c->bytes += sqlite3_column_int64(s, 1);
-		c->total_ns += sqlite3_column_int64(s, 2);
+		c->bytes = sat_add64(c->bytes, sqlite3_column_int64(s, 1));
+		c->total_ns = dur_add(c->total_ns, ts_clamp(sqlite3_column_int64(s, 2)));
 		if (gpu_sync_kind(col_text(s, 3)) == 1) {
 			c->sync_count++;
-			c->sync_ns += sqlite3_column_int64(s, 4);
+			c->sync_ns = dur_add(c->sync_ns, ts_clamp(sqlite3_column_int64(s, 4)));
 		}
 	}
 	if (finish(db, s, rc))
@@ -340,9 +341,9 @@ static int load_streams(struct gpu_model *g, sqlite3 *db)
 		t->stream = sqlite3_column_int64(s, 2);
 		t->kernels = sqlite3_column_int64(s, 3);
 		t->copies = sqlite3_column_int64(s, 4);
-		t->busy_ns = sqlite3_column_int64(s, 5);
-		t->first_ns = sqlite3_column_int64(s, 6);
-		t->last_ns = sqlite3_column_int64(s, 7);
+		t->busy_ns = ts_clamp(sqlite3_column_int64(s, 5));
+		t->first_ns = ts_clamp(sqlite3_column_int64(s, 6));
+		t->last_ns = ts_clamp(sqlite3_column_int64(s, 7));
 	}
 	return finish(db, s, rc);
 }
@@ -432,7 +433,7 @@ static int load_busy(struct gpu_model *g, sqlite3 *db, struct spans *gaps)
 		int got;
 
 		if (more) {
-			int64_t a = sqlite3_column_int64(s, 0), b = sqlite3_column_int64(s, 1);
+			int64_t a = ts_clamp(sqlite3_column_int64(s, 0)), b = ts_clamp(sqlite3_column_int64(s, 1));
 			got = merge_step(&m, a, b < a ? a : b, &os, &oe);
 		} else {
 			got = m.open;
@@ -440,7 +441,7 @@ static int load_busy(struct gpu_model *g, sqlite3 *db, struct spans *gaps)
 			m.open = 0;
 		}
 		if (got) {
-			g->busy_ns += oe - os;
+			g->busy_ns = dur_add(g->busy_ns, oe - os);
 			bucket_add(g, os, oe);
 			if (prev_end >= 0 && os > prev_end && spans_add(gaps, prev_end, os))
 				break;
@@ -579,7 +580,7 @@ static int load_host_overlap(struct gpu_model *g, sqlite3 *db, struct spans *gap
 		int got;
 
 		if (more) {
-			int64_t a = sqlite3_column_int64(s, 0), b = sqlite3_column_int64(s, 1);
+			int64_t a = ts_clamp(sqlite3_column_int64(s, 0)), b = ts_clamp(sqlite3_column_int64(s, 1));
 			int src = sqlite3_column_int(s, 2);
 
 			if (b < a)

@@ -3,6 +3,7 @@
 #include "recording.h"
 #include "scan.h"
 #include "db.h"
+#include "checked.h"
 #include "util.h"
 
 #include <stdarg.h>
@@ -291,8 +292,8 @@ static int load_session(struct loader *l)
 	s->gpu_detail = meta(l, "gpu_detail");
 	s->exit_status = (int)meta_int(l, "exit_status", 0);
 	s->exit_signal = (int)meta_int(l, "exit_signal", 0);
-	s->start_ns = meta_int(l, "start_ns", 0);
-	s->end_ns = meta_int(l, "end_ns", 0);
+	s->start_ns = ts_clamp(meta_int(l, "start_ns", 0));
+	s->end_ns = ts_clamp(meta_int(l, "end_ns", 0));
 	s->dropped_events = meta_int(l, "dropped_events", 0);
 	st = db_prepare(l->db, "SELECT count(*), (SELECT tf_detail FROM processes WHERE tf_detail IS NOT NULL LIMIT 1),"
 			       " (SELECT tf_status FROM processes WHERE tf_status = 'hooked' LIMIT 1),"
@@ -305,9 +306,9 @@ static int load_session(struct loader *l)
 		if (!s->tf_status || (sqlite3_column_type(st, 2) != SQLITE_NULL && strcmp(s->tf_status, "hooked")))
 			s->tf_status = col_text(l->m, st, 2) ? col_text(l->m, st, 2) : s->tf_status;
 		if (!s->start_ns && sqlite3_column_type(st, 3) != SQLITE_NULL)
-			s->start_ns = sqlite3_column_int64(st, 3);
+			s->start_ns = ts_clamp(sqlite3_column_int64(st, 3));
 		if (!s->end_ns && sqlite3_column_type(st, 4) != SQLITE_NULL)
-			s->end_ns = sqlite3_column_int64(st, 4);
+			s->end_ns = ts_clamp(sqlite3_column_int64(st, 4));
 		if (!s->dropped_events)
 			s->dropped_events = sqlite3_column_int64(st, 5);
 	}
@@ -395,8 +396,8 @@ static int load_traces(struct loader *l)
 		t = &f->traces[f->ntraces++];
 		memset(t, 0, sizeof(*t));
 		t->id = sqlite3_column_int64(s, 0);
-		t->start_ns = sqlite3_column_int64(s, 2);
-		t->end_ns = sqlite3_column_int64(s, 3);
+		t->start_ns = ts_clamp(sqlite3_column_int64(s, 2));
+		t->end_ns = ts_clamp(sqlite3_column_int64(s, 3));
 		t->function_object = sqlite3_column_int64(s, 4);
 		t->object_trace_no = sqlite3_column_int(s, 5);
 		t->tf_name = sqlite3_column_type(s, 6) == SQLITE_NULL ? NULL : str_of(l, sqlite3_column_int64(s, 6));
@@ -538,7 +539,7 @@ static int load_function_calls(struct loader *l)
 		if (!gf || graph_role_is_call(gf->role))
 			f->calls += g->count;
 		f->calls_failed += g->failed;
-		f->exec_ns += g->total_ns;
+		f->exec_ns = dur_add(f->exec_ns, g->total_ns);
 		span_add(&f->first_ns, &f->last_ns, g->first_ns, g->last_ns);
 	}
 	if (r.rows) {
@@ -629,7 +630,7 @@ static int load_eager(struct loader *l)
 			const struct scan_group *h = &r.groups[k];
 
 			site->count += h->count;
-			site->total_ns += h->total_ns;
+			site->total_ns = dur_add(site->total_ns, h->total_ns);
 			span_add(&site->first_ns, &site->last_ns, h->first_ns, h->last_ns);
 			if (h->count > top) {
 				top = h->count;
@@ -653,7 +654,7 @@ static int load_eager(struct loader *l)
 		}
 		o = &m->ops[m->nops - 1];
 		o->count += g->count;
-		o->total_ns += g->total_ns;
+		o->total_ns = dur_add(o->total_ns, g->total_ns);
 		o->slow_path += g->flagged;
 		o->failed += g->failed;
 	}
@@ -798,7 +799,7 @@ static int load_blackboxes(struct loader *l)
 		 * executions go to the first, which names the function.
 		 */
 		hit->execs += g->count;
-		hit->total_ns += g->total_ns;
+		hit->total_ns = dur_add(hit->total_ns, g->total_ns);
 		span_add(&hit->first_ns, &hit->last_ns, g->first_ns, g->last_ns);
 	}
 	for (size_t j = 0; j < m->nblackboxes; j++) {
@@ -812,7 +813,7 @@ static int load_blackboxes(struct loader *l)
 				f = &m->functions[k];
 		if (f) {
 			f->blackbox_execs += b->execs;
-			f->blackbox_ns += b->total_ns;
+			f->blackbox_ns = dur_add(f->blackbox_ns, b->total_ns);
 		}
 	}
 	if (m->nblackboxes > 1)
@@ -844,11 +845,11 @@ static void function_totals(struct model *m)
 			struct model_trace *t = &f->traces[k];
 			int seen = 0, shape_seen = 0;
 
-			f->trace_ns += t->end_ns - t->start_ns;
+			f->trace_ns = dur_add(f->trace_ns, span_ns(t->start_ns, t->end_ns));
 			if (t->start_ns < s->first_tf_ns)
 				s->first_tf_ns = t->start_ns;
 			if (k > 0)
-				f->retrace_ns += t->end_ns - t->start_ns;
+				f->retrace_ns = dur_add(f->retrace_ns, span_ns(t->start_ns, t->end_ns));
 			f->jit_compile |= t->jit_compile;
 			f->reduce_retracing |= t->reduce_retracing;
 			f->has_input_signature &= t->has_input_signature;
@@ -867,7 +868,7 @@ static void function_totals(struct model *m)
 		f->function_objects = nobj;
 		if (f->first_ns == INT64_MAX)
 			f->first_ns = f->last_ns = 0;
-		s->trace_ns += f->trace_ns;
+		s->trace_ns = dur_add(s->trace_ns, f->trace_ns);
 	}
 	s->traces = 0;
 	for (size_t i = 0; i < m->nfunctions; i++)

@@ -16,7 +16,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* Tables every reader relies on; a file without them is not a recording. */
 static const char *const required_tables[] = {
@@ -41,27 +44,42 @@ static int pragma_int(sqlite3 *db, const char *sql, int *out)
 	return ok ? 0 : -1;
 }
 
-/* Check the file before SQLite sees it; one-line reason in err. */
+/*
+ * Check the file before SQLite sees it; one-line reason in err.  Opened
+ * with O_NONBLOCK and checked with fstat() first: a FIFO or a device given
+ * as the recording must be refused, not block or be read forever.
+ */
 static int check_header(const char *path, char *err, size_t len)
 {
 	unsigned char hdr[100];
 	struct stat st;
-	FILE *f;
-	size_t n;
+	int fd;
+	ssize_t got;
+	size_t n = 0;
 	uint32_t page_size, pages;
 
-	if (!(f = fopen(path, "rb"))) {
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)) < 0) {
 		snprintf(err, len, "cannot open '%s': %s", path, strerror(errno));
 		return -1;
 	}
-	n = fread(hdr, 1, sizeof(hdr), f);
-	if (fstat(fileno(f), &st) != 0)
-		st.st_size = 0;
-	fclose(f);
-	if (S_ISDIR(st.st_mode)) {
-		snprintf(err, len, "'%s' is a directory, not an agprof recording", path);
+	if (fstat(fd, &st) != 0) {
+		snprintf(err, len, "cannot open '%s': %s", path, strerror(errno));
+		close(fd);
 		return -1;
 	}
+	if (S_ISDIR(st.st_mode)) {
+		snprintf(err, len, "'%s' is a directory, not an agprof recording", path);
+		close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		snprintf(err, len, "'%s' is not a regular file, not an agprof recording", path);
+		close(fd);
+		return -1;
+	}
+	while (n < sizeof(hdr) && (got = read(fd, hdr + n, sizeof(hdr) - n)) > 0)
+		n += (size_t)got;
+	close(fd);
 	if (n == 0) {
 		snprintf(err, len, "'%s' is empty, not an agprof recording", path);
 		return -1;
@@ -88,31 +106,76 @@ static int check_header(const char *path, char *err, size_t len)
 	return 0;
 }
 
+/*
+ * Every table of the schema that the file has must be a real table: a view
+ * (or a virtual table) under a table's name would run whatever its author
+ * wrote, e.g. a recursive view that never ends.  Views are also off on the
+ * connection (db_open_readonly()); this check gives the clear error.
+ */
+static int check_table(sqlite3 *db, sqlite3_stmt *s, const char *path, const char *name, int required, char *err,
+		       size_t len)
+{
+	int step, found = 0;
+
+	sqlite3_reset(s);
+	sqlite3_bind_text(s, 1, name, -1, SQLITE_TRANSIENT);
+	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+		const char *type = (const char *)sqlite3_column_text(s, 0);
+		const char *sql = (const char *)sqlite3_column_text(s, 1);
+
+		if (!type || strcmp(type, "table") || !sql || !strncasecmp(sql, "CREATE VIRTUAL", 14)) {
+			snprintf(err, len, "'%s' is malformed: '%s' is a %s, not a table", path, name,
+				 type && strcmp(type, "table") ? type : "virtual table");
+			return -1;
+		}
+		found = 1;
+	}
+	if (step != SQLITE_DONE) {
+		snprintf(err, len, "'%s' is corrupt: %s", path, sqlite3_errmsg(db));
+		return -1;
+	}
+	if (!found && required) {
+		snprintf(err, len, "'%s' is not a complete agprof recording (no table '%s')", path, name);
+		return -1;
+	}
+	return 0;
+}
+
+static int is_required(const char *name)
+{
+	for (int i = 0; required_tables[i]; i++)
+		if (!strcmp(required_tables[i], name))
+			return 1;
+	return 0;
+}
+
 static int check_tables(sqlite3 *db, const char *path, char *err, size_t len)
 {
+	static const char create[] = "CREATE TABLE ";
 	sqlite3_stmt *s = NULL;
+	const char *p = agprof_schema_sql;
 	int rc = 0;
 
-	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?", -1, &s,
+	if (sqlite3_prepare_v2(db, "SELECT type, sql FROM sqlite_schema WHERE name = ?1 COLLATE NOCASE", -1, &s,
 			       NULL) != SQLITE_OK) {
 		snprintf(err, len, "'%s' is corrupt: %s", path, sqlite3_errmsg(db));
 		return -1;
 	}
-	for (int i = 0; required_tables[i] && !rc; i++) {
-		int step;
+	/* the tables this agprof knows: the CREATE TABLE statements of its schema */
+	while (!rc && (p = strstr(p, create))) {
+		char name[64];
+		size_t n;
 
-		sqlite3_bind_text(s, 1, required_tables[i], -1, SQLITE_STATIC);
-		step = sqlite3_step(s);
-		if (step == SQLITE_DONE) {
-			snprintf(err, len, "'%s' is not a complete agprof recording (no table '%s')", path,
-				 required_tables[i]);
-			rc = -1;
-		} else if (step != SQLITE_ROW) {
-			snprintf(err, len, "'%s' is corrupt: %s", path, sqlite3_errmsg(db));
-			rc = -1;
+		p += sizeof(create) - 1;
+		n = strspn(p, "abcdefghijklmnopqrstuvwxyz_0123456789");
+		if (n && n < sizeof(name)) {
+			memcpy(name, p, n);
+			name[n] = '\0';
+			rc = check_table(db, s, path, name, is_required(name), err, len);
 		}
-		sqlite3_reset(s);
 	}
+	for (int i = 0; !rc && required_tables[i]; i++)
+		rc = check_table(db, s, path, required_tables[i], 1, err, len);
 	sqlite3_finalize(s);
 	return rc;
 }
@@ -126,7 +189,7 @@ int recording_open(struct recording *rec, const char *path)
 	memset(rec, 0, sizeof(*rec));
 	if (check_header(path, err, sizeof(err)))
 		return error("%s", err);
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+	if (db_open_readonly(path, 0, &db) != SQLITE_OK) {
 		error("cannot open '%s': %s", path, db ? sqlite3_errmsg(db) : "out of memory");
 		sqlite3_close(db);
 		return -1;

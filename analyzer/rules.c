@@ -24,7 +24,15 @@ struct node {
 	double num;
 	char *text;         /* N_STR, N_IDENT */
 	struct node *a, *b;
+	int depth;          /* levels of the tree below and including this node */
 };
+
+/*
+ * Rule files are input too: nesting ("((((...", "not not ...", "- - ...")
+ * and operator chains ("a + a + ...") are capped, so that neither the
+ * recursive parser nor the recursive evaluator can run out of stack.
+ */
+#define MAX_EXPR_DEPTH 100
 
 static void node_free(struct node *n)
 {
@@ -38,6 +46,7 @@ static void node_free(struct node *n)
 
 struct parser {
 	const char *s, *p;
+	int depth;          /* recursion depth of the parse functions */
 	char err[160];
 };
 
@@ -77,6 +86,36 @@ static int accept_word(struct parser *ps, const char *kw)
 
 static struct node *parse_or(struct parser *ps);
 
+/* Enter one more level of recursion; -1 (error set) past MAX_EXPR_DEPTH. */
+static int enter(struct parser *ps)
+{
+	if (++ps->depth > MAX_EXPR_DEPTH)
+		return parse_fail(ps, "expression nested too deeply (more than 100 levels)");
+	return 0;
+}
+
+/* A node of kind over a (and b, may be NULL); frees them and returns NULL on failure. */
+static struct node *join(struct parser *ps, enum node_kind kind, int op, struct node *a, struct node *b)
+{
+	struct node *n;
+	int depth = 1 + (a ? a->depth : 0);
+
+	if (b && 1 + b->depth > depth)
+		depth = 1 + b->depth;
+	if (!a || (kind >= N_AND && !b) || depth > MAX_EXPR_DEPTH || !(n = new_node(kind))) {
+		if (depth > MAX_EXPR_DEPTH)
+			parse_fail(ps, "expression too deep (more than 100 levels of operators)");
+		node_free(a);
+		node_free(b);
+		return NULL;
+	}
+	n->op = op;
+	n->a = a;
+	n->b = b;
+	n->depth = depth;
+	return n;
+}
+
 /* A number with an optional unit: ns us ms s (to nanoseconds), % (to a share). */
 static double parse_number_unit(const char *s, char **end)
 {
@@ -105,7 +144,10 @@ static struct node *parse_primary(struct parser *ps)
 	skip_ws(ps);
 	if (*ps->p == '(') {
 		ps->p++;
+		if (enter(ps))
+			return NULL;
 		n = parse_or(ps);
+		ps->depth--;
 		skip_ws(ps);
 		if (!n || *ps->p != ')') {
 			node_free(n);
@@ -158,33 +200,16 @@ static struct node *parse_unary(struct parser *ps)
 {
 	skip_ws(ps);
 	if (*ps->p == '-') {
-		struct node *n = new_node(N_NEG);
+		struct node *a;
 
 		ps->p++;
-		if (!n)
+		if (enter(ps))
 			return NULL;
-		if (!(n->a = parse_unary(ps))) {
-			node_free(n);
-			return NULL;
-		}
-		return n;
+		a = parse_unary(ps);
+		ps->depth--;
+		return join(ps, N_NEG, 0, a, NULL);
 	}
 	return parse_primary(ps);
-}
-
-static struct node *make_bin(int op, struct node *a, struct node *b)
-{
-	struct node *n;
-
-	if (!a || !b || !(n = new_node(N_BIN))) {
-		node_free(a);
-		node_free(b);
-		return NULL;
-	}
-	n->op = op;
-	n->a = a;
-	n->b = b;
-	return n;
 }
 
 static struct node *parse_product(struct parser *ps)
@@ -196,7 +221,7 @@ static struct node *parse_product(struct parser *ps)
 		if (*ps->p != '*' && *ps->p != '/')
 			break;
 		int op = *ps->p++;
-		n = make_bin(op, n, parse_unary(ps));
+		n = join(ps, N_BIN, op, n, parse_unary(ps));
 	}
 	return n;
 }
@@ -210,7 +235,7 @@ static struct node *parse_sum(struct parser *ps)
 		if (*ps->p != '+' && *ps->p != '-')
 			break;
 		int op = *ps->p++;
-		n = make_bin(op, n, parse_product(ps));
+		n = join(ps, N_BIN, op, n, parse_product(ps));
 	}
 	return n;
 }
@@ -235,21 +260,19 @@ static struct node *parse_cmp(struct parser *ps)
 		op = *ps->p++;
 	if (!op)
 		return n;
-	return make_bin(op, n, parse_sum(ps));
+	return join(ps, N_BIN, op, n, parse_sum(ps));
 }
 
 static struct node *parse_not(struct parser *ps)
 {
 	if (accept_word(ps, "not")) {
-		struct node *n = new_node(N_NOT);
+		struct node *a;
 
-		if (!n)
+		if (enter(ps))
 			return NULL;
-		if (!(n->a = parse_not(ps))) {
-			node_free(n);
-			return NULL;
-		}
-		return n;
+		a = parse_not(ps);
+		ps->depth--;
+		return join(ps, N_NOT, 0, a, NULL);
 	}
 	return parse_cmp(ps);
 }
@@ -259,16 +282,7 @@ static struct node *parse_and(struct parser *ps)
 	struct node *n = parse_not(ps);
 
 	while (n && accept_word(ps, "and")) {
-		struct node *b = parse_not(ps), *x;
-
-		if (!b || !(x = new_node(N_AND))) {
-			node_free(n);
-			node_free(b);
-			return NULL;
-		}
-		x->a = n;
-		x->b = b;
-		n = x;
+		n = join(ps, N_AND, 0, n, parse_not(ps));
 	}
 	return n;
 }
@@ -278,16 +292,7 @@ static struct node *parse_or(struct parser *ps)
 	struct node *n = parse_and(ps);
 
 	while (n && accept_word(ps, "or")) {
-		struct node *b = parse_and(ps), *x;
-
-		if (!b || !(x = new_node(N_OR))) {
-			node_free(n);
-			node_free(b);
-			return NULL;
-		}
-		x->a = n;
-		x->b = b;
-		n = x;
+		n = join(ps, N_OR, 0, n, parse_and(ps));
 	}
 	return n;
 }
@@ -298,6 +303,7 @@ static struct node *parse_expr(struct parser *ps, const char *text)
 	struct node *n;
 
 	ps->s = ps->p = text;
+	ps->depth = 0;
 	ps->err[0] = '\0';
 	n = parse_or(ps);
 	skip_ws(ps);
@@ -438,7 +444,7 @@ static int set_expr(struct rule *r, struct node **slot, const char *value, int l
 	node_free(*slot);
 	*slot = parse_expr(&ps, value);
 	if (!*slot)
-		return rule_error(r->path, line, "%s in '%s'", ps.err, value);
+		return rule_error(r->path, line, "%s in '%.60s%s'", ps.err, value, strlen(value) > 60 ? "..." : "");
 	return 0;
 }
 

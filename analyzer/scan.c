@@ -1,5 +1,7 @@
 /* scan.c - see scan.h. */
 #include "scan.h"
+#include "checked.h"
+#include "db.h"
 #include "util.h"
 
 #include <pthread.h>
@@ -99,7 +101,7 @@ static int group_merge(struct group_table *t, const struct scan_group *g)
 	if (!d)
 		return -1;
 	d->count += g->count;
-	d->total_ns += g->total_ns;
+	d->total_ns = dur_add(d->total_ns, g->total_ns);
 	d->flagged += g->flagged;
 	d->failed += g->failed;
 	if (g->first_ns < d->first_ns)
@@ -134,7 +136,8 @@ static void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	struct scan_job *job = sqlite3_user_data(ctx);
 	struct scan_group *g = job->last;
 	int64_t k1 = sqlite3_value_int64(argv[0]), k2 = sqlite3_value_int64(argv[1]);
-	int64_t start = sqlite3_value_int64(argv[2]), end = sqlite3_value_int64(argv[3]);
+	/* clamped: a hostile timestamp must not overflow the sums (checked.h) */
+	int64_t start = ts_clamp(sqlite3_value_int64(argv[2])), end = ts_clamp(sqlite3_value_int64(argv[3]));
 	int flag = sqlite3_value_int(argv[4]) != 0, failed = sqlite3_value_int(argv[5]) == 0;
 
 	(void)argc;
@@ -150,7 +153,7 @@ static void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		job->last = g;
 	}
 	g->count++;
-	g->total_ns += end - start;
+	g->total_ns = dur_add(g->total_ns, span_ns(start, end)); /* an end before its start costs 0 */
 	g->flagged += flag;
 	g->failed += failed;
 	if (start < g->first_ns)
@@ -177,7 +180,7 @@ static void *scan_worker(void *arg)
 		snprintf(job->err, sizeof(job->err), "out of memory");
 		return NULL;
 	}
-	if (sqlite3_open_v2(job->path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+	if (db_open_readonly(job->path, SQLITE_OPEN_NOMUTEX, &db) != SQLITE_OK) {
 		snprintf(job->err, sizeof(job->err), "cannot open '%s': %s", job->path, db ? sqlite3_errmsg(db) : "out of memory");
 		goto cleanup;
 	}
@@ -194,7 +197,7 @@ static void *scan_worker(void *arg)
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
 		if (job->totals_only) {
 			job->rows += sqlite3_column_int64(stmt, 0);
-			job->total_ns += sqlite3_column_int64(stmt, 1);
+			job->total_ns = dur_add(job->total_ns, sqlite3_column_int64(stmt, 1));
 		}
 	if (rc != SQLITE_DONE) {
 		snprintf(job->err, sizeof(job->err), "cannot read '%s': %s", job->path,
@@ -257,12 +260,13 @@ static const char *cost_start(const char *table)
 static struct scan_job *scan_fanout(const char *path, const char *sql, int totals_only, int64_t lo, int64_t hi,
 				    int *njobs, int *failed)
 {
-	int64_t span = hi >= lo ? hi - lo + 1 : 0;
+	/* ids come from the file: hi - lo may not fit in int64 (the rows do) */
+	unsigned __int128 span = hi >= lo ? (unsigned __int128)((uint64_t)hi - (uint64_t)lo) + 1 : 0;
 	int nthreads = scan_threads();
 	struct scan_job *jobs;
 	pthread_t *tids;
 
-	if (span / SCAN_MIN_ROWS_PER_THREAD + 1 < nthreads)
+	if (span / SCAN_MIN_ROWS_PER_THREAD + 1 < (unsigned)nthreads)
 		nthreads = (int)(span / SCAN_MIN_ROWS_PER_THREAD + 1);
 	jobs = calloc((size_t)nthreads, sizeof(*jobs));
 	tids = calloc((size_t)nthreads, sizeof(*tids));
@@ -275,8 +279,8 @@ static struct scan_job *scan_fanout(const char *path, const char *sql, int total
 		jobs[i].path = path;
 		jobs[i].sql = sql;
 		jobs[i].totals_only = totals_only;
-		jobs[i].lo = lo + span * i / nthreads;
-		jobs[i].hi = lo + span * (i + 1) / nthreads - 1;
+		jobs[i].lo = (int64_t)((uint64_t)lo + (uint64_t)(span * (unsigned)i / (unsigned)nthreads));
+		jobs[i].hi = (int64_t)((uint64_t)lo + (uint64_t)(span * (unsigned)(i + 1) / (unsigned)nthreads) - 1);
 	}
 	for (int i = 1; i < nthreads; i++)
 		if (pthread_create(&tids[i], NULL, scan_worker, &jobs[i]) != 0) {
@@ -313,7 +317,7 @@ static sqlite3 *open_id_range(const char *path, const char *table, int64_t *lo, 
 	char q[160];
 
 	*lo = 0, *hi = -1;
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+	if (db_open_readonly(path, 0, &db) != SQLITE_OK) {
 		error("cannot open '%s': %s", path, db ? sqlite3_errmsg(db) : "out of memory");
 		sqlite3_close(db);
 		return NULL;
@@ -376,7 +380,7 @@ int scan_table(const char *path, const char *table, const char *k1, const char *
 			continue;
 		g = &out->groups[out->ngroups++];
 		*g = all.slots[j];
-		out->total_ns += g->total_ns;
+		out->total_ns = dur_add(out->total_ns, g->total_ns);
 		if (g->first_ns < out->first_ns)
 			out->first_ns = g->first_ns;
 		if (g->last_ns > out->last_ns)
@@ -413,8 +417,11 @@ int scan_totals(const char *path, const char *table, int64_t *rows, int64_t *tot
 	snprintf(q, sizeof(q), "SELECT coalesce(min(start_ns), 0) FROM %s", table);
 	if (query_int64(db, q, first_ns))
 		goto cleanup;
+	*first_ns = ts_clamp(*first_ns);
 	snprintf(sql, sizeof(sql),
-		 "SELECT count(*), coalesce(sum(end_ns - (%s)), 0) FROM %s WHERE id BETWEEN ?1 AND ?2",
+		 /* total(), not sum(): a hostile row must not stop the report with "integer overflow" */
+		 "SELECT count(*), CAST(min(total(max(end_ns - (%s), 0)), 4611686018427387904) AS INTEGER) FROM %s"
+		 " WHERE id BETWEEN ?1 AND ?2",
 		 cost_start(table), table);
 	jobs = scan_fanout(path, sql, 1, lo, hi, &nthreads, &failed);
 	if (!jobs) {
@@ -426,7 +433,7 @@ int scan_totals(const char *path, const char *table, int64_t *rows, int64_t *tot
 	rc = 0;
 	for (int i = 0; i < nthreads; i++) {
 		*rows += jobs[i].rows;
-		*total_ns += jobs[i].total_ns;
+		*total_ns = dur_add(*total_ns, jobs[i].total_ns);
 	}
 cleanup:
 	scan_jobs_free(jobs, nthreads);

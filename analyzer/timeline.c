@@ -1,5 +1,6 @@
 /* timeline.c - see timeline.h. */
 #include "timeline.h"
+#include "checked.h"
 #include "db.h"
 #include "recording.h"
 #include "strbuf.h"
@@ -19,6 +20,7 @@
 #define DEFAULT_NBINS (1u << 18)
 #define SCAN_CHUNK_ROWS (1 << 18)
 #define MAX_SCAN_THREADS 8
+#define MAX_TABLE_CHUNKS 4096 /* rowid chunks of one table, however far apart its ids */
 #define SCAN_NICE 5  /* added to the scan threads' nice value (Linux: per thread) */
 
 static const char *const kind_names[TL_NKINDS] = {
@@ -260,9 +262,11 @@ void tl_lod_merge(const struct tl_window *w, const struct tl_slice *slices, size
 
 const char *timeline_string(const struct timeline *tl, int64_t id)
 {
-	if (id < 0 || (size_t)id >= tl->nstrings)
+	size_t i;
+
+	if (!idmap_get(&tl->strings.at, id, &i))
 		return NULL;
-	return tl->strings[id];
+	return tl->strings.text[i];
 }
 
 const char *timeline_slice_name(const struct timeline *tl, const struct tl_slice *s)
@@ -274,85 +278,113 @@ const char *timeline_slice_name(const struct timeline *tl, const struct tl_slice
 	return tl_kind_name((enum tl_kind)s->kind);
 }
 
-/* Load strings, functions and graph_functions into arrays indexed by id. */
-static int load_maps(struct timeline *tl)
+/*
+ * A copy of text to show on the terminal: control characters (which could
+ * move the cursor or retitle the window) become '?'.
+ */
+static char *screen_text(const unsigned char *text, int len)
+{
+	char *out = alloc_array((size_t)(len > 0 ? len : 0) + 1, 1);
+
+	if (!out)
+		return NULL;
+	for (int i = 0; i < len; i++)
+		out[i] = text[i] < 0x20 || text[i] == 0x7f ? '?' : (char)text[i];
+	out[len > 0 ? len : 0] = '\0';
+	return out;
+}
+
+/*
+ * Read "SELECT id, value" rows into t: column 1 as text (text != 0) or as
+ * an integer.  Memory grows with the rows, never with the ids (untrusted).
+ */
+static int load_id_rows(struct timeline *tl, const char *sql, struct tl_idrows *t, int text)
 {
 	sqlite3 *db = tl->rec->db;
-	sqlite3_stmt *st = NULL;
-	int64_t max;
-	int ret = -1, rc;
+	sqlite3_stmt *st = db_prepare(db, sql);
+	size_t alloc = 0;
+	int rc;
 
-	st = db_prepare(db, "SELECT coalesce(max(id), 0) FROM strings");
-	if (!st || sqlite3_step(st) != SQLITE_ROW)
-		goto cleanup;
-	max = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
-	tl->nstrings = (size_t)max + 1;
-	tl->strings = calloc(tl->nstrings, sizeof(*tl->strings));
-	st = db_prepare(db, "SELECT id, text FROM strings");
-	if (!tl->strings || !st)
-		goto cleanup;
+	if (!st)
+		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(st, 0);
-		if (id >= 0 && id <= max)
-			tl->strings[id] = strdup((const char *)sqlite3_column_text(st, 1));
-	}
-	if (rc != SQLITE_DONE)
-		goto cleanup;
-	sqlite3_finalize(st);
 
-	st = db_prepare(db, "SELECT coalesce(max(id), 0) FROM functions");
-	if (!st || sqlite3_step(st) != SQLITE_ROW)
-		goto cleanup;
-	tl->nfn = (size_t)sqlite3_column_int64(st, 0) + 1;
-	sqlite3_finalize(st);
-	tl->fn_name = malloc(tl->nfn * sizeof(*tl->fn_name));
-	st = db_prepare(db, "SELECT id, name_id FROM functions");
-	if (!tl->fn_name || !st)
-		goto cleanup;
-	for (size_t i = 0; i < tl->nfn; i++)
-		tl->fn_name[i] = -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, 0);
-		if (id >= 0 && (size_t)id < tl->nfn)
-			tl->fn_name[id] = sqlite3_column_int64(st, 1);
-	}
-	if (rc != SQLITE_DONE)
-		goto cleanup;
-	sqlite3_finalize(st);
+		if (t->n == alloc) {
+			size_t na = alloc ? alloc * 2 : 256;
+			int64_t *ids = realloc_array(t->id, na, sizeof(*ids));
 
-	st = db_prepare(db, "SELECT coalesce(max(id), 0) FROM graph_functions");
-	if (!st || sqlite3_step(st) != SQLITE_ROW)
-		goto cleanup;
-	tl->ngf = (size_t)sqlite3_column_int64(st, 0) + 1;
-	sqlite3_finalize(st);
-	tl->gf_fn = malloc(tl->ngf * sizeof(*tl->gf_fn));
-	st = db_prepare(db, "SELECT id, coalesce(function_id, -1) FROM graph_functions");
-	if (!tl->gf_fn || !st)
-		goto cleanup;
-	for (size_t i = 0; i < tl->ngf; i++)
-		tl->gf_fn[i] = -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, 0);
-		if (id >= 0 && (size_t)id < tl->ngf)
-			tl->gf_fn[id] = sqlite3_column_int64(st, 1);
+			if (ids)
+				t->id = ids;
+			void *vals = ids ? (text ? realloc_array(t->text, na, sizeof(*t->text))
+						  : realloc_array(t->value, na, sizeof(*t->value)))
+					 : NULL;
+			if (!vals)
+				goto oom;
+			if (text)
+				t->text = vals;
+			else
+				t->value = vals;
+			alloc = na;
+		}
+		if (text) {
+			const unsigned char *s = sqlite3_column_text(st, 1);
+
+			t->text[t->n] = s ? screen_text(s, sqlite3_column_bytes(st, 1)) : NULL;
+			if (s && !t->text[t->n])
+				goto oom;
+		} else {
+			t->value[t->n] = sqlite3_column_int64(st, 1);
+		}
+		t->id[t->n] = id;
+		if (idmap_put(&t->at, id, t->n) < 0) {
+			if (text)
+				free(t->text[t->n]);
+			goto oom;
+		}
+		t->n++;
 	}
-	if (rc != SQLITE_DONE)
-		goto cleanup;
-	ret = 0;
-cleanup:
-	/* a failed db_prepare() has printed its error already */
-	if (ret && st)
-		error("cannot read '%s': %s", tl->rec->path, sqlite3_errmsg(db));
-	else if (ret && !tl->strings)
-		error("out of memory");
 	sqlite3_finalize(st);
-	return ret;
+	if (rc != SQLITE_DONE)
+		return error("cannot read '%s': %s", tl->rec->path, sqlite3_errmsg(db));
+	return 0;
+oom:
+	sqlite3_finalize(st);
+	return error("out of memory");
+}
+
+static void id_rows_release(struct tl_idrows *t)
+{
+	for (size_t i = 0; t->text && i < t->n; i++)
+		free(t->text[i]);
+	free(t->text);
+	free(t->value);
+	free(t->id);
+	idmap_release(&t->at);
+	memset(t, 0, sizeof(*t));
+}
+
+/* Load strings, functions and graph_functions, found by id through maps. */
+static int load_maps(struct timeline *tl)
+{
+	if (load_id_rows(tl, "SELECT id, text FROM strings", &tl->strings, 1) < 0 ||
+	    load_id_rows(tl, "SELECT id, name_id FROM functions", &tl->functions, 0) < 0 ||
+	    load_id_rows(tl, "SELECT id, coalesce(function_id, -1) FROM graph_functions", &tl->graph_fns, 0) < 0)
+		return -1;
+	return 0;
+}
+
+/* The value of row id in t, -1 when there is none. */
+static int64_t id_value(const struct tl_idrows *t, int64_t id)
+{
+	size_t i;
+
+	return idmap_get(&t->at, id, &i) ? t->value[i] : -1;
 }
 
 static int64_t fn_name_of(const struct timeline *tl, int64_t fn)
 {
-	return fn >= 0 && (size_t)fn < tl->nfn ? tl->fn_name[fn] : -1;
+	return id_value(&tl->functions, fn);
 }
 
 /*
@@ -365,8 +397,8 @@ static int64_t resolve_name(const struct timeline *tl, enum tl_kind kind, int64_
 
 	if (kind == TL_TRACE)
 		return fn_name_of(tl, aux);
-	if (kind == TL_CALL && aux >= 0 && (size_t)aux < tl->ngf) {
-		n = fn_name_of(tl, tl->gf_fn[aux]);
+	if (kind == TL_CALL && aux >= 0) {
+		n = fn_name_of(tl, id_value(&tl->graph_fns, aux));
 		if (n >= 0)
 			return n;
 	}
@@ -379,8 +411,8 @@ static void row_to_slice(const struct timeline *tl, sqlite3_stmt *st, enum tl_ki
 	if (kind == TL_KERNEL && sqlite3_column_int(st, 9))
 		kind = TL_COPY;
 	s->id = sqlite3_column_int64(st, 0);
-	s->start_ns = sqlite3_column_int64(st, 3);
-	s->end_ns = sqlite3_column_int64(st, 4);
+	s->start_ns = ts_clamp(sqlite3_column_int64(st, 3));
+	s->end_ns = ts_clamp(sqlite3_column_int64(st, 4));
 	if (s->end_ns < s->start_ns)
 		s->end_ns = s->start_ns;
 	s->name_id = resolve_name(tl, kind, sqlite3_column_int64(st, 5), sqlite3_column_int64(st, 6));
@@ -407,6 +439,15 @@ struct scan_task {
 	const struct scan_table *table;
 	int64_t lo, hi;
 };
+
+/* Rows a task stands for in the progress share: its id range, at most one chunk's worth. */
+static int64_t task_rows(const struct scan_task *t)
+{
+	uint64_t n = (uint64_t)t->hi - (uint64_t)t->lo;
+
+	return n >= SCAN_CHUNK_ROWS ? SCAN_CHUNK_ROWS : (int64_t)n + 1;
+}
+
 
 struct tl_loader {
 	pthread_mutex_t lock;   /* lane creation, longs, next, failure */
@@ -544,13 +585,13 @@ static int lane_add(struct timeline *tl, struct tl_lane *l, const struct tl_slic
 {
 	int64_t d = s->end_ns - s->start_ns;
 
-	if (d > TL_LONG_BINS * tl->bin_ns) {
+	if (d > sat_mul64(TL_LONG_BINS, tl->bin_ns)) {
 		int ret = 0;
 
 		pthread_mutex_lock(&tl->loader->lock);
 		if (l->nlongs == l->alongs) {
 			size_t n = l->alongs ? l->alongs * 2 : 64;
-			struct tl_slice *p = realloc(l->longs, n * sizeof(*p));
+			struct tl_slice *p = realloc_array(l->longs, n, sizeof(*p));
 			if (p) {
 				l->longs = p;
 				l->alongs = n;
@@ -624,7 +665,7 @@ static int scan_one(struct scan_worker *w, sqlite3 *db, sqlite3_stmt **find, con
 	const struct scan_table *t = task->table;
 	sqlite3_stmt *st = NULL;
 	int gpu = t->kind == TL_KERNEL, rc, n = 0;
-	int64_t long_ns = TL_LONG_BINS * tl->bin_ns;
+	int64_t long_ns = sat_mul64(TL_LONG_BINS, tl->bin_ns);
 
 	if (sqlite3_prepare_v2(db, t->select, -1, &st, NULL) != SQLITE_OK) {
 		loader_fail(tl->loader, "%.100s in '%.140s'", sqlite3_errmsg(db), t->select);
@@ -639,8 +680,8 @@ static int scan_one(struct scan_worker *w, sqlite3 *db, sqlite3_stmt **find, con
 		struct tl_lane *l;
 		int64_t *events;
 
-		s.start_ns = sqlite3_column_int64(st, 3);
-		s.end_ns = sqlite3_column_int64(st, 4);
+		s.start_ns = ts_clamp(sqlite3_column_int64(st, 3));
+		s.end_ns = ts_clamp(sqlite3_column_int64(st, 4));
 		if (s.end_ns < s.start_ns)
 			s.end_ns = s.start_ns;
 		key.kind = gpu && sqlite3_column_int(st, 6) ? TL_COPY : (int)t->kind;
@@ -691,7 +732,7 @@ static void *scan_thread(void *arg)
 
 	/* the thread that draws must win the CPU over the scan: redraws stay fluid */
 	setpriority(PRIO_PROCESS, (id_t)gettid(), SCAN_NICE);
-	if (sqlite3_open_v2(w.tl->rec->path, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
+	if (db_open_readonly(w.tl->rec->path, SQLITE_OPEN_NOMUTEX, &db) != SQLITE_OK) {
 		loader_fail(ld, "%s", db ? sqlite3_errmsg(db) : "out of memory");
 		goto done;
 	}
@@ -706,7 +747,7 @@ static void *scan_thread(void *arg)
 		if (scan_one(&w, db, find, &ld->tasks[i]) < 0)
 			break;
 		worker_flush(&w);
-		__atomic_fetch_add(&ld->rows_done, ld->tasks[i].hi - ld->tasks[i].lo + 1, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&ld->rows_done, task_rows(&ld->tasks[i]), __ATOMIC_RELAXED);
 		__atomic_fetch_add(&ld->generation, 1, __ATOMIC_RELEASE);
 	}
 	worker_flush(&w);
@@ -764,9 +805,17 @@ static int make_tasks(struct timeline *tl, struct tl_loader *ld)
 	 * run, which the rest refines.
 	 */
 	int64_t nchunks[NSCAN_TABLES], most = 0;
+	uint64_t chunk[NSCAN_TABLES];
 	int bits = 0;
 	for (size_t t = 0; t < NSCAN_TABLES; t++) {
-		nchunks[t] = has[t] ? (hi[t] - lo[t]) / SCAN_CHUNK_ROWS + 1 : 0;
+		/*
+		 * Ids come from the file: a table whose ids span 2^64 gets at most
+		 * MAX_TABLE_CHUNKS (mostly empty) chunks, not 2^46 of them.
+		 */
+		uint64_t width = has[t] && hi[t] >= lo[t] ? (uint64_t)hi[t] - (uint64_t)lo[t] : 0;
+
+		chunk[t] = width / MAX_TABLE_CHUNKS + 1 > SCAN_CHUNK_ROWS ? width / MAX_TABLE_CHUNKS + 1 : SCAN_CHUNK_ROWS;
+		nchunks[t] = has[t] && hi[t] >= lo[t] ? (int64_t)(width / chunk[t]) + 1 : 0;
 		if (nchunks[t] > most)
 			most = nchunks[t];
 	}
@@ -781,18 +830,19 @@ static int make_tasks(struct timeline *tl, struct tl_loader *ld)
 			int64_t a;
 			if (!has[t] || k >= nchunks[t])
 				continue;
-			a = lo[t] + k * SCAN_CHUNK_ROWS;
+			a = (int64_t)((uint64_t)lo[t] + (uint64_t)k * chunk[t]);
 			if (ld->ntasks == alloc) {
 				alloc = alloc ? alloc * 2 : 32;
-				struct scan_task *p = realloc(ld->tasks, alloc * sizeof(*p));
+				struct scan_task *p = realloc_array(ld->tasks, alloc, sizeof(*p));
 				if (!p)
 					return error("out of memory");
 				ld->tasks = p;
 			}
 			ld->tasks[ld->ntasks].table = &scan_tables[t];
 			ld->tasks[ld->ntasks].lo = a;
-			ld->tasks[ld->ntasks].hi = a + SCAN_CHUNK_ROWS - 1 < hi[t] ? a + SCAN_CHUNK_ROWS - 1 : hi[t];
-			ld->rows_total += ld->tasks[ld->ntasks].hi - a + 1;
+			ld->tasks[ld->ntasks].hi = (uint64_t)hi[t] - (uint64_t)a > chunk[t] - 1
+							   ? (int64_t)((uint64_t)a + chunk[t] - 1) : hi[t];
+			ld->rows_total += task_rows(&ld->tasks[ld->ntasks]);
 			ld->ntasks++;
 		}
 	}
@@ -807,9 +857,9 @@ static int find_span(struct timeline *tl)
 	int64_t lo = INT64_MAX, hi = INT64_MIN;
 
 	if (s && *s)
-		lo = strtoll(s, NULL, 10);
+		lo = ts_clamp(strtoll(s, NULL, 10));
 	if (e && *e)
-		hi = strtoll(e, NULL, 10);
+		hi = ts_clamp(strtoll(e, NULL, 10));
 	free(s);
 	free(e);
 	for (size_t t = 0; t < NSCAN_TABLES; t++) {
@@ -827,7 +877,7 @@ static int find_span(struct timeline *tl)
 			if (!st)
 				return -1;
 			if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
-				int64_t v = sqlite3_column_int64(st, 0);
+				int64_t v = ts_clamp(sqlite3_column_int64(st, 0));
 				if (!m && v < lo)
 					lo = v;
 				if (m && v >= hi)
@@ -1014,7 +1064,7 @@ static int publish_lanes(struct timeline *tl, size_t n)
 	size_t old = tl->nlanes;
 	struct tl_track *p;
 
-	p = realloc(tl->tracks, n * sizeof(*p)); /* at most one track per lane */
+	p = realloc_array(tl->tracks, n, sizeof(*p)); /* at most one track per lane */
 	if (!p)
 		return error("out of memory");
 	tl->tracks = p;
@@ -1175,7 +1225,7 @@ static int load_retraces(struct timeline *tl)
 		if (tl->nretraces == alloc) {
 			alloc = alloc ? alloc * 2 : 16;
 			/* twice: the second half holds the same marks by id */
-			struct tl_mark *p = realloc(tl->retraces, 2 * alloc * sizeof(*p));
+			struct tl_mark *p = realloc_array(tl->retraces, 2 * alloc, sizeof(*p));
 			if (!p) {
 				sqlite3_finalize(st);
 				return error("out of memory");
@@ -1187,8 +1237,10 @@ static int load_retraces(struct timeline *tl)
 		m->slice.id = sqlite3_column_int64(st, 0);
 		m->pid = sqlite3_column_int64(st, 1);
 		m->tid = sqlite3_column_int64(st, 2);
-		m->slice.start_ns = sqlite3_column_int64(st, 3);
-		m->slice.end_ns = sqlite3_column_int64(st, 4);
+		m->slice.start_ns = ts_clamp(sqlite3_column_int64(st, 3));
+		m->slice.end_ns = ts_clamp(sqlite3_column_int64(st, 4));
+		if (m->slice.end_ns < m->slice.start_ns)
+			m->slice.end_ns = m->slice.start_ns;
 		m->function_id = sqlite3_column_int64(st, 5);
 		m->slice.name_id = fn_name_of(tl, m->function_id);
 		m->slice.kind = TL_TRACE;
@@ -1304,11 +1356,9 @@ void timeline_release(struct timeline *tl)
 	}
 	free(tl->lanes);
 	free(tl->retraces);
-	for (size_t i = 0; i < tl->nstrings; i++)
-		free(tl->strings[i]);
-	free(tl->strings);
-	free(tl->fn_name);
-	free(tl->gf_fn);
+	id_rows_release(&tl->strings);
+	id_rows_release(&tl->functions);
+	id_rows_release(&tl->graph_fns);
 	for (int k = 0; k < TL_NKINDS; k++) {
 		sqlite3_finalize(tl->range[k]);
 		sqlite3_finalize(tl->step[0][k]);
@@ -1338,7 +1388,7 @@ static int render_push(struct tl_render *r, const struct tl_slice *s)
 {
 	if (r->nslices == r->alloc) {
 		size_t n = r->alloc ? r->alloc * 2 : 256;
-		struct tl_slice *p = realloc(r->slices, n * sizeof(*p));
+		struct tl_slice *p = realloc_array(r->slices, n, sizeof(*p));
 		if (!p)
 			return error("out of memory");
 		r->slices = p;
@@ -1373,7 +1423,7 @@ static int push_longs(struct timeline *tl, const struct tl_lane *l, int64_t t0, 
 static int64_t look_back(const struct timeline *tl, const struct tl_lane *l)
 {
 	if (loading(tl))
-		return TL_LONG_BINS * tl->bin_ns;
+		return sat_mul64(TL_LONG_BINS, tl->bin_ns);
 	return __atomic_load_n(&l->max_short_ns, __ATOMIC_RELAXED);
 }
 
@@ -1493,7 +1543,7 @@ int timeline_lane_render(struct timeline *tl, size_t lane, const struct tl_windo
 	if (w->cols <= 0 || w->t1 <= w->t0)
 		return 0;
 	if ((size_t)w->cols > r->cells_alloc) {
-		struct tl_cell *p = realloc(r->cells, (size_t)w->cols * sizeof(*p));
+		struct tl_cell *p = realloc_array(r->cells, (size_t)w->cols, sizeof(*p));
 		if (!p)
 			return error("out of memory");
 		r->cells = p;
@@ -1665,17 +1715,17 @@ static void matching_ids(const struct timeline *tl, const char *needle, int func
 
 	strbuf_addch(sb, '[');
 	if (functions) {
-		for (size_t i = 0; i < tl->nfn; i++) {
-			const char *s = timeline_string(tl, tl->fn_name[i]);
+		for (size_t i = 0; i < tl->functions.n; i++) {
+			const char *s = timeline_string(tl, tl->functions.value[i]);
 			if (s && strcasestr(s, needle)) {
-				strbuf_addf(sb, "%s%zu", first ? "" : ",", i);
+				strbuf_addf(sb, "%s%" PRId64, first ? "" : ",", tl->functions.id[i]);
 				first = 0;
 			}
 		}
 	} else {
-		for (size_t i = 0; i < tl->nstrings; i++) {
-			if (tl->strings[i] && strcasestr(tl->strings[i], needle)) {
-				strbuf_addf(sb, "%s%zu", first ? "" : ",", i);
+		for (size_t i = 0; i < tl->strings.n; i++) {
+			if (tl->strings.text[i] && strcasestr(tl->strings.text[i], needle)) {
+				strbuf_addf(sb, "%s%" PRId64, first ? "" : ",", tl->strings.id[i]);
 				first = 0;
 			}
 		}
@@ -1719,7 +1769,7 @@ ptrdiff_t timeline_search(struct timeline *tl, const char *needle, unsigned mask
 				continue;
 			if (n == alloc) {
 				alloc = alloc ? alloc * 2 : 64;
-				struct tl_slice *p = realloc(res, alloc * sizeof(*p));
+				struct tl_slice *p = realloc_array(res, alloc, sizeof(*p));
 				if (!p) {
 					sqlite3_finalize(st);
 					error("out of memory");
@@ -1787,7 +1837,7 @@ static void detail_add(struct details *d, const char *label, const char *fmt, ..
 
 	if (d->n == d->alloc) {
 		size_t n = d->alloc ? d->alloc * 2 : 16;
-		struct tl_detail *p = realloc(d->v, n * sizeof(*p));
+		struct tl_detail *p = realloc_array(d->v, n, sizeof(*p));
 		if (!p) {
 			d->oom = 1;
 			return;

@@ -31,6 +31,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "idmap.h"
+
 struct recording;
 struct sqlite3_stmt;
 
@@ -103,6 +105,18 @@ struct tl_mark {
 
 struct tl_loader; /* private: the scan threads */
 
+/*
+ * Rows of a small table (id, value), found by id through a map: ids come
+ * from the file and never size or index memory.
+ */
+struct tl_idrows {
+	int64_t *id;
+	int64_t *value;    /* integer tables */
+	char **text;       /* strings: the text, control characters replaced */
+	size_t n;
+	struct idmap at;   /* id -> row index */
+};
+
 struct timeline {
 	struct recording *rec;     /* not owned */
 	int64_t start_ns, end_ns;  /* span of the recording and of every event */
@@ -114,12 +128,9 @@ struct timeline {
 	size_t nlanes;
 	struct tl_mark *retraces;  /* by start */
 	size_t nretraces;
-	char **strings;            /* strings.text by id, NULL holes */
-	size_t nstrings;
-	int64_t *fn_name;          /* functions.id -> name_id */
-	size_t nfn;
-	int64_t *gf_fn;            /* graph_functions.id -> function_id (-1 unknown) */
-	size_t ngf;
+	struct tl_idrows strings;   /* strings: id, text */
+	struct tl_idrows functions; /* functions: id, name_id */
+	struct tl_idrows graph_fns; /* graph_functions: id, function_id (-1 unknown) */
 	struct sqlite3_stmt *range[TL_NKINDS];
 	struct sqlite3_stmt *step[2][TL_NKINDS];
 	struct tl_loader *loader;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 sqlite3_stmt *db_prepare(sqlite3 *db, const char *sql)
@@ -103,6 +104,62 @@ int db_step_done(sqlite3 *db, sqlite3_stmt *stmt)
 	return 0;
 }
 
+/*
+ * The step budget: the trace callback starts each statement with a full
+ * budget (per thread: a connection is used by one thread at a time, and a
+ * runaway statement never returns to let another start), the progress
+ * handler spends it.
+ */
+#define PROGRESS_STEPS 4096
+
+static __thread int64_t steps_left;
+
+static int stmt_started(unsigned type, void *ctx, void *p, void *x)
+{
+	(void)type, (void)p, (void)x;
+	steps_left = (int64_t)(intptr_t)ctx;
+	return 0;
+}
+
+static int stmt_progress(void *ctx)
+{
+	(void)ctx;
+	steps_left -= PROGRESS_STEPS;
+	return steps_left < 0;
+}
+
+int64_t db_step_budget(int64_t size)
+{
+	const char *env = getenv("AGPROF_READ_BUDGET");
+	int64_t budget;
+
+	if (env && *env)
+		return strtoll(env, NULL, 10);
+	/* a full scan costs a few dozen steps per row, a row takes >= 8 bytes */
+	if (size < 0 || __builtin_mul_overflow(size, (int64_t)1000, &budget))
+		budget = INT64_MAX;
+	return budget < 1000000000 ? 1000000000 : budget;
+}
+
+int db_open_readonly(const char *path, int flags, sqlite3 **out)
+{
+	struct stat st;
+	int64_t budget = db_step_budget(stat(path, &st) == 0 ? (int64_t)st.st_size : 0);
+	int rc = sqlite3_open_v2(path, out, SQLITE_OPEN_READONLY | flags, NULL);
+
+	if (rc != SQLITE_OK)
+		return rc;
+	if (budget > INTPTR_MAX)
+		budget = INTPTR_MAX;
+	sqlite3_db_config(*out, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+	sqlite3_db_config(*out, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
+	sqlite3_db_config(*out, SQLITE_DBCONFIG_ENABLE_VIEW, 0, NULL);
+	sqlite3_db_config(*out, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
+	sqlite3_trace_v2(*out, SQLITE_TRACE_STMT, stmt_started, (void *)(intptr_t)budget);
+	sqlite3_progress_handler(*out, PROGRESS_STEPS, stmt_progress, NULL);
+	return SQLITE_OK;
+}
+
 #define INDEX_MARKER "-- @indexes"
 
 /* The schema's tables (before the marker) or its indexes (after it); malloc'd. */
@@ -196,7 +253,7 @@ enum db_open_status db_open_recording(const char *path, sqlite3 **out, char *err
 		snprintf(err, errlen, "'%s' is truncated (%d bytes)", path, n);
 		return DB_OPEN_CORRUPT;
 	}
-	if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+	if (db_open_readonly(path, 0, &db) != SQLITE_OK) {
 		snprintf(err, errlen, "cannot open '%s': %s", path, sqlite3_errmsg(db));
 		sqlite3_close(db);
 		return DB_OPEN_CORRUPT;

@@ -34,6 +34,25 @@ enum db_open_status {
 enum db_open_status db_open_recording(const char *path, sqlite3 **out, char *err, size_t errlen);
 
 /*
+ * Open path read-only (flags: extra SQLITE_OPEN_* bits, e.g. NOMUTEX) with
+ * the guards every reader of a recording needs, since a recording may come
+ * from anyone: views and triggers off (a "table" that is a recursive view
+ * could run forever), the schema untrusted (no unsafe functions from it),
+ * and a budget of virtual-machine steps per statement, proportional to the
+ * file's size, after which the statement fails with "interrupted".
+ * Returns an SQLite code; *out is set (and must be closed) as with
+ * sqlite3_open_v2().
+ */
+int db_open_readonly(const char *path, int flags, sqlite3 **out);
+
+/*
+ * The step budget of db_open_readonly() for a file of size bytes: far more
+ * than any query of agprof needs on a well-formed file of that size.
+ * AGPROF_READ_BUDGET (steps) overrides it, for tests.
+ */
+int64_t db_step_budget(int64_t size);
+
+/*
  * Create a fresh recording at path (which must not exist) with the schema's
  * tables; db_create_indexes adds its indexes once the bulk of the rows is in.
  */

@@ -162,7 +162,15 @@ static char *scalar_tensor(struct pb s, char **dtype_out)
 				if (df.num == 2)
 					rank++;
 		} else if ((f.num == 5 || f.num == 6) && !have) {  /* float_val, double_val */
+			/*
+			 * Packed (wire 2) or single values (fixed32 for float, fixed64
+			 * for double); a packed run shorter than one value is malformed.
+			 */
+			size_t width = f.num == 5 ? 4 : 8;
 			const unsigned char *p = f.wire == 2 ? f.sub.p : (const unsigned char *)&f.varint;
+
+			if (f.wire == 2 ? (size_t)(f.sub.end - f.sub.p) < width : f.wire != (f.num == 5 ? 5u : 1u))
+				continue;
 			if (f.num == 5) {
 				float v;
 				memcpy(&v, p, 4);
@@ -176,6 +184,8 @@ static char *scalar_tensor(struct pb s, char **dtype_out)
 		} else if ((f.num == 7 || f.num == 10 || f.num == 11) && !have) {  /* int_val, int64_val, bool_val */
 			uint64_t v = f.varint;
 
+			if (f.wire != 0 && f.wire != 2)
+				continue;
 			if (f.wire == 2) {
 				struct pb q = f.sub;
 				if (pb_varint(&q, &v) != 0)
@@ -214,17 +224,21 @@ static char *scalar_tensor(struct pb s, char **dtype_out)
 	if (!have)
 		snprintf(buf, sizeof(buf), "%s", dtype == 10 ? "False" : "0");  /* proto3 default */
 	*dtype_out = strdup(functiondef_dtype_name(dtype));
+	if (!*dtype_out)
+		return NULL;
 	return strdup(buf);
 }
 
 static void add_ref(struct functiondef *fd, const struct pb *name)
 {
 	char **nr = realloc(fd->refs, (fd->nrefs + 1) * sizeof(*nr));
+	char *copy;
 
 	if (!nr)
 		return;
 	fd->refs = nr;
-	fd->refs[fd->nrefs++] = pb_strdup(name);
+	if ((copy = pb_strdup(name)))
+		fd->refs[fd->nrefs++] = copy;
 }
 
 /* NameAttrList: field 1 is the function name. */
@@ -305,8 +319,10 @@ static int parse_node(struct functiondef *fd, struct pb s)
 				struct pb_field vf;
 
 				while (pb_next(&v, &vf) > 0)
-					if (vf.num == 8 && vf.wire == 2 && !n->const_value)
+					if (vf.num == 8 && vf.wire == 2 && !n->const_value) {
+						free(n->const_dtype);
 						n->const_value = scalar_tensor(vf.sub, &n->const_dtype);
+					}
 			}
 		}
 	}
@@ -333,7 +349,8 @@ static int parse_signature(struct functiondef *fd, struct pb s)
 			while (pb_next(&a, &af) > 0) {
 				if (af.num == 1 && af.wire == 2 && !ni[fd->ninputs].name)
 					ni[fd->ninputs].name = pb_strdup(&af.sub);
-				else if (af.num == 3 && af.wire == 0 && functiondef_dtype_name((int64_t)af.varint))
+				else if (af.num == 3 && af.wire == 0 && functiondef_dtype_name((int64_t)af.varint) &&
+					 !ni[fd->ninputs].dtype)
 					ni[fd->ninputs].dtype = strdup(functiondef_dtype_name((int64_t)af.varint));
 			}
 			fd->ninputs++;

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdarg.h>
+#include <stdint.h>
 
 struct strbuf {
 	char *buf;    /* always NUL-terminated when len > 0 or after init */
@@ -21,10 +22,28 @@ void strbuf_addstr(struct strbuf *sb, const char *s);
 void strbuf_addch(struct strbuf *sb, int c);
 void strbuf_addf(struct strbuf *sb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
-/* Append s as a JSON string literal, quotes included. */
+/*
+ * Text from a recording is untrusted and need not be UTF-8.  The escapers
+ * below always produce valid output: invalid UTF-8 becomes U+FFFD.
+ */
+/* Append s as a JSON string literal, quotes included; controls as \uXXXX. */
 void strbuf_add_json_string(struct strbuf *sb, const char *s);
-/* Append s with XML special characters escaped. */
+/* Append s with XML special characters escaped; controls XML cannot hold become '?'. */
 void strbuf_add_xml_escaped(struct strbuf *sb, const char *s);
+/*
+ * Make sb's text from offset from safe for a terminal or a CSV reader, the
+ * one place text and CSV output pass before they are written: control
+ * characters other than newline, tab and CR before LF become '?', C1
+ * controls too, invalid UTF-8 becomes U+FFFD.  keep_sgr keeps colour
+ * sequences (ESC [ ... m), which only set colours.
+ */
+void strbuf_sanitize_text(struct strbuf *sb, size_t from, int keep_sgr);
+/*
+ * Length of the valid UTF-8 sequence at s (at most avail bytes) and its
+ * code point in *cp, or 0 when s does not start one (overlong, surrogate,
+ * truncated, beyond U+10FFFF).
+ */
+size_t utf8_seq(const unsigned char *s, size_t avail, uint32_t *cp);
 /* Detach the buffer; caller frees. */
 char *strbuf_detach(struct strbuf *sb);
 

@@ -73,7 +73,9 @@ int cmd_export(int argc, char **argv)
 		recording_close(&rec);
 		return EXIT_USAGE;
 	}
-	ret = chrome_export(&rec, out) ? EXIT_INTERNAL : EXIT_OK;
+	/* a malformed recording is bad input (2); only failing to write is 3 */
+	ret = chrome_export(&rec, out);
+	ret = ret == CHROME_WRITE_FAILED ? EXIT_INTERNAL : ret ? EXIT_USAGE : EXIT_OK;
 	if (output && fclose(out) != 0 && ret == EXIT_OK) {
 		error("cannot write '%s': %s", output, strerror(errno));
 		ret = EXIT_INTERNAL;

@@ -190,6 +190,9 @@ int cmd_report(int argc, char **argv)
 		break;
 	}
 	ret = EXIT_OK;
+	/* names from the recording must not drive the terminal */
+	if (c.format == RF_TEXT || c.format == RF_CSV)
+		strbuf_sanitize_text(&out, 0, c.opts.color);
 	if (out.len && fwrite(out.buf, 1, out.len, stdout) != out.len)
 		ret = EXIT_INTERNAL;
 	strbuf_release(&out);

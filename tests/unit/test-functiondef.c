@@ -123,3 +123,62 @@ Test(functiondef, garbage_is_rejected)
 	cr_assert_null(functiondef_dtype_name(0));
 	cr_assert_str_eq(functiondef_dtype_name(101), "float32");
 }
+
+/* Protobuf writing for hand-made inputs: field num with wire type 2 (bytes). */
+static size_t put_bytes(unsigned char *out, unsigned num, const void *data, size_t len)
+{
+	out[0] = (unsigned char)(num << 3 | 2);
+	out[1] = (unsigned char)len; /* the test messages stay under 128 bytes */
+	memcpy(out + 2, data, len);
+	return len + 2;
+}
+
+/*
+ * A FunctionDef "f" with one Const node whose TensorProto (dtype dt) ends
+ * with field num (5 float_val, 6 double_val) packed, holding n bytes: the
+ * value is the last bytes of the buffer, so a read past it is out of bounds.
+ */
+static unsigned char *const_def(int dt, unsigned num, size_t n, size_t *len)
+{
+	unsigned char tensor[64], attr[80], entry[96], node[128], sig[16], fdef[160], zeros[16] = { 0 };
+	size_t t = 0, a, e = 0, nd = 0, s, f = 0;
+	unsigned char *out;
+
+	tensor[t++] = 0x08, tensor[t++] = (unsigned char)dt; /* dtype */
+	t += put_bytes(tensor + t, num, zeros, n);
+	a = put_bytes(attr, 8, tensor, t);                  /* AttrValue.tensor */
+	e += put_bytes(entry + e, 1, "value", 5);
+	e += put_bytes(entry + e, 2, attr, a);
+	nd += put_bytes(node + nd, 1, "c", 1);
+	nd += put_bytes(node + nd, 2, "Const", 5);
+	nd += put_bytes(node + nd, 5, entry, e);
+	s = put_bytes(sig, 1, "f", 1);                      /* OpDef.name */
+	f += put_bytes(fdef + f, 1, sig, s);
+	f += put_bytes(fdef + f, 3, node, nd);
+	out = malloc(f);
+	memcpy(out, fdef, f);
+	*len = f;
+	return out;
+}
+
+/* Regression: packed float/double values shorter than their width were read past the buffer. */
+Test(functiondef, short_packed_floats_are_not_read_past_the_end)
+{
+	static const struct { int dtype; unsigned num; size_t n; const char *value; } cases[] = {
+		{ 1, 5, 0, "0" }, { 1, 5, 1, "0" }, { 1, 5, 3, "0" }, { 1, 5, 4, "0" },
+		{ 2, 6, 1, "0" }, { 2, 6, 7, "0" }, { 2, 6, 8, "0" },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		size_t len;
+		unsigned char *buf = const_def(cases[i].dtype, cases[i].num, cases[i].n, &len);
+		struct functiondef fd;
+
+		cr_assert_eq(functiondef_parse(&fd, buf, len), 0, "case %zu", i);
+		cr_assert_eq(fd.nnodes, 1);
+		cr_assert_str_eq(fd.nodes[0].op, "Const");
+		cr_assert_str_eq(fd.nodes[0].const_value, cases[i].value, "case %zu: %s", i, fd.nodes[0].const_value);
+		functiondef_release(&fd);
+		free(buf);
+	}
+}

@@ -1,0 +1,104 @@
+/*
+ * checked.h - arithmetic and allocation that cannot overflow, for values
+ * read from a recording, a ring or a workload (all untrusted).
+ *
+ * Owns: the checked array allocations every reader uses (a count read from
+ * a file never reaches malloc() unchecked) and the saturating int64
+ * arithmetic used on timestamps and durations (an extreme value clamps to
+ * INT64_MIN/INT64_MAX instead of wrapping into a nonsense percentage).
+ */
+#ifndef AGPROF_CHECKED_H
+#define AGPROF_CHECKED_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+/* malloc(n * size), NULL when the product overflows or memory is short. */
+static inline void *alloc_array(size_t n, size_t size)
+{
+	size_t bytes;
+
+	if (__builtin_mul_overflow(n, size, &bytes))
+		return NULL;
+	return malloc(bytes ? bytes : 1);
+}
+
+/* calloc(n, size) that also takes n == 0 (returns a valid, empty block). */
+static inline void *alloc_zeroed(size_t n, size_t size)
+{
+	size_t bytes;
+
+	if (__builtin_mul_overflow(n, size, &bytes))
+		return NULL;
+	return calloc(bytes ? n : 1, bytes ? size : 1);
+}
+
+/* realloc(p, n * size); NULL (p untouched) on overflow or when memory is short. */
+static inline void *realloc_array(void *p, size_t n, size_t size)
+{
+	size_t bytes;
+
+	if (__builtin_mul_overflow(n, size, &bytes))
+		return NULL;
+	return realloc(p, bytes ? bytes : 1);
+}
+
+/* a + b, a - b, a * b clamped to [INT64_MIN, INT64_MAX]. */
+static inline int64_t sat_add64(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_add_overflow(a, b, &r))
+		return b > 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+static inline int64_t sat_sub64(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_sub_overflow(a, b, &r))
+		return b < 0 ? INT64_MAX : INT64_MIN;
+	return r;
+}
+
+static inline int64_t sat_mul64(int64_t a, int64_t b)
+{
+	int64_t r;
+
+	if (__builtin_mul_overflow(a, b, &r))
+		return (a < 0) != (b < 0) ? INT64_MIN : INT64_MAX;
+	return r;
+}
+
+/*
+ * The largest timestamp a reader accepts (2^62 ns, 146 years): timestamps
+ * are clamped to [0, TS_MAX_NS] where they are read, so that the sum or
+ * difference of two of them, or a timestamp plus a duration, never
+ * overflows int64.
+ */
+#define TS_MAX_NS ((int64_t)1 << 62)
+
+static inline int64_t ts_clamp(int64_t t)
+{
+	return t < 0 ? 0 : t > TS_MAX_NS ? TS_MAX_NS : t;
+}
+
+/*
+ * A sum of durations, kept in [0, TS_MAX_NS] like a timestamp: two such
+ * totals can still be added (a function's tracing plus its execution)
+ * without overflow.
+ */
+static inline int64_t dur_add(int64_t a, int64_t b)
+{
+	return ts_clamp(sat_add64(a, b));
+}
+
+/* A duration end - start: 0 when end is before start, clamped when huge. */
+static inline int64_t span_ns(int64_t start, int64_t end)
+{
+	return end > start ? sat_sub64(end, start) : 0;
+}
+
+#endif

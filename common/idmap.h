@@ -1,0 +1,31 @@
+/*
+ * idmap.h - a map from an id read from a file (any int64) to a dense index.
+ *
+ * Owns: the one way a reader finds "the row with id N" in memory.  Ids in a
+ * recording are untrusted: a functions.id of 2^61 must cost one slot, not
+ * 2^61 of them, so nothing is ever sized or indexed by an id.  Open
+ * addressing with linear probing; memory grows with the number of entries
+ * only.  The first value put for an id wins (a duplicate id is ignored).
+ */
+#ifndef AGPROF_IDMAP_H
+#define AGPROF_IDMAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct idmap_slot;
+
+struct idmap {
+	struct idmap_slot *slots;
+	size_t cap, used;   /* cap: 0 or a power of two */
+};
+
+#define IDMAP_INIT { NULL, 0, 0 }
+
+/* Map id to value; 0, 1 when id was already there (kept), -1 when out of memory. */
+int idmap_put(struct idmap *m, int64_t id, size_t value);
+/* 1 and *value when id is present, else 0. */
+int idmap_get(const struct idmap *m, int64_t id, size_t *value);
+void idmap_release(struct idmap *m);
+
+#endif

@@ -1,0 +1,267 @@
+#!/usr/bin/env python3
+"""The bad-input matrix: every command that reads a recording, on every kind
+of bad recording (issue 14).
+
+Rows are inputs: files that are not recordings at all (empty, text, a FIFO,
+a directory), damaged recordings (truncated, pages flipped, a newer schema,
+a missing table, a view in place of a table) and recordings with hostile
+rows (huge ids, extreme timestamps, names that are not UTF-8 or hold
+terminal control sequences, rows referring to rows that do not exist), all
+made from one real recording of samples/retrace_shape.py.  Columns are
+commands: `report` in every format, `check`, `export`, and `view` started in
+tmux then quit with 'q'.
+
+Each cell must end within its timeout, never by a signal, and either exit 2
+with exactly one line on stderr, or succeed (check: 0 or 1) with output that
+parses (JSON, SARIF, CSV) and, for text, holds no control character.
+
+Environment (tests/meson.build): AGPROF, AGPROF_SOURCE_ROOT, AGPROF_BUILD_ROOT.
+"""
+import csv
+import io
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+
+AGPROF = os.environ['AGPROF']
+SRC = os.environ['AGPROF_SOURCE_ROOT']
+BUILD = os.environ.get('AGPROF_BUILD_ROOT', os.path.dirname(os.path.dirname(os.path.dirname(AGPROF))))
+TIMEOUT = 20  # seconds per cell: a hang fails the cell, not the whole suite
+
+failures = []
+
+
+def fail(row, col, why, detail=''):
+    failures.append('%s x %s: %s%s' % (row, col, why, ('\n    ' + detail[:600].replace('\n', '\n    ')) if detail else ''))
+
+
+def real_recording():
+    """A recording of samples/retrace_shape.py made by agprof run, cached per build."""
+    store = os.path.join(BUILD, 'tests', 'badinput')
+    os.makedirs(store, exist_ok=True)
+    out = os.path.join(store, 'retrace_shape.agprof')
+    if not os.path.exists(out) or os.path.getmtime(out) < os.path.getmtime(AGPROF):
+        tmp = out + '.tmp%d' % os.getpid()
+        r = subprocess.run([AGPROF, 'run', '-o', tmp, '--', sys.executable, 'retrace_shape.py'],
+                           cwd=os.path.join(SRC, 'samples'), capture_output=True, text=True, timeout=300)
+        if r.returncode != 0 or not os.path.exists(tmp):
+            sys.exit('cannot record samples/retrace_shape.py: %s' % r.stderr[-2000:])
+        os.replace(tmp, out)
+    return out
+
+
+def mutated(base, dst, *sql):
+    shutil.copy(base, dst)
+    db = sqlite3.connect(dst)
+    for s in sql:
+        db.execute(s)
+    db.commit()
+    db.close()
+    return dst
+
+
+def make_inputs(base, d):
+    p = lambda name: os.path.join(d, name)
+    data = open(base, 'rb').read()
+    inputs = {}
+    open(p('empty.agprof'), 'wb').close()
+    inputs['zero-byte'] = p('empty.agprof')
+    with open(p('text.agprof'), 'w') as f:
+        f.write('this is a text file, not a recording\n' * 20)
+    inputs['text'] = p('text.agprof')
+    with open(p('truncated.agprof'), 'wb') as f:
+        f.write(data[:len(data) // 3])
+    inputs['truncated'] = p('truncated.agprof')
+    flipped = bytearray(data)
+    for i in range(4096, len(flipped), 1531):
+        flipped[i] ^= 0xa5
+    with open(p('flipped.agprof'), 'wb') as f:
+        f.write(bytes(flipped))
+    inputs['flipped-pages'] = p('flipped.agprof')
+    os.mkfifo(p('fifo.agprof'))
+    inputs['fifo'] = p('fifo.agprof')
+    os.mkdir(p('dir.agprof'))
+    inputs['directory'] = p('dir.agprof')
+    inputs['newer-schema'] = mutated(base, p('newer.agprof'), 'PRAGMA user_version = 999')
+    inputs['missing-table'] = mutated(base, p('missing.agprof'), 'DROP TABLE eager_ops')
+    inputs['view-for-table'] = mutated(
+        base, p('view.agprof'), 'DROP TABLE threads',
+        'CREATE VIEW threads(pid, tid, role, name) AS WITH RECURSIVE r(x) AS '
+        '(SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT x, x, x, x FROM r')
+    inputs['mutated-rows'] = mutated(
+        base, p('rows.agprof'), 'DELETE FROM strings WHERE id IN (SELECT name_id FROM functions)',
+        'UPDATE function_calls SET name_id = 123456789, callsite_id = -5',
+        "UPDATE traces SET start_ns = 'abc', status = 'weird'",
+        'UPDATE eager_ops SET op_id = -1, start_ns = end_ns + 1000000',
+        "UPDATE processes SET argv = '[not json'")
+    inputs['huge-ids'] = mutated(
+        base, p('ids.agprof'), 'UPDATE functions SET id = 2305843009213693952',
+        'UPDATE strings SET id = 4611686018427387905 WHERE id = (SELECT max(id) FROM strings)',
+        'UPDATE graph_functions SET id = 9223372036854775807 WHERE id = (SELECT min(id) FROM graph_functions)',
+        'UPDATE traces SET id = -9223372036854775808 WHERE id = (SELECT min(id) FROM traces)',
+        'UPDATE eager_ops SET id = 9223372036854775807 WHERE id = (SELECT max(id) FROM eager_ops)')
+    inputs['extreme-timestamps'] = mutated(
+        base, p('ts.agprof'),
+        'UPDATE function_calls SET start_ns = -9223372036854775807, end_ns = 9223372036854775807'
+        ' WHERE id = (SELECT min(id) FROM function_calls)',
+        'UPDATE eager_ops SET end_ns = 9223372036854775807 WHERE id = (SELECT min(id) FROM eager_ops)',
+        'UPDATE traces SET end_ns = -9223372036854775808',
+        "UPDATE meta SET value = '-9223372036854775808' WHERE key = 'start_ns'")
+    inputs['non-utf8'] = mutated(
+        base, p('utf.agprof'),
+        "UPDATE strings SET text = CAST(x'66fffec0afeda080f4908080' AS TEXT) || id")
+    inputs['control-chars'] = mutated(
+        base, p('ctl.agprof'),
+        "UPDATE strings SET text = CAST(x'1b5d303b70776e6564071b5b324a0d08c29b33316d' AS TEXT) || id")
+    return inputs
+
+
+def text_is_clean(out):
+    for ch in out:
+        o = ord(ch)
+        if (o < 0x20 and ch not in '\n\t\r') or 0x7f <= o <= 0x9f:
+            return False
+    return True
+
+
+def check_cell(row, col, args, kind):
+    try:
+        r = subprocess.run([AGPROF] + args, capture_output=True, timeout=TIMEOUT)
+    except subprocess.TimeoutExpired:
+        fail(row, col, 'hung (no exit within %d s)' % TIMEOUT)
+        return
+    err = r.stderr.decode('utf-8', 'replace')
+    if r.returncode < 0 or r.returncode >= 128:
+        fail(row, col, 'died with status %d' % r.returncode, err)
+        return
+    if r.returncode == 2:
+        lines = err.splitlines()
+        if len(lines) != 1 or not lines[0].startswith('error: '):
+            fail(row, col, 'exit 2 without exactly one error line', err)
+        return
+    ok = (0, 1) if col == 'check' else (0,)
+    if r.returncode not in ok:
+        fail(row, col, 'exit %d' % r.returncode, err)
+        return
+    try:
+        out = r.stdout.decode('utf-8')
+    except UnicodeDecodeError as e:
+        fail(row, col, 'output is not UTF-8: %s' % e)
+        return
+    try:
+        if kind == 'json':
+            json.loads(out)
+        elif kind == 'sarif':
+            doc = json.loads(out)
+            assert doc.get('version') == '2.1.0', 'not SARIF 2.1.0'
+        elif kind == 'csv':
+            rows = list(csv.reader(io.StringIO(out, newline='')))
+            assert rows and rows[0][0] == 'rule', 'no CSV header'
+    except (ValueError, AssertionError) as e:
+        fail(row, col, 'output does not parse: %s' % e, out[:300])
+        return
+    if kind in ('text', 'csv') and not text_is_clean(out):
+        fail(row, col, 'a control character reaches the terminal', repr(out[:300]))
+    if kind == 'text' and re.search(r'-\d[\d.]*%', out):
+        fail(row, col, 'a negative percentage (overflow)', out[:600])
+
+
+def check_rule_files(base, d):
+    """Rule files are input too: 200k nested parentheses, 'not' and '-' chains."""
+    rules = os.path.join(d, 'rules')
+    os.mkdir(rules)
+    head = 'id: deep\ntitle: t\nseverity: warning\nselect: session\nmessage: m\nwhen: '
+    cases = {'parens': '(' * 200000 + 'x' + ')' * 200000, 'not': 'not ' * 100000 + 'x',
+             'minus': '-' * 200000 + 'x', 'chain': 'x' + ' + x' * 100000}
+    for name, expr in cases.items():
+        with open(os.path.join(rules, 'deep.rule'), 'w') as f:
+            f.write(head + expr + '\n')
+        try:
+            r = subprocess.run([AGPROF, 'report', '--rules', rules, base], capture_output=True, timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            fail('rule-' + name, 'report', 'hung')
+            continue
+        err = r.stderr.decode('utf-8', 'replace')
+        # docs/rules.md: a rule file with an error is reported at FILE:LINE and skipped
+        if r.returncode != 0 or len(err.splitlines()) != 1 or 'deep.rule:6: expression' not in err \
+                or len(err) > 400:
+            fail('rule-' + name, 'report', 'exit %d, want 0 and one short error at deep.rule:6' % r.returncode, err)
+
+
+def check_view(row, path, d):
+    """agprof view in tmux: started, let run for a moment, quit with 'q'."""
+    sock = 'agprof-badinput-%d' % os.getpid()
+    rc_file, err_file = os.path.join(d, 'view.rc'), os.path.join(d, 'view.err')
+    for f in (rc_file, err_file):
+        if os.path.exists(f):
+            os.remove(f)
+    cmd = "'%s' view '%s' 2>'%s'; echo $? >'%s'; sleep 30" % (AGPROF, path, err_file, rc_file)
+    tmux = ['tmux', '-L', sock]
+    subprocess.run(tmux + ['-f', '/dev/null', 'new-session', '-d', '-x', '100', '-y', '30', cmd], check=True,
+                   env=dict(os.environ, TERM='xterm-256color'))
+    try:
+        deadline = time.time() + TIMEOUT
+        time.sleep(0.8)  # let it draw (and scan) for a moment
+        sent = False
+        while time.time() < deadline and not os.path.exists(rc_file):
+            if not sent:
+                subprocess.run(tmux + ['send-keys', 'q'], capture_output=True)
+                sent = True
+            time.sleep(0.1)
+        time.sleep(0.1)
+        if not os.path.exists(rc_file) or not open(rc_file).read().strip():
+            screen = subprocess.run(tmux + ['capture-pane', '-p'], capture_output=True, text=True).stdout
+            fail(row, 'view', 'did not end after q within %d s' % TIMEOUT, screen)
+            return
+        rc = int(open(rc_file).read())
+        err = open(err_file, 'rb').read().decode('utf-8', 'replace')
+        if rc >= 128:
+            fail(row, 'view', 'died with status %d' % rc, err)
+        elif rc == 2:
+            if len(err.splitlines()) != 1 or not err.startswith('error: '):
+                fail(row, 'view', 'exit 2 without exactly one error line', err)
+        elif rc != 0:
+            fail(row, 'view', 'exit %d' % rc, err)
+    finally:
+        subprocess.run(tmux + ['kill-server'], capture_output=True)
+
+
+COMMANDS = [
+    ('report', ['report'], 'text'),
+    ('report-json', ['report', '--format', 'json'], 'json'),
+    ('report-csv', ['report', '--format', 'csv'], 'csv'),
+    ('report-sarif', ['report', '--format', 'sarif'], 'sarif'),
+    ('check', ['check'], 'text'),
+    ('export', ['export', '--format', 'chrome'], 'json'),
+]
+
+
+def main():
+    start = time.time()
+    base = real_recording()
+    with tempfile.TemporaryDirectory() as d:
+        inputs = make_inputs(base, d)
+        inputs['real'] = base  # the control row: everything must succeed
+        for row, path in inputs.items():
+            for col, args, kind in COMMANDS:
+                check_cell(row, col, args + [path], kind)
+            if shutil.which('tmux'):
+                check_view(row, path, d)
+        check_rule_files(base, d)
+    print('%d inputs x %d commands in %.1f s' % (len(inputs), len(COMMANDS) + 1, time.time() - start))
+    if failures:
+        print('%d failing cells:' % len(failures))
+        for f in failures:
+            print('  ' + f)
+        return 1
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

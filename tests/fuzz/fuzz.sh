@@ -1,0 +1,47 @@
+#!/bin/sh
+# fuzz.sh - build one harness of tests/fuzz/ with libFuzzer and run it.
+#
+#   tests/fuzz/fuzz.sh NAME [SECONDS] [libFuzzer options...]
+#
+# NAME: functiondef, rules, ring or recording.  Needs clang (Debian: apt-get
+# install clang) and a configured meson build in ./build (for config.h).
+# Builds build-fuzz/fuzz-NAME with -fsanitize=fuzzer,address,undefined,
+# fuzzes for SECONDS (default 600) from tests/fuzz/corpus/NAME into the
+# scratch corpus build-fuzz/corpus-NAME; a crasher is written as
+# build-fuzz/crash-NAME-*.  Copy a crasher into tests/fuzz/corpus/NAME/ once
+# it is fixed: `meson test --suite fuzz` replays it from then on.
+set -eu
+name=${1:?usage: tests/fuzz/fuzz.sh NAME [SECONDS] [libFuzzer options...]}
+secs=${2:-600}
+[ $# -ge 2 ] && shift 2 || shift $#
+root=$(cd "$(dirname "$0")/../.." && pwd)
+out=$root/build-fuzz
+cc=${CC_FUZZ:-clang}
+mkdir -p "$out/corpus-$name" "$out/obj"
+[ -f "$root/build/config.h" ] || { echo "fuzz.sh: run meson setup build first (config.h)" >&2; exit 2; }
+python3 "$root/common/embed.py" "$root/common/schema.sql" "$out/obj/schema_sql.c" agprof_schema_sql
+
+common="db.c strbuf.c util.c functiondef.c idmap.c"
+analyzer=$(cd "$root/analyzer" && ls *.c)
+srcs="$out/obj/schema_sql.c"
+for f in $common; do srcs="$srcs $root/common/$f"; done
+case $name in
+functiondef|ring) ;;
+rules|recording) for f in $analyzer; do srcs="$srcs $root/analyzer/$f"; done ;;
+*) echo "fuzz.sh: no harness '$name' (functiondef, rules, ring, recording)" >&2; exit 2 ;;
+esac
+# shellcheck disable=SC2086
+$cc -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+	-DFUZZ_SOURCE_ROOT="\"$root\"" -I"$root/build" -I"$root" -I"$root/common" -I"$root/analyzer" \
+	-o "$out/fuzz-$name" "$root/tests/fuzz/fuzz_$name.c" $srcs -lsqlite3 -lm -ldl -lpthread
+
+# inputs no longer than the seeds need: the rules corpus holds 400 KB nesting tests
+case $name in recording) maxlen=65536 ;; *) maxlen=8192 ;; esac
+# the readers print one error line per bad input: keep libFuzzer's own output
+# only (a crasher's report: replay it with build/tests/fuzz/fuzz-NAME FILE)
+case $name in recording|rules) quiet=-close_fd_mask=2 ;; *) quiet= ;; esac
+
+cd "$out"
+# shellcheck disable=SC2086
+exec "$out/fuzz-$name" -max_total_time="$secs" -print_final_stats=1 -artifact_prefix="$out/crash-$name-" \
+	-timeout=10 -rss_limit_mb=4096 -max_len="$maxlen" $quiet "$@" "$out/corpus-$name" "$root/tests/fuzz/corpus/$name"
