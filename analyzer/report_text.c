@@ -2,6 +2,7 @@
 #include "report.h"
 #include "model.h"
 #include "gpu.h"
+#include "pathdisp.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -42,13 +43,16 @@ const char *report_rel_path(const struct model *m, const char *file)
 	return file;
 }
 
+/* "train.py:84 → gpflow/optimizers/scipy.py:224": the user's line, then the library's. */
 void report_add_loc(struct strbuf *sb, const struct model *m, const struct source_loc *loc)
 {
 	if (!loc || !loc->file) {
 		strbuf_addch(sb, '-');
 		return;
 	}
-	strbuf_addf(sb, "%s:%d", report_rel_path(m, loc->file), loc->line);
+	strbuf_addf(sb, "%s:%d", path_display(loc->file, m->session.cwd), loc->line);
+	if (loc->lib_file)
+		strbuf_addf(sb, " \u2192 %s:%d", path_display(loc->lib_file, m->session.cwd), loc->lib_line);
 }
 
 void report_add_time(struct strbuf *sb, double ns)
