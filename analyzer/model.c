@@ -1184,6 +1184,7 @@ struct finding *model_add_finding(struct model *m, const struct finding *f)
 	d->title = model_strdup(m, f->title);
 	d->function = model_strdup(m, f->function);
 	d->loc.file = model_strdup(m, f->loc.file);
+	d->loc.lib_file = model_strdup(m, f->loc.lib_file);
 	d->message = model_strdup(m, f->message);
 	d->recommendation = model_strdup(m, f->recommendation);
 	d->example_before = model_strdup(m, f->example_before);

@@ -383,7 +383,7 @@ static void functions(struct text *t)
 		return;
 	}
 	/* 80 columns: options, when any, go on a line of their own */
-	strbuf_addf(t->out, "  %-16s %-22s %6s %8s %9s %9s\n", "function", "defined at", "traces", "calls", "tracing",
+	strbuf_addf(t->out, "  %-16s %-25s %6s %8s %9s %9s\n", "function", "defined at", "traces", "calls", "tracing",
 		    "executing");
 	for (size_t i = 0; i < limit(t, m->nfunctions); i++) {
 		const struct model_function *f = &m->functions[i];
@@ -392,13 +392,13 @@ static void functions(struct text *t)
 		strbuf_addstr(t->out, "  ");
 		cell_name(t->out, f->name, 16);
 		strbuf_addch(t->out, ' ');
-		cell_left(t->out, loc_str(m, &f->def), 22, 1);
+		cell_left(t->out, loc_str(m, &f->def), 25, 1);
 		strbuf_addf(t->out, " %6zu %8lld %9s %9s\n", f->ntraces, (long long)f->calls,
 			    time_str(a, sizeof(a), (double)f->trace_ns), time_str(b, sizeof(b), (double)f->exec_ns));
 		if (f->jit_compile || f->has_input_signature || f->reduce_retracing)
-			strbuf_addf(t->out, "    options: %s%s%s\n", f->jit_compile ? "jit_compile " : "",
-				    f->has_input_signature ? "input_signature " : "",
-				    f->reduce_retracing ? "reduce_retracing" : "");
+			strbuf_addf(t->out, "    options:%s%s%s\n", f->jit_compile ? " jit_compile" : "",
+				    f->has_input_signature ? " input_signature" : "",
+				    f->reduce_retracing ? " reduce_retracing" : "");
 	}
 }
 

@@ -2,8 +2,8 @@
 on every minimize() call (cause: new-function-object).
 
 The trace happens in the library's frame; the line the user can change is
-the call below, marked `# agprof: library-retrace`.  agprof must name that
-line as the location and the library's line beside it.
+the minimize() call in main(), marked with an agprof comment.  agprof must
+name that line as the location and the library's line beside it.
 
 Fix: call minimize() once with more steps, or keep the compiled function.
 """
