@@ -312,7 +312,8 @@ void report_csv(struct strbuf *out, const struct model *m, const struct report_o
 	int tables = 0;
 
 	if (sec & SEC_SUMMARY) {
-		strbuf_addstr(out, "rule,severity,function,cause,file,line,cost_ns,message,recommendation\r\n");
+		strbuf_addstr(out, "rule,severity,function,cause,file,line,cost_ns,message,recommendation,library_file,"
+			      "library_line\r\n");
 		for (size_t i = 0; i < m->nfindings; i++) {
 			const struct finding *f = &m->findings[i];
 
@@ -327,7 +328,9 @@ void report_csv(struct strbuf *out, const struct model *m, const struct report_o
 			csv_str(out, f->message);
 			strbuf_addch(out, ',');
 			csv_str(out, f->recommendation);
-			strbuf_addstr(out, "\r\n");
+			strbuf_addch(out, ',');
+			csv_str(out, f->loc.lib_file);
+			strbuf_addf(out, ",%d\r\n", f->loc.lib_file ? f->loc.lib_line : 0);
 		}
 		tables++;
 	}

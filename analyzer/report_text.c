@@ -107,13 +107,13 @@ static void cell_left(struct strbuf *sb, const char *text, size_t width, int pad
 		strbuf_addch(sb, ' ');
 }
 
-/* A name in exactly width columns: padded, or its end cut with "...". */
-static void cell_name(struct strbuf *sb, const char *name, int width)
+/* A name in at most width columns (exactly, when pad): its end cut with "...". */
+static void cell_name(struct strbuf *sb, const char *name, int width, int pad)
 {
 	int len = (int)strlen(name ? name : "-");
 
 	if (len <= width || width < 4)
-		strbuf_addf(sb, "%-*s", width, name ? name : "-");
+		strbuf_addf(sb, "%-*s", pad ? width : 0, name ? name : "-");
 	else
 		strbuf_addf(sb, "%.*s...", width - 3, name);
 }
@@ -313,18 +313,18 @@ static void eager(struct text *t)
 		return;
 	}
 	/* 80 columns: the library frame goes on a line of its own */
-	strbuf_addf(t->out, "  %-28s %-10s %8s %9s %6s  %s\n", "line", "function", "ops", "time", "run%", "top op");
+	strbuf_addf(t->out, "  %-26s %-10s %7s %9s %6s  %s\n", "line", "function", "ops", "time", "run%", "top op");
 	for (size_t i = 0; i < limit(t, m->nsites); i++) {
 		const struct model_eager_site *s = &m->sites[i];
 		char a[32];
 
 		strbuf_addstr(t->out, "  ");
-		cell_left(t->out, user_loc_str(m, &s->loc), 28, 1);
+		cell_left(t->out, user_loc_str(m, &s->loc), 26, 1);
 		strbuf_addch(t->out, ' ');
-		cell_name(t->out, s->func, 10);
-		strbuf_addf(t->out, " %8lld %9s %5.1f%%  ", (long long)s->count, time_str(a, sizeof(a), (double)s->total_ns),
+		cell_name(t->out, s->func, 10, 1);
+		strbuf_addf(t->out, " %7lld %9s %5.1f%%  ", (long long)s->count, time_str(a, sizeof(a), (double)s->total_ns),
 			    pct(m, (double)s->total_ns));
-		cell_name(t->out, s->top_op, 11);
+		cell_name(t->out, s->top_op, 14, 0);
 		strbuf_addch(t->out, '\n');
 		lib_row(t, &s->loc, 4);
 	}
@@ -345,7 +345,7 @@ static void ops(struct text *t)
 		char a[32], b[32];
 
 		strbuf_addstr(t->out, "  ");
-		cell_name(t->out, o->op, 26);
+		cell_name(t->out, o->op, 26, 1);
 		strbuf_addf(t->out, " %10lld %10s %10s %5.1f%% %10lld\n", (long long)o->count,
 			    time_str(a, sizeof(a), (double)o->total_ns),
 			    time_str(b, sizeof(b), o->count ? (double)o->total_ns / (double)o->count : 0),
@@ -390,7 +390,7 @@ static void functions(struct text *t)
 		char a[32], b[32];
 
 		strbuf_addstr(t->out, "  ");
-		cell_name(t->out, f->name, 16);
+		cell_name(t->out, f->name, 16, 1);
 		strbuf_addch(t->out, ' ');
 		cell_left(t->out, loc_str(m, &f->def), 25, 1);
 		strbuf_addf(t->out, " %6zu %8lld %9s %9s\n", f->ntraces, (long long)f->calls,
