@@ -310,8 +310,10 @@ static int contains(const char *path, size_t len, const char *needle)
 /* Classification by the path alone (no overrides). */
 static int builtin_kind(const char *path, size_t len)
 {
+	/* AutoGraph's converted copy of a function: generated lines no one can edit */
 	static const char *const framework[] = { "/tensorflow/", "/keras/", "/tf_keras/", "/absl/",
-						 "/tensorflow_core/", "/tensorflow_estimator/", NULL };
+						 "/tensorflow_core/", "/tensorflow_estimator/",
+						 "/__autograph_generated_file", NULL };
 	static const char *const library[] = { "/site-packages/", "/dist-packages/", "/lib/python",
 					       "/lib64/python", NULL };
 

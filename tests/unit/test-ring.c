@@ -135,6 +135,7 @@ Test(ring, frames_are_classified)
 		{ "/usr/lib/python3.12/threading.py", AGP_FRAME_LIBRARY },
 		{ "/venv/lib/python3.12/site-packages/tensorflow/python/eager/def_function.py", AGP_FRAME_FRAMEWORK },
 		{ "<frozen runpy>", AGP_FRAME_FRAMEWORK },
+		{ "/tmp/__autograph_generated_filecv5vwudm.py", AGP_FRAME_FRAMEWORK },
 		{ "<stdin>", AGP_FRAME_USER },
 		/* overrides (set below): --user-code beats the path, --library marks user code */
 		{ "/t/fakelib/site-packages/minilib/optimizer.py", AGP_FRAME_USER },
