@@ -307,6 +307,24 @@ static int contains(const char *path, size_t len, const char *needle)
 	return memmem(path, len, needle, strlen(needle)) != NULL;
 }
 
+/* ".../lib/pythonX.Y/...": the interpreter's standard library (lib64 too). */
+static int in_stdlib(const char *path, size_t len)
+{
+	static const char *const roots[] = { "/lib/python", "/lib64/python", NULL };
+
+	for (int i = 0; roots[i]; i++) {
+		size_t n = strlen(roots[i]);
+		const char *p = path, *end = path + len, *hit;
+
+		while ((hit = memmem(p, (size_t)(end - p), roots[i], n))) {
+			if (hit + n < end && hit[n] >= '0' && hit[n] <= '9')
+				return 1;
+			p = hit + 1;
+		}
+	}
+	return 0;
+}
+
 /* Classification by the path alone (no overrides). */
 static int builtin_kind(const char *path, size_t len)
 {
@@ -314,8 +332,7 @@ static int builtin_kind(const char *path, size_t len)
 	static const char *const framework[] = { "/tensorflow/", "/keras/", "/tf_keras/", "/absl/",
 						 "/tensorflow_core/", "/tensorflow_estimator/",
 						 "/__autograph_generated_file", NULL };
-	static const char *const library[] = { "/site-packages/", "/dist-packages/", "/lib/python",
-					       "/lib64/python", NULL };
+	static const char *const library[] = { "/site-packages/", "/dist-packages/", NULL };
 
 	if (len >= 7 && !memcmp(path, "<frozen", 7))
 		return AGP_FRAME_FRAMEWORK;
@@ -325,7 +342,7 @@ static int builtin_kind(const char *path, size_t len)
 	for (int i = 0; library[i]; i++)
 		if (contains(path, len, library[i]))
 			return AGP_FRAME_LIBRARY;
-	return AGP_FRAME_USER;
+	return in_stdlib(path, len) ? AGP_FRAME_LIBRARY : AGP_FRAME_USER;
 }
 
 /* --user-code / --library prefixes, read once at start (not on the hot path). */

@@ -137,6 +137,8 @@ Test(ring, frames_are_classified)
 		{ "<frozen runpy>", AGP_FRAME_FRAMEWORK },
 		{ "/tmp/__autograph_generated_filecv5vwudm.py", AGP_FRAME_FRAMEWORK },
 		{ "<stdin>", AGP_FRAME_USER },
+		{ "/home/u/lib/python_tools/x.py", AGP_FRAME_USER },
+		{ "/opt/py/lib64/python3.11/json/decoder.py", AGP_FRAME_LIBRARY },
 		/* overrides (set below): --user-code beats the path, --library marks user code */
 		{ "/t/fakelib/site-packages/minilib/optimizer.py", AGP_FRAME_USER },
 		{ "/t/fakelib/site-packages/other/x.py", AGP_FRAME_LIBRARY },
