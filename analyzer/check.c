@@ -231,8 +231,9 @@ static void add_violation(struct check *c, const char *function, const struct so
 	}
 	v = &c->v[c->nv++];
 	v->function = function ? strdup(function) : NULL;
-	v->loc.file = loc ? loc->file : NULL;
-	v->loc.line = loc ? loc->line : 0;
+	memset(&v->loc, 0, sizeof(v->loc));
+	if (loc)
+		v->loc = *loc;
 	v->message = strdup(msg);
 }
 

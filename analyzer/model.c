@@ -134,6 +134,8 @@ struct callsite {
 	const char *file;
 	int line;
 	const char *func;
+	int64_t parent;     /* next frame out toward user code, 0 = none */
+	int library;
 };
 
 struct loader {
@@ -176,16 +178,43 @@ static const struct callsite *callsite_of(const struct loader *l, int64_t id)
 	return bsearch(&key, l->sites, l->nsites, sizeof(key), cmp_callsite);
 }
 
+/*
+ * The user frame of a site's chain, or NULL when the chain has none.  The
+ * chain is untrusted: bounded, so a cycle cannot loop.
+ */
+static const struct callsite *user_frame_of(const struct loader *l, const struct callsite *c)
+{
+	for (int depth = 0; c && c->library && depth < 16; depth++)
+		c = c->parent > 0 ? callsite_of(l, c->parent) : NULL;
+	return c && !c->library ? c : NULL;
+}
+
+/* Location of a recorded site: its user frame, with the innermost library frame beside it. */
+static struct source_loc loc_of_site(const struct loader *l, const struct callsite *c, const char **func)
+{
+	const struct callsite *u = c ? user_frame_of(l, c) : NULL;
+	struct source_loc loc = { NULL, 0, NULL, 0, 0 };
+
+	if (!c)
+		return loc;
+	if (!u) {
+		u = c;
+		loc.library_only = 1;
+	}
+	loc.file = u->file;
+	loc.line = u->line;
+	if (u != c) {
+		loc.lib_file = c->file;
+		loc.lib_line = c->line;
+	}
+	if (func)
+		*func = u->func;
+	return loc;
+}
+
 static struct source_loc loc_of_callsite(const struct loader *l, int64_t id)
 {
-	const struct callsite *c = callsite_of(l, id);
-	struct source_loc loc = { NULL, 0 };
-
-	if (c) {
-		loc.file = c->file;
-		loc.line = c->line;
-	}
-	return loc;
+	return loc_of_site(l, callsite_of(l, id), NULL);
 }
 
 static int cmp_graph_fn(const void *a, const void *b)
@@ -240,9 +269,16 @@ cleanup:
 
 static int load_callsites(struct loader *l)
 {
-	sqlite3_stmt *s = db_prepare(l->db, "SELECT id, file_id, line, func_id FROM callsites ORDER BY id");
-	int rc, ret = -1;
+	sqlite3_stmt *s = NULL;
+	int rc, ret = -1, chains;
 
+	/* Version 1 recordings have no chains: every site is a user frame. */
+	chains = sqlite3_prepare_v2(l->db, "SELECT id, file_id, line, func_id, parent_id, library FROM callsites"
+				    " ORDER BY id", -1, &s, NULL) == SQLITE_OK;
+	if (!chains) {
+		sqlite3_finalize(s);
+		s = db_prepare(l->db, "SELECT id, file_id, line, func_id FROM callsites ORDER BY id");
+	}
 	if (!s)
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -255,6 +291,8 @@ static int load_callsites(struct loader *l)
 		c->file = str_of(l, sqlite3_column_int64(s, 1));
 		c->line = sqlite3_column_int(s, 2);
 		c->func = str_of(l, sqlite3_column_int64(s, 3));
+		c->parent = chains ? sqlite3_column_int64(s, 4) : 0;
+		c->library = chains && sqlite3_column_int(s, 5) != 0;
 	}
 	ret = step_finished(l->db, s, rc);
 cleanup:
@@ -573,6 +611,46 @@ static int cmp_sites(const void *a, const void *b)
 	return x->loc.line - y->loc.line;
 }
 
+static int cmp_site_line(const void *a, const void *b)
+{
+	const struct model_eager_site *x = a, *y = b;
+	int c = strcmp(x->loc.file ? x->loc.file : "", y->loc.file ? y->loc.file : "");
+
+	if (c)
+		return c;
+	if (x->loc.line != y->loc.line)
+		return x->loc.line < y->loc.line ? -1 : 1;
+	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
+}
+
+/*
+ * Several recorded sites (one user line reaching TensorFlow through
+ * different library lines) are one row: the user's line.  Its library frame
+ * and top op are those of the busiest of them.
+ */
+static void merge_sites_by_user_line(struct model *m)
+{
+	size_t n = 0;
+
+	if (m->nsites < 2)
+		return;
+	qsort(m->sites, m->nsites, sizeof(*m->sites), cmp_site_line);
+	for (size_t i = 0; i < m->nsites; i++) {
+		struct model_eager_site *s = &m->sites[i], *d = n ? &m->sites[n - 1] : NULL;
+
+		if (d && s->loc.file && d->loc.file && !strcmp(s->loc.file, d->loc.file) &&
+		    s->loc.line == d->loc.line) {
+			d->count += s->count;
+			d->total_ns += s->total_ns;
+			if (s->count)
+				span_add(&d->first_ns, &d->last_ns, s->first_ns, s->last_ns);
+			continue;
+		}
+		m->sites[n++] = *s;
+	}
+	m->nsites = n;
+}
+
 static int cmp_group_k1(const void *a, const void *b)
 {
 	const struct scan_group *x = a, *y = b;
@@ -615,15 +693,7 @@ static int load_eager(struct loader *l)
 		if (ARRAY_GROW(m->sites, m->nsites, capsites))
 			goto cleanup;
 		site = &m->sites[m->nsites++];
-		{
-			const struct callsite *c = g->k1 > 0 ? callsite_of(l, g->k1) : NULL;
-
-			if (c) {
-				site->loc.file = c->file;
-				site->loc.line = c->line;
-				site->func = c->func;
-			}
-		}
+		site->loc = loc_of_site(l, g->k1 > 0 ? callsite_of(l, g->k1) : NULL, &site->func);
 		site->first_ns = INT64_MAX;
 		site->last_ns = INT64_MIN;
 		for (size_t k = i; k < r.ngroups && r.groups[k].k1 == g->k1; k++) {
@@ -664,6 +734,7 @@ static int load_eager(struct loader *l)
 	}
 	if (m->nops > 1)
 		qsort(m->ops, m->nops, sizeof(*m->ops), cmp_ops);
+	merge_sites_by_user_line(m);
 	if (m->nsites > 1)
 		qsort(m->sites, m->nsites, sizeof(*m->sites), cmp_sites);
 	ret = 0;
@@ -934,15 +1005,12 @@ int model_load_eager_site_counts(struct model *m)
 		if (ARRAY_GROW(m->sites, m->nsites, cap))
 			goto cleanup;
 		site = &m->sites[m->nsites++];
-		if (c) {
-			site->loc.file = c->file;
-			site->loc.line = c->line;
-			site->func = c->func;
-		}
+		site->loc = loc_of_site(&l, c, &site->func);
 		site->count = sqlite3_column_int64(s, 1);
 	}
 	if (step_finished(l.db, s, rc))
 		goto cleanup;
+	merge_sites_by_user_line(m);
 	if (m->nsites > 1)
 		qsort(m->sites, m->nsites, sizeof(*m->sites), cmp_sites);
 	ret = 0;
@@ -1117,6 +1185,7 @@ struct finding *model_add_finding(struct model *m, const struct finding *f)
 	d->title = model_strdup(m, f->title);
 	d->function = model_strdup(m, f->function);
 	d->loc.file = model_strdup(m, f->loc.file);
+	d->loc.lib_file = model_strdup(m, f->loc.lib_file);
 	d->message = model_strdup(m, f->message);
 	d->recommendation = model_strdup(m, f->recommendation);
 	d->example_before = model_strdup(m, f->example_before);

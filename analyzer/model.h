@@ -24,10 +24,19 @@
 struct recording;
 struct model;
 
-/* A user source location; file is NULL (and line 0) when unknown. */
+/*
+ * A user source location; file is NULL (and line 0) when unknown.  When the
+ * user's line reached TensorFlow through library code (site-packages, the
+ * standard library, `agprof run --library`), lib_file/lib_line is the
+ * innermost library frame, else NULL/0.  When no frame was user code at
+ * all, file/line is the innermost library frame and library_only is 1.
+ */
 struct source_loc {
 	const char *file;
 	int line;
+	const char *lib_file;
+	int lib_line;
+	int library_only;
 };
 
 /*

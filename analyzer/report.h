@@ -46,7 +46,7 @@ void report_gpu_json(struct strbuf *out, const struct gpu_model *g);
 
 /* Helpers shared with check's printers. */
 
-/* "file.py:12" with file relative to cwd when under it; "-" when unknown. */
+/* "file.py:12" (path_display), then " → lib/x.py:7" for a library frame; "-" when unknown. */
 void report_add_loc(struct strbuf *sb, const struct model *m, const struct source_loc *loc);
 /* Path of loc's file relative to cwd when under it (static storage), or NULL. */
 const char *report_rel_path(const struct model *m, const char *file);
@@ -54,5 +54,7 @@ const char *report_rel_path(const struct model *m, const char *file);
 void report_add_time(struct strbuf *sb, double ns);
 /* {"file": ..., "line": ...} or null */
 void report_json_loc(struct strbuf *sb, const struct source_loc *loc);
+/* loc's innermost library frame (lib_file/lib_line) as a location object, or null. */
+void report_json_library_loc(struct strbuf *sb, const struct source_loc *loc);
 
 #endif

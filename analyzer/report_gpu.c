@@ -13,7 +13,7 @@ static void time_of(struct strbuf *sb, double ns)
 
 static void site_of(struct strbuf *sb, const struct model *m, const struct gpu_site *site)
 {
-	struct source_loc loc = { site->file, site->line };
+	struct source_loc loc = { .file = site->file, .line = site->line };
 
 	report_add_loc(sb, m, &loc);
 }

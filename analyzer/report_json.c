@@ -51,6 +51,18 @@ static void jkv_bool(struct strbuf *sb, int *first, const char *key, int v)
 	strbuf_addstr(sb, v ? "true" : "false");
 }
 
+/* The innermost library frame of loc as a location object, or null. */
+void report_json_library_loc(struct strbuf *sb, const struct source_loc *loc)
+{
+	struct source_loc lib = { NULL, 0, NULL, 0, 0 };
+
+	if (loc && loc->lib_file) {
+		lib.file = loc->lib_file;
+		lib.line = loc->lib_line;
+	}
+	report_json_loc(sb, &lib);
+}
+
 void report_json_loc(struct strbuf *sb, const struct source_loc *loc)
 {
 	int first = 1;
@@ -112,6 +124,8 @@ static void json_finding(struct strbuf *sb, const struct finding *f)
 	jkv_str(sb, &first, "cause", retrace_cause_name(f->cause));
 	jkey(sb, &first, "location");
 	report_json_loc(sb, &f->loc);
+	jkey(sb, &first, "library_location");
+	report_json_library_loc(sb, &f->loc);
 	jkv_str(sb, &first, "message", f->message);
 	jkv_str(sb, &first, "recommendation", f->recommendation);
 	jkey(sb, &first, "example");
@@ -155,6 +169,8 @@ static void json_retrace(struct strbuf *sb, const struct model_trace *t)
 	}
 	jkey(sb, &first, "location");
 	report_json_loc(sb, &t->callsite);
+	jkey(sb, &first, "library_location");
+	report_json_library_loc(sb, &t->callsite);
 	jkv_int(sb, &first, "compared_with", (long long)t->why.compared_with + 1);
 	jkv_str(sb, &first, "signature", t->signature);
 	jkv_int(sb, &first, "trace_ns", t->end_ns - t->start_ns);
@@ -228,6 +244,8 @@ void report_json(struct strbuf *out, const struct model *m, const struct report_
 		strbuf_addstr(out, i ? ",\n{" : "\n{");
 		jkey(out, &f2, "location");
 		report_json_loc(out, &s->loc);
+		jkey(out, &f2, "library_location");
+		report_json_library_loc(out, &s->loc);
 		jkv_str(out, &f2, "function", s->func);
 		jkv_int(out, &f2, "count", s->count);
 		jkv_int(out, &f2, "total_ns", s->total_ns);
@@ -294,7 +312,8 @@ void report_csv(struct strbuf *out, const struct model *m, const struct report_o
 	int tables = 0;
 
 	if (sec & SEC_SUMMARY) {
-		strbuf_addstr(out, "rule,severity,function,cause,file,line,cost_ns,message,recommendation\r\n");
+		strbuf_addstr(out, "rule,severity,function,cause,file,line,cost_ns,message,recommendation,library_file,"
+			      "library_line\r\n");
 		for (size_t i = 0; i < m->nfindings; i++) {
 			const struct finding *f = &m->findings[i];
 
@@ -309,7 +328,9 @@ void report_csv(struct strbuf *out, const struct model *m, const struct report_o
 			csv_str(out, f->message);
 			strbuf_addch(out, ',');
 			csv_str(out, f->recommendation);
-			strbuf_addstr(out, "\r\n");
+			strbuf_addch(out, ',');
+			csv_str(out, f->loc.lib_file);
+			strbuf_addf(out, ",%d\r\n", f->loc.lib_file ? f->loc.lib_line : 0);
 		}
 		tables++;
 	}

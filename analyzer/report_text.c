@@ -2,6 +2,7 @@
 #include "report.h"
 #include "model.h"
 #include "gpu.h"
+#include "pathdisp.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -42,13 +43,16 @@ const char *report_rel_path(const struct model *m, const char *file)
 	return file;
 }
 
+/* "train.py:84 → gpflow/optimizers/scipy.py:224": the user's line, then the library's. */
 void report_add_loc(struct strbuf *sb, const struct model *m, const struct source_loc *loc)
 {
 	if (!loc || !loc->file) {
 		strbuf_addch(sb, '-');
 		return;
 	}
-	strbuf_addf(sb, "%s:%d", report_rel_path(m, loc->file), loc->line);
+	strbuf_addf(sb, "%s:%d", path_display(loc->file, m->session.cwd), loc->line);
+	if (loc->lib_file)
+		strbuf_addf(sb, " \u2192 %s:%d", path_display(loc->lib_file, m->session.cwd), loc->lib_line);
 }
 
 void report_add_time(struct strbuf *sb, double ns)
@@ -87,6 +91,71 @@ static const char *loc_str(const struct model *m, const struct source_loc *loc)
 	snprintf(buf[which], sizeof(buf[which]), "%s", sb.buf);
 	strbuf_release(&sb);
 	return buf[which];
+}
+
+/* Tables and headers fit a terminal this wide. */
+#define WIDTH 80
+
+/* text in at most width columns, cut from the left with "..." (paths); padded when pad. */
+static void cell_left(struct strbuf *sb, const char *text, size_t width, int pad)
+{
+	char buf[1024];
+
+	text_fit_left(buf, sizeof(buf), text ? text : "-", width);
+	strbuf_addstr(sb, buf);
+	for (size_t n = text_columns(buf); pad && n < width; n++)
+		strbuf_addch(sb, ' ');
+}
+
+/* A name in at most width columns (exactly, when pad): its end cut with "...". */
+static void cell_name(struct strbuf *sb, const char *name, int width, int pad)
+{
+	int len = (int)strlen(name ? name : "-");
+
+	if (len <= width || width < 4)
+		strbuf_addf(sb, "%-*s", pad ? width : 0, name ? name : "-");
+	else
+		strbuf_addf(sb, "%.*s...", width - 3, name);
+}
+
+/* Only the user's part of loc ("train.py:84"). */
+static const char *user_loc_str(const struct model *m, const struct source_loc *loc)
+{
+	struct source_loc u = { NULL, 0, NULL, 0, 0 };
+
+	if (loc) {
+		u.file = loc->file;
+		u.line = loc->line;
+	}
+	return loc_str(m, &u);
+}
+
+/* The row's library frame on a line of its own, under the location column. */
+static void lib_row(struct text *t, const struct source_loc *loc, size_t indent)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (!loc || !loc->lib_file)
+		return;
+	strbuf_addf(&sb, "\u2192 %s:%d", path_display(loc->lib_file, t->m->session.cwd), loc->lib_line);
+	strbuf_addf(t->out, "%*s%s", (int)indent, "", col(t, C_DIM));
+	cell_left(t->out, sb.buf, WIDTH - indent, 0);
+	strbuf_addf(t->out, "%s\n", col(t, C_RESET));
+	strbuf_release(&sb);
+}
+
+/* " at LOC" when the line stays within WIDTH, else LOC on a line of its own. */
+static void add_at(struct text *t, size_t used, const struct source_loc *loc, const char *after)
+{
+	const char *where = loc_str(t->m, loc);
+
+	if (used + 5 + text_columns(where) + text_columns(after) <= WIDTH) {
+		strbuf_addf(t->out, "  at %s%s\n", where, after);
+		return;
+	}
+	strbuf_addf(t->out, "%s\n      at ", after);
+	cell_left(t->out, where, WIDTH - 9, 0);
+	strbuf_addch(t->out, '\n');
 }
 
 static double pct(const struct model *m, double ns)
@@ -161,18 +230,24 @@ static void findings(struct text *t, int with_examples)
 	for (size_t i = 0; i < limit(t, n); i++) {
 		const struct finding *f = &m->findings[i];
 		const char *sc = f->severity == SEV_ERROR ? C_RED : f->severity == SEV_WARNING ? C_YELLOW : C_CYAN;
+		struct strbuf tail = STRBUF_INIT, cost = STRBUF_INIT;
+		size_t used;
 		char a[32];
 
 		strbuf_addf(t->out, "%2zu. %s%-7s%s %s%s%s", i + 1, col(t, sc), severity_name(f->severity),
 			    col(t, C_RESET), col(t, C_BOLD), f->rule, col(t, C_RESET));
 		if (f->function)
-			strbuf_addf(t->out, "  %s", f->function);
+			strbuf_addf(&tail, "  %s", f->function);
 		if (f->cause)
-			strbuf_addf(t->out, " [%s]", retrace_cause_name(f->cause));
-		strbuf_addf(t->out, "  at %s", loc_str(m, &f->loc));
+			strbuf_addf(&tail, " [%s]", retrace_cause_name(f->cause));
+		strbuf_addstr(t->out, tail.buf ? tail.buf : "");
+		used = 12 + strlen(f->rule) + text_columns(tail.buf);
 		if (f->cost_ns)
-			strbuf_addf(t->out, "  (costs %s)", time_str(a, sizeof(a), (double)f->cost_ns));
-		strbuf_addf(t->out, "\n    %s\n", f->message);
+			strbuf_addf(&cost, "  (costs %s)", time_str(a, sizeof(a), (double)f->cost_ns));
+		add_at(t, used, &f->loc, cost.buf ? cost.buf : "");
+		strbuf_release(&tail);
+		strbuf_release(&cost);
+		strbuf_addf(t->out, "    %s\n", f->message);
 		if (f->recommendation && *f->recommendation)
 			strbuf_addf(t->out, "    %sfix:%s %s\n", col(t, C_BOLD), col(t, C_RESET), f->recommendation);
 		if (with_examples && f->example_before)
@@ -182,6 +257,20 @@ static void findings(struct text *t, int with_examples)
 	}
 	if (limit(t, n) < n)
 		strbuf_addf(t->out, "    ... %zu more (agprof report --format json lists all)\n", n - limit(t, n));
+}
+
+/* "  (at LOC, 12.0 ms)" after a retrace's detail, on a line of its own when too wide. */
+static void retrace_at(struct text *t, size_t used, const struct source_loc *loc, const char *time)
+{
+	const char *where = loc_str(t->m, loc);
+
+	if (used + 8 + text_columns(where) + strlen(time) <= WIDTH) {
+		strbuf_addf(t->out, "  (at %s, %s)\n", where, time);
+		return;
+	}
+	strbuf_addstr(t->out, "\n         at ");
+	cell_left(t->out, where, WIDTH - 15 - strlen(time), 0);
+	strbuf_addf(t->out, ", %s\n", time);
 }
 
 static void retracing(struct text *t)
@@ -203,9 +292,9 @@ static void retracing(struct text *t)
 			const struct model_trace *tr = &f->traces[k];
 			char a[32];
 
-			strbuf_addf(t->out, "    #%-3zu %-19s %s  (at %s, %s)\n", k + 1,
-				    retrace_cause_name(tr->why.cause), tr->why.detail, loc_str(m, &tr->callsite),
-				    time_str(a, sizeof(a), (double)(tr->end_ns - tr->start_ns)));
+			strbuf_addf(t->out, "    #%-3zu %-19s %s", k + 1, retrace_cause_name(tr->why.cause), tr->why.detail);
+			time_str(a, sizeof(a), (double)(tr->end_ns - tr->start_ns));
+			retrace_at(t, 29 + text_columns(tr->why.detail), &tr->callsite, a);
 		}
 		if (limit(t, f->ntraces) < f->ntraces)
 			strbuf_addf(t->out, "    ... %zu more\n", f->ntraces - limit(t, f->ntraces));
@@ -223,14 +312,21 @@ static void eager(struct text *t)
 		strbuf_addstr(t->out, "  no eager ops\n");
 		return;
 	}
-	strbuf_addf(t->out, "  %-40s %-20s %10s %10s %6s  %s\n", "line", "function", "ops", "time", "run%", "top op");
+	/* 80 columns: the library frame goes on a line of its own */
+	strbuf_addf(t->out, "  %-26s %-10s %7s %9s %6s  %s\n", "line", "function", "ops", "time", "run%", "top op");
 	for (size_t i = 0; i < limit(t, m->nsites); i++) {
 		const struct model_eager_site *s = &m->sites[i];
 		char a[32];
 
-		strbuf_addf(t->out, "  %-40s %-20s %10lld %10s %5.1f%%  %s\n", loc_str(m, &s->loc),
-			    s->func ? s->func : "-", (long long)s->count, time_str(a, sizeof(a), (double)s->total_ns),
-			    pct(m, (double)s->total_ns), s->top_op ? s->top_op : "-");
+		strbuf_addstr(t->out, "  ");
+		cell_left(t->out, user_loc_str(m, &s->loc), 26, 1);
+		strbuf_addch(t->out, ' ');
+		cell_name(t->out, s->func, 10, 1);
+		strbuf_addf(t->out, " %7lld %9s %5.1f%%  ", (long long)s->count, time_str(a, sizeof(a), (double)s->total_ns),
+			    pct(m, (double)s->total_ns));
+		cell_name(t->out, s->top_op, 14, 0);
+		strbuf_addch(t->out, '\n');
+		lib_row(t, &s->loc, 4);
 	}
 }
 
@@ -243,12 +339,14 @@ static void ops(struct text *t)
 		strbuf_addstr(t->out, "  no eager ops\n");
 		return;
 	}
-	strbuf_addf(t->out, "  %-28s %10s %10s %10s %6s %10s\n", "op", "count", "time", "mean", "run%", "slow path");
+	strbuf_addf(t->out, "  %-26s %10s %10s %10s %6s %10s\n", "op", "count", "time", "mean", "run%", "slow path");
 	for (size_t i = 0; i < limit(t, m->nops); i++) {
 		const struct model_eager_op *o = &m->ops[i];
 		char a[32], b[32];
 
-		strbuf_addf(t->out, "  %-28s %10lld %10s %10s %5.1f%% %10lld\n", o->op, (long long)o->count,
+		strbuf_addstr(t->out, "  ");
+		cell_name(t->out, o->op, 26, 1);
+		strbuf_addf(t->out, " %10lld %10s %10s %5.1f%% %10lld\n", (long long)o->count,
 			    time_str(a, sizeof(a), (double)o->total_ns),
 			    time_str(b, sizeof(b), o->count ? (double)o->total_ns / (double)o->count : 0),
 			    pct(m, (double)o->total_ns), (long long)o->slow_path);
@@ -284,16 +382,23 @@ static void functions(struct text *t)
 		strbuf_addstr(t->out, "  none\n");
 		return;
 	}
-	strbuf_addf(t->out, "  %-22s %-32s %6s %9s %10s %10s  %s\n", "function", "defined at", "traces", "calls",
-		    "tracing", "executing", "options");
+	/* 80 columns: options, when any, go on a line of their own */
+	strbuf_addf(t->out, "  %-16s %-25s %6s %8s %9s %9s\n", "function", "defined at", "traces", "calls", "tracing",
+		    "executing");
 	for (size_t i = 0; i < limit(t, m->nfunctions); i++) {
 		const struct model_function *f = &m->functions[i];
 		char a[32], b[32];
 
-		strbuf_addf(t->out, "  %-22s %-32s %6zu %9lld %10s %10s  %s%s%s\n", f->name, loc_str(m, &f->def),
-			    f->ntraces, (long long)f->calls, time_str(a, sizeof(a), (double)f->trace_ns),
-			    time_str(b, sizeof(b), (double)f->exec_ns), f->jit_compile ? "jit_compile " : "",
-			    f->has_input_signature ? "input_signature " : "", f->reduce_retracing ? "reduce_retracing" : "");
+		strbuf_addstr(t->out, "  ");
+		cell_name(t->out, f->name, 16, 1);
+		strbuf_addch(t->out, ' ');
+		cell_left(t->out, loc_str(m, &f->def), 25, 1);
+		strbuf_addf(t->out, " %6zu %8lld %9s %9s\n", f->ntraces, (long long)f->calls,
+			    time_str(a, sizeof(a), (double)f->trace_ns), time_str(b, sizeof(b), (double)f->exec_ns));
+		if (f->jit_compile || f->has_input_signature || f->reduce_retracing)
+			strbuf_addf(t->out, "    options:%s%s%s\n", f->jit_compile ? " jit_compile" : "",
+				    f->has_input_signature ? " input_signature" : "",
+				    f->reduce_retracing ? " reduce_retracing" : "");
 	}
 }
 

@@ -1253,8 +1253,11 @@ static int rule_run(struct rule *r, struct model *m, size_t *added)
 		}
 		if (eval_anchor(&ev, r->f_function, &v) > 0)
 			a.function = v.type == METRIC_TEXT ? v.text : NULL;
-		if (eval_anchor(&ev, r->f_file, &v) > 0)
+		if (eval_anchor(&ev, r->f_file, &v) > 0) {
+			/* a file of the rule's own: the source's library frame is not its */
+			memset(&a.loc, 0, sizeof(a.loc));
 			a.loc.file = v.type == METRIC_TEXT ? v.text : NULL;
+		}
 		if (eval_anchor(&ev, r->f_line, &v) > 0)
 			a.loc.line = v.type == METRIC_NUM ? (int)v.num : 0;
 		if (eval_anchor(&ev, r->f_cost, &v) > 0)

@@ -4,6 +4,7 @@
  * lists the fields; keep the lists below and that page in step).
  */
 #include "model_internal.h"
+#include "pathdisp.h"
 #include "strbuf.h"
 
 #include <string.h>
@@ -34,6 +35,8 @@ static const char *const function_fields[] = {
 	"function_objects: distinct tf.function objects that traced it",
 	"tf_data: 1 for a tf.data function (a Dataset transformation's function)",
 	"library: 1 when its def is in an installed package (site-packages), not user code",
+	"framework: 1 when its def is TensorFlow's or Keras's own code",
+	"retrace_share: retrace_ns as a share of the run (0..1)",
 	"variables_created, traces_creating_variables: tf.Variables made while tracing",
 	"blackbox_nodes, blackbox_execs, blackbox_ns: py_function nodes in its graphs and their runs",
 	"cause: the most frequent retrace cause (text; none when never retraced)",
@@ -85,6 +88,8 @@ static int functions_get(const struct model *m, void *data, size_t row, const ch
 	NUM("function_objects", f->function_objects);
 	NUM("tf_data", f->tf_data);
 	NUM("library", f->def.file && (strstr(f->def.file, "/site-packages/") || strstr(f->def.file, "/dist-packages/")));
+	NUM("framework", f->def.file && path_is_framework(f->def.file));
+	NUM("retrace_share", share(m, f->retrace_ns));
 	NUM("variables_created", f->variables_created);
 	NUM("traces_creating_variables", f->traces_creating_variables);
 	NUM("blackbox_nodes", f->blackbox_nodes);

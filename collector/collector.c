@@ -355,7 +355,8 @@ uint32_t agp_intern_op(struct agp_thread *t, const char *name, int (*is_function
 	return id;
 }
 
-uint32_t agp_site_define(struct agp_thread *t, uint32_t file, uint32_t func, uint32_t line)
+uint32_t agp_site_define(struct agp_thread *t, uint32_t file, uint32_t func, uint32_t line, uint32_t parent,
+			 uint32_t flags)
 {
 	uint64_t new_head;
 	struct agp_rec_site *rec = ring_reserve(t, sizeof(*rec) / 8, &new_head);
@@ -370,6 +371,8 @@ uint32_t agp_site_define(struct agp_thread *t, uint32_t file, uint32_t func, uin
 	rec->file = file;
 	rec->func = func;
 	rec->line = line;
+	rec->parent = parent;
+	rec->flags = flags;
 	rec->pad = 0;
 	ring_publish(t, new_head);
 	return id;
@@ -588,6 +591,7 @@ int agp_start(const char *dir)
 	agp_proc.shm_fd = -1;
 	snprintf(shm_dir, sizeof(shm_dir), "%s", dir);
 	hide_launcher_environment();
+	agp_py_read_overrides();
 	if (process_start() != 0) {
 		agp_proc.enabled = 1;
 		agp_disable("cannot create the recording buffers");

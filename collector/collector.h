@@ -31,10 +31,19 @@ struct agp_strcache_slot {
 };
 
 struct agp_sitecache_slot {
-	uintptr_t code;         /* code object */
+	uintptr_t code;         /* innermost non-framework code object */
 	uintptr_t ip;           /* instruction pointer within it */
+	uintptr_t user_code;    /* first user frame out from it, 0 when it is user code */
+	uintptr_t user_ip;
 	uint32_t site;
 	uint32_t pad;
+};
+
+/* What a Python frame's file is (pyframe.c, agp_classify_path). */
+enum agp_frame_kind {
+	AGP_FRAME_USER = 0,      /* the user's code: where a finding points */
+	AGP_FRAME_LIBRARY = 1,   /* site-packages, dist-packages, the standard library, --library */
+	AGP_FRAME_FRAMEWORK = 2, /* TensorFlow, Keras, absl, frozen modules: skipped */
 };
 
 struct agp_codecache_slot {
@@ -42,7 +51,7 @@ struct agp_codecache_slot {
 	uintptr_t filename;     /* co_filename object, guards against address reuse */
 	uint32_t file;          /* string ids */
 	uint32_t func;
-	uint32_t internal;      /* TensorFlow/Keras/absl code: skip when walking */
+	uint32_t kind;          /* enum agp_frame_kind */
 	uint32_t pad;
 };
 
@@ -113,8 +122,13 @@ uint32_t agp_intern(struct agp_thread *t, const char *text, size_t len) AGP_HIDD
 uint32_t agp_intern_op(struct agp_thread *t, const char *name, int (*is_function)(const char *),
 		       int *function) AGP_HIDDEN;
 
-/* Define a call site in the thread's ring; returns its id. */
-uint32_t agp_site_define(struct agp_thread *t, uint32_t file, uint32_t func, uint32_t line) AGP_HIDDEN;
+/*
+ * Define a call site in the thread's ring; returns its id.  parent is the
+ * site of the next frame out toward user code (0 = none), flags
+ * AGP_SITE_LIBRARY for a library frame.
+ */
+uint32_t agp_site_define(struct agp_thread *t, uint32_t file, uint32_t func, uint32_t line, uint32_t parent,
+			 uint32_t flags) AGP_HIDDEN;
 
 /* Append a span record (eager op, call, black box). */
 void agp_emit_span(struct agp_thread *t, uint16_t type, uint32_t arg, uint64_t start, uint64_t end,
@@ -140,6 +154,13 @@ int agp_start(const char *dir) AGP_HIDDEN;
 void agp_tf_init(void) AGP_HIDDEN;
 /* pyframe.c: user call site of the current thread (0 = unknown). */
 uint32_t agp_py_callsite(struct agp_thread *t) AGP_HIDDEN;
+/*
+ * pyframe.c: read the user-code / library overrides (AGPROF_USER_CODE,
+ * AGPROF_LIBRARY: ':'-separated path prefixes); called once at start.
+ */
+void agp_py_read_overrides(void) AGP_HIDDEN;
+/* pyframe.c: classify a source file path (enum agp_frame_kind). */
+int agp_classify_path(const char *path, size_t len) AGP_HIDDEN;
 /* pyframe.c: resolve libpython symbols if Python is in the process. */
 int agp_py_available(void) AGP_HIDDEN;
 /* pyframe.c: learn the interpreter's frame layout; needs the GIL. */

@@ -302,20 +302,118 @@ static long read_ascii(PyObject *str, const char **text)
 	return len;
 }
 
-static int is_framework_file(const char *path, long len)
+static int contains(const char *path, size_t len, const char *needle)
 {
-	static const char *const dirs[] = { "/tensorflow/", "/keras/", "/tf_keras/", "/absl/",
-					    "/tensorflow_core/", "/tensorflow_estimator/", NULL };
-	char buf[4097];
+	return memmem(path, len, needle, strlen(needle)) != NULL;
+}
+
+/* ".../lib/pythonX.Y/...": the interpreter's standard library (lib64 too). */
+static int in_stdlib(const char *path, size_t len)
+{
+	static const char *const roots[] = { "/lib/python", "/lib64/python", NULL };
+
+	for (int i = 0; roots[i]; i++) {
+		size_t n = strlen(roots[i]);
+		const char *p = path, *end = path + len, *hit;
+
+		while ((hit = memmem(p, (size_t)(end - p), roots[i], n))) {
+			if (hit + n < end && hit[n] >= '0' && hit[n] <= '9')
+				return 1;
+			p = hit + 1;
+		}
+	}
+	return 0;
+}
+
+/* Classification by the path alone (no overrides). */
+static int builtin_kind(const char *path, size_t len)
+{
+	/* AutoGraph's converted copy of a function: generated lines no one can edit */
+	static const char *const framework[] = { "/tensorflow/", "/keras/", "/tf_keras/", "/absl/",
+						 "/tensorflow_core/", "/tensorflow_estimator/",
+						 "/__autograph_generated_file", NULL };
+	static const char *const library[] = { "/site-packages/", "/dist-packages/", NULL };
 
 	if (len >= 7 && !memcmp(path, "<frozen", 7))
-		return 1;
-	memcpy(buf, path, (size_t)len);
-	buf[len] = '\0';
-	for (int i = 0; dirs[i]; i++)
-		if (strstr(buf, dirs[i]))
-			return 1;
-	return 0;
+		return AGP_FRAME_FRAMEWORK;
+	for (int i = 0; framework[i]; i++)
+		if (contains(path, len, framework[i]))
+			return AGP_FRAME_FRAMEWORK;
+	for (int i = 0; library[i]; i++)
+		if (contains(path, len, library[i]))
+			return AGP_FRAME_LIBRARY;
+	return in_stdlib(path, len) ? AGP_FRAME_LIBRARY : AGP_FRAME_USER;
+}
+
+/* --user-code / --library prefixes, read once at start (not on the hot path). */
+#define MAX_OVERRIDES 32
+static struct override {
+	char *prefix;
+	size_t len;
+	int kind;
+} overrides[MAX_OVERRIDES];
+static int noverrides;
+
+static void read_override_list(const char *var, int kind)
+{
+	const char *v = getenv(var), *p, *end;
+
+	for (p = v; p && *p && noverrides < MAX_OVERRIDES; p = *end ? end + 1 : end) {
+		size_t n;
+
+		end = strchr(p, ':');
+		if (!end)
+			end = p + strlen(p);
+		n = (size_t)(end - p);
+		while (n > 1 && p[n - 1] == '/')
+			n--;
+		if (n == 0 || !(overrides[noverrides].prefix = strndup(p, n)))
+			continue;
+		overrides[noverrides].len = n;
+		overrides[noverrides].kind = kind;
+		noverrides++;
+	}
+}
+
+void agp_py_read_overrides(void)
+{
+	read_override_list("AGPROF_USER_CODE", AGP_FRAME_USER);
+	read_override_list("AGPROF_LIBRARY", AGP_FRAME_LIBRARY);
+}
+
+/* The longest override that is path or a directory above it, or NULL. */
+static const struct override *find_override(const char *path, size_t len)
+{
+	const struct override *best = NULL;
+
+	for (int i = 0; i < noverrides; i++) {
+		const struct override *o = &overrides[i];
+
+		if (o->len > len || memcmp(path, o->prefix, o->len) ||
+		    (o->len < len && path[o->len] != '/' && o->prefix[o->len - 1] != '/'))
+			continue;
+		if (!best || o->len > best->len || (o->len == best->len && o->kind == AGP_FRAME_USER))
+			best = o;
+	}
+	return best;
+}
+
+/*
+ * Framework frames are always skipped.  --library makes anything else under
+ * it library code.  --user-code makes its tree user code, except what lies
+ * in a site-packages directory (or TensorFlow) below it: a virtual
+ * environment inside the project is still installed code.
+ */
+int agp_classify_path(const char *path, size_t len)
+{
+	int kind = builtin_kind(path, len);
+	const struct override *o;
+
+	if (kind == AGP_FRAME_FRAMEWORK || !(o = find_override(path, len)))
+		return kind;
+	if (o->kind == AGP_FRAME_LIBRARY)
+		return AGP_FRAME_LIBRARY;
+	return builtin_kind(path + o->len, len - o->len) == AGP_FRAME_USER ? AGP_FRAME_USER : kind;
 }
 
 static struct agp_codecache_slot *code_lookup(struct agp_thread *t, uintptr_t code)
@@ -340,46 +438,100 @@ static struct agp_codecache_slot *code_lookup(struct agp_thread *t, uintptr_t co
 	}
 	slot->code = code;
 	slot->filename = filename;
-	slot->internal = (uint32_t)is_framework_file(file_text, flen);
-	slot->file = slot->internal ? 0 : agp_intern(t, file_text, (size_t)flen);
-	slot->func = slot->internal ? 0 : agp_intern(t, name_text, (size_t)nlen);
+	slot->kind = (uint32_t)agp_classify_path(file_text, (size_t)flen);
+	slot->file = slot->kind == AGP_FRAME_FRAMEWORK ? 0 : agp_intern(t, file_text, (size_t)flen);
+	slot->func = slot->kind == AGP_FRAME_FRAMEWORK ? 0 : agp_intern(t, name_text, (size_t)nlen);
 	return slot;
 }
 
-uint32_t agp_py_callsite(struct agp_thread *t)
-{
-	char *ts, *iframe;
+/* One frame of a call-site chain, copied out of the code cache while walking. */
+struct chain_frame {
+	uintptr_t code, ip;
+	uint32_t file, func;
+};
 
-	if (!L.ok)
-		return 0;
-	ts = py.GILState_GetThisThreadState();
+static uint32_t frame_line(const struct chain_frame *f)
+{
+	int line = py.Code_Addr2Line((PyObject *)f->code, (int)((long)(f->ip - f->code) - (long)L.code_base));
+
+	return line > 0 ? (uint32_t)line : 0;
+}
+
+/*
+ * Define the chain as linked sites, outermost first so that each knows its
+ * parent: the user frame (when there is one), then the library frames out
+ * to in.  Returns the innermost site.  A cache miss only.
+ */
+static uint32_t define_chain(struct agp_thread *t, const struct chain_frame *lib, int nlib,
+			     const struct chain_frame *user)
+{
+	uint32_t parent = 0;
+
+	if (user)
+		parent = agp_site_define(t, user->file, user->func, frame_line(user), 0, 0);
+	for (int i = nlib - 1; i >= 0; i--)
+		parent = agp_site_define(t, lib[i].file, lib[i].func, frame_line(&lib[i]), parent, AGP_SITE_LIBRARY);
+	return parent;
+}
+
+static char *current_iframe(void)
+{
+	char *ts = py.GILState_GetThisThreadState(), *iframe;
+
 	if (!ts)
-		return 0;
+		return NULL;
 	iframe = word_at(ts, L.ts_off);
 	if (L.ts_indirect && iframe)
 		iframe = word_at(iframe, L.cf_off);
-	for (int depth = 0; iframe && depth < 64; depth++) {
+	return iframe;
+}
+
+/*
+ * Walk out from the innermost frame, skipping TensorFlow's own, to the first
+ * user frame, keeping up to AGP_SITE_CHAIN_MAX - 1 library frames met on the
+ * way (the innermost ones).  The site cache is keyed on the innermost frame
+ * and the user frame, so a hit costs the walk only.
+ */
+uint32_t agp_py_callsite(struct agp_thread *t)
+{
+	struct chain_frame lib[AGP_SITE_CHAIN_MAX - 1], user = { 0, 0, 0, 0 };
+	const struct chain_frame *inner;
+	struct agp_sitecache_slot *ss;
+	char *iframe;
+	int nlib = 0, seen = 0;
+	size_t h;
+
+	if (!L.ok)
+		return 0;
+	iframe = current_iframe();
+	for (int depth = 0; iframe && depth < 64 && !user.code; depth++) {
 		uintptr_t code = (uintptr_t)word_at(iframe, L.code_off);
-		struct agp_codecache_slot *cs;
-		struct agp_sitecache_slot *ss;
-		uintptr_t ip;
-		int line;
 
 		if (code && word_at((void *)code, 8) == py.Code_Type) {
-			cs = code_lookup(t, code);
-			if (!cs->internal) {
-				ip = (uintptr_t)word_at(iframe, L.ip_off);
-				ss = &t->sitecache[((code >> 4) ^ (ip * 0x9E3779B97F4A7C15ull >> 20)) & (AGP_SITECACHE - 1)];
-				if (ss->code == code && ss->ip == ip)
-					return ss->site;
-				line = py.Code_Addr2Line((PyObject *)code, (int)((long)(ip - code) - (long)L.code_base));
-				ss->code = code;
-				ss->ip = ip;
-				ss->site = agp_site_define(t, cs->file, cs->func, line > 0 ? (uint32_t)line : 0);
-				return ss->site;
-			}
+			const struct agp_codecache_slot *cs = code_lookup(t, code);
+			struct chain_frame f = { code, (uintptr_t)word_at(iframe, L.ip_off), cs->file, cs->func };
+
+			if (cs->kind == AGP_FRAME_USER)
+				user = f;
+			else if (cs->kind == AGP_FRAME_LIBRARY && seen++ < AGP_SITE_CHAIN_MAX - 1)
+				lib[nlib++] = f;
 		}
 		iframe = word_at(iframe, L.prev_off);
 	}
-	return 0;
+	if (!nlib && !user.code)
+		return 0;
+	inner = nlib ? &lib[0] : &user;
+	h = (inner->code >> 4) ^ (inner->ip * 0x9E3779B97F4A7C15ull >> 20);
+	if (nlib)
+		h ^= (user.code >> 6) ^ (user.ip * 0xC2B2AE3D27D4EB4Full >> 24);
+	ss = &t->sitecache[h & (AGP_SITECACHE - 1)];
+	if (ss->code == inner->code && ss->ip == inner->ip && ss->user_code == (nlib ? user.code : 0) &&
+	    ss->user_ip == (nlib ? user.ip : 0))
+		return ss->site;
+	ss->code = inner->code;
+	ss->ip = inner->ip;
+	ss->user_code = nlib ? user.code : 0;
+	ss->user_ip = nlib ? user.ip : 0;
+	ss->site = define_chain(t, lib, nlib, user.code ? &user : NULL);
+	return ss->site;
 }

@@ -134,6 +134,40 @@ static void collect_inputs(struct agp_open_trace *ot, PyObject *inputs)
 	}
 }
 
+/*
+ * The trace's call site: the first user frame (AGP_F_SITE_*) and, when
+ * library code lies between it and TensorFlow, the innermost library frame
+ * (AGP_F_LIB_*).  frames: (file, line, function) tuples, innermost first.
+ */
+static void add_site(struct agp_side *rec, PyObject *frames)
+{
+	long n = frames && frames != P.None ? P.Tuple_Size(frames) : 0;
+	int have_lib = 0;
+
+	if (n < 0) {
+		P.Err_Clear();
+		return;
+	}
+	for (long i = 0; i < n; i++) {
+		PyObject *fr = P.Tuple_GetItem(frames, i);
+		const char *file = fr ? text_at(fr, 0) : NULL;
+		int kind = file ? agp_classify_path(file, strlen(file)) : AGP_FRAME_FRAMEWORK;
+
+		if (kind == AGP_FRAME_USER) {
+			agp_side_text(rec, AGP_F_SITE_FILE, file);
+			agp_side_int(rec, AGP_F_SITE_LINE, int_at(fr, 1));
+			agp_side_text(rec, AGP_F_SITE_FUNC, text_at(fr, 2));
+			return;
+		}
+		if (kind == AGP_FRAME_LIBRARY && !have_lib) {
+			have_lib = 1;
+			agp_side_text(rec, AGP_F_LIB_FILE, file);
+			agp_side_int(rec, AGP_F_LIB_LINE, int_at(fr, 1));
+			agp_side_text(rec, AGP_F_LIB_FUNC, text_at(fr, 2));
+		}
+	}
+}
+
 /* Called from the TF_NewGraph hook before the graph exists; NULL if not a trace. */
 struct agp_open_trace *agp_pytrace_begin(void) AGP_HIDDEN;
 struct agp_open_trace *agp_pytrace_begin(void)
@@ -161,9 +195,7 @@ struct agp_open_trace *agp_pytrace_begin(void)
 		agp_side_int(&ot->rec, AGP_F_OBJECT, int_at(desc, 3));
 		agp_side_int(&ot->rec, AGP_F_OBJTRACE, int_at(desc, 4));
 		agp_side_text(&ot->rec, AGP_F_SIGNATURE, text_at(desc, 5));
-		agp_side_text(&ot->rec, AGP_F_SITE_FILE, text_at(desc, 6));
-		agp_side_int(&ot->rec, AGP_F_SITE_LINE, int_at(desc, 7));
-		agp_side_text(&ot->rec, AGP_F_SITE_FUNC, text_at(desc, 8));
+		add_site(&ot->rec, P.Tuple_GetItem(desc, 6));
 		agp_side_int(&ot->rec, AGP_F_JIT, int_at(desc, 9));
 		agp_side_int(&ot->rec, AGP_F_REDUCE, int_at(desc, 10));
 		agp_side_int(&ot->rec, AGP_F_HAS_SIG, int_at(desc, 11));

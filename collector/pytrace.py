@@ -76,12 +76,15 @@ def _object_serial(cache, count):
     return _object_serials[key]
 
 
-def _user_site(frame):
-    while frame is not None and _is_framework(frame.f_code.co_filename):
+def _site_frames(frame, limit=32):
+    """(file, line, function) of the frames above TensorFlow's, innermost
+    first; the collector tells library from user code (pyframe.c)."""
+    out = []
+    while frame is not None and len(out) < limit:
+        if not _is_framework(frame.f_code.co_filename):
+            out.append((frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name))
         frame = frame.f_back
-    if frame is None:
-        return (None, 0, None)
-    return (frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name)
+    return tuple(out)
 
 
 def describe(frame):
@@ -117,7 +120,6 @@ def describe(frame):
         for pname, param in key.parameters.items():
             _flatten(pname, param.type_constraint, inputs)
     attrs = getattr(opts, 'attributes', None) or {}
-    site = _user_site(f.f_back)
     return (
         str(name),
         code.co_filename if code is not None else None,
@@ -125,7 +127,7 @@ def describe(frame):
         _object_serial(cache if cache is not None else opts, count),
         count,
         str(key) if key is not None else None,
-        site[0], site[1], site[2],
+        _site_frames(f.f_back), None, None,
         1 if attrs.get('_XlaMustCompile') else 0,
         1 if getattr(opts, 'reduce_retracing', False) else 0,
         1 if getattr(opts, 'input_signature', None) is not None else 0,

@@ -90,8 +90,15 @@ struct agp_rec_site {
 	uint32_t file;        /* string ids */
 	uint32_t func;
 	uint32_t line;
+	uint32_t parent;      /* site id of the next frame out toward user code, 0 = none */
+	uint32_t flags;       /* AGP_SITE_LIBRARY */
 	uint32_t pad;
 };
+
+/* The frame is library code (site-packages, the standard library, --library). */
+#define AGP_SITE_LIBRARY 1u
+/* Frames kept per call site: innermost library frames, then the user frame. */
+#define AGP_SITE_CHAIN_MAX 6
 
 #define AGP_SPAN_SLOW_PATH 1u   /* eager op dispatched outside the C fast path */
 #define AGP_SPAN_FAILED 2u      /* TF returned an error status */
@@ -150,6 +157,7 @@ enum agp_tag {
 	AGP_F_JIT, AGP_F_REDUCE, AGP_F_HAS_SIG, AGP_F_VARS, AGP_F_TRACE_SEQ,
 	AGP_F_PARENT_TRACE, AGP_F_BLOB, AGP_F_POSITION, AGP_F_KIND, AGP_F_DTYPE,
 	AGP_F_SHAPE, AGP_F_VALUE, AGP_F_CREATED,
+	AGP_F_LIB_FILE = 50, AGP_F_LIB_LINE, AGP_F_LIB_FUNC, /* trace: innermost library frame */
 	AGP_F_GPU_KIND = 60, AGP_F_DEVICE, AGP_F_CONTEXT, AGP_F_STREAM, AGP_F_CORR,
 	AGP_F_GRID_X, AGP_F_GRID_Y, AGP_F_GRID_Z, AGP_F_BLOCK_X, AGP_F_BLOCK_Y,
 	AGP_F_BLOCK_Z, AGP_F_BYTES, AGP_F_COPY_KIND, AGP_F_API, AGP_F_EXTERNAL,

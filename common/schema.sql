@@ -1,6 +1,6 @@
--- agprof recording schema, version 1.  docs/schema.md explains every table.
+-- agprof recording schema, version 2.  docs/schema.md explains every table.
 -- Times are nanoseconds on CLOCK_MONOTONIC of the recording host.
-PRAGMA user_version = 1;
+PRAGMA user_version = 2;
 PRAGMA application_id = 1634168946;  -- 'agpr'
 
 CREATE TABLE meta (
@@ -42,7 +42,9 @@ CREATE TABLE callsites (
     file_id  INTEGER NOT NULL REFERENCES strings(id),
     line     INTEGER NOT NULL,
     func_id  INTEGER NOT NULL REFERENCES strings(id),
-    UNIQUE (file_id, line, func_id)
+    parent_id INTEGER REFERENCES callsites(id),  -- next frame out toward user code
+    library  INTEGER NOT NULL DEFAULT 0,          -- 1: a library frame
+    UNIQUE (file_id, line, func_id, parent_id, library)
 );
 
 CREATE TABLE functions (

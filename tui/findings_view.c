@@ -5,6 +5,7 @@
  */
 #include "view.h"
 #include "model.h"
+#include "pathdisp.h"
 
 #include <string.h>
 
@@ -61,8 +62,11 @@ static void findings_draw(struct tui *t, struct view *v, int y, int x, int h, in
 
 	tui_rule(t, yy++, 0, w, f->rule);
 	left--;
-	if (f->loc.file)
-		snprintf(where, sizeof(where), "at %s:%d", f->loc.file, f->loc.line);
+	if (f->loc.file && f->loc.lib_file)
+		snprintf(where, sizeof(where), "at %s:%d \u2192 %s:%d", path_display(f->loc.file, t->m->session.cwd),
+			 f->loc.line, path_display(f->loc.lib_file, t->m->session.cwd), f->loc.lib_line);
+	else if (f->loc.file)
+		snprintf(where, sizeof(where), "at %s:%d", path_display(f->loc.file, t->m->session.cwd), f->loc.line);
 	else
 		snprintf(where, sizeof(where), "no source line");
 	if (left > 0) {

@@ -60,8 +60,8 @@ def main():
                "reduce_sum_kernel", "/job:localhost/replica:0/task:0/device:GPU:0", "main"]
     sid = {s: i + 1 for i, s in enumerate(strings)}
     db.executemany("INSERT INTO strings VALUES (?,?)", [(i, s) for s, i in sid.items()])
-    db.execute("INSERT INTO callsites VALUES (1,?,42,?)", (sid["train.py"], sid["main"]))
-    db.execute("INSERT INTO callsites VALUES (2,?,37,?)", (sid["train.py"], sid["main"]))
+    db.execute("INSERT INTO callsites(id, file_id, line, func_id) VALUES (1,?,42,?)", (sid["train.py"], sid["main"]))
+    db.execute("INSERT INTO callsites(id, file_id, line, func_id) VALUES (2,?,37,?)", (sid["train.py"], sid["main"]))
     db.execute("INSERT INTO functions VALUES (1,?,?,?,10)", (pid, sid["train_step"], sid["train.py"]))
     db.execute("INSERT INTO functions VALUES (2,?,?,?,25)", (pid, sid["evaluate"], sid["train.py"]))
     # Traces: train_step at steps 0, steps/3 (shape), 2*steps/3 (python value); evaluate at steps/2.

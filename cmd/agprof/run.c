@@ -42,6 +42,11 @@ static const char *const run_usage =
 	"                      does, with the threshold options below; the exit\n"
 	"                      status is the program's own when it failed, else\n"
 	"                      the check's (0 all hold, 1 one crossed)\n"
+	"  --user-code PATH    treat Python files under PATH as your code, even in a\n"
+	"                      site-packages directory (repeatable)\n"
+	"  --library PATH      treat Python files under PATH as library code: findings\n"
+	"                      then point at the line of yours that called it\n"
+	"                      (repeatable; the longest matching PATH wins)\n"
 	"  -h, --help          show this help\n"
 	"\n"
 	"exit status: PROGRAM's own status; 128+N when it was killed by signal N;\n"
@@ -69,6 +74,7 @@ struct run_state {
 	int check;               /* --check: thresholds follow in check_argv */
 	char **check_argv;
 	int check_argc;
+	char *user_code, *library; /* ':'-separated absolute prefixes, or NULL */
 	char shm_dir[PATH_MAX];
 	int shm_base_fd;         /* the per-user buffer folder */
 	int shm_fd;              /* our session folder, flock'ed while we live */
@@ -427,6 +433,11 @@ static void set_child_environment(const struct run_state *rs)
 	else
 		setenv("LD_PRELOAD", rs->collector, 1);
 	setenv("AGPROF_SHM", rs->shm_dir, 1);
+	/* Frame classification overrides (collector/pyframe.c); children inherit them. */
+	if (rs->user_code)
+		setenv("AGPROF_USER_CODE", rs->user_code, 1);
+	if (rs->library)
+		setenv("AGPROF_LIBRARY", rs->library, 1);
 	/* The CUDA driver loads the collector's CUPTI part from here at cuInit. */
 	if (!getenv("CUDA_INJECTION64_PATH")) {
 		setenv("CUDA_INJECTION64_PATH", rs->collector, 1);
@@ -498,9 +509,65 @@ static int is_check_option(const char *a, int *has_value)
 	return 0;
 }
 
+static int append_prefix(char **list, const char *path)
+{
+	char *joined;
+
+	if (asprintf(&joined, "%s%s%s", *list ? *list : "", *list ? ":" : "", path) < 0)
+		return error("out of memory");
+	free(*list);
+	*list = joined;
+	return 0;
+}
+
+/*
+ * Add PATH to a --user-code / --library list, absolute (Python names files
+ * by absolute paths) and also resolved when it goes through a symlink.
+ */
+static int add_override(char **list, const char *opt, const char *path)
+{
+	char cwd[PATH_MAX], abs[2 * PATH_MAX + 2], real[PATH_MAX];
+
+	if (!path || !*path || strchr(path, ':'))
+		return error("option '%s' needs a path without ':'", opt);
+	if (path[0] == '/')
+		snprintf(abs, sizeof(abs), "%s", path);
+	else if (getcwd(cwd, sizeof(cwd)))
+		snprintf(abs, sizeof(abs), "%s/%s", cwd, path);
+	else
+		return error("cannot resolve '%s': %s", path, strerror(errno));
+	if (append_prefix(list, abs))
+		return -1;
+	if (realpath(abs, real) && strcmp(real, abs) && !strchr(real, ':'))
+		return append_prefix(list, real);
+	return 0;
+}
+
+/* --user-code / --library, as "--opt PATH" or "--opt=PATH"; 1 when a is one. */
+static int override_option(struct run_state *rs, int argc, char **argv, int *i, int *ret)
+{
+	static const char *const opts[] = { "--user-code", "--library" };
+	const char *a = argv[*i];
+
+	for (int k = 0; k < 2; k++) {
+		size_t n = strlen(opts[k]);
+		char **list = k ? &rs->library : &rs->user_code;
+
+		if (strncmp(a, opts[k], n) || (a[n] && a[n] != '='))
+			continue;
+		if (a[n] == '=')
+			*ret = add_override(list, opts[k], a + n + 1);
+		else
+			*ret = ++*i < argc ? add_override(list, opts[k], argv[*i]) :
+					     error("option '%s' needs a path", opts[k]);
+		return 1;
+	}
+	return 0;
+}
+
 static int parse_options(struct run_state *rs, int argc, char **argv)
 {
-	int i, has_value;
+	int i, has_value, bad;
 
 	rs->check_argv = calloc((size_t)argc + 1, sizeof(*rs->check_argv));
 	if (!rs->check_argv)
@@ -530,6 +597,9 @@ static int parse_options(struct run_state *rs, int argc, char **argv)
 			rs->quiet = 1;
 		} else if (!strcmp(a, "--check")) {
 			rs->check = 1;
+		} else if (override_option(rs, argc, argv, &i, &bad)) {
+			if (bad)
+				return -1;
 		} else if (is_check_option(a, &has_value)) {
 			if (!rs->check)
 				return error("option '%s' needs --check before it", a);
@@ -697,5 +767,7 @@ cleanup:
 	free(rs.check_argv);
 	free(rs.program_path);
 	free(rs.collector);
+	free(rs.user_code);
+	free(rs.library);
 	return rc;
 }

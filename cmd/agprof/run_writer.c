@@ -293,8 +293,8 @@ static int prepare_all(struct run_writer *w)
 		{ &w->ins_eager, "INSERT INTO eager_ops(pid, tid, start_ns, end_ns, op_id, device_id, callsite_id, slow_path, ok, python_ns) VALUES (?,?,?,?,?,?,?,?,?,?)" },
 		{ &w->ins_call, "INSERT INTO function_calls(pid, tid, start_ns, end_ns, name_id, callsite_id, ok) VALUES (?,?,?,?,?,?,?)" },
 		{ &w->ins_bb, "INSERT INTO blackbox_execs(pid, tid, start_ns, end_ns, node_id, op_type_id, token) VALUES (?,?,?,?,?,?,(SELECT text FROM strings WHERE id = ?))" },
-		{ &w->ins_site, "INSERT OR IGNORE INTO callsites(file_id, line, func_id) VALUES (?,?,?)" },
-		{ &w->get_site, "SELECT id FROM callsites WHERE file_id = ? AND line = ? AND func_id = ?" },
+		{ &w->ins_site, "INSERT INTO callsites(file_id, line, func_id, parent_id, library) VALUES (?,?,?,?,?)" },
+		{ &w->get_site, "SELECT id FROM callsites WHERE file_id = ? AND line = ? AND func_id = ? AND parent_id IS ? AND library = ?" },
 		{ &w->ins_thread, "INSERT OR IGNORE INTO threads(pid, tid, name, role) VALUES (?,?,?,?)" },
 		{ &w->ins_process, "INSERT INTO processes(pid, ppid, argv, start_ns) VALUES (?1,?2,?3,?4) ON CONFLICT(pid) DO UPDATE SET argv = ?3" },
 		{ &w->upd_process_tf, "UPDATE processes SET tf_status = ?, tf_detail = ?, tf_version = coalesce(?, tf_version), python_version = coalesce(?, python_version) WHERE pid = ?" },
@@ -363,22 +363,36 @@ static int64_t intern(struct run_writer *w, const char *text)
 	return text ? string_table_intern(&w->st, text, strlen(text)) : 0;
 }
 
-static int64_t callsite_id(struct run_writer *w, int64_t file, int64_t line, int64_t func)
+/*
+ * The callsites row of one frame of a chain (parent: the row of the next
+ * frame out toward user code, 0 = none), added when new.  NULLs never
+ * compare equal in UNIQUE, so the lookup comes first.
+ */
+static int64_t callsite_id(struct run_writer *w, int64_t file, int64_t line, int64_t func, int64_t parent,
+			   int library)
 {
 	int64_t id = 0;
+	int i;
 
 	if (file <= 0 || func <= 0)
 		return 0;
-	sqlite3_bind_int64(w->ins_site, 1, file);
-	sqlite3_bind_int64(w->ins_site, 2, line);
-	sqlite3_bind_int64(w->ins_site, 3, func);
-	db_step_done(w->db, w->ins_site);
-	sqlite3_bind_int64(w->get_site, 1, file);
-	sqlite3_bind_int64(w->get_site, 2, line);
-	sqlite3_bind_int64(w->get_site, 3, func);
-	if (sqlite3_step(w->get_site) == SQLITE_ROW)
-		id = sqlite3_column_int64(w->get_site, 0);
-	sqlite3_reset(w->get_site);
+	for (i = 0; i < 2 && !id; i++) {
+		sqlite3_stmt *st = i ? w->ins_site : w->get_site;
+
+		sqlite3_bind_int64(st, 1, file);
+		sqlite3_bind_int64(st, 2, line);
+		sqlite3_bind_int64(st, 3, func);
+		bind_id_or_null(st, 4, parent);
+		sqlite3_bind_int(st, 5, library ? 1 : 0);
+		if (i) {
+			if (db_step_done(w->db, st) == 0)
+				id = sqlite3_last_insert_rowid(w->db);
+		} else {
+			if (sqlite3_step(st) == SQLITE_ROW)
+				id = sqlite3_column_int64(st, 0);
+			sqlite3_reset(st);
+		}
+	}
 	return id;
 }
 
@@ -495,7 +509,8 @@ static void ring_record(struct run_writer *w, struct stream *s, int tid, size_t 
 
 		id_map_set(&s->sites, h->arg,
 			   callsite_id(w, id_map_get(&s->strings, r->file), r->line,
-				       id_map_get(&s->strings, r->func)));
+				       id_map_get(&s->strings, r->func), id_map_get(&s->sites, r->parent),
+				       r->flags & AGP_SITE_LIBRARY));
 		break;
 	}
 	case AGP_REC_EAGER:
@@ -692,6 +707,19 @@ static int64_t function_row(struct run_writer *w, int pid, const char *name, con
 	return id;
 }
 
+/* A trace's call site: its user frame, and the innermost library frame below it. */
+static int64_t trace_site(struct run_writer *w, const struct fields *fs, const char *sfile, const char *sfunc)
+{
+	char *lfile = ftext(fs, AGP_F_LIB_FILE), *lfunc = ftext(fs, AGP_F_LIB_FUNC);
+	int64_t site = callsite_id(w, intern(w, sfile), fint(fs, AGP_F_SITE_LINE), intern(w, sfunc), 0, 0);
+
+	if (lfile && lfunc)
+		site = callsite_id(w, intern(w, lfile), fint(fs, AGP_F_LIB_LINE), intern(w, lfunc), site, 1);
+	free(lfile);
+	free(lfunc);
+	return site;
+}
+
 static void side_trace(struct run_writer *w, struct stream *s, const struct fields *fs)
 {
 	char *name = ftext(fs, AGP_F_NAME), *file = ftext(fs, AGP_F_FILE);
@@ -710,7 +738,7 @@ static void side_trace(struct run_writer *w, struct stream *s, const struct fiel
 	sqlite3_bind_int64(st, 7, fint(fs, AGP_F_OBJTRACE));
 	bind_id_or_null(st, 8, intern(w, tfname));
 	bind_text_or_null(st, 9, sig);
-	bind_id_or_null(st, 10, callsite_id(w, intern(w, sfile), fint(fs, AGP_F_SITE_LINE), intern(w, sfunc)));
+	bind_id_or_null(st, 10, trace_site(w, fs, sfile, sfunc));
 	sqlite3_bind_int64(st, 11, fint(fs, AGP_F_JIT));
 	sqlite3_bind_int64(st, 12, fint(fs, AGP_F_REDUCE));
 	sqlite3_bind_int64(st, 13, fint(fs, AGP_F_HAS_SIG));

@@ -73,7 +73,7 @@ static void write_dispatch_bound(void)
 		     "INSERT INTO strings VALUES (1, 'k_small'), (2, 'k_big'), (3, 'cudaLaunchKernel'),"
 		     " (4, 'MatMul'), (5, 'cudaMemcpy'), (6, 'cudaStreamSynchronize'), (7, 'train.py'),"
 		     " (8, 'step'), (9, 'cudaMemcpyAsync'), (10, 'cuStreamSynchronize');"
-		     "INSERT INTO callsites VALUES (1, 7, 42, 8);");
+		     "INSERT INTO callsites(id, file_id, line, func_id) VALUES (1, 7, 42, 8);");
 	for (int i = 0; i < 100; i++) {
 		long s = 1000000 + 50000L * i;
 		add(db, "INSERT INTO eager_ops (id, pid, tid, start_ns, end_ns, op_id, callsite_id)"

@@ -61,12 +61,15 @@ static struct run_totals finish(sqlite3 **db)
 static void emit_many(int n, const char *op)
 {
 	struct agp_thread *t = agp_thread_get();
-	uint32_t file, func, site, name;
+	uint32_t file, func, site, name, lib;
 
 	cr_assert_not_null(t);
 	file = agp_intern(t, "/src/train.py", 13);
 	func = agp_intern(t, "step", 4);
-	site = agp_site_define(t, file, func, 42);
+	site = agp_site_define(t, file, func, 42, 0, 0);
+	/* A library frame called from that user line: a chain of two sites. */
+	lib = agp_intern(t, "/venv/site-packages/lib/opt.py", 30);
+	site = agp_site_define(t, lib, func, 7, site, AGP_SITE_LIBRARY);
 	for (int i = 0; i < n; i++) {
 		name = agp_intern(t, op, strlen(op));  /* cached after the first */
 		agp_emit_span(t, AGP_REC_EAGER, name, 1000 + (uint64_t)i, 1500 + (uint64_t)i, 0, site,
@@ -107,13 +110,50 @@ Test(ring, records_survive_wrapping_and_threads, .init = start)
 	cr_assert_eq(totals.eager_ops + totals.dropped, 3 * EVENTS_PER_THREAD);
 	cr_assert_eq(query_int(db, "SELECT count(*) FROM eager_ops"), (int64_t)totals.eager_ops);
 	cr_assert_eq(query_int(db, "SELECT count(DISTINCT op_id) FROM eager_ops"), 3);
-	cr_assert_eq(query_int(db, "SELECT count(*) FROM eager_ops e JOIN callsites c ON c.id = e.callsite_id"
-				   " JOIN strings f ON f.id = c.file_id WHERE f.text = '/src/train.py' AND c.line = 42"),
+	cr_assert_eq(query_int(db, "SELECT count(*) FROM eager_ops e JOIN callsites l ON l.id = e.callsite_id"
+				   " JOIN callsites c ON c.id = l.parent_id JOIN strings f ON f.id = c.file_id"
+				   " WHERE f.text = '/src/train.py' AND c.line = 42 AND c.library = 0"
+				   " AND c.parent_id IS NULL AND l.library = 1 AND l.line = 7"),
 		     (int64_t)totals.eager_ops);
+	/* The same chain defined by three threads is one pair of rows. */
+	cr_assert_eq(query_int(db, "SELECT count(*) FROM callsites"), 2);
 	cr_assert_eq(query_int(db, "SELECT count(*) FROM eager_ops WHERE end_ns - start_ns != 500"), 0);
 	cr_assert_eq(query_int(db, "SELECT dropped_events FROM processes"), (int64_t)totals.dropped);
 	cr_assert_eq(query_int(db, "SELECT count(*) FROM threads"), 3);
 	sqlite3_close(db);
+}
+
+Test(ring, frames_are_classified)
+{
+	static const struct {
+		const char *path;
+		int kind;
+	} cases[] = {
+		{ "/home/u/proj/train.py", AGP_FRAME_USER },
+		{ "/venv/lib/python3.12/site-packages/gpflow/optimizers/scipy.py", AGP_FRAME_LIBRARY },
+		{ "/usr/lib/python3/dist-packages/numpy/core.py", AGP_FRAME_LIBRARY },
+		{ "/usr/lib/python3.12/threading.py", AGP_FRAME_LIBRARY },
+		{ "/venv/lib/python3.12/site-packages/tensorflow/python/eager/def_function.py", AGP_FRAME_FRAMEWORK },
+		{ "<frozen runpy>", AGP_FRAME_FRAMEWORK },
+		{ "/tmp/__autograph_generated_filecv5vwudm.py", AGP_FRAME_FRAMEWORK },
+		{ "<stdin>", AGP_FRAME_USER },
+		{ "/home/u/lib/python_tools/x.py", AGP_FRAME_USER },
+		{ "/opt/py/lib64/python3.11/json/decoder.py", AGP_FRAME_LIBRARY },
+		/* overrides (set below): --user-code beats the path, --library marks user code */
+		{ "/t/fakelib/site-packages/minilib/optimizer.py", AGP_FRAME_USER },
+		{ "/t/fakelib/site-packages/other/x.py", AGP_FRAME_LIBRARY },
+		{ "/home/u/proj/vendored/util.py", AGP_FRAME_LIBRARY },
+		{ "/home/u/proj/vendored2/util.py", AGP_FRAME_USER },
+		/* a venv inside a --user-code tree is still installed code */
+		{ "/home/u/proj/.venv/lib/python3.12/site-packages/x/y.py", AGP_FRAME_LIBRARY },
+	};
+
+	setenv("AGPROF_USER_CODE", "/t/fakelib/site-packages/minilib/:/home/u/proj", 1);
+	setenv("AGPROF_LIBRARY", "/home/u/proj/vendored", 1);
+	agp_py_read_overrides();
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+		cr_assert_eq(agp_classify_path(cases[i].path, strlen(cases[i].path)), cases[i].kind, "%s",
+			     cases[i].path);
 }
 
 Test(ring, overflow_is_counted_never_silent, .init = start)
