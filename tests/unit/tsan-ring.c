@@ -33,7 +33,7 @@ static void *producer(void *arg)
 		return (void *)1;
 	file = agp_intern(t, "/src/train.py", 13);
 	func = agp_intern(t, "step", 4);
-	site = agp_site_define(t, file, func, 42);
+	site = agp_site_define(t, file, func, 42, 0, 0);
 	for (int i = 0; i < EVENTS_PER_THREAD; i++) {
 		if (i % 200 == 0)
 			usleep(1000);  /* let the drain keep up: more reads overlap the writes */
