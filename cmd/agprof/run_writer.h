@@ -22,6 +22,7 @@ struct run_session {
 
 struct run_totals {
 	uint64_t events, traces, calls, eager_ops, blackbox, gpu, dropped;
+	uint64_t session_runs;  /* TF1 Session steps */
 	int processes;
 };
 
