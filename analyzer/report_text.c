@@ -2,6 +2,7 @@
 #include "report.h"
 #include "model.h"
 #include "gpu.h"
+#include "duration.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -51,29 +52,9 @@ void report_add_loc(struct strbuf *sb, const struct model *m, const struct sourc
 	strbuf_addf(sb, "%s:%d", report_rel_path(m, loc->file), loc->line);
 }
 
-void report_add_time(struct strbuf *sb, double ns)
-{
-	if (ns >= 1e9)
-		strbuf_addf(sb, "%.2f s", ns / 1e9);
-	else if (ns >= 1e6)
-		strbuf_addf(sb, "%.1f ms", ns / 1e6);
-	else
-		strbuf_addf(sb, "%.0f us", ns / 1e3);
-}
-
 static void heading(struct text *t, const char *title)
 {
 	strbuf_addf(t->out, "\n%s%s%s\n", col(t, C_BOLD), title, col(t, C_RESET));
-}
-
-static const char *time_str(char *buf, size_t len, double ns)
-{
-	struct strbuf sb = STRBUF_INIT;
-
-	report_add_time(&sb, ns);
-	snprintf(buf, len, "%s", sb.buf);
-	strbuf_release(&sb);
-	return buf;
 }
 
 static const char *loc_str(const struct model *m, const struct source_loc *loc)
@@ -103,7 +84,7 @@ static void summary(struct text *t)
 {
 	const struct model *m = t->m;
 	const struct model_session *s = &m->session;
-	char a[32], b[32], c[32], d[32];
+	char a[DURATION_MAX], b[DURATION_MAX], c[DURATION_MAX], d[DURATION_MAX];
 	size_t retraces = 0;
 
 	for (size_t i = 0; i < m->nfunctions; i++)
@@ -111,8 +92,8 @@ static void summary(struct text *t)
 	strbuf_addf(t->out, "%sagprof report%s %s\n", col(t, C_BOLD), col(t, C_RESET),
 		    t->o->recording ? t->o->recording : "");
 	strbuf_addf(t->out, "  run: %s", s->argv ? s->argv : "?");
-	strbuf_addf(t->out, ", %s (%s after TensorFlow started), exit %d", time_str(a, sizeof(a), (double)s->wall_ns),
-		    time_str(b, sizeof(b), (double)s->active_ns), s->exit_status);
+	strbuf_addf(t->out, ", %s (%s after TensorFlow started), exit %d", duration_format(a, sizeof(a), (int64_t)s->wall_ns),
+		    duration_format(b, sizeof(b), (int64_t)s->active_ns), s->exit_status);
 	if (s->tf_version)
 		strbuf_addf(t->out, ", TensorFlow %s", s->tf_version);
 	if (s->python_version)
@@ -120,11 +101,11 @@ static void summary(struct text *t)
 	strbuf_addch(t->out, '\n');
 	strbuf_addf(t->out, "  %zu function%s traced %lld times (%zu retraces, %s tracing, %.1f%%)\n",
 		    m->nfunctions, m->nfunctions == 1 ? "" : "s", (long long)s->traces, retraces,
-		    time_str(a, sizeof(a), (double)s->trace_ns), 100 * s->trace_share);
+		    duration_format(a, sizeof(a), (int64_t)s->trace_ns), 100 * s->trace_share);
 	strbuf_addf(t->out, "  %lld graph calls (%s), %lld eager ops (%s, %.1f%%), %lld py_function runs (%s)\n",
-		    (long long)s->function_calls, time_str(b, sizeof(b), (double)s->function_call_ns),
-		    (long long)s->eager_ops, time_str(c, sizeof(c), (double)s->eager_ns), 100 * s->eager_share,
-		    (long long)s->blackbox_execs, time_str(d, sizeof(d), (double)s->blackbox_ns));
+		    (long long)s->function_calls, duration_format(b, sizeof(b), (int64_t)s->function_call_ns),
+		    (long long)s->eager_ops, duration_format(c, sizeof(c), (int64_t)s->eager_ns), 100 * s->eager_share,
+		    (long long)s->blackbox_execs, duration_format(d, sizeof(d), (int64_t)s->blackbox_ns));
 	if (s->dropped_events)
 		strbuf_addf(t->out, "  %swarning:%s %lld events were dropped; numbers are lower bounds\n",
 			    col(t, C_YELLOW), col(t, C_RESET), (long long)s->dropped_events);
@@ -161,7 +142,7 @@ static void findings(struct text *t, int with_examples)
 	for (size_t i = 0; i < limit(t, n); i++) {
 		const struct finding *f = &m->findings[i];
 		const char *sc = f->severity == SEV_ERROR ? C_RED : f->severity == SEV_WARNING ? C_YELLOW : C_CYAN;
-		char a[32];
+		char a[DURATION_MAX];
 
 		strbuf_addf(t->out, "%2zu. %s%-7s%s %s%s%s", i + 1, col(t, sc), severity_name(f->severity),
 			    col(t, C_RESET), col(t, C_BOLD), f->rule, col(t, C_RESET));
@@ -171,7 +152,7 @@ static void findings(struct text *t, int with_examples)
 			strbuf_addf(t->out, " [%s]", retrace_cause_name(f->cause));
 		strbuf_addf(t->out, "  at %s", loc_str(m, &f->loc));
 		if (f->cost_ns)
-			strbuf_addf(t->out, "  (costs %s)", time_str(a, sizeof(a), (double)f->cost_ns));
+			strbuf_addf(t->out, "  (costs %s)", duration_format(a, sizeof(a), (int64_t)f->cost_ns));
 		strbuf_addf(t->out, "\n    %s\n", f->message);
 		if (f->recommendation && *f->recommendation)
 			strbuf_addf(t->out, "    %sfix:%s %s\n", col(t, C_BOLD), col(t, C_RESET), f->recommendation);
@@ -201,11 +182,11 @@ static void retracing(struct text *t)
 			    f->function_objects == 1 ? "" : "s");
 		for (size_t k = 1; k < limit(t, f->ntraces); k++) {
 			const struct model_trace *tr = &f->traces[k];
-			char a[32];
+			char a[DURATION_MAX];
 
 			strbuf_addf(t->out, "    #%-3zu %-19s %s  (at %s, %s)\n", k + 1,
 				    retrace_cause_name(tr->why.cause), tr->why.detail, loc_str(m, &tr->callsite),
-				    time_str(a, sizeof(a), (double)(tr->end_ns - tr->start_ns)));
+				    duration_format(a, sizeof(a), (int64_t)(tr->end_ns - tr->start_ns)));
 		}
 		if (limit(t, f->ntraces) < f->ntraces)
 			strbuf_addf(t->out, "    ... %zu more\n", f->ntraces - limit(t, f->ntraces));
@@ -226,10 +207,10 @@ static void eager(struct text *t)
 	strbuf_addf(t->out, "  %-40s %-20s %10s %10s %6s  %s\n", "line", "function", "ops", "time", "run%", "top op");
 	for (size_t i = 0; i < limit(t, m->nsites); i++) {
 		const struct model_eager_site *s = &m->sites[i];
-		char a[32];
+		char a[DURATION_MAX];
 
 		strbuf_addf(t->out, "  %-40s %-20s %10lld %10s %5.1f%%  %s\n", loc_str(m, &s->loc),
-			    s->func ? s->func : "-", (long long)s->count, time_str(a, sizeof(a), (double)s->total_ns),
+			    s->func ? s->func : "-", (long long)s->count, duration_format(a, sizeof(a), (int64_t)s->total_ns),
 			    pct(m, (double)s->total_ns), s->top_op ? s->top_op : "-");
 	}
 }
@@ -246,11 +227,11 @@ static void ops(struct text *t)
 	strbuf_addf(t->out, "  %-28s %10s %10s %10s %6s %10s\n", "op", "count", "time", "mean", "run%", "slow path");
 	for (size_t i = 0; i < limit(t, m->nops); i++) {
 		const struct model_eager_op *o = &m->ops[i];
-		char a[32], b[32];
+		char a[DURATION_MAX], b[DURATION_MAX];
 
 		strbuf_addf(t->out, "  %-28s %10lld %10s %10s %5.1f%% %10lld\n", o->op, (long long)o->count,
-			    time_str(a, sizeof(a), (double)o->total_ns),
-			    time_str(b, sizeof(b), o->count ? (double)o->total_ns / (double)o->count : 0),
+			    duration_format(a, sizeof(a), (int64_t)o->total_ns),
+			    duration_format(b, sizeof(b), o->count ? o->total_ns / o->count : 0),
 			    pct(m, (double)o->total_ns), (long long)o->slow_path);
 	}
 }
@@ -267,11 +248,11 @@ static void blackbox(struct text *t)
 	strbuf_addf(t->out, "  %-24s %-16s %-22s %10s %10s %6s\n", "node", "op", "function", "runs", "time", "run%");
 	for (size_t i = 0; i < limit(t, m->nblackboxes); i++) {
 		const struct model_blackbox *b = &m->blackboxes[i];
-		char a[32];
+		char a[DURATION_MAX];
 
 		strbuf_addf(t->out, "  %-24s %-16s %-22s %10lld %10s %5.1f%%\n", b->node_name ? b->node_name : "?",
 			    b->op_type ? b->op_type : "?", b->function ? b->function : b->in_tf_data ? "(tf.data)" : "-",
-			    (long long)b->execs, time_str(a, sizeof(a), (double)b->total_ns), pct(m, (double)b->total_ns));
+			    (long long)b->execs, duration_format(a, sizeof(a), (int64_t)b->total_ns), pct(m, (double)b->total_ns));
 	}
 }
 
@@ -288,11 +269,11 @@ static void functions(struct text *t)
 		    "tracing", "executing", "options");
 	for (size_t i = 0; i < limit(t, m->nfunctions); i++) {
 		const struct model_function *f = &m->functions[i];
-		char a[32], b[32];
+		char a[DURATION_MAX], b[DURATION_MAX];
 
 		strbuf_addf(t->out, "  %-22s %-32s %6zu %9lld %10s %10s  %s%s%s\n", f->name, loc_str(m, &f->def),
-			    f->ntraces, (long long)f->calls, time_str(a, sizeof(a), (double)f->trace_ns),
-			    time_str(b, sizeof(b), (double)f->exec_ns), f->jit_compile ? "jit_compile " : "",
+			    f->ntraces, (long long)f->calls, duration_format(a, sizeof(a), (int64_t)f->trace_ns),
+			    duration_format(b, sizeof(b), (int64_t)f->exec_ns), f->jit_compile ? "jit_compile " : "",
 			    f->has_input_signature ? "input_signature " : "", f->reduce_retracing ? "reduce_retracing" : "");
 	}
 }

@@ -4,6 +4,7 @@
  * lists the fields; keep the lists below and that page in step).
  */
 #include "model_internal.h"
+#include "duration.h"
 #include "strbuf.h"
 
 #include <string.h>
@@ -433,8 +434,9 @@ static const char *format_top_sites(struct model *m)
 		const char *file = s->loc.file ? strrchr(s->loc.file, '/') : NULL;
 
 		file = file ? file + 1 : s->loc.file ? s->loc.file : "?";
-		strbuf_addf(&sb, "%s%s:%d (%lld ops, %.1f ms)", i ? "; " : "", file, s->loc.line,
-			    (long long)s->count, (double)s->total_ns / 1e6);
+		strbuf_addf(&sb, "%s%s:%d (%lld ops, ", i ? "; " : "", file, s->loc.line, (long long)s->count);
+		strbuf_add_duration(&sb, s->total_ns);
+		strbuf_addch(&sb, ')');
 	}
 	out = model_strdup(m, sb.buf ? sb.buf : "");
 	strbuf_release(&sb);

@@ -52,6 +52,9 @@ int db_exec(sqlite3 *db, const char *sql);
 /* Step a statement that returns no rows, then reset it; 0 on SQLITE_DONE. */
 int db_step_done(sqlite3 *db, sqlite3_stmt *stmt);
 
+/* 1 when db has a table of that name (tables added after schema 1 may be absent). */
+int db_has_table(sqlite3 *db, const char *name);
+
 /* meta table */
 int db_meta_set(sqlite3 *db, const char *key, const char *value);
 int db_meta_set_int(sqlite3 *db, const char *key, int64_t value);
