@@ -24,7 +24,8 @@ enum report_section {
 	SEC_BLACKBOX = 1 << 4,
 	SEC_FUNCTIONS = 1 << 5,
 	SEC_GPU = 1 << 6,
-	SEC_ALL = 0x7f,
+	SEC_SESSIONS = 1 << 7,  /* TF1 Session steps per source line */
+	SEC_ALL = 0xff,
 };
 
 struct report_opts {

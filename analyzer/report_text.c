@@ -75,12 +75,38 @@ static double pct(const struct model *m, double ns)
 	return m->session.active_ns ? 100.0 * ns / (double)m->session.active_ns : 0;
 }
 
+/* Only TF1 Session steps: the tf.function and eager tables would all be empty. */
+static int session_steps_only(const struct model *m)
+{
+	const struct model_session *s = &m->session;
+
+	return m->nsession_runs && !m->nfunctions && !s->eager_ops && !s->function_calls && !s->blackbox_execs;
+}
+
 static size_t limit(const struct text *t, size_t n)
 {
 	return t->o->top > 0 && (size_t)t->o->top < n ? (size_t)t->o->top : n;
 }
 
-static void summary(struct text *t)
+/*
+ * A recording without TensorFlow activity is still a run: say what was seen
+ * (processes, TensorFlow loaded or not, hooked or not) and what was not.
+ */
+static void nothing_recorded(struct text *t)
+{
+	const struct model_session *s = &t->m->session;
+
+	strbuf_addf(t->out, "  %sno TensorFlow activity was recorded:%s %s\n", col(t, C_BOLD), col(t, C_RESET),
+		    model_empty_reason(t->m));
+	strbuf_addf(t->out, "  seen: %lld process%s, TensorFlow %s%s%s (status '%s')\n", (long long)s->processes,
+		    s->processes == 1 ? "" : "es",
+		    s->tf_status && strcmp(s->tf_status, "not-loaded") ? "loaded" : "not loaded",
+		    s->tf_version ? " " : "", s->tf_version ? s->tf_version : "", s->tf_status ? s->tf_status : "not-loaded");
+	strbuf_addstr(t->out, "  not seen: traces, graph-function calls, eager ops, py_function runs, Session runs\n");
+}
+
+/* Totals of the tf.function / eager side of the run. */
+static void summary_tf2(struct text *t)
 {
 	const struct model *m = t->m;
 	const struct model_session *s = &m->session;
@@ -89,23 +115,42 @@ static void summary(struct text *t)
 
 	for (size_t i = 0; i < m->nfunctions; i++)
 		retraces += m->functions[i].retraces;
+	strbuf_addf(t->out, "  %zu function%s traced %lld times (%zu retraces, %s tracing, %.1f%%)\n", m->nfunctions,
+		    m->nfunctions == 1 ? "" : "s", (long long)s->traces, retraces,
+		    duration_format(a, sizeof(a), s->trace_ns), 100 * s->trace_share);
+	strbuf_addf(t->out, "  %lld graph calls (%s), %lld eager ops (%s, %.1f%%), %lld py_function runs (%s)\n",
+		    (long long)s->function_calls, duration_format(b, sizeof(b), s->function_call_ns),
+		    (long long)s->eager_ops, duration_format(c, sizeof(c), s->eager_ns), 100 * s->eager_share,
+		    (long long)s->blackbox_execs, duration_format(d, sizeof(d), s->blackbox_ns));
+}
+
+static void summary(struct text *t)
+{
+	const struct model *m = t->m;
+	const struct model_session *s = &m->session;
+	const char *empty = model_empty_reason(m);
+	char a[DURATION_MAX], b[DURATION_MAX];
+
 	strbuf_addf(t->out, "%sagprof report%s %s\n", col(t, C_BOLD), col(t, C_RESET),
 		    t->o->recording ? t->o->recording : "");
-	strbuf_addf(t->out, "  run: %s", s->argv ? s->argv : "?");
-	strbuf_addf(t->out, ", %s (%s after TensorFlow started), exit %d", duration_format(a, sizeof(a), (int64_t)s->wall_ns),
-		    duration_format(b, sizeof(b), (int64_t)s->active_ns), s->exit_status);
+	strbuf_addf(t->out, "  run: %s, %s", s->argv ? s->argv : "?", duration_format(a, sizeof(a), s->wall_ns));
+	if (!empty)
+		strbuf_addf(t->out, " (%s after TensorFlow started)", duration_format(b, sizeof(b), s->active_ns));
+	strbuf_addf(t->out, ", exit %d", s->exit_status);
 	if (s->tf_version)
 		strbuf_addf(t->out, ", TensorFlow %s", s->tf_version);
 	if (s->python_version)
 		strbuf_addf(t->out, ", Python %.*s", (int)strcspn(s->python_version, " "), s->python_version);
 	strbuf_addch(t->out, '\n');
-	strbuf_addf(t->out, "  %zu function%s traced %lld times (%zu retraces, %s tracing, %.1f%%)\n",
-		    m->nfunctions, m->nfunctions == 1 ? "" : "s", (long long)s->traces, retraces,
-		    duration_format(a, sizeof(a), (int64_t)s->trace_ns), 100 * s->trace_share);
-	strbuf_addf(t->out, "  %lld graph calls (%s), %lld eager ops (%s, %.1f%%), %lld py_function runs (%s)\n",
-		    (long long)s->function_calls, duration_format(b, sizeof(b), (int64_t)s->function_call_ns),
-		    (long long)s->eager_ops, duration_format(c, sizeof(c), (int64_t)s->eager_ns), 100 * s->eager_share,
-		    (long long)s->blackbox_execs, duration_format(d, sizeof(d), (int64_t)s->blackbox_ns));
+	if (empty) {
+		nothing_recorded(t);
+		return;
+	}
+	if (!session_steps_only(m))
+		summary_tf2(t);
+	if (s->session_runs)
+		strbuf_addf(t->out, "  %lld Session runs in graph mode (%s, %.1f%%)\n", (long long)s->session_runs,
+			    duration_format(a, sizeof(a), s->session_run_ns), pct(m, (double)s->session_run_ns));
 	if (s->dropped_events)
 		strbuf_addf(t->out, "  %swarning:%s %lld events were dropped; numbers are lower bounds\n",
 			    col(t, C_YELLOW), col(t, C_RESET), (long long)s->dropped_events);
@@ -256,6 +301,33 @@ static void blackbox(struct text *t)
 	}
 }
 
+static void sessions(struct text *t)
+{
+	const struct model *m = t->m;
+
+	heading(t, "Session runs by source line (TF1 graph mode)");
+	if (!m->nsession_runs) {
+		strbuf_addstr(t->out, "  none\n");
+		return;
+	}
+	strbuf_addf(t->out, "  %-34s %-8s %8s %10s %10s %6s %6s %7s %7s\n", "line", "kind", "runs", "time", "mean", "run%",
+		    "feeds", "fetches", "targets");
+	for (size_t i = 0; i < limit(t, m->nsession_runs); i++) {
+		const struct model_session_run *r = &m->session_runs[i];
+		char a[DURATION_MAX], b[DURATION_MAX];
+
+		strbuf_addf(t->out, "  %-34s %-8s %8lld %10s %10s %5.1f%% %6lld %7lld %7lld", loc_str(m, &r->loc),
+			    r->kind ? r->kind : "run", (long long)r->runs, duration_format(a, sizeof(a), r->total_ns),
+			    duration_format(b, sizeof(b), r->runs ? r->total_ns / r->runs : 0), pct(m, (double)r->total_ns),
+			    (long long)r->feeds, (long long)r->fetches, (long long)r->targets);
+		if (r->failed)
+			strbuf_addf(t->out, "  (%lld failed)", (long long)r->failed);
+		strbuf_addch(t->out, '\n');
+	}
+	if (limit(t, m->nsession_runs) < m->nsession_runs)
+		strbuf_addf(t->out, "  ... %zu more\n", m->nsession_runs - limit(t, m->nsession_runs));
+}
+
 static void functions(struct text *t)
 {
 	const struct model *m = t->m;
@@ -285,7 +357,14 @@ void report_text(struct strbuf *out, const struct model *m, const struct report_
 
 	if (sec & SEC_SUMMARY) {
 		summary(&t);
+		/* Nothing recorded: the summary said so; empty tables would add nothing. */
+		if (model_empty_reason(m) && !o->sections)
+			return;
 		findings(&t, !o->sections || o->sections == SEC_SUMMARY);
+	}
+	if (!o->sections && session_steps_only(m)) {
+		sessions(&t);
+		return;
 	}
 	if (sec & SEC_RETRACING)
 		retracing(&t);
@@ -297,6 +376,9 @@ void report_text(struct strbuf *out, const struct model *m, const struct report_
 		blackbox(&t);
 	if (sec & SEC_FUNCTIONS)
 		functions(&t);
+	/* The default report shows TF1 Session steps only when the program ran any. */
+	if ((o->sections & SEC_SESSIONS) || (!o->sections && m->nsession_runs))
+		sessions(&t);
 	/* The default report shows the GPU only when there is something to show. */
 	if ((o->sections & SEC_GPU) || (!o->sections && o->gpu && gpu_has_data(o->gpu)))
 		report_gpu_text(out, m, o->gpu, o->top, o->color);

@@ -42,6 +42,7 @@ void agp_pytrace_end(struct agp_open_trace *ot, int32_t tid, const char *tf_name
 const char *agp_py_version(void) AGP_HIDDEN;
 void gpu_external_push(uint64_t external_id);
 void agp_got_scan(void) AGP_HIDDEN;
+int agp_got_bound(void) AGP_HIDDEN;
 void *agp_real_dlopen(const char *file, int mode) AGP_HIDDEN;
 void gpu_external_pop(void);
 
@@ -763,6 +764,17 @@ void agp_tf_exit_check(void)
 	if (tf_seen || !dl_iterate_phdr(find_tensorflow, NULL))
 		return;
 	agp_side_begin(&s, AGP_SIDE_TF_STATUS);
+	/*
+	 * A program may import TensorFlow and run nothing: when its objects'
+	 * references reach our hooks, the hooks are in place.  TensorFlow itself
+	 * is not called here: its objects may already be finalized at exit.
+	 */
+	if (agp_got_bound() > 0) {
+		agp_side_text(&s, AGP_F_STATUS, "hooked");
+		agp_side_text(&s, AGP_F_DETAIL, "TensorFlow was loaded but none of the calls agprof hooks was made");
+		agp_side_end(&s);
+		return;
+	}
 	agp_side_text(&s, AGP_F_STATUS, "mismatch");
 	agp_side_text(&s, AGP_F_DETAIL,
 		      "TensorFlow was loaded but none of its C API calls reached agprof's hooks (unsupported version or statically bound build)");
