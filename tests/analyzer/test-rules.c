@@ -93,7 +93,7 @@ Test(rules, fires_with_template_variant_and_location)
 	cr_assert_eq(m.findings[0].cause, CAUSE_SHAPE);
 	cr_assert_eq(m.findings[0].loc.line, 40, "the call that retraced");
 	cr_assert_eq(m.findings[0].cost_ns, 2000000);
-	cr_assert_str_eq(m.findings[0].message, "f traced 3 times, 2.0 ms (3.0%) by shape: x: [8] -> [4] (dimension 0)");
+	cr_assert_str_eq(m.findings[0].message, "f traced 3 times, 2.00 ms (3.0%) by shape: x: [8] -> [4] (dimension 0)");
 	cr_assert_str_eq(m.findings[0].recommendation, "use input_signature for x");
 	cr_assert_str_eq(m.findings[0].example_before, "@tf.function\ndef f(x):\n\n    return x");
 	cr_assert_str_eq(m.findings[0].example_after, "fixed");

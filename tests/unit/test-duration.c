@@ -12,14 +12,17 @@ static const struct {
 	{ 0, "0 ns" },
 	{ 850, "850 ns" },
 	{ 999, "999 ns" },
-	{ 1000, "1.0 us" },                /* ns -> us */
+	{ 1000, "1.00 us" },               /* ns -> us */
+	{ 9994, "9.99 us" },
+	{ 9995, "10.0 us" },               /* would round to 10.00 us */
 	{ 12345, "12.3 us" },
 	{ 999949, "999.9 us" },
-	{ 999950, "1.0 ms" },              /* would round to 1000.0 us */
+	{ 999950, "1.00 ms" },              /* would round to 1000.0 us */
 	{ 45600000, "45.6 ms" },
 	{ 999949999, "999.9 ms" },
-	{ 999950000, "1.0 s" },            /* would round to 1000.0 ms */
+	{ 999950000, "1.00 s" },            /* would round to 1000.0 ms */
 	{ 12400000000, "12.4 s" },
+	{ 1070000000, "1.07 s" },
 	{ 119682800000, "119.7 s" },       /* the "119682.8 ms" */
 	{ 119949999999, "119.9 s" },
 	{ 119950000000, "2 min 0 s" },     /* seconds end at two minutes */
@@ -27,7 +30,7 @@ static const struct {
 	{ 3599400000000, "59 min 59 s" },
 	{ 3599500000000, "1 h 0 min" },    /* would round to 60 min 0 s */
 	{ 3723000000000, "1 h 2 min" },
-	{ -1500, "-1.5 us" },              /* timeline offsets */
+	{ -1500, "-1.50 us" },              /* timeline offsets */
 	{ INT64_MIN, "-2562047 h 47 min" },
 };
 
