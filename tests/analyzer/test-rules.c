@@ -247,3 +247,39 @@ Test(rules, builtin_rules_load_without_errors)
 	cr_assert_eq(rs.errors, 0, "every built-in rule runs on a small recording");
 	ruleset_release(&rs);
 }
+
+/* The tracing-overhead recommendation of the rules run with sets, or NULL. */
+static const char *overhead_fix(struct ruleset *rs, const char *const *sets, size_t nsets)
+{
+	ruleset_init(rs);
+	cr_assert_eq(ruleset_load_default(rs, NULL), 0);
+	for (size_t i = 0; i < nsets; i++)
+		cr_assert_eq(ruleset_set(rs, sets[i]), 0, "%s", sets[i]);
+	rules_run(rs, &m);
+	cr_assert_eq(rs->errors, 0);
+	for (size_t i = 0; i < m.nfindings; i++)
+		if (!strcmp(m.findings[i].rule, "tracing-overhead"))
+			return m.findings[i].recommendation;
+	return NULL;
+}
+
+Test(rules, tracing_overhead_points_at_a_retracing_finding_only_when_there_is_one)
+{
+	static const char *const both[] = { "tracing-overhead.max_share=0", "tracing-overhead.min_ns=0",
+					    "retracing.max_traces=1" };
+	static const char *const only[] = { "tracing-overhead.max_share=0", "tracing-overhead.min_ns=0",
+					    "retracing.max_traces=100", "retracing.min_retraces=100" };
+	struct ruleset rs;
+	const char *fix;
+
+	fix = overhead_fix(&rs, both, 3);
+	cr_assert_not_null(fix);
+	cr_assert(strstr(fix, "of f stable (see its retracing finding), and"), "%s", fix);
+	ruleset_release(&rs);
+	model_release(&m);
+	cr_assert_eq(model_load(&m, &rec), 0);
+	fix = overhead_fix(&rs, only, 4);
+	cr_assert_not_null(fix);
+	cr_assert(strstr(fix, "of f stable, and") && !strstr(fix, "see its"), "%s", fix);
+	ruleset_release(&rs);
+}
