@@ -8,9 +8,11 @@ built once; the loop then calls Session.run at two lines:
 2. an evaluation every EVAL_EVERY steps: feeds x and y, fetches the loss and
    the predictions.
 
-Nothing here is a pitfall: the point is that a graph-mode program has a
-profile too (where its Session.run time goes, by line).  The program counts
-its own Session.run calls per line for the oracle (extra.session_runs).
+plus the variables' initializer, run once.  Nothing here is a pitfall: the
+point is that a graph-mode program has a profile too (where its Session.run
+time goes, by line).  The program counts its own Session.run calls per
+marked line for the oracle (extra.session_runs: runs, and the feeds,
+fetches and targets each run hands to the C API's TF_SessionRun).
 """
 import argparse
 
@@ -47,7 +49,7 @@ def main():
     x, y, pred, loss, train = build()
     train_runs = eval_runs = 0
     with tf1.Session() as sess:
-        sess.run(tf1.global_variables_initializer())
+        sess.run(tf1.global_variables_initializer())  # agprof: session-init
         for step in range(args.steps):
             lo = (step % 4) * BATCH
             feed = {x: data_x[lo:lo + BATCH], y: data_y[lo:lo + BATCH]}
@@ -60,7 +62,7 @@ def main():
     oracle.extra("session_runs", {
         "session-train": {"runs": train_runs, "feeds": 2, "fetches": 1, "targets": 1},
         "session-eval": {"runs": eval_runs, "feeds": 2, "fetches": 2, "targets": 0},
-        "init": {"runs": 1, "feeds": 0, "fetches": 0, "targets": 1},
+        "session-init": {"runs": 1, "feeds": 0, "fetches": 0, "targets": 1},
     })
 
 
