@@ -896,6 +896,72 @@ cleanup:
 	return ret;
 }
 
+static int cmp_session_runs(const void *a, const void *b)
+{
+	const struct model_session_run *x = a, *y = b;
+
+	if (x->total_ns != y->total_ns)
+		return x->total_ns < y->total_ns ? 1 : -1;
+	return x->runs < y->runs ? 1 : x->runs > y->runs ? -1 : 0;
+}
+
+/*
+ * TF1 Session steps by call site.  One row per step (not per op), so a plain
+ * GROUP BY is cheap; recordings older than schema 2 have no such table.
+ */
+static int load_session_runs(struct loader *l)
+{
+	struct model *m = l->m;
+	sqlite3_stmt *s;
+	size_t cap = 0;
+	int rc, ret = -1;
+
+	if (!db_has_table(l->db, "session_runs"))
+		return 0;
+	s = db_prepare(l->db, "SELECT callsite_id, max(kind), count(*), sum(end_ns - start_ns), sum(ok = 0),"
+			      " max(feeds), max(fetches), max(targets), min(start_ns), max(end_ns)"
+			      " FROM session_runs GROUP BY callsite_id");
+	if (!s)
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct model_session_run *r;
+
+		if (ARRAY_GROW(m->session_runs, m->nsession_runs, cap))
+			goto cleanup;
+		r = &m->session_runs[m->nsession_runs++];
+		if (sqlite3_column_type(s, 0) != SQLITE_NULL) {
+			const struct callsite *c = callsite_of(l, sqlite3_column_int64(s, 0));
+
+			if (c) {
+				r->loc.file = c->file;
+				r->loc.line = c->line;
+				r->func = c->func;
+			}
+		}
+		r->kind = col_text(m, s, 1);
+		r->runs = sqlite3_column_int64(s, 2);
+		r->total_ns = sqlite3_column_int64(s, 3);
+		r->failed = sqlite3_column_int64(s, 4);
+		r->feeds = sqlite3_column_int64(s, 5);
+		r->fetches = sqlite3_column_int64(s, 6);
+		r->targets = sqlite3_column_int64(s, 7);
+		r->first_ns = sqlite3_column_int64(s, 8);
+		r->last_ns = sqlite3_column_int64(s, 9);
+		m->session.session_runs += r->runs;
+		m->session.session_run_ns += r->total_ns;
+		span_add(&m->session.start_ns, &m->session.end_ns, r->first_ns, r->last_ns);
+		first_event(&m->session, r->first_ns);
+	}
+	if (step_finished(l->db, s, rc))
+		goto cleanup;
+	if (m->nsession_runs > 1)
+		qsort(m->session_runs, m->nsession_runs, sizeof(*m->session_runs), cmp_session_runs);
+	ret = 0;
+cleanup:
+	sqlite3_finalize(s);
+	return ret;
+}
+
 static int same_str(const char *a, const char *b)
 {
 	return (!a && !b) || (a && b && !strcmp(a, b));
@@ -1055,6 +1121,7 @@ int model_load_parts(struct model *m, struct recording *rec, unsigned parts)
 			{ "eager_ops", load_eager, MODEL_EVENTS, 0 },
 			{ "eager_totals", load_eager_totals, MODEL_EAGER_TOTALS, MODEL_EVENTS },
 			{ "blackboxes", load_blackboxes, MODEL_EVENTS, 0 },
+			{ "session_runs", load_session_runs, MODEL_EVENTS, 0 },
 		};
 		/* AGPROF_TIMING=1 prints the time of each step (bench/report). */
 		int timing = getenv("AGPROF_TIMING") != NULL;
@@ -1114,6 +1181,7 @@ void model_release(struct model *m)
 	free(m->ops);
 	free(m->sites);
 	free(m->blackboxes);
+	free(m->session_runs);
 	free(m->findings);
 	if (m->pool) {
 		for (size_t i = 0; i < m->pool->n; i++)
@@ -1128,7 +1196,7 @@ const char *model_empty_reason(const struct model *m)
 {
 	const struct model_session *s = &m->session;
 
-	if (m->nfunctions || s->eager_ops || s->function_calls)
+	if (m->nfunctions || s->eager_ops || s->function_calls || s->session_runs)
 		return NULL;
 	return recording_empty_why(s->tf_status, s->tf_detail, s->exit_status);
 }

@@ -175,6 +175,21 @@ struct model_blackbox {
 	int64_t first_ns, last_ns;
 };
 
+/*
+ * TF1 graph mode: Session steps (Session.run, partial_run, callables)
+ * aggregated by the user source line that ran them.
+ */
+struct model_session_run {
+	struct source_loc loc;      /* the user's session.run line, file NULL when unknown */
+	const char *func;           /* the Python function containing the line */
+	const char *kind;           /* "run", "partial", "callable" */
+	int64_t runs;
+	int64_t total_ns;
+	int64_t failed;
+	int64_t feeds, fetches, targets; /* per run, the most seen at this line */
+	int64_t first_ns, last_ns;
+};
+
 /* Facts about the session (meta and processes). Strings may be NULL. */
 struct model_session {
 	const char *argv;           /* JSON array as recorded */
@@ -199,6 +214,7 @@ struct model_session {
 	int64_t traces, trace_ns;
 	int64_t retrace_ns;         /* avoidable tracing: retraces, follow-ups excluded */
 	int64_t blackbox_execs, blackbox_ns;
+	int64_t session_runs, session_run_ns; /* TF1 Session steps */
 	double eager_share;         /* eager_ns / active_ns, 0..1 */
 	double trace_share;         /* trace_ns / active_ns */
 	double retrace_share;       /* retrace_ns / active_ns */
@@ -285,6 +301,8 @@ struct model {
 	size_t nsites;
 	struct model_blackbox *blackboxes; /* sorted by total_ns, largest first */
 	size_t nblackboxes;
+	struct model_session_run *session_runs; /* by total_ns, largest first */
+	size_t nsession_runs;
 	struct finding *findings;         /* after rules_run(): by cost_ns, largest first, then severity */
 	size_t nfindings;
 	struct model_source_list *sources;
@@ -303,7 +321,7 @@ int model_load(struct model *m, struct recording *rec);
  * (which it always reads).  MODEL_ALL is model_load().
  */
 enum model_part {
-	MODEL_EVENTS = 1 << 0,  /* eager ops per op type and line, graph calls, black boxes */
+	MODEL_EVENTS = 1 << 0,  /* eager ops per op type and line, graph calls, black boxes, Session steps */
 	/*
 	 * Without MODEL_EVENTS: session eager totals only (no sites, no op
 	 * types).  What `agprof check --max-eager-share` needs.

@@ -242,7 +242,8 @@ const char *recording_empty_why(const char *tf_status, const char *tf_detail, in
 		snprintf(why, sizeof(why), "TensorFlow events are missing: the hooks could not be installed (%s)",
 			 tf_detail ? tf_detail : "version mismatch");
 	else if (tf_status && !strcmp(tf_status, "hooked"))
-		snprintf(why, sizeof(why), "the recording holds no TensorFlow activity (no trace, call or eager op)");
+		snprintf(why, sizeof(why),
+			 "TensorFlow was loaded but did nothing agprof records (no trace, graph call, eager op or Session run)");
 	else if (exit_status)
 		snprintf(why, sizeof(why), "the workload exited with status %d before TensorFlow was loaded",
 			 exit_status);
@@ -255,21 +256,20 @@ const char *recording_empty_reason(struct recording *rec)
 {
 	sqlite3_stmt *s = NULL;
 	const char *why = NULL;
-	int any = 1;
+	char sql[512];
 
-	if (sqlite3_prepare_v2(rec->db,
-			       "SELECT EXISTS (SELECT 1 FROM traces) OR EXISTS (SELECT 1 FROM function_calls)"
-			       " OR EXISTS (SELECT 1 FROM eager_ops),"
-			       " (SELECT value FROM meta WHERE key = 'tf_status'),"
-			       " (SELECT tf_detail FROM processes WHERE tf_detail IS NOT NULL LIMIT 1),"
-			       " coalesce((SELECT value FROM meta WHERE key = 'exit_status'), 0)",
-			       -1, &s, NULL) == SQLITE_OK &&
-	    sqlite3_step(s) == SQLITE_ROW) {
-		any = sqlite3_column_int(s, 0);
-		if (!any)
-			why = recording_empty_why((const char *)sqlite3_column_text(s, 1),
-						  (const char *)sqlite3_column_text(s, 2), sqlite3_column_int(s, 3));
-	}
+	/* Session steps (TF1 graph mode) are activity too; schema 1 has no such table. */
+	snprintf(sql, sizeof(sql),
+		 "SELECT EXISTS (SELECT 1 FROM traces) OR EXISTS (SELECT 1 FROM function_calls)"
+		 " OR EXISTS (SELECT 1 FROM eager_ops)%s,"
+		 " (SELECT value FROM meta WHERE key = 'tf_status'),"
+		 " (SELECT tf_detail FROM processes WHERE tf_detail IS NOT NULL LIMIT 1),"
+		 " coalesce((SELECT value FROM meta WHERE key = 'exit_status'), 0)",
+		 db_has_table(rec->db, "session_runs") ? " OR EXISTS (SELECT 1 FROM session_runs)" : "");
+	if (sqlite3_prepare_v2(rec->db, sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW &&
+	    !sqlite3_column_int(s, 0))
+		why = recording_empty_why((const char *)sqlite3_column_text(s, 1), (const char *)sqlite3_column_text(s, 2),
+					  sqlite3_column_int(s, 3));
 	sqlite3_finalize(s);
 	return why;
 }

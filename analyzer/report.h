@@ -24,7 +24,8 @@ enum report_section {
 	SEC_BLACKBOX = 1 << 4,
 	SEC_FUNCTIONS = 1 << 5,
 	SEC_GPU = 1 << 6,
-	SEC_ALL = 0x7f,
+	SEC_SESSIONS = 1 << 7,  /* TF1 Session steps per source line */
+	SEC_ALL = 0xff,
 };
 
 struct report_opts {
@@ -50,8 +51,6 @@ void report_gpu_json(struct strbuf *out, const struct gpu_model *g);
 void report_add_loc(struct strbuf *sb, const struct model *m, const struct source_loc *loc);
 /* Path of loc's file relative to cwd when under it (static storage), or NULL. */
 const char *report_rel_path(const struct model *m, const char *file);
-/* "1.23 s", "45.6 ms", "789 us". */
-void report_add_time(struct strbuf *sb, double ns);
 /* {"file": ..., "line": ...} or null */
 void report_json_loc(struct strbuf *sb, const struct source_loc *loc);
 /* loc's innermost library frame (lib_file/lib_line) as a location object, or null. */

@@ -2,14 +2,10 @@
 #include "report.h"
 #include "gpu.h"
 #include "model.h"
+#include "duration.h"
 
 #include <stdio.h>
 #include <string.h>
-
-static void time_of(struct strbuf *sb, double ns)
-{
-	report_add_time(sb, ns);
-}
 
 static void site_of(struct strbuf *sb, const struct model *m, const struct gpu_site *site)
 {
@@ -30,18 +26,18 @@ void report_gpu_text(struct strbuf *out, const struct model *m, const struct gpu
 		return;
 	}
 	strbuf_addf(out, "  %lld kernels (", (long long)g->kernels);
-	time_of(out, (double)g->kernel_ns);
+	strbuf_add_duration(out, (int64_t)g->kernel_ns);
 	strbuf_addf(out, "), %lld copies (%.1f MiB, ", (long long)g->copies, (double)g->copy_bytes / 1048576.0);
-	time_of(out, (double)g->copy_ns);
+	strbuf_add_duration(out, (int64_t)g->copy_ns);
 	strbuf_addf(out, "), utilisation %.1f%% of the GPU span, idle %.1f%% in %lld gaps (host dispatching %.1f%% of it)\n",
 		    100 * gpu_utilisation(g), 100 * gpu_idle_share(g), (long long)g->gaps, 100 * gpu_dispatch_share(g));
 	if (g->latency.count) {
 		strbuf_addstr(out, "  launch latency: mean ");
-		time_of(out, g->latency.mean_ns);
+		strbuf_add_duration(out, (int64_t)g->latency.mean_ns);
 		strbuf_addstr(out, ", p50 ");
-		time_of(out, (double)g->latency.p50_ns);
+		strbuf_add_duration(out, (int64_t)g->latency.p50_ns);
 		strbuf_addstr(out, ", p95 ");
-		time_of(out, (double)g->latency.p95_ns);
+		strbuf_add_duration(out, (int64_t)g->latency.p95_ns);
 		strbuf_addf(out, "; %lld kernels ran shorter than their launch call\n", (long long)g->short_kernels);
 	}
 	n = top > 0 && (size_t)top < g->nkernel_stats ? (size_t)top : g->nkernel_stats;
@@ -51,8 +47,8 @@ void report_gpu_text(struct strbuf *out, const struct model *m, const struct gpu
 		const struct gpu_kernel_stat *k = &g->kernel_stats[i];
 		struct strbuf a = STRBUF_INIT, b = STRBUF_INIT;
 
-		time_of(&a, (double)k->total_ns);
-		time_of(&b, k->mean_ns);
+		strbuf_add_duration(&a, k->total_ns);
+		strbuf_add_duration(&b, (int64_t)k->mean_ns);
 		strbuf_addf(out, "  %-48.48s %8lld %10s %5.1f%% %10s\n", k->name ? k->name : "?", (long long)k->count, a.buf,
 			    100 * k->share, b.buf);
 		strbuf_release(&a);
@@ -68,7 +64,7 @@ void report_gpu_text(struct strbuf *out, const struct model *m, const struct gpu
 		const struct gpu_sync_stat *s = &g->sync_stats[i];
 
 		strbuf_addf(out, "  sync %-28s %8lld  ", s->api, (long long)s->count);
-		time_of(out, (double)s->total_ns);
+		strbuf_add_duration(out, (int64_t)s->total_ns);
 		strbuf_addf(out, "  from %s at ", s->top_op ? s->top_op : "-");
 		site_of(out, m, &s->site);
 		strbuf_addch(out, '\n');
@@ -77,7 +73,7 @@ void report_gpu_text(struct strbuf *out, const struct model *m, const struct gpu
 		const struct gpu_gap *gap = &g->top_gaps[i];
 
 		strbuf_addstr(out, "  idle gap ");
-		time_of(out, (double)(gap->end_ns - gap->start_ns));
+		strbuf_add_duration(out, (int64_t)(gap->end_ns - gap->start_ns));
 		strbuf_addf(out, " at +%.3f s: %lld eager ops (%s), %lld graph calls, line ",
 			    (double)(gap->start_ns - m->session.start_ns) / 1e9, (long long)gap->eager_ops,
 			    gap->top_op ? gap->top_op : "-", (long long)gap->function_calls);

@@ -109,6 +109,9 @@ static void json_session(struct strbuf *sb, const struct model *m)
 	jkv_num(sb, &first, "eager_share", s->eager_share);
 	jkv_int(sb, &first, "blackbox_execs", s->blackbox_execs);
 	jkv_int(sb, &first, "blackbox_ns", s->blackbox_ns);
+	jkv_int(sb, &first, "session_runs", s->session_runs);
+	jkv_int(sb, &first, "session_run_ns", s->session_run_ns);
+	jkv_str(sb, &first, "empty_reason", model_empty_reason(m));
 	strbuf_addch(sb, '}');
 }
 
@@ -288,6 +291,26 @@ void report_json(struct strbuf *out, const struct model *m, const struct report_
 		strbuf_addch(out, '}');
 	}
 	strbuf_addstr(out, "]");
+	jkey(out, &first, "sessions");
+	strbuf_addch(out, '[');
+	for (size_t i = 0; i < m->nsession_runs; i++) {
+		const struct model_session_run *r = &m->session_runs[i];
+		int f2 = 1;
+
+		strbuf_addstr(out, i ? ",\n{" : "\n{");
+		jkey(out, &f2, "location");
+		report_json_loc(out, &r->loc);
+		jkv_str(out, &f2, "function", r->func);
+		jkv_str(out, &f2, "kind", r->kind);
+		jkv_int(out, &f2, "runs", r->runs);
+		jkv_int(out, &f2, "time_ns", r->total_ns);
+		jkv_int(out, &f2, "failed", r->failed);
+		jkv_int(out, &f2, "feeds", r->feeds);
+		jkv_int(out, &f2, "fetches", r->fetches);
+		jkv_int(out, &f2, "targets", r->targets);
+		strbuf_addch(out, '}');
+	}
+	strbuf_addstr(out, "]");
 	jkey(out, &first, "gpu");
 	report_gpu_json(out, o->gpu);
 	strbuf_addstr(out, "}\n");
@@ -386,6 +409,21 @@ void report_csv(struct strbuf *out, const struct model *m, const struct report_o
 			csv_str(out, m->blackboxes[i].function);
 			strbuf_addf(out, ",%lld,%lld\r\n", (long long)m->blackboxes[i].execs,
 				    (long long)m->blackboxes[i].total_ns);
+		}
+	}
+	if (sec & SEC_SESSIONS) {
+		strbuf_addstr(out, tables++ ? "\r\n" : "");
+		strbuf_addstr(out, "file,line,function,kind,runs,time_ns,failed,feeds,fetches,targets\r\n");
+		for (size_t i = 0; i < m->nsession_runs; i++) {
+			const struct model_session_run *r = &m->session_runs[i];
+
+			csv_str(out, r->loc.file);
+			strbuf_addf(out, ",%d,", r->loc.line);
+			csv_str(out, r->func);
+			strbuf_addch(out, ',');
+			csv_str(out, r->kind);
+			strbuf_addf(out, ",%lld,%lld,%lld,%lld,%lld,%lld\r\n", (long long)r->runs, (long long)r->total_ns,
+				    (long long)r->failed, (long long)r->feeds, (long long)r->fetches, (long long)r->targets);
 		}
 	}
 	if (sec & SEC_FUNCTIONS) {

@@ -3,6 +3,7 @@
 #include "model.h"
 #include "gpu.h"
 #include "pathdisp.h"
+#include "duration.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -55,29 +56,9 @@ void report_add_loc(struct strbuf *sb, const struct model *m, const struct sourc
 		strbuf_addf(sb, " \u2192 %s:%d", path_display(loc->lib_file, m->session.cwd), loc->lib_line);
 }
 
-void report_add_time(struct strbuf *sb, double ns)
-{
-	if (ns >= 1e9)
-		strbuf_addf(sb, "%.2f s", ns / 1e9);
-	else if (ns >= 1e6)
-		strbuf_addf(sb, "%.1f ms", ns / 1e6);
-	else
-		strbuf_addf(sb, "%.0f us", ns / 1e3);
-}
-
 static void heading(struct text *t, const char *title)
 {
 	strbuf_addf(t->out, "\n%s%s%s\n", col(t, C_BOLD), title, col(t, C_RESET));
-}
-
-static const char *time_str(char *buf, size_t len, double ns)
-{
-	struct strbuf sb = STRBUF_INIT;
-
-	report_add_time(&sb, ns);
-	snprintf(buf, len, "%s", sb.buf);
-	strbuf_release(&sb);
-	return buf;
 }
 
 static const char *loc_str(const struct model *m, const struct source_loc *loc)
@@ -163,37 +144,82 @@ static double pct(const struct model *m, double ns)
 	return m->session.active_ns ? 100.0 * ns / (double)m->session.active_ns : 0;
 }
 
+/* Only TF1 Session steps: the tf.function and eager tables would all be empty. */
+static int session_steps_only(const struct model *m)
+{
+	const struct model_session *s = &m->session;
+
+	return m->nsession_runs && !m->nfunctions && !s->eager_ops && !s->function_calls && !s->blackbox_execs;
+}
+
 static size_t limit(const struct text *t, size_t n)
 {
 	return t->o->top > 0 && (size_t)t->o->top < n ? (size_t)t->o->top : n;
+}
+
+/*
+ * A recording without TensorFlow activity is still a run: say what was seen
+ * (processes, TensorFlow loaded or not, hooked or not) and what was not.
+ */
+static void nothing_recorded(struct text *t)
+{
+	const struct model_session *s = &t->m->session;
+
+	strbuf_addf(t->out, "  %sno TensorFlow activity was recorded:%s %s\n", col(t, C_BOLD), col(t, C_RESET),
+		    model_empty_reason(t->m));
+	strbuf_addf(t->out, "  seen: %lld process%s, TensorFlow %s%s%s (status '%s')\n", (long long)s->processes,
+		    s->processes == 1 ? "" : "es",
+		    s->tf_status && strcmp(s->tf_status, "not-loaded") ? "loaded" : "not loaded",
+		    s->tf_version ? " " : "", s->tf_version ? s->tf_version : "", s->tf_status ? s->tf_status : "not-loaded");
+	strbuf_addstr(t->out, "  not seen: traces, graph-function calls, eager ops, py_function runs, Session runs\n");
+}
+
+/* Totals of the tf.function / eager side of the run. */
+static void summary_tf2(struct text *t)
+{
+	const struct model *m = t->m;
+	const struct model_session *s = &m->session;
+	char a[DURATION_MAX], b[DURATION_MAX], c[DURATION_MAX], d[DURATION_MAX];
+	size_t retraces = 0;
+
+	for (size_t i = 0; i < m->nfunctions; i++)
+		retraces += m->functions[i].retraces;
+	strbuf_addf(t->out, "  %zu function%s traced %lld times (%zu retraces, %s tracing, %.1f%%)\n", m->nfunctions,
+		    m->nfunctions == 1 ? "" : "s", (long long)s->traces, retraces,
+		    duration_format(a, sizeof(a), s->trace_ns), 100 * s->trace_share);
+	strbuf_addf(t->out, "  %lld graph calls (%s), %lld eager ops (%s, %.1f%%), %lld py_function runs (%s)\n",
+		    (long long)s->function_calls, duration_format(b, sizeof(b), s->function_call_ns),
+		    (long long)s->eager_ops, duration_format(c, sizeof(c), s->eager_ns), 100 * s->eager_share,
+		    (long long)s->blackbox_execs, duration_format(d, sizeof(d), s->blackbox_ns));
 }
 
 static void summary(struct text *t)
 {
 	const struct model *m = t->m;
 	const struct model_session *s = &m->session;
-	char a[32], b[32], c[32], d[32];
-	size_t retraces = 0;
+	const char *empty = model_empty_reason(m);
+	char a[DURATION_MAX], b[DURATION_MAX];
 
-	for (size_t i = 0; i < m->nfunctions; i++)
-		retraces += m->functions[i].retraces;
 	strbuf_addf(t->out, "%sagprof report%s %s\n", col(t, C_BOLD), col(t, C_RESET),
 		    t->o->recording ? t->o->recording : "");
-	strbuf_addf(t->out, "  run: %s", s->argv ? s->argv : "?");
-	strbuf_addf(t->out, ", %s (%s after TensorFlow started), exit %d", time_str(a, sizeof(a), (double)s->wall_ns),
-		    time_str(b, sizeof(b), (double)s->active_ns), s->exit_status);
+	strbuf_addf(t->out, "  run: %s, %s", s->argv ? s->argv : "?", duration_format(a, sizeof(a), s->wall_ns));
+	if (!empty)
+		strbuf_addf(t->out, " (%s after TensorFlow started)", duration_format(b, sizeof(b), s->active_ns));
+	strbuf_addf(t->out, ", exit %d", s->exit_status);
 	if (s->tf_version)
 		strbuf_addf(t->out, ", TensorFlow %s", s->tf_version);
 	if (s->python_version)
 		strbuf_addf(t->out, ", Python %.*s", (int)strcspn(s->python_version, " "), s->python_version);
 	strbuf_addch(t->out, '\n');
-	strbuf_addf(t->out, "  %zu function%s traced %lld times (%zu retraces, %s tracing, %.1f%%)\n",
-		    m->nfunctions, m->nfunctions == 1 ? "" : "s", (long long)s->traces, retraces,
-		    time_str(a, sizeof(a), (double)s->trace_ns), 100 * s->trace_share);
-	strbuf_addf(t->out, "  %lld graph calls (%s), %lld eager ops (%s, %.1f%%), %lld py_function runs (%s)\n",
-		    (long long)s->function_calls, time_str(b, sizeof(b), (double)s->function_call_ns),
-		    (long long)s->eager_ops, time_str(c, sizeof(c), (double)s->eager_ns), 100 * s->eager_share,
-		    (long long)s->blackbox_execs, time_str(d, sizeof(d), (double)s->blackbox_ns));
+	if (empty) {
+		nothing_recorded(t);
+		return;
+	}
+	if (!session_steps_only(m))
+		summary_tf2(t);
+	if (s->session_runs)
+		strbuf_addf(t->out, "  %lld Session runs in graph mode (%s, %.1f%%)\n", (long long)s->session_runs,
+			    duration_format(a, sizeof(a), s->session_run_ns), pct(m, (double)s->session_run_ns));
 	if (s->dropped_events)
 		strbuf_addf(t->out, "  %swarning:%s %lld events were dropped; numbers are lower bounds\n",
 			    col(t, C_YELLOW), col(t, C_RESET), (long long)s->dropped_events);
@@ -232,7 +258,7 @@ static void findings(struct text *t, int with_examples)
 		const char *sc = f->severity == SEV_ERROR ? C_RED : f->severity == SEV_WARNING ? C_YELLOW : C_CYAN;
 		struct strbuf tail = STRBUF_INIT, cost = STRBUF_INIT;
 		size_t used;
-		char a[32];
+		char a[DURATION_MAX];
 
 		strbuf_addf(t->out, "%2zu. %s%-7s%s %s%s%s", i + 1, col(t, sc), severity_name(f->severity),
 			    col(t, C_RESET), col(t, C_BOLD), f->rule, col(t, C_RESET));
@@ -243,7 +269,7 @@ static void findings(struct text *t, int with_examples)
 		strbuf_addstr(t->out, tail.buf ? tail.buf : "");
 		used = 12 + strlen(f->rule) + text_columns(tail.buf);
 		if (f->cost_ns)
-			strbuf_addf(&cost, "  (costs %s)", time_str(a, sizeof(a), (double)f->cost_ns));
+			strbuf_addf(&cost, "  (costs %s)", duration_format(a, sizeof(a), (int64_t)f->cost_ns));
 		add_at(t, used, &f->loc, cost.buf ? cost.buf : "");
 		strbuf_release(&tail);
 		strbuf_release(&cost);
@@ -290,10 +316,10 @@ static void retracing(struct text *t)
 			    f->function_objects == 1 ? "" : "s");
 		for (size_t k = 1; k < limit(t, f->ntraces); k++) {
 			const struct model_trace *tr = &f->traces[k];
-			char a[32];
+			char a[DURATION_MAX];
 
 			strbuf_addf(t->out, "    #%-3zu %-19s %s", k + 1, retrace_cause_name(tr->why.cause), tr->why.detail);
-			time_str(a, sizeof(a), (double)(tr->end_ns - tr->start_ns));
+			duration_format(a, sizeof(a), (int64_t)(tr->end_ns - tr->start_ns));
 			retrace_at(t, 29 + text_columns(tr->why.detail), &tr->callsite, a);
 		}
 		if (limit(t, f->ntraces) < f->ntraces)
@@ -316,13 +342,13 @@ static void eager(struct text *t)
 	strbuf_addf(t->out, "  %-26s %-10s %7s %9s %6s  %s\n", "line", "function", "ops", "time", "run%", "top op");
 	for (size_t i = 0; i < limit(t, m->nsites); i++) {
 		const struct model_eager_site *s = &m->sites[i];
-		char a[32];
+		char a[DURATION_MAX];
 
 		strbuf_addstr(t->out, "  ");
 		cell_left(t->out, user_loc_str(m, &s->loc), 26, 1);
 		strbuf_addch(t->out, ' ');
 		cell_name(t->out, s->func, 10, 1);
-		strbuf_addf(t->out, " %7lld %9s %5.1f%%  ", (long long)s->count, time_str(a, sizeof(a), (double)s->total_ns),
+		strbuf_addf(t->out, " %7lld %9s %5.1f%%  ", (long long)s->count, duration_format(a, sizeof(a), (int64_t)s->total_ns),
 			    pct(m, (double)s->total_ns));
 		cell_name(t->out, s->top_op, 14, 0);
 		strbuf_addch(t->out, '\n');
@@ -342,13 +368,13 @@ static void ops(struct text *t)
 	strbuf_addf(t->out, "  %-26s %10s %10s %10s %6s %10s\n", "op", "count", "time", "mean", "run%", "slow path");
 	for (size_t i = 0; i < limit(t, m->nops); i++) {
 		const struct model_eager_op *o = &m->ops[i];
-		char a[32], b[32];
+		char a[DURATION_MAX], b[DURATION_MAX];
 
 		strbuf_addstr(t->out, "  ");
 		cell_name(t->out, o->op, 26, 1);
 		strbuf_addf(t->out, " %10lld %10s %10s %5.1f%% %10lld\n", (long long)o->count,
-			    time_str(a, sizeof(a), (double)o->total_ns),
-			    time_str(b, sizeof(b), o->count ? (double)o->total_ns / (double)o->count : 0),
+			    duration_format(a, sizeof(a), (int64_t)o->total_ns),
+			    duration_format(b, sizeof(b), o->count ? o->total_ns / o->count : 0),
 			    pct(m, (double)o->total_ns), (long long)o->slow_path);
 	}
 }
@@ -365,12 +391,39 @@ static void blackbox(struct text *t)
 	strbuf_addf(t->out, "  %-24s %-16s %-22s %10s %10s %6s\n", "node", "op", "function", "runs", "time", "run%");
 	for (size_t i = 0; i < limit(t, m->nblackboxes); i++) {
 		const struct model_blackbox *b = &m->blackboxes[i];
-		char a[32];
+		char a[DURATION_MAX];
 
 		strbuf_addf(t->out, "  %-24s %-16s %-22s %10lld %10s %5.1f%%\n", b->node_name ? b->node_name : "?",
 			    b->op_type ? b->op_type : "?", b->function ? b->function : b->in_tf_data ? "(tf.data)" : "-",
-			    (long long)b->execs, time_str(a, sizeof(a), (double)b->total_ns), pct(m, (double)b->total_ns));
+			    (long long)b->execs, duration_format(a, sizeof(a), (int64_t)b->total_ns), pct(m, (double)b->total_ns));
 	}
+}
+
+static void sessions(struct text *t)
+{
+	const struct model *m = t->m;
+
+	heading(t, "Session runs by source line (TF1 graph mode)");
+	if (!m->nsession_runs) {
+		strbuf_addstr(t->out, "  none\n");
+		return;
+	}
+	strbuf_addf(t->out, "  %-34s %-8s %8s %10s %10s %6s %6s %7s %7s\n", "line", "kind", "runs", "time", "mean", "run%",
+		    "feeds", "fetches", "targets");
+	for (size_t i = 0; i < limit(t, m->nsession_runs); i++) {
+		const struct model_session_run *r = &m->session_runs[i];
+		char a[DURATION_MAX], b[DURATION_MAX];
+
+		strbuf_addf(t->out, "  %-34s %-8s %8lld %10s %10s %5.1f%% %6lld %7lld %7lld", loc_str(m, &r->loc),
+			    r->kind ? r->kind : "run", (long long)r->runs, duration_format(a, sizeof(a), r->total_ns),
+			    duration_format(b, sizeof(b), r->runs ? r->total_ns / r->runs : 0), pct(m, (double)r->total_ns),
+			    (long long)r->feeds, (long long)r->fetches, (long long)r->targets);
+		if (r->failed)
+			strbuf_addf(t->out, "  (%lld failed)", (long long)r->failed);
+		strbuf_addch(t->out, '\n');
+	}
+	if (limit(t, m->nsession_runs) < m->nsession_runs)
+		strbuf_addf(t->out, "  ... %zu more\n", m->nsession_runs - limit(t, m->nsession_runs));
 }
 
 static void functions(struct text *t)
@@ -387,14 +440,14 @@ static void functions(struct text *t)
 		    "executing");
 	for (size_t i = 0; i < limit(t, m->nfunctions); i++) {
 		const struct model_function *f = &m->functions[i];
-		char a[32], b[32];
+		char a[DURATION_MAX], b[DURATION_MAX];
 
 		strbuf_addstr(t->out, "  ");
 		cell_name(t->out, f->name, 16, 1);
 		strbuf_addch(t->out, ' ');
 		cell_left(t->out, loc_str(m, &f->def), 25, 1);
 		strbuf_addf(t->out, " %6zu %8lld %9s %9s\n", f->ntraces, (long long)f->calls,
-			    time_str(a, sizeof(a), (double)f->trace_ns), time_str(b, sizeof(b), (double)f->exec_ns));
+			    duration_format(a, sizeof(a), (int64_t)f->trace_ns), duration_format(b, sizeof(b), (int64_t)f->exec_ns));
 		if (f->jit_compile || f->has_input_signature || f->reduce_retracing)
 			strbuf_addf(t->out, "    options:%s%s%s\n", f->jit_compile ? " jit_compile" : "",
 				    f->has_input_signature ? " input_signature" : "",
@@ -409,7 +462,14 @@ void report_text(struct strbuf *out, const struct model *m, const struct report_
 
 	if (sec & SEC_SUMMARY) {
 		summary(&t);
+		/* Nothing recorded: the summary said so; empty tables would add nothing. */
+		if (model_empty_reason(m) && !o->sections)
+			return;
 		findings(&t, !o->sections || o->sections == SEC_SUMMARY);
+	}
+	if (!o->sections && session_steps_only(m)) {
+		sessions(&t);
+		return;
 	}
 	if (sec & SEC_RETRACING)
 		retracing(&t);
@@ -421,6 +481,9 @@ void report_text(struct strbuf *out, const struct model *m, const struct report_
 		blackbox(&t);
 	if (sec & SEC_FUNCTIONS)
 		functions(&t);
+	/* The default report shows TF1 Session steps only when the program ran any. */
+	if ((o->sections & SEC_SESSIONS) || (!o->sections && m->nsession_runs))
+		sessions(&t);
 	/* The default report shows the GPU only when there is something to show. */
 	if ((o->sections & SEC_GPU) || (!o->sections && o->gpu && gpu_has_data(o->gpu)))
 		report_gpu_text(out, m, o->gpu, o->top, o->color);

@@ -1,5 +1,6 @@
 /* rules.c - rule files, expressions, templates; see rules.h and docs/rules.md. */
 #include "rules.h"
+#include "duration.h"
 #include "model_internal.h"
 #include "recording.h"
 #include "strbuf.h"
@@ -982,22 +983,12 @@ static void format_value(struct strbuf *sb, const struct metric_value *v, const 
 		strbuf_addch(sb, '-');
 		return;
 	}
-	if (fmt && !strcmp(fmt, "ms"))
-		strbuf_addf(sb, "%.1f ms", v->num / 1e6);
-	else if (fmt && !strcmp(fmt, "s"))
-		strbuf_addf(sb, "%.2f s", v->num / 1e9);
+	/* "ms" and "s" are older names of "time": every duration reads the same way. */
+	if (fmt && (!strcmp(fmt, "time") || !strcmp(fmt, "ms") || !strcmp(fmt, "s")))
+		strbuf_add_duration(sb, (int64_t)v->num);
 	else if (fmt && !strcmp(fmt, "pct"))
 		strbuf_addf(sb, "%.1f%%", v->num * 100);
-	else if (fmt && !strcmp(fmt, "time")) {
-		double ns = v->num;
-
-		if (ns >= 1e9)
-			strbuf_addf(sb, "%.2f s", ns / 1e9);
-		else if (ns >= 1e6)
-			strbuf_addf(sb, "%.1f ms", ns / 1e6);
-		else
-			strbuf_addf(sb, "%.0f us", ns / 1e3);
-	} else if (v->num == floor(v->num) && fabs(v->num) < 1e15)
+	else if (v->num == floor(v->num) && fabs(v->num) < 1e15)
 		strbuf_addf(sb, "%lld", (long long)v->num);
 	else
 		strbuf_addf(sb, "%.3g", v->num);

@@ -5,6 +5,7 @@
  */
 #include "model_internal.h"
 #include "pathdisp.h"
+#include "duration.h"
 #include "strbuf.h"
 
 #include <string.h>
@@ -351,6 +352,9 @@ static const char *const session_fields[] = {
 	"top_site_file, top_site_line, top_site_func, top_site_count: the first of them",
 	"top_trace_function, top_trace_file, top_trace_line, top_trace_ns, top_retrace_ns: the function that spent most",
 	"  time retracing (else tracing), where to find it (model_function_user_loc), its tracing and retracing time",
+	"top_trace_see_also: \" (see its retracing finding)\" when a retracing finding names that function, else empty",
+	"  (it reads the findings of the rules evaluated before: built-in rules run in file-name order)",
+	"session_runs, session_run_ns: TF1 Session steps (Session.run, partial_run, callables)",
 	NULL,
 };
 
@@ -374,6 +378,16 @@ static const struct model_function *top_tracer(const struct model *m)
 			best = f;
 	}
 	return best;
+}
+
+/* Point from one finding to another only when that other exists. */
+static const char *retracing_see_also(const struct model *m, const struct model_function *f)
+{
+	for (size_t i = 0; f && i < m->nfindings; i++)
+		if (!strcmp(m->findings[i].rule, "retracing") && m->findings[i].function &&
+		    !strcmp(m->findings[i].function, f->name))
+			return " (see its retracing finding)";
+	return "";
 }
 
 static int session_get(const struct model *m, void *data, size_t row, const char *field, struct metric_value *out)
@@ -416,6 +430,9 @@ static int session_get(const struct model *m, void *data, size_t row, const char
 	NUM("top_trace_line", tt ? model_function_user_loc(tt).line : 0);
 	NUM("top_trace_ns", tt ? tt->trace_ns : 0);
 	NUM("top_retrace_ns", tt ? tt->retrace_ns : 0);
+	TEXT("top_trace_see_also", retracing_see_also(m, tt));
+	NUM("session_runs", s->session_runs);
+	NUM("session_run_ns", s->session_run_ns);
 	return -1;
 }
 
@@ -438,8 +455,9 @@ static const char *format_top_sites(struct model *m)
 		const char *file = s->loc.file ? strrchr(s->loc.file, '/') : NULL;
 
 		file = file ? file + 1 : s->loc.file ? s->loc.file : "?";
-		strbuf_addf(&sb, "%s%s:%d (%lld ops, %.1f ms)", i ? "; " : "", file, s->loc.line,
-			    (long long)s->count, (double)s->total_ns / 1e6);
+		strbuf_addf(&sb, "%s%s:%d (%lld ops, ", i ? "; " : "", file, s->loc.line, (long long)s->count);
+		strbuf_add_duration(&sb, s->total_ns);
+		strbuf_addch(&sb, ')');
 	}
 	out = model_strdup(m, sb.buf ? sb.buf : "");
 	strbuf_release(&sb);

@@ -2,6 +2,7 @@
 #include "timeline.h"
 #include "checked.h"
 #include "db.h"
+#include "duration.h"
 #include "recording.h"
 #include "strbuf.h"
 #include "util.h"
@@ -1800,27 +1801,6 @@ cleanup:
 
 /* ---- details ---- */
 
-void tl_format_duration(char *buf, size_t len, int64_t ns)
-{
-	double v = (double)ns;
-	const char *sign = "";
-
-	if (ns < 0) {
-		sign = "-";
-		v = -v;
-	}
-	if (v < 1e3)
-		snprintf(buf, len, "%s%.0f ns", sign, v);
-	else if (v < 1e6)
-		snprintf(buf, len, "%s%.3g us", sign, v / 1e3);
-	else if (v < 1e9)
-		snprintf(buf, len, "%s%.3g ms", sign, v / 1e6);
-	else if (v < 600e9)
-		snprintf(buf, len, "%s%.3g s", sign, v / 1e9);
-	else
-		snprintf(buf, len, "%s%.1f min", sign, v / 60e9);
-}
-
 struct details {
 	struct tl_detail *v;
 	size_t n, alloc;
@@ -1948,7 +1928,7 @@ ptrdiff_t timeline_details(struct timeline *tl, const struct tl_slice *s, struct
 	detail_add(&d, "kind", "%s%s", tl_kind_name((enum tl_kind)s->kind),
 		   s->flags & TL_SLICE_RETRACE ? " (retrace)" : "");
 	detail_add(&d, "name", "%s", timeline_slice_name(tl, s));
-	tl_format_duration(buf, sizeof(buf), s->end_ns - s->start_ns);
+	duration_format(buf, sizeof(buf), s->end_ns - s->start_ns);
 	detail_add(&d, "duration", "%s", buf);
 	detail_add(&d, "start", "%.6f s", (double)(s->start_ns - tl->start_ns) / 1e9);
 	if (t->device >= 0)

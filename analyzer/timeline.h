@@ -278,7 +278,4 @@ struct tl_detail {
 ptrdiff_t timeline_details(struct timeline *tl, const struct tl_slice *s, struct tl_detail **out);
 void tl_details_free(struct tl_detail *d, size_t n);
 
-/* Format a duration with a unit that fits its size ("850 ns", "1.25 ms", "12.4 s"). */
-void tl_format_duration(char *buf, size_t len, int64_t ns);
-
 #endif

@@ -399,6 +399,28 @@ void agp_emit_span(struct agp_thread *t, uint16_t type, uint32_t arg, uint64_t s
 	ring_publish(t, new_head);
 }
 
+void agp_emit_session(struct agp_thread *t, uint32_t kind, uint64_t start, uint64_t end, uint32_t site,
+		      uint32_t flags, uint32_t feeds, uint32_t fetches, uint32_t targets)
+{
+	uint64_t new_head;
+	struct agp_rec_session *rec = ring_reserve(t, sizeof(*rec) / 8, &new_head);
+
+	if (!rec)
+		return;
+	rec->h.type = AGP_REC_SESSION;
+	rec->h.words = sizeof(*rec) / 8;
+	rec->h.arg = kind;
+	rec->start_ns = start;
+	rec->end_ns = end;
+	rec->site = site;
+	rec->flags = flags;
+	rec->feeds = feeds;
+	rec->fetches = fetches;
+	rec->targets = targets;
+	rec->pad = 0;
+	ring_publish(t, new_head);
+}
+
 /* Side records */
 
 static void side_reserve(struct agp_side *s, size_t extra)

@@ -134,6 +134,10 @@ uint32_t agp_site_define(struct agp_thread *t, uint32_t file, uint32_t func, uin
 void agp_emit_span(struct agp_thread *t, uint16_t type, uint32_t arg, uint64_t start, uint64_t end,
 		   uint32_t aux, uint32_t site, uint32_t flags, uint32_t aux2, uint64_t seq) AGP_HIDDEN;
 
+/* Append a Session step record (AGP_REC_SESSION). */
+void agp_emit_session(struct agp_thread *t, uint32_t kind, uint64_t start, uint64_t end, uint32_t site,
+		      uint32_t flags, uint32_t feeds, uint32_t fetches, uint32_t targets) AGP_HIDDEN;
+
 /* Side records: build with agp_side_begin / agp_side_*, then agp_side_end. */
 struct agp_side {
 	char *buf;

@@ -38,6 +38,7 @@ static uintptr_t seen[MAX_SEEN];
 static size_t nseen;
 static pthread_mutex_t got_lock = PTHREAD_MUTEX_INITIALIZER;
 static int patched_slots;
+static int bound_slots;   /* hooked slots found pointing at the collector, patched or not */
 
 /* Called for every relocation of TensorFlow's objects (hundreds of thousands). */
 static void *hook_for(const char *name)
@@ -65,12 +66,15 @@ static void patch_slot(void **slot, void *hook)
 	long page = sysconf(_SC_PAGESIZE);
 	uintptr_t start = (uintptr_t)slot & ~(uintptr_t)(page - 1);
 
-	if (*slot == hook)
+	if (*slot == hook) {
+		bound_slots++;
 		return;  /* interposition already works for this reference */
+	}
 	if (mprotect((void *)start, (size_t)page * 2, PROT_READ | PROT_WRITE) != 0)
 		return;
 	__atomic_store_n(slot, hook, __ATOMIC_RELEASE);
 	patched_slots++;
+	bound_slots++;
 	/* Leave it writable: the page may also hold data the module writes (RELRO is already past). */
 }
 
@@ -162,6 +166,13 @@ void agp_got_scan(void)
 	if (elf_ready > 0)
 		dl_iterate_phdr(scan_cb, NULL);
 	pthread_mutex_unlock(&got_lock);
+}
+
+/* Slots of TensorFlow's objects that reach a hook: the hooks are in place. */
+int agp_got_bound(void) AGP_HIDDEN;
+int agp_got_bound(void)
+{
+	return bound_slots;
 }
 
 int agp_got_patched(void) AGP_HIDDEN;

@@ -42,6 +42,7 @@ void agp_pytrace_end(struct agp_open_trace *ot, int32_t tid, const char *tf_name
 const char *agp_py_version(void) AGP_HIDDEN;
 void gpu_external_push(uint64_t external_id);
 void agp_got_scan(void) AGP_HIDDEN;
+int agp_got_bound(void) AGP_HIDDEN;
 void *agp_real_dlopen(const char *file, int mode) AGP_HIDDEN;
 void gpu_external_pop(void);
 
@@ -311,6 +312,9 @@ AGP_EXPORT TF_Graph *TF_NewGraph(void)
 
 	REAL(TF_Graph *, TF_NewGraph, void);
 	t = agp_thread_get();
+	/* A TF1 program may never create the eager context: learn the frame layout here. */
+	if (t && !agp_py_layout_tried() && agp_py_gil_held())
+		agp_py_discover_layout();
 	if (t && !t->in_hook && tf_api_ready()) {
 		t->in_hook = 1;
 		ot = agp_pytrace_begin();
@@ -595,6 +599,126 @@ AGP_EXPORT void PYFUNC_COMPUTE(void *self, void *ctx)
 	agp_emit_span(t, AGP_REC_BLACKBOX, node, start, agp_now_ns(), type, 0, 0, token, 0);
 }
 
+/*
+ * TF1 graph mode: every Session step.  Session.run and make_callable end in
+ * TF_SessionRun_wrapper (lib_pywrap_tensorflow_common.so), which calls the
+ * C API's TF_SessionRun@tensorflow through its PLT with the GIL released;
+ * partial_run ends in TF_SessionPRun.  Session._make_callable_from_options
+ * (tf.keras v1 backend functions) calls TF_SessionRunCallable, exported
+ * unversioned by lib_pywrap_tensorflow_common.so and imported by
+ * _pywrap_tf_session.so.  The call site is the user's session.run line,
+ * read from the calling thread's frames (it is blocked in the hook).
+ */
+typedef struct TF_Session TF_Session;
+typedef struct TF_Tensor TF_Tensor;
+
+static void session_record(uint32_t kind, uint64_t start, uint64_t end, uint32_t site, TF_Status *status,
+			   int feeds, int fetches, int targets)
+{
+	struct agp_thread *t = agp_thread_get();
+
+	if (!t)
+		return;
+	agp_emit_session(t, kind, start, end, site, tf.GetCode(status) != 0 ? AGP_SPAN_FAILED : 0,
+			 feeds > 0 ? (uint32_t)feeds : 0, fetches > 0 ? (uint32_t)fetches : 0,
+			 targets > 0 ? (uint32_t)targets : 0);
+}
+
+/* The call site, unless this thread is inside one of our hooks already. */
+static int session_site(uint32_t *site)
+{
+	struct agp_thread *t = agp_thread_get();
+
+	if (!t || t->in_hook || !tf_api_ready())
+		return -1;
+	t->in_hook = 1;
+	*site = agp_py_callsite(t);
+	t->in_hook = 0;
+	return 0;
+}
+
+AGP_EXPORT void TF_SessionRun(TF_Session *session, const TF_Buffer *run_options, const TF_Output *inputs,
+			      TF_Tensor *const *input_values, int ninputs, const TF_Output *outputs,
+			      TF_Tensor **output_values, int noutputs, const TF_Operation *const *target_opers,
+			      int ntargets, TF_Buffer *run_metadata, TF_Status *status)
+{
+	uint32_t site;
+	uint64_t start;
+
+	REAL(void, TF_SessionRun, TF_Session *, const TF_Buffer *, const TF_Output *, TF_Tensor *const *, int,
+	     const TF_Output *, TF_Tensor **, int, const TF_Operation *const *, int, TF_Buffer *, TF_Status *);
+	if (session_site(&site)) {
+		real_TF_SessionRun(session, run_options, inputs, input_values, ninputs, outputs, output_values,
+				   noutputs, target_opers, ntargets, run_metadata, status);
+		return;
+	}
+	start = agp_now_ns();
+	real_TF_SessionRun(session, run_options, inputs, input_values, ninputs, outputs, output_values, noutputs,
+			   target_opers, ntargets, run_metadata, status);
+	session_record(AGP_SESSION_RUN, start, agp_now_ns(), site, status, ninputs, noutputs, ntargets);
+}
+
+AGP_EXPORT void TF_SessionPRun(TF_Session *session, const char *handle, const TF_Output *inputs,
+			       TF_Tensor *const *input_values, int ninputs, const TF_Output *outputs,
+			       TF_Tensor **output_values, int noutputs, const TF_Operation *const *target_opers,
+			       int ntargets, TF_Status *status)
+{
+	uint32_t site;
+	uint64_t start;
+
+	REAL(void, TF_SessionPRun, TF_Session *, const char *, const TF_Output *, TF_Tensor *const *, int,
+	     const TF_Output *, TF_Tensor **, int, const TF_Operation *const *, int, TF_Status *);
+	if (session_site(&site)) {
+		real_TF_SessionPRun(session, handle, inputs, input_values, ninputs, outputs, output_values, noutputs,
+				    target_opers, ntargets, status);
+		return;
+	}
+	start = agp_now_ns();
+	real_TF_SessionPRun(session, handle, inputs, input_values, ninputs, outputs, output_values, noutputs,
+			    target_opers, ntargets, status);
+	session_record(AGP_SESSION_PARTIAL, start, agp_now_ns(), site, status, ninputs, noutputs, ntargets);
+}
+
+/*
+ * tensorflow::TF_SessionRunCallable(TF_Session*, int64_t handle,
+ * PyObject *feed_values, absl::InlinedVector<PyObject*, 8> *out_values,
+ * TF_Buffer*, TF_Status*).  Feeds: ob_size of the args tuple (PyVarObject:
+ * refcount, type, size).  Fetches: the InlinedVector's size, kept as
+ * (size << 1 | heap-allocated) in its first word.  Targets are fixed when the
+ * callable is made: not seen here (0).  Both reads are bounded.
+ */
+#define RUN_CALLABLE_SYM \
+	_ZN10tensorflow21TF_SessionRunCallableEP10TF_SessionlP7_objectPN4absl12lts_2025081413InlinedVectorIS3_Lm8ESaIS3_EEEP9TF_BufferP10TSL_Status
+AGP_EXPORT void RUN_CALLABLE_SYM(TF_Session *session, int64_t handle, PyObject *feed_values, void *out_values,
+				 TF_Buffer *run_metadata, TF_Status *status);
+AGP_EXPORT void RUN_CALLABLE_SYM(TF_Session *session, int64_t handle, PyObject *feed_values, void *out_values,
+				 TF_Buffer *run_metadata, TF_Status *status)
+{
+	static void (*real)(TF_Session *, int64_t, PyObject *, void *, TF_Buffer *, TF_Status *);
+	uint32_t site;
+	uint64_t start, end;
+	long feeds = 0, fetches = 0;
+
+	if (__builtin_expect(!real, 0))
+		real = (void (*)(TF_Session *, int64_t, PyObject *, void *, TF_Buffer *, TF_Status *))real_symbol(
+			"_ZN10tensorflow21TF_SessionRunCallableEP10TF_SessionlP7_objectPN4absl12lts_2025081413"
+			"InlinedVectorIS3_Lm8ESaIS3_EEEP9TF_BufferP10TSL_Status",
+			(void *)RUN_CALLABLE_SYM);
+	if (session_site(&site)) {
+		real(session, handle, feed_values, out_values, run_metadata, status);
+		return;
+	}
+	if (feed_values)
+		feeds = *(const long *)((const char *)feed_values + 16);
+	start = agp_now_ns();
+	real(session, handle, feed_values, out_values, run_metadata, status);
+	end = agp_now_ns();
+	if (out_values)
+		fetches = (long)(*(const size_t *)out_values >> 1);
+	session_record(AGP_SESSION_CALLABLE, start, end, site, status, feeds >= 0 && feeds < (1L << 24) ? (int)feeds : 0,
+		       fetches >= 0 && fetches < (1L << 24) ? (int)fetches : 0, 0);
+}
+
 /* Every hook, by the symbol name importing modules use (for got.c). */
 struct got_hook {
 	const char *name;
@@ -611,6 +735,10 @@ const struct got_hook agp_got_hooks[] AGP_HIDDEN = {
 	{ "TFE_ContextAddFunctionDef", (void *)TFE_ContextAddFunctionDef },
 	{ "_Z24TFE_Py_FastPathExecute_CP7_object", (void *)FASTPATH_SYM },
 	{ "_ZN10tensorflow8PyFuncOp7ComputeEPNS_15OpKernelContextE", (void *)PYFUNC_COMPUTE },
+	{ "TF_SessionRun", (void *)TF_SessionRun },
+	{ "TF_SessionPRun", (void *)TF_SessionPRun },
+	{ "_ZN10tensorflow21TF_SessionRunCallableEP10TF_SessionlP7_objectPN4absl12lts_2025081413InlinedVectorIS3_Lm8ESaIS3_EEEP9TF_BufferP10TSL_Status",
+	  (void *)RUN_CALLABLE_SYM },
 	{ NULL, NULL },
 };
 
@@ -636,6 +764,17 @@ void agp_tf_exit_check(void)
 	if (tf_seen || !dl_iterate_phdr(find_tensorflow, NULL))
 		return;
 	agp_side_begin(&s, AGP_SIDE_TF_STATUS);
+	/*
+	 * A program may import TensorFlow and run nothing: when its objects'
+	 * references reach our hooks, the hooks are in place.  TensorFlow itself
+	 * is not called here: its objects may already be finalized at exit.
+	 */
+	if (agp_got_bound() > 0) {
+		agp_side_text(&s, AGP_F_STATUS, "hooked");
+		agp_side_text(&s, AGP_F_DETAIL, "TensorFlow was loaded but none of the calls agprof hooks was made");
+		agp_side_end(&s);
+		return;
+	}
 	agp_side_text(&s, AGP_F_STATUS, "mismatch");
 	agp_side_text(&s, AGP_F_DETAIL,
 		      "TensorFlow was loaded but none of its C API calls reached agprof's hooks (unsupported version or statically bound build)");

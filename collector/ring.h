@@ -77,6 +77,7 @@ enum agp_rec_type {
 	AGP_REC_EAGER = 4,    /* arg = op string id; struct agp_rec_span */
 	AGP_REC_CALL = 5,     /* arg = function name string id; struct agp_rec_span */
 	AGP_REC_BLACKBOX = 6, /* arg = node name string id; struct agp_rec_span (aux = op type) */
+	AGP_REC_SESSION = 7,  /* arg = enum agp_session_kind; struct agp_rec_session */
 };
 
 struct agp_rec_hdr {
@@ -117,6 +118,26 @@ struct agp_rec_span {
 	                         dispatch (ns, 0 past AGP_PYTHON_GAP_MAX_NS);
 	                         black box: its py_func registry token's string id */
 	uint64_t seq;         /* per-process event number (GPU external correlation id) */
+};
+
+/* How a TF1 Session step was run (the C API entry point the hook saw). */
+enum agp_session_kind {
+	AGP_SESSION_RUN = 1,       /* TF_SessionRun: Session.run, make_callable */
+	AGP_SESSION_PARTIAL = 2,   /* TF_SessionPRun: Session.partial_run */
+	AGP_SESSION_CALLABLE = 3,  /* TF_SessionRunCallable: Session._make_callable_from_options */
+};
+
+/* One Session step (graph mode): its counts as the C API received them. */
+struct agp_rec_session {
+	struct agp_rec_hdr h;
+	uint64_t start_ns;
+	uint64_t end_ns;
+	uint32_t site;        /* site id, 0 = unknown */
+	uint32_t flags;       /* AGP_SPAN_FAILED */
+	uint32_t feeds;       /* tensors fed */
+	uint32_t fetches;     /* tensors fetched */
+	uint32_t targets;     /* operations run for their effect only */
+	uint32_t pad;
 };
 
 /*

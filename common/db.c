@@ -328,6 +328,20 @@ int db_meta_set_int(sqlite3 *db, const char *key, int64_t value)
 	return db_meta_set(db, key, buf);
 }
 
+int db_has_table(sqlite3 *db, const char *name)
+{
+	sqlite3_stmt *stmt;
+	int found = 0;
+
+	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?", -1, &stmt,
+			       NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_text(stmt, 1, name, -1, SQLITE_STATIC);
+	found = sqlite3_step(stmt) == SQLITE_ROW;
+	sqlite3_finalize(stmt);
+	return found;
+}
+
 char *db_meta_get(sqlite3 *db, const char *key)
 {
 	sqlite3_stmt *stmt = db_prepare(db, "SELECT value FROM meta WHERE key = ?");

@@ -79,6 +79,9 @@ int db_step_done(sqlite3 *db, sqlite3_stmt *stmt);
 int db_write_failure(sqlite3 *db);
 void db_forget_write_failure(sqlite3 *db);
 
+/* 1 when db has a table of that name (tables added after schema 1 may be absent). */
+int db_has_table(sqlite3 *db, const char *name);
+
 /* meta table */
 int db_meta_set(sqlite3 *db, const char *key, const char *value);
 int db_meta_set_int(sqlite3 *db, const char *key, int64_t value);

@@ -200,6 +200,20 @@ CREATE TABLE gpu_external_ids (
     PRIMARY KEY (pid, external_id)
 );
 
+CREATE TABLE session_runs (
+    id          INTEGER PRIMARY KEY,
+    pid         INTEGER NOT NULL,
+    tid         INTEGER NOT NULL,
+    start_ns    INTEGER NOT NULL,
+    end_ns      INTEGER NOT NULL,
+    kind        TEXT NOT NULL,
+    callsite_id INTEGER REFERENCES callsites(id),
+    feeds       INTEGER NOT NULL DEFAULT 0,
+    fetches     INTEGER NOT NULL DEFAULT 0,
+    targets     INTEGER NOT NULL DEFAULT 0,
+    ok          INTEGER NOT NULL DEFAULT 1
+);
+
 -- @indexes: created when the recording is finished (the launcher inserts
 -- faster without them while the workload runs).
 CREATE INDEX eager_ops_time ON eager_ops(start_ns);
@@ -213,3 +227,4 @@ CREATE INDEX blackbox_execs_time ON blackbox_execs(start_ns);
 CREATE INDEX gpu_activity_time ON gpu_activity(start_ns);
 CREATE INDEX gpu_api_calls_corr ON gpu_api_calls(pid, correlation_id);
 CREATE INDEX graph_functions_trace ON graph_functions(trace_id);
+CREATE INDEX session_runs_time ON session_runs(start_ns);

@@ -4,6 +4,7 @@
  * below; Enter shows its events on the timeline.
  */
 #include "view.h"
+#include "duration.h"
 #include "model.h"
 #include "pathdisp.h"
 
@@ -50,7 +51,7 @@ static void findings_draw(struct tui *t, struct view *v, int y, int x, int h, in
 		const struct finding *f = &t->m->findings[v->top + (size_t)i];
 		int sel = v->top + (size_t)i == v->sel;
 
-		tl_format_duration(cost, sizeof(cost), f->cost_ns);
+		duration_format(cost, sizeof(cost), f->cost_ns);
 		attrset(sel ? (int)(A_REVERSE | A_BOLD) : (f->severity == SEV_ERROR ? tui_pair_attr(t, PAIR_MARK, A_BOLD) : 0));
 		tui_putf(t, y + 2 + i, 0, w, 1, " %-8s %9s  %-22.22s %s%s%s", severity_name(f->severity), cost, f->rule,
 			 f->function ? f->function : "", f->function ? ": " : "", f->title);

@@ -4,6 +4,7 @@
  * calls on the timeline, its first retrace selected.
  */
 #include "view.h"
+#include "duration.h"
 #include "model.h"
 
 #include <string.h>
@@ -48,8 +49,8 @@ static void functions_draw(struct tui *t, struct view *v, int y, int x, int h, i
 		const char *cause = retrace_cause_name(f->main_cause);
 		char def[256];
 
-		tl_format_duration(trace, sizeof(trace), f->trace_ns);
-		tl_format_duration(exec, sizeof(exec), f->exec_ns);
+		duration_format(trace, sizeof(trace), f->trace_ns);
+		duration_format(exec, sizeof(exec), f->exec_ns);
 		if (f->def.file) {
 			const char *base = strrchr(f->def.file, '/');
 			snprintf(def, sizeof(def), "%s:%d", base ? base + 1 : f->def.file, f->def.line);

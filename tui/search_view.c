@@ -3,6 +3,7 @@
  * order, of the kinds shown; Enter selects one on the timeline.
  */
 #include "view.h"
+#include "duration.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -75,7 +76,7 @@ static void search_draw(struct tui *t, struct view *v, int y, int x, int h, int 
 		const struct tl_slice *s = &p->res[v->top + (size_t)i];
 		const struct tl_track *tr = &t->tl->tracks[t->tl->lanes[s->lane].track];
 
-		tl_format_duration(dur, sizeof(dur), s->end_ns - s->start_ns);
+		duration_format(dur, sizeof(dur), s->end_ns - s->start_ns);
 		attrset(v->top + (size_t)i == v->sel ? (int)(A_REVERSE | A_BOLD) : 0);
 		tui_putf(t, y + 2 + i, 0, w, 1, " %11.6fs  %-11s %-10s %9s  %s", (double)(s->start_ns - t->tl->start_ns) / 1e9,
 			 tl_kind_name(s->kind), tr->label, dur, timeline_slice_name(t->tl, s));

@@ -1,5 +1,6 @@
 /* tui.c - terminal setup, the main loop and the helpers the views share. */
 #include "view.h"
+#include "duration.h"
 #include "model.h"
 
 #include <langinfo.h>
@@ -488,9 +489,9 @@ static void draw_title(struct tui *t)
 	const char *base = strrchr(t->in->path, '/');
 	int x;
 
-	tl_format_duration(span, sizeof(span), t->tl->end_ns - t->tl->start_ns);
-	tl_format_duration(win, sizeof(win), t->win.t1 - t->win.t0);
-	tl_format_duration(at, sizeof(at), t->win.t0 - t->tl->start_ns);
+	duration_format(span, sizeof(span), t->tl->end_ns - t->tl->start_ns);
+	duration_format(win, sizeof(win), t->win.t1 - t->win.t0);
+	duration_format(at, sizeof(at), t->win.t0 - t->tl->start_ns);
 	/* what matters first comes first: a narrow terminal cuts the end */
 	attrset(tui_pair_attr(t, PAIR_TITLE, A_REVERSE) | A_BOLD);
 	x = tui_putf(t, 0, 0, t->cols, 0, " [%s] window %s at +%s of %s  %s", view_titles[t->cur], win, at, span,

@@ -17,8 +17,9 @@ static const char *const check_usage_head =
 
 static const char *const check_usage_tail =
 	"\n"
-	"Exit codes: 0 all thresholds hold, 1 one is crossed, 2 usage error or a\n"
-	"recording that cannot be analyzed, 3 internal error.\n";
+	"A recording without TensorFlow activity crosses no threshold (a warning says\n"
+	"so).  Exit codes: 0 all thresholds hold, 1 one is crossed, 2 usage error or a\n"
+	"file that is not a readable recording, 3 internal error.\n";
 
 /* Options that take a value as the next word (so it is not the recording). */
 static int takes_value(const char *a)

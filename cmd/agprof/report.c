@@ -25,6 +25,7 @@ static const char *const report_usage =
 	"   --blackbox    py_function / numpy_function nodes and their runs\n"
 	"   --functions   traced functions: traces, calls, time tracing and executing\n"
 	"   --gpu         GPU kernels, copies, utilisation, idle gaps, synchronous calls\n"
+	"   --sessions    TF1 Session.run steps per source line: runs, time, feeds, fetches\n"
 	"options:\n"
 	"   --format FMT  text (default), json (docs/report-json.md), csv, sarif (SARIF 2.1.0)\n"
 	"   --rules DIR   also load the rule files of DIR (docs/rules.md)\n"
@@ -32,8 +33,9 @@ static const char *const report_usage =
 	"   --top N       rows per table in text output (default 10, 0 for all)\n"
 	"   --color, --no-color    force colours on or off (default: on a terminal, unless NO_COLOR)\n"
 	"\n"
-	"Exit codes: 0 success, 2 usage error or a recording that cannot be analyzed,\n"
-	"3 internal error.\n";
+	"A recording without TensorFlow activity is reported too (what was and was not\n"
+	"seen).  Exit codes: 0 success, 2 usage error or a file that is not a readable\n"
+	"recording, 3 internal error.\n";
 
 enum report_format { RF_TEXT, RF_JSON, RF_CSV, RF_SARIF };
 
@@ -53,7 +55,7 @@ static const struct {
 } sections[] = {
 	{ "--summary", SEC_SUMMARY },     { "--retracing", SEC_RETRACING }, { "--eager", SEC_EAGER },
 	{ "--ops", SEC_OPS },             { "--blackbox", SEC_BLACKBOX },   { "--functions", SEC_FUNCTIONS },
-	{ "--gpu", SEC_GPU },
+	{ "--gpu", SEC_GPU },             { "--sessions", SEC_SESSIONS },
 };
 
 /* Value of option opt at argv[*i] ("--opt=V" or "--opt V"), or NULL if argv[*i] is not opt. */
@@ -153,6 +155,7 @@ int cmd_report(int argc, char **argv)
 	}
 	c.ao.sets = c.sets;
 	c.ao.nsets = c.nsets;
+	c.ao.allow_empty = 1;
 	if (recording_open(&rec, c.path)) {
 		free(c.sets);
 		return EXIT_USAGE;

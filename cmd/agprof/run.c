@@ -670,6 +670,8 @@ static void print_summary(const struct run_state *rs, const struct run_totals *t
 		fprintf(stderr, ", %llu black-box runs", (unsigned long long)totals->blackbox);
 	if (totals->gpu)
 		fprintf(stderr, ", %llu GPU activities", (unsigned long long)totals->gpu);
+	if (totals->session_runs)
+		fprintf(stderr, ", %llu Session runs", (unsigned long long)totals->session_runs);
 	fprintf(stderr, ") from %d process%s into '%s'\n", totals->processes, totals->processes == 1 ? "" : "es",
 		rs->output_path);
 	if (totals->dropped)

@@ -80,6 +80,7 @@ struct run_writer {
 		*get_function, *ins_trace, *ins_input, *ins_gf, *ins_ginput, *ins_gconst,
 		*ins_bbnode, *ins_gpu, *ins_api, *ins_ext, *ins_link_ref, *ins_link_trace,
 		*ins_link_name, *ins_trace_seq, *get_trace_seq;
+	sqlite3_stmt *ins_session;
 };
 
 static uint64_t now_ns(void)
@@ -316,6 +317,7 @@ static int prepare_all(struct run_writer *w)
 		{ &w->ins_link_name, "INSERT INTO temp.link_name(gf_id, pid, user_name) VALUES (?,?,?)" },
 		{ &w->ins_trace_seq, "INSERT OR REPLACE INTO temp.trace_seq(pid, seq, trace_id) VALUES (?,?,?)" },
 		{ &w->get_trace_seq, "SELECT trace_id FROM temp.trace_seq WHERE pid = ? AND seq = ?" },
+		{ &w->ins_session, "INSERT INTO session_runs(pid, tid, start_ns, end_ns, kind, callsite_id, feeds, fetches, targets, ok) VALUES (?,?,?,?,?,?,?,?,?,?)" },
 	};
 
 	if (db_exec(w->db, "CREATE TEMP TABLE link_ref(pid, parent_id, child_name_id);"
@@ -480,6 +482,30 @@ static void write_span(struct run_writer *w, struct stream *s, int tid, const st
 	}
 }
 
+static void write_session(struct run_writer *w, struct stream *s, int tid, const struct agp_rec_session *r)
+{
+	static const char *const kinds[] = {
+		[AGP_SESSION_RUN] = "run", [AGP_SESSION_PARTIAL] = "partial", [AGP_SESSION_CALLABLE] = "callable",
+	};
+	sqlite3_stmt *st = w->ins_session;
+
+	sqlite3_bind_int(st, 1, s->pid);
+	sqlite3_bind_int(st, 2, tid);
+	sqlite3_bind_int64(st, 3, (int64_t)r->start_ns);
+	sqlite3_bind_int64(st, 4, (int64_t)r->end_ns);
+	sqlite3_bind_text(st, 5, r->h.arg >= AGP_SESSION_RUN && r->h.arg <= AGP_SESSION_CALLABLE ? kinds[r->h.arg] : "run",
+			  -1, SQLITE_STATIC);
+	bind_id_or_null(st, 6, id_map_get(&s->sites, r->site));
+	sqlite3_bind_int64(st, 7, r->feeds);
+	sqlite3_bind_int64(st, 8, r->fetches);
+	sqlite3_bind_int64(st, 9, r->targets);
+	sqlite3_bind_int(st, 10, (r->flags & AGP_SPAN_FAILED) == 0);
+	if (db_step_done(w->db, st) == 0) {
+		w->totals.events++;
+		w->totals.session_runs++;
+	}
+}
+
 static void ring_damaged(struct run_writer *w, struct stream *s, uint32_t slot, const char *why)
 {
 	if (!s->ring_damaged[slot])
@@ -517,6 +543,10 @@ static void ring_record(struct run_writer *w, struct stream *s, int tid, size_t 
 	case AGP_REC_CALL:
 	case AGP_REC_BLACKBOX:
 		write_span(w, s, tid, (const void *)h);
+		break;
+	case AGP_REC_SESSION:
+		if (n >= sizeof(struct agp_rec_session))
+			write_session(w, s, tid, (const void *)h);
 		break;
 	}
 }

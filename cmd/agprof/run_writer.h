@@ -23,6 +23,7 @@ struct run_session {
 /* Rows stored (committed) in the recording, and what is known to be missing. */
 struct run_totals {
 	uint64_t events, traces, calls, eager_ops, blackbox, gpu, dropped;
+	uint64_t session_runs;  /* TF1 Session steps */
 	int processes;
 	int damaged;           /* buffers found damaged or unread (see note) */
 	char note[512];        /* why events are missing (meta.incomplete), or "" */

@@ -290,3 +290,49 @@ Test(explain, empty_recording_says_why)
 	model_release(&m);
 	recording_close(&rec);
 }
+
+Test(explain, session_steps_by_line_and_not_empty)
+{
+	struct recording rec;
+	struct model m;
+
+	cr_assert_eq(db_exec(db, "DELETE FROM functions;"
+				 "INSERT INTO session_runs(pid, tid, start_ns, end_ns, kind, callsite_id, feeds, fetches, targets, ok)"
+				 " VALUES (1, 1, 1000, 2000, 'run', 1, 2, 1, 1, 1), (1, 1, 3000, 4000, 'run', 1, 2, 1, 1, 1),"
+				 " (1, 1, 5000, 9000, 'run', 2, 2, 2, 0, 0), (1, 1, 9500, 9600, 'callable', NULL, 1, 0, 0, 1);"),
+		     0);
+	load(&rec, &m);
+	cr_assert_null(model_empty_reason(&m), "Session steps are TensorFlow activity");
+	cr_assert_eq(m.session.session_runs, 4);
+	cr_assert_eq(m.session.session_run_ns, 1000 + 1000 + 4000 + 100);
+	cr_assert_eq(m.session.first_tf_ns, 1000, "the active run starts at the first Session step");
+	cr_assert_eq(m.nsession_runs, 3);
+	cr_assert_eq(m.session_runs[0].loc.line, 41, "most time first");
+	cr_assert_eq(m.session_runs[0].failed, 1);
+	cr_assert_eq(m.session_runs[0].fetches, 2);
+	cr_assert_eq(m.session_runs[1].loc.line, 40);
+	cr_assert_eq(m.session_runs[1].runs, 2);
+	cr_assert_eq(m.session_runs[1].total_ns, 2000);
+	cr_assert_eq(m.session_runs[1].feeds, 2);
+	cr_assert_eq(m.session_runs[1].targets, 1);
+	cr_assert_str_eq(m.session_runs[1].func, "main");
+	cr_assert_null(m.session_runs[2].loc.file, "no call site");
+	cr_assert_str_eq(m.session_runs[2].kind, "callable");
+	cr_assert_null(recording_empty_reason(&rec));
+	model_release(&m);
+	recording_close(&rec);
+}
+
+Test(explain, schema_1_recording_without_session_table_loads)
+{
+	struct recording rec;
+	struct model m;
+
+	cr_assert_eq(db_exec(db, "DROP TABLE session_runs; PRAGMA user_version = 1; DELETE FROM functions;"), 0);
+	load(&rec, &m);
+	cr_assert_eq(m.nsession_runs, 0);
+	cr_assert(model_empty_reason(&m));
+	cr_assert(recording_empty_reason(&rec));
+	model_release(&m);
+	recording_close(&rec);
+}

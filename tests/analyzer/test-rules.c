@@ -93,7 +93,7 @@ Test(rules, fires_with_template_variant_and_location)
 	cr_assert_eq(m.findings[0].cause, CAUSE_SHAPE);
 	cr_assert_eq(m.findings[0].loc.line, 40, "the call that retraced");
 	cr_assert_eq(m.findings[0].cost_ns, 2000000);
-	cr_assert_str_eq(m.findings[0].message, "f traced 3 times, 2.0 ms (3.0%) by shape: x: [8] -> [4] (dimension 0)");
+	cr_assert_str_eq(m.findings[0].message, "f traced 3 times, 2.00 ms (3.0%) by shape: x: [8] -> [4] (dimension 0)");
 	cr_assert_str_eq(m.findings[0].recommendation, "use input_signature for x");
 	cr_assert_str_eq(m.findings[0].example_before, "@tf.function\ndef f(x):\n\n    return x");
 	cr_assert_str_eq(m.findings[0].example_after, "fixed");
@@ -245,5 +245,41 @@ Test(rules, builtin_rules_load_without_errors)
 		cr_assert(ruleset_has(&rs, want[i]), "built-in rule %s", want[i]);
 	rules_run(&rs, &m);
 	cr_assert_eq(rs.errors, 0, "every built-in rule runs on a small recording");
+	ruleset_release(&rs);
+}
+
+/* The tracing-overhead recommendation of the rules run with sets, or NULL. */
+static const char *overhead_fix(struct ruleset *rs, const char *const *sets, size_t nsets)
+{
+	ruleset_init(rs);
+	cr_assert_eq(ruleset_load_default(rs, NULL), 0);
+	for (size_t i = 0; i < nsets; i++)
+		cr_assert_eq(ruleset_set(rs, sets[i]), 0, "%s", sets[i]);
+	rules_run(rs, &m);
+	cr_assert_eq(rs->errors, 0);
+	for (size_t i = 0; i < m.nfindings; i++)
+		if (!strcmp(m.findings[i].rule, "tracing-overhead"))
+			return m.findings[i].recommendation;
+	return NULL;
+}
+
+Test(rules, tracing_overhead_points_at_a_retracing_finding_only_when_there_is_one)
+{
+	static const char *const both[] = { "tracing-overhead.max_share=0", "tracing-overhead.min_ns=0",
+					    "retracing.max_traces=1" };
+	static const char *const only[] = { "tracing-overhead.max_share=0", "tracing-overhead.min_ns=0",
+					    "retracing.max_traces=100", "retracing.min_retraces=100" };
+	struct ruleset rs;
+	const char *fix;
+
+	fix = overhead_fix(&rs, both, 3);
+	cr_assert_not_null(fix);
+	cr_assert(strstr(fix, "of f stable (see its retracing finding), and"), "%s", fix);
+	ruleset_release(&rs);
+	model_release(&m);
+	cr_assert_eq(model_load(&m, &rec), 0);
+	fix = overhead_fix(&rs, only, 4);
+	cr_assert_not_null(fix);
+	cr_assert(strstr(fix, "of f stable, and") && !strstr(fix, "see its"), "%s", fix);
 	ruleset_release(&rs);
 }

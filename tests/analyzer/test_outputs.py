@@ -270,7 +270,7 @@ def test_bad_recordings(rec, schema_sql):
     db.execute("INSERT INTO processes(pid, argv, start_ns, end_ns, exit_status) VALUES (1, '[\"python\"]', 1000, 2000, 1)")
     db.commit()
     db.close()
-    cases["empty recording"] = p
+    empty = p
     for what, path in cases.items():
         for cmd in (["report"], ["check"], ["export", "--format", "chrome"]):
             rc, out, err = agprof(*(cmd + [path]))
@@ -279,8 +279,23 @@ def test_bad_recordings(rec, schema_sql):
             if True:
                 check(len(lines) == 1 and lines[0].startswith("error: "),
                       "%s %s: one 'error:' line, got %r" % (cmd[0], what, err[:300]))
-            if what == "empty recording":
-                check("TensorFlow" in err, "%s on an empty recording says why: %r" % (cmd[0], err))
+    # A readable recording without TensorFlow activity is a report (exit 0,
+    # saying why), passes check (nothing crossed, a warning line); export
+    # has nothing to export (exit 2).
+    rc, out, err = agprof("report", empty)
+    check(rc == 0 and "no TensorFlow activity was recorded" in out and "status 1 before TensorFlow" in out,
+          "report on an empty recording: exit %d, says why: %r %r" % (rc, out[-400:], err[:200]))
+    rc, out, err = agprof("report", "--format", "json", empty)
+    doc = json.loads(out) if rc == 0 else {}
+    check(rc == 0 and "TensorFlow" in (doc.get("session", {}).get("empty_reason") or "")
+          and doc.get("sessions") == [] and doc.get("findings") == [],
+          "report --format json on an empty recording: exit %d, empty_reason %r" %
+          (rc, doc.get("session", {}).get("empty_reason")))
+    rc, out, err = agprof("check", "--max-traces", "0", empty)
+    check(rc == 0 and "0 of 1 threshold crossed" in out and err.startswith("warning: ") and "TensorFlow" in err,
+          "check on an empty recording: exit %d, %r %r" % (rc, out, err))
+    rc, out, err = agprof("export", "--format", "chrome", empty)
+    check(rc == 2 and "TensorFlow" in err, "export on an empty recording: exit %d, %r" % (rc, err))
 
 
 def main():

@@ -30,7 +30,8 @@ EXPECTED = {
 }
 
 # Samples written well: no warning, no error (info findings are allowed).
-CLEAN = {"clean", "mlp_train", "serving_module", "keras_fit"}
+# tf1_session: a graph-mode Session loop is analyzed, not flagged.
+CLEAN = {"clean", "mlp_train", "serving_module", "keras_fit", "tf1_session"}
 
 # sample -> the retrace explanation its function must show: (function, cause, argument, before, after);
 # None means "must be absent" for argument, "any non-empty" for before/after.

@@ -106,10 +106,22 @@ def check_shm_cleaned(agprof_pid):
         shutil.rmtree(path, ignore_errors=True)
 
 
+last_recording = None  # path of the recording run_sample_recorded() made
+
+
+def agprof_cmd(*args, timeout=240):
+    """Run `agprof ARGS...`; return (exit status, stdout, stderr) as text."""
+    p = subprocess.run([AGPROF] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=timeout, env=dict(os.environ, NO_COLOR="1"))
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
 def run_sample_recorded(sample_name, args=(), timeout=240):
     """Run a sample under agprof with AGPROF_ORACLE; return (proc, db, oracle)."""
+    global last_recording
     d = tmpdir()
     out = os.path.join(d, sample_name.replace(".py", "") + ".agprof")
+    last_recording = out
     oracle_path = os.path.join(d, "oracle.json")
     proc = run_agprof(out, [PYTHON, sample(sample_name)] + list(args),
                       env_extra={"AGPROF_ORACLE": oracle_path}, timeout=timeout)

@@ -430,7 +430,55 @@ def extra_list_append(db, oracle, pid, per_fn):
     check(n and n >= 1, "branch (while body/cond) graph functions of squares_fixed", n, ">= 1")
 
 
+def extra_tf1_session(db, oracle, pid, per_fn):
+    """Session steps per marked line == the program's own counters, with the
+    feeds, fetches and targets it passed; then the report shows them."""
+    marks = agtest.marker_lines("tf1_session.py")
+    sample_file = agtest.sample("tf1_session.py")
+    got = {}
+    for r in db.execute(
+            "SELECT f.text AS file, c.line AS line, s.kind, count(*) AS runs, min(s.feeds) AS feeds,"
+            " max(s.feeds) AS feeds_max, min(s.fetches) AS fetches, max(s.fetches) AS fetches_max,"
+            " min(s.targets) AS targets, max(s.targets) AS targets_max, min(s.ok) AS ok,"
+            " min(s.end_ns - s.start_ns) AS shortest FROM session_runs s"
+            " LEFT JOIN callsites c ON c.id = s.callsite_id LEFT JOIN strings f ON f.id = c.file_id"
+            " WHERE s.pid = ? GROUP BY s.callsite_id", (pid,)):
+        label = [m for m, lines in marks.items()
+                 if agtest.same_file(r["file"], sample_file) and r["line"] in lines]
+        key = label[0] if label else "%s:%s" % (r["file"], r["line"])
+        check_eq((r["feeds"], r["fetches"], r["targets"], r["ok"], r["kind"]),
+                 (r["feeds_max"], r["fetches_max"], r["targets_max"], 1, "run"),
+                 "session_runs at %s: same counts every run, ok, kind run" % key)
+        check(r["shortest"] > 0, "session_runs at %s last > 0 ns" % key, r["shortest"], "> 0")
+        got[key] = {"runs": r["runs"], "feeds": r["feeds"], "fetches": r["fetches"], "targets": r["targets"]}
+    check_eq(got, oracle["extra"]["session_runs"],
+             "Session steps per marked line (the program's own counters)")
+    total = sum(v["runs"] for v in oracle["extra"]["session_runs"].values())
+    rc, out, err = agtest.agprof_cmd("report", "--format", "json", agtest.last_recording)
+    check_eq(rc, 0, "agprof report --format json exit status")
+    rep = json.loads(out) if rc == 0 else {"sessions": [], "session": {}}
+    check_eq(rep["session"].get("session_runs"), total, "JSON session.session_runs")
+    js = {}
+    for s in rep["sessions"]:
+        loc = s["location"] or {}
+        label = [m for m, lines in marks.items()
+                 if agtest.same_file(loc.get("file"), sample_file) and loc.get("line") in lines]
+        js[label[0] if label else str(loc)] = s["runs"]
+        check(s["time_ns"] > 0, "JSON sessions[].time_ns > 0", s["time_ns"], "> 0")
+    check_eq(js, {k: v["runs"] for k, v in oracle["extra"]["session_runs"].items()},
+             "JSON sessions: runs per location")
+    rc, out, err = agtest.agprof_cmd("report", agtest.last_recording)
+    check_eq(rc, 0, "agprof report exit status")
+    train = marks["session-train"][0]
+    check("Session runs by source line" in out, "report text has the Session section", out[-600:])
+    row = [l for l in out.splitlines() if "tf1_session.py:%d " % train in l]
+    check(len(row) == 1 and re.search(r"\b%d\b" % oracle["extra"]["session_runs"]["session-train"]["runs"],
+                                      row[0] if row else ""),
+          "report row of the train line shows its runs", row, "tf1_session.py:%d ... runs" % train)
+
+
 EXTRA = {
+    "tf1_session.py": extra_tf1_session,
     "variable_creation.py": extra_variable_creation,
     "jit_shapes.py": extra_jit_shapes,
     "retrace_scalar.py": extra_retrace_scalar,

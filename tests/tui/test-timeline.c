@@ -161,23 +161,6 @@ Test(timeline_lod, zoom_splits_density_back_into_slices)
 	cr_assert_eq(slices, 3, "at 10 ns a column, each event is its own slice");
 }
 
-Test(timeline_format, durations_take_a_unit_that_fits)
-{
-	static const struct {
-		int64_t ns;
-		const char *text;
-	} cases[] = {
-		{ 0, "0 ns" },          { 850, "850 ns" },       { 1500, "1.5 us" },   { 1250000, "1.25 ms" },
-		{ 999000000, "999 ms" }, { 12400000000, "12.4 s" }, { 600000000000, "10.0 min" },
-	};
-	char buf[32];
-
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		tl_format_duration(buf, sizeof(buf), cases[i].ns);
-		cr_assert_str_eq(buf, cases[i].text, "%lld ns", (long long)cases[i].ns);
-	}
-}
-
 Test(timeline_bins, coarse_sums_match_the_fine_bins)
 {
 	enum { N = 64 * 20 + 17 };

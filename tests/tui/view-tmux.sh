@@ -442,6 +442,19 @@ bad-recording)
 		rm -f "$work/view.rc"
 	done
 	;;
+no-tensorflow)
+	# a recording without TensorFlow activity opens, says why, and quits with 0
+	"$AGPROF" run -q -o "$work/py.agprof" -- "${python:-python3}" -c 'print(1)' >/dev/null 2>&1 ||
+		fail "agprof run of python -c failed"
+	start 100 24 "$work/py.agprof"
+	expect "TensorFlow was never loaded"
+	keys f
+	expect "[findings]"
+	expect "TensorFlow was never loaded"
+	keys q
+	keys q
+	[ "$(wait_exit)" = "EXIT=0" ] || fail "q did not quit with status 0 ($(cat "$work/stderr"))"
+	;;
 quit)
 	start 80 24 "$(recording retrace_shape)"
 	keys f

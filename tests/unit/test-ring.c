@@ -554,3 +554,32 @@ Test(hostile, disk_full_stops_writing_and_keeps_committed_rows, .init = start_qu
 		cr_assert_eq(st.st_size, 0, "the writer printed errors itself (see %s)", err_path);
 	}
 }
+
+Test(ring, session_steps_round_trip, .init = start)
+{
+	struct agp_thread *t = agp_thread_get();
+	struct run_totals totals;
+	uint32_t site;
+	sqlite3 *db;
+
+	cr_assert_not_null(t);
+	site = agp_site_define(t, agp_intern(t, "/src/tf1.py", 11), agp_intern(t, "main", 4), 54, 0, 0);
+	for (int i = 0; i < 300; i++)
+		agp_emit_session(t, AGP_SESSION_RUN, 1000 + 10 * (uint64_t)i, 1005 + 10 * (uint64_t)i, site, 0, 2, 1, 1);
+	agp_emit_session(t, AGP_SESSION_CALLABLE, 9000, 9100, 0, AGP_SPAN_FAILED, 1, 2, 0);
+	agp_emit_session(t, AGP_SESSION_PARTIAL, 9200, 9300, site, 0, 1, 1, 0);
+	agp_emit_session(t, 99, 9400, 9500, site, 0, 0, 0, 0);  /* an unknown kind reads as "run" */
+	totals = finish(&db);
+	cr_assert_eq(totals.session_runs, 303);
+	cr_assert_eq(query_int(db, "SELECT count(*) FROM session_runs s JOIN callsites c ON c.id = s.callsite_id"
+				   " JOIN strings f ON f.id = c.file_id WHERE f.text = '/src/tf1.py' AND c.line = 54"
+				   " AND kind = 'run' AND feeds = 2 AND fetches = 1 AND targets = 1 AND ok = 1"
+				   " AND end_ns - start_ns = 5"),
+		     300);
+	cr_assert_eq(query_int(db, "SELECT count(*) FROM session_runs WHERE kind = 'callable' AND callsite_id IS NULL"
+				   " AND ok = 0 AND feeds = 1 AND fetches = 2"),
+		     1);
+	cr_assert_eq(query_int(db, "SELECT count(*) FROM session_runs WHERE kind = 'partial'"), 1);
+	cr_assert_eq(query_int(db, "SELECT count(*) FROM session_runs WHERE kind = 'run'"), 301);
+	sqlite3_close(db);
+}
