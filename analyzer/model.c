@@ -708,6 +708,8 @@ static const char *dataset_function_name(struct model *m, const char *name)
 	if (!p)
 		return NULL;
 	p += strlen("Dataset_");
+	if (!strncmp(p, "from_generator_", 15))
+		p += 14;          /* its three functions: get_iterator_id_fn, ... */
 	p = strchr(p, '_');   /* after the transformation: map, filter, flat_map... */
 	if (!p)
 		return NULL;
@@ -722,11 +724,41 @@ static const char *dataset_function_name(struct model *m, const char *name)
 	return end > p ? model_strndup(m, p, (size_t)(end - p)) : NULL;
 }
 
+static struct model_blackbox *blackbox_by_id(struct model *m, int64_t id)
+{
+	for (size_t j = 0; j < m->nblackboxes; j++)
+		if (m->blackboxes[j].id == id)
+			return &m->blackboxes[j];
+	return NULL;
+}
+
+/*
+ * The same node in several graphs of one function (one per retrace) is one
+ * black box from the user's point of view: the first such node.  Nodes of
+ * different functions (from_generator's three) stay apart.
+ */
+static struct model_blackbox *blackbox_same_as(struct model *m, struct model_blackbox *b)
+{
+	for (struct model_blackbox *p = m->blackboxes; p < b; p++)
+		if (p->function && b->function && !strcmp(p->function, b->function) && p->in_tf_data == b->in_tf_data &&
+		    p->node_name && b->node_name && !strcmp(p->node_name, b->node_name) &&
+		    p->op_type && b->op_type && !strcmp(p->op_type, b->op_type))
+			return p;
+	return b;
+}
+
+struct model_blackbox *model_blackbox_of_node(struct model *m, int64_t id)
+{
+	struct model_blackbox *b = id > 0 ? blackbox_by_id(m, id) : NULL;
+
+	return b ? blackbox_same_as(m, b) : NULL;
+}
+
 static int load_blackboxes(struct loader *l)
 {
 	struct model *m = l->m;
 	sqlite3_stmt *s = db_prepare(l->db,
-		"SELECT graph_function_id, node_name, op_type, token FROM blackbox_nodes ORDER BY id");
+		"SELECT graph_function_id, node_name, op_type, token, id FROM blackbox_nodes ORDER BY id");
 	struct scan_result r = { 0 };
 	size_t cap = 0;
 	int rc, ret = -1;
@@ -744,6 +776,7 @@ static int load_blackboxes(struct loader *l)
 		b->node_name = col_text(m, s, 1);
 		b->op_type = col_text(m, s, 2);
 		b->token = col_text(m, s, 3);
+		b->id = sqlite3_column_int64(s, 4);
 		b->graph_function = gf ? gf->name : NULL;
 		b->first_ns = INT64_MAX;
 		b->last_ns = INT64_MIN;
@@ -761,19 +794,21 @@ static int load_blackboxes(struct loader *l)
 	}
 	if (step_finished(l->db, s, rc))
 		goto cleanup;
-	if (scan_table(m->rec->path, "blackbox_execs", "node_id", "op_type_id", "0", "1", &r))
+	/* Keyed by the node each run was resolved to: several nodes share a name. */
+	if (scan_table(m->rec->path, "blackbox_execs", "node_id", "coalesce(blackbox_node_id, -op_type_id)", "0", "1", &r))
 		goto cleanup;
 	m->session.blackbox_execs = r.rows;
 	m->session.blackbox_ns = r.total_ns;
 	for (size_t i = 0; i < r.ngroups; i++) {
 		struct scan_group *g = &r.groups[i];
-		const char *node = str_of(l, g->k1), *type = str_of(l, g->k2);
-		struct model_blackbox *hit = NULL;
+		const char *node = str_of(l, g->k1), *type = g->k2 < 0 ? str_of(l, -g->k2) : NULL;
+		struct model_blackbox *hit = g->k2 > 0 ? blackbox_by_id(m, g->k2) : NULL;
 		size_t nhits = 0;
 
-		for (size_t j = 0; j < m->nblackboxes; j++) {
+		for (size_t j = 0; !hit && j < m->nblackboxes; j++) {
 			struct model_blackbox *b = &m->blackboxes[j];
 
+			/* A run whose node was not resolved: by name, the first such node. */
 			if (node && b->node_name && !strcmp(node, b->node_name) &&
 			    (!type || !b->op_type || !strcmp(type, b->op_type))) {
 				if (!hit)
@@ -781,6 +816,7 @@ static int load_blackboxes(struct loader *l)
 				nhits++;
 			}
 		}
+		hit = hit ? blackbox_same_as(m, hit) : NULL;
 		if (!hit) {
 			/* Executed but its graph was never seen (e.g. built before hooks). */
 			if (ARRAY_GROW(m->blackboxes, m->nblackboxes, cap))
@@ -957,6 +993,19 @@ int model_load(struct model *m, struct recording *rec)
 	return model_load_parts(m, rec, MODEL_ALL);
 }
 
+static const char *lookup_str(void *ctx, int64_t id)
+{
+	return str_of(ctx, id);
+}
+
+static struct source_loc lookup_site(void *ctx, int64_t id, const char **func)
+{
+	const struct callsite *c = callsite_of(ctx, id);
+
+	*func = c ? c->func : NULL;
+	return loc_of_callsite(ctx, id);
+}
+
 int model_load_parts(struct model *m, struct recording *rec, unsigned parts)
 {
 	struct loader l = { 0 };
@@ -1009,6 +1058,12 @@ int model_load_parts(struct model *m, struct recording *rec, unsigned parts)
 		if (f)
 			f->tf_data = 1;
 	}
+	if (parts & MODEL_EVENTS) {
+		struct model_lookup lk = { &l, lookup_str, lookup_site };
+
+		if (model_load_input(m, &lk))
+			goto cleanup;
+	}
 	if (model_explain_retraces(m, l.gfs, l.ngfs))
 		goto cleanup;
 	if (m->nfunctions > 1)
@@ -1045,6 +1100,9 @@ void model_release(struct model *m)
 	free(m->ops);
 	free(m->sites);
 	free(m->blackboxes);
+	free(m->threads);
+	free(m->datasets);
+	free(m->graph_readers);
 	free(m->findings);
 	if (m->pool) {
 		for (size_t i = 0; i < m->pool->n; i++)
@@ -1120,6 +1178,7 @@ struct finding *model_add_finding(struct model *m, const struct finding *f)
 	d->recommendation = model_strdup(m, f->recommendation);
 	d->example_before = model_strdup(m, f->example_before);
 	d->example_after = model_strdup(m, f->example_after);
+	d->thread = model_strdup(m, f->thread);
 	return d;
 }
 

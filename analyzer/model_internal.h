@@ -39,6 +39,25 @@ struct graph_fn {
  */
 int model_explain_retraces(struct model *m, const struct graph_fn *gfs, size_t ngfs);
 
+/* The black box that node blackbox_nodes.id counts under (retraces folded), or NULL. */
+struct model_blackbox *model_blackbox_of_node(struct model *m, int64_t id);
+
+/* How analyzer/input.c reads the loader's strings and call sites. */
+struct model_lookup {
+	void *ctx;
+	const char *(*str)(void *ctx, int64_t id);            /* strings.id -> text, NULL if none */
+	struct source_loc (*site)(void *ctx, int64_t id, const char **func); /* callsites.id */
+};
+
+/*
+ * Threads, input waits and tf.data pipelines (analyzer/input.c): splits the
+ * eager ops into dispatch, iterator reads and ops run inside black boxes,
+ * rebuilds m->sites and m->ops from the dispatch alone, fills m->threads,
+ * m->datasets, m->graph_readers.  After the events and function totals are
+ * loaded.  0 or -1.
+ */
+int model_load_input(struct model *m, const struct model_lookup *lk);
+
 /* Register the built-in metric sources.  0 or -1. */
 int model_register_builtin_sources(struct model *m);
 

@@ -99,6 +99,28 @@ static size_t limit(const struct text *t, size_t n)
 	return t->o->top > 0 && (size_t)t->o->top < n ? (size_t)t->o->top : n;
 }
 
+/* One line per thread that waited for a tf.data iterator (rows of the "input" source). */
+static void input_summary(struct text *t)
+{
+	const struct metric_source *src = model_find_source(t->m, "input");
+	size_t n = src ? src->count(t->m, src->data) : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct metric_value th = { 0 }, waits = { 0 }, ns = { 0 }, share = { 0 }, line = { 0 }, pipe = { 0 };
+		char a[32];
+
+		src->get(t->m, src->data, i, "thread", &th);
+		src->get(t->m, src->data, i, "waits", &waits);
+		src->get(t->m, src->data, i, "wait_ns", &ns);
+		src->get(t->m, src->data, i, "wait_share", &share);
+		src->get(t->m, src->data, i, "line", &line);
+		src->get(t->m, src->data, i, "pipeline", &pipe);
+		strbuf_addf(t->out, "  input: %.0f iterator reads on the %s thread waited %s (%.1f%% of the loop at line %.0f); "
+			    "pipeline: %s\n", waits.num, th.text ? th.text : "?", time_str(a, sizeof(a), ns.num),
+			    100 * share.num, line.num, pipe.text ? pipe.text : "-");
+	}
+}
+
 static void summary(struct text *t)
 {
 	const struct model *m = t->m;
@@ -125,6 +147,10 @@ static void summary(struct text *t)
 		    (long long)s->function_calls, time_str(b, sizeof(b), (double)s->function_call_ns),
 		    (long long)s->eager_ops, time_str(c, sizeof(c), (double)s->eager_ns), 100 * s->eager_share,
 		    (long long)s->blackbox_execs, time_str(d, sizeof(d), (double)s->blackbox_ns));
+	if (s->blackbox_eager_ops)
+		strbuf_addf(t->out, "  %lld eager ops ran inside py_function bodies (%s, counted with their black boxes)\n",
+			    (long long)s->blackbox_eager_ops, time_str(a, sizeof(a), (double)s->blackbox_eager_ns));
+	input_summary(t);
 	if (s->dropped_events)
 		strbuf_addf(t->out, "  %swarning:%s %lld events were dropped; numbers are lower bounds\n",
 			    col(t, C_YELLOW), col(t, C_RESET), (long long)s->dropped_events);
@@ -170,6 +196,8 @@ static void findings(struct text *t, int with_examples)
 		if (f->cause)
 			strbuf_addf(t->out, " [%s]", retrace_cause_name(f->cause));
 		strbuf_addf(t->out, "  at %s", loc_str(m, &f->loc));
+		if (f->thread)
+			strbuf_addf(t->out, " on the %s thread", f->thread);
 		if (f->cost_ns)
 			strbuf_addf(t->out, "  (costs %s)", time_str(a, sizeof(a), (double)f->cost_ns));
 		strbuf_addf(t->out, "\n    %s\n", f->message);
@@ -196,8 +224,11 @@ static void retracing(struct text *t)
 		if (f->ntraces < 2)
 			continue;
 		any = 1;
-		strbuf_addf(t->out, "  %s%s%s (def %s): %zu traces, %zu tf.function object%s\n", col(t, C_BOLD),
-			    f->name, col(t, C_RESET), loc_str(m, &f->def), f->ntraces, f->function_objects,
+		strbuf_addf(t->out, "  %s%s%s (%s %s): %zu traces, %zu tf.function object%s\n", col(t, C_BOLD),
+			    f->made_by ? f->made_by : f->name, col(t, C_RESET), f->made_by ? "made at" : "def",
+			    loc_str(m, f->made_by ? &(struct source_loc){ model_function_user_loc(f).file,
+									   model_function_user_loc(f).line } : &f->def),
+			    f->ntraces, f->function_objects,
 			    f->function_objects == 1 ? "" : "s");
 		for (size_t k = 1; k < limit(t, f->ntraces); k++) {
 			const struct model_trace *tr = &f->traces[k];
@@ -228,7 +259,7 @@ static void eager(struct text *t)
 		const struct model_eager_site *s = &m->sites[i];
 		char a[32];
 
-		strbuf_addf(t->out, "  %-40s %-20s %10lld %10s %5.1f%%  %s\n", loc_str(m, &s->loc),
+		strbuf_addf(t->out, "  %-40s %-20s %10lld %10s %5.1f%%  %s\n", s->loc.file ? loc_str(m, &s->loc) : MODEL_NO_FRAME,
 			    s->func ? s->func : "-", (long long)s->count, time_str(a, sizeof(a), (double)s->total_ns),
 			    pct(m, (double)s->total_ns), s->top_op ? s->top_op : "-");
 	}
@@ -270,7 +301,8 @@ static void blackbox(struct text *t)
 		char a[32];
 
 		strbuf_addf(t->out, "  %-24s %-16s %-22s %10lld %10s %5.1f%%\n", b->node_name ? b->node_name : "?",
-			    b->op_type ? b->op_type : "?", b->function ? b->function : b->in_tf_data ? "(tf.data)" : "-",
+			    b->op_type ? b->op_type : "?",
+			    b->made_by ? b->made_by : b->function ? b->function : b->in_tf_data ? "(tf.data)" : "-",
 			    (long long)b->execs, time_str(a, sizeof(a), (double)b->total_ns), pct(m, (double)b->total_ns));
 	}
 }
@@ -290,7 +322,11 @@ static void functions(struct text *t)
 		const struct model_function *f = &m->functions[i];
 		char a[32], b[32];
 
-		strbuf_addf(t->out, "  %-22s %-32s %6zu %9lld %10s %10s  %s%s%s\n", f->name, loc_str(m, &f->def),
+		struct source_loc where = f->made_by ? model_function_user_loc(f) : f->def;
+
+		/* TensorFlow's own functions (tf.data's wrapped_fn) under the user call that made them. */
+		strbuf_addf(t->out, "  %-22s %-32s %6zu %9lld %10s %10s  %s%s%s\n", f->made_by ? f->made_by : f->name,
+			    loc_str(m, &where),
 			    f->ntraces, (long long)f->calls, time_str(a, sizeof(a), (double)f->trace_ns),
 			    time_str(b, sizeof(b), (double)f->exec_ns), f->jit_compile ? "jit_compile " : "",
 			    f->has_input_signature ? "input_signature " : "", f->reduce_retracing ? "reduce_retracing" : "");
