@@ -260,8 +260,7 @@ static long fold_sites(struct input_state *st, const struct scan_group *gs, size
 	return (long)nsites;
 }
 
-/* "train.py:12 (4000 ops, 35.2 ms); ..." for the five busiest lines. */
-static const char *format_sites(struct model *m, const struct model_eager_site *sites, size_t n)
+const char *model_format_sites(struct model *m, const struct model_eager_site *sites, size_t n)
 {
 	struct strbuf sb = STRBUF_INIT;
 	const char *out;
@@ -376,7 +375,7 @@ static int rebuild_dispatch(struct input_state *st)
 			t->top_first_ns = sites[0].first_ns;
 			t->top_last_ns = sites[0].last_ns;
 		}
-		t->top_sites = format_sites(m, sites, (size_t)ns);
+		t->top_sites = model_format_sites(m, sites, (size_t)ns);
 		free(sites);
 	}
 	ret = 0;

@@ -119,6 +119,14 @@ static void input_summary(struct text *t)
 			    "pipeline: %s\n", waits.num, th.text ? th.text : "?", time_str(a, sizeof(a), ns.num),
 			    100 * share.num, line.num, pipe.text ? pipe.text : "-");
 	}
+	for (size_t i = 0; i < t->m->ngraph_readers; i++) {
+		const struct model_graph_reader *r = &t->m->graph_readers[i];
+		char a[32];
+
+		strbuf_addf(t->out, "  input: read inside the graph of %s (IteratorGetNext node; %lld calls, %s, waiting "
+			    "included)\n", r->function ? r->function : r->graph_function, (long long)r->calls,
+			    time_str(a, sizeof(a), (double)r->calls_ns));
+	}
 }
 
 static void summary(struct text *t)

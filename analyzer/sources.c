@@ -717,24 +717,7 @@ static void session_anchor(const struct model *m, void *data, size_t row, struct
 /* "train.py:12 (4000 ops, 35.2 ms); ..." for the five busiest lines. */
 static const char *format_top_sites(struct model *m)
 {
-	struct strbuf sb = STRBUF_INIT;
-	const char *out;
-
-	for (size_t i = 0; i < m->nsites && i < 5; i++) {
-		const struct model_eager_site *s = &m->sites[i];
-		const char *file = s->loc.file ? strrchr(s->loc.file, '/') : NULL;
-
-		file = file ? file + 1 : s->loc.file;
-		if (file)
-			strbuf_addf(&sb, "%s%s:%d (%lld ops, %.1f ms)", i ? "; " : "", file, s->loc.line,
-				    (long long)s->count, (double)s->total_ns / 1e6);
-		else
-			strbuf_addf(&sb, "%s%s (%lld ops, %.1f ms)", i ? "; " : "", MODEL_NO_FRAME,
-				    (long long)s->count, (double)s->total_ns / 1e6);
-	}
-	out = model_strdup(m, sb.buf ? sb.buf : "");
-	strbuf_release(&sb);
-	return out;
+	return model_format_sites(m, m->sites, m->nsites);
 }
 
 int model_register_builtin_sources(struct model *m)
