@@ -493,16 +493,18 @@ static void input_describe(struct model *m, struct input_row *r)
 	for (size_t i = 0; i < r->n; i++) {
 		const struct model_dataset_op *d = &r->first[i];
 
-		if (d->blackbox_execs)
-			strbuf_addf(&a, "%s%s at %s runs a Python black box %lld times (%.1f ms) under the GIL: "
-				    "rewrite its body with TensorFlow ops, or move the py_function out of the pipeline",
+		if (d->blackbox_execs && strcmp(d->transformation, "from_generator"))
+			strbuf_addf(&a, "%sthe Python black box in %s at %s ran %lld times (%.1f ms), one element at a "
+				    "time under the GIL: rewrite its body with TensorFlow ops so that tf.data can run "
+				    "it in parallel, or move the py_function out of the pipeline",
 				    a.len ? "; " : "", ds_name(m, d), ds_line(m, d), (long long)d->blackbox_execs,
 				    (double)d->blackbox_ns / 1e6);
 		else if (!strcmp(d->transformation, "from_generator"))
 			strbuf_addf(&a, "%sfrom_generator at %s calls Python for every element: build the data as "
 				    "tensors once (from_tensor_slices) or read files (TFRecordDataset)",
 				    a.len ? "; " : "", ds_line(m, d));
-		if (!strcmp(d->transformation, "map") && !d->parallel)
+		/* A black box holds the GIL: parallel calls of it do not help. */
+		else if (!strcmp(d->transformation, "map") && !d->parallel)
 			strbuf_addf(&a, "%spass num_parallel_calls=tf.data.AUTOTUNE to %s at %s", a.len ? "; " : "",
 				    ds_name(m, d), ds_line(m, d));
 	}
