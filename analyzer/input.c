@@ -22,10 +22,19 @@
 #include "strbuf.h"
 #include "util.h"
 
+#include <stdio.h>
 #include <string.h>
+#include <time.h>
 
-#define THREAD_KEY "pid * 4294967296 + tid"
-#define OP_SITE_KEY "op_id * 4294967296 + coalesce(callsite_id, 0)"
+/*
+ * After rekey(), every eager group has k1 = pid << 32 | tid and
+ * k2 = op << 32 | site.  The scan itself reads raw columns and one shift
+ * (expressions per row cost the scan a fifth of its time); a thread's pid
+ * comes from the threads table (tids are unique in a pid namespace).
+ */
+#define SCAN_K1 "callsite_id"
+#define SCAN_K2 "(op_id << 32) | tid"
+#define KEY(hi, lo) ((int64_t)(hi) * 4294967296LL + (int64_t)(lo))
 #define KEY_PID(k) ((k) >> 32)
 #define KEY_LOW(k) ((k) & 0xffffffffLL)
 
@@ -87,9 +96,67 @@ static const char *role_name(const char *role)
 struct input_state {
 	struct model *m;
 	const struct model_lookup *lk;
-	struct scan_result r;           /* groups: k1 thread key, k2 op << 32 | site */
+	struct scan_result r;           /* groups: k1 pid << 32 | tid, k2 op << 32 | site */
 	size_t capthreads;
+	int64_t *tids;                  /* the threads table: tid, pid pairs */
+	size_t ntids;
 };
+
+/* The threads table's (tid, pid) pairs, read once. */
+static int load_tids(struct input_state *st)
+{
+	sqlite3_stmt *s = db_prepare(st->m->rec->db, "SELECT tid, pid FROM threads ORDER BY tid");
+	size_t cap = 0;
+	int rc;
+
+	if (!s)
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (st->ntids + 2 > cap) {
+			int64_t *n = realloc(st->tids, (cap = cap ? cap * 2 : 64) * sizeof(*n));
+
+			if (!n) {
+				sqlite3_finalize(s);
+				return error("out of memory");
+			}
+			st->tids = n;
+		}
+		st->tids[st->ntids++] = sqlite3_column_int64(s, 0);
+		st->tids[st->ntids++] = sqlite3_column_int64(s, 1);
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? 0 : error("cannot read recording: %s", sqlite3_errmsg(st->m->rec->db));
+}
+
+/* The pid of thread tid; 0 when the threads table does not have it. */
+static int64_t pid_of(const struct input_state *st, int64_t tid)
+{
+	size_t lo = 0, hi = st->ntids / 2;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (st->tids[2 * mid] == tid)
+			return st->tids[2 * mid + 1];
+		if (st->tids[2 * mid] < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/* Eager groups from the scan's (site, op << 32 | tid) to (pid << 32 | tid, op << 32 | site). */
+static void rekey(struct input_state *st)
+{
+	for (size_t i = 0; i < st->r.ngroups; i++) {
+		struct scan_group *g = &st->r.groups[i];
+		int64_t site = g->k1 > 0 && g->k1 <= 0xffffffffLL ? g->k1 : 0, tid = KEY_LOW(g->k2);
+
+		g->k1 = KEY(pid_of(st, tid), tid);
+		g->k2 = KEY(g->k2 >> 32, site);
+	}
+}
 
 static int cmp_group(const void *a, const void *b)
 {
@@ -138,20 +205,34 @@ static struct model_thread *thread_of(struct input_state *st, int64_t pid, int64
 static int take_blackbox_ops(struct input_state *st)
 {
 	struct model *m = st->m;
-	sqlite3_stmt *s = db_prepare(m->rec->db,
-		"SELECT b.blackbox_node_id, e.pid, e.tid, e.op_id, coalesce(e.callsite_id, 0), count(*),"
-		" sum(e.end_ns - e.start_ns) FROM blackbox_execs b JOIN eager_ops e"
-		" ON e.pid = b.pid AND e.tid = b.tid AND e.start_ns >= b.start_ns AND e.start_ns < b.end_ns"
-		" GROUP BY 1, 2, 3, 4, 5");
+	struct strbuf sql = STRBUF_INIT;
+	sqlite3_stmt *s;
 	int rc;
 
+	/*
+	 * One index range per black-box run, and only for runs on threads that
+	 * dispatched eager ops at all: a py_function that runs no TensorFlow
+	 * op costs nothing here.
+	 */
+	strbuf_addstr(&sql, "SELECT b.blackbox_node_id, e.pid, e.tid, e.op_id, coalesce(e.callsite_id, 0), count(*),"
+			    " sum(e.end_ns - e.start_ns) FROM blackbox_execs b JOIN eager_ops e"
+			    " ON e.pid = b.pid AND e.tid = b.tid AND e.start_ns >= b.start_ns AND e.start_ns < b.end_ns"
+			    " WHERE b.pid * 4294967296 + b.tid IN (");
+	for (size_t i = 0, n = 0; i < st->r.ngroups; i++)
+		if (i == 0 || st->r.groups[i].k1 != st->r.groups[i - 1].k1)
+			strbuf_addf(&sql, "%s%lld", n++ ? "," : "", (long long)st->r.groups[i].k1);
+	strbuf_addstr(&sql, ") GROUP BY 1, 2, 3, 4, 5");
+	s = st->r.ngroups ? db_prepare(m->rec->db, sql.buf) : NULL;
+	strbuf_release(&sql);
+	if (!st->r.ngroups)
+		return 0;
 	if (!s)
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t pid = sqlite3_column_int64(s, 1), tid = sqlite3_column_int64(s, 2);
 		int64_t n = sqlite3_column_int64(s, 5), ns = sqlite3_column_int64(s, 6);
-		struct scan_group *g = group_of(st, pid * 4294967296LL + tid,
-						sqlite3_column_int64(s, 3) * 4294967296LL + sqlite3_column_int64(s, 4));
+		struct scan_group *g = group_of(st, KEY(pid, tid),
+						KEY(sqlite3_column_int64(s, 3), sqlite3_column_int64(s, 4)));
 		struct model_blackbox *b = model_blackbox_of_node(m, sqlite3_column_int64(s, 0));
 		struct model_thread *t = thread_of(st, pid, tid);
 
@@ -406,33 +487,48 @@ static void input_lines(struct input_state *st)
 	}
 }
 
+static int cmp_count_desc(const void *a, const void *b)
+{
+	const struct scan_group *x = a, *y = b;
+
+	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
+}
+
 /* Thread names and roles, black-box runs per thread and node. */
 static int thread_facts(struct input_state *st)
 {
 	struct model *m = st->m;
 	sqlite3 *db = m->rec->db;
 	sqlite3_stmt *s = db_prepare(db, "SELECT pid, tid, role, name FROM threads");
-	sqlite3_stmt *b = db_prepare(db,
-		"SELECT coalesce(blackbox_node_id, 0), pid, tid, count(*), sum(end_ns - start_ns), min(start_ns),"
-		" max(end_ns) FROM blackbox_execs GROUP BY 1, 2, 3 ORDER BY 4 DESC");
+	struct scan_result b = { 0 };
+	/* Index in m->threads + 1 of each black box's thread (m->threads may move). */
+	size_t *bb_thread = calloc(m->nblackboxes ? m->nblackboxes : 1, sizeof(*bb_thread));
 	int rc = SQLITE_DONE, ret = -1;
 
-	if (!s || !b)
+	if (!s || !bb_thread) {
+		error("out of memory");
 		goto cleanup;
-	while ((rc = sqlite3_step(b)) == SQLITE_ROW) {
-		struct model_thread *t = thread_of(st, sqlite3_column_int64(b, 1), sqlite3_column_int64(b, 2));
-		struct model_blackbox *bb = model_blackbox_of_node(m, sqlite3_column_int64(b, 0));
-
-		if (!t)
-			goto cleanup;
-		t->blackbox_execs += sqlite3_column_int64(b, 3);
-		t->blackbox_ns += sqlite3_column_int64(b, 4);
-		span_add(&t->first_ns, &t->last_ns, sqlite3_column_int64(b, 5), sqlite3_column_int64(b, 6));
-		if (bb && !bb->thread)
-			bb->thread = (const char *)t;  /* resolved to its role below */
 	}
-	if (rc != SQLITE_DONE)
+	if (scan_table(m->rec->path, "blackbox_execs", "blackbox_node_id", "tid", "0", "1", &b))
 		goto cleanup;
+	/* Most runs first: a black box's thread is the one that ran it most. */
+	if (b.ngroups > 1)
+		qsort(b.groups, b.ngroups, sizeof(*b.groups), cmp_count_desc);
+	for (size_t i = 0; i < b.ngroups; i++) {
+		const struct scan_group *g = &b.groups[i];
+		struct model_thread *t = thread_of(st, pid_of(st, g->k2), g->k2);
+		struct model_blackbox *bb = model_blackbox_of_node(m, g->k1);
+
+		if (!t) {
+			error("out of memory");
+			goto cleanup;
+		}
+		t->blackbox_execs += g->count;
+		t->blackbox_ns += g->total_ns;
+		span_add(&t->first_ns, &t->last_ns, g->first_ns, g->last_ns);
+		if (bb && !bb_thread[bb - m->blackboxes])
+			bb_thread[bb - m->blackboxes] = (size_t)(t - m->threads) + 1;
+	}
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t pid = sqlite3_column_int64(s, 0), tid = sqlite3_column_int64(s, 1);
 
@@ -445,20 +541,18 @@ static int thread_facts(struct input_state *st)
 			t->name = sqlite3_column_text(s, 3) ? model_strdup(m, (const char *)sqlite3_column_text(s, 3)) : NULL;
 		}
 	}
-	if (rc != SQLITE_DONE)
+	if (rc != SQLITE_DONE) {
+		error("cannot read recording: %s", sqlite3_errmsg(db));
 		goto cleanup;
-	for (size_t j = 0; j < m->nblackboxes; j++) {
-		struct model_blackbox *bb = &m->blackboxes[j];
-
-		if (bb->thread)
-			bb->thread = ((const struct model_thread *)bb->thread)->role;
 	}
+	for (size_t j = 0; j < m->nblackboxes; j++)
+		if (bb_thread[j])
+			m->blackboxes[j].thread = m->threads[bb_thread[j] - 1].role;
 	ret = 0;
 cleanup:
-	if (ret)
-		error("cannot read recording: %s", sqlite3_errmsg(db));
+	free(bb_thread);
 	sqlite3_finalize(s);
-	sqlite3_finalize(b);
+	scan_result_release(&b);
 	return ret;
 }
 
@@ -689,26 +783,67 @@ cleanup:
 	return ret;
 }
 
-int model_load_input(struct model *m, const struct model_lookup *lk)
+/* AGPROF_TIMING=1: the time of each part since the previous one (bench/report). */
+static void timing(const char *what)
+{
+	static double last;
+	struct timespec ts;
+	double now;
+
+	if (!getenv("AGPROF_TIMING"))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	if (last > 0)
+		fprintf(stderr, "agprof:   %-22s %.3f s\n", what, now - last);
+	last = now;
+}
+
+int model_load_input(struct model *m, const struct model_lookup *lk, int64_t *rows, int64_t *first_ns,
+		     int64_t *last_ns)
 {
 	struct input_state st = { .m = m, .lk = lk };
 	int ret = -1;
 
-	if (scan_table(m->rec->path, "eager_ops", THREAD_KEY, OP_SITE_KEY, "slow_path", "ok", &st.r))
+	timing(NULL);
+	if (load_tids(&st))
 		return -1;
+	if (scan_table(m->rec->path, "eager_ops", SCAN_K1, SCAN_K2, "slow_path", "ok", &st.r)) {
+		free(st.tids);
+		return -1;
+	}
+	timing("eager_ops scan");
+	rekey(&st);
+	*rows = st.r.rows;
+	*first_ns = st.r.first_ns;
+	*last_ns = st.r.last_ns;
 	if (st.r.ngroups > 1)
 		qsort(st.r.groups, st.r.ngroups, sizeof(*st.r.groups), cmp_group);
-	if (take_blackbox_ops(&st) || rebuild_dispatch(&st) || thread_facts(&st))
+	if (take_blackbox_ops(&st) || (timing("in black boxes"), rebuild_dispatch(&st)) ||
+	    (timing("dispatch"), thread_facts(&st)))
 		goto cleanup;
+	timing("threads");
 	input_lines(&st);
-	thread_shares(m);
 	if (load_datasets(&st))
 		goto cleanup;
 	blackbox_datasets(m);
-	if (function_makers(m) || graph_readers(m))
+	if (graph_readers(m))
 		goto cleanup;
+	timing("datasets, readers");
 	ret = 0;
 cleanup:
 	scan_result_release(&st.r);
+	free(st.tids);
+	return ret;
+}
+
+int model_input_finish(struct model *m)
+{
+	int ret;
+
+	timing(NULL);
+	thread_shares(m);
+	ret = function_makers(m);
+	timing("threads' shares, made_by");
 	return ret;
 }

@@ -549,15 +549,6 @@ static int load_function_calls(struct loader *l)
 	return 0;
 }
 
-static int cmp_ops(const void *a, const void *b)
-{
-	const struct model_eager_op *x = a, *y = b;
-
-	if (x->total_ns != y->total_ns)
-		return x->total_ns < y->total_ns ? 1 : -1;
-	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
-}
-
 static int cmp_sites(const void *a, const void *b)
 {
 	const struct model_eager_site *x = a, *y = b;
@@ -572,105 +563,36 @@ static int cmp_sites(const void *a, const void *b)
 	return x->loc.line - y->loc.line;
 }
 
-static int cmp_group_k1(const void *a, const void *b)
+static const char *lookup_str(void *ctx, int64_t id)
 {
-	const struct scan_group *x = a, *y = b;
-
-	return x->k1 < y->k1 ? -1 : x->k1 > y->k1;
+	return str_of(ctx, id);
 }
 
-static int cmp_group_k2(const void *a, const void *b)
+static struct source_loc lookup_site(void *ctx, int64_t id, const char **func)
 {
-	const struct scan_group *x = a, *y = b;
+	const struct callsite *c = callsite_of(ctx, id);
 
-	return x->k2 < y->k2 ? -1 : x->k2 > y->k2;
+	*func = c ? c->func : NULL;
+	return loc_of_callsite(ctx, id);
 }
 
 /*
- * Eager ops grouped by (call site, op type) in one scan, then folded into
- * per-line and per-op-type tables: sorting the groups by each key makes
- * both folds linear, whatever the number of lines and op types.
+ * Eager ops, split by analyzer/input.c into dispatch (m->sites, m->ops),
+ * iterator reads and ops run inside black boxes: one scan keyed by
+ * (thread, op type, call site).  After the black boxes, which it charges.
  */
-static int load_eager(struct loader *l)
+static int load_eager_split(struct loader *l)
 {
-	struct model *m = l->m;
-	struct scan_result r;
-	size_t capops = 0, capsites = 0;
-	int ret = -1;
+	struct model_lookup lk = { l, lookup_str, lookup_site };
+	int64_t rows = 0, first = 0, last = 0;
 
-	if (scan_table(m->rec->path, "eager_ops", "callsite_id", "op_id", "slow_path", "ok", &r))
+	if (model_load_input(l->m, &lk, &rows, &first, &last))
 		return -1;
-	m->session.eager_ops = r.rows;
-	m->session.eager_ns = r.total_ns;
-	if (r.ngroups > 1)
-		qsort(r.groups, r.ngroups, sizeof(*r.groups), cmp_group_k1);
-	for (size_t i = 0; i < r.ngroups; i++) {
-		const struct scan_group *g = &r.groups[i];
-		struct model_eager_site *site;
-		int64_t top = 0;
-
-		if (i > 0 && g->k1 == r.groups[i - 1].k1)
-			continue;
-		if (ARRAY_GROW(m->sites, m->nsites, capsites))
-			goto cleanup;
-		site = &m->sites[m->nsites++];
-		{
-			const struct callsite *c = g->k1 > 0 ? callsite_of(l, g->k1) : NULL;
-
-			if (c) {
-				site->loc.file = c->file;
-				site->loc.line = c->line;
-				site->func = c->func;
-			}
-		}
-		site->first_ns = INT64_MAX;
-		site->last_ns = INT64_MIN;
-		for (size_t k = i; k < r.ngroups && r.groups[k].k1 == g->k1; k++) {
-			const struct scan_group *h = &r.groups[k];
-
-			site->count += h->count;
-			site->total_ns += h->total_ns;
-			span_add(&site->first_ns, &site->last_ns, h->first_ns, h->last_ns);
-			if (h->count > top) {
-				top = h->count;
-				site->top_op = str_of(l, h->k2);
-			}
-		}
+	if (rows) {
+		span_add(&l->m->session.start_ns, &l->m->session.end_ns, first, last);
+		first_event(&l->m->session, first);
 	}
-	if (r.ngroups > 1)
-		qsort(r.groups, r.ngroups, sizeof(*r.groups), cmp_group_k2);
-	for (size_t i = 0; i < r.ngroups; i++) {
-		const struct scan_group *g = &r.groups[i];
-		struct model_eager_op *o;
-
-		if (i == 0 || g->k2 != r.groups[i - 1].k2) {
-			const char *op = str_of(l, g->k2);
-
-			if (ARRAY_GROW(m->ops, m->nops, capops))
-				goto cleanup;
-			o = &m->ops[m->nops++];
-			o->op = op ? op : "?";
-		}
-		o = &m->ops[m->nops - 1];
-		o->count += g->count;
-		o->total_ns += g->total_ns;
-		o->slow_path += g->flagged;
-		o->failed += g->failed;
-	}
-	if (r.rows) {
-		span_add(&m->session.start_ns, &m->session.end_ns, r.first_ns, r.last_ns);
-		first_event(&m->session, r.first_ns);
-	}
-	if (m->nops > 1)
-		qsort(m->ops, m->nops, sizeof(*m->ops), cmp_ops);
-	if (m->nsites > 1)
-		qsort(m->sites, m->nsites, sizeof(*m->sites), cmp_sites);
-	ret = 0;
-cleanup:
-	if (ret)
-		error("out of memory");
-	scan_result_release(&r);
-	return ret;
+	return 0;
 }
 
 static int cmp_blackbox(const void *a, const void *b)
@@ -993,19 +915,6 @@ int model_load(struct model *m, struct recording *rec)
 	return model_load_parts(m, rec, MODEL_ALL);
 }
 
-static const char *lookup_str(void *ctx, int64_t id)
-{
-	return str_of(ctx, id);
-}
-
-static struct source_loc lookup_site(void *ctx, int64_t id, const char **func)
-{
-	const struct callsite *c = callsite_of(ctx, id);
-
-	*func = c ? c->func : NULL;
-	return loc_of_callsite(ctx, id);
-}
-
 int model_load_parts(struct model *m, struct recording *rec, unsigned parts)
 {
 	struct loader l = { 0 };
@@ -1032,9 +941,9 @@ int model_load_parts(struct model *m, struct recording *rec, unsigned parts)
 			{ "session", load_session, 0, 0 }, { "functions", load_functions, 0, 0 },
 			{ "traces", load_traces, 0, 0 }, { "graph_functions", load_graph_functions, 0, 0 },
 			{ "function_calls", load_function_calls, MODEL_EVENTS, 0 },
-			{ "eager_ops", load_eager, MODEL_EVENTS, 0 },
 			{ "eager_totals", load_eager_totals, MODEL_EAGER_TOTALS, MODEL_EVENTS },
 			{ "blackboxes", load_blackboxes, MODEL_EVENTS, 0 },
+			{ "eager_ops", load_eager_split, MODEL_EVENTS, 0 },
 		};
 		/* AGPROF_TIMING=1 prints the time of each step (bench/report). */
 		int timing = getenv("AGPROF_TIMING") != NULL;
@@ -1058,12 +967,8 @@ int model_load_parts(struct model *m, struct recording *rec, unsigned parts)
 		if (f)
 			f->tf_data = 1;
 	}
-	if (parts & MODEL_EVENTS) {
-		struct model_lookup lk = { &l, lookup_str, lookup_site };
-
-		if (model_load_input(m, &lk))
-			goto cleanup;
-	}
+	if ((parts & MODEL_EVENTS) && model_input_finish(m))
+		goto cleanup;
 	if (model_explain_retraces(m, l.gfs, l.ngfs))
 		goto cleanup;
 	if (m->nfunctions > 1)

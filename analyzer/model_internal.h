@@ -50,13 +50,16 @@ struct model_lookup {
 };
 
 /*
- * Threads, input waits and tf.data pipelines (analyzer/input.c): splits the
- * eager ops into dispatch, iterator reads and ops run inside black boxes,
- * rebuilds m->sites and m->ops from the dispatch alone, fills m->threads,
- * m->datasets, m->graph_readers.  After the events and function totals are
- * loaded.  0 or -1.
+ * Threads, input waits and tf.data pipelines (analyzer/input.c): one scan
+ * of eager_ops split into dispatch, iterator reads and ops run inside black
+ * boxes (charged to m->blackboxes, so after they are loaded); m->sites and
+ * m->ops hold the dispatch alone; fills m->threads, m->datasets,
+ * m->graph_readers.  *rows, *first_ns, *last_ns: all eager ops.  0 or -1.
  */
-int model_load_input(struct model *m, const struct model_lookup *lk);
+int model_load_input(struct model *m, const struct model_lookup *lk, int64_t *rows, int64_t *first_ns,
+		     int64_t *last_ns);
+/* After the session's active time and the functions are known: per-thread shares, made_by.  0 or -1. */
+int model_input_finish(struct model *m);
 
 /*
  * "train.py:12 (4000 ops, 35.2 ms); ..." for the first five of sites; a line

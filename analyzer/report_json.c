@@ -574,7 +574,10 @@ void report_sarif(struct strbuf *out, const struct model *m, const struct rulese
 		}
 		strbuf_addstr(out, ",\"properties\":{\"cause\":");
 		jstr(out, retrace_cause_name(f->cause));
-		strbuf_addf(out, ",\"cost_ns\":%lld}}", (long long)f->cost_ns);
+		strbuf_addf(out, ",\"cost_ns\":%lld", (long long)f->cost_ns);
+		strbuf_addstr(out, ",\"thread\":");
+		jstr(out, f->thread);
+		strbuf_addstr(out, "}}");
 	}
 	strbuf_addstr(out, "]}]}\n");
 }
