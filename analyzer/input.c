@@ -280,7 +280,7 @@ static int cmp_op_group(const void *a, const void *b)
 	return ox < oy ? -1 : ox > oy;
 }
 
-static int cmp_sites(const void *a, const void *b)
+int model_cmp_sites(const void *a, const void *b)
 {
 	const struct model_eager_site *x = a, *y = b;
 	int c;
@@ -336,7 +336,7 @@ static long fold_sites(struct input_state *st, const struct scan_group *gs, size
 		span_add(&site->first_ns, &site->last_ns, g->first_ns, g->last_ns);
 	}
 	if (nsites > 1)
-		qsort(sites, nsites, sizeof(*sites), cmp_sites);
+		qsort(sites, nsites, sizeof(*sites), model_cmp_sites);
 	*out = sites;
 	return (long)nsites;
 }

@@ -549,20 +549,6 @@ static int load_function_calls(struct loader *l)
 	return 0;
 }
 
-static int cmp_sites(const void *a, const void *b)
-{
-	const struct model_eager_site *x = a, *y = b;
-
-	int c;
-
-	if (x->count != y->count)
-		return x->count < y->count ? 1 : -1;
-	/* Equal counts (one loop's lines): in source order, the loop's top first. */
-	if ((c = strcmp(x->loc.file ? x->loc.file : "", y->loc.file ? y->loc.file : "")))
-		return c;
-	return x->loc.line - y->loc.line;
-}
-
 static const char *lookup_str(void *ctx, int64_t id)
 {
 	return str_of(ctx, id);
@@ -901,7 +887,7 @@ int model_load_eager_site_counts(struct model *m)
 	if (step_finished(l.db, s, rc))
 		goto cleanup;
 	if (m->nsites > 1)
-		qsort(m->sites, m->nsites, sizeof(*m->sites), cmp_sites);
+		qsort(m->sites, m->nsites, sizeof(*m->sites), model_cmp_sites);
 	ret = 0;
 cleanup:
 	sqlite3_finalize(s);

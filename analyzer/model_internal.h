@@ -67,6 +67,9 @@ int model_input_finish(struct model *m);
  */
 const char *model_format_sites(struct model *m, const struct model_eager_site *sites, size_t n);
 
+/* qsort order of eager sites: most ops first; equal counts in source order. */
+int model_cmp_sites(const void *a, const void *b);
+
 /* Register the built-in metric sources.  0 or -1. */
 int model_register_builtin_sources(struct model *m);
 

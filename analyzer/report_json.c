@@ -253,7 +253,8 @@ static void json_threads_input(struct strbuf *out, const struct model *m, int *f
 	for (size_t i = 0; i < n; i++) {
 		static const char *const keys[][2] = {
 			{ "thread", "thread" }, { "waits", "waits" }, { "wait_ns", "wait_ns" }, { "loop_ns", "loop_ns" },
-			{ "wait_share", "wait_share" }, { "function", "func" }, { "pipeline", "pipeline" },
+			{ "wait_share", "wait_share" }, { "verdict", "verdict" }, { "function", "func" },
+			{ "pipeline", "pipeline" },
 			{ "advice", "advice" },
 		};
 		struct metric_value file = { 0 }, line = { 0 };

@@ -417,6 +417,8 @@ static const char *const input_fields[] = {
 	"thread: the thread reading (main, tf.data, other)",
 	"waits, wait_ns: its iterator reads (IteratorGetNext) and their time",
 	"loop_ns: from its first read to the end of its last; wait_share: wait_ns / loop_ns",
+	"verdict: TensorFlow's input-pipeline analyzer's words for wait_share: highly input-bound (20% or more),",
+	"  moderately input-bound (5% or more), not input-bound (text)",
 	"file, line, func: the line reading the iterator most (the loop)",
 	"dataset_file, dataset_line: the user line that built the transformation to fix first",
 	"  (a black box, a sequential map, a generator; else the pipeline's last)",
@@ -511,13 +513,16 @@ static void input_describe(struct model *m, struct input_row *r)
 	if (!r->prefetch && last)
 		strbuf_addf(&a, "%send the pipeline with .prefetch(tf.data.AUTOTUNE) (after %s at %s) so that "
 			    "batches are made while the step runs", a.len ? "; " : "", ds_name(m, last), ds_line(m, last));
-	if (!a.len && last)
-		strbuf_addf(&a, "the pipeline is parallel and prefetched: %s%s",
-			    r->cache ? "" : "add .cache() after the expensive transformation if the data fits in memory",
-			    r->map_before_batch ? (r->cache ? "batch before map, so that the map function runs once "
-					"per batch (vectorized)" : ", or batch before map so that the map function runs once "
-					"per batch (vectorized)") : "");
-	else if (r->map_before_batch && batch)
+	if (!a.len && last) {
+		strbuf_addstr(&a, "the pipeline is parallel and prefetched, and still slower than the step: ");
+		if (!r->cache)
+			strbuf_addstr(&a, "add .cache() after the expensive transformation if the data fits in memory");
+		if (r->map_before_batch)
+			strbuf_addf(&a, "%sbatch before map so that the map function runs once per batch (vectorized)",
+				    r->cache ? "" : ", or ");
+		if (r->cache && !r->map_before_batch)
+			strbuf_addstr(&a, "make its functions cheaper or its elements smaller");
+	} else if (r->map_before_batch && batch)
 		strbuf_addf(&a, "; consider .batch() before .map() so that the function runs once per batch");
 	if (!last)
 		strbuf_addstr(&a, "the dataset was built before recording started: check that its map calls use "
@@ -581,13 +586,16 @@ static int input_get(const struct model *m, void *data, size_t row, const char *
 	const struct input_row *r = &((struct input_rows *)data)->v[row];
 	const struct model_thread *t = r->t;
 	int64_t loop = t->input_last_ns - t->input_first_ns;
+	double share_of_loop = loop > 0 ? (double)t->input_ns / (double)loop : 0;
 
 	(void)m;
 	TEXT("thread", t->role);
 	NUM("waits", t->input_waits);
 	NUM("wait_ns", t->input_ns);
 	NUM("loop_ns", loop);
-	NUM("wait_share", loop > 0 ? (double)t->input_ns / (double)loop : 0);
+	NUM("wait_share", share_of_loop);
+	TEXT("verdict", share_of_loop >= 0.20 ? "highly input-bound"
+			: share_of_loop >= 0.05 ? "moderately input-bound" : "not input-bound");
 	TEXT("file", t->input_loc.file);
 	NUM("line", t->input_loc.line);
 	TEXT("func", t->input_func);

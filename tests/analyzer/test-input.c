@@ -164,6 +164,7 @@ Test(input, sequential_pipeline_advice, .fini = teardown)
 	cr_assert_eq(field("input", 0, "waits").num, 4);
 	cr_assert_eq(field("input", 0, "loop_ns").num, 150000000);
 	cr_assert_float_eq(field("input", 0, "wait_share").num, 0.8, 1e-9);
+	cr_assert_str_eq(field("input", 0, "verdict").text, "highly input-bound");
 	cr_assert_eq(field("input", 0, "line").num, 9);
 	cr_assert_eq(field("input", 0, "dataset_line").num, 6);
 	cr_assert_eq(field("input", 0, "serial_maps").num, 1);

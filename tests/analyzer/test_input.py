@@ -146,6 +146,9 @@ def input_bound(report, oracle, marks, parallel):
           "recommends num_parallel_calls for map(heavy): %s" % f["recommendation"])
     check(".prefetch(tf.data.AUTOTUNE)" in f["recommendation"], "recommends prefetch: %s" % f["recommendation"])
     check(f["thread"] == "main", "input-bound on the main thread (%r)" % f["thread"])
+    check(r["verdict"] == "highly input-bound" and "highly input-bound" in f["message"],
+          "20%% or more waiting is what TensorFlow's analyzer calls highly input-bound (%.2f: %r)" % (
+              r["wait_share"], r["verdict"]))
 
 
 def main():
