@@ -601,9 +601,11 @@ static int load_datasets(struct input_state *st)
 		if (KEY_LOW(g->k2) > 0)
 			d->loc = st->lk->site(st->lk->ctx, KEY_LOW(g->k2), &d->func);
 	}
-	/* In the order built (insertion sort: a pipeline has a handful). */
+	/* Per process, in the order built (insertion sort: a pipeline has a handful). */
 	for (size_t i = 1; i < m->ndatasets; i++)
-		for (size_t j = i; j > 0 && m->datasets[j].start_ns < m->datasets[j - 1].start_ns; j--) {
+		for (size_t j = i; j > 0 && (m->datasets[j].pid < m->datasets[j - 1].pid ||
+					     (m->datasets[j].pid == m->datasets[j - 1].pid &&
+					      m->datasets[j].start_ns < m->datasets[j - 1].start_ns)); j--) {
 			struct model_dataset_op t = m->datasets[j];
 
 			m->datasets[j] = m->datasets[j - 1];
@@ -620,9 +622,15 @@ static int load_datasets(struct input_state *st)
 	if (!s)
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		const char *name = strstr((const char *)sqlite3_column_text(s, 0), "Dataset_") + 8;
+		const char *text = (const char *)sqlite3_column_text(s, 0);
+		const char *name = text ? strstr(text, "Dataset_") : NULL;  /* LIKE ignores case */
 		int64_t created = sqlite3_column_int64(s, 1), pid = sqlite3_column_int64(s, 2);
-		int gen = !strncmp(name, "from_generator_", 15);
+		int gen;
+
+		if (!name)
+			continue;
+		name += 8;
+		gen = !strncmp(name, "from_generator_", 15);
 
 		for (size_t i = 0; i < m->ndatasets; i++) {
 			struct model_dataset_op *d = &m->datasets[i];

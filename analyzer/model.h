@@ -344,7 +344,7 @@ struct model {
 	size_t nblackboxes;
 	struct model_thread *threads;     /* by pid, tid */
 	size_t nthreads;
-	struct model_dataset_op *datasets; /* in the order they were built */
+	struct model_dataset_op *datasets; /* by process, in the order they were built */
 	size_t ndatasets;
 	struct model_graph_reader *graph_readers;
 	size_t ngraph_readers;
