@@ -211,6 +211,8 @@ static void jkv_field(struct strbuf *sb, int *first, const struct model *m, cons
 		jkv_str(sb, first, key, NULL);
 	else if (v.type == METRIC_TEXT)
 		jkv_str(sb, first, key, v.text);
+	else if (v.num == (double)(long long)v.num)  /* counts and times are integers */
+		jkv_int(sb, first, key, (long long)v.num);
 	else
 		jkv_num(sb, first, key, v.num);
 }
