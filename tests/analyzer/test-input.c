@@ -35,7 +35,13 @@ static const char base_sql[] =
 	"INSERT INTO strings(id, text) VALUES (1, 'IteratorGetNext'), (2, '/src/train.py'), (3, 'main'),"
 	" (4, 'AddV2'), (5, 'TensorSliceDataset'), (6, '%s'), (7, 'BatchDatasetV2'), (8, 'make'),"
 	" (9, '__inference_Dataset_map_augment_15'), (10, 'PyFunc'), (11, '_EagerConst'),"
-	" (12, '__inference_Dataset_map_other_16'), (13, 'pyfunc_0'), (14, 'pyfunc_1'), (15, '%s');"
+	" (12, '__inference_Dataset_map_other_16'), (13, 'pyfunc_0'), (14, 'pyfunc_1'), (15, '%s'),"
+	" (16, '__inference_train_function_40');"
+	/* A FunctionDef "f" with one node "it" of op IteratorGetNext, called twice. */
+	"INSERT INTO graph_functions(id, pid, name_id, role, created_ns, function_def) VALUES (3, 1, 16, 'inference',"
+	" 100, X'0a030a01661a150a026974120f4974657261746f724765744e657874');"
+	"INSERT INTO function_calls(pid, tid, start_ns, end_ns, graph_function_id, name_id) VALUES"
+	" (1, 10, 260000000, 270000000, 3, 16), (1, 10, 270000000, 280000000, 3, 16);"
 	"INSERT INTO callsites(id, file_id, line, func_id) VALUES (1, 2, 5, 8), (2, 2, 6, 8), (3, 2, 9, 3),"
 	" (4, 2, 12, 3);"
 	"INSERT INTO graph_functions(id, pid, name_id, role, created_ns) VALUES (1, 1, 9, 'inference', 100),"
@@ -210,4 +216,14 @@ Test(input, input_bound_rule_ranks_first, .fini = teardown)
 	for (size_t i = 0; i < m.nfindings; i++)
 		cr_assert(strcmp(m.findings[i].rule, "eager-hotspot"), "iterator reads are no eager hotspot");
 	ruleset_release(&rs);
+}
+
+Test(input, graph_readers_from_the_function_def, .fini = teardown)
+{
+	load("MapDataset", "RepeatDataset");
+	cr_assert_eq(m.ngraph_readers, 1);
+	cr_assert_str_eq(m.graph_readers[0].graph_function, "__inference_train_function_40");
+	cr_assert_eq(m.graph_readers[0].calls, 2);
+	cr_assert_eq(m.graph_readers[0].calls_ns, 20000000);
+	cr_assert(strstr(field("input", 0, "graph_readers").text, "(2 calls)"));
 }
