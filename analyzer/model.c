@@ -588,27 +588,17 @@ static int load_function_calls(struct loader *l)
 	return 0;
 }
 
-static int cmp_ops(const void *a, const void *b)
+static const char *lookup_str(void *ctx, int64_t id)
 {
-	const struct model_eager_op *x = a, *y = b;
-
-	if (x->total_ns != y->total_ns)
-		return x->total_ns < y->total_ns ? 1 : -1;
-	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
+	return str_of(ctx, id);
 }
 
-static int cmp_sites(const void *a, const void *b)
+static struct source_loc lookup_site(void *ctx, int64_t id, const char **func)
 {
-	const struct model_eager_site *x = a, *y = b;
+	const struct callsite *c = callsite_of(ctx, id);
 
-	int c;
-
-	if (x->count != y->count)
-		return x->count < y->count ? 1 : -1;
-	/* Equal counts (one loop's lines): in source order, the loop's top first. */
-	if ((c = strcmp(x->loc.file ? x->loc.file : "", y->loc.file ? y->loc.file : "")))
-		return c;
-	return x->loc.line - y->loc.line;
+	*func = c ? c->func : NULL;
+	return loc_of_site(ctx, c, func);
 }
 
 static int cmp_site_line(const void *a, const void *b)
@@ -626,123 +616,48 @@ static int cmp_site_line(const void *a, const void *b)
 /*
  * Several recorded sites (one user line reaching TensorFlow through
  * different library lines) are one row: the user's line.  Its library frame
- * and top op are those of the busiest of them.
+ * and top op are those of the busiest of them.  Returns the new count.
  */
-static void merge_sites_by_user_line(struct model *m)
+size_t model_merge_sites_by_user_line(struct model_eager_site *sites, size_t nsites)
 {
 	size_t n = 0;
 
-	if (m->nsites < 2)
-		return;
-	qsort(m->sites, m->nsites, sizeof(*m->sites), cmp_site_line);
-	for (size_t i = 0; i < m->nsites; i++) {
-		struct model_eager_site *s = &m->sites[i], *d = n ? &m->sites[n - 1] : NULL;
+	if (nsites < 2)
+		return nsites;
+	qsort(sites, nsites, sizeof(*sites), cmp_site_line);
+	for (size_t i = 0; i < nsites; i++) {
+		struct model_eager_site *s = &sites[i], *d = n ? &sites[n - 1] : NULL;
 
 		if (d && s->loc.file && d->loc.file && !strcmp(s->loc.file, d->loc.file) &&
 		    s->loc.line == d->loc.line) {
 			d->count += s->count;
-			d->total_ns += s->total_ns;
+			d->total_ns = dur_add(d->total_ns, s->total_ns);
 			if (s->count)
 				span_add(&d->first_ns, &d->last_ns, s->first_ns, s->last_ns);
 			continue;
 		}
-		m->sites[n++] = *s;
+		sites[n++] = *s;
 	}
-	m->nsites = n;
-}
-
-static int cmp_group_k1(const void *a, const void *b)
-{
-	const struct scan_group *x = a, *y = b;
-
-	return x->k1 < y->k1 ? -1 : x->k1 > y->k1;
-}
-
-static int cmp_group_k2(const void *a, const void *b)
-{
-	const struct scan_group *x = a, *y = b;
-
-	return x->k2 < y->k2 ? -1 : x->k2 > y->k2;
+	return n;
 }
 
 /*
- * Eager ops grouped by (call site, op type) in one scan, then folded into
- * per-line and per-op-type tables: sorting the groups by each key makes
- * both folds linear, whatever the number of lines and op types.
+ * Eager ops, split by analyzer/input.c into dispatch (m->sites, m->ops),
+ * iterator reads and ops run inside black boxes: one scan keyed by
+ * (thread, op type, call site).  After the black boxes, which it charges.
  */
-static int load_eager(struct loader *l)
+static int load_eager_split(struct loader *l)
 {
-	struct model *m = l->m;
-	struct scan_result r;
-	size_t capops = 0, capsites = 0;
-	int ret = -1;
+	struct model_lookup lk = { l, lookup_str, lookup_site };
+	int64_t rows = 0, first = 0, last = 0;
 
-	if (scan_table(m->rec->path, "eager_ops", "callsite_id", "op_id", "slow_path", "ok", &r))
+	if (model_load_input(l->m, &lk, &rows, &first, &last))
 		return -1;
-	m->session.eager_ops = r.rows;
-	m->session.eager_ns = r.total_ns;
-	if (r.ngroups > 1)
-		qsort(r.groups, r.ngroups, sizeof(*r.groups), cmp_group_k1);
-	for (size_t i = 0; i < r.ngroups; i++) {
-		const struct scan_group *g = &r.groups[i];
-		struct model_eager_site *site;
-		int64_t top = 0;
-
-		if (i > 0 && g->k1 == r.groups[i - 1].k1)
-			continue;
-		if (ARRAY_GROW(m->sites, m->nsites, capsites))
-			goto cleanup;
-		site = &m->sites[m->nsites++];
-		site->loc = loc_of_site(l, g->k1 > 0 ? callsite_of(l, g->k1) : NULL, &site->func);
-		site->first_ns = INT64_MAX;
-		site->last_ns = INT64_MIN;
-		for (size_t k = i; k < r.ngroups && r.groups[k].k1 == g->k1; k++) {
-			const struct scan_group *h = &r.groups[k];
-
-			site->count += h->count;
-			site->total_ns = dur_add(site->total_ns, h->total_ns);
-			span_add(&site->first_ns, &site->last_ns, h->first_ns, h->last_ns);
-			if (h->count > top) {
-				top = h->count;
-				site->top_op = str_of(l, h->k2);
-			}
-		}
+	if (rows) {
+		span_add(&l->m->session.start_ns, &l->m->session.end_ns, first, last);
+		first_event(&l->m->session, first);
 	}
-	if (r.ngroups > 1)
-		qsort(r.groups, r.ngroups, sizeof(*r.groups), cmp_group_k2);
-	for (size_t i = 0; i < r.ngroups; i++) {
-		const struct scan_group *g = &r.groups[i];
-		struct model_eager_op *o;
-
-		if (i == 0 || g->k2 != r.groups[i - 1].k2) {
-			const char *op = str_of(l, g->k2);
-
-			if (ARRAY_GROW(m->ops, m->nops, capops))
-				goto cleanup;
-			o = &m->ops[m->nops++];
-			o->op = op ? op : "?";
-		}
-		o = &m->ops[m->nops - 1];
-		o->count += g->count;
-		o->total_ns = dur_add(o->total_ns, g->total_ns);
-		o->slow_path += g->flagged;
-		o->failed += g->failed;
-	}
-	if (r.rows) {
-		span_add(&m->session.start_ns, &m->session.end_ns, r.first_ns, r.last_ns);
-		first_event(&m->session, r.first_ns);
-	}
-	if (m->nops > 1)
-		qsort(m->ops, m->nops, sizeof(*m->ops), cmp_ops);
-	merge_sites_by_user_line(m);
-	if (m->nsites > 1)
-		qsort(m->sites, m->nsites, sizeof(*m->sites), cmp_sites);
-	ret = 0;
-cleanup:
-	if (ret)
-		error("out of memory");
-	scan_result_release(&r);
-	return ret;
+	return 0;
 }
 
 static int cmp_blackbox(const void *a, const void *b)
@@ -780,6 +695,8 @@ static const char *dataset_function_name(struct model *m, const char *name)
 	if (!p)
 		return NULL;
 	p += strlen("Dataset_");
+	if (!strncmp(p, "from_generator_", 15))
+		p += 14;          /* its three functions: get_iterator_id_fn, ... */
 	p = strchr(p, '_');   /* after the transformation: map, filter, flat_map... */
 	if (!p)
 		return NULL;
@@ -794,11 +711,41 @@ static const char *dataset_function_name(struct model *m, const char *name)
 	return end > p ? model_strndup(m, p, (size_t)(end - p)) : NULL;
 }
 
+static struct model_blackbox *blackbox_by_id(struct model *m, int64_t id)
+{
+	for (size_t j = 0; j < m->nblackboxes; j++)
+		if (m->blackboxes[j].id == id)
+			return &m->blackboxes[j];
+	return NULL;
+}
+
+/*
+ * The same node in several graphs of one function (one per retrace) is one
+ * black box from the user's point of view: the first such node.  Nodes of
+ * different functions (from_generator's three) stay apart.
+ */
+static struct model_blackbox *blackbox_same_as(struct model *m, struct model_blackbox *b)
+{
+	for (struct model_blackbox *p = m->blackboxes; p < b; p++)
+		if (p->function && b->function && !strcmp(p->function, b->function) && p->in_tf_data == b->in_tf_data &&
+		    p->node_name && b->node_name && !strcmp(p->node_name, b->node_name) &&
+		    p->op_type && b->op_type && !strcmp(p->op_type, b->op_type))
+			return p;
+	return b;
+}
+
+struct model_blackbox *model_blackbox_of_node(struct model *m, int64_t id)
+{
+	struct model_blackbox *b = id > 0 ? blackbox_by_id(m, id) : NULL;
+
+	return b ? blackbox_same_as(m, b) : NULL;
+}
+
 static int load_blackboxes(struct loader *l)
 {
 	struct model *m = l->m;
 	sqlite3_stmt *s = db_prepare(l->db,
-		"SELECT graph_function_id, node_name, op_type, token FROM blackbox_nodes ORDER BY id");
+		"SELECT graph_function_id, node_name, op_type, token, id FROM blackbox_nodes ORDER BY id");
 	struct scan_result r = { 0 };
 	size_t cap = 0;
 	int rc, ret = -1;
@@ -816,6 +763,7 @@ static int load_blackboxes(struct loader *l)
 		b->node_name = col_text(m, s, 1);
 		b->op_type = col_text(m, s, 2);
 		b->token = col_text(m, s, 3);
+		b->id = sqlite3_column_int64(s, 4);
 		b->graph_function = gf ? gf->name : NULL;
 		b->first_ns = INT64_MAX;
 		b->last_ns = INT64_MIN;
@@ -833,19 +781,21 @@ static int load_blackboxes(struct loader *l)
 	}
 	if (step_finished(l->db, s, rc))
 		goto cleanup;
-	if (scan_table(m->rec->path, "blackbox_execs", "node_id", "op_type_id", "0", "1", &r))
+	/* Keyed by the node each run was resolved to: several nodes share a name. */
+	if (scan_table(m->rec->path, "blackbox_execs", "node_id", "coalesce(blackbox_node_id, -op_type_id)", "0", "1", &r))
 		goto cleanup;
 	m->session.blackbox_execs = r.rows;
 	m->session.blackbox_ns = r.total_ns;
 	for (size_t i = 0; i < r.ngroups; i++) {
 		struct scan_group *g = &r.groups[i];
-		const char *node = str_of(l, g->k1), *type = str_of(l, g->k2);
-		struct model_blackbox *hit = NULL;
+		const char *node = str_of(l, g->k1), *type = g->k2 < 0 ? str_of(l, -g->k2) : NULL;
+		struct model_blackbox *hit = g->k2 > 0 ? blackbox_by_id(m, g->k2) : NULL;
 		size_t nhits = 0;
 
-		for (size_t j = 0; j < m->nblackboxes; j++) {
+		for (size_t j = 0; !hit && j < m->nblackboxes; j++) {
 			struct model_blackbox *b = &m->blackboxes[j];
 
+			/* A run whose node was not resolved: by name, the first such node. */
 			if (node && b->node_name && !strcmp(node, b->node_name) &&
 			    (!type || !b->op_type || !strcmp(type, b->op_type))) {
 				if (!hit)
@@ -853,6 +803,7 @@ static int load_blackboxes(struct loader *l)
 				nhits++;
 			}
 		}
+		hit = hit ? blackbox_same_as(m, hit) : NULL;
 		if (!hit) {
 			/* Executed but its graph was never seen (e.g. built before hooks). */
 			if (ARRAY_GROW(m->blackboxes, m->nblackboxes, cap))
@@ -1076,9 +1027,9 @@ int model_load_eager_site_counts(struct model *m)
 	}
 	if (step_finished(l.db, s, rc))
 		goto cleanup;
-	merge_sites_by_user_line(m);
+	m->nsites = model_merge_sites_by_user_line(m->sites, m->nsites);
 	if (m->nsites > 1)
-		qsort(m->sites, m->nsites, sizeof(*m->sites), cmp_sites);
+		qsort(m->sites, m->nsites, sizeof(*m->sites), model_cmp_sites);
 	ret = 0;
 cleanup:
 	sqlite3_finalize(s);
@@ -1118,10 +1069,10 @@ int model_load_parts(struct model *m, struct recording *rec, unsigned parts)
 			{ "session", load_session, 0, 0 }, { "functions", load_functions, 0, 0 },
 			{ "traces", load_traces, 0, 0 }, { "graph_functions", load_graph_functions, 0, 0 },
 			{ "function_calls", load_function_calls, MODEL_EVENTS, 0 },
-			{ "eager_ops", load_eager, MODEL_EVENTS, 0 },
 			{ "eager_totals", load_eager_totals, MODEL_EAGER_TOTALS, MODEL_EVENTS },
 			{ "blackboxes", load_blackboxes, MODEL_EVENTS, 0 },
 			{ "session_runs", load_session_runs, MODEL_EVENTS, 0 },
+			{ "eager_ops", load_eager_split, MODEL_EVENTS, 0 },
 		};
 		/* AGPROF_TIMING=1 prints the time of each step (bench/report). */
 		int timing = getenv("AGPROF_TIMING") != NULL;
@@ -1145,6 +1096,8 @@ int model_load_parts(struct model *m, struct recording *rec, unsigned parts)
 		if (f)
 			f->tf_data = 1;
 	}
+	if ((parts & MODEL_EVENTS) && model_input_finish(m))
+		goto cleanup;
 	if (model_explain_retraces(m, l.gfs, l.ngfs))
 		goto cleanup;
 	if (m->nfunctions > 1)
@@ -1182,6 +1135,9 @@ void model_release(struct model *m)
 	free(m->sites);
 	free(m->blackboxes);
 	free(m->session_runs);
+	free(m->threads);
+	free(m->datasets);
+	free(m->graph_readers);
 	free(m->findings);
 	if (m->pool) {
 		for (size_t i = 0; i < m->pool->n; i++)
@@ -1258,6 +1214,7 @@ struct finding *model_add_finding(struct model *m, const struct finding *f)
 	d->recommendation = model_strdup(m, f->recommendation);
 	d->example_before = model_strdup(m, f->example_before);
 	d->example_after = model_strdup(m, f->example_after);
+	d->thread = model_strdup(m, f->thread);
 	return d;
 }
 

@@ -140,6 +140,12 @@ struct model_function {
 	enum retrace_cause main_cause; /* most frequent retrace cause, CAUSE_NONE if no retrace */
 	size_t cause_counts[CAUSE__COUNT];
 	int64_t first_ns, last_ns;  /* span of its traces and calls */
+	/*
+	 * A function TensorFlow or Keras defines (tf.data's wrapped_fn, ...)
+	 * rather than the user: what made it, e.g. "tf.data map(augment)",
+	 * "Keras"; NULL for the user's own functions.
+	 */
+	const char *made_by;
 };
 
 /* Eager dispatch aggregated by op type. */
@@ -173,6 +179,60 @@ struct model_blackbox {
 	int64_t execs;
 	int64_t total_ns;
 	int64_t first_ns, last_ns;
+	int64_t id;                 /* blackbox_nodes.id, 0 for a node only seen running */
+	/*
+	 * Eager ops dispatched by the Python body while it ran (same thread,
+	 * inside one of its runs): part of the black box's time, not eager
+	 * dispatch of the program.
+	 */
+	int64_t eager_ops, eager_ns;
+	const char *thread;         /* role of the thread that ran it most: main, tf.data, other */
+	const char *made_by;        /* tf.data: the transformation that made it ("map(augment)"), or NULL */
+};
+
+/*
+ * One thread that recorded TensorFlow events.  Its shares are of its own
+ * time (active_ns), never of the sum of several threads' times.
+ */
+struct model_thread {
+	int64_t pid, tid;
+	const char *role;           /* "main", "tf.data" or "other" */
+	const char *name;           /* the thread's name, or NULL */
+	int64_t first_ns, last_ns;  /* its first and last event */
+	/* Main Python thread: the session's active run; others: first to last event. */
+	int64_t active_ns;
+	int64_t eager_ops, eager_ns; /* eager dispatch: input waits and ops inside black boxes left out */
+	double eager_share;          /* eager_ns / active_ns */
+	int64_t input_waits, input_ns; /* eager reads of an iterator (IteratorGetNext, ...) */
+	int64_t input_first_ns, input_last_ns;
+	struct source_loc input_loc; /* the line reading the iterator most */
+	const char *input_func;
+	int64_t blackbox_execs, blackbox_ns;
+	int64_t blackbox_eager_ops;  /* eager ops inside black-box bodies on this thread */
+	struct source_loc top_loc;   /* the line dispatching most eager ops; file NULL: no Python frame */
+	const char *top_func, *top_op;
+	int64_t top_count;
+	int64_t top_first_ns, top_last_ns;
+	const char *top_sites;       /* "train.py:12 (4000 ops, 35.2 ms); ..." */
+};
+
+/* One tf.data transformation the program built (its dataset op ran eagerly). */
+struct model_dataset_op {
+	const char *op;             /* "ParallelMapDatasetV2" */
+	const char *transformation; /* "map", "batch", "from_generator", ... */
+	const char *function;       /* the Python function it applies ("augment"), or NULL */
+	struct source_loc loc;      /* the user line that built it */
+	const char *func;           /* the Python function holding that line */
+	int64_t pid, tid, start_ns;
+	int parallel;               /* runs its function in parallel (num_parallel_calls) */
+	int64_t blackbox_execs, blackbox_ns; /* py_function runs inside its function */
+};
+
+/* A graph function that reads an iterator inside the graph (IteratorGetNext node). */
+struct model_graph_reader {
+	const char *graph_function;
+	const char *function;       /* user function owning it, or NULL */
+	int64_t calls, calls_ns;
 };
 
 /*
@@ -218,6 +278,10 @@ struct model_session {
 	double eager_share;         /* eager_ns / active_ns, 0..1 */
 	double trace_share;         /* trace_ns / active_ns */
 	double retrace_share;       /* retrace_ns / active_ns */
+	/* Eager iterator reads, left out of eager_ops / eager_ns above. */
+	int64_t input_waits, input_ns;
+	/* Eager ops inside black-box bodies, left out of eager_ops / eager_ns. */
+	int64_t blackbox_eager_ops, blackbox_eager_ns;
 };
 
 enum severity { SEV_INFO = 0, SEV_WARNING, SEV_ERROR };
@@ -245,6 +309,7 @@ struct finding {
 	const char *example_after;
 	int64_t cost_ns;
 	int64_t start_ns, end_ns;
+	const char *thread;         /* role of the thread it is about: main, tf.data, other; or NULL */
 };
 
 /*
@@ -271,6 +336,7 @@ struct metric_anchor {
 	struct source_loc loc;
 	int64_t cost_ns;
 	int64_t start_ns, end_ns;
+	const char *thread;
 };
 
 struct metric_source {
@@ -303,6 +369,12 @@ struct model {
 	size_t nblackboxes;
 	struct model_session_run *session_runs; /* by total_ns, largest first */
 	size_t nsession_runs;
+	struct model_thread *threads;     /* by pid, tid */
+	size_t nthreads;
+	struct model_dataset_op *datasets; /* by process, in the order they were built */
+	size_t ndatasets;
+	struct model_graph_reader *graph_readers;
+	size_t ngraph_readers;
 	struct finding *findings;         /* after rules_run(): by cost_ns, largest first, then severity */
 	size_t nfindings;
 	struct model_source_list *sources;
@@ -379,6 +451,9 @@ struct finding *model_add_finding(struct model *m, const struct finding *f);
  * calls it after registering the built-in sources.  0 or -1.
  */
 int gpu_metrics_register(struct model *m);
+
+/* What a location without a file is shown as: its ops ran with no Python frame. */
+#define MODEL_NO_FRAME "<no Python frame>"
 
 /* Sort findings by cost_ns, largest first; on equal cost, the more severe first. */
 void model_sort_findings(struct model *m);

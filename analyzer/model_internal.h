@@ -39,6 +39,39 @@ struct graph_fn {
  */
 int model_explain_retraces(struct model *m, const struct graph_fn *gfs, size_t ngfs);
 
+/* The black box that node blackbox_nodes.id counts under (retraces folded), or NULL. */
+struct model_blackbox *model_blackbox_of_node(struct model *m, int64_t id);
+
+/* How analyzer/input.c reads the loader's strings and call sites. */
+struct model_lookup {
+	void *ctx;
+	const char *(*str)(void *ctx, int64_t id);            /* strings.id -> text, NULL if none */
+	struct source_loc (*site)(void *ctx, int64_t id, const char **func); /* callsites.id */
+};
+
+/*
+ * Threads, input waits and tf.data pipelines (analyzer/input.c): one scan
+ * of eager_ops split into dispatch, iterator reads and ops run inside black
+ * boxes (charged to m->blackboxes, so after they are loaded); m->sites and
+ * m->ops hold the dispatch alone; fills m->threads, m->datasets,
+ * m->graph_readers.  *rows, *first_ns, *last_ns: all eager ops.  0 or -1.
+ */
+int model_load_input(struct model *m, const struct model_lookup *lk, int64_t *rows, int64_t *first_ns,
+		     int64_t *last_ns);
+/* After the session's active time and the functions are known: per-thread shares, made_by.  0 or -1. */
+int model_input_finish(struct model *m);
+
+/*
+ * "train.py:12 (4000 ops, 35.2 ms); ..." for the first five of sites; a line
+ * without a file reads "<no Python frame>".  In the model's pool.
+ */
+const char *model_format_sites(struct model *m, const struct model_eager_site *sites, size_t n);
+
+/* qsort order of eager sites: most ops first; equal counts in source order. */
+int model_cmp_sites(const void *a, const void *b);
+/* Fold sites that resolve to one user line into one row; returns the new count. */
+size_t model_merge_sites_by_user_line(struct model_eager_site *sites, size_t nsites);
+
 /* Register the built-in metric sources.  0 or -1. */
 int model_register_builtin_sources(struct model *m);
 

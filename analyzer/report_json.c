@@ -112,6 +112,10 @@ static void json_session(struct strbuf *sb, const struct model *m)
 	jkv_int(sb, &first, "session_runs", s->session_runs);
 	jkv_int(sb, &first, "session_run_ns", s->session_run_ns);
 	jkv_str(sb, &first, "empty_reason", model_empty_reason(m));
+	jkv_int(sb, &first, "input_waits", s->input_waits);
+	jkv_int(sb, &first, "input_ns", s->input_ns);
+	jkv_int(sb, &first, "blackbox_eager_ops", s->blackbox_eager_ops);
+	jkv_int(sb, &first, "blackbox_eager_ns", s->blackbox_eager_ns);
 	strbuf_addch(sb, '}');
 }
 
@@ -145,6 +149,7 @@ static void json_finding(struct strbuf *sb, const struct finding *f)
 	jkv_int(sb, &first, "cost_ns", f->cost_ns);
 	jkv_int(sb, &first, "start_ns", f->start_ns);
 	jkv_int(sb, &first, "end_ns", f->end_ns);
+	jkv_str(sb, &first, "thread", f->thread);
 	strbuf_addch(sb, '}');
 }
 
@@ -201,6 +206,7 @@ static void json_function(struct strbuf *sb, const struct model_function *f)
 	jkv_int(sb, &first, "variables_created", f->variables_created);
 	jkv_int(sb, &first, "blackbox_nodes", f->blackbox_nodes);
 	jkv_int(sb, &first, "blackbox_execs", f->blackbox_execs);
+	jkv_str(sb, &first, "made_by", f->made_by);
 	jkv_str(sb, &first, "first_signature", f->ntraces ? f->traces[0].signature : NULL);
 	jkey(sb, &first, "first_location");
 	report_json_loc(sb, f->ntraces ? &f->traces[0].callsite : NULL);
@@ -212,6 +218,117 @@ static void json_function(struct strbuf *sb, const struct model_function *f)
 		json_retrace(sb, &f->traces[k]);
 	}
 	strbuf_addstr(sb, "]}");
+}
+
+/* A text or number field of a metric source's row (the printers' way to read "input"). */
+static void jkv_field(struct strbuf *sb, int *first, const struct model *m, const struct metric_source *src,
+		      size_t row, const char *key, const char *field)
+{
+	struct metric_value v = { 0 };
+
+	if (src->get(m, src->data, row, field, &v) != 0 || v.type == METRIC_NONE)
+		jkv_str(sb, first, key, NULL);
+	else if (v.type == METRIC_TEXT)
+		jkv_str(sb, first, key, v.text);
+	else if (v.num == (double)(long long)v.num)  /* counts and times are integers */
+		jkv_int(sb, first, key, (long long)v.num);
+	else
+		jkv_num(sb, first, key, v.num);
+}
+
+/* threads, input (rows of the "input" source), datasets, graph_readers. */
+static void json_threads_input(struct strbuf *out, const struct model *m, int *first)
+{
+	const struct metric_source *src = model_find_source(m, "input");
+	size_t n = src ? src->count(m, src->data) : 0;
+
+	jkey(out, first, "threads");
+	strbuf_addch(out, '[');
+	for (size_t i = 0; i < m->nthreads; i++) {
+		const struct model_thread *t = &m->threads[i];
+		int f2 = 1;
+
+		strbuf_addstr(out, i ? ",\n{" : "\n{");
+		jkv_int(out, &f2, "pid", t->pid);
+		jkv_int(out, &f2, "tid", t->tid);
+		jkv_str(out, &f2, "thread", t->role);
+		jkv_str(out, &f2, "name", t->name);
+		jkv_int(out, &f2, "active_ns", t->active_ns);
+		jkv_int(out, &f2, "eager_ops", t->eager_ops);
+		jkv_int(out, &f2, "eager_ns", t->eager_ns);
+		jkv_num(out, &f2, "eager_share", t->eager_share);
+		jkv_int(out, &f2, "input_waits", t->input_waits);
+		jkv_int(out, &f2, "input_ns", t->input_ns);
+		jkv_int(out, &f2, "blackbox_execs", t->blackbox_execs);
+		jkv_int(out, &f2, "blackbox_ns", t->blackbox_ns);
+		jkv_int(out, &f2, "blackbox_eager_ops", t->blackbox_eager_ops);
+		jkey(out, &f2, "top_location");
+		report_json_loc(out, t->top_count ? &t->top_loc : NULL);
+		jkv_str(out, &f2, "top_function", t->top_func);
+		jkv_int(out, &f2, "top_count", t->top_count);
+		strbuf_addch(out, '}');
+	}
+	strbuf_addstr(out, "]");
+	jkey(out, first, "input");
+	strbuf_addch(out, '[');
+	for (size_t i = 0; i < n; i++) {
+		static const char *const keys[][2] = {
+			{ "thread", "thread" }, { "waits", "waits" }, { "wait_ns", "wait_ns" }, { "loop_ns", "loop_ns" },
+			{ "wait_share", "wait_share" }, { "verdict", "verdict" }, { "function", "func" },
+			{ "pipeline", "pipeline" },
+			{ "advice", "advice" },
+		};
+		struct metric_value file = { 0 }, line = { 0 };
+		struct source_loc loc;
+		int f2 = 1;
+
+		strbuf_addstr(out, i ? ",\n{" : "\n{");
+		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+			jkv_field(out, &f2, m, src, i, keys[k][0], keys[k][1]);
+		for (int d = 0; d < 2; d++) {
+			src->get(m, src->data, i, d ? "dataset_file" : "file", &file);
+			src->get(m, src->data, i, d ? "dataset_line" : "line", &line);
+			loc.file = file.type == METRIC_TEXT ? file.text : NULL;
+			loc.line = (int)line.num;
+			jkey(out, &f2, d ? "dataset_location" : "location");
+			report_json_loc(out, loc.file ? &loc : NULL);
+		}
+		strbuf_addch(out, '}');
+	}
+	strbuf_addstr(out, "]");
+	jkey(out, first, "datasets");
+	strbuf_addch(out, '[');
+	for (size_t i = 0; i < m->ndatasets; i++) {
+		const struct model_dataset_op *d = &m->datasets[i];
+		int f2 = 1;
+
+		strbuf_addstr(out, i ? ",\n{" : "\n{");
+		jkv_str(out, &f2, "op", d->op);
+		jkv_str(out, &f2, "transformation", d->transformation);
+		jkv_str(out, &f2, "function", d->function);
+		jkv_bool(out, &f2, "parallel", d->parallel);
+		jkey(out, &f2, "location");
+		report_json_loc(out, d->loc.file ? &d->loc : NULL);
+		jkv_int(out, &f2, "pid", d->pid);
+		jkv_int(out, &f2, "blackbox_execs", d->blackbox_execs);
+		jkv_int(out, &f2, "blackbox_ns", d->blackbox_ns);
+		strbuf_addch(out, '}');
+	}
+	strbuf_addstr(out, "]");
+	jkey(out, first, "graph_readers");
+	strbuf_addch(out, '[');
+	for (size_t i = 0; i < m->ngraph_readers; i++) {
+		const struct model_graph_reader *r = &m->graph_readers[i];
+		int f2 = 1;
+
+		strbuf_addstr(out, i ? ",{" : "{");
+		jkv_str(out, &f2, "graph_function", r->graph_function);
+		jkv_str(out, &f2, "function", r->function);
+		jkv_int(out, &f2, "calls", r->calls);
+		jkv_int(out, &f2, "calls_ns", r->calls_ns);
+		strbuf_addch(out, '}');
+	}
+	strbuf_addstr(out, "]");
 }
 
 void report_json(struct strbuf *out, const struct model *m, const struct report_opts *o)
@@ -288,6 +405,11 @@ void report_json(struct strbuf *out, const struct model *m, const struct report_
 		report_json_loc(out, &b->loc);
 		jkv_int(out, &f2, "execs", b->execs);
 		jkv_int(out, &f2, "total_ns", b->total_ns);
+		jkv_int(out, &f2, "node_id", b->id);
+		jkv_int(out, &f2, "eager_ops", b->eager_ops);
+		jkv_int(out, &f2, "eager_ns", b->eager_ns);
+		jkv_str(out, &f2, "thread", b->thread);
+		jkv_str(out, &f2, "made_by", b->made_by);
 		strbuf_addch(out, '}');
 	}
 	strbuf_addstr(out, "]");
@@ -311,6 +433,7 @@ void report_json(struct strbuf *out, const struct model *m, const struct report_
 		strbuf_addch(out, '}');
 	}
 	strbuf_addstr(out, "]");
+	json_threads_input(out, m, &first);
 	jkey(out, &first, "gpu");
 	report_gpu_json(out, o->gpu);
 	strbuf_addstr(out, "}\n");
@@ -513,7 +636,10 @@ void report_sarif(struct strbuf *out, const struct model *m, const struct rulese
 		}
 		strbuf_addstr(out, ",\"properties\":{\"cause\":");
 		jstr(out, retrace_cause_name(f->cause));
-		strbuf_addf(out, ",\"cost_ns\":%lld}}", (long long)f->cost_ns);
+		strbuf_addf(out, ",\"cost_ns\":%lld", (long long)f->cost_ns);
+		strbuf_addstr(out, ",\"thread\":");
+		jstr(out, f->thread);
+		strbuf_addstr(out, "}}");
 	}
 	strbuf_addstr(out, "]}]}\n");
 }

@@ -157,6 +157,36 @@ static size_t limit(const struct text *t, size_t n)
 	return t->o->top > 0 && (size_t)t->o->top < n ? (size_t)t->o->top : n;
 }
 
+/* One line per thread that waited for a tf.data iterator (rows of the "input" source). */
+static void input_summary(struct text *t)
+{
+	const struct metric_source *src = model_find_source(t->m, "input");
+	size_t n = src ? src->count(t->m, src->data) : 0;
+
+	for (size_t i = 0; i < n; i++) {
+		struct metric_value th = { 0 }, waits = { 0 }, ns = { 0 }, share = { 0 }, line = { 0 }, pipe = { 0 };
+		char a[DURATION_MAX];
+
+		src->get(t->m, src->data, i, "thread", &th);
+		src->get(t->m, src->data, i, "waits", &waits);
+		src->get(t->m, src->data, i, "wait_ns", &ns);
+		src->get(t->m, src->data, i, "wait_share", &share);
+		src->get(t->m, src->data, i, "line", &line);
+		src->get(t->m, src->data, i, "pipeline", &pipe);
+		strbuf_addf(t->out, "  input: %.0f iterator reads on the %s thread waited %s (%.1f%% of the loop at line %.0f); "
+			    "pipeline: %s\n", waits.num, th.text ? th.text : "?", duration_format(a, sizeof(a), (int64_t)ns.num),
+			    100 * share.num, line.num, pipe.text ? pipe.text : "-");
+	}
+	for (size_t i = 0; i < t->m->ngraph_readers; i++) {
+		const struct model_graph_reader *r = &t->m->graph_readers[i];
+		char a[DURATION_MAX];
+
+		strbuf_addf(t->out, "  input: read inside the graph of %s (IteratorGetNext node; %lld calls, %s, waiting "
+			    "included)\n", r->function ? r->function : r->graph_function, (long long)r->calls,
+			    duration_format(a, sizeof(a), (int64_t)r->calls_ns));
+	}
+}
+
 /*
  * A recording without TensorFlow activity is still a run: say what was seen
  * (processes, TensorFlow loaded or not, hooked or not) and what was not.
@@ -191,6 +221,10 @@ static void summary_tf2(struct text *t)
 		    (long long)s->function_calls, duration_format(b, sizeof(b), s->function_call_ns),
 		    (long long)s->eager_ops, duration_format(c, sizeof(c), s->eager_ns), 100 * s->eager_share,
 		    (long long)s->blackbox_execs, duration_format(d, sizeof(d), s->blackbox_ns));
+	if (s->blackbox_eager_ops)
+		strbuf_addf(t->out, "  %lld eager ops ran inside py_function bodies (%s, counted with their black boxes)\n",
+			    (long long)s->blackbox_eager_ops, duration_format(a, sizeof(a), s->blackbox_eager_ns));
+	input_summary(t);
 }
 
 static void summary(struct text *t)
@@ -268,6 +302,8 @@ static void findings(struct text *t, int with_examples)
 			strbuf_addf(&tail, " [%s]", retrace_cause_name(f->cause));
 		strbuf_addstr(t->out, tail.buf ? tail.buf : "");
 		used = 12 + strlen(f->rule) + text_columns(tail.buf);
+		if (f->thread)
+			strbuf_addf(&cost, " on the %s thread", f->thread);
 		if (f->cost_ns)
 			strbuf_addf(&cost, "  (costs %s)", duration_format(a, sizeof(a), (int64_t)f->cost_ns));
 		add_at(t, used, &f->loc, cost.buf ? cost.buf : "");
@@ -307,12 +343,16 @@ static void retracing(struct text *t)
 	heading(t, "Retracing: every trace after the first, and why");
 	for (size_t i = 0; i < m->nfunctions; i++) {
 		const struct model_function *f = &m->functions[i];
+		struct source_loc made_at;
 
 		if (f->ntraces < 2)
 			continue;
 		any = 1;
-		strbuf_addf(t->out, "  %s%s%s (def %s): %zu traces, %zu tf.function object%s\n", col(t, C_BOLD),
-			    f->name, col(t, C_RESET), loc_str(m, &f->def), f->ntraces, f->function_objects,
+		made_at = f->made_by ? model_function_user_loc(f) : f->def;
+		strbuf_addf(t->out, "  %s%s%s (%s %s): %zu traces, %zu tf.function object%s\n", col(t, C_BOLD),
+			    f->made_by ? f->made_by : f->name, col(t, C_RESET), f->made_by ? "made at" : "def",
+			    loc_str(m, &made_at),
+			    f->ntraces, f->function_objects,
 			    f->function_objects == 1 ? "" : "s");
 		for (size_t k = 1; k < limit(t, f->ntraces); k++) {
 			const struct model_trace *tr = &f->traces[k];
@@ -345,7 +385,7 @@ static void eager(struct text *t)
 		char a[DURATION_MAX];
 
 		strbuf_addstr(t->out, "  ");
-		cell_left(t->out, user_loc_str(m, &s->loc), 26, 1);
+		cell_left(t->out, s->loc.file ? user_loc_str(m, &s->loc) : MODEL_NO_FRAME, 26, 1);
 		strbuf_addch(t->out, ' ');
 		cell_name(t->out, s->func, 10, 1);
 		strbuf_addf(t->out, " %7lld %9s %5.1f%%  ", (long long)s->count, duration_format(a, sizeof(a), (int64_t)s->total_ns),
@@ -394,7 +434,8 @@ static void blackbox(struct text *t)
 		char a[DURATION_MAX];
 
 		strbuf_addf(t->out, "  %-24s %-16s %-22s %10lld %10s %5.1f%%\n", b->node_name ? b->node_name : "?",
-			    b->op_type ? b->op_type : "?", b->function ? b->function : b->in_tf_data ? "(tf.data)" : "-",
+			    b->op_type ? b->op_type : "?",
+			    b->made_by ? b->made_by : b->function ? b->function : b->in_tf_data ? "(tf.data)" : "-",
 			    (long long)b->execs, duration_format(a, sizeof(a), (int64_t)b->total_ns), pct(m, (double)b->total_ns));
 	}
 }
@@ -442,10 +483,13 @@ static void functions(struct text *t)
 		const struct model_function *f = &m->functions[i];
 		char a[DURATION_MAX], b[DURATION_MAX];
 
+		/* TensorFlow's own functions (tf.data's wrapped_fn) under the user call that made them. */
+		struct source_loc where = f->made_by ? model_function_user_loc(f) : f->def;
+
 		strbuf_addstr(t->out, "  ");
-		cell_name(t->out, f->name, 16, 1);
+		cell_name(t->out, f->made_by ? f->made_by : f->name, 16, 1);
 		strbuf_addch(t->out, ' ');
-		cell_left(t->out, loc_str(m, &f->def), 25, 1);
+		cell_left(t->out, loc_str(m, &where), 25, 1);
 		strbuf_addf(t->out, " %6zu %8lld %9s %9s\n", f->ntraces, (long long)f->calls,
 			    duration_format(a, sizeof(a), (int64_t)f->trace_ns), duration_format(b, sizeof(b), (int64_t)f->exec_ns));
 		if (f->jit_compile || f->has_input_signature || f->reduce_retracing)

@@ -1268,6 +1268,7 @@ static int rule_run(struct rule *r, struct model *m, size_t *added)
 		f.cost_ns = a.cost_ns;
 		f.start_ns = a.start_ns;
 		f.end_ns = a.end_ns;
+		f.thread = a.thread;
 		strbuf_reset(&msg);
 		if (render(&ev, r->message, &msg)) {
 			rule_error(r->path, r->line_message, "'%s' is neither a threshold nor a field of '%s'",

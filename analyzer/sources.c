@@ -297,6 +297,9 @@ static const char *const blackbox_fields[] = {
 	"graph_function: the TensorFlow function holding the node",
 	"in_tf_data: 1 when the graph is a tf.data function",
 	"execs, total_ns, share: executions, their time, its share of the run",
+	"eager_ops, eager_ns: eager ops its Python body dispatched (counted here, not as eager dispatch)",
+	"thread: the thread that ran it most (main, tf.data, other)",
+	"made_by: the tf.data transformation that made it, e.g. map(augment) (text)",
 	NULL,
 };
 
@@ -322,6 +325,10 @@ static int blackboxes_get(const struct model *m, void *data, size_t row, const c
 	NUM("execs", b->execs);
 	NUM("total_ns", b->total_ns);
 	NUM("share", share(m, b->total_ns));
+	NUM("eager_ops", b->eager_ops);
+	NUM("eager_ns", b->eager_ns);
+	TEXT("thread", b->thread);
+	TEXT("made_by", b->made_by ? b->made_by : b->function);
 	return -1;
 }
 
@@ -335,6 +342,297 @@ static void blackboxes_anchor(const struct model *m, void *data, size_t row, str
 	a->cost_ns = b->total_ns;
 	a->start_ns = b->first_ns;
 	a->end_ns = b->last_ns;
+	a->thread = b->thread;
+}
+
+
+/* threads: one row per thread that recorded events; shares of its own time */
+
+static const char *const thread_fields[] = {
+	"thread: main, tf.data or other; pid, tid, name",
+	"active_ns: the thread's time (main thread: the active run; others: first to last event)",
+	"eager_ops, eager_ns, eager_share: its eager dispatch (iterator reads and ops inside black boxes left out),",
+	"  and its share of the thread's time",
+	"input_waits, input_ns: its eager iterator reads",
+	"blackbox_execs, blackbox_ns, blackbox_eager_ops: black-box runs on it, eager ops inside them",
+	"top_sites: its five busiest eager lines (text); top_site: the first, as 'line N (func)' or '<no Python frame>'",
+	"top_site_file, top_site_line, top_site_func, top_site_count, top_op: the first of them",
+	NULL,
+};
+
+static size_t threads_count(const struct model *m, void *data)
+{
+	(void)data;
+	return m->nthreads;
+}
+
+/* "line 35 (augment_py)", or the no-frame text with the thread. */
+static const char *top_site_text(const struct model *m, const struct model_thread *t)
+{
+	if (!t->top_count)
+		return NULL;
+	if (!t->top_loc.file)
+		return model_strf((struct model *)m, "%s ops on the %s thread", MODEL_NO_FRAME, t->role);
+	return model_strf((struct model *)m, "line %d (%s)", t->top_loc.line, t->top_func ? t->top_func : "?");
+}
+
+static int threads_get(const struct model *m, void *data, size_t row, const char *field, struct metric_value *out)
+{
+	const struct model_thread *t = &m->threads[row];
+
+	(void)data;
+	TEXT("thread", t->role);
+	NUM("pid", t->pid);
+	NUM("tid", t->tid);
+	TEXT("name", t->name);
+	NUM("active_ns", t->active_ns);
+	NUM("eager_ops", t->eager_ops);
+	NUM("eager_ns", t->eager_ns);
+	NUM("eager_share", t->eager_share);
+	NUM("input_waits", t->input_waits);
+	NUM("input_ns", t->input_ns);
+	NUM("blackbox_execs", t->blackbox_execs);
+	NUM("blackbox_ns", t->blackbox_ns);
+	NUM("blackbox_eager_ops", t->blackbox_eager_ops);
+	TEXT("top_sites", t->top_sites);
+	TEXT("top_site", top_site_text(m, t));
+	TEXT("top_site_file", t->top_loc.file);
+	NUM("top_site_line", t->top_loc.line);
+	TEXT("top_site_func", t->top_func);
+	NUM("top_site_count", t->top_count);
+	TEXT("top_op", t->top_op);
+	return -1;
+}
+
+static void threads_anchor(const struct model *m, void *data, size_t row, struct metric_anchor *a)
+{
+	const struct model_thread *t = &m->threads[row];
+
+	(void)data;
+	a->function = t->top_func;
+	a->loc = t->top_loc;
+	a->cost_ns = t->eager_ns;
+	a->start_ns = t->top_first_ns;
+	a->end_ns = t->top_last_ns;
+	a->thread = t->role;
+}
+
+/* input: one row per thread that read a tf.data iterator eagerly */
+
+static const char *const input_fields[] = {
+	"thread: the thread reading (main, tf.data, other)",
+	"waits, wait_ns: its iterator reads (IteratorGetNext) and their time",
+	"loop_ns: from its first read to the end of its last; wait_share: wait_ns / loop_ns",
+	"verdict: TensorFlow's input-pipeline analyzer's words for wait_share: highly input-bound (20% or more),",
+	"  moderately input-bound (5% or more), not input-bound (text)",
+	"file, line, func: the line reading the iterator most (the loop)",
+	"dataset_file, dataset_line: the user line that built the transformation to fix first",
+	"  (a black box, a sequential map, a generator; else the pipeline's last)",
+	"pipeline: the transformations built before the first read, with their lines (text)",
+	"serial_maps, parallel_maps, prefetch, cache, generators: counts in that pipeline",
+	"blackbox_execs, blackbox_ns: py_function runs inside its functions",
+	"advice: what to change, chosen from the pipeline (text)",
+	"graph_readers: graph functions that read an iterator inside the graph (text, all threads)",
+	NULL,
+};
+
+struct input_row {
+	const struct model_thread *t;
+	const struct model_dataset_op *first, *fix; /* pipeline bounds in m->datasets; the line to fix */
+	size_t n;
+	int serial_maps, parallel_maps, prefetch, cache, generators, map_before_batch;
+	int64_t blackbox_execs, blackbox_ns;
+	const char *pipeline, *advice;
+};
+
+struct input_rows {
+	struct input_row *v;
+	size_t n;
+	const char *graph_readers;
+};
+
+static size_t input_count(const struct model *m, void *data)
+{
+	(void)m;
+	return data ? ((struct input_rows *)data)->n : 0;
+}
+
+static const char *ds_line(struct model *m, const struct model_dataset_op *d)
+{
+	return d->loc.file ? model_strf(m, "line %d", d->loc.line) : MODEL_NO_FRAME;
+}
+
+static const char *ds_name(struct model *m, const struct model_dataset_op *d)
+{
+	if (d->function && strcmp(d->transformation, "from_generator"))
+		return model_strf(m, "%s(%s)", d->transformation, d->function);
+	return d->transformation;
+}
+
+/* Describe the pipeline and say what to change, from what the recording shows. */
+static void input_describe(struct model *m, struct input_row *r)
+{
+	struct strbuf p = STRBUF_INIT, a = STRBUF_INIT;
+	const struct model_dataset_op *last = NULL, *batch = NULL;
+
+	for (size_t i = 0; i < r->n; i++) {
+		const struct model_dataset_op *d = &r->first[i];
+		int is_map = !strcmp(d->transformation, "map");
+
+		strbuf_addf(&p, "%s%s at %s%s", i ? " -> " : "", ds_name(m, d), ds_line(m, d),
+			    is_map ? (d->parallel ? ", parallel" : ", sequential") : "");
+		r->serial_maps += is_map && !d->parallel;
+		r->parallel_maps += is_map && d->parallel;
+		r->prefetch |= !strcmp(d->transformation, "prefetch");
+		r->cache |= !strcmp(d->transformation, "cache");
+		r->generators += !strcmp(d->transformation, "from_generator");
+		r->blackbox_execs += d->blackbox_execs;
+		r->blackbox_ns += d->blackbox_ns;
+		if (!strcmp(d->transformation, "batch") && !batch)
+			batch = d;
+		r->map_before_batch |= is_map && !batch;
+		if (!r->fix && (d->blackbox_execs || (is_map && !d->parallel) ||
+				!strcmp(d->transformation, "from_generator")))
+			r->fix = d;
+		last = d;
+	}
+	if (!r->fix)
+		r->fix = last;
+	for (size_t i = 0; i < r->n; i++) {
+		const struct model_dataset_op *d = &r->first[i];
+
+		if (d->blackbox_execs && strcmp(d->transformation, "from_generator")) {
+			char took[DURATION_MAX];
+
+			strbuf_addf(&a, "%sthe Python black box in %s at %s ran %lld times (%s), one element at a "
+				    "time under the GIL: rewrite its body with TensorFlow ops so that tf.data can run "
+				    "it in parallel, or move the py_function out of the pipeline",
+				    a.len ? "; " : "", ds_name(m, d), ds_line(m, d), (long long)d->blackbox_execs,
+				    duration_format(took, sizeof(took), d->blackbox_ns));
+		} else if (!strcmp(d->transformation, "from_generator"))
+			strbuf_addf(&a, "%sfrom_generator at %s calls Python for every element: build the data as "
+				    "tensors once (from_tensor_slices) or read files (TFRecordDataset)",
+				    a.len ? "; " : "", ds_line(m, d));
+		/* A black box holds the GIL: parallel calls of it do not help. */
+		else if (!strcmp(d->transformation, "map") && !d->parallel)
+			strbuf_addf(&a, "%spass num_parallel_calls=tf.data.AUTOTUNE to %s at %s", a.len ? "; " : "",
+				    ds_name(m, d), ds_line(m, d));
+	}
+	if (!r->prefetch && last)
+		strbuf_addf(&a, "%send the pipeline with .prefetch(tf.data.AUTOTUNE) (after %s at %s) so that "
+			    "batches are made while the step runs", a.len ? "; " : "", ds_name(m, last), ds_line(m, last));
+	if (!a.len && last) {
+		strbuf_addstr(&a, "the pipeline is parallel and prefetched, and still slower than the step: ");
+		if (!r->cache)
+			strbuf_addstr(&a, "add .cache() after the expensive transformation if the data fits in memory");
+		if (r->map_before_batch)
+			strbuf_addf(&a, "%sbatch before map so that the map function runs once per batch (vectorized)",
+				    r->cache ? "" : ", or ");
+		if (r->cache && !r->map_before_batch)
+			strbuf_addstr(&a, "make its functions cheaper or its elements smaller");
+	} else if (r->map_before_batch && batch)
+		strbuf_addf(&a, "; consider .batch() before .map() so that the function runs once per batch");
+	if (!last)
+		strbuf_addstr(&a, "the dataset was built before recording started: check that its map calls use "
+			      "num_parallel_calls=tf.data.AUTOTUNE and that it ends with .prefetch(tf.data.AUTOTUNE)");
+	if (a.buf && a.buf[0] >= 'a' && a.buf[0] <= 'z')
+		a.buf[0] = (char)(a.buf[0] - 'a' + 'A');
+	r->pipeline = model_strdup(m, p.buf ? p.buf : "");
+	r->advice = model_strdup(m, a.buf ? a.buf : "");
+	strbuf_release(&p);
+	strbuf_release(&a);
+}
+
+static struct input_rows *input_rows_build(struct model *m)
+{
+	struct input_rows *rows = calloc(1, sizeof(*rows));
+	struct strbuf gr = STRBUF_INIT;
+
+	if (!rows || !(rows->v = calloc(m->nthreads ? m->nthreads : 1, sizeof(*rows->v)))) {
+		free(rows);
+		return NULL;
+	}
+	for (size_t i = 0; i < m->nthreads; i++) {
+		const struct model_thread *t = &m->threads[i];
+		struct input_row *r;
+		size_t lo = 0, hi = 0;
+
+		if (!t->input_waits)
+			continue;
+		/* The pipeline: transformations of that process built before its first read. */
+		while (lo < m->ndatasets && m->datasets[lo].pid != t->pid)
+			lo++;
+		for (hi = lo; hi < m->ndatasets && m->datasets[hi].pid == t->pid &&
+			      m->datasets[hi].start_ns < t->input_first_ns; hi++)
+			;
+		r = &rows->v[rows->n++];
+		r->t = t;
+		r->first = lo < hi ? &m->datasets[lo] : NULL;
+		r->n = hi - lo;
+		input_describe(m, r);
+	}
+	for (size_t i = 0; i < m->ngraph_readers; i++)
+		strbuf_addf(&gr, "%s%s (%lld calls)", i ? "; " : "",
+			    m->graph_readers[i].function ? m->graph_readers[i].function : m->graph_readers[i].graph_function,
+			    (long long)m->graph_readers[i].calls);
+	rows->graph_readers = model_strdup(m, gr.buf ? gr.buf : "");
+	strbuf_release(&gr);
+	return rows;
+}
+
+static void input_rows_release(void *data)
+{
+	struct input_rows *rows = data;
+
+	if (rows)
+		free(rows->v);
+	free(rows);
+}
+
+static int input_get(const struct model *m, void *data, size_t row, const char *field, struct metric_value *out)
+{
+	const struct input_row *r = &((struct input_rows *)data)->v[row];
+	const struct model_thread *t = r->t;
+	int64_t loop = t->input_last_ns - t->input_first_ns;
+	double share_of_loop = loop > 0 ? (double)t->input_ns / (double)loop : 0;
+
+	(void)m;
+	TEXT("thread", t->role);
+	NUM("waits", t->input_waits);
+	NUM("wait_ns", t->input_ns);
+	NUM("loop_ns", loop);
+	NUM("wait_share", share_of_loop);
+	TEXT("verdict", share_of_loop >= 0.20 ? "highly input-bound"
+			: share_of_loop >= 0.05 ? "moderately input-bound" : "not input-bound");
+	TEXT("file", t->input_loc.file);
+	NUM("line", t->input_loc.line);
+	TEXT("func", t->input_func);
+	TEXT("dataset_file", r->fix ? r->fix->loc.file : NULL);
+	NUM("dataset_line", r->fix ? r->fix->loc.line : 0);
+	TEXT("pipeline", r->n ? r->pipeline : "not recorded (built before TensorFlow's hooks)");
+	NUM("serial_maps", r->serial_maps);
+	NUM("parallel_maps", r->parallel_maps);
+	NUM("prefetch", r->prefetch);
+	NUM("cache", r->cache);
+	NUM("generators", r->generators);
+	NUM("blackbox_execs", r->blackbox_execs);
+	NUM("blackbox_ns", r->blackbox_ns);
+	TEXT("advice", r->advice);
+	TEXT("graph_readers", ((struct input_rows *)data)->graph_readers);
+	return -1;
+}
+
+static void input_anchor(const struct model *m, void *data, size_t row, struct metric_anchor *a)
+{
+	const struct input_row *r = &((struct input_rows *)data)->v[row];
+
+	(void)m;
+	a->function = r->fix && r->fix->loc.file ? r->fix->func : r->t->input_func;
+	a->loc = r->fix && r->fix->loc.file ? r->fix->loc : r->t->input_loc;
+	a->cost_ns = r->t->input_ns;
+	a->start_ns = r->t->input_first_ns;
+	a->end_ns = r->t->input_last_ns;
+	a->thread = r->t->role;
 }
 
 /* session: one row */
@@ -346,6 +644,8 @@ static const char *const session_fields[] = {
 	"retrace_ns, retrace_share: tracing after each function's first trace (avoidable tracing)",
 	"function_calls, function_call_ns: graph function executions",
 	"blackbox_execs, blackbox_ns: py_function executions",
+	"input_waits, input_ns: eager reads of a tf.data iterator (not in eager_ops)",
+	"blackbox_eager_ops, blackbox_eager_ns: eager ops run inside py_function bodies (not in eager_ops)",
 	"functions: traced user functions",
 	"dropped_events, exit_status, tf_status",
 	"top_sites: the five source lines dispatching most eager ops, with counts and time (text)",
@@ -416,6 +716,10 @@ static int session_get(const struct model *m, void *data, size_t row, const char
 	NUM("function_call_ns", s->function_call_ns);
 	NUM("blackbox_execs", s->blackbox_execs);
 	NUM("blackbox_ns", s->blackbox_ns);
+	NUM("input_waits", s->input_waits);
+	NUM("input_ns", s->input_ns);
+	NUM("blackbox_eager_ops", s->blackbox_eager_ops);
+	NUM("blackbox_eager_ns", s->blackbox_eager_ns);
 	NUM("functions", m->nfunctions);
 	NUM("dropped_events", s->dropped_events);
 	NUM("exit_status", s->exit_status);
@@ -447,21 +751,7 @@ static void session_anchor(const struct model *m, void *data, size_t row, struct
 /* "train.py:12 (4000 ops, 35.2 ms); ..." for the five busiest lines. */
 static const char *format_top_sites(struct model *m)
 {
-	struct strbuf sb = STRBUF_INIT;
-	const char *out;
-
-	for (size_t i = 0; i < m->nsites && i < 5; i++) {
-		const struct model_eager_site *s = &m->sites[i];
-		const char *file = s->loc.file ? strrchr(s->loc.file, '/') : NULL;
-
-		file = file ? file + 1 : s->loc.file ? s->loc.file : "?";
-		strbuf_addf(&sb, "%s%s:%d (%lld ops, ", i ? "; " : "", file, s->loc.line, (long long)s->count);
-		strbuf_add_duration(&sb, s->total_ns);
-		strbuf_addch(&sb, ')');
-	}
-	out = model_strdup(m, sb.buf ? sb.buf : "");
-	strbuf_release(&sb);
-	return out;
+	return model_format_sites(m, m->sites, m->nsites);
 }
 
 int model_register_builtin_sources(struct model *m)
@@ -472,6 +762,9 @@ int model_register_builtin_sources(struct model *m)
 		{ "eager_sites", site_fields, sites_count, sites_get, sites_anchor, NULL, NULL },
 		{ "eager_ops", op_fields, ops_count, ops_get, ops_anchor, NULL, NULL },
 		{ "blackboxes", blackbox_fields, blackboxes_count, blackboxes_get, blackboxes_anchor, NULL, NULL },
+		{ "threads", thread_fields, threads_count, threads_get, threads_anchor, NULL, NULL },
+		{ "input", input_fields, input_count, input_get, input_anchor, input_rows_release,
+		  input_rows_build(m) },
 		{ "session", session_fields, session_count, session_get, session_anchor, NULL,
 		  (void *)format_top_sites(m) },
 	};

@@ -321,6 +321,46 @@ def extra_serving_module(db, oracle, pid, per_fn):
     check(n and n > 0, "graph_functions with role 'loaded' after tf.saved_model.load", n, "> 0")
 
 
+def extra_pyfunc_pipeline(db, oracle, pid, per_fn):
+    execs = q1(db, "SELECT count(*) FROM blackbox_execs b JOIN strings s ON s.id = b.op_type_id "
+               "WHERE b.pid = ? AND s.text = 'EagerPyFunc'", pid)
+    check_eq(execs, oracle["extra"]["py_function_execs"], "blackbox_execs of EagerPyFunc (py_function bodies)")
+    # Every eager op of a tf.data thread ran inside a py_function run of that thread.
+    outside = q1(db, "SELECT count(*) FROM eager_ops e JOIN threads t ON t.pid = e.pid AND t.tid = e.tid "
+                 "WHERE e.pid = ? AND t.role = 'tf-data' AND NOT EXISTS (SELECT 1 FROM blackbox_execs b "
+                 "WHERE b.pid = e.pid AND b.tid = e.tid AND e.start_ns >= b.start_ns AND e.start_ns < b.end_ns)",
+                 pid)
+    check_eq(outside, 0, "eager ops on tf.data threads outside a py_function run")
+    inside = q1(db, "SELECT count(*) FROM eager_ops e JOIN threads t ON t.pid = e.pid AND t.tid = e.tid "
+                "WHERE e.pid = ? AND t.role = 'tf-data'", pid)
+    check(inside >= oracle["extra"]["eager_ops_in_body"], "eager ops inside py_function bodies", inside,
+          ">= %d" % oracle["extra"]["eager_ops_in_body"])
+
+
+def extra_generator_dataset(db, oracle, pid, per_fn):
+    """from_generator's three PyFunc nodes: each run resolved to its own node."""
+    runs = {r[0]: r[1] for r in db.execute(
+        "SELECT s.text, count(*) FROM blackbox_execs b JOIN blackbox_nodes n ON n.id = b.blackbox_node_id "
+        "JOIN graph_functions g ON g.id = n.graph_function_id JOIN strings s ON s.id = g.name_id "
+        "WHERE b.pid = ? GROUP BY s.text", (pid,))}
+    by_fn = {}
+    for name, n in runs.items():
+        for key in ("generator_next_fn", "get_iterator_id_fn", "finalize_fn"):
+            if "from_generator_" + key in name:
+                by_fn[key] = by_fn.get(key, 0) + n
+    extra = oracle["extra"]
+    check_eq(by_fn, {"generator_next_fn": extra["next_calls"], "get_iterator_id_fn": extra["iterator_inits"],
+                     "finalize_fn": extra["iterator_inits"]}, "black-box runs per from_generator node")
+    check_eq(q1(db, "SELECT count(*) FROM blackbox_execs WHERE pid = ? AND blackbox_node_id IS NULL", pid), 0,
+             "black-box runs not resolved to a node")
+
+
+def extra_input_bound(db, oracle, pid, per_fn):
+    reads = q1(db, "SELECT count(*) FROM eager_ops e JOIN strings s ON s.id = e.op_id "
+               "WHERE e.pid = ? AND s.text = 'IteratorGetNext'", pid)
+    check_eq(reads, oracle["extra"]["steps"] + 1, "IteratorGetNext ops (steps + the read that ends the loop)")
+
+
 def extra_py_function_step(db, oracle, pid, per_fn):
     rows = db.execute(
         "SELECT b.op_type, g.function_id, s.text AS fname FROM blackbox_nodes b "
@@ -486,6 +526,9 @@ EXTRA = {
     "retrace_object.py": extra_retrace_object,
     "new_function_object.py": extra_new_function_object,
     "serving_module.py": extra_serving_module,
+    "pyfunc_pipeline.py": extra_pyfunc_pipeline,
+    "generator_dataset.py": extra_generator_dataset,
+    "input_bound.py": extra_input_bound,
     "py_function_step.py": extra_py_function_step,
     "keras_fit.py": extra_keras_fit,
     "eager_heavy.py": extra_eager_heavy,

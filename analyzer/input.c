@@ -1,0 +1,860 @@
+/*
+ * input.c - time that is true per thread, and input pipelines.
+ *
+ * Owns: m->threads, m->datasets, m->graph_readers, the session's input and
+ * black-box eager totals, the black boxes' eager ops and thread, the
+ * functions' made_by, and m->sites / m->ops rebuilt from eager dispatch.
+ *
+ * Why it exists: not every eager op is eager dispatch.  A read of a tf.data
+ * iterator (IteratorGetNext) is time spent waiting for input; the ops a
+ * py_function's Python body dispatches run inside that black box, usually
+ * on tf.data's threads.  And a share of "the run" means something only for
+ * one thread: the times of several threads added against one wall clock
+ * can exceed 100%.  One scan of eager_ops keyed by (thread, op, line) gives
+ * all three splits; ops inside black boxes are found through the
+ * (pid, tid, start_ns) index, one range per black-box run.
+ */
+#include "model_internal.h"
+#include "recording.h"
+#include "scan.h"
+#include "db.h"
+#include "duration.h"
+#include "checked.h"
+#include "functiondef.h"
+#include "strbuf.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+/*
+ * After rekey(), every eager group has k1 = pid << 32 | tid and
+ * k2 = op << 32 | site.  The scan itself reads raw columns and one shift
+ * (expressions per row cost the scan a fifth of its time); a thread's pid
+ * comes from the threads table (tids are unique in a pid namespace).
+ */
+#define SCAN_K1 "callsite_id"
+#define SCAN_K2 "(op_id << 32) | tid"
+#define KEY(hi, lo) ((int64_t)(hi) * 4294967296LL + (int64_t)(lo))
+#define KEY_PID(k) ((k) >> 32)
+#define KEY_LOW(k) ((k) & 0xffffffffLL)
+
+/* Eager ops that read an iterator: the program waits for its input pipeline. */
+static int is_input_wait(const char *op)
+{
+	static const char *const ops[] = {
+		"IteratorGetNext", "IteratorGetNextSync", "IteratorGetNextAsOptional",
+		"MultiDeviceIteratorGetNextFromShard", NULL,
+	};
+
+	for (size_t i = 0; op && ops[i]; i++)
+		if (!strcmp(op, ops[i]))
+			return 1;
+	return 0;
+}
+
+/*
+ * Dataset ops as the user wrote them: op-name prefix, transformation,
+ * whether it runs its function in parallel.  Internal ones (ModelDataset,
+ * OptionsDataset, ...) are not listed and not shown.
+ */
+static const struct {
+	const char *prefix, *name;
+	int parallel;
+} dataset_ops[] = {
+	{ "TensorSliceDataset", "from_tensor_slices", 0 }, { "TensorDataset", "from_tensors", 0 },
+	{ "ParallelMapDataset", "map", 1 }, { "MapDataset", "map", 0 },
+	{ "ParallelBatchDataset", "batch", 1 }, { "BatchDataset", "batch", 0 },
+	{ "PaddedBatchDataset", "padded_batch", 0 }, { "PrefetchDataset", "prefetch", 0 },
+	{ "CacheDataset", "cache", 0 }, { "ShuffleAndRepeatDataset", "shuffle", 0 },
+	{ "ShuffleDataset", "shuffle", 0 }, { "RepeatDataset", "repeat", 0 },
+	{ "FlatMapDataset", "flat_map", 0 }, { "ParallelInterleaveDataset", "interleave", 1 },
+	{ "InterleaveDataset", "interleave", 0 }, { "ParallelFilterDataset", "filter", 1 },
+	{ "FilterDataset", "filter", 0 }, { "GeneratorDataset", "from_generator", 0 },
+	{ "RangeDataset", "range", 0 }, { "TakeDataset", "take", 0 }, { "SkipDataset", "skip", 0 },
+	{ "TFRecordDataset", "TFRecordDataset", 0 }, { "TextLineDataset", "TextLineDataset", 0 },
+	{ "UnbatchDataset", "unbatch", 0 }, { "ZipDataset", "zip", 0 },
+	{ "ConcatenateDataset", "concatenate", 0 },
+};
+
+static int dataset_op_kind(const char *op)
+{
+	for (size_t i = 0; op && i < sizeof(dataset_ops) / sizeof(dataset_ops[0]); i++)
+		if (!strncmp(op, dataset_ops[i].prefix, strlen(dataset_ops[i].prefix)))
+			return (int)i;
+	return -1;
+}
+
+static const char *role_name(const char *role)
+{
+	if (role && (!strcmp(role, "python-main") || !strcmp(role, "main")))
+		return "main";
+	if (role && !strcmp(role, "tf-data"))
+		return "tf.data";
+	return "other";
+}
+
+struct input_state {
+	struct model *m;
+	const struct model_lookup *lk;
+	struct scan_result r;           /* groups: k1 pid << 32 | tid, k2 op << 32 | site */
+	size_t capthreads;
+	int64_t *tids;                  /* the threads table: tid, pid pairs */
+	size_t ntids;
+};
+
+/* The threads table's (tid, pid) pairs, read once. */
+static int load_tids(struct input_state *st)
+{
+	sqlite3_stmt *s = db_prepare(st->m->rec->db, "SELECT tid, pid FROM threads ORDER BY tid");
+	size_t cap = 0;
+	int rc;
+
+	if (!s)
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		if (st->ntids + 2 > cap) {
+			int64_t *n = realloc(st->tids, (cap = cap ? cap * 2 : 64) * sizeof(*n));
+
+			if (!n) {
+				sqlite3_finalize(s);
+				return error("out of memory");
+			}
+			st->tids = n;
+		}
+		st->tids[st->ntids++] = sqlite3_column_int64(s, 0);
+		st->tids[st->ntids++] = sqlite3_column_int64(s, 1);
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? 0 : error("cannot read recording: %s", sqlite3_errmsg(st->m->rec->db));
+}
+
+/* The pid of thread tid; 0 when the threads table does not have it. */
+static int64_t pid_of(const struct input_state *st, int64_t tid)
+{
+	size_t lo = 0, hi = st->ntids / 2;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (st->tids[2 * mid] == tid)
+			return st->tids[2 * mid + 1];
+		if (st->tids[2 * mid] < tid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return 0;
+}
+
+/* Eager groups from the scan's (site, op << 32 | tid) to (pid << 32 | tid, op << 32 | site). */
+static void rekey(struct input_state *st)
+{
+	for (size_t i = 0; i < st->r.ngroups; i++) {
+		struct scan_group *g = &st->r.groups[i];
+		int64_t site = g->k1 > 0 && g->k1 <= 0xffffffffLL ? g->k1 : 0, tid = KEY_LOW(g->k2);
+
+		g->k1 = KEY(pid_of(st, tid), tid);
+		g->k2 = KEY(g->k2 >> 32, site);
+	}
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+	const struct scan_group *x = a, *y = b;
+
+	if (x->k1 != y->k1)
+		return x->k1 < y->k1 ? -1 : 1;
+	return x->k2 < y->k2 ? -1 : x->k2 > y->k2;
+}
+
+static struct scan_group *group_of(struct input_state *st, int64_t thread, int64_t op_site)
+{
+	struct scan_group key = { .k1 = thread, .k2 = op_site };
+
+	return bsearch(&key, st->r.groups, st->r.ngroups, sizeof(key), cmp_group);
+}
+
+static const char *op_of(struct input_state *st, const struct scan_group *g)
+{
+	const char *op = st->lk->str(st->lk->ctx, g->k2 >> 32);
+
+	return op ? op : "?";
+}
+
+static struct model_thread *thread_of(struct input_state *st, int64_t pid, int64_t tid)
+{
+	struct model *m = st->m;
+	struct model_thread *t;
+
+	for (size_t i = 0; i < m->nthreads; i++)
+		if (m->threads[i].pid == pid && m->threads[i].tid == tid)
+			return &m->threads[i];
+	if (ARRAY_GROW(m->threads, m->nthreads, st->capthreads))
+		return NULL;
+	t = &m->threads[m->nthreads++];
+	memset(t, 0, sizeof(*t));
+	t->pid = pid;
+	t->tid = tid;
+	t->role = "other";
+	t->first_ns = t->input_first_ns = INT64_MAX;
+	t->last_ns = t->input_last_ns = INT64_MIN;
+	return t;
+}
+
+/* Ops dispatched inside black-box runs: out of their groups, into their black box. */
+static int take_blackbox_ops(struct input_state *st)
+{
+	struct model *m = st->m;
+	struct strbuf sql = STRBUF_INIT;
+	sqlite3_stmt *s;
+	int rc;
+
+	/*
+	 * One index range per black-box run, and only for runs on threads that
+	 * dispatched eager ops at all: a py_function that runs no TensorFlow
+	 * op costs nothing here.
+	 */
+	strbuf_addstr(&sql, "SELECT b.blackbox_node_id, e.pid, e.tid, e.op_id, coalesce(e.callsite_id, 0), count(*),"
+			    " sum(e.end_ns - e.start_ns) FROM blackbox_execs b JOIN eager_ops e"
+			    " ON e.pid = b.pid AND e.tid = b.tid AND e.start_ns >= b.start_ns AND e.start_ns < b.end_ns"
+			    " WHERE b.pid * 4294967296 + b.tid IN (");
+	for (size_t i = 0, n = 0; i < st->r.ngroups; i++)
+		if (i == 0 || st->r.groups[i].k1 != st->r.groups[i - 1].k1)
+			strbuf_addf(&sql, "%s%lld", n++ ? "," : "", (long long)st->r.groups[i].k1);
+	strbuf_addstr(&sql, ") GROUP BY 1, 2, 3, 4, 5");
+	s = st->r.ngroups ? db_prepare(m->rec->db, sql.buf) : NULL;
+	strbuf_release(&sql);
+	if (!st->r.ngroups)
+		return 0;
+	if (!s)
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		int64_t pid = sqlite3_column_int64(s, 1), tid = sqlite3_column_int64(s, 2);
+		int64_t n = sqlite3_column_int64(s, 5), ns = sqlite3_column_int64(s, 6);
+		struct scan_group *g = group_of(st, KEY(pid, tid),
+						KEY(sqlite3_column_int64(s, 3), sqlite3_column_int64(s, 4)));
+		struct model_blackbox *b = model_blackbox_of_node(m, sqlite3_column_int64(s, 0));
+		struct model_thread *t = thread_of(st, pid, tid);
+
+		if (!g || !t)
+			continue;
+		n = n < g->count ? n : g->count;
+		ns = ns < g->total_ns ? ns : g->total_ns;
+		g->count -= n;
+		g->total_ns -= ns;
+		if (b) {
+			b->eager_ops += n;
+			b->eager_ns += ns;
+		}
+		t->blackbox_eager_ops += n;
+		m->session.blackbox_eager_ops += n;
+		m->session.blackbox_eager_ns += ns;
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? 0 : error("cannot read recording: %s", sqlite3_errmsg(m->rec->db));
+}
+
+static void span_add(int64_t *first, int64_t *last, int64_t a, int64_t b)
+{
+	if (a < *first)
+		*first = a;
+	if (b > *last)
+		*last = b;
+}
+
+static int cmp_site_group(const void *a, const void *b)
+{
+	const struct scan_group *x = a, *y = b;
+	int64_t sx = KEY_LOW(x->k2), sy = KEY_LOW(y->k2);
+
+	if (sx != sy)
+		return sx < sy ? -1 : 1;
+	return x->count > y->count ? -1 : x->count < y->count;
+}
+
+static int cmp_op_group(const void *a, const void *b)
+{
+	const struct scan_group *x = a, *y = b;
+	int64_t ox = x->k2 >> 32, oy = y->k2 >> 32;
+
+	return ox < oy ? -1 : ox > oy;
+}
+
+int model_cmp_sites(const void *a, const void *b)
+{
+	const struct model_eager_site *x = a, *y = b;
+	int c;
+
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	if ((c = strcmp(x->loc.file ? x->loc.file : "", y->loc.file ? y->loc.file : "")))
+		return c;
+	return x->loc.line - y->loc.line;
+}
+
+static int cmp_ops(const void *a, const void *b)
+{
+	const struct model_eager_op *x = a, *y = b;
+
+	if (x->total_ns != y->total_ns)
+		return x->total_ns < y->total_ns ? 1 : -1;
+	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
+}
+
+/*
+ * Fold dispatch groups (sorted by site) into sites.  thread_only >= 0
+ * keeps one thread's groups.  Returns the number of sites or -1.
+ */
+static long fold_sites(struct input_state *st, const struct scan_group *gs, size_t n,
+		       struct model_eager_site **out)
+{
+	struct model_eager_site *sites = NULL;
+	size_t nsites = 0, cap = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		const struct scan_group *g = &gs[i];
+		struct model_eager_site *site;
+
+		if (!nsites || i == 0 || KEY_LOW(g->k2) != KEY_LOW(gs[i - 1].k2)) {
+			if (ARRAY_GROW(sites, nsites, cap)) {
+				free(sites);
+				return -1;
+			}
+			site = &sites[nsites++];
+			memset(site, 0, sizeof(*site));
+			if (KEY_LOW(g->k2) > 0)
+				site->loc = st->lk->site(st->lk->ctx, KEY_LOW(g->k2), &site->func);
+			site->first_ns = INT64_MAX;
+			site->last_ns = INT64_MIN;
+		}
+		site = &sites[nsites - 1];
+		/* Sorted by count within a site: the first group is its top op. */
+		if (!site->top_op)
+			site->top_op = op_of(st, g);
+		site->count += g->count;
+		site->total_ns = dur_add(site->total_ns, g->total_ns);
+		span_add(&site->first_ns, &site->last_ns, g->first_ns, g->last_ns);
+	}
+	nsites = model_merge_sites_by_user_line(sites, nsites);
+	if (nsites > 1)
+		qsort(sites, nsites, sizeof(*sites), model_cmp_sites);
+	*out = sites;
+	return (long)nsites;
+}
+
+const char *model_format_sites(struct model *m, const struct model_eager_site *sites, size_t n)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *out;
+
+	for (size_t i = 0; i < n && i < 5; i++) {
+		const struct model_eager_site *s = &sites[i];
+		const char *file = s->loc.file ? strrchr(s->loc.file, '/') : NULL;
+
+		file = file ? file + 1 : s->loc.file;
+		if (file)
+			strbuf_addf(&sb, "%s%s:%d (%lld ops, ", i ? "; " : "", file, s->loc.line, (long long)s->count);
+		else
+			strbuf_addf(&sb, "%s%s (%lld ops, ", i ? "; " : "", MODEL_NO_FRAME, (long long)s->count);
+		strbuf_add_duration(&sb, s->total_ns);
+		strbuf_addch(&sb, ')');
+	}
+	out = model_strdup(m, sb.buf ? sb.buf : "");
+	strbuf_release(&sb);
+	return out;
+}
+
+/* Rebuild m->sites and m->ops from the dispatch groups; fill per-thread dispatch. */
+static int rebuild_dispatch(struct input_state *st)
+{
+	struct model *m = st->m;
+	struct scan_group *d = calloc(st->r.ngroups ? st->r.ngroups : 1, sizeof(*d));
+	size_t nd = 0, capops = 0;
+	long ns;
+	int ret = -1;
+
+	if (!d)
+		return error("out of memory");
+	m->session.eager_ops = m->session.eager_ns = 0;
+	m->session.input_waits = m->session.input_ns = 0;
+	for (size_t i = 0; i < st->r.ngroups; i++) {
+		struct scan_group *g = &st->r.groups[i];
+		const char *op = op_of(st, g);
+		struct model_thread *t = thread_of(st, KEY_PID(g->k1), KEY_LOW(g->k1));
+
+		if (!t)
+			goto cleanup;
+		span_add(&t->first_ns, &t->last_ns, g->first_ns, g->last_ns);
+		if (!g->count)
+			continue;
+		if (is_input_wait(op)) {
+			t->input_waits += g->count;
+			t->input_ns += g->total_ns;
+			span_add(&t->input_first_ns, &t->input_last_ns, g->first_ns, g->last_ns);
+			m->session.input_waits += g->count;
+			m->session.input_ns += g->total_ns;
+			continue;
+		}
+		t->eager_ops += g->count;
+		t->eager_ns += g->total_ns;
+		m->session.eager_ops += g->count;
+		m->session.eager_ns += g->total_ns;
+		d[nd++] = *g;
+	}
+	/* Sites over all threads. */
+	qsort(d, nd, sizeof(*d), cmp_site_group);
+	free(m->sites);
+	m->sites = NULL;
+	m->nsites = 0;
+	if ((ns = fold_sites(st, d, nd, &m->sites)) < 0)
+		goto cleanup;
+	m->nsites = (size_t)ns;
+	/* Op types. */
+	qsort(d, nd, sizeof(*d), cmp_op_group);
+	free(m->ops);
+	m->ops = NULL;
+	m->nops = 0;
+	for (size_t i = 0; i < nd; i++) {
+		struct model_eager_op *o;
+
+		if (i == 0 || d[i].k2 >> 32 != d[i - 1].k2 >> 32) {
+			if (ARRAY_GROW(m->ops, m->nops, capops))
+				goto cleanup;
+			o = &m->ops[m->nops++];
+			memset(o, 0, sizeof(*o));
+			o->op = op_of(st, &d[i]);
+		}
+		o = &m->ops[m->nops - 1];
+		o->count += d[i].count;
+		o->total_ns += d[i].total_ns;
+		o->slow_path += d[i].flagged < d[i].count ? d[i].flagged : d[i].count;
+		o->failed += d[i].failed < d[i].count ? d[i].failed : d[i].count;
+	}
+	if (m->nops > 1)
+		qsort(m->ops, m->nops, sizeof(*m->ops), cmp_ops);
+	/* Each thread's busiest lines: its own groups only. */
+	for (size_t k = 0; k < m->nthreads; k++) {
+		struct model_thread *t = &m->threads[k];
+		struct scan_group *mine = calloc(nd ? nd : 1, sizeof(*mine));
+		struct model_eager_site *sites = NULL;
+		size_t n = 0;
+
+		if (!mine)
+			goto cleanup;
+		for (size_t i = 0; i < nd; i++)
+			if (KEY_PID(d[i].k1) == t->pid && KEY_LOW(d[i].k1) == t->tid)
+				mine[n++] = d[i];
+		qsort(mine, n, sizeof(*mine), cmp_site_group);
+		ns = fold_sites(st, mine, n, &sites);
+		free(mine);
+		if (ns < 0)
+			goto cleanup;
+		if (ns > 0) {
+			t->top_loc = sites[0].loc;
+			t->top_func = sites[0].func;
+			t->top_op = sites[0].top_op;
+			t->top_count = sites[0].count;
+			t->top_first_ns = sites[0].first_ns;
+			t->top_last_ns = sites[0].last_ns;
+		}
+		t->top_sites = model_format_sites(m, sites, (size_t)ns);
+		free(sites);
+	}
+	ret = 0;
+cleanup:
+	if (ret)
+		error("out of memory");
+	free(d);
+	return ret;
+}
+
+/* The line reading the iterator most, per thread. */
+static void input_lines(struct input_state *st)
+{
+	for (size_t k = 0; k < st->m->nthreads; k++) {
+		struct model_thread *t = &st->m->threads[k];
+		int64_t best = 0;
+
+		for (size_t i = 0; i < st->r.ngroups; i++) {
+			const struct scan_group *g = &st->r.groups[i];
+
+			if (KEY_PID(g->k1) != t->pid || KEY_LOW(g->k1) != t->tid || g->count <= best ||
+			    !is_input_wait(op_of(st, g)))
+				continue;
+			best = g->count;
+			t->input_loc = KEY_LOW(g->k2) > 0 ? st->lk->site(st->lk->ctx, KEY_LOW(g->k2), &t->input_func)
+							  : (struct source_loc){ .file = NULL };
+		}
+	}
+}
+
+static int cmp_count_desc(const void *a, const void *b)
+{
+	const struct scan_group *x = a, *y = b;
+
+	return x->count < y->count ? 1 : x->count > y->count ? -1 : 0;
+}
+
+/* Thread names and roles, black-box runs per thread and node. */
+static int thread_facts(struct input_state *st)
+{
+	struct model *m = st->m;
+	sqlite3 *db = m->rec->db;
+	sqlite3_stmt *s = db_prepare(db, "SELECT pid, tid, role, name FROM threads");
+	struct scan_result b = { 0 };
+	/* Index in m->threads + 1 of each black box's thread (m->threads may move). */
+	size_t *bb_thread = calloc(m->nblackboxes ? m->nblackboxes : 1, sizeof(*bb_thread));
+	int rc = SQLITE_DONE, ret = -1;
+
+	if (!s || !bb_thread) {
+		error("out of memory");
+		goto cleanup;
+	}
+	if (scan_table(m->rec->path, "blackbox_execs", "blackbox_node_id", "tid", "0", "1", &b))
+		goto cleanup;
+	/* Most runs first: a black box's thread is the one that ran it most. */
+	if (b.ngroups > 1)
+		qsort(b.groups, b.ngroups, sizeof(*b.groups), cmp_count_desc);
+	for (size_t i = 0; i < b.ngroups; i++) {
+		const struct scan_group *g = &b.groups[i];
+		struct model_thread *t = thread_of(st, pid_of(st, g->k2), g->k2);
+		struct model_blackbox *bb = model_blackbox_of_node(m, g->k1);
+
+		if (!t) {
+			error("out of memory");
+			goto cleanup;
+		}
+		t->blackbox_execs += g->count;
+		t->blackbox_ns += g->total_ns;
+		span_add(&t->first_ns, &t->last_ns, g->first_ns, g->last_ns);
+		if (bb && !bb_thread[bb - m->blackboxes])
+			bb_thread[bb - m->blackboxes] = (size_t)(t - m->threads) + 1;
+	}
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		int64_t pid = sqlite3_column_int64(s, 0), tid = sqlite3_column_int64(s, 1);
+
+		for (size_t i = 0; i < m->nthreads; i++) {
+			struct model_thread *t = &m->threads[i];
+
+			if (t->pid != pid || t->tid != tid)
+				continue;
+			t->role = role_name((const char *)sqlite3_column_text(s, 2));
+			t->name = sqlite3_column_text(s, 3) ? model_strdup(m, (const char *)sqlite3_column_text(s, 3)) : NULL;
+		}
+	}
+	if (rc != SQLITE_DONE) {
+		error("cannot read recording: %s", sqlite3_errmsg(db));
+		goto cleanup;
+	}
+	for (size_t j = 0; j < m->nblackboxes; j++)
+		if (bb_thread[j])
+			m->blackboxes[j].thread = m->threads[bb_thread[j] - 1].role;
+	ret = 0;
+cleanup:
+	free(bb_thread);
+	sqlite3_finalize(s);
+	scan_result_release(&b);
+	return ret;
+}
+
+static void thread_shares(struct model *m)
+{
+	for (size_t i = 0; i < m->nthreads; i++) {
+		struct model_thread *t = &m->threads[i];
+
+		if (t->first_ns == INT64_MAX)
+			t->first_ns = t->last_ns = 0;
+		if (t->input_first_ns == INT64_MAX)
+			t->input_first_ns = t->input_last_ns = 0;
+		/* The main thread runs the whole active session; a pool thread, its events. */
+		t->active_ns = !strcmp(t->role, "main") ? m->session.active_ns : t->last_ns - t->first_ns;
+		t->eager_share = t->active_ns > 0 ? (double)t->eager_ns / (double)t->active_ns : 0;
+	}
+	m->session.eager_share = m->session.active_ns ? (double)m->session.eager_ns / (double)m->session.active_ns : 0;
+}
+
+/* The transformations the program built, in order; their functions by name. */
+static int load_datasets(struct input_state *st)
+{
+	struct model *m = st->m;
+	size_t cap = 0;
+	sqlite3_stmt *s;
+	int rc;
+
+	for (size_t i = 0; i < st->r.ngroups; i++) {
+		const struct scan_group *g = &st->r.groups[i];
+		const char *op = op_of(st, g);
+		int kind = dataset_op_kind(op);
+		struct model_dataset_op *d;
+
+		if (kind < 0 || !g->count)
+			continue;
+		if (ARRAY_GROW(m->datasets, m->ndatasets, cap))
+			return error("out of memory");
+		d = &m->datasets[m->ndatasets++];
+		memset(d, 0, sizeof(*d));
+		d->op = op;
+		d->transformation = dataset_ops[kind].name;
+		d->parallel = dataset_ops[kind].parallel;
+		d->pid = KEY_PID(g->k1);
+		d->tid = KEY_LOW(g->k1);
+		d->start_ns = g->first_ns;
+		if (KEY_LOW(g->k2) > 0)
+			d->loc = st->lk->site(st->lk->ctx, KEY_LOW(g->k2), &d->func);
+	}
+	/* Per process, in the order built (insertion sort: a pipeline has a handful). */
+	for (size_t i = 1; i < m->ndatasets; i++)
+		for (size_t j = i; j > 0 && (m->datasets[j].pid < m->datasets[j - 1].pid ||
+					     (m->datasets[j].pid == m->datasets[j - 1].pid &&
+					      m->datasets[j].start_ns < m->datasets[j - 1].start_ns)); j--) {
+			struct model_dataset_op t = m->datasets[j];
+
+			m->datasets[j] = m->datasets[j - 1];
+			m->datasets[j - 1] = t;
+		}
+	/*
+	 * A transformation's function is traced and registered right before its
+	 * dataset op runs: "__inference_Dataset_map_augment_15" goes to the
+	 * first map built after it.  from_generator is a flat_map inside.
+	 */
+	s = db_prepare(m->rec->db,
+		"SELECT s.text, g.created_ns, g.pid FROM graph_functions g JOIN strings s ON s.id = g.name_id"
+		" WHERE s.text LIKE '%Dataset!_%' ESCAPE '!' ORDER BY g.created_ns");
+	if (!s)
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		const char *text = (const char *)sqlite3_column_text(s, 0);
+		const char *name = text ? strstr(text, "Dataset_") : NULL;  /* LIKE ignores case */
+		int64_t created = sqlite3_column_int64(s, 1), pid = sqlite3_column_int64(s, 2);
+		int gen;
+
+		if (!name)
+			continue;
+		name += 8;
+		gen = !strncmp(name, "from_generator_", 15);
+
+		for (size_t i = 0; i < m->ndatasets; i++) {
+			struct model_dataset_op *d = &m->datasets[i];
+			size_t tl = strlen(d->transformation);
+
+			if (d->pid != pid || d->start_ns < created || d->function)
+				continue;
+			if (gen && !strcmp(d->transformation, "flat_map")) {
+				d->transformation = "from_generator";
+				d->function = "from_generator";
+			} else if (!gen && !strncmp(name, d->transformation, tl) && name[tl] == '_') {
+				const char *fn = name + tl + 1, *end = fn + strlen(fn);
+
+				while (end > fn && end[-1] >= '0' && end[-1] <= '9')
+					end--;
+				if (end > fn && end[-1] == '_')
+					end--;
+				d->function = end > fn ? model_strndup(m, fn, (size_t)(end - fn)) : NULL;
+			} else {
+				continue;
+			}
+			break;
+		}
+	}
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? 0 : error("cannot read recording: %s", sqlite3_errmsg(m->rec->db));
+}
+
+/* The dataset transformation that made a tf.data graph function, or NULL. */
+static struct model_dataset_op *dataset_of_graph(struct model *m, const char *graph_function)
+{
+	const char *name = graph_function ? strstr(graph_function, "Dataset_") : NULL;
+
+	if (!name)
+		return NULL;
+	name += 8;
+	for (size_t i = 0; i < m->ndatasets; i++) {
+		struct model_dataset_op *d = &m->datasets[i];
+		size_t tl = strlen(d->transformation);
+
+		if (!d->function)
+			continue;
+		if (!strcmp(d->transformation, "from_generator") ? !strncmp(name, "from_generator_", 15)
+		    : (!strncmp(name, d->transformation, tl) && name[tl] == '_' &&
+		       !strncmp(name + tl + 1, d->function, strlen(d->function))))
+			return d;
+	}
+	return NULL;
+}
+
+/* Black boxes in tf.data functions: the transformation that made them, its line. */
+static void blackbox_datasets(struct model *m)
+{
+	for (size_t j = 0; j < m->nblackboxes; j++) {
+		struct model_blackbox *b = &m->blackboxes[j];
+		struct model_dataset_op *d = b->in_tf_data ? dataset_of_graph(m, b->graph_function) : NULL;
+
+		if (!d)
+			continue;
+		b->made_by = !strcmp(d->transformation, "from_generator")
+				     ? model_strf(m, "from_generator (%s)", b->function ? b->function : "?")
+				     : model_strf(m, "%s(%s)", d->transformation, d->function);
+		if (d->loc.file)
+			b->loc = d->loc;
+		d->blackbox_execs += b->execs;
+		d->blackbox_ns += b->total_ns;
+	}
+}
+
+/* Functions TensorFlow or Keras defines: what made them. */
+static int function_makers(struct model *m)
+{
+	sqlite3_stmt *s = db_prepare(m->rec->db,
+		"SELECT g.function_id, s.text FROM graph_functions g JOIN strings s ON s.id = g.name_id"
+		" WHERE g.function_id IS NOT NULL AND s.text LIKE '%Dataset!_%' ESCAPE '!' ORDER BY g.id");
+	int rc;
+
+	if (!s)
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(s, 0);
+		struct model_dataset_op *d = dataset_of_graph(m, (const char *)sqlite3_column_text(s, 1));
+
+		for (size_t i = 0; d && i < m->nfunctions; i++) {
+			struct model_function *f = &m->functions[i];
+
+			if (f->id != id || f->made_by)
+				continue;
+			f->made_by = !strcmp(d->transformation, "from_generator")
+					     ? "tf.data from_generator"
+					     : model_strf(m, "tf.data %s(%s)", d->transformation, d->function);
+		}
+	}
+	sqlite3_finalize(s);
+	for (size_t i = 0; i < m->nfunctions; i++) {
+		struct model_function *f = &m->functions[i];
+		const char *file = f->def.file;
+
+		if (f->made_by || !file || !(strstr(file, "/site-packages/") || strstr(file, "/dist-packages/")))
+			continue;
+		f->made_by = f->tf_data ? "tf.data" : strstr(file, "/keras/") ? "Keras" : "TensorFlow";
+	}
+	return rc == SQLITE_DONE ? 0 : error("cannot read recording: %s", sqlite3_errmsg(m->rec->db));
+}
+
+/*
+ * Graph functions that read an iterator inside the graph (Keras' train
+ * function): the recorded FunctionDef has an IteratorGetNext node.  The
+ * blob is searched first, so only candidates are parsed.
+ */
+static int graph_readers(struct model *m)
+{
+	sqlite3 *db = m->rec->db;
+	sqlite3_stmt *s = db_prepare(db,
+		"SELECT g.id, s.text, g.function_def, g.function_id FROM graph_functions g"
+		" JOIN strings s ON s.id = g.name_id"
+		" WHERE instr(g.function_def, CAST('IteratorGetNext' AS BLOB)) > 0 ORDER BY g.id");
+	sqlite3_stmt *c = db_prepare(db,
+		"SELECT count(*), coalesce(sum(end_ns - start_ns), 0) FROM function_calls WHERE graph_function_id = ?");
+	size_t cap = 0;
+	int rc = SQLITE_DONE, ret = -1;
+
+	if (!s || !c)
+		goto cleanup;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct functiondef fd;
+		struct model_graph_reader *r;
+		int reads = 0;
+
+		if (functiondef_parse(&fd, sqlite3_column_blob(s, 2), (size_t)sqlite3_column_bytes(s, 2)) != 0)
+			continue;
+		for (size_t i = 0; i < fd.nnodes; i++)
+			reads |= fd.nodes[i].op && is_input_wait(fd.nodes[i].op);
+		functiondef_release(&fd);
+		if (!reads)
+			continue;
+		if (ARRAY_GROW(m->graph_readers, m->ngraph_readers, cap))
+			goto cleanup;
+		r = &m->graph_readers[m->ngraph_readers++];
+		memset(r, 0, sizeof(*r));
+		r->graph_function = model_strdup(m, (const char *)sqlite3_column_text(s, 1));
+		for (size_t i = 0; i < m->nfunctions; i++)
+			if (m->functions[i].id == sqlite3_column_int64(s, 3))
+				r->function = m->functions[i].name;
+		sqlite3_bind_int64(c, 1, sqlite3_column_int64(s, 0));
+		if (sqlite3_step(c) == SQLITE_ROW) {
+			r->calls = sqlite3_column_int64(c, 0);
+			r->calls_ns = sqlite3_column_int64(c, 1);
+		}
+		sqlite3_reset(c);
+	}
+	ret = rc == SQLITE_DONE ? 0 : -1;
+cleanup:
+	if (ret)
+		error("cannot read recording: %s", sqlite3_errmsg(db));
+	sqlite3_finalize(s);
+	sqlite3_finalize(c);
+	return ret;
+}
+
+/* AGPROF_TIMING=1: the time of each part since the previous one (bench/report). */
+static void timing(const char *what)
+{
+	static double last;
+	struct timespec ts;
+	double now;
+
+	if (!getenv("AGPROF_TIMING"))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	if (last > 0)
+		fprintf(stderr, "agprof:   %-22s %.3f s\n", what, now - last);
+	last = now;
+}
+
+int model_load_input(struct model *m, const struct model_lookup *lk, int64_t *rows, int64_t *first_ns,
+		     int64_t *last_ns)
+{
+	struct input_state st = { .m = m, .lk = lk };
+	int ret = -1;
+
+	timing(NULL);
+	if (load_tids(&st))
+		return -1;
+	if (scan_table(m->rec->path, "eager_ops", SCAN_K1, SCAN_K2, "slow_path", "ok", &st.r)) {
+		free(st.tids);
+		return -1;
+	}
+	timing("eager_ops scan");
+	rekey(&st);
+	*rows = st.r.rows;
+	*first_ns = st.r.first_ns;
+	*last_ns = st.r.last_ns;
+	if (st.r.ngroups > 1)
+		qsort(st.r.groups, st.r.ngroups, sizeof(*st.r.groups), cmp_group);
+	if (take_blackbox_ops(&st) || (timing("in black boxes"), rebuild_dispatch(&st)) ||
+	    (timing("dispatch"), thread_facts(&st)))
+		goto cleanup;
+	timing("threads");
+	input_lines(&st);
+	if (load_datasets(&st))
+		goto cleanup;
+	blackbox_datasets(m);
+	if (graph_readers(m))
+		goto cleanup;
+	timing("datasets, readers");
+	ret = 0;
+cleanup:
+	scan_result_release(&st.r);
+	free(st.tids);
+	return ret;
+}
+
+int model_input_finish(struct model *m)
+{
+	int ret;
+
+	timing(NULL);
+	thread_shares(m);
+	ret = function_makers(m);
+	timing("threads' shares, made_by");
+	return ret;
+}

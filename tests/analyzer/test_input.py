@@ -1,0 +1,170 @@
+"""Time per thread, input pipelines and black boxes in tf.data, on real runs.
+
+usage: test_input.py SAMPLE [--parallel]
+
+Each sample is recorded with its oracle (samples/oracle.py, without the
+profiler: the facts checked here are the program's own counters and
+clocks), then `agprof report --format json` is compared with it:
+
+- pyfunc_pipeline: the eager ops a tf.py_function body runs on tf.data's
+  threads belong to its black box (at least the ops the body dispatches per
+  call, times the body's own call counter), not to eager dispatch: no
+  eager line inside the body, no line without a Python frame shown as a
+  line, no eager-hotspot, and the py-function finding says tf.data.
+- generator_dataset: from_generator's three PyFunc nodes each get their own
+  runs: next() as often as the program's iterator counted, the iterator
+  made and dropped once, all named at the from_generator line.
+- input_bound: the input-bound finding ranks first, points at the
+  sequential map's line, names the loop, recommends num_parallel_calls and
+  prefetch; the waits agprof measured are those the program measured
+  around next() (never more, most of them).  With --parallel the pipeline
+  is parallel and prefetched: the advice must not ask for either.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import agcheck  # noqa: E402
+from agcheck import check  # noqa: E402
+
+
+def record(sample, args):
+    agcheck.need_agprof()
+    d = tempfile.mkdtemp(prefix="agprof-input-")
+    out = os.path.join(d, sample + ".agprof")
+    env = dict(os.environ, AGPROF_ORACLE=os.path.join(d, "oracle.json"), AGPROF_ORACLE_NO_PROFILER="1")
+    p = subprocess.run([agcheck.AGPROF, "run", "-o", out, "--", sys.executable,
+                        os.path.join(agcheck.SAMPLES, sample + ".py")] + args,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600,
+                       cwd=agcheck.SOURCE_ROOT, env=env)
+    if p.returncode != 0:
+        sys.stdout.write(p.stderr.decode("utf-8", "replace")[-3000:])
+        agcheck.die("agprof run on %s exited %d" % (sample, p.returncode))
+    with open(env["AGPROF_ORACLE"]) as fh:
+        return out, json.load(fh)
+
+
+def here(loc, sample):
+    return loc is not None and os.path.realpath(loc["file"]) == os.path.realpath(
+        os.path.join(agcheck.SAMPLES, sample + ".py"))
+
+
+def common(report, sample):
+    """Nothing shown as a line 0; every finding that has a thread names a known one."""
+    for s in report["eager_sites"]:
+        check(s["location"] is None or s["location"]["line"] > 0, "%s: eager line %s" % (sample, s["location"]))
+    for f in report["findings"]:
+        check(f["thread"] in (None, "main", "tf.data", "other"), "%s: finding thread %r" % (sample, f["thread"]))
+        check(f["location"] is None or f["location"]["line"] > 0,
+              "%s: %s points at line %s" % (sample, f["rule"], f["location"]))
+    for t in report["threads"]:
+        check(t["eager_share"] <= 1.0 + 1e-9, "%s: thread %d eager share %.3f <= 1" % (sample, t["tid"], t["eager_share"]))
+
+
+def pyfunc_pipeline(report, oracle, marks):
+    extra = oracle["extra"]
+    bbs = [b for b in report["blackboxes"] if b["op_type"] == "EagerPyFunc"]
+    if not check(len(bbs) == 1, "one EagerPyFunc black box (got %s)" % [b["node"] for b in bbs]):
+        return
+    b = bbs[0]
+    check(b["execs"] == extra["py_function_execs"],
+          "py_function runs %d == the body's own counter %d" % (b["execs"], extra["py_function_execs"]))
+    check(b["eager_ops"] >= extra["eager_ops_in_body"],
+          "eager ops inside the body %d >= %d (4 per call, by the body's counter)" % (
+              b["eager_ops"], extra["eager_ops_in_body"]))
+    check(b["thread"] == "tf.data", "the black box ran on tf.data threads (%r)" % b["thread"])
+    check(b["made_by"] == "map(augment)", "made by map(augment) (%r)" % b["made_by"])
+    check(report["session"]["blackbox_eager_ops"] == b["eager_ops"], "session counts the body's ops once")
+    body = [s for s in report["eager_sites"] if s["function"] == "augment_py"]
+    check(not body, "no eager dispatch line inside the py_function body: %s" % body)
+    check(report["session"]["eager_ops"] < extra["eager_ops_in_body"],
+          "eager dispatch (%d ops) does not count the body's ops" % report["session"]["eager_ops"])
+    hot = [f for f in report["findings"] if f["rule"] == "eager-hotspot"]
+    check(not hot, "no eager-hotspot: %s" % [(f["severity"], f["message"]) for f in hot])
+    py = [f for f in report["findings"] if f["rule"] == "py-function"]
+    if check(py, "a py-function finding"):
+        check(py[0]["thread"] == "tf.data", "py-function finding on the tf.data thread (%r)" % py[0]["thread"])
+        check(here(py[0]["location"], "pyfunc_pipeline") and py[0]["location"]["line"] in marks["dataset"],
+              "py-function points at the .map(augment) line %s (got %s)" % (marks["dataset"], py[0]["location"]))
+    main = [t for t in report["threads"] if t["thread"] == "main"]
+    check(main and main[0]["input_waits"] == extra["steps"] + 1,
+          "main thread: %s iterator reads == steps + 1 (%d)" % (main and main[0]["input_waits"], extra["steps"] + 1))
+
+
+def generator_dataset(report, oracle, marks):
+    extra = oracle["extra"]
+    runs = {}
+    for b in report["blackboxes"]:
+        runs[b["graph_function"].split("from_generator_")[-1].rsplit("_", 1)[0]] = b
+    want = {"generator_next_fn": extra["next_calls"], "get_iterator_id_fn": extra["iterator_inits"],
+            "finalize_fn": extra["iterator_inits"]}
+    for name, n in want.items():
+        b = runs.get(name)
+        if not check(b, "black box of %s (got %s)" % (name, sorted(runs))):
+            continue
+        check(b["execs"] == n, "%s ran %d times, the program counted %d" % (name, b["execs"], n))
+        check(here(b["location"], "generator_dataset") and b["location"]["line"] in marks["generator"],
+              "%s named at the from_generator line %s (got %s)" % (name, marks["generator"], b["location"]))
+        check(b["made_by"] and b["made_by"].startswith("from_generator"), "%s made by from_generator" % name)
+    for f in report["functions"]:
+        if f["made_by"]:
+            check(f["made_by"] == "tf.data from_generator", "TensorFlow's wrapped_fn shown as %r" % f["made_by"])
+
+
+def input_bound(report, oracle, marks, parallel):
+    extra = oracle["extra"]
+    rows = report["input"]
+    if not check(len(rows) == 1, "one thread waits for input (%d)" % len(rows)):
+        return
+    r = rows[0]
+    check(r["thread"] == "main", "the main thread waits (%r)" % r["thread"])
+    check(r["waits"] == extra["steps"] + 1, "iterator reads %s == steps + 1 (%d)" % (r["waits"], extra["steps"] + 1))
+    # agprof times IteratorGetNext itself; the program times next() around it.
+    check(0.7 * extra["input_wait_ns"] <= r["wait_ns"] <= extra["input_wait_ns"],
+          "waits %.3f s within [0.7, 1] x the program's %.3f s" % (r["wait_ns"] / 1e9, extra["input_wait_ns"] / 1e9))
+    check(r["loop_ns"] <= extra["loop_ns"], "loop %.3f s <= the program's %.3f s" % (r["loop_ns"] / 1e9, extra["loop_ns"] / 1e9))
+    check(here(r["location"], "input_bound"), "the loop's line is in the sample (%s)" % r["location"])
+    ib = [f for f in report["findings"] if f["rule"] == "input-bound"]
+    if parallel:
+        check("num_parallel_calls" not in r["advice"] and ".prefetch" not in r["advice"],
+              "parallel, prefetched pipeline: advice asks for neither (%s)" % r["advice"])
+        check("parallel" in r["pipeline"] and "prefetch" in r["pipeline"], "pipeline shows it: %s" % r["pipeline"])
+        return
+    if not check(ib, "input-bound fires (findings: %s)" % [f["rule"] for f in report["findings"]]):
+        return
+    check(report["findings"][0]["rule"] == "input-bound", "input-bound ranks first (%s)" % report["findings"][0]["rule"])
+    f = ib[0]
+    check(f["severity"] in ("warning", "error"), "input-bound is a warning or an error")
+    check(here(f["location"], "input_bound") and f["location"]["line"] in marks["slow-map"],
+          "input-bound points at the sequential map %s (got %s)" % (marks["slow-map"], f["location"]))
+    check(here(r["dataset_location"], "input_bound") and r["dataset_location"]["line"] in marks["slow-map"],
+          "dataset line is the map's (%s)" % r["dataset_location"])
+    check("num_parallel_calls=tf.data.AUTOTUNE" in f["recommendation"] and "map(heavy)" in f["recommendation"],
+          "recommends num_parallel_calls for map(heavy): %s" % f["recommendation"])
+    check(".prefetch(tf.data.AUTOTUNE)" in f["recommendation"], "recommends prefetch: %s" % f["recommendation"])
+    check(f["thread"] == "main", "input-bound on the main thread (%r)" % f["thread"])
+    check(r["verdict"] == "highly input-bound" and "highly input-bound" in f["message"],
+          "20%% or more waiting is what TensorFlow's analyzer calls highly input-bound (%.2f: %r)" % (
+              r["wait_share"], r["verdict"]))
+
+
+def main():
+    sample, args = sys.argv[1], sys.argv[2:]
+    rec, oracle = record(sample, args)
+    report = agcheck.report_json(rec)
+    marks = agcheck.markers(sample)
+    common(report, sample)
+    if sample == "pyfunc_pipeline":
+        pyfunc_pipeline(report, oracle, marks)
+    elif sample == "generator_dataset":
+        generator_dataset(report, oracle, marks)
+    elif sample == "input_bound":
+        input_bound(report, oracle, marks, "--parallel" in args)
+    agcheck.finish("input-" + sample + "".join(args))
+
+
+if __name__ == "__main__":
+    main()
