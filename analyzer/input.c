@@ -246,11 +246,11 @@ static int take_blackbox_ops(struct input_state *st)
 		g->total_ns -= ns;
 		if (b) {
 			b->eager_ops += n;
-			b->eager_ns += ns;
+			b->eager_ns = dur_add(b->eager_ns, ns);
 		}
 		t->blackbox_eager_ops += n;
 		m->session.blackbox_eager_ops += n;
-		m->session.blackbox_eager_ns += ns;
+		m->session.blackbox_eager_ns = dur_add(m->session.blackbox_eager_ns, ns);
 	}
 	sqlite3_finalize(s);
 	return rc == SQLITE_DONE ? 0 : error("cannot read recording: %s", sqlite3_errmsg(m->rec->db));
@@ -391,16 +391,16 @@ static int rebuild_dispatch(struct input_state *st)
 			continue;
 		if (is_input_wait(op)) {
 			t->input_waits += g->count;
-			t->input_ns += g->total_ns;
+			t->input_ns = dur_add(t->input_ns, g->total_ns);
 			span_add(&t->input_first_ns, &t->input_last_ns, g->first_ns, g->last_ns);
 			m->session.input_waits += g->count;
-			m->session.input_ns += g->total_ns;
+			m->session.input_ns = dur_add(m->session.input_ns, g->total_ns);
 			continue;
 		}
 		t->eager_ops += g->count;
-		t->eager_ns += g->total_ns;
+		t->eager_ns = dur_add(t->eager_ns, g->total_ns);
 		m->session.eager_ops += g->count;
-		m->session.eager_ns += g->total_ns;
+		m->session.eager_ns = dur_add(m->session.eager_ns, g->total_ns);
 		d[nd++] = *g;
 	}
 	/* Sites over all threads. */
@@ -428,7 +428,7 @@ static int rebuild_dispatch(struct input_state *st)
 		}
 		o = &m->ops[m->nops - 1];
 		o->count += d[i].count;
-		o->total_ns += d[i].total_ns;
+		o->total_ns = dur_add(o->total_ns, d[i].total_ns);
 		o->slow_path += d[i].flagged < d[i].count ? d[i].flagged : d[i].count;
 		o->failed += d[i].failed < d[i].count ? d[i].failed : d[i].count;
 	}
@@ -527,7 +527,7 @@ static int thread_facts(struct input_state *st)
 			goto cleanup;
 		}
 		t->blackbox_execs += g->count;
-		t->blackbox_ns += g->total_ns;
+		t->blackbox_ns = dur_add(t->blackbox_ns, g->total_ns);
 		span_add(&t->first_ns, &t->last_ns, g->first_ns, g->last_ns);
 		if (bb && !bb_thread[bb - m->blackboxes])
 			bb_thread[bb - m->blackboxes] = (size_t)(t - m->threads) + 1;
@@ -699,7 +699,7 @@ static void blackbox_datasets(struct model *m)
 		if (d->loc.file)
 			b->loc = d->loc;
 		d->blackbox_execs += b->execs;
-		d->blackbox_ns += b->total_ns;
+		d->blackbox_ns = dur_add(d->blackbox_ns, b->total_ns);
 	}
 }
 

@@ -899,7 +899,7 @@ static int load_session_runs(struct loader *l)
 		r->first_ns = sqlite3_column_int64(s, 8);
 		r->last_ns = sqlite3_column_int64(s, 9);
 		m->session.session_runs += r->runs;
-		m->session.session_run_ns += r->total_ns;
+		m->session.session_run_ns = dur_add(m->session.session_run_ns, r->total_ns);
 		span_add(&m->session.start_ns, &m->session.end_ns, r->first_ns, r->last_ns);
 		first_event(&m->session, r->first_ns);
 	}

@@ -6,6 +6,7 @@
 #include "model_internal.h"
 #include "pathdisp.h"
 #include "duration.h"
+#include "checked.h"
 #include "strbuf.h"
 
 #include <string.h>
@@ -487,7 +488,7 @@ static void input_describe(struct model *m, struct input_row *r)
 		r->cache |= !strcmp(d->transformation, "cache");
 		r->generators += !strcmp(d->transformation, "from_generator");
 		r->blackbox_execs += d->blackbox_execs;
-		r->blackbox_ns += d->blackbox_ns;
+		r->blackbox_ns = dur_add(r->blackbox_ns, d->blackbox_ns);
 		if (!strcmp(d->transformation, "batch") && !batch)
 			batch = d;
 		r->map_before_batch |= is_map && !batch;
