@@ -20,6 +20,7 @@
 #include "db.h"
 #include "duration.h"
 #include "checked.h"
+#include "pathdisp.h"
 #include "functiondef.h"
 #include "strbuf.h"
 #include "util.h"
@@ -732,7 +733,7 @@ static int function_makers(struct model *m)
 		struct model_function *f = &m->functions[i];
 		const char *file = f->def.file;
 
-		if (f->made_by || !file || !(strstr(file, "/site-packages/") || strstr(file, "/dist-packages/")))
+		if (f->made_by || !file || !path_is_installed(file))
 			continue;
 		f->made_by = f->tf_data ? "tf.data" : strstr(file, "/keras/") ? "Keras" : "TensorFlow";
 	}

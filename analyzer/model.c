@@ -4,6 +4,7 @@
 #include "scan.h"
 #include "db.h"
 #include "checked.h"
+#include "pathdisp.h"
 #include "util.h"
 
 #include <stdarg.h>
@@ -669,14 +670,9 @@ static int cmp_blackbox(const void *a, const void *b)
 	return x->execs < y->execs ? 1 : x->execs > y->execs ? -1 : 0;
 }
 
-static int is_library_path(const char *file)
-{
-	return file && (strstr(file, "/site-packages/") || strstr(file, "/dist-packages/"));
-}
-
 struct source_loc model_function_user_loc(const struct model_function *f)
 {
-	if (f->def.file && !is_library_path(f->def.file))
+	if (f->def.file && !path_is_installed(f->def.file))
 		return f->def;
 	for (size_t k = 0; k < f->ntraces; k++)
 		if (f->traces[k].callsite.file)

@@ -89,7 +89,7 @@ static int functions_get(const struct model *m, void *data, size_t row, const ch
 	NUM("reduce_retracing", f->reduce_retracing);
 	NUM("function_objects", f->function_objects);
 	NUM("tf_data", f->tf_data);
-	NUM("library", f->def.file && (strstr(f->def.file, "/site-packages/") || strstr(f->def.file, "/dist-packages/")));
+	NUM("library", path_is_installed(f->def.file));
 	NUM("framework", f->def.file && path_is_framework(f->def.file));
 	NUM("retrace_share", share(m, f->retrace_ns));
 	NUM("variables_created", f->variables_created);

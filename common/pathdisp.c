@@ -50,6 +50,11 @@ const char *path_display(const char *file, const char *cwd)
 	return file;
 }
 
+int path_is_installed(const char *file)
+{
+	return file && (strstr(file, "/site-packages/") || strstr(file, "/dist-packages/"));
+}
+
 int path_is_framework(const char *file)
 {
 	static const char *const dirs[] = { "/tensorflow/", "/keras/", "/tf_keras/", "/absl/", "/tensorflow_core/",

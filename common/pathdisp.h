@@ -23,6 +23,9 @@ const char *path_display(const char *file, const char *cwd);
  */
 int path_is_framework(const char *file);
 
+/* 1 when file lies in an installed package (a site-packages or dist-packages directory). */
+int path_is_installed(const char *file);
+
 /* Display columns of UTF-8 text (each code point counts one). */
 size_t text_columns(const char *text);
 
