@@ -309,18 +309,25 @@ static int open_user_base(const char *base)
 	return fd;
 }
 
-/* Unlink every entry of a session folder (never following a link), then the folder. */
-static void remove_session_dir(int basefd, const char *name, int fd)
+/* A directory stream over a copy of fd (closedir() then leaves fd open), or NULL. */
+static DIR *opendir_dup(int fd)
 {
 	int dup_fd = dup(fd);
 	DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+
+	if (!d && dup_fd >= 0)
+		close(dup_fd);
+	return d;
+}
+
+/* Unlink every entry of a session folder (never following a link), then the folder. */
+static void remove_session_dir(int basefd, const char *name, int fd)
+{
+	DIR *d = opendir_dup(fd);
 	struct dirent *de;
 
-	if (!d) {
-		if (dup_fd >= 0)
-			close(dup_fd);
+	if (!d)
 		return;
-	}
 	while ((de = readdir(d)))
 		if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
 			unlinkat(fd, de->d_name, 0);
@@ -331,15 +338,11 @@ static void remove_session_dir(int basefd, const char *name, int fd)
 /* Session folders whose launcher is gone (nobody holds their lock). */
 static void remove_stale_sessions(int basefd)
 {
-	int dup_fd = dup(basefd);
-	DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+	DIR *d = opendir_dup(basefd);
 	struct dirent *de;
 
-	if (!d) {
-		if (dup_fd >= 0)
-			close(dup_fd);
+	if (!d)
 		return;
-	}
 	while ((de = readdir(d))) {
 		struct stat st;
 		int fd;
