@@ -560,8 +560,8 @@ void gpu_emit_api_call(const struct gpu_api_rec *r)
 
 static void hide_launcher_environment(void)
 {
-	const char *shm = getenv("AGPROF_SHM");
-	const char *orig = getenv("AGPROF_ORIG_LD_PRELOAD");
+	const char *shm = getenv(AGP_ENV_SHM);
+	const char *orig = getenv(AGP_ENV_ORIG_PRELOAD);
 	const char *pre = getenv("LD_PRELOAD");
 
 	snprintf(agp_env_shm, sizeof(agp_env_shm), "%s", shm ? shm : "");
@@ -569,18 +569,18 @@ static void hide_launcher_environment(void)
 	snprintf(agp_env_preload, sizeof(agp_env_preload), "%.*s", pre ? (int)strcspn(pre, ": ") : 0,
 		 pre ? pre : "");
 	/* Children get them back through the exec hooks (hooks_proc.c). */
-	if (orig && strcmp(orig, "\001unset") != 0)
+	if (orig && strcmp(orig, AGP_PRELOAD_UNSET) != 0)
 		setenv("LD_PRELOAD", orig, 1);
 	else
 		unsetenv("LD_PRELOAD");
-	unsetenv("AGPROF_SHM");
-	unsetenv("AGPROF_ORIG_LD_PRELOAD");
+	unsetenv(AGP_ENV_SHM);
+	unsetenv(AGP_ENV_ORIG_PRELOAD);
 	/* Only the CUDA driver needs this one: it gets it through getenv (hooks_proc.c). */
-	if (getenv("AGPROF_CUDA_INJECTION") && getenv("CUDA_INJECTION64_PATH")) {
+	if (getenv(AGP_ENV_CUDA_INJECTION) && getenv("CUDA_INJECTION64_PATH")) {
 		snprintf(agp_env_cuda, sizeof(agp_env_cuda), "%s", getenv("CUDA_INJECTION64_PATH"));
 		unsetenv("CUDA_INJECTION64_PATH");
 	}
-	unsetenv("AGPROF_CUDA_INJECTION");
+	unsetenv(AGP_ENV_CUDA_INJECTION);
 }
 
 void agp_tf_exit_check(void) AGP_HIDDEN;
@@ -629,7 +629,7 @@ int agp_start(const char *dir)
 
 __attribute__((constructor)) static void agp_init(void)
 {
-	const char *dir = getenv("AGPROF_SHM");
+	const char *dir = getenv(AGP_ENV_SHM);
 
 	agp_proc.side_fd = -1;
 	agp_proc.shm_fd = -1;

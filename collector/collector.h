@@ -14,7 +14,7 @@
 #ifndef AGPROF_COLLECTOR_H
 #define AGPROF_COLLECTOR_H
 
-#include "ring.h"
+#include "agp_protocol.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -158,7 +158,7 @@ void agp_got_scan(void)
 		return;
 	pthread_mutex_lock(&got_lock);
 	if (!elf_ready) {
-		const char *off = getenv("AGPROF_NO_GOT_PATCH");
+		const char *off = getenv(AGP_ENV_NO_GOT_PATCH);
 
 		/* The user's escape hatch, should patching ever conflict with another tool. */
 		elf_ready = off && *off && strcmp(off, "0") ? -1 : elf_version(EV_CURRENT) != EV_NONE ? 1 : -1;

@@ -26,8 +26,10 @@ void agp_exit_record(int status) AGP_HIDDEN;
 /* The launcher's variables: a child gets them from us, never from envp. */
 static int is_ours(const char *entry)
 {
-	return !strncmp(entry, "LD_PRELOAD=", 11) || !strncmp(entry, "AGPROF_SHM=", 11) ||
-	       !strncmp(entry, "AGPROF_ORIG_LD_PRELOAD=", 23) || !strncmp(entry, "AGPROF_CUDA_INJECTION=", 22);
+#define STARTS(s, lit) (!strncmp((s), (lit), AGP_LITERAL_LEN(lit)))
+	return STARTS(entry, "LD_PRELOAD=") || STARTS(entry, AGP_ENV_EQ(AGP_ENV_SHM)) ||
+	       STARTS(entry, AGP_ENV_EQ(AGP_ENV_ORIG_PRELOAD)) || STARTS(entry, AGP_ENV_EQ(AGP_ENV_CUDA_INJECTION));
+#undef STARTS
 }
 
 /* The value of name_eq ("NAME=") in envp, or NULL. */
@@ -106,16 +108,16 @@ static char **env_fill(char **out, char *text, char *const envp[])
 		if (!is_ours(envp[i]))
 			out[k++] = envp[i];
 	/* what the child asked for comes after the collector, and is what it sees of LD_PRELOAD */
-	memcpy(text, "LD_PRELOAD=", 11);
-	preload_value(text + 11, pre);
+	memcpy(text, "LD_PRELOAD=", AGP_LITERAL_LEN("LD_PRELOAD="));
+	preload_value(text + AGP_LITERAL_LEN("LD_PRELOAD="), pre);
 	out[k++] = text;
 	text += strlen(text) + 1;
-	out[k++] = env_put(&text, "AGPROF_SHM=", agp_env_shm);
-	out[k++] = env_put(&text, "AGPROF_ORIG_LD_PRELOAD=", pre ? pre : "\001unset");
+	out[k++] = env_put(&text, AGP_ENV_EQ(AGP_ENV_SHM), agp_env_shm);
+	out[k++] = env_put(&text, AGP_ENV_EQ(AGP_ENV_ORIG_PRELOAD), pre ? pre : AGP_PRELOAD_UNSET);
 	/* a CUDA_INJECTION64_PATH the child was given is its own: keep it, add none */
 	if (agp_env_cuda[0] && !env_value(envp, "CUDA_INJECTION64_PATH=")) {
 		out[k++] = env_put(&text, "CUDA_INJECTION64_PATH=", agp_env_cuda);
-		out[k++] = env_put(&text, "AGPROF_CUDA_INJECTION=", "1");
+		out[k++] = env_put(&text, AGP_ENV_EQ(AGP_ENV_CUDA_INJECTION), "1");
 	}
 	out[k] = NULL;
 	return out;
@@ -265,7 +267,7 @@ AGP_EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file
  * safe, as system() and popen() themselves are not.
  */
 static const char *const lent_names[] = {
-	"LD_PRELOAD", "AGPROF_SHM", "AGPROF_ORIG_LD_PRELOAD", "CUDA_INJECTION64_PATH", "AGPROF_CUDA_INJECTION",
+	"LD_PRELOAD", AGP_ENV_SHM, AGP_ENV_ORIG_PRELOAD, "CUDA_INJECTION64_PATH", AGP_ENV_CUDA_INJECTION,
 };
 #define NLENT (sizeof(lent_names) / sizeof(lent_names[0]))
 
@@ -298,11 +300,11 @@ static void env_lend(struct env_saved *sv)
 	preload_value(preload, pre);
 	setenv("LD_PRELOAD", preload, 1);
 	free(preload);
-	setenv("AGPROF_SHM", agp_env_shm, 1);
-	setenv("AGPROF_ORIG_LD_PRELOAD", pre ? pre : "\001unset", 1);
+	setenv(AGP_ENV_SHM, agp_env_shm, 1);
+	setenv(AGP_ENV_ORIG_PRELOAD, pre ? pre : AGP_PRELOAD_UNSET, 1);
 	if (agp_env_cuda[0] && !sv->value[3]) {
 		setenv("CUDA_INJECTION64_PATH", agp_env_cuda, 1);
-		setenv("AGPROF_CUDA_INJECTION", "1", 1);
+		setenv(AGP_ENV_CUDA_INJECTION, "1", 1);
 	}
 	sv->lent = 1;
 	return;

@@ -377,8 +377,8 @@ static void read_override_list(const char *var, int kind)
 
 void agp_py_read_overrides(void)
 {
-	read_override_list("AGPROF_USER_CODE", AGP_FRAME_USER);
-	read_override_list("AGPROF_LIBRARY", AGP_FRAME_LIBRARY);
+	read_override_list(AGP_ENV_USER_CODE, AGP_FRAME_USER);
+	read_override_list(AGP_ENV_LIBRARY, AGP_FRAME_LIBRARY);
 }
 
 /* The longest override that is path or a directory above it, or NULL. */

@@ -47,7 +47,7 @@ static int grow(struct idmap *m)
 	return 0;
 }
 
-int idmap_put(struct idmap *m, int64_t id, size_t value)
+static int store(struct idmap *m, int64_t id, size_t value, int replace)
 {
 	struct idmap_slot *s;
 
@@ -57,12 +57,22 @@ int idmap_put(struct idmap *m, int64_t id, size_t value)
 	if ((m->used + 1) * 2 > m->cap && grow(m))
 		return -1;
 	s = find(m->slots, m->cap, id);
-	if (s->value_plus1)
+	if (s->value_plus1 && !replace)
 		return 1;
+	m->used += !s->value_plus1;
 	s->id = id;
 	s->value_plus1 = value + 1;
-	m->used++;
 	return 0;
+}
+
+int idmap_put(struct idmap *m, int64_t id, size_t value)
+{
+	return store(m, id, value, 0);
+}
+
+int idmap_set(struct idmap *m, int64_t id, size_t value)
+{
+	return store(m, id, value, 1);
 }
 
 int idmap_get(const struct idmap *m, int64_t id, size_t *value)

@@ -5,7 +5,8 @@
  * recording are untrusted: a functions.id of 2^61 must cost one slot, not
  * 2^61 of them, so nothing is ever sized or indexed by an id.  Open
  * addressing with linear probing; memory grows with the number of entries
- * only.  The first value put for an id wins (a duplicate id is ignored).
+ * only.  With idmap_put the first value for an id wins (a duplicate id is
+ * ignored); idmap_set replaces it.
  */
 #ifndef AGPROF_IDMAP_H
 #define AGPROF_IDMAP_H
@@ -24,6 +25,8 @@ struct idmap {
 
 /* Map id to value; 0, 1 when id was already there (kept), -1 when out of memory. */
 int idmap_put(struct idmap *m, int64_t id, size_t value);
+/* Map id to value, replacing an earlier value; 0, -1 when out of memory. */
+int idmap_set(struct idmap *m, int64_t id, size_t value);
 /* 1 and *value when id is present, else 0. */
 int idmap_get(const struct idmap *m, int64_t id, size_t *value);
 void idmap_release(struct idmap *m);

@@ -4,6 +4,7 @@
  * and exit with the program's own status.
  */
 #include "builtin.h"
+#include "agp_protocol.h"
 #include "check.h"
 #include "config.h"
 #include "recording.h"
@@ -173,7 +174,7 @@ static char *find_collector(void)
 		"../lib/agprof/libagprof-collector.so",
 		NULL,
 	};
-	const char *env = getenv("AGPROF_COLLECTOR");
+	const char *env = getenv(AGP_ENV_COLLECTOR);
 
 	if (env && *env)
 		return access(env, R_OK) == 0 ? realpath(env, NULL) : NULL;
@@ -430,21 +431,21 @@ static void set_child_environment(const struct run_state *rs)
 	const char *pre = getenv("LD_PRELOAD");
 	char *value;
 
-	setenv("AGPROF_ORIG_LD_PRELOAD", pre ? pre : "\001unset", 1);
+	setenv(AGP_ENV_ORIG_PRELOAD, pre ? pre : AGP_PRELOAD_UNSET, 1);
 	if (pre && *pre && asprintf(&value, "%s:%s", rs->collector, pre) > 0)
 		setenv("LD_PRELOAD", value, 1);
 	else
 		setenv("LD_PRELOAD", rs->collector, 1);
-	setenv("AGPROF_SHM", rs->shm_dir, 1);
+	setenv(AGP_ENV_SHM, rs->shm_dir, 1);
 	/* Frame classification overrides (collector/pyframe.c); children inherit them. */
 	if (rs->user_code)
-		setenv("AGPROF_USER_CODE", rs->user_code, 1);
+		setenv(AGP_ENV_USER_CODE, rs->user_code, 1);
 	if (rs->library)
-		setenv("AGPROF_LIBRARY", rs->library, 1);
+		setenv(AGP_ENV_LIBRARY, rs->library, 1);
 	/* The CUDA driver loads the collector's CUPTI part from here at cuInit. */
 	if (!getenv("CUDA_INJECTION64_PATH")) {
 		setenv("CUDA_INJECTION64_PATH", rs->collector, 1);
-		setenv("AGPROF_CUDA_INJECTION", "1", 1);  /* the collector hides it again */
+		setenv(AGP_ENV_CUDA_INJECTION, "1", 1);  /* the collector hides it again */
 	}
 }
 

@@ -1,12 +1,13 @@
 /*
  * run_writer.c - drains the collector's shared memory into the recording.
- * See run_writer.h, collector/ring.h (the input) and docs/schema.md (the
+ * See run_writer.h, common/agp_protocol.h (the input) and docs/schema.md (the
  * output).  Ids in the rings are per process; this file maps them to rows.
  */
 #include "run_writer.h"
-#include "../../collector/ring.h"
+#include "agp_protocol.h"
 #include "db.h"
 #include "functiondef.h"
+#include "idmap.h"
 #include "strbuf.h"
 #include "util.h"
 #include "config.h"
@@ -25,21 +26,6 @@
 #include <time.h>
 #include <unistd.h>
 
-/*
- * Per-process ids (strings, sites) to rows.  The ids come from the workload's
- * memory, so they key a hash table: memory grows with the records actually
- * seen, never with the value of an id.  Id 0 means "unknown".
- */
-struct id_slot {
-	uint32_t local;
-	int64_t id;
-};
-
-struct id_map {
-	struct id_slot *slots;
-	size_t cap, used;   /* cap: 0 or a power of two */
-};
-
 /* Longest side record accepted: FunctionDefs are the big ones (a few MiB). */
 #define SIDE_RECORD_MAX (256u << 20)
 /* At most this much of a side file is read per poll (a child may still write). */
@@ -56,7 +42,7 @@ struct stream {
 	int side_fd;
 	char *side_buf;
 	size_t side_len, side_cap;
-	struct id_map strings, sites;
+	struct idmap strings, sites;   /* the workload's ids -> rows (local_id_get) */
 	int gpu_on;
 	int damaged;                       /* ring file unreadable: no more draining */
 	uint8_t ring_damaged[AGP_MAX_THREADS];
@@ -91,66 +77,29 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static size_t id_map_home(uint32_t local, size_t cap)
+/*
+ * Per-process ids (strings, sites) to rows.  The ids come from the workload's
+ * memory, so they key common/idmap's hash table: memory grows with the
+ * records actually seen, never with the value of an id.  Id 0 means
+ * "unknown"; a workload may define an id twice: the last wins.
+ */
+static void local_id_set(struct idmap *m, uint32_t local, int64_t id)
 {
-	return (size_t)((local * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
+	if (local)
+		idmap_set(m, local, id > 0 ? (size_t)id : 0);
 }
 
-static int id_map_grow(struct id_map *m)
+static int64_t local_id_get(const struct idmap *m, uint32_t local)
 {
-	size_t ncap = m->cap ? m->cap * 2 : 1024;
-	struct id_slot *n = calloc(ncap, sizeof(*n));
+	size_t v;
 
-	if (!n)
-		return -1;
-	for (size_t i = 0; i < m->cap; i++) {
-		size_t j;
-
-		if (!m->slots[i].local)
-			continue;
-		for (j = id_map_home(m->slots[i].local, ncap); n[j].local; j = (j + 1) & (ncap - 1))
-			;
-		n[j] = m->slots[i];
-	}
-	free(m->slots);
-	m->slots = n;
-	m->cap = ncap;
-	return 0;
-}
-
-static int id_map_set(struct id_map *m, uint32_t local, int64_t id)
-{
-	size_t i;
-
-	if (!local)
-		return 0;
-	if ((m->used + 1) * 2 > m->cap && id_map_grow(m) != 0)
-		return -1;
-	for (i = id_map_home(local, m->cap); m->slots[i].local; i = (i + 1) & (m->cap - 1))
-		if (m->slots[i].local == local) {
-			m->slots[i].id = id;  /* a workload may define an id twice: the last wins */
-			return 0;
-		}
-	m->slots[i].local = local;
-	m->slots[i].id = id;
-	m->used++;
-	return 0;
-}
-
-static int64_t id_map_get(const struct id_map *m, uint32_t local)
-{
-	if (!local || !m->cap)
-		return 0;
-	for (size_t i = id_map_home(local, m->cap); m->slots[i].local; i = (i + 1) & (m->cap - 1))
-		if (m->slots[i].local == local)
-			return m->slots[i].id;
-	return 0;
+	return local && idmap_get(m, local, &v) ? (int64_t)v : 0;
 }
 
 /*
  * Shared memory is the workload's: it may scribble on it or shrink the file
  * under our mapping (a read past the end of the file is SIGBUS).  Every read
- * of a mapping goes through shm_copy / shm_load*, which catch that SIGBUS;
+ * of a mapping goes through shm_copy / shm_load, which catch that SIGBUS;
  * all decoding works on the copy, bounded by the copy's size.  The jump
  * never crosses SQLite or malloc: only these small readers are armed.
  */
@@ -189,35 +138,31 @@ static int shm_copy(void *dst, const void *src, size_t n)
 	return 0;
 }
 
-static int shm_load64(_Atomic uint64_t *p, uint64_t *out)
+/*
+ * An acquire load of one 4- or 8-byte word of a mapping, guarded like
+ * shm_copy: 0 and *out, or -1 when the file under it is gone.  One reader
+ * for the 64-bit counters, the 32-bit thread count and the signed tids.
+ */
+static int shm_load(void *p, void *out, size_t size)
 {
-	if (sigsetjmp(shm_fault_jmp, 0))
-		return -1;
-	shm_fault_armed = 1;
-	*out = atomic_load_explicit(p, memory_order_acquire);
-	shm_fault_armed = 0;
-	return 0;
-}
+	uint64_t v64 = 0;
+	uint32_t v32 = 0;
 
-static int shm_load32(_Atomic uint32_t *p, uint32_t *out)
-{
 	if (sigsetjmp(shm_fault_jmp, 0))
 		return -1;
 	shm_fault_armed = 1;
-	*out = atomic_load_explicit(p, memory_order_acquire);
+	if (size == sizeof(v64))
+		v64 = atomic_load_explicit((_Atomic uint64_t *)p, memory_order_acquire);
+	else
+		v32 = atomic_load_explicit((_Atomic uint32_t *)p, memory_order_acquire);
 	shm_fault_armed = 0;
+	if (size == sizeof(v64))
+		memcpy(out, &v64, sizeof(v64));
+	else
+		memcpy(out, &v32, sizeof(v32));
 	return 0;
 }
-
-static int shm_load_tid(_Atomic int32_t *p, int32_t *out)
-{
-	if (sigsetjmp(shm_fault_jmp, 0))
-		return -1;
-	shm_fault_armed = 1;
-	*out = atomic_load_explicit(p, memory_order_acquire);
-	shm_fault_armed = 0;
-	return 0;
-}
+#define SHM_LOAD(p, out) shm_load((void *)(p), (out), sizeof(*(out)))
 
 static int shm_store64(_Atomic uint64_t *p, uint64_t v)
 {
@@ -429,8 +374,8 @@ static void thread_seen(struct run_writer *w, struct stream *s, int tid, int32_t
 
 static void write_span(struct run_writer *w, struct stream *s, int tid, const struct agp_rec_span *r)
 {
-	int64_t name = id_map_get(&s->strings, r->h.arg);
-	int64_t site = id_map_get(&s->sites, r->site);
+	int64_t name = local_id_get(&s->strings, r->h.arg);
+	int64_t site = local_id_get(&s->sites, r->site);
 	sqlite3_stmt *st;
 	const char *table;
 	uint64_t *count;   /* counted once stored: the summary never claims lost rows */
@@ -442,7 +387,7 @@ static void write_span(struct run_writer *w, struct stream *s, int tid, const st
 		sqlite3_bind_int64(st, 3, (int64_t)r->start_ns);
 		sqlite3_bind_int64(st, 4, (int64_t)r->end_ns);
 		sqlite3_bind_int64(st, 5, name);
-		bind_id_or_null(st, 6, id_map_get(&s->strings, r->aux));
+		bind_id_or_null(st, 6, local_id_get(&s->strings, r->aux));
 		bind_id_or_null(st, 7, site);
 		sqlite3_bind_int(st, 8, (r->flags & AGP_SPAN_SLOW_PATH) != 0);
 		sqlite3_bind_int(st, 9, (r->flags & AGP_SPAN_FAILED) == 0);
@@ -465,8 +410,8 @@ static void write_span(struct run_writer *w, struct stream *s, int tid, const st
 		sqlite3_bind_int64(st, 3, (int64_t)r->start_ns);
 		sqlite3_bind_int64(st, 4, (int64_t)r->end_ns);
 		sqlite3_bind_int64(st, 5, name > 0 ? name : intern(w, "?"));
-		sqlite3_bind_int64(st, 6, id_map_get(&s->strings, r->aux) > 0 ? id_map_get(&s->strings, r->aux) : intern(w, "?"));
-		bind_id_or_null(st, 7, id_map_get(&s->strings, r->aux2));
+		sqlite3_bind_int64(st, 6, local_id_get(&s->strings, r->aux) > 0 ? local_id_get(&s->strings, r->aux) : intern(w, "?"));
+		bind_id_or_null(st, 7, local_id_get(&s->strings, r->aux2));
 		count = &w->totals.blackbox;
 	}
 	if (db_step_done(w->db, st) == 0) {
@@ -495,7 +440,7 @@ static void write_session(struct run_writer *w, struct stream *s, int tid, const
 	sqlite3_bind_int64(st, 4, (int64_t)r->end_ns);
 	sqlite3_bind_text(st, 5, r->h.arg >= AGP_SESSION_RUN && r->h.arg <= AGP_SESSION_CALLABLE ? kinds[r->h.arg] : "run",
 			  -1, SQLITE_STATIC);
-	bind_id_or_null(st, 6, id_map_get(&s->sites, r->site));
+	bind_id_or_null(st, 6, local_id_get(&s->sites, r->site));
 	sqlite3_bind_int64(st, 7, r->feeds);
 	sqlite3_bind_int64(st, 8, r->fetches);
 	sqlite3_bind_int64(st, 9, r->targets);
@@ -526,16 +471,16 @@ static void ring_record(struct run_writer *w, struct stream *s, int tid, size_t 
 		const char *text = w->rec + sizeof(*h);
 
 		/* the NUL is the collector's promise, not ours to rely on */
-		id_map_set(&s->strings, h->arg,
+		local_id_set(&s->strings, h->arg,
 			   string_table_intern(&w->st, text, strnlen(text, n - sizeof(*h))));
 		break;
 	}
 	case AGP_REC_SITE: {
 		const struct agp_rec_site *r = (const void *)h;
 
-		id_map_set(&s->sites, h->arg,
-			   callsite_id(w, id_map_get(&s->strings, r->file), r->line,
-				       id_map_get(&s->strings, r->func), id_map_get(&s->sites, r->parent),
+		local_id_set(&s->sites, h->arg,
+			   callsite_id(w, local_id_get(&s->strings, r->file), r->line,
+				       local_id_get(&s->strings, r->func), local_id_get(&s->sites, r->parent),
 				       r->flags & AGP_SITE_LIBRARY));
 		break;
 	}
@@ -567,7 +512,7 @@ static void drain_ring(struct run_writer *w, struct stream *s, uint32_t slot)
 
 	if (s->ring_damaged[slot])
 		return;
-	if (shm_load_tid(&ring->tid, &tid) != 0)
+	if (SHM_LOAD(&ring->tid, &tid) != 0)
 		goto fault;
 	if (!tid)
 		return;
@@ -583,7 +528,7 @@ static void drain_ring(struct run_writer *w, struct stream *s, uint32_t slot)
 		s->thread_seen[slot] = 1;
 		thread_seen(w, s, tid, (int32_t)meta[0]);
 	}
-	if (shm_load64(&ring->head, &head) != 0)
+	if (SHM_LOAD(&ring->head, &head) != 0)
 		goto fault;
 	if (head < tail || head - tail > cap) {
 		ring_damaged(w, s, slot, "ring head out of range");
@@ -1044,7 +989,7 @@ static void drain_stream(struct run_writer *w, struct stream *s)
 	drain_side(w, s);
 	if (s->damaged)
 		return;
-	if (shm_load32(&s->shm->nthreads, &n) != 0) {
+	if (SHM_LOAD(&s->shm->nthreads, &n) != 0) {
 		stream_damaged(w, s, "its ring file shrank while it was read");
 		return;
 	}
@@ -1091,7 +1036,7 @@ static void scan_streams(struct run_writer *w)
 		close(fd);
 		if (map == MAP_FAILED)
 			continue;
-		if (shm_load64((_Atomic uint64_t *)&((struct agp_shm_header *)map)->magic, &magic) != 0 ||
+		if (SHM_LOAD((_Atomic uint64_t *)&((struct agp_shm_header *)map)->magic, &magic) != 0 ||
 		    magic != AGP_SHM_MAGIC || shm_copy(&pid, &((struct agp_shm_header *)map)->pid, sizeof(pid)) != 0) {
 			munmap(map, AGP_SHM_FILE_BYTES);  /* not initialised yet (or shrunk): next scan */
 			continue;
@@ -1215,10 +1160,10 @@ int run_writer_finish(struct run_writer *w, const struct run_session *sess, stru
 		uint64_t d = 0, v;
 
 		drain_stream(w, s);
-		if (!s->damaged && shm_load64(&s->shm->dropped_no_slot, &v) == 0)
+		if (!s->damaged && SHM_LOAD(&s->shm->dropped_no_slot, &v) == 0)
 			d = v;
 		for (uint32_t t = 0; t < AGP_MAX_THREADS && !s->damaged; t++)
-			if (shm_load64(&s->shm->threads[t].dropped, &v) == 0)
+			if (SHM_LOAD(&s->shm->threads[t].dropped, &v) == 0)
 				d = d + v < d ? UINT64_MAX : d + v;  /* the workload's numbers: saturate */
 		if (d > INT64_MAX)
 			d = INT64_MAX;
@@ -1322,8 +1267,8 @@ close:
 		if (w->streams[i]->side_fd >= 0)
 			close(w->streams[i]->side_fd);
 		free(w->streams[i]->side_buf);
-		free(w->streams[i]->strings.slots);
-		free(w->streams[i]->sites.slots);
+		idmap_release(&w->streams[i]->strings);
+		idmap_release(&w->streams[i]->sites);
 		free(w->streams[i]);
 	}
 	free(w->streams);

@@ -1,6 +1,6 @@
 /*
  * run_writer.h - the launcher's side of the collector's shared memory: drains
- * every process's rings and side file (collector/ring.h) into the SQLite
+ * every process's rings and side file (common/agp_protocol.h) into the SQLite
  * recording (docs/schema.md).
  */
 #ifndef AGPROF_RUN_WRITER_H

@@ -1,6 +1,8 @@
 /*
- * ring.h - the shared-memory format between the injected collector and the
- * launcher (`agprof run`), which drains it into the SQLite recording.
+ * agp_protocol.h - the launcher<->collector protocol: the environment the
+ * launcher (`agprof run`) hands the injected collector, and the
+ * shared-memory format the collector writes and the launcher drains into
+ * the SQLite recording.
  *
  * Each process (and each exec'd image of it) owns two files in the session's
  * directory (AGPROF_SHM, under /dev/shm):
@@ -17,11 +19,30 @@
  * Both live in the page cache, so a workload killed with SIGKILL still leaves
  * every record it published; the launcher drains them after the fact.
  */
-#ifndef AGPROF_RING_H
-#define AGPROF_RING_H
+#ifndef AGPROF_PROTOCOL_H
+#define AGPROF_PROTOCOL_H
 
 #include <stdatomic.h>
 #include <stdint.h>
+
+/*
+ * Environment variables of the protocol.  The launcher sets them for the
+ * program; the collector reads them at start-up, hides them from the
+ * workload and puts them back into the environment of every exec'd child.
+ */
+#define AGP_ENV_SHM "AGPROF_SHM"                     /* the session's buffer folder */
+#define AGP_ENV_ORIG_PRELOAD "AGPROF_ORIG_LD_PRELOAD" /* LD_PRELOAD before the collector */
+#define AGP_ENV_CUDA_INJECTION "AGPROF_CUDA_INJECTION" /* 1: CUDA_INJECTION64_PATH is ours */
+#define AGP_ENV_USER_CODE "AGPROF_USER_CODE"         /* run --user-code, ':'-separated */
+#define AGP_ENV_LIBRARY "AGPROF_LIBRARY"             /* run --library, ':'-separated */
+#define AGP_ENV_NO_GOT_PATCH "AGPROF_NO_GOT_PATCH"   /* 1: no GOT patching */
+#define AGP_ENV_COLLECTOR "AGPROF_COLLECTOR"         /* the launcher's collector override */
+/* AGP_ENV_ORIG_PRELOAD's value when the program had no LD_PRELOAD at all */
+#define AGP_PRELOAD_UNSET "\001unset"
+
+/* "NAME=" of a literal variable name, and the length of a literal without its NUL. */
+#define AGP_ENV_EQ(name) name "="
+#define AGP_LITERAL_LEN(lit) (sizeof(lit) - 1)
 
 #define AGP_SHM_MAGIC 0x31474e4952504741ULL /* "AGPRING1" */
 #define AGP_RING_BYTES (2048u * 1024u)       /* a slot's address space, power of two */
@@ -185,4 +206,4 @@ enum agp_tag {
 	AGP_F_EXIT_STATUS = 80, AGP_F_CWD,
 };
 
-#endif
+#endif /* AGPROF_PROTOCOL_H */
