@@ -5,30 +5,30 @@
 
 #include <string.h>
 
-int analyze(struct model *m, struct ruleset *rs, struct recording *rec, const struct analyze_opts *o)
+enum analyze_result analyze(struct model *m, struct ruleset *rs, struct recording *rec, const struct analyze_opts *o)
 {
 	const char *empty;
 
 	ruleset_init(rs);
 	if (ruleset_load_default(rs, o->rules_dir)) {
 		ruleset_release(rs);
-		return 2;
+		return ANALYZE_BAD_INPUT;
 	}
 	for (size_t i = 0; i < o->nsets; i++)
 		if (ruleset_set(rs, o->sets[i])) {
 			ruleset_release(rs);
-			return 2;
+			return ANALYZE_BAD_INPUT;
 		}
 	if (model_load(m, rec)) {
 		ruleset_release(rs);
-		return 2;
+		return ANALYZE_BAD_INPUT;
 	}
 	if (!o->allow_empty && (empty = model_empty_reason(m))) {
 		error("'%s' holds nothing to analyze: %s", rec->path, empty);
 		model_release(m);
 		ruleset_release(rs);
-		return 2;
+		return ANALYZE_BAD_INPUT;
 	}
 	rules_run(rs, m);
-	return 0;
+	return ANALYZE_OK;
 }

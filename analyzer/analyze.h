@@ -19,13 +19,17 @@ struct analyze_opts {
 	int allow_empty;            /* 1: an empty recording is not an error */
 };
 
+enum analyze_result {
+	ANALYZE_OK = 0,
+	ANALYZE_BAD_INPUT,  /* unreadable tables, empty recording unless allowed, bad --set, no rules directory */
+};
+
 /*
  * Load rec into m, load the rules into rs (initialized here), run them.
- * Returns 0; 2 after one "error: ..." line when the recording cannot be
- * analyzed (unreadable tables, empty recording unless allowed, bad --set,
- * missing rules directory); 3 on internal errors.  On failure m and rs are
- * released.  Errors in single rule files are printed but do not fail.
+ * On failure one "error: ..." line is printed and m and rs are released;
+ * the caller decides what it means (cmd/agprof: exit 2).  Errors in single
+ * rule files are printed but do not fail.
  */
-int analyze(struct model *m, struct ruleset *rs, struct recording *rec, const struct analyze_opts *o);
+enum analyze_result analyze(struct model *m, struct ruleset *rs, struct recording *rec, const struct analyze_opts *o);
 
 #endif

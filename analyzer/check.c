@@ -13,17 +13,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char check_options_help[] =
-	"thresholds (exit 1 when one is crossed):\n"
-	"   --max-traces N          no function traced more than N times\n"
-	"   --max-traces FUNC=N     function FUNC (its Python name) traced at most N times; repeatable\n"
-	"   --max-eager-share PCT   eager dispatch at most PCT percent of the run\n"
-	"   --forbid RULE           no finding of rule RULE; repeatable\n"
-	"   --fail-on SEVERITY      no finding of severity warning (or error) or worse\n"
-	"   (with no threshold, --fail-on error applies)\n"
-	"   --format FMT            text (default), junit (JUnit XML), github (workflow annotations)\n"
-	"   --rules DIR             also load the rule files of DIR\n"
-	"   --set RULE.NAME=VALUE   change a rule's threshold\n";
+enum {
+	CO_MAX_TRACES = OPT_KEY_BASE + 100,  /* clear of the keys of `run`'s own table */
+	CO_MAX_EAGER_SHARE,
+	CO_FORBID,
+	CO_FAIL_ON,
+	CO_FORMAT,
+	CO_RULES,
+	CO_SET,
+};
+
+const struct opt check_options[] = {
+	OPT_TEXT("thresholds (exit 1 when one is crossed):"),
+	{ "max-traces", CO_MAX_TRACES, "N", "no function traced more than N times" },
+	OPT_TEXT("  --max-traces FUNC=N     function FUNC (its Python name) traced at most N times; repeatable"),
+	{ "max-eager-share", CO_MAX_EAGER_SHARE, "PCT", "eager dispatch at most PCT percent of the run" },
+	{ "forbid", CO_FORBID, "RULE", "no finding of rule RULE; repeatable" },
+	{ "fail-on", CO_FAIL_ON, "SEVERITY", "no finding of severity warning (or error) or worse" },
+	OPT_TEXT("  (with no threshold, --fail-on error applies)"),
+	{ "format", CO_FORMAT, "FMT", "text (default), junit (JUnit XML), github (workflow annotations)" },
+	{ "rules", CO_RULES, "DIR", "also load the rule files of DIR" },
+	{ "set", CO_SET, "RULE.NAME=VALUE", "change a rule's threshold" },
+	OPT_END,
+};
 
 enum check_kind { CK_MAX_TRACES, CK_MAX_TRACES_FN, CK_EAGER_SHARE, CK_FORBID, CK_FAIL_ON };
 enum check_format { CF_TEXT, CF_JUNIT, CF_GITHUB };
@@ -45,7 +57,7 @@ struct check {
 	size_t nv, capv;
 };
 
-struct check_state {
+struct check_config {
 	struct check *checks;
 	size_t n, cap;
 	enum check_format format;
@@ -54,7 +66,7 @@ struct check_state {
 	size_t nsets, capsets;
 };
 
-static void check_state_release(struct check_state *st)
+void check_config_free(struct check_config *st)
 {
 	for (size_t i = 0; i < st->n; i++) {
 		struct check *c = &st->checks[i];
@@ -71,12 +83,13 @@ static void check_state_release(struct check_state *st)
 	}
 	free(st->checks);
 	free(st->sets);
+	free(st);
 }
 
-static struct check *add_check(struct check_state *st, enum check_kind kind, const char *fmt, ...)
+static struct check *add_check(struct check_config *st, enum check_kind kind, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-static struct check *add_check(struct check_state *st, enum check_kind kind, const char *fmt, ...)
+static struct check *add_check(struct check_config *st, enum check_kind kind, const char *fmt, ...)
 {
 	struct check *c;
 	va_list ap;
@@ -114,105 +127,116 @@ static int parse_count(const char *s, double *out)
 	return 0;
 }
 
-static int parse_args(struct check_state *st, int argc, char **argv)
+static int add_max_traces(struct check_config *st, const char *val)
 {
-	for (int i = 0; i < argc; i++) {
-		const char *a = argv[i], *val = NULL;
-		const char *opts[] = { "--max-traces", "--max-eager-share", "--forbid", "--fail-on", "--format",
-				       "--rules", "--set", NULL };
-		const char *opt = NULL;
+	const char *eq = strrchr(val, '=');
+	struct check *c;
+	double n;
 
-		for (int k = 0; opts[k] && !opt; k++) {
-			size_t n = strlen(opts[k]);
+	if (eq ? eq == val || parse_count(eq + 1, &n) : parse_count(val, &n))
+		return error("--max-traces wants N or FUNCTION=N, not '%s'", val);
+	c = add_check(st, eq ? CK_MAX_TRACES_FN : CK_MAX_TRACES, "max-traces %s", val);
+	if (!c || (eq && !(c->function = strndup(val, (size_t)(eq - val)))))
+		return error("out of memory");
+	c->limit = n;
+	return 0;
+}
 
-			if (!strncmp(a, opts[k], n) && (a[n] == '=' || !a[n])) {
-				opt = opts[k];
-				if (a[n] == '=')
-					val = a + n + 1;
-				else if (i + 1 < argc)
-					val = argv[++i];
-				else
-					return error("option '%s' needs a value", opts[k]);
-			}
+static int add_eager_share(struct check_config *st, const char *val)
+{
+	char *end;
+	double p = strtod(val, &end);
+	struct check *c;
+
+	if (end == val || (*end && strcmp(end, "%")) || p < 0 || p > 100)
+		return error("--max-eager-share wants a percentage from 0 to 100, not '%s'", val);
+	if (!(c = add_check(st, CK_EAGER_SHARE, "max-eager-share %g%%", p)))
+		return error("out of memory");
+	c->limit = p;
+	return 0;
+}
+
+static int add_fail_on(struct check_config *st, const char *val)
+{
+	int sev = severity_parse(val);
+	struct check *c;
+
+	if (sev != SEV_WARNING && sev != SEV_ERROR)
+		return error("--fail-on wants warning or error, not '%s'", val);
+	if (!(c = add_check(st, CK_FAIL_ON, "fail-on %s", val)))
+		return error("out of memory");
+	c->limit = sev;
+	return 0;
+}
+
+static int set_format(struct check_config *st, const char *val)
+{
+	static const char *const names[] = { [CF_TEXT] = "text", [CF_JUNIT] = "junit", [CF_GITHUB] = "github" };
+
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(val, names[i])) {
+			st->format = (enum check_format)i;
+			return 0;
 		}
-		if (!opt)
-			return error("unknown option '%s'; see 'agprof check --help'", a);
-		if (!strcmp(opt, "--max-traces")) {
-			const char *eq = strrchr(val, '=');
-			double n;
-			struct check *c;
+	return error("unknown format '%s' (text, junit, github)", val);
+}
 
-			if (eq) {
-				if (eq == val || parse_count(eq + 1, &n))
-					return error("--max-traces wants N or FUNCTION=N, not '%s'", val);
-				c = add_check(st, CK_MAX_TRACES_FN, "max-traces %s", val);
-				if (!c)
-					return error("out of memory");
-				c->function = strndup(val, (size_t)(eq - val));
-			} else {
-				if (parse_count(val, &n))
-					return error("--max-traces wants N or FUNCTION=N, not '%s'", val);
-				c = add_check(st, CK_MAX_TRACES, "max-traces %s", val);
-				if (!c)
-					return error("out of memory");
-			}
-			c->limit = n;
-		} else if (!strcmp(opt, "--max-eager-share")) {
-			char *end;
-			double p = strtod(val, &end);
-			struct check *c;
+static int add_set(struct check_config *st, const char *val)
+{
+	if (st->nsets == st->capsets) {
+		size_t ncap = st->capsets ? st->capsets * 2 : 4;
+		const char **p = realloc(st->sets, ncap * sizeof(*p));
 
-			if (end == val || (*end && strcmp(end, "%")) || p < 0 || p > 100)
-				return error("--max-eager-share wants a percentage from 0 to 100, not '%s'", val);
-			if (!(c = add_check(st, CK_EAGER_SHARE, "max-eager-share %g%%", p)))
-				return error("out of memory");
-			c->limit = p;
-		} else if (!strcmp(opt, "--forbid")) {
-			struct check *c = add_check(st, CK_FORBID, "forbid %s", val);
-
-			if (!c)
-				return error("out of memory");
-			c->rule = strdup(val);
-		} else if (!strcmp(opt, "--fail-on")) {
-			int sev = severity_parse(val);
-			struct check *c;
-
-			if (sev != SEV_WARNING && sev != SEV_ERROR)
-				return error("--fail-on wants warning or error, not '%s'", val);
-			if (!(c = add_check(st, CK_FAIL_ON, "fail-on %s", val)))
-				return error("out of memory");
-			c->limit = sev;
-		} else if (!strcmp(opt, "--format")) {
-			if (!strcmp(val, "text"))
-				st->format = CF_TEXT;
-			else if (!strcmp(val, "junit"))
-				st->format = CF_JUNIT;
-			else if (!strcmp(val, "github"))
-				st->format = CF_GITHUB;
-			else
-				return error("unknown format '%s' (text, junit, github)", val);
-		} else if (!strcmp(opt, "--rules")) {
-			st->rules_dir = val;
-		} else if (!strcmp(opt, "--set")) {
-			if (st->nsets == st->capsets) {
-				size_t ncap = st->capsets ? st->capsets * 2 : 4;
-				const char **p = realloc(st->sets, ncap * sizeof(*p));
-
-				if (!p)
-					return error("out of memory");
-				st->sets = p;
-				st->capsets = ncap;
-			}
-			st->sets[st->nsets++] = val;
-		}
-	}
-	if (!st->n) {
-		struct check *c = add_check(st, CK_FAIL_ON, "fail-on error");
-
-		if (!c)
+		if (!p)
 			return error("out of memory");
-		c->limit = SEV_ERROR;
+		st->sets = p;
+		st->capsets = ncap;
 	}
+	st->sets[st->nsets++] = val;
+	return 0;
+}
+
+int check_option(void *ctx, int key, const char *val)
+{
+	struct check_config *st = ctx;
+	struct check *c;
+
+	switch (key) {
+	case CO_MAX_TRACES:
+		return add_max_traces(st, val);
+	case CO_MAX_EAGER_SHARE:
+		return add_eager_share(st, val);
+	case CO_FORBID:
+		c = add_check(st, CK_FORBID, "forbid %s", val);
+		return c && (c->rule = strdup(val)) ? 0 : error("out of memory");
+	case CO_FAIL_ON:
+		return add_fail_on(st, val);
+	case CO_FORMAT:
+		return set_format(st, val);
+	case CO_RULES:
+		st->rules_dir = val;
+		return 0;
+	case CO_SET:
+		return add_set(st, val);
+	}
+	return error("unknown check option");
+}
+
+struct check_config *check_config_new(void)
+{
+	return calloc(1, sizeof(struct check_config));
+}
+
+/* With no threshold at all, --fail-on error applies. */
+static int add_default_check(struct check_config *st)
+{
+	struct check *c;
+
+	if (st->n)
+		return 0;
+	if (!(c = add_check(st, CK_FAIL_ON, "fail-on error")))
+		return error("out of memory");
+	c->limit = SEV_ERROR;
 	return 0;
 }
 
@@ -262,7 +286,7 @@ static void traces_violation(struct check *c, const struct model_function *f)
 	strbuf_release(&sb);
 }
 
-static int evaluate(struct check_state *st, const struct model *m)
+static int evaluate(struct check_config *st, const struct model *m)
 {
 	int crossed = 0;
 
@@ -338,7 +362,7 @@ static int evaluate(struct check_state *st, const struct model *m)
 	return crossed;
 }
 
-static void print_text(struct strbuf *out, const struct check_state *st, const struct model *m, int crossed)
+static void print_text(struct strbuf *out, const struct check_config *st, const struct model *m, int crossed)
 {
 	int color = want_color(1);
 	const char *red = color ? "\033[31m" : "", *green = color ? "\033[32m" : "", *reset = color ? "\033[0m" : "";
@@ -361,7 +385,7 @@ static void print_text(struct strbuf *out, const struct check_state *st, const s
 	strbuf_addf(out, "agprof check: %d of %zu threshold%s crossed\n", crossed, st->n, st->n == 1 ? "" : "s");
 }
 
-static void print_junit(struct strbuf *out, const struct check_state *st, const struct model *m, int crossed)
+static void print_junit(struct strbuf *out, const struct check_config *st, const struct model *m, int crossed)
 {
 	strbuf_addstr(out, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
 	strbuf_addf(out, "<testsuites name=\"agprof check\" tests=\"%zu\" failures=\"%d\">\n", st->n, crossed);
@@ -414,7 +438,7 @@ static void gh_escape(struct strbuf *out, const char *s, int property)
 	}
 }
 
-static void print_github(struct strbuf *out, const struct check_state *st, const struct model *m, int crossed)
+static void print_github(struct strbuf *out, const struct check_config *st, const struct model *m, int crossed)
 {
 	for (size_t i = 0; i < st->n; i++) {
 		const struct check *c = &st->checks[i];
@@ -441,83 +465,84 @@ static void print_github(struct strbuf *out, const struct check_state *st, const
 	strbuf_addf(out, "agprof check: %d of %zu threshold%s crossed\n", crossed, st->n, st->n == 1 ? "" : "s");
 }
 
-int check_run(struct recording *rec, int argc, char **argv)
+/*
+ * Read only what the thresholds need: the rules need the whole analysis,
+ * --max-eager-share the eager totals, --max-traces the traces (a recording
+ * of millions of events is checked in the time of a few index lookups).
+ * 0, or -1 after an error (m and rs are then released).
+ */
+static int load_for_checks(struct model *m, struct ruleset *rs, struct recording *rec, const struct check_config *st)
 {
-	struct check_state st = { 0 };
-	struct analyze_opts ao = { 0 };
+	/* Nothing recorded crosses no threshold: said on stderr, not an error. */
+	struct analyze_opts ao = { .rules_dir = st->rules_dir, .sets = st->sets, .nsets = st->nsets, .allow_empty = 1 };
+	unsigned parts = 0;
+
+	for (size_t i = 0; i < st->n; i++) {
+		if (st->checks[i].kind == CK_FORBID || st->checks[i].kind == CK_FAIL_ON)
+			parts |= MODEL_ALL;
+		else if (st->checks[i].kind == CK_EAGER_SHARE)
+			parts |= MODEL_EAGER_TOTALS;
+	}
+	if (parts & MODEL_EVENTS)
+		return analyze(m, rs, rec, &ao) == ANALYZE_OK ? 0 : -1;
+	ruleset_init(rs);
+	if (model_load_parts(m, rec, parts))
+		return -1;
+	/* A crossed eager share names the busiest line: count per line then. */
+	for (size_t i = 0; i < st->n; i++)
+		if (st->checks[i].kind == CK_EAGER_SHARE && 100 * m->session.eager_share > st->checks[i].limit &&
+		    model_load_eager_site_counts(m)) {
+			model_release(m);
+			return -1;
+		}
+	return 0;
+}
+
+static void print_result(struct strbuf *out, const struct check_config *st, const struct model *m, int crossed)
+{
+	if (st->format == CF_JUNIT)
+		print_junit(out, st, m, crossed);
+	else if (st->format == CF_GITHUB)
+		print_github(out, st, m, crossed);
+	else
+		print_text(out, st, m, crossed);
+	/* names from the recording must not drive the terminal (JUnit is escaped as XML) */
+	if (st->format != CF_JUNIT)
+		strbuf_sanitize_text(out, 0, want_color(1));
+}
+
+enum check_result check_run(struct recording *rec, struct check_config *st)
+{
 	struct model m;
 	struct ruleset rs;
 	struct strbuf out = STRBUF_INIT;
-	unsigned parts = 0;
+	enum check_result ret = CHECK_BAD_INPUT;
 	const char *empty;
-	int crossed, ret;
+	int crossed;
 
-	if (parse_args(&st, argc, argv)) {
-		check_state_release(&st);
-		return 2;
-	}
-	ao.rules_dir = st.rules_dir;
-	ao.sets = st.sets;
-	ao.nsets = st.nsets;
-	/* Nothing recorded crosses no threshold: said on stderr, not an error. */
-	ao.allow_empty = 1;
-	/*
-	 * Read only what the thresholds need: the rules need the whole
-	 * analysis, --max-eager-share the eager totals, --max-traces the
-	 * traces (a recording of millions of events is checked in the time
-	 * of a few index lookups).
-	 */
-	for (size_t i = 0; i < st.n; i++) {
-		if (st.checks[i].kind == CK_FORBID || st.checks[i].kind == CK_FAIL_ON)
-			parts |= MODEL_ALL;
-		else if (st.checks[i].kind == CK_EAGER_SHARE)
-			parts |= MODEL_EAGER_TOTALS;
-	}
-	if (parts & MODEL_EVENTS) {
-		if ((ret = analyze(&m, &rs, rec, &ao))) {
-			check_state_release(&st);
-			return ret;
-		}
-	} else {
-		ruleset_init(&rs);
-		if (model_load_parts(&m, rec, parts)) {
-			check_state_release(&st);
-			return 2;
-		}
-		/* A crossed eager share names the busiest line: count per line then. */
-		for (size_t i = 0; i < st.n; i++)
-			if (st.checks[i].kind == CK_EAGER_SHARE && 100 * m.session.eager_share > st.checks[i].limit &&
-			    model_load_eager_site_counts(&m)) {
-				ret = 2;
-				goto cleanup;
-			}
-	}
-	for (size_t i = 0; i < st.n; i++)
-		if (st.checks[i].kind == CK_FORBID && !ruleset_has(&rs, st.checks[i].rule)) {
-			error("--forbid: no rule '%s'", st.checks[i].rule);
-			ret = 2;
+	if (add_default_check(st))
+		return CHECK_FAILED;
+	if (load_for_checks(&m, &rs, rec, st))
+		return CHECK_BAD_INPUT;
+	for (size_t i = 0; i < st->n; i++)
+		if (st->checks[i].kind == CK_FORBID && !ruleset_has(&rs, st->checks[i].rule)) {
+			error("--forbid: no rule '%s'", st->checks[i].rule);
 			goto cleanup;
 		}
 	if ((empty = model_empty_reason(&m)))
 		warning("'%s' holds no TensorFlow activity: %s", rec->path, empty);
-	crossed = evaluate(&st, &m);
-	if (st.format == CF_JUNIT)
-		print_junit(&out, &st, &m, crossed);
-	else if (st.format == CF_GITHUB)
-		print_github(&out, &st, &m, crossed);
+	crossed = evaluate(st, &m);
+	print_result(&out, st, &m, crossed);
+	if (strbuf_failed(&out)) {
+		error("out of memory");
+		ret = CHECK_FAILED;
+	} else if (out.len && fwrite(out.buf, 1, out.len, stdout) != out.len)
+		ret = CHECK_FAILED;
 	else
-		print_text(&out, &st, &m, crossed);
-	/* names from the recording must not drive the terminal (JUnit is escaped as XML) */
-	if (st.format != CF_JUNIT)
-		strbuf_sanitize_text(&out, 0, want_color(1));
-	if (out.len && fwrite(out.buf, 1, out.len, stdout) != out.len)
-		ret = 3;
-	else
-		ret = crossed ? 1 : 0;
+		ret = crossed ? CHECK_CROSSED : CHECK_HELD;
 cleanup:
 	strbuf_release(&out);
 	model_release(&m);
 	ruleset_release(&rs);
-	check_state_release(&st);
 	return ret;
 }

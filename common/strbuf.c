@@ -1,4 +1,4 @@
-/* strbuf.c - see strbuf.h.  Allocation failure aborts: output text is small. */
+/* strbuf.c - see strbuf.h.  Allocation failure is sticky (strbuf_failed). */
 #include "strbuf.h"
 
 #include <stdint.h>
@@ -10,12 +10,19 @@ void strbuf_init(struct strbuf *sb)
 {
 	sb->buf = NULL;
 	sb->len = sb->alloc = 0;
+	sb->failed = 0;
 }
 
 void strbuf_release(struct strbuf *sb)
 {
-	free(sb->buf);
+	if (sb->alloc)
+		free(sb->buf);
 	strbuf_init(sb);
+}
+
+int strbuf_failed(const struct strbuf *sb)
+{
+	return sb->failed;
 }
 
 void strbuf_reset(struct strbuf *sb)
@@ -25,25 +32,37 @@ void strbuf_reset(struct strbuf *sb)
 		sb->buf[0] = '\0';
 }
 
-static void strbuf_grow(struct strbuf *sb, size_t extra)
+/* Room for extra more bytes and the NUL; 0, or -1 (sticky) when memory ran out. */
+static int strbuf_grow(struct strbuf *sb, size_t extra)
 {
-	size_t want = sb->len + extra + 1;
+	static char empty[1];
+	size_t want = sb->len + extra + 1, ncap = sb->alloc ? sb->alloc : 64;
+	char *p;
 
+	if (sb->failed)
+		return -1;
 	if (want <= sb->alloc)
-		return;
-	sb->alloc = sb->alloc ? sb->alloc : 64;
-	while (sb->alloc < want)
-		sb->alloc *= 2;
-	sb->buf = realloc(sb->buf, sb->alloc);
-	if (!sb->buf) {
-		fputs("fatal: out of memory\n", stderr);
-		abort();
+		return 0;
+	while (ncap < want && ncap <= SIZE_MAX / 2)
+		ncap *= 2;
+	if (want < extra || ncap < want || !(p = realloc(sb->alloc ? sb->buf : NULL, ncap))) {
+		/* keep what is there, readable: a NULL buffer becomes an empty string */
+		sb->failed = 1;
+		if (!sb->buf)
+			sb->buf = empty;
+		return -1;
 	}
+	if (!sb->alloc)
+		p[0] = '\0';
+	sb->buf = p;
+	sb->alloc = ncap;
+	return 0;
 }
 
 void strbuf_add(struct strbuf *sb, const void *data, size_t len)
 {
-	strbuf_grow(sb, len);
+	if (strbuf_grow(sb, len))
+		return;
 	memcpy(sb->buf + sb->len, data, len);
 	sb->len += len;
 	sb->buf[sb->len] = '\0';
@@ -74,7 +93,8 @@ void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap)
 	va_end(cp);
 	if (n < 0)
 		return;
-	strbuf_grow(sb, (size_t)n);
+	if (strbuf_grow(sb, (size_t)n))
+		return;
 	vsnprintf(sb->buf + sb->len, (size_t)n + 1, fmt, ap);
 	sb->len += (size_t)n;
 }
@@ -231,16 +251,15 @@ void strbuf_sanitize_text(struct strbuf *sb, size_t from, int keep_sgr)
 		}
 		s += n, len -= n;
 	}
+	out.failed |= sb->failed;
 	strbuf_release(sb);
 	*sb = out;
 }
 
 char *strbuf_detach(struct strbuf *sb)
 {
-	char *b = sb->buf;
+	char *b = sb->alloc ? sb->buf : calloc(1, 1);
 
-	if (!b)
-		b = calloc(1, 1);
 	strbuf_init(sb);
 	return b;
 }

@@ -1,4 +1,11 @@
-/* strbuf.h - growable byte buffer for building text (JSON, SQL-free output). */
+/*
+ * strbuf.h - growable byte buffer for building text (JSON, SQL-free output).
+ *
+ * Errors are sticky, as with SQLite's sqlite3_str: when memory runs out the
+ * buffer keeps what it holds, every later append does nothing, and
+ * strbuf_failed() says so.  Whoever writes the text out checks it once and
+ * reports "out of memory" once; the code that builds it checks nothing.
+ */
 #ifndef AGPROF_STRBUF_H
 #define AGPROF_STRBUF_H
 
@@ -7,12 +14,13 @@
 #include <stdint.h>
 
 struct strbuf {
-	char *buf;    /* always NUL-terminated when len > 0 or after init */
+	char *buf;    /* NULL until the first append, then always NUL-terminated */
 	size_t len;
-	size_t alloc;
+	size_t alloc; /* 0: buf is NULL or a shared empty string, not ours to free */
+	int failed;   /* an allocation failed: appends are dropped since */
 };
 
-#define STRBUF_INIT { NULL, 0, 0 }
+#define STRBUF_INIT { NULL, 0, 0, 0 }
 
 void strbuf_init(struct strbuf *sb);
 void strbuf_release(struct strbuf *sb);
@@ -44,7 +52,9 @@ void strbuf_sanitize_text(struct strbuf *sb, size_t from, int keep_sgr);
  * truncated, beyond U+10FFFF).
  */
 size_t utf8_seq(const unsigned char *s, size_t avail, uint32_t *cp);
-/* Detach the buffer; caller frees. */
+/* Detach the buffer (never NULL but when out of memory); caller frees. */
 char *strbuf_detach(struct strbuf *sb);
+/* 1 when an append was dropped for lack of memory (the text is incomplete). */
+int strbuf_failed(const struct strbuf *sb);
 
 #endif

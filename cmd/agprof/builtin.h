@@ -18,6 +18,17 @@ enum {
 	EXIT_INTERNAL = 3,
 };
 
+struct opt_cmd;
+
+/* Exit code of a check's result (check.c), for `check` and `run --check`. */
+int check_exit_code(int check_result);
+
+/*
+ * The recording of a subcommand that takes exactly one: argv[first] after
+ * opt_parse (returned by it); NULL after an error when there is none or more.
+ */
+const char *one_recording(const struct opt_cmd *cmd, int argc, char **argv, int first);
+
 int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_check(int argc, char **argv);

@@ -1,6 +1,7 @@
 /* export.c - `agprof export`: convert a recording for other viewers. */
 #include "builtin.h"
 #include "chrome.h"
+#include "options.h"
 #include "recording.h"
 #include "util.h"
 
@@ -16,70 +17,80 @@ static const char *const export_usage =
 	"eager ops with their source line, py_function runs, GPU activity.\n"
 	"Writes to standard output unless -o FILE.\n"
 	"\n"
+	"options:\n";
+
+static const char *const export_epilogue =
+	"\n"
 	"Exit codes: 0 success, 2 usage error or unreadable recording, 3 write error.\n";
 
-int cmd_export(int argc, char **argv)
+enum { EO_FORMAT = OPT_KEY_BASE };
+
+static const struct opt export_options[] = {
+	{ "format", EO_FORMAT, "FMT", "chrome (the only one)" },
+	{ "output", 'o', "FILE", "write to FILE, not standard output" },
+	OPT_HELP,
+	OPT_END,
+};
+
+struct export_cmd {
+	const char *format, *output;
+};
+
+static int export_option(void *ctx, int key, const char *value)
 {
-	const char *format = NULL, *path = NULL, *output = NULL;
-	struct recording rec;
+	struct export_cmd *c = ctx;
+
+	if (key == EO_FORMAT)
+		c->format = value;
+	else
+		c->output = value;
+	return 0;
+}
+
+/* Write rec as Chrome JSON to c->output or stdout; an exit code. */
+static int export_to(const struct export_cmd *c, struct recording *rec)
+{
 	FILE *out = stdout;
 	int ret;
 
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
+	if (c->output && !(out = fopen(c->output, "w"))) {
+		error("cannot create '%s': %s", c->output, strerror(errno));
+		return EXIT_USAGE;
+	}
+	/* a malformed recording is bad input (2); only failing to write is 3 */
+	ret = chrome_export(rec, out);
+	ret = ret == CHROME_WRITE_FAILED ? EXIT_INTERNAL : ret ? EXIT_USAGE : EXIT_OK;
+	if (c->output && fclose(out) != 0 && ret == EXIT_OK) {
+		error("cannot write '%s': %s", c->output, strerror(errno));
+		ret = EXIT_INTERNAL;
+	}
+	return ret;
+}
 
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			fputs(export_usage, stdout);
-			return EXIT_OK;
-		} else if (!strncmp(a, "--format=", 9)) {
-			format = a + 9;
-		} else if (!strcmp(a, "--format") || !strcmp(a, "-o") || !strcmp(a, "--output")) {
-			if (i + 1 >= argc) {
-				error("option '%s' needs a value", a);
-				return EXIT_USAGE;
-			}
-			if (a[1] == 'o' || a[2] == 'o')
-				output = argv[++i];
-			else
-				format = argv[++i];
-		} else if (a[0] == '-' && a[1]) {
-			error("unknown option '%s'; see 'agprof export --help'", a);
-			return EXIT_USAGE;
-		} else if (path) {
-			error("one recording at a time ('%s' and '%s')", path, a);
-			return EXIT_USAGE;
-		} else {
-			path = a;
-		}
-	}
-	if (!format || strcmp(format, "chrome")) {
-		error(format ? "unknown format '%s' (chrome)" : "no format given%s; see 'agprof export --help'",
-		      format ? format : "");
+int cmd_export(int argc, char **argv)
+{
+	struct export_cmd c = { 0 };
+	struct opt_cmd cmd = { "export", export_usage, export_epilogue, 0, { { export_options, export_option, &c } } };
+	const char *path;
+	struct recording rec;
+	int first, ret;
+
+	first = opt_parse(&cmd, argc, argv);
+	if (first < 0)
+		return first == OPT_DONE ? EXIT_OK : EXIT_USAGE;
+	if (!c.format || strcmp(c.format, "chrome")) {
+		error(c.format ? "unknown format '%s' (chrome)" : "no format given%s; see 'agprof export --help'",
+		      c.format ? c.format : "");
 		return EXIT_USAGE;
 	}
-	if (!path) {
-		error("no recording given; see 'agprof export --help'");
-		return EXIT_USAGE;
-	}
-	if (recording_open(&rec, path))
+	if (!(path = one_recording(&cmd, argc, argv, first)) || recording_open(&rec, path))
 		return EXIT_USAGE;
 	if (recording_empty_reason(&rec)) {
 		error("'%s' holds nothing to export: %s", path, recording_empty_reason(&rec));
 		recording_close(&rec);
 		return EXIT_USAGE;
 	}
-	if (output && !(out = fopen(output, "w"))) {
-		error("cannot create '%s': %s", output, strerror(errno));
-		recording_close(&rec);
-		return EXIT_USAGE;
-	}
-	/* a malformed recording is bad input (2); only failing to write is 3 */
-	ret = chrome_export(&rec, out);
-	ret = ret == CHROME_WRITE_FAILED ? EXIT_INTERNAL : ret ? EXIT_USAGE : EXIT_OK;
-	if (output && fclose(out) != 0 && ret == EXIT_OK) {
-		error("cannot write '%s': %s", output, strerror(errno));
-		ret = EXIT_INTERNAL;
-	}
+	ret = export_to(&c, &rec);
 	recording_close(&rec);
 	return ret;
 }

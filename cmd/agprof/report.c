@@ -2,6 +2,7 @@
 #include "builtin.h"
 #include "analyze.h"
 #include "gpu.h"
+#include "options.h"
 #include "recording.h"
 #include "report.h"
 #include "strbuf.h"
@@ -16,28 +17,48 @@ static const char *const report_usage =
 	"\n"
 	"Analyze a recording: the run, the findings ranked by the time they cost\n"
 	"(each with its fix and source line), then per-section tables.\n"
-	"\n"
-	"sections (default: all, with the summary first):\n"
-	"   --summary     the run and the findings\n"
-	"   --retracing   every retrace of every function, and its cause\n"
-	"   --eager       eager dispatch per source line\n"
-	"   --ops         eager dispatch per op type\n"
-	"   --blackbox    py_function / numpy_function nodes and their runs\n"
-	"   --functions   traced functions: traces, calls, time tracing and executing\n"
-	"   --gpu         GPU kernels, copies, utilisation, idle gaps, synchronous calls\n"
-	"   --sessions    TF1 Session.run steps per source line: runs, time, feeds, fetches\n"
-	"options:\n"
-	"   --format FMT  text (default), json (docs/report-json.md), csv, sarif (SARIF 2.1.0)\n"
-	"   --rules DIR   also load the rule files of DIR (docs/rules.md)\n"
-	"   --set RULE.NAME=VALUE  change a rule's threshold, e.g. retracing.max_traces=5\n"
-	"   --top N       rows per table in text output (default 10, 0 for all)\n"
-	"   --color, --no-color    force colours on or off (default: on a terminal, unless NO_COLOR)\n"
+	"\n";
+
+static const char *const report_epilogue =
 	"\n"
 	"A recording without TensorFlow activity is reported too (what was and was not\n"
 	"seen).  Exit codes: 0 success, 2 usage error or a file that is not a readable\n"
 	"recording, 3 internal error.\n";
 
 enum report_format { RF_TEXT, RF_JSON, RF_CSV, RF_SARIF };
+
+enum {
+	RO_FORMAT = OPT_KEY_BASE,
+	RO_RULES,
+	RO_SET,
+	RO_TOP,
+	RO_COLOR,
+	RO_NO_COLOR,
+	RO_SECTION,  /* RO_SECTION + bit number of SEC_* */
+};
+
+#define SECTION(name, bit, help) { name, RO_SECTION + __builtin_ctz(bit), NULL, help }
+
+static const struct opt report_options[] = {
+	OPT_TEXT("sections (default: all, with the summary first):"),
+	SECTION("summary", SEC_SUMMARY, "the run and the findings"),
+	SECTION("retracing", SEC_RETRACING, "every retrace of every function, and its cause"),
+	SECTION("eager", SEC_EAGER, "eager dispatch per source line"),
+	SECTION("ops", SEC_OPS, "eager dispatch per op type"),
+	SECTION("blackbox", SEC_BLACKBOX, "py_function / numpy_function nodes and their runs"),
+	SECTION("functions", SEC_FUNCTIONS, "traced functions: traces, calls, time tracing and executing"),
+	SECTION("gpu", SEC_GPU, "GPU kernels, copies, utilisation, idle gaps, synchronous calls"),
+	SECTION("sessions", SEC_SESSIONS, "TF1 Session.run steps per source line: runs, time, feeds, fetches"),
+	OPT_TEXT("options:"),
+	{ "format", RO_FORMAT, "FMT", "text (default), json (docs/report-json.md), csv, sarif (SARIF 2.1.0)" },
+	{ "rules", RO_RULES, "DIR", "also load the rule files of DIR (docs/rules.md)" },
+	{ "set", RO_SET, "RULE.NAME=VALUE", "change a rule's threshold, e.g. retracing.max_traces=5" },
+	{ "top", RO_TOP, "N", "rows per table in text output (default 10, 0 for all)" },
+	{ "color", RO_COLOR, NULL, "force colours on (default: on a terminal, unless NO_COLOR)" },
+	{ "no-color", RO_NO_COLOR, NULL, "force colours off" },
+	OPT_HELP,
+	OPT_END,
+};
 
 struct report_cmd {
 	struct report_opts opts;
@@ -49,109 +70,121 @@ struct report_cmd {
 	int color;  /* -1: decide from the terminal */
 };
 
-static const struct {
-	const char *flag;
-	unsigned bit;
-} sections[] = {
-	{ "--summary", SEC_SUMMARY },     { "--retracing", SEC_RETRACING }, { "--eager", SEC_EAGER },
-	{ "--ops", SEC_OPS },             { "--blackbox", SEC_BLACKBOX },   { "--functions", SEC_FUNCTIONS },
-	{ "--gpu", SEC_GPU },             { "--sessions", SEC_SESSIONS },
-};
-
-/* Value of option opt at argv[*i] ("--opt=V" or "--opt V"), or NULL if argv[*i] is not opt. */
-static const char *opt_value(int argc, char **argv, int *i, const char *opt, int *missing)
+static int set_format(struct report_cmd *c, const char *v)
 {
-	size_t n = strlen(opt);
+	static const char *const names[] = { [RF_TEXT] = "text", [RF_JSON] = "json", [RF_CSV] = "csv",
+					     [RF_SARIF] = "sarif" };
 
-	if (strncmp(argv[*i], opt, n))
-		return NULL;
-	if (argv[*i][n] == '=')
-		return argv[*i] + n + 1;
-	if (argv[*i][n])
-		return NULL;
-	if (*i + 1 >= argc) {
-		*missing = 1;
-		return NULL;
-	}
-	return argv[++*i];
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(v, names[i])) {
+			c->format = (enum report_format)i;
+			return 0;
+		}
+	return error("unknown format '%s' (text, json, csv, sarif)", v);
 }
 
-static int parse(struct report_cmd *c, int argc, char **argv)
+static int add_set(struct report_cmd *c, const char *v)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v;
-		int missing = 0, matched = 0;
+	const char **p = realloc(c->sets, (c->nsets + 1) * sizeof(*p));
 
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			fputs(report_usage, stdout);
-			exit(EXIT_OK);
-		}
-		for (size_t s = 0; s < sizeof(sections) / sizeof(sections[0]); s++)
-			if (!strcmp(a, sections[s].flag)) {
-				c->opts.sections |= sections[s].bit;
-				matched = 1;
-			}
-		if (matched)
-			continue;
-		if ((v = opt_value(argc, argv, &i, "--format", &missing))) {
-			if (!strcmp(v, "text"))
-				c->format = RF_TEXT;
-			else if (!strcmp(v, "json"))
-				c->format = RF_JSON;
-			else if (!strcmp(v, "csv"))
-				c->format = RF_CSV;
-			else if (!strcmp(v, "sarif"))
-				c->format = RF_SARIF;
-			else
-				return error("unknown format '%s' (text, json, csv, sarif)", v);
-		} else if ((v = opt_value(argc, argv, &i, "--rules", &missing))) {
-			c->ao.rules_dir = v;
-		} else if ((v = opt_value(argc, argv, &i, "--set", &missing))) {
-			const char **p = realloc(c->sets, (c->nsets + 1) * sizeof(*p));
-
-			if (!p)
-				return error("out of memory");
-			c->sets = p;
-			c->sets[c->nsets++] = v;
-		} else if ((v = opt_value(argc, argv, &i, "--top", &missing))) {
-			char *end;
-			long n = strtol(v, &end, 10);
-
-			if (*end || !*v || n < 0 || n > 1000000)
-				return error("--top wants a number, not '%s'", v);
-			c->opts.top = (int)n;
-		} else if (missing) {
-			return error("option '%s' needs a value", a);
-		} else if (!strcmp(a, "--color")) {
-			c->color = 1;
-		} else if (!strcmp(a, "--no-color")) {
-			c->color = 0;
-		} else if (a[0] == '-' && a[1]) {
-			return error("unknown option '%s'; see 'agprof report --help'", a);
-		} else if (c->path) {
-			return error("one recording at a time ('%s' and '%s')", c->path, a);
-		} else {
-			c->path = a;
-		}
-	}
-	if (!c->path)
-		return error("no recording given; see 'agprof report --help'");
+	if (!p)
+		return error("out of memory");
+	c->sets = p;
+	c->sets[c->nsets++] = v;
 	return 0;
+}
+
+static int report_option(void *ctx, int key, const char *v)
+{
+	struct report_cmd *c = ctx;
+	char *end;
+	long n;
+
+	switch (key) {
+	case RO_FORMAT:
+		return set_format(c, v);
+	case RO_RULES:
+		c->ao.rules_dir = v;
+		return 0;
+	case RO_SET:
+		return add_set(c, v);
+	case RO_TOP:
+		n = strtol(v, &end, 10);
+		if (*end || !*v || n < 0 || n > 1000000)
+			return error("--top wants a number, not '%s'", v);
+		c->opts.top = (int)n;
+		return 0;
+	case RO_COLOR:
+	case RO_NO_COLOR:
+		c->color = key == RO_COLOR;
+		return 0;
+	}
+	c->opts.sections |= 1u << (key - RO_SECTION);
+	return 0;
+}
+
+/* The text of the chosen format, in out. */
+static void render(struct report_cmd *c, struct strbuf *out, const struct model *m, const struct ruleset *rs)
+{
+	switch (c->format) {
+	case RF_TEXT:
+		report_text(out, m, &c->opts);
+		break;
+	case RF_JSON:
+		report_json(out, m, &c->opts);
+		break;
+	case RF_CSV:
+		report_csv(out, m, &c->opts);
+		break;
+	case RF_SARIF:
+		report_sarif(out, m, rs);
+		break;
+	}
+	/* names from the recording must not drive the terminal */
+	if (c->format == RF_TEXT || c->format == RF_CSV)
+		strbuf_sanitize_text(out, 0, c->opts.color);
+}
+
+/* Print the report of an analyzed recording; an exit code. */
+static int print_report(struct report_cmd *c, struct recording *rec, const struct model *m, const struct ruleset *rs)
+{
+	struct strbuf out = STRBUF_INIT;
+	struct gpu_model gpu;
+	int ret = EXIT_OK, have_gpu = 0;
+
+	if (c->format == RF_JSON || (c->format == RF_TEXT && (!c->opts.sections || (c->opts.sections & SEC_GPU)))) {
+		if (gpu_model_load(&gpu, rec, NULL))
+			return EXIT_USAGE;
+		have_gpu = 1;
+		c->opts.gpu = &gpu;
+	}
+	c->opts.recording = c->path;
+	c->opts.color = c->color >= 0 ? c->color : want_color(1);
+	render(c, &out, m, rs);
+	if (strbuf_failed(&out)) {
+		error("out of memory");
+		ret = EXIT_INTERNAL;
+	} else if (out.len && fwrite(out.buf, 1, out.len, stdout) != out.len)
+		ret = EXIT_INTERNAL;
+	strbuf_release(&out);
+	if (have_gpu)
+		gpu_model_release(&gpu);
+	return ret;
 }
 
 int cmd_report(int argc, char **argv)
 {
 	struct report_cmd c = { .opts = { .top = 10 }, .color = -1 };
+	struct opt_cmd cmd = { "report", report_usage, report_epilogue, 0, { { report_options, report_option, &c } } };
 	struct recording rec;
 	struct model m;
 	struct ruleset rs;
-	struct strbuf out = STRBUF_INIT;
-	struct gpu_model gpu;
-	int ret, have_gpu = 0;
+	int first, ret = EXIT_USAGE;
 
-	if (parse(&c, argc, argv)) {
+	first = opt_parse(&cmd, argc, argv);
+	if (first < 0 || !(c.path = one_recording(&cmd, argc, argv, first))) {
 		free(c.sets);
-		return EXIT_USAGE;
+		return first == OPT_DONE ? EXIT_OK : EXIT_USAGE;
 	}
 	c.ao.sets = c.sets;
 	c.ao.nsets = c.nsets;
@@ -160,49 +193,11 @@ int cmd_report(int argc, char **argv)
 		free(c.sets);
 		return EXIT_USAGE;
 	}
-	if ((ret = analyze(&m, &rs, &rec, &c.ao))) {
-		recording_close(&rec);
-		free(c.sets);
-		return ret;
+	if (analyze(&m, &rs, &rec, &c.ao) == ANALYZE_OK) {
+		ret = print_report(&c, &rec, &m, &rs);
+		model_release(&m);
+		ruleset_release(&rs);
 	}
-	if (c.format == RF_JSON || (c.format == RF_TEXT && (!c.opts.sections || (c.opts.sections & SEC_GPU)))) {
-		if (gpu_model_load(&gpu, &rec, NULL)) {
-			model_release(&m);
-			ruleset_release(&rs);
-			recording_close(&rec);
-			free(c.sets);
-			return EXIT_USAGE;
-		}
-		have_gpu = 1;
-		c.opts.gpu = &gpu;
-	}
-	c.opts.recording = c.path;
-	c.opts.color = c.color >= 0 ? c.color : want_color(1);
-	switch (c.format) {
-	case RF_TEXT:
-		report_text(&out, &m, &c.opts);
-		break;
-	case RF_JSON:
-		report_json(&out, &m, &c.opts);
-		break;
-	case RF_CSV:
-		report_csv(&out, &m, &c.opts);
-		break;
-	case RF_SARIF:
-		report_sarif(&out, &m, &rs);
-		break;
-	}
-	ret = EXIT_OK;
-	/* names from the recording must not drive the terminal */
-	if (c.format == RF_TEXT || c.format == RF_CSV)
-		strbuf_sanitize_text(&out, 0, c.opts.color);
-	if (out.len && fwrite(out.buf, 1, out.len, stdout) != out.len)
-		ret = EXIT_INTERNAL;
-	strbuf_release(&out);
-	if (have_gpu)
-		gpu_model_release(&gpu);
-	model_release(&m);
-	ruleset_release(&rs);
 	recording_close(&rec);
 	free(c.sets);
 	return ret;

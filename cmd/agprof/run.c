@@ -6,6 +6,7 @@
 #include "builtin.h"
 #include "agp_protocol.h"
 #include "check.h"
+#include "options.h"
 #include "config.h"
 #include "recording.h"
 #include "run_writer.h"
@@ -33,22 +34,9 @@ static const char *const run_usage =
 	"SQLite recording.  PROGRAM keeps its stdin, stdout, stderr, working\n"
 	"directory and environment; forks and exec'd children are recorded too.\n"
 	"\n"
-	"options:\n"
-	"  -o, --output FILE   write the recording to FILE (default: the first free\n"
-	"                      agprof-N.agprof in the working directory)\n"
-	"  -f, --force         overwrite FILE if it exists\n"
-	"  -q, --quiet         do not print the summary line on stderr\n"
-	"  --check [THRESHOLDS]\n"
-	"                      after the run, check the recording as 'agprof check'\n"
-	"                      does, with the threshold options below; the exit\n"
-	"                      status is the program's own when it failed, else\n"
-	"                      the check's (0 all hold, 1 one crossed)\n"
-	"  --user-code PATH    treat Python files under PATH as your code, even in a\n"
-	"                      site-packages directory (repeatable)\n"
-	"  --library PATH      treat Python files under PATH as library code: findings\n"
-	"                      then point at the line of yours that called it\n"
-	"                      (repeatable; the longest matching PATH wins)\n"
-	"  -h, --help          show this help\n"
+	"options:\n";
+
+static const char *const run_epilogue =
 	"\n"
 	"exit status: PROGRAM's own status; 128+N when it was killed by signal N;\n"
 	"126 PROGRAM not executable; 127 PROGRAM not found; 2 usage error or the\n"
@@ -61,10 +49,29 @@ static const char *const run_usage =
 	"second SIGINT or SIGTERM (the first once PROGRAM has ended) ends agprof\n"
 	"after closing the recording, even if PROGRAM goes on; a third at once.\n"
 	"\n"
-	"environment: AGPROF_COLLECTOR overrides the collector library's path;\n"
-	"AGPROF_NO_GOT_PATCH=1 turns off GOT patching (docs/collector.md).\n"
-	"\n"
-	"--check ";
+	"environment: " AGP_ENV_COLLECTOR " overrides the collector library's path;\n"
+	AGP_ENV_NO_GOT_PATCH "=1 turns off GOT patching (docs/collector.md).\n";
+
+enum { RUN_CHECK = OPT_KEY_BASE, RUN_USER_CODE, RUN_LIBRARY };
+
+static const struct opt run_options[] = {
+	{ "output", 'o', "FILE", "write the recording to FILE (default: the first free\n"
+				 "agprof-N.agprof in the working directory)" },
+	{ "force", 'f', NULL, "overwrite FILE if it exists" },
+	{ "quiet", 'q', NULL, "do not print the summary line on stderr" },
+	{ "check", RUN_CHECK, NULL, "after the run, check the recording as 'agprof check'\n"
+				    "does, with the threshold options below; the exit\n"
+				    "status is the program's own when it failed, else\n"
+				    "the check's (0 all hold, 1 one crossed)" },
+	{ "user-code", RUN_USER_CODE, "PATH", "treat Python files under PATH as your code, even in a\n"
+					      "site-packages directory (repeatable)" },
+	{ "library", RUN_LIBRARY, "PATH", "treat Python files under PATH as library code: findings\n"
+					  "then point at the line of yours that called it\n"
+					  "(repeatable; the longest matching PATH wins)" },
+	OPT_HELP,
+	OPT_TEXT("\nwith --check, the options of 'agprof check':"),
+	OPT_END,
+};
 
 struct run_state {
 	const char *output;
@@ -72,9 +79,7 @@ struct run_state {
 	char **argv;             /* PROGRAM ARGS... */
 	char *program_path;
 	char *collector;
-	int check;               /* --check: thresholds follow in check_argv */
-	char **check_argv;
-	int check_argc;
+	struct check_config *check; /* --check: the thresholds that follow it */
 	char *user_code, *library; /* ':'-separated absolute prefixes, or NULL */
 	char shm_dir[PATH_MAX];
 	int shm_base_fd;         /* the per-user buffer folder */
@@ -492,27 +497,6 @@ static pid_t start_program(struct run_state *rs)
 	return pid;
 }
 
-/* Threshold options of `agprof check` (analyzer/check.h) that take a value. */
-static int is_check_option(const char *a, int *has_value)
-{
-	static const char *const with_value[] = { "--max-traces", "--max-eager-share", "--forbid", "--fail-on",
-						  "--format", "--rules", "--set", NULL };
-
-	for (int i = 0; with_value[i]; i++) {
-		size_t n = strlen(with_value[i]);
-
-		if (!strcmp(a, with_value[i])) {
-			*has_value = 1;
-			return 1;
-		}
-		if (!strncmp(a, with_value[i], n) && a[n] == '=') {
-			*has_value = 0;
-			return 1;
-		}
-	}
-	return 0;
-}
-
 static int append_prefix(char **list, const char *path)
 {
 	char *joined;
@@ -547,80 +531,52 @@ static int add_override(char **list, const char *opt, const char *path)
 	return 0;
 }
 
-/* --user-code / --library, as "--opt PATH" or "--opt=PATH"; 1 when a is one. */
-static int override_option(struct run_state *rs, int argc, char **argv, int *i, int *ret)
+static int run_option(void *ctx, int key, const char *value)
 {
-	static const char *const opts[] = { "--user-code", "--library" };
-	const char *a = argv[*i];
+	struct run_state *rs = ctx;
 
-	for (int k = 0; k < 2; k++) {
-		size_t n = strlen(opts[k]);
-		char **list = k ? &rs->library : &rs->user_code;
-
-		if (strncmp(a, opts[k], n) || (a[n] && a[n] != '='))
-			continue;
-		if (a[n] == '=')
-			*ret = add_override(list, opts[k], a + n + 1);
-		else
-			*ret = ++*i < argc ? add_override(list, opts[k], argv[*i]) :
-					     error("option '%s' needs a path", opts[k]);
-		return 1;
+	switch (key) {
+	case 'o':
+		rs->output = value;
+		return 0;
+	case 'f':
+		rs->force = 1;
+		return 0;
+	case 'q':
+		rs->quiet = 1;
+		return 0;
+	case RUN_CHECK:
+		if (!rs->check && !(rs->check = check_config_new()))
+			return error("out of memory");
+		return 0;
+	case RUN_USER_CODE:
+		return add_override(&rs->user_code, "--user-code", value);
+	case RUN_LIBRARY:
+		return add_override(&rs->library, "--library", value);
 	}
-	return 0;
+	return error("unknown option");
 }
 
+/* A threshold of `agprof check` (analyzer/check.h), after --check. */
+static int run_check_option(void *ctx, int key, const char *value)
+{
+	struct run_state *rs = ctx;
+
+	if (!rs->check)
+		return error("option '--%s' needs --check before it", opt_name(check_options, key));
+	return check_option(rs->check, key, value);
+}
+
+/* The index of PROGRAM in argv; OPT_DONE after --help; OPT_FAILED after an error. */
 static int parse_options(struct run_state *rs, int argc, char **argv)
 {
-	int i, has_value, bad;
+	struct opt_cmd cmd = { "run", run_usage, run_epilogue, 1,
+			       { { run_options, run_option, rs }, { check_options, run_check_option, rs } } };
+	int first = opt_parse(&cmd, argc, argv);
 
-	rs->check_argv = calloc((size_t)argc + 1, sizeof(*rs->check_argv));
-	if (!rs->check_argv)
-		return error("out of memory");
-	for (i = 1; i < argc; i++) {
-		const char *a = argv[i];
-
-		if (!strcmp(a, "--")) {
-			i++;
-			break;
-		}
-		if (a[0] != '-')
-			break;
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			fputs(run_usage, stdout);
-			fputs(check_options_help, stdout);
-			exit(EXIT_OK);
-		} else if (!strcmp(a, "-o") || !strcmp(a, "--output")) {
-			if (++i >= argc)
-				return error("option '%s' needs a file name", a);
-			rs->output = argv[i];
-		} else if (!strncmp(a, "--output=", 9)) {
-			rs->output = a + 9;
-		} else if (!strcmp(a, "-f") || !strcmp(a, "--force")) {
-			rs->force = 1;
-		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-			rs->quiet = 1;
-		} else if (!strcmp(a, "--check")) {
-			rs->check = 1;
-		} else if (override_option(rs, argc, argv, &i, &bad)) {
-			if (bad)
-				return -1;
-		} else if (is_check_option(a, &has_value)) {
-			if (!rs->check)
-				return error("option '%s' needs --check before it", a);
-			rs->check_argv[rs->check_argc++] = argv[i];
-			if (has_value) {
-				if (++i >= argc)
-					return error("option '%s' needs a value", a);
-				rs->check_argv[rs->check_argc++] = argv[i];
-			}
-		} else {
-			return error("unknown option '%s'; see 'agprof run --help'", a);
-		}
-	}
-	if (i >= argc)
+	if (first >= argc)
 		return error("no program to run; see 'agprof run --help'");
-	rs->argv = argv + i;
-	return 0;
+	return first;
 }
 
 /*
@@ -685,95 +641,125 @@ static void print_summary(const struct run_state *rs, const struct run_totals *t
 		fprintf(stderr, "agprof: warning: incomplete recording: %s\n", totals->note);
 }
 
+/* Everything the program needs before it starts; 0 or an exit code. */
+static int prepare(struct run_state *rs, struct run_writer **w)
+{
+	char err[512];
+	int rc = resolve_program(rs->argv[0], &rs->program_path);
+
+	if (rc) {
+		error(rc == 127 ? "'%s': command not found" : "'%s': permission denied (not executable)", rs->argv[0]);
+		return rc;
+	}
+	if (!(rs->collector = find_collector())) {
+		error("cannot find the collector library libagprof-collector.so (set " AGP_ENV_COLLECTOR ")");
+		return EXIT_INTERNAL;
+	}
+	if (choose_output(rs) != 0 || make_tmp_output(rs) != 0 || make_shm_dir(rs) != 0)
+		return EXIT_USAGE;
+	*w = run_writer_create(rs->tmp_path, rs->shm_dir, err, sizeof(err));
+	if (!*w) {
+		error("%s", err);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/*
+ * Run the program to its end while draining, then finish the recording.
+ * Returns the program's pid, or -status when it could not start; sess has
+ * its exit; *write_failed says the recording lost events.
+ */
+static pid_t record_program(struct run_state *rs, struct run_writer *w, struct run_session *sess,
+			    struct run_totals *totals, int *write_failed)
+{
+	char cwd[PATH_MAX];
+	pid_t pid;
+
+	if (!getcwd(cwd, sizeof(cwd)))
+		cwd[0] = '\0';
+	memset(sess, 0, sizeof(*sess));
+	sess->argv = rs->argv;
+	sess->cwd = cwd;
+	sess->start_wall_ns = clock_ns(CLOCK_REALTIME);
+	sess->start_ns = clock_ns(CLOCK_MONOTONIC);
+	install_forwarding();
+	pid = start_program(rs);
+	/* past a file size limit, a write fails (EFBIG) and is reported; the program keeps its SIGXFSZ */
+	signal(SIGXFSZ, SIG_IGN);
+	if (pid < 0)
+		sess->exit_status = (int)-pid;
+	else
+		wait_program(rs, w, pid, sess);
+	program_ended = 1;
+	sess->end_ns = clock_ns(CLOCK_MONOTONIC);
+	*write_failed = run_writer_finish(w, sess, totals) != 0;
+	if (*write_failed && pid >= 0 && !rs->write_error_said)
+		error("cannot write '%s': %s; it keeps the %llu events stored before", rs->output_path,
+		      totals->error ? totals->error : "internal error", (unsigned long long)totals->events);
+	return pid;
+}
+
+/* `run --check` once the program succeeded: the check decides. */
+static int run_check(struct run_state *rs)
+{
+	struct recording rec;
+	int rc;
+
+	fflush(stderr);
+	if (recording_open(&rec, rs->output_path) != 0)
+		return EXIT_USAGE;
+	rc = check_exit_code(check_run(&rec, rs->check));
+	recording_close(&rec);
+	return rc;
+}
+
+static void release_state(struct run_state *rs)
+{
+	remove_shm_dir(rs);
+	remove_tmp_output(rs);
+	if (rs->check)
+		check_config_free(rs->check);
+	free(rs->program_path);
+	free(rs->collector);
+	free(rs->user_code);
+	free(rs->library);
+}
+
 int cmd_run(int argc, char **argv)
 {
 	struct run_state rs;
 	struct run_writer *w = NULL;
 	struct run_session sess;
 	struct run_totals totals;
-	char err[512], cwd[PATH_MAX] = "";
-	int rc, write_failed = 0;
+	int rc, first, write_failed;
 	pid_t pid;
 
 	memset(&rs, 0, sizeof(rs));
 	rs.shm_fd = rs.shm_base_fd = -1;
-	if (parse_options(&rs, argc, argv) != 0) {
-		rc = EXIT_USAGE;
-		goto cleanup;
+	first = parse_options(&rs, argc, argv);
+	if (first < 0) {
+		release_state(&rs);
+		return first == OPT_DONE ? EXIT_OK : EXIT_USAGE;
 	}
-	rc = resolve_program(rs.argv[0], &rs.program_path);
-	if (rc) {
-		error(rc == 127 ? "'%s': command not found" : "'%s': permission denied (not executable)", rs.argv[0]);
-		goto cleanup;
+	rs.argv = argv + first;
+	if ((rc = prepare(&rs, &w)) != 0) {
+		release_state(&rs);
+		return rc;
 	}
-	if (!(rs.collector = find_collector())) {
-		error("cannot find the collector library libagprof-collector.so (set AGPROF_COLLECTOR)");
-		rc = EXIT_INTERNAL;
-		goto cleanup;
-	}
-	if (choose_output(&rs) != 0 || make_tmp_output(&rs) != 0 || make_shm_dir(&rs) != 0) {
-		rc = EXIT_USAGE;
-		goto cleanup;
-	}
-	w = run_writer_create(rs.tmp_path, rs.shm_dir, err, sizeof(err));
-	if (!w) {
-		error("%s", err);
-		rc = EXIT_USAGE;
-		goto cleanup;
-	}
-	if (!getcwd(cwd, sizeof(cwd)))
-		cwd[0] = '\0';
-	memset(&sess, 0, sizeof(sess));
-	sess.argv = rs.argv;
-	sess.cwd = cwd;
-	sess.start_wall_ns = clock_ns(CLOCK_REALTIME);
-	sess.start_ns = clock_ns(CLOCK_MONOTONIC);
-	install_forwarding();
-	pid = start_program(&rs);
-	/* past a file size limit, a write fails (EFBIG) and is reported; the program keeps its SIGXFSZ */
-	signal(SIGXFSZ, SIG_IGN);
-	if (pid < 0)
-		sess.exit_status = (int)-pid;
-	else
-		wait_program(&rs, w, pid, &sess);
-	program_ended = 1;
-	sess.end_ns = clock_ns(CLOCK_MONOTONIC);
-	if (run_writer_finish(w, &sess, &totals) != 0) {
-		write_failed = 1;
-		if (pid >= 0 && !rs.write_error_said)
-			error("cannot write '%s': %s; it keeps the %llu events stored before", rs.output_path,
-			      totals.error ? totals.error : "internal error", (unsigned long long)totals.events);
-	}
+	pid = record_program(&rs, w, &sess, &totals, &write_failed);
 	remove_shm_dir(&rs);
 	rc = sess.exit_status;
-	if (pid < 0)
-		goto cleanup;  /* the program never ran: no recording, FILE untouched */
-	if (publish_output(&rs) != 0) {
+	/* a program that never ran leaves no recording, FILE untouched */
+	if (pid >= 0 && publish_output(&rs) != 0) {
 		rc = rc ? rc : EXIT_INTERNAL;
-		goto cleanup;
+	} else if (pid >= 0) {
+		print_summary(&rs, &totals);
+		if (write_failed && rc == 0)
+			rc = EXIT_INTERNAL;
+		if (rs.check && rc == 0)
+			rc = run_check(&rs);
 	}
-	print_summary(&rs, &totals);
-	if (write_failed && rc == 0)
-		rc = EXIT_INTERNAL;
-	if (rs.check && rc == 0) {
-		struct recording rec;
-
-		/* The program succeeded: the check decides. */
-		fflush(stderr);
-		if (recording_open(&rec, rs.output_path) != 0) {
-			rc = EXIT_USAGE;
-		} else {
-			rc = check_run(&rec, rs.check_argc, rs.check_argv);
-			recording_close(&rec);
-		}
-	}
-cleanup:
-	remove_shm_dir(&rs);
-	remove_tmp_output(&rs);
-	free(rs.check_argv);
-	free(rs.program_path);
-	free(rs.collector);
-	free(rs.user_code);
-	free(rs.library);
+	release_state(&rs);
 	return rc;
 }

@@ -1,6 +1,7 @@
 /* view.c - `agprof view`: the interactive timeline of a recording. */
 #include "builtin.h"
 #include "analyze.h"
+#include "options.h"
 #include "recording.h"
 #include "timeline.h"
 #include "tui.h"
@@ -23,15 +24,24 @@ static const char *const view_usage =
 	"'agprof report' and the per-function table.  Press ? in the view for every\n"
 	"key; q quits.\n"
 	"\n"
-	"options:\n"
-	"   --rules DIR   also load the rule files of DIR (docs/rules.md)\n"
-	"   --set RULE.NAME=VALUE  change a rule's threshold\n"
+	"options:\n";
+
+static const char *const view_epilogue =
 	"\n"
 	"Environment: NO_COLOR turns colours off; AGPROF_ASCII=1 draws with ASCII\n"
 	"only; AGPROF_VIEW_STATS=FILE writes the open and frame times there on exit.\n"
 	"\n"
 	"Exit codes: 0 success, 2 usage error, not a terminal, or a recording that\n"
 	"cannot be read, 3 internal error.\n";
+
+enum { VO_RULES = OPT_KEY_BASE, VO_SET };
+
+static const struct opt view_options[] = {
+	{ "rules", VO_RULES, "DIR", "also load the rule files of DIR (docs/rules.md)" },
+	{ "set", VO_SET, "RULE.NAME=VALUE", "change a rule's threshold" },
+	OPT_HELP,
+	OPT_END,
+};
 
 struct view_cmd {
 	const char *path;
@@ -40,38 +50,19 @@ struct view_cmd {
 	size_t nsets;
 };
 
-static int parse(struct view_cmd *c, int argc, char **argv)
+static int view_option(void *ctx, int key, const char *value)
 {
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
+	struct view_cmd *c = ctx;
+	const char **p;
 
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			fputs(view_usage, stdout);
-			exit(EXIT_OK);
-		} else if (!strcmp(a, "--rules") || !strcmp(a, "--set")) {
-			if (i + 1 >= argc)
-				return error("option '%s' needs a value; see 'agprof view --help'", a);
-			if (!strcmp(a, "--rules")) {
-				c->ao.rules_dir = argv[++i];
-			} else {
-				const char **p = realloc(c->sets, (c->nsets + 1) * sizeof(*p));
-				if (!p)
-					return error("out of memory");
-				c->sets = p;
-				c->sets[c->nsets++] = argv[++i];
-			}
-		} else if (!strncmp(a, "--rules=", 8)) {
-			c->ao.rules_dir = a + 8;
-		} else if (a[0] == '-' && a[1]) {
-			return error("unknown option '%s'; see 'agprof view --help'", a);
-		} else if (c->path) {
-			return error("one recording at a time: '%s' and '%s'", c->path, a);
-		} else {
-			c->path = a;
-		}
+	if (key == VO_RULES) {
+		c->ao.rules_dir = value;
+		return 0;
 	}
-	if (!c->path)
-		return error("no recording given; usage: agprof view RECORDING");
+	if (!(p = realloc(c->sets, (c->nsets + 1) * sizeof(*p))))
+		return error("out of memory");
+	c->sets = p;
+	c->sets[c->nsets++] = value;
 	return 0;
 }
 
@@ -158,17 +149,19 @@ static void stderr_release(FILE *tmp, int saved)
 int cmd_view(int argc, char **argv)
 {
 	struct view_cmd c = { 0 };
+	struct opt_cmd cmd = { "view", view_usage, view_epilogue, 0, { { view_options, view_option, &c } } };
 	struct tui_input in = { 0 };
 	struct recording rec;
 	struct timeline tl;
 	struct analysis *a;
 	FILE *held = NULL;
-	int saved = -1, ret;
+	int saved = -1, ret, first;
 
 	in.started = tui_now();
-	if (parse(&c, argc, argv)) {
+	first = opt_parse(&cmd, argc, argv);
+	if (first < 0 || !(c.path = one_recording(&cmd, argc, argv, first))) {
 		free(c.sets);
-		return EXIT_USAGE;
+		return first == OPT_DONE ? EXIT_OK : EXIT_USAGE;
 	}
 	c.ao.sets = c.sets;
 	c.ao.nsets = c.nsets;
@@ -226,7 +219,7 @@ int cmd_view(int argc, char **argv)
 		model_release(&a->m);
 		ruleset_release(&a->rs);
 	} else if (ret == EXIT_OK) {
-		ret = a->ret;
+		ret = EXIT_USAGE;  /* the analysis said why (ANALYZE_BAD_INPUT) */
 	}
 	recording_close(&a->rec);
 	free(a);
