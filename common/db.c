@@ -86,22 +86,32 @@ int db_exec(sqlite3 *db, const char *sql)
 	return 0;
 }
 
-int db_step_done(sqlite3 *db, sqlite3_stmt *stmt)
+int db_step_quiet(sqlite3 *db, sqlite3_stmt *stmt)
 {
 	int rc;
 
 	if (db_write_failure(db)) {
 		sqlite3_reset(stmt);
-		return -1;
+		return db_write_failure(db);
 	}
 	rc = sqlite3_step(stmt);
-	sqlite3_reset(stmt);
-	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
-		if (!note_write_failure(db, sqlite3_extended_errcode(db)))
-			fprintf(stderr, "error: %s in '%s'\n", sqlite3_errmsg(db), sqlite3_sql(stmt));
-		return -1;
+	if (rc == SQLITE_DONE || rc == SQLITE_ROW) {
+		sqlite3_reset(stmt);
+		return 0;
 	}
-	return 0;
+	rc = sqlite3_extended_errcode(db);
+	note_write_failure(db, rc);
+	return rc ? rc : SQLITE_ERROR;  /* the caller reads sqlite3_errmsg() before the next reset */
+}
+
+int db_step_done(sqlite3 *db, sqlite3_stmt *stmt)
+{
+	int failed = db_write_failure(db), rc = db_step_quiet(db, stmt);
+
+	if (rc && !failed && !db_write_failure(db))
+		fprintf(stderr, "error: %s in '%s'\n", sqlite3_errmsg(db), sqlite3_sql(stmt));
+	sqlite3_reset(stmt);
+	return rc ? -1 : 0;
 }
 
 /*

@@ -70,6 +70,12 @@ int db_exec(sqlite3 *db, const char *sql);
 
 /* Step a statement that returns no rows, then reset it; 0 on SQLITE_DONE. */
 int db_step_done(sqlite3 *db, sqlite3_stmt *stmt);
+/*
+ * db_step_done without the message: 0, or the SQLite error code, with
+ * sqlite3_errmsg(db) still telling why until the statement is reset (the
+ * caller resets it).  For callers that report their errors once.
+ */
+int db_step_quiet(sqlite3 *db, sqlite3_stmt *stmt);
 
 /*
  * The write error (SQLite result code: disk full, I/O error, ...) that ended

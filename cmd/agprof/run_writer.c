@@ -67,6 +67,8 @@ struct run_writer {
 		*ins_bbnode, *ins_gpu, *ins_api, *ins_ext, *ins_link_ref, *ins_link_trace,
 		*ins_link_name, *ins_trace_seq, *get_trace_seq;
 	sqlite3_stmt *ins_session;
+	uint64_t lost_rows;            /* rows SQLite refused (not a write failure): said once */
+	char *lost_why;                /* the first refusal's message */
 };
 
 static uint64_t now_ns(void)
@@ -217,6 +219,24 @@ static void stream_damaged(struct run_writer *w, struct stream *s, const char *w
 	s->damaged = 1;
 }
 
+/*
+ * Step one insert or update of the writer.  Errors are sticky and said once:
+ * a write failure (disk full) ends writing, as db.h describes, and is
+ * reported by the launcher (exit 3); any other refusal loses that row only,
+ * is counted, said once on stderr and noted in meta.incomplete.
+ */
+static int step(struct run_writer *w, sqlite3_stmt *st)
+{
+	int rc = db_step_quiet(w->db, st);
+
+	if (rc && !db_write_failure(w->db) && !w->lost_rows++) {
+		w->lost_why = strdup(sqlite3_errmsg(w->db));
+		error("cannot store a record: %s in '%.200s'", w->lost_why ? w->lost_why : "?", sqlite3_sql(st));
+	}
+	sqlite3_reset(st);
+	return rc ? -1 : 0;
+}
+
 static void bind_id_or_null(sqlite3_stmt *s, int col, int64_t id)
 {
 	if (id > 0)
@@ -332,7 +352,7 @@ static int64_t callsite_id(struct run_writer *w, int64_t file, int64_t line, int
 		bind_id_or_null(st, 4, parent);
 		sqlite3_bind_int(st, 5, library ? 1 : 0);
 		if (i) {
-			if (db_step_done(w->db, st) == 0)
+			if (step(w, st) == 0)
 				id = sqlite3_last_insert_rowid(w->db);
 		} else {
 			if (sqlite3_step(st) == SQLITE_ROW)
@@ -369,7 +389,7 @@ static void thread_seen(struct run_writer *w, struct stream *s, int tid, int32_t
 	sqlite3_bind_int(w->ins_thread, 2, tid);
 	bind_text_or_null(w->ins_thread, 3, name[0] ? name : NULL);
 	sqlite3_bind_text(w->ins_thread, 4, role, -1, SQLITE_STATIC);
-	db_step_done(w->db, w->ins_thread);
+	step(w, w->ins_thread);
 }
 
 static void write_span(struct run_writer *w, struct stream *s, int tid, const struct agp_rec_span *r)
@@ -414,7 +434,7 @@ static void write_span(struct run_writer *w, struct stream *s, int tid, const st
 		bind_id_or_null(st, 7, local_id_get(&s->strings, r->aux2));
 		count = &w->totals.blackbox;
 	}
-	if (db_step_done(w->db, st) == 0) {
+	if (step(w, st) == 0) {
 		(*count)++;
 		w->totals.events++;
 		if (table && s->gpu_on && r->seq) {
@@ -422,7 +442,7 @@ static void write_span(struct run_writer *w, struct stream *s, int tid, const st
 			sqlite3_bind_int64(w->ins_ext, 2, (int64_t)r->seq);
 			sqlite3_bind_text(w->ins_ext, 3, table, -1, SQLITE_STATIC);
 			sqlite3_bind_int64(w->ins_ext, 4, sqlite3_last_insert_rowid(w->db));
-			db_step_done(w->db, w->ins_ext);
+			step(w, w->ins_ext);
 		}
 	}
 }
@@ -445,7 +465,7 @@ static void write_session(struct run_writer *w, struct stream *s, int tid, const
 	sqlite3_bind_int64(st, 8, r->fetches);
 	sqlite3_bind_int64(st, 9, r->targets);
 	sqlite3_bind_int(st, 10, (r->flags & AGP_SPAN_FAILED) == 0);
-	if (db_step_done(w->db, st) == 0) {
+	if (step(w, st) == 0) {
 		w->totals.events++;
 		w->totals.session_runs++;
 	}
@@ -639,7 +659,7 @@ static void side_process(struct run_writer *w, struct stream *s, const struct fi
 	sqlite3_bind_int64(w->ins_process, 2, fint(fs, AGP_F_PPID));
 	sqlite3_bind_text(w->ins_process, 3, argv.buf, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int64(w->ins_process, 4, fint(fs, AGP_F_START));
-	db_step_done(w->db, w->ins_process);
+	step(w, w->ins_process);
 	strbuf_release(&argv);
 }
 
@@ -653,7 +673,7 @@ static void side_tf_status(struct run_writer *w, struct stream *s, const struct 
 	bind_text_or_null(w->upd_process_tf, 3, tfver);
 	bind_text_or_null(w->upd_process_tf, 4, pyver);
 	sqlite3_bind_int(w->upd_process_tf, 5, s->pid);
-	db_step_done(w->db, w->upd_process_tf);
+	step(w, w->upd_process_tf);
 	free(status), free(detail), free(tfver), free(pyver);
 }
 
@@ -668,7 +688,7 @@ static int64_t function_row(struct run_writer *w, int pid, const char *name, con
 		sqlite3_bind_int64(w->ins_function, 4, line);
 	else
 		sqlite3_bind_null(w->ins_function, 4);
-	db_step_done(w->db, w->ins_function);
+	step(w, w->ins_function);
 	sqlite3_bind_int(w->get_function, 1, pid);
 	sqlite3_bind_int64(w->get_function, 2, name_id);
 	bind_id_or_null(w->get_function, 3, file_id);
@@ -719,11 +739,11 @@ static void side_trace(struct run_writer *w, struct stream *s, const struct fiel
 	sqlite3_bind_int64(st, 13, fint(fs, AGP_F_HAS_SIG));
 	sqlite3_bind_int64(st, 14, fint(fs, AGP_F_VARS));
 	sqlite3_bind_text(st, 15, status ? status : "ok", -1, SQLITE_TRANSIENT);
-	if (db_step_done(w->db, st) == 0) {
+	if (step(w, st) == 0) {
 		sqlite3_bind_int(w->ins_trace_seq, 1, s->pid);
 		sqlite3_bind_int64(w->ins_trace_seq, 2, fint(fs, AGP_F_TRACE_SEQ));
 		sqlite3_bind_int64(w->ins_trace_seq, 3, sqlite3_last_insert_rowid(w->db));
-		db_step_done(w->db, w->ins_trace_seq);
+		step(w, w->ins_trace_seq);
 		w->totals.traces++;
 		w->totals.events++;
 	}
@@ -752,7 +772,7 @@ static void side_trace_input(struct run_writer *w, struct stream *s, const struc
 	bind_text_or_null(w->ins_input, 5, dtype);
 	bind_text_or_null(w->ins_input, 6, shape);
 	bind_text_or_null(w->ins_input, 7, value);
-	db_step_done(w->db, w->ins_input);
+	step(w, w->ins_input);
 	free(name), free(kind), free(dtype), free(shape), free(value);
 }
 
@@ -808,20 +828,20 @@ static void side_funcdef(struct run_writer *w, struct stream *s, const struct fi
 		sqlite3_bind_blob(w->ins_gf, 7, blob, (int)blen, SQLITE_TRANSIENT);
 	else
 		sqlite3_bind_null(w->ins_gf, 7);
-	if (db_step_done(w->db, w->ins_gf) != 0 || sqlite3_changes(w->db) == 0)
+	if (step(w, w->ins_gf) != 0 || sqlite3_changes(w->db) == 0)
 		goto out;  /* registered again: the first registration stands */
 	gf = sqlite3_last_insert_rowid(w->db);
 	if (parent_trace) {
 		sqlite3_bind_int64(w->ins_link_trace, 1, gf);
 		sqlite3_bind_int(w->ins_link_trace, 2, s->pid);
 		sqlite3_bind_int64(w->ins_link_trace, 3, parent_trace);
-		db_step_done(w->db, w->ins_link_trace);
+		step(w, w->ins_link_trace);
 	}
 	if (user && strcmp(role, "inference") != 0) {
 		sqlite3_bind_int64(w->ins_link_name, 1, gf);
 		sqlite3_bind_int(w->ins_link_name, 2, s->pid);
 		sqlite3_bind_text(w->ins_link_name, 3, user, -1, SQLITE_TRANSIENT);
-		db_step_done(w->db, w->ins_link_name);
+		step(w, w->ins_link_name);
 	}
 	if (!parsed)
 		goto out;
@@ -831,7 +851,7 @@ static void side_funcdef(struct run_writer *w, struct stream *s, const struct fi
 		bind_text_or_null(w->ins_ginput, 3, fd.inputs[i].name);
 		bind_text_or_null(w->ins_ginput, 4, fd.inputs[i].dtype);
 		bind_text_or_null(w->ins_ginput, 5, fd.inputs[i].shape);
-		db_step_done(w->db, w->ins_ginput);
+		step(w, w->ins_ginput);
 	}
 	for (size_t i = 0; i < fd.nnodes; i++) {
 		const struct fdef_node *n = &fd.nodes[i];
@@ -841,7 +861,7 @@ static void side_funcdef(struct run_writer *w, struct stream *s, const struct fi
 			bind_text_or_null(w->ins_gconst, 2, n->name ? n->name : "?");
 			bind_text_or_null(w->ins_gconst, 3, n->const_dtype);
 			bind_text_or_null(w->ins_gconst, 4, n->const_value);
-			db_step_done(w->db, w->ins_gconst);
+			step(w, w->ins_gconst);
 		}
 		if (n->op && (!strcmp(n->op, "EagerPyFunc") || !strcmp(n->op, "PyFunc") ||
 			      !strcmp(n->op, "PyFuncStateless"))) {
@@ -849,14 +869,14 @@ static void side_funcdef(struct run_writer *w, struct stream *s, const struct fi
 			bind_text_or_null(w->ins_bbnode, 2, n->name ? n->name : "?");
 			bind_text_or_null(w->ins_bbnode, 3, n->op);
 			bind_text_or_null(w->ins_bbnode, 4, n->token);
-			db_step_done(w->db, w->ins_bbnode);
+			step(w, w->ins_bbnode);
 		}
 	}
 	for (size_t i = 0; i < fd.nrefs; i++) {
 		sqlite3_bind_int(w->ins_link_ref, 1, s->pid);
 		sqlite3_bind_int64(w->ins_link_ref, 2, gf);
 		sqlite3_bind_int64(w->ins_link_ref, 3, intern(w, fd.refs[i]));
-		db_step_done(w->db, w->ins_link_ref);
+		step(w, w->ins_link_ref);
 	}
 	functiondef_release(&fd);
 out:
@@ -875,7 +895,7 @@ static void side_gpu(struct run_writer *w, struct stream *s, uint32_t type, cons
 		sqlite3_bind_text(w->upd_process_gpu, 1, s->gpu_on ? "on" : "off", -1, SQLITE_STATIC);
 		bind_text_or_null(w->upd_process_gpu, 2, detail);
 		sqlite3_bind_int(w->upd_process_gpu, 3, s->pid);
-		db_step_done(w->db, w->upd_process_gpu);
+		step(w, w->upd_process_gpu);
 	} else if (type == AGP_SIDE_GPU_ACTIVITY) {
 		st = w->ins_gpu;
 		k = fint(fs, AGP_F_GPU_KIND);
@@ -892,7 +912,7 @@ static void side_gpu(struct run_writer *w, struct stream *s, uint32_t type, cons
 			sqlite3_bind_int64(st, 10 + i, fint(fs, AGP_F_GRID_X + i));
 		sqlite3_bind_int64(st, 16, fint(fs, AGP_F_BYTES));
 		bind_text_or_null(st, 17, copy);
-		if (db_step_done(w->db, st) == 0)
+		if (step(w, st) == 0)
 			w->totals.gpu++, w->totals.events++;
 	} else {
 		st = w->ins_api;
@@ -907,7 +927,7 @@ static void side_gpu(struct run_writer *w, struct stream *s, uint32_t type, cons
 			sqlite3_bind_int64(st, 8, fint(fs, AGP_F_EXTERNAL));
 		else
 			sqlite3_bind_null(st, 8);
-		if (db_step_done(w->db, st) == 0)
+		if (step(w, st) == 0)
 			w->totals.events++;
 	}
 	free(name), free(detail), free(copy);
@@ -928,7 +948,7 @@ static void side_record(struct run_writer *w, struct stream *s, uint32_t type, c
 		sqlite3_bind_int64(w->upd_process_exit, 1, fint(&fs, AGP_F_EXIT_STATUS));
 		sqlite3_bind_int64(w->upd_process_exit, 2, fint(&fs, AGP_F_END));
 		sqlite3_bind_int(w->upd_process_exit, 3, s->pid);
-		db_step_done(w->db, w->upd_process_exit);
+		step(w, w->upd_process_exit);
 		break;
 	case AGP_SIDE_GPU_STATUS:
 	case AGP_SIDE_GPU_ACTIVITY:
@@ -1144,16 +1164,12 @@ static const char link_parents_sql[] =
 	"UPDATE graph_functions SET function_id = (SELECT p.function_id FROM graph_functions p"
 	"  WHERE p.id = graph_functions.parent_id) WHERE function_id IS NULL AND parent_id IS NOT NULL;";
 
-int run_writer_finish(struct run_writer *w, const struct run_session *sess, struct run_totals *totals)
+/* Drain every stream a last time and store the events each lost; their sum. */
+static uint64_t drain_all_and_count_drops(struct run_writer *w)
 {
-	struct strbuf argv = STRBUF_INIT;
-	char host[256] = "";
 	uint64_t dropped = 0;
-	int rc = 0;
 	sqlite3_stmt *st;
 
-	if (db_write_failure(w->db))
-		goto close;
 	scan_streams(w);
 	for (size_t i = 0; i < w->nstreams; i++) {
 		struct stream *s = w->streams[i];
@@ -1170,16 +1186,20 @@ int run_writer_finish(struct run_writer *w, const struct run_session *sess, stru
 		if (d && (st = db_prepare(w->db, "UPDATE processes SET dropped_events = dropped_events + ? WHERE pid = ?"))) {
 			sqlite3_bind_int64(st, 1, (int64_t)d);
 			sqlite3_bind_int(st, 2, s->pid);
-			db_step_done(w->db, st);
+			step(w, st);
 			sqlite3_finalize(st);
 		}
 		dropped = dropped + d < dropped ? INT64_MAX : dropped + d;
 	}
-	if (dropped > INT64_MAX)
-		dropped = INT64_MAX;
-	w->totals.dropped = dropped;
-	if (writer_stop)
-		add_note(w, "agprof was interrupted before it had read every buffer");
+	return dropped > INT64_MAX ? INT64_MAX : dropped;
+}
+
+/* Indexes, then the links between rows that only the whole recording tells; 0 or -1. */
+static int link_rows(struct run_writer *w, const struct run_session *sess)
+{
+	sqlite3_stmt *st;
+	int rc = 0;
+
 	if (db_create_indexes(w->db) != 0 || db_exec(w->db, link_sql) != 0)
 		rc = -1;
 	for (int depth = 0; depth < 8; depth++)
@@ -1189,9 +1209,31 @@ int run_writer_finish(struct run_writer *w, const struct run_session *sess, stru
 		sqlite3_bind_int(st, 1, sess->exit_status);
 		sqlite3_bind_int64(st, 2, (int64_t)sess->end_ns);
 		sqlite3_bind_int(st, 3, sess->main_pid);
-		db_step_done(w->db, st);
+		step(w, st);
 		sqlite3_finalize(st);
 	}
+	return rc;
+}
+
+static const char meta_from_processes_sql[] =
+	"INSERT OR REPLACE INTO meta SELECT 'python_version', python_version FROM processes"
+	" WHERE python_version IS NOT NULL ORDER BY start_ns LIMIT 1;"
+	"INSERT OR REPLACE INTO meta SELECT 'tf_version', tf_version FROM processes"
+	" WHERE tf_version IS NOT NULL ORDER BY start_ns LIMIT 1;"
+	"INSERT OR REPLACE INTO meta VALUES ('tf_status', coalesce("
+	" (SELECT 'hooked' FROM processes WHERE tf_status = 'hooked' LIMIT 1),"
+	" (SELECT 'mismatch' FROM processes WHERE tf_status = 'mismatch' LIMIT 1), 'not-loaded'));"
+	"INSERT OR REPLACE INTO meta VALUES ('gpu_status', coalesce("
+	" (SELECT 'on' FROM processes WHERE gpu_status = 'on' LIMIT 1), 'off'));"
+	"INSERT OR REPLACE INTO meta SELECT 'gpu_detail', gpu_detail FROM processes"
+	" WHERE gpu_detail IS NOT NULL ORDER BY start_ns LIMIT 1;";
+
+/* The meta table: the run as the launcher saw it. */
+static void write_meta(struct run_writer *w, const struct run_session *sess, uint64_t dropped)
+{
+	struct strbuf argv = STRBUF_INIT;
+	char host[256] = "";
+
 	strbuf_addch(&argv, '[');
 	for (char **a = sess->argv; *a; a++) {
 		if (a != sess->argv)
@@ -1201,7 +1243,7 @@ int run_writer_finish(struct run_writer *w, const struct run_session *sess, stru
 	strbuf_addch(&argv, ']');
 	gethostname(host, sizeof(host) - 1);
 	db_meta_set(w->db, "agprof_version", AGPROF_VERSION);
-	db_meta_set(w->db, "argv", argv.buf);
+	db_meta_set(w->db, "argv", strbuf_failed(&argv) ? "[]" : argv.buf);
 	db_meta_set(w->db, "cwd", sess->cwd);
 	db_meta_set(w->db, "host", host);
 	db_meta_set_int(w->db, "start_wall_ns", (int64_t)sess->start_wall_ns);
@@ -1212,49 +1254,35 @@ int run_writer_finish(struct run_writer *w, const struct run_session *sess, stru
 	db_meta_set_int(w->db, "dropped_events", (int64_t)dropped);
 	if (w->notes.len)
 		db_meta_set(w->db, "incomplete", w->notes.buf);
-	db_exec(w->db, "INSERT OR REPLACE INTO meta SELECT 'python_version', python_version FROM processes"
-		       " WHERE python_version IS NOT NULL ORDER BY start_ns LIMIT 1;"
-		       "INSERT OR REPLACE INTO meta SELECT 'tf_version', tf_version FROM processes"
-		       " WHERE tf_version IS NOT NULL ORDER BY start_ns LIMIT 1;"
-		       "INSERT OR REPLACE INTO meta VALUES ('tf_status', coalesce("
-		       " (SELECT 'hooked' FROM processes WHERE tf_status = 'hooked' LIMIT 1),"
-		       " (SELECT 'mismatch' FROM processes WHERE tf_status = 'mismatch' LIMIT 1), 'not-loaded'));"
-		       "INSERT OR REPLACE INTO meta VALUES ('gpu_status', coalesce("
-		       " (SELECT 'on' FROM processes WHERE gpu_status = 'on' LIMIT 1), 'off'));"
-		       "INSERT OR REPLACE INTO meta SELECT 'gpu_detail', gpu_detail FROM processes"
-		       " WHERE gpu_detail IS NOT NULL ORDER BY start_ns LIMIT 1;");
+	db_exec(w->db, meta_from_processes_sql);
 	strbuf_release(&argv);
-	if (db_exec(w->db, "COMMIT") != 0)
-		rc = -1;
-	else
-		w->committed = w->totals;
-close:
-	if (db_write_failure(w->db)) {
-		/* Keep what was committed: drop the open transaction, nothing more to write. */
-		rc = -1;
-		if (!sqlite3_get_autocommit(w->db))
-			sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
-		w->committed.dropped = w->totals.dropped;
-		w->committed.processes = w->totals.processes;
-		w->committed.damaged = w->totals.damaged;
-		/*
-		 * No checkpoint: on a full disk it would stop half-way, leaving a
-		 * main file whose header no longer matches its size.  The main file
-		 * stays as the last checkpoint left it and the WAL beside it holds
-		 * the committed rows; any SQLite reader joins the two.
-		 */
-		sqlite3_db_config(w->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
-	} else {
-		/* One self-contained file: fold the WAL back in. */
-		db_exec(w->db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;");
-	}
-	if (totals) {
-		*totals = w->committed;
-		totals->error = db_write_failure(w->db) ? sqlite3_errstr(db_write_failure(w->db)) : NULL;
-		snprintf(totals->note, sizeof(totals->note), "%s", w->notes.len ? w->notes.buf : "");
-	}
+}
+
+/* After a write failure: keep what was committed, write nothing more. */
+static void keep_committed(struct run_writer *w)
+{
+	if (!sqlite3_get_autocommit(w->db))
+		sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
+	w->committed.dropped = w->totals.dropped;
+	w->committed.processes = w->totals.processes;
+	w->committed.damaged = w->totals.damaged;
+	/*
+	 * No checkpoint: on a full disk it would stop half-way, leaving a
+	 * main file whose header no longer matches its size.  The main file
+	 * stays as the last checkpoint left it and the WAL beside it holds
+	 * the committed rows; any SQLite reader joins the two.
+	 */
+	sqlite3_db_config(w->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+}
+
+/* Close the database and free w; 0 or -1. */
+static int release_writer(struct run_writer *w)
+{
+	int rc = 0;
+
 	strbuf_release(&w->notes);
 	free(w->rec);
+	free(w->lost_why);
 	db_forget_write_failure(w->db);
 	string_table_release(&w->st);
 	for (sqlite3_stmt *p = sqlite3_next_stmt(w->db, NULL); p; p = sqlite3_next_stmt(w->db, NULL))
@@ -1275,4 +1303,37 @@ close:
 	free(w->shm_dir);
 	free(w);
 	return rc;
+}
+
+int run_writer_finish(struct run_writer *w, const struct run_session *sess, struct run_totals *totals)
+{
+	int rc = 0;
+
+	if (!db_write_failure(w->db)) {
+		w->totals.dropped = drain_all_and_count_drops(w);
+		if (writer_stop)
+			add_note(w, "agprof was interrupted before it had read every buffer");
+		if (w->lost_rows)
+			add_note(w, "%llu rows could not be stored (%s)", (unsigned long long)w->lost_rows,
+				 w->lost_why ? w->lost_why : "?");
+		rc = link_rows(w, sess);
+		write_meta(w, sess, w->totals.dropped);
+		if (db_exec(w->db, "COMMIT") != 0)
+			rc = -1;
+		else
+			w->committed = w->totals;
+	}
+	if (db_write_failure(w->db)) {
+		rc = -1;
+		keep_committed(w);
+	} else {
+		/* One self-contained file: fold the WAL back in. */
+		db_exec(w->db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;");
+	}
+	if (totals) {
+		*totals = w->committed;
+		totals->error = db_write_failure(w->db) ? sqlite3_errstr(db_write_failure(w->db)) : NULL;
+		snprintf(totals->note, sizeof(totals->note), "%s", w->notes.len ? w->notes.buf : "");
+	}
+	return release_writer(w) || rc ? -1 : 0;
 }
