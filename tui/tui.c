@@ -2,6 +2,7 @@
 #include "view.h"
 #include "duration.h"
 #include "model.h"
+#include "util.h"
 
 #include <langinfo.h>
 #include <locale.h>
@@ -670,33 +671,18 @@ static void write_stats(const struct tui *t, const char *path)
 	fclose(f);
 }
 
-int tui_run(const struct tui_input *in)
+/* The terminal in curses mode; NULL after an error line. */
+static SCREEN *screen_open(const struct tui_input *in)
 {
-	static const struct view_ops *const ops[VIEW__COUNT] = {
-		[VIEW_TIMELINE] = &timeline_view_ops, [VIEW_DETAILS] = &details_view_ops,
-		[VIEW_FINDINGS] = &findings_view_ops, [VIEW_FUNCTIONS] = &functions_view_ops,
-		[VIEW_SEARCH] = &search_view_ops,     [VIEW_HELP] = &help_view_ops,
-	};
-	struct tui t;
 	SCREEN *scr;
-	const char *ascii = getenv("AGPROF_ASCII");
-	int flags = TUI_REDRAW;
 
-	memset(&t, 0, sizeof(t));
-	t.in = in;
-	t.tl = in->tl;
-	t.m = NULL;
-	t.model_pending = in->model_ready != NULL;
-	t.loading = 1;
-	setlocale(LC_ALL, "");
-	t.g = !strcmp(nl_langinfo(CODESET), "UTF-8") && !(ascii && *ascii) ? glyphs_utf8 : glyphs_ascii;
 	if (!getenv("ESCDELAY"))
 		set_escdelay(25);
 	scr = newterm(NULL, stdout, stdin);
 	if (!scr) {
-		fprintf(stderr, "error: cannot use the terminal '%s'; try 'agprof report %s'\n",
-			getenv("TERM") ? getenv("TERM") : "", in->path);
-		return -1;
+		error("cannot use the terminal '%s'; try 'agprof report %s'", getenv("TERM") ? getenv("TERM") : "",
+		      in->path);
+		return NULL;
 	}
 	cbreak();
 	noecho();
@@ -705,68 +691,112 @@ int tui_run(const struct tui_input *in)
 	curs_set(0);
 	mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
 	mouseinterval(0);
+	return scr;
+}
+
+/* The state of a fresh view of the whole timeline. */
+static void tui_init(struct tui *t, const struct tui_input *in)
+{
+	static const struct view_ops *const ops[VIEW__COUNT] = {
+		[VIEW_TIMELINE] = &timeline_view_ops, [VIEW_DETAILS] = &details_view_ops,
+		[VIEW_FINDINGS] = &findings_view_ops, [VIEW_FUNCTIONS] = &functions_view_ops,
+		[VIEW_SEARCH] = &search_view_ops,     [VIEW_HELP] = &help_view_ops,
+	};
+	const char *ascii = getenv("AGPROF_ASCII");
+
+	memset(t, 0, sizeof(*t));
+	t->in = in;
+	t->tl = in->tl;
+	t->m = NULL;
+	t->model_pending = in->model_ready != NULL;
+	t->loading = 1;
+	t->g = !strcmp(nl_langinfo(CODESET), "UTF-8") && !(ascii && *ascii) ? glyphs_utf8 : glyphs_ascii;
+	t->kind_mask = TL_ALL_KINDS;
+	t->layout_dirty = 1;
+	t->details_pane = 1;
+	t->win.t0 = t->tl->start_ns;
+	t->win.t1 = t->tl->end_ns;
+	t->cursor = t->tl->start_ns;
+	for (int i = 0; i < VIEW__COUNT; i++)
+		t->views[i].ops = ops[i];
+}
+
+/* The request of the next key; REQ_NONE for nothing to do (a timeout, a failed mouse read). */
+static enum request next_request(struct tui *t, int *key)
+{
+	/* while work runs in the background, wake up to show its progress */
+	timeout(t->loading || t->model_pending ? 150 : -1);
+	*key = getch();
+	if (*key == ERR)
+		return REQ_NONE;
+	t->message[0] = '\0';
+	if (*key == KEY_RESIZE)
+		return REQ_RESIZE;
+	if (*key == KEY_MOUSE)
+		return getmouse(&t->mouse) == OK ? REQ_MOUSE : REQ_NONE;
+	return request_of_key(*key);
+}
+
+/* One request; the TUI_* flags of what to do next. */
+static int handle_request(struct tui *t, enum request req, int key)
+{
+	struct view *v;
+	int flags;
+
+	/* a terminal below the minimum only takes quit and resize */
+	if (t->rows < MIN_ROWS || t->cols < MIN_COLS)
+		return req == REQ_QUIT || req == REQ_QUIT_ALL ? TUI_QUIT : TUI_REDRAW;
+	if (req == REQ_NONE) {
+		tui_message(t, 0, "unknown key %s; press ? for help", key_label(key));
+		return TUI_REDRAW;
+	}
+	v = &t->views[t->cur];
+	flags = v->ops->request ? v->ops->request(t, v, req) : 0;
+	if (!(flags & TUI_HANDLED))
+		flags |= global_request(t, req);
+	return flags | TUI_REDRAW;
+}
+
+static void event_loop(struct tui *t)
+{
+	int flags = TUI_REDRAW;
+
+	for (;;) {
+		enum request req;
+		int key;
+
+		flags |= poll_background(t);
+		if (flags & TUI_REDRAW)
+			draw(t);
+		req = next_request(t, &key);
+		flags = 0;
+		if (key == ERR || (key == KEY_MOUSE && req == REQ_NONE))
+			continue;
+		flags = handle_request(t, req, key);
+		if (flags & TUI_QUIT)
+			break;
+	}
+}
+
+int tui_run(const struct tui_input *in)
+{
+	struct tui t;
+	SCREEN *scr;
+
+	setlocale(LC_ALL, "");
+	tui_init(&t, in);
+	if (!(scr = screen_open(in)))
+		return -1;
 	colors_init(&t);
 	getmaxyx(stdscr, t.rows, t.cols);
-	t.kind_mask = TL_ALL_KINDS;
-	t.layout_dirty = 1;
-	t.details_pane = 1;
-	t.win.t0 = t.tl->start_ns;
-	t.win.t1 = t.tl->end_ns;
-	t.cursor = t.tl->start_ns;
 	if (marks_build(&t) < 0) {
 		endwin();
 		delscreen(scr);
-		fprintf(stderr, "error: out of memory\n");
+		error("out of memory");
 		return -1;
 	}
-	for (int i = 0; i < VIEW__COUNT; i++)
-		t.views[i].ops = ops[i];
 	tui_switch(&t, VIEW_TIMELINE);
-
-	for (;;) {
-		int key;
-		enum request req;
-		struct view *v;
-
-		flags |= poll_background(&t);
-		if (flags & TUI_REDRAW)
-			draw(&t);
-		flags = 0;
-		/* while work runs in the background, wake up to show its progress */
-		timeout(t.loading || t.model_pending ? 150 : -1);
-		key = getch();
-		if (key == ERR)
-			continue;
-		t.message[0] = '\0';
-		if (key == KEY_RESIZE) {
-			req = REQ_RESIZE;
-		} else if (key == KEY_MOUSE) {
-			if (getmouse(&t.mouse) != OK)
-				continue;
-			req = REQ_MOUSE;
-		} else {
-			req = request_of_key(key);
-		}
-		/* a terminal below the minimum only takes quit and resize */
-		if (t.rows < MIN_ROWS || t.cols < MIN_COLS) {
-			if (req == REQ_QUIT || req == REQ_QUIT_ALL)
-				break;
-			flags = TUI_REDRAW;
-			continue;
-		}
-		if (req == REQ_NONE) {
-			tui_message(&t, 0, "unknown key %s; press ? for help", key_label(key));
-			flags = TUI_REDRAW;
-			continue;
-		}
-		v = &t.views[t.cur];
-		flags = v->ops->request ? v->ops->request(&t, v, req) : 0;
-		if (!(flags & TUI_HANDLED))
-			flags |= global_request(&t, req);
-		if (flags & TUI_QUIT)
-			break;
-		flags |= TUI_REDRAW;
-	}
+	event_loop(&t);
 	for (int i = 0; i < VIEW__COUNT; i++)
 		if (t.views[i].ops->close)
 			t.views[i].ops->close(&t, &t.views[i]);
