@@ -423,17 +423,12 @@ const char *model_empty_reason(const struct model *m);
 int model_add_source(struct model *m, const struct metric_source *src);
 /* NULL when no source has that name. */
 const struct metric_source *model_find_source(const struct model *m, const char *name);
-/* Iterate sources: i from 0 until NULL. */
-const struct metric_source *model_source_at(const struct model *m, size_t i);
 
 /*
  * Where to point the user at for f: its def when that is user code, else
  * the call that first traced it (a def inside site-packages is a wrapper).
  */
 struct source_loc model_function_user_loc(const struct model_function *f);
-
-/* Find a function by Python name (first match), or NULL. */
-const struct model_function *model_find_function(const struct model *m, const char *name);
 
 /*
  * Copy s into the model's pool (freed by model_release()).  For sources and

@@ -1,11 +1,12 @@
 /*
  * recording.c - see recording.h.
  *
- * Same checks as db_open_recording() except the last: PRAGMA quick_check
- * reads the whole file (seconds on a large recording, more than the whole
- * analysis), so truncation is detected from the header's page count
- * against the file size instead, and damage further in shows as an SQLite
- * error on the first query that meets it, which every reader reports.
+ * The one place a recording is opened for reading and checked.  No PRAGMA
+ * quick_check: it reads the whole file (seconds on a large recording, more
+ * than the whole analysis), so truncation is detected from the header's
+ * page count against the file size instead, and damage further in shows as
+ * an SQLite error on the first query that meets it, which every reader
+ * reports.
  */
 #include "recording.h"
 #include "db.h"

@@ -1,9 +1,10 @@
 /*
  * db.h - the one thin layer over SQLite that every part of agprof uses.
  *
- * Owns: opening recordings (create for writing, open read-only with the
- * format checks), preparing statements with errors that name the failing
- * SQL, and the string-interning cache used by the writer.
+ * Owns: creating recordings, opening them read-only with the guards every
+ * reader needs (analyzer/recording.c adds the format checks), preparing
+ * statements with errors that name the failing SQL, and the
+ * string-interning cache used by the writer.
  */
 #ifndef AGPROF_DB_H
 #define AGPROF_DB_H
@@ -16,22 +17,6 @@
 #define AGPROF_APPLICATION_ID 1634168946
 
 extern const char agprof_schema_sql[];
-
-/* Exit codes shared by the subcommands that read recordings. */
-enum db_open_status {
-	DB_OPEN_OK = 0,
-	DB_OPEN_MISSING,     /* file does not exist or cannot be read */
-	DB_OPEN_NOT_RECORDING, /* not SQLite or not an agprof recording */
-	DB_OPEN_CORRUPT,     /* SQLite says the file is damaged or truncated */
-	DB_OPEN_TOO_NEW,     /* written by a newer schema version */
-};
-
-/*
- * Open an existing recording read-only and check it: SQLite header,
- * application id, schema version, integrity of the header pages.  On failure
- * returns a status and writes a one-line reason (no trailing newline) to err.
- */
-enum db_open_status db_open_recording(const char *path, sqlite3 **out, char *err, size_t errlen);
 
 /*
  * Open path read-only (flags: extra SQLITE_OPEN_* bits, e.g. NOMUTEX) with
