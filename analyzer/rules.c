@@ -396,16 +396,16 @@ void ruleset_release(struct ruleset *rs)
 
 static int rule_error(const char *path, int line, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
+/* "error: PATH:LINE: message" through the one error function. */
 static int rule_error(const char *path, int line, const char *fmt, ...)
 {
+	char msg[512];
 	va_list ap;
 
-	fprintf(stderr, "error: %s:%d: ", path, line);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
-	return -1;
+	return error("%s:%d: %s", path, line, msg);
 }
 
 static char *trim(char *s)
@@ -481,75 +481,246 @@ static int add_threshold(struct rule *r, char *value, int line)
 	return 0;
 }
 
+/*
+ * The keys of a rule file, one handler each.  slot is the offset of the
+ * field a key sets (in struct rule, or struct variant for the keys that take
+ * a [cause] variant); line_slot that of the int that remembers its line.
+ */
+struct rule_key;
+typedef int rule_key_handler(struct rule *r, const struct rule_key *k, const char *variant, char *value, int line);
+
+struct rule_key {
+	const char *name;
+	rule_key_handler *set;
+	size_t slot;
+	ptrdiff_t line_slot;   /* -1: none */
+};
+
+#define FIELD(r, k, type) ((type *)((char *)(r) + (k)->slot))
+
+static int set_text(struct rule *r, const struct rule_key *k, const char *variant, char *value, int line)
+{
+	char **slot = FIELD(r, k, char *);
+
+	(void)variant, (void)line;
+	free(*slot);
+	*slot = strdup(value);
+	return *slot ? 0 : rule_error(r->path, line, "out of memory");
+}
+
+static int set_expression(struct rule *r, const struct rule_key *k, const char *variant, char *value, int line)
+{
+	(void)variant;
+	return set_expr(r, FIELD(r, k, struct node *), value, line);
+}
+
+static int set_severity(struct rule *r, const struct rule_key *k, const char *variant, char *value, int line)
+{
+	int sev = severity_parse(value);
+
+	(void)k, (void)variant;
+	if (sev < 0)
+		return rule_error(r->path, line, "severity must be info, warning or error, not '%s'", value);
+	r->severity = (enum severity)sev;
+	return 0;
+}
+
+static int set_if_missing(struct rule *r, const struct rule_key *k, const char *variant, char *value, int line)
+{
+	(void)k, (void)variant;
+	if (strcmp(value, "skip") && strcmp(value, "error"))
+		return rule_error(r->path, line, "if-missing must be skip or error");
+	r->skip_missing_source = !strcmp(value, "skip");
+	return 0;
+}
+
+static int set_limit(struct rule *r, const struct rule_key *k, const char *variant, char *value, int line)
+{
+	char *end;
+
+	(void)k, (void)variant;
+	r->limit = strtol(value, &end, 10);
+	if (*end || r->limit < 1)
+		return rule_error(r->path, line, "limit must be a positive number");
+	return 0;
+}
+
+static int set_threshold(struct rule *r, const struct rule_key *k, const char *variant, char *value, int line)
+{
+	(void)k, (void)variant;
+	return add_threshold(r, value, line);
+}
+
+/* recommendation, before, after: per retrace cause, "default" for the rest. */
+static int set_variant_text(struct rule *r, const struct rule_key *k, const char *variant, char *value, int line)
+{
+	struct variant *v;
+	char **slot;
+
+	if (variant && strcmp(variant, "default") && retrace_cause_parse(variant) == CAUSE_NONE)
+		return rule_error(r->path, line, "unknown cause '%s'", variant);
+	if (!(v = variant_for(r, variant && strcmp(variant, "default") ? variant : NULL, line)))
+		return rule_error(r->path, line, "out of memory");
+	slot = FIELD(v, k, char *);
+	free(*slot);
+	*slot = strdup(value);
+	return 0;
+}
+
+#define RULE_TEXT(name, field) { name, set_text, offsetof(struct rule, field), -1 }
+#define RULE_TEXT_AT(name, field, line) { name, set_text, offsetof(struct rule, field), offsetof(struct rule, line) }
+#define RULE_EXPR(name, field, line) { name, set_expression, offsetof(struct rule, field), offsetof(struct rule, line) }
+#define RULE_VARIANT(name, field) { name, set_variant_text, offsetof(struct variant, field), -1 }
+
+static const struct rule_key rule_keys[] = {
+	RULE_TEXT("id", id),
+	RULE_TEXT("title", title),
+	{ "severity", set_severity, 0, -1 },
+	RULE_TEXT_AT("select", select, line_select),
+	RULE_TEXT("query", query),
+	{ "if-missing", set_if_missing, 0, -1 },
+	{ "limit", set_limit, 0, -1 },
+	{ "threshold", set_threshold, 0, -1 },
+	RULE_EXPR("when", when, line_when),
+	RULE_EXPR("escalate", escalate, line_escalate),
+	RULE_EXPR("function", f_function, line_anchor),
+	RULE_EXPR("file", f_file, line_anchor),
+	RULE_EXPR("line", f_line, line_anchor),
+	RULE_EXPR("cost", f_cost, line_anchor),
+	RULE_EXPR("cause", f_cause, line_anchor),
+	RULE_TEXT_AT("message", message, line_message),
+	RULE_VARIANT("recommendation", recommendation),
+	RULE_VARIANT("before", before),
+	RULE_VARIANT("after", after),
+};
+
 /* Apply one "key[variant]: value" line of a rule file. */
 static int rule_set_key(struct rule *r, const char *key, const char *variant, char *value, int line)
 {
-	if (variant && strcmp(key, "recommendation") && strcmp(key, "before") && strcmp(key, "after"))
-		return rule_error(r->path, line, "'%s' takes no [variant]", key);
-	if (variant && strcmp(variant, "default") && retrace_cause_parse(variant) == CAUSE_NONE)
-		return rule_error(r->path, line, "unknown cause '%s'", variant);
-	if (variant && !strcmp(variant, "default"))
-		variant = NULL;
+	for (size_t i = 0; i < sizeof(rule_keys) / sizeof(rule_keys[0]); i++) {
+		const struct rule_key *k = &rule_keys[i];
 
-	if (!strcmp(key, "id")) {
-		free(r->id);
-		r->id = strdup(value);
-	} else if (!strcmp(key, "title")) {
-		free(r->title);
-		r->title = strdup(value);
-	} else if (!strcmp(key, "severity")) {
-		int s = severity_parse(value);
-
-		if (s < 0)
-			return rule_error(r->path, line, "severity must be info, warning or error, not '%s'", value);
-		r->severity = (enum severity)s;
-	} else if (!strcmp(key, "select")) {
-		free(r->select);
-		r->select = strdup(value);
-		r->line_select = line;
-	} else if (!strcmp(key, "query")) {
-		free(r->query);
-		r->query = strdup(value);
-	} else if (!strcmp(key, "if-missing")) {
-		if (strcmp(value, "skip") && strcmp(value, "error"))
-			return rule_error(r->path, line, "if-missing must be skip or error");
-		r->skip_missing_source = !strcmp(value, "skip");
-	} else if (!strcmp(key, "limit")) {
-		char *end;
-
-		r->limit = strtol(value, &end, 10);
-		if (*end || r->limit < 1)
-			return rule_error(r->path, line, "limit must be a positive number");
-	} else if (!strcmp(key, "threshold")) {
-		return add_threshold(r, value, line);
-	} else if (!strcmp(key, "when")) {
-		r->line_when = line;
-		return set_expr(r, &r->when, value, line);
-	} else if (!strcmp(key, "escalate")) {
-		r->line_escalate = line;
-		return set_expr(r, &r->escalate, value, line);
-	} else if (!strcmp(key, "function") || !strcmp(key, "file") || !strcmp(key, "line") ||
-		   !strcmp(key, "cost") || !strcmp(key, "cause")) {
-		struct node **slot = !strcmp(key, "function") ? &r->f_function : !strcmp(key, "file") ? &r->f_file
-				   : !strcmp(key, "line") ? &r->f_line : !strcmp(key, "cost") ? &r->f_cost : &r->f_cause;
-		r->line_anchor = line;
-		return set_expr(r, slot, value, line);
-	} else if (!strcmp(key, "message")) {
-		free(r->message);
-		r->message = strdup(value);
-		r->line_message = line;
-	} else if (!strcmp(key, "recommendation") || !strcmp(key, "before") || !strcmp(key, "after")) {
-		struct variant *v = variant_for(r, variant, line);
-		char **slot;
-
-		if (!v)
-			return rule_error(r->path, line, "out of memory");
-		slot = key[0] == 'r' ? &v->recommendation : key[0] == 'b' ? &v->before : &v->after;
-		free(*slot);
-		*slot = strdup(value);
-	} else {
-		return rule_error(r->path, line, "unknown key '%s'", key);
+		if (strcmp(key, k->name))
+			continue;
+		if (variant && k->set != set_variant_text)
+			return rule_error(r->path, line, "'%s' takes no [variant]", key);
+		if (k->line_slot >= 0)
+			*(int *)((char *)r + k->line_slot) = line;
+		return k->set(r, k, variant, value, line);
 	}
+	return rule_error(r->path, line, "unknown key '%s'", key);
+}
+
+/*
+ * The block after "key: |": the following lines that are empty or
+ * indented, dedented, trailing empty lines dropped.  *next moves past it;
+ * *lineno counts its lines.  NULL when out of memory.
+ */
+static char *read_block(char **next, int *lineno)
+{
+	struct strbuf out = STRBUF_INIT;
+	size_t indent = (size_t)-1;
+	char *start = *next, *p;
+
+	while (*next && (**next == '\n' || **next == ' ' || **next == '\t')) {
+		char *nl = strchr(*next, '\n');
+		size_t lead = strspn(*next, " \t");
+
+		if ((*next)[lead] && (*next)[lead] != '\n' && lead < indent)
+			indent = lead;
+		*next = nl ? nl + 1 : NULL;
+		(*lineno)++;
+	}
+	for (p = start; p && p != *next && *p;) {
+		char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+
+		if (len > indent && indent != (size_t)-1)
+			strbuf_add(&out, p + indent, len - indent);
+		strbuf_addch(&out, '\n');
+		p = nl ? nl + 1 : NULL;
+	}
+	while (out.len && out.buf[out.len - 1] == '\n')
+		out.buf[--out.len] = '\0';
+	if (strbuf_failed(&out)) {
+		strbuf_release(&out);
+		return NULL;
+	}
+	return strbuf_detach(&out);
+}
+
+/* Split "key[variant]: value" in place; 0, or -1 after an error. */
+static int split_key_line(const char *path, int lineno, char *line, char **key, char **variant, char **value)
+{
+	char *colon = strchr(line, ':'), *br;
+
+	if (isspace((unsigned char)*line))
+		return rule_error(path, lineno, "indented line outside a block");
+	if (!colon)
+		return rule_error(path, lineno, "expected 'key: value'");
+	*colon = '\0';
+	*key = trim(line);
+	*value = trim(colon + 1);
+	*variant = NULL;
+	if ((br = strchr(*key, '['))) {
+		char *close = strchr(br, ']');
+
+		if (!close || close[1])
+			return rule_error(path, lineno, "bad key '%s'", *key);
+		*br = '\0';
+		*close = '\0';
+		*variant = br + 1;
+	}
+	return 0;
+}
+
+/* The lines of a rule file's text, applied to r; 0, or -1 after the first error. */
+static int rule_parse_lines(struct rule *r, char *text)
+{
+	int lineno = 0;
+
+	for (char *line = text, *next; line; line = next) {
+		char *key = NULL, *variant = NULL, *value = NULL, *block;
+		int keyline, bad;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		keyline = ++lineno;
+		if (!*trim(line) || *trim(line) == '#')
+			continue;
+		if (split_key_line(r->path, lineno, line, &key, &variant, &value))
+			return -1;
+		if (strcmp(value, "|")) {
+			bad = rule_set_key(r, key, variant, value, keyline);
+		} else if ((block = read_block(&next, &lineno))) {
+			bad = rule_set_key(r, key, variant, block, keyline);
+			free(block);
+		} else {
+			bad = rule_error(r->path, keyline, "out of memory");
+		}
+		if (bad)
+			return -1;
+	}
+	return 0;
+}
+
+/* What every rule needs, once its file is read; 0, or -1 after an error. */
+static int rule_check(const struct rule *r)
+{
+	if (!r->id)
+		return rule_error(r->path, 1, "rule has no 'id'");
+	if (!r->select)
+		return rule_error(r->path, 1, "rule '%s' has no 'select'", r->id);
+	if (!r->when)
+		return rule_error(r->path, 1, "rule '%s' has no 'when'", r->id);
+	if (!r->message)
+		return rule_error(r->path, 1, "rule '%s' has no 'message'", r->id);
+	if (!strcmp(r->select, "sql") && !r->query)
+		return rule_error(r->path, r->line_select, "rule '%s' selects sql but has no 'query'", r->id);
+	for (const char *c = r->id; *c; c++)
+		if (!isalnum((unsigned char)*c) && *c != '-' && *c != '_')
+			return rule_error(r->path, 1, "bad rule id '%s'", r->id);
 	return 0;
 }
 
@@ -561,123 +732,21 @@ static int rule_set_key(struct rule *r, const char *key, const char *variant, ch
 static struct rule *rule_parse(const char *path, const char *text)
 {
 	struct rule *r = calloc(1, sizeof(*r));
-	char *copy = strdup(text), *lineptr, *next;
-	int lineno = 0, bad = 0;
+	char *copy = strdup(text);
 
-	if (!r || !copy) {
+	if (!r || !copy || !(r->path = strdup(path))) {
 		free(copy);
-		free(r);
+		rule_free(r);
 		error("out of memory");
 		return NULL;
 	}
-	r->path = strdup(path);
 	r->severity = SEV_WARNING;
-	for (lineptr = copy; lineptr && !bad; lineptr = next) {
-		char *colon, *key, *value, *variant = NULL, *br;
-		int keyline;
-
-		next = strchr(lineptr, '\n');
-		if (next)
-			*next++ = '\0';
-		lineno++;
-		if (!*trim(lineptr) || *trim(lineptr) == '#')
-			continue;
-		if (isspace((unsigned char)*lineptr)) {
-			bad = rule_error(path, lineno, "indented line outside a block");
-			break;
-		}
-		colon = strchr(lineptr, ':');
-		if (!colon) {
-			bad = rule_error(path, lineno, "expected 'key: value'");
-			break;
-		}
-		*colon = '\0';
-		key = trim(lineptr);
-		value = trim(colon + 1);
-		keyline = lineno;
-		if ((br = strchr(key, '['))) {
-			char *close = strchr(br, ']');
-
-			if (!close || close[1]) {
-				bad = rule_error(path, lineno, "bad key '%s'", key);
-				break;
-			}
-			*br = '\0';
-			*close = '\0';
-			variant = br + 1;
-		}
-		if (!strcmp(value, "|")) {
-			struct strbuf sb = STRBUF_INIT;
-			size_t indent = (size_t)-1;
-
-			/* Block: following lines that are empty or indented. */
-			while (next && (*next == '\n' || *next == ' ' || *next == '\t' || *next == '\0')) {
-				char *nl = strchr(next, '\n');
-				char *l = next;
-				size_t lead = 0;
-
-				if (!*next)
-					break;
-				if (nl)
-					*nl = '\0';
-				next = nl ? nl + 1 : NULL;
-				lineno++;
-				while (l[lead] == ' ' || l[lead] == '\t')
-					lead++;
-				if (l[lead] && lead < indent)
-					indent = lead;
-				strbuf_addstr(&sb, l);
-				strbuf_addch(&sb, '\n');
-			}
-			/* Dedent and drop trailing empty lines. */
-			{
-				struct strbuf out = STRBUF_INIT;
-				char *p = sb.buf;
-
-				while (p && *p) {
-					char *nl = strchr(p, '\n');
-					size_t len = nl ? (size_t)(nl - p) : strlen(p);
-
-					if (len > indent && indent != (size_t)-1)
-						strbuf_add(&out, p + indent, len - indent);
-					strbuf_addch(&out, '\n');
-					p = nl ? nl + 1 : p + len;
-				}
-				while (out.len && out.buf[out.len - 1] == '\n')
-					out.buf[--out.len] = '\0';
-				bad = rule_set_key(r, key, variant, out.buf ? out.buf : (char *)"", keyline);
-				strbuf_release(&out);
-			}
-			strbuf_release(&sb);
-			continue;
-		}
-		bad = rule_set_key(r, key, variant, value, keyline);
-	}
-	free(copy);
-	if (!bad) {
-		if (!r->id)
-			bad = rule_error(path, 1, "rule has no 'id'");
-		else if (!r->select)
-			bad = rule_error(path, 1, "rule '%s' has no 'select'", r->id);
-		else if (!r->when)
-			bad = rule_error(path, 1, "rule '%s' has no 'when'", r->id);
-		else if (!r->message)
-			bad = rule_error(path, 1, "rule '%s' has no 'message'", r->id);
-		else if (!strcmp(r->select, "sql") && !r->query)
-			bad = rule_error(path, r->line_select, "rule '%s' selects sql but has no 'query'", r->id);
-	}
-	if (bad) {
+	if (rule_parse_lines(r, copy) || rule_check(r) || (!r->title && !(r->title = strdup(r->id)))) {
+		free(copy);
 		rule_free(r);
 		return NULL;
 	}
-	for (const char *c = r->id; *c; c++)
-		if (!isalnum((unsigned char)*c) && *c != '-' && *c != '_') {
-			rule_error(path, 1, "bad rule id '%s'", r->id);
-			rule_free(r);
-			return NULL;
-		}
-	if (!r->title)
-		r->title = strdup(r->id);
+	free(copy);
 	return r;
 }
 
