@@ -1256,115 +1256,122 @@ static int eval_anchor(struct eval *ev, const struct node *n, struct metric_valu
 	return ev->bad_field ? -1 : 1;
 }
 
+/* A field the rule names is not in its source: said once, with the line. */
+static int bad_field_error(const struct eval *ev, int line)
+{
+	return rule_error(ev->r->path, line, "'%s' is neither a threshold nor a field of '%s'", ev->bad_field,
+			  ev->r->select);
+}
+
+/* Where the finding of ev's row points: the source's anchor, then the rule's own. */
+static int rule_anchor(struct eval *ev, struct metric_anchor *a)
+{
+	const struct rule *r = ev->r;
+	struct metric_value v;
+
+	memset(a, 0, sizeof(*a));
+	if (ev->src->anchor)
+		ev->src->anchor(ev->m, ev->src->data, ev->row, a);
+	if (eval_anchor(ev, r->f_function, &v) > 0)
+		a->function = v.type == METRIC_TEXT ? v.text : NULL;
+	if (eval_anchor(ev, r->f_file, &v) > 0) {
+		/* a file of the rule's own: the source's library frame is not its */
+		memset(&a->loc, 0, sizeof(a->loc));
+		a->loc.file = v.type == METRIC_TEXT ? v.text : NULL;
+	}
+	if (eval_anchor(ev, r->f_line, &v) > 0)
+		a->loc.line = v.type == METRIC_NUM ? (int)v.num : 0;
+	if (eval_anchor(ev, r->f_cost, &v) > 0)
+		a->cost_ns = v.type == METRIC_NUM ? (int64_t)v.num : 0;
+	if (eval_anchor(ev, r->f_cause, &v) > 0)
+		a->cause = v.type == METRIC_TEXT ? retrace_cause_parse(v.text) : CAUSE_NONE;
+	return ev->bad_field ? bad_field_error(ev, r->line_anchor) : 0;
+}
+
+/* Evaluate expression n on ev's row: 1 true, 0 false, -1 after an error. */
+static int rule_test(struct eval *ev, const struct node *n, int line)
+{
+	struct metric_value v;
+
+	ev->bad_field = NULL;
+	eval_node(ev, n, &v);
+	if (ev->bad_field)
+		return bad_field_error(ev, line);
+	return truthy(&v);
+}
+
+/*
+ * The finding of ev's row into f (its texts in msg and rec): 1 when the
+ * rule fires, 0 when not, -1 after an error.
+ */
+static int rule_finding(struct eval *ev, struct finding *f, struct strbuf *msg, struct strbuf *rec)
+{
+	const struct rule *r = ev->r;
+	const struct variant *var;
+	struct metric_anchor a;
+	int hit = rule_test(ev, r->when, r->line_when), worse = 0;
+
+	if (hit <= 0 || (r->escalate && (worse = rule_test(ev, r->escalate, r->line_escalate)) < 0) ||
+	    rule_anchor(ev, &a))
+		return hit <= 0 ? hit : -1;
+	memset(f, 0, sizeof(*f));
+	f->rule = r->id;
+	f->title = r->title;
+	f->severity = worse ? SEV_ERROR : r->severity;
+	f->function = a.function;
+	f->cause = a.cause;
+	f->loc = a.loc;
+	if (!f->loc.file)
+		f->loc.line = 0;
+	f->cost_ns = a.cost_ns;
+	f->start_ns = a.start_ns;
+	f->end_ns = a.end_ns;
+	f->thread = a.thread;
+	strbuf_reset(msg);
+	if (render(ev, r->message, msg))
+		return bad_field_error(ev, r->line_message);
+	f->message = msg->buf ? msg->buf : "";
+	var = pick_variant(r, f->cause);
+	strbuf_reset(rec);
+	if (var && var->recommendation && render(ev, var->recommendation, rec))
+		return bad_field_error(ev, var->line);
+	f->recommendation = rec->buf ? rec->buf : "";
+	f->example_before = var ? var->before : NULL;
+	f->example_after = var ? var->after : NULL;
+	return 1;
+}
+
 static int rule_run(struct rule *r, struct model *m, size_t *added)
 {
 	struct metric_source sqlsrc;
-	const struct metric_source *src;
 	struct eval ev = { .r = r, .m = m };
 	struct strbuf msg = STRBUF_INIT, rec = STRBUF_INIT;
 	size_t n, fired = 0;
-	int ret = -1;
+	int ret = 0;
 
 	memset(&sqlsrc, 0, sizeof(sqlsrc));
 	if (!strcmp(r->select, "sql")) {
 		if (sql_source(r, m, &sqlsrc))
 			return -1;
-		src = &sqlsrc;
-	} else if (!(src = model_find_source(m, r->select))) {
+		ev.src = &sqlsrc;
+	} else if (!(ev.src = model_find_source(m, r->select))) {
 		if (r->skip_missing_source)
 			return 0;
 		return rule_error(r->path, r->line_select, "unknown source '%s'", r->select);
 	}
-	ev.src = src;
-	n = src->count(m, src->data);
-	for (size_t row = 0; row < n; row++) {
-		struct metric_value v;
-		struct metric_anchor a;
+	n = ev.src->count(m, ev.src->data);
+	for (ev.row = 0; ev.row < n; ev.row++) {
 		struct finding f;
-		const struct variant *var;
-		int line;
+		int hit = rule_finding(&ev, &f, &msg, &rec);
 
-		ev.row = row;
-		ev.bad_field = NULL;
-		eval_node(&ev, r->when, &v);
-		if (ev.bad_field) {
-			rule_error(r->path, r->line_when, "'%s' is neither a threshold nor a field of '%s'",
-				   ev.bad_field, r->select);
-			goto cleanup;
+		if (hit < 0 || (hit && !model_add_finding(m, &f))) {
+			ret = hit < 0 ? -1 : error("out of memory");
+			break;
 		}
-		if (!truthy(&v))
-			continue;
-		memset(&a, 0, sizeof(a));
-		if (src->anchor)
-			src->anchor(m, src->data, row, &a);
-		memset(&f, 0, sizeof(f));
-		f.rule = r->id;
-		f.title = r->title;
-		f.severity = r->severity;
-		if (r->escalate) {
-			eval_node(&ev, r->escalate, &v);
-			if (ev.bad_field) {
-				rule_error(r->path, r->line_escalate, "'%s' is neither a threshold nor a field of '%s'",
-					   ev.bad_field, r->select);
-				goto cleanup;
-			}
-			if (truthy(&v))
-				f.severity = SEV_ERROR;
-		}
-		if (eval_anchor(&ev, r->f_function, &v) > 0)
-			a.function = v.type == METRIC_TEXT ? v.text : NULL;
-		if (eval_anchor(&ev, r->f_file, &v) > 0) {
-			/* a file of the rule's own: the source's library frame is not its */
-			memset(&a.loc, 0, sizeof(a.loc));
-			a.loc.file = v.type == METRIC_TEXT ? v.text : NULL;
-		}
-		if (eval_anchor(&ev, r->f_line, &v) > 0)
-			a.loc.line = v.type == METRIC_NUM ? (int)v.num : 0;
-		if (eval_anchor(&ev, r->f_cost, &v) > 0)
-			a.cost_ns = v.type == METRIC_NUM ? (int64_t)v.num : 0;
-		if ((line = eval_anchor(&ev, r->f_cause, &v)) > 0)
-			a.cause = v.type == METRIC_TEXT ? retrace_cause_parse(v.text) : CAUSE_NONE;
-		if (ev.bad_field) {
-			rule_error(r->path, r->line_anchor, "'%s' is neither a threshold nor a field of '%s'",
-				   ev.bad_field, r->select);
-			goto cleanup;
-		}
-		f.function = a.function;
-		f.cause = a.cause;
-		f.loc = a.loc;
-		if (!f.loc.file)
-			f.loc.line = 0;
-		f.cost_ns = a.cost_ns;
-		f.start_ns = a.start_ns;
-		f.end_ns = a.end_ns;
-		f.thread = a.thread;
-		strbuf_reset(&msg);
-		if (render(&ev, r->message, &msg)) {
-			rule_error(r->path, r->line_message, "'%s' is neither a threshold nor a field of '%s'",
-				   ev.bad_field, r->select);
-			goto cleanup;
-		}
-		f.message = msg.buf ? msg.buf : "";
-		var = pick_variant(r, f.cause);
-		strbuf_reset(&rec);
-		if (var && var->recommendation && render(&ev, var->recommendation, &rec)) {
-			rule_error(r->path, var->line, "'%s' is neither a threshold nor a field of '%s'",
-				   ev.bad_field, r->select);
-			goto cleanup;
-		}
-		f.recommendation = rec.buf ? rec.buf : "";
-		f.example_before = var ? var->before : NULL;
-		f.example_after = var ? var->after : NULL;
-		if (!model_add_finding(m, &f)) {
-			error("out of memory");
-			goto cleanup;
-		}
-		(*added)++;
-		if (r->limit && (long)++fired >= r->limit)
+		*added += (size_t)hit;
+		if (hit && r->limit && (long)++fired >= r->limit)
 			break;
 	}
-	ret = 0;
-cleanup:
 	strbuf_release(&msg);
 	strbuf_release(&rec);
 	if (sqlsrc.release)
