@@ -1,57 +1,17 @@
-"""Helpers for the analyzer tests (plain Python, no pytest).
-
-Environment (tests/meson.build): AGPROF, AGPROF_SOURCE_ROOT, AGPROF_RULES_DIR;
-the samples run with sys.executable, the Python of meson option test_python.
-A test collects failures with check() and ends with finish().
+"""Helpers of the analyzer tests: samples recorded once, read through
+`agprof report`.  The common part (checks, agprof, temporary directories,
+samples) is tests/agtestlib.py; AGPROF_RULES_DIR is set too.
 """
 import ast
 import json
 import os
-import re
 import subprocess
 import sys
-import tempfile
 
-AGPROF = os.environ.get("AGPROF")
-SOURCE_ROOT = os.environ.get("AGPROF_SOURCE_ROOT") or os.path.abspath(
-    os.path.join(os.path.dirname(__file__), "..", ".."))
-SAMPLES = os.path.join(SOURCE_ROOT, "samples")
-_failures = []
-_count = [0]
-
-
-def check(cond, what):
-    _count[0] += 1
-    if not cond:
-        _failures.append(what)
-    return bool(cond)
-
-
-def finish(name):
-    if _failures:
-        print("FAIL %s: %d of %d checks failed:" % (name, len(_failures), _count[0]))
-        for f in _failures:
-            print("  - " + f)
-        sys.exit(1)
-    print("ok %s: %d checks" % (name, _count[0]))
-    sys.exit(0)
-
-
-def die(msg):
-    print("FAIL: " + msg)
-    sys.exit(1)
-
-
-def need_agprof():
-    if not AGPROF or not os.access(AGPROF, os.X_OK):
-        die("$AGPROF is not an executable agprof (got %r)" % AGPROF)
-
-
-def agprof(*args, timeout=300):
-    """Run agprof ARGS; return (exit status, stdout text, stderr text)."""
-    p = subprocess.run([AGPROF] + [str(a) for a in args], stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, timeout=timeout)
-    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from agtestlib import (AGPROF, SOURCE_ROOT, SAMPLES, agprof, check, die, finish,  # noqa: E402,F401
+                       need_agprof, tmpdir)
+import agtestlib  # noqa: E402
 
 
 def record(sample_name, tmp=None):
@@ -61,7 +21,7 @@ def record(sample_name, tmp=None):
     real TensorFlow runs and never skip.
     """
     need_agprof()
-    d = tmp or tempfile.mkdtemp(prefix="agprof-an-")
+    d = tmp or tmpdir("agprof-an-")
     out = os.path.join(d, sample_name + ".agprof")
     p = subprocess.run([AGPROF, "run", "-o", out, "--", sys.executable,
                         os.path.join(SAMPLES, sample_name + ".py")],
@@ -85,13 +45,7 @@ def report_json(recording, *extra):
 
 def markers(sample_name):
     """{marker: [line numbers]} of the `# agprof: <marker>` comments."""
-    found = {}
-    with open(os.path.join(SAMPLES, sample_name + ".py")) as fh:
-        for no, text in enumerate(fh, 1):
-            m = re.search(r"#\s*agprof:\s*([\w-]+)", text)
-            if m:
-                found.setdefault(m.group(1), []).append(no)
-    return found
+    return agtestlib.marker_lines(sample_name + ".py")
 
 
 def enclosing_defs(sample_name, line):

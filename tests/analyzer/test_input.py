@@ -24,7 +24,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import agcheck  # noqa: E402
@@ -33,7 +32,7 @@ from agcheck import check  # noqa: E402
 
 def record(sample, args):
     agcheck.need_agprof()
-    d = tempfile.mkdtemp(prefix="agprof-input-")
+    d = agcheck.tmpdir("agprof-input-")
     out = os.path.join(d, sample + ".agprof")
     env = dict(os.environ, AGPROF_ORACLE=os.path.join(d, "oracle.json"), AGPROF_ORACLE_NO_PROFILER="1")
     p = subprocess.run([agcheck.AGPROF, "run", "-o", out, "--", sys.executable,

@@ -10,7 +10,6 @@ import os
 import shutil
 import sqlite3
 import sys
-import tempfile
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -147,7 +146,7 @@ def test_report_formats(rec, shape_line):
     check_exit(["report"], 2, "report without recording")
 
     # Chrome trace-event JSON.
-    d = tempfile.mkdtemp(prefix="agprof-an-")
+    d = agcheck.tmpdir("agprof-an-")
     out_path = os.path.join(d, "trace.json")
     check_exit(["export", "--format", "chrome", "-o", out_path, rec], 0, "export chrome")
     try:
@@ -171,7 +170,7 @@ def test_gpu_section(rec):
     """--gpu prints the GPU part; kernels added to a copy of the recording show in text and JSON."""
     rc, out, _ = check_exit(["report", "--gpu", rec], 0, "report --gpu without GPU data")
     check("GPU" in out and "no GPU activity" in out, "--gpu says there is no GPU data: %r" % out)
-    d = tempfile.mkdtemp(prefix="agprof-gpu-")
+    d = agcheck.tmpdir("agprof-gpu-")
     p = os.path.join(d, "gpu.agprof")
     shutil.copy(rec, p)
     db = sqlite3.connect(p)
@@ -193,7 +192,7 @@ def test_gpu_section(rec):
 
 
 def test_user_rules(rec):
-    d = tempfile.mkdtemp(prefix="agprof-rules-")
+    d = agcheck.tmpdir("agprof-rules-")
     with open(os.path.join(d, "a-good.rule"), "w") as fh:
         fh.write("""# a user rule reading the recording with SQL
 id: many-calls
@@ -229,7 +228,7 @@ recommendation: nothing to do
 
 
 def test_bad_recordings(rec, schema_sql):
-    d = tempfile.mkdtemp(prefix="agprof-bad-")
+    d = agcheck.tmpdir("agprof-bad-")
     cases = {}
     cases["missing"] = os.path.join(d, "missing.agprof")
     p = os.path.join(d, "text.agprof")

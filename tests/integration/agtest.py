@@ -1,79 +1,26 @@
-"""Shared helpers for the agprof integration tests (plain Python, no pytest).
-
-Environment (set by tests/meson.build): AGPROF (the agprof binary),
-AGPROF_SOURCE_ROOT.  The samples run with sys.executable (the venv python
-that has TensorFlow).
-
-A test collects failures with `check()` and ends with `finish()`, which
-prints every difference and exits 1 if there was any, so that one run shows
-all that differs, not only the first mismatch.
+"""Helpers of the integration tests: recordings made with `agprof run`,
+read back with sqlite3.  The common part (checks, agprof, temporary
+directories, samples) is tests/agtestlib.py.
 """
 import json
-import os
 import re
+import os
 import sqlite3
 import subprocess
 import sys
-import tempfile
 
-AGPROF = os.environ.get("AGPROF")
-SOURCE_ROOT = os.environ.get("AGPROF_SOURCE_ROOT") or os.path.abspath(
-    os.path.join(os.path.dirname(__file__), "..", ".."))
-SAMPLES = os.path.join(SOURCE_ROOT, "samples")
-PYTHON = sys.executable
-
-_failures = []
-_checks = [0]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from agtestlib import (AGPROF, SOURCE_ROOT, SAMPLES, PYTHON, check, check_eq, fail,  # noqa: E402,F401
+                       finish, marker_lines, sample)
+import agtestlib  # noqa: E402
 
 
 def need_agprof():
-    if not AGPROF or not os.access(AGPROF, os.X_OK):
-        print("FAIL: $AGPROF is not set to an executable agprof (got %r)" % AGPROF)
-        sys.exit(1)
-    import importlib.util
-    if importlib.util.find_spec("tensorflow") is None:
-        print("FAIL: %s has no tensorflow; configure the build with "
-              "-Dtest_python=/path/to/venv/bin/python (the venv with tensorflow-cpu 2.21)"
-              % PYTHON)
-        sys.exit(1)
-
-
-def check(cond, what, got=None, expected=None):
-    """Record one comparison.  `what` says what was compared."""
-    _checks[0] += 1
-    if cond:
-        return True
-    if got is None and expected is None:
-        _failures.append(what)
-    else:
-        _failures.append("%s: recording has %r, expected %r" % (what, got, expected))
-    return False
-
-
-def check_eq(got, expected, what):
-    return check(got == expected, what, got, expected)
-
-
-def fail(what):
-    _failures.append(what)
-
-
-def finish(name):
-    if _failures:
-        print("FAIL %s: %d of %d checks differ:" % (name, len(_failures), _checks[0]))
-        for f in _failures:
-            print("  - " + f)
-        sys.exit(1)
-    print("ok %s: %d checks" % (name, _checks[0]))
-    sys.exit(0)
+    agtestlib.need_agprof(tensorflow=True)
 
 
 def tmpdir():
-    return tempfile.mkdtemp(prefix="agprof-it-")
-
-
-def sample(name):
-    return os.path.join(SAMPLES, name)
+    return agtestlib.tmpdir("agprof-it-")
 
 
 def run_agprof(out, argv, env_extra=None, timeout=240, stdin_data=None, cwd=None):
@@ -110,10 +57,8 @@ last_recording = None  # path of the recording run_sample_recorded() made
 
 
 def agprof_cmd(*args, timeout=240):
-    """Run `agprof ARGS...`; return (exit status, stdout, stderr) as text."""
-    p = subprocess.run([AGPROF] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       timeout=timeout, env=dict(os.environ, NO_COLOR="1"))
-    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+    """Run `agprof ARGS...` without colours; return (exit status, stdout, stderr) as text."""
+    return agtestlib.agprof(*args, timeout=timeout, env_extra={"NO_COLOR": "1"})
 
 
 def run_sample_recorded(sample_name, args=(), timeout=240):
@@ -158,17 +103,6 @@ def check_recording_header(db):
     check_eq(q1(db, "PRAGMA user_version"), 2, "PRAGMA user_version")
     check_eq(q1(db, "PRAGMA application_id"), 1634168946, "PRAGMA application_id")
     check_eq(q1(db, "PRAGMA integrity_check"), "ok", "PRAGMA integrity_check")
-
-
-def marker_lines(sample_name):
-    """{cause: [line numbers]} of the `# agprof: <cause>` comments."""
-    found = {}
-    with open(sample(sample_name)) as fh:
-        for no, text in enumerate(fh, 1):
-            m = re.search(r"#\s*agprof:\s*([\w-]+)", text)
-            if m:
-                found.setdefault(m.group(1), []).append(no)
-    return found
 
 
 def def_lines(file, first_line):

@@ -22,6 +22,16 @@ static void setup_dir(void)
 	cr_assert_not_null(mkdtemp(dir));
 }
 
+/* The test's folder and what agprof wrote in it (each test runs in its own process). */
+static void remove_dir(void)
+{
+	char cmd[sizeof(dir) + 16];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", dir);
+}
+
 /* Run agprof with argv; returns the exit status as a shell reports it; stderr to errfile. */
 static int run_agprof(char *const args[], const char *errfile)
 {
@@ -62,7 +72,7 @@ static int count_lines(const char *s)
 	return n;
 }
 
-TestSuite(launcher, .init = setup_dir);
+TestSuite(launcher, .init = setup_dir, .fini = remove_dir);
 
 Test(launcher, exit_status_passes_through)
 {

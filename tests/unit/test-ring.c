@@ -19,6 +19,18 @@ static char dir[] = "/tmp/agprof-ring-XXXXXX";
 static char db_path[512];
 static struct run_writer *writer;
 
+/* The buffers' folder and the recording beside it (each test runs in its own process). */
+static void remove_files(void)
+{
+	char cmd[4 * sizeof(db_path) + 64];
+
+	if (strchr(dir, 'X'))
+		return;  /* never created */
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s' '%s-wal' '%s-shm'", dir, db_path, db_path, db_path);
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", dir);
+}
+
 static void start(void)
 {
 	char err[256];
@@ -95,7 +107,7 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
-Test(ring, records_survive_wrapping_and_threads, .init = start)
+Test(ring, records_survive_wrapping_and_threads, .init = start, .fini = remove_files)
 {
 	pthread_t th[3];
 	const char *ops[3] = { "MatMul", "AddV2", "Relu" };
@@ -168,7 +180,7 @@ Test(ring, frames_are_classified)
 			     cases[i].path);
 }
 
-Test(ring, overflow_is_counted_never_silent, .init = start)
+Test(ring, overflow_is_counted_never_silent, .init = start, .fini = remove_files)
 {
 	sqlite3 *db;
 	struct run_totals totals;
@@ -183,7 +195,7 @@ Test(ring, overflow_is_counted_never_silent, .init = start)
 	sqlite3_close(db);
 }
 
-Test(ring, side_records_round_trip, .init = start)
+Test(ring, side_records_round_trip, .init = start, .fini = remove_files)
 {
 	struct agp_side s;
 	sqlite3 *db;
@@ -341,7 +353,7 @@ static struct run_totals finish_hostile(sqlite3 **db, char *incomplete, size_t l
 	return totals;
 }
 
-Test(hostile, corrupt_head_ends_at_once, .init = start_writer_only, .timeout = 10)
+Test(hostile, corrupt_head_ends_at_once, .init = start_writer_only, .fini = remove_files, .timeout = 10)
 {
 	struct timespec t0;
 	sqlite3 *db;
@@ -362,7 +374,7 @@ Test(hostile, corrupt_head_ends_at_once, .init = start_writer_only, .timeout = 1
 	sqlite3_close(db);
 }
 
-Test(hostile, head_behind_tail_is_damage, .init = start_writer_only, .timeout = 10)
+Test(hostile, head_behind_tail_is_damage, .init = start_writer_only, .fini = remove_files, .timeout = 10)
 {
 	sqlite3 *db;
 	char note[1024];
@@ -383,7 +395,7 @@ Test(hostile, head_behind_tail_is_damage, .init = start_writer_only, .timeout = 
 	sqlite3_close(db);
 }
 
-Test(hostile, huge_and_zero_words_stop_the_ring, .init = start_writer_only, .timeout = 10)
+Test(hostile, huge_and_zero_words_stop_the_ring, .init = start_writer_only, .fini = remove_files, .timeout = 10)
 {
 	struct agp_rec_hdr bad = { AGP_REC_EAGER, 65535, 1 };
 	sqlite3 *db;
@@ -402,7 +414,7 @@ Test(hostile, huge_and_zero_words_stop_the_ring, .init = start_writer_only, .tim
 	sqlite3_close(db);
 }
 
-Test(hostile, string_without_nul_stops_at_its_record, .init = start_writer_only, .timeout = 10)
+Test(hostile, string_without_nul_stops_at_its_record, .init = start_writer_only, .fini = remove_files, .timeout = 10)
 {
 	sqlite3 *db;
 	char note[1024];
@@ -418,7 +430,7 @@ Test(hostile, string_without_nul_stops_at_its_record, .init = start_writer_only,
 	sqlite3_close(db);
 }
 
-Test(hostile, largest_string_id_costs_one_entry, .init = start_writer_only, .timeout = 10)
+Test(hostile, largest_string_id_costs_one_entry, .init = start_writer_only, .fini = remove_files, .timeout = 10)
 {
 	sqlite3 *db;
 	char note[1024];
@@ -437,7 +449,7 @@ Test(hostile, largest_string_id_costs_one_entry, .init = start_writer_only, .tim
 	sqlite3_close(db);
 }
 
-Test(hostile, shrunk_ring_file_ends_the_stream_not_the_launcher, .init = start_writer_only, .timeout = 10)
+Test(hostile, shrunk_ring_file_ends_the_stream_not_the_launcher, .init = start_writer_only, .fini = remove_files, .timeout = 10)
 {
 	sqlite3 *db;
 	char note[1024];
@@ -461,7 +473,7 @@ Test(hostile, shrunk_ring_file_ends_the_stream_not_the_launcher, .init = start_w
 	sqlite3_close(db);
 }
 
-Test(hostile, truncated_before_first_scan_is_skipped, .init = start_writer_only, .timeout = 10)
+Test(hostile, truncated_before_first_scan_is_skipped, .init = start_writer_only, .fini = remove_files, .timeout = 10)
 {
 	sqlite3 *db;
 	char note[1024];
@@ -474,7 +486,7 @@ Test(hostile, truncated_before_first_scan_is_skipped, .init = start_writer_only,
 	sqlite3_close(db);
 }
 
-Test(hostile, huge_side_record_is_refused, .init = start_writer_only, .timeout = 10)
+Test(hostile, huge_side_record_is_refused, .init = start_writer_only, .fini = remove_files, .timeout = 10)
 {
 	char body[64];
 	struct agp_field f = { AGP_F_STATUS, 0, 0xFFFFFFF0u };  /* a field longer than its record */
@@ -492,7 +504,7 @@ Test(hostile, huge_side_record_is_refused, .init = start_writer_only, .timeout =
 	sqlite3_close(db);
 }
 
-Test(hostile, stop_request_ends_the_drain, .init = start_writer_only, .timeout = 10)
+Test(hostile, stop_request_ends_the_drain, .init = start_writer_only, .fini = remove_files, .timeout = 10)
 {
 	sqlite3 *db;
 	char note[1024];
@@ -523,7 +535,7 @@ static void start_quiet_writer(void)
  * failure, silently here (the launcher says it once), the summary counts
  * only committed rows, and the file keeps them readable.
  */
-Test(hostile, disk_full_stops_writing_and_keeps_committed_rows, .init = start_quiet_writer, .timeout = 10)
+Test(hostile, disk_full_stops_writing_and_keeps_committed_rows, .init = start_quiet_writer, .fini = remove_files, .timeout = 10)
 {
 	struct rlimit lim = { 512 * 1024, RLIM_INFINITY }, unlimited = { RLIM_INFINITY, RLIM_INFINITY };
 	struct run_session sess;
@@ -567,7 +579,7 @@ Test(hostile, disk_full_stops_writing_and_keeps_committed_rows, .init = start_qu
 	}
 }
 
-Test(ring, session_steps_round_trip, .init = start)
+Test(ring, session_steps_round_trip, .init = start, .fini = remove_files)
 {
 	struct agp_thread *t = agp_thread_get();
 	struct run_totals totals;

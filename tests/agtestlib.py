@@ -1,0 +1,116 @@
+"""The one helper module of agprof's Python tests (plain Python, no pytest).
+
+tests/integration/agtest.py and tests/analyzer/agcheck.py build on it; a
+test imports one of those.  Environment (set by the tests' meson.build):
+AGPROF (the agprof binary), AGPROF_SOURCE_ROOT; the samples run with
+sys.executable, the Python of the meson option test_python (TensorFlow).
+
+A test collects failures with check() and ends with finish(), which prints
+every difference and exits 1 if there was any, so that one run shows all
+that differs, not only the first mismatch.  Temporary directories made with
+tmpdir() are removed when the test exits (AGPROF_KEEP_TMP=1 keeps them).
+"""
+import atexit
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+AGPROF = os.environ.get("AGPROF")
+SOURCE_ROOT = os.environ.get("AGPROF_SOURCE_ROOT") or os.path.abspath(
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+SAMPLES = os.path.join(SOURCE_ROOT, "samples")
+PYTHON = sys.executable
+
+_failures = []
+_checks = [0]
+_tmpdirs = []
+
+
+def check(cond, what, got=None, expected=None):
+    """Record one comparison.  `what` says what was compared."""
+    _checks[0] += 1
+    if cond:
+        return True
+    if got is None and expected is None:
+        _failures.append(what)
+    else:
+        _failures.append("%s: recording has %r, expected %r" % (what, got, expected))
+    return False
+
+
+def check_eq(got, expected, what):
+    return check(got == expected, what, got, expected)
+
+
+def fail(what):
+    _failures.append(what)
+
+
+def finish(name):
+    if _failures:
+        print("FAIL %s: %d of %d checks differ:" % (name, len(_failures), _checks[0]))
+        for f in _failures:
+            print("  - " + f)
+        sys.exit(1)
+    print("ok %s: %d checks" % (name, _checks[0]))
+    sys.exit(0)
+
+
+def die(msg):
+    print("FAIL: " + msg)
+    sys.exit(1)
+
+
+def need_agprof(tensorflow=False):
+    """Fail unless $AGPROF is runnable (and, if asked, this Python has TensorFlow)."""
+    if not AGPROF or not os.access(AGPROF, os.X_OK):
+        die("$AGPROF is not set to an executable agprof (got %r)" % AGPROF)
+    if tensorflow:
+        import importlib.util
+        if importlib.util.find_spec("tensorflow") is None:
+            die("%s has no tensorflow; configure the build with "
+                "-Dtest_python=/path/to/venv/bin/python (the venv with tensorflow-cpu 2.21)"
+                % PYTHON)
+
+
+def _remove_tmpdirs():
+    if os.environ.get("AGPROF_KEEP_TMP"):
+        return
+    for d in _tmpdirs:
+        shutil.rmtree(d, ignore_errors=True)
+
+
+def tmpdir(prefix="agprof-test-"):
+    """A fresh directory, removed when the test exits."""
+    d = tempfile.mkdtemp(prefix=prefix)
+    if not _tmpdirs:
+        atexit.register(_remove_tmpdirs)
+    _tmpdirs.append(d)
+    return d
+
+
+def agprof(*args, timeout=300, env_extra=None):
+    """Run `agprof ARGS...`; return (exit status, stdout text, stderr text)."""
+    env = dict(os.environ, **env_extra) if env_extra else None
+    p = subprocess.run([AGPROF] + [str(a) for a in args], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=timeout, env=env)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def sample(name):
+    """The path of samples/<name> (name with its .py)."""
+    return os.path.join(SAMPLES, name)
+
+
+def marker_lines(sample_name):
+    """{marker: [line numbers]} of the `# agprof: <marker>` comments of a sample (name with .py)."""
+    found = {}
+    with open(sample(sample_name)) as fh:
+        for no, text in enumerate(fh, 1):
+            m = re.search(r"#\s*agprof:\s*([\w-]+)", text)
+            if m:
+                found.setdefault(m.group(1), []).append(no)
+    return found
