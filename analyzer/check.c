@@ -286,6 +286,68 @@ static void traces_violation(struct check *c, const struct model_function *f)
 	strbuf_release(&sb);
 }
 
+/* --max-traces N, or FUNC=N (c->function): one violation per function over the limit. */
+static void eval_max_traces(struct check *c, const struct model *m, struct strbuf *passed)
+{
+	size_t most = 0, n = 0;
+	int found = 0;
+
+	for (size_t j = 0; j < m->nfunctions; j++) {
+		const struct model_function *f = &m->functions[j];
+
+		if (c->function && strcmp(f->name, c->function))
+			continue;
+		found = 1;
+		n += f->ntraces;
+		if (f->ntraces > most)
+			most = f->ntraces;
+		if ((double)f->ntraces > c->limit)
+			traces_violation(c, f);
+	}
+	if (!c->function)
+		strbuf_addf(passed, "most traces of one function: %zu", most);
+	else
+		strbuf_addf(passed, found ? "%s traced %zu times" : "%s was never traced", c->function, n);
+}
+
+static void eval_eager_share(struct check *c, const struct model *m, struct strbuf *passed)
+{
+	double p = 100 * m->session.eager_share;
+
+	if (p > c->limit) {
+		const struct model_eager_site *top = m->nsites ? &m->sites[0] : NULL;
+		struct strbuf msg = STRBUF_INIT;
+
+		strbuf_addf(&msg, "eager dispatch takes %.1f%% of the run (limit %g%%): %lld ops", p, c->limit,
+			    (long long)m->session.eager_ops);
+		if (top)
+			strbuf_addf(&msg, "; the busiest line dispatches %lld of them", (long long)top->count);
+		add_violation(c, top ? top->func : NULL, top ? &top->loc : NULL, msg.buf ? msg.buf : "");
+		strbuf_release(&msg);
+	}
+	strbuf_addf(passed, "eager dispatch %.1f%% of the run", p);
+}
+
+/* --forbid RULE and --fail-on SEVERITY: the findings of that rule, or that bad. */
+static void eval_findings(struct check *c, const struct model *m, struct strbuf *passed)
+{
+	for (size_t j = 0; j < m->nfindings; j++) {
+		const struct finding *f = &m->findings[j];
+		struct strbuf msg = STRBUF_INIT;
+
+		if (c->kind == CK_FORBID ? strcmp(f->rule, c->rule) : (double)f->severity < c->limit)
+			continue;
+		strbuf_addf(&msg, "%s %s: %s", severity_name(f->severity), f->rule, f->message);
+		add_violation(c, f->function, &f->loc, msg.buf ? msg.buf : "");
+		strbuf_release(&msg);
+	}
+	if (c->kind == CK_FORBID)
+		strbuf_addf(passed, "no finding of rule %s", c->rule);
+	else
+		strbuf_addf(passed, "no finding of severity %s or worse", severity_name((enum severity)c->limit));
+}
+
+/* Evaluate every check on m; the number crossed. */
 static int evaluate(struct check_config *st, const struct model *m)
 {
 	int crossed = 0;
@@ -294,68 +356,12 @@ static int evaluate(struct check_config *st, const struct model *m)
 		struct check *c = &st->checks[i];
 		struct strbuf sb = STRBUF_INIT;
 
-		switch (c->kind) {
-		case CK_MAX_TRACES: {
-			size_t most = 0;
-
-			for (size_t j = 0; j < m->nfunctions; j++) {
-				if (m->functions[j].ntraces > most)
-					most = m->functions[j].ntraces;
-				if ((double)m->functions[j].ntraces > c->limit)
-					traces_violation(c, &m->functions[j]);
-			}
-			strbuf_addf(&sb, "most traces of one function: %zu", most);
-			break;
-		}
-		case CK_MAX_TRACES_FN: {
-			size_t n = 0;
-			int found = 0;
-
-			for (size_t j = 0; j < m->nfunctions; j++) {
-				if (strcmp(m->functions[j].name, c->function))
-					continue;
-				found = 1;
-				n += m->functions[j].ntraces;
-				if ((double)m->functions[j].ntraces > c->limit)
-					traces_violation(c, &m->functions[j]);
-			}
-			strbuf_addf(&sb, found ? "%s traced %zu times" : "%s was never traced", c->function, n);
-			break;
-		}
-		case CK_EAGER_SHARE: {
-			double p = 100 * m->session.eager_share;
-
-			if (p > c->limit) {
-				const struct model_eager_site *top = m->nsites ? &m->sites[0] : NULL;
-
-				strbuf_addf(&sb, "eager dispatch takes %.1f%% of the run (limit %g%%): %lld ops", p, c->limit,
-					    (long long)m->session.eager_ops);
-				if (top)
-					strbuf_addf(&sb, "; the busiest line dispatches %lld of them", (long long)top->count);
-				add_violation(c, top ? top->func : NULL, top ? &top->loc : NULL, sb.buf);
-				strbuf_reset(&sb);
-			}
-			strbuf_addf(&sb, "eager dispatch %.1f%% of the run", p);
-			break;
-		}
-		case CK_FORBID:
-		case CK_FAIL_ON:
-			for (size_t j = 0; j < m->nfindings; j++) {
-				const struct finding *f = &m->findings[j];
-				struct strbuf msg = STRBUF_INIT;
-
-				if (c->kind == CK_FORBID ? strcmp(f->rule, c->rule) : (double)f->severity < c->limit)
-					continue;
-				strbuf_addf(&msg, "%s %s: %s", severity_name(f->severity), f->rule, f->message);
-				add_violation(c, f->function, &f->loc, msg.buf);
-				strbuf_release(&msg);
-			}
-			if (c->kind == CK_FORBID)
-				strbuf_addf(&sb, "no finding of rule %s", c->rule);
-			else
-				strbuf_addf(&sb, "no finding of severity %s or worse", severity_name((enum severity)c->limit));
-			break;
-		}
+		if (c->kind == CK_MAX_TRACES || c->kind == CK_MAX_TRACES_FN)
+			eval_max_traces(c, m, &sb);
+		else if (c->kind == CK_EAGER_SHARE)
+			eval_eager_share(c, m, &sb);
+		else
+			eval_findings(c, m, &sb);
 		c->passed = strbuf_detach(&sb);
 		crossed += c->nv > 0;
 	}

@@ -964,6 +964,39 @@ static void set_num(struct metric_value *v, double x)
 	v->text = NULL;
 }
 
+/* a OP b: equality on any type; arithmetic and order on numbers only. */
+static void eval_binary(int op, const struct metric_value *a, const struct metric_value *b, struct metric_value *out)
+{
+	if (op == '=' || op == '!') {
+		int same;
+
+		if (a->type == METRIC_TEXT && b->type == METRIC_TEXT)
+			same = !strcmp(a->text, b->text);
+		else if (a->type == METRIC_NUM && b->type == METRIC_NUM)
+			same = a->num == b->num;
+		else
+			same = a->type == b->type;
+		set_num(out, op == '=' ? same : !same);
+		return;
+	}
+	if (a->type != METRIC_NUM || b->type != METRIC_NUM) {
+		/* Arithmetic or order on text or a missing value: false. */
+		if (strchr("<>lg", op))
+			set_num(out, 0);
+		return;
+	}
+	switch (op) {
+	case '+': set_num(out, a->num + b->num); break;
+	case '-': set_num(out, a->num - b->num); break;
+	case '*': set_num(out, a->num * b->num); break;
+	case '/': set_num(out, b->num != 0 ? a->num / b->num : 0); break;
+	case '<': set_num(out, a->num < b->num); break;
+	case '>': set_num(out, a->num > b->num); break;
+	case 'l': set_num(out, a->num <= b->num); break;
+	case 'g': set_num(out, a->num >= b->num); break;
+	}
+}
+
 static void eval_node(struct eval *ev, const struct node *n, struct metric_value *out)
 {
 	struct metric_value a, b;
@@ -990,18 +1023,11 @@ static void eval_node(struct eval *ev, const struct node *n, struct metric_value
 		set_num(out, !truthy(&a));
 		return;
 	case N_AND:
-		eval_node(ev, n->a, &a);
-		if (!truthy(&a)) {
-			set_num(out, 0);
-			return;
-		}
-		eval_node(ev, n->b, &b);
-		set_num(out, truthy(&b));
-		return;
 	case N_OR:
+		/* short-circuit: the right side only when the left does not decide */
 		eval_node(ev, n->a, &a);
-		if (truthy(&a)) {
-			set_num(out, 1);
+		if (truthy(&a) == (n->kind == N_OR)) {
+			set_num(out, n->kind == N_OR);
 			return;
 		}
 		eval_node(ev, n->b, &b);
@@ -1010,34 +1036,7 @@ static void eval_node(struct eval *ev, const struct node *n, struct metric_value
 	case N_BIN:
 		eval_node(ev, n->a, &a);
 		eval_node(ev, n->b, &b);
-		if (n->op == '=' || n->op == '!') {
-			int same;
-
-			if (a.type == METRIC_TEXT && b.type == METRIC_TEXT)
-				same = !strcmp(a.text, b.text);
-			else if (a.type == METRIC_NUM && b.type == METRIC_NUM)
-				same = a.num == b.num;
-			else
-				same = a.type == b.type;
-			set_num(out, n->op == '=' ? same : !same);
-			return;
-		}
-		if (a.type != METRIC_NUM || b.type != METRIC_NUM) {
-			/* Arithmetic or order on text or a missing value: false. */
-			if (strchr("<>lg", n->op))
-				set_num(out, 0);
-			return;
-		}
-		switch (n->op) {
-		case '+': set_num(out, a.num + b.num); break;
-		case '-': set_num(out, a.num - b.num); break;
-		case '*': set_num(out, a.num * b.num); break;
-		case '/': set_num(out, b.num != 0 ? a.num / b.num : 0); break;
-		case '<': set_num(out, a.num < b.num); break;
-		case '>': set_num(out, a.num > b.num); break;
-		case 'l': set_num(out, a.num <= b.num); break;
-		case 'g': set_num(out, a.num >= b.num); break;
-		}
+		eval_binary(n->op, &a, &b, out);
 		return;
 	}
 }
@@ -1160,23 +1159,70 @@ static void sql_anchor(const struct model *m, void *data, size_t row, struct met
 }
 
 /* Run a rule's query (read-only connection) into *out.  0 or -1. */
-static int sql_source(const struct rule *r, struct model *m, struct metric_source *out)
+/* One result row of s appended to t's cells; 0, or -1 when out of memory. */
+static int sql_add_row(struct sql_rows *t, sqlite3_stmt *s, size_t *cap)
+{
+	struct metric_value *cells;
+
+	if (t->nrows >= *cap) {
+		size_t ncap = *cap ? *cap * 2 : 16;
+		struct metric_value *p = realloc(t->cells, ncap * (t->ncols ? t->ncols : 1) * sizeof(*p));
+
+		if (!p)
+			return -1;
+		t->cells = p;
+		*cap = ncap;
+	}
+	cells = &t->cells[t->nrows * t->ncols];
+	for (size_t c = 0; c < t->ncols; c++) {
+		struct metric_value *v = &cells[c];
+
+		memset(v, 0, sizeof(*v));
+		switch (sqlite3_column_type(s, (int)c)) {
+		case SQLITE_INTEGER:
+		case SQLITE_FLOAT:
+			v->type = METRIC_NUM;
+			v->num = sqlite3_column_double(s, (int)c);
+			break;
+		case SQLITE_TEXT:
+			v->type = METRIC_TEXT;
+			v->text = strdup((const char *)sqlite3_column_text(s, (int)c));
+			break;
+		default:
+			break;
+		}
+	}
+	t->nrows++;
+	return 0;
+}
+
+/* The statement of a rule's query, which must only read; NULL after an error. */
+static sqlite3_stmt *sql_prepare(const struct rule *r, sqlite3 *db)
 {
 	sqlite3_stmt *s = NULL;
+
+	if (sqlite3_prepare_v2(db, r->query, -1, &s, NULL) != SQLITE_OK) {
+		rule_error(r->path, r->line_select, "query: %s", sqlite3_errmsg(db));
+		return NULL;
+	}
+	if (!sqlite3_stmt_readonly(s)) {
+		rule_error(r->path, r->line_select, "query must only read the recording");
+		sqlite3_finalize(s);
+		return NULL;
+	}
+	return s;
+}
+
+static int sql_source(const struct rule *r, struct model *m, struct metric_source *out)
+{
+	sqlite3_stmt *s;
 	struct sql_rows *t = calloc(1, sizeof(*t));
 	size_t cap = 0;
 	int rc;
 
 	if (!t)
 		return -1;
-	if (sqlite3_prepare_v2(m->rec->db, r->query, -1, &s, NULL) != SQLITE_OK) {
-		rule_error(r->path, r->line_select, "query: %s", sqlite3_errmsg(m->rec->db));
-		free(t);
-		return -1;
-	}
-	if (!sqlite3_stmt_readonly(s)) {
-		rule_error(r->path, r->line_select, "query must only read the recording");
-		sqlite3_finalize(s);
+	if (!(s = sql_prepare(r, m->rec->db))) {
 		free(t);
 		return -1;
 	}
@@ -1184,39 +1230,9 @@ static int sql_source(const struct rule *r, struct model *m, struct metric_sourc
 	t->cols = calloc(t->ncols + 1, sizeof(*t->cols));
 	for (size_t c = 0; t->cols && c < t->ncols; c++)
 		t->cols[c] = strdup(sqlite3_column_name(s, (int)c));
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		size_t ncells = t->nrows * t->ncols;
-
-		if (t->nrows >= cap) {
-			size_t ncap = cap ? cap * 2 : 16;
-			struct metric_value *p = realloc(t->cells, ncap * (t->ncols ? t->ncols : 1) * sizeof(*p));
-
-			if (!p)
-				break;
-			t->cells = p;
-			cap = ncap;
-		}
-		for (size_t c = 0; c < t->ncols; c++) {
-			struct metric_value *v = &t->cells[ncells + c];
-
-			memset(v, 0, sizeof(*v));
-			switch (sqlite3_column_type(s, (int)c)) {
-			case SQLITE_INTEGER:
-			case SQLITE_FLOAT:
-				v->type = METRIC_NUM;
-				v->num = sqlite3_column_double(s, (int)c);
-				break;
-			case SQLITE_TEXT:
-				v->type = METRIC_TEXT;
-				v->text = strdup((const char *)sqlite3_column_text(s, (int)c));
-				break;
-			default:
-				break;
-			}
-		}
-		t->nrows++;
-	}
-	if (rc != SQLITE_DONE) {
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW && sql_add_row(t, s, &cap) == 0)
+		;
+	if (rc != SQLITE_DONE) {  /* an error, or out of memory (rc is still SQLITE_ROW) */
 		rule_error(r->path, r->line_select, "query: %s", sqlite3_errmsg(m->rec->db));
 		sqlite3_finalize(s);
 		sql_rows_release(t);

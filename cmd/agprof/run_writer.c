@@ -796,6 +796,80 @@ static char *user_name_of(const char *name, const char *prefix, int suffixes)
 	return out;
 }
 
+/* The role of a registered graph function, from its name; *user: the user function's name, or NULL. */
+static const char *graph_function_role(const char *name, const char *kind, int64_t parent_trace, char **user)
+{
+	if ((*user = user_name_of(name, "__inference___backward_", 2)))
+		return "backward";
+	if ((*user = user_name_of(name, "__forward_", 1)))
+		return "forward";
+	if ((*user = user_name_of(name, "__inference_", 1)))
+		return "inference";
+	if (kind && !strcmp(kind, "loaded"))
+		return "loaded";
+	return parent_trace ? "branch" : "other";
+}
+
+static int is_py_function_op(const char *op)
+{
+	return op && (!strcmp(op, "EagerPyFunc") || !strcmp(op, "PyFunc") || !strcmp(op, "PyFuncStateless"));
+}
+
+/* The rows a parsed FunctionDef adds under graph function gf: inputs, constants, black boxes, references. */
+static void write_graph_rows(struct run_writer *w, struct stream *s, int64_t gf, const struct functiondef *fd)
+{
+	for (size_t i = 0; i < fd->ninputs; i++) {
+		sqlite3_bind_int64(w->ins_ginput, 1, gf);
+		sqlite3_bind_int64(w->ins_ginput, 2, (int64_t)i);
+		bind_text_or_null(w->ins_ginput, 3, fd->inputs[i].name);
+		bind_text_or_null(w->ins_ginput, 4, fd->inputs[i].dtype);
+		bind_text_or_null(w->ins_ginput, 5, fd->inputs[i].shape);
+		step(w, w->ins_ginput);
+	}
+	for (size_t i = 0; i < fd->nnodes; i++) {
+		const struct fdef_node *n = &fd->nodes[i];
+
+		if (n->const_value) {
+			sqlite3_bind_int64(w->ins_gconst, 1, gf);
+			bind_text_or_null(w->ins_gconst, 2, n->name ? n->name : "?");
+			bind_text_or_null(w->ins_gconst, 3, n->const_dtype);
+			bind_text_or_null(w->ins_gconst, 4, n->const_value);
+			step(w, w->ins_gconst);
+		}
+		if (is_py_function_op(n->op)) {
+			sqlite3_bind_int64(w->ins_bbnode, 1, gf);
+			bind_text_or_null(w->ins_bbnode, 2, n->name ? n->name : "?");
+			bind_text_or_null(w->ins_bbnode, 3, n->op);
+			bind_text_or_null(w->ins_bbnode, 4, n->token);
+			step(w, w->ins_bbnode);
+		}
+	}
+	for (size_t i = 0; i < fd->nrefs; i++) {
+		sqlite3_bind_int(w->ins_link_ref, 1, s->pid);
+		sqlite3_bind_int64(w->ins_link_ref, 2, gf);
+		sqlite3_bind_int64(w->ins_link_ref, 3, intern(w, fd->refs[i]));
+		step(w, w->ins_link_ref);
+	}
+}
+
+/* The links the end of the run resolves: to the trace being built, to the user function. */
+static void write_graph_links(struct run_writer *w, struct stream *s, int64_t gf, int64_t parent_trace,
+			      const char *role, const char *user)
+{
+	if (parent_trace) {
+		sqlite3_bind_int64(w->ins_link_trace, 1, gf);
+		sqlite3_bind_int(w->ins_link_trace, 2, s->pid);
+		sqlite3_bind_int64(w->ins_link_trace, 3, parent_trace);
+		step(w, w->ins_link_trace);
+	}
+	if (user && strcmp(role, "inference") != 0) {
+		sqlite3_bind_int64(w->ins_link_name, 1, gf);
+		sqlite3_bind_int(w->ins_link_name, 2, s->pid);
+		sqlite3_bind_text(w->ins_link_name, 3, user, -1, SQLITE_TRANSIENT);
+		step(w, w->ins_link_name);
+	}
+}
+
 static void side_funcdef(struct run_writer *w, struct stream *s, const struct fields *fs)
 {
 	char *name = ftext(fs, AGP_F_NAME), *kind = ftext(fs, AGP_F_KIND), *user = NULL;
@@ -804,20 +878,10 @@ static void side_funcdef(struct run_writer *w, struct stream *s, const struct fi
 	struct functiondef fd;
 	int parsed = blen ? functiondef_parse(&fd, blob, blen) == 0 : 0;
 	int64_t parent_trace = fint(fs, AGP_F_PARENT_TRACE), gf;
-	const char *role;
+	const char *role = name ? graph_function_role(name, kind, parent_trace, &user) : NULL;
 
 	if (!name)
 		goto out;
-	if ((user = user_name_of(name, "__inference___backward_", 2)))
-		role = "backward";
-	else if ((user = user_name_of(name, "__forward_", 1)))
-		role = "forward";
-	else if ((user = user_name_of(name, "__inference_", 1)))
-		role = "inference";
-	else if (kind && !strcmp(kind, "loaded"))
-		role = "loaded";
-	else
-		role = parent_trace ? "branch" : "other";
 	sqlite3_bind_int(w->ins_gf, 1, s->pid);
 	sqlite3_bind_int64(w->ins_gf, 2, intern(w, name));
 	sqlite3_bind_text(w->ins_gf, 3, role, -1, SQLITE_STATIC);
@@ -831,55 +895,12 @@ static void side_funcdef(struct run_writer *w, struct stream *s, const struct fi
 	if (step(w, w->ins_gf) != 0 || sqlite3_changes(w->db) == 0)
 		goto out;  /* registered again: the first registration stands */
 	gf = sqlite3_last_insert_rowid(w->db);
-	if (parent_trace) {
-		sqlite3_bind_int64(w->ins_link_trace, 1, gf);
-		sqlite3_bind_int(w->ins_link_trace, 2, s->pid);
-		sqlite3_bind_int64(w->ins_link_trace, 3, parent_trace);
-		step(w, w->ins_link_trace);
-	}
-	if (user && strcmp(role, "inference") != 0) {
-		sqlite3_bind_int64(w->ins_link_name, 1, gf);
-		sqlite3_bind_int(w->ins_link_name, 2, s->pid);
-		sqlite3_bind_text(w->ins_link_name, 3, user, -1, SQLITE_TRANSIENT);
-		step(w, w->ins_link_name);
-	}
-	if (!parsed)
-		goto out;
-	for (size_t i = 0; i < fd.ninputs; i++) {
-		sqlite3_bind_int64(w->ins_ginput, 1, gf);
-		sqlite3_bind_int64(w->ins_ginput, 2, (int64_t)i);
-		bind_text_or_null(w->ins_ginput, 3, fd.inputs[i].name);
-		bind_text_or_null(w->ins_ginput, 4, fd.inputs[i].dtype);
-		bind_text_or_null(w->ins_ginput, 5, fd.inputs[i].shape);
-		step(w, w->ins_ginput);
-	}
-	for (size_t i = 0; i < fd.nnodes; i++) {
-		const struct fdef_node *n = &fd.nodes[i];
-
-		if (n->const_value) {
-			sqlite3_bind_int64(w->ins_gconst, 1, gf);
-			bind_text_or_null(w->ins_gconst, 2, n->name ? n->name : "?");
-			bind_text_or_null(w->ins_gconst, 3, n->const_dtype);
-			bind_text_or_null(w->ins_gconst, 4, n->const_value);
-			step(w, w->ins_gconst);
-		}
-		if (n->op && (!strcmp(n->op, "EagerPyFunc") || !strcmp(n->op, "PyFunc") ||
-			      !strcmp(n->op, "PyFuncStateless"))) {
-			sqlite3_bind_int64(w->ins_bbnode, 1, gf);
-			bind_text_or_null(w->ins_bbnode, 2, n->name ? n->name : "?");
-			bind_text_or_null(w->ins_bbnode, 3, n->op);
-			bind_text_or_null(w->ins_bbnode, 4, n->token);
-			step(w, w->ins_bbnode);
-		}
-	}
-	for (size_t i = 0; i < fd.nrefs; i++) {
-		sqlite3_bind_int(w->ins_link_ref, 1, s->pid);
-		sqlite3_bind_int64(w->ins_link_ref, 2, gf);
-		sqlite3_bind_int64(w->ins_link_ref, 3, intern(w, fd.refs[i]));
-		step(w, w->ins_link_ref);
-	}
-	functiondef_release(&fd);
+	write_graph_links(w, s, gf, parent_trace, role, user);
+	if (parsed)
+		write_graph_rows(w, s, gf, &fd);
 out:
+	if (parsed)
+		functiondef_release(&fd);
 	free(name), free(kind), free(user);
 }
 

@@ -146,63 +146,51 @@ static void stderr_release(FILE *tmp, int saved)
 	fclose(tmp);
 }
 
-int cmd_view(int argc, char **argv)
+/*
+ * The recording for the timeline (rec, tl) and, on its own connection, for
+ * the analysis (*a).  0, or an exit code after an error (nothing left open).
+ */
+static int view_open(const struct view_cmd *c, struct recording *rec, struct timeline *tl, struct analysis **a)
 {
-	struct view_cmd c = { 0 };
-	struct opt_cmd cmd = { "view", view_usage, view_epilogue, 0, { { view_options, view_option, &c } } };
-	struct tui_input in = { 0 };
-	struct recording rec;
-	struct timeline tl;
-	struct analysis *a;
-	FILE *held = NULL;
-	int saved = -1, ret, first;
-
-	in.started = tui_now();
-	first = opt_parse(&cmd, argc, argv);
-	if (first < 0 || !(c.path = one_recording(&cmd, argc, argv, first))) {
-		free(c.sets);
-		return first == OPT_DONE ? EXIT_OK : EXIT_USAGE;
-	}
-	c.ao.sets = c.sets;
-	c.ao.nsets = c.nsets;
-	c.ao.allow_empty = 1;
 	/* a bad recording gets the error of 'agprof report', terminal or not */
-	if (recording_open(&rec, c.path)) {
-		free(c.sets);
+	if (recording_open(rec, c->path))
 		return EXIT_USAGE;
-	}
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
-		error("'agprof view' needs a terminal; for a text report run 'agprof report %s'", c.path);
-		recording_close(&rec);
-		free(c.sets);
+		error("'agprof view' needs a terminal; for a text report run 'agprof report %s'", c->path);
+		recording_close(rec);
 		return EXIT_USAGE;
 	}
-	a = calloc(1, sizeof(*a));
-	if (!a || recording_open(&a->rec, c.path)) {
-		free(a);
-		recording_close(&rec);
-		free(c.sets);
-		return a ? EXIT_USAGE : EXIT_INTERNAL;
+	if (!(*a = calloc(1, sizeof(**a)))) {
+		error("out of memory");
+		recording_close(rec);
+		return EXIT_INTERNAL;
 	}
-	a->ao = &c.ao;
-	if (timeline_open(&tl, &rec, 0) < 0) {
-		recording_close(&a->rec);
-		free(a);
-		recording_close(&rec);
-		free(c.sets);
+	if (recording_open(&(*a)->rec, c->path) || timeline_open(tl, rec, 0) < 0) {
+		recording_close(&(*a)->rec);  /* a no-op when it was not opened */
+		free(*a);
+		recording_close(rec);
 		return EXIT_USAGE;
 	}
-	saved = stderr_hold(&held);
+	(*a)->ao = &c->ao;
+	return 0;
+}
+
+/* The view, with the analysis on its own thread; an exit code (or _exit). */
+static int view_run(const struct view_cmd *c, struct timeline *tl, struct analysis *a, struct tui_input *in)
+{
+	FILE *held = NULL;
+	int saved = stderr_hold(&held), ret;
+
 	a->started = pthread_create(&a->thread, NULL, analysis_thread, a) == 0;
 	if (!a->started)
 		analysis_thread(a);
-	in.path = c.path;
-	in.tl = &tl;
-	in.model_ready = analysis_ready;
-	in.model_ctx = a;
-	in.stats_path = getenv("AGPROF_VIEW_STATS");
-	ret = tui_run(&in) < 0 ? EXIT_USAGE : EXIT_OK;
-	timeline_release(&tl);
+	in->path = c->path;
+	in->tl = tl;
+	in->model_ready = analysis_ready;
+	in->model_ctx = a;
+	in->stats_path = getenv("AGPROF_VIEW_STATS");
+	ret = tui_run(in) < 0 ? EXIT_USAGE : EXIT_OK;
+	timeline_release(tl);
 	if (!__atomic_load_n(&a->done, __ATOMIC_ACQUIRE)) {
 		/*
 		 * The analysis cannot be interrupted inside SQLite (it runs its own
@@ -215,12 +203,37 @@ int cmd_view(int argc, char **argv)
 	if (a->started)
 		pthread_join(a->thread, NULL);
 	stderr_release(held, saved);
-	if (!a->ret) {
-		model_release(&a->m);
-		ruleset_release(&a->rs);
-	} else if (ret == EXIT_OK) {
-		ret = EXIT_USAGE;  /* the analysis said why (ANALYZE_BAD_INPUT) */
+	if (a->ret != ANALYZE_OK)
+		return ret == EXIT_OK ? EXIT_USAGE : ret;  /* the analysis said why */
+	model_release(&a->m);
+	ruleset_release(&a->rs);
+	return ret;
+}
+
+int cmd_view(int argc, char **argv)
+{
+	struct view_cmd c = { 0 };
+	struct opt_cmd cmd = { "view", view_usage, view_epilogue, 0, { { view_options, view_option, &c } } };
+	struct tui_input in = { 0 };
+	struct recording rec;
+	struct timeline tl;
+	struct analysis *a;
+	int ret, first;
+
+	in.started = tui_now();
+	first = opt_parse(&cmd, argc, argv);
+	if (first < 0 || !(c.path = one_recording(&cmd, argc, argv, first))) {
+		free(c.sets);
+		return first == OPT_DONE ? EXIT_OK : EXIT_USAGE;
 	}
+	c.ao.sets = c.sets;
+	c.ao.nsets = c.nsets;
+	c.ao.allow_empty = 1;
+	if ((ret = view_open(&c, &rec, &tl, &a)) != 0) {
+		free(c.sets);
+		return ret;
+	}
+	ret = view_run(&c, &tl, a, &in);
 	recording_close(&a->rec);
 	free(a);
 	recording_close(&rec);
