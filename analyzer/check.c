@@ -171,14 +171,13 @@ static int add_fail_on(struct check_config *st, const char *val)
 
 static int set_format(struct check_config *st, const char *val)
 {
-	static const char *const names[] = { [CF_TEXT] = "text", [CF_JUNIT] = "junit", [CF_GITHUB] = "github" };
+	static const char *const names[] = { [CF_TEXT] = "text", [CF_JUNIT] = "junit", [CF_GITHUB] = "github", NULL };
+	int i = opt_choice("format", val, names);
 
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(val, names[i])) {
-			st->format = (enum check_format)i;
-			return 0;
-		}
-	return error("unknown format '%s' (text, junit, github)", val);
+	if (i < 0)
+		return -1;
+	st->format = (enum check_format)i;
+	return 0;
 }
 
 static int add_set(struct check_config *st, const char *val)

@@ -173,3 +173,17 @@ const char *opt_name(const struct opt *opts, int key)
 			return o->name;
 	return "?";
 }
+
+int opt_choice(const char *what, const char *value, const char *const *names)
+{
+	char list[256];
+	size_t n = 0;
+
+	for (int i = 0; names[i]; i++)
+		if (!strcmp(value, names[i]))
+			return i;
+	list[0] = '\0';
+	for (int i = 0; names[i] && n < sizeof(list); i++)
+		n += (size_t)snprintf(list + n, sizeof(list) - n, "%s%s", i ? ", " : "", names[i]);
+	return error("unknown %s '%s' (%s)", what, value, list);
+}

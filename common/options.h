@@ -69,6 +69,12 @@ int opt_parse(const struct opt_cmd *cmd, int argc, char **argv);
 /* Print cmd's help: usage, every table's rows, epilogue. */
 void opt_print_help(const struct opt_cmd *cmd, FILE *out);
 
+/*
+ * The index of value in names (NULL-terminated), or -1 after the error
+ * "unknown WHAT 'value' (name, name, ...)".
+ */
+int opt_choice(const char *what, const char *value, const char *const *names);
+
 /* The long name of key in opts, or "?" (for messages). */
 const char *opt_name(const struct opt *opts, int key);
 

@@ -2,6 +2,9 @@
 #ifndef AGPROF_BUILTIN_H
 #define AGPROF_BUILTIN_H
 
+#include "analyze.h"
+#include "options.h"
+
 /*
  * Exit codes shared by every subcommand (documented in agprof(1)):
  *   0  success / all checks hold
@@ -18,9 +21,9 @@ enum {
 	EXIT_INTERNAL = 3,
 };
 
-struct opt_cmd;
+/* args.c: what the subcommands that read one recording share. */
 
-/* Exit code of a check's result (check.c), for `check` and `run --check`. */
+/* Exit code of a check's result (enum check_result), for `check` and `run --check`. */
 int check_exit_code(int check_result);
 
 /*
@@ -28,6 +31,25 @@ int check_exit_code(int check_result);
  * opt_parse (returned by it); NULL after an error when there is none or more.
  */
 const char *one_recording(const struct opt_cmd *cmd, int argc, char **argv, int first);
+
+/*
+ * opt_parse, then one_recording into *path: 0; -1 after --help (exit 0);
+ * EXIT_USAGE after an error.
+ */
+int parse_recording_command(const struct opt_cmd *cmd, int argc, char **argv, const char **path);
+
+/* --rules DIR and --set RULE.NAME=VALUE (repeatable), for report and view. */
+enum { RULES_DIR = OPT_KEY_BASE + 50, RULES_SET };
+struct rules_args {
+	struct analyze_opts ao;   /* rules_dir, sets, nsets filled in */
+	const char **sets;
+};
+extern const struct opt rules_options[];
+int rules_option(void *ctx, int key, const char *value);  /* ctx: struct rules_args */
+void rules_args_release(struct rules_args *ra);
+
+/* -h, --help alone: the last table of a subcommand whose others are shared. */
+extern const struct opt help_options[];
 
 int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);

@@ -21,57 +21,22 @@ static const char *const check_epilogue =
 	"so).  Exit codes: 0 all thresholds hold, 1 one is crossed, 2 usage error or a\n"
 	"file that is not a readable recording, 3 internal error.\n";
 
-static const struct opt check_own_options[] = {
-	OPT_TEXT("other options:"),
-	OPT_HELP,
-	OPT_END,
-};
-
-int check_exit_code(int result)
-{
-	switch ((enum check_result)result) {
-	case CHECK_HELD:
-		return EXIT_OK;
-	case CHECK_CROSSED:
-		return EXIT_VIOLATION;
-	case CHECK_BAD_INPUT:
-		return EXIT_USAGE;
-	case CHECK_FAILED:
-		break;
-	}
-	return EXIT_INTERNAL;
-}
-
-const char *one_recording(const struct opt_cmd *cmd, int argc, char **argv, int first)
-{
-	if (first >= argc) {
-		error("no recording given; see 'agprof %s --help'", cmd->name);
-		return NULL;
-	}
-	if (first + 1 < argc) {
-		error("one recording at a time ('%s' and '%s')", argv[first], argv[first + 1]);
-		return NULL;
-	}
-	return argv[first];
-}
-
 int cmd_check(int argc, char **argv)
 {
 	struct check_config *cfg = check_config_new();
 	struct opt_cmd cmd = { "check", check_usage, check_epilogue, 0,
-			       { { check_options, check_option, cfg }, { check_own_options, NULL, NULL } } };
+			       { { check_options, check_option, cfg }, { help_options, NULL, NULL } } };
 	struct recording rec;
 	const char *path;
-	int first, ret;
+	int ret;
 
 	if (!cfg) {
 		error("out of memory");
 		return EXIT_INTERNAL;
 	}
-	first = opt_parse(&cmd, argc, argv);
-	if (first < 0 || !(path = one_recording(&cmd, argc, argv, first))) {
+	if ((ret = parse_recording_command(&cmd, argc, argv, &path)) != 0) {
 		check_config_free(cfg);
-		return first == OPT_DONE ? EXIT_OK : EXIT_USAGE;
+		return ret < 0 ? EXIT_OK : ret;
 	}
 	if (recording_open(&rec, path)) {
 		check_config_free(cfg);

@@ -29,8 +29,6 @@ enum report_format { RF_TEXT, RF_JSON, RF_CSV, RF_SARIF };
 
 enum {
 	RO_FORMAT = OPT_KEY_BASE,
-	RO_RULES,
-	RO_SET,
 	RO_TOP,
 	RO_COLOR,
 	RO_NO_COLOR,
@@ -51,48 +49,20 @@ static const struct opt report_options[] = {
 	SECTION("sessions", SEC_SESSIONS, "TF1 Session.run steps per source line: runs, time, feeds, fetches"),
 	OPT_TEXT("options:"),
 	{ "format", RO_FORMAT, "FMT", "text (default), json (docs/report-json.md), csv, sarif (SARIF 2.1.0)" },
-	{ "rules", RO_RULES, "DIR", "also load the rule files of DIR (docs/rules.md)" },
-	{ "set", RO_SET, "RULE.NAME=VALUE", "change a rule's threshold, e.g. retracing.max_traces=5" },
 	{ "top", RO_TOP, "N", "rows per table in text output (default 10, 0 for all)" },
 	{ "color", RO_COLOR, NULL, "force colours on (default: on a terminal, unless NO_COLOR)" },
 	{ "no-color", RO_NO_COLOR, NULL, "force colours off" },
-	OPT_HELP,
 	OPT_END,
 };
+/* then rules_options (--rules, --set) and help_options */
 
 struct report_cmd {
 	struct report_opts opts;
 	enum report_format format;
-	struct analyze_opts ao;
-	const char **sets;
-	size_t nsets;
+	struct rules_args rules;
 	const char *path;
 	int color;  /* -1: decide from the terminal */
 };
-
-static int set_format(struct report_cmd *c, const char *v)
-{
-	static const char *const names[] = { [RF_TEXT] = "text", [RF_JSON] = "json", [RF_CSV] = "csv",
-					     [RF_SARIF] = "sarif" };
-
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(v, names[i])) {
-			c->format = (enum report_format)i;
-			return 0;
-		}
-	return error("unknown format '%s' (text, json, csv, sarif)", v);
-}
-
-static int add_set(struct report_cmd *c, const char *v)
-{
-	const char **p = realloc(c->sets, (c->nsets + 1) * sizeof(*p));
-
-	if (!p)
-		return error("out of memory");
-	c->sets = p;
-	c->sets[c->nsets++] = v;
-	return 0;
-}
 
 static int report_option(void *ctx, int key, const char *v)
 {
@@ -100,14 +70,16 @@ static int report_option(void *ctx, int key, const char *v)
 	char *end;
 	long n;
 
+	static const char *const formats[] = { [RF_TEXT] = "text", [RF_JSON] = "json", [RF_CSV] = "csv",
+					       [RF_SARIF] = "sarif", NULL };
+	int i;
+
 	switch (key) {
 	case RO_FORMAT:
-		return set_format(c, v);
-	case RO_RULES:
-		c->ao.rules_dir = v;
+		if ((i = opt_choice("format", v, formats)) < 0)
+			return -1;
+		c->format = (enum report_format)i;
 		return 0;
-	case RO_SET:
-		return add_set(c, v);
 	case RO_TOP:
 		n = strtol(v, &end, 10);
 		if (*end || !*v || n < 0 || n > 1000000)
@@ -175,30 +147,26 @@ static int print_report(struct report_cmd *c, struct recording *rec, const struc
 int cmd_report(int argc, char **argv)
 {
 	struct report_cmd c = { .opts = { .top = 10 }, .color = -1 };
-	struct opt_cmd cmd = { "report", report_usage, report_epilogue, 0, { { report_options, report_option, &c } } };
+	struct opt_cmd cmd = { "report", report_usage, report_epilogue, 0,
+			       { { report_options, report_option, &c }, { rules_options, rules_option, &c.rules },
+				 { help_options, NULL, NULL } } };
 	struct recording rec;
 	struct model m;
 	struct ruleset rs;
-	int first, ret = EXIT_USAGE;
+	int ret;
 
-	first = opt_parse(&cmd, argc, argv);
-	if (first < 0 || !(c.path = one_recording(&cmd, argc, argv, first))) {
-		free(c.sets);
-		return first == OPT_DONE ? EXIT_OK : EXIT_USAGE;
+	if ((ret = parse_recording_command(&cmd, argc, argv, &c.path)) != 0 || recording_open(&rec, c.path)) {
+		rules_args_release(&c.rules);
+		return ret < 0 ? EXIT_OK : EXIT_USAGE;
 	}
-	c.ao.sets = c.sets;
-	c.ao.nsets = c.nsets;
-	c.ao.allow_empty = 1;
-	if (recording_open(&rec, c.path)) {
-		free(c.sets);
-		return EXIT_USAGE;
-	}
-	if (analyze(&m, &rs, &rec, &c.ao) == ANALYZE_OK) {
+	c.rules.ao.allow_empty = 1;
+	ret = EXIT_USAGE;
+	if (analyze(&m, &rs, &rec, &c.rules.ao) == ANALYZE_OK) {
 		ret = print_report(&c, &rec, &m, &rs);
 		model_release(&m);
 		ruleset_release(&rs);
 	}
 	recording_close(&rec);
-	free(c.sets);
+	rules_args_release(&c.rules);
 	return ret;
 }

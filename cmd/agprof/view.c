@@ -34,37 +34,10 @@ static const char *const view_epilogue =
 	"Exit codes: 0 success, 2 usage error, not a terminal, or a recording that\n"
 	"cannot be read, 3 internal error.\n";
 
-enum { VO_RULES = OPT_KEY_BASE, VO_SET };
-
-static const struct opt view_options[] = {
-	{ "rules", VO_RULES, "DIR", "also load the rule files of DIR (docs/rules.md)" },
-	{ "set", VO_SET, "RULE.NAME=VALUE", "change a rule's threshold" },
-	OPT_HELP,
-	OPT_END,
-};
-
 struct view_cmd {
 	const char *path;
-	struct analyze_opts ao;
-	const char **sets;
-	size_t nsets;
+	struct rules_args rules;
 };
-
-static int view_option(void *ctx, int key, const char *value)
-{
-	struct view_cmd *c = ctx;
-	const char **p;
-
-	if (key == VO_RULES) {
-		c->ao.rules_dir = value;
-		return 0;
-	}
-	if (!(p = realloc(c->sets, (c->nsets + 1) * sizeof(*p))))
-		return error("out of memory");
-	c->sets = p;
-	c->sets[c->nsets++] = value;
-	return 0;
-}
 
 /*
  * The analysis (the model and the findings of agprof report) runs on its
@@ -171,7 +144,7 @@ static int view_open(const struct view_cmd *c, struct recording *rec, struct tim
 		recording_close(rec);
 		return EXIT_USAGE;
 	}
-	(*a)->ao = &c->ao;
+	(*a)->ao = &c->rules.ao;
 	return 0;
 }
 
@@ -213,30 +186,25 @@ static int view_run(const struct view_cmd *c, struct timeline *tl, struct analys
 int cmd_view(int argc, char **argv)
 {
 	struct view_cmd c = { 0 };
-	struct opt_cmd cmd = { "view", view_usage, view_epilogue, 0, { { view_options, view_option, &c } } };
+	struct opt_cmd cmd = { "view", view_usage, view_epilogue, 0,
+			       { { rules_options, rules_option, &c.rules }, { help_options, NULL, NULL } } };
 	struct tui_input in = { 0 };
 	struct recording rec;
 	struct timeline tl;
 	struct analysis *a;
-	int ret, first;
+	int ret;
 
 	in.started = tui_now();
-	first = opt_parse(&cmd, argc, argv);
-	if (first < 0 || !(c.path = one_recording(&cmd, argc, argv, first))) {
-		free(c.sets);
-		return first == OPT_DONE ? EXIT_OK : EXIT_USAGE;
-	}
-	c.ao.sets = c.sets;
-	c.ao.nsets = c.nsets;
-	c.ao.allow_empty = 1;
-	if ((ret = view_open(&c, &rec, &tl, &a)) != 0) {
-		free(c.sets);
-		return ret;
+	c.rules.ao.allow_empty = 1;
+	if ((ret = parse_recording_command(&cmd, argc, argv, &c.path)) != 0 ||
+	    (ret = view_open(&c, &rec, &tl, &a)) != 0) {
+		rules_args_release(&c.rules);
+		return ret < 0 ? EXIT_OK : ret;
 	}
 	ret = view_run(&c, &tl, a, &in);
 	recording_close(&a->rec);
 	free(a);
 	recording_close(&rec);
-	free(c.sets);
+	rules_args_release(&c.rules);
 	return ret;
 }

@@ -1,0 +1,79 @@
+/* args.c - argument handling shared by the subcommands that read one recording. */
+#include "builtin.h"
+#include "check.h"
+#include "util.h"
+
+#include <stdlib.h>
+
+const struct opt rules_options[] = {
+	{ "rules", RULES_DIR, "DIR", "also load the rule files of DIR (docs/rules.md)" },
+	{ "set", RULES_SET, "RULE.NAME=VALUE", "change a rule's threshold, e.g. retracing.max_traces=5" },
+	OPT_END,
+};
+
+const struct opt help_options[] = {
+	OPT_HELP,
+	OPT_END,
+};
+
+int rules_option(void *ctx, int key, const char *value)
+{
+	struct rules_args *ra = ctx;
+	const char **p;
+
+	if (key == RULES_DIR) {
+		ra->ao.rules_dir = value;
+		return 0;
+	}
+	if (!(p = realloc(ra->sets, (ra->ao.nsets + 1) * sizeof(*p))))
+		return error("out of memory");
+	ra->sets = p;
+	ra->sets[ra->ao.nsets++] = value;
+	ra->ao.sets = ra->sets;
+	return 0;
+}
+
+void rules_args_release(struct rules_args *ra)
+{
+	free(ra->sets);
+	ra->sets = NULL;
+}
+
+const char *one_recording(const struct opt_cmd *cmd, int argc, char **argv, int first)
+{
+	if (first >= argc) {
+		error("no recording given; see 'agprof %s --help'", cmd->name);
+		return NULL;
+	}
+	if (first + 1 < argc) {
+		error("one recording at a time ('%s' and '%s')", argv[first], argv[first + 1]);
+		return NULL;
+	}
+	return argv[first];
+}
+
+int parse_recording_command(const struct opt_cmd *cmd, int argc, char **argv, const char **path)
+{
+	int first = opt_parse(cmd, argc, argv);
+
+	if (first == OPT_DONE)
+		return -1;
+	if (first < 0 || !(*path = one_recording(cmd, argc, argv, first)))
+		return EXIT_USAGE;
+	return 0;
+}
+
+int check_exit_code(int result)
+{
+	switch ((enum check_result)result) {
+	case CHECK_HELD:
+		return EXIT_OK;
+	case CHECK_CROSSED:
+		return EXIT_VIOLATION;
+	case CHECK_BAD_INPUT:
+		return EXIT_USAGE;
+	case CHECK_FAILED:
+		break;
+	}
+	return EXIT_INTERNAL;
+}
