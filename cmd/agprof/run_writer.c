@@ -522,6 +522,39 @@ static void ring_record(struct run_writer *w, struct stream *s, int tid, size_t 
  * ring's end: anything else is damage, and the ring is read no further.
  * So one call reads at most one capacity, whatever the ring says.
  */
+/*
+ * The records of one ring between *tail and head, each copied out and
+ * written; *tail moves past them.  Stops at a malformed record (tail < head
+ * then) or a stop request; -1 when the file shrank under the copy.
+ */
+static int drain_records(struct run_writer *w, struct stream *s, int32_t tid, const char *data, uint32_t cap,
+			 uint64_t head, uint64_t *tail)
+{
+	while (*tail < head && !writer_stop) {
+		uint64_t off = *tail & (cap - 1);
+		struct agp_rec_hdr h;
+		size_t n;
+
+		if (shm_copy(&h, data + off, sizeof(h)) != 0)
+			return -1;
+		if (h.type == AGP_REC_WRAP) {
+			if (head - *tail < cap - off)
+				break;  /* damaged: caught by the caller */
+			*tail += cap - off;
+			continue;
+		}
+		n = (size_t)h.words * 8u;
+		if (h.words == 0 || n > cap - off || n > head - *tail)
+			break;
+		if (shm_copy(w->rec, data + off, n) != 0)
+			return -1;
+		memset(w->rec + n, 0, sizeof(struct agp_rec_span));
+		ring_record(w, s, tid, n);
+		*tail += n;
+	}
+	return 0;
+}
+
 static void drain_ring(struct run_writer *w, struct stream *s, uint32_t slot)
 {
 	struct agp_thread_ring *ring = &s->shm->threads[slot];
@@ -554,28 +587,8 @@ static void drain_ring(struct run_writer *w, struct stream *s, uint32_t slot)
 		ring_damaged(w, s, slot, "ring head out of range");
 		return;
 	}
-	while (tail < head && !writer_stop) {
-		uint64_t off = tail & (cap - 1);
-		struct agp_rec_hdr h;
-		size_t n;
-
-		if (shm_copy(&h, data + off, sizeof(h)) != 0)
-			goto fault;
-		if (h.type == AGP_REC_WRAP) {
-			if (head - tail < cap - off)
-				break;  /* damaged: caught below */
-			tail += cap - off;
-			continue;
-		}
-		n = (size_t)h.words * 8u;
-		if (h.words == 0 || n > cap - off || n > head - tail)
-			break;
-		if (shm_copy(w->rec, data + off, n) != 0)
-			goto fault;
-		memset(w->rec + n, 0, sizeof(struct agp_rec_span));
-		ring_record(w, s, tid, n);
-		tail += n;
-	}
+	if (drain_records(w, s, tid, data, cap, head, &tail) != 0)
+		goto fault;
 	if (tail < head && !writer_stop)
 		ring_damaged(w, s, slot, "malformed record");
 	s->tails[slot] = tail;
@@ -1041,6 +1054,68 @@ static void drain_stream(struct run_writer *w, struct stream *s)
 }
 
 /* Pick up streams of processes that started since the last scan. */
+/* The mapping of a complete, initialised ring file and its pid; NULL for not (yet) one. */
+static void *map_ring_file(const char *path, int32_t *pid)
+{
+	int fd = open(path, O_RDWR | O_CLOEXEC);
+	struct stat st;
+	uint64_t magic;
+	void *map;
+
+	if (fd < 0)
+		return NULL;
+	/* A file still being created is shorter: touching it would be SIGBUS. */
+	if (fstat(fd, &st) != 0 || (uint64_t)st.st_size < AGP_SHM_FILE_BYTES) {
+		close(fd);
+		return NULL;
+	}
+	map = mmap(NULL, AGP_SHM_FILE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (map == MAP_FAILED)
+		return NULL;
+	if (SHM_LOAD((_Atomic uint64_t *)&((struct agp_shm_header *)map)->magic, &magic) != 0 ||
+	    magic != AGP_SHM_MAGIC || shm_copy(pid, &((struct agp_shm_header *)map)->pid, sizeof(*pid)) != 0) {
+		munmap(map, AGP_SHM_FILE_BYTES);  /* not initialised yet (or shrunk): next scan */
+		return NULL;
+	}
+	return map;
+}
+
+/* A new stream for the ring file name (shorter than a stream's name) at path; -1 when out of memory. */
+static int add_stream(struct run_writer *w, const char *name, char *path, void *map, int32_t pid)
+{
+	struct stream *s = calloc(1, sizeof(*s)), **ns = s ? realloc(w->streams, (w->nstreams + 1) * sizeof(*ns)) : NULL;
+
+	if (!ns) {
+		free(s);
+		munmap(map, AGP_SHM_FILE_BYTES);
+		return -1;
+	}
+	w->streams = ns;
+	memcpy(s->name, name, strnlen(name, sizeof(s->name) - 1));  /* calloc'd: NUL-terminated */
+	if (borrowed_map && borrowed_map->pid == pid && map != borrowed_map) {
+		munmap(map, AGP_SHM_FILE_BYTES);
+		map = borrowed_map;
+		s->borrowed = 1;
+	}
+	s->shm = map;
+	s->pid = pid;
+	memcpy(path + strlen(path) - 4, "side", 4);
+	s->side_fd = open(path, O_RDONLY | O_CLOEXEC);
+	w->streams[w->nstreams++] = s;
+	w->totals.processes++;
+	return 0;
+}
+
+static int stream_known(const struct run_writer *w, const char *name)
+{
+	for (size_t i = 0; i < w->nstreams; i++)
+		if (!strcmp(w->streams[i]->name, name))
+			return 1;
+	return 0;
+}
+
+/* New processes: the ring files of the session folder not seen before. */
 static void scan_streams(struct run_writer *w)
 {
 	DIR *d = opendir(w->shm_dir);
@@ -1050,58 +1125,16 @@ static void scan_streams(struct run_writer *w)
 		return;
 	while ((de = readdir(d))) {
 		size_t len = strlen(de->d_name);
-		struct stream *s, **ns;
 		char path[4096];
-		int fd, known = 0;
-		struct stat st;
-		void *map;
-		uint64_t magic;
 		int32_t pid;
+		void *map;
 
-		if (len < 6 || len >= sizeof(s->name) || strcmp(de->d_name + len - 5, ".ring"))
-			continue;
-		for (size_t i = 0; i < w->nstreams && !known; i++)
-			known = !strcmp(w->streams[i]->name, de->d_name);
-		if (known)
+		if (len < 6 || len >= sizeof(((struct stream *)0)->name) || strcmp(de->d_name + len - 5, ".ring") ||
+		    stream_known(w, de->d_name))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", w->shm_dir, de->d_name);
-		fd = open(path, O_RDWR | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		/* A file still being created is shorter: touching it would be SIGBUS. */
-		if (fstat(fd, &st) != 0 || (uint64_t)st.st_size < AGP_SHM_FILE_BYTES) {
-			close(fd);
-			continue;
-		}
-		map = mmap(NULL, AGP_SHM_FILE_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		close(fd);
-		if (map == MAP_FAILED)
-			continue;
-		if (SHM_LOAD((_Atomic uint64_t *)&((struct agp_shm_header *)map)->magic, &magic) != 0 ||
-		    magic != AGP_SHM_MAGIC || shm_copy(&pid, &((struct agp_shm_header *)map)->pid, sizeof(pid)) != 0) {
-			munmap(map, AGP_SHM_FILE_BYTES);  /* not initialised yet (or shrunk): next scan */
-			continue;
-		}
-		s = calloc(1, sizeof(*s));
-		ns = realloc(w->streams, (w->nstreams + 1) * sizeof(*ns));
-		if (!s || !ns) {
-			free(s);
-			munmap(map, AGP_SHM_FILE_BYTES);
+		if ((map = map_ring_file(path, &pid)) && add_stream(w, de->d_name, path, map, pid) != 0)
 			break;
-		}
-		w->streams = ns;
-		memcpy(s->name, de->d_name, len + 1);  /* len < sizeof(s->name), checked above */
-		if (borrowed_map && borrowed_map->pid == pid && map != borrowed_map) {
-			munmap(map, AGP_SHM_FILE_BYTES);
-			map = borrowed_map;
-			s->borrowed = 1;
-		}
-		s->shm = map;
-		s->pid = pid;
-		memcpy(path + strlen(path) - 4, "side", 4);
-		s->side_fd = open(path, O_RDONLY | O_CLOEXEC);
-		w->streams[w->nstreams++] = s;
-		w->totals.processes++;
 	}
 	closedir(d);
 }
