@@ -693,22 +693,19 @@ static void side_tf_status(struct run_writer *w, struct stream *s, const struct 
 static int64_t function_row(struct run_writer *w, int pid, const char *name, const char *file, int64_t line)
 {
 	int64_t name_id = intern(w, name ? name : "?"), file_id = intern(w, file), id = 0;
+	sqlite3_stmt *both[] = { w->ins_function, w->get_function };
 
-	sqlite3_bind_int(w->ins_function, 1, pid);
-	sqlite3_bind_int64(w->ins_function, 2, name_id);
-	bind_id_or_null(w->ins_function, 3, file_id);
-	if (file)
-		sqlite3_bind_int64(w->ins_function, 4, line);
-	else
-		sqlite3_bind_null(w->ins_function, 4);
+	/* insert unless there, then read its id: the same four keys */
+	for (int i = 0; i < 2; i++) {
+		sqlite3_bind_int(both[i], 1, pid);
+		sqlite3_bind_int64(both[i], 2, name_id);
+		bind_id_or_null(both[i], 3, file_id);
+		if (file)
+			sqlite3_bind_int64(both[i], 4, line);
+		else
+			sqlite3_bind_null(both[i], 4);
+	}
 	step(w, w->ins_function);
-	sqlite3_bind_int(w->get_function, 1, pid);
-	sqlite3_bind_int64(w->get_function, 2, name_id);
-	bind_id_or_null(w->get_function, 3, file_id);
-	if (file)
-		sqlite3_bind_int64(w->get_function, 4, line);
-	else
-		sqlite3_bind_null(w->get_function, 4);
 	if (sqlite3_step(w->get_function) == SQLITE_ROW)
 		id = sqlite3_column_int64(w->get_function, 0);
 	sqlite3_reset(w->get_function);
