@@ -14,6 +14,9 @@
  *   2. Handle the key in the subcommand's handler: a `case OPT_TOP:` in the
  *      switch of its `static int <cmd>_option(void *ctx, int key, const char
  *      *value)`, returning 0, or -1 after error().
+ * Keys must differ across the tables one subcommand combines (run: its own
+ * and check_options; report and view: theirs, rules_options, help_options):
+ * each table's enum starts at its own offset from OPT_KEY_BASE.
  * OPT_TEXT("sections:") puts a heading or note line in the help; every table
  * has OPT_HELP (-h, --help) and ends with OPT_END.  The help goes to stdout
  * and the subcommand exits 0 (opt_parse returns OPT_DONE).
