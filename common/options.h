@@ -14,6 +14,10 @@
  *   2. Handle the key in the subcommand's handler: a `case OPT_TOP:` in the
  *      switch of its `static int <cmd>_option(void *ctx, int key, const char
  *      *value)`, returning 0, or -1 after error().
+ * A new subcommand: cmd/agprof/<name>.c with cmd_<name>() that fills a
+ * struct opt_cmd (usage, epilogue, its tables) and calls opt_parse, or
+ * parse_recording_command when it reads one recording (cmd/agprof/args.c);
+ * a row in main.c's commands[] (its summary is the line in `agprof --help`).
  * Keys must differ across the tables one subcommand combines (run: its own
  * and check_options; report and view: theirs, rules_options, help_options):
  * each table's enum starts at its own offset from OPT_KEY_BASE.
