@@ -4,55 +4,20 @@
 #include "db.h"
 #include "recording.h"
 #include "util.h"
+#include "strpool.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct gpu_pool {
-	char **s;
-	size_t n, cap;
-};
-
 /* Copy s (may be NULL) into g's pool. */
 static const char *pool_dup(struct gpu_model *g, const char *s)
 {
-	struct gpu_pool *p = g->pool;
-	char *c;
-
-	if (!s)
-		return NULL;
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 64;
-		char **a = realloc(p->s, cap * sizeof(*a));
-		if (!a)
-			return NULL;
-		p->s = a;
-		p->cap = cap;
-	}
-	c = strdup(s);
-	if (c)
-		p->s[p->n++] = c;
-	return c;
+	return strpool_str(g->pool, s);
 }
 
-/* Grow *arr (elem-sized items, *cap of them) to hold n + 1.  0 or -1. */
-static int grow(void *arr, size_t n, size_t *cap, size_t elem)
-{
-	void **pa = arr;
-	void *a;
-	size_t c;
-
-	if (n < *cap)
-		return 0;
-	c = *cap ? *cap * 2 : 16;
-	a = realloc(*pa, c * elem);
-	if (!a)
-		return error("out of memory");
-	*pa = a;
-	*cap = c;
-	return 0;
-}
+/* ARRAY_GROW that says "out of memory": 0 or -1. */
+#define GROW(a, n, cap) (ARRAY_GROW(a, n, cap) ? error("out of memory") : 0)
 
 static const char *col_text(sqlite3_stmt *s, int i)
 {
@@ -230,7 +195,7 @@ static int load_kernels(struct gpu_model *g, sqlite3 *db)
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		struct gpu_kernel_stat *k;
 
-		if (grow(&g->kernel_stats, g->nkernel_stats, &cap, sizeof(*k)))
+		if (GROW(g->kernel_stats, g->nkernel_stats, cap))
 			break;
 		k = &g->kernel_stats[g->nkernel_stats++];
 		memset(k, 0, sizeof(*k));
@@ -261,7 +226,7 @@ static struct gpu_copy_stat *copy_stat(struct gpu_model *g, size_t *cap, const c
 	for (size_t i = 0; i < g->ncopy_stats; i++)
 		if (!strcmp(g->copy_stats[i].kind, kind))
 			return &g->copy_stats[i];
-	if (grow(&g->copy_stats, g->ncopy_stats, cap, sizeof(*c)))
+	if (GROW(g->copy_stats, g->ncopy_stats, *cap))
 		return NULL;
 	c = &g->copy_stats[g->ncopy_stats++];
 	memset(c, 0, sizeof(*c));
@@ -333,7 +298,7 @@ static int load_streams(struct gpu_model *g, sqlite3 *db)
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		struct gpu_stream_stat *t;
 
-		if (grow(&g->streams, g->nstreams, &cap, sizeof(*t)))
+		if (GROW(g->streams, g->nstreams, cap))
 			break;
 		t = &g->streams[g->nstreams++];
 		t->pid = sqlite3_column_int64(s, 0);
@@ -362,7 +327,7 @@ struct spans {
 
 static int spans_add(struct spans *sp, int64_t start, int64_t end)
 {
-	if (grow(&sp->v, sp->n, &sp->cap, sizeof(*sp->v)))
+	if (GROW(sp->v, sp->n, sp->cap))
 		return -1;
 	sp->v[sp->n].start = start;
 	sp->v[sp->n].end = end;
@@ -752,7 +717,7 @@ static int load_latency(struct gpu_model *g, sqlite3 *db)
 	if (!s)
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (grow(&v, n, &cap, sizeof(*v)))
+		if (GROW(v, n, cap))
 			break;
 		v[n] = sqlite3_column_int64(s, 0);
 		sum += v[n++];
@@ -845,7 +810,7 @@ static int load_syncs(struct gpu_model *g, sqlite3 *db)
 			if (!strcmp(g->sync_stats[i].api, api))
 				y = &g->sync_stats[i];
 		if (!y) {
-			if (grow(&g->sync_stats, g->nsync_stats, &cap, sizeof(*y)))
+			if (GROW(g->sync_stats, g->nsync_stats, cap))
 				break;
 			y = &g->sync_stats[g->nsync_stats++];
 			memset(y, 0, sizeof(*y));
@@ -926,7 +891,7 @@ static int load_ops(struct gpu_model *g, sqlite3 *db)
 
 		if (!col_text(s, 0))
 			continue;
-		if (grow(&g->op_stats, g->nop_stats, &cap, sizeof(*o)))
+		if (GROW(g->op_stats, g->nop_stats, cap))
 			break;
 		o = &g->op_stats[g->nop_stats++];
 		o->op = pool_dup(g, col_text(s, 0));
@@ -999,12 +964,9 @@ fail:
 
 void gpu_model_release(struct gpu_model *g)
 {
-	if (g->pool) {
-		for (size_t i = 0; i < g->pool->n; i++)
-			free(g->pool->s[i]);
-		free(g->pool->s);
-		free(g->pool);
-	}
+	if (g->pool)
+		strpool_release(g->pool);
+	free(g->pool);
 	free(g->kernel_stats);
 	free(g->copy_stats);
 	free(g->streams);

@@ -115,14 +115,9 @@ static int load_tids(struct input_state *st)
 	if (!s)
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (st->ntids + 2 > cap) {
-			int64_t *n = realloc(st->tids, (cap = cap ? cap * 2 : 64) * sizeof(*n));
-
-			if (!n) {
-				sqlite3_finalize(s);
-				return error("out of memory");
-			}
-			st->tids = n;
+		if (grow_array((void **)&st->tids, &cap, st->ntids + 2, sizeof(*st->tids))) {
+			sqlite3_finalize(s);
+			return error("out of memory");
 		}
 		st->tids[st->ntids++] = sqlite3_column_int64(s, 0);
 		st->tids[st->ntids++] = sqlite3_column_int64(s, 1);

@@ -6,34 +6,17 @@
 #include "checked.h"
 #include "pathdisp.h"
 #include "util.h"
+#include "strpool.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
-struct model_pool {
-	char **blocks;
-	size_t n, cap;
-};
-
 struct model_source_list {
 	struct metric_source *v;
 	size_t n, cap;
 };
-
-int array_grow(void **arr, size_t *cap, size_t elem)
-{
-	size_t ncap = *cap ? *cap * 2 : 16;
-	void *p = realloc(*arr, ncap * elem);
-
-	if (!p)
-		return -1;
-	memset((char *)p + *cap * elem, 0, (ncap - *cap) * elem);
-	*arr = p;
-	*cap = ncap;
-	return 0;
-}
 
 static const char *const cause_names[CAUSE__COUNT] = {
 	[CAUSE_NONE] = NULL,
@@ -74,53 +57,27 @@ int severity_parse(const char *name)
 	return -1;
 }
 
-/* The pool: every string of the model, freed together. */
-
-static const char *pool_keep(struct model *m, char *s)
-{
-	struct model_pool *p = m->pool;
-
-	if (!s)
-		return NULL;
-	if (ARRAY_GROW(p->blocks, p->n, p->cap)) {
-		free(s);
-		return NULL;
-	}
-	p->blocks[p->n++] = s;
-	return s;
-}
+/* The pool: every string of the model, interned, freed together. */
 
 const char *model_strndup(struct model *m, const char *s, size_t len)
 {
-	char *c;
-
-	if (!s)
-		return NULL;
-	c = malloc(len + 1);
-	if (!c)
-		return NULL;
-	memcpy(c, s, len);
-	c[len] = '\0';
-	return pool_keep(m, c);
+	return strpool_intern(m->pool, s, len);
 }
 
 const char *model_strdup(struct model *m, const char *s)
 {
-	return s ? model_strndup(m, s, strlen(s)) : NULL;
+	return strpool_str(m->pool, s);
 }
 
 const char *model_strf(struct model *m, const char *fmt, ...)
 {
 	va_list ap;
-	char *s = NULL;
-	int n;
+	const char *r;
 
 	va_start(ap, fmt);
-	n = vasprintf(&s, fmt, ap);
+	r = strpool_vprintf(m->pool, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return NULL;
-	return pool_keep(m, s);
+	return r;
 }
 
 /* Loading. */
@@ -304,8 +261,10 @@ cleanup:
 static const char *meta(struct loader *l, const char *key)
 {
 	char *v = db_meta_get(l->db, key);
+	const char *r = model_strdup(l->m, v);
 
-	return pool_keep(l->m, v);
+	free(v);
+	return r;
 }
 
 static int64_t meta_int(struct loader *l, const char *key, int64_t dflt)
@@ -1135,12 +1094,9 @@ void model_release(struct model *m)
 	free(m->datasets);
 	free(m->graph_readers);
 	free(m->findings);
-	if (m->pool) {
-		for (size_t i = 0; i < m->pool->n; i++)
-			free(m->pool->blocks[i]);
-		free(m->pool->blocks);
-		free(m->pool);
-	}
+	if (m->pool)
+		strpool_release(m->pool);
+	free(m->pool);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -1188,17 +1144,9 @@ const struct model_function *model_find_function(const struct model *m, const ch
 struct finding *model_add_finding(struct model *m, const struct finding *f)
 {
 	struct finding *d;
-	size_t n = m->nfindings;
 
-	/* Capacity is not stored: it is 8, then doubles whenever n reaches it. */
-	if (n == 0 || (n >= 8 && (n & (n - 1)) == 0)) {
-		size_t ncap = n ? n * 2 : 8;
-		struct finding *p = realloc(m->findings, ncap * sizeof(*p));
-
-		if (!p)
-			return NULL;
-		m->findings = p;
-	}
+	if (ARRAY_GROW(m->findings, m->nfindings, m->capfindings))
+		return NULL;
 	d = &m->findings[m->nfindings++];
 	*d = *f;
 	d->rule = model_strdup(m, f->rule);

@@ -354,7 +354,7 @@ struct metric_source {
 };
 
 struct model_source_list; /* private */
-struct model_pool;        /* private */
+struct strpool;           /* private */
 
 struct model {
 	struct recording *rec;      /* not owned */
@@ -377,8 +377,9 @@ struct model {
 	size_t ngraph_readers;
 	struct finding *findings;         /* after rules_run(): by cost_ns, largest first, then severity */
 	size_t nfindings;
+	size_t capfindings;               /* private: allocated findings */
 	struct model_source_list *sources;
-	struct model_pool *pool;
+	struct strpool *pool;
 };
 
 /*

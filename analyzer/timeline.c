@@ -280,19 +280,47 @@ const char *timeline_slice_name(const struct timeline *tl, const struct tl_slice
 }
 
 /*
- * A copy of text to show on the terminal: control characters (which could
- * move the cursor or retitle the window) become '?'.
+ * The pooled copy of text to show on the terminal: control characters
+ * (which could move the cursor or retitle the window) become '?'.
  */
-static char *screen_text(const unsigned char *text, int len)
+static const char *screen_text(struct strpool *pool, const unsigned char *text, int len)
 {
-	char *out = alloc_array((size_t)(len > 0 ? len : 0) + 1, 1);
+	size_t n = len > 0 ? (size_t)len : 0;
+	char *out = alloc_array(n + 1, 1);
+	const char *r;
 
 	if (!out)
 		return NULL;
-	for (int i = 0; i < len; i++)
+	for (size_t i = 0; i < n; i++)
 		out[i] = text[i] < 0x20 || text[i] == 0x7f ? '?' : (char)text[i];
-	out[len > 0 ? len : 0] = '\0';
-	return out;
+	r = strpool_intern(pool, out, n);
+	free(out);
+	return r;
+}
+
+/* Store row t->n: id and column 1 of st (text in tl's pool, or an integer).  0 or -1. */
+static int id_row_add(struct timeline *tl, sqlite3_stmt *st, struct tl_idrows *t, size_t *cap, int text)
+{
+	size_t capv = *cap;
+
+	if (grow_array((void **)&t->id, cap, t->n + 1, sizeof(*t->id)) ||
+	    (text ? grow_array((void **)&t->text, &capv, *cap, sizeof(*t->text))
+		  : grow_array((void **)&t->value, &capv, *cap, sizeof(*t->value))))
+		return -1;
+	if (text) {
+		const unsigned char *s = sqlite3_column_text(st, 1);
+
+		t->text[t->n] = s ? screen_text(&tl->pool, s, sqlite3_column_bytes(st, 1)) : NULL;
+		if (s && !t->text[t->n])
+			return -1;
+	} else {
+		t->value[t->n] = sqlite3_column_int64(st, 1);
+	}
+	t->id[t->n] = sqlite3_column_int64(st, 0);
+	if (idmap_put(&t->at, t->id[t->n], t->n) < 0)
+		return -1;
+	t->n++;
+	return 0;
 }
 
 /*
@@ -303,61 +331,24 @@ static int load_id_rows(struct timeline *tl, const char *sql, struct tl_idrows *
 {
 	sqlite3 *db = tl->rec->db;
 	sqlite3_stmt *st = db_prepare(db, sql);
-	size_t alloc = 0;
+	size_t cap = 0;
 	int rc;
 
 	if (!st)
 		return -1;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, 0);
-
-		if (t->n == alloc) {
-			size_t na = alloc ? alloc * 2 : 256;
-			int64_t *ids = realloc_array(t->id, na, sizeof(*ids));
-
-			if (ids)
-				t->id = ids;
-			void *vals = ids ? (text ? realloc_array(t->text, na, sizeof(*t->text))
-						  : realloc_array(t->value, na, sizeof(*t->value)))
-					 : NULL;
-			if (!vals)
-				goto oom;
-			if (text)
-				t->text = vals;
-			else
-				t->value = vals;
-			alloc = na;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		if (id_row_add(tl, st, t, &cap, text)) {
+			sqlite3_finalize(st);
+			return error("out of memory");
 		}
-		if (text) {
-			const unsigned char *s = sqlite3_column_text(st, 1);
-
-			t->text[t->n] = s ? screen_text(s, sqlite3_column_bytes(st, 1)) : NULL;
-			if (s && !t->text[t->n])
-				goto oom;
-		} else {
-			t->value[t->n] = sqlite3_column_int64(st, 1);
-		}
-		t->id[t->n] = id;
-		if (idmap_put(&t->at, id, t->n) < 0) {
-			if (text)
-				free(t->text[t->n]);
-			goto oom;
-		}
-		t->n++;
-	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return error("cannot read '%s': %s", tl->rec->path, sqlite3_errmsg(db));
 	return 0;
-oom:
-	sqlite3_finalize(st);
-	return error("out of memory");
 }
 
 static void id_rows_release(struct tl_idrows *t)
 {
-	for (size_t i = 0; t->text && i < t->n; i++)
-		free(t->text[i]);
 	free(t->text);
 	free(t->value);
 	free(t->id);
@@ -590,15 +581,7 @@ static int lane_add(struct timeline *tl, struct tl_lane *l, const struct tl_slic
 		int ret = 0;
 
 		pthread_mutex_lock(&tl->loader->lock);
-		if (l->nlongs == l->alongs) {
-			size_t n = l->alongs ? l->alongs * 2 : 64;
-			struct tl_slice *p = realloc_array(l->longs, n, sizeof(*p));
-			if (p) {
-				l->longs = p;
-				l->alongs = n;
-			}
-		}
-		if (l->nlongs < l->alongs)
+		if (!ARRAY_GROW(l->longs, l->nlongs, l->alongs))
 			l->longs[l->nlongs++] = *s;
 		else
 			ret = -1;
@@ -832,13 +815,8 @@ static int make_tasks(struct timeline *tl, struct tl_loader *ld)
 			if (!has[t] || k >= nchunks[t])
 				continue;
 			a = (int64_t)((uint64_t)lo[t] + (uint64_t)k * chunk[t]);
-			if (ld->ntasks == alloc) {
-				alloc = alloc ? alloc * 2 : 32;
-				struct scan_task *p = realloc_array(ld->tasks, alloc, sizeof(*p));
-				if (!p)
-					return error("out of memory");
-				ld->tasks = p;
-			}
+			if (ARRAY_GROW(ld->tasks, ld->ntasks, alloc))
+				return error("out of memory");
 			ld->tasks[ld->ntasks].table = &scan_tables[t];
 			ld->tasks[ld->ntasks].lo = a;
 			ld->tasks[ld->ntasks].hi = (uint64_t)hi[t] - (uint64_t)a > chunk[t] - 1
@@ -1360,6 +1338,7 @@ void timeline_release(struct timeline *tl)
 	id_rows_release(&tl->strings);
 	id_rows_release(&tl->functions);
 	id_rows_release(&tl->graph_fns);
+	strpool_release(&tl->pool);
 	for (int k = 0; k < TL_NKINDS; k++) {
 		sqlite3_finalize(tl->range[k]);
 		sqlite3_finalize(tl->step[0][k]);
@@ -1387,14 +1366,8 @@ static void finish_slice(const struct timeline *tl, struct tl_slice *s, size_t l
 
 static int render_push(struct tl_render *r, const struct tl_slice *s)
 {
-	if (r->nslices == r->alloc) {
-		size_t n = r->alloc ? r->alloc * 2 : 256;
-		struct tl_slice *p = realloc_array(r->slices, n, sizeof(*p));
-		if (!p)
-			return error("out of memory");
-		r->slices = p;
-		r->alloc = n;
-	}
+	if (ARRAY_GROW(r->slices, r->nslices, r->alloc))
+		return error("out of memory");
 	r->slices[r->nslices++] = *s;
 	return 0;
 }
@@ -1543,13 +1516,8 @@ int timeline_lane_render(struct timeline *tl, size_t lane, const struct tl_windo
 
 	if (w->cols <= 0 || w->t1 <= w->t0)
 		return 0;
-	if ((size_t)w->cols > r->cells_alloc) {
-		struct tl_cell *p = realloc_array(r->cells, (size_t)w->cols, sizeof(*p));
-		if (!p)
-			return error("out of memory");
-		r->cells = p;
-		r->cells_alloc = (size_t)w->cols;
-	}
+	if (grow_array((void **)&r->cells, &r->cells_alloc, (size_t)w->cols, sizeof(*r->cells)))
+		return error("out of memory");
 	busy = calloc((size_t)w->cols, sizeof(*busy));
 	if (!busy)
 		return error("out of memory");
@@ -1768,15 +1736,10 @@ ptrdiff_t timeline_search(struct timeline *tl, const char *needle, unsigned mask
 
 			if (!row_slice_lane(tl, st, (enum tl_kind)k, &s))
 				continue;
-			if (n == alloc) {
-				alloc = alloc ? alloc * 2 : 64;
-				struct tl_slice *p = realloc_array(res, alloc, sizeof(*p));
-				if (!p) {
-					sqlite3_finalize(st);
-					error("out of memory");
-					goto cleanup;
-				}
-				res = p;
+			if (ARRAY_GROW(res, n, alloc)) {
+				sqlite3_finalize(st);
+				error("out of memory");
+				goto cleanup;
 			}
 			res[n++] = s;
 		}
@@ -1815,15 +1778,9 @@ static void detail_add(struct details *d, const char *label, const char *fmt, ..
 	struct strbuf sb = STRBUF_INIT;
 	va_list ap;
 
-	if (d->n == d->alloc) {
-		size_t n = d->alloc ? d->alloc * 2 : 16;
-		struct tl_detail *p = realloc_array(d->v, n, sizeof(*p));
-		if (!p) {
-			d->oom = 1;
-			return;
-		}
-		d->v = p;
-		d->alloc = n;
+	if (ARRAY_GROW(d->v, d->n, d->alloc)) {
+		d->oom = 1;
+		return;
 	}
 	va_start(ap, fmt);
 	strbuf_vaddf(&sb, fmt, ap);
