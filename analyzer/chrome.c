@@ -30,12 +30,6 @@ static void emit(struct chrome *c)
 	strbuf_reset(&c->sb);
 }
 
-static const char *col(sqlite3_stmt *s, int i)
-{
-	const char *t = (const char *)sqlite3_column_text(s, i);
-
-	return t ? t : "";
-}
 
 /* One "X" event: name, category, pid, tid, start, end; args added by the caller before '}'. */
 static void begin_x(struct chrome *c, const char *name, const char *cat, int64_t pid, int64_t tid, int64_t start,
@@ -56,7 +50,7 @@ static void arg_loc(struct chrome *c, const char *key, sqlite3_stmt *s, int file
 	{
 		struct strbuf loc = STRBUF_INIT;
 
-		strbuf_addf(&loc, "%s:%d", col(s, file_col), sqlite3_column_int(s, line_col));
+		strbuf_addf(&loc, "%s:%d", db_col_text_or(s, file_col, ""), sqlite3_column_int(s, line_col));
 		strbuf_add_json_string(&c->sb, loc.buf);
 		strbuf_release(&loc);
 	}
@@ -88,7 +82,7 @@ static void process_row(struct chrome *c, sqlite3_stmt *s)
 	{
 		struct strbuf n = STRBUF_INIT;
 
-		strbuf_addf(&n, "%s (pid %lld)", col(s, 1), (long long)sqlite3_column_int64(s, 0));
+		strbuf_addf(&n, "%s (pid %lld)", db_col_text_or(s, 1, ""), (long long)sqlite3_column_int64(s, 0));
 		strbuf_add_json_string(&c->sb, n.buf);
 		strbuf_release(&n);
 	}
@@ -101,7 +95,7 @@ static void thread_row(struct chrome *c, sqlite3_stmt *s)
 
 	strbuf_addf(&c->sb, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%lld,\"tid\":%lld,\"args\":{\"name\":",
 		    (long long)sqlite3_column_int64(s, 0), (long long)sqlite3_column_int64(s, 1));
-	strbuf_addf(&n, "%s (%s)", col(s, 2), col(s, 3));
+	strbuf_addf(&n, "%s (%s)", db_col_text_or(s, 2, ""), db_col_text_or(s, 3, ""));
 	strbuf_add_json_string(&c->sb, n.buf);
 	strbuf_release(&n);
 	strbuf_addstr(&c->sb, "}}");
@@ -111,22 +105,22 @@ static void trace_row(struct chrome *c, sqlite3_stmt *s)
 {
 	struct strbuf n = STRBUF_INIT;
 
-	strbuf_addf(&n, "trace %s #%d", col(s, 4), sqlite3_column_int(s, 6));
+	strbuf_addf(&n, "trace %s #%d", db_col_text_or(s, 4, ""), sqlite3_column_int(s, 6));
 	begin_x(c, n.buf, "tracing", sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
 		sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3));
 	strbuf_release(&n);
 	strbuf_addstr(&c->sb, ",\"args\":{\"signature\":");
-	strbuf_add_json_string(&c->sb, col(s, 5));
+	strbuf_add_json_string(&c->sb, db_col_text_or(s, 5, ""));
 	arg_loc(c, "called_at", s, 7, 8);
 	strbuf_addstr(&c->sb, "}}");
 }
 
 static void call_row(struct chrome *c, sqlite3_stmt *s)
 {
-	begin_x(c, col(s, 4), "graph", sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
+	begin_x(c, db_col_text_or(s, 4, ""), "graph", sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
 		sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3));
 	strbuf_addstr(&c->sb, ",\"args\":{\"function\":");
-	strbuf_add_json_string(&c->sb, col(s, 5));
+	strbuf_add_json_string(&c->sb, db_col_text_or(s, 5, ""));
 	strbuf_addf(&c->sb, ",\"ok\":%d", sqlite3_column_int(s, 8));
 	arg_loc(c, "called_at", s, 6, 7);
 	strbuf_addstr(&c->sb, "}}");
@@ -134,7 +128,7 @@ static void call_row(struct chrome *c, sqlite3_stmt *s)
 
 static void eager_row(struct chrome *c, sqlite3_stmt *s)
 {
-	begin_x(c, col(s, 4), "eager", sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
+	begin_x(c, db_col_text_or(s, 4, ""), "eager", sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
 		sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3));
 	strbuf_addf(&c->sb, ",\"args\":{\"slow_path\":%d", sqlite3_column_int(s, 7));
 	arg_loc(c, "line", s, 5, 6);
@@ -143,20 +137,20 @@ static void eager_row(struct chrome *c, sqlite3_stmt *s)
 
 static void blackbox_row(struct chrome *c, sqlite3_stmt *s)
 {
-	begin_x(c, col(s, 4), "py_function", sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
+	begin_x(c, db_col_text_or(s, 4, ""), "py_function", sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
 		sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3));
 	strbuf_addstr(&c->sb, ",\"args\":{\"op_type\":");
-	strbuf_add_json_string(&c->sb, col(s, 5));
+	strbuf_add_json_string(&c->sb, db_col_text_or(s, 5, ""));
 	strbuf_addstr(&c->sb, "}}");
 }
 
 static void gpu_row(struct chrome *c, sqlite3_stmt *s)
 {
-	begin_x(c, sqlite3_column_type(s, 4) == SQLITE_NULL ? col(s, 5) : col(s, 4), "gpu",
+	begin_x(c, sqlite3_column_type(s, 4) == SQLITE_NULL ? db_col_text_or(s, 5, "") : db_col_text_or(s, 4, ""), "gpu",
 		sqlite3_column_int64(s, 0), sat_add64(GPU_TID_BASE, sqlite3_column_int64(s, 1)), sqlite3_column_int64(s, 2),
 		sqlite3_column_int64(s, 3));
 	strbuf_addstr(&c->sb, ",\"args\":{\"kind\":");
-	strbuf_add_json_string(&c->sb, col(s, 5));
+	strbuf_add_json_string(&c->sb, db_col_text_or(s, 5, ""));
 	strbuf_addf(&c->sb, ",\"device\":%d,\"stream\":%lld}}", sqlite3_column_int(s, 6),
 		    (long long)sqlite3_column_int64(s, 1));
 }

@@ -19,10 +19,6 @@ static const char *pool_dup(struct gpu_model *g, const char *s)
 /* ARRAY_GROW that says "out of memory": 0 or -1. */
 #define GROW(a, n, cap) (ARRAY_GROW(a, n, cap) ? error("out of memory") : 0)
 
-static const char *col_text(sqlite3_stmt *s, int i)
-{
-	return (const char *)sqlite3_column_text(s, i);
-}
 
 /* Run a statement to its end; -1 (after printing) when it fails midway. */
 static int finish(sqlite3 *db, sqlite3_stmt *s, int rc)
@@ -88,8 +84,8 @@ static int load_status(struct gpu_model *g, sqlite3 *db)
 	if (!s)
 		return -1;
 	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		g->status = pool_dup(g, col_text(s, 0));
-		g->detail = pool_dup(g, col_text(s, 1));
+		g->status = db_col_pooled(s, 0, g->pool);
+		g->detail = db_col_pooled(s, 1, g->pool);
 		rc = SQLITE_DONE;
 	}
 	if (finish(db, s, rc))
@@ -116,7 +112,7 @@ static int load_totals(struct gpu_model *g, sqlite3 *db)
 	if (!s)
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		const char *kind = col_text(s, 0);
+		const char *kind = db_col_text(s, 0);
 		int64_t n = sqlite3_column_int64(s, 1), ns = ts_clamp(sqlite3_column_int64(s, 2));
 
 		if (!kind)
@@ -199,7 +195,7 @@ static int load_kernels(struct gpu_model *g, sqlite3 *db)
 			break;
 		k = &g->kernel_stats[g->nkernel_stats++];
 		memset(k, 0, sizeof(*k));
-		k->name = pool_dup(g, col_text(s, 0));
+		k->name = db_col_pooled(s, 0, g->pool);
 		k->count = sqlite3_column_int64(s, 2);
 		k->total_ns = ts_clamp(sqlite3_column_int64(s, 3));
 		k->min_ns = ts_clamp(sqlite3_column_int64(s, 4));
@@ -258,14 +254,14 @@ static int load_copies(struct gpu_model *g, sqlite3 *db)
 	if (!s)
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		struct gpu_copy_stat *c = copy_stat(g, &cap, col_text(s, 0));
+		struct gpu_copy_stat *c = copy_stat(g, &cap, db_col_text(s, 0));
 
 		if (!c)
 			break;
 		c->count++;
 		c->bytes = sat_add64(c->bytes, sqlite3_column_int64(s, 1));
 		c->total_ns = dur_add(c->total_ns, ts_clamp(sqlite3_column_int64(s, 2)));
-		if (gpu_sync_kind(col_text(s, 3)) == 1) {
+		if (gpu_sync_kind(db_col_text(s, 3)) == 1) {
 			c->sync_count++;
 			c->sync_ns = dur_add(c->sync_ns, ts_clamp(sqlite3_column_int64(s, 4)));
 		}
@@ -633,7 +629,7 @@ static const char *string_text(struct gpu_model *g, sqlite3 *db, int64_t id)
 		return NULL;
 	sqlite3_bind_int64(s, 1, id);
 	if (sqlite3_step(s) == SQLITE_ROW)
-		t = pool_dup(g, col_text(s, 0));
+		t = db_col_pooled(s, 0, g->pool);
 	sqlite3_finalize(s);
 	return t;
 }
@@ -680,11 +676,11 @@ static int load_gap_details(struct gpu_model *g, sqlite3 *db, const struct gap_n
 			sqlite3_bind_int64(q[k], 3, maxdur);
 		}
 		if (sqlite3_step(op) == SQLITE_ROW)
-			gp->top_op = pool_dup(g, col_text(op, 0));
+			gp->top_op = db_col_pooled(op, 0, g->pool);
 		if (sqlite3_step(site) == SQLITE_ROW) {
-			gp->site.file = pool_dup(g, col_text(site, 0));
+			gp->site.file = db_col_pooled(site, 0, g->pool);
 			gp->site.line = sqlite3_column_int(site, 1);
-			gp->site.func = pool_dup(g, col_text(site, 2));
+			gp->site.func = db_col_pooled(site, 2, g->pool);
 		}
 	}
 	sqlite3_finalize(op);
@@ -794,7 +790,7 @@ static int load_syncs(struct gpu_model *g, sqlite3 *db)
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t pid = sqlite3_column_int64(s, 0), tid = sqlite3_column_int64(s, 1);
 		int64_t st = sqlite3_column_int64(s, 2), en = sqlite3_column_int64(s, 3);
-		const char *api = col_text(s, 4);
+		const char *api = db_col_text(s, 4);
 		int kind = gpu_sync_kind(api);
 		struct gpu_sync_stat *y = NULL;
 
@@ -843,10 +839,10 @@ static int load_syncs(struct gpu_model *g, sqlite3 *db)
 		sqlite3_reset(s);
 		sqlite3_bind_text(s, 1, y->api, -1, SQLITE_STATIC);
 		if (sqlite3_step(s) == SQLITE_ROW) {
-			y->top_op = pool_dup(g, col_text(s, 0));
-			y->site.file = pool_dup(g, col_text(s, 1));
+			y->top_op = db_col_pooled(s, 0, g->pool);
+			y->site.file = db_col_pooled(s, 1, g->pool);
 			y->site.line = sqlite3_column_int(s, 2);
-			y->site.func = pool_dup(g, col_text(s, 3));
+			y->site.func = db_col_pooled(s, 3, g->pool);
 		}
 	}
 	sqlite3_finalize(s);
@@ -889,13 +885,13 @@ static int load_ops(struct gpu_model *g, sqlite3 *db)
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		struct gpu_op_stat *o;
 
-		if (!col_text(s, 0))
+		if (!db_col_text(s, 0))
 			continue;
 		if (GROW(g->op_stats, g->nop_stats, cap))
 			break;
 		o = &g->op_stats[g->nop_stats++];
-		o->op = pool_dup(g, col_text(s, 0));
-		o->table = pool_dup(g, col_text(s, 1));
+		o->op = db_col_pooled(s, 0, g->pool);
+		o->table = db_col_pooled(s, 1, g->pool);
 		o->kernels = sqlite3_column_int64(s, 2);
 		o->kernel_ns = sqlite3_column_int64(s, 3);
 	}

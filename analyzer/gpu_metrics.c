@@ -12,15 +12,11 @@
  */
 #include "gpu.h"
 #include "model.h"
+#include "metric_fields.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define NUM(fname, expr) \
-	if (!strcmp(field, fname)) { out->type = METRIC_NUM; out->num = (double)(expr); return 0; }
-#define TEXT(fname, expr) \
-	if (!strcmp(field, fname)) { const char *t_ = (expr); out->type = t_ ? METRIC_TEXT : METRIC_NONE; \
-		out->text = t_; return 0; }
 
 /* One gpu_model shared by the four sources; the last release frees it. */
 struct gpu_shared {

@@ -189,13 +189,6 @@ static struct graph_fn *graph_fn_of(const struct loader *l, int64_t id)
 	return bsearch(&key, l->gfs, l->ngfs, sizeof(key), cmp_graph_fn);
 }
 
-static const char *col_text(struct model *m, sqlite3_stmt *s, int i)
-{
-	const unsigned char *t = sqlite3_column_text(s, i);
-
-	return t ? model_strndup(m, (const char *)t, (size_t)sqlite3_column_bytes(s, i)) : NULL;
-}
-
 /* Finish a row loop: the step must have ended with SQLITE_DONE. */
 static int step_finished(sqlite3 *db, sqlite3_stmt *s, int rc)
 {
@@ -216,7 +209,7 @@ static int load_strings(struct loader *l)
 		if (ARRAY_GROW(l->strings, l->nstrings, l->capstrings))
 			goto cleanup;
 		l->strings[l->nstrings].id = sqlite3_column_int64(s, 0);
-		l->strings[l->nstrings].text = col_text(l->m, s, 1);
+		l->strings[l->nstrings].text = db_col_pooled(s, 1, l->m->pool);
 		l->nstrings++;
 	}
 	ret = step_finished(l->db, s, rc);
@@ -300,9 +293,9 @@ static int load_session(struct loader *l)
 		return -1;
 	if (sqlite3_step(st) == SQLITE_ROW) {
 		s->processes = sqlite3_column_int64(st, 0);
-		s->tf_detail = col_text(l->m, st, 1);
+		s->tf_detail = db_col_pooled(st, 1, l->m->pool);
 		if (!s->tf_status || (sqlite3_column_type(st, 2) != SQLITE_NULL && strcmp(s->tf_status, "hooked")))
-			s->tf_status = col_text(l->m, st, 2) ? col_text(l->m, st, 2) : s->tf_status;
+			s->tf_status = db_col_pooled(st, 2, l->m->pool) ? db_col_pooled(st, 2, l->m->pool) : s->tf_status;
 		if (!s->start_ns && sqlite3_column_type(st, 3) != SQLITE_NULL)
 			s->start_ns = ts_clamp(sqlite3_column_int64(st, 3));
 		if (!s->end_ns && sqlite3_column_type(st, 4) != SQLITE_NULL)
@@ -399,14 +392,14 @@ static int load_traces(struct loader *l)
 		t->function_object = sqlite3_column_int64(s, 4);
 		t->object_trace_no = sqlite3_column_int(s, 5);
 		t->tf_name = sqlite3_column_type(s, 6) == SQLITE_NULL ? NULL : str_of(l, sqlite3_column_int64(s, 6));
-		t->signature = col_text(m, s, 7);
+		t->signature = db_col_pooled(s, 7, m->pool);
 		if (sqlite3_column_type(s, 8) != SQLITE_NULL)
 			t->callsite = loc_of_callsite(l, sqlite3_column_int64(s, 8));
 		t->jit_compile = sqlite3_column_int(s, 9);
 		t->reduce_retracing = sqlite3_column_int(s, 10);
 		t->has_input_signature = sqlite3_column_int(s, 11);
 		t->variables_created = sqlite3_column_int(s, 12);
-		t->ok = sqlite3_column_text(s, 13) && !strcmp((const char *)sqlite3_column_text(s, 13), "ok");
+		t->ok = !strcmp(db_col_text_or(s, 13, ""), "ok");
 		sqlite3_bind_int64(in, 1, t->id);
 		while ((irc = sqlite3_step(in)) == SQLITE_ROW) {
 			struct model_trace_input *x;
@@ -417,11 +410,11 @@ static int load_traces(struct loader *l)
 			}
 			x = &t->inputs[t->ninputs++];
 			x->position = sqlite3_column_int(in, 0);
-			x->name = col_text(m, in, 1);
-			x->kind = col_text(m, in, 2);
-			x->dtype = col_text(m, in, 3);
-			x->shape = col_text(m, in, 4);
-			x->value = col_text(m, in, 5);
+			x->name = db_col_pooled(in, 1, m->pool);
+			x->kind = db_col_pooled(in, 2, m->pool);
+			x->dtype = db_col_pooled(in, 3, m->pool);
+			x->shape = db_col_pooled(in, 4, m->pool);
+			x->value = db_col_pooled(in, 5, m->pool);
 		}
 		sqlite3_reset(in);
 		if (irc != SQLITE_DONE) {
@@ -454,7 +447,7 @@ static int load_graph_functions(struct loader *l)
 		g = &l->gfs[l->ngfs++];
 		g->id = sqlite3_column_int64(s, 0);
 		g->name = str_of(l, sqlite3_column_int64(s, 1));
-		g->role = col_text(l->m, s, 2);
+		g->role = db_col_pooled(s, 2, l->m->pool);
 		g->trace_id = sqlite3_column_int64(s, 3);
 		g->function_id = sqlite3_column_int64(s, 4);
 		g->parent_id = sqlite3_column_int64(s, 5);
@@ -715,9 +708,9 @@ static int load_blackboxes(struct loader *l)
 		if (ARRAY_GROW(m->blackboxes, m->nblackboxes, cap))
 			goto cleanup;
 		b = &m->blackboxes[m->nblackboxes++];
-		b->node_name = col_text(m, s, 1);
-		b->op_type = col_text(m, s, 2);
-		b->token = col_text(m, s, 3);
+		b->node_name = db_col_pooled(s, 1, m->pool);
+		b->op_type = db_col_pooled(s, 2, m->pool);
+		b->token = db_col_pooled(s, 3, m->pool);
 		b->id = sqlite3_column_int64(s, 4);
 		b->graph_function = gf ? gf->name : NULL;
 		b->first_ns = INT64_MAX;
@@ -844,7 +837,7 @@ static int load_session_runs(struct loader *l)
 				r->func = c->func;
 			}
 		}
-		r->kind = col_text(m, s, 1);
+		r->kind = db_col_pooled(s, 1, m->pool);
 		r->runs = sqlite3_column_int64(s, 2);
 		r->total_ns = sqlite3_column_int64(s, 3);
 		r->failed = sqlite3_column_int64(s, 4);

@@ -211,15 +211,15 @@ cleanup:
 	return NULL;
 }
 
-static int scan_threads(void)
+int scan_threads(void)
 {
 	const char *env = getenv("AGPROF_SCAN_THREADS");
 	long n = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
 
 	if (n < 1)
 		n = 1;
-	if (n > 8)
-		n = 8;
+	if (n > SCAN_MAX_THREADS)
+		n = SCAN_MAX_THREADS;
 	return (int)n;
 }
 

@@ -8,14 +8,10 @@
 #include "duration.h"
 #include "checked.h"
 #include "strbuf.h"
+#include "metric_fields.h"
 
 #include <string.h>
 
-#define NUM(fname, expr) \
-	if (!strcmp(field, fname)) { out->type = METRIC_NUM; out->num = (double)(expr); return 0; }
-#define TEXT(fname, expr) \
-	if (!strcmp(field, fname)) { const char *t_ = (expr); out->type = t_ ? METRIC_TEXT : METRIC_NONE; \
-		out->text = t_; return 0; }
 
 static double share(const struct model *m, int64_t ns)
 {

@@ -4,6 +4,7 @@
 #include "db.h"
 #include "duration.h"
 #include "recording.h"
+#include "scan.h"
 #include "strbuf.h"
 #include "util.h"
 
@@ -20,7 +21,6 @@
 
 #define DEFAULT_NBINS (1u << 18)
 #define SCAN_CHUNK_ROWS (1 << 18)
-#define MAX_SCAN_THREADS 8
 #define MAX_TABLE_CHUNKS 4096 /* rowid chunks of one table, however far apart its ids */
 #define SCAN_NICE 5  /* added to the scan threads' nice value (Linux: per thread) */
 
@@ -443,8 +443,8 @@ static int64_t task_rows(const struct scan_task *t)
 
 struct tl_loader {
 	pthread_mutex_t lock;   /* lane creation, longs, next, failure */
-	pthread_t threads[MAX_SCAN_THREADS];
-	int started[MAX_SCAN_THREADS];
+	pthread_t threads[SCAN_MAX_THREADS];
+	int started[SCAN_MAX_THREADS];
 	int nthreads;
 	struct scan_task *tasks;
 	size_t ntasks, next;
@@ -742,16 +742,6 @@ done:
 	__atomic_fetch_sub(&ld->running, 1, __ATOMIC_RELEASE);
 	__atomic_fetch_add(&ld->generation, 1, __ATOMIC_RELEASE);
 	return NULL;
-}
-
-static int threads_wanted(void)
-{
-	const char *env = getenv("AGPROF_VIEW_THREADS");
-	long n = env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
-
-	if (n < 1)
-		n = 1;
-	return n > MAX_SCAN_THREADS ? MAX_SCAN_THREADS : (int)n;
 }
 
 /*
@@ -1280,7 +1270,7 @@ int timeline_open(struct timeline *tl, struct recording *rec, uint32_t nbins)
 	}
 	if (make_tasks(tl, ld) < 0)
 		goto fail;
-	ld->nthreads = threads_wanted();
+	ld->nthreads = scan_threads();
 	if ((size_t)ld->nthreads > ld->ntasks)
 		ld->nthreads = (int)ld->ntasks;
 	tl->threads_used = ld->nthreads;
@@ -1792,12 +1782,6 @@ static void detail_add(struct details *d, const char *label, const char *fmt, ..
 	d->n++;
 }
 
-static const char *col_text(sqlite3_stmt *st, int i)
-{
-	const unsigned char *s = sqlite3_column_text(st, i);
-
-	return s ? (const char *)s : NULL;
-}
 
 /* One-row detail query per kind; columns are described by labels[]. */
 static const struct detail_sql {
@@ -1900,7 +1884,7 @@ ptrdiff_t timeline_details(struct timeline *tl, const struct tl_slice *s, struct
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		for (int i = 0; i < sqlite3_column_count(st) && i < 12 && detail_sql[s->kind].labels[i]; i++) {
-			const char *v = col_text(st, i);
+			const char *v = db_col_text(st, i);
 			if (v && *v)
 				detail_add(&d, detail_sql[s->kind].labels[i], "%s", v);
 		}
@@ -1919,15 +1903,15 @@ ptrdiff_t timeline_details(struct timeline *tl, const struct tl_slice *s, struct
 			goto fail;
 		sqlite3_bind_int64(st, 1, s->id);
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-			const char *name = col_text(st, 0), *kind = col_text(st, 1);
+			const char *name = db_col_text(st, 0), *kind = db_col_text(st, 1);
 			if (sb.len)
 				strbuf_addstr(&sb, ", ");
 			strbuf_addf(&sb, "%s: ", name ? name : "?");
 			if (kind && (!strcmp(kind, "tensor") || !strcmp(kind, "variable")))
-				strbuf_addf(&sb, "%s%s%s", col_text(st, 2) ? col_text(st, 2) : "?",
-					    col_text(st, 3) ? col_text(st, 3) : "", !strcmp(kind, "variable") ? " var" : "");
-			else if (col_text(st, 4))
-				strbuf_addf(&sb, "%s %s", kind ? kind : "?", col_text(st, 4));
+				strbuf_addf(&sb, "%s%s%s", db_col_text_or(st, 2, "?"),
+					    db_col_text_or(st, 3, ""), !strcmp(kind, "variable") ? " var" : "");
+			else if (db_col_text(st, 4))
+				strbuf_addf(&sb, "%s %s", kind ? kind : "?", db_col_text(st, 4));
 			else
 				strbuf_addstr(&sb, kind ? kind : "?");
 		}

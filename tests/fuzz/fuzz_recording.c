@@ -70,7 +70,6 @@ static void setup(void)
 	fclose(f);
 	snprintf(path, sizeof(path), "/dev/shm/agprof-fuzz-%d.agprof", (int)getpid());
 	setenv("AGPROF_SCAN_THREADS", "1", 1);
-	setenv("AGPROF_VIEW_THREADS", "1", 1);
 	setenv("AGPROF_RULES_DIR", FUZZ_SOURCE_ROOT "/rules", 1);
 	setenv("AGPROF_READ_BUDGET", "20000000", 1); /* a runaway query costs a fraction of a second */
 	fuzz_check(sqlite3_open_v2(FUZZ_SOURCE_ROOT "/tests/fuzz/base.agprof", &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK,
