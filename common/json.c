@@ -11,6 +11,25 @@ void json_init(struct json *j, struct strbuf *out)
 	j->out = out;
 }
 
+/*
+ * s as a JSON string.  Plain printable ASCII (keys, names, most paths) is
+ * copied as it is; anything else takes strbuf_add_json_string's escaping.
+ */
+static void add_string(struct strbuf *sb, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	while (*p >= 0x20 && *p < 0x7f && *p != '"' && *p != '\\')
+		p++;
+	if (*p) {
+		strbuf_add_json_string(sb, s);
+		return;
+	}
+	strbuf_addch(sb, '"');
+	strbuf_add(sb, s, (size_t)(p - (const unsigned char *)s));
+	strbuf_addch(sb, '"');
+}
+
 /* Before any value or key: the comma (and line break) that separates it from the previous member. */
 static void separate(struct json *j)
 {
@@ -67,7 +86,7 @@ void json_end_array(struct json *j)
 void json_key(struct json *j, const char *key)
 {
 	separate(j);
-	strbuf_add_json_string(j->out, key);
+	add_string(j->out, key);
 	strbuf_addch(j->out, ':');
 	j->after_key = 1;
 }
@@ -76,7 +95,7 @@ void json_str(struct json *j, const char *s)
 {
 	separate(j);
 	if (s)
-		strbuf_add_json_string(j->out, s);
+		add_string(j->out, s);
 	else
 		strbuf_addstr(j->out, "null");
 }
@@ -92,6 +111,15 @@ void json_num(struct json *j, double v)
 	separate(j);
 	if (isfinite(v))
 		strbuf_addf(j->out, "%.6g", v);
+	else
+		strbuf_addstr(j->out, "null");
+}
+
+void json_fixed(struct json *j, double v, int decimals)
+{
+	separate(j);
+	if (isfinite(v))
+		strbuf_addf(j->out, "%.*f", decimals, v);
 	else
 		strbuf_addstr(j->out, "null");
 }

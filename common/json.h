@@ -59,6 +59,8 @@ void json_key(struct json *j, const char *key);
 void json_str(struct json *j, const char *s);  /* NULL: null */
 void json_int(struct json *j, long long v);
 void json_num(struct json *j, double v);       /* %.6g; NaN and infinities: null */
+/* v with a fixed number of decimals ("%.*f"), e.g. microseconds to the ns; not finite: null. */
+void json_fixed(struct json *j, double v, int decimals);
 void json_bool(struct json *j, int v);
 void json_null(struct json *j);
 /* A file:// URI of an absolute path, percent-encoded (dir: with a trailing '/'). */
