@@ -23,6 +23,11 @@ int analyze(struct model *m, struct ruleset *rs, struct recording *rec, const st
 		ruleset_release(rs);
 		return 2;
 	}
+	if (gpu_metrics_register(m)) {
+		model_release(m);
+		ruleset_release(rs);
+		return 2;
+	}
 	if (!o->allow_empty && (empty = model_empty_reason(m))) {
 		error("'%s' holds nothing to analyze: %s", rec->path, empty);
 		model_release(m);

@@ -1052,8 +1052,6 @@ int model_load_parts(struct model *m, struct recording *rec, unsigned parts)
 		qsort(m->functions, m->nfunctions, sizeof(*m->functions), cmp_functions);
 	if (model_register_builtin_sources(m))
 		goto cleanup;
-	if (gpu_metrics_register(m))
-		goto cleanup;
 	ret = 0;
 cleanup:
 	free(l.strings);

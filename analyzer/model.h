@@ -448,10 +448,17 @@ const char *model_strdup(struct model *m, const char *s);
  */
 struct finding *model_add_finding(struct model *m, const struct finding *f);
 /*
- * The GPU metric sources, defined by analyzer/gpu_metrics.c; model_load()
- * calls it after registering the built-in sources.  0 or -1.
+ * The GPU metric sources (analyzer/gpu_metrics.c): loads the GPU model of
+ * m->rec once and registers the gpu, gpu_kernels, gpu_syncs and gpu_gaps
+ * sources on it.  The model does not know its plug-ins: the caller
+ * (analyze()) registers them after model_load().  0 or -1.
  */
 int gpu_metrics_register(struct model *m);
+/*
+ * The GPU model those sources read (lives as long as m), or NULL when they
+ * are not registered: the one GPU model of an analysis, for the printers.
+ */
+const struct gpu_model *gpu_metrics_model(const struct model *m);
 
 /* What a location without a file is shown as: its ops ran with no Python frame. */
 #define MODEL_NO_FRAME "<no Python frame>"

@@ -146,8 +146,7 @@ int cmd_report(int argc, char **argv)
 	struct model m;
 	struct ruleset rs;
 	struct strbuf out = STRBUF_INIT;
-	struct gpu_model gpu;
-	int ret, have_gpu = 0;
+	int ret;
 
 	if (parse(&c, argc, argv)) {
 		free(c.sets);
@@ -165,17 +164,8 @@ int cmd_report(int argc, char **argv)
 		free(c.sets);
 		return ret;
 	}
-	if (c.format == RF_JSON || (c.format == RF_TEXT && (!c.opts.sections || (c.opts.sections & SEC_GPU)))) {
-		if (gpu_model_load(&gpu, &rec, NULL)) {
-			model_release(&m);
-			ruleset_release(&rs);
-			recording_close(&rec);
-			free(c.sets);
-			return EXIT_USAGE;
-		}
-		have_gpu = 1;
-		c.opts.gpu = &gpu;
-	}
+	if (c.format == RF_JSON || (c.format == RF_TEXT && (!c.opts.sections || (c.opts.sections & SEC_GPU))))
+		c.opts.gpu = gpu_metrics_model(&m); /* the analysis's one GPU model */
 	c.opts.recording = c.path;
 	c.opts.color = c.color >= 0 ? c.color : want_color(1);
 	switch (c.format) {
@@ -199,8 +189,6 @@ int cmd_report(int argc, char **argv)
 	if (out.len && fwrite(out.buf, 1, out.len, stdout) != out.len)
 		ret = EXIT_INTERNAL;
 	strbuf_release(&out);
-	if (have_gpu)
-		gpu_model_release(&gpu);
 	model_release(&m);
 	ruleset_release(&rs);
 	recording_close(&rec);
