@@ -689,6 +689,101 @@ struct model_blackbox *model_blackbox_of_node(struct model *m, int64_t id)
 	return b ? blackbox_same_as(m, b) : NULL;
 }
 
+/* One row of blackbox_nodes (graph_function_id, node_name, op_type, token, id) as a black box.  0 or -1. */
+static int blackbox_node(struct loader *l, sqlite3_stmt *s, size_t *cap)
+{
+	struct model *m = l->m;
+	struct model_blackbox *b;
+	struct graph_fn *gf = graph_fn_of(l, sqlite3_column_int64(s, 0));
+	struct model_function *f = gf ? owner_of_graph_fn(l, gf) : NULL;
+
+	if (ARRAY_GROW(m->blackboxes, m->nblackboxes, *cap))
+		return -1;
+	b = &m->blackboxes[m->nblackboxes++];
+	b->node_name = db_col_pooled(s, 1, m->pool);
+	b->op_type = db_col_pooled(s, 2, m->pool);
+	b->token = db_col_pooled(s, 3, m->pool);
+	b->id = sqlite3_column_int64(s, 4);
+	b->graph_function = gf ? gf->name : NULL;
+	b->first_ns = INT64_MAX;
+	b->last_ns = INT64_MIN;
+	if (gf && dataset_function_name(m, gf->name)) {
+		/* tf.data wraps the user's function in its own (wrapped_fn). */
+		b->in_tf_data = 1;
+		b->function = dataset_function_name(m, gf->name);
+		if (f)
+			b->loc = model_function_user_loc(f);
+	} else if (f) {
+		b->function = f->name;
+		b->loc = model_function_user_loc(f);
+		f->blackbox_nodes++;
+	}
+	return 0;
+}
+
+/*
+ * The black box that the runs of group g (node name id, resolved node id or
+ * -op_type_id) count under; a new one for a node only seen running.  NULL
+ * when memory is short.
+ */
+static struct model_blackbox *blackbox_of_group(struct loader *l, const struct scan_group *g, size_t *cap)
+{
+	struct model *m = l->m;
+	const char *node = str_of(l, g->k1), *type = g->k2 < 0 ? str_of(l, -g->k2) : NULL;
+	struct model_blackbox *hit = g->k2 > 0 ? blackbox_by_id(m, g->k2) : NULL;
+
+	for (size_t j = 0; !hit && j < m->nblackboxes; j++) {
+		struct model_blackbox *b = &m->blackboxes[j];
+
+		/* A run whose node was not resolved: by name, the first such node. */
+		if (node && b->node_name && !strcmp(node, b->node_name) &&
+		    (!type || !b->op_type || !strcmp(type, b->op_type)))
+			hit = b;
+	}
+	/*
+	 * The same node name in several graphs (one per retrace of a
+	 * function) is one black box from the user's point of view: the
+	 * executions go to the first, which names the function.
+	 */
+	if (hit)
+		return blackbox_same_as(m, hit);
+	/* Executed but its graph was never seen (e.g. built before hooks). */
+	if (ARRAY_GROW(m->blackboxes, m->nblackboxes, *cap))
+		return NULL;
+	hit = &m->blackboxes[m->nblackboxes++];
+	hit->node_name = node;
+	hit->op_type = type;
+	hit->first_ns = INT64_MAX;
+	hit->last_ns = INT64_MIN;
+	return hit;
+}
+
+/*
+ * Add each black box's runs to the function that owns it: the function
+ * whose name and def it copied (names are interned: two functions may share
+ * one name, the def tells them apart).
+ */
+static void charge_blackbox_functions(struct model *m)
+{
+	for (size_t j = 0; j < m->nblackboxes; j++) {
+		struct model_blackbox *b = &m->blackboxes[j];
+		struct model_function *f = NULL;
+
+		if (b->first_ns == INT64_MAX)
+			b->first_ns = b->last_ns = 0;
+		for (size_t k = 0; b->function && !b->in_tf_data && k < m->nfunctions && !f; k++) {
+			struct source_loc loc = model_function_user_loc(&m->functions[k]);
+
+			if (m->functions[k].name == b->function && loc.file == b->loc.file && loc.line == b->loc.line)
+				f = &m->functions[k];
+		}
+		if (f) {
+			f->blackbox_execs += b->execs;
+			f->blackbox_ns = dur_add(f->blackbox_ns, b->total_ns);
+		}
+	}
+}
+
 static int load_blackboxes(struct loader *l)
 {
 	struct model *m = l->m;
@@ -700,33 +795,9 @@ static int load_blackboxes(struct loader *l)
 
 	if (!s)
 		return -1;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		struct model_blackbox *b;
-		struct graph_fn *gf = graph_fn_of(l, sqlite3_column_int64(s, 0));
-		struct model_function *f = gf ? owner_of_graph_fn(l, gf) : NULL;
-
-		if (ARRAY_GROW(m->blackboxes, m->nblackboxes, cap))
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		if (blackbox_node(l, s, &cap))
 			goto cleanup;
-		b = &m->blackboxes[m->nblackboxes++];
-		b->node_name = db_col_pooled(s, 1, m->pool);
-		b->op_type = db_col_pooled(s, 2, m->pool);
-		b->token = db_col_pooled(s, 3, m->pool);
-		b->id = sqlite3_column_int64(s, 4);
-		b->graph_function = gf ? gf->name : NULL;
-		b->first_ns = INT64_MAX;
-		b->last_ns = INT64_MIN;
-		if (gf && dataset_function_name(m, gf->name)) {
-			/* tf.data wraps the user's function in its own (wrapped_fn). */
-			b->in_tf_data = 1;
-			b->function = dataset_function_name(m, gf->name);
-			if (f)
-				b->loc = model_function_user_loc(f);
-		} else if (f) {
-			b->function = f->name;
-			b->loc = model_function_user_loc(f);
-			f->blackbox_nodes++;
-		}
-	}
 	if (step_finished(l->db, s, rc))
 		goto cleanup;
 	/* Keyed by the node each run was resolved to: several nodes share a name. */
@@ -736,56 +807,15 @@ static int load_blackboxes(struct loader *l)
 	m->session.blackbox_ns = r.total_ns;
 	for (size_t i = 0; i < r.ngroups; i++) {
 		struct scan_group *g = &r.groups[i];
-		const char *node = str_of(l, g->k1), *type = g->k2 < 0 ? str_of(l, -g->k2) : NULL;
-		struct model_blackbox *hit = g->k2 > 0 ? blackbox_by_id(m, g->k2) : NULL;
-		size_t nhits = 0;
+		struct model_blackbox *hit = blackbox_of_group(l, g, &cap);
 
-		for (size_t j = 0; !hit && j < m->nblackboxes; j++) {
-			struct model_blackbox *b = &m->blackboxes[j];
-
-			/* A run whose node was not resolved: by name, the first such node. */
-			if (node && b->node_name && !strcmp(node, b->node_name) &&
-			    (!type || !b->op_type || !strcmp(type, b->op_type))) {
-				if (!hit)
-					hit = b;
-				nhits++;
-			}
-		}
-		hit = hit ? blackbox_same_as(m, hit) : NULL;
-		if (!hit) {
-			/* Executed but its graph was never seen (e.g. built before hooks). */
-			if (ARRAY_GROW(m->blackboxes, m->nblackboxes, cap))
-				goto cleanup;
-			hit = &m->blackboxes[m->nblackboxes++];
-			hit->node_name = node;
-			hit->op_type = type;
-			hit->first_ns = INT64_MAX;
-			hit->last_ns = INT64_MIN;
-			nhits = 1;
-		}
-		/*
-		 * The same node name in several graphs (one per retrace of a
-		 * function) is one black box from the user's point of view: the
-		 * executions go to the first, which names the function.
-		 */
+		if (!hit)
+			goto cleanup;
 		hit->execs += g->count;
 		hit->total_ns = dur_add(hit->total_ns, g->total_ns);
 		span_add(&hit->first_ns, &hit->last_ns, g->first_ns, g->last_ns);
 	}
-	for (size_t j = 0; j < m->nblackboxes; j++) {
-		struct model_blackbox *b = &m->blackboxes[j];
-		struct model_function *f = NULL;
-
-		if (b->first_ns == INT64_MAX)
-			b->first_ns = b->last_ns = 0;
-		for (size_t k = 0; b->function && !b->in_tf_data && k < m->nfunctions && !f; k++)
-			if (m->functions[k].name == b->function)
-				f = &m->functions[k];
-		if (f) {
-			f->blackbox_execs += b->execs;
-			f->blackbox_ns = dur_add(f->blackbox_ns, b->total_ns);
-		}
-	}
+	charge_blackbox_functions(m);
 	if (m->nblackboxes > 1)
 		qsort(m->blackboxes, m->nblackboxes, sizeof(*m->blackboxes), cmp_blackbox);
 	ret = 0;
