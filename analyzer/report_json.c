@@ -395,115 +395,136 @@ static void csv_str(struct strbuf *sb, const char *s)
 	strbuf_addch(sb, '"');
 }
 
+static void csv_findings(struct strbuf *out, const struct model *m)
+{
+	strbuf_addstr(out, "rule,severity,function,cause,file,line,cost_ns,message,recommendation,library_file,"
+		      "library_line\r\n");
+	for (size_t i = 0; i < m->nfindings; i++) {
+		const struct finding *f = &m->findings[i];
+
+		csv_str(out, f->rule);
+		strbuf_addf(out, ",%s,", severity_name(f->severity));
+		csv_str(out, f->function);
+		strbuf_addch(out, ',');
+		csv_str(out, retrace_cause_name(f->cause));
+		strbuf_addch(out, ',');
+		csv_str(out, f->loc.file);
+		strbuf_addf(out, ",%d,%lld,", f->loc.line, (long long)f->cost_ns);
+		csv_str(out, f->message);
+		strbuf_addch(out, ',');
+		csv_str(out, f->recommendation);
+		strbuf_addch(out, ',');
+		csv_str(out, f->loc.lib_file);
+		strbuf_addf(out, ",%d\r\n", f->loc.lib_file ? f->loc.lib_line : 0);
+	}
+}
+
+static void csv_retracing(struct strbuf *out, const struct model *m)
+{
+	strbuf_addstr(out, "function,trace,cause,argument,before,after,file,line,trace_ns\r\n");
+	for (size_t i = 0; i < m->nfunctions; i++)
+		for (size_t k = 1; k < m->functions[i].ntraces; k++) {
+			const struct model_trace *t = &m->functions[i].traces[k];
+
+			csv_str(out, m->functions[i].name);
+			strbuf_addf(out, ",%zu,%s,", k + 1, retrace_cause_name(t->why.cause));
+			csv_str(out, t->why.argument);
+			strbuf_addch(out, ',');
+			csv_str(out, t->why.before);
+			strbuf_addch(out, ',');
+			csv_str(out, t->why.after);
+			strbuf_addch(out, ',');
+			csv_str(out, t->callsite.file);
+			strbuf_addf(out, ",%d,%lld\r\n", t->callsite.line, (long long)(t->end_ns - t->start_ns));
+		}
+}
+
+static void csv_eager(struct strbuf *out, const struct model *m)
+{
+	strbuf_addstr(out, "file,line,function,count,total_ns,top_op\r\n");
+	for (size_t i = 0; i < m->nsites; i++) {
+		csv_str(out, m->sites[i].loc.file);
+		strbuf_addf(out, ",%d,", m->sites[i].loc.line);
+		csv_str(out, m->sites[i].func);
+		strbuf_addf(out, ",%lld,%lld,", (long long)m->sites[i].count, (long long)m->sites[i].total_ns);
+		csv_str(out, m->sites[i].top_op);
+		strbuf_addstr(out, "\r\n");
+	}
+}
+
+static void csv_ops(struct strbuf *out, const struct model *m)
+{
+	strbuf_addstr(out, "op,count,total_ns,slow_path,failed\r\n");
+	for (size_t i = 0; i < m->nops; i++) {
+		csv_str(out, m->ops[i].op);
+		strbuf_addf(out, ",%lld,%lld,%lld,%lld\r\n", (long long)m->ops[i].count, (long long)m->ops[i].total_ns,
+			    (long long)m->ops[i].slow_path, (long long)m->ops[i].failed);
+	}
+}
+
+static void csv_blackbox(struct strbuf *out, const struct model *m)
+{
+	strbuf_addstr(out, "node,op_type,function,execs,total_ns\r\n");
+	for (size_t i = 0; i < m->nblackboxes; i++) {
+		csv_str(out, m->blackboxes[i].node_name);
+		strbuf_addch(out, ',');
+		csv_str(out, m->blackboxes[i].op_type);
+		strbuf_addch(out, ',');
+		csv_str(out, m->blackboxes[i].function);
+		strbuf_addf(out, ",%lld,%lld\r\n", (long long)m->blackboxes[i].execs, (long long)m->blackboxes[i].total_ns);
+	}
+}
+
+static void csv_sessions(struct strbuf *out, const struct model *m)
+{
+	strbuf_addstr(out, "file,line,function,kind,runs,time_ns,failed,feeds,fetches,targets\r\n");
+	for (size_t i = 0; i < m->nsession_runs; i++) {
+		const struct model_session_run *r = &m->session_runs[i];
+
+		csv_str(out, r->loc.file);
+		strbuf_addf(out, ",%d,", r->loc.line);
+		csv_str(out, r->func);
+		strbuf_addch(out, ',');
+		csv_str(out, r->kind);
+		strbuf_addf(out, ",%lld,%lld,%lld,%lld,%lld,%lld\r\n", (long long)r->runs, (long long)r->total_ns,
+			    (long long)r->failed, (long long)r->feeds, (long long)r->fetches, (long long)r->targets);
+	}
+}
+
+static void csv_functions(struct strbuf *out, const struct model *m)
+{
+	strbuf_addstr(out, "function,file,line,traces,calls,trace_ns,exec_ns,jit_compile,has_input_signature\r\n");
+	for (size_t i = 0; i < m->nfunctions; i++) {
+		const struct model_function *f = &m->functions[i];
+
+		csv_str(out, f->name);
+		strbuf_addch(out, ',');
+		csv_str(out, f->def.file);
+		strbuf_addf(out, ",%d,%zu,%lld,%lld,%lld,%d,%d\r\n", f->def.line, f->ntraces, (long long)f->calls,
+			    (long long)f->trace_ns, (long long)f->exec_ns, f->jit_compile, f->has_input_signature);
+	}
+}
+
+/* One table per section asked for, in this order, separated by an empty line. */
 void report_csv(struct strbuf *out, const struct model *m, const struct report_opts *o)
 {
+	static const struct {
+		unsigned section;
+		void (*table)(struct strbuf *out, const struct model *m);
+	} tables[] = {
+		{ SEC_SUMMARY, csv_findings }, { SEC_RETRACING, csv_retracing }, { SEC_EAGER, csv_eager },
+		{ SEC_OPS, csv_ops },          { SEC_BLACKBOX, csv_blackbox },   { SEC_SESSIONS, csv_sessions },
+		{ SEC_FUNCTIONS, csv_functions },
+	};
 	unsigned sec = o->sections ? o->sections : SEC_SUMMARY;
-	int tables = 0;
+	int written = 0;
 
-	if (sec & SEC_SUMMARY) {
-		strbuf_addstr(out, "rule,severity,function,cause,file,line,cost_ns,message,recommendation,library_file,"
-			      "library_line\r\n");
-		for (size_t i = 0; i < m->nfindings; i++) {
-			const struct finding *f = &m->findings[i];
-
-			csv_str(out, f->rule);
-			strbuf_addf(out, ",%s,", severity_name(f->severity));
-			csv_str(out, f->function);
-			strbuf_addch(out, ',');
-			csv_str(out, retrace_cause_name(f->cause));
-			strbuf_addch(out, ',');
-			csv_str(out, f->loc.file);
-			strbuf_addf(out, ",%d,%lld,", f->loc.line, (long long)f->cost_ns);
-			csv_str(out, f->message);
-			strbuf_addch(out, ',');
-			csv_str(out, f->recommendation);
-			strbuf_addch(out, ',');
-			csv_str(out, f->loc.lib_file);
-			strbuf_addf(out, ",%d\r\n", f->loc.lib_file ? f->loc.lib_line : 0);
-		}
-		tables++;
-	}
-	if (sec & SEC_RETRACING) {
-		strbuf_addstr(out, tables++ ? "\r\n" : "");
-		strbuf_addstr(out, "function,trace,cause,argument,before,after,file,line,trace_ns\r\n");
-		for (size_t i = 0; i < m->nfunctions; i++)
-			for (size_t k = 1; k < m->functions[i].ntraces; k++) {
-				const struct model_trace *t = &m->functions[i].traces[k];
-
-				csv_str(out, m->functions[i].name);
-				strbuf_addf(out, ",%zu,%s,", k + 1, retrace_cause_name(t->why.cause));
-				csv_str(out, t->why.argument);
-				strbuf_addch(out, ',');
-				csv_str(out, t->why.before);
-				strbuf_addch(out, ',');
-				csv_str(out, t->why.after);
-				strbuf_addch(out, ',');
-				csv_str(out, t->callsite.file);
-				strbuf_addf(out, ",%d,%lld\r\n", t->callsite.line, (long long)(t->end_ns - t->start_ns));
-			}
-	}
-	if (sec & SEC_EAGER) {
-		strbuf_addstr(out, tables++ ? "\r\n" : "");
-		strbuf_addstr(out, "file,line,function,count,total_ns,top_op\r\n");
-		for (size_t i = 0; i < m->nsites; i++) {
-			csv_str(out, m->sites[i].loc.file);
-			strbuf_addf(out, ",%d,", m->sites[i].loc.line);
-			csv_str(out, m->sites[i].func);
-			strbuf_addf(out, ",%lld,%lld,", (long long)m->sites[i].count, (long long)m->sites[i].total_ns);
-			csv_str(out, m->sites[i].top_op);
+	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+		if (!(sec & tables[i].section))
+			continue;
+		if (written++)
 			strbuf_addstr(out, "\r\n");
-		}
-	}
-	if (sec & SEC_OPS) {
-		strbuf_addstr(out, tables++ ? "\r\n" : "");
-		strbuf_addstr(out, "op,count,total_ns,slow_path,failed\r\n");
-		for (size_t i = 0; i < m->nops; i++) {
-			csv_str(out, m->ops[i].op);
-			strbuf_addf(out, ",%lld,%lld,%lld,%lld\r\n", (long long)m->ops[i].count,
-				    (long long)m->ops[i].total_ns, (long long)m->ops[i].slow_path,
-				    (long long)m->ops[i].failed);
-		}
-	}
-	if (sec & SEC_BLACKBOX) {
-		strbuf_addstr(out, tables++ ? "\r\n" : "");
-		strbuf_addstr(out, "node,op_type,function,execs,total_ns\r\n");
-		for (size_t i = 0; i < m->nblackboxes; i++) {
-			csv_str(out, m->blackboxes[i].node_name);
-			strbuf_addch(out, ',');
-			csv_str(out, m->blackboxes[i].op_type);
-			strbuf_addch(out, ',');
-			csv_str(out, m->blackboxes[i].function);
-			strbuf_addf(out, ",%lld,%lld\r\n", (long long)m->blackboxes[i].execs,
-				    (long long)m->blackboxes[i].total_ns);
-		}
-	}
-	if (sec & SEC_SESSIONS) {
-		strbuf_addstr(out, tables++ ? "\r\n" : "");
-		strbuf_addstr(out, "file,line,function,kind,runs,time_ns,failed,feeds,fetches,targets\r\n");
-		for (size_t i = 0; i < m->nsession_runs; i++) {
-			const struct model_session_run *r = &m->session_runs[i];
-
-			csv_str(out, r->loc.file);
-			strbuf_addf(out, ",%d,", r->loc.line);
-			csv_str(out, r->func);
-			strbuf_addch(out, ',');
-			csv_str(out, r->kind);
-			strbuf_addf(out, ",%lld,%lld,%lld,%lld,%lld,%lld\r\n", (long long)r->runs, (long long)r->total_ns,
-				    (long long)r->failed, (long long)r->feeds, (long long)r->fetches, (long long)r->targets);
-		}
-	}
-	if (sec & SEC_FUNCTIONS) {
-		strbuf_addstr(out, tables++ ? "\r\n" : "");
-		strbuf_addstr(out, "function,file,line,traces,calls,trace_ns,exec_ns,jit_compile,has_input_signature\r\n");
-		for (size_t i = 0; i < m->nfunctions; i++) {
-			const struct model_function *f = &m->functions[i];
-
-			csv_str(out, f->name);
-			strbuf_addch(out, ',');
-			csv_str(out, f->def.file);
-			strbuf_addf(out, ",%d,%zu,%lld,%lld,%lld,%d,%d\r\n", f->def.line, f->ntraces, (long long)f->calls,
-				    (long long)f->trace_ns, (long long)f->exec_ns, f->jit_compile, f->has_input_signature);
-		}
+		tables[i].table(out, m);
 	}
 }
 
