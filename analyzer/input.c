@@ -601,12 +601,11 @@ static void thread_shares(struct model *m)
 }
 
 /* The transformations the program built, in order; their functions by name. */
-static int load_datasets(struct input_state *st)
+/* m->datasets: one per dataset-op dispatch group, per process in the order built.  0 or -1. */
+static int collect_dataset_ops(struct input_state *st)
 {
 	struct model *m = st->m;
 	size_t cap = 0;
-	sqlite3_stmt *s;
-	int rc;
 
 	for (size_t i = 0; i < st->r.ngroups; i++) {
 		const struct scan_group *g = &st->r.groups[i];
@@ -639,6 +638,49 @@ static int load_datasets(struct input_state *st)
 			m->datasets[j] = m->datasets[j - 1];
 			m->datasets[j - 1] = t;
 		}
+	return 0;
+}
+
+/*
+ * Give the graph function name (after "Dataset_"), registered in pid at
+ * created, to the first dataset op built after it that it can belong to.
+ */
+static void attach_dataset_function(struct model *m, const char *name, int64_t created, int64_t pid)
+{
+	int gen = !strncmp(name, "from_generator_", 15);
+
+	for (size_t i = 0; i < m->ndatasets; i++) {
+		struct model_dataset_op *d = &m->datasets[i];
+		size_t tl = strlen(d->transformation);
+
+		if (d->pid != pid || d->start_ns < created || d->function)
+			continue;
+		if (gen && !strcmp(d->transformation, "flat_map")) {
+			d->transformation = "from_generator";
+			d->function = "from_generator";
+		} else if (!gen && !strncmp(name, d->transformation, tl) && name[tl] == '_') {
+			const char *fn = name + tl + 1, *end = fn + strlen(fn);
+
+			while (end > fn && end[-1] >= '0' && end[-1] <= '9')
+				end--;
+			if (end > fn && end[-1] == '_')
+				end--;
+			d->function = end > fn ? model_strndup(m, fn, (size_t)(end - fn)) : NULL;
+		} else {
+			continue;
+		}
+		return;
+	}
+}
+
+static int load_datasets(struct input_state *st)
+{
+	struct model *m = st->m;
+	sqlite3_stmt *s;
+	int rc;
+
+	if (collect_dataset_ops(st))
+		return -1;
 	/*
 	 * A transformation's function is traced and registered right before its
 	 * dataset op runs: "__inference_Dataset_map_augment_15" goes to the
@@ -650,38 +692,11 @@ static int load_datasets(struct input_state *st)
 	if (!s)
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		const char *text = (const char *)sqlite3_column_text(s, 0);
+		const char *text = db_col_text(s, 0);
 		const char *name = text ? strstr(text, "Dataset_") : NULL;  /* LIKE ignores case */
-		int64_t created = sqlite3_column_int64(s, 1), pid = sqlite3_column_int64(s, 2);
-		int gen;
 
-		if (!name)
-			continue;
-		name += 8;
-		gen = !strncmp(name, "from_generator_", 15);
-
-		for (size_t i = 0; i < m->ndatasets; i++) {
-			struct model_dataset_op *d = &m->datasets[i];
-			size_t tl = strlen(d->transformation);
-
-			if (d->pid != pid || d->start_ns < created || d->function)
-				continue;
-			if (gen && !strcmp(d->transformation, "flat_map")) {
-				d->transformation = "from_generator";
-				d->function = "from_generator";
-			} else if (!gen && !strncmp(name, d->transformation, tl) && name[tl] == '_') {
-				const char *fn = name + tl + 1, *end = fn + strlen(fn);
-
-				while (end > fn && end[-1] >= '0' && end[-1] <= '9')
-					end--;
-				if (end > fn && end[-1] == '_')
-					end--;
-				d->function = end > fn ? model_strndup(m, fn, (size_t)(end - fn)) : NULL;
-			} else {
-				continue;
-			}
-			break;
-		}
+		if (name)
+			attach_dataset_function(m, name + 8, sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2));
 	}
 	sqlite3_finalize(s);
 	return rc == SQLITE_DONE ? 0 : error("cannot read recording: %s", sqlite3_errmsg(m->rec->db));

@@ -360,6 +360,55 @@ cleanup:
 	return ret;
 }
 
+/* A row of load_traces' query as t. */
+static void trace_of_row(struct loader *l, sqlite3_stmt *s, struct model_trace *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->id = sqlite3_column_int64(s, 0);
+	t->start_ns = ts_clamp(sqlite3_column_int64(s, 2));
+	t->end_ns = ts_clamp(sqlite3_column_int64(s, 3));
+	t->function_object = sqlite3_column_int64(s, 4);
+	t->object_trace_no = sqlite3_column_int(s, 5);
+	t->tf_name = sqlite3_column_type(s, 6) == SQLITE_NULL ? NULL : str_of(l, sqlite3_column_int64(s, 6));
+	t->signature = db_col_pooled(s, 7, l->m->pool);
+	if (sqlite3_column_type(s, 8) != SQLITE_NULL)
+		t->callsite = loc_of_callsite(l, sqlite3_column_int64(s, 8));
+	t->jit_compile = sqlite3_column_int(s, 9);
+	t->reduce_retracing = sqlite3_column_int(s, 10);
+	t->has_input_signature = sqlite3_column_int(s, 11);
+	t->variables_created = sqlite3_column_int(s, 12);
+	t->ok = !strcmp(db_col_text_or(s, 13, ""), "ok");
+}
+
+/* The inputs of trace t (statement in: trace_inputs of one trace).  0 or -1. */
+static int load_trace_inputs(struct loader *l, sqlite3_stmt *in, struct model_trace *t)
+{
+	struct strpool *pool = l->m->pool;
+	size_t cap = 0;
+	int rc;
+
+	sqlite3_bind_int64(in, 1, t->id);
+	while ((rc = sqlite3_step(in)) == SQLITE_ROW) {
+		struct model_trace_input *x;
+
+		if (ARRAY_GROW(t->inputs, t->ninputs, cap)) {
+			sqlite3_reset(in);
+			return -1;
+		}
+		x = &t->inputs[t->ninputs++];
+		x->position = sqlite3_column_int(in, 0);
+		x->name = db_col_pooled(in, 1, pool);
+		x->kind = db_col_pooled(in, 2, pool);
+		x->dtype = db_col_pooled(in, 3, pool);
+		x->shape = db_col_pooled(in, 4, pool);
+		x->value = db_col_pooled(in, 5, pool);
+	}
+	sqlite3_reset(in);
+	if (rc != SQLITE_DONE)
+		return error("cannot read recording: %s", sqlite3_errmsg(l->db));
+	return 0;
+}
+
 static int load_traces(struct loader *l)
 {
 	struct model *m = l->m;
@@ -377,50 +426,15 @@ static int load_traces(struct loader *l)
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		struct model_function *f = function_by_id(m, sqlite3_column_int64(s, 1));
 		struct model_trace *t;
-		size_t cap_in = 0;
-		int irc;
 
 		if (!f)
 			continue;
 		if (ARRAY_GROW(f->traces, f->ntraces, caps[f - m->functions]))
 			goto cleanup;
 		t = &f->traces[f->ntraces++];
-		memset(t, 0, sizeof(*t));
-		t->id = sqlite3_column_int64(s, 0);
-		t->start_ns = ts_clamp(sqlite3_column_int64(s, 2));
-		t->end_ns = ts_clamp(sqlite3_column_int64(s, 3));
-		t->function_object = sqlite3_column_int64(s, 4);
-		t->object_trace_no = sqlite3_column_int(s, 5);
-		t->tf_name = sqlite3_column_type(s, 6) == SQLITE_NULL ? NULL : str_of(l, sqlite3_column_int64(s, 6));
-		t->signature = db_col_pooled(s, 7, m->pool);
-		if (sqlite3_column_type(s, 8) != SQLITE_NULL)
-			t->callsite = loc_of_callsite(l, sqlite3_column_int64(s, 8));
-		t->jit_compile = sqlite3_column_int(s, 9);
-		t->reduce_retracing = sqlite3_column_int(s, 10);
-		t->has_input_signature = sqlite3_column_int(s, 11);
-		t->variables_created = sqlite3_column_int(s, 12);
-		t->ok = !strcmp(db_col_text_or(s, 13, ""), "ok");
-		sqlite3_bind_int64(in, 1, t->id);
-		while ((irc = sqlite3_step(in)) == SQLITE_ROW) {
-			struct model_trace_input *x;
-
-			if (ARRAY_GROW(t->inputs, t->ninputs, cap_in)) {
-				sqlite3_reset(in);
-				goto cleanup;
-			}
-			x = &t->inputs[t->ninputs++];
-			x->position = sqlite3_column_int(in, 0);
-			x->name = db_col_pooled(in, 1, m->pool);
-			x->kind = db_col_pooled(in, 2, m->pool);
-			x->dtype = db_col_pooled(in, 3, m->pool);
-			x->shape = db_col_pooled(in, 4, m->pool);
-			x->value = db_col_pooled(in, 5, m->pool);
-		}
-		sqlite3_reset(in);
-		if (irc != SQLITE_DONE) {
-			error("cannot read recording: %s", sqlite3_errmsg(l->db));
+		trace_of_row(l, s, t);
+		if (load_trace_inputs(l, in, t))
 			goto cleanup;
-		}
 	}
 	ret = step_finished(l->db, s, rc);
 cleanup:
@@ -1021,6 +1035,40 @@ int model_load(struct model *m, struct recording *rec)
 	return model_load_parts(m, rec, MODEL_ALL);
 }
 
+/* The loading steps that parts asks for, in order.  0 or -1. */
+static int run_load_steps(struct loader *l, unsigned parts)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(struct loader *);
+		unsigned part; /* 0: always; else read when any of these bits is asked for */
+		unsigned unless; /* skipped when any of these bits is asked for */
+	} steps[] = {
+		{ "strings", load_strings, 0, 0 }, { "callsites", load_callsites, 0, 0 },
+		{ "session", load_session, 0, 0 }, { "functions", load_functions, 0, 0 },
+		{ "traces", load_traces, 0, 0 }, { "graph_functions", load_graph_functions, 0, 0 },
+		{ "function_calls", load_function_calls, MODEL_EVENTS, 0 },
+		{ "eager_totals", load_eager_totals, MODEL_EAGER_TOTALS, MODEL_EVENTS },
+		{ "blackboxes", load_blackboxes, MODEL_EVENTS, 0 },
+		{ "session_runs", load_session_runs, MODEL_EVENTS, 0 },
+		{ "eager_ops", load_eager_split, MODEL_EVENTS, 0 },
+	};
+	/* AGPROF_TIMING=1 prints the time of each step (bench/report). */
+	int timing = getenv("AGPROF_TIMING") != NULL;
+
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		double t0 = timing ? now_s() : 0;
+
+		if ((steps[i].part && !(parts & steps[i].part)) || (parts & steps[i].unless))
+			continue;
+		if (steps[i].fn(l))
+			return -1;
+		if (timing)
+			fprintf(stderr, "agprof: load %-16s %.3f s\n", steps[i].name, now_s() - t0);
+	}
+	return 0;
+}
+
 int model_load_parts(struct model *m, struct recording *rec, unsigned parts)
 {
 	struct loader l = { 0 };
@@ -1036,36 +1084,8 @@ int model_load_parts(struct model *m, struct recording *rec, unsigned parts)
 	}
 	l.m = m;
 	l.db = rec->db;
-	{
-		static const struct {
-			const char *name;
-			int (*fn)(struct loader *);
-			unsigned part; /* 0: always; else read when any of these bits is asked for */
-			unsigned unless; /* skipped when any of these bits is asked for */
-		} steps[] = {
-			{ "strings", load_strings, 0, 0 }, { "callsites", load_callsites, 0, 0 },
-			{ "session", load_session, 0, 0 }, { "functions", load_functions, 0, 0 },
-			{ "traces", load_traces, 0, 0 }, { "graph_functions", load_graph_functions, 0, 0 },
-			{ "function_calls", load_function_calls, MODEL_EVENTS, 0 },
-			{ "eager_totals", load_eager_totals, MODEL_EAGER_TOTALS, MODEL_EVENTS },
-			{ "blackboxes", load_blackboxes, MODEL_EVENTS, 0 },
-			{ "session_runs", load_session_runs, MODEL_EVENTS, 0 },
-			{ "eager_ops", load_eager_split, MODEL_EVENTS, 0 },
-		};
-		/* AGPROF_TIMING=1 prints the time of each step (bench/report). */
-		int timing = getenv("AGPROF_TIMING") != NULL;
-
-		for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
-			double t0 = timing ? now_s() : 0;
-
-			if ((steps[i].part && !(parts & steps[i].part)) || (parts & steps[i].unless))
-				continue;
-			if (steps[i].fn(&l))
-				goto cleanup;
-			if (timing)
-				fprintf(stderr, "agprof: load %-16s %.3f s\n", steps[i].name, now_s() - t0);
-		}
-	}
+	if (run_load_steps(&l, parts))
+		goto cleanup;
 	function_totals(m);
 	for (size_t i = 0; i < l.ngfs; i++) {
 		struct model_function *f = l.gfs[i].name && strstr(l.gfs[i].name, "_Dataset_")
