@@ -322,12 +322,69 @@ static uint64_t bins_busy(const struct timeline *tl, const struct tl_lane *l, in
 	return tl_sum_bins64(l->busy, l->coarse_busy, b0, b1);
 }
 
+/* Column c's density from the bins: the bins that start in it, pro rata when narrower than a bin. */
+static void density_cell(const struct timeline *tl, const struct tl_lane *l, const struct tl_window *w, int c,
+			 struct tl_cell *cell, uint64_t *busy)
+{
+	int64_t a = tl_col_start(w, c), e = tl_col_start(w, c + 1);
+	int64_t ba, bb;
+	uint64_t cnt, bsy;
+
+	if (e <= tl->start_ns || a >= tl->end_ns)
+		return;
+	ba = (a - tl->start_ns + tl->bin_ns - 1) / tl->bin_ns;
+	bb = (e - tl->start_ns + tl->bin_ns - 1) / tl->bin_ns;
+	if (ba < 0)
+		ba = 0;
+	if (bb > (int64_t)tl->nbins)
+		bb = tl->nbins;
+	if (bb <= ba) {
+		/* columns narrower than a bin show the bin they lie in, pro rata */
+		ba = tl_bin_of(tl, a);
+		bb = ba + 1;
+		cnt = bins_count(tl, l, ba, bb);
+		bsy = bins_busy(tl, l, ba, bb) * (uint64_t)(e - a) / (uint64_t)tl->bin_ns;
+	} else {
+		cnt = bins_count(tl, l, ba, bb);
+		bsy = bins_busy(tl, l, ba, bb);
+	}
+	if (!cnt && !bsy)
+		return;
+	cell->type = TL_CELL_DENSITY;
+	cell->count = (uint32_t)cnt;
+	*busy = bsy ? bsy : 1;
+}
+
+/*
+ * The window as single events when there are at most max_events of them:
+ * 1 (r holds them, sorted), 0 (too many: density it is), -1 on error.
+ */
+static int render_exact(struct timeline *tl, size_t lane, const struct tl_window *w, size_t max_events,
+			struct tl_render *r)
+{
+	/* while loading, the bins may not know the window yet: ask SQLite, bounded */
+	ptrdiff_t n = tl_fetch_range(tl, lane, w->t0, w->t1, max_events, r);
+
+	if (n < 0)
+		return -1;
+	if ((size_t)n > max_events) {
+		r->nslices = 0;
+		return 0;
+	}
+	r->exact = 1;
+	if (tl_push_longs(tl, &tl->lanes[lane], w->t0, w->t1, r) < 0)
+		return -1;
+	sort_unique(r);
+	r->events = (int64_t)r->nslices;
+	return 1;
+}
+
 int timeline_lane_render(struct timeline *tl, size_t lane, const struct tl_window *w, size_t max_events,
 			 struct tl_render *r)
 {
 	struct tl_lane *l = &tl->lanes[lane];
 	uint64_t *busy;
-	int64_t b0, b1;
+	int exact = 0;
 
 	if (w->cols <= 0 || w->t1 <= w->t0)
 		return 0;
@@ -344,60 +401,17 @@ int timeline_lane_render(struct timeline *tl, size_t lane, const struct tl_windo
 	/* more than a few events a column are read as density, not one by one */
 	if (!max_events)
 		max_events = w->cols * 4 > 128 ? (size_t)w->cols * 4 : 128;
-	b0 = tl_bin_of(tl, w->t0 - look_back(tl, l));
-	b1 = tl_bin_of(tl, w->t1) + 1;
-	r->events = (int64_t)bins_count(tl, l, b0, b1);
+	r->events = (int64_t)bins_count(tl, l, tl_bin_of(tl, w->t0 - look_back(tl, l)), tl_bin_of(tl, w->t1) + 1);
 	r->exact = 0;
-	/* while tl_loading, the bins may not know the window yet: ask SQLite, bounded */
-	if ((size_t)r->events <= max_events) {
-		ptrdiff_t n = tl_fetch_range(tl, lane, w->t0, w->t1, max_events, r);
-		if (n < 0)
-			goto fail;
-		if ((size_t)n <= max_events) {
-			r->exact = 1;
-			if (tl_push_longs(tl, l, w->t0, w->t1, r) < 0)
-				goto fail;
-			sort_unique(r);
-			r->events = (int64_t)r->nslices;
-			lod_merge_busy(w, r->slices, r->nslices, r->cells, busy);
-			free(busy);
-			return 0;
-		}
-		r->nslices = 0;
-	}
-	/* density from the bins: each column sums the bins that start in it */
-	for (int c = 0; c < w->cols; c++) {
-		int64_t a = tl_col_start(w, c), e = tl_col_start(w, c + 1);
-		int64_t ba, bb;
-		uint64_t cnt, bsy;
-
-		if (e <= tl->start_ns || a >= tl->end_ns)
-			continue;
-		ba = (a - tl->start_ns + tl->bin_ns - 1) / tl->bin_ns;
-		bb = (e - tl->start_ns + tl->bin_ns - 1) / tl->bin_ns;
-		if (ba < 0)
-			ba = 0;
-		if (bb > (int64_t)tl->nbins)
-			bb = tl->nbins;
-		if (bb <= ba) {
-			/* columns narrower than a bin show the bin they lie in, pro rata */
-			ba = tl_bin_of(tl, a);
-			bb = ba + 1;
-			cnt = bins_count(tl, l, ba, bb);
-			bsy = bins_busy(tl, l, ba, bb) * (uint64_t)(e - a) / (uint64_t)tl->bin_ns;
-		} else {
-			cnt = bins_count(tl, l, ba, bb);
-			bsy = bins_busy(tl, l, ba, bb);
-		}
-		if (!cnt && !bsy)
-			continue;
-		r->cells[c].type = TL_CELL_DENSITY;
-		r->cells[c].count = (uint32_t)cnt;
-		busy[c] = bsy ? bsy : 1;
-	}
-	if (tl_push_longs(tl, l, w->t0, w->t1, r) < 0)
+	if ((size_t)r->events <= max_events && (exact = render_exact(tl, lane, w, max_events, r)) < 0)
 		goto fail;
-	tl_sort(r->slices, r->nslices, sizeof(*r->slices), tl_slice_cmp);
+	if (!exact) {
+		for (int c = 0; c < w->cols; c++)
+			density_cell(tl, l, w, c, &r->cells[c], &busy[c]);
+		if (tl_push_longs(tl, l, w->t0, w->t1, r) < 0)
+			goto fail;
+		tl_sort(r->slices, r->nslices, sizeof(*r->slices), tl_slice_cmp);
+	}
 	lod_merge_busy(w, r->slices, r->nslices, r->cells, busy);
 	free(busy);
 	return 0;
