@@ -520,6 +520,54 @@ static void gap_name_add(struct gap_names *gn, int64_t id)
  * (host_in_idle_ns), and each event is counted against the top gaps it
  * overlaps.
  */
+/*
+ * Count a host event [a, b) of source src (0 eager op, 1 graph call, 2 API
+ * call named name_id) in the top gaps it overlaps (few, sorted).
+ */
+static void count_in_top_gaps(struct gpu_model *g, struct gap_names *names, int64_t a, int64_t b, int src,
+			      int64_t name_id)
+{
+	for (size_t t = 0; t < g->ntop_gaps; t++) {
+		struct gpu_gap *gp = &g->top_gaps[t];
+
+		if (gp->start_ns >= b)
+			break;
+		if (gp->end_ns <= a)
+			continue;
+		if (src == 0)
+			gp->eager_ops++;
+		else if (src == 1)
+			gp->function_calls++;
+		else {
+			gp->api_calls++;
+			gap_name_add(&names[t], name_id);
+		}
+	}
+}
+
+/* Intersect the merged host interval [os, oe) with the gaps, from gaps->v[*gi] on (both in time order). */
+static void host_in_gaps(struct gpu_model *g, struct spans *gaps, size_t *gi, int64_t os, int64_t oe)
+{
+	while (*gi < gaps->n) {
+		struct span *gp = &gaps->v[*gi];
+		int64_t lo, hi;
+
+		if (gp->end <= os) {
+			(*gi)++;
+			continue;
+		}
+		if (gp->start >= oe)
+			return;
+		lo = gp->start > os ? gp->start : os;
+		hi = gp->end < oe ? gp->end : oe;
+		gp->host += hi - lo;
+		g->host_in_idle_ns += hi - lo;
+		if (gp->end > oe)
+			return;
+		(*gi)++;
+	}
+}
+
 static int load_host_overlap(struct gpu_model *g, sqlite3 *db, struct spans *gaps,
 			     struct gap_names *names)
 {
@@ -546,46 +594,15 @@ static int load_host_overlap(struct gpu_model *g, sqlite3 *db, struct spans *gap
 
 			if (b < a)
 				b = a;
-			/* Count the event against the top gaps it overlaps (few, sorted). */
-			for (size_t t = 0; t < g->ntop_gaps; t++) {
-				struct gpu_gap *gp = &g->top_gaps[t];
-				if (gp->start_ns >= b)
-					break;
-				if (gp->end_ns <= a)
-					continue;
-				if (src == 0)
-					gp->eager_ops++;
-				else if (src == 1)
-					gp->function_calls++;
-				else {
-					gp->api_calls++;
-					gap_name_add(&names[t], sqlite3_column_int64(s, 3));
-				}
-			}
+			count_in_top_gaps(g, names, a, b, src, sqlite3_column_int64(s, 3));
 			got = merge_step(&m, a, b, &os, &oe);
 		} else {
 			got = m.open;
 			os = m.s, oe = m.e;
 			m.open = 0;
 		}
-		/* Intersect the merged host interval [os, oe) with the gaps. */
-		while (got && gi < gaps->n) {
-			struct span *gp = &gaps->v[gi];
-			if (gp->end <= os) {
-				gi++;
-				continue;
-			}
-			if (gp->start >= oe)
-				break;
-			int64_t lo = gp->start > os ? gp->start : os;
-			int64_t hi = gp->end < oe ? gp->end : oe;
-			gp->host += hi - lo;
-			g->host_in_idle_ns += hi - lo;
-			if (gp->end <= oe)
-				gi++;
-			else
-				break;
-		}
+		if (got)
+			host_in_gaps(g, gaps, &gi, os, oe);
 		if (!more)
 			break;
 	}
@@ -768,6 +785,27 @@ static int cmp_sync(const void *a, const void *b)
 	return x->total_ns < y->total_ns ? 1 : x->total_ns > y->total_ns ? -1 : strcmp(x->api, y->api);
 }
 
+static int load_sync_sites(struct gpu_model *g, sqlite3 *db);
+
+/* The row of api in g->sync_stats, added (kind: gpu_sync_kind) when new; NULL when memory is short. */
+static struct gpu_sync_stat *sync_stat_of(struct gpu_model *g, const char *api, int kind, int64_t start_ns,
+					  size_t *cap)
+{
+	struct gpu_sync_stat *y;
+
+	for (size_t i = 0; i < g->nsync_stats; i++)
+		if (!strcmp(g->sync_stats[i].api, api))
+			return &g->sync_stats[i];
+	if (GROW(g->sync_stats, g->nsync_stats, *cap))
+		return NULL;
+	y = &g->sync_stats[g->nsync_stats++];
+	memset(y, 0, sizeof(*y));
+	y->api = pool_dup(g, api);
+	y->is_copy = kind == 1;
+	y->first_ns = start_ns;
+	return y;
+}
+
 static int load_syncs(struct gpu_model *g, sqlite3 *db)
 {
 	int64_t cur_pid = -1, cur_tid = -1, outer_end = -1;
@@ -802,18 +840,8 @@ static int load_syncs(struct gpu_model *g, sqlite3 *db)
 		if (en <= outer_end)
 			continue;       /* nested in the previous sync call of this thread */
 		outer_end = en;
-		for (size_t i = 0; i < g->nsync_stats; i++)
-			if (!strcmp(g->sync_stats[i].api, api))
-				y = &g->sync_stats[i];
-		if (!y) {
-			if (GROW(g->sync_stats, g->nsync_stats, cap))
-				break;
-			y = &g->sync_stats[g->nsync_stats++];
-			memset(y, 0, sizeof(*y));
-			y->api = pool_dup(g, api);
-			y->is_copy = kind == 1;
-			y->first_ns = st;
-		}
+		if (!(y = sync_stat_of(g, api, kind, st, &cap)))
+			break;
 		y->count++;
 		y->total_ns += en - st;
 		y->with_op += sqlite3_column_int64(s, 5) != 0;
@@ -827,8 +855,14 @@ static int load_syncs(struct gpu_model *g, sqlite3 *db)
 	if (!g->nsync_stats)
 		return 0;
 	qsort(g->sync_stats, g->nsync_stats, sizeof(*g->sync_stats), cmp_sync);
+	return load_sync_sites(g, db);
+}
 
-	s = db_prepare(db, host_op_sql);
+/* The host op and line that issued each synchronous API the most. */
+static int load_sync_sites(struct gpu_model *g, sqlite3 *db)
+{
+	sqlite3_stmt *s = db_prepare(db, host_op_sql);
+
 	if (!s)
 		return -1;
 	for (size_t i = 0; i < g->nsync_stats; i++) {
