@@ -74,7 +74,10 @@ void tl_bind_lane(sqlite3_stmt *st, const struct tl_lane *l);
 int tl_loading(const struct timeline *tl);
 /* The published lane of an event in *lane: 1, or 0 when none. */
 int tl_lane_of(const struct timeline *tl, enum tl_kind kind, int64_t pid, int64_t tid, int64_t device, uint32_t *lane);
-/* Events of a lane starting in [t0 - look back, t1) that reach into [t0, t1), at most limit (+1: too many); -1 on error. */
+/*
+ * Events of a lane starting in [t0 - look back, t1) that reach into
+ * [t0, t1), at most limit (limit + 1 read: too many); -1 on error.
+ */
 ptrdiff_t tl_fetch_range(struct timeline *tl, size_t lane, int64_t t0, int64_t t1, size_t limit, struct tl_render *r);
 /* The lane's long slices that overlap [t0, t1), into r.  0 or -1. */
 int tl_push_longs(struct timeline *tl, const struct tl_lane *l, int64_t t0, int64_t t1, struct tl_render *r);
