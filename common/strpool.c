@@ -16,14 +16,15 @@ struct strpool_block {
 	char text[];
 };
 
-struct strpool_slot {
-	const char *s;   /* NULL: empty */
+/* Entries with the same hash chain through next (rare: the hash has 64 bits). */
+struct strpool_entry {
+	const char *s;
 	size_t len;
-	uint64_t hash;
+	size_t next_plus1;   /* 0: end of the chain */
 };
 
-/* FNV-1a over the bytes: strings are short; the table grows with the entries only. */
-static uint64_t hash_bytes(const char *s, size_t len)
+/* FNV-1a over the bytes; the idmap scrambles it again. */
+static int64_t hash_bytes(const char *s, size_t len)
 {
 	uint64_t h = 0xcbf29ce484222325ULL;
 
@@ -31,32 +32,7 @@ static uint64_t hash_bytes(const char *s, size_t len)
 		h ^= (unsigned char)s[i];
 		h *= 0x100000001b3ULL;
 	}
-	return h;
-}
-
-static struct strpool_slot *find(struct strpool_slot *slots, size_t cap, const char *s, size_t len, uint64_t h)
-{
-	size_t i = (size_t)h & (cap - 1);
-
-	while (slots[i].s && !(slots[i].hash == h && slots[i].len == len && !memcmp(slots[i].s, s, len)))
-		i = (i + 1) & (cap - 1);
-	return &slots[i];
-}
-
-static int grow_slots(struct strpool *p)
-{
-	size_t ncap = p->cap ? p->cap * 2 : 256;
-	struct strpool_slot *ns;
-
-	if (ncap < p->cap || !(ns = alloc_zeroed(ncap, sizeof(*ns))))
-		return -1;
-	for (size_t i = 0; i < p->cap; i++)
-		if (p->slots[i].s)
-			*find(ns, ncap, p->slots[i].s, p->slots[i].len, p->slots[i].hash) = p->slots[i];
-	free(p->slots);
-	p->slots = ns;
-	p->cap = ncap;
-	return 0;
+	return (int64_t)h;
 }
 
 /* Room for n bytes of text, or NULL. */
@@ -89,29 +65,36 @@ static char *take(struct strpool *p, size_t n)
 
 const char *strpool_intern(struct strpool *p, const char *s, size_t len)
 {
-	struct strpool_slot *slot;
-	uint64_t h;
-	char *c;
+	struct strpool_entry *e;
+	int64_t h;
+	size_t i, *link = NULL;
+	char *copy;
 
 	if (!s || len == SIZE_MAX)
 		return NULL;
-	/* keep the load under one half: probes stay short */
-	if ((p->used + 1) * 2 > p->cap && grow_slots(p))
-		return NULL;
 	h = hash_bytes(s, len);
-	slot = find(p->slots, p->cap, s, len, h);
-	if (slot->s)
-		return slot->s;
-	c = take(p, len + 1);
-	if (!c)
+	if (idmap_get(&p->by_hash, h, &i)) {
+		for (;;) {
+			e = &p->entries[i];
+			if (e->len == len && !memcmp(e->s, s, len))
+				return e->s;
+			if (!e->next_plus1)
+				break;
+			i = e->next_plus1 - 1;
+		}
+		link = &e->next_plus1;
+	}
+	/* the map last: a failure before it leaves no entry that points nowhere */
+	if (ARRAY_GROW(p->entries, p->used, p->cap) || !(copy = take(p, len + 1)) ||
+	    (!link && idmap_put(&p->by_hash, h, p->used) < 0))
 		return NULL;
-	memcpy(c, s, len);
-	c[len] = '\0';
-	slot->s = c;
-	slot->len = len;
-	slot->hash = h;
+	memcpy(copy, s, len);
+	copy[len] = '\0';
+	if (link)
+		*link = p->used + 1;
+	p->entries[p->used] = (struct strpool_entry){ copy, len, 0 };
 	p->used++;
-	return c;
+	return copy;
 }
 
 const char *strpool_str(struct strpool *p, const char *s)
@@ -153,7 +136,8 @@ void strpool_release(struct strpool *p)
 		p->blocks = b->next;
 		free(b);
 	}
-	free(p->slots);
+	free(p->entries);
+	idmap_release(&p->by_hash);
 	memset(p, 0, sizeof(*p));
 	p->limit = limit;
 }

@@ -16,18 +16,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "idmap.h"
+
 struct strpool_block;
-struct strpool_slot;
+struct strpool_entry;
 
 struct strpool {
-	struct strpool_block *blocks;  /* newest first */
-	struct strpool_slot *slots;    /* the interning table: cap 0 or a power of two */
-	size_t cap, used;
-	size_t bytes;                  /* bytes of text held (NULs included) */
-	size_t limit;                  /* most bytes held, 0: no limit */
+	struct strpool_block *blocks;    /* newest first */
+	struct strpool_entry *entries;   /* every string once */
+	size_t used, cap;
+	struct idmap by_hash;            /* hash of the text -> first entry with that hash */
+	size_t bytes;                    /* bytes of text held (NULs included) */
+	size_t limit;                    /* most bytes held, 0: no limit */
 };
 
-#define STRPOOL_INIT { NULL, NULL, 0, 0, 0, 0 }
+#define STRPOOL_INIT { NULL, NULL, 0, 0, IDMAP_INIT, 0, 0 }
 
 /*
  * The pooled copy of len bytes at s (need not be NUL-terminated; the copy
