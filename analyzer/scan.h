@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct sqlite3;
+
 /*
  * The one thread-count knob of the analyzer's scans (scan_table, scan_totals
  * and the viewer's timeline scan): AGPROF_SCAN_THREADS, else the online CPUs,
@@ -49,6 +51,13 @@ struct scan_result {
 int scan_table(const char *path, const char *table, const char *k1, const char *k2,
 	       const char *flag, const char *ok, struct scan_result *out);
 void scan_result_release(struct scan_result *r);
+
+/*
+ * The rowid range [*lo, *hi] of table on db (hi < lo when it is empty),
+ * the one way both the report's scans and the viewer's split a table into
+ * chunks.  0, or -1 after an error line.
+ */
+int scan_id_range(struct sqlite3 *db, const char *table, int64_t *lo, int64_t *hi);
 
 /*
  * Only the row count and summed end_ns - start_ns of table, in the same

@@ -1,5 +1,6 @@
 /* timeline_lanes.c - the background scan that finds the lanes and fills their density bins; tracks; polling. */
 #include "timeline_internal.h"
+#include "scan.h"
 #include "checked.h"
 #include "db.h"
 #include "duration.h"
@@ -353,22 +354,9 @@ int tl_make_tasks(struct timeline *tl, struct tl_loader *ld)
 	size_t alloc = 0;
 
 	for (size_t t = 0; t < NSCAN_TABLES; t++) {
-		char sql[128];
-		sqlite3_stmt *st;
-
-		/* one aggregate per statement: min(id) and max(id) together scan the table */
-		has[t] = 0;
-		for (int m = 0; m < 2; m++) {
-			snprintf(sql, sizeof(sql), "SELECT %s(id) FROM %s", m ? "max" : "min", scan_tables[t].table);
-			st = db_prepare(tl->rec->db, sql);
-			if (!st)
-				return -1;
-			if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
-				*(m ? &hi[t] : &lo[t]) = sqlite3_column_int64(st, 0);
-				has[t] = 1;
-			}
-			sqlite3_finalize(st);
-		}
+		if (scan_id_range(tl->rec->db, scan_tables[t].table, &lo[t], &hi[t]))
+			return -1;
+		has[t] = hi[t] >= lo[t];
 	}
 	/*
 	 * Chunk k of a table is visited in bit-reversed order (0, 1/2, 1/4,
