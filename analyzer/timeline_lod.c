@@ -266,37 +266,30 @@ static void sort_unique(struct tl_render *r)
 	r->nslices = k;
 }
 
+/*
+ * Sum bins [b0, b1): whole coarse bins in the middle, fine bins at the
+ * edges.  One body for the 32-bit counts and the 64-bit busy times.
+ */
+#define SUM_BINS(fine, coarse, b0, b1)                                                             \
+	({                                                                                         \
+		uint64_t n_ = 0;                                                                   \
+		for (int64_t b_ = (b0); b_ < (b1);) {                                              \
+			int whole_ = (coarse) && b_ % TL_COARSE == 0 && b_ + TL_COARSE <= (b1);    \
+			n_ += whole_ ? __atomic_load_n(&(coarse)[b_ / TL_COARSE], __ATOMIC_RELAXED) \
+				     : __atomic_load_n(&(fine)[b_], __ATOMIC_RELAXED);              \
+			b_ += whole_ ? TL_COARSE : 1;                                              \
+		}                                                                                  \
+		n_;                                                                                \
+	})
+
 uint64_t tl_sum_bins32(const uint32_t *fine, const uint32_t *coarse, int64_t b0, int64_t b1)
 {
-	uint64_t n = 0;
-
-	/* whole coarse bins in the middle, fine bins at the edges */
-	for (int64_t b = b0; b < b1;) {
-		if (coarse && b % TL_COARSE == 0 && b + TL_COARSE <= b1) {
-			n += __atomic_load_n(&coarse[b / TL_COARSE], __ATOMIC_RELAXED);
-			b += TL_COARSE;
-		} else {
-			n += __atomic_load_n(&fine[b], __ATOMIC_RELAXED);
-			b++;
-		}
-	}
-	return n;
+	return SUM_BINS(fine, coarse, b0, b1);
 }
 
 uint64_t tl_sum_bins64(const uint64_t *fine, const uint64_t *coarse, int64_t b0, int64_t b1)
 {
-	uint64_t n = 0;
-
-	for (int64_t b = b0; b < b1;) {
-		if (coarse && b % TL_COARSE == 0 && b + TL_COARSE <= b1) {
-			n += __atomic_load_n(&coarse[b / TL_COARSE], __ATOMIC_RELAXED);
-			b += TL_COARSE;
-		} else {
-			n += __atomic_load_n(&fine[b], __ATOMIC_RELAXED);
-			b++;
-		}
-	}
-	return n;
+	return SUM_BINS(fine, coarse, b0, b1);
 }
 
 /*
