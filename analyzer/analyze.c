@@ -23,6 +23,11 @@ enum analyze_result analyze(struct model *m, struct ruleset *rs, struct recordin
 		ruleset_release(rs);
 		return ANALYZE_BAD_INPUT;
 	}
+	if (gpu_metrics_register(m)) {
+		model_release(m);
+		ruleset_release(rs);
+		return 2;
+	}
 	if (!o->allow_empty && (empty = model_empty_reason(m))) {
 		error("'%s' holds nothing to analyze: %s", rec->path, empty);
 		model_release(m);

@@ -4,6 +4,7 @@
 #include "db.h"
 #include "recording.h"
 #include "strbuf.h"
+#include "json.h"
 #include "util.h"
 
 #include <errno.h>
@@ -18,48 +19,71 @@ struct chrome {
 	struct recording *rec;
 	FILE *out;
 	int64_t t0;
-	int first;
-	struct strbuf sb;
+	struct strbuf sb;  /* the events not written yet */
+	struct json j;     /* writes into sb; inside traceEvents between events */
 };
 
+/* Write the events built so far: memory stays one event, however long the recording. */
 static void emit(struct chrome *c)
 {
-	fputs(c->first ? "\n" : ",\n", c->out);
-	c->first = 0;
 	fwrite(c->sb.buf, 1, c->sb.len, c->out);
 	strbuf_reset(&c->sb);
 }
 
-static const char *col(sqlite3_stmt *s, int i)
-{
-	const char *t = (const char *)sqlite3_column_text(s, i);
-
-	return t ? t : "";
-}
-
-/* One "X" event: name, category, pid, tid, start, end; args added by the caller before '}'. */
+/* One "X" event: name, category, pid, tid, start, end; the caller adds "args" and closes it. */
 static void begin_x(struct chrome *c, const char *name, const char *cat, int64_t pid, int64_t tid, int64_t start,
 		    int64_t end)
 {
-	strbuf_addstr(&c->sb, "{\"name\":");
-	strbuf_add_json_string(&c->sb, name);
-	strbuf_addf(&c->sb, ",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%lld,\"tid\":%lld,\"ts\":%.3f,\"dur\":%.3f", cat,
-		    (long long)pid, (long long)tid, (double)(ts_clamp(start) - c->t0) / 1e3,
-		    (double)span_ns(ts_clamp(start), ts_clamp(end)) / 1e3);
+	struct json *j = &c->j;
+
+	json_begin_object(j);
+	json_kv_str(j, "name", name);
+	json_kv_str(j, "cat", cat);
+	json_kv_str(j, "ph", "X");
+	json_kv_int(j, "pid", (long long)pid);
+	json_kv_int(j, "tid", (long long)tid);
+	json_key(j, "ts");
+	json_fixed(j, (double)(ts_clamp(start) - c->t0) / 1e3, 3);
+	json_key(j, "dur");
+	json_fixed(j, (double)span_ns(ts_clamp(start), ts_clamp(end)) / 1e3, 3);
+	json_key(j, "args");
+	json_begin_object(j);
 }
 
+/* Close the args and the event begin_x opened. */
+static void end_x(struct chrome *c)
+{
+	json_end_object(&c->j);
+	json_end_object(&c->j);
+}
+
+/* "key": "file:line" when the row has a file. */
 static void arg_loc(struct chrome *c, const char *key, sqlite3_stmt *s, int file_col, int line_col)
 {
+	struct strbuf loc = STRBUF_INIT;
+
 	if (sqlite3_column_type(s, file_col) == SQLITE_NULL)
 		return;
-	strbuf_addf(&c->sb, ",\"%s\":", key);
-	{
-		struct strbuf loc = STRBUF_INIT;
+	strbuf_addf(&loc, "%s:%d", db_col_text_or(s, file_col, ""), sqlite3_column_int(s, line_col));
+	json_kv_str(&c->j, key, loc.buf);
+	strbuf_release(&loc);
+}
 
-		strbuf_addf(&loc, "%s:%d", col(s, file_col), sqlite3_column_int(s, line_col));
-		strbuf_add_json_string(&c->sb, loc.buf);
-		strbuf_release(&loc);
-	}
+/* A metadata event naming a process or a thread. */
+static void name_event(struct chrome *c, const char *what, int64_t pid, int64_t tid, const char *name)
+{
+	struct json *j = &c->j;
+
+	json_begin_object(j);
+	json_kv_str(j, "name", what);
+	json_kv_str(j, "ph", "M");
+	json_kv_int(j, "pid", (long long)pid);
+	json_kv_int(j, "tid", (long long)tid);
+	json_key(j, "args");
+	json_begin_object(j);
+	json_kv_str(j, "name", name);
+	json_end_object(j);
+	json_end_object(j);
 }
 
 typedef void (*row_fn)(struct chrome *c, sqlite3_stmt *s);
@@ -83,101 +107,118 @@ static int each_row(struct chrome *c, const char *sql, row_fn fn)
 
 static void process_row(struct chrome *c, sqlite3_stmt *s)
 {
-	strbuf_addf(&c->sb, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%lld,\"tid\":0,\"args\":{\"name\":",
-		    (long long)sqlite3_column_int64(s, 0));
-	{
-		struct strbuf n = STRBUF_INIT;
+	struct strbuf n = STRBUF_INIT;
 
-		strbuf_addf(&n, "%s (pid %lld)", col(s, 1), (long long)sqlite3_column_int64(s, 0));
-		strbuf_add_json_string(&c->sb, n.buf);
-		strbuf_release(&n);
-	}
-	strbuf_addstr(&c->sb, "}}");
+	strbuf_addf(&n, "%s (pid %lld)", db_col_text_or(s, 1, ""), (long long)sqlite3_column_int64(s, 0));
+	name_event(c, "process_name", sqlite3_column_int64(s, 0), 0, n.buf);
+	strbuf_release(&n);
 }
 
 static void thread_row(struct chrome *c, sqlite3_stmt *s)
 {
 	struct strbuf n = STRBUF_INIT;
 
-	strbuf_addf(&c->sb, "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%lld,\"tid\":%lld,\"args\":{\"name\":",
-		    (long long)sqlite3_column_int64(s, 0), (long long)sqlite3_column_int64(s, 1));
-	strbuf_addf(&n, "%s (%s)", col(s, 2), col(s, 3));
-	strbuf_add_json_string(&c->sb, n.buf);
+	strbuf_addf(&n, "%s (%s)", db_col_text_or(s, 2, ""), db_col_text_or(s, 3, ""));
+	name_event(c, "thread_name", sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1), n.buf);
 	strbuf_release(&n);
-	strbuf_addstr(&c->sb, "}}");
 }
 
 static void trace_row(struct chrome *c, sqlite3_stmt *s)
 {
 	struct strbuf n = STRBUF_INIT;
 
-	strbuf_addf(&n, "trace %s #%d", col(s, 4), sqlite3_column_int(s, 6));
+	strbuf_addf(&n, "trace %s #%d", db_col_text_or(s, 4, ""), sqlite3_column_int(s, 6));
 	begin_x(c, n.buf, "tracing", sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
 		sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3));
 	strbuf_release(&n);
-	strbuf_addstr(&c->sb, ",\"args\":{\"signature\":");
-	strbuf_add_json_string(&c->sb, col(s, 5));
+	json_kv_str(&c->j, "signature", db_col_text_or(s, 5, ""));
 	arg_loc(c, "called_at", s, 7, 8);
-	strbuf_addstr(&c->sb, "}}");
+	end_x(c);
 }
 
 static void call_row(struct chrome *c, sqlite3_stmt *s)
 {
-	begin_x(c, col(s, 4), "graph", sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
+	begin_x(c, db_col_text_or(s, 4, ""), "graph", sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
 		sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3));
-	strbuf_addstr(&c->sb, ",\"args\":{\"function\":");
-	strbuf_add_json_string(&c->sb, col(s, 5));
-	strbuf_addf(&c->sb, ",\"ok\":%d", sqlite3_column_int(s, 8));
+	json_kv_str(&c->j, "function", db_col_text_or(s, 5, ""));
+	json_kv_int(&c->j, "ok", sqlite3_column_int(s, 8));
 	arg_loc(c, "called_at", s, 6, 7);
-	strbuf_addstr(&c->sb, "}}");
+	end_x(c);
 }
 
 static void eager_row(struct chrome *c, sqlite3_stmt *s)
 {
-	begin_x(c, col(s, 4), "eager", sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
+	begin_x(c, db_col_text_or(s, 4, ""), "eager", sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
 		sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3));
-	strbuf_addf(&c->sb, ",\"args\":{\"slow_path\":%d", sqlite3_column_int(s, 7));
+	json_kv_int(&c->j, "slow_path", sqlite3_column_int(s, 7));
 	arg_loc(c, "line", s, 5, 6);
-	strbuf_addstr(&c->sb, "}}");
+	end_x(c);
 }
 
 static void blackbox_row(struct chrome *c, sqlite3_stmt *s)
 {
-	begin_x(c, col(s, 4), "py_function", sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
+	begin_x(c, db_col_text_or(s, 4, ""), "py_function", sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
 		sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3));
-	strbuf_addstr(&c->sb, ",\"args\":{\"op_type\":");
-	strbuf_add_json_string(&c->sb, col(s, 5));
-	strbuf_addstr(&c->sb, "}}");
+	json_kv_str(&c->j, "op_type", db_col_text_or(s, 5, ""));
+	end_x(c);
 }
 
 static void gpu_row(struct chrome *c, sqlite3_stmt *s)
 {
-	begin_x(c, sqlite3_column_type(s, 4) == SQLITE_NULL ? col(s, 5) : col(s, 4), "gpu",
+	begin_x(c, sqlite3_column_type(s, 4) == SQLITE_NULL ? db_col_text_or(s, 5, "") : db_col_text_or(s, 4, ""), "gpu",
 		sqlite3_column_int64(s, 0), sat_add64(GPU_TID_BASE, sqlite3_column_int64(s, 1)), sqlite3_column_int64(s, 2),
 		sqlite3_column_int64(s, 3));
-	strbuf_addstr(&c->sb, ",\"args\":{\"kind\":");
-	strbuf_add_json_string(&c->sb, col(s, 5));
-	strbuf_addf(&c->sb, ",\"device\":%d,\"stream\":%lld}}", sqlite3_column_int(s, 6),
-		    (long long)sqlite3_column_int64(s, 1));
+	json_kv_str(&c->j, "kind", db_col_text_or(s, 5, ""));
+	json_kv_int(&c->j, "device", sqlite3_column_int(s, 6));
+	json_kv_int(&c->j, "stream", (long long)sqlite3_column_int64(s, 1));
+	end_x(c);
 }
 
 static void gpu_stream_row(struct chrome *c, sqlite3_stmt *s)
 {
-	strbuf_addf(&c->sb,
-		    "{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%lld,\"tid\":%lld,\"args\":{\"name\":\"GPU %d stream %lld\"}}",
-		    (long long)sqlite3_column_int64(s, 0), (long long)sat_add64(GPU_TID_BASE, sqlite3_column_int64(s, 1)),
-		    sqlite3_column_int(s, 2), (long long)sqlite3_column_int64(s, 1));
+	struct strbuf n = STRBUF_INIT;
+
+	strbuf_addf(&n, "GPU %d stream %lld", sqlite3_column_int(s, 2), (long long)sqlite3_column_int64(s, 1));
+	name_event(c, "thread_name", sqlite3_column_int64(s, 0), sat_add64(GPU_TID_BASE, sqlite3_column_int64(s, 1)),
+		   n.buf);
+	strbuf_release(&n);
+}
+
+/* {"displayTimeUnit": ..., "otherData": ..., "traceEvents": [ (events one a line follow) */
+static void begin_trace(struct chrome *c)
+{
+	struct json *j = &c->j;
+
+	json_init(j, &c->sb);
+	json_begin_object(j);
+	json_kv_str(j, "displayTimeUnit", "ms");
+	json_key(j, "otherData");
+	json_begin_object(j);
+	json_kv_str(j, "producer", "agprof");
+	json_end_object(j);
+	json_key(j, "traceEvents");
+	json_begin_array(j, JSON_LINES);
+	emit(c);
+}
+
+static void end_trace(struct chrome *c)
+{
+	strbuf_addch(&c->sb, '\n');
+	json_end_array(&c->j);
+	json_end_object(&c->j);
+	strbuf_addch(&c->sb, '\n');
+	emit(c);
 }
 
 int chrome_export(struct recording *rec, FILE *out)
 {
-	struct chrome c = { .rec = rec, .out = out, .first = 1 };
+	struct chrome c = { .rec = rec, .out = out };
 	char *start = db_meta_get(rec->db, "start_ns");
 	int ret = -1;
 
 	c.t0 = ts_clamp(start ? strtoll(start, NULL, 10) : 0);
 	free(start);
-	fputs("{\"displayTimeUnit\":\"ms\",\"otherData\":{\"producer\":\"agprof\"},\"traceEvents\":[", out);
+	begin_trace(&c);
 	if (each_row(&c, "SELECT pid, coalesce(CASE WHEN json_valid(argv) THEN json_extract(argv, '$[0]') END, 'process')"
 			 " FROM processes", process_row) ||
 	    each_row(&c, "SELECT pid, tid, coalesce(name, ''), role FROM threads", thread_row) ||
@@ -202,7 +243,7 @@ int chrome_export(struct recording *rec, FILE *out)
 	    each_row(&c, "SELECT g.pid, coalesce(g.stream, 0), g.start_ns, g.end_ns, n.text, g.kind, coalesce(g.device, 0)"
 			 " FROM gpu_activity g LEFT JOIN strings n ON n.id = g.name_id", gpu_row))
 		goto cleanup;
-	fputs("\n]}\n", out);
+	end_trace(&c);
 	if (fflush(out) || ferror(out)) {
 		error("cannot write the trace: %s", strerror(errno));
 		ret = CHROME_WRITE_FAILED;

@@ -345,183 +345,284 @@ static int graph_nodes_equal(const struct graph_fn *gfs, size_t ngfs, int64_t ta
 	return na == nb;
 }
 
-static int explain_one(struct model *m, sqlite3_stmt *consts, const struct graph_fn *gfs, size_t ngfs,
-		       struct model_function *f, size_t k)
+/* What the classifiers of one retrace share: trace b of f, compared with trace a. */
+struct retrace_ctx {
+	struct model *m;
+	sqlite3_stmt *consts;
+	const struct graph_fn *gfs;
+	size_t ngfs;
+	struct model_function *f;
+	const struct model_trace *a, *b;
+	struct retrace_explanation *why;
+	int object_seen;    /* an earlier trace came from b's tf.function object */
+	struct strbuf sb;   /* the detail being built */
+};
+
+/*
+ * A classifier names the cause when it recognises it: 1 (why filled), 0
+ * (not this cause: the next one is asked), -1 on error.  They are asked in
+ * the order of the table in explain_one: the first that answers wins.
+ */
+typedef int (*retrace_classifier)(struct retrace_ctx *c);
+
+/* The closest earlier trace: same tf.function object when there is one; sets c->a and object_seen. */
+static void pick_compared(struct retrace_ctx *c, size_t k)
 {
-	struct model_trace *b = &f->traces[k];
-	struct retrace_explanation *why = &b->why;
-	const struct model_trace *a;
+	const struct model_function *f = c->f;
 	size_t best = k - 1, best_d = (size_t)-1;
-	int object_seen = 0, any_same_object = 0;
-	struct strbuf sb = STRBUF_INIT;
 
 	for (size_t j = 0; j < k; j++)
-		if (f->traces[j].function_object == b->function_object)
-			object_seen = any_same_object = 1;
-	/* Closest earlier trace: same tf.function object when there is one. */
+		if (f->traces[j].function_object == c->b->function_object)
+			c->object_seen = 1;
 	for (size_t j = k; j-- > 0;) {
 		size_t d;
 
-		if (any_same_object && f->traces[j].function_object != b->function_object)
+		if (c->object_seen && f->traces[j].function_object != c->b->function_object)
 			continue;
-		d = trace_distance(&f->traces[j], b);
+		d = trace_distance(&f->traces[j], c->b);
 		if (d < best_d) {
 			best_d = d;
 			best = j;
 		}
 	}
-	why->compared_with = best;
-	a = &f->traces[best];
+	c->why->compared_with = best;
+	c->a = &f->traces[best];
+}
 
-	if (object_seen && a->function_object == b->function_object && a->variables_created > 0 &&
-	    trace_distance(a, b) == 0) {
-		/*
-		 * A first call that creates tf.Variables traces twice: once
-		 * creating them, once more without.  This trace belongs to the
-		 * earlier one's call, and to its cause.
-		 */
-		why->cause = a->why.cause != CAUSE_NONE ? a->why.cause : CAUSE_UNKNOWN;
-		why->followup = 1;
-		why->argument = a->why.argument;
-		why->before = a->why.before;
-		why->after = a->why.after;
-		why->detail = model_strf(m, "second trace of one call: the trace before created %d tf.Variable%s, so "
-					 "TensorFlow traced again without creating them%s%s",
-					 a->variables_created, a->variables_created == 1 ? "" : "s",
-					 a->why.detail ? "; that trace: " : "", a->why.detail ? a->why.detail : "");
-		goto done;
-	}
-	if (!object_seen && b->object_trace_no <= 1) {
-		why->cause = CAUSE_NEW_FUNCTION_OBJECT;
-		why->detail = model_strf(m, "a new tf.function object wraps %s (its first trace; %zu objects so far)",
-					 f->name, f->function_objects > 0 ? f->function_objects : (size_t)2);
-		goto done;
-	}
-	if (structure_differs(a, b)) {
-		why->cause = CAUSE_INPUT_STRUCTURE;
-		why->before = arg_list(m, a);
-		why->after = arg_list(m, b);
-		for (size_t i = 0; i < a->ninputs || i < b->ninputs; i++) {
-			const char *na = i < a->ninputs ? a->inputs[i].name : NULL;
-			const char *nb = i < b->ninputs ? b->inputs[i].name : NULL;
+/*
+ * A first call that creates tf.Variables traces twice: once creating them,
+ * once more without.  This trace belongs to the earlier one's call, and to
+ * its cause.
+ */
+static int classify_followup(struct retrace_ctx *c)
+{
+	const struct model_trace *a = c->a;
+	struct retrace_explanation *why = c->why;
 
-			if (!eq(na, nb)) {
-				why->argument = nb ? nb : na;
-				break;
-			}
-		}
-		why->detail = model_strf(m, "arguments %s -> %s", why->before, why->after);
-		goto done;
-	}
-	{
-		enum retrace_cause cause = CAUSE_NONE;
-		size_t at = 0;
+	if (!c->object_seen || a->function_object != c->b->function_object || a->variables_created <= 0 ||
+	    trace_distance(a, c->b) != 0)
+		return 0;
+	why->cause = a->why.cause != CAUSE_NONE ? a->why.cause : CAUSE_UNKNOWN;
+	why->followup = 1;
+	why->argument = a->why.argument;
+	why->before = a->why.before;
+	why->after = a->why.after;
+	why->detail = model_strf(c->m, "second trace of one call: the trace before created %d tf.Variable%s, so "
+				 "TensorFlow traced again without creating them%s%s",
+				 a->variables_created, a->variables_created == 1 ? "" : "s",
+				 a->why.detail ? "; that trace: " : "", a->why.detail ? a->why.detail : "");
+	return 1;
+}
 
-		for (size_t i = 0; i < b->ninputs; i++) {
-			enum retrace_cause c = input_diff(&a->inputs[i], &b->inputs[i]);
+static int classify_new_object(struct retrace_ctx *c)
+{
+	if (c->object_seen || c->b->object_trace_no > 1)
+		return 0;
+	c->why->cause = CAUSE_NEW_FUNCTION_OBJECT;
+	c->why->detail = model_strf(c->m, "a new tf.function object wraps %s (its first trace; %zu objects so far)",
+				    c->f->name, c->f->function_objects > 0 ? c->f->function_objects : (size_t)2);
+	return 1;
+}
 
-			if (cause_rank(c) > cause_rank(cause)) {
-				cause = c;
-				at = i;
-			}
-		}
-		if (cause != CAUSE_NONE) {
-			const struct model_trace_input *x = &a->inputs[at], *y = &b->inputs[at];
+static int classify_structure(struct retrace_ctx *c)
+{
+	const struct model_trace *a = c->a, *b = c->b;
+	struct retrace_explanation *why = c->why;
 
-			why->cause = cause;
-			why->argument = y->name;
-			if (is_kind(x->kind, "object") && is_kind(y->kind, "object") && cause != CAUSE_PYTHON_OBJECT) {
-				/* A nested argument recorded whole: describe the containers. */
-				why->before = structure_summary(m, x->value);
-				why->after = structure_summary(m, y->value);
-				strbuf_addf(&sb, "%s: %s -> %s", y->name, why->before, why->after);
-				if (cause != CAUSE_INPUT_STRUCTURE) {
-					why->before = x->value;
-					why->after = y->value;
-				}
-				why->detail = model_strdup(m, sb.buf);
-				goto done;
-			}
-			switch (cause) {
-			case CAUSE_SHAPE:
-				why->before = x->shape;
-				why->after = y->shape;
-				strbuf_addf(&sb, "%s: %s -> %s", y->name, x->shape, y->shape);
-				shape_dims(&sb, x->shape, y->shape);
-				break;
-			case CAUSE_DTYPE:
-				why->before = x->dtype;
-				why->after = y->dtype;
-				strbuf_addf(&sb, "%s: %s -> %s", y->name, x->dtype, y->dtype);
-				break;
-			case CAUSE_PYTHON_VALUE: {
-				int identical;
+	if (!structure_differs(a, b))
+		return 0;
+	why->cause = CAUSE_INPUT_STRUCTURE;
+	why->before = arg_list(c->m, a);
+	why->after = arg_list(c->m, b);
+	for (size_t i = 0; i < a->ninputs || i < b->ninputs; i++) {
+		const char *na = i < a->ninputs ? a->inputs[i].name : NULL;
+		const char *nb = i < b->ninputs ? b->inputs[i].name : NULL;
 
-				why->before = is_kind(x->kind, "python") ? x->value : model_strf(m, "<%s>", x->kind);
-				why->after = is_kind(y->kind, "python") ? y->value : model_strf(m, "<%s>", y->kind);
-				strbuf_addf(&sb, "%s: %s -> %s", y->name, why->before, why->after);
-				if (diff_constants(m, consts, gfs, ngfs, a, b, y->value, why, &identical))
-					goto fail;
-				if (why->const_name)
-					strbuf_addf(&sb, " (graph constant %s: %s -> %s)", why->const_name,
-						    why->const_before, why->const_after);
-				break;
-			}
-			case CAUSE_PYTHON_OBJECT:
-				why->before = x->value;
-				why->after = y->value;
-				if (eq(object_type(m, x->value), object_type(m, y->value)))
-					strbuf_addf(&sb, "%s: a new %s object that compares unequal to the earlier one (%s -> %s)",
-						    y->name, object_type(m, y->value), x->value, y->value);
-				else
-					strbuf_addf(&sb, "%s: %s -> %s", y->name, x->value, y->value);
-				break;
-			default:
-				why->before = x->kind;
-				why->after = y->kind;
-				strbuf_addf(&sb, "%s: %s -> %s", y->name, x->kind, y->kind);
-				why->cause = CAUSE_INPUT_STRUCTURE;
-				break;
-			}
-			why->detail = model_strdup(m, sb.buf);
-			goto done;
+		if (!eq(na, nb)) {
+			why->argument = nb ? nb : na;
+			break;
 		}
 	}
-	/* Same visible signature: an object argument that compared unequal. */
+	why->detail = model_strf(c->m, "arguments %s -> %s", why->before, why->after);
+	return 1;
+}
+
+/* Describers of one argument that changed from x to y, by cause: fill before/after and the detail.  0 or -1. */
+typedef int (*input_describer)(struct retrace_ctx *c, const struct model_trace_input *x,
+			       const struct model_trace_input *y);
+
+static int describe_shape(struct retrace_ctx *c, const struct model_trace_input *x, const struct model_trace_input *y)
+{
+	c->why->before = x->shape;
+	c->why->after = y->shape;
+	strbuf_addf(&c->sb, "%s: %s -> %s", y->name, x->shape, y->shape);
+	shape_dims(&c->sb, x->shape, y->shape);
+	return 0;
+}
+
+static int describe_dtype(struct retrace_ctx *c, const struct model_trace_input *x, const struct model_trace_input *y)
+{
+	c->why->before = x->dtype;
+	c->why->after = y->dtype;
+	strbuf_addf(&c->sb, "%s: %s -> %s", y->name, x->dtype, y->dtype);
+	return 0;
+}
+
+static int describe_python_value(struct retrace_ctx *c, const struct model_trace_input *x,
+				 const struct model_trace_input *y)
+{
+	struct retrace_explanation *why = c->why;
+	int identical;
+
+	why->before = is_kind(x->kind, "python") ? x->value : model_strf(c->m, "<%s>", x->kind);
+	why->after = is_kind(y->kind, "python") ? y->value : model_strf(c->m, "<%s>", y->kind);
+	strbuf_addf(&c->sb, "%s: %s -> %s", y->name, why->before, why->after);
+	if (diff_constants(c->m, c->consts, c->gfs, c->ngfs, c->a, c->b, y->value, why, &identical))
+		return -1;
+	if (why->const_name)
+		strbuf_addf(&c->sb, " (graph constant %s: %s -> %s)", why->const_name, why->const_before,
+			    why->const_after);
+	return 0;
+}
+
+static int describe_python_object(struct retrace_ctx *c, const struct model_trace_input *x,
+				  const struct model_trace_input *y)
+{
+	c->why->before = x->value;
+	c->why->after = y->value;
+	if (eq(object_type(c->m, x->value), object_type(c->m, y->value)))
+		strbuf_addf(&c->sb, "%s: a new %s object that compares unequal to the earlier one (%s -> %s)", y->name,
+			    object_type(c->m, y->value), x->value, y->value);
+	else
+		strbuf_addf(&c->sb, "%s: %s -> %s", y->name, x->value, y->value);
+	return 0;
+}
+
+/* Any other difference (the kind of argument changed) is a change of structure. */
+static int describe_kind(struct retrace_ctx *c, const struct model_trace_input *x, const struct model_trace_input *y)
+{
+	c->why->before = x->kind;
+	c->why->after = y->kind;
+	strbuf_addf(&c->sb, "%s: %s -> %s", y->name, x->kind, y->kind);
+	c->why->cause = CAUSE_INPUT_STRUCTURE;
+	return 0;
+}
+
+static const input_describer describers[CAUSE__COUNT] = {
+	[CAUSE_SHAPE] = describe_shape,
+	[CAUSE_DTYPE] = describe_dtype,
+	[CAUSE_PYTHON_VALUE] = describe_python_value,
+	[CAUSE_PYTHON_OBJECT] = describe_python_object,
+};
+
+/* A nested argument recorded whole: describe the containers. */
+static void describe_nested(struct retrace_ctx *c, enum retrace_cause cause, const struct model_trace_input *x,
+			    const struct model_trace_input *y)
+{
+	struct retrace_explanation *why = c->why;
+
+	why->before = structure_summary(c->m, x->value);
+	why->after = structure_summary(c->m, y->value);
+	strbuf_addf(&c->sb, "%s: %s -> %s", y->name, why->before, why->after);
+	if (cause != CAUSE_INPUT_STRUCTURE) {
+		why->before = x->value;
+		why->after = y->value;
+	}
+}
+
+/* The argument whose difference ranks highest (shape, dtype, value, ...), described by its cause. */
+static int classify_input_diff(struct retrace_ctx *c)
+{
+	enum retrace_cause cause = CAUSE_NONE;
+	const struct model_trace_input *x, *y;
+	size_t at = 0;
+
+	for (size_t i = 0; i < c->b->ninputs; i++) {
+		enum retrace_cause d = input_diff(&c->a->inputs[i], &c->b->inputs[i]);
+
+		if (cause_rank(d) > cause_rank(cause)) {
+			cause = d;
+			at = i;
+		}
+	}
+	if (cause == CAUSE_NONE)
+		return 0;
+	x = &c->a->inputs[at];
+	y = &c->b->inputs[at];
+	c->why->cause = cause;
+	c->why->argument = y->name;
+	if (is_kind(x->kind, "object") && is_kind(y->kind, "object") && cause != CAUSE_PYTHON_OBJECT)
+		describe_nested(c, cause, x, y);
+	else if ((describers[cause] ? describers[cause] : describe_kind)(c, x, y))
+		return -1;
+	c->why->detail = model_strdup(c->m, c->sb.buf);
+	return 1;
+}
+
+/* Same visible signature: an object argument that compared unequal. */
+static int classify_unequal_object(struct retrace_ctx *c)
+{
+	const struct model_trace *a = c->a, *b = c->b;
+	struct retrace_explanation *why = c->why;
+
 	for (size_t i = 0; i < b->ninputs; i++) {
 		int identical;
 
 		if (!is_kind(b->inputs[i].kind, "object"))
 			continue;
-		if (diff_constants(m, consts, gfs, ngfs, a, b, NULL, why, &identical))
-			goto fail;
+		if (diff_constants(c->m, c->consts, c->gfs, c->ngfs, a, b, NULL, why, &identical))
+			return -1;
 		why->const_name = why->const_before = why->const_after = NULL;
 		why->cause = CAUSE_PYTHON_OBJECT;
 		why->argument = b->inputs[i].name;
 		why->before = a->inputs[i].value;
 		why->after = b->inputs[i].value;
-		why->detail = model_strf(m, "%s: a %s object that is new or compares unequal at each call%s",
+		why->detail = model_strf(c->m, "%s: a %s object that is new or compares unequal at each call%s",
 					 b->inputs[i].name, b->inputs[i].value ? b->inputs[i].value : "Python",
-					 identical && graph_nodes_equal(gfs, ngfs, a->id, b->id) ? " (graphs identical)" : "");
-		goto done;
+					 identical && graph_nodes_equal(c->gfs, c->ngfs, a->id, b->id) ? " (graphs identical)"
+													: "");
+		return 1;
 	}
-	why->cause = CAUSE_UNKNOWN;
-	if (!eq(a->signature, b->signature) && a->signature && b->signature) {
-		why->before = a->signature;
-		why->after = b->signature;
-		why->detail = model_strf(m, "signature %s -> %s", a->signature, b->signature);
-	} else {
-		why->detail = model_strdup(m, "no difference in the recorded signature");
-	}
-done:
-	if (!why->detail)
-		why->detail = "";
-	f->cause_counts[why->cause]++;
-	strbuf_release(&sb);
 	return 0;
-fail:
-	strbuf_release(&sb);
-	return -1;
+}
+
+/* Nothing recognised: say what the signatures show. */
+static int classify_unknown(struct retrace_ctx *c)
+{
+	const struct model_trace *a = c->a, *b = c->b;
+
+	c->why->cause = CAUSE_UNKNOWN;
+	if (!eq(a->signature, b->signature) && a->signature && b->signature) {
+		c->why->before = a->signature;
+		c->why->after = b->signature;
+		c->why->detail = model_strf(c->m, "signature %s -> %s", a->signature, b->signature);
+	} else {
+		c->why->detail = model_strdup(c->m, "no difference in the recorded signature");
+	}
+	return 1;
+}
+
+static int explain_one(struct model *m, sqlite3_stmt *consts, const struct graph_fn *gfs, size_t ngfs,
+		       struct model_function *f, size_t k)
+{
+	static const retrace_classifier classifiers[] = {
+		classify_followup, classify_new_object, classify_structure,
+		classify_input_diff, classify_unequal_object, classify_unknown,
+	};
+	struct retrace_ctx c = { .m = m, .consts = consts, .gfs = gfs, .ngfs = ngfs, .f = f,
+				 .b = &f->traces[k], .why = &f->traces[k].why, .sb = STRBUF_INIT };
+	int r = 0;
+
+	pick_compared(&c, k);
+	for (size_t i = 0; r == 0 && i < sizeof(classifiers) / sizeof(classifiers[0]); i++)
+		r = classifiers[i](&c);
+	strbuf_release(&c.sb);
+	if (r < 0)
+		return -1;
+	if (!c.why->detail)
+		c.why->detail = "";
+	f->cause_counts[c.why->cause]++;
+	return 0;
 }
 
 int model_explain_retraces(struct model *m, const struct graph_fn *gfs, size_t ngfs)

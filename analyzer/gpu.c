@@ -4,60 +4,21 @@
 #include "db.h"
 #include "recording.h"
 #include "util.h"
+#include "strpool.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct gpu_pool {
-	char **s;
-	size_t n, cap;
-};
-
 /* Copy s (may be NULL) into g's pool. */
 static const char *pool_dup(struct gpu_model *g, const char *s)
 {
-	struct gpu_pool *p = g->pool;
-	char *c;
-
-	if (!s)
-		return NULL;
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? p->cap * 2 : 64;
-		char **a = realloc(p->s, cap * sizeof(*a));
-		if (!a)
-			return NULL;
-		p->s = a;
-		p->cap = cap;
-	}
-	c = strdup(s);
-	if (c)
-		p->s[p->n++] = c;
-	return c;
+	return strpool_str(g->pool, s);
 }
 
-/* Grow *arr (elem-sized items, *cap of them) to hold n + 1.  0 or -1. */
-static int grow(void *arr, size_t n, size_t *cap, size_t elem)
-{
-	void **pa = arr;
-	void *a;
-	size_t c;
+/* ARRAY_GROW that says "out of memory": 0 or -1. */
+#define GROW(a, n, cap) (ARRAY_GROW(a, n, cap) ? error("out of memory") : 0)
 
-	if (n < *cap)
-		return 0;
-	c = *cap ? *cap * 2 : 16;
-	a = realloc(*pa, c * elem);
-	if (!a)
-		return error("out of memory");
-	*pa = a;
-	*cap = c;
-	return 0;
-}
-
-static const char *col_text(sqlite3_stmt *s, int i)
-{
-	return (const char *)sqlite3_column_text(s, i);
-}
 
 /* Run a statement to its end; -1 (after printing) when it fails midway. */
 static int finish(sqlite3 *db, sqlite3_stmt *s, int rc)
@@ -123,8 +84,8 @@ static int load_status(struct gpu_model *g, sqlite3 *db)
 	if (!s)
 		return -1;
 	if ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		g->status = pool_dup(g, col_text(s, 0));
-		g->detail = pool_dup(g, col_text(s, 1));
+		g->status = db_col_pooled(s, 0, g->pool);
+		g->detail = db_col_pooled(s, 1, g->pool);
 		rc = SQLITE_DONE;
 	}
 	if (finish(db, s, rc))
@@ -151,7 +112,7 @@ static int load_totals(struct gpu_model *g, sqlite3 *db)
 	if (!s)
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		const char *kind = col_text(s, 0);
+		const char *kind = db_col_text(s, 0);
 		int64_t n = sqlite3_column_int64(s, 1), ns = ts_clamp(sqlite3_column_int64(s, 2));
 
 		if (!kind)
@@ -230,11 +191,11 @@ static int load_kernels(struct gpu_model *g, sqlite3 *db)
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		struct gpu_kernel_stat *k;
 
-		if (grow(&g->kernel_stats, g->nkernel_stats, &cap, sizeof(*k)))
+		if (GROW(g->kernel_stats, g->nkernel_stats, cap))
 			break;
 		k = &g->kernel_stats[g->nkernel_stats++];
 		memset(k, 0, sizeof(*k));
-		k->name = pool_dup(g, col_text(s, 0));
+		k->name = db_col_pooled(s, 0, g->pool);
 		k->count = sqlite3_column_int64(s, 2);
 		k->total_ns = ts_clamp(sqlite3_column_int64(s, 3));
 		k->min_ns = ts_clamp(sqlite3_column_int64(s, 4));
@@ -261,7 +222,7 @@ static struct gpu_copy_stat *copy_stat(struct gpu_model *g, size_t *cap, const c
 	for (size_t i = 0; i < g->ncopy_stats; i++)
 		if (!strcmp(g->copy_stats[i].kind, kind))
 			return &g->copy_stats[i];
-	if (grow(&g->copy_stats, g->ncopy_stats, cap, sizeof(*c)))
+	if (GROW(g->copy_stats, g->ncopy_stats, *cap))
 		return NULL;
 	c = &g->copy_stats[g->ncopy_stats++];
 	memset(c, 0, sizeof(*c));
@@ -293,14 +254,14 @@ static int load_copies(struct gpu_model *g, sqlite3 *db)
 	if (!s)
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		struct gpu_copy_stat *c = copy_stat(g, &cap, col_text(s, 0));
+		struct gpu_copy_stat *c = copy_stat(g, &cap, db_col_text(s, 0));
 
 		if (!c)
 			break;
 		c->count++;
 		c->bytes = sat_add64(c->bytes, sqlite3_column_int64(s, 1));
 		c->total_ns = dur_add(c->total_ns, ts_clamp(sqlite3_column_int64(s, 2)));
-		if (gpu_sync_kind(col_text(s, 3)) == 1) {
+		if (gpu_sync_kind(db_col_text(s, 3)) == 1) {
 			c->sync_count++;
 			c->sync_ns = dur_add(c->sync_ns, ts_clamp(sqlite3_column_int64(s, 4)));
 		}
@@ -333,7 +294,7 @@ static int load_streams(struct gpu_model *g, sqlite3 *db)
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		struct gpu_stream_stat *t;
 
-		if (grow(&g->streams, g->nstreams, &cap, sizeof(*t)))
+		if (GROW(g->streams, g->nstreams, cap))
 			break;
 		t = &g->streams[g->nstreams++];
 		t->pid = sqlite3_column_int64(s, 0);
@@ -362,7 +323,7 @@ struct spans {
 
 static int spans_add(struct spans *sp, int64_t start, int64_t end)
 {
-	if (grow(&sp->v, sp->n, &sp->cap, sizeof(*sp->v)))
+	if (GROW(sp->v, sp->n, sp->cap))
 		return -1;
 	sp->v[sp->n].start = start;
 	sp->v[sp->n].end = end;
@@ -559,6 +520,54 @@ static void gap_name_add(struct gap_names *gn, int64_t id)
  * (host_in_idle_ns), and each event is counted against the top gaps it
  * overlaps.
  */
+/*
+ * Count a host event [a, b) of source src (0 eager op, 1 graph call, 2 API
+ * call named name_id) in the top gaps it overlaps (few, sorted).
+ */
+static void count_in_top_gaps(struct gpu_model *g, struct gap_names *names, int64_t a, int64_t b, int src,
+			      int64_t name_id)
+{
+	for (size_t t = 0; t < g->ntop_gaps; t++) {
+		struct gpu_gap *gp = &g->top_gaps[t];
+
+		if (gp->start_ns >= b)
+			break;
+		if (gp->end_ns <= a)
+			continue;
+		if (src == 0)
+			gp->eager_ops++;
+		else if (src == 1)
+			gp->function_calls++;
+		else {
+			gp->api_calls++;
+			gap_name_add(&names[t], name_id);
+		}
+	}
+}
+
+/* Intersect the merged host interval [os, oe) with the gaps, from gaps->v[*gi] on (both in time order). */
+static void host_in_gaps(struct gpu_model *g, struct spans *gaps, size_t *gi, int64_t os, int64_t oe)
+{
+	while (*gi < gaps->n) {
+		struct span *gp = &gaps->v[*gi];
+		int64_t lo, hi;
+
+		if (gp->end <= os) {
+			(*gi)++;
+			continue;
+		}
+		if (gp->start >= oe)
+			return;
+		lo = gp->start > os ? gp->start : os;
+		hi = gp->end < oe ? gp->end : oe;
+		gp->host += hi - lo;
+		g->host_in_idle_ns += hi - lo;
+		if (gp->end > oe)
+			return;
+		(*gi)++;
+	}
+}
+
 static int load_host_overlap(struct gpu_model *g, sqlite3 *db, struct spans *gaps,
 			     struct gap_names *names)
 {
@@ -585,46 +594,15 @@ static int load_host_overlap(struct gpu_model *g, sqlite3 *db, struct spans *gap
 
 			if (b < a)
 				b = a;
-			/* Count the event against the top gaps it overlaps (few, sorted). */
-			for (size_t t = 0; t < g->ntop_gaps; t++) {
-				struct gpu_gap *gp = &g->top_gaps[t];
-				if (gp->start_ns >= b)
-					break;
-				if (gp->end_ns <= a)
-					continue;
-				if (src == 0)
-					gp->eager_ops++;
-				else if (src == 1)
-					gp->function_calls++;
-				else {
-					gp->api_calls++;
-					gap_name_add(&names[t], sqlite3_column_int64(s, 3));
-				}
-			}
+			count_in_top_gaps(g, names, a, b, src, sqlite3_column_int64(s, 3));
 			got = merge_step(&m, a, b, &os, &oe);
 		} else {
 			got = m.open;
 			os = m.s, oe = m.e;
 			m.open = 0;
 		}
-		/* Intersect the merged host interval [os, oe) with the gaps. */
-		while (got && gi < gaps->n) {
-			struct span *gp = &gaps->v[gi];
-			if (gp->end <= os) {
-				gi++;
-				continue;
-			}
-			if (gp->start >= oe)
-				break;
-			int64_t lo = gp->start > os ? gp->start : os;
-			int64_t hi = gp->end < oe ? gp->end : oe;
-			gp->host += hi - lo;
-			g->host_in_idle_ns += hi - lo;
-			if (gp->end <= oe)
-				gi++;
-			else
-				break;
-		}
+		if (got)
+			host_in_gaps(g, gaps, &gi, os, oe);
 		if (!more)
 			break;
 	}
@@ -668,7 +646,7 @@ static const char *string_text(struct gpu_model *g, sqlite3 *db, int64_t id)
 		return NULL;
 	sqlite3_bind_int64(s, 1, id);
 	if (sqlite3_step(s) == SQLITE_ROW)
-		t = pool_dup(g, col_text(s, 0));
+		t = db_col_pooled(s, 0, g->pool);
 	sqlite3_finalize(s);
 	return t;
 }
@@ -715,11 +693,11 @@ static int load_gap_details(struct gpu_model *g, sqlite3 *db, const struct gap_n
 			sqlite3_bind_int64(q[k], 3, maxdur);
 		}
 		if (sqlite3_step(op) == SQLITE_ROW)
-			gp->top_op = pool_dup(g, col_text(op, 0));
+			gp->top_op = db_col_pooled(op, 0, g->pool);
 		if (sqlite3_step(site) == SQLITE_ROW) {
-			gp->site.file = pool_dup(g, col_text(site, 0));
+			gp->site.file = db_col_pooled(site, 0, g->pool);
 			gp->site.line = sqlite3_column_int(site, 1);
-			gp->site.func = pool_dup(g, col_text(site, 2));
+			gp->site.func = db_col_pooled(site, 2, g->pool);
 		}
 	}
 	sqlite3_finalize(op);
@@ -752,7 +730,7 @@ static int load_latency(struct gpu_model *g, sqlite3 *db)
 	if (!s)
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (grow(&v, n, &cap, sizeof(*v)))
+		if (GROW(v, n, cap))
 			break;
 		v[n] = sqlite3_column_int64(s, 0);
 		sum += v[n++];
@@ -807,6 +785,27 @@ static int cmp_sync(const void *a, const void *b)
 	return x->total_ns < y->total_ns ? 1 : x->total_ns > y->total_ns ? -1 : strcmp(x->api, y->api);
 }
 
+static int load_sync_sites(struct gpu_model *g, sqlite3 *db);
+
+/* The row of api in g->sync_stats, added (kind: gpu_sync_kind) when new; NULL when memory is short. */
+static struct gpu_sync_stat *sync_stat_of(struct gpu_model *g, const char *api, int kind, int64_t start_ns,
+					  size_t *cap)
+{
+	struct gpu_sync_stat *y;
+
+	for (size_t i = 0; i < g->nsync_stats; i++)
+		if (!strcmp(g->sync_stats[i].api, api))
+			return &g->sync_stats[i];
+	if (GROW(g->sync_stats, g->nsync_stats, *cap))
+		return NULL;
+	y = &g->sync_stats[g->nsync_stats++];
+	memset(y, 0, sizeof(*y));
+	y->api = pool_dup(g, api);
+	y->is_copy = kind == 1;
+	y->first_ns = start_ns;
+	return y;
+}
+
 static int load_syncs(struct gpu_model *g, sqlite3 *db)
 {
 	int64_t cur_pid = -1, cur_tid = -1, outer_end = -1;
@@ -829,7 +828,7 @@ static int load_syncs(struct gpu_model *g, sqlite3 *db)
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t pid = sqlite3_column_int64(s, 0), tid = sqlite3_column_int64(s, 1);
 		int64_t st = sqlite3_column_int64(s, 2), en = sqlite3_column_int64(s, 3);
-		const char *api = col_text(s, 4);
+		const char *api = db_col_text(s, 4);
 		int kind = gpu_sync_kind(api);
 		struct gpu_sync_stat *y = NULL;
 
@@ -841,18 +840,8 @@ static int load_syncs(struct gpu_model *g, sqlite3 *db)
 		if (en <= outer_end)
 			continue;       /* nested in the previous sync call of this thread */
 		outer_end = en;
-		for (size_t i = 0; i < g->nsync_stats; i++)
-			if (!strcmp(g->sync_stats[i].api, api))
-				y = &g->sync_stats[i];
-		if (!y) {
-			if (grow(&g->sync_stats, g->nsync_stats, &cap, sizeof(*y)))
-				break;
-			y = &g->sync_stats[g->nsync_stats++];
-			memset(y, 0, sizeof(*y));
-			y->api = pool_dup(g, api);
-			y->is_copy = kind == 1;
-			y->first_ns = st;
-		}
+		if (!(y = sync_stat_of(g, api, kind, st, &cap)))
+			break;
 		y->count++;
 		y->total_ns += en - st;
 		y->with_op += sqlite3_column_int64(s, 5) != 0;
@@ -866,8 +855,14 @@ static int load_syncs(struct gpu_model *g, sqlite3 *db)
 	if (!g->nsync_stats)
 		return 0;
 	qsort(g->sync_stats, g->nsync_stats, sizeof(*g->sync_stats), cmp_sync);
+	return load_sync_sites(g, db);
+}
 
-	s = db_prepare(db, host_op_sql);
+/* The host op and line that issued each synchronous API the most. */
+static int load_sync_sites(struct gpu_model *g, sqlite3 *db)
+{
+	sqlite3_stmt *s = db_prepare(db, host_op_sql);
+
 	if (!s)
 		return -1;
 	for (size_t i = 0; i < g->nsync_stats; i++) {
@@ -878,10 +873,10 @@ static int load_syncs(struct gpu_model *g, sqlite3 *db)
 		sqlite3_reset(s);
 		sqlite3_bind_text(s, 1, y->api, -1, SQLITE_STATIC);
 		if (sqlite3_step(s) == SQLITE_ROW) {
-			y->top_op = pool_dup(g, col_text(s, 0));
-			y->site.file = pool_dup(g, col_text(s, 1));
+			y->top_op = db_col_pooled(s, 0, g->pool);
+			y->site.file = db_col_pooled(s, 1, g->pool);
 			y->site.line = sqlite3_column_int(s, 2);
-			y->site.func = pool_dup(g, col_text(s, 3));
+			y->site.func = db_col_pooled(s, 3, g->pool);
 		}
 	}
 	sqlite3_finalize(s);
@@ -924,13 +919,13 @@ static int load_ops(struct gpu_model *g, sqlite3 *db)
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		struct gpu_op_stat *o;
 
-		if (!col_text(s, 0))
+		if (!db_col_text(s, 0))
 			continue;
-		if (grow(&g->op_stats, g->nop_stats, &cap, sizeof(*o)))
+		if (GROW(g->op_stats, g->nop_stats, cap))
 			break;
 		o = &g->op_stats[g->nop_stats++];
-		o->op = pool_dup(g, col_text(s, 0));
-		o->table = pool_dup(g, col_text(s, 1));
+		o->op = db_col_pooled(s, 0, g->pool);
+		o->table = db_col_pooled(s, 1, g->pool);
 		o->kernels = sqlite3_column_int64(s, 2);
 		o->kernel_ns = sqlite3_column_int64(s, 3);
 	}
@@ -999,12 +994,9 @@ fail:
 
 void gpu_model_release(struct gpu_model *g)
 {
-	if (g->pool) {
-		for (size_t i = 0; i < g->pool->n; i++)
-			free(g->pool->s[i]);
-		free(g->pool->s);
-		free(g->pool);
-	}
+	if (g->pool)
+		strpool_release(g->pool);
+	free(g->pool);
 	free(g->kernel_stats);
 	free(g->copy_stats);
 	free(g->streams);

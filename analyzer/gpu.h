@@ -145,7 +145,7 @@ struct gpu_model {
 	struct gpu_op_stat *op_stats;          /* by kernel_ns */
 	size_t nop_stats;
 
-	struct gpu_pool *pool;                 /* private: the strings */
+	struct strpool *pool;                 /* private: the strings */
 };
 
 /*

@@ -1,7 +1,7 @@
 /*
  * gpu_metrics.c - the GPU part of the model as metric sources for the rules
  * (rules/gpu-idle.rule, launch-bound.rule, host-device-sync.rule and user
- * rules).  model_load() calls gpu_metrics_register() after the built-in
+ * rules).  analyze() calls gpu_metrics_register() after the built-in
  * sources.  Sources:
  *   gpu           one row: the run's GPU totals, utilisation, idle, latency
  *   gpu_kernels   one row per kernel name
@@ -12,15 +12,11 @@
  */
 #include "gpu.h"
 #include "model.h"
+#include "metric_fields.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define NUM(fname, expr) \
-	if (!strcmp(field, fname)) { out->type = METRIC_NUM; out->num = (double)(expr); return 0; }
-#define TEXT(fname, expr) \
-	if (!strcmp(field, fname)) { const char *t_ = (expr); out->type = t_ ? METRIC_TEXT : METRIC_NONE; \
-		out->text = t_; return 0; }
 
 /* One gpu_model shared by the four sources; the last release frees it. */
 struct gpu_shared {
@@ -290,6 +286,13 @@ static void gaps_anchor(const struct model *m, void *data, size_t row, struct me
 	a->cost_ns = p->end_ns - p->start_ns;
 	a->start_ns = p->start_ns;
 	a->end_ns = p->end_ns;
+}
+
+const struct gpu_model *gpu_metrics_model(const struct model *m)
+{
+	const struct metric_source *src = model_find_source(m, "gpu");
+
+	return src && src->release == shared_release ? &((struct gpu_shared *)src->data)->g : NULL;
 }
 
 int gpu_metrics_register(struct model *m)

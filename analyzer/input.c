@@ -115,14 +115,9 @@ static int load_tids(struct input_state *st)
 	if (!s)
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		if (st->ntids + 2 > cap) {
-			int64_t *n = realloc(st->tids, (cap = cap ? cap * 2 : 64) * sizeof(*n));
-
-			if (!n) {
-				sqlite3_finalize(s);
-				return error("out of memory");
-			}
-			st->tids = n;
+		if (grow_array((void **)&st->tids, &cap, st->ntids + 2, sizeof(*st->tids))) {
+			sqlite3_finalize(s);
+			return error("out of memory");
 		}
 		st->tids[st->ntids++] = sqlite3_column_int64(s, 0);
 		st->tids[st->ntids++] = sqlite3_column_int64(s, 1);
@@ -367,17 +362,14 @@ const char *model_format_sites(struct model *m, const struct model_eager_site *s
 	return out;
 }
 
-/* Rebuild m->sites and m->ops from the dispatch groups; fill per-thread dispatch. */
-static int rebuild_dispatch(struct input_state *st)
+/*
+ * Split the groups into input waits and dispatch: add both to their thread
+ * and the session, copy the dispatch groups to d (*nd of them).  0 or -1.
+ */
+static int split_dispatch(struct input_state *st, struct scan_group *d, size_t *nd)
 {
 	struct model *m = st->m;
-	struct scan_group *d = calloc(st->r.ngroups ? st->r.ngroups : 1, sizeof(*d));
-	size_t nd = 0, capops = 0;
-	long ns;
-	int ret = -1;
 
-	if (!d)
-		return error("out of memory");
 	m->session.eager_ops = m->session.eager_ns = 0;
 	m->session.input_waits = m->session.input_ns = 0;
 	for (size_t i = 0; i < st->r.ngroups; i++) {
@@ -386,7 +378,7 @@ static int rebuild_dispatch(struct input_state *st)
 		struct model_thread *t = thread_of(st, KEY_PID(g->k1), KEY_LOW(g->k1));
 
 		if (!t)
-			goto cleanup;
+			return -1;
 		span_add(&t->first_ns, &t->last_ns, g->first_ns, g->last_ns);
 		if (!g->count)
 			continue;
@@ -402,17 +394,17 @@ static int rebuild_dispatch(struct input_state *st)
 		t->eager_ns = dur_add(t->eager_ns, g->total_ns);
 		m->session.eager_ops += g->count;
 		m->session.eager_ns = dur_add(m->session.eager_ns, g->total_ns);
-		d[nd++] = *g;
+		d[(*nd)++] = *g;
 	}
-	/* Sites over all threads. */
-	qsort(d, nd, sizeof(*d), cmp_site_group);
-	free(m->sites);
-	m->sites = NULL;
-	m->nsites = 0;
-	if ((ns = fold_sites(st, d, nd, &m->sites)) < 0)
-		goto cleanup;
-	m->nsites = (size_t)ns;
-	/* Op types. */
+	return 0;
+}
+
+/* m->ops from the dispatch groups d (sorted here by op).  0 or -1. */
+static int fold_ops(struct input_state *st, struct scan_group *d, size_t nd)
+{
+	struct model *m = st->m;
+	size_t capops = 0;
+
 	qsort(d, nd, sizeof(*d), cmp_op_group);
 	free(m->ops);
 	m->ops = NULL;
@@ -422,7 +414,7 @@ static int rebuild_dispatch(struct input_state *st)
 
 		if (i == 0 || d[i].k2 >> 32 != d[i - 1].k2 >> 32) {
 			if (ARRAY_GROW(m->ops, m->nops, capops))
-				goto cleanup;
+				return -1;
 			o = &m->ops[m->nops++];
 			memset(o, 0, sizeof(*o));
 			o->op = op_of(st, &d[i]);
@@ -435,34 +427,66 @@ static int rebuild_dispatch(struct input_state *st)
 	}
 	if (m->nops > 1)
 		qsort(m->ops, m->nops, sizeof(*m->ops), cmp_ops);
-	/* Each thread's busiest lines: its own groups only. */
-	for (size_t k = 0; k < m->nthreads; k++) {
-		struct model_thread *t = &m->threads[k];
-		struct scan_group *mine = calloc(nd ? nd : 1, sizeof(*mine));
-		struct model_eager_site *sites = NULL;
-		size_t n = 0;
+	return 0;
+}
 
-		if (!mine)
-			goto cleanup;
-		for (size_t i = 0; i < nd; i++)
-			if (KEY_PID(d[i].k1) == t->pid && KEY_LOW(d[i].k1) == t->tid)
-				mine[n++] = d[i];
-		qsort(mine, n, sizeof(*mine), cmp_site_group);
-		ns = fold_sites(st, mine, n, &sites);
-		free(mine);
-		if (ns < 0)
-			goto cleanup;
-		if (ns > 0) {
-			t->top_loc = sites[0].loc;
-			t->top_func = sites[0].func;
-			t->top_op = sites[0].top_op;
-			t->top_count = sites[0].count;
-			t->top_first_ns = sites[0].first_ns;
-			t->top_last_ns = sites[0].last_ns;
-		}
-		t->top_sites = model_format_sites(m, sites, (size_t)ns);
-		free(sites);
+/* Thread t's busiest lines: its own dispatch groups only.  0 or -1. */
+static int thread_top_sites(struct input_state *st, struct model_thread *t, const struct scan_group *d, size_t nd)
+{
+	struct scan_group *mine = calloc(nd ? nd : 1, sizeof(*mine));
+	struct model_eager_site *sites = NULL;
+	size_t n = 0;
+	long ns;
+
+	if (!mine)
+		return -1;
+	for (size_t i = 0; i < nd; i++)
+		if (KEY_PID(d[i].k1) == t->pid && KEY_LOW(d[i].k1) == t->tid)
+			mine[n++] = d[i];
+	qsort(mine, n, sizeof(*mine), cmp_site_group);
+	ns = fold_sites(st, mine, n, &sites);
+	free(mine);
+	if (ns < 0)
+		return -1;
+	if (ns > 0) {
+		t->top_loc = sites[0].loc;
+		t->top_func = sites[0].func;
+		t->top_op = sites[0].top_op;
+		t->top_count = sites[0].count;
+		t->top_first_ns = sites[0].first_ns;
+		t->top_last_ns = sites[0].last_ns;
 	}
+	t->top_sites = model_format_sites(st->m, sites, (size_t)ns);
+	free(sites);
+	return 0;
+}
+
+/* Rebuild m->sites and m->ops from the dispatch groups; fill per-thread dispatch. */
+static int rebuild_dispatch(struct input_state *st)
+{
+	struct model *m = st->m;
+	struct scan_group *d = calloc(st->r.ngroups ? st->r.ngroups : 1, sizeof(*d));
+	size_t nd = 0;
+	long ns;
+	int ret = -1;
+
+	if (!d)
+		return error("out of memory");
+	if (split_dispatch(st, d, &nd))
+		goto cleanup;
+	/* Sites over all threads. */
+	qsort(d, nd, sizeof(*d), cmp_site_group);
+	free(m->sites);
+	m->sites = NULL;
+	m->nsites = 0;
+	if ((ns = fold_sites(st, d, nd, &m->sites)) < 0)
+		goto cleanup;
+	m->nsites = (size_t)ns;
+	if (fold_ops(st, d, nd))
+		goto cleanup;
+	for (size_t k = 0; k < m->nthreads; k++)
+		if (thread_top_sites(st, &m->threads[k], d, nd))
+			goto cleanup;
 	ret = 0;
 cleanup:
 	if (ret)
@@ -577,12 +601,11 @@ static void thread_shares(struct model *m)
 }
 
 /* The transformations the program built, in order; their functions by name. */
-static int load_datasets(struct input_state *st)
+/* m->datasets: one per dataset-op dispatch group, per process in the order built.  0 or -1. */
+static int collect_dataset_ops(struct input_state *st)
 {
 	struct model *m = st->m;
 	size_t cap = 0;
-	sqlite3_stmt *s;
-	int rc;
 
 	for (size_t i = 0; i < st->r.ngroups; i++) {
 		const struct scan_group *g = &st->r.groups[i];
@@ -615,6 +638,49 @@ static int load_datasets(struct input_state *st)
 			m->datasets[j] = m->datasets[j - 1];
 			m->datasets[j - 1] = t;
 		}
+	return 0;
+}
+
+/*
+ * Give the graph function name (after "Dataset_"), registered in pid at
+ * created, to the first dataset op built after it that it can belong to.
+ */
+static void attach_dataset_function(struct model *m, const char *name, int64_t created, int64_t pid)
+{
+	int gen = !strncmp(name, "from_generator_", 15);
+
+	for (size_t i = 0; i < m->ndatasets; i++) {
+		struct model_dataset_op *d = &m->datasets[i];
+		size_t tl = strlen(d->transformation);
+
+		if (d->pid != pid || d->start_ns < created || d->function)
+			continue;
+		if (gen && !strcmp(d->transformation, "flat_map")) {
+			d->transformation = "from_generator";
+			d->function = "from_generator";
+		} else if (!gen && !strncmp(name, d->transformation, tl) && name[tl] == '_') {
+			const char *fn = name + tl + 1, *end = fn + strlen(fn);
+
+			while (end > fn && end[-1] >= '0' && end[-1] <= '9')
+				end--;
+			if (end > fn && end[-1] == '_')
+				end--;
+			d->function = end > fn ? model_strndup(m, fn, (size_t)(end - fn)) : NULL;
+		} else {
+			continue;
+		}
+		return;
+	}
+}
+
+static int load_datasets(struct input_state *st)
+{
+	struct model *m = st->m;
+	sqlite3_stmt *s;
+	int rc;
+
+	if (collect_dataset_ops(st))
+		return -1;
 	/*
 	 * A transformation's function is traced and registered right before its
 	 * dataset op runs: "__inference_Dataset_map_augment_15" goes to the
@@ -626,38 +692,11 @@ static int load_datasets(struct input_state *st)
 	if (!s)
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		const char *text = (const char *)sqlite3_column_text(s, 0);
+		const char *text = db_col_text(s, 0);
 		const char *name = text ? strstr(text, "Dataset_") : NULL;  /* LIKE ignores case */
-		int64_t created = sqlite3_column_int64(s, 1), pid = sqlite3_column_int64(s, 2);
-		int gen;
 
-		if (!name)
-			continue;
-		name += 8;
-		gen = !strncmp(name, "from_generator_", 15);
-
-		for (size_t i = 0; i < m->ndatasets; i++) {
-			struct model_dataset_op *d = &m->datasets[i];
-			size_t tl = strlen(d->transformation);
-
-			if (d->pid != pid || d->start_ns < created || d->function)
-				continue;
-			if (gen && !strcmp(d->transformation, "flat_map")) {
-				d->transformation = "from_generator";
-				d->function = "from_generator";
-			} else if (!gen && !strncmp(name, d->transformation, tl) && name[tl] == '_') {
-				const char *fn = name + tl + 1, *end = fn + strlen(fn);
-
-				while (end > fn && end[-1] >= '0' && end[-1] <= '9')
-					end--;
-				if (end > fn && end[-1] == '_')
-					end--;
-				d->function = end > fn ? model_strndup(m, fn, (size_t)(end - fn)) : NULL;
-			} else {
-				continue;
-			}
-			break;
-		}
+		if (name)
+			attach_dataset_function(m, name + 8, sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2));
 	}
 	sqlite3_finalize(s);
 	return rc == SQLITE_DONE ? 0 : error("cannot read recording: %s", sqlite3_errmsg(m->rec->db));

@@ -6,34 +6,17 @@
 #include "checked.h"
 #include "pathdisp.h"
 #include "util.h"
+#include "strpool.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
-struct model_pool {
-	char **blocks;
-	size_t n, cap;
-};
-
 struct model_source_list {
 	struct metric_source *v;
 	size_t n, cap;
 };
-
-int array_grow(void **arr, size_t *cap, size_t elem)
-{
-	size_t ncap = *cap ? *cap * 2 : 16;
-	void *p = realloc(*arr, ncap * elem);
-
-	if (!p)
-		return -1;
-	memset((char *)p + *cap * elem, 0, (ncap - *cap) * elem);
-	*arr = p;
-	*cap = ncap;
-	return 0;
-}
 
 static const char *const cause_names[CAUSE__COUNT] = {
 	[CAUSE_NONE] = NULL,
@@ -74,53 +57,27 @@ int severity_parse(const char *name)
 	return -1;
 }
 
-/* The pool: every string of the model, freed together. */
-
-static const char *pool_keep(struct model *m, char *s)
-{
-	struct model_pool *p = m->pool;
-
-	if (!s)
-		return NULL;
-	if (ARRAY_GROW(p->blocks, p->n, p->cap)) {
-		free(s);
-		return NULL;
-	}
-	p->blocks[p->n++] = s;
-	return s;
-}
+/* The pool: every string of the model, interned, freed together. */
 
 const char *model_strndup(struct model *m, const char *s, size_t len)
 {
-	char *c;
-
-	if (!s)
-		return NULL;
-	c = malloc(len + 1);
-	if (!c)
-		return NULL;
-	memcpy(c, s, len);
-	c[len] = '\0';
-	return pool_keep(m, c);
+	return strpool_intern(m->pool, s, len);
 }
 
 const char *model_strdup(struct model *m, const char *s)
 {
-	return s ? model_strndup(m, s, strlen(s)) : NULL;
+	return strpool_str(m->pool, s);
 }
 
 const char *model_strf(struct model *m, const char *fmt, ...)
 {
 	va_list ap;
-	char *s = NULL;
-	int n;
+	const char *r;
 
 	va_start(ap, fmt);
-	n = vasprintf(&s, fmt, ap);
+	r = strpool_vprintf(m->pool, fmt, ap);
 	va_end(ap);
-	if (n < 0)
-		return NULL;
-	return pool_keep(m, s);
+	return r;
 }
 
 /* Loading. */
@@ -232,13 +189,6 @@ static struct graph_fn *graph_fn_of(const struct loader *l, int64_t id)
 	return bsearch(&key, l->gfs, l->ngfs, sizeof(key), cmp_graph_fn);
 }
 
-static const char *col_text(struct model *m, sqlite3_stmt *s, int i)
-{
-	const unsigned char *t = sqlite3_column_text(s, i);
-
-	return t ? model_strndup(m, (const char *)t, (size_t)sqlite3_column_bytes(s, i)) : NULL;
-}
-
 /* Finish a row loop: the step must have ended with SQLITE_DONE. */
 static int step_finished(sqlite3 *db, sqlite3_stmt *s, int rc)
 {
@@ -259,7 +209,7 @@ static int load_strings(struct loader *l)
 		if (ARRAY_GROW(l->strings, l->nstrings, l->capstrings))
 			goto cleanup;
 		l->strings[l->nstrings].id = sqlite3_column_int64(s, 0);
-		l->strings[l->nstrings].text = col_text(l->m, s, 1);
+		l->strings[l->nstrings].text = db_col_pooled(s, 1, l->m->pool);
 		l->nstrings++;
 	}
 	ret = step_finished(l->db, s, rc);
@@ -304,8 +254,10 @@ cleanup:
 static const char *meta(struct loader *l, const char *key)
 {
 	char *v = db_meta_get(l->db, key);
+	const char *r = model_strdup(l->m, v);
 
-	return pool_keep(l->m, v);
+	free(v);
+	return r;
 }
 
 static int64_t meta_int(struct loader *l, const char *key, int64_t dflt)
@@ -341,9 +293,9 @@ static int load_session(struct loader *l)
 		return -1;
 	if (sqlite3_step(st) == SQLITE_ROW) {
 		s->processes = sqlite3_column_int64(st, 0);
-		s->tf_detail = col_text(l->m, st, 1);
+		s->tf_detail = db_col_pooled(st, 1, l->m->pool);
 		if (!s->tf_status || (sqlite3_column_type(st, 2) != SQLITE_NULL && strcmp(s->tf_status, "hooked")))
-			s->tf_status = col_text(l->m, st, 2) ? col_text(l->m, st, 2) : s->tf_status;
+			s->tf_status = db_col_pooled(st, 2, l->m->pool) ? db_col_pooled(st, 2, l->m->pool) : s->tf_status;
 		if (!s->start_ns && sqlite3_column_type(st, 3) != SQLITE_NULL)
 			s->start_ns = ts_clamp(sqlite3_column_int64(st, 3));
 		if (!s->end_ns && sqlite3_column_type(st, 4) != SQLITE_NULL)
@@ -408,6 +360,55 @@ cleanup:
 	return ret;
 }
 
+/* A row of load_traces' query as t. */
+static void trace_of_row(struct loader *l, sqlite3_stmt *s, struct model_trace *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->id = sqlite3_column_int64(s, 0);
+	t->start_ns = ts_clamp(sqlite3_column_int64(s, 2));
+	t->end_ns = ts_clamp(sqlite3_column_int64(s, 3));
+	t->function_object = sqlite3_column_int64(s, 4);
+	t->object_trace_no = sqlite3_column_int(s, 5);
+	t->tf_name = sqlite3_column_type(s, 6) == SQLITE_NULL ? NULL : str_of(l, sqlite3_column_int64(s, 6));
+	t->signature = db_col_pooled(s, 7, l->m->pool);
+	if (sqlite3_column_type(s, 8) != SQLITE_NULL)
+		t->callsite = loc_of_callsite(l, sqlite3_column_int64(s, 8));
+	t->jit_compile = sqlite3_column_int(s, 9);
+	t->reduce_retracing = sqlite3_column_int(s, 10);
+	t->has_input_signature = sqlite3_column_int(s, 11);
+	t->variables_created = sqlite3_column_int(s, 12);
+	t->ok = !strcmp(db_col_text_or(s, 13, ""), "ok");
+}
+
+/* The inputs of trace t (statement in: trace_inputs of one trace).  0 or -1. */
+static int load_trace_inputs(struct loader *l, sqlite3_stmt *in, struct model_trace *t)
+{
+	struct strpool *pool = l->m->pool;
+	size_t cap = 0;
+	int rc;
+
+	sqlite3_bind_int64(in, 1, t->id);
+	while ((rc = sqlite3_step(in)) == SQLITE_ROW) {
+		struct model_trace_input *x;
+
+		if (ARRAY_GROW(t->inputs, t->ninputs, cap)) {
+			sqlite3_reset(in);
+			return -1;
+		}
+		x = &t->inputs[t->ninputs++];
+		x->position = sqlite3_column_int(in, 0);
+		x->name = db_col_pooled(in, 1, pool);
+		x->kind = db_col_pooled(in, 2, pool);
+		x->dtype = db_col_pooled(in, 3, pool);
+		x->shape = db_col_pooled(in, 4, pool);
+		x->value = db_col_pooled(in, 5, pool);
+	}
+	sqlite3_reset(in);
+	if (rc != SQLITE_DONE)
+		return error("cannot read recording: %s", sqlite3_errmsg(l->db));
+	return 0;
+}
+
 static int load_traces(struct loader *l)
 {
 	struct model *m = l->m;
@@ -425,50 +426,15 @@ static int load_traces(struct loader *l)
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		struct model_function *f = function_by_id(m, sqlite3_column_int64(s, 1));
 		struct model_trace *t;
-		size_t cap_in = 0;
-		int irc;
 
 		if (!f)
 			continue;
 		if (ARRAY_GROW(f->traces, f->ntraces, caps[f - m->functions]))
 			goto cleanup;
 		t = &f->traces[f->ntraces++];
-		memset(t, 0, sizeof(*t));
-		t->id = sqlite3_column_int64(s, 0);
-		t->start_ns = ts_clamp(sqlite3_column_int64(s, 2));
-		t->end_ns = ts_clamp(sqlite3_column_int64(s, 3));
-		t->function_object = sqlite3_column_int64(s, 4);
-		t->object_trace_no = sqlite3_column_int(s, 5);
-		t->tf_name = sqlite3_column_type(s, 6) == SQLITE_NULL ? NULL : str_of(l, sqlite3_column_int64(s, 6));
-		t->signature = col_text(m, s, 7);
-		if (sqlite3_column_type(s, 8) != SQLITE_NULL)
-			t->callsite = loc_of_callsite(l, sqlite3_column_int64(s, 8));
-		t->jit_compile = sqlite3_column_int(s, 9);
-		t->reduce_retracing = sqlite3_column_int(s, 10);
-		t->has_input_signature = sqlite3_column_int(s, 11);
-		t->variables_created = sqlite3_column_int(s, 12);
-		t->ok = sqlite3_column_text(s, 13) && !strcmp((const char *)sqlite3_column_text(s, 13), "ok");
-		sqlite3_bind_int64(in, 1, t->id);
-		while ((irc = sqlite3_step(in)) == SQLITE_ROW) {
-			struct model_trace_input *x;
-
-			if (ARRAY_GROW(t->inputs, t->ninputs, cap_in)) {
-				sqlite3_reset(in);
-				goto cleanup;
-			}
-			x = &t->inputs[t->ninputs++];
-			x->position = sqlite3_column_int(in, 0);
-			x->name = col_text(m, in, 1);
-			x->kind = col_text(m, in, 2);
-			x->dtype = col_text(m, in, 3);
-			x->shape = col_text(m, in, 4);
-			x->value = col_text(m, in, 5);
-		}
-		sqlite3_reset(in);
-		if (irc != SQLITE_DONE) {
-			error("cannot read recording: %s", sqlite3_errmsg(l->db));
+		trace_of_row(l, s, t);
+		if (load_trace_inputs(l, in, t))
 			goto cleanup;
-		}
 	}
 	ret = step_finished(l->db, s, rc);
 cleanup:
@@ -495,7 +461,7 @@ static int load_graph_functions(struct loader *l)
 		g = &l->gfs[l->ngfs++];
 		g->id = sqlite3_column_int64(s, 0);
 		g->name = str_of(l, sqlite3_column_int64(s, 1));
-		g->role = col_text(l->m, s, 2);
+		g->role = db_col_pooled(s, 2, l->m->pool);
 		g->trace_id = sqlite3_column_int64(s, 3);
 		g->function_id = sqlite3_column_int64(s, 4);
 		g->parent_id = sqlite3_column_int64(s, 5);
@@ -737,6 +703,101 @@ struct model_blackbox *model_blackbox_of_node(struct model *m, int64_t id)
 	return b ? blackbox_same_as(m, b) : NULL;
 }
 
+/* One row of blackbox_nodes (graph_function_id, node_name, op_type, token, id) as a black box.  0 or -1. */
+static int blackbox_node(struct loader *l, sqlite3_stmt *s, size_t *cap)
+{
+	struct model *m = l->m;
+	struct model_blackbox *b;
+	struct graph_fn *gf = graph_fn_of(l, sqlite3_column_int64(s, 0));
+	struct model_function *f = gf ? owner_of_graph_fn(l, gf) : NULL;
+
+	if (ARRAY_GROW(m->blackboxes, m->nblackboxes, *cap))
+		return -1;
+	b = &m->blackboxes[m->nblackboxes++];
+	b->node_name = db_col_pooled(s, 1, m->pool);
+	b->op_type = db_col_pooled(s, 2, m->pool);
+	b->token = db_col_pooled(s, 3, m->pool);
+	b->id = sqlite3_column_int64(s, 4);
+	b->graph_function = gf ? gf->name : NULL;
+	b->first_ns = INT64_MAX;
+	b->last_ns = INT64_MIN;
+	if (gf && dataset_function_name(m, gf->name)) {
+		/* tf.data wraps the user's function in its own (wrapped_fn). */
+		b->in_tf_data = 1;
+		b->function = dataset_function_name(m, gf->name);
+		if (f)
+			b->loc = model_function_user_loc(f);
+	} else if (f) {
+		b->function = f->name;
+		b->loc = model_function_user_loc(f);
+		f->blackbox_nodes++;
+	}
+	return 0;
+}
+
+/*
+ * The black box that the runs of group g (node name id, resolved node id or
+ * -op_type_id) count under; a new one for a node only seen running.  NULL
+ * when memory is short.
+ */
+static struct model_blackbox *blackbox_of_group(struct loader *l, const struct scan_group *g, size_t *cap)
+{
+	struct model *m = l->m;
+	const char *node = str_of(l, g->k1), *type = g->k2 < 0 ? str_of(l, -g->k2) : NULL;
+	struct model_blackbox *hit = g->k2 > 0 ? blackbox_by_id(m, g->k2) : NULL;
+
+	for (size_t j = 0; !hit && j < m->nblackboxes; j++) {
+		struct model_blackbox *b = &m->blackboxes[j];
+
+		/* A run whose node was not resolved: by name, the first such node. */
+		if (node && b->node_name && !strcmp(node, b->node_name) &&
+		    (!type || !b->op_type || !strcmp(type, b->op_type)))
+			hit = b;
+	}
+	/*
+	 * The same node name in several graphs (one per retrace of a
+	 * function) is one black box from the user's point of view: the
+	 * executions go to the first, which names the function.
+	 */
+	if (hit)
+		return blackbox_same_as(m, hit);
+	/* Executed but its graph was never seen (e.g. built before hooks). */
+	if (ARRAY_GROW(m->blackboxes, m->nblackboxes, *cap))
+		return NULL;
+	hit = &m->blackboxes[m->nblackboxes++];
+	hit->node_name = node;
+	hit->op_type = type;
+	hit->first_ns = INT64_MAX;
+	hit->last_ns = INT64_MIN;
+	return hit;
+}
+
+/*
+ * Add each black box's runs to the function that owns it: the function
+ * whose name and def it copied (names are interned: two functions may share
+ * one name, the def tells them apart).
+ */
+static void charge_blackbox_functions(struct model *m)
+{
+	for (size_t j = 0; j < m->nblackboxes; j++) {
+		struct model_blackbox *b = &m->blackboxes[j];
+		struct model_function *f = NULL;
+
+		if (b->first_ns == INT64_MAX)
+			b->first_ns = b->last_ns = 0;
+		for (size_t k = 0; b->function && !b->in_tf_data && k < m->nfunctions && !f; k++) {
+			struct source_loc loc = model_function_user_loc(&m->functions[k]);
+
+			if (m->functions[k].name == b->function && loc.file == b->loc.file && loc.line == b->loc.line)
+				f = &m->functions[k];
+		}
+		if (f) {
+			f->blackbox_execs += b->execs;
+			f->blackbox_ns = dur_add(f->blackbox_ns, b->total_ns);
+		}
+	}
+}
+
 static int load_blackboxes(struct loader *l)
 {
 	struct model *m = l->m;
@@ -748,33 +809,9 @@ static int load_blackboxes(struct loader *l)
 
 	if (!s)
 		return -1;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		struct model_blackbox *b;
-		struct graph_fn *gf = graph_fn_of(l, sqlite3_column_int64(s, 0));
-		struct model_function *f = gf ? owner_of_graph_fn(l, gf) : NULL;
-
-		if (ARRAY_GROW(m->blackboxes, m->nblackboxes, cap))
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		if (blackbox_node(l, s, &cap))
 			goto cleanup;
-		b = &m->blackboxes[m->nblackboxes++];
-		b->node_name = col_text(m, s, 1);
-		b->op_type = col_text(m, s, 2);
-		b->token = col_text(m, s, 3);
-		b->id = sqlite3_column_int64(s, 4);
-		b->graph_function = gf ? gf->name : NULL;
-		b->first_ns = INT64_MAX;
-		b->last_ns = INT64_MIN;
-		if (gf && dataset_function_name(m, gf->name)) {
-			/* tf.data wraps the user's function in its own (wrapped_fn). */
-			b->in_tf_data = 1;
-			b->function = dataset_function_name(m, gf->name);
-			if (f)
-				b->loc = model_function_user_loc(f);
-		} else if (f) {
-			b->function = f->name;
-			b->loc = model_function_user_loc(f);
-			f->blackbox_nodes++;
-		}
-	}
 	if (step_finished(l->db, s, rc))
 		goto cleanup;
 	/* Keyed by the node each run was resolved to: several nodes share a name. */
@@ -784,56 +821,15 @@ static int load_blackboxes(struct loader *l)
 	m->session.blackbox_ns = r.total_ns;
 	for (size_t i = 0; i < r.ngroups; i++) {
 		struct scan_group *g = &r.groups[i];
-		const char *node = str_of(l, g->k1), *type = g->k2 < 0 ? str_of(l, -g->k2) : NULL;
-		struct model_blackbox *hit = g->k2 > 0 ? blackbox_by_id(m, g->k2) : NULL;
-		size_t nhits = 0;
+		struct model_blackbox *hit = blackbox_of_group(l, g, &cap);
 
-		for (size_t j = 0; !hit && j < m->nblackboxes; j++) {
-			struct model_blackbox *b = &m->blackboxes[j];
-
-			/* A run whose node was not resolved: by name, the first such node. */
-			if (node && b->node_name && !strcmp(node, b->node_name) &&
-			    (!type || !b->op_type || !strcmp(type, b->op_type))) {
-				if (!hit)
-					hit = b;
-				nhits++;
-			}
-		}
-		hit = hit ? blackbox_same_as(m, hit) : NULL;
-		if (!hit) {
-			/* Executed but its graph was never seen (e.g. built before hooks). */
-			if (ARRAY_GROW(m->blackboxes, m->nblackboxes, cap))
-				goto cleanup;
-			hit = &m->blackboxes[m->nblackboxes++];
-			hit->node_name = node;
-			hit->op_type = type;
-			hit->first_ns = INT64_MAX;
-			hit->last_ns = INT64_MIN;
-			nhits = 1;
-		}
-		/*
-		 * The same node name in several graphs (one per retrace of a
-		 * function) is one black box from the user's point of view: the
-		 * executions go to the first, which names the function.
-		 */
+		if (!hit)
+			goto cleanup;
 		hit->execs += g->count;
 		hit->total_ns = dur_add(hit->total_ns, g->total_ns);
 		span_add(&hit->first_ns, &hit->last_ns, g->first_ns, g->last_ns);
 	}
-	for (size_t j = 0; j < m->nblackboxes; j++) {
-		struct model_blackbox *b = &m->blackboxes[j];
-		struct model_function *f = NULL;
-
-		if (b->first_ns == INT64_MAX)
-			b->first_ns = b->last_ns = 0;
-		for (size_t k = 0; b->function && !b->in_tf_data && k < m->nfunctions && !f; k++)
-			if (m->functions[k].name == b->function)
-				f = &m->functions[k];
-		if (f) {
-			f->blackbox_execs += b->execs;
-			f->blackbox_ns = dur_add(f->blackbox_ns, b->total_ns);
-		}
-	}
+	charge_blackbox_functions(m);
 	if (m->nblackboxes > 1)
 		qsort(m->blackboxes, m->nblackboxes, sizeof(*m->blackboxes), cmp_blackbox);
 	ret = 0;
@@ -885,7 +881,7 @@ static int load_session_runs(struct loader *l)
 				r->func = c->func;
 			}
 		}
-		r->kind = col_text(m, s, 1);
+		r->kind = db_col_pooled(s, 1, m->pool);
 		r->runs = sqlite3_column_int64(s, 2);
 		r->total_ns = sqlite3_column_int64(s, 3);
 		r->failed = sqlite3_column_int64(s, 4);
@@ -1039,6 +1035,40 @@ int model_load(struct model *m, struct recording *rec)
 	return model_load_parts(m, rec, MODEL_ALL);
 }
 
+/* The loading steps that parts asks for, in order.  0 or -1. */
+static int run_load_steps(struct loader *l, unsigned parts)
+{
+	static const struct {
+		const char *name;
+		int (*fn)(struct loader *);
+		unsigned part; /* 0: always; else read when any of these bits is asked for */
+		unsigned unless; /* skipped when any of these bits is asked for */
+	} steps[] = {
+		{ "strings", load_strings, 0, 0 }, { "callsites", load_callsites, 0, 0 },
+		{ "session", load_session, 0, 0 }, { "functions", load_functions, 0, 0 },
+		{ "traces", load_traces, 0, 0 }, { "graph_functions", load_graph_functions, 0, 0 },
+		{ "function_calls", load_function_calls, MODEL_EVENTS, 0 },
+		{ "eager_totals", load_eager_totals, MODEL_EAGER_TOTALS, MODEL_EVENTS },
+		{ "blackboxes", load_blackboxes, MODEL_EVENTS, 0 },
+		{ "session_runs", load_session_runs, MODEL_EVENTS, 0 },
+		{ "eager_ops", load_eager_split, MODEL_EVENTS, 0 },
+	};
+	/* AGPROF_TIMING=1 prints the time of each step (bench/report). */
+	int timing = getenv("AGPROF_TIMING") != NULL;
+
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		double t0 = timing ? now_s() : 0;
+
+		if ((steps[i].part && !(parts & steps[i].part)) || (parts & steps[i].unless))
+			continue;
+		if (steps[i].fn(l))
+			return -1;
+		if (timing)
+			fprintf(stderr, "agprof: load %-16s %.3f s\n", steps[i].name, now_s() - t0);
+	}
+	return 0;
+}
+
 int model_load_parts(struct model *m, struct recording *rec, unsigned parts)
 {
 	struct loader l = { 0 };
@@ -1054,36 +1084,8 @@ int model_load_parts(struct model *m, struct recording *rec, unsigned parts)
 	}
 	l.m = m;
 	l.db = rec->db;
-	{
-		static const struct {
-			const char *name;
-			int (*fn)(struct loader *);
-			unsigned part; /* 0: always; else read when any of these bits is asked for */
-			unsigned unless; /* skipped when any of these bits is asked for */
-		} steps[] = {
-			{ "strings", load_strings, 0, 0 }, { "callsites", load_callsites, 0, 0 },
-			{ "session", load_session, 0, 0 }, { "functions", load_functions, 0, 0 },
-			{ "traces", load_traces, 0, 0 }, { "graph_functions", load_graph_functions, 0, 0 },
-			{ "function_calls", load_function_calls, MODEL_EVENTS, 0 },
-			{ "eager_totals", load_eager_totals, MODEL_EAGER_TOTALS, MODEL_EVENTS },
-			{ "blackboxes", load_blackboxes, MODEL_EVENTS, 0 },
-			{ "session_runs", load_session_runs, MODEL_EVENTS, 0 },
-			{ "eager_ops", load_eager_split, MODEL_EVENTS, 0 },
-		};
-		/* AGPROF_TIMING=1 prints the time of each step (bench/report). */
-		int timing = getenv("AGPROF_TIMING") != NULL;
-
-		for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
-			double t0 = timing ? now_s() : 0;
-
-			if ((steps[i].part && !(parts & steps[i].part)) || (parts & steps[i].unless))
-				continue;
-			if (steps[i].fn(&l))
-				goto cleanup;
-			if (timing)
-				fprintf(stderr, "agprof: load %-16s %.3f s\n", steps[i].name, now_s() - t0);
-		}
-	}
+	if (run_load_steps(&l, parts))
+		goto cleanup;
 	function_totals(m);
 	for (size_t i = 0; i < l.ngfs; i++) {
 		struct model_function *f = l.gfs[i].name && strstr(l.gfs[i].name, "_Dataset_")
@@ -1099,8 +1101,6 @@ int model_load_parts(struct model *m, struct recording *rec, unsigned parts)
 	if (m->nfunctions > 1)
 		qsort(m->functions, m->nfunctions, sizeof(*m->functions), cmp_functions);
 	if (model_register_builtin_sources(m))
-		goto cleanup;
-	if (gpu_metrics_register(m))
 		goto cleanup;
 	ret = 0;
 cleanup:
@@ -1135,12 +1135,9 @@ void model_release(struct model *m)
 	free(m->datasets);
 	free(m->graph_readers);
 	free(m->findings);
-	if (m->pool) {
-		for (size_t i = 0; i < m->pool->n; i++)
-			free(m->pool->blocks[i]);
-		free(m->pool->blocks);
-		free(m->pool);
-	}
+	if (m->pool)
+		strpool_release(m->pool);
+	free(m->pool);
 	memset(m, 0, sizeof(*m));
 }
 
@@ -1175,17 +1172,9 @@ const struct metric_source *model_find_source(const struct model *m, const char 
 struct finding *model_add_finding(struct model *m, const struct finding *f)
 {
 	struct finding *d;
-	size_t n = m->nfindings;
 
-	/* Capacity is not stored: it is 8, then doubles whenever n reaches it. */
-	if (n == 0 || (n >= 8 && (n & (n - 1)) == 0)) {
-		size_t ncap = n ? n * 2 : 8;
-		struct finding *p = realloc(m->findings, ncap * sizeof(*p));
-
-		if (!p)
-			return NULL;
-		m->findings = p;
-	}
+	if (ARRAY_GROW(m->findings, m->nfindings, m->capfindings))
+		return NULL;
 	d = &m->findings[m->nfindings++];
 	*d = *f;
 	d->rule = model_strdup(m, f->rule);

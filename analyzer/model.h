@@ -354,7 +354,7 @@ struct metric_source {
 };
 
 struct model_source_list; /* private */
-struct model_pool;        /* private */
+struct strpool;           /* private */
 
 struct model {
 	struct recording *rec;      /* not owned */
@@ -377,8 +377,9 @@ struct model {
 	size_t ngraph_readers;
 	struct finding *findings;         /* after rules_run(): by cost_ns, largest first, then severity */
 	size_t nfindings;
+	size_t capfindings;               /* private: allocated findings */
 	struct model_source_list *sources;
-	struct model_pool *pool;
+	struct strpool *pool;
 };
 
 /*
@@ -442,10 +443,17 @@ const char *model_strdup(struct model *m, const char *s);
  */
 struct finding *model_add_finding(struct model *m, const struct finding *f);
 /*
- * The GPU metric sources, defined by analyzer/gpu_metrics.c; model_load()
- * calls it after registering the built-in sources.  0 or -1.
+ * The GPU metric sources (analyzer/gpu_metrics.c): loads the GPU model of
+ * m->rec once and registers the gpu, gpu_kernels, gpu_syncs and gpu_gaps
+ * sources on it.  The model does not know its plug-ins: the caller
+ * (analyze()) registers them after model_load().  0 or -1.
  */
 int gpu_metrics_register(struct model *m);
+/*
+ * The GPU model those sources read (lives as long as m), or NULL when they
+ * are not registered: the one GPU model of an analysis, for the printers.
+ */
+const struct gpu_model *gpu_metrics_model(const struct model *m);
 
 /* What a location without a file is shown as: its ops ran with no Python frame. */
 #define MODEL_NO_FRAME "<no Python frame>"

@@ -6,14 +6,9 @@
 #define AGPROF_MODEL_INTERNAL_H
 
 #include "model.h"
+#include "checked.h" /* ARRAY_GROW */
 
 #include <stdlib.h>
-
-/* Grow array *pa (element count *pn, capacity *pcap) to hold one more. */
-#define ARRAY_GROW(pa, n, cap) \
-	((n) < (cap) ? 0 : array_grow((void **)&(pa), &(cap), sizeof(*(pa))))
-
-int array_grow(void **arr, size_t *cap, size_t elem);
 
 /* Copy a string of len bytes into the pool. */
 const char *model_strndup(struct model *m, const char *s, size_t len);

@@ -15,6 +15,7 @@ struct model;
 struct ruleset;
 struct source_loc;
 struct gpu_model;
+struct json;
 
 enum report_section {
 	SEC_SUMMARY = 1 << 0,   /* the run and the top findings */
@@ -43,7 +44,7 @@ void report_sarif(struct strbuf *out, const struct model *m, const struct rulese
 
 /* The GPU section (report_gpu.c); g may be NULL. */
 void report_gpu_text(struct strbuf *out, const struct model *m, const struct gpu_model *g, int top, int color);
-void report_gpu_json(struct strbuf *out, const struct gpu_model *g);
+void report_gpu_json(struct json *j, const struct gpu_model *g);
 
 /* Helpers shared with check's printers. */
 
@@ -52,8 +53,8 @@ void report_add_loc(struct strbuf *sb, const struct model *m, const struct sourc
 /* Path of loc's file relative to cwd when under it (static storage), or NULL. */
 const char *report_rel_path(const struct model *m, const char *file);
 /* {"file": ..., "line": ...} or null */
-void report_json_loc(struct strbuf *sb, const struct source_loc *loc);
+void report_json_loc(struct json *j, const struct source_loc *loc);
 /* loc's innermost library frame (lib_file/lib_line) as a location object, or null. */
-void report_json_library_loc(struct strbuf *sb, const struct source_loc *loc);
+void report_json_library_loc(struct json *j, const struct source_loc *loc);
 
 #endif

@@ -3,6 +3,7 @@
 #include "gpu.h"
 #include "model.h"
 #include "duration.h"
+#include "json.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -82,35 +83,39 @@ void report_gpu_text(struct strbuf *out, const struct model *m, const struct gpu
 	}
 }
 
-void report_gpu_json(struct strbuf *out, const struct gpu_model *g)
+void report_gpu_json(struct json *j, const struct gpu_model *g)
 {
 	if (!g) {
-		strbuf_addstr(out, "null");
+		json_null(j);
 		return;
 	}
-	strbuf_addstr(out, "{\"status\":");
-	if (g->status)
-		strbuf_add_json_string(out, g->status);
-	else
-		strbuf_addstr(out, "null");
-	strbuf_addstr(out, ",\"detail\":");
-	if (g->detail)
-		strbuf_add_json_string(out, g->detail);
-	else
-		strbuf_addstr(out, "null");
-	strbuf_addf(out, ",\"has_data\":%s,\"kernels\":%lld,\"kernel_ns\":%lld,\"copies\":%lld,\"copy_bytes\":%lld,"
-			 "\"copy_ns\":%lld,\"busy_ns\":%lld,\"idle_ns\":%lld,\"gaps\":%lld,\"utilisation\":%.6g,"
-			 "\"idle_share\":%.6g,\"dispatch_share\":%.6g,\"kernel_stats\":[",
-		    g->has_data ? "true" : "false", (long long)g->kernels, (long long)g->kernel_ns, (long long)g->copies,
-		    (long long)g->copy_bytes, (long long)g->copy_ns, (long long)g->busy_ns, (long long)g->idle_ns,
-		    (long long)g->gaps, gpu_utilisation(g), gpu_idle_share(g), gpu_dispatch_share(g));
+	json_begin_object(j);
+	json_kv_str(j, "status", g->status);
+	json_kv_str(j, "detail", g->detail);
+	json_kv_bool(j, "has_data", g->has_data);
+	json_kv_int(j, "kernels", (long long)g->kernels);
+	json_kv_int(j, "kernel_ns", (long long)g->kernel_ns);
+	json_kv_int(j, "copies", (long long)g->copies);
+	json_kv_int(j, "copy_bytes", (long long)g->copy_bytes);
+	json_kv_int(j, "copy_ns", (long long)g->copy_ns);
+	json_kv_int(j, "busy_ns", (long long)g->busy_ns);
+	json_kv_int(j, "idle_ns", (long long)g->idle_ns);
+	json_kv_int(j, "gaps", (long long)g->gaps);
+	json_kv_num(j, "utilisation", gpu_utilisation(g));
+	json_kv_num(j, "idle_share", gpu_idle_share(g));
+	json_kv_num(j, "dispatch_share", gpu_dispatch_share(g));
+	json_key(j, "kernel_stats");
+	json_begin_array(j, 0);
 	for (size_t i = 0; i < g->nkernel_stats; i++) {
 		const struct gpu_kernel_stat *k = &g->kernel_stats[i];
 
-		strbuf_addstr(out, i ? ",{\"name\":" : "{\"name\":");
-		strbuf_add_json_string(out, k->name ? k->name : "");
-		strbuf_addf(out, ",\"count\":%lld,\"total_ns\":%lld,\"share\":%.6g}", (long long)k->count,
-			    (long long)k->total_ns, k->share);
+		json_begin_object(j);
+		json_kv_str(j, "name", k->name ? k->name : "");
+		json_kv_int(j, "count", (long long)k->count);
+		json_kv_int(j, "total_ns", (long long)k->total_ns);
+		json_kv_num(j, "share", k->share);
+		json_end_object(j);
 	}
-	strbuf_addstr(out, "]}");
+	json_end_array(j);
+	json_end_object(j);
 }

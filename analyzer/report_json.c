@@ -1,58 +1,20 @@
 /*
  * report_json.c - the machine-readable printers: JSON (the contract in
- * docs/report-json.md), CSV and SARIF 2.1.0.
+ * docs/report-json.md), CSV and SARIF 2.1.0.  JSON goes through the one
+ * writer of common/json.h.
  */
 #include "report.h"
 #include "model.h"
 #include "rules.h"
 #include "config.h"
+#include "json.h"
 
 #include <string.h>
 
 #define JSON_VERSION 1
 
-static void jstr(struct strbuf *sb, const char *s)
-{
-	if (!s)
-		strbuf_addstr(sb, "null");
-	else
-		strbuf_add_json_string(sb, s);
-}
-
-static void jkey(struct strbuf *sb, int *first, const char *key)
-{
-	strbuf_addstr(sb, *first ? "" : ",");
-	*first = 0;
-	strbuf_add_json_string(sb, key);
-	strbuf_addch(sb, ':');
-}
-
-static void jkv_str(struct strbuf *sb, int *first, const char *key, const char *v)
-{
-	jkey(sb, first, key);
-	jstr(sb, v);
-}
-
-static void jkv_int(struct strbuf *sb, int *first, const char *key, long long v)
-{
-	jkey(sb, first, key);
-	strbuf_addf(sb, "%lld", v);
-}
-
-static void jkv_num(struct strbuf *sb, int *first, const char *key, double v)
-{
-	jkey(sb, first, key);
-	strbuf_addf(sb, "%.6g", v);
-}
-
-static void jkv_bool(struct strbuf *sb, int *first, const char *key, int v)
-{
-	jkey(sb, first, key);
-	strbuf_addstr(sb, v ? "true" : "false");
-}
-
 /* The innermost library frame of loc as a location object, or null. */
-void report_json_library_loc(struct strbuf *sb, const struct source_loc *loc)
+void report_json_library_loc(struct json *j, const struct source_loc *loc)
 {
 	struct source_loc lib = { NULL, 0, NULL, 0, 0 };
 
@@ -60,383 +22,364 @@ void report_json_library_loc(struct strbuf *sb, const struct source_loc *loc)
 		lib.file = loc->lib_file;
 		lib.line = loc->lib_line;
 	}
-	report_json_loc(sb, &lib);
+	report_json_loc(j, &lib);
 }
 
-void report_json_loc(struct strbuf *sb, const struct source_loc *loc)
+void report_json_loc(struct json *j, const struct source_loc *loc)
 {
-	int first = 1;
-
 	if (!loc || !loc->file) {
-		strbuf_addstr(sb, "null");
+		json_null(j);
 		return;
 	}
-	strbuf_addch(sb, '{');
-	jkv_str(sb, &first, "file", loc->file);
-	jkv_int(sb, &first, "line", loc->line);
-	strbuf_addch(sb, '}');
+	json_begin_object(j);
+	json_kv_str(j, "file", loc->file);
+	json_kv_int(j, "line", loc->line);
+	json_end_object(j);
 }
 
-static void json_session(struct strbuf *sb, const struct model *m)
+/* "key": location, "library_key": its library frame. */
+static void kv_locs(struct json *j, const char *key, const char *lib_key, const struct source_loc *loc)
+{
+	json_key(j, key);
+	report_json_loc(j, loc);
+	json_key(j, lib_key);
+	report_json_library_loc(j, loc);
+}
+
+static void json_session(struct json *j, const struct model *m)
 {
 	const struct model_session *s = &m->session;
-	int first = 1;
 
-	strbuf_addch(sb, '{');
-	jkv_str(sb, &first, "argv", s->argv);
-	jkv_str(sb, &first, "cwd", s->cwd);
-	jkv_str(sb, &first, "host", s->host);
-	jkv_str(sb, &first, "python_version", s->python_version);
-	jkv_str(sb, &first, "tf_version", s->tf_version);
-	jkv_str(sb, &first, "tf_status", s->tf_status);
-	jkv_str(sb, &first, "gpu_status", s->gpu_status);
-	jkv_int(sb, &first, "exit_status", s->exit_status);
-	jkv_int(sb, &first, "exit_signal", s->exit_signal);
-	jkv_int(sb, &first, "start_ns", s->start_ns);
-	jkv_int(sb, &first, "end_ns", s->end_ns);
-	jkv_int(sb, &first, "wall_ns", s->wall_ns);
-	jkv_int(sb, &first, "first_tf_ns", s->first_tf_ns);
-	jkv_int(sb, &first, "active_ns", s->active_ns);
-	jkv_int(sb, &first, "processes", s->processes);
-	jkv_int(sb, &first, "dropped_events", s->dropped_events);
-	jkv_int(sb, &first, "traces", s->traces);
-	jkv_int(sb, &first, "trace_ns", s->trace_ns);
-	jkv_num(sb, &first, "trace_share", s->trace_share);
-	jkv_int(sb, &first, "function_calls", s->function_calls);
-	jkv_int(sb, &first, "function_call_ns", s->function_call_ns);
-	jkv_int(sb, &first, "eager_ops", s->eager_ops);
-	jkv_int(sb, &first, "eager_ns", s->eager_ns);
-	jkv_num(sb, &first, "eager_share", s->eager_share);
-	jkv_int(sb, &first, "blackbox_execs", s->blackbox_execs);
-	jkv_int(sb, &first, "blackbox_ns", s->blackbox_ns);
-	jkv_int(sb, &first, "session_runs", s->session_runs);
-	jkv_int(sb, &first, "session_run_ns", s->session_run_ns);
-	jkv_str(sb, &first, "empty_reason", model_empty_reason(m));
-	jkv_int(sb, &first, "input_waits", s->input_waits);
-	jkv_int(sb, &first, "input_ns", s->input_ns);
-	jkv_int(sb, &first, "blackbox_eager_ops", s->blackbox_eager_ops);
-	jkv_int(sb, &first, "blackbox_eager_ns", s->blackbox_eager_ns);
-	strbuf_addch(sb, '}');
+	json_begin_object(j);
+	json_kv_str(j, "argv", s->argv);
+	json_kv_str(j, "cwd", s->cwd);
+	json_kv_str(j, "host", s->host);
+	json_kv_str(j, "python_version", s->python_version);
+	json_kv_str(j, "tf_version", s->tf_version);
+	json_kv_str(j, "tf_status", s->tf_status);
+	json_kv_str(j, "gpu_status", s->gpu_status);
+	json_kv_int(j, "exit_status", s->exit_status);
+	json_kv_int(j, "exit_signal", s->exit_signal);
+	json_kv_int(j, "start_ns", s->start_ns);
+	json_kv_int(j, "end_ns", s->end_ns);
+	json_kv_int(j, "wall_ns", s->wall_ns);
+	json_kv_int(j, "first_tf_ns", s->first_tf_ns);
+	json_kv_int(j, "active_ns", s->active_ns);
+	json_kv_int(j, "processes", s->processes);
+	json_kv_int(j, "dropped_events", s->dropped_events);
+	json_kv_int(j, "traces", s->traces);
+	json_kv_int(j, "trace_ns", s->trace_ns);
+	json_kv_num(j, "trace_share", s->trace_share);
+	json_kv_int(j, "function_calls", s->function_calls);
+	json_kv_int(j, "function_call_ns", s->function_call_ns);
+	json_kv_int(j, "eager_ops", s->eager_ops);
+	json_kv_int(j, "eager_ns", s->eager_ns);
+	json_kv_num(j, "eager_share", s->eager_share);
+	json_kv_int(j, "blackbox_execs", s->blackbox_execs);
+	json_kv_int(j, "blackbox_ns", s->blackbox_ns);
+	json_kv_int(j, "session_runs", s->session_runs);
+	json_kv_int(j, "session_run_ns", s->session_run_ns);
+	json_kv_str(j, "empty_reason", model_empty_reason(m));
+	json_kv_int(j, "input_waits", s->input_waits);
+	json_kv_int(j, "input_ns", s->input_ns);
+	json_kv_int(j, "blackbox_eager_ops", s->blackbox_eager_ops);
+	json_kv_int(j, "blackbox_eager_ns", s->blackbox_eager_ns);
+	json_end_object(j);
 }
 
-static void json_finding(struct strbuf *sb, const struct finding *f)
+static void json_finding(struct json *j, const struct finding *f)
 {
-	int first = 1;
-
-	strbuf_addch(sb, '{');
-	jkv_str(sb, &first, "rule", f->rule);
-	jkv_str(sb, &first, "title", f->title);
-	jkv_str(sb, &first, "severity", severity_name(f->severity));
-	jkv_str(sb, &first, "function", f->function);
-	jkv_str(sb, &first, "cause", retrace_cause_name(f->cause));
-	jkey(sb, &first, "location");
-	report_json_loc(sb, &f->loc);
-	jkey(sb, &first, "library_location");
-	report_json_library_loc(sb, &f->loc);
-	jkv_str(sb, &first, "message", f->message);
-	jkv_str(sb, &first, "recommendation", f->recommendation);
-	jkey(sb, &first, "example");
+	json_begin_object(j);
+	json_kv_str(j, "rule", f->rule);
+	json_kv_str(j, "title", f->title);
+	json_kv_str(j, "severity", severity_name(f->severity));
+	json_kv_str(j, "function", f->function);
+	json_kv_str(j, "cause", retrace_cause_name(f->cause));
+	kv_locs(j, "location", "library_location", &f->loc);
+	json_kv_str(j, "message", f->message);
+	json_kv_str(j, "recommendation", f->recommendation);
+	json_key(j, "example");
 	if (f->example_before || f->example_after) {
-		int f2 = 1;
-
-		strbuf_addch(sb, '{');
-		jkv_str(sb, &f2, "before", f->example_before);
-		jkv_str(sb, &f2, "after", f->example_after);
-		strbuf_addch(sb, '}');
+		json_begin_object(j);
+		json_kv_str(j, "before", f->example_before);
+		json_kv_str(j, "after", f->example_after);
+		json_end_object(j);
 	} else {
-		strbuf_addstr(sb, "null");
+		json_null(j);
 	}
-	jkv_int(sb, &first, "cost_ns", f->cost_ns);
-	jkv_int(sb, &first, "start_ns", f->start_ns);
-	jkv_int(sb, &first, "end_ns", f->end_ns);
-	jkv_str(sb, &first, "thread", f->thread);
-	strbuf_addch(sb, '}');
+	json_kv_int(j, "cost_ns", f->cost_ns);
+	json_kv_int(j, "start_ns", f->start_ns);
+	json_kv_int(j, "end_ns", f->end_ns);
+	json_kv_str(j, "thread", f->thread);
+	json_end_object(j);
 }
 
-static void json_retrace(struct strbuf *sb, const struct model_trace *t)
+static void json_retrace(struct json *j, const struct model_trace *t)
 {
-	int first = 1;
-
-	strbuf_addch(sb, '{');
-	jkv_str(sb, &first, "cause", retrace_cause_name(t->why.cause));
-	jkv_str(sb, &first, "argument", t->why.argument);
-	jkv_str(sb, &first, "before", t->why.before);
-	jkv_str(sb, &first, "after", t->why.after);
-	jkv_str(sb, &first, "detail", t->why.detail);
-	jkey(sb, &first, "constant");
+	json_begin_object(j);
+	json_kv_str(j, "cause", retrace_cause_name(t->why.cause));
+	json_kv_str(j, "argument", t->why.argument);
+	json_kv_str(j, "before", t->why.before);
+	json_kv_str(j, "after", t->why.after);
+	json_kv_str(j, "detail", t->why.detail);
+	json_key(j, "constant");
 	if (t->why.const_name) {
-		int f2 = 1;
-
-		strbuf_addch(sb, '{');
-		jkv_str(sb, &f2, "name", t->why.const_name);
-		jkv_str(sb, &f2, "before", t->why.const_before);
-		jkv_str(sb, &f2, "after", t->why.const_after);
-		strbuf_addch(sb, '}');
+		json_begin_object(j);
+		json_kv_str(j, "name", t->why.const_name);
+		json_kv_str(j, "before", t->why.const_before);
+		json_kv_str(j, "after", t->why.const_after);
+		json_end_object(j);
 	} else {
-		strbuf_addstr(sb, "null");
+		json_null(j);
 	}
-	jkey(sb, &first, "location");
-	report_json_loc(sb, &t->callsite);
-	jkey(sb, &first, "library_location");
-	report_json_library_loc(sb, &t->callsite);
-	jkv_int(sb, &first, "compared_with", (long long)t->why.compared_with + 1);
-	jkv_str(sb, &first, "signature", t->signature);
-	jkv_int(sb, &first, "trace_ns", t->end_ns - t->start_ns);
-	jkv_int(sb, &first, "start_ns", t->start_ns);
-	strbuf_addch(sb, '}');
+	kv_locs(j, "location", "library_location", &t->callsite);
+	json_kv_int(j, "compared_with", (long long)t->why.compared_with + 1);
+	json_kv_str(j, "signature", t->signature);
+	json_kv_int(j, "trace_ns", t->end_ns - t->start_ns);
+	json_kv_int(j, "start_ns", t->start_ns);
+	json_end_object(j);
 }
 
-static void json_function(struct strbuf *sb, const struct model_function *f)
+static void json_function(struct json *j, const struct model_function *f)
 {
-	int first = 1;
-
-	strbuf_addch(sb, '{');
-	jkv_str(sb, &first, "name", f->name);
-	jkey(sb, &first, "location");
-	report_json_loc(sb, &f->def);
-	jkv_int(sb, &first, "traces", (long long)f->ntraces);
-	jkv_int(sb, &first, "calls", f->calls);
-	jkv_int(sb, &first, "calls_failed", f->calls_failed);
-	jkv_int(sb, &first, "trace_ns", f->trace_ns);
-	jkv_int(sb, &first, "exec_ns", f->exec_ns);
-	jkv_bool(sb, &first, "jit_compile", f->jit_compile);
-	jkv_bool(sb, &first, "has_input_signature", f->has_input_signature);
-	jkv_bool(sb, &first, "reduce_retracing", f->reduce_retracing);
-	jkv_int(sb, &first, "function_objects", (long long)f->function_objects);
-	jkv_int(sb, &first, "variables_created", f->variables_created);
-	jkv_int(sb, &first, "blackbox_nodes", f->blackbox_nodes);
-	jkv_int(sb, &first, "blackbox_execs", f->blackbox_execs);
-	jkv_str(sb, &first, "made_by", f->made_by);
-	jkv_str(sb, &first, "first_signature", f->ntraces ? f->traces[0].signature : NULL);
-	jkey(sb, &first, "first_location");
-	report_json_loc(sb, f->ntraces ? &f->traces[0].callsite : NULL);
-	jkey(sb, &first, "retraces");
-	strbuf_addch(sb, '[');
-	for (size_t k = 1; k < f->ntraces; k++) {
-		if (k > 1)
-			strbuf_addch(sb, ',');
-		json_retrace(sb, &f->traces[k]);
-	}
-	strbuf_addstr(sb, "]}");
+	json_begin_object(j);
+	json_kv_str(j, "name", f->name);
+	json_key(j, "location");
+	report_json_loc(j, &f->def);
+	json_kv_int(j, "traces", (long long)f->ntraces);
+	json_kv_int(j, "calls", f->calls);
+	json_kv_int(j, "calls_failed", f->calls_failed);
+	json_kv_int(j, "trace_ns", f->trace_ns);
+	json_kv_int(j, "exec_ns", f->exec_ns);
+	json_kv_bool(j, "jit_compile", f->jit_compile);
+	json_kv_bool(j, "has_input_signature", f->has_input_signature);
+	json_kv_bool(j, "reduce_retracing", f->reduce_retracing);
+	json_kv_int(j, "function_objects", (long long)f->function_objects);
+	json_kv_int(j, "variables_created", f->variables_created);
+	json_kv_int(j, "blackbox_nodes", f->blackbox_nodes);
+	json_kv_int(j, "blackbox_execs", f->blackbox_execs);
+	json_kv_str(j, "made_by", f->made_by);
+	json_kv_str(j, "first_signature", f->ntraces ? f->traces[0].signature : NULL);
+	json_key(j, "first_location");
+	report_json_loc(j, f->ntraces ? &f->traces[0].callsite : NULL);
+	json_key(j, "retraces");
+	json_begin_array(j, 0);
+	for (size_t k = 1; k < f->ntraces; k++)
+		json_retrace(j, &f->traces[k]);
+	json_end_array(j);
+	json_end_object(j);
 }
 
 /* A text or number field of a metric source's row (the printers' way to read "input"). */
-static void jkv_field(struct strbuf *sb, int *first, const struct model *m, const struct metric_source *src,
-		      size_t row, const char *key, const char *field)
+static void kv_field(struct json *j, const struct model *m, const struct metric_source *src, size_t row,
+		     const char *key, const char *field)
 {
 	struct metric_value v = { 0 };
 
+	json_key(j, key);
 	if (src->get(m, src->data, row, field, &v) != 0 || v.type == METRIC_NONE)
-		jkv_str(sb, first, key, NULL);
+		json_null(j);
 	else if (v.type == METRIC_TEXT)
-		jkv_str(sb, first, key, v.text);
+		json_str(j, v.text);
 	else if (v.num == (double)(long long)v.num)  /* counts and times are integers */
-		jkv_int(sb, first, key, (long long)v.num);
+		json_int(j, (long long)v.num);
 	else
-		jkv_num(sb, first, key, v.num);
+		json_num(j, v.num);
+}
+
+static void json_thread(struct json *j, const struct model_thread *t)
+{
+	json_begin_object(j);
+	json_kv_int(j, "pid", t->pid);
+	json_kv_int(j, "tid", t->tid);
+	json_kv_str(j, "thread", t->role);
+	json_kv_str(j, "name", t->name);
+	json_kv_int(j, "active_ns", t->active_ns);
+	json_kv_int(j, "eager_ops", t->eager_ops);
+	json_kv_int(j, "eager_ns", t->eager_ns);
+	json_kv_num(j, "eager_share", t->eager_share);
+	json_kv_int(j, "input_waits", t->input_waits);
+	json_kv_int(j, "input_ns", t->input_ns);
+	json_kv_int(j, "blackbox_execs", t->blackbox_execs);
+	json_kv_int(j, "blackbox_ns", t->blackbox_ns);
+	json_kv_int(j, "blackbox_eager_ops", t->blackbox_eager_ops);
+	json_key(j, "top_location");
+	report_json_loc(j, t->top_count ? &t->top_loc : NULL);
+	json_kv_str(j, "top_function", t->top_func);
+	json_kv_int(j, "top_count", t->top_count);
+	json_end_object(j);
+}
+
+/* Row i of the "input" source. */
+static void json_input_row(struct json *j, const struct model *m, const struct metric_source *src, size_t i)
+{
+	static const char *const keys[][2] = {
+		{ "thread", "thread" }, { "waits", "waits" }, { "wait_ns", "wait_ns" }, { "loop_ns", "loop_ns" },
+		{ "wait_share", "wait_share" }, { "verdict", "verdict" }, { "function", "func" },
+		{ "pipeline", "pipeline" },
+		{ "advice", "advice" },
+	};
+	struct metric_value file = { 0 }, line = { 0 };
+	struct source_loc loc;
+
+	json_begin_object(j);
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+		kv_field(j, m, src, i, keys[k][0], keys[k][1]);
+	for (int d = 0; d < 2; d++) {
+		src->get(m, src->data, i, d ? "dataset_file" : "file", &file);
+		src->get(m, src->data, i, d ? "dataset_line" : "line", &line);
+		loc.file = file.type == METRIC_TEXT ? file.text : NULL;
+		loc.line = (int)line.num;
+		json_key(j, d ? "dataset_location" : "location");
+		report_json_loc(j, loc.file ? &loc : NULL);
+	}
+	json_end_object(j);
+}
+
+static void json_dataset(struct json *j, const struct model_dataset_op *d)
+{
+	json_begin_object(j);
+	json_kv_str(j, "op", d->op);
+	json_kv_str(j, "transformation", d->transformation);
+	json_kv_str(j, "function", d->function);
+	json_kv_bool(j, "parallel", d->parallel);
+	json_key(j, "location");
+	report_json_loc(j, d->loc.file ? &d->loc : NULL);
+	json_kv_int(j, "pid", d->pid);
+	json_kv_int(j, "blackbox_execs", d->blackbox_execs);
+	json_kv_int(j, "blackbox_ns", d->blackbox_ns);
+	json_end_object(j);
+}
+
+static void json_graph_reader(struct json *j, const struct model_graph_reader *r)
+{
+	json_begin_object(j);
+	json_kv_str(j, "graph_function", r->graph_function);
+	json_kv_str(j, "function", r->function);
+	json_kv_int(j, "calls", r->calls);
+	json_kv_int(j, "calls_ns", r->calls_ns);
+	json_end_object(j);
 }
 
 /* threads, input (rows of the "input" source), datasets, graph_readers. */
-static void json_threads_input(struct strbuf *out, const struct model *m, int *first)
+static void json_threads_input(struct json *j, const struct model *m)
 {
 	const struct metric_source *src = model_find_source(m, "input");
 	size_t n = src ? src->count(m, src->data) : 0;
 
-	jkey(out, first, "threads");
-	strbuf_addch(out, '[');
-	for (size_t i = 0; i < m->nthreads; i++) {
-		const struct model_thread *t = &m->threads[i];
-		int f2 = 1;
-
-		strbuf_addstr(out, i ? ",\n{" : "\n{");
-		jkv_int(out, &f2, "pid", t->pid);
-		jkv_int(out, &f2, "tid", t->tid);
-		jkv_str(out, &f2, "thread", t->role);
-		jkv_str(out, &f2, "name", t->name);
-		jkv_int(out, &f2, "active_ns", t->active_ns);
-		jkv_int(out, &f2, "eager_ops", t->eager_ops);
-		jkv_int(out, &f2, "eager_ns", t->eager_ns);
-		jkv_num(out, &f2, "eager_share", t->eager_share);
-		jkv_int(out, &f2, "input_waits", t->input_waits);
-		jkv_int(out, &f2, "input_ns", t->input_ns);
-		jkv_int(out, &f2, "blackbox_execs", t->blackbox_execs);
-		jkv_int(out, &f2, "blackbox_ns", t->blackbox_ns);
-		jkv_int(out, &f2, "blackbox_eager_ops", t->blackbox_eager_ops);
-		jkey(out, &f2, "top_location");
-		report_json_loc(out, t->top_count ? &t->top_loc : NULL);
-		jkv_str(out, &f2, "top_function", t->top_func);
-		jkv_int(out, &f2, "top_count", t->top_count);
-		strbuf_addch(out, '}');
-	}
-	strbuf_addstr(out, "]");
-	jkey(out, first, "input");
-	strbuf_addch(out, '[');
-	for (size_t i = 0; i < n; i++) {
-		static const char *const keys[][2] = {
-			{ "thread", "thread" }, { "waits", "waits" }, { "wait_ns", "wait_ns" }, { "loop_ns", "loop_ns" },
-			{ "wait_share", "wait_share" }, { "verdict", "verdict" }, { "function", "func" },
-			{ "pipeline", "pipeline" },
-			{ "advice", "advice" },
-		};
-		struct metric_value file = { 0 }, line = { 0 };
-		struct source_loc loc;
-		int f2 = 1;
-
-		strbuf_addstr(out, i ? ",\n{" : "\n{");
-		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
-			jkv_field(out, &f2, m, src, i, keys[k][0], keys[k][1]);
-		for (int d = 0; d < 2; d++) {
-			src->get(m, src->data, i, d ? "dataset_file" : "file", &file);
-			src->get(m, src->data, i, d ? "dataset_line" : "line", &line);
-			loc.file = file.type == METRIC_TEXT ? file.text : NULL;
-			loc.line = (int)line.num;
-			jkey(out, &f2, d ? "dataset_location" : "location");
-			report_json_loc(out, loc.file ? &loc : NULL);
-		}
-		strbuf_addch(out, '}');
-	}
-	strbuf_addstr(out, "]");
-	jkey(out, first, "datasets");
-	strbuf_addch(out, '[');
-	for (size_t i = 0; i < m->ndatasets; i++) {
-		const struct model_dataset_op *d = &m->datasets[i];
-		int f2 = 1;
-
-		strbuf_addstr(out, i ? ",\n{" : "\n{");
-		jkv_str(out, &f2, "op", d->op);
-		jkv_str(out, &f2, "transformation", d->transformation);
-		jkv_str(out, &f2, "function", d->function);
-		jkv_bool(out, &f2, "parallel", d->parallel);
-		jkey(out, &f2, "location");
-		report_json_loc(out, d->loc.file ? &d->loc : NULL);
-		jkv_int(out, &f2, "pid", d->pid);
-		jkv_int(out, &f2, "blackbox_execs", d->blackbox_execs);
-		jkv_int(out, &f2, "blackbox_ns", d->blackbox_ns);
-		strbuf_addch(out, '}');
-	}
-	strbuf_addstr(out, "]");
-	jkey(out, first, "graph_readers");
-	strbuf_addch(out, '[');
-	for (size_t i = 0; i < m->ngraph_readers; i++) {
-		const struct model_graph_reader *r = &m->graph_readers[i];
-		int f2 = 1;
-
-		strbuf_addstr(out, i ? ",{" : "{");
-		jkv_str(out, &f2, "graph_function", r->graph_function);
-		jkv_str(out, &f2, "function", r->function);
-		jkv_int(out, &f2, "calls", r->calls);
-		jkv_int(out, &f2, "calls_ns", r->calls_ns);
-		strbuf_addch(out, '}');
-	}
-	strbuf_addstr(out, "]");
+	json_key(j, "threads");
+	json_begin_array(j, JSON_LINES);
+	for (size_t i = 0; i < m->nthreads; i++)
+		json_thread(j, &m->threads[i]);
+	json_end_array(j);
+	json_key(j, "input");
+	json_begin_array(j, JSON_LINES);
+	for (size_t i = 0; i < n; i++)
+		json_input_row(j, m, src, i);
+	json_end_array(j);
+	json_key(j, "datasets");
+	json_begin_array(j, JSON_LINES);
+	for (size_t i = 0; i < m->ndatasets; i++)
+		json_dataset(j, &m->datasets[i]);
+	json_end_array(j);
+	json_key(j, "graph_readers");
+	json_begin_array(j, 0);
+	for (size_t i = 0; i < m->ngraph_readers; i++)
+		json_graph_reader(j, &m->graph_readers[i]);
+	json_end_array(j);
 }
+
+static void json_eager_site(struct json *j, const struct model_eager_site *s)
+{
+	json_begin_object(j);
+	kv_locs(j, "location", "library_location", &s->loc);
+	json_kv_str(j, "function", s->func);
+	json_kv_int(j, "count", s->count);
+	json_kv_int(j, "total_ns", s->total_ns);
+	json_kv_str(j, "top_op", s->top_op);
+	json_end_object(j);
+}
+
+static void json_eager_op(struct json *j, const struct model_eager_op *op)
+{
+	json_begin_object(j);
+	json_kv_str(j, "op", op->op);
+	json_kv_int(j, "count", op->count);
+	json_kv_int(j, "total_ns", op->total_ns);
+	json_kv_int(j, "slow_path", op->slow_path);
+	json_kv_int(j, "failed", op->failed);
+	json_end_object(j);
+}
+
+static void json_blackbox(struct json *j, const struct model_blackbox *b)
+{
+	json_begin_object(j);
+	json_kv_str(j, "node", b->node_name);
+	json_kv_str(j, "op_type", b->op_type);
+	json_kv_str(j, "token", b->token);
+	json_kv_str(j, "function", b->function);
+	json_kv_str(j, "graph_function", b->graph_function);
+	json_kv_bool(j, "in_tf_data", b->in_tf_data);
+	json_key(j, "location");
+	report_json_loc(j, &b->loc);
+	json_kv_int(j, "execs", b->execs);
+	json_kv_int(j, "total_ns", b->total_ns);
+	json_kv_int(j, "node_id", b->id);
+	json_kv_int(j, "eager_ops", b->eager_ops);
+	json_kv_int(j, "eager_ns", b->eager_ns);
+	json_kv_str(j, "thread", b->thread);
+	json_kv_str(j, "made_by", b->made_by);
+	json_end_object(j);
+}
+
+static void json_session_run(struct json *j, const struct model_session_run *r)
+{
+	json_begin_object(j);
+	json_key(j, "location");
+	report_json_loc(j, &r->loc);
+	json_kv_str(j, "function", r->func);
+	json_kv_str(j, "kind", r->kind);
+	json_kv_int(j, "runs", r->runs);
+	json_kv_int(j, "time_ns", r->total_ns);
+	json_kv_int(j, "failed", r->failed);
+	json_kv_int(j, "feeds", r->feeds);
+	json_kv_int(j, "fetches", r->fetches);
+	json_kv_int(j, "targets", r->targets);
+	json_end_object(j);
+}
+
+/* "key": [ one element per line, each written by emit(j, &array[i]) ] */
+#define JSON_LIST(j, key, array, n, emit)                  \
+	do {                                               \
+		json_key(j, key);                          \
+		json_begin_array(j, JSON_LINES);           \
+		for (size_t i_ = 0; i_ < (n); i_++)       \
+			emit(j, &(array)[i_]);             \
+		json_end_array(j);                         \
+	} while (0)
 
 void report_json(struct strbuf *out, const struct model *m, const struct report_opts *o)
 {
-	int first = 1;
+	struct json j;
 
-	strbuf_addch(out, '{');
-	jkv_int(out, &first, "version", JSON_VERSION);
-	jkv_str(out, &first, "agprof_version", AGPROF_VERSION);
-	jkv_str(out, &first, "recording", o->recording);
-	jkey(out, &first, "session");
-	json_session(out, m);
-	jkey(out, &first, "findings");
-	strbuf_addch(out, '[');
-	for (size_t i = 0; i < m->nfindings; i++) {
-		strbuf_addstr(out, i ? ",\n" : "\n");
-		json_finding(out, &m->findings[i]);
-	}
-	strbuf_addstr(out, "]");
-	jkey(out, &first, "functions");
-	strbuf_addch(out, '[');
-	for (size_t i = 0; i < m->nfunctions; i++) {
-		strbuf_addstr(out, i ? ",\n" : "\n");
-		json_function(out, &m->functions[i]);
-	}
-	strbuf_addstr(out, "]");
-	jkey(out, &first, "eager_sites");
-	strbuf_addch(out, '[');
-	for (size_t i = 0; i < m->nsites; i++) {
-		const struct model_eager_site *s = &m->sites[i];
-		int f2 = 1;
-
-		strbuf_addstr(out, i ? ",\n{" : "\n{");
-		jkey(out, &f2, "location");
-		report_json_loc(out, &s->loc);
-		jkey(out, &f2, "library_location");
-		report_json_library_loc(out, &s->loc);
-		jkv_str(out, &f2, "function", s->func);
-		jkv_int(out, &f2, "count", s->count);
-		jkv_int(out, &f2, "total_ns", s->total_ns);
-		jkv_str(out, &f2, "top_op", s->top_op);
-		strbuf_addch(out, '}');
-	}
-	strbuf_addstr(out, "]");
-	jkey(out, &first, "eager_ops");
-	strbuf_addch(out, '[');
-	for (size_t i = 0; i < m->nops; i++) {
-		const struct model_eager_op *op = &m->ops[i];
-		int f2 = 1;
-
-		strbuf_addstr(out, i ? ",\n{" : "\n{");
-		jkv_str(out, &f2, "op", op->op);
-		jkv_int(out, &f2, "count", op->count);
-		jkv_int(out, &f2, "total_ns", op->total_ns);
-		jkv_int(out, &f2, "slow_path", op->slow_path);
-		jkv_int(out, &f2, "failed", op->failed);
-		strbuf_addch(out, '}');
-	}
-	strbuf_addstr(out, "]");
-	jkey(out, &first, "blackboxes");
-	strbuf_addch(out, '[');
-	for (size_t i = 0; i < m->nblackboxes; i++) {
-		const struct model_blackbox *b = &m->blackboxes[i];
-		int f2 = 1;
-
-		strbuf_addstr(out, i ? ",\n{" : "\n{");
-		jkv_str(out, &f2, "node", b->node_name);
-		jkv_str(out, &f2, "op_type", b->op_type);
-		jkv_str(out, &f2, "token", b->token);
-		jkv_str(out, &f2, "function", b->function);
-		jkv_str(out, &f2, "graph_function", b->graph_function);
-		jkv_bool(out, &f2, "in_tf_data", b->in_tf_data);
-		jkey(out, &f2, "location");
-		report_json_loc(out, &b->loc);
-		jkv_int(out, &f2, "execs", b->execs);
-		jkv_int(out, &f2, "total_ns", b->total_ns);
-		jkv_int(out, &f2, "node_id", b->id);
-		jkv_int(out, &f2, "eager_ops", b->eager_ops);
-		jkv_int(out, &f2, "eager_ns", b->eager_ns);
-		jkv_str(out, &f2, "thread", b->thread);
-		jkv_str(out, &f2, "made_by", b->made_by);
-		strbuf_addch(out, '}');
-	}
-	strbuf_addstr(out, "]");
-	jkey(out, &first, "sessions");
-	strbuf_addch(out, '[');
-	for (size_t i = 0; i < m->nsession_runs; i++) {
-		const struct model_session_run *r = &m->session_runs[i];
-		int f2 = 1;
-
-		strbuf_addstr(out, i ? ",\n{" : "\n{");
-		jkey(out, &f2, "location");
-		report_json_loc(out, &r->loc);
-		jkv_str(out, &f2, "function", r->func);
-		jkv_str(out, &f2, "kind", r->kind);
-		jkv_int(out, &f2, "runs", r->runs);
-		jkv_int(out, &f2, "time_ns", r->total_ns);
-		jkv_int(out, &f2, "failed", r->failed);
-		jkv_int(out, &f2, "feeds", r->feeds);
-		jkv_int(out, &f2, "fetches", r->fetches);
-		jkv_int(out, &f2, "targets", r->targets);
-		strbuf_addch(out, '}');
-	}
-	strbuf_addstr(out, "]");
-	json_threads_input(out, m, &first);
-	jkey(out, &first, "gpu");
-	report_gpu_json(out, o->gpu);
-	strbuf_addstr(out, "}\n");
+	json_init(&j, out);
+	json_begin_object(&j);
+	json_kv_int(&j, "version", JSON_VERSION);
+	json_kv_str(&j, "agprof_version", AGPROF_VERSION);
+	json_kv_str(&j, "recording", o->recording);
+	json_key(&j, "session");
+	json_session(&j, m);
+	JSON_LIST(&j, "findings", m->findings, m->nfindings, json_finding);
+	JSON_LIST(&j, "functions", m->functions, m->nfunctions, json_function);
+	JSON_LIST(&j, "eager_sites", m->sites, m->nsites, json_eager_site);
+	JSON_LIST(&j, "eager_ops", m->ops, m->nops, json_eager_op);
+	JSON_LIST(&j, "blackboxes", m->blackboxes, m->nblackboxes, json_blackbox);
+	JSON_LIST(&j, "sessions", m->session_runs, m->nsession_runs, json_session_run);
+	json_threads_input(&j, m);
+	json_key(&j, "gpu");
+	report_gpu_json(&j, o->gpu);
+	json_end_object(&j);
+	strbuf_addch(out, '\n');
 }
 
 /* CSV (RFC 4180): quote every text field. */
@@ -452,115 +395,136 @@ static void csv_str(struct strbuf *sb, const char *s)
 	strbuf_addch(sb, '"');
 }
 
+static void csv_findings(struct strbuf *out, const struct model *m)
+{
+	strbuf_addstr(out, "rule,severity,function,cause,file,line,cost_ns,message,recommendation,library_file,"
+		      "library_line\r\n");
+	for (size_t i = 0; i < m->nfindings; i++) {
+		const struct finding *f = &m->findings[i];
+
+		csv_str(out, f->rule);
+		strbuf_addf(out, ",%s,", severity_name(f->severity));
+		csv_str(out, f->function);
+		strbuf_addch(out, ',');
+		csv_str(out, retrace_cause_name(f->cause));
+		strbuf_addch(out, ',');
+		csv_str(out, f->loc.file);
+		strbuf_addf(out, ",%d,%lld,", f->loc.line, (long long)f->cost_ns);
+		csv_str(out, f->message);
+		strbuf_addch(out, ',');
+		csv_str(out, f->recommendation);
+		strbuf_addch(out, ',');
+		csv_str(out, f->loc.lib_file);
+		strbuf_addf(out, ",%d\r\n", f->loc.lib_file ? f->loc.lib_line : 0);
+	}
+}
+
+static void csv_retracing(struct strbuf *out, const struct model *m)
+{
+	strbuf_addstr(out, "function,trace,cause,argument,before,after,file,line,trace_ns\r\n");
+	for (size_t i = 0; i < m->nfunctions; i++)
+		for (size_t k = 1; k < m->functions[i].ntraces; k++) {
+			const struct model_trace *t = &m->functions[i].traces[k];
+
+			csv_str(out, m->functions[i].name);
+			strbuf_addf(out, ",%zu,%s,", k + 1, retrace_cause_name(t->why.cause));
+			csv_str(out, t->why.argument);
+			strbuf_addch(out, ',');
+			csv_str(out, t->why.before);
+			strbuf_addch(out, ',');
+			csv_str(out, t->why.after);
+			strbuf_addch(out, ',');
+			csv_str(out, t->callsite.file);
+			strbuf_addf(out, ",%d,%lld\r\n", t->callsite.line, (long long)(t->end_ns - t->start_ns));
+		}
+}
+
+static void csv_eager(struct strbuf *out, const struct model *m)
+{
+	strbuf_addstr(out, "file,line,function,count,total_ns,top_op\r\n");
+	for (size_t i = 0; i < m->nsites; i++) {
+		csv_str(out, m->sites[i].loc.file);
+		strbuf_addf(out, ",%d,", m->sites[i].loc.line);
+		csv_str(out, m->sites[i].func);
+		strbuf_addf(out, ",%lld,%lld,", (long long)m->sites[i].count, (long long)m->sites[i].total_ns);
+		csv_str(out, m->sites[i].top_op);
+		strbuf_addstr(out, "\r\n");
+	}
+}
+
+static void csv_ops(struct strbuf *out, const struct model *m)
+{
+	strbuf_addstr(out, "op,count,total_ns,slow_path,failed\r\n");
+	for (size_t i = 0; i < m->nops; i++) {
+		csv_str(out, m->ops[i].op);
+		strbuf_addf(out, ",%lld,%lld,%lld,%lld\r\n", (long long)m->ops[i].count, (long long)m->ops[i].total_ns,
+			    (long long)m->ops[i].slow_path, (long long)m->ops[i].failed);
+	}
+}
+
+static void csv_blackbox(struct strbuf *out, const struct model *m)
+{
+	strbuf_addstr(out, "node,op_type,function,execs,total_ns\r\n");
+	for (size_t i = 0; i < m->nblackboxes; i++) {
+		csv_str(out, m->blackboxes[i].node_name);
+		strbuf_addch(out, ',');
+		csv_str(out, m->blackboxes[i].op_type);
+		strbuf_addch(out, ',');
+		csv_str(out, m->blackboxes[i].function);
+		strbuf_addf(out, ",%lld,%lld\r\n", (long long)m->blackboxes[i].execs, (long long)m->blackboxes[i].total_ns);
+	}
+}
+
+static void csv_sessions(struct strbuf *out, const struct model *m)
+{
+	strbuf_addstr(out, "file,line,function,kind,runs,time_ns,failed,feeds,fetches,targets\r\n");
+	for (size_t i = 0; i < m->nsession_runs; i++) {
+		const struct model_session_run *r = &m->session_runs[i];
+
+		csv_str(out, r->loc.file);
+		strbuf_addf(out, ",%d,", r->loc.line);
+		csv_str(out, r->func);
+		strbuf_addch(out, ',');
+		csv_str(out, r->kind);
+		strbuf_addf(out, ",%lld,%lld,%lld,%lld,%lld,%lld\r\n", (long long)r->runs, (long long)r->total_ns,
+			    (long long)r->failed, (long long)r->feeds, (long long)r->fetches, (long long)r->targets);
+	}
+}
+
+static void csv_functions(struct strbuf *out, const struct model *m)
+{
+	strbuf_addstr(out, "function,file,line,traces,calls,trace_ns,exec_ns,jit_compile,has_input_signature\r\n");
+	for (size_t i = 0; i < m->nfunctions; i++) {
+		const struct model_function *f = &m->functions[i];
+
+		csv_str(out, f->name);
+		strbuf_addch(out, ',');
+		csv_str(out, f->def.file);
+		strbuf_addf(out, ",%d,%zu,%lld,%lld,%lld,%d,%d\r\n", f->def.line, f->ntraces, (long long)f->calls,
+			    (long long)f->trace_ns, (long long)f->exec_ns, f->jit_compile, f->has_input_signature);
+	}
+}
+
+/* One table per section asked for, in this order, separated by an empty line. */
 void report_csv(struct strbuf *out, const struct model *m, const struct report_opts *o)
 {
+	static const struct {
+		unsigned section;
+		void (*table)(struct strbuf *out, const struct model *m);
+	} tables[] = {
+		{ SEC_SUMMARY, csv_findings }, { SEC_RETRACING, csv_retracing }, { SEC_EAGER, csv_eager },
+		{ SEC_OPS, csv_ops },          { SEC_BLACKBOX, csv_blackbox },   { SEC_SESSIONS, csv_sessions },
+		{ SEC_FUNCTIONS, csv_functions },
+	};
 	unsigned sec = o->sections ? o->sections : SEC_SUMMARY;
-	int tables = 0;
+	int written = 0;
 
-	if (sec & SEC_SUMMARY) {
-		strbuf_addstr(out, "rule,severity,function,cause,file,line,cost_ns,message,recommendation,library_file,"
-			      "library_line\r\n");
-		for (size_t i = 0; i < m->nfindings; i++) {
-			const struct finding *f = &m->findings[i];
-
-			csv_str(out, f->rule);
-			strbuf_addf(out, ",%s,", severity_name(f->severity));
-			csv_str(out, f->function);
-			strbuf_addch(out, ',');
-			csv_str(out, retrace_cause_name(f->cause));
-			strbuf_addch(out, ',');
-			csv_str(out, f->loc.file);
-			strbuf_addf(out, ",%d,%lld,", f->loc.line, (long long)f->cost_ns);
-			csv_str(out, f->message);
-			strbuf_addch(out, ',');
-			csv_str(out, f->recommendation);
-			strbuf_addch(out, ',');
-			csv_str(out, f->loc.lib_file);
-			strbuf_addf(out, ",%d\r\n", f->loc.lib_file ? f->loc.lib_line : 0);
-		}
-		tables++;
-	}
-	if (sec & SEC_RETRACING) {
-		strbuf_addstr(out, tables++ ? "\r\n" : "");
-		strbuf_addstr(out, "function,trace,cause,argument,before,after,file,line,trace_ns\r\n");
-		for (size_t i = 0; i < m->nfunctions; i++)
-			for (size_t k = 1; k < m->functions[i].ntraces; k++) {
-				const struct model_trace *t = &m->functions[i].traces[k];
-
-				csv_str(out, m->functions[i].name);
-				strbuf_addf(out, ",%zu,%s,", k + 1, retrace_cause_name(t->why.cause));
-				csv_str(out, t->why.argument);
-				strbuf_addch(out, ',');
-				csv_str(out, t->why.before);
-				strbuf_addch(out, ',');
-				csv_str(out, t->why.after);
-				strbuf_addch(out, ',');
-				csv_str(out, t->callsite.file);
-				strbuf_addf(out, ",%d,%lld\r\n", t->callsite.line, (long long)(t->end_ns - t->start_ns));
-			}
-	}
-	if (sec & SEC_EAGER) {
-		strbuf_addstr(out, tables++ ? "\r\n" : "");
-		strbuf_addstr(out, "file,line,function,count,total_ns,top_op\r\n");
-		for (size_t i = 0; i < m->nsites; i++) {
-			csv_str(out, m->sites[i].loc.file);
-			strbuf_addf(out, ",%d,", m->sites[i].loc.line);
-			csv_str(out, m->sites[i].func);
-			strbuf_addf(out, ",%lld,%lld,", (long long)m->sites[i].count, (long long)m->sites[i].total_ns);
-			csv_str(out, m->sites[i].top_op);
+	for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+		if (!(sec & tables[i].section))
+			continue;
+		if (written++)
 			strbuf_addstr(out, "\r\n");
-		}
-	}
-	if (sec & SEC_OPS) {
-		strbuf_addstr(out, tables++ ? "\r\n" : "");
-		strbuf_addstr(out, "op,count,total_ns,slow_path,failed\r\n");
-		for (size_t i = 0; i < m->nops; i++) {
-			csv_str(out, m->ops[i].op);
-			strbuf_addf(out, ",%lld,%lld,%lld,%lld\r\n", (long long)m->ops[i].count,
-				    (long long)m->ops[i].total_ns, (long long)m->ops[i].slow_path,
-				    (long long)m->ops[i].failed);
-		}
-	}
-	if (sec & SEC_BLACKBOX) {
-		strbuf_addstr(out, tables++ ? "\r\n" : "");
-		strbuf_addstr(out, "node,op_type,function,execs,total_ns\r\n");
-		for (size_t i = 0; i < m->nblackboxes; i++) {
-			csv_str(out, m->blackboxes[i].node_name);
-			strbuf_addch(out, ',');
-			csv_str(out, m->blackboxes[i].op_type);
-			strbuf_addch(out, ',');
-			csv_str(out, m->blackboxes[i].function);
-			strbuf_addf(out, ",%lld,%lld\r\n", (long long)m->blackboxes[i].execs,
-				    (long long)m->blackboxes[i].total_ns);
-		}
-	}
-	if (sec & SEC_SESSIONS) {
-		strbuf_addstr(out, tables++ ? "\r\n" : "");
-		strbuf_addstr(out, "file,line,function,kind,runs,time_ns,failed,feeds,fetches,targets\r\n");
-		for (size_t i = 0; i < m->nsession_runs; i++) {
-			const struct model_session_run *r = &m->session_runs[i];
-
-			csv_str(out, r->loc.file);
-			strbuf_addf(out, ",%d,", r->loc.line);
-			csv_str(out, r->func);
-			strbuf_addch(out, ',');
-			csv_str(out, r->kind);
-			strbuf_addf(out, ",%lld,%lld,%lld,%lld,%lld,%lld\r\n", (long long)r->runs, (long long)r->total_ns,
-				    (long long)r->failed, (long long)r->feeds, (long long)r->fetches, (long long)r->targets);
-		}
-	}
-	if (sec & SEC_FUNCTIONS) {
-		strbuf_addstr(out, tables++ ? "\r\n" : "");
-		strbuf_addstr(out, "function,file,line,traces,calls,trace_ns,exec_ns,jit_compile,has_input_signature\r\n");
-		for (size_t i = 0; i < m->nfunctions; i++) {
-			const struct model_function *f = &m->functions[i];
-
-			csv_str(out, f->name);
-			strbuf_addch(out, ',');
-			csv_str(out, f->def.file);
-			strbuf_addf(out, ",%d,%zu,%lld,%lld,%lld,%d,%d\r\n", f->def.line, f->ntraces, (long long)f->calls,
-				    (long long)f->trace_ns, (long long)f->exec_ns, f->jit_compile, f->has_input_signature);
-		}
+		tables[i].table(out, m);
 	}
 }
 
@@ -571,75 +535,127 @@ static const char *sarif_level(enum severity s)
 	return s == SEV_ERROR ? "error" : s == SEV_WARNING ? "warning" : "note";
 }
 
+static void sarif_driver(struct json *j, const struct ruleset *rs)
+{
+	json_key(j, "tool");
+	json_begin_object(j);
+	json_key(j, "driver");
+	json_begin_object(j);
+	json_kv_str(j, "name", "agprof");
+	json_kv_str(j, "version", AGPROF_VERSION);
+	json_kv_str(j, "informationUri", "https://github.com/agprof/agprof");
+	json_key(j, "rules");
+	json_begin_array(j, 0);
+	for (size_t i = 0; rs && i < ruleset_count(rs); i++) {
+		json_begin_object(j);
+		json_kv_str(j, "id", ruleset_rule_id(rs, i));
+		json_key(j, "shortDescription");
+		json_begin_object(j);
+		json_kv_str(j, "text", ruleset_rule_title(rs, i));
+		json_end_object(j);
+		json_end_object(j);
+	}
+	json_end_array(j);
+	json_end_object(j);
+	json_end_object(j);
+}
+
+/* "locations" of a finding with a file: relative to SRCROOT (the run's cwd) when under it. */
+static void sarif_locations(struct json *j, const struct model *m, const struct finding *f)
+{
+	const char *rel = report_rel_path(m, f->loc.file);
+
+	json_key(j, "locations");
+	json_begin_array(j, 0);
+	json_begin_object(j);
+	json_key(j, "physicalLocation");
+	json_begin_object(j);
+	json_key(j, "artifactLocation");
+	json_begin_object(j);
+	json_key(j, "uri");
+	if (rel != f->loc.file)
+		json_path_uri(j, rel);
+	else
+		json_file_uri(j, rel, 0);
+	if (rel != f->loc.file)
+		json_kv_str(j, "uriBaseId", "SRCROOT");
+	json_end_object(j);
+	json_key(j, "region");
+	json_begin_object(j);
+	json_kv_int(j, "startLine", f->loc.line > 0 ? f->loc.line : 1);
+	json_end_object(j);
+	json_end_object(j);
+	if (f->function) {
+		json_key(j, "logicalLocations");
+		json_begin_array(j, 0);
+		json_begin_object(j);
+		json_kv_str(j, "name", f->function);
+		json_kv_str(j, "kind", "function");
+		json_end_object(j);
+		json_end_array(j);
+	}
+	json_end_object(j);
+	json_end_array(j);
+}
+
+static void sarif_result(struct json *j, const struct model *m, const struct ruleset *rs, const struct finding *f)
+{
+	struct strbuf text = STRBUF_INIT;
+
+	json_begin_object(j);
+	json_kv_str(j, "ruleId", f->rule);
+	for (size_t r = 0; rs && r < ruleset_count(rs); r++)
+		if (!strcmp(ruleset_rule_id(rs, r), f->rule))
+			json_kv_int(j, "ruleIndex", (long long)r);
+	json_kv_str(j, "level", sarif_level(f->severity));
+	json_key(j, "message");
+	json_begin_object(j);
+	strbuf_addstr(&text, f->message);
+	if (f->recommendation && *f->recommendation)
+		strbuf_addf(&text, "\nFix: %s", f->recommendation);
+	json_kv_str(j, "text", text.buf ? text.buf : "");
+	strbuf_release(&text);
+	json_end_object(j);
+	if (f->loc.file)
+		sarif_locations(j, m, f);
+	json_key(j, "properties");
+	json_begin_object(j);
+	json_kv_str(j, "cause", retrace_cause_name(f->cause));
+	json_kv_int(j, "cost_ns", f->cost_ns);
+	json_kv_str(j, "thread", f->thread);
+	json_end_object(j);
+	json_end_object(j);
+}
+
 void report_sarif(struct strbuf *out, const struct model *m, const struct ruleset *rs)
 {
-	const char *cwd = m->session.cwd;
+	struct json j;
 
-	strbuf_addstr(out, "{\"$schema\":\"https://json.schemastore.org/sarif-2.1.0.json\",\"version\":\"2.1.0\",\"runs\":[{");
-	strbuf_addstr(out, "\"tool\":{\"driver\":{\"name\":\"agprof\",\"version\":");
-	jstr(out, AGPROF_VERSION);
-	strbuf_addstr(out, ",\"informationUri\":\"https://github.com/agprof/agprof\",\"rules\":[");
-	for (size_t i = 0; rs && i < ruleset_count(rs); i++) {
-		if (i)
-			strbuf_addch(out, ',');
-		strbuf_addstr(out, "{\"id\":");
-		jstr(out, ruleset_rule_id(rs, i));
-		strbuf_addstr(out, ",\"shortDescription\":{\"text\":");
-		jstr(out, ruleset_rule_title(rs, i));
-		strbuf_addstr(out, "}}");
+	json_init(&j, out);
+	json_begin_object(&j);
+	json_kv_str(&j, "$schema", "https://json.schemastore.org/sarif-2.1.0.json");
+	json_kv_str(&j, "version", "2.1.0");
+	json_key(&j, "runs");
+	json_begin_array(&j, 0);
+	json_begin_object(&j);
+	sarif_driver(&j, rs);
+	if (m->session.cwd) {
+		json_key(&j, "originalUriBaseIds");
+		json_begin_object(&j);
+		json_key(&j, "SRCROOT");
+		json_begin_object(&j);
+		json_key(&j, "uri");
+		json_file_uri(&j, m->session.cwd, 1);
+		json_end_object(&j);
+		json_end_object(&j);
 	}
-	strbuf_addstr(out, "]}}");
-	if (cwd) {
-		strbuf_addstr(out, ",\"originalUriBaseIds\":{\"SRCROOT\":{\"uri\":");
-		{
-			struct strbuf u = STRBUF_INIT;
-
-			strbuf_addf(&u, "file://%s/", cwd);
-			jstr(out, u.buf);
-			strbuf_release(&u);
-		}
-		strbuf_addstr(out, "}}");
-	}
-	strbuf_addstr(out, ",\"results\":[");
-	for (size_t i = 0; i < m->nfindings; i++) {
-		const struct finding *f = &m->findings[i];
-		struct strbuf text = STRBUF_INIT;
-
-		if (i)
-			strbuf_addch(out, ',');
-		strbuf_addstr(out, "\n{\"ruleId\":");
-		jstr(out, f->rule);
-		for (size_t r = 0; rs && r < ruleset_count(rs); r++)
-			if (!strcmp(ruleset_rule_id(rs, r), f->rule))
-				strbuf_addf(out, ",\"ruleIndex\":%zu", r);
-		strbuf_addf(out, ",\"level\":\"%s\",\"message\":{\"text\":", sarif_level(f->severity));
-		strbuf_addstr(&text, f->message);
-		if (f->recommendation && *f->recommendation)
-			strbuf_addf(&text, "\nFix: %s", f->recommendation);
-		jstr(out, text.buf);
-		strbuf_release(&text);
-		strbuf_addch(out, '}');
-		if (f->loc.file) {
-			const char *rel = report_rel_path(m, f->loc.file);
-
-			strbuf_addstr(out, ",\"locations\":[{\"physicalLocation\":{\"artifactLocation\":{\"uri\":");
-			jstr(out, rel);
-			if (rel != f->loc.file)
-				strbuf_addstr(out, ",\"uriBaseId\":\"SRCROOT\"");
-			strbuf_addf(out, "},\"region\":{\"startLine\":%d}}", f->loc.line > 0 ? f->loc.line : 1);
-			if (f->function) {
-				strbuf_addstr(out, ",\"logicalLocations\":[{\"name\":");
-				jstr(out, f->function);
-				strbuf_addstr(out, ",\"kind\":\"function\"}]");
-			}
-			strbuf_addstr(out, "}]");
-		}
-		strbuf_addstr(out, ",\"properties\":{\"cause\":");
-		jstr(out, retrace_cause_name(f->cause));
-		strbuf_addf(out, ",\"cost_ns\":%lld", (long long)f->cost_ns);
-		strbuf_addstr(out, ",\"thread\":");
-		jstr(out, f->thread);
-		strbuf_addstr(out, "}}");
-	}
-	strbuf_addstr(out, "]}]}\n");
+	json_key(&j, "results");
+	json_begin_array(&j, JSON_LINES);
+	for (size_t i = 0; i < m->nfindings; i++)
+		sarif_result(&j, m, rs, &m->findings[i]);
+	json_end_array(&j);
+	json_end_object(&j);
+	json_end_array(&j);
+	json_end_object(&j);
+	strbuf_addch(out, '\n');
 }

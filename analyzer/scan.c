@@ -211,15 +211,15 @@ cleanup:
 	return NULL;
 }
 
-static int scan_threads(void)
+int scan_threads(void)
 {
 	const char *env = getenv("AGPROF_SCAN_THREADS");
 	long n = env && *env ? strtol(env, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
 
 	if (n < 1)
 		n = 1;
-	if (n > 8)
-		n = 8;
+	if (n > SCAN_MAX_THREADS)
+		n = SCAN_MAX_THREADS;
 	return (int)n;
 }
 
@@ -314,7 +314,6 @@ static void scan_jobs_free(struct scan_job *jobs, int njobs)
 static sqlite3 *open_id_range(const char *path, const char *table, int64_t *lo, int64_t *hi)
 {
 	sqlite3 *db = NULL;
-	char q[160];
 
 	*lo = 0, *hi = -1;
 	if (db_open_readonly(path, 0, &db) != SQLITE_OK) {
@@ -322,14 +321,29 @@ static sqlite3 *open_id_range(const char *path, const char *table, int64_t *lo, 
 		sqlite3_close(db);
 		return NULL;
 	}
-	snprintf(q, sizeof(q), "SELECT coalesce(min(id), 0) FROM %s", table);
-	if (query_int64(db, q, lo) == 0) {
-		snprintf(q, sizeof(q), "SELECT coalesce(max(id), -1) FROM %s", table);
-		if (query_int64(db, q, hi) == 0)
-			return db;
-	}
+	if (scan_id_range(db, table, lo, hi) == 0)
+		return db;
 	sqlite3_close(db);
 	return NULL;
+}
+
+int scan_id_range(sqlite3 *db, const char *table, int64_t *lo, int64_t *hi)
+{
+	char q[160];
+
+	/* one aggregate per statement: min(id) and max(id) together would scan the table */
+	*lo = 0, *hi = -1;
+	snprintf(q, sizeof(q), "SELECT coalesce(min(id), 0) FROM %s", table);
+	if (query_int64(db, q, lo))
+		return -1;
+	snprintf(q, sizeof(q), "SELECT coalesce(max(id), -1) FROM %s", table);
+	if (query_int64(db, q, hi)) {
+		*lo = 0, *hi = -1;
+		return -1;
+	}
+	if (*hi < *lo)
+		*lo = 0, *hi = -1;
+	return 0;
 }
 
 int scan_table(const char *path, const char *table, const char *k1, const char *k2,

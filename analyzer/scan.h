@@ -13,6 +13,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+struct sqlite3;
+
+/*
+ * The one thread-count knob of the analyzer's scans (scan_table, scan_totals
+ * and the viewer's timeline scan): AGPROF_SCAN_THREADS, else the online CPUs,
+ * in [1, SCAN_MAX_THREADS].  More threads than that only contend on the file.
+ */
+#define SCAN_MAX_THREADS 8
+int scan_threads(void);
+
 /* One group: all rows with the same (k1, k2). NULL keys read as 0 (ids start at 1). */
 struct scan_group {
 	int64_t k1, k2;
@@ -36,12 +46,18 @@ struct scan_result {
  * Scan table in the recording at path.  k1, k2, flag and ok are column
  * expressions (flag and ok may be "0" / "1" when the table has none); table
  * must have id, start_ns and end_ns.  Returns 0, or -1 after printing an
- * error.  Uses up to AGPROF_SCAN_THREADS (default: online CPUs, at most 8)
- * connections.
+ * error.  Uses scan_threads() connections.
  */
 int scan_table(const char *path, const char *table, const char *k1, const char *k2,
 	       const char *flag, const char *ok, struct scan_result *out);
 void scan_result_release(struct scan_result *r);
+
+/*
+ * The rowid range [*lo, *hi] of table on db (hi < lo when it is empty),
+ * the one way both the report's scans and the viewer's split a table into
+ * chunks.  0, or -1 after an error line.
+ */
+int scan_id_range(struct sqlite3 *db, const char *table, int64_t *lo, int64_t *hi);
 
 /*
  * Only the row count and summed end_ns - start_ns of table, in the same

@@ -8,14 +8,10 @@
 #include "duration.h"
 #include "checked.h"
 #include "strbuf.h"
+#include "metric_fields.h"
 
 #include <string.h>
 
-#define NUM(fname, expr) \
-	if (!strcmp(field, fname)) { out->type = METRIC_NUM; out->num = (double)(expr); return 0; }
-#define TEXT(fname, expr) \
-	if (!strcmp(field, fname)) { const char *t_ = (expr); out->type = t_ ? METRIC_TEXT : METRIC_NONE; \
-		out->text = t_; return 0; }
 
 static double share(const struct model *m, int64_t ns)
 {
@@ -471,16 +467,18 @@ static const char *ds_name(struct model *m, const struct model_dataset_op *d)
 }
 
 /* Describe the pipeline and say what to change, from what the recording shows. */
-static void input_describe(struct model *m, struct input_row *r)
+/*
+ * The pipeline's chain ("map at x.py:3, parallel -> batch at ...") into p,
+ * and its facts into r; *last and *batch: its last op and its first batch.
+ */
+static void input_pipeline_facts(struct model *m, struct input_row *r, struct strbuf *p,
+				 const struct model_dataset_op **last, const struct model_dataset_op **batch)
 {
-	struct strbuf p = STRBUF_INIT, a = STRBUF_INIT;
-	const struct model_dataset_op *last = NULL, *batch = NULL;
-
 	for (size_t i = 0; i < r->n; i++) {
 		const struct model_dataset_op *d = &r->first[i];
 		int is_map = !strcmp(d->transformation, "map");
 
-		strbuf_addf(&p, "%s%s at %s%s", i ? " -> " : "", ds_name(m, d), ds_line(m, d),
+		strbuf_addf(p, "%s%s at %s%s", i ? " -> " : "", ds_name(m, d), ds_line(m, d),
 			    is_map ? (d->parallel ? ", parallel" : ", sequential") : "");
 		r->serial_maps += is_map && !d->parallel;
 		r->parallel_maps += is_map && d->parallel;
@@ -489,53 +487,74 @@ static void input_describe(struct model *m, struct input_row *r)
 		r->generators += !strcmp(d->transformation, "from_generator");
 		r->blackbox_execs += d->blackbox_execs;
 		r->blackbox_ns = dur_add(r->blackbox_ns, d->blackbox_ns);
-		if (!strcmp(d->transformation, "batch") && !batch)
-			batch = d;
-		r->map_before_batch |= is_map && !batch;
+		if (!strcmp(d->transformation, "batch") && !*batch)
+			*batch = d;
+		r->map_before_batch |= is_map && !*batch;
 		if (!r->fix && (d->blackbox_execs || (is_map && !d->parallel) ||
 				!strcmp(d->transformation, "from_generator")))
 			r->fix = d;
-		last = d;
+		*last = d;
 	}
 	if (!r->fix)
-		r->fix = last;
+		r->fix = *last;
+}
+
+/* Advice on each op of the pipeline that runs Python or one element at a time. */
+static void input_op_advice(struct model *m, const struct input_row *r, struct strbuf *a)
+{
 	for (size_t i = 0; i < r->n; i++) {
 		const struct model_dataset_op *d = &r->first[i];
 
 		if (d->blackbox_execs && strcmp(d->transformation, "from_generator")) {
 			char took[DURATION_MAX];
 
-			strbuf_addf(&a, "%sthe Python black box in %s at %s ran %lld times (%s), one element at a "
+			strbuf_addf(a, "%sthe Python black box in %s at %s ran %lld times (%s), one element at a "
 				    "time under the GIL: rewrite its body with TensorFlow ops so that tf.data can run "
 				    "it in parallel, or move the py_function out of the pipeline",
-				    a.len ? "; " : "", ds_name(m, d), ds_line(m, d), (long long)d->blackbox_execs,
+				    a->len ? "; " : "", ds_name(m, d), ds_line(m, d), (long long)d->blackbox_execs,
 				    duration_format(took, sizeof(took), d->blackbox_ns));
 		} else if (!strcmp(d->transformation, "from_generator"))
-			strbuf_addf(&a, "%sfrom_generator at %s calls Python for every element: build the data as "
+			strbuf_addf(a, "%sfrom_generator at %s calls Python for every element: build the data as "
 				    "tensors once (from_tensor_slices) or read files (TFRecordDataset)",
-				    a.len ? "; " : "", ds_line(m, d));
+				    a->len ? "; " : "", ds_line(m, d));
 		/* A black box holds the GIL: parallel calls of it do not help. */
 		else if (!strcmp(d->transformation, "map") && !d->parallel)
-			strbuf_addf(&a, "%spass num_parallel_calls=tf.data.AUTOTUNE to %s at %s", a.len ? "; " : "",
+			strbuf_addf(a, "%spass num_parallel_calls=tf.data.AUTOTUNE to %s at %s", a->len ? "; " : "",
 				    ds_name(m, d), ds_line(m, d));
 	}
+}
+
+/* Advice on the pipeline as a whole: prefetch, cache, batch before map. */
+static void input_pipeline_advice(struct model *m, const struct input_row *r, struct strbuf *a,
+				  const struct model_dataset_op *last, const struct model_dataset_op *batch)
+{
 	if (!r->prefetch && last)
-		strbuf_addf(&a, "%send the pipeline with .prefetch(tf.data.AUTOTUNE) (after %s at %s) so that "
-			    "batches are made while the step runs", a.len ? "; " : "", ds_name(m, last), ds_line(m, last));
-	if (!a.len && last) {
-		strbuf_addstr(&a, "the pipeline is parallel and prefetched, and still slower than the step: ");
+		strbuf_addf(a, "%send the pipeline with .prefetch(tf.data.AUTOTUNE) (after %s at %s) so that "
+			    "batches are made while the step runs", a->len ? "; " : "", ds_name(m, last), ds_line(m, last));
+	if (!a->len && last) {
+		strbuf_addstr(a, "the pipeline is parallel and prefetched, and still slower than the step: ");
 		if (!r->cache)
-			strbuf_addstr(&a, "add .cache() after the expensive transformation if the data fits in memory");
+			strbuf_addstr(a, "add .cache() after the expensive transformation if the data fits in memory");
 		if (r->map_before_batch)
-			strbuf_addf(&a, "%sbatch before map so that the map function runs once per batch (vectorized)",
+			strbuf_addf(a, "%sbatch before map so that the map function runs once per batch (vectorized)",
 				    r->cache ? "" : ", or ");
 		if (r->cache && !r->map_before_batch)
-			strbuf_addstr(&a, "make its functions cheaper or its elements smaller");
+			strbuf_addstr(a, "make its functions cheaper or its elements smaller");
 	} else if (r->map_before_batch && batch)
-		strbuf_addf(&a, "; consider .batch() before .map() so that the function runs once per batch");
+		strbuf_addf(a, "; consider .batch() before .map() so that the function runs once per batch");
 	if (!last)
-		strbuf_addstr(&a, "the dataset was built before recording started: check that its map calls use "
+		strbuf_addstr(a, "the dataset was built before recording started: check that its map calls use "
 			      "num_parallel_calls=tf.data.AUTOTUNE and that it ends with .prefetch(tf.data.AUTOTUNE)");
+}
+
+static void input_describe(struct model *m, struct input_row *r)
+{
+	struct strbuf p = STRBUF_INIT, a = STRBUF_INIT;
+	const struct model_dataset_op *last = NULL, *batch = NULL;
+
+	input_pipeline_facts(m, r, &p, &last, &batch);
+	input_op_advice(m, r, &a);
+	input_pipeline_advice(m, r, &a, last, batch);
 	if (a.buf && a.buf[0] >= 'a' && a.buf[0] <= 'z')
 		a.buf[0] = (char)(a.buf[0] - 'a' + 'A');
 	r->pipeline = model_strdup(m, p.buf ? p.buf : "");

@@ -32,6 +32,7 @@
 #include <stdint.h>
 
 #include "idmap.h"
+#include "strpool.h"
 
 struct recording;
 struct sqlite3_stmt;
@@ -112,7 +113,7 @@ struct tl_loader; /* private: the scan threads */
 struct tl_idrows {
 	int64_t *id;
 	int64_t *value;    /* integer tables */
-	char **text;       /* strings: the text, control characters replaced */
+	const char **text; /* strings: the text, control characters replaced (in the pool) */
 	size_t n;
 	struct idmap at;   /* id -> row index */
 };
@@ -131,6 +132,7 @@ struct timeline {
 	struct tl_idrows strings;   /* strings: id, text */
 	struct tl_idrows functions; /* functions: id, name_id */
 	struct tl_idrows graph_fns; /* graph_functions: id, function_id (-1 unknown) */
+	struct strpool pool;        /* the strings' text */
 	struct sqlite3_stmt *range[TL_NKINDS];
 	struct sqlite3_stmt *step[2][TL_NKINDS];
 	struct tl_loader *loader;

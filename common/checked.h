@@ -44,6 +44,36 @@ static inline void *realloc_array(void *p, size_t n, size_t size)
 	return realloc(p, bytes ? bytes : 1);
 }
 
+/*
+ * Make *arr (capacity *cap elements of elem bytes) hold at least need
+ * elements: the capacity doubles (16 at first) so that appending n items
+ * costs O(n), and the new slots are zeroed.  0, or -1 with *arr and *cap
+ * untouched when the size overflows or memory is short.  The one way an
+ * array grows in agprof: use ARRAY_GROW to append.
+ */
+static inline int grow_array(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap = *cap ? *cap : 16;
+	void *p;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		if (__builtin_mul_overflow(ncap, 2, &ncap))
+			return -1;
+	p = realloc_array(*arr, ncap, elem);
+	if (!p)
+		return -1;
+	__builtin_memset((char *)p + *cap * elem, 0, (ncap - *cap) * elem);
+	*arr = p;
+	*cap = ncap;
+	return 0;
+}
+
+/* Room for element a[n] of array a with capacity cap (size_t lvalues): 0 or -1. */
+#define ARRAY_GROW(a, n, cap) \
+	((size_t)(n) < (cap) ? 0 : grow_array((void **)&(a), &(cap), (size_t)(n) + 1, sizeof(*(a))))
+
 /* a + b, a - b, a * b clamped to [INT64_MIN, INT64_MAX]. */
 static inline int64_t sat_add64(int64_t a, int64_t b)
 {

@@ -10,6 +10,7 @@
 #define AGPROF_DB_H
 
 #include <sqlite3.h>
+#include "strpool.h" /* db_col_pooled */
 #include <stdint.h>
 #include <stddef.h>
 
@@ -96,5 +97,31 @@ int string_table_init(struct string_table *st, sqlite3 *db);
 /* Returns the id of text (len bytes, need not be NUL-terminated), or -1. */
 int64_t string_table_intern(struct string_table *st, const char *text, size_t len);
 void string_table_release(struct string_table *st);
+
+/*
+ * Column readers: the one way a reader takes text out of a row.  Text is
+ * valid until the statement steps again, unless it was copied to a pool.
+ */
+/* Column i as text, NULL for SQL NULL. */
+static inline const char *db_col_text(sqlite3_stmt *s, int i)
+{
+	return (const char *)sqlite3_column_text(s, i);
+}
+
+/* Column i as text, dflt for SQL NULL. */
+static inline const char *db_col_text_or(sqlite3_stmt *s, int i, const char *dflt)
+{
+	const char *t = db_col_text(s, i);
+
+	return t ? t : dflt;
+}
+
+/* Column i interned in pool (all its bytes), NULL for SQL NULL or when memory is short. */
+static inline const char *db_col_pooled(sqlite3_stmt *s, int i, struct strpool *pool)
+{
+	const char *t = db_col_text(s, i);
+
+	return t ? strpool_intern(pool, t, (size_t)sqlite3_column_bytes(s, i)) : NULL;
+}
 
 #endif

@@ -118,18 +118,13 @@ static void render(struct report_cmd *c, struct strbuf *out, const struct model 
 }
 
 /* Print the report of an analyzed recording; an exit code. */
-static int print_report(struct report_cmd *c, struct recording *rec, const struct model *m, const struct ruleset *rs)
+static int print_report(struct report_cmd *c, const struct model *m, const struct ruleset *rs)
 {
 	struct strbuf out = STRBUF_INIT;
-	struct gpu_model gpu;
-	int ret = EXIT_OK, have_gpu = 0;
+	int ret = EXIT_OK;
 
-	if (c->format == RF_JSON || (c->format == RF_TEXT && (!c->opts.sections || (c->opts.sections & SEC_GPU)))) {
-		if (gpu_model_load(&gpu, rec, NULL))
-			return EXIT_USAGE;
-		have_gpu = 1;
-		c->opts.gpu = &gpu;
-	}
+	if (c->format == RF_JSON || (c->format == RF_TEXT && (!c->opts.sections || (c->opts.sections & SEC_GPU))))
+		c->opts.gpu = gpu_metrics_model(m); /* the analysis's one GPU model */
 	c->opts.recording = c->path;
 	c->opts.color = c->color >= 0 ? c->color : want_color(1);
 	render(c, &out, m, rs);
@@ -139,8 +134,6 @@ static int print_report(struct report_cmd *c, struct recording *rec, const struc
 	} else if (out.len && fwrite(out.buf, 1, out.len, stdout) != out.len)
 		ret = EXIT_INTERNAL;
 	strbuf_release(&out);
-	if (have_gpu)
-		gpu_model_release(&gpu);
 	return ret;
 }
 
@@ -162,7 +155,7 @@ int cmd_report(int argc, char **argv)
 	c.rules.ao.allow_empty = 1;
 	ret = EXIT_USAGE;
 	if (analyze(&m, &rs, &rec, &c.rules.ao) == ANALYZE_OK) {
-		ret = print_report(&c, &rec, &m, &rs);
+		ret = print_report(&c, &m, &rs);
 		model_release(&m);
 		ruleset_release(&rs);
 	}

@@ -238,51 +238,59 @@ struct kind_req {
 	int required;
 };
 
-static void start(void)
-{
-	static const struct kind_req kinds[] = {
-		{ CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "CONCURRENT_KERNEL", 1 },
-		{ CUPTI_ACTIVITY_KIND_RUNTIME, "RUNTIME", 1 },
-		{ CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, "EXTERNAL_CORRELATION", 0 },
-		{ CUPTI_ACTIVITY_KIND_DRIVER, "DRIVER", 0 },
-		{ CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY", 0 },
-		{ CUPTI_ACTIVITY_KIND_MEMCPY2, "MEMCPY2", 0 },
-		{ CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET", 0 },
-		{ CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "SYNCHRONIZATION", 0 },
-		{ CUPTI_ACTIVITY_KIND_OVERHEAD, "OVERHEAD", 0 },
-	};
-	char why[PATH_MAX + 128], missing[256] = "";
-	CUptiResult rc;
-	int driver_api = !env_off("AGPROF_GPU_DRIVER_API");
-	int filtered;
+static const struct kind_req kinds[] = {
+	{ CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "CONCURRENT_KERNEL", 1 },
+	{ CUPTI_ACTIVITY_KIND_RUNTIME, "RUNTIME", 1 },
+	{ CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, "EXTERNAL_CORRELATION", 0 },
+	{ CUPTI_ACTIVITY_KIND_DRIVER, "DRIVER", 0 },
+	{ CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY", 0 },
+	{ CUPTI_ACTIVITY_KIND_MEMCPY2, "MEMCPY2", 0 },
+	{ CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET", 0 },
+	{ CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "SYNCHRONIZATION", 0 },
+	{ CUPTI_ACTIVITY_KIND_OVERHEAD, "OVERHEAD", 0 },
+};
+#define NKINDS (sizeof(kinds) / sizeof(kinds[0]))
 
-	start_attempted = 1;
+/* Load CUPTI and subscribe; 0, or -1 after emitting why not. */
+static int subscribe(void)
+{
+	char why[PATH_MAX + 128];
+	CUptiResult rc;
+	void *cuda;
+
 	if (cupti_load(&cupti, why, sizeof(why)) < 0) {
 		gpu_emit_status(0, why);
-		return;
+		return -1;
 	}
 	rc = cupti.Subscribe(&subscriber, no_callback, NULL);
+	if (rc == CUPTI_SUCCESS)
+		return 0;
 	if (rc == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
 		gpu_emit_status(0, "CUPTI is already in use by another profiler in this process");
-		return;
+		return -1;
 	}
-	if (rc != CUPTI_SUCCESS) {
-		void *cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	/* CUPTI's own word for a missing driver is CUPTI_ERROR_UNKNOWN. */
+	cuda = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+	if (cuda)
+		dlclose(cuda);
+	if (!cuda && !driver_installed())
+		snprintf(why, sizeof(why), "no CUDA driver (libcuda.so.1 not found)");
+	else
+		snprintf(why, sizeof(why), "cuptiSubscribe failed: %s", cupti_error(&cupti, rc));
+	gpu_emit_status(0, why);
+	return -1;
+}
 
-		/* CUPTI's own word for a missing driver is CUPTI_ERROR_UNKNOWN. */
-		if (cuda)
-			dlclose(cuda);
-		if (!cuda && !driver_installed())
-			snprintf(why, sizeof(why), "no CUDA driver (libcuda.so.1 not found)");
-		else
-			snprintf(why, sizeof(why), "cuptiSubscribe failed: %s", cupti_error(&cupti, rc));
-		gpu_emit_status(0, why);
-		return;
-	}
+/* The decoder, our clock and the buffer callbacks; 0, or -1 after emitting why not. */
+static int setup_decoding(void)
+{
+	char why[256];
+	CUptiResult rc;
+
 	decoder = calloc(1, sizeof(*decoder));
 	if (!decoder) {
 		gpu_emit_status(0, "out of memory for the CUPTI decoder");
-		goto fail;
+		return -1;
 	}
 	if (cupti.SetThreadIdType)
 		cupti.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
@@ -293,30 +301,50 @@ static void start(void)
 	calibrate();
 	gpu_names_init(&kernel_names, gpu_demangler());
 	gpu_decoder_init(decoder, &clock_map, &kernel_names, api_name);
-
 	rc = cupti.ActivityRegisterCallbacks(buffer_requested, buffer_completed);
 	if (rc != CUPTI_SUCCESS) {
-		snprintf(why, sizeof(why), "cuptiActivityRegisterCallbacks failed: %s",
-			 cupti_error(&cupti, rc));
+		snprintf(why, sizeof(why), "cuptiActivityRegisterCallbacks failed: %s", cupti_error(&cupti, rc));
 		gpu_emit_status(0, why);
-		goto fail;
+		return -1;
 	}
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+	return 0;
+}
+
+/*
+ * Enable the activity kinds; the optional ones that fail are listed in
+ * missing.  0, or -1 after emitting why a required one failed.
+ */
+static int enable_kinds(int driver_api, char *missing, size_t size)
+{
+	char why[256];
+
+	for (size_t i = 0; i < NKINDS; i++) {
+		CUptiResult rc;
+		size_t n;
+
 		if (kinds[i].kind == CUPTI_ACTIVITY_KIND_DRIVER && !driver_api)
 			continue;
 		rc = cupti.ActivityEnable(kinds[i].kind);
 		if (rc == CUPTI_SUCCESS)
 			continue;
 		if (kinds[i].required) {
-			snprintf(why, sizeof(why), "cannot enable CUPTI activity %s: %s",
-				 kinds[i].name, cupti_error(&cupti, rc));
+			snprintf(why, sizeof(why), "cannot enable CUPTI activity %s: %s", kinds[i].name,
+				 cupti_error(&cupti, rc));
 			gpu_emit_status(0, why);
-			goto fail_disable;
+			return -1;
 		}
-		size_t n = strlen(missing);
-		snprintf(missing + n, sizeof(missing) - n, "%s%s", n ? "," : "", kinds[i].name);
+		n = strlen(missing);
+		snprintf(missing + n, size - n, "%s%s", n ? "," : "", kinds[i].name);
 	}
-	filtered = filter_chatty_apis(driver_api);
+	return 0;
+}
+
+/* Tracing is on: flush at fork and exit, say so in the status. */
+static void started(int driver_api, const char *missing)
+{
+	char why[PATH_MAX + 512];
+	int filtered = filter_chatty_apis(driver_api);
+
 	pthread_atfork(NULL, NULL, child_after_fork);
 	/*
 	 * Exit handlers run last-registered first: this one runs before the
@@ -331,12 +359,24 @@ static void start(void)
 		 driver_api ? "" : ", driver API not traced (AGPROF_GPU_DRIVER_API=0)");
 	snprintf(api_note, sizeof(api_note), "%d query APIs not traced", filtered);
 	gpu_emit_status(1, why);
-	return;
+}
 
-fail_disable:
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++)
-		cupti.ActivityDisable(kinds[i].kind);
-fail:
+static void start(void)
+{
+	char missing[256] = "";
+	int driver_api = !env_off("AGPROF_GPU_DRIVER_API");
+
+	start_attempted = 1;
+	if (subscribe())
+		return;
+	if (setup_decoding() == 0) {
+		if (enable_kinds(driver_api, missing, sizeof(missing)) == 0) {
+			started(driver_api, missing);
+			return;
+		}
+		for (size_t i = 0; i < NKINDS; i++)
+			cupti.ActivityDisable(kinds[i].kind);
+	}
 	cupti.Unsubscribe(subscriber);
 	pthread_mutex_lock(&decode_lock);
 	free(decoder);

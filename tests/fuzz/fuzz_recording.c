@@ -70,7 +70,6 @@ static void setup(void)
 	fclose(f);
 	snprintf(path, sizeof(path), "/dev/shm/agprof-fuzz-%d.agprof", (int)getpid());
 	setenv("AGPROF_SCAN_THREADS", "1", 1);
-	setenv("AGPROF_VIEW_THREADS", "1", 1);
 	setenv("AGPROF_RULES_DIR", FUZZ_SOURCE_ROOT "/rules", 1);
 	setenv("AGPROF_READ_BUDGET", "20000000", 1); /* a runaway query costs a fraction of a second */
 	fuzz_check(sqlite3_open_v2(FUZZ_SOURCE_ROOT "/tests/fuzz/base.agprof", &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK,
@@ -292,16 +291,13 @@ static void reports(struct recording *rec)
 	struct analyze_opts ao = { 0 };
 	struct model m;
 	struct ruleset rs;
-	struct gpu_model gpu;
 	struct report_opts ro = { .top = 10 };
 	struct strbuf out = STRBUF_INIT;
-	int have_gpu;
 
 	ao.allow_empty = 1;
 	if (analyze(&m, &rs, rec, &ao))
 		return;
-	have_gpu = gpu_model_load(&gpu, rec, NULL) == 0;
-	ro.gpu = have_gpu ? &gpu : NULL;
+	ro.gpu = gpu_metrics_model(&m);
 	ro.recording = rec->path;
 	report_json(&out, &m, &ro);
 	check_json(&out);
@@ -317,8 +313,6 @@ static void reports(struct recording *rec)
 	strbuf_sanitize_text(&out, 0, 0);
 	check_text(&out);
 	strbuf_release(&out);
-	if (have_gpu)
-		gpu_model_release(&gpu);
 	model_release(&m);
 	ruleset_release(&rs);
 }

@@ -361,6 +361,7 @@ Test(gpu_model, metric_sources)
 	write_dispatch_bound();
 	cr_assert_eq(recording_open(&rec, path), 0);
 	cr_assert_eq(model_load(&m, &rec), 0);
+	cr_assert_eq(gpu_metrics_register(&m), 0);
 	cr_assert_eq(num(&m, "gpu", 0, "kernels"), 101);
 	cr_assert_float_eq(num(&m, "gpu", 0, "idle_share"), 8260000.0 / 8870000.0, 1e-9);
 	cr_assert_float_eq(num(&m, "gpu", 0, "dispatch_share"), 4365000.0 / 8260000.0, 1e-9);
@@ -382,6 +383,7 @@ Test(gpu_model, rules_on_a_dispatch_bound_run)
 	write_dispatch_bound();
 	cr_assert_eq(recording_open(&rec, path), 0);
 	cr_assert_eq(model_load(&m, &rec), 0);
+	cr_assert_eq(gpu_metrics_register(&m), 0);
 	run_gpu_rules(&m);
 	f = finding(&m, "gpu-idle");
 	cr_assert_not_null(f, "gpu-idle did not fire");
@@ -409,6 +411,7 @@ Test(gpu_model, rules_thresholds_lowered)
 	write_dispatch_bound();
 	cr_assert_eq(recording_open(&rec, path), 0);
 	cr_assert_eq(model_load(&m, &rec), 0);
+	cr_assert_eq(gpu_metrics_register(&m), 0);
 	ruleset_init(&rs);
 	snprintf(p, sizeof(p), "%s/launch-bound.rule", dir);
 	cr_assert_eq(ruleset_load_file(&rs, p), 0);
@@ -451,6 +454,7 @@ Test(gpu_model, rules_quiet_on_a_compute_bound_run)
 	sqlite3_close(db);
 	cr_assert_eq(recording_open(&rec, path), 0);
 	cr_assert_eq(model_load(&m, &rec), 0);
+	cr_assert_eq(gpu_metrics_register(&m), 0);
 	cr_assert(num(&m, "gpu", 0, "utilisation") > 0.97);
 	run_gpu_rules(&m);
 	cr_assert_eq(m.nfindings, 0, "first finding: %s", m.nfindings ? m.findings[0].rule : "");
