@@ -13,6 +13,9 @@
 
 typedef struct _object PyObject;
 extern const char agp_pytrace_py[];
+/* pywatch.c */
+void agp_pywatch_init(PyObject *(*get)(PyObject *, const char *), PyObject *ns) AGP_HIDDEN;
+void agp_pywatch_begin(struct agp_thread *t, uint64_t seq) AGP_HIDDEN;
 
 struct agp_open_trace {
 	void *graph;
@@ -81,6 +84,7 @@ static int pytrace_ready(void)
 	P.describe = P.Dict_GetItemString(ns, "describe");  /* ns keeps it alive */
 	if (!P.describe)
 		return 0;
+	agp_pywatch_init(P.Dict_GetItemString, ns);
 	P.state = 1;
 	return 1;
 }
@@ -169,8 +173,8 @@ static void add_site(struct agp_side *rec, PyObject *frames)
 }
 
 /* Called from the TF_NewGraph hook before the graph exists; NULL if not a trace. */
-struct agp_open_trace *agp_pytrace_begin(void) AGP_HIDDEN;
-struct agp_open_trace *agp_pytrace_begin(void)
+struct agp_open_trace *agp_pytrace_begin(struct agp_thread *t) AGP_HIDDEN;
+struct agp_open_trace *agp_pytrace_begin(struct agp_thread *t)
 {
 	struct agp_open_trace *ot = NULL;
 	PyObject *frame, *desc;
@@ -200,6 +204,8 @@ struct agp_open_trace *agp_pytrace_begin(void)
 		agp_side_int(&ot->rec, AGP_F_REDUCE, int_at(desc, 10));
 		agp_side_int(&ot->rec, AGP_F_HAS_SIG, int_at(desc, 11));
 		collect_inputs(ot, P.Tuple_GetItem(desc, 12));
+		if (t)
+			agp_pywatch_begin(t, ot->seq);
 	}
 	if (desc)
 		P.DecRef(desc);
