@@ -16,6 +16,7 @@ extern const char agp_pytrace_py[];
 /* pywatch.c */
 void agp_pywatch_init(PyObject *(*get)(PyObject *, const char *), PyObject *ns) AGP_HIDDEN;
 void agp_pywatch_begin(struct agp_thread *t, uint64_t seq) AGP_HIDDEN;
+void agp_pywatch_saves(PyObject *frame) AGP_HIDDEN;
 
 struct agp_open_trace {
 	void *graph;
@@ -188,6 +189,8 @@ struct agp_open_trace *agp_pytrace_begin(struct agp_thread *t)
 	desc = frame ? P.CallFunctionObjArgs(P.describe, frame, NULL) : NULL;
 	if (!desc) {
 		P.Err_Clear();
+	} else if (desc == P.None) {
+		agp_pywatch_saves(frame);
 	} else if (desc != P.None && P.Tuple_Size(desc) == 13 && (ot = calloc(1, sizeof(*ot)))) {
 		ot->start_ns = agp_now_ns();
 		ot->seq = atomic_fetch_add(&agp_proc.next_trace_seq, 1);

@@ -87,6 +87,16 @@ def _site_frames(frame, limit=32):
     return tuple(out)
 
 
+def _unwrap(fn):
+    """tf.function wraps the user's function (wrapped_fn -> __wrapped__ ...),
+    methods arrive bound: follow both to the function the user wrote."""
+    for _ in range(32):
+        if not hasattr(fn, '__wrapped__'):
+            break
+        fn = fn.__wrapped__
+    return getattr(fn, '__func__', fn)
+
+
 def describe(frame):
     """Facts about the trace starting in `frame`'s callers, or None."""
     f = frame
@@ -99,14 +109,7 @@ def describe(frame):
     opts = loc.get('tracing_options')
     if opts is None:
         return None
-    fn = getattr(opts, 'python_function', None)
-    # tf.function wraps the user's function (wrapped_fn -> __wrapped__ ...),
-    # methods arrive bound: follow both to the function the user wrote.
-    for _ in range(32):
-        if not hasattr(fn, '__wrapped__'):
-            break
-        fn = fn.__wrapped__
-    fn = getattr(fn, '__func__', fn)
+    fn = _unwrap(getattr(opts, 'python_function', None))
     code = getattr(fn, '__code__', None)
     name = getattr(fn, '__name__', None) or getattr(opts, 'name', '?')
     cache = getattr(opts, 'function_cache', None)
@@ -475,4 +478,79 @@ def end(root, failed):
                             str(outer) if outer is not None else None) + fn)
     if st is not None and not st:
         del _stacks[_thread.get_ident()]
+    return tuple(out)
+
+
+def _tf_functions(obj, limit=64):
+    """(owner, tf.function) of obj and its tf.Module submodules whose Python
+    function the user wrote."""
+    owners = [obj]
+    subs = getattr(obj, 'submodules', None)
+    if isinstance(subs, tuple):
+        owners.extend(subs[:limit])
+    out = []
+    for owner in owners:
+        names = set(getattr(owner, '__dict__', {})) | set(dir(type(owner)))
+        for n in sorted(names):
+            try:
+                v = getattr(type(owner), n, None)
+                v = getattr(owner, n) if v is None or hasattr(v, 'python_function') else None
+            except Exception:
+                continue
+            code = getattr(_unwrap(getattr(v, 'python_function', None)), '__code__', None)
+            if code is not None and not _is_framework(code.co_filename) and len(out) < limit:
+                out.append((owner, v, code))
+    return out
+
+
+def _signature_names(signatures):
+    """Names of the Python functions behind save()'s signatures argument."""
+    if signatures is None:
+        return set()
+    values = signatures.values() if isinstance(signatures, dict) else [signatures]
+    names = set()
+    for v in values:
+        fn = getattr(v, 'python_function', None)
+        name = getattr(_unwrap(fn), '__name__', None) if fn is not None else None
+        if name is None:
+            # a ConcreteFunction: b'__inference_serve_123' -> 'serve'
+            text = getattr(v, 'name', b'')
+            text = text.decode('utf-8', 'replace') if isinstance(text, bytes) else str(text)
+            name = text.split('_inference_')[-1].rsplit('_', 1)[0] if '_inference_' in text else None
+        if name:
+            names.add(name)
+    return names
+
+
+_saves_seen = [None]
+
+
+def saves(frame):
+    """A graph made by tf.saved_model.save (Keras export goes through it):
+    per exported tf.function the user wrote that lacks an input_signature
+    (and is not given in signatures=) or is jit_compile=True, one event
+    tuple as end() returns them, seq 0.  Once per save call."""
+    f = frame
+    while f is not None and not (f.f_code.co_name == 'save_and_return_nodes'
+                                 and f.f_code.co_filename.endswith('saved_model/save.py')):
+        f = f.f_back
+    if f is None or _saves_seen[0] is f:
+        return ()
+    _saves_seen[0] = f
+    loc = f.f_locals
+    obj, signatures = loc.get('obj'), loc.get('signatures')
+    site = _site_frames(f.f_back)
+    file, line = (site[0][0], site[0][1]) if site else (None, 0)
+    given = _signature_names(signatures)
+    module = type(obj).__name__
+    out = []
+    for owner, tfn, code in _tf_functions(obj):
+        fname = code.co_name
+        fn = (fname, code.co_filename, code.co_firstlineno)
+        what = '%s.%s' % (type(owner).__name__, fname) if owner is not obj else '%s.%s' % (module, fname)
+        if getattr(tfn, 'input_signature', None) is None and fname not in given:
+            out.append((0, 'save-no-signature', what, file, line, 1,
+                        'signatures given' if given else None) + fn)
+        if getattr(tfn, '_jit_compile', None):
+            out.append((0, 'save-jit', what, file, line, 1, None) + fn)
     return tuple(out)

@@ -42,7 +42,7 @@ static struct {
 	void (*IncRef)(PyObject *);
 	void (*DecRef)(PyObject *);
 	PyObject *None, *True, *False;
-	PyObject *on_event, *watch, *end, *setup, *hooks_free; /* pytrace.py, kept alive by its namespace */
+	PyObject *on_event, *watch, *end, *setup, *hooks_free, *saves; /* pytrace.py, kept alive by its namespace */
 	PyObject *watched;          /* setup()'s tuple, kept alive */
 	PyObject *fgraph_code;      /* func_graph_from_py_func.__code__ */
 	PyObject *cfuncs[MAX_CFUNCS];
@@ -74,7 +74,8 @@ void agp_pywatch_init(PyObject *(*get)(PyObject *, const char *), PyObject *ns)
 	W.end = get(ns, "end");
 	W.setup = get(ns, "setup");
 	W.hooks_free = get(ns, "hooks_free");
-	if (W.on_event && W.watch && W.end && W.setup && W.hooks_free)
+	W.saves = get(ns, "saves");
+	if (W.on_event && W.watch && W.end && W.setup && W.hooks_free && W.saves)
 		W.state = 0;
 }
 
@@ -327,4 +328,24 @@ void agp_pywatch_begin(struct agp_thread *t, uint64_t seq)
 	t->py_roots[t->py_nroots++] = root;  /* keeps the frame, and its address, alive */
 	if (t->py_nroots == 1)
 		hooks_set(1);
+}
+
+/*
+ * A graph that is not a trace was created: when tf.saved_model.save makes
+ * it, write what the save exports without a serving signature.  GIL held.
+ */
+void agp_pywatch_saves(PyObject *frame) AGP_HIDDEN;
+void agp_pywatch_saves(PyObject *frame)
+{
+	PyObject *r;
+
+	if (!W.saves || !frame)
+		return;
+	r = W.Call(W.saves, frame, NULL);
+	if (!r) {
+		W.Err_Clear();
+		return;
+	}
+	write_events(r);
+	W.DecRef(r);
 }
