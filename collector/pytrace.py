@@ -304,8 +304,12 @@ def _on_append(tr, frame, lst):
 
 
 def _node_lines(graph):
-    """(file, line, function, nodes, loop line) of the user lines that
-    created most nodes of graph, largest first."""
+    """Node count of graph, and ((file, line, function, loop line), nodes,
+    repeats) of the user lines that created most of its nodes, largest
+    first.  The loop line is the next frame out in the same function (the
+    `for` AutoGraph unrolled); repeats, the fewest nodes of one op type the
+    line created, is how many times its body ran: 3 calls of a layer make
+    hundreds of nodes but repeat 3 times."""
     counts = {}
     ops = graph.get_operations()
     for op in ops:
@@ -325,10 +329,11 @@ def _node_lines(graph):
                     outer = fr.lineno
                 break
         if inner is not None:
-            key = inner + (outer,)
-            counts[key] = counts.get(key, 0) + 1
-    top = sorted(counts.items(), key=lambda kv: -kv[1])[:_MAX_LINES]
-    return len(ops), top
+            per_type = counts.setdefault(inner + (outer,), {})
+            per_type[op.type] = per_type.get(op.type, 0) + 1
+    rows = [(key, sum(t.values()), min(t.values())) for key, t in counts.items()]
+    rows.sort(key=lambda r: -r[1])
+    return len(ops), rows[:_MAX_LINES]
 
 
 def _on_graph(tr, graph):
@@ -454,10 +459,11 @@ def _exc_text(exc):
 
 def end(root, failed):
     """The root frame returned (failed: by an exception): the events of its
-    traces as (seq, kind, name, file, line, count, detail, function,
-    function file, function line) tuples; per trace one 'nodes' row (the
-    graph's node count) and up to _MAX_LINES 'node-line' rows (the user lines
-    that created most nodes, detail: the enclosing loop's line)."""
+    traces as (seq, kind, name, file, line, count, detail, repeats, loop line,
+    function, function file, function line) tuples; per trace one 'nodes'
+    row (the graph's node count) and up to _MAX_LINES 'node-line' rows (the
+    user lines that created most nodes, how often their body repeated, the
+    enclosing loop's line; 0 elsewhere)."""
     st = _stacks.get(_thread.get_ident())
     out = []
     while st and st[-1].root is root:
@@ -466,16 +472,15 @@ def end(root, failed):
         fn = (getattr(tr.fn, '__name__', None), code.co_filename if code is not None else None,
               code.co_firstlineno if code is not None else 0)
         for (kind, name, file, line), (count, detail) in tr.events.items():
-            out.append((tr.seq, kind, name, file, line, count, detail) + fn)
+            out.append((tr.seq, kind, name, file, line, count, detail, 0, 0) + fn)
         if failed and tr.exc is not None:
             exc = tr.exc[1] if isinstance(tr.exc, tuple) and len(tr.exc) > 1 else tr.exc
             tname, msg, file, line = _exc_text(exc)
-            out.append((tr.seq, 'exception', tname, file, line, 1, msg) + fn)
+            out.append((tr.seq, 'exception', tname, file, line, 1, msg, 0, 0) + fn)
         if tr.lines:
-            out.append((tr.seq, 'nodes', None, None, 0, tr.nodes, None) + fn)
-            for (file, line, func, outer), n in tr.lines:
-                out.append((tr.seq, 'node-line', func, file, line, n,
-                            str(outer) if outer is not None else None) + fn)
+            out.append((tr.seq, 'nodes', None, None, 0, tr.nodes, None, 0, 0) + fn)
+            for (file, line, func, outer), n, repeats in tr.lines:
+                out.append((tr.seq, 'node-line', func, file, line, n, None, repeats, outer or 0) + fn)
     if st is not None and not st:
         del _stacks[_thread.get_ident()]
     return tuple(out)
@@ -550,7 +555,7 @@ def saves(frame):
         what = '%s.%s' % (type(owner).__name__, fname) if owner is not obj else '%s.%s' % (module, fname)
         if getattr(tfn, 'input_signature', None) is None and fname not in given:
             out.append((0, 'save-no-signature', what, file, line, 1,
-                        'signatures given' if given else None) + fn)
+                        'signatures given' if given else None, 0, 0) + fn)
         if getattr(tfn, '_jit_compile', None):
-            out.append((0, 'save-jit', what, file, line, 1, None) + fn)
+            out.append((0, 'save-jit', what, file, line, 1, None, 0, 0) + fn)
     return tuple(out)

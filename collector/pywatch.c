@@ -251,8 +251,8 @@ static long long int_at(PyObject *tuple, long i)
 }
 
 /*
- * (seq, kind, name, file, line, count, detail, function, function file,
- * function line) tuples from pytrace.py end().
+ * (seq, kind, name, file, line, count, detail, repeats, loop line,
+ * function, function file, function line) tuples from pytrace.py end().
  * A side effect outside the user's code (a library printing while traced)
  * is not the user's: only node-creating lines keep library files.
  */
@@ -265,7 +265,7 @@ static void write_events(PyObject *events)
 		const char *kind, *file;
 		struct agp_side s;
 
-		if (!ev || W.Tuple_Size(ev) != 10) {
+		if (!ev || W.Tuple_Size(ev) != 12) {
 			W.Err_Clear();
 			continue;
 		}
@@ -284,9 +284,11 @@ static void write_events(PyObject *events)
 		agp_side_int(&s, AGP_F_LINE, int_at(ev, 4));
 		agp_side_int(&s, AGP_F_COUNT, int_at(ev, 5));
 		agp_side_text(&s, AGP_F_DETAIL, text_at(ev, 6));
-		agp_side_text(&s, AGP_F_FUNC, text_at(ev, 7));
-		agp_side_text(&s, AGP_F_FUNC_FILE, text_at(ev, 8));
-		agp_side_int(&s, AGP_F_FUNC_LINE, int_at(ev, 9));
+		agp_side_int(&s, AGP_F_REPEATS, int_at(ev, 7));
+		agp_side_int(&s, AGP_F_LOOP_LINE, int_at(ev, 8));
+		agp_side_text(&s, AGP_F_FUNC, text_at(ev, 9));
+		agp_side_text(&s, AGP_F_FUNC_FILE, text_at(ev, 10));
+		agp_side_int(&s, AGP_F_FUNC_LINE, int_at(ev, 11));
 		agp_side_end(&s);
 	}
 }

@@ -185,7 +185,7 @@ enum agp_tag {
 	AGP_F_BLOCK_Z, AGP_F_BYTES, AGP_F_COPY_KIND, AGP_F_API, AGP_F_EXTERNAL,
 	AGP_F_EXIT_STATUS = 80, AGP_F_CWD,
 	/* trace event: occurrences (node count for node lines), the traced function */
-	AGP_F_COUNT = 90, AGP_F_FUNC, AGP_F_FUNC_FILE, AGP_F_FUNC_LINE,
+	AGP_F_COUNT = 90, AGP_F_FUNC, AGP_F_FUNC_FILE, AGP_F_FUNC_LINE, AGP_F_REPEATS, AGP_F_LOOP_LINE,
 };
 
 #endif

@@ -230,6 +230,8 @@ CREATE TABLE trace_events (
     line          INTEGER,
     count         INTEGER NOT NULL DEFAULT 1,
     detail        TEXT,
+    repeats       INTEGER NOT NULL DEFAULT 0,  -- node-line: times its body ran
+    loop_line     INTEGER NOT NULL DEFAULT 0,  -- node-line: the enclosing loop's line
     function      TEXT,
     function_file TEXT,
     function_line INTEGER

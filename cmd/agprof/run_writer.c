@@ -317,7 +317,7 @@ static int prepare_all(struct run_writer *w)
 		{ &w->ins_link_name, "INSERT INTO temp.link_name(gf_id, pid, user_name) VALUES (?,?,?)" },
 		{ &w->ins_trace_seq, "INSERT OR REPLACE INTO temp.trace_seq(pid, seq, trace_id) VALUES (?,?,?)" },
 		{ &w->get_trace_seq, "SELECT trace_id FROM temp.trace_seq WHERE pid = ? AND seq = ?" },
-		{ &w->ins_trace_event, "INSERT INTO trace_events(pid, trace_seq, trace_id, kind, name, file, line, count, detail, function, function_file, function_line) VALUES (?1,?2,(SELECT trace_id FROM temp.trace_seq WHERE pid = ?1 AND seq = ?2),?3,?4,?5,?6,?7,?8,?9,?10,?11)" },
+		{ &w->ins_trace_event, "INSERT INTO trace_events(pid, trace_seq, trace_id, kind, name, file, line, count, detail, function, function_file, function_line, repeats, loop_line) VALUES (?1,?2,(SELECT trace_id FROM temp.trace_seq WHERE pid = ?1 AND seq = ?2),?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)" },
 		{ &w->ins_session, "INSERT INTO session_runs(pid, tid, start_ns, end_ns, kind, callsite_id, feeds, fetches, targets, ok) VALUES (?,?,?,?,?,?,?,?,?,?)" },
 	};
 
@@ -831,6 +831,8 @@ static void side_trace_event(struct run_writer *w, struct stream *s, const struc
 		bind_text_or_null(st, 9, func);
 		bind_text_or_null(st, 10, ffile);
 		sqlite3_bind_int64(st, 11, fint(fs, AGP_F_FUNC_LINE));
+		sqlite3_bind_int64(st, 12, fint(fs, AGP_F_REPEATS));
+		sqlite3_bind_int64(st, 13, fint(fs, AGP_F_LOOP_LINE));
 		if (db_step_done(w->db, st) == 0)
 			w->totals.events++;
 	}
