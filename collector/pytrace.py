@@ -454,6 +454,10 @@ def _exc_text(exc):
                 file, line = fname, tb.tb_lineno
             tb = tb.tb_next
     msg = ' '.join(msg.split())
+    # TensorFlow's messages go on with generic advice: keep the first sentence.
+    cut = msg.find('. ', 40)
+    if cut > 0:
+        msg = msg[:cut + 1]
     return type(exc).__name__, msg[:500], file, line
 
 
