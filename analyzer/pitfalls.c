@@ -349,7 +349,8 @@ static void unrolled_fill(struct model *m, struct pt_table *t, sqlite3_stmt *s, 
 
 /* ---- saves ------------------------------------------------------------ */
 
-static const char *const save_nums[] = { "jit_compile", "jit_shapes", "calls", "signatures_given", NULL };
+static const char *const save_nums[] = { "jit_compile", "jit_shapes", "calls", "signatures_given",
+					 "dynamic_shape", NULL };
 static const char *const save_texts[] = { "problem", "entry", "effect", "fix", NULL };
 static const char *const save_fields[] = {
 	"problem: no-input-signature or jit-compile (text)",
@@ -357,7 +358,8 @@ static const char *const save_fields[] = {
 	"function: the tf.function's Python function; file, line: the save call",
 	"jit_compile: 1 for jit-compile rows; jit_shapes: distinct input signatures it was compiled for",
 	"calls: graph calls of the function before the save",
-	"signatures_given: 1 when save() had a signatures argument",
+	"signatures_given: 1 when save() had a signatures argument (no-input-signature rows)",
+	"dynamic_shape: 1 when a jit-compile entry's input_signature leaves a dimension open (None)",
 	"effect, fix: what goes wrong in serving, and what to change (text)",
 	NULL,
 };
@@ -373,10 +375,13 @@ static void save_fill(struct model *m, struct pt_table *t, sqlite3_stmt *s, cons
 	r->num[0] = kind && !strcmp(kind, "save-jit");
 	r->num[1] = f ? (double)f->jit_shapes : 0;
 	r->num[2] = f ? (double)f->calls : 0;
-	r->num[3] = detail != NULL;
+	r->num[3] = !r->num[0] && detail != NULL;
+	r->num[4] = r->num[0] && detail && !strcmp(detail, "dynamic");
 	if (r->num[0]) {
-		r->text[2] = "is compiled with XLA (jit_compile=True) although it was called with varying input "
-			     "shapes: in serving, every new batch size compiles again (latency spikes)";
+		r->text[2] = r->num[1] > 1 ? "compiled with XLA (jit_compile=True) although it was called with varying "
+					     "input shapes: in serving, every new batch size compiles again (latency spikes)"
+					   : "compiled with XLA (jit_compile=True) with an open batch dimension (None) in "
+					     "its input_signature: in serving, every new batch size compiles again (latency spikes)";
 		r->text[3] = "Export a version without jit_compile for online serving, or pad batches to a few "
 			     "fixed sizes and give it an input_signature with those shapes";
 	} else {

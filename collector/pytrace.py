@@ -68,8 +68,16 @@ _object_serials = {}
 _last_serial = [0]
 
 
+_failed_caches = set()  # caches whose last watched trace raised (end())
+
+
 def _object_serial(cache, count):
     key = id(cache)
+    if count <= 1 and key in _failed_caches and key in _object_serials:
+        # a trace that raised added nothing to the cache: the same object
+        # tracing again, not a new one
+        _failed_caches.discard(key)
+        return _object_serials[key]
     if count <= 1 or key not in _object_serials:
         _last_serial[0] += 1
         _object_serials[key] = _last_serial[0]
@@ -123,7 +131,7 @@ def describe(frame):
         for pname, param in key.parameters.items():
             _flatten(pname, param.type_constraint, inputs)
     attrs = getattr(opts, 'attributes', None) or {}
-    _last_desc[0] = (f, fn)
+    _last_desc[0] = (f, fn, id(cache) if cache is not None else None)
     return (
         str(name),
         code.co_filename if code is not None else None,
@@ -152,6 +160,7 @@ def describe(frame):
 # returns: outside traces nothing runs.  Findings of one trace are returned
 # to C by end() as tuples, and written as trace events.
 
+import os as _os
 import sys as _sys
 import _thread
 
@@ -181,11 +190,11 @@ _WATCHED_RANDOM = ('randint', 'randrange', 'uniform', 'choice', 'shuffle', 'samp
 
 
 class _Trace(object):
-    __slots__ = ('seq', 'root', 'fn', 'events', 'exc', 'lines', 'nodes')
+    __slots__ = ('seq', 'root', 'fn', 'events', 'exc', 'lines', 'nodes', 'cache')
 
     def __init__(self, seq, root, fn):
         self.seq, self.root, self.fn = seq, root, fn
-        self.events, self.exc, self.lines, self.nodes = {}, None, None, 0
+        self.events, self.exc, self.lines, self.nodes, self.cache = {}, None, None, 0, None
 
 
 def _add(tr, kind, name, file, line, detail=None, count=1):
@@ -348,10 +357,13 @@ def _on_fallback(tr, frame):
     target = getattr(f, '__func__', f)
     code = getattr(target, '__code__', None)
     name = getattr(target, '__qualname__', None) or getattr(target, '__name__', None) or repr(f)
-    reason = '%s: %s' % (type(exc).__name__, exc) if exc is not None else None
-    _add(tr, 'autograph-fallback', str(name)[:200],
-         code.co_filename if code is not None else None,
-         code.co_firstlineno if code is not None else 0, reason[:500] if reason else None)
+    reason = '%s: %s' % (type(exc).__name__, ' '.join(str(exc).split())) if exc is not None else None
+    if code is not None and _os.path.isfile(code.co_filename):
+        file, line = code.co_filename, code.co_firstlineno
+    else:
+        # no readable def (exec, a REPL): the user's line that called it
+        file, line = _user_frame(_mapped_frames())[:2]
+    _add(tr, 'autograph-fallback', str(name)[:200], file, line, reason[:500] if reason else None)
 
 
 def on_event(what, frame, arg):
@@ -409,8 +421,9 @@ def watch(seq):
     desc, _last_desc[0] = _last_desc[0], None
     if desc is None:
         return None
-    root, fn = desc
+    root, fn, cache = desc
     tr = _Trace(seq, root, fn)
+    tr.cache = cache
     code = getattr(fn, '__code__', None)
     if code is not None and not _is_framework(code.co_filename):
         found = []
@@ -454,11 +467,14 @@ def _exc_text(exc):
                 file, line = fname, tb.tb_lineno
             tb = tb.tb_next
     msg = ' '.join(msg.split())
+    tname = type(exc).__name__
+    if msg.startswith(tname + ': '):
+        msg = msg[len(tname) + 2:]
     # TensorFlow's messages go on with generic advice: keep the first sentence.
     cut = msg.find('. ', 40)
     if cut > 0:
         msg = msg[:cut + 1]
-    return type(exc).__name__, msg[:500], file, line
+    return tname, msg[:500], file, line
 
 
 def end(root, failed):
@@ -477,6 +493,8 @@ def end(root, failed):
               code.co_firstlineno if code is not None else 0)
         for (kind, name, file, line), (count, detail) in tr.events.items():
             out.append((tr.seq, kind, name, file, line, count, detail, 0, 0) + fn)
+        if failed and tr.cache is not None:
+            _failed_caches.add(tr.cache)
         if failed and tr.exc is not None:
             exc = tr.exc[1] if isinstance(tr.exc, tuple) and len(tr.exc) > 1 else tr.exc
             tname, msg, file, line = _exc_text(exc)
@@ -531,6 +549,17 @@ def _signature_names(signatures):
     return names
 
 
+def _any_none_dim(signature):
+    """Whether an input_signature leaves a dimension open (None)."""
+    for spec in signature or ():
+        try:
+            if any(d is None for d in spec.shape.as_list()):
+                return True
+        except Exception:
+            continue
+    return False
+
+
 _saves_seen = [None]
 
 
@@ -561,5 +590,6 @@ def saves(frame):
             out.append((0, 'save-no-signature', what, file, line, 1,
                         'signatures given' if given else None, 0, 0) + fn)
         if getattr(tfn, '_jit_compile', None):
-            out.append((0, 'save-jit', what, file, line, 1, None, 0, 0) + fn)
+            out.append((0, 'save-jit', what, file, line, 1,
+                        'dynamic' if _any_none_dim(getattr(tfn, 'input_signature', None)) else None, 0, 0) + fn)
     return tuple(out)
