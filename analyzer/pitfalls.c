@@ -494,22 +494,3 @@ int pitfalls_register(struct model *m)
 	}
 	return 0;
 }
-
-int pitfalls_graph_memory(const struct model *m, const struct model_function *f, int64_t *graphs, int64_t *nodes,
-			  int64_t *def_bytes)
-{
-	const struct metric_source *src = model_find_source(m, "graph_memory");
-	const struct pt_table *t = src ? src->data : NULL;
-
-	for (size_t i = 0; t && i < t->n; i++) {
-		const struct pt_row *r = &t->rows[i];
-
-		if (r->fn == f) {
-			*graphs = (int64_t)r->num[0];
-			*nodes = (int64_t)r->num[1];
-			*def_bytes = (int64_t)r->num[2];
-			return 1;
-		}
-	}
-	return 0;
-}

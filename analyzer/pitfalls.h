@@ -12,11 +12,4 @@
 /* Register the sources (model_load() calls it after the built-in ones).  0 or -1. */
 int pitfalls_register(struct model *m);
 
-/*
- * Graph functions f keeps, their nodes and FunctionDef bytes (the
- * graph_memory source's row); 0 when f has none recorded.
- */
-int pitfalls_graph_memory(const struct model *m, const struct model_function *f, int64_t *graphs, int64_t *nodes,
-			  int64_t *def_bytes);
-
 #endif

@@ -236,6 +236,30 @@ static void jkv_field(struct strbuf *sb, int *first, const struct model *m, cons
 		jkv_num(sb, first, key, v.num);
 }
 
+/* graph_memory: the graphs each function keeps (rows of the "graph_memory" source, analyzer/pitfalls.c). */
+static void json_graph_memory(struct strbuf *out, const struct model *m, int *first)
+{
+	static const char *const keys[] = { "function", "graphs", "traces", "nodes", "largest_nodes", "def_bytes" };
+	const struct metric_source *src = model_find_source(m, "graph_memory");
+	size_t n = src ? src->count(m, src->data) : 0;
+
+	jkey(out, first, "graph_memory");
+	strbuf_addch(out, '[');
+	for (size_t i = 0; i < n; i++) {
+		struct metric_anchor a = { 0 };
+		int f2 = 1;
+
+		strbuf_addstr(out, i ? ",\n{" : "\n{");
+		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+			jkv_field(out, &f2, m, src, i, keys[k], keys[k]);
+		src->anchor(m, src->data, i, &a);
+		jkey(out, &f2, "location");
+		report_json_loc(out, a.loc.file ? &a.loc : NULL);
+		strbuf_addch(out, '}');
+	}
+	strbuf_addstr(out, "]");
+}
+
 /* threads, input (rows of the "input" source), datasets, graph_readers. */
 static void json_threads_input(struct strbuf *out, const struct model *m, int *first)
 {
@@ -355,6 +379,7 @@ void report_json(struct strbuf *out, const struct model *m, const struct report_
 		json_function(out, &m->functions[i]);
 	}
 	strbuf_addstr(out, "]");
+	json_graph_memory(out, m, &first);
 	jkey(out, &first, "eager_sites");
 	strbuf_addch(out, '[');
 	for (size_t i = 0; i < m->nsites; i++) {

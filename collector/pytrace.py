@@ -320,7 +320,9 @@ def _node_lines(graph):
     line created, is how many times its body ran: 3 calls of a layer make
     hundreds of nodes but repeat 3 times."""
     counts = {}
-    ops = graph.get_operations()
+    # Placeholders become the FunctionDef's arguments (inputs, captures):
+    # what is left is the FunctionDef's node count.
+    ops = [op for op in graph.get_operations() if op.type != 'Placeholder']
     for op in ops:
         try:
             tb = op.traceback
