@@ -16,7 +16,7 @@ import tensorflow as tf
 
 import oracle
 
-STEPS = 150
+STEPS = 100
 WEIGHTS = [tf.constant(np.eye(4, dtype=np.float32) * (i + 1)) for i in range(3)]
 
 

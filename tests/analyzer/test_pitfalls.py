@@ -148,7 +148,7 @@ def check_counts(sample, rec, oracle, report):
                 check(len(nodes) == 1 and tf_nodes <= nodes[0] <= tf_nodes + captures,
                       "%s: graph nodes at trace time %s, FunctionDef %d" % (name, nodes, tf_nodes))
             top = max(events(rec, "node-line", "collatz_unrolled"), key=lambda r: r[6])
-            check(top[7] == 150, "collatz_unrolled: the loop body repeated %d times, the sample loops 150" % top[7])
+            check(top[7] == 100, "collatz_unrolled: the loop body repeated %d times, the sample loops 100" % top[7])
             check(top[8] in agcheck.markers(sample)["unrolled-loop"], "collatz_unrolled: loop line %d" % top[8])
         finally:
             db.close()
