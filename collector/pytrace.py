@@ -396,21 +396,30 @@ def on_event(what, frame, arg):
 
 
 def _stores(code, params, out, depth=0):
-    """STORE_GLOBAL, and STORE_ATTR on a parameter (self), a global or a
-    closure variable, in code and the functions it defines."""
+    """STORE_GLOBAL, and STORE_ATTR that updates an attribute from its own
+    value (`self.count += 1`, `obj.total = obj.total + x`) on a parameter,
+    a global or a closure variable, in code and the functions it defines:
+    state that changes once per trace, not per call.  A plain
+    `self.w = tf.Variable(...)` or `self.built = True` (TensorFlow's
+    create-on-first-call idiom) is not reported."""
     import dis
-    prev = None
     line = code.co_firstlineno
+    objs, attrs = {}, set()   # this line: loaded objects (name -> opname), loaded attributes
     for ins in dis.get_instructions(code):
         if ins.starts_line:
             line = ins.starts_line
-        if ins.opname == 'STORE_GLOBAL':
+            objs, attrs = {}, set()
+        if ins.opname in ('LOAD_FAST', 'LOAD_GLOBAL', 'LOAD_DEREF', 'LOAD_NAME'):
+            objs.setdefault(ins.argval, ins.opname)
+        elif ins.opname in ('LOAD_ATTR', 'LOAD_METHOD'):
+            attrs.add(ins.argval)
+        elif ins.opname == 'STORE_GLOBAL':
             out.append(('global-store', ins.argval, line))
-        elif ins.opname == 'STORE_ATTR' and prev is not None and (
-                (prev.opname == 'LOAD_FAST' and prev.argval in params)
-                or prev.opname in ('LOAD_GLOBAL', 'LOAD_DEREF', 'LOAD_NAME')):
-            out.append(('attr-store', '%s.%s' % (prev.argval, ins.argval), line))
-        prev = ins
+        elif ins.opname == 'STORE_ATTR' and ins.argval in attrs:
+            for name, op in objs.items():
+                if (op == 'LOAD_FAST' and name in params) or op in ('LOAD_GLOBAL', 'LOAD_DEREF', 'LOAD_NAME'):
+                    out.append(('attr-store', '%s.%s' % (name, ins.argval), line))
+                    break
     if depth < 3:
         for c in code.co_consts:
             if hasattr(c, 'co_code'):

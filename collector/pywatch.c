@@ -3,8 +3,8 @@
  * runs (docs/collector.md, "Pitfalls inside traced code").
  *
  * When a trace starts (agp_pytrace_begin), the tracing thread gets a C-level
- * profile and trace function (PyEval_SetProfile / PyEval_SetTrace, per
- * thread).  They compare each event with a handful of pointers (builtins.print,
+ * profile function (PyEval_SetProfile, per thread), and a trace function
+ * (PyEval_SetTrace) while an exception unwinds.  They compare each event with a handful of pointers (builtins.print,
  * time and random functions, list.append, TensorFlow's func_graph_from_py_func
  * and AutoGraph's _fall_back_unconverted) and only call into Python
  * (pytrace.py on_event) on a match.  When the trace's root frame
@@ -168,6 +168,8 @@ static void root_end(struct agp_thread *t, PyObject *frame, int failed)
 		hooks_set(0);
 }
 
+static int on_trace(PyObject *obj, PyObject *frame, int what, PyObject *arg);
+
 static int on_profile(PyObject *obj, PyObject *frame, int what, PyObject *arg)
 {
 	struct agp_thread *t = agp_thread_get();
@@ -183,9 +185,20 @@ static int on_profile(PyObject *obj, PyObject *frame, int what, PyObject *arg)
 			call_event(PYTRACE_CALL, frame, NULL);
 		break;
 	case PYTRACE_RETURN:
-		if (frame == t->py_roots[t->py_nroots - 1])
+		if (frame == t->py_roots[t->py_nroots - 1]) {
 			root_end(t, frame, arg == NULL);
-		else if (arg && watched_code(frame) == 2)
+			break;
+		}
+		/*
+		 * The trace function (which makes CPython compute line numbers
+		 * on every instruction) only while an exception unwinds: from
+		 * a frame leaving by an exception to the next normal return.
+		 */
+		if ((arg == NULL) != t->py_unwinding) {
+			t->py_unwinding = arg == NULL;
+			W.SetTrace(arg ? NULL : on_trace, NULL);
+		}
+		if (arg && watched_code(frame) == 2)
 			call_event(PYTRACE_RETURN, frame, arg);
 		break;
 	case PYTRACE_C_CALL:
@@ -218,10 +231,16 @@ static int on_trace(PyObject *obj, PyObject *frame, int what, PyObject *arg)
 	return 0;
 }
 
+/* The profile function while traces are open; the trace function only ever set by it. */
 static void hooks_set(int on)
 {
+	struct agp_thread *t = agp_thread_get();
+
 	W.SetProfile(on ? on_profile : NULL, NULL);
-	W.SetTrace(on ? on_trace : NULL, NULL);
+	if (!on && (!t || t->py_unwinding))
+		W.SetTrace(NULL, NULL);
+	if (t)
+		t->py_unwinding = 0;
 }
 
 static const char *text_at(PyObject *tuple, long i)
