@@ -19,6 +19,7 @@
 #include "collector.h"
 
 #include <dlfcn.h>
+#include <stdlib.h>
 #include <string.h>
 
 typedef struct _object PyObject;
@@ -59,7 +60,11 @@ static struct {
 void agp_pywatch_init(PyObject *(*get)(PyObject *, const char *), PyObject *ns) AGP_HIDDEN;
 void agp_pywatch_init(PyObject *(*get)(PyObject *, const char *), PyObject *ns)
 {
+	const char *opt = getenv("AGPROF_TRACE_WATCH");
+
 	W.state = -1;
+	if (opt && !strcmp(opt, "0"))
+		return;  /* the user turned it off: traces are recorded, not watched */
 	if (!RESOLVE(SetProfile, "PyEval_SetProfile") || !RESOLVE(SetTrace, "PyEval_SetTrace") ||
 	    !RESOLVE(Frame_GetCode, "PyFrame_GetCode") || !RESOLVE(Call, "PyObject_CallFunctionObjArgs") ||
 	    !RESOLVE(Long_FromULL, "PyLong_FromUnsignedLongLong") || !RESOLVE(Tuple_Size, "PyTuple_Size") ||
