@@ -445,17 +445,16 @@ static const struct pt_spec {
 	  " FROM trace_events e WHERE e.kind = 'autograph-fallback'"
 	  " GROUP BY " EV_KEY ", e.file, e.line, e.name ORDER BY min(e.id)",
 	  fallback_fill, 1 },
-	/* per function, its largest graph's top node line (first row of each group, see below) */
+	/* per function, its largest graph's top node line (window functions: one pass, no correlated scan) */
 	{ "unrolled", unrolled_fields, unrolled_nums, unrolled_texts,
-	  "SELECT " EV_KEY ", l.file, l.line, e.count, l.count, l.repeats, l.loop_line,"
-	  " coalesce(t.end_ns - t.start_ns, 0) FROM trace_events e"
-	  " JOIN trace_events l ON l.pid = e.pid AND l.trace_seq = e.trace_seq AND l.kind = 'node-line'"
-	  " LEFT JOIN traces t ON t.id = e.trace_id WHERE e.kind = 'nodes'"
-	  " AND l.id = (SELECT x.id FROM trace_events x WHERE x.pid = e.pid AND x.trace_seq = e.trace_seq"
-	  "   AND x.kind = 'node-line' ORDER BY x.count DESC, x.id LIMIT 1)"
-	  " AND e.id = (SELECT y.id FROM trace_events y WHERE y.kind = 'nodes' AND y.function IS e.function"
-	  "   AND y.function_file IS e.function_file AND y.function_line IS e.function_line"
-	  "   ORDER BY y.count DESC, y.id LIMIT 1)",
+	  "WITH best AS (SELECT e.*, row_number() OVER (PARTITION BY " EV_KEY " ORDER BY e.count DESC, e.id) AS r"
+	  "   FROM trace_events e WHERE e.kind = 'nodes'),"
+	  " top AS (SELECT l.*, row_number() OVER (PARTITION BY l.pid, l.trace_seq ORDER BY l.count DESC, l.id) AS r"
+	  "   FROM trace_events l WHERE l.kind = 'node-line')"
+	  " SELECT e.function, e.function_file, e.function_line, l.file, l.line, e.count, l.count, l.repeats,"
+	  " l.loop_line, coalesce(t.end_ns - t.start_ns, 0) FROM best e"
+	  " JOIN top l ON l.pid = e.pid AND l.trace_seq = e.trace_seq AND l.r = 1"
+	  " LEFT JOIN traces t ON t.id = e.trace_id WHERE e.r = 1",
 	  unrolled_fill, 1 },
 	{ "saves", save_fields, save_nums, save_texts,
 	  "SELECT " EV_KEY ", e.file, e.line, e.kind, e.name, max(e.detail) FROM trace_events e"
