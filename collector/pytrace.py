@@ -1,8 +1,9 @@
 # pytrace.py - trace-time introspection, run inside the workload's interpreter
 # by the collector (collector/pytrace.c) when TensorFlow starts building the
 # FuncGraph of a tf.function trace.  It only reads: the tracing frame's locals
-# (TracingOptions, the cache key) and the frames above it.  It lives in a
-# private namespace, never in the workload's modules.
+# (TracingOptions, the cache key) and the frames above it; the second half
+# (watch, on_event, end) is what collector/pywatch.c's trace-time hooks call.
+# It lives in a private namespace, never in the workload's modules.
 
 _FRAMEWORK_DIRS = ('/tensorflow/', '/keras/', '/tf_keras/', '/absl/')
 
