@@ -2,6 +2,7 @@
 #include "model_internal.h"
 #include "recording.h"
 #include "scan.h"
+#include "pitfalls.h"
 #include "db.h"
 #include "checked.h"
 #include "pathdisp.h"
@@ -1101,6 +1102,8 @@ int model_load_parts(struct model *m, struct recording *rec, unsigned parts)
 	if (m->nfunctions > 1)
 		qsort(m->functions, m->nfunctions, sizeof(*m->functions), cmp_functions);
 	if (model_register_builtin_sources(m))
+		goto cleanup;
+	if (pitfalls_register(m))  /* analyzer/pitfalls.c */
 		goto cleanup;
 	ret = 0;
 cleanup:

@@ -261,6 +261,29 @@ static void json_graph_reader(struct json *j, const struct model_graph_reader *r
 	json_end_object(j);
 }
 
+/* graph_memory: the graphs each function keeps (rows of the "graph_memory" source, analyzer/pitfalls.c). */
+static void json_graph_memory(struct json *j, const struct model *m)
+{
+	static const char *const keys[] = { "function", "graphs", "traces", "nodes", "largest_nodes", "def_bytes" };
+	const struct metric_source *src = model_find_source(m, "graph_memory");
+	size_t n = src ? src->count(m, src->data) : 0;
+
+	json_key(j, "graph_memory");
+	json_begin_array(j, JSON_LINES);
+	for (size_t i = 0; i < n; i++) {
+		struct metric_anchor a = { 0 };
+
+		json_begin_object(j);
+		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+			kv_field(j, m, src, i, keys[k], keys[k]);
+		src->anchor(m, src->data, i, &a);
+		json_key(j, "location");
+		report_json_loc(j, a.loc.file ? &a.loc : NULL);
+		json_end_object(j);
+	}
+	json_end_array(j);
+}
+
 /* threads, input (rows of the "input" source), datasets, graph_readers. */
 static void json_threads_input(struct json *j, const struct model *m)
 {
@@ -371,6 +394,7 @@ void report_json(struct strbuf *out, const struct model *m, const struct report_
 	json_session(&j, m);
 	JSON_LIST(&j, "findings", m->findings, m->nfindings, json_finding);
 	JSON_LIST(&j, "functions", m->functions, m->nfunctions, json_function);
+	json_graph_memory(&j, m);
 	JSON_LIST(&j, "eager_sites", m->sites, m->nsites, json_eager_site);
 	JSON_LIST(&j, "eager_ops", m->ops, m->nops, json_eager_op);
 	JSON_LIST(&j, "blackboxes", m->blackboxes, m->nblackboxes, json_blackbox);

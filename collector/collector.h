@@ -75,6 +75,10 @@ struct agp_thread {
 	uint64_t last_dispatch_end; /* end of this thread's previous TFE_Execute */
 	int trace_depth;
 	struct agp_open_trace *traces[AGP_TRACE_STACK];
+	/* pywatch.c: root frames (PyObject *) of the watched traces, innermost last */
+	void *py_roots[AGP_TRACE_STACK];
+	int py_nroots;
+	int py_unwinding;       /* pywatch.c: the trace function is set (an exception unwinds) */
 	struct agp_strcache_slot strcache[AGP_STRCACHE];
 	struct agp_sitecache_slot sitecache[AGP_SITECACHE];
 	struct agp_codecache_slot codecache[AGP_CODECACHE];

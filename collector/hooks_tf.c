@@ -33,7 +33,7 @@ typedef struct { const void *data; size_t length; void (*dealloc)(void *, size_t
 typedef struct _object PyObject;
 
 struct agp_open_trace;
-struct agp_open_trace *agp_pytrace_begin(void) AGP_HIDDEN;
+struct agp_open_trace *agp_pytrace_begin(struct agp_thread *t) AGP_HIDDEN;
 void agp_pytrace_set_graph(struct agp_open_trace *ot, void *graph) AGP_HIDDEN;
 void *agp_pytrace_graph(const struct agp_open_trace *ot) AGP_HIDDEN;
 uint64_t agp_pytrace_seq(const struct agp_open_trace *ot) AGP_HIDDEN;
@@ -317,7 +317,7 @@ AGP_EXPORT TF_Graph *TF_NewGraph(void)
 		agp_py_discover_layout();
 	if (t && !t->in_hook && tf_api_ready()) {
 		t->in_hook = 1;
-		ot = agp_pytrace_begin();
+		ot = agp_pytrace_begin(t);
 		t->in_hook = 0;
 	}
 	g = real_TF_NewGraph();

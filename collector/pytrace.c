@@ -13,6 +13,10 @@
 
 typedef struct _object PyObject;
 extern const char agp_pytrace_py[];
+/* pywatch.c */
+void agp_pywatch_init(PyObject *(*get)(PyObject *, const char *), PyObject *ns) AGP_HIDDEN;
+void agp_pywatch_begin(struct agp_thread *t, uint64_t seq) AGP_HIDDEN;
+void agp_pywatch_saves(PyObject *frame) AGP_HIDDEN;
 
 struct agp_open_trace {
 	void *graph;
@@ -81,6 +85,7 @@ static int pytrace_ready(void)
 	P.describe = P.Dict_GetItemString(ns, "describe");  /* ns keeps it alive */
 	if (!P.describe)
 		return 0;
+	agp_pywatch_init(P.Dict_GetItemString, ns);
 	P.state = 1;
 	return 1;
 }
@@ -169,8 +174,8 @@ static void add_site(struct agp_side *rec, PyObject *frames)
 }
 
 /* Called from the TF_NewGraph hook before the graph exists; NULL if not a trace. */
-struct agp_open_trace *agp_pytrace_begin(void) AGP_HIDDEN;
-struct agp_open_trace *agp_pytrace_begin(void)
+struct agp_open_trace *agp_pytrace_begin(struct agp_thread *t) AGP_HIDDEN;
+struct agp_open_trace *agp_pytrace_begin(struct agp_thread *t)
 {
 	struct agp_open_trace *ot = NULL;
 	PyObject *frame, *desc;
@@ -184,6 +189,8 @@ struct agp_open_trace *agp_pytrace_begin(void)
 	desc = frame ? P.CallFunctionObjArgs(P.describe, frame, NULL) : NULL;
 	if (!desc) {
 		P.Err_Clear();
+	} else if (desc == P.None) {
+		agp_pywatch_saves(frame);
 	} else if (desc != P.None && P.Tuple_Size(desc) == 13 && (ot = calloc(1, sizeof(*ot)))) {
 		ot->start_ns = agp_now_ns();
 		ot->seq = atomic_fetch_add(&agp_proc.next_trace_seq, 1);
@@ -200,6 +207,8 @@ struct agp_open_trace *agp_pytrace_begin(void)
 		agp_side_int(&ot->rec, AGP_F_REDUCE, int_at(desc, 10));
 		agp_side_int(&ot->rec, AGP_F_HAS_SIG, int_at(desc, 11));
 		collect_inputs(ot, P.Tuple_GetItem(desc, 12));
+		if (t)
+			agp_pywatch_begin(t, ot->seq);
 	}
 	if (desc)
 		P.DecRef(desc);

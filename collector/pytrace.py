@@ -1,8 +1,9 @@
 # pytrace.py - trace-time introspection, run inside the workload's interpreter
 # by the collector (collector/pytrace.c) when TensorFlow starts building the
 # FuncGraph of a tf.function trace.  It only reads: the tracing frame's locals
-# (TracingOptions, the cache key) and the frames above it.  It lives in a
-# private namespace, never in the workload's modules.
+# (TracingOptions, the cache key) and the frames above it; the second half
+# (watch, on_event, end) is what collector/pywatch.c's trace-time hooks call.
+# It lives in a private namespace, never in the workload's modules.
 
 _FRAMEWORK_DIRS = ('/tensorflow/', '/keras/', '/tf_keras/', '/absl/')
 
@@ -68,8 +69,16 @@ _object_serials = {}
 _last_serial = [0]
 
 
+_failed_caches = set()  # caches whose last watched trace raised (end())
+
+
 def _object_serial(cache, count):
     key = id(cache)
+    if count <= 1 and key in _failed_caches and key in _object_serials:
+        # a trace that raised added nothing to the cache: the same object
+        # tracing again, not a new one
+        _failed_caches.discard(key)
+        return _object_serials[key]
     if count <= 1 or key not in _object_serials:
         _last_serial[0] += 1
         _object_serials[key] = _last_serial[0]
@@ -87,6 +96,16 @@ def _site_frames(frame, limit=32):
     return tuple(out)
 
 
+def _unwrap(fn):
+    """tf.function wraps the user's function (wrapped_fn -> __wrapped__ ...),
+    methods arrive bound: follow both to the function the user wrote."""
+    for _ in range(32):
+        if not hasattr(fn, '__wrapped__'):
+            break
+        fn = fn.__wrapped__
+    return getattr(fn, '__func__', fn)
+
+
 def describe(frame):
     """Facts about the trace starting in `frame`'s callers, or None."""
     f = frame
@@ -99,14 +118,7 @@ def describe(frame):
     opts = loc.get('tracing_options')
     if opts is None:
         return None
-    fn = getattr(opts, 'python_function', None)
-    # tf.function wraps the user's function (wrapped_fn -> __wrapped__ ...),
-    # methods arrive bound: follow both to the function the user wrote.
-    for _ in range(32):
-        if not hasattr(fn, '__wrapped__'):
-            break
-        fn = fn.__wrapped__
-    fn = getattr(fn, '__func__', fn)
+    fn = _unwrap(getattr(opts, 'python_function', None))
     code = getattr(fn, '__code__', None)
     name = getattr(fn, '__name__', None) or getattr(opts, 'name', '?')
     cache = getattr(opts, 'function_cache', None)
@@ -120,6 +132,7 @@ def describe(frame):
         for pname, param in key.parameters.items():
             _flatten(pname, param.type_constraint, inputs)
     attrs = getattr(opts, 'attributes', None) or {}
+    _last_desc[0] = (f, fn, id(cache) if cache is not None else None)
     return (
         str(name),
         code.co_filename if code is not None else None,
@@ -133,3 +146,462 @@ def describe(frame):
         1 if getattr(opts, 'input_signature', None) is not None else 0,
         tuple(inputs),
     )
+
+
+# ---------------------------------------------------------------------------
+# Trace-time pitfalls (docs/collector.md, "Pitfalls inside traced code").
+#
+# While a trace runs, the collector (collector/pywatch.c) installs a C-level
+# profile and trace function on the tracing thread and calls on_event() for
+# the few events that matter: a call of builtins.print, of a time or random
+# function, a list.append returning, the trace's FuncGraph being finished
+# (func_graph_from_py_func returning), AutoGraph falling back to running a
+# function unconverted, an exception passing the trace's root frame.  The
+# hooks go away when the root frame (TensorFlow's _maybe_define_function)
+# returns: outside traces nothing runs.  Findings of one trace are returned
+# to C by end() as tuples, and written as trace events.
+
+import os as _os
+import sys as _sys
+import _thread
+
+# AutoGraph runs a call of converted code through these files.
+_AG_CALLERS = ('/tensorflow/python/autograph/impl/api.py',
+               '/tensorflow/python/autograph/operators/py_builtins.py')
+# This file's own frames (it runs as '<string>').
+_OWN = ('on_event', '_mapped_frames', '_on_append', '_on_fallback', '_user_frame')
+_GENERATED = '__autograph_generated_file'
+_CF_GRAPHS = ('WhileBodyFuncGraph', 'WhileCondFuncGraph', 'CondBranchFuncGraph')
+_MAX_LINES = 16        # node-creating lines kept per trace
+_MAX_EVENTS = 64       # distinct side effects kept per trace
+_last_desc = [None]    # (root frame, python function) of the trace describe() saw
+_stacks = {}           # thread id -> open watched traces, innermost last
+_watch = {'c': {}, 'py': {}}  # id of watched object -> (kind, name)
+# C functions whose value freezes into the graph: (module, kind, names).
+_WATCHED_C = (
+    ('time', 'time', ('time', 'time_ns', 'perf_counter', 'perf_counter_ns', 'monotonic',
+                      'monotonic_ns', 'process_time')),
+    ('random', 'random', ('random', 'getrandbits')),
+    ('numpy.random', 'random', ('rand', 'randn', 'random', 'random_sample', 'randint', 'normal',
+                                'uniform', 'choice', 'shuffle', 'permutation')),
+)
+# random.Random methods written in Python (random.randint, ...).
+_WATCHED_RANDOM = ('randint', 'randrange', 'uniform', 'choice', 'shuffle', 'sample', 'gauss',
+                   'normalvariate', 'choices', 'triangular')
+
+
+class _Trace(object):
+    __slots__ = ('seq', 'root', 'fn', 'events', 'exc', 'lines', 'nodes', 'cache')
+
+    def __init__(self, seq, root, fn):
+        self.seq, self.root, self.fn = seq, root, fn
+        self.events, self.exc, self.lines, self.nodes, self.cache = {}, None, None, 0, None
+
+
+def _add(tr, kind, name, file, line, detail=None, count=1):
+    key = (kind, name, file, line)
+    ev = tr.events.get(key)
+    if ev is not None:
+        ev[0] += count
+    elif len(tr.events) < _MAX_EVENTS:
+        tr.events[key] = [count, detail]
+
+
+def _top():
+    st = _stacks.get(_thread.get_ident())
+    return st[-1] if st else None
+
+
+def setup():
+    """Objects the C hooks compare against, or None when TensorFlow's
+    tracing internals are not where TF 2.21 keeps them."""
+    mods = _sys.modules
+    fg = mods.get('tensorflow.python.framework.func_graph')
+    api = mods.get('tensorflow.python.autograph.impl.api')
+    if fg is None or api is None:
+        return None
+    fgraph = getattr(getattr(fg, 'func_graph_from_py_func', None), '__code__', None)
+    fallback = getattr(getattr(api, '_fall_back_unconverted', None), '__code__', None)
+    if fgraph is None or fallback is None:
+        return None
+    import builtins
+    c, py = _watch['c'], _watch['py']
+    cfuncs = [builtins.print]
+    c[id(builtins.print)] = ('print', 'print')
+    for mod, kind, names in _WATCHED_C:
+        m = mods.get(mod)
+        for n in names:
+            obj = getattr(m, n, None) if m is not None else None
+            if obj is not None and type(obj).__name__ == 'builtin_function_or_method':
+                c[id(obj)] = (kind, mod + '.' + n)
+                cfuncs.append(obj)
+    pycodes = [fallback]
+    py[id(fallback)] = ('autograph-fallback', None)
+    rnd = mods.get('random')
+    for n in _WATCHED_RANDOM if rnd is not None else ():
+        code = getattr(getattr(rnd.Random, n, None), '__code__', None)
+        if code is not None:
+            py[id(code)] = ('random', 'random.' + n)
+            pycodes.append(code)
+    return (fgraph, tuple(cfuncs), tuple(pycodes), [].append)
+
+
+def _mapped_frames():
+    """(file, line, function) of the current stack, innermost first, with
+    AutoGraph's generated code mapped back to the user's source."""
+    try:
+        from tensorflow.python.util import tf_stack
+        stack = tf_stack.extract_stack()
+        return [(fr.filename, fr.lineno, fr.name) for fr in reversed(list(stack))]
+    except Exception:
+        return []
+
+
+def _user_frame(frames):
+    for fr in frames:
+        if fr[0] == '<string>' and fr[2] in _OWN:
+            continue
+        if not _is_framework(fr[0]) and _GENERATED not in fr[0]:
+            return fr
+    return (None, 0, None)
+
+
+def _called_by_user(frame):
+    """Whether `frame` (the caller) is user code, reached directly or through
+    AutoGraph's converted_call (api.py, py_builtins.py): TensorFlow's own
+    calls, AutoGraph's transformer included, are not the user's."""
+    while frame is not None and frame.f_code.co_filename.endswith(_AG_CALLERS):
+        frame = frame.f_back
+    return frame is not None and not _is_framework(frame.f_code.co_filename)
+
+
+def _is_symbolic(x):
+    return type(x).__name__ == 'SymbolicTensor' or (
+        hasattr(x, 'graph') and hasattr(x, 'op') and type(x).__name__ in ('Tensor', 'SymbolicTensor'))
+
+
+def _outlives(tr, lst):
+    """The list is reachable from the traced function's globals or closure."""
+    fn = tr.fn
+    for v in list(getattr(fn, '__globals__', {}).values()):
+        if v is lst:
+            return True
+    for cell in getattr(fn, '__closure__', None) or ():
+        try:
+            if cell.cell_contents is lst:
+                return True
+        except ValueError:
+            pass
+    return False
+
+
+def _on_append(tr, frame, lst):
+    if not _called_by_user(frame):
+        return
+    try:
+        item = lst[-1]
+    except Exception:
+        return
+    if not _is_symbolic(item):
+        return
+    graph = getattr(item, 'graph', None)
+    in_loop = type(graph).__name__ in _CF_GRAPHS
+    if not in_loop and not _outlives(tr, lst):
+        return
+    f = _user_frame(_mapped_frames())
+    _add(tr, 'list-append', 'list.append', f[0], f[1],
+         'inside a tf.while_loop/tf.cond body' if in_loop else 'a list that outlives the trace')
+
+
+def _node_lines(graph):
+    """Node count of graph, and ((file, line, function, loop line), nodes,
+    repeats) of the user lines that created most of its nodes, largest
+    first.  The loop line is the next frame out in the same function (the
+    `for` AutoGraph unrolled); repeats, the fewest nodes of one op type the
+    line created, is how many times its body ran: 3 calls of a layer make
+    hundreds of nodes but repeat 3 times."""
+    counts = {}
+    # Placeholders become the FunctionDef's arguments (inputs, captures):
+    # what is left is the FunctionDef's node count.
+    ops = [op for op in graph.get_operations() if op.type != 'Placeholder']
+    for op in ops:
+        try:
+            tb = op.traceback
+        except Exception:
+            continue
+        inner = outer = None
+        for i in range(len(tb) - 1, -1, -1):
+            fr = tb[i]
+            if _is_framework(fr.filename) or _GENERATED in fr.filename:
+                continue
+            if inner is None:
+                inner = (fr.filename, fr.lineno, fr.name)
+            else:
+                if fr.filename == inner[0] and fr.name == inner[2] and fr.lineno != inner[1]:
+                    outer = fr.lineno
+                break
+        if inner is not None:
+            per_type = counts.setdefault(inner + (outer,), {})
+            per_type[op.type] = per_type.get(op.type, 0) + 1
+    rows = [(key, sum(t.values()), min(t.values())) for key, t in counts.items()]
+    rows.sort(key=lambda r: -r[1])
+    return len(ops), rows[:_MAX_LINES]
+
+
+def _on_graph(tr, graph):
+    if tr.lines is not None or type(graph).__name__ != 'FuncGraph':
+        return
+    tr.nodes, tr.lines = _node_lines(graph)
+
+
+def _on_fallback(tr, frame):
+    loc = frame.f_locals
+    f, exc = loc.get('f'), loc.get('exc')
+    target = getattr(f, '__func__', f)
+    code = getattr(target, '__code__', None)
+    name = getattr(target, '__qualname__', None) or getattr(target, '__name__', None) or repr(f)
+    reason = '%s: %s' % (type(exc).__name__, ' '.join(str(exc).split())) if exc is not None else None
+    if code is not None and _os.path.isfile(code.co_filename):
+        file, line = code.co_filename, code.co_firstlineno
+    else:
+        # no readable def (exec, a REPL): the user's line that called it
+        file, line = _user_frame(_mapped_frames())[:2]
+    _add(tr, 'autograph-fallback', str(name)[:200], file, line, reason[:500] if reason else None)
+
+
+def on_event(what, frame, arg):
+    """Called by the C hooks: 0 a watched Python function was called, 1 an
+    exception reached the root frame, 3 func_graph_from_py_func returned,
+    4 a watched C function is called, 6 list.append returned (arg: the list)."""
+    tr = _top()
+    if tr is None:
+        return
+    if what == 6:
+        _on_append(tr, frame, arg)
+    elif what == 3:
+        _on_graph(tr, arg)
+    elif what == 1:
+        tr.exc = arg
+    elif what == 4:
+        kind, name = _watch['c'].get(id(arg), (None, None))
+        if kind and _called_by_user(frame):
+            f = _user_frame(_mapped_frames())
+            _add(tr, kind, name, f[0], f[1])
+    elif what == 0:
+        kind, name = _watch['py'].get(id(frame.f_code), (None, None))
+        if kind == 'autograph-fallback':
+            _on_fallback(tr, frame)
+        elif kind and _called_by_user(frame.f_back):
+            f = _user_frame(_mapped_frames())
+            _add(tr, kind, name, f[0], f[1])
+
+
+def _stores(code, params, out, depth=0):
+    """STORE_GLOBAL, and STORE_ATTR that updates an attribute from its own
+    value (`self.count += 1`, `obj.total = obj.total + x`) on a parameter,
+    a global or a closure variable, in code and the functions it defines:
+    state that changes once per trace, not per call.  A plain
+    `self.w = tf.Variable(...)` or `self.built = True` (TensorFlow's
+    create-on-first-call idiom) is not reported."""
+    import dis
+    line = code.co_firstlineno
+    objs, attrs = {}, set()   # this line: loaded objects (name -> opname), loaded attributes
+    for ins in dis.get_instructions(code):
+        if ins.starts_line:
+            line = ins.starts_line
+            objs, attrs = {}, set()
+        if ins.opname in ('LOAD_FAST', 'LOAD_GLOBAL', 'LOAD_DEREF', 'LOAD_NAME'):
+            objs.setdefault(ins.argval, ins.opname)
+        elif ins.opname in ('LOAD_ATTR', 'LOAD_METHOD'):
+            attrs.add(ins.argval)
+        elif ins.opname == 'STORE_GLOBAL':
+            out.append(('global-store', ins.argval, line))
+        elif ins.opname == 'STORE_ATTR' and ins.argval in attrs:
+            for name, op in objs.items():
+                if (op == 'LOAD_FAST' and name in params) or op in ('LOAD_GLOBAL', 'LOAD_DEREF', 'LOAD_NAME'):
+                    out.append(('attr-store', '%s.%s' % (name, ins.argval), line))
+                    break
+    if depth < 3:
+        for c in code.co_consts:
+            if hasattr(c, 'co_code'):
+                _stores(c, (), out, depth + 1)
+
+
+def watch(seq):
+    """Start watching the trace describe() just described (seq: its number).
+    Returns its root frame, or None when it cannot be watched."""
+    desc, _last_desc[0] = _last_desc[0], None
+    if desc is None:
+        return None
+    root, fn, cache = desc
+    tr = _Trace(seq, root, fn)
+    tr.cache = cache
+    code = getattr(fn, '__code__', None)
+    if code is not None and not _is_framework(code.co_filename):
+        found = []
+        try:
+            _stores(code, code.co_varnames[:code.co_argcount], found)
+        except Exception:
+            found = []
+        for kind, name, line in found:
+            _add(tr, kind, str(name), code.co_filename, line)
+    _stacks.setdefault(_thread.get_ident(), []).append(tr)
+    return root
+
+
+def hooks_free():
+    return _sys.gettrace() is None and _sys.getprofile() is None
+
+
+def _exc_text(exc):
+    """(type name, message, file, line) of a trace's exception."""
+    md = None
+    for e in (exc, getattr(exc, '__context__', None), getattr(exc, '__cause__', None)):
+        md = getattr(e, 'ag_error_metadata', None)
+        if md is not None:
+            break
+    msg = getattr(md, 'cause_message', None) if md is not None else None
+    if not msg:
+        msg = str(exc)
+    file, line = None, 0
+    stack = getattr(md, 'translated_stack', None) or ()
+    for el in reversed(list(stack)):
+        fname = getattr(el, 'filename', None) or (el[0] if isinstance(el, tuple) else None)
+        if fname and not _is_framework(fname) and _GENERATED not in fname:
+            file = fname
+            line = getattr(el, 'lineno', None) or (el[1] if isinstance(el, tuple) else 0)
+            break
+    if file is None:
+        tb = getattr(exc, '__traceback__', None)
+        while tb is not None:
+            fname = tb.tb_frame.f_code.co_filename
+            if not _is_framework(fname) and _GENERATED not in fname:
+                file, line = fname, tb.tb_lineno
+            tb = tb.tb_next
+    msg = ' '.join(msg.split())
+    tname = type(exc).__name__
+    if msg.startswith(tname + ': '):
+        msg = msg[len(tname) + 2:]
+    # TensorFlow's messages go on with generic advice: keep the first sentence.
+    cut = msg.find('. ', 40)
+    if cut > 0:
+        msg = msg[:cut + 1]
+    return tname, msg[:500], file, line
+
+
+def end(root, failed):
+    """The root frame returned (failed: by an exception): the events of its
+    traces as (seq, kind, name, file, line, count, detail, repeats, loop line,
+    function, function file, function line) tuples; per trace one 'nodes'
+    row (the graph's node count) and up to _MAX_LINES 'node-line' rows (the
+    user lines that created most nodes, how often their body repeated, the
+    enclosing loop's line; 0 elsewhere)."""
+    st = _stacks.get(_thread.get_ident())
+    out = []
+    while st and st[-1].root is root:
+        tr = st.pop()
+        code = getattr(tr.fn, '__code__', None)
+        fn = (getattr(tr.fn, '__name__', None), code.co_filename if code is not None else None,
+              code.co_firstlineno if code is not None else 0)
+        for (kind, name, file, line), (count, detail) in tr.events.items():
+            out.append((tr.seq, kind, name, file, line, count, detail, 0, 0) + fn)
+        if failed and tr.cache is not None:
+            _failed_caches.add(tr.cache)
+        if failed and tr.exc is not None:
+            exc = tr.exc[1] if isinstance(tr.exc, tuple) and len(tr.exc) > 1 else tr.exc
+            tname, msg, file, line = _exc_text(exc)
+            out.append((tr.seq, 'exception', tname, file, line, 1, msg, 0, 0) + fn)
+        if tr.lines:
+            out.append((tr.seq, 'nodes', None, None, 0, tr.nodes, None, 0, 0) + fn)
+            for (file, line, func, outer), n, repeats in tr.lines:
+                out.append((tr.seq, 'node-line', func, file, line, n, None, repeats, outer or 0) + fn)
+    if st is not None and not st:
+        del _stacks[_thread.get_ident()]
+    return tuple(out)
+
+
+def _tf_functions(obj, limit=64):
+    """(owner, tf.function) of obj and its tf.Module submodules whose Python
+    function the user wrote."""
+    owners = [obj]
+    subs = getattr(obj, 'submodules', None)
+    if isinstance(subs, tuple):
+        owners.extend(subs[:limit])
+    out = []
+    for owner in owners:
+        names = set(getattr(owner, '__dict__', {})) | set(dir(type(owner)))
+        for n in sorted(names):
+            try:
+                v = getattr(type(owner), n, None)
+                v = getattr(owner, n) if v is None or hasattr(v, 'python_function') else None
+            except Exception:
+                continue
+            code = getattr(_unwrap(getattr(v, 'python_function', None)), '__code__', None)
+            if code is not None and not _is_framework(code.co_filename) and len(out) < limit:
+                out.append((owner, v, code))
+    return out
+
+
+def _signature_names(signatures):
+    """Names of the Python functions behind save()'s signatures argument."""
+    if signatures is None:
+        return set()
+    values = signatures.values() if isinstance(signatures, dict) else [signatures]
+    names = set()
+    for v in values:
+        fn = getattr(v, 'python_function', None)
+        name = getattr(_unwrap(fn), '__name__', None) if fn is not None else None
+        if name is None:
+            # a ConcreteFunction: b'__inference_serve_123' -> 'serve'
+            text = getattr(v, 'name', b'')
+            text = text.decode('utf-8', 'replace') if isinstance(text, bytes) else str(text)
+            name = text.split('_inference_')[-1].rsplit('_', 1)[0] if '_inference_' in text else None
+        if name:
+            names.add(name)
+    return names
+
+
+def _any_none_dim(signature):
+    """Whether an input_signature leaves a dimension open (None)."""
+    for spec in signature or ():
+        try:
+            if any(d is None for d in spec.shape.as_list()):
+                return True
+        except Exception:
+            continue
+    return False
+
+
+_saves_seen = [None]
+
+
+def saves(frame):
+    """A graph made by tf.saved_model.save (Keras export goes through it):
+    per exported tf.function the user wrote that lacks an input_signature
+    (and is not given in signatures=) or is jit_compile=True, one event
+    tuple as end() returns them, seq 0.  Once per save call."""
+    f = frame
+    while f is not None and not (f.f_code.co_name == 'save_and_return_nodes'
+                                 and f.f_code.co_filename.endswith('saved_model/save.py')):
+        f = f.f_back
+    if f is None or _saves_seen[0] is f:
+        return ()
+    _saves_seen[0] = f
+    loc = f.f_locals
+    obj, signatures = loc.get('obj'), loc.get('signatures')
+    site = _site_frames(f.f_back)
+    file, line = (site[0][0], site[0][1]) if site else (None, 0)
+    given = _signature_names(signatures)
+    module = type(obj).__name__
+    out = []
+    for owner, tfn, code in _tf_functions(obj):
+        fname = code.co_name
+        fn = (fname, code.co_filename, code.co_firstlineno)
+        what = '%s.%s' % (type(owner).__name__, fname) if owner is not obj else '%s.%s' % (module, fname)
+        if getattr(tfn, 'input_signature', None) is None and fname not in given:
+            out.append((0, 'save-no-signature', what, file, line, 1,
+                        'signatures given' if given else None, 0, 0) + fn)
+        if getattr(tfn, '_jit_compile', None):
+            out.append((0, 'save-jit', what, file, line, 1,
+                        'dynamic' if _any_none_dim(getattr(tfn, 'input_signature', None)) else None, 0, 0) + fn)
+    return tuple(out)

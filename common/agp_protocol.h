@@ -177,6 +177,7 @@ enum agp_side_type {
 	AGP_SIDE_GPU_ACTIVITY = 7,
 	AGP_SIDE_GPU_API = 8,
 	AGP_SIDE_TRACE_INPUT = 9, /* one input of the trace that precedes it */
+	AGP_SIDE_TRACE_EVENT = 10, /* a pitfall seen while tracing (collector/pywatch.c) */
 };
 
 struct agp_side_hdr {
@@ -204,6 +205,8 @@ enum agp_tag {
 	AGP_F_GRID_X, AGP_F_GRID_Y, AGP_F_GRID_Z, AGP_F_BLOCK_X, AGP_F_BLOCK_Y,
 	AGP_F_BLOCK_Z, AGP_F_BYTES, AGP_F_COPY_KIND, AGP_F_API, AGP_F_EXTERNAL,
 	AGP_F_EXIT_STATUS = 80, AGP_F_CWD,
+	/* trace event: occurrences (node count for node lines), the traced function */
+	AGP_F_COUNT = 90, AGP_F_FUNC, AGP_F_FUNC_FILE, AGP_F_FUNC_LINE, AGP_F_REPEATS, AGP_F_LOOP_LINE,
 };
 
 #endif /* AGPROF_PROTOCOL_H */

@@ -1,6 +1,6 @@
 -- agprof recording schema, version 2.  docs/schema.md explains every table.
 -- Times are nanoseconds on CLOCK_MONOTONIC of the recording host.
-PRAGMA user_version = 2;
+PRAGMA user_version = 3;
 PRAGMA application_id = 1634168946;  -- 'agpr'
 
 CREATE TABLE meta (
@@ -212,6 +212,29 @@ CREATE TABLE session_runs (
     fetches     INTEGER NOT NULL DEFAULT 0,
     targets     INTEGER NOT NULL DEFAULT 0,
     ok          INTEGER NOT NULL DEFAULT 1
+);
+
+-- What a trace did that it should not (collector/pywatch.c): Python side
+-- effects, AutoGraph fallbacks, the exception of a failed trace, the user
+-- lines that created most nodes of its graph.  One row per (trace, kind,
+-- name, file, line); trace_seq numbers the traces of one process (the trace
+-- row's link is trace_id, NULL when the trace itself was not recorded).
+CREATE TABLE trace_events (
+    id            INTEGER PRIMARY KEY,
+    pid           INTEGER NOT NULL,
+    trace_seq     INTEGER NOT NULL,
+    trace_id      INTEGER REFERENCES traces(id),
+    kind          TEXT NOT NULL,
+    name          TEXT,
+    file          TEXT,
+    line          INTEGER,
+    count         INTEGER NOT NULL DEFAULT 1,
+    detail        TEXT,
+    repeats       INTEGER NOT NULL DEFAULT 0,  -- node-line: times its body ran
+    loop_line     INTEGER NOT NULL DEFAULT 0,  -- node-line: the enclosing loop's line
+    function      TEXT,
+    function_file TEXT,
+    function_line INTEGER
 );
 
 -- @indexes: created when the recording is finished (the launcher inserts

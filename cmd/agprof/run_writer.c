@@ -65,7 +65,7 @@ struct run_writer {
 		*ins_process, *upd_process_tf, *upd_process_exit, *upd_process_gpu, *ins_function,
 		*get_function, *ins_trace, *ins_input, *ins_gf, *ins_ginput, *ins_gconst,
 		*ins_bbnode, *ins_gpu, *ins_api, *ins_ext, *ins_link_ref, *ins_link_trace,
-		*ins_link_name, *ins_trace_seq, *get_trace_seq;
+		*ins_link_name, *ins_trace_seq, *get_trace_seq, *ins_trace_event;
 	sqlite3_stmt *ins_session;
 	uint64_t lost_rows;            /* rows SQLite refused (not a write failure): said once */
 	char *lost_why;                /* the first refusal's message */
@@ -282,6 +282,7 @@ static int prepare_all(struct run_writer *w)
 		{ &w->ins_link_name, "INSERT INTO temp.link_name(gf_id, pid, user_name) VALUES (?,?,?)" },
 		{ &w->ins_trace_seq, "INSERT OR REPLACE INTO temp.trace_seq(pid, seq, trace_id) VALUES (?,?,?)" },
 		{ &w->get_trace_seq, "SELECT trace_id FROM temp.trace_seq WHERE pid = ? AND seq = ?" },
+		{ &w->ins_trace_event, "INSERT INTO trace_events(pid, trace_seq, trace_id, kind, name, file, line, count, detail, function, function_file, function_line, repeats, loop_line) VALUES (?1,?2,(SELECT trace_id FROM temp.trace_seq WHERE pid = ?1 AND seq = ?2),?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)" },
 		{ &w->ins_session, "INSERT INTO session_runs(pid, tid, start_ns, end_ns, kind, callsite_id, feeds, fetches, targets, ok) VALUES (?,?,?,?,?,?,?,?,?,?)" },
 	};
 
@@ -786,6 +787,33 @@ static void side_trace_input(struct run_writer *w, struct stream *s, const struc
 	free(name), free(kind), free(dtype), free(shape), free(value);
 }
 
+/* A pitfall seen while tracing (collector/pywatch.c). */
+static void side_trace_event(struct run_writer *w, struct stream *s, const struct fields *fs)
+{
+	sqlite3_stmt *st = w->ins_trace_event;
+	char *kind = ftext(fs, AGP_F_KIND), *name = ftext(fs, AGP_F_NAME), *file = ftext(fs, AGP_F_FILE);
+	char *detail = ftext(fs, AGP_F_DETAIL), *func = ftext(fs, AGP_F_FUNC), *ffile = ftext(fs, AGP_F_FUNC_FILE);
+
+	if (kind) {
+		sqlite3_bind_int(st, 1, s->pid);
+		sqlite3_bind_int64(st, 2, fint(fs, AGP_F_TRACE_SEQ));
+		sqlite3_bind_text(st, 3, kind, -1, SQLITE_TRANSIENT);
+		bind_text_or_null(st, 4, name);
+		bind_text_or_null(st, 5, file);
+		sqlite3_bind_int64(st, 6, fint(fs, AGP_F_LINE));
+		sqlite3_bind_int64(st, 7, fint(fs, AGP_F_COUNT));
+		bind_text_or_null(st, 8, detail);
+		bind_text_or_null(st, 9, func);
+		bind_text_or_null(st, 10, ffile);
+		sqlite3_bind_int64(st, 11, fint(fs, AGP_F_FUNC_LINE));
+		sqlite3_bind_int64(st, 12, fint(fs, AGP_F_REPEATS));
+		sqlite3_bind_int64(st, 13, fint(fs, AGP_F_LOOP_LINE));
+		if (db_step_done(w->db, st) == 0)
+			w->totals.events++;
+	}
+	free(kind), free(name), free(file), free(detail), free(func), free(ffile);
+}
+
 /* "__forward_f_12" -> "f"; strips `suffixes` trailing "_<digits>" groups. */
 static char *user_name_of(const char *name, const char *prefix, int suffixes)
 {
@@ -974,6 +1002,7 @@ static void side_record(struct run_writer *w, struct stream *s, uint32_t type, c
 	case AGP_SIDE_TF_STATUS: side_tf_status(w, s, &fs); break;
 	case AGP_SIDE_TRACE: side_trace(w, s, &fs); break;
 	case AGP_SIDE_TRACE_INPUT: side_trace_input(w, s, &fs); break;
+	case AGP_SIDE_TRACE_EVENT: side_trace_event(w, s, &fs); break;
 	case AGP_SIDE_FUNCDEF: side_funcdef(w, s, &fs); break;
 	case AGP_SIDE_EXIT:
 		sqlite3_bind_int64(w->upd_process_exit, 1, fint(&fs, AGP_F_EXIT_STATUS));
@@ -1188,6 +1217,9 @@ static const char link_sql[] =
 	"  JOIN temp.trace_seq q ON q.pid = l.pid AND q.seq = l.trace_seq JOIN traces t ON t.id = q.trace_id"
 	"  WHERE l.gf_id = graph_functions.id) WHERE function_id IS NULL;"
 	"UPDATE graph_functions SET role = 'branch' WHERE role = 'other' AND parent_id IS NOT NULL;"
+	/* trace events written before their trace (a failed trace closes late) */
+	"UPDATE trace_events SET trace_id = (SELECT q.trace_id FROM temp.trace_seq q"
+	"  WHERE q.pid = trace_events.pid AND q.seq = trace_events.trace_seq) WHERE trace_id IS NULL;"
 	/* an __inference_ function no trace of this process built was loaded (SavedModel) */
 	"UPDATE graph_functions SET role = 'loaded' WHERE role = 'inference' AND trace_id IS NULL"
 	"  AND function_id IS NULL AND id NOT IN (SELECT gf_id FROM temp.link_trace);"

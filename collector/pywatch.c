@@ -1,0 +1,377 @@
+/*
+ * pywatch.c - Python side effects and trace failures seen while a trace
+ * runs (docs/collector.md, "Pitfalls inside traced code").
+ *
+ * When a trace starts (agp_pytrace_begin), the tracing thread gets a C-level
+ * profile function (PyEval_SetProfile, per thread), and a trace function
+ * (PyEval_SetTrace) while an exception unwinds.  They compare each event with a handful of pointers (builtins.print,
+ * time and random functions, list.append, TensorFlow's func_graph_from_py_func
+ * and AutoGraph's _fall_back_unconverted) and only call into Python
+ * (pytrace.py on_event) on a match.  When the trace's root frame
+ * (_maybe_define_function) returns, its events are written as side records
+ * (AGP_SIDE_TRACE_EVENT) and the hooks are removed: outside traces nothing
+ * of this runs.  A thread that already has a profile or trace function (a
+ * debugger, coverage, cProfile) is left alone: its traces are not watched.
+ *
+ * Everything here runs with the GIL held, inside a trace: it may allocate
+ * and call Python.
+ */
+#include "collector.h"
+
+#include <dlfcn.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct _object PyObject;
+typedef int (*py_tracefunc)(PyObject *, PyObject *, int, PyObject *);
+
+enum { PYTRACE_CALL = 0, PYTRACE_EXCEPTION = 1, PYTRACE_RETURN = 3, PYTRACE_C_CALL = 4, PYTRACE_C_RETURN = 6 };
+enum { MAX_CFUNCS = 32, MAX_CODES = 16 };
+
+static struct {
+	int state;  /* 0 untried, 1 ready, -1 unusable */
+	void (*SetProfile)(py_tracefunc, PyObject *);
+	void (*SetTrace)(py_tracefunc, PyObject *);
+	PyObject *(*Frame_GetCode)(PyObject *);
+	PyObject *(*Call)(PyObject *, ...);
+	PyObject *(*Long_FromULL)(unsigned long long);
+	long (*Tuple_Size)(PyObject *);
+	PyObject *(*Tuple_GetItem)(PyObject *, long);
+	const char *(*Unicode_AsUTF8)(PyObject *);
+	long long (*Long_AsLongLong)(PyObject *);
+	void (*Err_Clear)(void);
+	void (*IncRef)(PyObject *);
+	void (*DecRef)(PyObject *);
+	PyObject *None, *True, *False;
+	PyObject *on_event, *watch, *end, *setup, *hooks_free, *saves; /* pytrace.py, kept alive by its namespace */
+	PyObject *watched;          /* setup()'s tuple, kept alive */
+	PyObject *fgraph_code;      /* func_graph_from_py_func.__code__ */
+	PyObject *cfuncs[MAX_CFUNCS];
+	int ncfuncs;
+	PyObject *codes[MAX_CODES];
+	int ncodes;
+	void *cfunc_type;           /* builtin_function_or_method */
+	void *append_ml;            /* list.append's PyMethodDef */
+} W;
+
+#define RESOLVE(field, sym) (W.field = (__typeof__(W.field))dlsym(RTLD_DEFAULT, sym))
+
+/* Borrow the functions pytrace.py defines; called once its namespace exists. */
+void agp_pywatch_init(PyObject *(*get)(PyObject *, const char *), PyObject *ns) AGP_HIDDEN;
+void agp_pywatch_init(PyObject *(*get)(PyObject *, const char *), PyObject *ns)
+{
+	const char *opt = getenv("AGPROF_TRACE_WATCH");
+
+	W.state = -1;
+	if (opt && !strcmp(opt, "0"))
+		return;  /* the user turned it off: traces are recorded, not watched */
+	if (!RESOLVE(SetProfile, "PyEval_SetProfile") || !RESOLVE(SetTrace, "PyEval_SetTrace") ||
+	    !RESOLVE(Frame_GetCode, "PyFrame_GetCode") || !RESOLVE(Call, "PyObject_CallFunctionObjArgs") ||
+	    !RESOLVE(Long_FromULL, "PyLong_FromUnsignedLongLong") || !RESOLVE(Tuple_Size, "PyTuple_Size") ||
+	    !RESOLVE(Tuple_GetItem, "PyTuple_GetItem") || !RESOLVE(Unicode_AsUTF8, "PyUnicode_AsUTF8") ||
+	    !RESOLVE(Long_AsLongLong, "PyLong_AsLongLong") || !RESOLVE(Err_Clear, "PyErr_Clear") ||
+	    !RESOLVE(IncRef, "Py_IncRef") || !RESOLVE(DecRef, "Py_DecRef") ||
+	    !(W.None = dlsym(RTLD_DEFAULT, "_Py_NoneStruct")) || !(W.True = dlsym(RTLD_DEFAULT, "_Py_TrueStruct")) ||
+	    !(W.False = dlsym(RTLD_DEFAULT, "_Py_FalseStruct")))
+		return;
+	W.on_event = get(ns, "on_event");
+	W.watch = get(ns, "watch");
+	W.end = get(ns, "end");
+	W.setup = get(ns, "setup");
+	W.hooks_free = get(ns, "hooks_free");
+	W.saves = get(ns, "saves");
+	if (W.on_event && W.watch && W.end && W.setup && W.hooks_free && W.saves)
+		W.state = 0;
+}
+
+/* Python objects are a refcount then a type pointer (CPython's PyObject). */
+static void *type_of(PyObject *o)
+{
+	return ((void **)o)[1];
+}
+
+/* Fill the watched pointers from setup(); TensorFlow is imported by now. */
+static int watch_ready(void)
+{
+	PyObject *w, *cf, *codes, *append;
+
+	if (W.state)
+		return W.state > 0;
+	W.state = -1;
+	w = W.Call(W.setup, NULL);
+	if (!w) {
+		W.Err_Clear();
+		return 0;
+	}
+	if (w == W.None || W.Tuple_Size(w) != 4) {
+		W.DecRef(w);
+		return 0;
+	}
+	W.watched = w;
+	W.fgraph_code = W.Tuple_GetItem(w, 0);
+	cf = W.Tuple_GetItem(w, 1);
+	codes = W.Tuple_GetItem(w, 2);
+	append = W.Tuple_GetItem(w, 3);
+	for (long i = 0, n = W.Tuple_Size(cf); i < n && W.ncfuncs < MAX_CFUNCS; i++)
+		W.cfuncs[W.ncfuncs++] = W.Tuple_GetItem(cf, i);
+	for (long i = 0, n = W.Tuple_Size(codes); i < n && W.ncodes < MAX_CODES; i++)
+		W.codes[W.ncodes++] = W.Tuple_GetItem(codes, i);
+	/* A builtin method: PyObject header, then m_ml (its PyMethodDef). */
+	W.cfunc_type = type_of(append);
+	W.append_ml = ((void **)append)[2];
+	W.state = 1;
+	return 1;
+}
+
+static void call_event(int what, PyObject *frame, PyObject *arg)
+{
+	PyObject *n = W.Long_FromULL((unsigned long long)what), *r;
+
+	if (!n) {
+		W.Err_Clear();
+		return;
+	}
+	r = W.Call(W.on_event, n, frame, arg ? arg : W.None, NULL);
+	if (r)
+		W.DecRef(r);
+	else
+		W.Err_Clear();
+	W.DecRef(n);
+}
+
+static int watched_code(PyObject *frame)
+{
+	PyObject *code = W.Frame_GetCode(frame);
+	int hit = 0;
+
+	if (!code)
+		return 0;
+	if (code == W.fgraph_code)
+		hit = 2;
+	for (int i = 0; !hit && i < W.ncodes; i++)
+		hit = W.codes[i] == code;
+	W.DecRef(code);
+	return hit;
+}
+
+static void write_events(PyObject *events);
+static void hooks_set(int on);
+
+/* The root frame of the innermost watched trace returned. */
+static void root_end(struct agp_thread *t, PyObject *frame, int failed)
+{
+	PyObject *r = W.Call(W.end, frame, failed ? W.True : W.False, NULL);
+
+	if (r) {
+		write_events(r);
+		W.DecRef(r);
+	} else {
+		W.Err_Clear();
+	}
+	W.DecRef(t->py_roots[--t->py_nroots]);
+	if (!t->py_nroots)
+		hooks_set(0);
+}
+
+static int on_trace(PyObject *obj, PyObject *frame, int what, PyObject *arg);
+
+static int on_profile(PyObject *obj, PyObject *frame, int what, PyObject *arg)
+{
+	struct agp_thread *t = agp_thread_get();
+
+	(void)obj;
+	if (!t || !t->py_nroots) {
+		hooks_set(0);
+		return 0;
+	}
+	switch (what) {
+	case PYTRACE_CALL:
+		if (watched_code(frame) == 1)
+			call_event(PYTRACE_CALL, frame, NULL);
+		break;
+	case PYTRACE_RETURN:
+		if (frame == t->py_roots[t->py_nroots - 1]) {
+			root_end(t, frame, arg == NULL);
+			break;
+		}
+		/*
+		 * The trace function (which makes CPython compute line numbers
+		 * on every instruction) only while an exception unwinds: from
+		 * a frame leaving by an exception to the next normal return.
+		 */
+		if ((arg == NULL) != t->py_unwinding) {
+			t->py_unwinding = arg == NULL;
+			W.SetTrace(arg ? NULL : on_trace, NULL);
+		}
+		if (arg && watched_code(frame) == 2)
+			call_event(PYTRACE_RETURN, frame, arg);
+		break;
+	case PYTRACE_C_CALL:
+		for (int i = 0; i < W.ncfuncs; i++)
+			if (arg == W.cfuncs[i]) {
+				call_event(PYTRACE_C_CALL, frame, arg);
+				break;
+			}
+		break;
+	case PYTRACE_C_RETURN:
+		/* list.append: the appended value is the list's last item now. */
+		if (arg && type_of(arg) == W.cfunc_type && ((void **)arg)[2] == W.append_ml && ((void **)arg)[3])
+			call_event(PYTRACE_C_RETURN, frame, ((PyObject **)arg)[3]);
+		break;
+	}
+	return 0;
+}
+
+/* Only exceptions reaching the root frame: the trace is failing. */
+static int on_trace(PyObject *obj, PyObject *frame, int what, PyObject *arg)
+{
+	struct agp_thread *t;
+
+	(void)obj;
+	if (what != PYTRACE_EXCEPTION)
+		return 0;
+	t = agp_thread_get();
+	if (t && t->py_nroots && frame == t->py_roots[t->py_nroots - 1])
+		call_event(PYTRACE_EXCEPTION, frame, arg);
+	return 0;
+}
+
+/* The profile function while traces are open; the trace function only ever set by it. */
+static void hooks_set(int on)
+{
+	struct agp_thread *t = agp_thread_get();
+
+	W.SetProfile(on ? on_profile : NULL, NULL);
+	if (!on && (!t || t->py_unwinding))
+		W.SetTrace(NULL, NULL);
+	if (t)
+		t->py_unwinding = 0;
+}
+
+static const char *text_at(PyObject *tuple, long i)
+{
+	PyObject *o = W.Tuple_GetItem(tuple, i);
+	const char *s;
+
+	if (!o || o == W.None)
+		return NULL;
+	s = W.Unicode_AsUTF8(o);
+	if (!s)
+		W.Err_Clear();
+	return s;
+}
+
+static long long int_at(PyObject *tuple, long i)
+{
+	PyObject *o = W.Tuple_GetItem(tuple, i);
+	long long v;
+
+	if (!o || o == W.None)
+		return 0;
+	v = W.Long_AsLongLong(o);
+	if (v == -1)
+		W.Err_Clear();
+	return v;
+}
+
+/*
+ * (seq, kind, name, file, line, count, detail, repeats, loop line,
+ * function, function file, function line) tuples from pytrace.py end().
+ * A side effect outside the user's code (a library printing while traced)
+ * is not the user's: only node-creating lines keep library files.
+ */
+static void write_events(PyObject *events)
+{
+	long n = W.Tuple_Size(events);
+
+	for (long i = 0; i < n; i++) {
+		PyObject *ev = W.Tuple_GetItem(events, i);
+		const char *kind, *file;
+		struct agp_side s;
+
+		if (!ev || W.Tuple_Size(ev) != 12) {
+			W.Err_Clear();
+			continue;
+		}
+		kind = text_at(ev, 1);
+		file = text_at(ev, 3);
+		if (!kind)
+			continue;
+		if (strcmp(kind, "node-line") && strcmp(kind, "nodes") && strcmp(kind, "exception") &&
+		    strcmp(kind, "autograph-fallback") && (!file || agp_classify_path(file, strlen(file)) != AGP_FRAME_USER))
+			continue;
+		agp_side_begin(&s, AGP_SIDE_TRACE_EVENT);
+		agp_side_int(&s, AGP_F_TRACE_SEQ, int_at(ev, 0));
+		agp_side_text(&s, AGP_F_KIND, kind);
+		agp_side_text(&s, AGP_F_NAME, text_at(ev, 2));
+		agp_side_text(&s, AGP_F_FILE, file);
+		agp_side_int(&s, AGP_F_LINE, int_at(ev, 4));
+		agp_side_int(&s, AGP_F_COUNT, int_at(ev, 5));
+		agp_side_text(&s, AGP_F_DETAIL, text_at(ev, 6));
+		agp_side_int(&s, AGP_F_REPEATS, int_at(ev, 7));
+		agp_side_int(&s, AGP_F_LOOP_LINE, int_at(ev, 8));
+		agp_side_text(&s, AGP_F_FUNC, text_at(ev, 9));
+		agp_side_text(&s, AGP_F_FUNC_FILE, text_at(ev, 10));
+		agp_side_int(&s, AGP_F_FUNC_LINE, int_at(ev, 11));
+		agp_side_end(&s);
+	}
+}
+
+/*
+ * Watch the trace numbered seq that pytrace.py describe() just described.
+ * Called from agp_pytrace_begin with the GIL held.
+ */
+void agp_pywatch_begin(struct agp_thread *t, uint64_t seq) AGP_HIDDEN;
+void agp_pywatch_begin(struct agp_thread *t, uint64_t seq)
+{
+	PyObject *n, *root, *ok;
+
+	if (W.state < 0 || !watch_ready() || t->py_nroots >= AGP_TRACE_STACK)
+		return;
+	if (!t->py_nroots) {
+		ok = W.Call(W.hooks_free, NULL);
+		if (ok != W.True) {
+			if (ok)
+				W.DecRef(ok);
+			else
+				W.Err_Clear();
+			return;
+		}
+		W.DecRef(ok);
+	}
+	n = W.Long_FromULL(seq);
+	root = n ? W.Call(W.watch, n, NULL) : NULL;
+	if (n)
+		W.DecRef(n);
+	if (!root) {
+		W.Err_Clear();
+		return;
+	}
+	if (root == W.None || (t->py_nroots && t->py_roots[t->py_nroots - 1] == root)) {
+		W.DecRef(root);  /* a second trace under the same root: already watched */
+		return;
+	}
+	t->py_roots[t->py_nroots++] = root;  /* keeps the frame, and its address, alive */
+	if (t->py_nroots == 1)
+		hooks_set(1);
+}
+
+/*
+ * A graph that is not a trace was created: when tf.saved_model.save makes
+ * it, write what the save exports without a serving signature.  GIL held.
+ */
+void agp_pywatch_saves(PyObject *frame) AGP_HIDDEN;
+void agp_pywatch_saves(PyObject *frame)
+{
+	PyObject *r;
+
+	if (!W.saves || !frame)
+		return;
+	r = W.Call(W.saves, frame, NULL);
+	if (!r) {
+		W.Err_Clear();
+		return;
+	}
+	write_events(r);
+	W.DecRef(r);
+}
