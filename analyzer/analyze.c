@@ -1,5 +1,6 @@
 /* analyze.c - see analyze.h. */
 #include "analyze.h"
+#include "fix.h"
 #include "recording.h"
 #include "util.h"
 
@@ -30,5 +31,6 @@ int analyze(struct model *m, struct ruleset *rs, struct recording *rec, const st
 		return 2;
 	}
 	rules_run(rs, m);
+	fix_annotate(m);
 	return 0;
 }

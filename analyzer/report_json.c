@@ -3,6 +3,7 @@
  * docs/report-json.md), CSV and SARIF 2.1.0.
  */
 #include "report.h"
+#include "fix.h"
 #include "model.h"
 #include "rules.h"
 #include "config.h"
@@ -147,6 +148,7 @@ static void json_finding(struct strbuf *sb, const struct finding *f)
 		strbuf_addstr(sb, "null");
 	}
 	jkv_int(sb, &first, "cost_ns", f->cost_ns);
+	fix_json_members(sb, f);
 	jkv_int(sb, &first, "start_ns", f->start_ns);
 	jkv_int(sb, &first, "end_ns", f->end_ns);
 	jkv_str(sb, &first, "thread", f->thread);
@@ -634,6 +636,7 @@ void report_sarif(struct strbuf *out, const struct model *m, const struct rulese
 			}
 			strbuf_addstr(out, "}]");
 		}
+		fix_sarif_fixes(out, f);
 		strbuf_addstr(out, ",\"properties\":{\"cause\":");
 		jstr(out, retrace_cause_name(f->cause));
 		strbuf_addf(out, ",\"cost_ns\":%lld", (long long)f->cost_ns);

@@ -1,6 +1,6 @@
--- agprof recording schema, version 2.  docs/schema.md explains every table.
+-- agprof recording schema, version 3.  docs/schema.md explains every table.
 -- Times are nanoseconds on CLOCK_MONOTONIC of the recording host.
-PRAGMA user_version = 2;
+PRAGMA user_version = 3;
 PRAGMA application_id = 1634168946;  -- 'agpr'
 
 CREATE TABLE meta (
@@ -212,6 +212,15 @@ CREATE TABLE session_runs (
     fetches     INTEGER NOT NULL DEFAULT 0,
     targets     INTEGER NOT NULL DEFAULT 0,
     ok          INTEGER NOT NULL DEFAULT 1
+);
+
+-- The user's source files named by callsites/functions, as they were when the
+-- run ended: lets `agprof report`/`agprof fix` say when a file changed since.
+CREATE TABLE source_files (
+    path     TEXT PRIMARY KEY,
+    size     INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    hash     TEXT NOT NULL
 );
 
 -- @indexes: created when the recording is finished (the launcher inserts

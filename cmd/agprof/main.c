@@ -17,6 +17,7 @@ static const char *const agprof_usage =
 	"   check    gate CI on thresholds (tracing count, eager share, rules)\n"
 	"   view     interactive timeline of a recording (ncurses)\n"
 	"   export   convert a recording (Chrome trace-event JSON)\n"
+	"   fix      the findings' edits of your code as a diff (patch -p1)\n"
 	"\n"
 	"'agprof <command> --help' describes a command.  Exit codes: 0 success,\n"
 	"1 check threshold crossed, 2 usage or bad recording, 3 internal error;\n"
@@ -33,6 +34,7 @@ static const struct cmd_struct commands[] = {
 	{ "check", cmd_check },
 	{ "view", cmd_view },
 	{ "export", cmd_export },
+	{ "fix", cmd_fix },
 };
 
 int main(int argc, char **argv)

@@ -4,6 +4,7 @@
  * output).  Ids in the rings are per process; this file maps them to rows.
  */
 #include "run_writer.h"
+#include "srcfile.h"
 #include "../../collector/ring.h"
 #include "db.h"
 #include "functiondef.h"
@@ -1258,6 +1259,7 @@ int run_writer_finish(struct run_writer *w, const struct run_session *sess, stru
 	db_meta_set(w->db, "agprof_version", AGPROF_VERSION);
 	db_meta_set(w->db, "argv", argv.buf);
 	db_meta_set(w->db, "cwd", sess->cwd);
+	srcfile_record(w->db, sess->cwd); /* best effort: a missing fingerprint only loses "file changed" */
 	db_meta_set(w->db, "host", host);
 	db_meta_set_int(w->db, "start_wall_ns", (int64_t)sess->start_wall_ns);
 	db_meta_set_int(w->db, "start_ns", (int64_t)sess->start_ns);

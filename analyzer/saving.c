@@ -1,0 +1,259 @@
+/*
+ * saving.c - what applying a finding's fix would save (fix.h).
+ *
+ * A finding's cost_ns is its symptom's time; the saving is what disappears
+ * with the fix, which is often less:
+ *   retracing: each retrace the fix removes costs its tracing AND its new
+ *     graph's set-up on first call (graph optimisation, kernel creation),
+ *     measured as that first call's time above the function's typical call;
+ *   eager-hotspot: the eager ops of the function to wrap (dispatch plus the
+ *     Python between them) minus what the same ops would cost as one graph
+ *     call per call of the function;
+ *   input-bound: the waits that overlapping input with compute would hide,
+ *     at most the compute they could overlap with.
+ * Other findings: the symptom's time, said to be an upper bound.
+ */
+#include "fix.h"
+#include "model.h"
+#include "recording.h"
+
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Per node of a graph call, what the executor adds (a CPU graph node of a tiny op). */
+#define GRAPH_NODE_NS 2000
+/* A graph-function call's own cost when the recording has none to measure. */
+#define GRAPH_CALL_NS 40000
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Time removed with the retraces of fn with cause (CAUSE_NONE: every
+ * retrace): their tracing and their graphs' first-call set-up.  n counts them.
+ */
+static int64_t retrace_saving(const struct model *m, const struct model_function *fn, enum retrace_cause cause,
+			      size_t *n, int64_t *setup_out)
+{
+	sqlite3_stmt *s = NULL;
+	int64_t *durs = NULL, typical = 0, total = 0, setup = 0;
+	int64_t *first_of = NULL; /* per trace index: first call duration, -1 none */
+	size_t nd = 0, cap = 0;
+	int64_t prev_g = -1;
+
+	*n = 0;
+	if (!fn->ntraces)
+		return 0;
+	first_of = malloc(fn->ntraces * sizeof(*first_of));
+	if (!first_of)
+		return 0;
+	for (size_t i = 0; i < fn->ntraces; i++)
+		first_of[i] = -1;
+	if (m->rec && sqlite3_prepare_v2(m->rec->db,
+		"SELECT g.id, g.trace_id, c.end_ns - c.start_ns FROM function_calls c"
+		" JOIN graph_functions g ON g.id = c.graph_function_id JOIN traces t ON t.id = g.trace_id"
+		" WHERE t.function_id = ?1 ORDER BY g.id, c.start_ns LIMIT 1000000", -1, &s, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(s, 1, fn->id);
+		while (sqlite3_step(s) == SQLITE_ROW) {
+			int64_t g = sqlite3_column_int64(s, 0), tid = sqlite3_column_int64(s, 1);
+			int64_t d = sqlite3_column_int64(s, 2);
+
+			if (d < 0)
+				d = 0;
+			if (g != prev_g) {
+				prev_g = g;
+				for (size_t i = 0; i < fn->ntraces; i++)
+					if (fn->traces[i].id == tid && first_of[i] < 0)
+						first_of[i] = d;
+				continue;
+			}
+			if (nd == cap) {
+				size_t nc = cap ? cap * 2 : 64;
+				int64_t *p = realloc(durs, nc * sizeof(*p));
+
+				if (!p)
+					break;
+				durs = p;
+				cap = nc;
+			}
+			durs[nd++] = d;
+		}
+		sqlite3_finalize(s);
+	}
+	if (nd) {
+		qsort(durs, nd, sizeof(*durs), cmp_i64);
+		typical = durs[nd / 2];
+	}
+	for (size_t i = 1; i < fn->ntraces; i++) {
+		const struct model_trace *t = &fn->traces[i];
+
+		if (t->why.cause == CAUSE_NONE || t->why.followup || (cause && t->why.cause != cause))
+			continue;
+		(*n)++;
+		if (t->end_ns > t->start_ns)
+			total += t->end_ns - t->start_ns;
+		if (first_of[i] > typical)
+			setup += first_of[i] - typical;
+	}
+	free(durs);
+	free(first_of);
+	*setup_out = setup;
+	return total + setup;
+}
+
+static void set_method(struct model *m, struct finding *f, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_method(struct model *m, struct finding *f, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	f->saving_method = model_strdup(m, sb.buf);
+	strbuf_release(&sb);
+}
+
+static double ms(int64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+static void saving_retracing(struct model *m, struct finding *f, const struct model_function *fn)
+{
+	size_t n;
+	int64_t setup;
+
+	f->saving_ns = retrace_saving(m, fn, f->cause, &n, &setup);
+	set_method(m, f, "the %zu retrace%s the fix removes: tracing %.1f ms + first-call graph set-up %.1f ms", n,
+		   n == 1 ? "" : "s", ms(f->saving_ns - setup), ms(setup));
+}
+
+static void saving_all_retraces(struct model *m, struct finding *f)
+{
+	int64_t total = 0, setup_all = 0;
+	size_t count = 0;
+
+	for (size_t i = 0; i < m->nfunctions; i++) {
+		size_t n;
+		int64_t setup;
+
+		if (m->functions[i].tf_data)
+			continue;
+		total += retrace_saving(m, &m->functions[i], CAUSE_NONE, &n, &setup);
+		setup_all += setup;
+		count += n;
+	}
+	f->saving_ns = total;
+	set_method(m, f, "all %zu avoidable retraces: tracing %.1f ms + first-call graph set-up %.1f ms", count,
+		   ms(total - setup_all), ms(setup_all));
+}
+
+/* Median duration of the recording's graph-function calls, or GRAPH_CALL_NS when none. */
+static int64_t graph_call_ns(const struct model *m, int *measured)
+{
+	sqlite3_stmt *s;
+	int64_t v = GRAPH_CALL_NS;
+	int64_t cnt = 0;
+
+	*measured = 0;
+	if (!m->rec || sqlite3_prepare_v2(m->rec->db, "SELECT count(*) FROM function_calls", -1, &s, NULL) != SQLITE_OK)
+		return v;
+	if (sqlite3_step(s) == SQLITE_ROW)
+		cnt = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	if (cnt < 3)
+		return v;
+	if (sqlite3_prepare_v2(m->rec->db, "SELECT end_ns - start_ns FROM function_calls ORDER BY 1 LIMIT 1 OFFSET ?1",
+			       -1, &s, NULL) != SQLITE_OK)
+		return v;
+	sqlite3_bind_int64(s, 1, cnt / 2);
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		v = sqlite3_column_int64(s, 0);
+		*measured = 1;
+	}
+	sqlite3_finalize(s);
+	return v;
+}
+
+/* eager-hotspot: the function holding the busiest line, as one graph call per call. */
+static void saving_eager(struct model *m, struct finding *f)
+{
+	const char *func = NULL;
+	sqlite3_stmt *s;
+	int64_t ops = 0, eager = 0, calls = -1, call_ns;
+	int measured;
+
+	for (size_t i = 0; i < m->nsites; i++)
+		if (m->sites[i].loc.file && f->loc.file && !strcmp(m->sites[i].loc.file, f->loc.file) &&
+		    m->sites[i].loc.line == f->loc.line)
+			func = m->sites[i].func;
+	if (!func || !m->rec ||
+	    sqlite3_prepare_v2(m->rec->db,
+		"SELECT cs.line, count(*), sum(e.end_ns - e.start_ns + e.python_ns) FROM eager_ops e"
+		" JOIN callsites cs ON cs.id = e.callsite_id JOIN strings fs ON fs.id = cs.file_id"
+		" JOIN strings fn ON fn.id = cs.func_id WHERE fs.text = ?1 AND fn.text = ?2 AND cs.library = 0"
+		" GROUP BY cs.line ORDER BY cs.line", -1, &s, NULL) != SQLITE_OK) {
+		f->saving_ns = f->cost_ns;
+		set_method(m, f, "upper bound: the eager dispatch time (the function to wrap is not known)");
+		return;
+	}
+	sqlite3_bind_text(s, 1, f->loc.file, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, func, -1, SQLITE_STATIC);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		int64_t c = sqlite3_column_int64(s, 1);
+
+		if (calls < 0)
+			calls = c;  /* the function's first op line runs once per call */
+		ops += c;
+		eager += sqlite3_column_int64(s, 2);
+	}
+	sqlite3_finalize(s);
+	if (calls < 0)
+		calls = 0;
+	call_ns = graph_call_ns(m, &measured);
+	f->saving_ns = eager - calls * call_ns - ops * GRAPH_NODE_NS;
+	if (f->saving_ns < 0)
+		f->saving_ns = 0;
+	set_method(m, f, "%s's %lld eager ops (dispatch + Python between them, %.1f ms) minus %lld graph calls of %.1f us (%s) and %.1f us per node",
+		   func, (long long)ops, ms(eager), (long long)calls, (double)call_ns / 1e3,
+		   measured ? "the recording's median call" : "default", GRAPH_NODE_NS / 1e3);
+}
+
+void saving_estimate(struct model *m, struct finding *f)
+{
+	const struct model_function *fn = f->function ? model_find_function(m, f->function) : NULL;
+
+	f->saving_ns = 0;
+	f->saving_method = NULL;
+	if (!strcmp(f->rule, "retracing") && fn) {
+		saving_retracing(m, f, fn);
+	} else if (!strcmp(f->rule, "tracing-overhead")) {
+		saving_all_retraces(m, f);
+	} else if (!strcmp(f->rule, "eager-hotspot")) {
+		saving_eager(m, f);
+	} else if (!strcmp(f->rule, "input-bound")) {
+		int64_t compute = m->session.active_ns - f->cost_ns;
+
+		f->saving_ns = f->cost_ns < compute ? f->cost_ns : compute > 0 ? compute : 0;
+		set_method(m, f, "the iterator waits that overlapping input with compute would hide: at most the %.1f ms of compute",
+			   ms(compute > 0 ? compute : 0));
+	} else if (!strcmp(f->rule, "xla-recompile") && fn) {
+		size_t n;
+		int64_t setup;
+
+		f->saving_ns = retrace_saving(m, fn, CAUSE_NONE, &n, &setup);
+		set_method(m, f, "upper bound: the %zu extra compilations (tracing %.1f ms + first-call compile %.1f ms)", n,
+			   ms(f->saving_ns - setup), ms(setup));
+	} else {
+		f->saving_ns = f->cost_ns;
+		set_method(m, f, "upper bound: the symptom's time (cost_ns); the fix saves part of it");
+	}
+}
