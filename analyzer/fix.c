@@ -20,6 +20,7 @@
 
 #define MAX_FILES 16
 #define MAX_ARGS 32
+#define DIFF_CONTEXT 3
 
 struct loaded {
 	const char *path;       /* as recorded */
@@ -827,16 +828,35 @@ static int count_lines(const char *text)
 	return n;
 }
 
-int fix_diff(struct strbuf *out, const struct finding *f, int header)
+int fix_diff(struct strbuf *out, const struct model *m, const struct finding *f, int header)
 {
+	struct srcfile sf;
+	long from, to, ctx_before, ctx_after;
+
 	if (!f->fix.file)
 		return -1;
+	/* 3 lines of context, as diff -u: git apply wants them */
+	if (srcfile_load(&sf, f->fix.file, m->session.cwd))
+		memset(&sf, 0, sizeof(sf));
+	from = f->fix.line - DIFF_CONTEXT < 1 ? 1 : f->fix.line - DIFF_CONTEXT;
+	to = f->fix.line + f->fix.nlines - 1 + DIFF_CONTEXT;
+	if (to > (long)sf.nlines)
+		to = (long)sf.nlines;
+	ctx_before = sf.nlines ? f->fix.line - from : 0;
+	ctx_after = sf.nlines && to >= f->fix.line + f->fix.nlines ? to - (f->fix.line + f->fix.nlines - 1) : 0;
 	if (header)
 		strbuf_addf(out, "--- a/%s\n+++ b/%s\n", f->fix.file, f->fix.file);
-	strbuf_addf(out, "@@ -%d,%d +%d,%d @@ %s%s%s\n", f->fix.line, f->fix.nlines, f->fix.line,
-		    count_lines(f->fix.after), f->rule, f->cause ? " " : "", f->cause ? retrace_cause_name(f->cause) : "");
+	strbuf_addf(out, "@@ -%ld,%ld +%ld,%ld @@ %s%s%s\n", f->fix.line - ctx_before,
+		    f->fix.nlines + ctx_before + ctx_after, f->fix.line - ctx_before,
+		    count_lines(f->fix.after) + ctx_before + ctx_after, f->rule, f->cause ? " " : "",
+		    f->cause ? retrace_cause_name(f->cause) : "");
+	for (long n = f->fix.line - ctx_before; n < f->fix.line; n++)
+		strbuf_addf(out, " %s\n", srcfile_line(&sf, n));
 	hunk_lines(out, '-', f->fix.before);
 	hunk_lines(out, '+', f->fix.after);
+	for (long n = f->fix.line + f->fix.nlines; n < f->fix.line + f->fix.nlines + ctx_after; n++)
+		strbuf_addf(out, " %s\n", srcfile_line(&sf, n));
+	srcfile_release(&sf);
 	return 0;
 }
 

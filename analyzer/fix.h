@@ -30,10 +30,10 @@ void fix_annotate(struct model *m);
 /*
  * Append the unified-diff hunk of f's edit to out, after the file header
  * (--- a/FILE, +++ b/FILE; FILE relative to the recording's working
- * directory) when header is 1.  Every edit keeps the number of lines, so
+ * directory) when header is 1, with 3 lines of context read from the file.  Every edit keeps the number of lines, so
  * hunks of one file apply in any order.  0, or -1 when f has no edit.
  */
-int fix_diff(struct strbuf *out, const struct finding *f, int header);
+int fix_diff(struct strbuf *out, const struct model *m, const struct finding *f, int header);
 
 /* JSON members ,"saving_ns":N,"saving_method":S,"fix":{file,line,before,after}|null for json_finding. */
 void fix_json_members(struct strbuf *out, const struct finding *f);

@@ -132,7 +132,7 @@ int cmd_fix(int argc, char **argv)
 	/* hunks of one file in line order, so that patch applies them without fuzz */
 	qsort(pick, n, sizeof(*pick), cmp_fix);
 	for (size_t i = 0; i < n; i++)
-		fix_diff(&out, pick[i], i == 0 || strcmp(pick[i - 1]->fix.file, pick[i]->fix.file) != 0);
+		fix_diff(&out, &m, pick[i], i == 0 || strcmp(pick[i - 1]->fix.file, pick[i]->fix.file) != 0);
 	ret = n ? EXIT_OK : EXIT_VIOLATION;
 	if (!n)
 		fprintf(stderr, "agprof fix: nothing to fix in '%s'\n", c.path);
