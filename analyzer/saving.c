@@ -3,9 +3,10 @@
  *
  * A finding's cost_ns is its symptom's time; the saving is what disappears
  * with the fix, which is often less:
- *   retracing: each retrace the fix removes costs its tracing AND its new
- *     graph's set-up on first call (graph optimisation, kernel creation),
- *     measured as that first call's time above the function's typical call;
+ *   retracing: each retrace the fix removes costs its tracing AND the
+ *     building of its concrete function and its graph's set-up on first call
+ *     (graph optimisation, kernel creation): the retraced step less a
+ *     typical step (retrace_saving());
  *   eager-hotspot: the eager ops of the function to wrap (dispatch plus the
  *     Python between them) minus what the same ops would cost as one graph
  *     call per call of the function;
@@ -35,77 +36,98 @@ static int cmp_i64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Whether trace index i of fn is a retrace that fixing cause removes (CAUSE_NONE: any retrace). */
+static int removed(const struct model_function *fn, size_t i, enum retrace_cause cause)
+{
+	const struct model_trace *t = &fn->traces[i];
+
+	return i > 0 && t->why.cause != CAUSE_NONE && !t->why.followup && (!cause || t->why.cause == cause);
+}
+
 /*
  * Time removed with the retraces of fn with cause (CAUSE_NONE: every
- * retrace): their tracing and their graphs' first-call set-up.  n counts them.
+ * retrace).  A retrace costs more than its tracing: TensorFlow also builds
+ * the concrete function and, on its first call, optimises the graph and
+ * creates its kernels.  So a retraced step is measured whole, from the end
+ * of the function's previous call to the end of the new graph's first call,
+ * and what a typical step takes (the median of the same span between
+ * calls that did not trace) is subtracted.  A retrace whose graph never ran
+ * counts its tracing time only.  *n counts the retraces, *tracing their
+ * tracing time.
  */
 static int64_t retrace_saving(const struct model *m, const struct model_function *fn, enum retrace_cause cause,
-			      size_t *n, int64_t *setup_out)
+			      size_t *n, int64_t *tracing)
 {
 	sqlite3_stmt *s = NULL;
-	int64_t *durs = NULL, typical = 0, total = 0, setup = 0;
-	int64_t *first_of = NULL; /* per trace index: first call duration, -1 none */
-	size_t nd = 0, cap = 0;
-	int64_t prev_g = -1;
+	int64_t *steps = NULL, *retraced = NULL, typical = 0, total = 0, prev_end = -1, prev_g = -1;
+	unsigned char *seen = NULL;
+	size_t nsteps = 0, cap = 0;
 
 	*n = 0;
+	*tracing = 0;
 	if (!fn->ntraces)
 		return 0;
-	first_of = malloc(fn->ntraces * sizeof(*first_of));
-	if (!first_of)
-		return 0;
+	retraced = calloc(fn->ntraces, sizeof(*retraced));
+	seen = calloc(fn->ntraces, 1);
+	if (!retraced || !seen)
+		goto done;
 	for (size_t i = 0; i < fn->ntraces; i++)
-		first_of[i] = -1;
+		retraced[i] = -1;
 	if (m->rec && sqlite3_prepare_v2(m->rec->db,
-		"SELECT g.id, g.trace_id, c.end_ns - c.start_ns FROM function_calls c"
+		"SELECT g.id, g.trace_id, c.start_ns, c.end_ns FROM function_calls c"
 		" JOIN graph_functions g ON g.id = c.graph_function_id JOIN traces t ON t.id = g.trace_id"
-		" WHERE t.function_id = ?1 ORDER BY g.id, c.start_ns LIMIT 1000000", -1, &s, NULL) == SQLITE_OK) {
+		" WHERE t.function_id = ?1 AND c.pid = t.pid ORDER BY c.start_ns LIMIT 1000000", -1, &s, NULL) == SQLITE_OK) {
 		sqlite3_bind_int64(s, 1, fn->id);
 		while (sqlite3_step(s) == SQLITE_ROW) {
 			int64_t g = sqlite3_column_int64(s, 0), tid = sqlite3_column_int64(s, 1);
-			int64_t d = sqlite3_column_int64(s, 2);
+			int64_t end = sqlite3_column_int64(s, 3);
+			int64_t step = prev_end >= 0 && end > prev_end ? end - prev_end : -1;
+			int first = 0;
 
-			if (d < 0)
-				d = 0;
-			if (g != prev_g) {
-				prev_g = g;
-				for (size_t i = 0; i < fn->ntraces; i++)
-					if (fn->traces[i].id == tid && first_of[i] < 0)
-						first_of[i] = d;
-				continue;
-			}
-			if (nd == cap) {
-				size_t nc = cap ? cap * 2 : 64;
-				int64_t *p = realloc(durs, nc * sizeof(*p));
+			for (size_t i = 0; i < fn->ntraces; i++)
+				if (fn->traces[i].id == tid && !seen[i]) {
+					seen[i] = 1;
+					first = 1;
+					if (removed(fn, i, cause))
+						retraced[i] = step;
+				}
+			(void)g;
+			(void)prev_g;
+			if (!first && step >= 0) {
+				if (nsteps == cap) {
+					size_t nc = cap ? cap * 2 : 64;
+					int64_t *p = realloc(steps, nc * sizeof(*p));
 
-				if (!p)
-					break;
-				durs = p;
-				cap = nc;
+					if (!p)
+						break;
+					steps = p;
+					cap = nc;
+				}
+				steps[nsteps++] = step;
 			}
-			durs[nd++] = d;
+			prev_end = end;
 		}
 		sqlite3_finalize(s);
 	}
-	if (nd) {
-		qsort(durs, nd, sizeof(*durs), cmp_i64);
-		typical = durs[nd / 2];
+	if (nsteps) {
+		qsort(steps, nsteps, sizeof(*steps), cmp_i64);
+		typical = steps[nsteps / 2];
 	}
 	for (size_t i = 1; i < fn->ntraces; i++) {
 		const struct model_trace *t = &fn->traces[i];
+		int64_t tr = t->end_ns > t->start_ns ? t->end_ns - t->start_ns : 0;
 
-		if (t->why.cause == CAUSE_NONE || t->why.followup || (cause && t->why.cause != cause))
+		if (!removed(fn, i, cause))
 			continue;
 		(*n)++;
-		if (t->end_ns > t->start_ns)
-			total += t->end_ns - t->start_ns;
-		if (first_of[i] > typical)
-			setup += first_of[i] - typical;
+		*tracing += tr;
+		total += retraced[i] > typical + tr ? retraced[i] - typical : tr;
 	}
-	free(durs);
-	free(first_of);
-	*setup_out = setup;
-	return total + setup;
+done:
+	free(steps);
+	free(retraced);
+	free(seen);
+	return total;
 }
 
 static void set_method(struct model *m, struct finding *f, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -129,31 +151,32 @@ static double ms(int64_t ns)
 static void saving_retracing(struct model *m, struct finding *f, const struct model_function *fn)
 {
 	size_t n;
-	int64_t setup;
+	int64_t tracing;
 
-	f->saving_ns = retrace_saving(m, fn, f->cause, &n, &setup);
-	set_method(m, f, "the %zu retrace%s the fix removes: tracing %.1f ms + first-call graph set-up %.1f ms", n,
-		   n == 1 ? "" : "s", ms(f->saving_ns - setup), ms(setup));
+	f->saving_ns = retrace_saving(m, fn, f->cause, &n, &tracing);
+	set_method(m, f, "the %zu retraced step%s the fix removes, each from the previous call's end to its new graph's"
+		   " first call's end, less a typical step: tracing %.1f ms + graph set-up %.1f ms", n,
+		   n == 1 ? "" : "s", ms(tracing), ms(f->saving_ns - tracing));
 }
 
 static void saving_all_retraces(struct model *m, struct finding *f)
 {
-	int64_t total = 0, setup_all = 0;
+	int64_t total = 0, tracing_all = 0;
 	size_t count = 0;
 
 	for (size_t i = 0; i < m->nfunctions; i++) {
 		size_t n;
-		int64_t setup;
+		int64_t tracing;
 
 		if (m->functions[i].tf_data)
 			continue;
-		total += retrace_saving(m, &m->functions[i], CAUSE_NONE, &n, &setup);
-		setup_all += setup;
+		total += retrace_saving(m, &m->functions[i], CAUSE_NONE, &n, &tracing);
+		tracing_all += tracing;
 		count += n;
 	}
 	f->saving_ns = total;
-	set_method(m, f, "all %zu avoidable retraces: tracing %.1f ms + first-call graph set-up %.1f ms", count,
-		   ms(total - setup_all), ms(setup_all));
+	set_method(m, f, "all %zu avoidable retraced steps, each less a typical step: tracing %.1f ms + graph set-up %.1f ms",
+		   count, ms(tracing_all), ms(total - tracing_all));
 }
 
 /* Median duration of the recording's graph-function calls, or GRAPH_CALL_NS when none. */
@@ -247,11 +270,11 @@ void saving_estimate(struct model *m, struct finding *f)
 			   ms(compute > 0 ? compute : 0));
 	} else if (!strcmp(f->rule, "xla-recompile") && fn) {
 		size_t n;
-		int64_t setup;
+		int64_t tracing;
 
-		f->saving_ns = retrace_saving(m, fn, CAUSE_NONE, &n, &setup);
+		f->saving_ns = retrace_saving(m, fn, CAUSE_NONE, &n, &tracing);
 		set_method(m, f, "upper bound: the %zu extra compilations (tracing %.1f ms + first-call compile %.1f ms)", n,
-			   ms(f->saving_ns - setup), ms(setup));
+			   ms(tracing), ms(f->saving_ns - tracing));
 	} else {
 		f->saving_ns = f->cost_ns;
 		set_method(m, f, "upper bound: the symptom's time (cost_ns); the fix saves part of it");
