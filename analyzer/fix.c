@@ -731,6 +731,107 @@ static void edit_hoist(struct fixctx *c, struct finding *f, const struct model_f
 	strbuf_release(&e.after);
 }
 
+/* Whether s[0..n) is an identifier assigned at module level in l ("w = tf.Variable(...)"). */
+static int module_global(const struct loaded *l, const char *s, size_t n)
+{
+	for (size_t i = 0; i < l->sf.nlines; i++) {
+		const char *p = l->sf.lines[i];
+
+		if (!strncmp(p, s, n) && !ident_char((unsigned char)p[n])) {
+			p += n + strspn(p + n, " ");
+			if (p[0] == '=' && p[1] != '=')
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* The module-level names the body lines from..to use: what a tf.function of it closes over. */
+static void closed_over(const struct loaded *l, long from, long to, struct strbuf *out)
+{
+	for (long n = from; n <= to; n++) {
+		const char *s = srcfile_line(&l->sf, n);
+
+		for (size_t i = 0; s && s[i] && s[i] != '#';) {
+			size_t k = 0;
+
+			if (!isalpha((unsigned char)s[i]) && s[i] != '_') {
+				i++;
+				continue;
+			}
+			while (ident_char((unsigned char)s[i + k]))
+				k++;
+			if ((i == 0 || s[i - 1] != '.') && module_global(l, s + i, k)) {
+				struct strbuf name = STRBUF_INIT;
+
+				strbuf_add(&name, s + i, k);
+				if (!out->buf || !strstr(out->buf, name.buf))
+					strbuf_addf(out, "%s%s", out->len ? ", " : "", name.buf);
+				strbuf_release(&name);
+			}
+			i += k;
+		}
+	}
+}
+
+/*
+ * eager-hotspot: quote the function holding the busiest line, name it and
+ * what it closes over.  No edit: whether its arguments are tensors (a
+ * Python number would retrace per value) and whether it has Python side
+ * effects is not in the recording, and for a few tiny ops a graph call can
+ * cost more than the eager ops it replaces.
+ */
+static void eager_advice(struct fixctx *c, struct finding *f)
+{
+	const char *func = NULL;
+	const struct loaded *l;
+	struct strbuf code = STRBUF_INIT, vars = STRBUF_INIT;
+	long def = 0, end;
+	size_t ind;
+
+	for (size_t i = 0; i < c->m->nsites; i++)
+		if (c->m->sites[i].loc.file && f->loc.file && !strcmp(c->m->sites[i].loc.file, f->loc.file) &&
+		    c->m->sites[i].loc.line == f->loc.line)
+			func = c->m->sites[i].func;
+	if (!func || !(l = load(c, f->loc.file)) || func[0] == '<') {
+		set_no_edit(c, f, "the busiest line is not inside a function of its own: move the loop's body into a function and decorate it with @tf.function");
+		return;
+	}
+	for (long n = f->loc.line; n >= 1; n--) {
+		const char *s = srcfile_line(&l->sf, n);
+		const char *p = s ? s + indent_of(s) : NULL;
+
+		if (p && !strncmp(p, "def ", 4) && !strncmp(p + 4, func, strlen(func)) && p[4 + strlen(func)] == '(') {
+			def = n;
+			break;
+		}
+	}
+	if (!def) {
+		set_no_edit(c, f, "the def of %s is not found above line %d", func, f->loc.line);
+		return;
+	}
+	ind = indent_of(srcfile_line(&l->sf, def));
+	for (end = def + 1; srcfile_line(&l->sf, end + 1); end++) {
+		const char *s = srcfile_line(&l->sf, end + 1);
+
+		if (!blank(s) && indent_of(s) <= ind)
+			break;
+	}
+	quote_lines(&code, l, def, end < def + 15 ? end : def + 15);
+	if (l->changed)
+		strbuf_addstr(&code, "(the file changed since the recording: these are its lines now)\n");
+	f->code = model_strdup(c->m, code.buf);
+	closed_over(l, def + 1, end, &vars);
+	if (!strcmp(func, "main") || !strcmp(func, "run") || !strcmp(func, "train"))
+		set_no_edit(c, f, "the busiest line is in %s (lines %ld-%ld), which holds the loop itself: move the loop's body into a function decorated with @tf.function%s%s",
+			    func, def, end, vars.len ? "; it closes over " : "", vars.len ? vars.buf : "");
+	else
+		set_no_edit(c, f, "decorate %s (lines %ld-%ld) with @tf.function, or the loop calling it, once you know that its arguments are tensors (a Python number retraces per value) and that it has no Python side effects%s%s",
+			    func, def, end, vars.len ? "; it closes over " : "", vars.len ? vars.buf : "");
+	strbuf_release(&code);
+	strbuf_release(&vars);
+}
+
 /* The lines a finding is about, quoted: a function's def (and decorators), else its line. */
 static void add_code(struct fixctx *c, struct finding *f, const struct model_function *fn)
 {
@@ -739,7 +840,7 @@ static void add_code(struct fixctx *c, struct finding *f, const struct model_fun
 	const char *file = f->fix.file ? NULL : (fn && fn->def.file ? fn->def.file : f->loc.file);
 	long line = fn && fn->def.file ? fn->def.line : f->loc.line;
 
-	if (f->fix.file || !file || line <= 0)
+	if (f->fix.file || f->code || !file || line <= 0)
 		return;
 	if (!(l = load(c, file))) {
 		set_no_edit(c, f, "the source '%s' cannot be read now", file);
@@ -782,6 +883,8 @@ static void annotate(struct fixctx *c, struct finding *f)
 			set_no_edit(c, f, "a %s retrace has no edit agprof can write safely", retrace_cause_name(f->cause));
 			break;
 		}
+	} else if (!strcmp(f->rule, "eager-hotspot")) {
+		eager_advice(c, f);
 	} else if (!f->no_edit) {
 		set_no_edit(c, f, "no edit is written for %s: the fix depends on code agprof did not record", f->rule);
 	}

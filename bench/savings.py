@@ -62,6 +62,7 @@ def main():
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--reps", type=int, default=5, help="timed runs of each copy")
     ap.add_argument("--recordings", type=int, default=3, help="recordings whose median estimate is used")
+    ap.add_argument("--only", help="only the sample whose file name contains this")
     ap.add_argument("--time", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.time:
@@ -69,6 +70,8 @@ def main():
         return 0
     rows = []
     for sample, function, cause in SAMPLES:
+        if a.only and a.only not in sample:
+            continue
         top = tempfile.mkdtemp(prefix="agprof-savings-")
         dirs = {}
         for tag in ("orig", "fixed"):
