@@ -8,8 +8,7 @@
  *     (graph optimisation, kernel creation): the retraced step less a
  *     typical step (retrace_saving());
  *   eager-hotspot: the eager ops of the function to wrap (dispatch plus the
- *     Python between them) minus what the same ops would cost as one graph
- *     call per call of the function;
+ *     Python between them) minus what the same ops cost as graph nodes;
  *   input-bound: the waits that overlapping input with compute would hide,
  *     at most the compute they could overlap with.
  * Other findings: the symptom's time, said to be an upper bound.
@@ -24,10 +23,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Per node of a graph call, what the executor adds (a CPU graph node of a tiny op). */
-#define GRAPH_NODE_NS 2000
-/* A graph-function call's own cost when the recording has none to measure. */
-#define GRAPH_CALL_NS 40000
 
 static int cmp_i64(const void *a, const void *b)
 {
@@ -110,8 +105,9 @@ static int64_t retrace_saving(const struct model *m, const struct model_function
 		sqlite3_finalize(s);
 	}
 	if (nsteps) {
+		/* the lower median: with few calls, the step after the first one still pays cold-start costs */
 		qsort(steps, nsteps, sizeof(*steps), cmp_i64);
-		typical = steps[nsteps / 2];
+		typical = steps[(nsteps - 1) / 2];
 	}
 	for (size_t i = 1; i < fn->ntraces; i++) {
 		const struct model_trace *t = &fn->traces[i];
@@ -179,40 +175,18 @@ static void saving_all_retraces(struct model *m, struct finding *f)
 		   count, ms(tracing_all), ms(total - tracing_all));
 }
 
-/* Median duration of the recording's graph-function calls, or GRAPH_CALL_NS when none. */
-static int64_t graph_call_ns(const struct model *m, int *measured)
-{
-	sqlite3_stmt *s;
-	int64_t v = GRAPH_CALL_NS;
-	int64_t cnt = 0;
-
-	*measured = 0;
-	if (!m->rec || sqlite3_prepare_v2(m->rec->db, "SELECT count(*) FROM function_calls", -1, &s, NULL) != SQLITE_OK)
-		return v;
-	if (sqlite3_step(s) == SQLITE_ROW)
-		cnt = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
-	if (cnt < 3)
-		return v;
-	if (sqlite3_prepare_v2(m->rec->db, "SELECT end_ns - start_ns FROM function_calls ORDER BY 1 LIMIT 1 OFFSET ?1",
-			       -1, &s, NULL) != SQLITE_OK)
-		return v;
-	sqlite3_bind_int64(s, 1, cnt / 2);
-	if (sqlite3_step(s) == SQLITE_ROW) {
-		v = sqlite3_column_int64(s, 0);
-		*measured = 1;
-	}
-	sqlite3_finalize(s);
-	return v;
-}
-
-/* eager-hotspot: the function holding the busiest line, as one graph call per call. */
+/*
+ * eager-hotspot: the function holding the busiest line, run as a graph.
+ * In a graph each op still runs its kernel, but neither the Python between
+ * ops nor the Python-to-C dispatch: each op is counted at the fastest
+ * dispatch of its op type in the recording (the kernel plus the least
+ * overhead seen), which is what the graph keeps.
+ */
 static void saving_eager(struct model *m, struct finding *f)
 {
 	const char *func = NULL;
 	sqlite3_stmt *s;
-	int64_t ops = 0, eager = 0, calls = -1, call_ns;
-	int measured;
+	int64_t ops = 0, eager = 0, graph = 0;
 
 	for (size_t i = 0; i < m->nsites; i++)
 		if (m->sites[i].loc.file && f->loc.file && !strcmp(m->sites[i].loc.file, f->loc.file) &&
@@ -220,34 +194,27 @@ static void saving_eager(struct model *m, struct finding *f)
 			func = m->sites[i].func;
 	if (!func || !m->rec ||
 	    sqlite3_prepare_v2(m->rec->db,
-		"SELECT cs.line, count(*), sum(e.end_ns - e.start_ns + e.python_ns) FROM eager_ops e"
+		"WITH fastest AS (SELECT op_id, min(end_ns - start_ns) AS ns FROM eager_ops GROUP BY op_id)"
+		" SELECT count(*), sum(e.end_ns - e.start_ns + e.python_ns), sum(f.ns) FROM eager_ops e"
+		" JOIN fastest f ON f.op_id = e.op_id"
 		" JOIN callsites cs ON cs.id = e.callsite_id JOIN strings fs ON fs.id = cs.file_id"
-		" JOIN strings fn ON fn.id = cs.func_id WHERE fs.text = ?1 AND fn.text = ?2 AND cs.library = 0"
-		" GROUP BY cs.line ORDER BY cs.line", -1, &s, NULL) != SQLITE_OK) {
+		" JOIN strings fn ON fn.id = cs.func_id WHERE fs.text = ?1 AND fn.text = ?2 AND cs.library = 0",
+		-1, &s, NULL) != SQLITE_OK) {
 		f->saving_ns = f->cost_ns;
 		set_method(m, f, "upper bound: the eager dispatch time (the function to wrap is not known)");
 		return;
 	}
 	sqlite3_bind_text(s, 1, f->loc.file, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, func, -1, SQLITE_STATIC);
-	while (sqlite3_step(s) == SQLITE_ROW) {
-		int64_t c = sqlite3_column_int64(s, 1);
-
-		if (calls < 0)
-			calls = c;  /* the function's first op line runs once per call */
-		ops += c;
-		eager += sqlite3_column_int64(s, 2);
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		ops = sqlite3_column_int64(s, 0);
+		eager = sqlite3_column_int64(s, 1);
+		graph = sqlite3_column_int64(s, 2);
 	}
 	sqlite3_finalize(s);
-	if (calls < 0)
-		calls = 0;
-	call_ns = graph_call_ns(m, &measured);
-	f->saving_ns = eager - calls * call_ns - ops * GRAPH_NODE_NS;
-	if (f->saving_ns < 0)
-		f->saving_ns = 0;
-	set_method(m, f, "%s's %lld eager ops (dispatch + Python between them, %.1f ms) minus %lld graph calls of %.1f us (%s) and %.1f us per node",
-		   func, (long long)ops, ms(eager), (long long)calls, (double)call_ns / 1e3,
-		   measured ? "the recording's median call" : "default", GRAPH_NODE_NS / 1e3);
+	f->saving_ns = eager > graph ? eager - graph : 0;
+	set_method(m, f, "%s's %lld eager ops: dispatch + Python between them (%.1f ms) minus the same ops as graph nodes,"
+		   " each at its op type's fastest recorded run (%.1f ms)", func, (long long)ops, ms(eager), ms(graph));
 }
 
 void saving_estimate(struct model *m, struct finding *f)
