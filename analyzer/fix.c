@@ -588,6 +588,10 @@ static void edit_call_arg(struct fixctx *c, struct finding *f, const struct mode
 		int n = split_args(s, (size_t)open, (size_t)close, args);
 
 		for (int i = 0; i < n; i++)
+			if (s[args[i].start] == '*')
+				n = 0;  /* f(*batch): positions are not the line's */
+
+		for (int i = 0; i < n; i++)
 			if (args[i].kw_len == strlen(t->why.argument) &&
 			    !strncmp(s + args[i].start, t->why.argument, args[i].kw_len))
 				pick = i;
