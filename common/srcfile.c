@@ -25,11 +25,14 @@ static void resolve(char *buf, size_t cap, const char *path, const char *cwd)
 /* Read the whole regular file at path; malloc'd, NUL-terminated; NULL on failure. */
 static char *read_whole(const char *path, size_t *len, struct stat *st)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	char *buf = NULL;
 	size_t got = 0;
+	int fd;
 
-	if (fd < 0)
+	/* a path from a recording is untrusted: never open a device or FIFO (opening some has effects) */
+	if (stat(path, st) || !S_ISREG(st->st_mode))
+		return NULL;
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)) < 0)
 		return NULL;
 	if (fstat(fd, st) || !S_ISREG(st->st_mode) || st->st_size < 0 || (uint64_t)st->st_size > SRCFILE_MAX_BYTES)
 		goto fail;
