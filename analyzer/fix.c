@@ -836,13 +836,14 @@ static void eager_advice(struct fixctx *c, struct finding *f)
 	strbuf_release(&vars);
 }
 
-/* The lines a finding is about, quoted: a function's def (and decorators), else its line. */
+/* The lines a finding is about, quoted: its line (the retraced call, the def, ...), else its function's def. */
 static void add_code(struct fixctx *c, struct finding *f, const struct model_function *fn)
 {
 	struct strbuf sb = STRBUF_INIT;
 	const struct loaded *l;
-	const char *file = f->fix.file ? NULL : (fn && fn->def.file ? fn->def.file : f->loc.file);
-	long line = fn && fn->def.file ? fn->def.line : f->loc.line;
+	int at_loc = f->loc.file && f->loc.line > 0 && !f->loc.library_only;
+	const char *file = at_loc ? f->loc.file : fn && fn->def.file ? fn->def.file : NULL;
+	long line = at_loc ? f->loc.line : fn ? fn->def.line : 0;
 
 	if (f->fix.file || f->code || !file || line <= 0)
 		return;
@@ -889,6 +890,8 @@ static void annotate(struct fixctx *c, struct finding *f)
 		}
 	} else if (!strcmp(f->rule, "eager-hotspot")) {
 		eager_advice(c, f);
+	} else if (!strcmp(f->rule, "tracing-overhead")) {
+		set_no_edit(c, f, "the edits are in the retracing findings of the functions that retrace");
 	} else if (!f->no_edit) {
 		set_no_edit(c, f, "no edit is written for %s: the fix depends on code agprof did not record", f->rule);
 	}

@@ -64,8 +64,7 @@ static int parse(struct fix_cmd *c, int argc, char **argv)
 			exit(EXIT_OK);
 		default:
 			if (optopt)
-				return error("option '%s' needs a value or is unknown; see 'agprof fix --help'",
-					     argv[optind - 1]);
+				return error("option '%s' needs a value", argv[optind - 1]);
 			return error("unknown option '%s'; see 'agprof fix --help'", argv[optind - 1]);
 		}
 	}

@@ -14,6 +14,7 @@ directory, the recording's working directory):
   experimental_get_tracing_count() of every tf.function object is 1 and the
   recording holds one trace of it;
 - `agprof fix` on the patched program's recording has nothing to fix (1);
+  bad usage and bad recordings exit 2 with one line;
 - a source file edited after the recording gets no edit: the report says
   it changed since the recording and `agprof fix` exits 1.
 """
@@ -65,6 +66,11 @@ def finding_of(rec, function):
 def main():
     agtest.need_agprof()
     sample, function, cause = sys.argv[1], sys.argv[2], sys.argv[3]
+    for args, what in (((), "no recording"), (("/nonexistent.agprof",), "a missing recording"),
+                       (("--bogus", "x.agprof"), "an unknown option"), (("--rule",), "--rule without a value")):
+        rc, out, err = agtest.agprof_cmd("fix", *args)
+        check(rc == 2 and not out and len(err.strip().splitlines()) == 1, "agprof fix with %s: exit 2, one line" % what,
+              (rc, out, err))
     top = agtest.tmpdir()
     orig, fixed = os.path.join(top, "orig"), os.path.join(top, "fixed")
     copy_sample(orig, sample)
