@@ -108,6 +108,22 @@ static int64_t retrace_saving(const struct model *m, const struct model_function
 		/* the lower median: with few calls, the step after the first one still pays cold-start costs */
 		qsort(steps, nsteps, sizeof(*steps), cmp_i64);
 		typical = steps[(nsteps - 1) / 2];
+	} else {
+		/*
+		 * Every call traced (a new tf.function object per call): no untraced
+		 * step to compare with.  The shortest retraced step less its tracing
+		 * stands for the step that stays.
+		 */
+		typical = -1;
+		for (size_t i = 1; i < fn->ntraces; i++) {
+			const struct model_trace *t = &fn->traces[i];
+			int64_t tr = t->end_ns > t->start_ns ? t->end_ns - t->start_ns : 0;
+
+			if (removed(fn, i, cause) && retraced[i] >= tr && (typical < 0 || retraced[i] - tr < typical))
+				typical = retraced[i] - tr;
+		}
+		if (typical < 0)
+			typical = 0;
 	}
 	for (size_t i = 1; i < fn->ntraces; i++) {
 		const struct model_trace *t = &fn->traces[i];
