@@ -1,5 +1,6 @@
 /* analyze.c - see analyze.h. */
 #include "analyze.h"
+#include "fix.h"
 #include "recording.h"
 #include "util.h"
 
@@ -35,5 +36,6 @@ enum analyze_result analyze(struct model *m, struct ruleset *rs, struct recordin
 		return ANALYZE_BAD_INPUT;
 	}
 	rules_run(rs, m);
+	fix_annotate(m);
 	return ANALYZE_OK;
 }

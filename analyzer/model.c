@@ -1198,7 +1198,9 @@ static int cmp_findings(const void *a, const void *b)
 	const struct finding *x = a, *y = b;
 	int c;
 
-	/* Ranked by the time they cost; severity breaks ties (an error with no cost is still first among those). */
+	/* Ranked by what fixing them saves, then by the time they cost; severity breaks ties. */
+	if (x->saving_ns != y->saving_ns)
+		return x->saving_ns < y->saving_ns ? 1 : -1;
 	if (x->cost_ns != y->cost_ns)
 		return x->cost_ns < y->cost_ns ? 1 : -1;
 	if (x->severity != y->severity)

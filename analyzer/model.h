@@ -291,6 +291,18 @@ const char *severity_name(enum severity sev);
 int severity_parse(const char *name);
 
 /*
+ * An edit of the user's code that fixes a finding: lines line..line+nlines-1
+ * of file (relative to the recording's working directory) are replaced by
+ * after.  file is NULL when no safe edit can be written.
+ */
+struct finding_fix {
+	const char *file;
+	int line, nlines;
+	const char *before;         /* those lines as the file has them now, '\n'-terminated */
+	const char *after;          /* their replacement, '\n'-terminated */
+};
+
+/*
  * A finding: one rule firing on one row of a metric source.  Owned by the
  * model.  cost_ns is the time the problem costs (findings are ranked by it);
  * start_ns/end_ns is the span of the events it refers to, so a timeline can
@@ -310,6 +322,12 @@ struct finding {
 	int64_t cost_ns;
 	int64_t start_ns, end_ns;
 	const char *thread;         /* role of the thread it is about: main, tf.data, other; or NULL */
+	/* Filled by fix_annotate() (analyzer/fix.h) after the rules ran; findings are ranked by saving_ns. */
+	int64_t saving_ns;          /* what the run would save with the fix applied (estimate) */
+	const char *saving_method;  /* how saving_ns was estimated, one line */
+	struct finding_fix fix;     /* the edit, fix.file NULL when none */
+	const char *code;           /* the real source lines the finding is about ("  12 | ..."), or NULL */
+	const char *no_edit;        /* why no edit is offered (the advice then is in words), or NULL */
 };
 
 /*
@@ -458,7 +476,7 @@ const struct gpu_model *gpu_metrics_model(const struct model *m);
 /* What a location without a file is shown as: its ops ran with no Python frame. */
 #define MODEL_NO_FRAME "<no Python frame>"
 
-/* Sort findings by cost_ns, largest first; on equal cost, the more severe first. */
+/* Sort findings by saving_ns, then cost_ns, largest first; then the more severe first. */
 void model_sort_findings(struct model *m);
 
 #endif

@@ -4,6 +4,7 @@
  * writer of common/json.h.
  */
 #include "report.h"
+#include "fix.h"
 #include "model.h"
 #include "rules.h"
 #include "config.h"
@@ -108,6 +109,7 @@ static void json_finding(struct json *j, const struct finding *f)
 		json_null(j);
 	}
 	json_kv_int(j, "cost_ns", f->cost_ns);
+	fix_json_members(j, f);
 	json_kv_int(j, "start_ns", f->start_ns);
 	json_kv_int(j, "end_ns", f->end_ns);
 	json_kv_str(j, "thread", f->thread);
@@ -642,6 +644,7 @@ static void sarif_result(struct json *j, const struct model *m, const struct rul
 	json_end_object(j);
 	if (f->loc.file)
 		sarif_locations(j, m, f);
+	fix_sarif_fixes(j, f);
 	json_key(j, "properties");
 	json_begin_object(j);
 	json_kv_str(j, "cause", retrace_cause_name(f->cause));

@@ -1,5 +1,6 @@
 /* report_text.c - the human report; see report.h. */
 #include "report.h"
+#include "fix.h"
 #include "model.h"
 #include "gpu.h"
 #include "pathdisp.h"
@@ -276,6 +277,26 @@ static void indent_block(struct text *t, const char *label, const char *code)
 	}
 }
 
+/* The finding's saving, then its edit of the user's code, or its lines and why no edit is offered. */
+static void fix_text(struct text *t, const struct finding *f)
+{
+	char a[DURATION_MAX];
+
+	if (f->saving_method)
+		strbuf_addf(t->out, "    %ssaves:%s ~%s (%s)\n", col(t, C_BOLD), col(t, C_RESET),
+			    duration_format(a, sizeof(a), f->saving_ns), f->saving_method);
+	if (f->fix.file) {
+		strbuf_addf(t->out, "    edit %s:%d (agprof fix applies it):\n", f->fix.file, f->fix.line);
+		indent_block(t, "before:", f->fix.before);
+		indent_block(t, "after:", f->fix.after);
+		return;
+	}
+	if (f->code)
+		indent_block(t, "code:", f->code);
+	if (f->no_edit)
+		strbuf_addf(t->out, "    no edit: %s; the fix above is advice in words.\n", f->no_edit);
+}
+
 static void findings(struct text *t, int with_examples)
 {
 	const struct model *m = t->m;
@@ -285,7 +306,7 @@ static void findings(struct text *t, int with_examples)
 		strbuf_addstr(t->out, "\nNo findings: no rule fired.\n");
 		return;
 	}
-	strbuf_addf(t->out, "\n%sFindings (%zu), ranked by the time they cost%s\n", col(t, C_BOLD), n,
+	strbuf_addf(t->out, "\n%sFindings (%zu), ranked by what fixing them saves%s\n", col(t, C_BOLD), n,
 		    col(t, C_RESET));
 	for (size_t i = 0; i < limit(t, n); i++) {
 		const struct finding *f = &m->findings[i];
@@ -312,6 +333,8 @@ static void findings(struct text *t, int with_examples)
 		strbuf_addf(t->out, "    %s\n", f->message);
 		if (f->recommendation && *f->recommendation)
 			strbuf_addf(t->out, "    %sfix:%s %s\n", col(t, C_BOLD), col(t, C_RESET), f->recommendation);
+		if (with_examples)
+			fix_text(t, f);
 		if (with_examples && f->example_before)
 			indent_block(t, "before:", f->example_before);
 		if (with_examples && f->example_after)

@@ -1,4 +1,4 @@
--- agprof recording schema, version 2.  docs/schema.md explains every table.
+-- agprof recording schema, version 3.  docs/schema.md explains every table.
 -- Times are nanoseconds on CLOCK_MONOTONIC of the recording host.
 PRAGMA user_version = 3;
 PRAGMA application_id = 1634168946;  -- 'agpr'
@@ -235,6 +235,15 @@ CREATE TABLE trace_events (
     function      TEXT,
     function_file TEXT,
     function_line INTEGER
+);
+
+-- The user's source files named by callsites/functions, as they were when the
+-- run ended: lets `agprof report`/`agprof fix` say when a file changed since.
+CREATE TABLE source_files (
+    path     TEXT PRIMARY KEY,
+    size     INTEGER NOT NULL,
+    mtime_ns INTEGER NOT NULL,
+    hash     TEXT NOT NULL
 );
 
 -- @indexes: created when the recording is finished (the launcher inserts

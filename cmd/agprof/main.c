@@ -33,6 +33,7 @@ static const struct cmd_struct commands[] = {
 	{ "check", cmd_check, "gate CI on thresholds (tracing count, eager share, rules)" },
 	{ "view", cmd_view, "interactive timeline of a recording (ncurses)" },
 	{ "export", cmd_export, "convert a recording (Chrome trace-event JSON)" },
+	{ "fix", cmd_fix, "the findings' edits of your code as a diff (patch -p1)" },
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -15,7 +15,7 @@
 static const char *const report_usage =
 	"usage: agprof report [SECTION...] [--format text|json|csv|sarif] [options] RECORDING\n"
 	"\n"
-	"Analyze a recording: the run, the findings ranked by the time they cost\n"
+	"Analyze a recording: the run, the findings ranked by what fixing them saves\n"
 	"(each with its fix and source line), then per-section tables.\n"
 	"\n";
 

@@ -5,6 +5,7 @@
  */
 #include "run_writer.h"
 #include "agp_protocol.h"
+#include "srcfile.h"
 #include "db.h"
 #include "functiondef.h"
 #include "idmap.h"
@@ -1328,6 +1329,7 @@ static void write_meta(struct run_writer *w, const struct run_session *sess, uin
 	db_meta_set(w->db, "agprof_version", AGPROF_VERSION);
 	db_meta_set(w->db, "argv", strbuf_failed(&argv) ? "[]" : argv.buf);
 	db_meta_set(w->db, "cwd", sess->cwd);
+	srcfile_record(w->db, sess->cwd); /* best effort: a missing fingerprint only loses "file changed" */
 	db_meta_set(w->db, "host", host);
 	db_meta_set_int(w->db, "start_wall_ns", (int64_t)sess->start_wall_ns);
 	db_meta_set_int(w->db, "start_ns", (int64_t)sess->start_ns);

@@ -1,0 +1,1034 @@
+/*
+ * fix.c - edits of the user's code per finding (fix.h).
+ *
+ * The Python source is read as lines, not parsed: each edit recognises one
+ * narrow form of line (a decorator, a def with its parameters on one line,
+ * one call on a line, an assignment building a tf.function) and gives up
+ * (no_edit, with the reason) on anything else.  A wrong edit is worse than
+ * none.
+ */
+#include "fix.h"
+#include "json.h"
+#include "model.h"
+#include "recording.h"
+#include "srcfile.h"
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_FILES 16
+#define MAX_ARGS 32
+#define DIFF_CONTEXT 3
+
+struct loaded {
+	const char *path;       /* as recorded */
+	struct srcfile sf;
+	int ok;                 /* 1: read */
+	int changed;            /* 1: its hash differs from the recorded one */
+};
+
+struct fixctx {
+	struct model *m;
+	const char *cwd;
+	struct loaded files[MAX_FILES];
+	size_t nfiles;
+};
+
+/* The file as it is now (cached); NULL when it cannot be read. */
+static struct loaded *load(struct fixctx *c, const char *path)
+{
+	struct loaded *l;
+	char hash[17];
+
+	if (!path || path[0] == '<')
+		return NULL;
+	for (size_t i = 0; i < c->nfiles; i++)
+		if (!strcmp(c->files[i].path, path))
+			return c->files[i].ok ? &c->files[i] : NULL;
+	if (c->nfiles == MAX_FILES)
+		return NULL;
+	l = &c->files[c->nfiles++];
+	l->path = path;
+	l->ok = srcfile_load(&l->sf, path, c->cwd) == 0;
+	if (l->ok && c->m->rec && srcfile_recorded_hash(c->m->rec->db, path, hash) == 0)
+		l->changed = strcmp(hash, l->sf.hash) != 0;
+	return l->ok ? l : NULL;
+}
+
+/* path relative to the recording's working directory, or NULL when not under it. */
+static const char *under_cwd(const char *cwd, const char *path)
+{
+	size_t n = cwd ? strlen(cwd) : 0;
+
+	if (!path || !n)
+		return NULL;
+	if (path[0] != '/')
+		return path;
+	if (!strncmp(path, cwd, n) && path[n] == '/')
+		return path + n + 1;
+	return NULL;
+}
+
+static size_t indent_of(const char *s)
+{
+	size_t n = strspn(s, " \t");
+
+	return n;
+}
+
+static int blank(const char *s)
+{
+	s += strspn(s, " \t");
+	return !*s || *s == '#';
+}
+
+/* "  12 | code\n" for lines from..to of l. */
+static void quote_lines(struct strbuf *sb, const struct loaded *l, long from, long to)
+{
+	for (long n = from; n <= to; n++) {
+		const char *s = srcfile_line(&l->sf, n);
+
+		if (s)
+			strbuf_addf(sb, "%5ld | %s\n", n, s);
+	}
+}
+
+/* The module name TensorFlow is imported as in l ("tf"), or NULL. */
+static const char *tf_alias(const struct loaded *l, char *buf, size_t cap)
+{
+	for (size_t i = 0; i < l->sf.nlines; i++) {
+		const char *s = l->sf.lines[i];
+		size_t n;
+
+		if (strncmp(s, "import tensorflow", 17))
+			continue;
+		s += 17;
+		if (blank(s)) {
+			snprintf(buf, cap, "tensorflow");
+			return buf;
+		}
+		if (strncmp(s, " as ", 4))
+			continue;
+		s += 4 + strspn(s + 4, " ");
+		n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789");
+		if (n && n < cap && blank(s + n)) {
+			memcpy(buf, s, n);
+			buf[n] = '\0';
+			return buf;
+		}
+	}
+	return NULL;
+}
+
+/* --- a tiny reader of one Python line: calls and their arguments --- */
+
+static int ident_char(int ch)
+{
+	return isalnum(ch) || ch == '_';
+}
+
+/* Index of the bracket closing the one at open, or -1 (strings are skipped). */
+static long match_close(const char *s, size_t open)
+{
+	int depth = 0;
+	char quote = 0;
+
+	for (size_t i = open; s[i]; i++) {
+		char ch = s[i];
+
+		if (quote) {
+			if (ch == '\\' && s[i + 1])
+				i++;
+			else if (ch == quote)
+				quote = 0;
+			continue;
+		}
+		if (ch == '"' || ch == '\'')
+			quote = ch;
+		else if (ch == '#')
+			return -1;
+		else if (ch == '(' || ch == '[' || ch == '{')
+			depth++;
+		else if (ch == ')' || ch == ']' || ch == '}') {
+			if (--depth == 0)
+				return (long)i;
+		}
+	}
+	return -1;
+}
+
+struct arg {
+	size_t start, end;      /* the argument's text, trimmed */
+	size_t kw_len;          /* length of "name" in "name=value", 0 when positional */
+	size_t value;           /* where the value starts */
+};
+
+/* Split the arguments between s[open] '(' and s[close] ')'. Returns their number, -1 when too many. */
+static int split_args(const char *s, size_t open, size_t close, struct arg *args)
+{
+	int n = 0;
+	size_t i = open + 1;
+
+	while (i < close) {
+		size_t a = i, e;
+		int depth = 0;
+		char quote = 0;
+
+		for (; i < close; i++) {
+			char ch = s[i];
+
+			if (quote) {
+				if (ch == '\\')
+					i++;
+				else if (ch == quote)
+					quote = 0;
+			} else if (ch == '"' || ch == '\'') {
+				quote = ch;
+			} else if (ch == '(' || ch == '[' || ch == '{') {
+				depth++;
+			} else if (ch == ')' || ch == ']' || ch == '}') {
+				depth--;
+			} else if (ch == ',' && depth == 0) {
+				break;
+			}
+		}
+		e = i;
+		while (a < e && isspace((unsigned char)s[a]))
+			a++;
+		while (e > a && isspace((unsigned char)s[e - 1]))
+			e--;
+		if (e > a) {
+			size_t k = a;
+
+			if (n == MAX_ARGS)
+				return -1;
+			while (k < e && ident_char((unsigned char)s[k]))
+				k++;
+			args[n].start = a;
+			args[n].end = e;
+			args[n].kw_len = 0;
+			args[n].value = a;
+			if (k > a && k < e && s[k] == '=' && s[k + 1] != '=') {
+				args[n].kw_len = k - a;
+				args[n].value = k + 1 + strspn(s + k + 1, " ");
+			}
+			n++;
+		}
+		i++;
+	}
+	return n;
+}
+
+/* Position of the first "name(" call in s at or after from whose callee is name (after '.' or a non-identifier). */
+static long find_call(const char *s, const char *name, size_t from)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = strstr(s + from, name); p; p = strstr(p + 1, name)) {
+		size_t at = (size_t)(p - s);
+
+		if (at > 0 && ident_char((unsigned char)s[at - 1]))
+			continue;
+		if (p[n] == '(')
+			return (long)(at + n);
+	}
+	return -1;
+}
+
+/* --- edits --- */
+
+struct edit {
+	const char *file;       /* recorded path */
+	long line, nlines;
+	struct strbuf after;
+};
+
+static void set_no_edit(struct fixctx *c, struct finding *f, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void set_no_edit(struct fixctx *c, struct finding *f, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	f->no_edit = model_strdup(c->m, sb.buf);
+	strbuf_release(&sb);
+}
+
+/* Store e as f's edit (before = the file's lines now); returns 0. */
+static int store_edit(struct fixctx *c, struct finding *f, const struct loaded *l, struct edit *e)
+{
+	struct strbuf before = STRBUF_INIT;
+
+	for (long n = e->line; n < e->line + e->nlines; n++) {
+		strbuf_addstr(&before, srcfile_line(&l->sf, n));
+		strbuf_addch(&before, '\n');
+	}
+	f->fix.file = model_strdup(c->m, under_cwd(c->cwd, e->file));
+	f->fix.line = (int)e->line;
+	f->fix.nlines = (int)e->nlines;
+	f->fix.before = model_strdup(c->m, before.buf ? before.buf : "");
+	f->fix.after = model_strdup(c->m, e->after.buf ? e->after.buf : "");
+	strbuf_release(&before);
+	return 0;
+}
+
+/* Checks shared by every edit of file: readable, unchanged, under cwd, TensorFlow imported. */
+static const struct loaded *editable(struct fixctx *c, struct finding *f, const char *file, char *alias, size_t cap)
+{
+	const struct loaded *l = load(c, file);
+
+	if (!file)
+		return set_no_edit(c, f, "the source line is not known"), NULL;
+	if (!l)
+		return set_no_edit(c, f, "'%s' cannot be read now", file), NULL;
+	if (l->changed)
+		return set_no_edit(c, f, "'%s' changed since the recording", file), NULL;
+	if (!under_cwd(c->cwd, file))
+		return set_no_edit(c, f, "'%s' is outside the recording's working directory", file), NULL;
+	if (!tf_alias(l, alias, cap))
+		return set_no_edit(c, f, "'%s' does not `import tensorflow` at the top level", file), NULL;
+	return l;
+}
+
+struct param {
+	char name[64];
+};
+
+/* Parameters of "def name(a, b=1):" on line s; -1 when not one line or not plain names. */
+static int def_params(const char *s, const char *name, struct param *ps)
+{
+	struct arg args[MAX_ARGS];
+	const char *p = s + indent_of(s);
+	long open, close;
+	int n, k = 0;
+
+	if (!strncmp(p, "async ", 6))
+		p += 6;
+	if (strncmp(p, "def ", 4))
+		return -1;
+	p += 4 + strspn(p + 4, " ");
+	if (strncmp(p, name, strlen(name)) || p[strlen(name)] != '(')
+		return -1;
+	open = (long)(p - s) + (long)strlen(name);
+	if ((close = match_close(s, (size_t)open)) < 0)
+		return -1;
+	if ((n = split_args(s, (size_t)open, (size_t)close, args)) < 0)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		size_t len = strspn(s + args[i].start, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789");
+
+		if (!len || len >= sizeof(ps[0].name))
+			return -1;   /* *args, **kw, or odd */
+		if (i == 0 && ((len == 4 && !strncmp(s + args[i].start, "self", 4)) ||
+			       (len == 3 && !strncmp(s + args[i].start, "cls", 3))))
+			continue;
+		memcpy(ps[k].name, s + args[i].start, len);
+		ps[k].name[len] = '\0';
+		k++;
+	}
+	return k;
+}
+
+/*
+ * input_signature of f from its traces: one TensorSpec per parameter, None
+ * in every dimension that differed; 0, or -1 when one cannot be written
+ * (non-tensor or nested arguments, names that are not the def's).
+ */
+static int build_signature(const struct model_function *fn, const struct param *ps, int np, const char *tf,
+			   struct strbuf *sig)
+{
+	const struct model_trace *t0 = NULL;
+
+	for (size_t i = 0; i < fn->ntraces; i++) {
+		const struct model_trace *t = &fn->traces[i];
+
+		if (!t->ok)
+			continue;
+		if ((int)t->ninputs != np)
+			return -1;
+		for (int a = 0; a < np; a++)
+			if (!t->inputs[a].name || strcmp(t->inputs[a].name, ps[a].name) ||
+			    strcmp(t->inputs[a].kind, "tensor") || !t->inputs[a].dtype || !t->inputs[a].shape)
+				return -1;
+		if (!t0)
+			t0 = t;
+	}
+	if (!t0)
+		return -1;
+	strbuf_addf(sig, "input_signature=[");
+	for (int a = 0; a < np; a++) {
+		char dims[MAX_ARGS][24];
+		int rank = 0;
+		const char *p = t0->inputs[a].shape;
+
+		/* "[32,10]": the first trace's dims, then None where another differs */
+		if (*p++ != '[')
+			return -1;
+		while (*p && *p != ']') {
+			size_t len = strcspn(p, ",]");
+
+			if (rank == MAX_ARGS || len == 0 || len >= sizeof(dims[0]))
+				return -1;
+			memcpy(dims[rank], p, len);
+			dims[rank++][len] = '\0';
+			p += len + (p[len] == ',');
+		}
+		for (size_t i = 0; i < fn->ntraces; i++) {
+			const struct model_trace *t = &fn->traces[i];
+			const char *q = t->inputs[a].shape;
+			int r = 0;
+
+			if (!t->ok)
+				continue;
+			if (strcmp(t->inputs[a].dtype, t0->inputs[a].dtype))
+				return -1;
+			if (*q++ != '[')
+				return -1;
+			while (*q && *q != ']') {
+				size_t len = strcspn(q, ",]");
+
+				if (r >= rank)
+					return -1;
+				if (strlen(dims[r]) != len || strncmp(dims[r], q, len))
+					snprintf(dims[r], sizeof(dims[r]), "None");
+				r++;
+				q += len + (q[len] == ',');
+			}
+			if (r != rank)
+				return -1;
+		}
+		strbuf_addf(sig, "%s%s.TensorSpec(shape=[", a ? ", " : "", tf);
+		for (int d = 0; d < rank; d++)
+			strbuf_addf(sig, "%s%s", d ? ", " : "", dims[d]);
+		strbuf_addf(sig, "], dtype=%s.%s, name='%s')", tf, t0->inputs[a].dtype, ps[a].name);
+	}
+	strbuf_addch(sig, ']');
+	return 0;
+}
+
+/* The @tf.function line above def line def_line, or 0. */
+static long find_decorator(const struct loaded *l, long def_line, const char *tf)
+{
+	size_t ind = indent_of(srcfile_line(&l->sf, def_line));
+	char want[80];
+
+	snprintf(want, sizeof(want), "@%s.function", tf);
+	for (long n = def_line - 1; n >= 1; n--) {
+		const char *s = srcfile_line(&l->sf, n);
+
+		if (indent_of(s) != ind || s[ind] != '@')
+			return 0;
+		if (!strncmp(s + ind, want, strlen(want)) && !ident_char((unsigned char)s[ind + strlen(want)]))
+			return n;
+	}
+	return 0;
+}
+
+/* retracing by shape: an input_signature (or reduce_retracing) on the decorator. */
+static void edit_signature(struct fixctx *c, struct finding *f, const struct model_function *fn)
+{
+	struct param ps[MAX_ARGS];
+	struct strbuf sig = STRBUF_INIT;
+	struct edit e = { .after = STRBUF_INIT };
+	char tf[64];
+	const struct loaded *l;
+	const char *dl, *s, *rest;
+	long dec, def;
+	int np;
+	size_t ind;
+
+	if (!(l = editable(c, f, fn->def.file, tf, sizeof(tf))))
+		return;
+	/* co_firstlineno is the first decorator's line: the def follows the decorators */
+	for (def = fn->def.line; (dl = srcfile_line(&l->sf, def)) && dl[indent_of(dl)] == '@' && def < fn->def.line + 8;)
+		def++;
+	if (!dl || (np = def_params(dl, fn->name, ps)) < 0) {
+		set_no_edit(c, f, "line %ld of '%s' is not a one-line `def %s(...)`", def, fn->def.file, fn->name);
+		return;
+	}
+	if (!(dec = find_decorator(l, def, tf))) {
+		set_no_edit(c, f, "%s is not decorated with @%s.function at its def", fn->name, tf);
+		return;
+	}
+	if (build_signature(fn, ps, np, tf, &sig)) {
+		strbuf_reset(&sig);
+		strbuf_addstr(&sig, "reduce_retracing=True");
+	}
+	s = srcfile_line(&l->sf, dec);
+	ind = indent_of(s);
+	rest = s + ind + 1 + strlen(tf) + strlen(".function");
+	strbuf_add(&e.after, s, ind);
+	strbuf_addf(&e.after, "@%s.function(", tf);
+	if (blank(rest)) {
+		strbuf_addf(&e.after, "%s)%s\n", sig.buf, rest);
+	} else if (rest[0] == '(' && !strstr(rest, "input_signature") && !strstr(rest, "reduce_retracing")) {
+		long close = match_close(rest, 0);
+
+		if (close < 0) {
+			set_no_edit(c, f, "the decorator of %s spans several lines", fn->name);
+			goto cleanup;
+		}
+		strbuf_addf(&e.after, "%s%s%s\n", sig.buf, close > 1 ? ", " : "", rest + 1);
+	} else {
+		set_no_edit(c, f, "the decorator of %s already pins or relaxes its inputs", fn->name);
+		goto cleanup;
+	}
+	e.file = fn->def.file;
+	e.line = dec;
+	e.nlines = 1;
+	store_edit(c, f, l, &e);
+cleanup:
+	strbuf_release(&sig);
+	strbuf_release(&e.after);
+}
+
+/* The first retrace of fn with cause (not a follow-up). */
+static const struct model_trace *first_retrace(const struct model_function *fn, enum retrace_cause cause)
+{
+	for (size_t i = 1; i < fn->ntraces; i++)
+		if (fn->traces[i].why.cause == cause && !fn->traces[i].why.followup)
+			return &fn->traces[i];
+	return NULL;
+}
+
+/* Python float literal (repr of a float)? */
+static int is_float_repr(const char *v)
+{
+	char *end;
+
+	if (!v || !*v || !strpbrk(v, ".eE") || strpbrk(v, "'\"[("))
+		return 0;
+	strtod(v, &end);
+	return *end == '\0';
+}
+
+/* python-value / dtype: wrap the argument at the call site (tf.constant / tf.cast). */
+static void edit_call_arg(struct fixctx *c, struct finding *f, const struct model_function *fn)
+{
+	const struct model_trace *t = first_retrace(fn, f->cause), *t0 = fn->ntraces ? &fn->traces[0] : NULL;
+	const struct model_trace_input *in = NULL;
+	struct arg args[MAX_ARGS];
+	struct edit e = { .after = STRBUF_INIT };
+	char tf[64], dtype[32];
+	const struct loaded *l;
+	const char *s;
+	long open = -1, close = -1, pick = -1;
+
+	if (!t || !t0 || !t->why.argument) {
+		set_no_edit(c, f, "the retrace's argument is not known");
+		return;
+	}
+	if (t->callsite.library_only || t->callsite.lib_file) {
+		set_no_edit(c, f, "%s is called from library code (%s:%d)", fn->name,
+			    t->callsite.lib_file ? t->callsite.lib_file : t->callsite.file, t->callsite.lib_line);
+		return;
+	}
+	for (size_t i = 0; i < t->ninputs; i++)
+		if (t->inputs[i].name && !strcmp(t->inputs[i].name, t->why.argument))
+			in = &t->inputs[i];
+	if (!in || strpbrk(t->why.argument, "[.")) {
+		set_no_edit(c, f, "%s is part of a nested argument", t->why.argument);
+		return;
+	}
+	if (f->cause == CAUSE_PYTHON_VALUE) {
+		if (!is_float_repr(in->value)) {
+			set_no_edit(c, f, "%s is not a float (%s): as a tensor it may change what %s does with it",
+				    t->why.argument, in->value ? in->value : "?", fn->name);
+			return;
+		}
+		snprintf(dtype, sizeof(dtype), "float32");
+	} else {
+		const struct model_trace_input *first = NULL;
+
+		for (size_t i = 0; i < t0->ninputs; i++)
+			if (t0->inputs[i].name && !strcmp(t0->inputs[i].name, t->why.argument))
+				first = &t0->inputs[i];
+		if (!first || !first->dtype) {
+			set_no_edit(c, f, "the first dtype of %s is not known", t->why.argument);
+			return;
+		}
+		snprintf(dtype, sizeof(dtype), "%s", first->dtype);
+	}
+	if (!(l = editable(c, f, t->callsite.file, tf, sizeof(tf))))
+		return;
+	if (!(s = srcfile_line(&l->sf, t->callsite.line))) {
+		set_no_edit(c, f, "'%s' has no line %d now", t->callsite.file, t->callsite.line);
+		return;
+	}
+	/* the call of fn on the line, by its name first, else the only call with a matching argument */
+	for (long at = 0; (open = find_call(s, fn->name, (size_t)at)) >= 0; at = open + 1)
+		if ((close = match_close(s, (size_t)open)) >= 0)
+			break;
+	if (open < 0) {
+		/* called through another name (step = tf.function(f); step(x)): the one call with that many arguments */
+		int found = 0;
+
+		for (size_t i = 0; s[i]; i++) {
+			long cl;
+			int n;
+
+			if (s[i] != '(' || !i || !ident_char((unsigned char)s[i - 1]) || (cl = match_close(s, i)) < 0)
+				continue;
+			n = split_args(s, i, (size_t)cl, args);
+			if (n == (int)t->ninputs) {
+				found++;
+				open = (long)i;
+				close = cl;
+			}
+		}
+		if (found != 1)
+			open = -1;
+	}
+	if (open >= 0) {
+		int n = split_args(s, (size_t)open, (size_t)close, args);
+
+		for (int i = 0; i < n; i++)
+			if (s[args[i].start] == '*')
+				n = 0;  /* f(*batch): positions are not the line's */
+
+		for (int i = 0; i < n; i++)
+			if (args[i].kw_len == strlen(t->why.argument) &&
+			    !strncmp(s + args[i].start, t->why.argument, args[i].kw_len))
+				pick = i;
+		if (pick < 0 && in->position < n && !args[in->position].kw_len)
+			pick = in->position;
+		for (int i = 0; pick >= 0 && i <= pick && i < n; i++)
+			if (args[i].start != args[i].value && i < pick && !args[pick].kw_len)
+				pick = -1;  /* a keyword before it: positions no longer line up */
+	}
+	if (open < 0 || pick < 0) {
+		set_no_edit(c, f, "the call of %s at %s:%d is not one call with %s in it", fn->name,
+			    t->callsite.file, t->callsite.line, t->why.argument);
+		return;
+	}
+	strbuf_add(&e.after, s, args[pick].value);
+	if (f->cause == CAUSE_PYTHON_VALUE)
+		strbuf_addf(&e.after, "%s.constant(", tf);
+	else
+		strbuf_addf(&e.after, "%s.cast(", tf);
+	strbuf_add(&e.after, s + args[pick].value, args[pick].end - args[pick].value);
+	strbuf_addf(&e.after, ", %s.%s)%s\n", tf, dtype, s + args[pick].end);
+	e.file = t->callsite.file;
+	e.line = t->callsite.line;
+	e.nlines = 1;
+	store_edit(c, f, l, &e);
+	strbuf_release(&e.after);
+}
+
+/* Identifiers of s[a..b) other than the allowed ones (keyword names excluded)? */
+static int only_idents(const char *s, size_t a, size_t b, const char *const *allowed)
+{
+	for (size_t i = a; i < b;) {
+		size_t n = 0, j;
+		int ok = 0;
+
+		if (s[i] == '"' || s[i] == '\'')
+			return 0;
+		if (!isalpha((unsigned char)s[i]) && s[i] != '_') {
+			i++;
+			continue;
+		}
+		if (i > a && (ident_char((unsigned char)s[i - 1]) || s[i - 1] == '.')) {
+			while (i < b && ident_char((unsigned char)s[i]))
+				i++;
+			continue;
+		}
+		while (i + n < b && ident_char((unsigned char)s[i + n]))
+			n++;
+		j = i + n + strspn(s + i + n, " ");
+		if (s[j] == '=' && s[j + 1] != '=')
+			ok = 1;  /* keyword name */
+		for (const char *const *p = allowed; !ok && *p; p++)
+			ok = strlen(*p) == n && !strncmp(*p, s + i, n);
+		if (!ok)
+			return 0;
+		i += n;
+	}
+	return 1;
+}
+
+/* new-function-object: move `step = tf.function(f)` out of the loop that evaluates it. */
+static void edit_hoist(struct fixctx *c, struct finding *f, const struct model_function *fn)
+{
+	const struct model_trace *t = first_retrace(fn, CAUSE_NEW_FUNCTION_OBJECT);
+	struct edit e = { .after = STRBUF_INIT };
+	char tf[64], want[80];
+	const struct loaded *l;
+	long build = 0, loop = 0;
+	size_t bind;
+	const char *s;
+
+	if (!t) {
+		set_no_edit(c, f, "the retrace is not known");
+		return;
+	}
+	if (t->callsite.library_only || t->callsite.lib_file) {
+		set_no_edit(c, f, "a library builds the tf.function of %s (%s:%d): call it less often, or keep what it builds",
+			    fn->name, t->callsite.lib_file ? t->callsite.lib_file : t->callsite.file,
+			    t->callsite.lib_line);
+		return;
+	}
+	if (!(l = editable(c, f, t->callsite.file, tf, sizeof(tf))))
+		return;
+	snprintf(want, sizeof(want), "%s.function(", tf);
+	/* the assignment building it: at or above the call, in the same block */
+	for (long n = t->callsite.line; n >= 1 && n > t->callsite.line - 50; n--) {
+		s = srcfile_line(&l->sf, n);
+		if (!s)
+			break;
+		if (blank(s))
+			continue;
+		if (!strncmp(s + indent_of(s), "def ", 4))
+			break;
+		if (strstr(s, want) && strstr(s, fn->name) && strchr(s, '=')) {
+			build = n;
+			break;
+		}
+	}
+	if (!build) {
+		set_no_edit(c, f, "no `... = %s.function(%s)` line above the call at %s:%d", tf, fn->name,
+			    t->callsite.file, t->callsite.line);
+		return;
+	}
+	s = srcfile_line(&l->sf, build);
+	bind = indent_of(s);
+	for (long n = build - 1; n >= 1; n--) {
+		const char *p = srcfile_line(&l->sf, n);
+
+		if (blank(p) || indent_of(p) >= bind)
+			continue;
+		if (!strncmp(p + indent_of(p), "for ", 4) || !strncmp(p + indent_of(p), "while ", 6))
+			loop = n;
+		break;
+	}
+	if (!loop) {
+		set_no_edit(c, f, "the tf.function of %s is not built directly inside a loop", fn->name);
+		return;
+	}
+	{
+		const char *open = strstr(s, want) + strlen(want) - 1;
+		long close = match_close(open, 0);
+		const char *allowed[] = { fn->name, tf, "True", "False", "None", NULL };
+
+		if (close < 0 || !only_idents(open, 1, (size_t)close, allowed)) {
+			set_no_edit(c, f, "the arguments of %s.function at line %ld may depend on the loop", tf, build);
+			return;
+		}
+	}
+	{
+		const char *lp = srcfile_line(&l->sf, loop);
+
+		strbuf_add(&e.after, lp, indent_of(lp));
+		strbuf_addf(&e.after, "%s\n", s + bind);
+		for (long n = loop; n < build; n++)
+			strbuf_addf(&e.after, "%s\n", srcfile_line(&l->sf, n));
+	}
+	e.file = t->callsite.file;
+	e.line = loop;
+	e.nlines = build - loop + 1;
+	store_edit(c, f, l, &e);
+	strbuf_release(&e.after);
+}
+
+/* Whether s[0..n) is an identifier assigned at module level in l ("w = tf.Variable(...)"). */
+static int module_global(const struct loaded *l, const char *s, size_t n)
+{
+	for (size_t i = 0; i < l->sf.nlines; i++) {
+		const char *p = l->sf.lines[i];
+
+		if (!strncmp(p, s, n) && !ident_char((unsigned char)p[n])) {
+			p += n + strspn(p + n, " ");
+			if (p[0] == '=' && p[1] != '=')
+				return 1;
+		}
+	}
+	return 0;
+}
+
+/* The module-level names the body lines from..to use: what a tf.function of it closes over. */
+static void closed_over(const struct loaded *l, long from, long to, struct strbuf *out)
+{
+	for (long n = from; n <= to; n++) {
+		const char *s = srcfile_line(&l->sf, n);
+
+		for (size_t i = 0; s && s[i] && s[i] != '#';) {
+			size_t k = 0;
+
+			if (!isalpha((unsigned char)s[i]) && s[i] != '_') {
+				i++;
+				continue;
+			}
+			while (ident_char((unsigned char)s[i + k]))
+				k++;
+			if ((i == 0 || s[i - 1] != '.') && module_global(l, s + i, k)) {
+				struct strbuf name = STRBUF_INIT;
+
+				strbuf_add(&name, s + i, k);
+				if (!out->buf || !strstr(out->buf, name.buf))
+					strbuf_addf(out, "%s%s", out->len ? ", " : "", name.buf);
+				strbuf_release(&name);
+			}
+			i += k;
+		}
+	}
+}
+
+/*
+ * eager-hotspot: quote the function holding the busiest line, name it and
+ * what it closes over.  No edit: whether its arguments are tensors (a
+ * Python number would retrace per value) and whether it has Python side
+ * effects is not in the recording, and for a few tiny ops a graph call can
+ * cost more than the eager ops it replaces.
+ */
+static void eager_advice(struct fixctx *c, struct finding *f)
+{
+	const char *func = NULL;
+	const struct loaded *l;
+	struct strbuf code = STRBUF_INIT, vars = STRBUF_INIT;
+	long def = 0, end;
+	size_t ind;
+
+	for (size_t i = 0; i < c->m->nsites; i++)
+		if (c->m->sites[i].loc.file && f->loc.file && !strcmp(c->m->sites[i].loc.file, f->loc.file) &&
+		    c->m->sites[i].loc.line == f->loc.line)
+			func = c->m->sites[i].func;
+	if (!func || !(l = load(c, f->loc.file)) || func[0] == '<') {
+		set_no_edit(c, f, "the busiest line is not inside a function of its own: move the loop's body into a function and decorate it with @tf.function");
+		return;
+	}
+	for (long n = f->loc.line; n >= 1; n--) {
+		const char *s = srcfile_line(&l->sf, n);
+		const char *p = s ? s + indent_of(s) : NULL;
+
+		if (p && !strncmp(p, "def ", 4) && !strncmp(p + 4, func, strlen(func)) && p[4 + strlen(func)] == '(') {
+			def = n;
+			break;
+		}
+	}
+	if (!def) {
+		set_no_edit(c, f, "the def of %s is not found above line %d", func, f->loc.line);
+		return;
+	}
+	ind = indent_of(srcfile_line(&l->sf, def));
+	for (end = def + 1; srcfile_line(&l->sf, end + 1); end++) {
+		const char *s = srcfile_line(&l->sf, end + 1);
+
+		if (!blank(s) && indent_of(s) <= ind)
+			break;
+	}
+	quote_lines(&code, l, def, end < def + 15 ? end : def + 15);
+	if (l->changed)
+		strbuf_addstr(&code, "(the file changed since the recording: these are its lines now)\n");
+	f->code = model_strdup(c->m, code.buf);
+	closed_over(l, def + 1, end, &vars);
+	if (!strcmp(func, "main") || !strcmp(func, "run") || !strcmp(func, "train"))
+		set_no_edit(c, f, "the busiest line is in %s (lines %ld-%ld), which holds the loop itself: move the loop's body into a function decorated with @tf.function%s%s",
+			    func, def, end, vars.len ? "; it closes over " : "", vars.len ? vars.buf : "");
+	else
+		set_no_edit(c, f, "decorate %s (lines %ld-%ld) with @tf.function, or the loop calling it, once you know that its arguments are tensors (a Python number retraces per value) and that it has no Python side effects%s%s",
+			    func, def, end, vars.len ? "; it closes over " : "", vars.len ? vars.buf : "");
+	strbuf_release(&code);
+	strbuf_release(&vars);
+}
+
+/* The lines a finding is about, quoted: its line (the retraced call, the def, ...), else its function's def. */
+static void add_code(struct fixctx *c, struct finding *f, const struct model_function *fn)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const struct loaded *l;
+	int at_loc = f->loc.file && f->loc.line > 0 && !f->loc.library_only;
+	const char *file = at_loc ? f->loc.file : fn && fn->def.file ? fn->def.file : NULL;
+	long line = at_loc ? f->loc.line : fn ? fn->def.line : 0;
+
+	if (f->fix.file || f->code || !file || line <= 0)
+		return;
+	if (!(l = load(c, file))) {
+		set_no_edit(c, f, "the source '%s' cannot be read now", file);
+		return;
+	}
+	quote_lines(&sb, l, line > 1 ? line - 1 : line, line + 1);
+	if (l->changed)
+		strbuf_addstr(&sb, "(the file changed since the recording: these are its lines now)\n");
+	f->code = model_strdup(c->m, sb.buf);
+	strbuf_release(&sb);
+}
+
+static const struct model_function *function_of(const struct model *m, const struct finding *f)
+{
+	return f->function ? model_find_function(m, f->function) : NULL;
+}
+
+static void annotate(struct fixctx *c, struct finding *f)
+{
+	const struct model_function *fn = function_of(c->m, f);
+
+	memset(&f->fix, 0, sizeof(f->fix));
+	f->code = f->no_edit = NULL;
+	if (!strcmp(f->rule, "retracing") && fn) {
+		switch (f->cause) {
+		case CAUSE_SHAPE:
+			edit_signature(c, f, fn);
+			break;
+		case CAUSE_PYTHON_VALUE:
+		case CAUSE_DTYPE:
+			edit_call_arg(c, f, fn);
+			break;
+		case CAUSE_NEW_FUNCTION_OBJECT:
+			edit_hoist(c, f, fn);
+			break;
+		case CAUSE_UNKNOWN:
+			set_no_edit(c, f, "the cause of the retraces is unknown");
+			break;
+		default:
+			set_no_edit(c, f, "a %s retrace has no edit agprof can write safely", retrace_cause_name(f->cause));
+			break;
+		}
+	} else if (!strcmp(f->rule, "eager-hotspot")) {
+		eager_advice(c, f);
+	} else if (!strcmp(f->rule, "tracing-overhead")) {
+		set_no_edit(c, f, "the edits are in the retracing findings of the functions that retrace");
+	} else if (!f->no_edit) {
+		set_no_edit(c, f, "no edit is written for %s: the fix depends on code agprof did not record", f->rule);
+	}
+	if (f->fix.file)
+		f->no_edit = NULL;
+	add_code(c, f, fn);
+}
+
+void fix_annotate(struct model *m)
+{
+	struct fixctx c = { .m = m, .cwd = m->session.cwd };
+
+	for (size_t i = 0; i < m->nfindings; i++) {
+		/* user rules' examples stay theirs; built-in rules carry none */
+		annotate(&c, &m->findings[i]);
+		saving_estimate(m, &m->findings[i]);
+	}
+	for (size_t i = 0; i < c.nfiles; i++)
+		srcfile_release(&c.files[i].sf);
+	model_sort_findings(m);
+}
+
+/* --- output --- */
+
+static void hunk_lines(struct strbuf *out, char mark, const char *text)
+{
+	for (const char *p = text; p && *p;) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+
+		strbuf_addch(out, mark);
+		strbuf_add(out, p, len);
+		strbuf_addch(out, '\n');
+		p = nl ? nl + 1 : p + len;
+	}
+}
+
+static int count_lines(const char *text)
+{
+	int n = 0;
+
+	for (const char *p = text; p && *p; p++)
+		n += *p == '\n';
+	return n;
+}
+
+int fix_diff(struct strbuf *out, const struct model *m, const struct finding *f, int header)
+{
+	struct srcfile sf;
+	long from, to, ctx_before, ctx_after;
+
+	if (!f->fix.file)
+		return -1;
+	/* 3 lines of context, as diff -u: git apply wants them */
+	if (srcfile_load(&sf, f->fix.file, m->session.cwd))
+		memset(&sf, 0, sizeof(sf));
+	from = f->fix.line - DIFF_CONTEXT < 1 ? 1 : f->fix.line - DIFF_CONTEXT;
+	to = f->fix.line + f->fix.nlines - 1 + DIFF_CONTEXT;
+	if (to > (long)sf.nlines)
+		to = (long)sf.nlines;
+	ctx_before = sf.nlines ? f->fix.line - from : 0;
+	ctx_after = sf.nlines && to >= f->fix.line + f->fix.nlines ? to - (f->fix.line + f->fix.nlines - 1) : 0;
+	if (header)
+		strbuf_addf(out, "--- a/%s\n+++ b/%s\n", f->fix.file, f->fix.file);
+	strbuf_addf(out, "@@ -%ld,%ld +%ld,%ld @@ %s%s%s\n", f->fix.line - ctx_before,
+		    f->fix.nlines + ctx_before + ctx_after, f->fix.line - ctx_before,
+		    count_lines(f->fix.after) + ctx_before + ctx_after, f->rule, f->cause ? " " : "",
+		    f->cause ? retrace_cause_name(f->cause) : "");
+	for (long n = f->fix.line - ctx_before; n < f->fix.line; n++)
+		strbuf_addf(out, " %s\n", srcfile_line(&sf, n));
+	hunk_lines(out, '-', f->fix.before);
+	hunk_lines(out, '+', f->fix.after);
+	for (long n = f->fix.line + f->fix.nlines; n < f->fix.line + f->fix.nlines + ctx_after; n++)
+		strbuf_addf(out, " %s\n", srcfile_line(&sf, n));
+	srcfile_release(&sf);
+	return 0;
+}
+
+void fix_json_members(struct json *j, const struct finding *f)
+{
+	json_kv_int(j, "saving_ns", f->saving_ns);
+	json_kv_str(j, "saving_method", f->saving_method);
+	json_key(j, "fix");
+	if (!f->fix.file) {
+		json_null(j);
+	} else {
+		json_begin_object(j);
+		json_kv_str(j, "file", f->fix.file);
+		json_kv_int(j, "line", f->fix.line);
+		json_kv_int(j, "lines", f->fix.nlines);
+		json_kv_str(j, "before", f->fix.before);
+		json_kv_str(j, "after", f->fix.after);
+		json_end_object(j);
+	}
+	json_kv_str(j, "code", f->code);
+	json_kv_str(j, "no_edit", f->no_edit);
+}
+
+/* SARIF 2.1.0 "fixes": the edit as one replacement of whole lines. */
+void fix_sarif_fixes(struct json *j, const struct finding *f)
+{
+	if (!f->fix.file)
+		return;
+	json_key(j, "fixes");
+	json_begin_array(j, 0);
+	json_begin_object(j);
+	json_key(j, "description");
+	json_begin_object(j);
+	json_kv_str(j, "text", f->recommendation ? f->recommendation : f->rule);
+	json_end_object(j);
+	json_key(j, "artifactChanges");
+	json_begin_array(j, 0);
+	json_begin_object(j);
+	json_key(j, "artifactLocation");
+	json_begin_object(j);
+	json_kv_str(j, "uri", f->fix.file);
+	json_kv_str(j, "uriBaseId", "SRCROOT");
+	json_end_object(j);
+	json_key(j, "replacements");
+	json_begin_array(j, 0);
+	json_begin_object(j);
+	json_key(j, "deletedRegion");
+	json_begin_object(j);
+	json_kv_int(j, "startLine", f->fix.line);
+	json_kv_int(j, "startColumn", 1);
+	json_kv_int(j, "endLine", f->fix.line + f->fix.nlines);
+	json_kv_int(j, "endColumn", 1);
+	json_end_object(j);
+	json_key(j, "insertedContent");
+	json_begin_object(j);
+	json_kv_str(j, "text", f->fix.after);
+	json_end_object(j);
+	json_end_object(j);
+	json_end_array(j);
+	json_end_object(j);
+	json_end_array(j);
+	json_end_object(j);
+	json_end_array(j);
+}

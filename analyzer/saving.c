@@ -1,0 +1,265 @@
+/*
+ * saving.c - what applying a finding's fix would save (fix.h).
+ *
+ * A finding's cost_ns is its symptom's time; the saving is what disappears
+ * with the fix, which is often less:
+ *   retracing: each retrace the fix removes costs its tracing AND the
+ *     building of its concrete function and its graph's set-up on first call
+ *     (graph optimisation, kernel creation): the retraced step less a
+ *     typical step (retrace_saving());
+ *   eager-hotspot: the eager ops of the function to wrap (dispatch plus the
+ *     Python between them) minus what the same ops cost as graph nodes;
+ *   input-bound: the waits that overlapping input with compute would hide,
+ *     at most the compute they could overlap with.
+ * Other findings: the symptom's time, said to be an upper bound.
+ */
+#include "fix.h"
+#include "model.h"
+#include "recording.h"
+
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Whether trace index i of fn is a retrace that fixing cause removes (CAUSE_NONE: any retrace). */
+static int removed(const struct model_function *fn, size_t i, enum retrace_cause cause)
+{
+	const struct model_trace *t = &fn->traces[i];
+
+	return i > 0 && t->why.cause != CAUSE_NONE && !t->why.followup && (!cause || t->why.cause == cause);
+}
+
+/*
+ * Time removed with the retraces of fn with cause (CAUSE_NONE: every
+ * retrace).  A retrace costs more than its tracing: TensorFlow also builds
+ * the concrete function and, on its first call, optimises the graph and
+ * creates its kernels.  So a retraced step is measured whole, from the end
+ * of the function's previous call to the end of the new graph's first call,
+ * and what a typical step takes (the median of the same span between
+ * calls that did not trace) is subtracted.  A retrace whose graph never ran
+ * counts its tracing time only.  *n counts the retraces, *tracing their
+ * tracing time.
+ */
+static int64_t retrace_saving(const struct model *m, const struct model_function *fn, enum retrace_cause cause,
+			      size_t *n, int64_t *tracing)
+{
+	sqlite3_stmt *s = NULL;
+	int64_t *steps = NULL, *retraced = NULL, typical = 0, total = 0, prev_end = -1, prev_g = -1;
+	unsigned char *seen = NULL;
+	size_t nsteps = 0, cap = 0;
+
+	*n = 0;
+	*tracing = 0;
+	if (!fn->ntraces)
+		return 0;
+	retraced = calloc(fn->ntraces, sizeof(*retraced));
+	seen = calloc(fn->ntraces, 1);
+	if (!retraced || !seen)
+		goto done;
+	for (size_t i = 0; i < fn->ntraces; i++)
+		retraced[i] = -1;
+	if (m->rec && sqlite3_prepare_v2(m->rec->db,
+		"SELECT g.id, g.trace_id, c.start_ns, c.end_ns FROM function_calls c"
+		" JOIN graph_functions g ON g.id = c.graph_function_id JOIN traces t ON t.id = g.trace_id"
+		" WHERE t.function_id = ?1 AND c.pid = t.pid ORDER BY c.start_ns LIMIT 1000000", -1, &s, NULL) == SQLITE_OK) {
+		sqlite3_bind_int64(s, 1, fn->id);
+		while (sqlite3_step(s) == SQLITE_ROW) {
+			int64_t g = sqlite3_column_int64(s, 0), tid = sqlite3_column_int64(s, 1);
+			int64_t end = sqlite3_column_int64(s, 3);
+			int64_t step = prev_end >= 0 && end > prev_end ? end - prev_end : -1;
+			int first = 0;
+
+			for (size_t i = 0; i < fn->ntraces; i++)
+				if (fn->traces[i].id == tid && !seen[i]) {
+					seen[i] = 1;
+					first = 1;
+					if (removed(fn, i, cause))
+						retraced[i] = step;
+				}
+			(void)g;
+			(void)prev_g;
+			if (!first && step >= 0) {
+				if (nsteps == cap) {
+					size_t nc = cap ? cap * 2 : 64;
+					int64_t *p = realloc(steps, nc * sizeof(*p));
+
+					if (!p)
+						break;
+					steps = p;
+					cap = nc;
+				}
+				steps[nsteps++] = step;
+			}
+			prev_end = end;
+		}
+		sqlite3_finalize(s);
+	}
+	if (nsteps) {
+		/* the lower median: with few calls, the step after the first one still pays cold-start costs */
+		qsort(steps, nsteps, sizeof(*steps), cmp_i64);
+		typical = steps[(nsteps - 1) / 2];
+	} else {
+		/*
+		 * Every call traced (a new tf.function object per call): no untraced
+		 * step to compare with.  The shortest retraced step less its tracing
+		 * stands for the step that stays.
+		 */
+		typical = -1;
+		for (size_t i = 1; i < fn->ntraces; i++) {
+			const struct model_trace *t = &fn->traces[i];
+			int64_t tr = t->end_ns > t->start_ns ? t->end_ns - t->start_ns : 0;
+
+			if (removed(fn, i, cause) && retraced[i] >= tr && (typical < 0 || retraced[i] - tr < typical))
+				typical = retraced[i] - tr;
+		}
+		if (typical < 0)
+			typical = 0;
+	}
+	for (size_t i = 1; i < fn->ntraces; i++) {
+		const struct model_trace *t = &fn->traces[i];
+		int64_t tr = t->end_ns > t->start_ns ? t->end_ns - t->start_ns : 0;
+
+		if (!removed(fn, i, cause))
+			continue;
+		(*n)++;
+		*tracing += tr;
+		total += retraced[i] > typical + tr ? retraced[i] - typical : tr;
+	}
+done:
+	free(steps);
+	free(retraced);
+	free(seen);
+	return total;
+}
+
+static void set_method(struct model *m, struct finding *f, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_method(struct model *m, struct finding *f, const char *fmt, ...)
+{
+	struct strbuf sb = STRBUF_INIT;
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vaddf(&sb, fmt, ap);
+	va_end(ap);
+	f->saving_method = model_strdup(m, sb.buf);
+	strbuf_release(&sb);
+}
+
+static double ms(int64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+static void saving_retracing(struct model *m, struct finding *f, const struct model_function *fn)
+{
+	size_t n;
+	int64_t tracing;
+
+	f->saving_ns = retrace_saving(m, fn, f->cause, &n, &tracing);
+	set_method(m, f, "the %zu retraced step%s the fix removes, each from the previous call's end to its new graph's"
+		   " first call's end, less a typical step: tracing %.1f ms + graph set-up %.1f ms", n,
+		   n == 1 ? "" : "s", ms(tracing), ms(f->saving_ns - tracing));
+}
+
+static void saving_all_retraces(struct model *m, struct finding *f)
+{
+	int64_t total = 0, tracing_all = 0;
+	size_t count = 0;
+
+	for (size_t i = 0; i < m->nfunctions; i++) {
+		size_t n;
+		int64_t tracing;
+
+		if (m->functions[i].tf_data)
+			continue;
+		total += retrace_saving(m, &m->functions[i], CAUSE_NONE, &n, &tracing);
+		tracing_all += tracing;
+		count += n;
+	}
+	f->saving_ns = total;
+	set_method(m, f, "all %zu avoidable retraced steps, each less a typical step: tracing %.1f ms + graph set-up %.1f ms",
+		   count, ms(tracing_all), ms(total - tracing_all));
+}
+
+/*
+ * eager-hotspot: the function holding the busiest line, run as a graph.
+ * In a graph each op still runs its kernel, but neither the Python between
+ * ops nor the Python-to-C dispatch: each op is counted at the fastest
+ * dispatch of its op type in the recording (the kernel plus the least
+ * overhead seen), which is what the graph keeps.
+ */
+static void saving_eager(struct model *m, struct finding *f)
+{
+	const char *func = NULL;
+	sqlite3_stmt *s;
+	int64_t ops = 0, eager = 0, graph = 0;
+
+	for (size_t i = 0; i < m->nsites; i++)
+		if (m->sites[i].loc.file && f->loc.file && !strcmp(m->sites[i].loc.file, f->loc.file) &&
+		    m->sites[i].loc.line == f->loc.line)
+			func = m->sites[i].func;
+	if (!func || !m->rec ||
+	    sqlite3_prepare_v2(m->rec->db,
+		"WITH fastest AS (SELECT op_id, min(end_ns - start_ns) AS ns FROM eager_ops GROUP BY op_id)"
+		" SELECT count(*), sum(e.end_ns - e.start_ns + e.python_ns), sum(f.ns) FROM eager_ops e"
+		" JOIN fastest f ON f.op_id = e.op_id"
+		" JOIN callsites cs ON cs.id = e.callsite_id JOIN strings fs ON fs.id = cs.file_id"
+		" JOIN strings fn ON fn.id = cs.func_id WHERE fs.text = ?1 AND fn.text = ?2 AND cs.library = 0",
+		-1, &s, NULL) != SQLITE_OK) {
+		f->saving_ns = f->cost_ns;
+		set_method(m, f, "upper bound: the eager dispatch time (the function to wrap is not known)");
+		return;
+	}
+	sqlite3_bind_text(s, 1, f->loc.file, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, func, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		ops = sqlite3_column_int64(s, 0);
+		eager = sqlite3_column_int64(s, 1);
+		graph = sqlite3_column_int64(s, 2);
+	}
+	sqlite3_finalize(s);
+	f->saving_ns = eager > graph ? eager - graph : 0;
+	set_method(m, f, "%s's %lld eager ops: dispatch + Python between them (%.1f ms) minus the same ops as graph nodes,"
+		   " each at its op type's fastest recorded run (%.1f ms)", func, (long long)ops, ms(eager), ms(graph));
+}
+
+void saving_estimate(struct model *m, struct finding *f)
+{
+	const struct model_function *fn = f->function ? model_find_function(m, f->function) : NULL;
+
+	f->saving_ns = 0;
+	f->saving_method = NULL;
+	if (!strcmp(f->rule, "retracing") && fn) {
+		saving_retracing(m, f, fn);
+	} else if (!strcmp(f->rule, "tracing-overhead")) {
+		saving_all_retraces(m, f);
+	} else if (!strcmp(f->rule, "eager-hotspot")) {
+		saving_eager(m, f);
+	} else if (!strcmp(f->rule, "input-bound")) {
+		int64_t compute = m->session.active_ns - f->cost_ns;
+
+		f->saving_ns = f->cost_ns < compute ? f->cost_ns : compute > 0 ? compute : 0;
+		set_method(m, f, "the iterator waits that overlapping input with compute would hide: at most the %.1f ms of compute",
+			   ms(compute > 0 ? compute : 0));
+	} else if (!strcmp(f->rule, "xla-recompile") && fn) {
+		size_t n;
+		int64_t tracing;
+
+		f->saving_ns = retrace_saving(m, fn, CAUSE_NONE, &n, &tracing);
+		set_method(m, f, "upper bound: the %zu extra compilations (tracing %.1f ms + first-call compile %.1f ms)", n,
+			   ms(tracing), ms(f->saving_ns - tracing));
+	} else {
+		f->saving_ns = f->cost_ns;
+		set_method(m, f, "upper bound: the symptom's time (cost_ns); the fix saves part of it");
+	}
+}

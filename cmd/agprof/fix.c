@@ -1,0 +1,147 @@
+/* fix.c - `agprof fix`: the findings' edits of the user's code as one unified diff. */
+#include "builtin.h"
+#include "analyze.h"
+#include "fix.h"
+#include "recording.h"
+#include "strbuf.h"
+#include "util.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const fix_usage =
+	"usage: agprof fix [--rule R] [--function F] [--rules DIR] RECORDING\n"
+	"\n"
+	"Print the edits that fix the recording's findings as a unified diff: paths\n"
+	"are relative to the recording's working directory (a/ and b/ prefixes), so\n"
+	"that, from that directory, `agprof fix REC | patch -p1` (or `git apply`)\n"
+	"applies them.  One hunk per finding agprof can fix safely: an input_signature\n"
+	"for shape retraces, tf.constant/tf.cast around the argument at the call site\n"
+	"for python-value/dtype retraces, the tf.function(...) moved out of the loop\n"
+	"for new function objects.  `agprof report` says why the others have no edit.\n"
+	"\n"
+	"options:\n"
+	"   --rule R       only findings of rule R (e.g. retracing)\n"
+	"   --function F   only findings about the Python function F\n"
+	"   --rules DIR    also load the rule files of DIR (docs/rules.md)\n"
+	"\n"
+	"Exit codes: 0 a diff was printed, 1 nothing to fix, 2 usage error or a file\n"
+	"that is not a readable recording, 3 internal error.\n";
+
+struct fix_cmd {
+	const char *rule, *function, *path;
+	struct analyze_opts ao;
+};
+
+static int parse(struct fix_cmd *c, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "rule", required_argument, NULL, 'r' },
+		{ "function", required_argument, NULL, 'f' },
+		{ "rules", required_argument, NULL, 'R' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int ch;
+
+	opterr = 0;
+	optind = 1;
+	while ((ch = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'r':
+			c->rule = optarg;
+			break;
+		case 'f':
+			c->function = optarg;
+			break;
+		case 'R':
+			c->ao.rules_dir = optarg;
+			break;
+		case 'h':
+			fputs(fix_usage, stdout);
+			exit(EXIT_OK);
+		default:
+			if (optopt)
+				return error("option '%s' needs a value", argv[optind - 1]);
+			return error("unknown option '%s'; see 'agprof fix --help'", argv[optind - 1]);
+		}
+	}
+	if (optind >= argc)
+		return error("no recording given; see 'agprof fix --help'");
+	if (optind + 1 < argc)
+		return error("one recording at a time ('%s' and '%s')", argv[optind], argv[optind + 1]);
+	c->path = argv[optind];
+	return 0;
+}
+
+/* Whether an earlier finding's edit already touches one of f's lines (one hunk per region). */
+static int overlaps(const struct model *m, size_t upto, const struct finding *f)
+{
+	for (size_t i = 0; i < upto; i++) {
+		const struct finding *g = &m->findings[i];
+
+		if (g->fix.file && !strcmp(g->fix.file, f->fix.file) && g->fix.line < f->fix.line + f->fix.nlines &&
+		    f->fix.line < g->fix.line + g->fix.nlines)
+			return 1;
+	}
+	return 0;
+}
+
+static int cmp_fix(const void *a, const void *b)
+{
+	const struct finding *x = *(const struct finding *const *)a, *y = *(const struct finding *const *)b;
+	int c = strcmp(x->fix.file, y->fix.file);
+
+	return c ? c : (x->fix.line > y->fix.line) - (x->fix.line < y->fix.line);
+}
+
+int cmd_fix(int argc, char **argv)
+{
+	struct fix_cmd c = { .ao = { .allow_empty = 1 } };
+	struct recording rec;
+	struct ruleset rs;
+	struct model m;
+	struct strbuf out = STRBUF_INIT;
+	const struct finding **pick = NULL;
+	size_t n = 0;
+	int ret;
+
+	if (parse(&c, argc, argv))
+		return EXIT_USAGE;
+	if (recording_open(&rec, c.path))
+		return EXIT_USAGE;
+	if ((ret = analyze(&m, &rs, &rec, &c.ao))) {
+		recording_close(&rec);
+		return ret;
+	}
+	if (m.nfindings && !(pick = calloc(m.nfindings, sizeof(*pick)))) {
+		ret = EXIT_INTERNAL;
+		goto cleanup;
+	}
+	for (size_t i = 0; i < m.nfindings; i++) {
+		const struct finding *f = &m.findings[i];
+
+		if (!f->fix.file || (c.rule && strcmp(f->rule, c.rule)) ||
+		    (c.function && (!f->function || strcmp(f->function, c.function))) || overlaps(&m, i, f))
+			continue;
+		pick[n++] = f;
+	}
+	/* hunks of one file in line order, so that patch applies them without fuzz */
+	qsort(pick, n, sizeof(*pick), cmp_fix);
+	for (size_t i = 0; i < n; i++)
+		fix_diff(&out, &m, pick[i], i == 0 || strcmp(pick[i - 1]->fix.file, pick[i]->fix.file) != 0);
+	ret = n ? EXIT_OK : EXIT_VIOLATION;
+	if (!n)
+		fprintf(stderr, "agprof fix: nothing to fix in '%s'\n", c.path);
+	if (out.len && fwrite(out.buf, 1, out.len, stdout) != out.len)
+		ret = EXIT_INTERNAL;
+cleanup:
+	free(pick);
+	strbuf_release(&out);
+	model_release(&m);
+	ruleset_release(&rs);
+	recording_close(&rec);
+	return ret;
+}

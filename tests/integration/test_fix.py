@@ -1,0 +1,134 @@
+"""`agprof fix` on a real recording: the patch applies and fixes the program.
+
+Usage: test_fix.py SAMPLE FUNCTION CAUSE
+
+For one fixable sample (a copy of it and samples/oracle.py in a temporary
+directory, the recording's working directory):
+- record it under agprof with the oracle (TensorFlow's own tracing count);
+- `agprof fix REC` exits 0 with a unified diff of one hunk on a/SAMPLE, the
+  same edit as the JSON report's finding `fix` and the SARIF result's `fixes`;
+  the finding has a positive saving_ns and a saving_method;
+- the diff applies with `patch -p1` (and `git apply --check` when git is
+  there) in a second copy; the patched program, recorded again, prints the
+  same output (tracing-count lines aside), and its function traces once:
+  experimental_get_tracing_count() of every tf.function object is 1 and the
+  recording holds one trace of it;
+- `agprof fix` on the patched program's recording has nothing to fix (1);
+  bad usage and bad recordings exit 2 with one line;
+- a source file edited after the recording gets no edit: the report says
+  it changed since the recording and `agprof fix` exits 1.
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import agtest  # noqa: E402
+from agtest import check, check_eq  # noqa: E402
+
+
+def copy_sample(d, sample):
+    os.makedirs(d)
+    for name in (sample, "oracle.py"):
+        shutil.copy(agtest.sample(name), os.path.join(d, name))
+
+
+def record(d, sample, name):
+    """Record d/sample with cwd d; return (stdout lines, oracle, recording path)."""
+    out = os.path.join(d, name + ".agprof")
+    oracle = os.path.join(d, name + ".oracle.json")
+    env = dict(os.environ, AGPROF_ORACLE=oracle, AGPROF_ORACLE_NO_PROFILER="1")
+    p = subprocess.run([agtest.AGPROF, "run", "-q", "-o", out, "--", agtest.PYTHON, sample],
+                       cwd=d, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=240)
+    if p.returncode != 0 or not os.path.exists(oracle):
+        print(p.stderr.decode("utf-8", "replace")[-3000:])
+        agtest.fail("%s exited %d under agprof" % (sample, p.returncode))
+        agtest.finish("fix")
+    with open(oracle) as fh:
+        return p.stdout.decode().splitlines(), json.load(fh), out
+
+
+def output(lines):
+    return [ln for ln in lines if not ln.startswith("tracing count")]
+
+
+def finding_of(rec, function):
+    rc, out, err = agtest.agprof_cmd("report", "--format", "json", rec)
+    check_eq(rc, 0, "agprof report --format json exit status")
+    for f in json.loads(out)["findings"]:
+        if f["rule"] == "retracing" and f["function"] == function:
+            return f
+    return None
+
+
+def main():
+    agtest.need_agprof()
+    sample, function, cause = sys.argv[1], sys.argv[2], sys.argv[3]
+    for args, what in (((), "no recording"), (("/nonexistent.agprof",), "a missing recording"),
+                       (("--bogus", "x.agprof"), "an unknown option"), (("--rule",), "--rule without a value")):
+        rc, out, err = agtest.agprof_cmd("fix", *args)
+        check(rc == 2 and not out and len(err.strip().splitlines()) == 1, "agprof fix with %s: exit 2, one line" % what,
+              (rc, out, err))
+    top = agtest.tmpdir()
+    orig, fixed = os.path.join(top, "orig"), os.path.join(top, "fixed")
+    copy_sample(orig, sample)
+    before, oracle0, rec = record(orig, sample, "orig")
+    check(oracle0["functions"][function]["tracing_count"] > 1, "the sample retraces %s" % function)
+
+    rc, diff, err = agtest.agprof_cmd("fix", rec)
+    check_eq(rc, 0, "agprof fix exit status (%s)" % err.strip())
+    check(diff.startswith("--- a/%s\n+++ b/%s\n" % (sample, sample)), "diff header names a/ and b/ " + sample, diff[:80])
+    check_eq(diff.count("\n@@ "), 1, "hunks in the diff")
+    check("retracing " + cause in diff, "the hunk is for the %s retrace" % cause, diff)
+
+    f = finding_of(rec, function)
+    if check(f is not None, "a retracing finding for " + function):
+        check_eq(f["cause"], cause, "finding cause")
+        check(f["fix"] is not None, "finding has a fix", f.get("no_edit"))
+        check(f["saving_ns"] > 0 and f["saving_method"], "finding has a saving and its method",
+              (f["saving_ns"], f["saving_method"]))
+        check("train_step" not in json.dumps(f), "no canned train_step template in the finding")
+        if f["fix"]:
+            check_eq(f["fix"]["file"], sample, "fix.file")
+            check("".join("+" + ln + "\n" for ln in f["fix"]["after"].splitlines()) in diff,
+                  "the diff adds the finding's fix.after")
+    rc, sarif, _ = agtest.agprof_cmd("report", "--format", "sarif", rec)
+    fixes = [r.get("fixes") for r in json.loads(sarif)["runs"][0]["results"] if r["ruleId"] == "retracing"]
+    check(fixes and fixes[0] and fixes[0][0]["artifactChanges"][0]["artifactLocation"]["uri"] == sample,
+          "SARIF result carries the edit as fixes", fixes)
+
+    copy_sample(fixed, sample)
+    p = subprocess.run(["patch", "-p1"], cwd=fixed, input=diff.encode(), stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT)
+    check_eq(p.returncode, 0, "patch -p1 exit status (%s)" % p.stdout.decode().strip())
+    if shutil.which("git"):
+        g = subprocess.run(["git", "apply", "--check", "-"], cwd=orig, input=diff.encode(),
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+        check_eq(g.returncode, 0, "git apply --check (%s)" % g.stdout.decode().strip())
+    after, oracle1, rec1 = record(fixed, sample, "fixed")
+    check_eq(output(after), output(before), "the patched program's output")
+    fn = oracle1["functions"][function]
+    counts = fn.get("objects") or [fn["tracing_count"]]
+    check(counts and max(counts) == 1, "tracing count of each tf.function object after the fix is 1", counts)
+    db = agtest.open_recording(rec1)
+    traces = agtest.q1(db, "SELECT count(*) FROM traces t JOIN functions f ON f.id = t.function_id"
+                       " JOIN strings s ON s.id = f.name_id WHERE s.text = ?", function)
+    check_eq(traces, 1, "traces of %s in the patched program's recording" % function)
+    rc, out, _ = agtest.agprof_cmd("fix", rec1)
+    check_eq(rc, 1, "agprof fix on the fixed program: nothing to fix")
+
+    # the file changes after the recording: no edit, and the report says why
+    with open(os.path.join(orig, sample), "a") as fh:
+        fh.write("# edited after the recording\n")
+    rc, out, _ = agtest.agprof_cmd("fix", rec)
+    check_eq(rc, 1, "agprof fix on a file changed since the recording")
+    f = finding_of(rec, function)
+    check(f and f["fix"] is None and "changed since the recording" in (f["no_edit"] or ""),
+          "finding says the file changed since the recording", f and f["no_edit"])
+    agtest.finish("fix-" + sample)
+
+
+if __name__ == "__main__":
+    main()
