@@ -23,5 +23,6 @@ int cmd_report(int argc, char **argv);
 int cmd_check(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_attach(int argc, char **argv);
 
 #endif

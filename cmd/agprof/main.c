@@ -33,6 +33,7 @@ static const struct cmd_struct commands[] = {
 	{ "check", cmd_check },
 	{ "view", cmd_view },
 	{ "export", cmd_export },
+	{ "__attach", cmd_attach },  /* hidden: the writer behind agprof.start() in Python */
 };
 
 int main(int argc, char **argv)
