@@ -764,6 +764,8 @@ void agp_tf_attach(void)
 {
 	tf_seen = 0;
 	agp_got_scan();
+	if (!agp_got_bound())
+		return;  /* nothing reaches the hooks: the exit check says `mismatch` if TensorFlow is loaded */
 	if (tf.ready)
 		tf_status_record();
 	else if (dl_iterate_phdr(find_tensorflow, NULL))
