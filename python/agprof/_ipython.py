@@ -86,7 +86,6 @@ def load_ipython_extension(ipython):
             if opts["check"] is not None:
                 status, text = _report.check(path, opts["check"])
                 sys.stdout.write(text)
-                print("agprof check: %s" % ("every threshold holds" if status == 0 else "a threshold is crossed"))
             return None
 
         @line_magic

@@ -84,10 +84,13 @@ def _functions_before():
 def _note(nfunctions):
     tf_state = ("TensorFlow was imported before start()" if "tensorflow" in sys.modules
                 else "TensorFlow was not imported yet at start()")
+    before = ("; %d function%s traced before start() appear%s as loaded (their calls are graph calls, "
+              "not counted under the Python function)" % (nfunctions, "" if nfunctions == 1 else "s",
+                                                           "s" if nfunctions == 1 else "")
+              if nfunctions else "")
     return ("recorded from agprof.start() to agprof.stop() inside a running program (%s): "
-            "traces, variables and eager ops before start() are not in it; %d function%s "
-            "traced before start() appear as loaded; forks are recorded, exec'd children are not"
-            % (tf_state, nfunctions, "" if nfunctions == 1 else "s"))
+            "traces, variables and eager ops before start() are not in it%s; forks are recorded, "
+            "exec'd children are not" % (tf_state, before))
 
 
 def _load(collector):
