@@ -66,41 +66,14 @@ def compare_sample(tmp, name):
         fn = got.get(fname, {})
         agtest.check_eq(fn.get("traces"), t["tracing_count"], "%s: traces of %s (TensorFlow's count)" % (name, fname))
         agtest.check_eq(fn.get("calls"), t["calls"], "%s: calls of %s (the sample's counter)" % (name, fname))
-    # Every finding of `agprof run` is found; the only extra ones may be the
-    # rules that weigh a share of the run: their run is the block here, without
-    # the interpreter's start and TensorFlow's import that dilute them there.
+    # The rules that weigh a share of the run are left out: their run is the
+    # block here, without the interpreter's start and TensorFlow's import that
+    # dilute them under `agprof run`, and on a busy machine they come and go
+    # with timing either way.  Every other finding must be the same.
     inside_f, launched_f = findings(rep), findings(report(launched))
-    agtest.check([f for f in launched_f if f not in inside_f] == [],
-                 "%s: findings of agprof run also inside agprof.record()" % name, inside_f, launched_f)
-    agtest.check([f for f in inside_f if f not in launched_f and f[0] not in SHARE_RULES] == [],
-                 "%s: no other findings inside agprof.record() than share-of-the-run ones" % name, inside_f, launched_f)
-
-
-BEFORE = """
-import tensorflow as tf, agprof
-@tf.function
-def f(x):
-    return x * 2
-f(tf.zeros([1])); f(tf.zeros([2]))          # traced before start()
-before = f.experimental_get_tracing_count()
-with agprof.record({out!r}, quiet=True):
-    for n in (1, 2, 3, 4, 2):
-        f(tf.zeros([n]))
-print(before, f.experimental_get_tracing_count())
-"""
-
-LATE = """
-import agprof
-agprof.start({out!r}, quiet=True)
-import tensorflow as tf                      # imported after start(): hooked as it loads
-@tf.function
-def g(x):
-    return x + 1
-for n in (1, 2, 3):
-    g(tf.zeros([n]))
-agprof.stop()
-print(g.experimental_get_tracing_count())
-"""
+    agtest.check_eq([f for f in inside_f if f[0] not in SHARE_RULES],
+                    [f for f in launched_f if f[0] not in SHARE_RULES],
+                    "%s: findings inside agprof.record() = agprof run (but share-of-the-run rules)" % name)
 
 
 def late_cases(tmp):
