@@ -76,6 +76,33 @@ def compare_sample(tmp, name):
                     "%s: findings inside agprof.record() = agprof run (but share-of-the-run rules)" % name)
 
 
+BEFORE = """
+import tensorflow as tf, agprof
+@tf.function
+def f(x):
+    return x * 2
+f(tf.zeros([1])); f(tf.zeros([2]))          # traced before start()
+before = f.experimental_get_tracing_count()
+with agprof.record({out!r}, quiet=True):
+    for n in (1, 2, 3, 4, 2):
+        f(tf.zeros([n]))
+print(before, f.experimental_get_tracing_count())
+"""
+
+LATE = """
+import agprof
+agprof.start({out!r}, quiet=True)
+import tensorflow as tf                      # imported after start(): hooked as it loads
+@tf.function
+def g(x):
+    return x + 1
+for n in (1, 2, 3):
+    g(tf.zeros([n]))
+agprof.stop()
+print(g.experimental_get_tracing_count())
+"""
+
+
 def late_cases(tmp):
     out = os.path.join(tmp, "before.agprof")
     r = run([agtest.PYTHON, "-c", BEFORE.format(out=out)])
