@@ -36,6 +36,7 @@ _lock = threading.RLock()
 _session = None
 _last_path = None
 _hook_installed = False
+_atexit_registered = False
 
 
 class _Session:
@@ -134,7 +135,10 @@ def _spawn(exe, path, force, quiet, note):
     argv = [sys.executable] + list(sys.argv)
     cmd = [exe, "__attach", "--pid", str(os.getpid()), "-o", os.fspath(path), "--note", note]
     cmd += (["-f"] if force else []) + (["-q"] if quiet else []) + ["--"] + argv
-    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    except OSError as e:
+        raise AgprofError("cannot start '%s': %s" % (exe, e.strerror or e)) from None
     line = proc.stdout.readline().decode("utf-8", "replace").rstrip("\n").split("\t")
     if len(line) != 3 or line[0] != "ready":
         err = proc.communicate()[1].decode("utf-8", "replace").strip()
@@ -163,7 +167,7 @@ def start(path, force=False, quiet=False):
     TensorFlow may already be imported (it usually is) or be imported later.
     Raises AgprofError when a recording is already running here, when `path`
     exists (unless force=True) or when the recording cannot be created."""
-    global _session
+    global _session, _atexit_registered
     with _lock:
         if _session is not None:
             raise AgprofError("agprof is already recording to '%s'; call agprof.stop() first" % _session.path)
@@ -195,7 +199,9 @@ def start(path, force=False, quiet=False):
             warnings.warn("none of TensorFlow's calls could be patched (a statically bound or "
                           "unsupported build): TensorFlow events will be missing from '%s'" % path,
                           AgprofWarning, stacklevel=2)
-        atexit.register(_stop_at_exit)
+        if not _atexit_registered:
+            atexit.register(_stop_at_exit)  # the program may end inside the block
+            _atexit_registered = True
 
 
 def _known_functions(lib, ctx, names):
