@@ -627,6 +627,75 @@ int agp_start(const char *dir)
 	return 0;
 }
 
+/*
+ * The late start (`import agprof; agprof.start()`, python/agprof): the
+ * library is loaded into a running Python with ctypes (RTLD_LOCAL, the GIL
+ * held, after TensorFlow may have been imported), so nothing is interposed:
+ * the hooks are reached through the GOT slots got.c patches in TensorFlow's
+ * objects, and the caller rescans after it imports more of them.  The
+ * session directory is made and drained by a child `agprof __attach`.
+ * Returns 0, 1 when already recording (attached or under `agprof run`),
+ * 2 when the buffers cannot be created.
+ */
+void agp_tf_attach(void) AGP_HIDDEN;
+void agp_got_scan(void) AGP_HIDDEN;
+AGP_EXPORT int agprof_attach(const char *dir)
+{
+	static int once;
+
+	if (agp_proc.enabled)
+		return 1;
+	/* A previous session's buffers: hooks that were in flight at its stop have long finished. */
+	if (agp_proc.shm)
+		munmap(agp_proc.shm, AGP_SHM_FILE_BYTES);
+	agp_proc.shm = NULL;
+	if (agp_proc.side_fd >= 0)
+		close(agp_proc.side_fd);
+	agp_proc.side_fd = -1;
+	snprintf(shm_dir, sizeof(shm_dir), "%s", dir);
+	if (!once) {
+		agp_py_read_overrides();
+		pthread_atfork(NULL, NULL, on_fork_child);
+		on_exit(on_exit_handler, NULL);
+		once = 1;
+	}
+	if (process_start() != 0)
+		return 2;
+	/* The caller holds the GIL (ctypes.PyDLL): learn the frame layout now. */
+	agp_py_discover_layout();
+	agp_tf_attach();
+	return 0;
+}
+
+/* TensorFlow objects loaded since the last scan get their GOT patched; returns the slots patched so far. */
+int agp_got_patched(void) AGP_HIDDEN;
+AGP_EXPORT int agprof_attach_rescan(void)
+{
+	agp_got_scan();
+	return agp_got_patched();
+}
+
+/* Slots of TensorFlow's objects that reach a hook (0: TensorFlow's calls are not seen). */
+int agp_got_bound(void) AGP_HIDDEN;
+AGP_EXPORT int agprof_attach_bound(void)
+{
+	return agp_got_bound();
+}
+
+/*
+ * End of an attached session: the process's record ends here (exit status
+ * 0, TensorFlow's status) and the hooks stop recording; the mapping stays
+ * until the next start, for a hook still writing on another thread.
+ */
+AGP_EXPORT int agprof_detach(void)
+{
+	if (!agp_proc.enabled)
+		return 1;
+	agp_exit_record(0);
+	agp_proc.enabled = 0;
+	return 0;
+}
+
 __attribute__((constructor)) static void agp_init(void)
 {
 	const char *dir = getenv(AGP_ENV_SHM);

@@ -755,6 +755,35 @@ static int find_tensorflow(struct dl_phdr_info *info, size_t size, void *data)
 	return info->dlpi_name && strstr(info->dlpi_name, "libtensorflow") != NULL;
 }
 
+/*
+ * A late start (agprof_attach): each session's recording says TensorFlow's
+ * status again, and the objects already loaded get their GOT patched.
+ */
+void agp_tf_attach(void) AGP_HIDDEN;
+void agp_tf_attach(void)
+{
+	tf_seen = 0;
+	agp_got_scan();
+	if (!agp_got_bound())
+		return;  /* nothing reaches the hooks: the exit check says `mismatch` if TensorFlow is loaded */
+	if (tf.ready)
+		tf_status_record();
+	else if (dl_iterate_phdr(find_tensorflow, NULL))
+		tf_api_ready();
+}
+
+/*
+ * A function registered in the eager context before agprof_attach (traced
+ * before agprof.start()): recorded as `loaded`, so that its calls are calls
+ * and its FunctionDef is known.  The caller (Python, with the GIL) passes
+ * the serialized FunctionDef.
+ */
+AGP_EXPORT void agprof_attach_function(const char *name, const void *def, size_t len)
+{
+	if (agp_proc.enabled && name)
+		funcdef_record(agp_thread_get(), name, def, def ? len : 0, 1);
+}
+
 /* At exit: TensorFlow loaded but no hook ever ran means the hooks do not match. */
 void agp_tf_exit_check(void) AGP_HIDDEN;
 void agp_tf_exit_check(void)

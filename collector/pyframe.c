@@ -174,6 +174,42 @@ static int discover_string_layout(PyObject *str)
 	return -1;
 }
 
+/*
+ * The instructions start at code + base: their first code units are those of
+ * co_code (the opcode of the first instruction, RESUME or what precedes it,
+ * is never specialized; the opargs never change).  Lines alone can accept a
+ * base one instruction early when the stack is shallow and each frame's
+ * previous instruction is on the same line (agprof.start() called from a
+ * short script); this rules that out.
+ */
+static int code_units_match(PyObject *code, size_t base)
+{
+	static char *(*bytes_data)(PyObject *);
+	static long (*bytes_size)(PyObject *);
+	PyObject *co_code;
+	unsigned char mem[8];
+	const unsigned char *want;
+	int ok = 0;
+
+	if (!bytes_data) {
+		bytes_data = (char *(*)(PyObject *))dlsym(RTLD_DEFAULT, "PyBytes_AsString");
+		bytes_size = (long (*)(PyObject *))dlsym(RTLD_DEFAULT, "PyBytes_Size");
+	}
+	if (!bytes_data || !bytes_size || !(co_code = py.Object_GetAttrString(code, "co_code"))) {
+		py.Err_Clear();
+		return 1;  /* cannot tell: the lines decide, as before */
+	}
+	want = (const unsigned char *)bytes_data(co_code);
+	if (want && bytes_size(co_code) >= 8 && safe_read((const char *)code + base, mem, sizeof(mem)) == 0)
+		ok = mem[0] == want[0] && mem[1] == want[1] && mem[3] == want[3] && mem[5] == want[5] &&
+		     mem[7] == want[7];
+	else if (want)
+		ok = 1;  /* a code object shorter than 4 instructions: nothing to compare */
+	py.DecRef(co_code);
+	py.Err_Clear();
+	return ok;
+}
+
 /* The line of every frame on the stack must agree with the public API. */
 static int discover_code_base(PyObject *frame)
 {
@@ -188,7 +224,8 @@ static int discover_code_base(PyObject *frame)
 			long byte_off = (long)(ip - (uintptr_t)code) - (long)base;
 			PyObject *back;
 
-			if (py.Code_Addr2Line(code, (int)byte_off) != py.Frame_GetLineNumber(f))
+			if (py.Code_Addr2Line(code, (int)byte_off) != py.Frame_GetLineNumber(f) ||
+			    !code_units_match(code, base))
 				good = 0;
 			frames++;
 			back = py.Frame_GetBack(f);  /* new reference */

@@ -34,6 +34,7 @@ static const struct cmd_struct commands[] = {
 	{ "view", cmd_view, "interactive timeline of a recording (ncurses)" },
 	{ "export", cmd_export, "convert a recording (Chrome trace-event JSON)" },
 	{ "fix", cmd_fix, "the findings' edits of your code as a diff (patch -p1)" },
+	{ "__attach", cmd_attach, NULL },  /* hidden: the writer behind agprof.start() in Python */
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 
@@ -41,7 +42,8 @@ static void print_usage(FILE *out)
 {
 	fputs(agprof_usage, out);
 	for (size_t i = 0; i < NCOMMANDS; i++)
-		fprintf(out, "   %-8s %s\n", commands[i].name, commands[i].summary);
+		if (commands[i].summary)  /* NULL: hidden */
+			fprintf(out, "   %-8s %s\n", commands[i].name, commands[i].summary);
 	fputs(agprof_epilogue, out);
 }
 

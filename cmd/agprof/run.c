@@ -9,6 +9,7 @@
 #include "options.h"
 #include "config.h"
 #include "recording.h"
+#include "run_attach.h"
 #include "run_writer.h"
 #include "util.h"
 
@@ -762,4 +763,73 @@ int cmd_run(int argc, char **argv)
 	}
 	release_state(&rs);
 	return rc;
+}
+
+/*
+ * `agprof __attach` (attach.c) records a program that is already running
+ * through the same steps: output file, buffer folder, summary.
+ */
+struct run_state *run_attach_prepare(const char *output, int force, int quiet, int *rc)
+{
+	struct run_state *rs = calloc(1, sizeof(*rs));
+
+	*rc = EXIT_INTERNAL;
+	if (!rs)
+		return NULL;
+	rs->shm_fd = rs->shm_base_fd = -1;
+	rs->output = output;
+	rs->force = force;
+	rs->quiet = quiet;
+	if (!(rs->collector = find_collector())) {
+		error("cannot find the collector library libagprof-collector.so (set AGPROF_COLLECTOR)");
+		run_attach_end(rs);
+		return NULL;
+	}
+	*rc = EXIT_USAGE;
+	if (choose_output(rs) != 0 || make_tmp_output(rs) != 0 || make_shm_dir(rs) != 0) {
+		run_attach_end(rs);
+		return NULL;
+	}
+	*rc = EXIT_OK;
+	return rs;
+}
+
+const char *run_attach_collector(const struct run_state *rs)
+{
+	return rs->collector;
+}
+
+const char *run_attach_shm_dir(const struct run_state *rs)
+{
+	return rs->shm_dir;
+}
+
+const char *run_attach_tmp_path(const struct run_state *rs)
+{
+	return rs->tmp_path;
+}
+
+const char *run_attach_output(const struct run_state *rs)
+{
+	return rs->output_path;
+}
+
+/* Remove the buffers, move the recording to its name, print the summary. */
+int run_attach_publish(struct run_state *rs, const struct run_totals *totals)
+{
+	remove_shm_dir(rs);
+	if (publish_output(rs) != 0)
+		return -1;
+	print_summary(rs, totals);
+	return 0;
+}
+
+void run_attach_end(struct run_state *rs)
+{
+	if (!rs)
+		return;
+	remove_shm_dir(rs);
+	remove_tmp_output(rs);
+	free(rs->collector);
+	free(rs);
 }

@@ -1336,6 +1336,8 @@ static void write_meta(struct run_writer *w, const struct run_session *sess, uin
 	db_meta_set_int(w->db, "end_ns", (int64_t)sess->end_ns);
 	db_meta_set_int(w->db, "exit_status", sess->exit_status);
 	db_meta_set_int(w->db, "exit_signal", sess->exit_signal);
+	if (sess->attached)
+		db_meta_set(w->db, "attached", sess->attached);
 	db_meta_set_int(w->db, "dropped_events", (int64_t)dropped);
 	if (w->notes.len)
 		db_meta_set(w->db, "incomplete", w->notes.buf);

@@ -18,6 +18,7 @@ struct run_session {
 	int main_pid;
 	int exit_status;       /* as a shell reports it */
 	int exit_signal;
+	const char *attached;   /* agprof __attach: what a late start misses (meta.attached), or NULL */
 };
 
 /* Rows stored (committed) in the recording, and what is known to be missing. */

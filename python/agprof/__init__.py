@@ -1,0 +1,18 @@
+"""agprof from Python: record a block of a running TensorFlow program and read its report.
+
+    import agprof
+    with agprof.record("train.agprof"):
+        train()
+    findings = agprof.report("train.agprof")["findings"]
+
+In IPython or Jupyter: `%load_ext agprof`, then `%%agprof` on a cell.  The
+`agprof` command and `python -m agprof` are the same program as the C agprof.
+"""
+from ._record import (AgprofError, AgprofWarning, is_recording, last_recording, record, start,
+                      stop)
+from ._report import check, report
+from ._ipython import load_ipython_extension, unload_ipython_extension
+
+__version__ = "0.1.0"
+__all__ = ["AgprofError", "AgprofWarning", "check", "is_recording", "last_recording", "record",
+           "report", "start", "stop", "load_ipython_extension", "unload_ipython_extension"]

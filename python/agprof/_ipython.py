@@ -1,0 +1,106 @@
+"""The IPython / Jupyter extension: %load_ext agprof.
+
+  %%agprof [-o FILE] [-f] [--check THRESHOLDS...]   record the cell, show the report below it
+  %agprof_report [FILE]                            show the last report again (or FILE's)
+"""
+import os
+import shlex
+import sys
+import tempfile
+
+from . import _record, _report
+
+_state = {"last": None, "dir": None, "n": 0}
+
+
+def _parse(line):
+    """-o FILE, -f, --check THRESHOLDS... (the rest of the line)."""
+    args = shlex.split(line)
+    opts = {"output": None, "force": False, "check": None}
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a in ("-o", "--output") and i + 1 < len(args):
+            opts["output"] = args[i + 1]
+            i += 2
+        elif a in ("-f", "--force"):
+            opts["force"] = True
+            i += 1
+        elif a == "--check":
+            opts["check"] = args[i + 1:]
+            break
+        else:
+            raise ValueError("'%s': unknown option of %%%%agprof (-o FILE, -f, --check THRESHOLDS...)" % a)
+    return opts
+
+
+def _cell_output():
+    if _state["dir"] is None:
+        _state["dir"] = tempfile.mkdtemp(prefix="agprof-cells-")
+    _state["n"] += 1
+    return os.path.join(_state["dir"], "cell-%d.agprof" % _state["n"])
+
+
+def _show(path):
+    """Findings first: the run and its findings (`agprof report --summary`)."""
+    text = _report.report_text(path, ["--summary"])
+    note = _report.attached_note(path)
+    sys.stdout.write(text)
+    if note:
+        sys.stdout.write("note: %s\n" % note)
+    sys.stdout.write("(recording: %s; agprof.report(%r) for the dict and every section)\n" % (path, path))
+
+
+def load_ipython_extension(ipython):
+    from IPython.core.error import UsageError
+    from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+
+    @magics_class
+    class AgprofMagics(Magics):
+        @cell_magic
+        def agprof(self, line, cell):
+            """Record this cell with agprof and show the report below it.
+
+            %%agprof [-o FILE] [-f] [--check THRESHOLDS...]"""
+            try:
+                opts = _parse(line)
+            except ValueError as e:
+                raise UsageError(str(e)) from None
+            path = opts["output"] or _cell_output()
+            try:
+                _record.start(path, force=opts["force"] or opts["output"] is None, quiet=True)
+            except _record.AgprofError as e:
+                raise UsageError("agprof: %s" % e) from None
+            try:
+                result = self.shell.run_cell(cell, store_history=False)
+            finally:
+                try:
+                    _record.stop()
+                except _record.AgprofError as e:
+                    print("agprof: %s" % e, file=sys.stderr)
+                    return None
+            _state["last"] = path
+            if result is not None and not result.success:
+                print("agprof: the cell raised; what ran before is recorded in %s" % path)
+            _show(path)
+            if opts["check"] is not None:
+                status, text = _report.check(path, opts["check"])
+                sys.stdout.write(text)
+            return None
+
+        @line_magic
+        def agprof_report(self, line):
+            """Show the last %%agprof report again (or the report of FILE)."""
+            path = line.strip() or _state["last"]
+            if not path:
+                raise UsageError("no %%agprof cell has been recorded yet")
+            try:
+                _show(path)
+            except _record.AgprofError as e:
+                raise UsageError("agprof: %s" % e) from None
+
+    ipython.register_magics(AgprofMagics)
+
+
+def unload_ipython_extension(ipython):
+    pass

@@ -1,0 +1,89 @@
+"""The IPython extension (issue 12), in IPython's own InteractiveShell.
+
+`%load_ext agprof`, then `%%agprof` on cells that define and call a
+retracing tf.function: the report is shown below the cell (findings first),
+the trace count equals TensorFlow's experimental_get_tracing_count(), a
+second recorded cell works, `%agprof_report` shows the last one again,
+`%%agprof --check` reports the crossed threshold, a bad option is a usage
+error, and a cell that raises still leaves its recording.
+"""
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
+import agtest  # noqa: E402
+
+TRAIN = """%%agprof -o {out}
+@tf.function
+def step(x):
+    return tf.reduce_sum(x * 2.0)
+for n in range(1, 6):
+    step(tf.zeros([n]))
+count = step.experimental_get_tracing_count()
+"""
+
+
+def traces(path, name):
+    r = subprocess.run([agtest.AGPROF, "report", "--format", "json", path], stdout=subprocess.PIPE, text=True)
+    if r.returncode != 0:
+        return None
+    return [f["traces"] for f in json.loads(r.stdout)["functions"] if f["name"] == name]
+
+
+def main():
+    if importlib.util.find_spec("IPython") is None:
+        print("SKIP: %s has no IPython (./setup installs it)" % sys.executable)
+        sys.exit(77)
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    tmp = tempfile.mkdtemp(prefix="agprof-ipy-")
+    shell = InteractiveShell.instance()
+
+    def cell(code):
+        with capture_output() as cap:
+            res = shell.run_cell(code)
+        return res, cap.stdout + cap.stderr
+
+    res, out = cell("%load_ext agprof\nimport tensorflow as tf")
+    agtest.check(res.success, "%load_ext agprof: " + out)
+
+    first = os.path.join(tmp, "first.agprof")
+    res, out = cell(TRAIN.format(out=first))
+    agtest.check(res.success, "a %%agprof cell runs: " + out[-2000:])
+    count = shell.user_ns.get("count")
+    agtest.check_eq(count, 5, "the cell ran (tracing count of step)")
+    agtest.check_eq(traces(first, "step"), [count], "traces of step in the cell's recording")
+    f_at, r_at = out.find("Findings"), out.find("retracing")
+    agtest.check(0 <= f_at < r_at and "step" in out[f_at:], "the report below the cell, findings first", out[-3000:])
+
+    second = os.path.join(tmp, "second.agprof")
+    res, out = cell(TRAIN.format(out=second).replace("range(1, 6)", "range(6, 9)"))
+    agtest.check(res.success and os.path.exists(second), "a second %%agprof cell: " + out[-2000:])
+    agtest.check_eq(traces(second, "step"), [3], "the second cell records its own traces only")
+
+    res, out = cell("%agprof_report")
+    agtest.check(res.success and "Findings" in out and second in out, "%agprof_report shows the last one again", out[-2000:])
+
+    res, out = cell("%%agprof --check --max-traces 2\nfor n in range(1, 5):\n    step(tf.zeros([n + 20]))\n")
+    agtest.check(res.success and "threshold crossed" in out and "step" in out,
+                 "%%agprof --check --max-traces 2", out[-2000:])
+
+    res, out = cell("%%agprof --bogus\n1 + 1\n")
+    agtest.check(not res.success and "--bogus" in out, "%%agprof with a bad option is a usage error", out[-2000:])
+
+    raised = os.path.join(tmp, "raised.agprof")
+    res, out = cell("%%%%agprof -o %s\nstep(tf.zeros([40]))\nraise ValueError('inside the cell')\n" % raised)
+    agtest.check("inside the cell" in out and os.path.exists(raised), "a cell that raises keeps its recording", out[-2000:])
+    res, out = cell("after = float(step(tf.ones([2])))")
+    agtest.check(res.success and shell.user_ns.get("after") == 4.0, "the shell goes on", out[-2000:])
+
+
+if __name__ == "__main__":
+    agtest.need_agprof()
+    main()
+    agtest.finish("python-ipython")
