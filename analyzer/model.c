@@ -1172,6 +1172,14 @@ const struct metric_source *model_find_source(const struct model *m, const char 
 	return NULL;
 }
 
+const struct model_function *model_find_function(const struct model *m, const char *name)
+{
+	for (size_t i = 0; i < m->nfunctions; i++)
+		if (!strcmp(m->functions[i].name, name))
+			return &m->functions[i];
+	return NULL;
+}
+
 struct finding *model_add_finding(struct model *m, const struct finding *f)
 {
 	struct finding *d;

@@ -459,6 +459,9 @@ const char *model_strdup(struct model *m, const char *s);
  * Append a finding (the rule engine and GPU rules use this); every string is
  * copied into the model's pool.  Returns the stored finding or NULL.
  */
+/* Find a function by Python name (first match), or NULL. */
+const struct model_function *model_find_function(const struct model *m, const char *name);
+
 struct finding *model_add_finding(struct model *m, const struct finding *f);
 /*
  * The GPU metric sources (analyzer/gpu_metrics.c): loads the GPU model of

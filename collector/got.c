@@ -37,6 +37,7 @@ extern const struct got_hook agp_got_hooks[] AGP_HIDDEN;
 static uintptr_t seen[MAX_SEEN];
 static size_t nseen;
 static pthread_mutex_t got_lock = PTHREAD_MUTEX_INITIALIZER;
+static int patched_slots; /* slots this collector rewrote (agprof_attach_rescan reports them) */
 static int bound_slots;   /* hooked slots found pointing at the collector, patched or not */
 
 /* Called for every relocation of TensorFlow's objects (hundreds of thousands). */
@@ -72,6 +73,7 @@ static void patch_slot(void **slot, void *hook)
 	if (mprotect((void *)start, (size_t)page * 2, PROT_READ | PROT_WRITE) != 0)
 		return;
 	__atomic_store_n(slot, hook, __ATOMIC_RELEASE);
+	patched_slots++;
 	bound_slots++;
 	/* Leave it writable: the page may also hold data the module writes (RELRO is already past). */
 }
@@ -171,6 +173,12 @@ int agp_got_bound(void) AGP_HIDDEN;
 int agp_got_bound(void)
 {
 	return bound_slots;
+}
+
+int agp_got_patched(void) AGP_HIDDEN;
+int agp_got_patched(void)
+{
+	return patched_slots;
 }
 
 void *agp_real_dlopen(const char *file, int mode) AGP_HIDDEN;
