@@ -6,7 +6,6 @@
 #include "strbuf.h"
 #include "util.h"
 
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,58 +20,35 @@ static const char *const fix_usage =
 	"for shape retraces, tf.constant/tf.cast around the argument at the call site\n"
 	"for python-value/dtype retraces, the tf.function(...) moved out of the loop\n"
 	"for new function objects.  `agprof report` says why the others have no edit.\n"
-	"\n"
-	"options:\n"
-	"   --rule R       only findings of rule R (e.g. retracing)\n"
-	"   --function F   only findings about the Python function F\n"
-	"   --rules DIR    also load the rule files of DIR (docs/rules.md)\n"
+	"\n";
+
+static const char *const fix_epilogue =
 	"\n"
 	"Exit codes: 0 a diff was printed, 1 nothing to fix, 2 usage error or a file\n"
 	"that is not a readable recording, 3 internal error.\n";
 
-struct fix_cmd {
-	const char *rule, *function, *path;
-	struct analyze_opts ao;
+enum { FIX_RULE = OPT_KEY_BASE, FIX_FUNCTION };
+
+static const struct opt fix_options[] = {
+	OPT_TEXT("options:"),
+	{ "rule", FIX_RULE, "R", "only findings of rule R (e.g. retracing)" },
+	{ "function", FIX_FUNCTION, "F", "only findings about the Python function F" },
+	OPT_END,
 };
 
-static int parse(struct fix_cmd *c, int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "rule", required_argument, NULL, 'r' },
-		{ "function", required_argument, NULL, 'f' },
-		{ "rules", required_argument, NULL, 'R' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	int ch;
+struct fix_cmd {
+	const char *rule, *function, *path;
+	struct rules_args rules;
+};
 
-	opterr = 0;
-	optind = 1;
-	while ((ch = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'r':
-			c->rule = optarg;
-			break;
-		case 'f':
-			c->function = optarg;
-			break;
-		case 'R':
-			c->ao.rules_dir = optarg;
-			break;
-		case 'h':
-			fputs(fix_usage, stdout);
-			exit(EXIT_OK);
-		default:
-			if (optopt)
-				return error("option '%s' needs a value", argv[optind - 1]);
-			return error("unknown option '%s'; see 'agprof fix --help'", argv[optind - 1]);
-		}
-	}
-	if (optind >= argc)
-		return error("no recording given; see 'agprof fix --help'");
-	if (optind + 1 < argc)
-		return error("one recording at a time ('%s' and '%s')", argv[optind], argv[optind + 1]);
-	c->path = argv[optind];
+static int fix_option(void *ctx, int key, const char *value)
+{
+	struct fix_cmd *c = ctx;
+
+	if (key == FIX_RULE)
+		c->rule = value;
+	else if (key == FIX_FUNCTION)
+		c->function = value;
 	return 0;
 }
 
@@ -99,7 +75,10 @@ static int cmp_fix(const void *a, const void *b)
 
 int cmd_fix(int argc, char **argv)
 {
-	struct fix_cmd c = { .ao = { .allow_empty = 1 } };
+	struct fix_cmd c = { 0 };
+	struct opt_cmd cmd = { "fix", fix_usage, fix_epilogue, 0,
+			       { { fix_options, fix_option, &c }, { rules_options, rules_option, &c.rules },
+				 { help_options, NULL, NULL } } };
 	struct recording rec;
 	struct ruleset rs;
 	struct model m;
@@ -108,13 +87,15 @@ int cmd_fix(int argc, char **argv)
 	size_t n = 0;
 	int ret;
 
-	if (parse(&c, argc, argv))
-		return EXIT_USAGE;
-	if (recording_open(&rec, c.path))
-		return EXIT_USAGE;
-	if ((ret = analyze(&m, &rs, &rec, &c.ao))) {
+	if ((ret = parse_recording_command(&cmd, argc, argv, &c.path)) != 0 || recording_open(&rec, c.path)) {
+		rules_args_release(&c.rules);
+		return ret < 0 ? EXIT_OK : EXIT_USAGE;
+	}
+	c.rules.ao.allow_empty = 1;
+	if (analyze(&m, &rs, &rec, &c.rules.ao) != ANALYZE_OK) {
 		recording_close(&rec);
-		return ret;
+		rules_args_release(&c.rules);
+		return EXIT_USAGE;
 	}
 	if (m.nfindings && !(pick = calloc(m.nfindings, sizeof(*pick)))) {
 		ret = EXIT_INTERNAL;
@@ -143,5 +124,6 @@ cleanup:
 	model_release(&m);
 	ruleset_release(&rs);
 	recording_close(&rec);
+	rules_args_release(&c.rules);
 	return ret;
 }
