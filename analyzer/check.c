@@ -1,5 +1,6 @@
 /* check.c - thresholds for CI; see check.h. */
 #include "check.h"
+#include "checked.h"
 #include "analyze.h"
 #include "recording.h"
 #include "report.h"
@@ -95,15 +96,8 @@ static struct check *add_check(struct check_config *st, enum check_kind kind, co
 	va_list ap;
 	struct strbuf sb = STRBUF_INIT;
 
-	if (st->n == st->cap) {
-		size_t ncap = st->cap ? st->cap * 2 : 8;
-		struct check *p = realloc(st->checks, ncap * sizeof(*p));
-
-		if (!p)
-			return NULL;
-		st->checks = p;
-		st->cap = ncap;
-	}
+	if (ARRAY_GROW(st->checks, st->n, st->cap))
+		return NULL;
 	c = &st->checks[st->n++];
 	memset(c, 0, sizeof(*c));
 	c->kind = kind;

@@ -17,6 +17,7 @@
  * source is its SQL, its field names and how a row points at code.
  */
 #include "pitfalls.h"
+#include "checked.h"
 #include "recording.h"
 
 #include <stdio.h>
@@ -43,15 +44,8 @@ struct pt_table {
 
 static struct pt_row *pt_add(struct pt_table *t)
 {
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? t->cap * 2 : 16;
-		struct pt_row *r = realloc(t->rows, cap * sizeof(*r));
-
-		if (!r)
-			return NULL;
-		t->rows = r;
-		t->cap = cap;
-	}
+	if (ARRAY_GROW(t->rows, t->n, t->cap))
+		return NULL;
 	memset(&t->rows[t->n], 0, sizeof(t->rows[0]));
 	return &t->rows[t->n++];
 }

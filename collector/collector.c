@@ -149,18 +149,24 @@ static int process_start(void)
 	return 0;
 }
 
-static void on_fork_child(void)
+/* Let go of the ring mapping and the side file (a forked child's, an earlier attach's). */
+static void release_buffers(void)
 {
-	if (!agp_proc.enabled)
-		return;
-	/* The parent's mapping is shared: let go of it, never write into it. */
-	agp_proc.enabled = 0;
 	if (agp_proc.shm)
 		munmap(agp_proc.shm, AGP_SHM_FILE_BYTES);
 	agp_proc.shm = NULL;
 	if (agp_proc.side_fd >= 0)
 		close(agp_proc.side_fd);
 	agp_proc.side_fd = -1;
+}
+
+static void on_fork_child(void)
+{
+	if (!agp_proc.enabled)
+		return;
+	/* The parent's mapping is shared: let go of it, never write into it. */
+	agp_proc.enabled = 0;
+	release_buffers();
 	if (agp_proc.shm_fd >= 0)
 		close(agp_proc.shm_fd);
 	agp_proc.shm_fd = -1;
@@ -646,12 +652,7 @@ AGP_EXPORT int agprof_attach(const char *dir)
 	if (agp_proc.enabled)
 		return 1;
 	/* A previous session's buffers: hooks that were in flight at its stop have long finished. */
-	if (agp_proc.shm)
-		munmap(agp_proc.shm, AGP_SHM_FILE_BYTES);
-	agp_proc.shm = NULL;
-	if (agp_proc.side_fd >= 0)
-		close(agp_proc.side_fd);
-	agp_proc.side_fd = -1;
+	release_buffers();
 	snprintf(shm_dir, sizeof(shm_dir), "%s", dir);
 	if (!once) {
 		agp_py_read_overrides();
