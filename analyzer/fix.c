@@ -10,6 +10,7 @@
 #include "fix.h"
 #include "json.h"
 #include "model.h"
+#include "model_internal.h"
 #include "recording.h"
 #include "srcfile.h"
 
@@ -250,14 +251,11 @@ static void set_no_edit(struct fixctx *c, struct finding *f, const char *fmt, ..
 	__attribute__((format(printf, 3, 4)));
 static void set_no_edit(struct fixctx *c, struct finding *f, const char *fmt, ...)
 {
-	struct strbuf sb = STRBUF_INIT;
 	va_list ap;
 
 	va_start(ap, fmt);
-	strbuf_vaddf(&sb, fmt, ap);
+	f->no_edit = model_vstrf(c->m, fmt, ap);
 	va_end(ap);
-	f->no_edit = model_strdup(c->m, sb.buf);
-	strbuf_release(&sb);
 }
 
 /* Store e as f's edit (before = the file's lines now); returns 0. */

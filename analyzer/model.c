@@ -70,13 +70,18 @@ const char *model_strdup(struct model *m, const char *s)
 	return strpool_str(m->pool, s);
 }
 
+const char *model_vstrf(struct model *m, const char *fmt, va_list ap)
+{
+	return strpool_vprintf(m->pool, fmt, ap);
+}
+
 const char *model_strf(struct model *m, const char *fmt, ...)
 {
 	va_list ap;
 	const char *r;
 
 	va_start(ap, fmt);
-	r = strpool_vprintf(m->pool, fmt, ap);
+	r = model_vstrf(m, fmt, ap);
 	va_end(ap);
 	return r;
 }

@@ -8,12 +8,14 @@
 #include "model.h"
 #include "checked.h" /* ARRAY_GROW */
 
+#include <stdarg.h>
 #include <stdlib.h>
 
 /* Copy a string of len bytes into the pool. */
 const char *model_strndup(struct model *m, const char *s, size_t len);
 /* printf into the pool. */
 const char *model_strf(struct model *m, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+const char *model_vstrf(struct model *m, const char *fmt, va_list ap);
 
 /* A graph function as the analyzer needs it (function_def not loaded). */
 struct graph_fn {

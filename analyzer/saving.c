@@ -15,6 +15,7 @@
  */
 #include "fix.h"
 #include "model.h"
+#include "model_internal.h"
 #include "recording.h"
 
 #include <sqlite3.h>
@@ -145,14 +146,11 @@ done:
 static void set_method(struct model *m, struct finding *f, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void set_method(struct model *m, struct finding *f, const char *fmt, ...)
 {
-	struct strbuf sb = STRBUF_INIT;
 	va_list ap;
 
 	va_start(ap, fmt);
-	strbuf_vaddf(&sb, fmt, ap);
+	f->saving_method = model_vstrf(m, fmt, ap);
 	va_end(ap);
-	f->saving_method = model_strdup(m, sb.buf);
-	strbuf_release(&sb);
 }
 
 static double ms(int64_t ns)
