@@ -334,12 +334,10 @@ static int def_params(const char *s, const char *name, struct param *ps)
 }
 
 /*
- * input_signature of f from its traces: one TensorSpec per parameter, None
- * in every dimension that differed; 0, or -1 when one cannot be written
- * (non-tensor or nested arguments, names that are not the def's).
+ * The first traced trace of fn, when every traced input of every trace is a
+ * tensor named as the def's parameters ps[0..np); else NULL.
  */
-static int build_signature(const struct model_function *fn, const struct param *ps, int np, const char *tf,
-			   struct strbuf *sig)
+static const struct model_trace *plain_tensor_traces(const struct model_function *fn, const struct param *ps, int np)
 {
 	const struct model_trace *t0 = NULL;
 
@@ -349,56 +347,71 @@ static int build_signature(const struct model_function *fn, const struct param *
 		if (!t->ok)
 			continue;
 		if ((int)t->ninputs != np)
-			return -1;
+			return NULL;
 		for (int a = 0; a < np; a++)
 			if (!t->inputs[a].name || strcmp(t->inputs[a].name, ps[a].name) ||
 			    strcmp(t->inputs[a].kind, "tensor") || !t->inputs[a].dtype || !t->inputs[a].shape)
-				return -1;
+				return NULL;
 		if (!t0)
 			t0 = t;
 	}
+	return t0;
+}
+
+/*
+ * Merge shape "[32,10]" into dims[0..*rank): with *rank < 0 the dims are
+ * taken as they are, else a dim that differs becomes None.  0, or -1 when
+ * not a shape of that rank.
+ */
+static int merge_dims(const char *p, char dims[][24], int *rank)
+{
+	int r = 0;
+
+	if (*p++ != '[')
+		return -1;
+	while (*p && *p != ']') {
+		size_t len = strcspn(p, ",]");
+
+		if (r == MAX_ARGS || len == 0 || len >= sizeof(dims[0]) || (*rank >= 0 && r >= *rank))
+			return -1;
+		if (*rank < 0) {
+			memcpy(dims[r], p, len);
+			dims[r][len] = '\0';
+		} else if (strlen(dims[r]) != len || strncmp(dims[r], p, len)) {
+			snprintf(dims[r], sizeof(dims[r]), "None");
+		}
+		r++;
+		p += len + (p[len] == ',');
+	}
+	if (*rank >= 0 && r != *rank)
+		return -1;
+	*rank = r;
+	return 0;
+}
+
+/*
+ * input_signature of f from its traces: one TensorSpec per parameter, None
+ * in every dimension that differed; 0, or -1 when one cannot be written
+ * (non-tensor or nested arguments, names that are not the def's).
+ */
+static int build_signature(const struct model_function *fn, const struct param *ps, int np, const char *tf,
+			   struct strbuf *sig)
+{
+	const struct model_trace *t0 = plain_tensor_traces(fn, ps, np);
+
 	if (!t0)
 		return -1;
 	strbuf_addf(sig, "input_signature=[");
 	for (int a = 0; a < np; a++) {
 		char dims[MAX_ARGS][24];
-		int rank = 0;
-		const char *p = t0->inputs[a].shape;
+		int rank = -1;
 
-		/* "[32,10]": the first trace's dims, then None where another differs */
-		if (*p++ != '[')
+		if (merge_dims(t0->inputs[a].shape, dims, &rank))
 			return -1;
-		while (*p && *p != ']') {
-			size_t len = strcspn(p, ",]");
-
-			if (rank == MAX_ARGS || len == 0 || len >= sizeof(dims[0]))
-				return -1;
-			memcpy(dims[rank], p, len);
-			dims[rank++][len] = '\0';
-			p += len + (p[len] == ',');
-		}
 		for (size_t i = 0; i < fn->ntraces; i++) {
 			const struct model_trace *t = &fn->traces[i];
-			const char *q = t->inputs[a].shape;
-			int r = 0;
 
-			if (!t->ok)
-				continue;
-			if (strcmp(t->inputs[a].dtype, t0->inputs[a].dtype))
-				return -1;
-			if (*q++ != '[')
-				return -1;
-			while (*q && *q != ']') {
-				size_t len = strcspn(q, ",]");
-
-				if (r >= rank)
-					return -1;
-				if (strlen(dims[r]) != len || strncmp(dims[r], q, len))
-					snprintf(dims[r], sizeof(dims[r]), "None");
-				r++;
-				q += len + (q[len] == ',');
-			}
-			if (r != rank)
+			if (t->ok && (strcmp(t->inputs[a].dtype, t0->inputs[a].dtype) || merge_dims(t->inputs[a].shape, dims, &rank)))
 				return -1;
 		}
 		strbuf_addf(sig, "%s%s.TensorSpec(shape=[", a ? ", " : "", tf);
@@ -506,19 +519,101 @@ static int is_float_repr(const char *v)
 	return *end == '\0';
 }
 
+/*
+ * The dtype to wrap the retraced argument in (python-value: float32 for a
+ * float; dtype: the first trace's), and its input in trace t; 0, or -1 with
+ * f's no_edit set.
+ */
+static int call_arg_dtype(struct fixctx *c, struct finding *f, const struct model_function *fn,
+			  const struct model_trace *t, const struct model_trace_input **in, char *dtype, size_t cap)
+{
+	const struct model_trace *t0 = &fn->traces[0];
+	const struct model_trace_input *first = NULL;
+
+	*in = NULL;
+	for (size_t i = 0; i < t->ninputs; i++)
+		if (t->inputs[i].name && !strcmp(t->inputs[i].name, t->why.argument))
+			*in = &t->inputs[i];
+	if (!*in || strpbrk(t->why.argument, "[."))
+		return set_no_edit(c, f, "%s is part of a nested argument", t->why.argument), -1;
+	if (f->cause == CAUSE_PYTHON_VALUE) {
+		if (!is_float_repr((*in)->value))
+			return set_no_edit(c, f, "%s is not a float (%s): as a tensor it may change what %s does with it",
+					   t->why.argument, (*in)->value ? (*in)->value : "?", fn->name), -1;
+		snprintf(dtype, cap, "float32");
+		return 0;
+	}
+	for (size_t i = 0; i < t0->ninputs; i++)
+		if (t0->inputs[i].name && !strcmp(t0->inputs[i].name, t->why.argument))
+			first = &t0->inputs[i];
+	if (!first || !first->dtype)
+		return set_no_edit(c, f, "the first dtype of %s is not known", t->why.argument), -1;
+	snprintf(dtype, cap, "%s", first->dtype);
+	return 0;
+}
+
+/*
+ * The call of fn on line s: by its name first, else (called through another
+ * name: step = tf.function(f); step(x)) the only call with nargs arguments.
+ * Sets *open and *close to its brackets; -1 when there is none.
+ */
+static int find_fn_call(const char *s, const char *name, size_t nargs, long *open, long *close)
+{
+	struct arg args[MAX_ARGS];
+	int found = 0;
+
+	for (long at = 0; (*open = find_call(s, name, (size_t)at)) >= 0; at = *open + 1)
+		if ((*close = match_close(s, (size_t)*open)) >= 0)
+			return 0;
+	for (size_t i = 0; s[i]; i++) {
+		long cl;
+
+		if (s[i] != '(' || !i || !ident_char((unsigned char)s[i - 1]) || (cl = match_close(s, i)) < 0)
+			continue;
+		if (split_args(s, i, (size_t)cl, args) == (int)nargs) {
+			found++;
+			*open = (long)i;
+			*close = cl;
+		}
+	}
+	return found == 1 ? 0 : -1;
+}
+
+/* Index among args[0..n) of the argument named name or at position pos, or -1 when the line's call does not show it. */
+static int pick_arg(const char *s, const struct arg *args, int n, const char *name, int pos)
+{
+	int pick = -1;
+
+	for (int i = 0; i < n; i++)
+		if (s[args[i].start] == '*')
+			return -1;  /* f(*batch): positions are not the line's */
+	for (int i = 0; i < n; i++)
+		if (args[i].kw_len == strlen(name) && !strncmp(s + args[i].start, name, args[i].kw_len))
+			pick = i;
+	if (pick >= 0)
+		return pick;
+	if (pos >= n || args[pos].kw_len)
+		return -1;
+	for (int i = 0; i < pos; i++)
+		if (args[i].start != args[i].value)
+			return -1;  /* a keyword before it: positions no longer line up */
+	return pos;
+}
+
 /* python-value / dtype: wrap the argument at the call site (tf.constant / tf.cast). */
 static void edit_call_arg(struct fixctx *c, struct finding *f, const struct model_function *fn)
 {
-	const struct model_trace *t = first_retrace(fn, f->cause), *t0 = fn->ntraces ? &fn->traces[0] : NULL;
-	const struct model_trace_input *in = NULL;
+	const struct model_trace *t = first_retrace(fn, f->cause);
+	const struct model_trace_input *in;
 	struct arg args[MAX_ARGS];
 	struct edit e = { .after = STRBUF_INIT };
 	char tf[64], dtype[32];
 	const struct loaded *l;
 	const char *s;
-	long open = -1, close = -1, pick = -1;
+	long open, close;
+	int pick = -1;
 
-	if (!t || !t0 || !t->why.argument) {
+	if (!t || !t->why.argument) {
 		set_no_edit(c, f, "the retrace's argument is not known");
 		return;
 	}
@@ -527,89 +622,21 @@ static void edit_call_arg(struct fixctx *c, struct finding *f, const struct mode
 			    t->callsite.lib_file ? t->callsite.lib_file : t->callsite.file, t->callsite.lib_line);
 		return;
 	}
-	for (size_t i = 0; i < t->ninputs; i++)
-		if (t->inputs[i].name && !strcmp(t->inputs[i].name, t->why.argument))
-			in = &t->inputs[i];
-	if (!in || strpbrk(t->why.argument, "[.")) {
-		set_no_edit(c, f, "%s is part of a nested argument", t->why.argument);
-		return;
-	}
-	if (f->cause == CAUSE_PYTHON_VALUE) {
-		if (!is_float_repr(in->value)) {
-			set_no_edit(c, f, "%s is not a float (%s): as a tensor it may change what %s does with it",
-				    t->why.argument, in->value ? in->value : "?", fn->name);
-			return;
-		}
-		snprintf(dtype, sizeof(dtype), "float32");
-	} else {
-		const struct model_trace_input *first = NULL;
-
-		for (size_t i = 0; i < t0->ninputs; i++)
-			if (t0->inputs[i].name && !strcmp(t0->inputs[i].name, t->why.argument))
-				first = &t0->inputs[i];
-		if (!first || !first->dtype) {
-			set_no_edit(c, f, "the first dtype of %s is not known", t->why.argument);
-			return;
-		}
-		snprintf(dtype, sizeof(dtype), "%s", first->dtype);
-	}
-	if (!(l = editable(c, f, t->callsite.file, tf, sizeof(tf))))
+	if (call_arg_dtype(c, f, fn, t, &in, dtype, sizeof(dtype)) || !(l = editable(c, f, t->callsite.file, tf, sizeof(tf))))
 		return;
 	if (!(s = srcfile_line(&l->sf, t->callsite.line))) {
 		set_no_edit(c, f, "'%s' has no line %d now", t->callsite.file, t->callsite.line);
 		return;
 	}
-	/* the call of fn on the line, by its name first, else the only call with a matching argument */
-	for (long at = 0; (open = find_call(s, fn->name, (size_t)at)) >= 0; at = open + 1)
-		if ((close = match_close(s, (size_t)open)) >= 0)
-			break;
-	if (open < 0) {
-		/* called through another name (step = tf.function(f); step(x)): the one call with that many arguments */
-		int found = 0;
-
-		for (size_t i = 0; s[i]; i++) {
-			long cl;
-			int n;
-
-			if (s[i] != '(' || !i || !ident_char((unsigned char)s[i - 1]) || (cl = match_close(s, i)) < 0)
-				continue;
-			n = split_args(s, i, (size_t)cl, args);
-			if (n == (int)t->ninputs) {
-				found++;
-				open = (long)i;
-				close = cl;
-			}
-		}
-		if (found != 1)
-			open = -1;
-	}
-	if (open >= 0) {
-		int n = split_args(s, (size_t)open, (size_t)close, args);
-
-		for (int i = 0; i < n; i++)
-			if (s[args[i].start] == '*')
-				n = 0;  /* f(*batch): positions are not the line's */
-
-		for (int i = 0; i < n; i++)
-			if (args[i].kw_len == strlen(t->why.argument) &&
-			    !strncmp(s + args[i].start, t->why.argument, args[i].kw_len))
-				pick = i;
-		if (pick < 0 && in->position < n && !args[in->position].kw_len)
-			pick = in->position;
-		for (int i = 0; pick >= 0 && i <= pick && i < n; i++)
-			if (args[i].start != args[i].value && i < pick && !args[pick].kw_len)
-				pick = -1;  /* a keyword before it: positions no longer line up */
-	}
-	if (open < 0 || pick < 0) {
+	if (find_fn_call(s, fn->name, t->ninputs, &open, &close) == 0)
+		pick = pick_arg(s, args, split_args(s, (size_t)open, (size_t)close, args), t->why.argument, in->position);
+	if (pick < 0) {
 		set_no_edit(c, f, "the call of %s at %s:%d is not one call with %s in it", fn->name,
 			    t->callsite.file, t->callsite.line, t->why.argument);
 		return;
 	}
 	strbuf_add(&e.after, s, args[pick].value);
-	if (f->cause == CAUSE_PYTHON_VALUE)
-		strbuf_addf(&e.after, "%s.constant(", tf);
-	else
-		strbuf_addf(&e.after, "%s.cast(", tf);
+	strbuf_addf(&e.after, "%s.%s(", tf, f->cause == CAUSE_PYTHON_VALUE ? "constant" : "cast");
 	strbuf_add(&e.after, s + args[pick].value, args[pick].end - args[pick].value);
 	strbuf_addf(&e.after, ", %s.%s)%s\n", tf, dtype, s + args[pick].end);
 	e.file = t->callsite.file;
@@ -651,16 +678,50 @@ static int only_idents(const char *s, size_t a, size_t b, const char *const *all
 	return 1;
 }
 
+/* The `... = tf.function(name...)` line at or above line `from`, in the same def; 0 when none. */
+static long find_build_line(const struct loaded *l, long from, const char *want, const char *name)
+{
+	for (long n = from; n >= 1 && n > from - 50; n--) {
+		const char *s = srcfile_line(&l->sf, n);
+
+		if (!s)
+			break;
+		if (blank(s))
+			continue;
+		if (!strncmp(s + indent_of(s), "def ", 4))
+			break;
+		if (strstr(s, want) && strstr(s, name) && strchr(s, '='))
+			return n;
+	}
+	return 0;
+}
+
+/* The `for`/`while` line that directly holds line n's block, or 0. */
+static long enclosing_loop(const struct loaded *l, long n)
+{
+	size_t ind = indent_of(srcfile_line(&l->sf, n));
+
+	while (--n >= 1) {
+		const char *p = srcfile_line(&l->sf, n);
+
+		if (blank(p) || indent_of(p) >= ind)
+			continue;
+		p += indent_of(p);
+		return !strncmp(p, "for ", 4) || !strncmp(p, "while ", 6) ? n : 0;
+	}
+	return 0;
+}
+
 /* new-function-object: move `step = tf.function(f)` out of the loop that evaluates it. */
 static void edit_hoist(struct fixctx *c, struct finding *f, const struct model_function *fn)
 {
 	const struct model_trace *t = first_retrace(fn, CAUSE_NEW_FUNCTION_OBJECT);
 	struct edit e = { .after = STRBUF_INIT };
 	char tf[64], want[80];
+	const char *allowed[] = { fn->name, tf, "True", "False", "None", NULL };
 	const struct loaded *l;
-	long build = 0, loop = 0;
-	size_t bind;
-	const char *s;
+	long build, loop, close;
+	const char *s, *open, *lp;
 
 	if (!t) {
 		set_no_edit(c, f, "the retrace is not known");
@@ -675,58 +736,26 @@ static void edit_hoist(struct fixctx *c, struct finding *f, const struct model_f
 	if (!(l = editable(c, f, t->callsite.file, tf, sizeof(tf))))
 		return;
 	snprintf(want, sizeof(want), "%s.function(", tf);
-	/* the assignment building it: at or above the call, in the same block */
-	for (long n = t->callsite.line; n >= 1 && n > t->callsite.line - 50; n--) {
-		s = srcfile_line(&l->sf, n);
-		if (!s)
-			break;
-		if (blank(s))
-			continue;
-		if (!strncmp(s + indent_of(s), "def ", 4))
-			break;
-		if (strstr(s, want) && strstr(s, fn->name) && strchr(s, '=')) {
-			build = n;
-			break;
-		}
-	}
-	if (!build) {
+	if (!(build = find_build_line(l, t->callsite.line, want, fn->name))) {
 		set_no_edit(c, f, "no `... = %s.function(%s)` line above the call at %s:%d", tf, fn->name,
 			    t->callsite.file, t->callsite.line);
 		return;
 	}
-	s = srcfile_line(&l->sf, build);
-	bind = indent_of(s);
-	for (long n = build - 1; n >= 1; n--) {
-		const char *p = srcfile_line(&l->sf, n);
-
-		if (blank(p) || indent_of(p) >= bind)
-			continue;
-		if (!strncmp(p + indent_of(p), "for ", 4) || !strncmp(p + indent_of(p), "while ", 6))
-			loop = n;
-		break;
-	}
-	if (!loop) {
+	if (!(loop = enclosing_loop(l, build))) {
 		set_no_edit(c, f, "the tf.function of %s is not built directly inside a loop", fn->name);
 		return;
 	}
-	{
-		const char *open = strstr(s, want) + strlen(want) - 1;
-		long close = match_close(open, 0);
-		const char *allowed[] = { fn->name, tf, "True", "False", "None", NULL };
-
-		if (close < 0 || !only_idents(open, 1, (size_t)close, allowed)) {
-			set_no_edit(c, f, "the arguments of %s.function at line %ld may depend on the loop", tf, build);
-			return;
-		}
+	s = srcfile_line(&l->sf, build);
+	open = strstr(s, want) + strlen(want) - 1;
+	if ((close = match_close(open, 0)) < 0 || !only_idents(open, 1, (size_t)close, allowed)) {
+		set_no_edit(c, f, "the arguments of %s.function at line %ld may depend on the loop", tf, build);
+		return;
 	}
-	{
-		const char *lp = srcfile_line(&l->sf, loop);
-
-		strbuf_add(&e.after, lp, indent_of(lp));
-		strbuf_addf(&e.after, "%s\n", s + bind);
-		for (long n = loop; n < build; n++)
-			strbuf_addf(&e.after, "%s\n", srcfile_line(&l->sf, n));
-	}
+	lp = srcfile_line(&l->sf, loop);
+	strbuf_add(&e.after, lp, indent_of(lp));
+	strbuf_addf(&e.after, "%s\n", s + indent_of(s));
+	for (long n = loop; n < build; n++)
+		strbuf_addf(&e.after, "%s\n", srcfile_line(&l->sf, n));
 	e.file = t->callsite.file;
 	e.line = loop;
 	e.nlines = build - loop + 1;

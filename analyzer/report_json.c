@@ -424,7 +424,7 @@ static void csv_str(struct strbuf *sb, const char *s)
 static void csv_findings(struct strbuf *out, const struct model *m)
 {
 	strbuf_addstr(out, "rule,severity,function,cause,file,line,cost_ns,message,recommendation,library_file,"
-		      "library_line\r\n");
+		      "library_line,saving_ns,saving_method\r\n");
 	for (size_t i = 0; i < m->nfindings; i++) {
 		const struct finding *f = &m->findings[i];
 
@@ -441,7 +441,9 @@ static void csv_findings(struct strbuf *out, const struct model *m)
 		csv_str(out, f->recommendation);
 		strbuf_addch(out, ',');
 		csv_str(out, f->loc.lib_file);
-		strbuf_addf(out, ",%d\r\n", f->loc.lib_file ? f->loc.lib_line : 0);
+		strbuf_addf(out, ",%d,%lld,", f->loc.lib_file ? f->loc.lib_line : 0, (long long)f->saving_ns);
+		csv_str(out, f->saving_method);
+		strbuf_addstr(out, "\r\n");
 	}
 }
 

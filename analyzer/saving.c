@@ -40,105 +40,133 @@ static int removed(const struct model_function *fn, size_t i, enum retrace_cause
 	return i > 0 && t->why.cause != CAUSE_NONE && !t->why.followup && (!cause || t->why.cause == cause);
 }
 
+/* The span of one retrace: its tracing time. */
+static int64_t tracing_ns(const struct model_trace *t)
+{
+	return t->end_ns > t->start_ns ? t->end_ns - t->start_ns : 0;
+}
+
+/* fn's graph calls, in time order: for each, its step (from the previous call's end) and whether it traced. */
+struct steps {
+	int64_t *retraced;      /* per trace of fn: the step of its graph's first call, -1 when it never ran */
+	int64_t *plain;         /* the steps of calls that did not trace */
+	size_t nplain, cap;
+};
+
+static int steps_push(struct steps *st, int64_t step)
+{
+	if (st->nplain == st->cap) {
+		size_t nc = st->cap ? st->cap * 2 : 64;
+		int64_t *p = realloc(st->plain, nc * sizeof(*p));
+
+		if (!p)
+			return -1;
+		st->plain = p;
+		st->cap = nc;
+	}
+	st->plain[st->nplain++] = step;
+	return 0;
+}
+
+/* Read fn's graph calls into st (retraced[] sized fn->ntraces, filled with -1); 0, or -1 when out of memory. */
+static int steps_read(const struct model *m, const struct model_function *fn, enum retrace_cause cause,
+		      struct steps *st, unsigned char *seen)
+{
+	sqlite3_stmt *s = NULL;
+	int64_t prev_end = -1;
+	int ret = 0;
+
+	if (!m->rec || sqlite3_prepare_v2(m->rec->db,
+		"SELECT g.trace_id, c.end_ns FROM function_calls c"
+		" JOIN graph_functions g ON g.id = c.graph_function_id JOIN traces t ON t.id = g.trace_id"
+		" WHERE t.function_id = ?1 AND c.pid = t.pid ORDER BY c.start_ns LIMIT 1000000", -1, &s, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_int64(s, 1, fn->id);
+	while (ret == 0 && sqlite3_step(s) == SQLITE_ROW) {
+		int64_t tid = sqlite3_column_int64(s, 0), end = sqlite3_column_int64(s, 1);
+		int64_t step = prev_end >= 0 && end > prev_end ? end - prev_end : -1;
+		int first = 0;
+
+		for (size_t i = 0; i < fn->ntraces; i++)
+			if (fn->traces[i].id == tid && !seen[i]) {
+				seen[i] = 1;
+				first = 1;
+				if (removed(fn, i, cause))
+					st->retraced[i] = step;
+			}
+		if (!first && step >= 0)
+			ret = steps_push(st, step);
+		prev_end = end;
+	}
+	sqlite3_finalize(s);
+	return ret;
+}
+
+/*
+ * What a step takes without retracing: the lower median of the untraced
+ * steps (with few calls, the step after the first one still pays cold-start
+ * costs).  When every call traced (a new tf.function object per call) there
+ * is none to compare with: the shortest retraced step less its tracing
+ * stands for the step that stays.
+ */
+static int64_t typical_step(const struct model_function *fn, enum retrace_cause cause, struct steps *st)
+{
+	int64_t typical = -1;
+
+	if (st->nplain) {
+		qsort(st->plain, st->nplain, sizeof(*st->plain), cmp_i64);
+		return st->plain[(st->nplain - 1) / 2];
+	}
+	for (size_t i = 1; i < fn->ntraces; i++) {
+		int64_t tr = tracing_ns(&fn->traces[i]);
+
+		if (removed(fn, i, cause) && st->retraced[i] >= tr && (typical < 0 || st->retraced[i] - tr < typical))
+			typical = st->retraced[i] - tr;
+	}
+	return typical < 0 ? 0 : typical;
+}
+
 /*
  * Time removed with the retraces of fn with cause (CAUSE_NONE: every
  * retrace).  A retrace costs more than its tracing: TensorFlow also builds
  * the concrete function and, on its first call, optimises the graph and
  * creates its kernels.  So a retraced step is measured whole, from the end
  * of the function's previous call to the end of the new graph's first call,
- * and what a typical step takes (the median of the same span between
- * calls that did not trace) is subtracted.  A retrace whose graph never ran
- * counts its tracing time only.  *n counts the retraces, *tracing their
- * tracing time.
+ * and a typical step (typical_step()) is subtracted.  A retrace whose graph
+ * never ran counts its tracing time only.  *n counts the retraces, *tracing
+ * their tracing time.
  */
 static int64_t retrace_saving(const struct model *m, const struct model_function *fn, enum retrace_cause cause,
 			      size_t *n, int64_t *tracing)
 {
-	sqlite3_stmt *s = NULL;
-	int64_t *steps = NULL, *retraced = NULL, typical = 0, total = 0, prev_end = -1, prev_g = -1;
+	struct steps st = { 0 };
 	unsigned char *seen = NULL;
-	size_t nsteps = 0, cap = 0;
+	int64_t typical, total = 0;
 
 	*n = 0;
 	*tracing = 0;
 	if (!fn->ntraces)
 		return 0;
-	retraced = calloc(fn->ntraces, sizeof(*retraced));
+	st.retraced = calloc(fn->ntraces, sizeof(*st.retraced));
 	seen = calloc(fn->ntraces, 1);
-	if (!retraced || !seen)
+	if (!st.retraced || !seen)
 		goto done;
 	for (size_t i = 0; i < fn->ntraces; i++)
-		retraced[i] = -1;
-	if (m->rec && sqlite3_prepare_v2(m->rec->db,
-		"SELECT g.id, g.trace_id, c.start_ns, c.end_ns FROM function_calls c"
-		" JOIN graph_functions g ON g.id = c.graph_function_id JOIN traces t ON t.id = g.trace_id"
-		" WHERE t.function_id = ?1 AND c.pid = t.pid ORDER BY c.start_ns LIMIT 1000000", -1, &s, NULL) == SQLITE_OK) {
-		sqlite3_bind_int64(s, 1, fn->id);
-		while (sqlite3_step(s) == SQLITE_ROW) {
-			int64_t g = sqlite3_column_int64(s, 0), tid = sqlite3_column_int64(s, 1);
-			int64_t end = sqlite3_column_int64(s, 3);
-			int64_t step = prev_end >= 0 && end > prev_end ? end - prev_end : -1;
-			int first = 0;
-
-			for (size_t i = 0; i < fn->ntraces; i++)
-				if (fn->traces[i].id == tid && !seen[i]) {
-					seen[i] = 1;
-					first = 1;
-					if (removed(fn, i, cause))
-						retraced[i] = step;
-				}
-			(void)g;
-			(void)prev_g;
-			if (!first && step >= 0) {
-				if (nsteps == cap) {
-					size_t nc = cap ? cap * 2 : 64;
-					int64_t *p = realloc(steps, nc * sizeof(*p));
-
-					if (!p)
-						break;
-					steps = p;
-					cap = nc;
-				}
-				steps[nsteps++] = step;
-			}
-			prev_end = end;
-		}
-		sqlite3_finalize(s);
-	}
-	if (nsteps) {
-		/* the lower median: with few calls, the step after the first one still pays cold-start costs */
-		qsort(steps, nsteps, sizeof(*steps), cmp_i64);
-		typical = steps[(nsteps - 1) / 2];
-	} else {
-		/*
-		 * Every call traced (a new tf.function object per call): no untraced
-		 * step to compare with.  The shortest retraced step less its tracing
-		 * stands for the step that stays.
-		 */
-		typical = -1;
-		for (size_t i = 1; i < fn->ntraces; i++) {
-			const struct model_trace *t = &fn->traces[i];
-			int64_t tr = t->end_ns > t->start_ns ? t->end_ns - t->start_ns : 0;
-
-			if (removed(fn, i, cause) && retraced[i] >= tr && (typical < 0 || retraced[i] - tr < typical))
-				typical = retraced[i] - tr;
-		}
-		if (typical < 0)
-			typical = 0;
-	}
+		st.retraced[i] = -1;
+	steps_read(m, fn, cause, &st, seen);
+	typical = typical_step(fn, cause, &st);
 	for (size_t i = 1; i < fn->ntraces; i++) {
-		const struct model_trace *t = &fn->traces[i];
-		int64_t tr = t->end_ns > t->start_ns ? t->end_ns - t->start_ns : 0;
+		int64_t tr = tracing_ns(&fn->traces[i]);
 
 		if (!removed(fn, i, cause))
 			continue;
 		(*n)++;
 		*tracing += tr;
-		total += retraced[i] > typical + tr ? retraced[i] - typical : tr;
+		total += st.retraced[i] > typical + tr ? st.retraced[i] - typical : tr;
 	}
 done:
-	free(steps);
-	free(retraced);
+	free(st.plain);
+	free(st.retraced);
 	free(seen);
 	return total;
 }

@@ -126,6 +126,13 @@ def test_report_formats(rec, shape_line):
     rows = list(csv.reader(io.StringIO(out)))
     check(rows and rows[0][:4] == ["rule", "severity", "function", "cause"], "CSV header %r" % rows[:1])
     check(any(r[0] == "retracing" and r[2] == "predict" for r in rows[1:]), "CSV has the retracing row")
+    # the saving columns carry the JSON's numbers (the same model)
+    check(rows[0][-2:] == ["saving_ns", "saving_method"], "CSV saving columns %r" % rows[:1])
+    js = json.loads(check_exit(["report", "--format", "json", rec], 0, "report json for csv")[1])
+    csv_saving = [(r[0], int(r[-2]), r[-1]) for r in rows[1:] if len(r) == len(rows[0])]
+    js_saving = [(f["rule"], f["saving_ns"], f["saving_method"]) for f in js["findings"]]
+    check(csv_saving == js_saving and any(s[1] > 0 for s in csv_saving),
+          "CSV savings %r equal the JSON's %r" % (csv_saving, js_saving))
     rc, out, _ = check_exit(["report", "--format", "csv", "--functions", rec], 0, "report csv --functions")
     rows = list(csv.reader(io.StringIO(out)))
     check(rows and rows[0][0] == "function" and any(r[0] == "predict" for r in rows[1:]), "CSV functions table")
