@@ -806,6 +806,148 @@ static void closed_over(const struct loaded *l, long from, long to, struct strbu
 	}
 }
 
+/* Whether s holds name as an identifier (not an attribute, not part of a longer name) at or after from: its index, or -1. */
+static long find_ident(const char *s, const char *name, size_t from)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = strstr(s + from, name); p; p = strstr(p + 1, name)) {
+		size_t at = (size_t)(p - s);
+
+		if ((at == 0 || (!ident_char((unsigned char)s[at - 1]) && s[at - 1] != '.')) &&
+		    !ident_char((unsigned char)p[n]))
+			return (long)at;
+	}
+	return -1;
+}
+
+static int count_triple_quotes(const char *s)
+{
+	int n = 0;
+
+	for (const char *p = s; (p = strstr(p, "\"\"\"")); p += 3)
+		n++;
+	for (const char *p = s; (p = strstr(p, "'''")); p += 3)
+		n++;
+	return n;
+}
+
+/* Whether s[at] is inside a one-line string or after a comment's '#'. */
+static int in_string_or_comment(const char *s, size_t at)
+{
+	char quote = 0;
+
+	for (size_t i = 0; i < at; i++) {
+		if (quote) {
+			if (s[i] == '\\' && s[i + 1])
+				i++;
+			else if (s[i] == quote)
+				quote = 0;
+		} else if (s[i] == '"' || s[i] == '\'') {
+			quote = s[i];
+		} else if (s[i] == '#') {
+			return 1;
+		}
+	}
+	return quote != 0;
+}
+
+/*
+ * Whether name is used in l only as calls whose every argument is a tensor
+ * made on the spot (tf.constant(...), tf.convert_to_tensor(...)), apart
+ * from its def at line def: then a tf.function of it sees one signature per
+ * dtype and shape, never a Python number that would retrace per value.
+ */
+static int called_with_tensors(const struct loaded *l, const char *name, const char *tf, long def)
+{
+	char want[2][96];
+	int calls = 0;
+
+	snprintf(want[0], sizeof(want[0]), "%s.constant(", tf);
+	snprintf(want[1], sizeof(want[1]), "%s.convert_to_tensor(", tf);
+	int doc = 0;
+
+	for (long n = 1; n <= (long)l->sf.nlines; n++) {
+		const char *s = srcfile_line(&l->sf, n);
+		int triple = count_triple_quotes(s);
+
+		/* docstrings and other triple-quoted text: a line in one, or opening or closing one, is no code */
+		doc ^= triple & 1;
+		if (doc || triple)
+			continue;
+		for (long at = 0; n != def && (at = find_ident(s, name, (size_t)at)) >= 0; at++) {
+			if (in_string_or_comment(s, (size_t)at))
+				continue;
+			struct arg args[MAX_ARGS];
+			size_t open = (size_t)at + strlen(name);
+			long close = s[open] == '(' ? match_close(s, open) : -1;
+			int na = close < 0 ? -1 : split_args(s, open, (size_t)close, args);
+
+			if (na < 1)
+				return 0;   /* passed around, called with nothing, or over several lines */
+			for (int i = 0; i < na; i++)
+				if ((strncmp(s + args[i].value, want[0], strlen(want[0])) &&
+				     strncmp(s + args[i].value, want[1], strlen(want[1]))) ||
+				    match_close(s, args[i].value + strcspn(s + args[i].value, "(")) + 1 != (long)args[i].end)
+					return 0;
+			calls++;
+		}
+	}
+	return calls > 0;
+}
+
+/* Whether lines from..to do something a tf.function would run once, at tracing, instead of per call. */
+static int python_side_effects(const struct loaded *l, long from, long to)
+{
+	static const char *const marks[] = { "print(", "global ", "nonlocal ", "yield", ".append(", ".numpy(", "open(",
+					     "time.", "random.", "np.", "input(", "logging.", ".write(", "del ",
+					     "lambda", "def ", "class ", "import ", "try:", NULL };
+
+	for (long n = from; n <= to; n++) {
+		const char *s = srcfile_line(&l->sf, n);
+
+		for (const char *const *p = marks; s && *p; p++)
+			if (strstr(s, *p))
+				return 1;
+	}
+	return 0;
+}
+
+/*
+ * eager-hotspot: @tf.function on the function holding the busiest line,
+ * when that is safe to say from the file and the recording: a module-level
+ * one-line def with plain parameters and no decorator, a body without
+ * Python side effects, every call passing tensors made on the spot, and an
+ * estimated saving above zero.  Returns 0 when the edit is stored (or, for a
+ * file changed since the recording, the reason there is none).
+ */
+static int edit_wrap(struct fixctx *c, struct finding *f, const char *func, long def, long end)
+{
+	struct param ps[MAX_ARGS];
+	struct edit e = { .after = STRBUF_INIT };
+	const struct loaded *l = load(c, f->loc.file);
+	char tf[64];
+	const char *dl;
+
+	if (l && l->changed)
+		return set_no_edit(c, f, "'%s' changed since the recording: decorate %s with @tf.function by hand, once"
+				   " you know that its arguments are tensors and that it has no Python side effects",
+				   f->loc.file, func), 0;
+	if (f->saving_ns <= 0 || !l || !under_cwd(c->cwd, f->loc.file) || !tf_alias(l, tf, sizeof(tf)))
+		return -1;
+	dl = srcfile_line(&l->sf, def);
+	if (indent_of(dl) || (def > 1 && srcfile_line(&l->sf, def - 1)[0] == '@') || def_params(dl, func, ps) < 1 ||
+	    python_side_effects(l, def + 1, end) || !called_with_tensors(l, func, tf, def))
+		return -1;
+	strbuf_addf(&e.after, "@%s.function\n%s\n", tf, dl);
+	e.file = f->loc.file;
+	e.line = def;
+	e.nlines = 1;
+	store_edit(c, f, l, &e);
+	strbuf_release(&e.after);
+	return 0;
+}
+
 /*
  * eager-hotspot: quote the function holding the busiest line, name it and
  * what it closes over.  No edit: whether its arguments are tensors (a
@@ -857,11 +999,189 @@ static void eager_advice(struct fixctx *c, struct finding *f)
 	if (!strcmp(func, "main") || !strcmp(func, "run") || !strcmp(func, "train"))
 		set_no_edit(c, f, "the busiest line is in %s (lines %ld-%ld), which holds the loop itself: move the loop's body into a function decorated with @tf.function%s%s",
 			    func, def, end, vars.len ? "; it closes over " : "", vars.len ? vars.buf : "");
-	else
+	else if (edit_wrap(c, f, func, def, end))
 		set_no_edit(c, f, "decorate %s (lines %ld-%ld) with @tf.function, or the loop calling it, once you know that its arguments are tensors (a Python number retraces per value) and that it has no Python side effects%s%s",
 			    func, def, end, vars.len ? "; it closes over " : "", vars.len ? vars.buf : "");
 	strbuf_release(&code);
 	strbuf_release(&vars);
+}
+
+/* --- input-bound: parallel maps and a prefetch on the pipeline's own lines --- */
+
+/*
+ * s with num_parallel_calls=<tf>.data.AUTOTUNE added to its one
+ * `.map(fn...)` call, into out; -1 when the line has no such call, several,
+ * or one that already sets it.
+ */
+static int add_parallel_map(const char *s, const char *fn, const char *tf, struct strbuf *out)
+{
+	struct arg args[MAX_ARGS];
+	long open, close = -1, pick = -1;
+	int found = 0;
+
+	for (long at = 0; (open = find_call(s, "map", (size_t)at)) >= 0; at = open + 1) {
+		long cl = match_close(s, (size_t)open);
+		int n = cl < 0 ? -1 : split_args(s, (size_t)open, (size_t)cl, args);
+
+		if (n < 1 || open < 4 || s[open - 4] != '.')
+			continue;
+		if (args[0].end - args[0].start != strlen(fn) || strncmp(s + args[0].start, fn, strlen(fn)))
+			continue;
+		for (int i = 0; i < n; i++)
+			if (s[args[i].start] == '*' || strstr(s + args[i].start, "num_parallel_calls") == s + args[i].start)
+				return -1;
+		found++;
+		pick = open;
+		close = cl;
+	}
+	if (found != 1 || s[close - 1] == ',')
+		return -1;
+	(void)pick;
+	strbuf_add(out, s, (size_t)close);
+	strbuf_addf(out, ", num_parallel_calls=%s.data.AUTOTUNE%s", tf, s + close);
+	return 0;
+}
+
+/*
+ * s with .prefetch(<tf>.data.AUTOTUNE) after its last `.method(...)` call,
+ * into out, when nothing but a comment follows that call (the line ends the
+ * pipeline's expression); -1 otherwise.
+ */
+static int add_prefetch(const char *s, const char *method, const char *tf, struct strbuf *out)
+{
+	size_t n = strlen(method);
+	long open, close = -1;
+
+	for (long at = 0; (open = find_call(s, method, (size_t)at)) >= 0; at = open + 1)
+		if ((size_t)open > n && s[(size_t)open - n - 1] == '.' && match_close(s, (size_t)open) >= 0)
+			close = match_close(s, (size_t)open);
+	if (close < 0 || !blank(s + close + 1))
+		return -1;
+	strbuf_add(out, s, (size_t)close + 1);
+	strbuf_addf(out, ".prefetch(%s.data.AUTOTUNE)%s", tf, s + close + 1);
+	return 0;
+}
+
+/* The pipeline around f's line: the dataset ops its Python function built in its process, in order. */
+struct pipeline {
+	const struct model_dataset_op *ops[16];
+	size_t n;
+	int prefetch;
+};
+
+static int pipeline_of(const struct model *m, const struct finding *f, struct pipeline *p)
+{
+	const struct model_dataset_op *at = NULL;
+
+	p->n = 0;
+	p->prefetch = 0;
+	for (size_t i = 0; i < m->ndatasets && !at; i++)
+		if (m->datasets[i].loc.file && f->loc.file && !strcmp(m->datasets[i].loc.file, f->loc.file) &&
+		    m->datasets[i].loc.line == f->loc.line && m->datasets[i].func)
+			at = &m->datasets[i];
+	for (size_t i = 0; at && i < m->ndatasets; i++) {
+		const struct model_dataset_op *d = &m->datasets[i];
+
+		if (d->pid != at->pid || !d->func || strcmp(d->func, at->func) || !d->loc.file ||
+		    strcmp(d->loc.file, at->loc.file))
+			continue;
+		if (p->n == sizeof(p->ops) / sizeof(p->ops[0]))
+			return -1;
+		p->ops[p->n++] = d;
+		p->prefetch |= !strcmp(d->transformation, "prefetch");
+	}
+	return p->n ? 0 : -1;
+}
+
+static void take(struct strbuf *cur, struct strbuf *next)
+{
+	strbuf_release(cur);
+	*cur = *next;
+	strbuf_init(next);
+}
+
+/* Line n of l as the pipeline edit leaves it, into out: 1 when changed. */
+static int pipeline_line(const struct loaded *l, long n, const struct pipeline *p, const char *tf, struct strbuf *out)
+{
+	struct strbuf cur = STRBUF_INIT, next = STRBUF_INIT;
+	const struct model_dataset_op *last = p->ops[p->n - 1];
+	int changed = 0;
+
+	strbuf_addstr(&cur, srcfile_line(&l->sf, n));
+	if (!cur.buf)
+		goto done;
+	for (size_t i = 0; i < p->n; i++) {
+		const struct model_dataset_op *d = p->ops[i];
+
+		/* a Python black box holds the GIL: parallel calls do not help it, and may reorder its side effects */
+		if (d->loc.line != n || strcmp(d->transformation, "map") || d->parallel || !d->function ||
+		    d->blackbox_execs || add_parallel_map(cur.buf, d->function, tf, &next))
+			continue;
+		take(&cur, &next);
+		changed = 1;
+	}
+	if (!p->prefetch && last->loc.line == n && !add_prefetch(cur.buf, last->transformation, tf, &next)) {
+		take(&cur, &next);
+		changed = 1;
+	}
+done:
+	strbuf_addf(out, "%s\n", cur.buf ? cur.buf : "");
+	strbuf_release(&cur);
+	strbuf_release(&next);
+	return changed;
+}
+
+/*
+ * input-bound: num_parallel_calls=tf.data.AUTOTUNE on the pipeline's
+ * sequential maps (not those running a py_function) and a prefetch after its
+ * last transformation.  Neither changes the elements or their order
+ * (tf.data keeps a parallel map deterministic unless told otherwise).
+ */
+static void edit_pipeline(struct fixctx *c, struct finding *f)
+{
+	struct pipeline p;
+	struct edit e = { .after = STRBUF_INIT };
+	struct strbuf lines[21];
+	const struct loaded *l;
+	char tf[64];
+	long from = 0, to = 0, first = 0, last = 0;
+
+	if (pipeline_of(c->m, f, &p)) {
+		set_no_edit(c, f, "the lines that built the pipeline are not known");
+		return;
+	}
+	if (!(l = editable(c, f, p.ops[0]->loc.file, tf, sizeof(tf))))
+		return;
+	for (size_t i = 0; i < p.n; i++) {
+		from = !from || p.ops[i]->loc.line < from ? p.ops[i]->loc.line : from;
+		to = p.ops[i]->loc.line > to ? p.ops[i]->loc.line : to;
+	}
+	if (to - from >= (long)(sizeof(lines) / sizeof(lines[0])) || !srcfile_line(&l->sf, to)) {
+		set_no_edit(c, f, "the pipeline's lines %ld-%ld are not one short block", from, to);
+		return;
+	}
+	/* the hunk: from the first changed line to the last */
+	for (long n = from; n <= to; n++) {
+		strbuf_init(&lines[n - from]);
+		if (pipeline_line(l, n, &p, tf, &lines[n - from])) {
+			first = first ? first : n;
+			last = n;
+		}
+	}
+	for (long n = first; first && n <= last; n++)
+		strbuf_add(&e.after, lines[n - from].buf, lines[n - from].len);
+	for (long n = from; n <= to; n++)
+		strbuf_release(&lines[n - from]);
+	if (!first) {
+		set_no_edit(c, f, "the pipeline's lines %ld-%ld have no sequential map or last call agprof can edit safely"
+			    " (a py_function in the map, a call spanning lines, code after it)", from, to);
+	} else {
+		e.file = p.ops[0]->loc.file;
+		e.line = first;
+		e.nlines = last - first + 1;
+		store_edit(c, f, l, &e);
+	}
+	strbuf_release(&e.after);
 }
 
 /* The lines a finding is about, quoted: its line (the retraced call, the def, ...), else its function's def. */
@@ -884,6 +1204,30 @@ static void add_code(struct fixctx *c, struct finding *f, const struct model_fun
 		strbuf_addstr(&sb, "(the file changed since the recording: these are its lines now)\n");
 	f->code = model_strdup(c->m, sb.buf);
 	strbuf_release(&sb);
+}
+
+/*
+ * Why xla-recompile, variable-creation and py-function get no edit: each
+ * fix needs a decision the recording cannot make.
+ */
+static void no_edit_words(struct fixctx *c, struct finding *f, const struct model_function *fn)
+{
+	const char *name = fn ? fn->name : f->function ? f->function : "the function";
+
+	if (!strcmp(f->rule, "xla-recompile"))
+		set_no_edit(c, f, "an input_signature with None dimensions (the retracing finding's edit) removes the"
+			    " retraces but not the compilations: XLA compiles %s once per concrete input shape."
+			    " Pad or bucket its inputs to a few fixed shapes where they are made, or drop jit_compile=True;"
+			    " which one keeps the results right is not in the recording", name);
+	else if (!strcmp(f->rule, "variable-creation"))
+		set_no_edit(c, f, "%s creates its variables at the first trace of each new tf.function object%s:"
+			    " build the object that owns it once, outside the loop, or create the variables in __init__."
+			    " Whether the loop means to start from fresh variables each time is not in the recording",
+			    name, f->cause == CAUSE_NEW_FUNCTION_OBJECT ? " (a new object per call)" : "");
+	else
+		set_no_edit(c, f, "the body of a py_function is Python that TensorFlow runs under the GIL, one call at"
+			    " a time: rewrite it with TensorFlow ops (or move it out of %s); no mechanical edit keeps"
+			    " what it computes", name);
 }
 
 static const struct model_function *function_of(const struct model *m, const struct finding *f)
@@ -918,8 +1262,13 @@ static void annotate(struct fixctx *c, struct finding *f)
 		}
 	} else if (!strcmp(f->rule, "eager-hotspot")) {
 		eager_advice(c, f);
+	} else if (!strcmp(f->rule, "input-bound")) {
+		edit_pipeline(c, f);
 	} else if (!strcmp(f->rule, "tracing-overhead")) {
 		set_no_edit(c, f, "the edits are in the retracing findings of the functions that retrace");
+	} else if (!strcmp(f->rule, "xla-recompile") || !strcmp(f->rule, "variable-creation") ||
+		   !strcmp(f->rule, "py-function")) {
+		no_edit_words(c, f, fn);
 	} else if (!f->no_edit) {
 		set_no_edit(c, f, "no edit is written for %s: the fix depends on code agprof did not record", f->rule);
 	}
@@ -934,8 +1283,8 @@ void fix_annotate(struct model *m)
 
 	for (size_t i = 0; i < m->nfindings; i++) {
 		/* user rules' examples stay theirs; built-in rules carry none */
+		saving_estimate(m, &m->findings[i]);   /* first: an eager-hotspot edit needs a positive saving */
 		annotate(&c, &m->findings[i]);
-		saving_estimate(m, &m->findings[i]);
 	}
 	for (size_t i = 0; i < c.nfiles; i++)
 		srcfile_release(&c.files[i].sf);

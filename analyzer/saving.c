@@ -13,6 +13,7 @@
  *     at most the compute they could overlap with.
  * Other findings: the symptom's time, said to be an upper bound.
  */
+#include "agp_protocol.h"
 #include "fix.h"
 #include "model.h"
 #include "model_internal.h"
@@ -105,25 +106,19 @@ static int steps_read(const struct model *m, const struct model_function *fn, en
 /*
  * What a step takes without retracing: the lower median of the untraced
  * steps (with few calls, the step after the first one still pays cold-start
- * costs).  When every call traced (a new tf.function object per call) there
- * is none to compare with: the shortest retraced step less its tracing
- * stands for the step that stays.
+ * costs).  When every call traced (a new tf.function object per call) the
+ * recording has no warm call to compare with; the fix leaves a warm call
+ * per step, which for the small functions this happens to in practice is
+ * well under a millisecond, against a retraced step that also pays the new
+ * graph's set-up on its first call.  So 0: the saving is an upper bound by
+ * the warm calls' time, and the method says so.
  */
-static int64_t typical_step(const struct model_function *fn, enum retrace_cause cause, struct steps *st)
+static int64_t typical_step(struct steps *st)
 {
-	int64_t typical = -1;
-
-	if (st->nplain) {
-		qsort(st->plain, st->nplain, sizeof(*st->plain), cmp_i64);
-		return st->plain[(st->nplain - 1) / 2];
-	}
-	for (size_t i = 1; i < fn->ntraces; i++) {
-		int64_t tr = tracing_ns(&fn->traces[i]);
-
-		if (removed(fn, i, cause) && st->retraced[i] >= tr && (typical < 0 || st->retraced[i] - tr < typical))
-			typical = st->retraced[i] - tr;
-	}
-	return typical < 0 ? 0 : typical;
+	if (!st->nplain)
+		return 0;
+	qsort(st->plain, st->nplain, sizeof(*st->plain), cmp_i64);
+	return st->plain[(st->nplain - 1) / 2];
 }
 
 /*
@@ -132,12 +127,13 @@ static int64_t typical_step(const struct model_function *fn, enum retrace_cause 
  * the concrete function and, on its first call, optimises the graph and
  * creates its kernels.  So a retraced step is measured whole, from the end
  * of the function's previous call to the end of the new graph's first call,
- * and a typical step (typical_step()) is subtracted.  A retrace whose graph
+ * and a typical step (typical_step()) is subtracted; *warm (when not NULL)
+ * says whether the recording had an untraced call to take it from.  A retrace whose graph
  * never ran counts its tracing time only.  *n counts the retraces, *tracing
  * their tracing time.
  */
 static int64_t retrace_saving(const struct model *m, const struct model_function *fn, enum retrace_cause cause,
-			      size_t *n, int64_t *tracing)
+			      size_t *n, int64_t *tracing, int *warm)
 {
 	struct steps st = { 0 };
 	unsigned char *seen = NULL;
@@ -154,7 +150,9 @@ static int64_t retrace_saving(const struct model *m, const struct model_function
 	for (size_t i = 0; i < fn->ntraces; i++)
 		st.retraced[i] = -1;
 	steps_read(m, fn, cause, &st, seen);
-	typical = typical_step(fn, cause, &st);
+	typical = typical_step(&st);
+	if (warm)
+		*warm = st.nplain > 0;
 	for (size_t i = 1; i < fn->ntraces; i++) {
 		int64_t tr = tracing_ns(&fn->traces[i]);
 
@@ -190,11 +188,21 @@ static void saving_retracing(struct model *m, struct finding *f, const struct mo
 {
 	size_t n;
 	int64_t tracing;
+	int warm;
 
-	f->saving_ns = retrace_saving(m, fn, f->cause, &n, &tracing);
+	f->saving_ns = retrace_saving(m, fn, f->cause, &n, &tracing, &warm);
+	if (fn->jit_compile) {
+		/* one trace for all shapes still leaves XLA one compilation per new shape, on its first call */
+		f->saving_ns = tracing;
+		set_method(m, f, "the tracing of the %zu retrace%s the fix removes (%.1f ms); jit_compile: XLA still"
+			   " compiles each new input shape on its first call, so that time stays", n, n == 1 ? "" : "s",
+			   ms(tracing));
+		return;
+	}
 	set_method(m, f, "the %zu retraced step%s the fix removes, each from the previous call's end to its new graph's"
-		   " first call's end, less a typical step: tracing %.1f ms + graph set-up %.1f ms", n,
-		   n == 1 ? "" : "s", ms(tracing), ms(f->saving_ns - tracing));
+		   " first call's end, less %s: tracing %.1f ms + graph set-up %.1f ms", n, n == 1 ? "" : "s",
+		   warm ? "a typical step" : "nothing (every call traced: the warm calls the fix leaves are not recorded)",
+		   ms(tracing), ms(f->saving_ns - tracing));
 }
 
 static void saving_all_retraces(struct model *m, struct finding *f)
@@ -208,7 +216,7 @@ static void saving_all_retraces(struct model *m, struct finding *f)
 
 		if (m->functions[i].tf_data)
 			continue;
-		total += retrace_saving(m, &m->functions[i], CAUSE_NONE, &n, &tracing);
+		total += retrace_saving(m, &m->functions[i], CAUSE_NONE, &n, &tracing, NULL);
 		tracing_all += tracing;
 		count += n;
 	}
@@ -216,6 +224,30 @@ static void saving_all_retraces(struct model *m, struct finding *f)
 	set_method(m, f, "all %zu avoidable retraced steps, each less a typical step: tracing %.1f ms + graph set-up %.1f ms",
 		   count, ms(tracing_all), ms(total - tracing_all));
 }
+
+/*
+ * The eager ops of func in file, with the time between them: each op's
+ * dispatch, plus the gap to the previous event of its thread when that was
+ * an op of func too (Python between the body's ops, however long: the
+ * collector's python_ns stops at AGP_PYTHON_GAP_MAX_NS, and under load many
+ * gaps are longer; a tf.function runs none of that Python per call).  Graph
+ * calls on the thread end a run of ops, so their time is not counted as
+ * Python.  Columns: ops, eager ns, graph ns (each op at its op type's
+ * fastest recorded run), gaps past the collector's bound.
+ */
+static const char eager_sql[] =
+	"WITH fastest AS (SELECT op_id, min(end_ns - start_ns) AS ns FROM eager_ops GROUP BY op_id),"
+	" ev AS (SELECT e.pid, e.tid, e.start_ns, e.end_ns, e.op_id,"
+	"   coalesce(fs.text = ?1 AND fn.text = ?2 AND cs.library = 0, 0) AS mine FROM eager_ops e"
+	"   LEFT JOIN callsites cs ON cs.id = e.callsite_id LEFT JOIN strings fs ON fs.id = cs.file_id"
+	"   LEFT JOIN strings fn ON fn.id = cs.func_id"
+	"  UNION ALL SELECT pid, tid, start_ns, end_ns, NULL, 0 FROM function_calls),"
+	" seq AS (SELECT *, lag(end_ns) OVER w AS prev_end, lag(mine) OVER w AS prev_mine FROM ev"
+	"   WINDOW w AS (PARTITION BY pid, tid ORDER BY start_ns))"
+	" SELECT count(*), sum(s.end_ns - s.start_ns"
+	"   + CASE WHEN s.prev_mine AND s.start_ns > s.prev_end THEN s.start_ns - s.prev_end ELSE 0 END),"
+	"  sum(f.ns), sum(s.prev_mine AND s.start_ns - s.prev_end >= ?3)"
+	" FROM seq s JOIN fastest f ON f.op_id = s.op_id WHERE s.mine";
 
 /*
  * eager-hotspot: the function holding the busiest line, run as a graph.
@@ -228,35 +260,31 @@ static void saving_eager(struct model *m, struct finding *f)
 {
 	const char *func = NULL;
 	sqlite3_stmt *s;
-	int64_t ops = 0, eager = 0, graph = 0;
+	int64_t ops = 0, eager = 0, graph = 0, long_gaps = 0;
 
 	for (size_t i = 0; i < m->nsites; i++)
 		if (m->sites[i].loc.file && f->loc.file && !strcmp(m->sites[i].loc.file, f->loc.file) &&
 		    m->sites[i].loc.line == f->loc.line)
 			func = m->sites[i].func;
-	if (!func || !m->rec ||
-	    sqlite3_prepare_v2(m->rec->db,
-		"WITH fastest AS (SELECT op_id, min(end_ns - start_ns) AS ns FROM eager_ops GROUP BY op_id)"
-		" SELECT count(*), sum(e.end_ns - e.start_ns + e.python_ns), sum(f.ns) FROM eager_ops e"
-		" JOIN fastest f ON f.op_id = e.op_id"
-		" JOIN callsites cs ON cs.id = e.callsite_id JOIN strings fs ON fs.id = cs.file_id"
-		" JOIN strings fn ON fn.id = cs.func_id WHERE fs.text = ?1 AND fn.text = ?2 AND cs.library = 0",
-		-1, &s, NULL) != SQLITE_OK) {
+	if (!func || !m->rec || sqlite3_prepare_v2(m->rec->db, eager_sql, -1, &s, NULL) != SQLITE_OK) {
 		f->saving_ns = f->cost_ns;
 		set_method(m, f, "upper bound: the eager dispatch time (the function to wrap is not known)");
 		return;
 	}
 	sqlite3_bind_text(s, 1, f->loc.file, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, func, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 3, AGP_PYTHON_GAP_MAX_NS);
 	if (sqlite3_step(s) == SQLITE_ROW) {
 		ops = sqlite3_column_int64(s, 0);
 		eager = sqlite3_column_int64(s, 1);
 		graph = sqlite3_column_int64(s, 2);
+		long_gaps = sqlite3_column_int64(s, 3);
 	}
 	sqlite3_finalize(s);
 	f->saving_ns = eager > graph ? eager - graph : 0;
-	set_method(m, f, "%s's %lld eager ops: dispatch + Python between them (%.1f ms) minus the same ops as graph nodes,"
-		   " each at its op type's fastest recorded run (%.1f ms)", func, (long long)ops, ms(eager), ms(graph));
+	set_method(m, f, "%s's %lld eager ops: dispatch + Python between them (%.1f ms, %lld gaps over %.0f ms included)"
+		   " minus the same ops as graph nodes, each at its op type's fastest recorded run (%.1f ms)", func,
+		   (long long)ops, ms(eager), (long long)long_gaps, ms(AGP_PYTHON_GAP_MAX_NS), ms(graph));
 }
 
 void saving_estimate(struct model *m, struct finding *f)
@@ -281,7 +309,7 @@ void saving_estimate(struct model *m, struct finding *f)
 		size_t n;
 		int64_t tracing;
 
-		f->saving_ns = retrace_saving(m, fn, CAUSE_NONE, &n, &tracing);
+		f->saving_ns = retrace_saving(m, fn, CAUSE_NONE, &n, &tracing, NULL);
 		set_method(m, f, "upper bound: the %zu extra compilations (tracing %.1f ms + first-call compile %.1f ms)", n,
 			   ms(tracing), ms(f->saving_ns - tracing));
 	} else {

@@ -1,6 +1,8 @@
 """`agprof fix` on a real recording: the patch applies and fixes the program.
 
-Usage: test_fix.py SAMPLE FUNCTION CAUSE
+Usage: test_fix.py SAMPLE FUNCTION CAUSE      (a retracing finding by CAUSE)
+       test_fix.py SAMPLE FUNCTION input-bound (the input-bound finding of FUNCTION's pipeline)
+       test_fix.py SAMPLE FUNCTION eager-hotspot (FUNCTION's eager ops, wrapped in tf.function)
 
 For one fixable sample (a copy of it and samples/oracle.py in a temporary
 directory, the recording's working directory):
@@ -13,6 +15,11 @@ directory, the recording's working directory):
   same output (tracing-count lines aside), and its function traces once:
   experimental_get_tracing_count() of every tf.function object is 1 and the
   recording holds one trace of it;
+- input-bound instead: the patched program's recording runs the map as
+  ParallelMapDatasetV2 and has a PrefetchDataset (TensorFlow's own op
+  types, as dispatched), and the same number of steps;
+- eager-hotspot instead: the patched program's recording has one trace of
+  the function, none of its eager ops, and no eager-hotspot finding;
 - `agprof fix` on the patched program's recording has nothing to fix (1);
   bad usage and bad recordings exit 2 with one line;
 - a source file edited after the recording gets no edit: the report says
@@ -20,6 +27,7 @@ directory, the recording's working directory):
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -51,21 +59,55 @@ def record(d, sample, name):
 
 
 def output(lines):
-    return [ln for ln in lines if not ln.startswith("tracing count")]
+    """The program's output, tracing counts and timings aside."""
+    return [re.sub(r"[0-9.]+ s\b", "T s", ln) for ln in lines if not ln.startswith("tracing count")]
 
 
-def finding_of(rec, function):
+def finding_of(rec, function, rule="retracing"):
     rc, out, err = agtest.agprof_cmd("report", "--format", "json", rec)
     check_eq(rc, 0, "agprof report --format json exit status")
     for f in json.loads(out)["findings"]:
-        if f["rule"] == "retracing" and f["function"] == function:
+        if f["rule"] == rule and f["function"] == function:
             return f
     return None
+
+
+def check_retraced_once(oracle1, rec1, function):
+    """TensorFlow's tracing count of every object is 1, and the recording holds one trace."""
+    fn = oracle1["functions"][function]
+    counts = fn.get("objects") or [fn["tracing_count"]]
+    check(counts and max(counts) == 1, "tracing count of each tf.function object after the fix is 1", counts)
+    db = agtest.open_recording(rec1)
+    traces = agtest.q1(db, "SELECT count(*) FROM traces t JOIN functions f ON f.id = t.function_id"
+                       " JOIN strings s ON s.id = f.name_id WHERE s.text = ?", function)
+    check_eq(traces, 1, "traces of %s in the patched program's recording" % function)
+
+
+def check_wrapped(rec1, function):
+    """The function runs as one graph: one trace, none of its ops eager, no eager-hotspot finding."""
+    db = agtest.open_recording(rec1)
+    traces = agtest.q1(db, "SELECT count(*) FROM traces t JOIN functions f ON f.id = t.function_id"
+                       " JOIN strings s ON s.id = f.name_id WHERE s.text = ?", function)
+    check_eq(traces, 1, "traces of %s in the patched program's recording" % function)
+    ops = agtest.q1(db, "SELECT count(*) FROM eager_ops e JOIN callsites cs ON cs.id = e.callsite_id"
+                    " JOIN strings s ON s.id = cs.func_id WHERE s.text = ?", function)
+    check_eq(ops, 0, "eager ops of %s in the patched program's recording" % function)
+    check(finding_of(rec1, function, "eager-hotspot") is None, "no eager-hotspot finding after the fix")
+
+
+def check_pipeline_fixed(oracle0, oracle1, rec1):
+    """The map runs in parallel and the pipeline prefetches (op types TensorFlow dispatched); same steps."""
+    db = agtest.open_recording(rec1)
+    ops = {r[0] for r in db.execute("SELECT DISTINCT s.text FROM eager_ops e JOIN strings s ON s.id = e.op_id")}
+    check("ParallelMapDatasetV2" in ops and "MapDataset" not in ops, "the patched pipeline maps in parallel", ops)
+    check("PrefetchDataset" in ops, "the patched pipeline prefetches", ops)
+    check_eq(oracle1["extra"]["steps"], oracle0["extra"]["steps"], "steps of the patched program")
 
 
 def main():
     agtest.need_agprof()
     sample, function, cause = sys.argv[1], sys.argv[2], sys.argv[3]
+    rule = cause if cause in ("input-bound", "eager-hotspot") else "retracing"
     for args, what in (((), "no recording"), (("/nonexistent.agprof",), "a missing recording"),
                        (("--bogus", "x.agprof"), "an unknown option"), (("--rule",), "--rule without a value")):
         rc, out, err = agtest.agprof_cmd("fix", *args)
@@ -75,17 +117,18 @@ def main():
     orig, fixed = os.path.join(top, "orig"), os.path.join(top, "fixed")
     copy_sample(orig, sample)
     before, oracle0, rec = record(orig, sample, "orig")
-    check(oracle0["functions"][function]["tracing_count"] > 1, "the sample retraces %s" % function)
+    if rule == "retracing":
+        check(oracle0["functions"][function]["tracing_count"] > 1, "the sample retraces %s" % function)
 
     rc, diff, err = agtest.agprof_cmd("fix", rec)
     check_eq(rc, 0, "agprof fix exit status (%s)" % err.strip())
     check(diff.startswith("--- a/%s\n+++ b/%s\n" % (sample, sample)), "diff header names a/ and b/ " + sample, diff[:80])
     check_eq(diff.count("\n@@ "), 1, "hunks in the diff")
-    check("retracing " + cause in diff, "the hunk is for the %s retrace" % cause, diff)
+    check(("retracing " + cause if rule == "retracing" else "@@ " + rule) in diff, "the hunk is for " + cause, diff)
 
-    f = finding_of(rec, function)
-    if check(f is not None, "a retracing finding for " + function):
-        check_eq(f["cause"], cause, "finding cause")
+    f = finding_of(rec, function, rule)
+    if check(f is not None, "a %s finding for %s" % (rule, function)):
+        check_eq(f["cause"], cause if rule == "retracing" else None, "finding cause")
         check(f["fix"] is not None, "finding has a fix", f.get("no_edit"))
         check(f["saving_ns"] > 0 and f["saving_method"], "finding has a saving and its method",
               (f["saving_ns"], f["saving_method"]))
@@ -95,7 +138,7 @@ def main():
             check("".join("+" + ln + "\n" for ln in f["fix"]["after"].splitlines()) in diff,
                   "the diff adds the finding's fix.after")
     rc, sarif, _ = agtest.agprof_cmd("report", "--format", "sarif", rec)
-    fixes = [r.get("fixes") for r in json.loads(sarif)["runs"][0]["results"] if r["ruleId"] == "retracing"]
+    fixes = [r.get("fixes") for r in json.loads(sarif)["runs"][0]["results"] if r["ruleId"] == rule]
     check(fixes and fixes[0] and fixes[0][0]["artifactChanges"][0]["artifactLocation"]["uri"] == sample,
           "SARIF result carries the edit as fixes", fixes)
 
@@ -109,13 +152,12 @@ def main():
         check_eq(g.returncode, 0, "git apply --check (%s)" % g.stdout.decode().strip())
     after, oracle1, rec1 = record(fixed, sample, "fixed")
     check_eq(output(after), output(before), "the patched program's output")
-    fn = oracle1["functions"][function]
-    counts = fn.get("objects") or [fn["tracing_count"]]
-    check(counts and max(counts) == 1, "tracing count of each tf.function object after the fix is 1", counts)
-    db = agtest.open_recording(rec1)
-    traces = agtest.q1(db, "SELECT count(*) FROM traces t JOIN functions f ON f.id = t.function_id"
-                       " JOIN strings s ON s.id = f.name_id WHERE s.text = ?", function)
-    check_eq(traces, 1, "traces of %s in the patched program's recording" % function)
+    if rule == "retracing":
+        check_retraced_once(oracle1, rec1, function)
+    elif rule == "input-bound":
+        check_pipeline_fixed(oracle0, oracle1, rec1)
+    else:
+        check_wrapped(rec1, function)
     rc, out, _ = agtest.agprof_cmd("fix", rec1)
     check_eq(rc, 1, "agprof fix on the fixed program: nothing to fix")
 
@@ -124,7 +166,7 @@ def main():
         fh.write("# edited after the recording\n")
     rc, out, _ = agtest.agprof_cmd("fix", rec)
     check_eq(rc, 1, "agprof fix on a file changed since the recording")
-    f = finding_of(rec, function)
+    f = finding_of(rec, function, rule)
     check(f and f["fix"] is None and "changed since the recording" in (f["no_edit"] or ""),
           "finding says the file changed since the recording", f and f["no_edit"])
     agtest.finish("fix-" + sample)
