@@ -8,7 +8,8 @@
  *     (graph optimisation, kernel creation): the retraced step less a
  *     typical step (retrace_saving());
  *   eager-hotspot: the eager ops of the function to wrap (dispatch plus the
- *     Python between them) minus what the same ops cost as graph nodes;
+ *     Python between them, measured from the ops' own timestamps) minus what
+ *     the same ops cost as graph nodes;
  *   input-bound: the waits that overlapping input with compute would hide,
  *     at most the compute they could overlap with.
  * Other findings: the symptom's time, said to be an upper bound.

@@ -6,9 +6,11 @@ record it with `agprof run`, read the retracing finding's saving_ns from
 `agprof report --format json`, apply `agprof fix REC | patch -p1` to a second
 copy, then time the program's main loop (the sample's main(), stdout
 discarded, TensorFlow imported before the timer starts) of the original and
-the patched copy, each in a fresh process, alternating, --reps times; the
-measured saving is the difference of the medians.  The estimate is the
-median saving_ns of --recordings recordings (the machine's load moves both).
+the patched copy, each in a fresh process, --reps times; the measured saving
+is the difference of the medians.  The estimate is the median saving_ns of
+--recordings recordings.  Recordings and timed runs alternate (record, time
+the original, time the patched copy, record, ...): on a shared machine the
+load moves both, and it should move them at the same moments.
 
     python bench/savings.py [--agprof build/cmd/agprof/agprof] [--reps 5] [--recordings 3]
 
@@ -64,18 +66,20 @@ def twin_row(a):
     for name in (sample, "oracle.py"):
         shutil.copy(os.path.join(ROOT, "samples", name), top)
     ests, costs, measured = [], [], []
-    for r in range(a.recordings):
-        rec = os.path.join(top, "rec%d.agprof" % r)
-        if run([a.agprof, "run", "-q", "-o", rec, "--", a.python, sample], cwd=top).returncode:
-            sys.exit("collatz.py: agprof run failed")
-        report = json.loads(run([a.agprof, "report", "--format", "json", rec]).stdout)
-        f = next(x for x in report["findings"] if x["rule"] == "eager-hotspot")
-        ests.append(f["saving_ns"])
-        costs.append(f["cost_ns"])
-    for _ in range(a.reps):
-        out = run([a.python, sample], cwd=top).stdout.decode()
-        m = re.search(r"eager: ([0-9.]+) s, tf.function \(tracing included\): ([0-9.]+) s", out)
-        measured.append((float(m.group(1)) - float(m.group(2))) * 1e9)
+    for r in range(max(a.recordings, a.reps)):
+        if r < a.recordings:
+            rec = os.path.join(top, "rec%d.agprof" % r)
+            if run([a.agprof, "run", "-q", "-o", rec, "--", a.python, sample], cwd=top).returncode:
+                sys.exit("collatz.py: agprof run failed")
+            report = json.loads(run([a.agprof, "report", "--format", "json", rec]).stdout)
+            f = next(x for x in report["findings"] if x["rule"] == "eager-hotspot")
+            ests.append(f["saving_ns"])
+            costs.append(f["cost_ns"])
+            os.unlink(rec)
+        if r < a.reps:
+            out = run([a.python, sample], cwd=top).stdout.decode()
+            m = re.search(r"eager: ([0-9.]+) s, tf.function \(tracing included\): ([0-9.]+) s", out)
+            measured.append((float(m.group(1)) - float(m.group(2))) * 1e9)
     shutil.rmtree(top, ignore_errors=True)
     est, meas = statistics.median(ests), statistics.median(measured)
     return ("collatz.py collatz_eager [eager-hotspot, twin]", est, meas, (est - meas) / meas,
@@ -99,6 +103,7 @@ def main():
         time_main(a.time)
         return 0
     rows = []
+    load0 = os.getloadavg()
     for sample, function, cause in SAMPLES:
         if a.only and a.only not in sample:
             continue
@@ -109,8 +114,10 @@ def main():
             os.makedirs(d)
             for name in (sample, "oracle.py"):
                 shutil.copy(os.path.join(ROOT, "samples", name), d)
-        ests, costs, diff = [], [], b""
-        for r in range(a.recordings):
+        ests, costs = [], []
+        times = {"orig": [], "fixed": []}
+
+        def record(r):
             rec = os.path.join(top, "orig%d.agprof" % r)
             p = run([a.agprof, "run", "-q", "-o", rec, "--", a.python, sample], cwd=dirs["orig"])
             if p.returncode:
@@ -119,12 +126,15 @@ def main():
             f = next(x for x in report["findings"] if x["rule"] == "retracing" and x["function"] == function)
             ests.append(f["saving_ns"])
             costs.append(f["cost_ns"])
-            diff = diff or run([a.agprof, "fix", "--function", function, rec]).stdout
+            return rec
+
+        diff = run([a.agprof, "fix", "--function", function, record(0)]).stdout
         if run(["patch", "-p1"], cwd=dirs["fixed"], input=diff).returncode:
             sys.exit("%s: the patch does not apply" % sample)
-        times = {"orig": [], "fixed": []}
-        for _ in range(a.reps):
-            for tag in ("orig", "fixed"):
+        for r in range(max(a.recordings, a.reps)):
+            if 0 < r < a.recordings:
+                record(r)
+            for tag in ("orig", "fixed") if r < a.reps else ():
                 w = run([a.python, os.path.abspath(__file__), "--time", os.path.join(dirs[tag], sample)])
                 if w.returncode:
                     sys.exit("%s: timing failed: %s" % (sample, w.stderr.decode()[-800:]))
@@ -144,6 +154,8 @@ def main():
         print("%-52s %8.1fms %8.1fms %+7.0f%% %8.1fms   %s" % (
             name, est / 1e6, meas / 1e6, err * 100, cost / 1e6,
             "%.1f ms -> %.1f ms" % (to * 1e3, tf_ * 1e3) if to is not None else "program's own eager - graph timer"))
+    print("load average (1, 5, 15 min): %.1f %.1f %.1f before, %.1f %.1f %.1f after, on %d CPUs" % (
+        load0 + os.getloadavg() + (os.cpu_count(),)))
     bad = [r for r in rows if abs(r[3]) > 0.30]
     print("%d of %d estimates within +-30%%" % (len(rows) - len(bad), len(rows)))
     return 0

@@ -19,7 +19,9 @@ static const char *const fix_usage =
 	"applies them.  One hunk per finding agprof can fix safely: an input_signature\n"
 	"for shape retraces, tf.constant/tf.cast around the argument at the call site\n"
 	"for python-value/dtype retraces, the tf.function(...) moved out of the loop\n"
-	"for new function objects.  `agprof report` says why the others have no edit.\n"
+	"for new function objects, num_parallel_calls/prefetch on an input-bound\n"
+	"pipeline, @tf.function on an eager hot function called with tensors only.\n"
+	"`agprof report` says why the others have no edit.\n"
 	"\n";
 
 static const char *const fix_epilogue =
