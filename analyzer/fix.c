@@ -1082,7 +1082,7 @@ static int pipeline_of(const struct model *m, const struct finding *f, struct pi
 	for (size_t i = 0; at && i < m->ndatasets; i++) {
 		const struct model_dataset_op *d = &m->datasets[i];
 
-		if (d->pid != at->pid || !d->func || strcmp(d->func, at->func) || !d->loc.file ||
+		if (d->pid != at->pid || !d->func || strcmp(d->func, at->func) || !d->loc.file || d->loc.line < 1 ||
 		    strcmp(d->loc.file, at->loc.file))
 			continue;
 		if (p->n == sizeof(p->ops) / sizeof(p->ops[0]))

@@ -29,6 +29,15 @@ EXPECTED = {
     "eager_heavy": [("eager-hotspot", None, None, "eager-hot-loop")],
 }
 
+# sample -> (rule, words in its no_edit): findings with no safe edit say why in words.
+# eager_heavy: step(x, y) gets tensors made elsewhere (a Python number could come in);
+# jit_shapes: XLA compiles per shape whatever the signature.
+NO_EDIT = {
+    "eager_heavy": [("eager-hotspot", "once you know that its arguments are tensors")],
+    "jit_shapes": [("xla-recompile", "XLA compiles dense_gelu once per concrete input shape")],
+    "py_function_step": [("py-function", "rewrite it with TensorFlow ops")],
+    "variable_creation": [("variable-creation", "outside the loop")],
+}
 # Samples written well: no warning, no error (info findings are allowed).
 # tf1_session: a graph-mode Session loop is analyzed, not flagged.
 CLEAN = {"clean", "mlp_train", "serving_module", "keras_fit", "tf1_session"}
@@ -119,6 +128,12 @@ def main():
         check(any(good_line(sample, report, f, ml) for ml in lines),
               "%s: %s points at %s, expected the line of marker %s %s" % (
                   sample, rule, f["location"], marker, lines))
+
+    for rule, words in NO_EDIT.get(sample, []):
+        hits = [f for f in findings if f["rule"] == rule]
+        check(hits and all(f["fix"] is None and words in (f["no_edit"] or "") for f in hits),
+              "%s: %s has no edit and says %r" % (sample, rule, words),
+              [(f["fix"], f["no_edit"]) for f in hits])
 
     if sample in CLEAN:
         bad = [(f["rule"], f["function"], f["message"]) for f in findings if f["severity"] != "info"]
