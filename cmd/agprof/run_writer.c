@@ -420,14 +420,16 @@ static void call_seq_row(struct run_writer *w, struct stream *s, uint64_t seq, i
  */
 static int64_t kernel_node(struct run_writer *w, struct stream *s, uint32_t name, uint32_t type)
 {
-	int64_t key = (int64_t)((uint64_t)name << 32 | type), id;
+	/* by strings rows: each thread interns the same text under an id of its own */
+	int64_t name_row = local_id_get(&s->strings, name), type_row = local_id_get(&s->strings, type);
+	int64_t key = (int64_t)((uint64_t)(name_row & 0xffffffff) << 32 | (uint64_t)(type_row & 0xffffffff)), id;
 	size_t v;
 
 	if (idmap_get(&s->kernel_nodes, key, &v))
 		return (int64_t)v;
 	sqlite3_bind_int(w->ins_knode, 1, s->pid);
-	sqlite3_bind_int64(w->ins_knode, 2, local_id_get(&s->strings, name));
-	sqlite3_bind_int64(w->ins_knode, 3, local_id_get(&s->strings, type));
+	sqlite3_bind_int64(w->ins_knode, 2, name_row);
+	sqlite3_bind_int64(w->ins_knode, 3, type_row);
 	if (step(w, w->ins_knode) != 0)
 		return 0;
 	id = sqlite3_last_insert_rowid(w->db);
