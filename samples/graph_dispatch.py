@@ -18,7 +18,7 @@ import tensorflow as tf
 
 import oracle
 
-STEPS = 1000
+STEPS = 600
 CALLS = 30
 
 
