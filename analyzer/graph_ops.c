@@ -240,11 +240,15 @@ static void finish_ops(struct graph_op *ops, size_t nops, struct graph_op_type *
 
 #define NODE_COLS "n.name, n.op_type, n.file, n.line, count(*), sum(k.end_ns - k.start_ns)"
 
-/* Per graph function and node: runs and time.  0 or -1. */
+/* Per graph function and node: runs and time (the first call left out).  0 or -1. */
 static int load_fn_ops(struct loader *l, sqlite3 *db)
 {
+	/* as load_calls, each function's first call left out when others ran kernels */
 	sqlite3_stmt *s = db_prepare(db, "SELECT c.graph_function_id, " NODE_COLS " FROM kernels k"
 					 " JOIN function_calls c ON c.id = k.call_id LEFT JOIN graph_nodes n ON n.id = k.node_id"
+					 " WHERE k.call_id NOT IN (SELECT min(c2.id) FROM function_calls c2"
+					 "  WHERE EXISTS (SELECT 1 FROM kernels k2 WHERE k2.call_id = c2.id)"
+					 "  GROUP BY c2.graph_function_id HAVING count(*) > 1)"
 					 " GROUP BY c.graph_function_id, k.node_id");
 	size_t *opcap = calloc(l->g->nfns + 1, sizeof(size_t)), *typecap = calloc(l->g->nfns + 1, sizeof(size_t));
 	int rc = -1;

@@ -55,8 +55,9 @@ struct graph_fn_ops {
 	int64_t first_ns, last_ns;
 	/*
 	 * The first call also instantiates the function (graph optimisation,
-	 * kernel creation): when there are others, it is left out of the
-	 * sums above (calls .. overhead_ns) and its wall time is here.
+	 * kernel creation, lazy initialisation inside kernels): when there are
+	 * others, it is left out of every sum of the function (calls,
+	 * kernels, ops, types) and its wall time is here.
 	 */
 	int64_t first_call_ns;
 	int first_left_out;
@@ -64,7 +65,7 @@ struct graph_fn_ops {
 	size_t nops;
 	struct graph_op_type *types; /* by total_ns, largest first */
 	size_t ntypes;
-	int64_t op_kernel_ns;       /* kernel time of ops and types: every call, the first included */
+	int64_t op_kernel_ns;       /* kernel time of ops and types (the same calls as kernel_ns) */
 	struct source_loc top_line; /* the user line that created most of its nodes */
 	int64_t top_line_nodes, nodes;
 };

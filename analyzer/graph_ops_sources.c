@@ -135,9 +135,9 @@ static void fn_anchor(const struct model *m, void *data, size_t row, struct metr
 
 static const char *const type_fields[] = {
 	"graph_function, function, op_type: the function and the op type (text)",
-	"count, total_ns, mean_ns, per_call: its kernel runs (every call), their time, runs per call",
-	"share: of the function's kernel time (every call)",
-	"calls, fn_kernel_ns: the function's calls (the first left out) and kernel time (every call)",
+	"count, total_ns, mean_ns, per_call: its kernel runs, their time, runs per call (the first call left out)",
+	"share: of the function's kernel time",
+	"calls, fn_kernel_ns: the function's calls (the first left out) and their kernel time",
 	"compute_op: 1 for dense compute ops (MatMul, Conv*, Einsum) and compiled functions (XLA), expected to dominate",
 	NULL,
 };
@@ -159,8 +159,7 @@ static int type_get(const struct model *m, void *data, size_t row, const char *f
 	NUM("count", r->type->count);
 	NUM("total_ns", r->type->total_ns);
 	NUM("mean_ns", ratio((double)r->type->total_ns, (double)r->type->count));
-	/* types count every call, the first (instantiation) included */
-	NUM("per_call", ratio((double)r->type->count, (double)(r->fn->calls + r->fn->first_left_out)));
+	NUM("per_call", ratio((double)r->type->count, (double)r->fn->calls));
 	NUM("share", ratio((double)r->type->total_ns, (double)r->fn->op_kernel_ns));
 	NUM("calls", r->fn->calls);
 	NUM("fn_kernel_ns", r->fn->op_kernel_ns);

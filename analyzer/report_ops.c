@@ -32,13 +32,20 @@ static const char *where(char *buf, size_t len, const struct model *m, const str
 	return buf;
 }
 
-/* A location after a row of used columns, or on a line of its own when it would pass 80. */
+/*
+ * A location after a row of used columns: cut from the left to fit 80
+ * columns ("...mlp_train.py:49"), or on a line of its own when less than
+ * 12 columns are left.
+ */
 static void add_where(struct strbuf *out, size_t used, const char *loc)
 {
-	if (used + strlen(loc) <= 80)
-		strbuf_addf(out, "%s\n", loc);
-	else
-		strbuf_addf(out, "\n      %s\n", loc);
+	char buf[512];
+
+	if (used + 12 > 80) {
+		strbuf_addf(out, "\n      %s\n", text_fit_left(buf, sizeof(buf), loc, 74));
+		return;
+	}
+	strbuf_addf(out, "%s\n", text_fit_left(buf, sizeof(buf), loc, 80 - used));
 }
 
 static void fn_table(struct strbuf *out, const struct model *m, const struct graph_ops_model *g, int top)
@@ -66,15 +73,15 @@ static void fn_table(struct strbuf *out, const struct model *m, const struct gra
 
 static void op_table(struct strbuf *out, const struct model *m, const struct graph_op *ops, size_t n, int top)
 {
-	strbuf_addf(out, "  %-20s %-12s %7s %9s %9s  %s\n", "op", "type", "runs", "time", "mean", "created at");
+	strbuf_addf(out, "  %-18s %-12s %6s %9s %8s  %s\n", "op", "type", "runs", "time", "mean", "created at");
 	for (size_t i = 0; i < top_n(top, n); i++) {
 		const struct graph_op *o = &ops[i];
 		char a[DURATION_MAX], b[DURATION_MAX], loc[256];
 
-		strbuf_addf(out, "  %-20.20s %-12.12s %7lld %9s %9s  ", o->name, o->op_type, (long long)o->count,
+		strbuf_addf(out, "  %-18.18s %-12.12s %6lld %9s %8s  ", o->name, o->op_type, (long long)o->count,
 			    duration_format(a, sizeof(a), o->total_ns),
 			    duration_format(b, sizeof(b), o->count ? o->total_ns / o->count : 0));
-		add_where(out, 65, where(loc, sizeof(loc), m, &o->loc));
+		add_where(out, 61, where(loc, sizeof(loc), m, &o->loc));
 	}
 }
 

@@ -155,14 +155,35 @@ static void kernel_name_slow(struct agp_thread *t, void *kernel, void *ctx, stru
 	slot->fingerprint = fingerprint(kernel);
 }
 
+/*
+ * Open addressing, KCACHE_PROBES slots per kernel: a direct-mapped cache
+ * would make two kernels of one graph that share a slot evict each other at
+ * every call.  A kernel found nowhere takes the first empty slot of its
+ * probe run, else the first slot.
+ */
+#define KCACHE_PROBES 8
+
 static inline struct agp_kcache_slot *kernel_names(struct agp_thread *t, void *kernel, void *ctx)
 {
 	uint64_t h = ((uint64_t)(uintptr_t)kernel >> 4) * 0x9e3779b97f4a7c15ULL;
-	struct agp_kcache_slot *slot = &t->kcache[h >> (64 - 13)];
+	size_t first = (size_t)(h >> (64 - 13)), i;
+	struct agp_kcache_slot *slot, *empty = NULL;
 
 	_Static_assert(AGP_KCACHE == 1 << 13, "kernel cache index bits");
-	if (__builtin_expect(slot->kernel != (uintptr_t)kernel || slot->fingerprint != fingerprint(kernel), 0))
-		kernel_name_slow(t, kernel, ctx, slot);
+	for (i = 0; i < KCACHE_PROBES; i++) {
+		slot = &t->kcache[(first + i) & (AGP_KCACHE - 1)];
+		if (slot->kernel == (uintptr_t)kernel) {
+			if (__builtin_expect(slot->fingerprint != fingerprint(kernel), 0))
+				kernel_name_slow(t, kernel, ctx, slot);
+			return slot;
+		}
+		if (!slot->kernel) {
+			empty = slot;
+			break;
+		}
+	}
+	slot = empty ? empty : &t->kcache[first];
+	kernel_name_slow(t, kernel, ctx, slot);
 	return slot;
 }
 

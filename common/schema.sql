@@ -292,3 +292,4 @@ CREATE INDEX gpu_api_calls_corr ON gpu_api_calls(pid, correlation_id);
 CREATE INDEX graph_functions_trace ON graph_functions(trace_id);
 CREATE INDEX session_runs_time ON session_runs(start_ns);
 CREATE INDEX graph_nodes_fn ON graph_nodes(graph_function_id, name);
+CREATE INDEX kernels_call ON kernels(call_id, start_ns);

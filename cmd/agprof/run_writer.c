@@ -1366,9 +1366,10 @@ static const char link_sql[] =
  * function, else in the one graph function of the process that has it (a
  * nested function's body); the nodes get their creation lines.
  */
-static const char link_kernels_sql[] =
+static const char link_kernel_calls_sql[] =  /* before the indexes: call_id is indexed */
 	"UPDATE kernels SET call_id = (SELECT q.call_id FROM temp.call_seq q"
-	"  WHERE q.pid = kernels.pid AND q.seq = -kernels.call_id) WHERE call_id < 0;"
+	"  WHERE q.pid = kernels.pid AND q.seq = -kernels.call_id) WHERE call_id < 0;";
+static const char link_kernels_sql[] =
 	"CREATE TEMP TABLE kmap(u, gf, n, PRIMARY KEY (u, gf));"
 	"INSERT OR IGNORE INTO temp.kmap(u, gf) SELECT DISTINCT k.node_id, c.graph_function_id FROM kernels k"
 	"  JOIN function_calls c ON c.id = k.call_id WHERE k.node_id IS NOT NULL AND c.graph_function_id IS NOT NULL;"
@@ -1422,7 +1423,7 @@ static int link_rows(struct run_writer *w, const struct run_session *sess)
 	sqlite3_stmt *st;
 	int rc = 0;
 
-	if (db_create_indexes(w->db) != 0 || db_exec(w->db, link_sql) != 0)
+	if (db_exec(w->db, link_kernel_calls_sql) != 0 || db_create_indexes(w->db) != 0 || db_exec(w->db, link_sql) != 0)
 		rc = -1;
 	for (int depth = 0; depth < 8; depth++)
 		db_exec(w->db, link_parents_sql);
