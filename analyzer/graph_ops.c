@@ -102,13 +102,13 @@ static void union_add(struct span_union *u, int64_t start, int64_t end)
 			u->cur_end = end;
 		return;
 	}
-	u->busy += u->cur_end - u->cur_start;
+	u->busy = sat_add64(u->busy, sat_sub64(u->cur_end, u->cur_start));
 	u->cur_start = start, u->cur_end = end;
 }
 
 static int64_t union_done(struct span_union *u)
 {
-	int64_t busy = u->busy + (u->cur_end - u->cur_start);
+	int64_t busy = sat_add64(u->busy, sat_sub64(u->cur_end, u->cur_start));
 
 	memset(u, 0, sizeof(*u));
 	return busy;
@@ -121,11 +121,11 @@ struct call_sum {
 
 static void fn_add(struct graph_fn_ops *f, const struct call_sum *c)
 {
-	int64_t wall = c->end > c->start ? c->end - c->start : 0;
+	int64_t wall = c->end > c->start ? sat_sub64(c->end, c->start) : 0;
 
 	f->calls++;
-	f->call_ns += wall;
-	f->busy_ns += c->busy < wall ? c->busy : wall;
+	f->call_ns = sat_add64(f->call_ns, wall);
+	f->busy_ns = sat_add64(f->busy_ns, c->busy < wall ? c->busy : wall);
 	f->kernels += c->kernels;
 	f->kernel_ns = sat_add64(f->kernel_ns, c->kernel_ns);
 	if (!f->first_ns || c->start < f->first_ns)
@@ -145,7 +145,7 @@ static void call_done(struct loader *l, struct graph_fn_ops *f, struct call_sum 
 	c->busy = union_done(u);
 	if (f && !f->first_left_out) {
 		f->first_left_out = 1;
-		f->first_call_ns = c->end > c->start ? c->end - c->start : 0;
+		f->first_call_ns = c->end > c->start ? sat_sub64(c->end, c->start) : 0;
 		l->first[i] = *c;
 	} else if (f) {
 		fn_add(f, c);
@@ -181,7 +181,7 @@ static int load_calls(struct loader *l, sqlite3 *db)
 		/* a kernel is counted within its call only */
 		union_add(&u, ks > c.start ? ks : c.start, ke < c.end ? ke : c.end);
 		c.kernels++;
-		c.kernel_ns = sat_add64(c.kernel_ns, ke > ks ? ke - ks : 0);
+		c.kernel_ns = sat_add64(c.kernel_ns, ke > ks ? sat_sub64(ke, ks) : 0);
 	}
 	if (call >= 0)
 		call_done(l, f, &c, &u);
@@ -204,7 +204,7 @@ static void op_from_row(struct model *m, sqlite3_stmt *s, struct graph_op *op)
 	op->loc.file = pooled(m, s, 3);
 	op->loc.line = op->loc.file ? sqlite3_column_int(s, 4) : 0;
 	op->count = sqlite3_column_int64(s, 5);
-	op->total_ns = sqlite3_column_int64(s, 6);
+	op->total_ns = sqlite3_column_double(s, 6) < 9.0e18 ? (int64_t)sqlite3_column_double(s, 6) : INT64_MAX;
 }
 
 /* Add op's time to its type in types[]; 0 or -1. */
@@ -238,7 +238,8 @@ static void finish_ops(struct graph_op *ops, size_t nops, struct graph_op_type *
 				types[t].loc = ops[i].loc;
 }
 
-#define NODE_COLS "n.name, n.op_type, n.file, n.line, count(*), sum(k.end_ns - k.start_ns)"
+/* total(): a float sum, which a hostile recording cannot make overflow (clamped when read) */
+#define NODE_COLS "n.name, n.op_type, n.file, n.line, count(*), total(max(k.end_ns - k.start_ns, 0))"
 
 /* Per graph function and node: runs and time (the first call left out).  0 or -1. */
 static int load_fn_ops(struct loader *l, sqlite3 *db)

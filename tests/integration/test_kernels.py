@@ -14,7 +14,8 @@ usage: test_kernels.py dispatch|matmuls|slow_op|no_kernels
   twin (median call times, its own clock).
 - matmuls (samples/graph_matmuls.py): kernels per call against the oracle
   too; no rule fires at all.
-- slow_op (samples/graph_slow_op.py): slow-op names TopKV2 at the marked line.
+- slow_op (samples/graph_slow_op.py): slow-op names TopKV2 at the marked
+  line; `agprof export --format chrome` has every kernel, with its line.
 - no_kernels: `agprof run --no-kernels` records no kernel and says why.
 """
 import os
@@ -100,6 +101,15 @@ def test_slow_op():
     line = marker_lines("graph_slow_op.py")["slow-op"][0]
     found = [(f["function"], f["location"]["line"], "TopKV2" in f["message"]) for f in findings_of(rep, "slow-op")]
     check_eq(found, [("rank_scores", line, True)], "slow-op findings (function, line, names TopKV2)")
+    # the Chrome export has every kernel, the TopKV2 ones with the line that created them
+    out = os.path.join(tmpdir(), "trace.json")
+    rc, _, err = agprof_cmd("export", "--format", "chrome", "-o", out, agtest.last_recording)
+    check_eq(rc, 0, "agprof export exit status (%s)" % err.strip()[-300:])
+    events = json.load(open(out))["traceEvents"] if rc == 0 else []
+    kernels = [e for e in events if e.get("cat") == "kernel"]
+    check_eq(len(kernels), q1(db, "SELECT count(*) FROM kernels"), "kernel events in the Chrome export")
+    topk = {e["args"].get("created_at", "").rsplit(":", 1)[-1] for e in kernels if e["args"]["op_type"] == "TopKV2"}
+    check_eq(topk, {str(line)}, "created_at of the TopKV2 kernel events")
 
 
 def test_no_kernels():
