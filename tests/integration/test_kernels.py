@@ -13,7 +13,7 @@ usage: test_kernels.py dispatch|matmuls|slow_op|no_kernels
   within a factor of the saving the sample measured itself by running the
   twin (median call times, its own clock).
 - matmuls (samples/graph_matmuls.py): kernels per call against the oracle
-  too; no rule fires at all.
+  too; no rule fires at all; `agprof report --ops` shows them in 80 columns.
 - slow_op (samples/graph_slow_op.py): slow-op names TopKV2 at the marked
   line; `agprof export --format chrome` has every kernel, with its line.
 - no_kernels: `agprof run --no-kernels` records no kernel and says why.
@@ -89,6 +89,11 @@ def test_matmuls():
     check_kernels_per_call(db, oracle, "dense_chain")
     rep = report(agtest.last_recording)
     check_eq([f["rule"] for f in rep["findings"]], [], "findings on a graph of a few large matmuls")
+    rc, text, err = agprof_cmd("report", "--ops", agtest.last_recording)
+    check_eq(rc, 0, "agprof report --ops exit status (%s)" % err.strip()[-300:])
+    check("Kernels inside graph calls" in text and "dense_chain" in text, "report --ops shows dense_chain's kernels",
+          text[-600:], "a graph ops section")
+    check_eq([l for l in text.splitlines() if len(l) > 80], [], "report --ops lines wider than 80 columns")
     fn = [f for f in rep["graph_ops"]["functions"] if f["function"] == "dense_chain"]
     check(fn and fn[0]["overhead_share"] < 0.35, "dense_chain's executor overhead share is small",
           fn[0]["overhead_share"] if fn else None, "< 35%")
