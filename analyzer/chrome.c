@@ -163,6 +163,20 @@ static void blackbox_row(struct chrome *c, sqlite3_stmt *s)
 	end_x(c);
 }
 
+/* One CPU kernel (schema v4): node name, type, the line that created it, its call. */
+static void kernel_row(struct chrome *c, sqlite3_stmt *s)
+{
+	begin_x(c, db_col_text_or(s, 4, "?"), "kernel", sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
+		sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3));
+	json_kv_str(&c->j, "op_type", db_col_text_or(s, 5, "?"));
+	arg_loc(c, "created_at", s, 6, 7);
+	if (sqlite3_column_type(s, 8) != SQLITE_NULL)
+		json_kv_int(&c->j, "call", (long long)sqlite3_column_int64(s, 8));
+	if (sqlite3_column_int(s, 9))
+		json_kv_int(&c->j, "async", 1);
+	end_x(c);
+}
+
 static void gpu_row(struct chrome *c, sqlite3_stmt *s)
 {
 	begin_x(c, sqlite3_column_type(s, 4) == SQLITE_NULL ? db_col_text_or(s, 5, "") : db_col_text_or(s, 4, ""), "gpu",
@@ -238,6 +252,9 @@ int chrome_export(struct recording *rec, FILE *out)
 		     eager_row) ||
 	    each_row(&c, "SELECT b.pid, b.tid, b.start_ns, b.end_ns, n.text, t.text FROM blackbox_execs b"
 			 " JOIN strings n ON n.id = b.node_id JOIN strings t ON t.id = b.op_type_id", blackbox_row) ||
+	    (db_has_table(rec->db, "kernels") && db_has_table(rec->db, "graph_nodes") &&
+	     each_row(&c, "SELECT k.pid, k.tid, k.start_ns, k.end_ns, n.name, n.op_type, n.file, n.line, k.call_id, k.async"
+			  " FROM kernels k LEFT JOIN graph_nodes n ON n.id = k.node_id", kernel_row)) ||
 	    each_row(&c, "SELECT DISTINCT pid, coalesce(stream, 0), coalesce(device, 0) FROM gpu_activity",
 		     gpu_stream_row) ||
 	    each_row(&c, "SELECT g.pid, coalesce(g.stream, 0), g.start_ns, g.end_ns, n.text, g.kind, coalesce(g.device, 0)"

@@ -16,6 +16,7 @@ struct ruleset;
 struct source_loc;
 struct gpu_model;
 struct json;
+struct graph_ops_model;
 
 enum report_section {
 	SEC_SUMMARY = 1 << 0,   /* the run and the top findings */
@@ -35,6 +36,7 @@ struct report_opts {
 	int top;                /* rows per table in the default report (0: all) */
 	const char *recording;  /* path shown in the header and JSON */
 	const struct gpu_model *gpu; /* the GPU part (analyzer/gpu.h), or NULL */
+	const struct graph_ops_model *graph_ops; /* kernels inside graph calls (graph_ops.h), or NULL */
 };
 
 void report_text(struct strbuf *out, const struct model *m, const struct report_opts *o);
@@ -45,6 +47,11 @@ void report_sarif(struct strbuf *out, const struct model *m, const struct rulese
 /* The GPU section (report_gpu.c); g may be NULL. */
 void report_gpu_text(struct strbuf *out, const struct model *m, const struct gpu_model *g, int top, int color);
 void report_gpu_json(struct json *j, const struct gpu_model *g);
+
+/* Kernels inside graph calls (report_ops.c); g may be NULL. */
+void report_graph_ops_text(struct strbuf *out, const struct model *m, const struct graph_ops_model *g, int top,
+			   int color);
+void report_graph_ops_json(struct json *j, const struct graph_ops_model *g);
 
 /* Helpers shared with check's printers. */
 

@@ -544,6 +544,9 @@ void report_text(struct strbuf *out, const struct model *m, const struct report_
 		eager(&t);
 	if (sec & SEC_OPS)
 		ops(&t);
+	/* Kernels inside graph calls: asked for (--ops), the default report stays short. */
+	if (o->sections & SEC_OPS)
+		report_graph_ops_text(out, m, o->graph_ops, o->top, o->color);
 	if (sec & SEC_BLACKBOX)
 		blackbox(&t);
 	if (sec & SEC_FUNCTIONS)

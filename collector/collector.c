@@ -142,6 +142,8 @@ static int process_start(void)
 	atomic_store(&agp_proc.next_site_id, 1);
 	atomic_store(&agp_proc.next_seq, 1);
 	atomic_store(&agp_proc.next_trace_seq, 1);
+	atomic_store(&agp_proc.active_calls, 0);
+	atomic_store(&agp_proc.last_call_seq, 0);
 	if (open_process_files() != 0)
 		return -1;
 	agp_proc.enabled = 1;
@@ -203,7 +205,7 @@ struct agp_thread *agp_thread_get(void)
 {
 	struct agp_thread *t = agp_tls;
 	uint32_t slot, capacity;
-	int32_t tid;
+	int32_t tid, role;
 	void *mem;
 
 	if (__builtin_expect(t != NULL && t->generation == agp_proc.generation, 1))
@@ -220,9 +222,14 @@ struct agp_thread *agp_thread_get(void)
 		atomic_fetch_add(&agp_proc.shm->dropped_no_slot, 1);
 		return NULL;
 	}
-	/* The main thread runs the eager loops; other threads record little. */
+	/*
+	 * The main thread runs the eager loops, executor threads the kernels of
+	 * graph calls; other threads record little.
+	 */
 	tid = (int32_t)syscall(SYS_gettid);
-	capacity = tid == agp_proc.pid ? AGP_RING_MAIN_BYTES : AGP_RING_OTHER_BYTES;
+	role = tid == agp_proc.pid ? AGP_ROLE_UNKNOWN : classify_thread();
+	capacity = tid == agp_proc.pid || (role == AGP_ROLE_TF_EXECUTOR && !agp_proc.kernels_off) ? AGP_RING_MAIN_BYTES
+											       : AGP_RING_OTHER_BYTES;
 	if (!fd_is_ours(agp_proc.shm_fd, agp_proc.shm_dev, agp_proc.shm_ino) ||
 	    fallocate(agp_proc.shm_fd, 0, (off_t)(AGP_HEADER_BYTES + (uint64_t)slot * AGP_RING_BYTES),
 		      capacity) != 0) {
@@ -241,7 +248,7 @@ struct agp_thread *agp_thread_get(void)
 	t->data = (char *)agp_proc.shm + AGP_HEADER_BYTES + (size_t)slot * AGP_RING_BYTES;
 	t->ring_bytes = capacity;
 	t->ring->capacity = capacity;
-	t->ring->role = t->tid == agp_proc.pid ? AGP_ROLE_UNKNOWN : classify_thread();
+	t->ring->role = role;
 	atomic_store_explicit(&t->ring->tid, t->tid, memory_order_release);
 	agp_tls = t;
 	return t;
@@ -402,6 +409,25 @@ void agp_emit_span(struct agp_thread *t, uint16_t type, uint32_t arg, uint64_t s
 	rec->flags = flags;
 	rec->aux2 = aux2;
 	rec->seq = seq;
+	ring_publish(t, new_head);
+}
+
+void agp_emit_kernel(struct agp_thread *t, uint32_t name, uint32_t type, uint64_t start, uint64_t end,
+		     uint32_t call_seq, uint32_t flags)
+{
+	uint64_t new_head, dur = end > start ? end - start : 0;
+	struct agp_rec_kernel *rec = ring_reserve(t, sizeof(*rec) / 8, &new_head);
+
+	if (!rec)
+		return;
+	rec->h.type = AGP_REC_KERNEL;
+	rec->h.words = sizeof(*rec) / 8;
+	rec->h.arg = name;
+	rec->start_ns = start;
+	rec->dur_ns = dur > AGP_KERNEL_DUR_MAX ? AGP_KERNEL_DUR_MAX : (uint32_t)dur;
+	rec->type = type;
+	rec->call_seq = call_seq;
+	rec->flags = flags;
 	ring_publish(t, new_head);
 }
 
@@ -600,6 +626,7 @@ void agp_exit_record(int status)
 		return;
 	gpu_collector_flush();
 	agp_tf_exit_check();
+	agp_kernels_exit_check();
 	agp_side_begin(&s, AGP_SIDE_EXIT);
 	agp_side_int(&s, AGP_F_EXIT_STATUS, status);
 	agp_side_int(&s, AGP_F_END, (int64_t)agp_now_ns());
@@ -620,6 +647,7 @@ int agp_start(const char *dir)
 	snprintf(shm_dir, sizeof(shm_dir), "%s", dir);
 	hide_launcher_environment();
 	agp_py_read_overrides();
+	agp_kernels_init();
 	if (process_start() != 0) {
 		agp_proc.enabled = 1;
 		agp_disable("cannot create the recording buffers");
@@ -656,6 +684,7 @@ AGP_EXPORT int agprof_attach(const char *dir)
 	snprintf(shm_dir, sizeof(shm_dir), "%s", dir);
 	if (!once) {
 		agp_py_read_overrides();
+		agp_kernels_init();
 		pthread_atfork(NULL, NULL, on_fork_child);
 		on_exit(on_exit_handler, NULL);
 		once = 1;

@@ -55,7 +55,16 @@ struct agp_codecache_slot {
 	uint32_t pad;
 };
 
+/* Kernel names by OpKernel* (hooks_kernel.c). */
+struct agp_kcache_slot {
+	uintptr_t kernel;
+	uintptr_t fingerprint;  /* the kernel's name text pointer: tells a reused address */
+	uint32_t name;          /* string ids */
+	uint32_t type;
+};
+
 #define AGP_STRCACHE 1024
+#define AGP_KCACHE 8192         /* power of two: more than the nodes of a large graph */
 #define AGP_SITECACHE 4096
 #define AGP_CODECACHE 1024
 #define AGP_TRACE_STACK 16
@@ -73,6 +82,8 @@ struct agp_thread {
 	int fastpath_depth;     /* inside TFE_Py_FastPathExecute_C */
 	const char *fastpath_op; /* the op it was asked to run */
 	uint64_t last_dispatch_end; /* end of this thread's previous TFE_Execute */
+	uint64_t call_seq;      /* seq of the graph-function call this thread is in, 0 = none */
+	int eager_depth;        /* inside a primitive TFE_Execute or a Session step */
 	int trace_depth;
 	struct agp_open_trace *traces[AGP_TRACE_STACK];
 	/* pywatch.c: root frames (PyObject *) of the watched traces, innermost last */
@@ -82,6 +93,7 @@ struct agp_thread {
 	struct agp_strcache_slot strcache[AGP_STRCACHE];
 	struct agp_sitecache_slot sitecache[AGP_SITECACHE];
 	struct agp_codecache_slot codecache[AGP_CODECACHE];
+	struct agp_kcache_slot kcache[AGP_KCACHE];
 };
 
 /* Global state of this process image. */
@@ -98,6 +110,10 @@ struct agp_process {
 	_Atomic uint32_t next_site_id;
 	_Atomic uint64_t next_seq;
 	_Atomic uint64_t next_trace_seq;
+	/* graph-function calls in flight, and the latest one's seq (hooks_kernel.c) */
+	_Atomic uint32_t active_calls;
+	_Atomic uint64_t last_call_seq;
+	int kernels_off;        /* AGPROF_NO_KERNELS */
 };
 
 extern struct agp_process agp_proc AGP_HIDDEN;
@@ -160,6 +176,27 @@ int agp_start(const char *dir) AGP_HIDDEN;
 
 /* hooks_tf.c */
 void agp_tf_init(void) AGP_HIDDEN;
+/* hooks_tf.c: sym's definition in the loaded object that provides it, other than self. */
+void *agp_tf_symbol(const char *sym, void *self) AGP_HIDDEN;
+/* hooks_kernel.c: read AGPROF_NO_KERNELS (at start); say at exit whether kernels were seen. */
+void agp_kernels_init(void) AGP_HIDDEN;
+void agp_kernels_exit_check(void) AGP_HIDDEN;
+/*
+ * hooks_kernel.c: tensorflow::ThreadPoolDevice::Compute(OpKernel*, OpKernelContext*)
+ * and ComputeAsync(AsyncOpKernel*, OpKernelContext*, std::function<void()>),
+ * by their mangled names (hooks_tf.c's GOT table lists them).
+ */
+#define AGP_KERNEL_COMPUTE _ZN10tensorflow16ThreadPoolDevice7ComputeEPNS_8OpKernelEPNS_15OpKernelContextE
+#define AGP_KERNEL_COMPUTE_NAME "_ZN10tensorflow16ThreadPoolDevice7ComputeEPNS_8OpKernelEPNS_15OpKernelContextE"
+#define AGP_KERNEL_COMPUTE_ASYNC \
+	_ZN10tensorflow16ThreadPoolDevice12ComputeAsyncEPNS_13AsyncOpKernelEPNS_15OpKernelContextESt8functionIFvvEE
+#define AGP_KERNEL_COMPUTE_ASYNC_NAME \
+	"_ZN10tensorflow16ThreadPoolDevice12ComputeAsyncEPNS_13AsyncOpKernelEPNS_15OpKernelContextESt8functionIFvvEE"
+void AGP_KERNEL_COMPUTE(void *device, void *kernel, void *ctx) AGP_EXPORT;
+void AGP_KERNEL_COMPUTE_ASYNC(void *device, void *kernel, void *ctx, void *done) AGP_EXPORT;
+/* Append a kernel record (AGP_REC_KERNEL). */
+void agp_emit_kernel(struct agp_thread *t, uint32_t name, uint32_t type, uint64_t start, uint64_t end,
+		     uint32_t call_seq, uint32_t flags) AGP_HIDDEN;
 /* pyframe.c: user call site of the current thread (0 = unknown). */
 uint32_t agp_py_callsite(struct agp_thread *t) AGP_HIDDEN;
 /*

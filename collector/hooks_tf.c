@@ -86,6 +86,11 @@ static void *real_symbol(const char *sym, void *self)
 	return ctx.found;
 }
 
+void *agp_tf_symbol(const char *sym, void *self)
+{
+	return real_symbol(sym, self);
+}
+
 #define REAL(ret, name, ...) \
 	static ret (*real_##name)(__VA_ARGS__); \
 	if (__builtin_expect(!real_##name, 0)) \
@@ -212,12 +217,39 @@ static struct agp_open_trace *innermost_trace(struct agp_thread *t)
 
 /* Eager ops and graph-function calls */
 
+/*
+ * What the kernels that run during this TFE_Execute belong to (see
+ * hooks_kernel.c): a call's seq for this thread and, while it is the only
+ * call in flight, for the executor's threads; a primitive op's kernel
+ * belongs to no call.  Per call, not per kernel: two atomics are cheap.
+ */
+static void kernels_enter(struct agp_thread *t, int is_call, uint64_t seq)
+{
+	if (!is_call) {
+		t->eager_depth++;
+		return;
+	}
+	t->call_seq = seq;
+	atomic_store_explicit(&agp_proc.last_call_seq, seq, memory_order_relaxed);
+	atomic_fetch_add_explicit(&agp_proc.active_calls, 1, memory_order_release);
+}
+
+static void kernels_leave(struct agp_thread *t, int is_call, uint64_t outer_call)
+{
+	if (!is_call) {
+		t->eager_depth--;
+		return;
+	}
+	atomic_fetch_sub_explicit(&agp_proc.active_calls, 1, memory_order_release);
+	t->call_seq = outer_call;
+}
+
 AGP_EXPORT void TFE_Execute(TFE_Op *op, TFE_TensorHandle **retvals, int *num_retvals, TF_Status *status)
 {
 	struct agp_thread *t;
 	const char *name, *device;
 	uint32_t name_id, device_id = 0, site, flags, gap = 0;
-	uint64_t start, end, seq;
+	uint64_t start, end, seq, outer_call;
 	int is_call;
 
 	REAL(void, TFE_Execute, TFE_Op *, TFE_TensorHandle **, int *, TF_Status *);
@@ -242,11 +274,14 @@ AGP_EXPORT void TFE_Execute(TFE_Op *op, TFE_TensorHandle **retvals, int *num_ret
 		agp_pytrace_count_variable(innermost_trace(t));
 	seq = atomic_fetch_add_explicit(&agp_proc.next_seq, 1, memory_order_relaxed);
 	t->in_hook = 0;
+	outer_call = t->call_seq;
+	kernels_enter(t, is_call, seq);
 	gpu_external_push(seq);
 	start = agp_now_ns();
 	real_TFE_Execute(op, retvals, num_retvals, status);
 	end = agp_now_ns();
 	gpu_external_pop();
+	kernels_leave(t, is_call, outer_call);
 	if (tf.GetCode(status) != 0)
 		flags |= AGP_SPAN_FAILED;
 	/*
@@ -735,6 +770,8 @@ const struct got_hook agp_got_hooks[] AGP_HIDDEN = {
 	{ "TFE_ContextAddFunctionDef", (void *)TFE_ContextAddFunctionDef },
 	{ "_Z24TFE_Py_FastPathExecute_CP7_object", (void *)FASTPATH_SYM },
 	{ "_ZN10tensorflow8PyFuncOp7ComputeEPNS_15OpKernelContextE", (void *)PYFUNC_COMPUTE },
+	{ AGP_KERNEL_COMPUTE_NAME, (void *)AGP_KERNEL_COMPUTE },
+	{ AGP_KERNEL_COMPUTE_ASYNC_NAME, (void *)AGP_KERNEL_COMPUTE_ASYNC },
 	{ "TF_SessionRun", (void *)TF_SessionRun },
 	{ "TF_SessionPRun", (void *)TF_SessionPRun },
 	{ "_ZN10tensorflow21TF_SessionRunCallableEP10TF_SessionlP7_objectPN4absl12lts_2025081413InlinedVectorIS3_Lm8ESaIS3_EEEP9TF_BufferP10TSL_Status",

@@ -191,11 +191,12 @@ _WATCHED_RANDOM = ('randint', 'randrange', 'uniform', 'choice', 'shuffle', 'samp
 
 
 class _Trace(object):
-    __slots__ = ('seq', 'root', 'fn', 'events', 'exc', 'lines', 'nodes', 'cache')
+    __slots__ = ('seq', 'root', 'fn', 'events', 'exc', 'lines', 'nodes', 'cache', 'sources')
 
     def __init__(self, seq, root, fn):
         self.seq, self.root, self.fn = seq, root, fn
         self.events, self.exc, self.lines, self.nodes, self.cache = {}, None, None, 0, None
+        self.sources = None
 
 
 def _add(tr, kind, name, file, line, detail=None, count=1):
@@ -314,13 +315,23 @@ def _on_append(tr, frame, lst):
 
 
 def _node_lines(graph):
-    """Node count of graph, and ((file, line, function, loop line), nodes,
+    """Node count of graph, ((file, line, function, loop line), nodes,
     repeats) of the user lines that created most of its nodes, largest
-    first.  The loop line is the next frame out in the same function (the
-    `for` AutoGraph unrolled); repeats, the fewest nodes of one op type the
-    line created, is how many times its body ran: 3 calls of a layer make
-    hundreds of nodes but repeat 3 times."""
-    counts = {}
+    first, and each node's own line as "name\tfile\tline\n" text (the
+    kernels of its calls are named after these nodes)."""
+    counts, sources = {}, []
+    n = _node_line_counts(graph, counts, sources)
+    rows = [(key, sum(t.values()), min(t.values())) for key, t in counts.items()]
+    rows.sort(key=lambda r: -r[1])
+    return n, rows[:_MAX_LINES], ''.join(sources)
+
+
+def _node_line_counts(graph, counts, sources):
+    """Fill counts (see _node_lines) and sources; the node count.  The loop
+    line is the next frame out in the same function (the `for` AutoGraph
+    unrolled); repeats, the fewest nodes of one op type the line created, is
+    how many times its body ran: 3 calls of a layer make hundreds of nodes
+    but repeat 3 times."""
     # Placeholders become the FunctionDef's arguments (inputs, captures):
     # what is left is the FunctionDef's node count.
     ops = [op for op in graph.get_operations() if op.type != 'Placeholder']
@@ -343,15 +354,15 @@ def _node_lines(graph):
         if inner is not None:
             per_type = counts.setdefault(inner + (outer,), {})
             per_type[op.type] = per_type.get(op.type, 0) + 1
-    rows = [(key, sum(t.values()), min(t.values())) for key, t in counts.items()]
-    rows.sort(key=lambda r: -r[1])
-    return len(ops), rows[:_MAX_LINES]
+            if '\t' not in inner[0] and '\n' not in inner[0]:
+                sources.append('%s\t%s\t%d\n' % (op.name, inner[0], inner[1]))
+    return len(ops)
 
 
 def _on_graph(tr, graph):
     if tr.lines is not None or type(graph).__name__ != 'FuncGraph':
         return
-    tr.nodes, tr.lines = _node_lines(graph)
+    tr.nodes, tr.lines, tr.sources = _node_lines(graph)
 
 
 def _on_fallback(tr, frame):
@@ -515,6 +526,8 @@ def end(root, failed):
             out.append((tr.seq, 'nodes', None, None, 0, tr.nodes, None, 0, 0) + fn)
             for (file, line, func, outer), n, repeats in tr.lines:
                 out.append((tr.seq, 'node-line', func, file, line, n, None, repeats, outer or 0) + fn)
+        if tr.sources:
+            out.append((tr.seq, 'node-sources', None, None, 0, 0, tr.sources, 0, 0) + fn)
     if st is not None and not st:
         del _stacks[_thread.get_ident()]
     return tuple(out)

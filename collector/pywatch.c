@@ -297,6 +297,14 @@ static void write_events(PyObject *events)
 		file = text_at(ev, 3);
 		if (!kind)
 			continue;
+		if (!strcmp(kind, "node-sources")) {
+			/* each node's creation line, for the kernels of the graph (hooks_kernel.c) */
+			agp_side_begin(&s, AGP_SIDE_KERNELS);
+			agp_side_int(&s, AGP_F_TRACE_SEQ, int_at(ev, 0));
+			agp_side_text(&s, AGP_F_NODE_LINES, text_at(ev, 6));
+			agp_side_end(&s);
+			continue;
+		}
 		if (strcmp(kind, "node-line") && strcmp(kind, "nodes") && strcmp(kind, "exception") &&
 		    strcmp(kind, "autograph-fallback") && (!file || agp_classify_path(file, strlen(file)) != AGP_FRAME_USER))
 			continue;

@@ -37,6 +37,7 @@
 #define AGP_ENV_LIBRARY "AGPROF_LIBRARY"             /* run --library, ':'-separated */
 #define AGP_ENV_NO_GOT_PATCH "AGPROF_NO_GOT_PATCH"   /* 1: no GOT patching */
 #define AGP_ENV_COLLECTOR "AGPROF_COLLECTOR"         /* the launcher's collector override */
+#define AGP_ENV_NO_KERNELS "AGPROF_NO_KERNELS"       /* 1: no kernel records (run --no-kernels) */
 /* AGP_ENV_ORIG_PRELOAD's value when the program had no LD_PRELOAD at all */
 #define AGP_PRELOAD_UNSET "\001unset"
 
@@ -99,6 +100,7 @@ enum agp_rec_type {
 	AGP_REC_CALL = 5,     /* arg = function name string id; struct agp_rec_span */
 	AGP_REC_BLACKBOX = 6, /* arg = node name string id; struct agp_rec_span (aux = op type) */
 	AGP_REC_SESSION = 7,  /* arg = enum agp_session_kind; struct agp_rec_session */
+	AGP_REC_KERNEL = 8,   /* arg = node name string id; struct agp_rec_kernel */
 };
 
 struct agp_rec_hdr {
@@ -161,6 +163,27 @@ struct agp_rec_session {
 	uint32_t pad;
 };
 
+/* A kernel ran through ThreadPoolDevice::ComputeAsync: dur_ns is its dispatch only. */
+#define AGP_KERNEL_ASYNC 1u
+/* Longest duration a kernel record holds (ns); longer kernels saturate to it. */
+#define AGP_KERNEL_DUR_MAX 0xffffffffu
+
+/*
+ * One CPU kernel execution (collector/hooks_kernel.c): 32 bytes, the
+ * highest-rate record.  call_seq is the low 32 bits of the seq of the
+ * graph-function call it ran under (agp_rec_span.seq of that AGP_REC_CALL
+ * record; 0 = none or unknown).
+ */
+struct agp_rec_kernel {
+	struct agp_rec_hdr h;
+	uint64_t start_ns;
+	uint32_t dur_ns;      /* saturates at AGP_KERNEL_DUR_MAX */
+	uint32_t type;        /* op type string id */
+	uint32_t call_seq;
+	uint32_t flags;       /* AGP_KERNEL_ASYNC */
+};
+_Static_assert(sizeof(struct agp_rec_kernel) == 32, "kernel record layout");
+
 /*
  * Side-file records: struct agp_side_hdr then `len` bytes of fields, each
  * field a struct agp_field followed by its value padded to 8 bytes.
@@ -178,6 +201,7 @@ enum agp_side_type {
 	AGP_SIDE_GPU_API = 8,
 	AGP_SIDE_TRACE_INPUT = 9, /* one input of the trace that precedes it */
 	AGP_SIDE_TRACE_EVENT = 10, /* a pitfall seen while tracing (collector/pywatch.c) */
+	AGP_SIDE_KERNELS = 11,  /* kernel hook status, or a trace's node source lines (AGP_F_NODE_LINES) */
 };
 
 struct agp_side_hdr {
@@ -207,6 +231,12 @@ enum agp_tag {
 	AGP_F_EXIT_STATUS = 80, AGP_F_CWD,
 	/* trace event: occurrences (node count for node lines), the traced function */
 	AGP_F_COUNT = 90, AGP_F_FUNC, AGP_F_FUNC_FILE, AGP_F_FUNC_LINE, AGP_F_REPEATS, AGP_F_LOOP_LINE,
+	/*
+	 * kernels (side type 11): AGP_F_STATUS/AGP_F_DETAIL of the hook, or with
+	 * AGP_F_TRACE_SEQ the node lines of that trace's graph: a text of
+	 * "name\tfile\tline\n" entries
+	 */
+	AGP_F_NODE_LINES = 100,
 };
 
 #endif /* AGPROF_PROTOCOL_H */

@@ -1,6 +1,6 @@
--- agprof recording schema, version 3.  docs/schema.md explains every table.
+-- agprof recording schema, version 4.  docs/schema.md explains every table.
 -- Times are nanoseconds on CLOCK_MONOTONIC of the recording host.
-PRAGMA user_version = 3;
+PRAGMA user_version = 4;
 PRAGMA application_id = 1634168946;  -- 'agpr'
 
 CREATE TABLE meta (
@@ -26,7 +26,9 @@ CREATE TABLE processes (
     tf_detail      TEXT,
     gpu_status     TEXT NOT NULL DEFAULT 'off',
     gpu_detail     TEXT,
-    dropped_events INTEGER NOT NULL DEFAULT 0
+    dropped_events INTEGER NOT NULL DEFAULT 0,
+    kernel_status  TEXT,              -- v4: hooked, unnamed, off, not-reached; NULL: TF not loaded
+    kernel_detail  TEXT
 );
 
 CREATE TABLE threads (
@@ -237,6 +239,35 @@ CREATE TABLE trace_events (
     function_line INTEGER
 );
 
+-- v4: the nodes kernels ran for.  A graph function's nodes come from its
+-- FunctionDef (file/line: the user line that created the node, read from
+-- the traced graph's op tracebacks); a kernel no FunctionDef names (an eager
+-- op, a Session.run node, a node grappler made) gets a node of its own with
+-- graph_function_id NULL, one per (pid, name, op_type).
+CREATE TABLE graph_nodes (
+    id                INTEGER PRIMARY KEY,
+    pid               INTEGER NOT NULL,
+    graph_function_id INTEGER REFERENCES graph_functions(id),
+    name              TEXT NOT NULL,
+    op_type           TEXT NOT NULL,
+    file              TEXT,
+    line              INTEGER
+);
+
+-- v4: every CPU kernel execution (ThreadPoolDevice::Compute/ComputeAsync).
+-- Integers only: the highest-rate table.  async = 1: ComputeAsync, whose
+-- span is the dispatch only.
+CREATE TABLE kernels (
+    id       INTEGER PRIMARY KEY,
+    pid      INTEGER NOT NULL,
+    tid      INTEGER NOT NULL,
+    start_ns INTEGER NOT NULL,
+    end_ns   INTEGER NOT NULL,
+    node_id  INTEGER REFERENCES graph_nodes(id),
+    call_id  INTEGER REFERENCES function_calls(id),  -- NULL: eager, Session.run, unknown
+    async    INTEGER NOT NULL DEFAULT 0
+);
+
 -- The user's source files named by callsites/functions, as they were when the
 -- run ended: lets `agprof report`/`agprof fix` say when a file changed since.
 CREATE TABLE source_files (
@@ -260,3 +291,5 @@ CREATE INDEX gpu_activity_time ON gpu_activity(start_ns);
 CREATE INDEX gpu_api_calls_corr ON gpu_api_calls(pid, correlation_id);
 CREATE INDEX graph_functions_trace ON graph_functions(trace_id);
 CREATE INDEX session_runs_time ON session_runs(start_ns);
+CREATE INDEX graph_nodes_fn ON graph_nodes(graph_function_id, name);
+CREATE INDEX kernels_call ON kernels(call_id, start_ns);

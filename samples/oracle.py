@@ -117,6 +117,21 @@ def snapshot(name, tf_function):
         _where_of[name] = _where(tf_function)
 
 
+def executed_kernels(concrete):
+    """Kernels TensorFlow's executor runs per call of a concrete function,
+    from its own FunctionDef: every node except Const (the executor hands a
+    constant's tensor over without running its kernel: OpKernel::const_tensor,
+    ExecutorImpl) and Identity (grappler's dependency optimizer prunes the
+    Identity nodes between an op and the function's outputs when it
+    instantiates the function), plus one _Arg kernel per input and one
+    _Retval per output of the function's signature.  The samples using this
+    have no other node grappler would fold or prune."""
+    fdef = concrete.function_def
+    nodes = [n for n in fdef.node_def if n.op not in ("Const", "Identity")]
+    return {"nodes": len(fdef.node_def), "kernels": len(nodes) + len(fdef.signature.input_arg)
+            + len(fdef.signature.output_arg), "name": fdef.signature.name}
+
+
 def _flatten(name, value, out):
     """Flatten one argument like the trace_inputs table: lists/tuples as
     name[i], dicts as name['k'] (sorted keys, as tf.nest orders them)."""

@@ -14,7 +14,8 @@ static const char *const export_usage =
 	"\n"
 	"Write the recording as Chrome trace-event JSON (open it in Perfetto,\n"
 	"ui.perfetto.dev, or chrome://tracing): tracing, graph function calls,\n"
-	"eager ops with their source line, py_function runs, GPU activity.\n"
+	"eager ops with their source line, py_function runs, CPU kernels (op, type,\n"
+	"the line that created it), GPU activity.\n"
 	"Writes to standard output unless -o FILE.\n"
 	"\n"
 	"options:\n";

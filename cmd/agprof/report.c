@@ -2,6 +2,7 @@
 #include "builtin.h"
 #include "analyze.h"
 #include "gpu.h"
+#include "graph_ops.h"
 #include "options.h"
 #include "recording.h"
 #include "report.h"
@@ -42,7 +43,9 @@ static const struct opt report_options[] = {
 	SECTION("summary", SEC_SUMMARY, "the run and the findings"),
 	SECTION("retracing", SEC_RETRACING, "every retrace of every function, and its cause"),
 	SECTION("eager", SEC_EAGER, "eager dispatch per source line"),
-	SECTION("ops", SEC_OPS, "eager dispatch per op type"),
+	SECTION("ops", SEC_OPS, "eager dispatch per op type; kernels inside graph calls:\n"
+				"time and executor overhead per function, ops by time\n"
+				"with the line that created them"),
 	SECTION("blackbox", SEC_BLACKBOX, "py_function / numpy_function nodes and their runs"),
 	SECTION("functions", SEC_FUNCTIONS, "traced functions: traces, calls, time tracing and executing"),
 	SECTION("gpu", SEC_GPU, "GPU kernels, copies, utilisation, idle gaps, synchronous calls"),
@@ -125,6 +128,7 @@ static int print_report(struct report_cmd *c, const struct model *m, const struc
 
 	if (c->format == RF_JSON || (c->format == RF_TEXT && (!c->opts.sections || (c->opts.sections & SEC_GPU))))
 		c->opts.gpu = gpu_metrics_model(m); /* the analysis's one GPU model */
+	c->opts.graph_ops = graph_ops_model(m);
 	c->opts.recording = c->path;
 	c->opts.color = c->color >= 0 ? c->color : want_color(1);
 	render(c, &out, m, rs);

@@ -51,9 +51,10 @@ static const char *const run_epilogue =
 	"after closing the recording, even if PROGRAM goes on; a third at once.\n"
 	"\n"
 	"environment: " AGP_ENV_COLLECTOR " overrides the collector library's path;\n"
-	AGP_ENV_NO_GOT_PATCH "=1 turns off GOT patching (docs/collector.md).\n";
+	AGP_ENV_NO_GOT_PATCH "=1 turns off GOT patching (docs/collector.md);\n"
+	AGP_ENV_NO_KERNELS "=1 is --no-kernels.\n";
 
-enum { RUN_CHECK = OPT_KEY_BASE, RUN_USER_CODE, RUN_LIBRARY };
+enum { RUN_CHECK = OPT_KEY_BASE, RUN_USER_CODE, RUN_LIBRARY, RUN_NO_KERNELS };
 
 static const struct opt run_options[] = {
 	{ "output", 'o', "FILE", "write the recording to FILE (default: the first free\n"
@@ -69,6 +70,8 @@ static const struct opt run_options[] = {
 	{ "library", RUN_LIBRARY, "PATH", "treat Python files under PATH as library code: findings\n"
 					  "then point at the line of yours that called it\n"
 					  "(repeatable; the longest matching PATH wins)" },
+	{ "no-kernels", RUN_NO_KERNELS, NULL, "do not record CPU kernel executions (graph calls'\n"
+					      "ops; 'agprof report --ops' is then empty)" },
 	OPT_HELP,
 	OPT_TEXT("\nwith --check, the options of 'agprof check':"),
 	OPT_END,
@@ -77,6 +80,7 @@ static const struct opt run_options[] = {
 struct run_state {
 	const char *output;
 	int force, quiet;
+	int no_kernels;          /* --no-kernels */
 	char **argv;             /* PROGRAM ARGS... */
 	char *program_path;
 	char *collector;
@@ -448,6 +452,8 @@ static void set_child_environment(const struct run_state *rs)
 		setenv(AGP_ENV_USER_CODE, rs->user_code, 1);
 	if (rs->library)
 		setenv(AGP_ENV_LIBRARY, rs->library, 1);
+	if (rs->no_kernels)
+		setenv(AGP_ENV_NO_KERNELS, "1", 1);
 	/* The CUDA driver loads the collector's CUPTI part from here at cuInit. */
 	if (!getenv("CUDA_INJECTION64_PATH")) {
 		setenv("CUDA_INJECTION64_PATH", rs->collector, 1);
@@ -554,6 +560,9 @@ static int run_option(void *ctx, int key, const char *value)
 		return add_override(&rs->user_code, "--user-code", value);
 	case RUN_LIBRARY:
 		return add_override(&rs->library, "--library", value);
+	case RUN_NO_KERNELS:
+		rs->no_kernels = 1;
+		return 0;
 	}
 	return error("unknown option");
 }
@@ -633,6 +642,8 @@ static void print_summary(const struct run_state *rs, const struct run_totals *t
 		fprintf(stderr, ", %llu GPU activities", (unsigned long long)totals->gpu);
 	if (totals->session_runs)
 		fprintf(stderr, ", %llu Session runs", (unsigned long long)totals->session_runs);
+	if (totals->kernels)
+		fprintf(stderr, ", %llu kernels", (unsigned long long)totals->kernels);
 	fprintf(stderr, ") from %d process%s into '%s'\n", totals->processes, totals->processes == 1 ? "" : "es",
 		rs->output_path);
 	if (totals->dropped)

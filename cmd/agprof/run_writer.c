@@ -44,6 +44,7 @@ struct stream {
 	char *side_buf;
 	size_t side_len, side_cap;
 	struct idmap strings, sites;   /* the workload's ids -> rows (local_id_get) */
+	struct idmap kernel_nodes;     /* (name id << 32 | type id) -> graph_nodes row */
 	int gpu_on;
 	int damaged;                       /* ring file unreadable: no more draining */
 	uint8_t ring_damaged[AGP_MAX_THREADS];
@@ -67,7 +68,8 @@ struct run_writer {
 		*get_function, *ins_trace, *ins_input, *ins_gf, *ins_ginput, *ins_gconst,
 		*ins_bbnode, *ins_gpu, *ins_api, *ins_ext, *ins_link_ref, *ins_link_trace,
 		*ins_link_name, *ins_trace_seq, *get_trace_seq, *ins_trace_event;
-	sqlite3_stmt *ins_session;
+	sqlite3_stmt *ins_session, *ins_kernel, *ins_knode, *ins_gnode, *ins_call_seq, *ins_node_src,
+		*upd_process_kernels;
 	uint64_t lost_rows;            /* rows SQLite refused (not a write failure): said once */
 	char *lost_why;                /* the first refusal's message */
 };
@@ -284,13 +286,21 @@ static int prepare_all(struct run_writer *w)
 		{ &w->ins_trace_seq, "INSERT OR REPLACE INTO temp.trace_seq(pid, seq, trace_id) VALUES (?,?,?)" },
 		{ &w->get_trace_seq, "SELECT trace_id FROM temp.trace_seq WHERE pid = ? AND seq = ?" },
 		{ &w->ins_trace_event, "INSERT INTO trace_events(pid, trace_seq, trace_id, kind, name, file, line, count, detail, function, function_file, function_line, repeats, loop_line) VALUES (?1,?2,(SELECT trace_id FROM temp.trace_seq WHERE pid = ?1 AND seq = ?2),?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)" },
+		{ &w->ins_kernel, "INSERT INTO kernels(pid, tid, start_ns, end_ns, node_id, call_id, async) VALUES (?,?,?,?,?,?,?)" },
+		{ &w->ins_knode, "INSERT INTO graph_nodes(pid, name, op_type) VALUES (?, coalesce((SELECT text FROM strings WHERE id = ?), '?'), coalesce((SELECT text FROM strings WHERE id = ?), '?'))" },
+		{ &w->ins_gnode, "INSERT INTO graph_nodes(pid, graph_function_id, name, op_type) VALUES (?,?,?,?)" },
+		{ &w->ins_call_seq, "INSERT OR REPLACE INTO temp.call_seq(pid, seq, call_id) VALUES (?,?,?)" },
+		{ &w->ins_node_src, "INSERT INTO temp.node_src(pid, trace_seq, name, file, line) VALUES (?,?,?,?,?)" },
+		{ &w->upd_process_kernels, "UPDATE processes SET kernel_status = ?, kernel_detail = ? WHERE pid = ?" },
 		{ &w->ins_session, "INSERT INTO session_runs(pid, tid, start_ns, end_ns, kind, callsite_id, feeds, fetches, targets, ok) VALUES (?,?,?,?,?,?,?,?,?,?)" },
 	};
 
 	if (db_exec(w->db, "CREATE TEMP TABLE link_ref(pid, parent_id, child_name_id);"
 			   "CREATE TEMP TABLE link_trace(gf_id, pid, trace_seq);"
 			   "CREATE TEMP TABLE link_name(gf_id, pid, user_name);"
-			   "CREATE TEMP TABLE trace_seq(pid, seq, trace_id, PRIMARY KEY (pid, seq));") != 0)
+			   "CREATE TEMP TABLE trace_seq(pid, seq, trace_id, PRIMARY KEY (pid, seq));"
+			   "CREATE TEMP TABLE call_seq(pid, seq, call_id, PRIMARY KEY (pid, seq));"
+			   "CREATE TEMP TABLE node_src(pid, trace_seq, name, file, line);") != 0)
 		return -1;
 	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
 		if (!(*stmts[i].s = db_prepare(w->db, stmts[i].sql)))
@@ -394,6 +404,60 @@ static void thread_seen(struct run_writer *w, struct stream *s, int tid, int32_t
 	step(w, w->ins_thread);
 }
 
+/* A call's seq (its kernels carry the low 32 bits), resolved at the end of the run. */
+static void call_seq_row(struct run_writer *w, struct stream *s, uint64_t seq, int64_t call)
+{
+	sqlite3_bind_int(w->ins_call_seq, 1, s->pid);
+	sqlite3_bind_int64(w->ins_call_seq, 2, (int64_t)(seq & 0xffffffffu));
+	sqlite3_bind_int64(w->ins_call_seq, 3, call);
+	step(w, w->ins_call_seq);
+}
+
+/*
+ * The graph_nodes row of a kernel's (name, type) in this process, made on
+ * its first run with no graph function: the end of the run moves each
+ * kernel of a call onto its graph function's node of that name.
+ */
+static int64_t kernel_node(struct run_writer *w, struct stream *s, uint32_t name, uint32_t type)
+{
+	/* by strings rows: each thread interns the same text under an id of its own */
+	int64_t name_row = local_id_get(&s->strings, name), type_row = local_id_get(&s->strings, type);
+	int64_t key = (int64_t)((uint64_t)(name_row & 0xffffffff) << 32 | (uint64_t)(type_row & 0xffffffff)), id;
+	size_t v;
+
+	if (idmap_get(&s->kernel_nodes, key, &v))
+		return (int64_t)v;
+	sqlite3_bind_int(w->ins_knode, 1, s->pid);
+	sqlite3_bind_int64(w->ins_knode, 2, name_row);
+	sqlite3_bind_int64(w->ins_knode, 3, type_row);
+	if (step(w, w->ins_knode) != 0)
+		return 0;
+	id = sqlite3_last_insert_rowid(w->db);
+	idmap_put(&s->kernel_nodes, key, (size_t)id);
+	return id;
+}
+
+/* call_id holds -(call seq) until the end of the run resolves it (link_kernels_sql). */
+static void write_kernel(struct run_writer *w, struct stream *s, int tid, const struct agp_rec_kernel *r)
+{
+	sqlite3_stmt *st = w->ins_kernel;
+
+	sqlite3_bind_int(st, 1, s->pid);
+	sqlite3_bind_int(st, 2, tid);
+	sqlite3_bind_int64(st, 3, (int64_t)r->start_ns);
+	sqlite3_bind_int64(st, 4, (int64_t)r->start_ns + r->dur_ns);
+	bind_id_or_null(st, 5, kernel_node(w, s, r->h.arg, r->type));
+	if (r->call_seq)
+		sqlite3_bind_int64(st, 6, -(int64_t)r->call_seq);
+	else
+		sqlite3_bind_null(st, 6);
+	sqlite3_bind_int(st, 7, (r->flags & AGP_KERNEL_ASYNC) != 0);
+	if (step(w, st) == 0) {
+		w->totals.events++;
+		w->totals.kernels++;
+	}
+}
+
 static void write_span(struct run_writer *w, struct stream *s, int tid, const struct agp_rec_span *r)
 {
 	int64_t name = local_id_get(&s->strings, r->h.arg);
@@ -425,6 +489,7 @@ static void write_span(struct run_writer *w, struct stream *s, int tid, const st
 		bind_id_or_null(st, 6, site);
 		sqlite3_bind_int(st, 7, (r->flags & AGP_SPAN_FAILED) == 0);
 		count = &w->totals.calls;
+		table = "function_calls";
 	} else {
 		st = w->ins_bb, table = NULL;
 		sqlite3_bind_int(st, 1, s->pid);
@@ -439,6 +504,8 @@ static void write_span(struct run_writer *w, struct stream *s, int tid, const st
 	if (step(w, st) == 0) {
 		(*count)++;
 		w->totals.events++;
+		if (r->h.type == AGP_REC_CALL && r->seq)
+			call_seq_row(w, s, r->seq, sqlite3_last_insert_rowid(w->db));
 		if (table && s->gpu_on && r->seq) {
 			sqlite3_bind_int(w->ins_ext, 1, s->pid);
 			sqlite3_bind_int64(w->ins_ext, 2, (int64_t)r->seq);
@@ -514,6 +581,10 @@ static void ring_record(struct run_writer *w, struct stream *s, int tid, size_t 
 	case AGP_REC_SESSION:
 		if (n >= sizeof(struct agp_rec_session))
 			write_session(w, s, tid, (const void *)h);
+		break;
+	case AGP_REC_KERNEL:
+		if (n >= sizeof(struct agp_rec_kernel) && ((const struct agp_rec_kernel *)h)->start_ns < (uint64_t)INT64_MAX / 2)
+			write_kernel(w, s, tid, (const void *)h);
 		break;
 	}
 }
@@ -868,6 +939,11 @@ static void write_graph_rows(struct run_writer *w, struct stream *s, int64_t gf,
 	for (size_t i = 0; i < fd->nnodes; i++) {
 		const struct fdef_node *n = &fd->nodes[i];
 
+		sqlite3_bind_int(w->ins_gnode, 1, s->pid);
+		sqlite3_bind_int64(w->ins_gnode, 2, gf);
+		sqlite3_bind_text(w->ins_gnode, 3, n->name ? n->name : "?", -1, SQLITE_STATIC);
+		sqlite3_bind_text(w->ins_gnode, 4, n->op ? n->op : "?", -1, SQLITE_STATIC);
+		step(w, w->ins_gnode);
 		if (n->const_value) {
 			sqlite3_bind_int64(w->ins_gconst, 1, gf);
 			bind_text_or_null(w->ins_gconst, 2, n->name ? n->name : "?");
@@ -993,6 +1069,45 @@ static void side_gpu(struct run_writer *w, struct stream *s, uint32_t type, cons
 	free(name), free(detail), free(copy);
 }
 
+/* "name\tfile\tline\n" entries of one trace's graph (collector/pytrace.py), untrusted. */
+static void node_sources(struct run_writer *w, struct stream *s, int64_t trace_seq, const char *p, size_t len)
+{
+	const char *end = p + len;
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p)), *t1, *t2;
+		const char *stop = nl ? nl : end;
+
+		t1 = memchr(p, '\t', (size_t)(stop - p));
+		t2 = t1 ? memchr(t1 + 1, '\t', (size_t)(stop - t1 - 1)) : NULL;
+		if (t2 && t1 > p && t2 > t1 + 1) {
+			sqlite3_bind_int(w->ins_node_src, 1, s->pid);
+			sqlite3_bind_int64(w->ins_node_src, 2, trace_seq);
+			sqlite3_bind_text(w->ins_node_src, 3, p, (int)(t1 - p), SQLITE_TRANSIENT);
+			sqlite3_bind_text(w->ins_node_src, 4, t1 + 1, (int)(t2 - t1 - 1), SQLITE_TRANSIENT);
+			sqlite3_bind_int64(w->ins_node_src, 5, strtol(t2 + 1, NULL, 10));
+			step(w, w->ins_node_src);
+		}
+		p = stop + 1;
+	}
+}
+
+static void side_kernels(struct run_writer *w, struct stream *s, const struct fields *fs)
+{
+	char *status, *detail;
+
+	if (fs->f[AGP_F_NODE_LINES]) {
+		node_sources(w, s, fint(fs, AGP_F_TRACE_SEQ), fs->v[AGP_F_NODE_LINES], fs->f[AGP_F_NODE_LINES]->len);
+		return;
+	}
+	status = ftext(fs, AGP_F_STATUS), detail = ftext(fs, AGP_F_DETAIL);
+	bind_text_or_null(w->upd_process_kernels, 1, status);
+	bind_text_or_null(w->upd_process_kernels, 2, detail);
+	sqlite3_bind_int(w->upd_process_kernels, 3, s->pid);
+	step(w, w->upd_process_kernels);
+	free(status), free(detail);
+}
+
 static void side_record(struct run_writer *w, struct stream *s, uint32_t type, const char *p, size_t len)
 {
 	struct fields fs;
@@ -1005,6 +1120,7 @@ static void side_record(struct run_writer *w, struct stream *s, uint32_t type, c
 	case AGP_SIDE_TRACE_INPUT: side_trace_input(w, s, &fs); break;
 	case AGP_SIDE_TRACE_EVENT: side_trace_event(w, s, &fs); break;
 	case AGP_SIDE_FUNCDEF: side_funcdef(w, s, &fs); break;
+	case AGP_SIDE_KERNELS: side_kernels(w, s, &fs); break;
 	case AGP_SIDE_EXIT:
 		sqlite3_bind_int64(w->upd_process_exit, 1, fint(&fs, AGP_F_EXIT_STATUS));
 		sqlite3_bind_int64(w->upd_process_exit, 2, fint(&fs, AGP_F_END));
@@ -1244,6 +1360,29 @@ static const char link_sql[] =
 	"  (SELECT pid FROM processes WHERE python_version IS NOT NULL);"
 	"UPDATE threads SET role = 'other' WHERE role = 'main';";
 
+/*
+ * Kernels: each to its call (by the call's seq), then each kernel of a call
+ * from its (name, type) node to the node of that name in the call's graph
+ * function, else in the one graph function of the process that has it (a
+ * nested function's body); the nodes get their creation lines.
+ */
+static const char link_kernel_calls_sql[] =  /* before the indexes: call_id is indexed */
+	"UPDATE kernels SET call_id = (SELECT q.call_id FROM temp.call_seq q"
+	"  WHERE q.pid = kernels.pid AND q.seq = -kernels.call_id) WHERE call_id < 0;";
+static const char link_kernels_sql[] =
+	"CREATE TEMP TABLE kmap(u, gf, n, PRIMARY KEY (u, gf));"
+	"INSERT OR IGNORE INTO temp.kmap(u, gf) SELECT DISTINCT k.node_id, c.graph_function_id FROM kernels k"
+	"  JOIN function_calls c ON c.id = k.call_id WHERE k.node_id IS NOT NULL AND c.graph_function_id IS NOT NULL;"
+	"UPDATE temp.kmap SET n = (SELECT n.id FROM graph_nodes u JOIN graph_nodes n ON n.graph_function_id = kmap.gf"
+	"  AND n.name = u.name WHERE u.id = kmap.u LIMIT 1);"
+	"UPDATE temp.kmap SET n = (SELECT CASE WHEN count(*) = 1 THEN min(n.id) END FROM graph_nodes u JOIN graph_nodes n"
+	"  ON n.pid = u.pid AND n.name = u.name AND n.graph_function_id IS NOT NULL WHERE u.id = kmap.u) WHERE n IS NULL;"
+	"UPDATE kernels SET node_id = coalesce((SELECT m.n FROM temp.kmap m JOIN function_calls c ON c.id = kernels.call_id"
+	"  WHERE m.u = kernels.node_id AND m.gf = c.graph_function_id), node_id) WHERE call_id IS NOT NULL;"
+	"UPDATE graph_nodes SET file = s.file, line = s.line FROM temp.node_src s"
+	"  JOIN temp.trace_seq q ON q.pid = s.pid AND q.seq = s.trace_seq JOIN graph_functions g ON g.trace_id = q.trace_id"
+	"  WHERE g.id = graph_nodes.graph_function_id AND s.name = graph_nodes.name;";
+
 static const char link_parents_sql[] =
 	"UPDATE graph_functions SET function_id = (SELECT p.function_id FROM graph_functions p"
 	"  WHERE p.id = graph_functions.parent_id) WHERE function_id IS NULL AND parent_id IS NOT NULL;";
@@ -1284,10 +1423,12 @@ static int link_rows(struct run_writer *w, const struct run_session *sess)
 	sqlite3_stmt *st;
 	int rc = 0;
 
-	if (db_create_indexes(w->db) != 0 || db_exec(w->db, link_sql) != 0)
+	if (db_exec(w->db, link_kernel_calls_sql) != 0 || db_create_indexes(w->db) != 0 || db_exec(w->db, link_sql) != 0)
 		rc = -1;
 	for (int depth = 0; depth < 8; depth++)
 		db_exec(w->db, link_parents_sql);
+	if (db_exec(w->db, link_kernels_sql) != 0)
+		rc = -1;
 	/* The main process's status is the one waitpid saw. */
 	if ((st = db_prepare(w->db, "UPDATE processes SET exit_status = ?, end_ns = coalesce(end_ns, ?) WHERE pid = ?"))) {
 		sqlite3_bind_int(st, 1, sess->exit_status);
@@ -1384,6 +1525,7 @@ static int release_writer(struct run_writer *w)
 		free(w->streams[i]->side_buf);
 		idmap_release(&w->streams[i]->strings);
 		idmap_release(&w->streams[i]->sites);
+		idmap_release(&w->streams[i]->kernel_nodes);
 		free(w->streams[i]);
 	}
 	free(w->streams);

@@ -1,0 +1,402 @@
+/*
+ * graph_ops.c - see graph_ops.h.  Reads kernels and graph_nodes (schema v4)
+ * with four aggregate queries; the per-call union of kernel spans is the one
+ * pass over kernel rows, in call and start order.
+ */
+#include "graph_ops.h"
+#include "db.h"
+#include "idmap.h"
+#include "model_internal.h"
+#include "recording.h"
+#include "util.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Overall ops kept (the rest are summed in the types). */
+#define OVERALL_OPS_MAX 200
+
+struct call_sum;
+
+struct loader {
+	struct model *m;
+	struct graph_ops_model *g;
+	struct idmap fn_index;      /* graph_functions.id -> index in g->fns */
+	struct call_sum *first;     /* per function, its first call (call_done) */
+};
+
+static int cmp_op(const void *a, const void *b)
+{
+	const struct graph_op *x = a, *y = b;
+
+	return x->total_ns != y->total_ns ? (x->total_ns < y->total_ns ? 1 : -1) : strcmp(x->name, y->name);
+}
+
+static int cmp_type(const void *a, const void *b)
+{
+	const struct graph_op_type *x = a, *y = b;
+
+	return x->total_ns != y->total_ns ? (x->total_ns < y->total_ns ? 1 : -1) : strcmp(x->op_type, y->op_type);
+}
+
+static int cmp_fn(const void *a, const void *b)
+{
+	const struct graph_fn_ops *x = a, *y = b;
+	int64_t wx = x->overhead_ns + x->kernel_ns, wy = y->overhead_ns + y->kernel_ns;
+
+	return wx != wy ? (wx < wy ? 1 : -1) : (x->id > y->id) - (x->id < y->id);
+}
+
+static const char *pooled(struct model *m, sqlite3_stmt *s, int col)
+{
+	const char *t = db_col_text(s, col);
+
+	return t ? model_strdup(m, t) : NULL;
+}
+
+/* The graph functions, with their user function's name.  0 or -1. */
+static int load_fns(struct loader *l, sqlite3 *db)
+{
+	sqlite3_stmt *s = db_prepare(db, "SELECT g.id, s.text, g.jit_compile, fs.text, g.node_count FROM graph_functions g"
+					 " JOIN strings s ON s.id = g.name_id LEFT JOIN functions f ON f.id = g.function_id"
+					 " LEFT JOIN strings fs ON fs.id = f.name_id ORDER BY g.id");
+	size_t cap = 0;
+
+	if (!s)
+		return -1;
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		struct graph_fn_ops *f;
+
+		if (ARRAY_GROW(l->g->fns, l->g->nfns, cap) || idmap_put(&l->fn_index, sqlite3_column_int64(s, 0), l->g->nfns) < 0)
+			break;
+		f = &l->g->fns[l->g->nfns++];
+		memset(f, 0, sizeof(*f));
+		f->id = sqlite3_column_int64(s, 0);
+		f->graph_function = pooled(l->m, s, 1);
+		f->jit_compile = sqlite3_column_int(s, 2);
+		f->function = pooled(l->m, s, 3);
+		f->nodes = sqlite3_column_int64(s, 4);
+	}
+	return db_step_done(db, s);
+}
+
+static struct graph_fn_ops *fn_of(struct loader *l, int64_t id)
+{
+	size_t i;
+
+	return idmap_get(&l->fn_index, id, &i) && i < l->g->nfns ? &l->g->fns[i] : NULL;
+}
+
+/* Union of one call's kernel spans, fed in start order. */
+struct span_union {
+	int64_t busy, cur_start, cur_end;
+};
+
+static void union_add(struct span_union *u, int64_t start, int64_t end)
+{
+	if (end < start)
+		end = start;
+	if (u->cur_end > u->cur_start && start <= u->cur_end) {
+		if (end > u->cur_end)
+			u->cur_end = end;
+		return;
+	}
+	u->busy = sat_add64(u->busy, sat_sub64(u->cur_end, u->cur_start));
+	u->cur_start = start, u->cur_end = end;
+}
+
+static int64_t union_done(struct span_union *u)
+{
+	int64_t busy = sat_add64(u->busy, sat_sub64(u->cur_end, u->cur_start));
+
+	memset(u, 0, sizeof(*u));
+	return busy;
+}
+
+/* One call's numbers, summed into its graph function. */
+struct call_sum {
+	int64_t start, end, kernels, kernel_ns, busy;
+};
+
+static void fn_add(struct graph_fn_ops *f, const struct call_sum *c)
+{
+	int64_t wall = c->end > c->start ? sat_sub64(c->end, c->start) : 0;
+
+	f->calls++;
+	f->call_ns = sat_add64(f->call_ns, wall);
+	f->busy_ns = sat_add64(f->busy_ns, c->busy < wall ? c->busy : wall);
+	f->kernels += c->kernels;
+	f->kernel_ns = sat_add64(f->kernel_ns, c->kernel_ns);
+	if (!f->first_ns || c->start < f->first_ns)
+		f->first_ns = c->start;
+	if (c->end > f->last_ns)
+		f->last_ns = c->end;
+}
+
+/*
+ * Calls come in id order, so a function's first call comes first: it is
+ * kept aside (l->first) and counted only when no other call follows.
+ */
+static void call_done(struct loader *l, struct graph_fn_ops *f, struct call_sum *c, struct span_union *u)
+{
+	size_t i = f ? (size_t)(f - l->g->fns) : 0;
+
+	c->busy = union_done(u);
+	if (f && !f->first_left_out) {
+		f->first_left_out = 1;
+		f->first_call_ns = c->end > c->start ? sat_sub64(c->end, c->start) : 0;
+		l->first[i] = *c;
+	} else if (f) {
+		fn_add(f, c);
+	}
+	memset(c, 0, sizeof(*c));
+}
+
+/* Per call: wall time, kernel runs, busy time; summed per graph function.  0 or -1. */
+static int load_calls(struct loader *l, sqlite3 *db)
+{
+	sqlite3_stmt *s = db_prepare(db, "SELECT k.call_id, c.graph_function_id, c.start_ns, c.end_ns, k.start_ns, k.end_ns"
+					 " FROM kernels k JOIN function_calls c ON c.id = k.call_id ORDER BY k.call_id, k.start_ns");
+	struct span_union u = { 0, 0, 0 };
+	struct call_sum c = { 0, 0, 0, 0, 0 };
+	struct graph_fn_ops *f = NULL;
+	int64_t call = -1;
+
+	l->first = calloc(l->g->nfns + 1, sizeof(*l->first));
+	if (!s || !l->first) {
+		sqlite3_finalize(s);
+		return -1;
+	}
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		int64_t ks = sqlite3_column_int64(s, 4), ke = sqlite3_column_int64(s, 5);
+
+		if (sqlite3_column_int64(s, 0) != call) {
+			if (call >= 0)
+				call_done(l, f, &c, &u);
+			call = sqlite3_column_int64(s, 0);
+			f = fn_of(l, sqlite3_column_int64(s, 1));
+			c.start = sqlite3_column_int64(s, 2), c.end = sqlite3_column_int64(s, 3);
+		}
+		/* a kernel is counted within its call only */
+		union_add(&u, ks > c.start ? ks : c.start, ke < c.end ? ke : c.end);
+		c.kernels++;
+		c.kernel_ns = sat_add64(c.kernel_ns, ke > ks ? sat_sub64(ke, ks) : 0);
+	}
+	if (call >= 0)
+		call_done(l, f, &c, &u);
+	for (size_t i = 0; i < l->g->nfns; i++) {
+		f = &l->g->fns[i];
+		if (f->first_left_out && f->calls == 0) {
+			fn_add(f, &l->first[i]);
+			f->first_left_out = 0;
+		}
+		f->overhead_ns = f->call_ns > f->busy_ns ? f->call_ns - f->busy_ns : 0;
+	}
+	return db_step_done(db, s);
+}
+
+static void op_from_row(struct model *m, sqlite3_stmt *s, struct graph_op *op)
+{
+	memset(op, 0, sizeof(*op));
+	op->name = db_col_text(s, 1) ? pooled(m, s, 1) : "?";
+	op->op_type = db_col_text(s, 2) ? pooled(m, s, 2) : "?";
+	op->loc.file = pooled(m, s, 3);
+	op->loc.line = op->loc.file ? sqlite3_column_int(s, 4) : 0;
+	op->count = sqlite3_column_int64(s, 5);
+	op->total_ns = sqlite3_column_double(s, 6) < 9.0e18 ? (int64_t)sqlite3_column_double(s, 6) : INT64_MAX;
+}
+
+/* Add op's time to its type in types[]; 0 or -1. */
+static int add_type(struct graph_op_type **types, size_t *n, size_t *cap, const struct graph_op *op)
+{
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if (!strcmp((*types)[i].op_type, op->op_type))
+			break;
+	if (i == *n) {
+		if (ARRAY_GROW(*types, *n, *cap))
+			return -1;
+		memset(&(*types)[i], 0, sizeof((*types)[i]));
+		(*types)[i].op_type = op->op_type;
+		(*n)++;
+	}
+	(*types)[i].count += op->count;
+	(*types)[i].total_ns = sat_add64((*types)[i].total_ns, op->total_ns);
+	return 0;
+}
+
+/* Sort ops and types; each type's line is that of its longest-running node with one. */
+static void finish_ops(struct graph_op *ops, size_t nops, struct graph_op_type *types, size_t ntypes)
+{
+	qsort(ops, nops, sizeof(*ops), cmp_op);
+	qsort(types, ntypes, sizeof(*types), cmp_type);
+	for (size_t t = 0; t < ntypes; t++)
+		for (size_t i = 0; i < nops && !types[t].loc.file; i++)
+			if (ops[i].loc.file && !strcmp(ops[i].op_type, types[t].op_type))
+				types[t].loc = ops[i].loc;
+}
+
+/* total(): a float sum, which a hostile recording cannot make overflow (clamped when read) */
+#define NODE_COLS "n.name, n.op_type, n.file, n.line, count(*), total(max(k.end_ns - k.start_ns, 0))"
+
+/* Per graph function and node: runs and time (the first call left out).  0 or -1. */
+static int load_fn_ops(struct loader *l, sqlite3 *db)
+{
+	/* as load_calls, each function's first call left out when others ran kernels */
+	sqlite3_stmt *s = db_prepare(db, "SELECT c.graph_function_id, " NODE_COLS " FROM kernels k"
+					 " JOIN function_calls c ON c.id = k.call_id LEFT JOIN graph_nodes n ON n.id = k.node_id"
+					 " WHERE k.call_id NOT IN (SELECT min(c2.id) FROM function_calls c2"
+					 "  WHERE EXISTS (SELECT 1 FROM kernels k2 WHERE k2.call_id = c2.id)"
+					 "  GROUP BY c2.graph_function_id HAVING count(*) > 1)"
+					 " GROUP BY c.graph_function_id, k.node_id");
+	size_t *opcap = calloc(l->g->nfns + 1, sizeof(size_t)), *typecap = calloc(l->g->nfns + 1, sizeof(size_t));
+	int rc = -1;
+
+	if (!s || !opcap || !typecap)
+		goto out;
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		struct graph_fn_ops *f = fn_of(l, sqlite3_column_int64(s, 0));
+		size_t fi;
+
+		if (!f)
+			continue;
+		fi = (size_t)(f - l->g->fns);
+		if (ARRAY_GROW(f->ops, f->nops, opcap[fi]))
+			goto out;
+		op_from_row(l->m, s, &f->ops[f->nops]);
+		f->ops[f->nops].graph_function = f->graph_function;
+		f->ops[f->nops].function = f->function;
+		if (add_type(&f->types, &f->ntypes, &typecap[fi], &f->ops[f->nops]))
+			goto out;
+		f->op_kernel_ns = sat_add64(f->op_kernel_ns, f->ops[f->nops].total_ns);
+		f->nops++;
+	}
+	rc = db_step_done(db, s);
+	s = NULL;
+	for (size_t i = 0; i < l->g->nfns; i++)
+		finish_ops(l->g->fns[i].ops, l->g->fns[i].nops, l->g->fns[i].types, l->g->fns[i].ntypes);
+out:
+	sqlite3_finalize(s);
+	free(opcap);
+	free(typecap);
+	return rc;
+}
+
+/* Every kernel by node (eager and Session.run too), and the totals.  0 or -1. */
+static int load_overall(struct loader *l, sqlite3 *db)
+{
+	sqlite3_stmt *s = db_prepare(db, "SELECT n.graph_function_id, " NODE_COLS ", count(k.call_id) FROM kernels k"
+					 " LEFT JOIN graph_nodes n ON n.id = k.node_id GROUP BY k.node_id");
+	struct graph_ops_model *g = l->g;
+	size_t opcap = 0, typecap = 0;
+
+	if (!s)
+		return -1;
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		struct graph_op op;
+		const struct graph_fn_ops *f = fn_of(l, sqlite3_column_int64(s, 0));
+
+		op_from_row(l->m, s, &op);
+		op.graph_function = f ? f->graph_function : NULL;
+		op.function = f ? f->function : NULL;
+		g->kernels += op.count;
+		g->kernel_ns = sat_add64(g->kernel_ns, op.total_ns);
+		g->call_kernels += sqlite3_column_int64(s, 7);
+		if (add_type(&g->types, &g->ntypes, &typecap, &op) || ARRAY_GROW(g->ops, g->nops, opcap))
+			break;
+		g->ops[g->nops++] = op;
+	}
+	finish_ops(g->ops, g->nops, g->types, g->ntypes);
+	if (g->nops > OVERALL_OPS_MAX)
+		g->nops = OVERALL_OPS_MAX;
+	return db_step_done(db, s);
+}
+
+/* Per graph function, the user line that created most of its nodes.  0 or -1. */
+static int load_top_lines(struct loader *l, sqlite3 *db)
+{
+	sqlite3_stmt *s = db_prepare(db, "SELECT graph_function_id, file, line, count(*) FROM graph_nodes"
+					 " WHERE graph_function_id IS NOT NULL AND file IS NOT NULL GROUP BY 1, 2, 3");
+
+	if (!s)
+		return -1;
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		struct graph_fn_ops *f = fn_of(l, sqlite3_column_int64(s, 0));
+
+		if (!f || f->calls == 0 || sqlite3_column_int64(s, 3) <= f->top_line_nodes)
+			continue;
+		f->top_line_nodes = sqlite3_column_int64(s, 3);
+		f->top_line.file = pooled(l->m, s, 1);
+		f->top_line.line = sqlite3_column_int(s, 2);
+	}
+	return db_step_done(db, s);
+}
+
+/* The main process's kernel hook status; a recording before v4 has none. */
+static void load_status(struct loader *l, sqlite3 *db)
+{
+	sqlite3_stmt *s = NULL;
+
+	if (sqlite3_prepare_v2(db, "SELECT kernel_status, kernel_detail FROM processes WHERE kernel_status IS NOT NULL"
+				   " ORDER BY pid = (SELECT min(pid) FROM processes) DESC, pid LIMIT 1", -1, &s, NULL) != SQLITE_OK) {
+		sqlite3_finalize(s);
+		return;
+	}
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		l->g->status = pooled(l->m, s, 0);
+		l->g->detail = pooled(l->m, s, 1);
+	}
+	sqlite3_finalize(s);
+}
+
+/* Keep the graph functions that ran kernels, worst first. */
+static void keep_fns_with_kernels(struct graph_ops_model *g)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < g->nfns; i++) {
+		if (g->fns[i].calls > 0) {
+			g->fns[n++] = g->fns[i];
+		} else {
+			free(g->fns[i].ops);
+			free(g->fns[i].types);
+		}
+	}
+	g->nfns = n;
+	qsort(g->fns, g->nfns, sizeof(*g->fns), cmp_fn);
+}
+
+void graph_ops_model_release(struct graph_ops_model *g)
+{
+	for (size_t i = 0; i < g->nfns; i++) {
+		free(g->fns[i].ops);
+		free(g->fns[i].types);
+	}
+	free(g->fns);
+	free(g->ops);
+	free(g->types);
+	memset(g, 0, sizeof(*g));
+}
+
+int graph_ops_model_load(struct graph_ops_model *g, struct model *m)
+{
+	struct loader l = { m, g, IDMAP_INIT, NULL };
+	sqlite3 *db = m->rec->db;
+	int rc = 0;
+
+	memset(g, 0, sizeof(*g));
+	if (!db_has_table(db, "kernels") || !db_has_table(db, "graph_nodes"))
+		return 0;
+	load_status(&l, db);
+	if (load_fns(&l, db) || load_calls(&l, db) || load_fn_ops(&l, db) || load_overall(&l, db) ||
+	    load_top_lines(&l, db))
+		rc = -1;
+	keep_fns_with_kernels(g);
+	idmap_release(&l.fn_index);
+	free(l.first);
+	if (rc)
+		graph_ops_model_release(g);
+	return rc;
+}

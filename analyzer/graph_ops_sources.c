@@ -1,0 +1,231 @@
+/*
+ * graph_ops_sources.c - the graph ops model (graph_ops.h) as metric sources
+ * for the rules (rules/graph-dispatch-bound.rule, rules/slow-op.rule and
+ * user rules).  analyze() calls graph_ops_register() after model_load().
+ *   graph_functions  one row per graph function whose calls ran kernels
+ *   graph_op_types   one row per (graph function, op type)
+ */
+#include "graph_ops.h"
+#include "metric_fields.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Kernels an XLA-compiled call still runs through the executor: its
+ * arguments, results and the compiled cluster (_Arg, _Retval, _XlaRun, ...).
+ */
+#define JIT_KERNELS_PER_CALL 4
+
+/* One model shared by both sources; the last release frees it. */
+struct ops_shared {
+	struct graph_ops_model g;
+	int refs;
+	struct type_row { const struct graph_fn_ops *fn; const struct graph_op_type *type; } *rows;
+	size_t nrows;
+};
+
+static double ratio(double a, double b)
+{
+	return b > 0 ? a / b : 0;
+}
+
+static void shared_release(void *data)
+{
+	struct ops_shared *s = data;
+
+	if (--s->refs == 0) {
+		graph_ops_model_release(&s->g);
+		free(s->rows);
+		free(s);
+	}
+}
+
+/*
+ * What jit_compile=True would save: the executor's per-kernel overhead of
+ * every kernel but the few a compiled call still runs.
+ */
+static double jit_saving(const struct graph_fn_ops *f)
+{
+	double per_kernel = ratio((double)f->overhead_ns, (double)f->kernels);
+	double left = (double)f->calls * JIT_KERNELS_PER_CALL * per_kernel;
+
+	return f->jit_compile || f->overhead_ns <= left ? 0 : (double)f->overhead_ns - left;
+}
+
+/* Dense compute ops, expected to dominate a model's kernel time. */
+static int is_compute_op(const char *t)
+{
+	static const char *const prefixes[] = { "MatMul", "BatchMatMul", "_FusedMatMul", "Conv", "_FusedConv",
+						"DepthwiseConv", "Einsum", "_MklMatMul", "_MklConv", "_MklFused",
+						"_MklNativeConv", "_MklNativeFused", "_MklBatchMatMul", "_MklEinsum",
+						"_XlaRun", NULL };
+
+	/* an XLA-compiled function runs as one kernel named after it */
+	if (!strncmp(t, "__inference_", 12) || !strncmp(t, "__forward_", 10) || !strncmp(t, "__backward_", 11))
+		return 1;
+	for (int i = 0; prefixes[i]; i++)
+		if (!strncmp(t, prefixes[i], strlen(prefixes[i])))
+			return 1;
+	return 0;
+}
+
+/* ---- graph_functions --------------------------------------------------- */
+
+static const char *const fn_fields[] = {
+	"graph_function, function: the TensorFlow function and the user function owning it (text)",
+	"calls, call_ns: its calls that ran kernels, their wall time",
+	"kernels, kernel_ns, kernels_per_call, mean_kernel_ns: kernel runs and their time",
+	"busy_ns: per call, the time some kernel ran (union over threads), summed",
+	"overhead_ns, overhead_share: call_ns - busy_ns (the executor's own time), its share of call_ns",
+	"overhead_per_kernel_ns: overhead_ns / kernels",
+	"jit_compile: 1 when compiled with XLA",
+	"jit_saving_ns: overhead jit_compile=True would remove (all but 4 kernels' worth per call)",
+	"nodes, top_line_nodes, top_line_share: its graph's nodes, those the top line created, their share",
+	"top_type, top_type_share: the op type with most kernel time (text), its share of kernel_ns",
+	NULL,
+};
+
+static size_t fn_count(const struct model *m, void *data)
+{
+	(void)m;
+	return ((struct ops_shared *)data)->g.nfns;
+}
+
+static int fn_get(const struct model *m, void *data, size_t row, const char *field, struct metric_value *out)
+{
+	const struct graph_fn_ops *f = &((struct ops_shared *)data)->g.fns[row];
+
+	(void)m;
+	TEXT("graph_function", f->graph_function);
+	TEXT("function", f->function ? f->function : f->graph_function);
+	NUM("calls", f->calls);
+	NUM("call_ns", f->call_ns);
+	NUM("kernels", f->kernels);
+	NUM("kernel_ns", f->kernel_ns);
+	NUM("kernels_per_call", ratio((double)f->kernels, (double)f->calls));
+	NUM("mean_kernel_ns", ratio((double)f->kernel_ns, (double)f->kernels));
+	NUM("busy_ns", f->busy_ns);
+	NUM("overhead_ns", f->overhead_ns);
+	NUM("overhead_share", ratio((double)f->overhead_ns, (double)f->call_ns));
+	NUM("overhead_per_kernel_ns", ratio((double)f->overhead_ns, (double)f->kernels));
+	NUM("jit_compile", f->jit_compile);
+	NUM("jit_saving_ns", jit_saving(f));
+	NUM("nodes", f->nodes);
+	NUM("top_line_nodes", f->top_line_nodes);
+	NUM("top_line_share", ratio((double)f->top_line_nodes, (double)f->nodes));
+	TEXT("top_type", f->ntypes ? f->types[0].op_type : NULL);
+	NUM("top_type_share", f->ntypes ? ratio((double)f->types[0].total_ns, (double)f->kernel_ns) : 0);
+	return -1;
+}
+
+static void fn_anchor(const struct model *m, void *data, size_t row, struct metric_anchor *a)
+{
+	const struct graph_fn_ops *f = &((struct ops_shared *)data)->g.fns[row];
+
+	(void)m;
+	a->function = f->function ? f->function : f->graph_function;
+	a->loc = f->top_line;
+	a->cost_ns = (int64_t)jit_saving(f);
+	a->start_ns = f->first_ns;
+	a->end_ns = f->last_ns;
+}
+
+/* ---- graph_op_types ---------------------------------------------------- */
+
+static const char *const type_fields[] = {
+	"graph_function, function, op_type: the function and the op type (text)",
+	"count, total_ns, mean_ns, per_call: its kernel runs, their time, runs per call (the first call left out)",
+	"share: of the function's kernel time",
+	"calls, fn_kernel_ns: the function's calls (the first left out) and their kernel time",
+	"compute_op: 1 for dense compute ops (MatMul, Conv*, Einsum) and compiled functions (XLA), expected to dominate",
+	NULL,
+};
+
+static size_t type_count(const struct model *m, void *data)
+{
+	(void)m;
+	return ((struct ops_shared *)data)->nrows;
+}
+
+static int type_get(const struct model *m, void *data, size_t row, const char *field, struct metric_value *out)
+{
+	const struct type_row *r = &((struct ops_shared *)data)->rows[row];
+
+	(void)m;
+	TEXT("graph_function", r->fn->graph_function);
+	TEXT("function", r->fn->function ? r->fn->function : r->fn->graph_function);
+	TEXT("op_type", r->type->op_type);
+	NUM("count", r->type->count);
+	NUM("total_ns", r->type->total_ns);
+	NUM("mean_ns", ratio((double)r->type->total_ns, (double)r->type->count));
+	NUM("per_call", ratio((double)r->type->count, (double)r->fn->calls));
+	NUM("share", ratio((double)r->type->total_ns, (double)r->fn->op_kernel_ns));
+	NUM("calls", r->fn->calls);
+	NUM("fn_kernel_ns", r->fn->op_kernel_ns);
+	NUM("compute_op", is_compute_op(r->type->op_type));
+	return -1;
+}
+
+static void type_anchor(const struct model *m, void *data, size_t row, struct metric_anchor *a)
+{
+	const struct type_row *r = &((struct ops_shared *)data)->rows[row];
+
+	(void)m;
+	a->function = r->fn->function ? r->fn->function : r->fn->graph_function;
+	a->loc = r->type->loc;
+	a->cost_ns = r->type->total_ns;
+	a->start_ns = r->fn->first_ns;
+	a->end_ns = r->fn->last_ns;
+}
+
+static int build_type_rows(struct ops_shared *s)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->g.nfns; i++)
+		n += s->g.fns[i].ntypes;
+	if (n && !(s->rows = calloc(n, sizeof(*s->rows))))
+		return -1;
+	for (size_t i = 0; i < s->g.nfns; i++)
+		for (size_t t = 0; t < s->g.fns[i].ntypes; t++)
+			s->rows[s->nrows++] = (struct type_row){ &s->g.fns[i], &s->g.fns[i].types[t] };
+	return 0;
+}
+
+const struct graph_ops_model *graph_ops_model(const struct model *m)
+{
+	const struct metric_source *src = model_find_source(m, "graph_functions");
+
+	return src && src->release == shared_release ? &((struct ops_shared *)src->data)->g : NULL;
+}
+
+int graph_ops_register(struct model *m)
+{
+	const struct metric_source sources[] = {
+		{ "graph_functions", fn_fields, fn_count, fn_get, fn_anchor, shared_release, NULL },
+		{ "graph_op_types", type_fields, type_count, type_get, type_anchor, shared_release, NULL },
+	};
+	struct ops_shared *s = calloc(1, sizeof(*s));
+
+	if (!s || !m->rec || graph_ops_model_load(&s->g, m)) {
+		free(s);
+		return -1;
+	}
+	if (build_type_rows(s)) {
+		s->refs = 1;
+		shared_release(s);
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(sources) / sizeof(sources[0]); i++) {
+		struct metric_source src = sources[i];
+
+		src.data = s;
+		s->refs++;
+		if (model_add_source(m, &src)) {
+			shared_release(s);
+			return -1;
+		}
+	}
+	return 0;
+}

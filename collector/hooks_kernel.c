@@ -1,0 +1,271 @@
+/*
+ * hooks_kernel.c - every CPU kernel execution (see docs/collector.md,
+ * "Kernels").
+ *
+ * tensorflow::ThreadPoolDevice::Compute(OpKernel*, OpKernelContext*) and
+ * ComputeAsync(AsyncOpKernel*, OpKernelContext*, std::function<void()>) are
+ * exported by libtensorflow_framework.so.2, and the CPU device's vtable
+ * reaches them through R_X86_64_64 *symbol* relocations: the preloaded
+ * definitions here receive every kernel the executor (graph calls,
+ * Session.run) and eager execution run on the CPU device (or got.c patches
+ * the slot after a late start).
+ *
+ * Hot path (a cache hit): one thread-local lookup by OpKernel*, two clock
+ * reads, one 32-byte ring record.  No lock, no system call, no malloc.  A
+ * miss (a kernel's first run on this thread) names the kernel through
+ * OpKernel::TraceString ("name:type"), which allocates: kernels live as
+ * long as their graph, so misses are rare.
+ */
+#include "collector.h"
+
+#include <dlfcn.h>
+#include <link.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define TRACE_STRING_SYM "_ZNK10tensorflow8OpKernel11TraceStringB5cxx11ERKNS_15OpKernelContextEb"
+
+struct cxx_string {
+	char *p;
+	size_t len;
+	union { char buf[16]; size_t cap; } u;
+};
+
+static struct {
+	void (*compute)(void *, void *, void *);
+	void (*compute_async)(void *, void *, void *, void *);
+	void (*trace_string)(struct cxx_string *, const void *, const void *, bool);
+	void (*cxx_delete)(void *);
+	int resolved;          /* 0 not yet, 1 done */
+	_Atomic int said;      /* the status side record was written */
+	/*
+	 * Offset in an OpKernel of the pointer to its name's text (learned on the
+	 * first miss; -1 unknown): a cache hit compares it, so that a kernel
+	 * freed and another allocated at the same address is named anew.
+	 */
+	_Atomic long name_off;
+} K = { .name_off = -2 };
+
+void agp_kernels_init(void)
+{
+	const char *off = getenv(AGP_ENV_NO_KERNELS);
+
+	agp_proc.kernels_off = off && *off && strcmp(off, "0") != 0;
+}
+
+static void kernels_status(const char *status, const char *detail)
+{
+	struct agp_side s;
+	int expected = 0;
+
+	if (!atomic_compare_exchange_strong(&K.said, &expected, 1))
+		return;
+	agp_side_begin(&s, AGP_SIDE_KERNELS);
+	agp_side_text(&s, AGP_F_STATUS, status);
+	if (detail)
+		agp_side_text(&s, AGP_F_DETAIL, detail);
+	agp_side_end(&s);
+}
+
+/* Rare path (the first kernel): the real functions and the naming helpers. */
+static void kernels_resolve(void)
+{
+	if (__atomic_load_n(&K.resolved, __ATOMIC_ACQUIRE))
+		return;
+	K.compute = (void (*)(void *, void *, void *))agp_tf_symbol(AGP_KERNEL_COMPUTE_NAME, (void *)AGP_KERNEL_COMPUTE);
+	K.compute_async = (void (*)(void *, void *, void *, void *))agp_tf_symbol(AGP_KERNEL_COMPUTE_ASYNC_NAME,
+										   (void *)AGP_KERNEL_COMPUTE_ASYNC);
+	K.trace_string = agp_tf_symbol(TRACE_STRING_SYM, NULL);
+	K.cxx_delete = dlsym(RTLD_DEFAULT, "_ZdlPv");
+	__atomic_store_n(&K.resolved, 1, __ATOMIC_RELEASE);
+	if (agp_proc.kernels_off)
+		kernels_status("off", "agprof run --no-kernels (" AGP_ENV_NO_KERNELS ")");
+	else if (!K.trace_string || !K.cxx_delete)
+		kernels_status("unnamed", "tensorflow::OpKernel::TraceString was not found: kernels are recorded without names");
+	else
+		kernels_status("hooked", NULL);
+}
+
+/* Read n bytes at p without trusting that they are mapped; 0 when read. */
+static int safe_read(const void *p, void *out, size_t n)
+{
+	struct iovec local = { out, n }, remote = { (void *)p, n };
+
+	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
+}
+
+/*
+ * Where the kernel keeps a pointer to its name's text (OpKernel's
+ * name_view_, or its NodeDef's name string): the first 8-byte word of the
+ * object followed or preceded by the name's length whose target holds the
+ * name.  Learned once per process, on a miss.
+ */
+static long learn_name_off(const void *kernel, const char *name, size_t len)
+{
+	uintptr_t words[64];
+	char text[256];
+
+	if (len == 0 || len > sizeof(text) || safe_read(kernel, words, sizeof(words)) != 0)
+		return -1;
+	for (size_t i = 1; i + 1 < 64; i++) {
+		if (words[i + 1] != len && words[i - 1] != len)
+			continue;
+		if (words[i] < 4096 || safe_read((const void *)words[i], text, len) != 0 || memcmp(text, name, len))
+			continue;
+		return (long)(i * sizeof(uintptr_t));
+	}
+	return -1;
+}
+
+static uintptr_t fingerprint(const void *kernel)
+{
+	long off = atomic_load_explicit(&K.name_off, memory_order_relaxed);
+
+	return off >= 0 ? *(const uintptr_t *)((const char *)kernel + off) : 0;
+}
+
+/* The kernel's "name:type" as two string ids (0 when unknown). */
+static void kernel_name_slow(struct agp_thread *t, void *kernel, void *ctx, struct agp_kcache_slot *slot)
+{
+	struct cxx_string s;
+	const char *colon;
+
+	slot->kernel = (uintptr_t)kernel;
+	slot->name = slot->type = 0;
+	slot->fingerprint = 0;
+	if (!K.trace_string || !K.cxx_delete)
+		return;
+	t->in_hook = 1;
+	K.trace_string(&s, kernel, ctx, false);
+	t->in_hook = 0;
+	colon = memchr(s.p, ':', s.len);
+	if (colon) {
+		size_t nlen = (size_t)(colon - s.p);
+
+		if (atomic_load_explicit(&K.name_off, memory_order_relaxed) == -2)
+			atomic_store(&K.name_off, learn_name_off(kernel, s.p, nlen));
+		slot->name = agp_intern(t, s.p, nlen);
+		slot->type = agp_intern(t, colon + 1, s.len - nlen - 1);
+	}
+	if (s.p != s.u.buf)
+		K.cxx_delete(s.p);
+	slot->fingerprint = fingerprint(kernel);
+}
+
+/*
+ * Open addressing, KCACHE_PROBES slots per kernel: a direct-mapped cache
+ * would make two kernels of one graph that share a slot evict each other at
+ * every call.  A kernel found nowhere takes the first empty slot of its
+ * probe run, else the first slot.
+ */
+#define KCACHE_PROBES 8
+
+static inline struct agp_kcache_slot *kernel_names(struct agp_thread *t, void *kernel, void *ctx)
+{
+	uint64_t h = ((uint64_t)(uintptr_t)kernel >> 4) * 0x9e3779b97f4a7c15ULL;
+	size_t first = (size_t)(h >> (64 - 13)), i;
+	struct agp_kcache_slot *slot, *empty = NULL;
+
+	_Static_assert(AGP_KCACHE == 1 << 13, "kernel cache index bits");
+	for (i = 0; i < KCACHE_PROBES; i++) {
+		slot = &t->kcache[(first + i) & (AGP_KCACHE - 1)];
+		if (slot->kernel == (uintptr_t)kernel) {
+			if (__builtin_expect(slot->fingerprint != fingerprint(kernel), 0))
+				kernel_name_slow(t, kernel, ctx, slot);
+			return slot;
+		}
+		if (!slot->kernel) {
+			empty = slot;
+			break;
+		}
+	}
+	slot = empty ? empty : &t->kcache[first];
+	kernel_name_slow(t, kernel, ctx, slot);
+	return slot;
+}
+
+/*
+ * The graph-function call a kernel runs under, as the low 32 bits of its
+ * seq: this thread's own call (kernels the executor runs inline on the
+ * caller), else, on another thread, the one call in flight in the process
+ * (0 when none or several are: the analyzer then leaves it unlinked).  A
+ * primitive eager op's kernel and tf.data's kernels belong to no call.
+ */
+static inline uint32_t kernel_call(const struct agp_thread *t)
+{
+	if (t->call_seq)
+		return (uint32_t)t->call_seq;
+	if (t->eager_depth || t->ring->role == AGP_ROLE_TF_DATA ||
+	    atomic_load_explicit(&agp_proc.active_calls, memory_order_acquire) != 1)
+		return 0;
+	return (uint32_t)atomic_load_explicit(&agp_proc.last_call_seq, memory_order_relaxed);
+}
+
+AGP_EXPORT void AGP_KERNEL_COMPUTE(void *device, void *kernel, void *ctx)
+{
+	struct agp_thread *t;
+	struct agp_kcache_slot *slot;
+	uint64_t start;
+
+	if (__builtin_expect(!__atomic_load_n(&K.resolved, __ATOMIC_ACQUIRE), 0))
+		kernels_resolve();
+	t = agp_proc.kernels_off ? NULL : agp_thread_get();
+	if (!t || t->in_hook || !kernel) {
+		K.compute(device, kernel, ctx);
+		return;
+	}
+	slot = kernel_names(t, kernel, ctx);
+	start = agp_now_ns();
+	K.compute(device, kernel, ctx);
+	agp_emit_kernel(t, slot->name, slot->type, start, agp_now_ns(), kernel_call(t), 0);
+}
+
+/*
+ * An asynchronous kernel (recv, collectives, function calls) returns once it
+ * has started its work; its done callback runs later, elsewhere.  Only the
+ * dispatch is measured (flag AGP_KERNEL_ASYNC): wrapping the callback would
+ * mean allocating a std::function per execution.  done is the by-value
+ * std::function, passed (Itanium C++ ABI) as a pointer to the caller's copy.
+ */
+AGP_EXPORT void AGP_KERNEL_COMPUTE_ASYNC(void *device, void *kernel, void *ctx, void *done)
+{
+	struct agp_thread *t;
+	struct agp_kcache_slot *slot;
+	uint32_t call;
+	uint64_t start;
+
+	if (__builtin_expect(!__atomic_load_n(&K.resolved, __ATOMIC_ACQUIRE), 0))
+		kernels_resolve();
+	t = agp_proc.kernels_off ? NULL : agp_thread_get();
+	if (!t || t->in_hook || !kernel) {
+		K.compute_async(device, kernel, ctx, done);
+		return;
+	}
+	slot = kernel_names(t, kernel, ctx);
+	call = kernel_call(t);
+	start = agp_now_ns();
+	K.compute_async(device, kernel, ctx, done);
+	agp_emit_kernel(t, slot->name, slot->type, start, agp_now_ns(), call, AGP_KERNEL_ASYNC);
+}
+
+static int find_framework(struct dl_phdr_info *info, size_t size, void *data)
+{
+	(void)size;
+	(void)data;
+	return info->dlpi_name && strstr(info->dlpi_name, "libtensorflow_framework") != NULL;
+}
+
+/* At exit: TensorFlow loaded but no kernel reached the hooks. */
+void agp_kernels_exit_check(void)
+{
+	if (atomic_load(&K.said) || !dl_iterate_phdr(find_framework, NULL))
+		return;
+	if (agp_proc.kernels_off)
+		kernels_status("off", "agprof run --no-kernels (" AGP_ENV_NO_KERNELS ")");
+	else
+		kernels_status("not-reached",
+			       "no kernel ran through tensorflow::ThreadPoolDevice::Compute (none ran on the CPU, or its vtable slot does not reach agprof)");
+}

@@ -1,0 +1,136 @@
+"""Kernels inside graph calls (issue 10) on real TensorFlow runs.
+
+usage: test_kernels.py dispatch|matmuls|slow_op|no_kernels
+
+- dispatch (samples/graph_dispatch.py): every call of tiny_steps ran the
+  kernels TensorFlow's executor runs for its FunctionDef (the oracle,
+  samples/oracle.py executed_kernels(): nodes minus Const, whose tensor the
+  executor hands over without running a kernel, minus the Identity nodes
+  grappler prunes, plus one _Arg per input and one _Retval per output); each
+  kernel is linked to its call and to its graph node, whose creation line is
+  the sample's loop body; graph-dispatch-bound fires on tiny_steps at the
+  marked line, not on the jit_compile=True twin, and its saving estimate is
+  within a factor of the saving the sample measured itself by running the
+  twin (median call times, its own clock).
+- matmuls (samples/graph_matmuls.py): kernels per call against the oracle
+  too; no rule fires at all; `agprof report --ops` shows them in 80 columns.
+- slow_op (samples/graph_slow_op.py): slow-op names TopKV2 at the marked
+  line; `agprof export --format chrome` has every kernel, with its line.
+- no_kernels: `agprof run --no-kernels` records no kernel and says why.
+"""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from agtest import (agprof_cmd, check, check_eq, finish, marker_lines, need_agprof,  # noqa: E402
+                    q1, run_sample_recorded, tmpdir, PYTHON, sample, open_recording)
+import agtest  # noqa: E402
+import json  # noqa: E402
+import subprocess  # noqa: E402
+
+
+def report(path):
+    rc, out, err = agprof_cmd("report", "--format", "json", path)
+    check_eq(rc, 0, "agprof report --format json exit status (%s)" % err.strip()[-300:])
+    return json.loads(out) if rc == 0 else {"findings": [], "graph_ops": {"functions": []}}
+
+
+def check_kernels_per_call(db, oracle, fn):
+    """Every call of fn ran the oracle's kernels, each linked to a node of fn's graph."""
+    want = oracle["extra"]["function_defs"][fn]
+    rows = db.execute("SELECT c.id, count(k.id) FROM function_calls c JOIN strings s ON s.id = c.name_id"
+                      " LEFT JOIN kernels k ON k.call_id = c.id WHERE s.text = ? GROUP BY c.id",
+                      (want["name"],)).fetchall()
+    check_eq(len(rows), oracle["functions"][fn]["calls"], "%s: recorded calls vs the program's count" % fn)
+    check_eq(sorted({n for _, n in rows}), [want["kernels"]],
+             "%s: kernels per call vs the FunctionDef's executed nodes" % fn)
+    unlinked = q1(db, "SELECT count(*) FROM kernels k JOIN function_calls c ON c.id = k.call_id"
+                      " JOIN strings s ON s.id = c.name_id LEFT JOIN graph_nodes n ON n.id = k.node_id"
+                      " JOIN graph_functions g ON g.id = c.graph_function_id"
+                      " WHERE s.text = ? AND n.op_type NOT IN ('_Arg', '_Retval')"
+                      " AND n.graph_function_id IS NOT g.id", want["name"])
+    check_eq(unlinked, 0, "%s: kernels of its calls not linked to a node of its graph" % fn)
+
+
+def findings_of(rep, rule):
+    return [f for f in rep["findings"] if f["rule"] == rule]
+
+
+def test_dispatch():
+    proc, db, oracle = run_sample_recorded("graph_dispatch.py")
+    check_eq(proc.returncode, 0, "agprof run exit status")
+    check_kernels_per_call(db, oracle, "tiny_steps")
+    body = marker_lines("graph_dispatch.py")["graph-dispatch-bound"][0]
+    lines = db.execute("SELECT DISTINCT n.line FROM graph_nodes n JOIN graph_functions g ON g.id = n.graph_function_id"
+                       " JOIN strings s ON s.id = g.name_id WHERE s.text = ? AND n.op_type IN ('Mul', 'AddV2')",
+                       (oracle["extra"]["function_defs"]["tiny_steps"]["name"],)).fetchall()
+    check_eq([r[0] for r in lines], [body], "creation line of tiny_steps's Mul/AddV2 nodes")
+    check_eq(q1(db, "SELECT kernel_status FROM processes WHERE pid = ?", oracle["pid"]), "hooked", "kernel_status")
+    rep = report(agtest.last_recording)
+    found = findings_of(rep, "graph-dispatch-bound")
+    check_eq([(f["function"], f["location"]["line"]) for f in found], [("tiny_steps", body)],
+             "graph-dispatch-bound findings (function, line); never the jit_compile twin")
+    if found:
+        x = oracle["extra"]
+        measured = (x["plain_call_ns"] - x["xla_call_ns"]) * x["timed_calls"]
+        estimate = found[0]["saving_ns"]
+        print("jit_compile saving: estimated %.1f ms, measured %.1f ms" % (estimate / 1e6, measured / 1e6))
+        check(measured / 2.5 <= estimate <= measured * 2.5,
+              "saving estimate within 2.5x of the measured jit_compile saving", estimate, measured)
+    fns = {f["function"]: f for f in rep["graph_ops"]["functions"]}
+    check_eq(fns.get("tiny_steps", {}).get("kernels_per_call"),
+             oracle["extra"]["function_defs"]["tiny_steps"]["kernels"], "graph_ops kernels_per_call")
+    check_eq(fns.get("tiny_steps_xla", {}).get("jit_compile"), True, "graph_ops: the twin is jit_compile")
+
+
+def test_matmuls():
+    proc, db, oracle = run_sample_recorded("graph_matmuls.py")
+    check_eq(proc.returncode, 0, "agprof run exit status")
+    check_kernels_per_call(db, oracle, "dense_chain")
+    rep = report(agtest.last_recording)
+    check_eq([f["rule"] for f in rep["findings"]], [], "findings on a graph of a few large matmuls")
+    rc, text, err = agprof_cmd("report", "--ops", agtest.last_recording)
+    check_eq(rc, 0, "agprof report --ops exit status (%s)" % err.strip()[-300:])
+    check("Kernels inside graph calls" in text and "dense_chain" in text, "report --ops shows dense_chain's kernels",
+          text[-600:], "a graph ops section")
+    check_eq([l for l in text.splitlines() if len(l) > 80], [], "report --ops lines wider than 80 columns")
+    fn = [f for f in rep["graph_ops"]["functions"] if f["function"] == "dense_chain"]
+    check(fn and fn[0]["overhead_share"] < 0.35, "dense_chain's executor overhead share is small",
+          fn[0]["overhead_share"] if fn else None, "< 35%")
+
+
+def test_slow_op():
+    proc, db, oracle = run_sample_recorded("graph_slow_op.py")
+    check_eq(proc.returncode, 0, "agprof run exit status")
+    rep = report(agtest.last_recording)
+    line = marker_lines("graph_slow_op.py")["slow-op"][0]
+    found = [(f["function"], f["location"]["line"], "TopKV2" in f["message"]) for f in findings_of(rep, "slow-op")]
+    check_eq(found, [("rank_scores", line, True)], "slow-op findings (function, line, names TopKV2)")
+    # the Chrome export has every kernel, the TopKV2 ones with the line that created them
+    out = os.path.join(tmpdir(), "trace.json")
+    rc, _, err = agprof_cmd("export", "--format", "chrome", "-o", out, agtest.last_recording)
+    check_eq(rc, 0, "agprof export exit status (%s)" % err.strip()[-300:])
+    events = json.load(open(out))["traceEvents"] if rc == 0 else []
+    kernels = [e for e in events if e.get("cat") == "kernel"]
+    check_eq(len(kernels), q1(db, "SELECT count(*) FROM kernels"), "kernel events in the Chrome export")
+    topk = {e["args"].get("created_at", "").rsplit(":", 1)[-1] for e in kernels if e["args"]["op_type"] == "TopKV2"}
+    check_eq(topk, {str(line)}, "created_at of the TopKV2 kernel events")
+
+
+def test_no_kernels():
+    out = os.path.join(tmpdir(), "nok.agprof")
+    proc = subprocess.run([agtest.AGPROF, "run", "--no-kernels", "-o", out, "--", PYTHON, sample("graph_matmuls.py")],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=240)
+    check_eq(proc.returncode, 0, "agprof run --no-kernels exit status")
+    db = open_recording(out)
+    check_eq(q1(db, "SELECT count(*) FROM kernels"), 0, "kernels recorded with --no-kernels")
+    check_eq(q1(db, "SELECT count(*) FROM function_calls"), 20, "graph calls are still recorded")
+    check_eq(q1(db, "SELECT kernel_status FROM processes ORDER BY pid LIMIT 1"), "off", "kernel_status")
+
+
+TESTS = {"dispatch": test_dispatch, "matmuls": test_matmuls, "slow_op": test_slow_op, "no_kernels": test_no_kernels}
+
+if __name__ == "__main__":
+    need_agprof()
+    TESTS[sys.argv[1]]()
+    finish("kernels-" + sys.argv[1])
