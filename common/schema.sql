@@ -1,6 +1,6 @@
--- agprof recording schema, version 3.  docs/schema.md explains every table.
+-- agprof recording schema, version 4.  docs/schema.md explains every table.
 -- Times are nanoseconds on CLOCK_MONOTONIC of the recording host.
-PRAGMA user_version = 3;
+PRAGMA user_version = 4;
 PRAGMA application_id = 1634168946;  -- 'agpr'
 
 CREATE TABLE meta (
@@ -26,7 +26,8 @@ CREATE TABLE processes (
     tf_detail      TEXT,
     gpu_status     TEXT NOT NULL DEFAULT 'off',
     gpu_detail     TEXT,
-    dropped_events INTEGER NOT NULL DEFAULT 0
+    dropped_events INTEGER NOT NULL DEFAULT 0,
+    rank           INTEGER                       -- agprof merge: the rank (ranks.rank); NULL unmerged
 );
 
 CREATE TABLE threads (
@@ -244,6 +245,21 @@ CREATE TABLE source_files (
     size     INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
     hash     TEXT NOT NULL
+);
+
+-- agprof merge: one row per input recording (a worker of a multi-worker
+-- job), with the clock offset added to its times and how it was found.
+CREATE TABLE ranks (
+    rank              INTEGER PRIMARY KEY,
+    source            TEXT NOT NULL,     -- the input recording's path
+    task_type         TEXT,              -- its meta.tf_task_type
+    task_index        INTEGER,           -- its meta.tf_task_index
+    host              TEXT,
+    pid_shift         INTEGER NOT NULL DEFAULT 0,  -- added to its pids (they collided)
+    clock_offset_ns   INTEGER NOT NULL DEFAULT 0,  -- added to its times
+    clock_method      TEXT NOT NULL,     -- reference, same-host, steps, none
+    clock_residual_ns INTEGER,           -- median misfit of the matched events; NULL unknown
+    clock_matches     INTEGER NOT NULL DEFAULT 0   -- events matched with the reference rank
 );
 
 -- @indexes: created when the recording is finished (the launcher inserts
