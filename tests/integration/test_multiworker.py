@@ -1,0 +1,170 @@
+"""A real 2-worker MultiWorkerMirroredStrategy job on localhost, recorded
+under `agprof run -o DIR/job-%r.agprof` on each worker, then merged.
+
+Both workers run samples/multiworker.py with a TF_CONFIG of two loopback
+ports chosen free at test time; worker 1 sleeps before every other step
+(MW_STRAGGLER=1), worker 0 retraces `train_step` once (MW_RETRACE=0).
+The oracle of each worker is its own count (samples/oracle.py:
+experimental_get_tracing_count() and a Python-side call counter).
+
+Checks: each recording's meta holds its task (TF_CONFIG) and its trace and
+call counts equal its worker's; the merge has one rank per worker with the
+same counts per rank, strings unique, and the clocks of one host kept
+(offset 0) or, with --clock steps, estimated within 50 ms of 0 (the true
+offset on one host); recordings of different schema versions are refused
+(exit 2).  The job is bounded (JOB_TIMEOUT) and its processes are killed
+when it fails.
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import agtest  # noqa: E402
+from agtest import AGPROF, PYTHON, check, check_eq, q1  # noqa: E402
+
+JOB_TIMEOUT = 120  # seconds for the whole job (it takes ~15 s on 2 loaded cores)
+
+
+def free_ports(n):
+    socks = []
+    for _ in range(n):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        socks.append(s)
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
+def run_job(d, env_extra):
+    """Start both workers under agprof; return [(exit status, oracle)] per task."""
+    ports = free_ports(2)
+    cluster = {"worker": ["127.0.0.1:%d" % p for p in ports]}
+    procs = []
+    for i in range(2):
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", AGPROF_ORACLE=os.path.join(d, "oracle-%d.json" % i),
+                   TF_CONFIG=json.dumps({"cluster": cluster, "task": {"type": "worker", "index": i}}), **env_extra)
+        log = open(os.path.join(d, "worker-%d.log" % i), "wb")
+        procs.append(subprocess.Popen([AGPROF, "run", "-q", "-o", os.path.join(d, "job-%r.agprof"), "--",
+                                       PYTHON, agtest.sample("multiworker.py")],
+                                      env=env, stdout=log, stderr=subprocess.STDOUT, cwd=agtest.SOURCE_ROOT,
+                                      start_new_session=True))
+        log.close()
+    deadline = time.monotonic() + JOB_TIMEOUT
+    try:
+        for p in procs:
+            p.wait(timeout=max(1, deadline - time.monotonic()))
+    finally:
+        for p in procs:  # a worker whose peer failed waits forever at its collective
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+    out = []
+    for i, p in enumerate(procs):
+        if p.returncode != 0:
+            with open(os.path.join(d, "worker-%d.log" % i), "rb") as fh:
+                sys.stdout.write(fh.read().decode("utf-8", "replace")[-3000:])
+            agtest.agtestlib.die("worker %d exited %d" % (i, p.returncode))
+        with open(os.path.join(d, "oracle-%d.json" % i)) as fh:
+            out.append(json.load(fh))
+    return out
+
+
+TRACES = ("SELECT count(*) FROM traces t JOIN functions f ON f.id = t.function_id"
+          " JOIN strings s ON s.id = f.name_id WHERE s.text = 'train_step'")
+CALLS = ("SELECT count(*) FROM function_calls c JOIN graph_functions g ON g.id = c.graph_function_id"
+         " JOIN functions f ON f.id = g.function_id JOIN strings s ON s.id = f.name_id WHERE s.text = 'train_step'")
+
+
+def by_rank(sql, rank):
+    return sql.replace("WHERE", "JOIN processes p ON p.pid = f.pid WHERE p.rank = %d AND" % rank)
+
+
+def check_workers(d, oracles):
+    for i, o in enumerate(oracles):
+        db = agtest.open_recording(os.path.join(d, "job-%d.agprof" % i))
+        agtest.check_recording_header(db)
+        m = agtest.meta(db)
+        check_eq(m.get("tf_task_type"), "worker", "meta.tf_task_type of task %d" % i)
+        check_eq(m.get("tf_task_index"), str(i), "meta.tf_task_index of task %d" % i)
+        check_eq(m.get("tf_cluster_size"), "2", "meta.tf_cluster_size of task %d" % i)
+        f = o["functions"]["train_step"]
+        check_eq(q1(db, TRACES), f["tracing_count"], "traces of train_step on task %d" % i)
+        check_eq(q1(db, CALLS), f["calls"], "calls of train_step on task %d" % i)
+        db.close()
+    check_eq([o["functions"]["train_step"]["tracing_count"] for o in oracles], [2, 1],
+             "the planted retrace (task 0 only), by TensorFlow's count")
+
+
+def check_merge(d, oracles):
+    job = os.path.join(d, "job.agprof")
+    rc, out, err = agtest.agprof_cmd("merge", "-o", job, os.path.join(d, "job-1.agprof"),
+                                     os.path.join(d, "job-0.agprof"))
+    check_eq(rc, 0, "agprof merge exit status (%s)" % err.strip())
+    db = agtest.open_recording(job)
+    agtest.check_recording_header(db)
+    ranks = db.execute("SELECT rank, task_index, clock_method, clock_offset_ns, clock_residual_ns FROM ranks"
+                       " ORDER BY rank").fetchall()
+    check_eq([(r[0], r[1]) for r in ranks], [(0, 0), (1, 1)], "ranks are the TF_CONFIG task indices")
+    check_eq([r[2] for r in ranks], ["same-host", "reference"], "clock methods (task 1 was given first)")
+    check(ranks[0][4] is not None and ranks[0][4] < 200000000, "residual of one host's barrier", ranks[0][4])
+    check_eq(q1(db, "SELECT count(*) FROM processes WHERE rank IS NULL"), 0, "processes without a rank")
+    check_eq(q1(db, "SELECT count(*) - count(DISTINCT text) FROM strings"), 0, "strings interned once")
+    for i, o in enumerate(oracles):
+        f = o["functions"]["train_step"]
+        check_eq(q1(db, by_rank(TRACES, i)), f["tracing_count"], "merged traces of train_step, rank %d" % i)
+        check_eq(q1(db, by_rank(CALLS, i)), f["calls"], "merged calls of train_step, rank %d" % i)
+    src = {}
+    for i in range(2):
+        s = agtest.open_recording(os.path.join(d, "job-%d.agprof" % i))
+        src[i] = q1(s, "SELECT count(*) FROM eager_ops")
+        s.close()
+    check_eq(q1(db, "SELECT count(*) FROM eager_ops"), src[0] + src[1], "eager ops: the sum of the inputs'")
+    db.close()
+    # one host: the true offset is 0, the estimate from the steps must find about that
+    job2 = os.path.join(d, "job-steps.agprof")
+    rc, out, err = agtest.agprof_cmd("merge", "--clock", "steps", "-o", job2, os.path.join(d, "job-0.agprof"),
+                                     os.path.join(d, "job-1.agprof"))
+    check_eq(rc, 0, "agprof merge --clock steps exit status (%s)" % err.strip())
+    db = agtest.open_recording(job2)
+    r = db.execute("SELECT clock_method, clock_offset_ns, clock_matches FROM ranks WHERE rank = 1").fetchone()
+    check_eq(r[0], "steps", "clock method with --clock steps")
+    check(abs(r[1]) < 50000000, "estimated offset of one host's clock (true: 0) within 50 ms", r[1], 0)
+    check_eq(r[2], oracles[0]["functions"]["train_step"]["calls"], "steps matched")
+    db.close()
+    return job
+
+
+def check_versions(d):
+    old = os.path.join(d, "old.agprof")
+    shutil.copy(os.path.join(d, "job-0.agprof"), old)
+    db = sqlite3.connect(old)
+    db.execute("PRAGMA user_version = 3")
+    db.close()
+    rc, out, err = agtest.agprof_cmd("merge", "-o", os.path.join(d, "mixed.agprof"), os.path.join(d, "job-1.agprof"),
+                                     old)
+    check_eq(rc, 2, "merge of two schema versions: exit status")
+    check("different schema versions" in err and err.count("\n") == 1, "one-line error", err)
+    check(not os.path.exists(os.path.join(d, "mixed.agprof")), "no output left by a refused merge")
+
+
+def main():
+    agtest.need_agprof()
+    d = agtest.tmpdir()
+    oracles = run_job(d, {"MW_STRAGGLER": "1", "MW_RETRACE": "0", "MW_SLEEP_MS": "300"})
+    check_workers(d, oracles)
+    check_merge(d, oracles)
+    check_versions(d)
+    agtest.finish("multiworker")
+
+
+if __name__ == "__main__":
+    main()
