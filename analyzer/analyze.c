@@ -1,6 +1,7 @@
 /* analyze.c - see analyze.h. */
 #include "analyze.h"
 #include "fix.h"
+#include "ranks.h"
 #include "recording.h"
 #include "util.h"
 
@@ -24,7 +25,7 @@ enum analyze_result analyze(struct model *m, struct ruleset *rs, struct recordin
 		ruleset_release(rs);
 		return ANALYZE_BAD_INPUT;
 	}
-	if (gpu_metrics_register(m)) {
+	if (gpu_metrics_register(m) || ranks_register(m)) {
 		model_release(m);
 		ruleset_release(rs);
 		return 2;

@@ -26,7 +26,8 @@ enum report_section {
 	SEC_FUNCTIONS = 1 << 5,
 	SEC_GPU = 1 << 6,
 	SEC_SESSIONS = 1 << 7,  /* TF1 Session steps per source line */
-	SEC_ALL = 0xff,
+	SEC_RANKS = 1 << 8,     /* per-rank summary of a merged recording */
+	SEC_ALL = 0x1ff,
 };
 
 struct report_opts {
@@ -45,6 +46,10 @@ void report_sarif(struct strbuf *out, const struct model *m, const struct rulese
 /* The GPU section (report_gpu.c); g may be NULL. */
 void report_gpu_text(struct strbuf *out, const struct model *m, const struct gpu_model *g, int top, int color);
 void report_gpu_json(struct json *j, const struct gpu_model *g);
+
+/* The per-rank summary of a merged recording (report_ranks.c); nothing when it is not merged. */
+void report_ranks_text(struct strbuf *out, const struct model *m);
+void report_ranks_json(struct json *j, const struct model *m);
 
 /* Helpers shared with check's printers. */
 

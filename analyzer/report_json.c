@@ -404,6 +404,8 @@ void report_json(struct strbuf *out, const struct model *m, const struct report_
 	json_threads_input(&j, m);
 	json_key(&j, "gpu");
 	report_gpu_json(&j, o->gpu);
+	json_key(&j, "ranks");
+	report_ranks_json(&j, m);
 	json_end_object(&j);
 	strbuf_addch(out, '\n');
 }

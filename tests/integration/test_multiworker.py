@@ -11,8 +11,12 @@ Checks: each recording's meta holds its task (TF_CONFIG) and its trace and
 call counts equal its worker's; the merge has one rank per worker with the
 same counts per rank, strings unique, and the clocks of one host kept
 (offset 0) or, with --clock steps, estimated within 50 ms of 0 (the true
-offset on one host); recordings of different schema versions are refused
-(exit 2).  The job is bounded (JOB_TIMEOUT) and its processes are killed
+offset on one host); `agprof report` on the merge has one summary row per
+rank with its worker's counts, and its rules find the planted problems:
+straggler (rank 1, doing something outside TensorFlow), rank-retrace (rank
+0, a Python value), collective-wait (rank 0 waiting for rank 1), none of
+them on a single worker's recording; recordings of different schema
+versions are refused (exit 2).  The job is bounded (JOB_TIMEOUT) and its processes are killed
 when it fails.
 """
 import json
@@ -143,6 +147,46 @@ def check_merge(d, oracles):
     return job
 
 
+def check_report(job, oracles):
+    """The per-rank table (counts against each worker's own) and the planted problems found by the rules."""
+    rc, out, err = agtest.agprof_cmd("report", "--format", "json", job)
+    check_eq(rc, 0, "agprof report --format json on the merge (%s)" % err.strip()[-300:])
+    rep = json.loads(out)
+    ranks = {r["rank"]: r for r in rep["ranks"]}
+    check_eq(sorted(ranks), [0, 1], "ranks in the JSON report")
+    for i, o in enumerate(oracles):
+        f = o["functions"]["train_step"]
+        r = ranks.get(i, {})
+        check_eq(r.get("traces"), f["tracing_count"], "report: traces of rank %d" % i)
+        check_eq(r.get("steps"), f["calls"], "report: steps of rank %d" % i)
+        check_eq(r.get("task_type"), "worker", "report: task of rank %d" % i)
+    found = {}
+    for f in rep["findings"]:
+        found.setdefault(f["rule"], []).append(f)
+    strag = found.get("straggler", [])
+    check_eq(len(strag), 1, "straggler findings (rank 1 sleeps before every other step)")
+    if strag:
+        check(strag[0]["message"].startswith("rank 1 arrives last"), "the straggler is rank 1", strag[0]["message"])
+        check("Python outside TensorFlow" in strag[0]["message"], "what rank 1 did instead: not TensorFlow (it slept)",
+              strag[0]["message"])
+    rr = found.get("rank-retrace", [])
+    check_eq(len(rr), 1, "rank-retrace findings (task 0 retraces train_step once)")
+    if rr:
+        check("on rank(s) 0 " in rr[0]["message"] and "python-value" in rr[0]["message"],
+              "rank-retrace names rank 0 and the cause", rr[0]["message"])
+    cw = found.get("collective-wait", [])
+    check_eq([f["message"].split()[1] for f in cw], ["0"], "collective-wait: rank 0 waits for rank 1")
+    rc, out, err = agtest.agprof_cmd("report", "--ranks", job)
+    check_eq(rc, 0, "agprof report --ranks")
+    check("Ranks:" in out and "worker:1" in out, "the text report's per-rank table", out[-500:])
+    # an unmerged recording: no ranks, none of the job rules
+    rc, out, err = agtest.agprof_cmd("report", "--format", "json", job.replace("job.agprof", "job-0.agprof"))
+    rep = json.loads(out) if rc == 0 else {"ranks": None, "findings": []}
+    check_eq(rep["ranks"], [], "ranks of a single worker's recording")
+    check_eq([f["rule"] for f in rep["findings"] if f["rule"] in ("straggler", "rank-retrace", "collective-wait")],
+             [], "job rules on a single worker's recording")
+
+
 def check_versions(d):
     old = os.path.join(d, "old.agprof")
     shutil.copy(os.path.join(d, "job-0.agprof"), old)
@@ -161,7 +205,8 @@ def main():
     d = agtest.tmpdir()
     oracles = run_job(d, {"MW_STRAGGLER": "1", "MW_RETRACE": "0", "MW_SLEEP_MS": "300"})
     check_workers(d, oracles)
-    check_merge(d, oracles)
+    job = check_merge(d, oracles)
+    check_report(job, oracles)
     check_versions(d)
     agtest.finish("multiworker")
 
