@@ -8,7 +8,9 @@
 -- start to the last rank's start of the same collective).  waited_for:
 -- the rank it waited for most.  The first step is left out (start-up).
 -- Uses the views steps and collectives.
-WITH arrivals AS (
+WITH step_function AS (
+    SELECT min(function) AS function, min(file) AS file, min(line) AS line FROM steps
+), arrivals AS (
     SELECT rank, step, start_ns, end_ns,
            lag(end_ns) OVER (PARTITION BY rank ORDER BY step) AS prev_end,
            max(start_ns) OVER (PARTITION BY step) AS last_start,
@@ -39,9 +41,8 @@ SELECT pr.rank AS rank, pr.steps AS steps, pr.step_ns AS step_ns,
        pr.wait_ns + coalesce(cw.wait_ns, 0) AS wait_ns,
        CASE WHEN pr.step_ns > 0 THEN (pr.wait_ns + coalesce(cw.wait_ns, 0)) * 1.0 / pr.step_ns END AS wait_share,
        b.last_rank AS waited_for,
-       (SELECT min(s.function) FROM steps s) AS function,
-       (SELECT min(s.file) FROM steps s) AS file, (SELECT min(s.line) FROM steps s) AS line
-FROM per_rank pr
+       fn.function AS function, fn.file AS file, fn.line AS line
+FROM per_rank pr CROSS JOIN step_function fn
 LEFT JOIN coll_waits cw ON cw.rank = pr.rank
 LEFT JOIN blame b ON b.rank = pr.rank AND b.pick = 1
 ORDER BY pr.rank

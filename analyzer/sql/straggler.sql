@@ -10,7 +10,9 @@
 -- TensorFlow, sleeping, I/O), and doing, the largest of the four.
 -- The first step is left out: each rank reaches it after its own
 -- start-up.  Uses the views steps and collectives.
-WITH arrivals AS (
+WITH step_function AS (
+    SELECT min(function) AS function, min(file) AS file, min(line) AS line FROM steps
+), arrivals AS (
     SELECT rank, pid, step, start_ns, end_ns,
            lag(end_ns) OVER (PARTITION BY rank ORDER BY step) AS prev_end,
            max(start_ns) OVER (PARTITION BY step) AS last_start,
@@ -56,7 +58,6 @@ SELECT sh.rank AS rank, sh.steps_last AS steps_last, job.steps AS steps, job.nra
             WHEN sh.eager_ns >= sh.input_ns AND sh.eager_ns >= sh.other_ns THEN 'eager ops'
             WHEN sh.input_ns >= sh.other_ns THEN 'waiting for input'
             ELSE 'Python outside TensorFlow (or sleeping)' END AS doing,
-       (SELECT min(s.function) FROM steps s) AS function,
-       (SELECT min(s.file) FROM steps s) AS file, (SELECT min(s.line) FROM steps s) AS line
-FROM shaped sh CROSS JOIN job
+       fn.function AS function, fn.file AS file, fn.line AS line
+FROM shaped sh CROSS JOIN job CROSS JOIN step_function fn
 ORDER BY sh.cost_ns DESC
