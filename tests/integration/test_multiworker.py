@@ -11,7 +11,8 @@ Checks: each recording's meta holds its task (TF_CONFIG) and its trace and
 call counts equal its worker's; the merge has one rank per worker with the
 same counts per rank, strings unique, and the clocks of one host kept
 (offset 0) or, with --clock steps, estimated within 50 ms of 0 (the true
-offset on one host); `agprof report` on the merge has one summary row per
+offset on one host) and, for a copy of worker 1 moved to another host
+whose clock is 5 s ahead, estimated within 50 ms of -5 s; `agprof report` on the merge has one summary row per
 rank with its worker's counts, and its rules find the planted problems:
 straggler (rank 1, doing something outside TensorFlow), rank-retrace (rank
 0, a Python value), collective-wait (rank 0 waiting for rank 1), none of
@@ -187,6 +188,36 @@ def check_report(job, oracles):
              [], "job rules on a single worker's recording")
 
 
+SHIFT_NS = 5000000000  # a second host's clock, planted: 5 s ahead
+
+
+def check_other_host(d):
+    """Worker 1 as if recorded on another host whose clock runs 5 s ahead: the
+    merge must find the offset from the step ends and undo it."""
+    moved = os.path.join(d, "moved-1.agprof")
+    shutil.copy(os.path.join(d, "job-1.agprof"), moved)
+    db = sqlite3.connect(moved)
+    db.execute("UPDATE meta SET value = 'elsewhere' WHERE key = 'host'")
+    for t in ("function_calls", "eager_ops", "traces", "processes"):
+        db.execute("UPDATE %s SET start_ns = start_ns + ?, end_ns = end_ns + ?" % t, (SHIFT_NS, SHIFT_NS))
+    db.commit()
+    db.close()
+    job = os.path.join(d, "job-moved.agprof")
+    rc, out, err = agtest.agprof_cmd("merge", "-o", job, os.path.join(d, "job-0.agprof"), moved)
+    check_eq(rc, 0, "merge with a worker of another host (%s)" % err.strip())
+    db = agtest.open_recording(job)
+    r = db.execute("SELECT clock_method, clock_offset_ns, clock_residual_ns FROM ranks WHERE rank = 1").fetchone()
+    check_eq(r[0], "steps", "clock method for another host")
+    check(abs(r[1] + SHIFT_NS) < 50000000, "estimated offset within 50 ms of the planted -5 s", r[1], -SHIFT_NS)
+    check(r[2] is not None and r[2] < 200000000, "residual reported", r[2])
+    orig = agtest.open_recording(os.path.join(d, "job-1.agprof"))
+    first = q1(orig, "SELECT min(start_ns) FROM function_calls")
+    orig.close()
+    got = q1(db, "SELECT min(c.start_ns) FROM function_calls c JOIN processes p ON p.pid = c.pid WHERE p.rank = 1")
+    check(abs(got - first) < 50000000, "rank 1's times back on rank 0's clock", got - first, 0)
+    db.close()
+
+
 def check_versions(d):
     old = os.path.join(d, "old.agprof")
     shutil.copy(os.path.join(d, "job-0.agprof"), old)
@@ -207,6 +238,7 @@ def main():
     check_workers(d, oracles)
     job = check_merge(d, oracles)
     check_report(job, oracles)
+    check_other_host(d)
     check_versions(d)
     agtest.finish("multiworker")
 
