@@ -16,7 +16,8 @@ whose clock is 5 s ahead, estimated within 50 ms of -5 s; `agprof report` on the
 rank with its worker's counts, and its rules find the planted problems:
 straggler (rank 1, doing something outside TensorFlow), rank-retrace (rank
 0, a Python value), collective-wait (rank 0 waiting for rank 1), none of
-them on a single worker's recording; recordings of different schema
+them on a single worker's recording; `agprof view` shows one process group
+per rank, in rank order; recordings of different schema
 versions are refused (exit 2).  The job is bounded (JOB_TIMEOUT) and its processes are killed
 when it fails.
 """
@@ -188,6 +189,26 @@ def check_report(job, oracles):
              [], "job rules on a single worker's recording")
 
 
+def check_view(job):
+    """agprof view: one process group per rank, in rank order (tmux, 120x30)."""
+    if not shutil.which("tmux"):
+        print("skip view check: no tmux")
+        return
+    sock = ["tmux", "-L", "agprof-mw-%d" % os.getpid()]
+    subprocess.run(sock + ["new-session", "-d", "-x", "120", "-y", "30", "%s view %s" % (AGPROF, job)], check=True)
+    try:
+        screen = ""
+        for _ in range(50):  # up to 10 s for the first frame
+            time.sleep(0.2)
+            screen = subprocess.run(sock + ["capture-pane", "-p"], capture_output=True, text=True).stdout
+            if "rank 1:" in screen:
+                break
+        r0, r1 = screen.find("rank 0: python"), screen.find("rank 1: python")
+        check(0 <= r0 < r1, "agprof view: a process group per rank, rank 0 first", screen[:800])
+    finally:
+        subprocess.run(sock + ["kill-server"], capture_output=True)
+
+
 SHIFT_NS = 5000000000  # a second host's clock, planted: 5 s ahead
 
 
@@ -238,6 +259,7 @@ def main():
     check_workers(d, oracles)
     job = check_merge(d, oracles)
     check_report(job, oracles)
+    check_view(job)
     check_other_host(d)
     check_versions(d)
     agtest.finish("multiworker")
