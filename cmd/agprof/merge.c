@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *const merge_usage =
@@ -259,6 +260,14 @@ static int merge_all(struct merge_cmd *c)
 	return rc;
 }
 
+/* 1 when a and b name one existing file (--force must never delete an input). */
+static int same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 int cmd_merge(int argc, char **argv)
 {
 	struct merge_cmd c = { 0 };
@@ -287,7 +296,9 @@ int cmd_merge(int argc, char **argv)
 	}
 	for (int i = 0; i < c.n && !rc; i++) {
 		c.in[i].path = argv[first + i];
-		if (read_input(&c, i) != 0)
+		if (same_file(c.in[i].path, c.output))
+			rc = error("'%s' is both an input and the output", c.output) ? EXIT_USAGE : EXIT_USAGE;
+		else if (read_input(&c, i) != 0)
 			rc = EXIT_USAGE;
 	}
 	if (!rc) {

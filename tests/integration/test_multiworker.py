@@ -250,6 +250,13 @@ def check_versions(d):
     check_eq(rc, 2, "merge of two schema versions: exit status")
     check("different schema versions" in err and err.count("\n") == 1, "one-line error", err)
     check(not os.path.exists(os.path.join(d, "mixed.agprof")), "no output left by a refused merge")
+    w0 = os.path.join(d, "job-0.agprof")
+    size = os.path.getsize(w0)
+    rc, out, err = agtest.agprof_cmd("merge", "--force", "-o", w0, w0, os.path.join(d, "job-1.agprof"))
+    check_eq(rc, 2, "merge --force onto one of its inputs: exit status")
+    check_eq(os.path.getsize(w0), size, "the input is left as it was")
+    rc, out, err = agtest.agprof_cmd("merge", "-o", os.path.join(d, "none.agprof"), os.path.join(d, "missing.agprof"))
+    check_eq(rc, 2, "merge of a missing file: exit status")
 
 
 def main():
