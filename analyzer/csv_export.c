@@ -168,8 +168,9 @@ int csv_export(struct recording *rec, const char *dir)
 		snprintf(absdir, sizeof(absdir), "%s", dir);
 	snprintf(path, sizeof(path), "%s/load.sql", dir);
 	if (!(load = fopen(path, "w"))) {
+		error("cannot create '%s': %s", path, strerror(errno));
 		sqlite3_finalize(s);
-		return error("cannot create '%s': %s", path, strerror(errno)) ? CSV_WRITE_FAILED : CSV_WRITE_FAILED;
+		return CSV_WRITE_FAILED;
 	}
 	fputs("-- agprof export --format csv: load these tables into DuckDB (docs/fleet.md)\n", load);
 	while (rc == 0 && sqlite3_step(s) == SQLITE_ROW) {
@@ -179,7 +180,9 @@ int csv_export(struct recording *rec, const char *dir)
 			rc = load_lines(rec, load, absdir, name);
 	}
 	sqlite3_finalize(s);
-	if ((ferror(load) | fclose(load)) && rc == 0)
-		rc = error("cannot write '%s': %s", path, strerror(errno)) ? CSV_WRITE_FAILED : CSV_WRITE_FAILED;
+	if ((ferror(load) | fclose(load)) && rc == 0) {
+		error("cannot write '%s': %s", path, strerror(errno));
+		rc = CSV_WRITE_FAILED;
+	}
 	return rc;
 }

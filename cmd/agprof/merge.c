@@ -253,8 +253,10 @@ static int merge_all(struct merge_cmd *c)
 			rc = db_write_failure(db) ? EXIT_INTERNAL : EXIT_USAGE;
 	if (!rc && (write_meta(db, c) != 0 || db_create_indexes(db) != 0))
 		rc = EXIT_INTERNAL;
-	if (sqlite3_close(db) != SQLITE_OK && !rc)
-		rc = error("cannot close '%s'", c->output) ? EXIT_INTERNAL : EXIT_INTERNAL;
+	if (sqlite3_close(db) != SQLITE_OK && !rc) {
+		error("cannot close '%s'", c->output);
+		rc = EXIT_INTERNAL;
+	}
 	if (rc)
 		remove_output(c->output);
 	return rc;
@@ -297,8 +299,8 @@ int cmd_merge(int argc, char **argv)
 	for (int i = 0; i < c.n && !rc; i++) {
 		c.in[i].path = argv[first + i];
 		if (same_file(c.in[i].path, c.output))
-			rc = error("'%s' is both an input and the output", c.output) ? EXIT_USAGE : EXIT_USAGE;
-		else if (read_input(&c, i) != 0)
+			error("'%s' is both an input and the output", c.output);
+		if (same_file(c.in[i].path, c.output) || read_input(&c, i) != 0)
 			rc = EXIT_USAGE;
 	}
 	if (!rc) {
