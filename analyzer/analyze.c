@@ -2,6 +2,7 @@
 #include "analyze.h"
 #include "fix.h"
 #include "graph_ops.h"
+#include "ranks.h"
 #include "recording.h"
 #include "util.h"
 
@@ -25,7 +26,7 @@ enum analyze_result analyze(struct model *m, struct ruleset *rs, struct recordin
 		ruleset_release(rs);
 		return ANALYZE_BAD_INPUT;
 	}
-	if (gpu_metrics_register(m) || graph_ops_register(m)) {
+	if (gpu_metrics_register(m) || graph_ops_register(m) || ranks_register(m)) {
 		model_release(m);
 		ruleset_release(rs);
 		return 2;

@@ -27,7 +27,8 @@ enum report_section {
 	SEC_FUNCTIONS = 1 << 5,
 	SEC_GPU = 1 << 6,
 	SEC_SESSIONS = 1 << 7,  /* TF1 Session steps per source line */
-	SEC_ALL = 0xff,
+	SEC_RANKS = 1 << 8,     /* per-rank summary of a merged recording */
+	SEC_ALL = 0x1ff,
 };
 
 struct report_opts {
@@ -52,6 +53,9 @@ void report_gpu_json(struct json *j, const struct gpu_model *g);
 void report_graph_ops_text(struct strbuf *out, const struct model *m, const struct graph_ops_model *g, int top,
 			   int color);
 void report_graph_ops_json(struct json *j, const struct graph_ops_model *g);
+/* The per-rank summary of a merged recording (report_ranks.c); nothing when it is not merged. */
+void report_ranks_text(struct strbuf *out, const struct model *m);
+void report_ranks_json(struct json *j, const struct model *m);
 
 /* Helpers shared with check's printers. */
 

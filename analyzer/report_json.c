@@ -406,6 +406,8 @@ void report_json(struct strbuf *out, const struct model *m, const struct report_
 	report_gpu_json(&j, o->gpu);
 	json_key(&j, "graph_ops");
 	report_graph_ops_json(&j, o->graph_ops);
+	json_key(&j, "ranks");
+	report_ranks_json(&j, m);
 	json_end_object(&j);
 	strbuf_addch(out, '\n');
 }

@@ -534,6 +534,8 @@ void report_text(struct strbuf *out, const struct model *m, const struct report_
 			return;
 		findings(&t, !o->sections || o->sections == SEC_SUMMARY);
 	}
+	if (sec & SEC_RANKS)
+		report_ranks_text(out, m);
 	if (!o->sections && session_steps_only(m)) {
 		sessions(&t);
 		return;

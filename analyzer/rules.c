@@ -3,6 +3,7 @@
 #include "duration.h"
 #include "model_internal.h"
 #include "recording.h"
+#include "sql_rows.h"
 #include "strbuf.h"
 #include "util.h"
 
@@ -1096,156 +1097,12 @@ static int render(struct eval *ev, const char *tmpl, struct strbuf *out)
 	return 0;
 }
 
-/* An in-memory source holding the rows of a rule's SQL query. */
-struct sql_rows {
-	char **cols;
-	size_t ncols;
-	struct metric_value *cells; /* nrows * ncols */
-	size_t nrows;
-};
-
-static void sql_rows_release(void *data)
-{
-	struct sql_rows *t = data;
-
-	if (!t)
-		return;
-	for (size_t i = 0; i < t->ncols; i++)
-		free(t->cols[i]);
-	free(t->cols);
-	for (size_t i = 0; i < t->nrows * t->ncols; i++)
-		free((char *)t->cells[i].text);
-	free(t->cells);
-	free(t);
-}
-
-static size_t sql_count(const struct model *m, void *data)
-{
-	(void)m;
-	return ((struct sql_rows *)data)->nrows;
-}
-
-static int sql_get(const struct model *m, void *data, size_t row, const char *field, struct metric_value *out)
-{
-	struct sql_rows *t = data;
-
-	(void)m;
-	for (size_t c = 0; c < t->ncols; c++)
-		if (!strcmp(t->cols[c], field)) {
-			*out = t->cells[row * t->ncols + c];
-			return 0;
-		}
-	return -1;
-}
-
-static void sql_anchor(const struct model *m, void *data, size_t row, struct metric_anchor *a)
-{
-	struct metric_value v;
-
-	if (!sql_get(m, data, row, "function", &v) && v.type == METRIC_TEXT)
-		a->function = v.text;
-	if (!sql_get(m, data, row, "file", &v) && v.type == METRIC_TEXT)
-		a->loc.file = v.text;
-	if (!sql_get(m, data, row, "line", &v) && v.type == METRIC_NUM)
-		a->loc.line = (int)v.num;
-	if (!sql_get(m, data, row, "cost_ns", &v) && v.type == METRIC_NUM)
-		a->cost_ns = (int64_t)v.num;
-	if (!sql_get(m, data, row, "start_ns", &v) && v.type == METRIC_NUM)
-		a->start_ns = (int64_t)v.num;
-	if (!sql_get(m, data, row, "end_ns", &v) && v.type == METRIC_NUM)
-		a->end_ns = (int64_t)v.num;
-	if (!sql_get(m, data, row, "cause", &v) && v.type == METRIC_TEXT)
-		a->cause = retrace_cause_parse(v.text);
-}
-
-/* Run a rule's query (read-only connection) into *out.  0 or -1. */
-/* One result row of s appended to t's cells; 0, or -1 when out of memory. */
-static int sql_add_row(struct sql_rows *t, sqlite3_stmt *s, size_t *cap)
-{
-	struct metric_value *cells;
-
-	if (t->nrows >= *cap) {
-		size_t ncap = *cap ? *cap * 2 : 16;
-		struct metric_value *p = realloc(t->cells, ncap * (t->ncols ? t->ncols : 1) * sizeof(*p));
-
-		if (!p)
-			return -1;
-		t->cells = p;
-		*cap = ncap;
-	}
-	cells = &t->cells[t->nrows * t->ncols];
-	for (size_t c = 0; c < t->ncols; c++) {
-		struct metric_value *v = &cells[c];
-
-		memset(v, 0, sizeof(*v));
-		switch (sqlite3_column_type(s, (int)c)) {
-		case SQLITE_INTEGER:
-		case SQLITE_FLOAT:
-			v->type = METRIC_NUM;
-			v->num = sqlite3_column_double(s, (int)c);
-			break;
-		case SQLITE_TEXT:
-			v->type = METRIC_TEXT;
-			v->text = strdup((const char *)sqlite3_column_text(s, (int)c));
-			break;
-		default:
-			break;
-		}
-	}
-	t->nrows++;
-	return 0;
-}
-
-/* The statement of a rule's query, which must only read; NULL after an error. */
-static sqlite3_stmt *sql_prepare(const struct rule *r, sqlite3 *db)
-{
-	sqlite3_stmt *s = NULL;
-
-	if (sqlite3_prepare_v2(db, r->query, -1, &s, NULL) != SQLITE_OK) {
-		rule_error(r->path, r->line_select, "query: %s", sqlite3_errmsg(db));
-		return NULL;
-	}
-	if (!sqlite3_stmt_readonly(s)) {
-		rule_error(r->path, r->line_select, "query must only read the recording");
-		sqlite3_finalize(s);
-		return NULL;
-	}
-	return s;
-}
-
 static int sql_source(const struct rule *r, struct model *m, struct metric_source *out)
 {
-	sqlite3_stmt *s;
-	struct sql_rows *t = calloc(1, sizeof(*t));
-	size_t cap = 0;
-	int rc;
+	char err[512];
 
-	if (!t)
-		return -1;
-	if (!(s = sql_prepare(r, m->rec->db))) {
-		free(t);
-		return -1;
-	}
-	t->ncols = (size_t)sqlite3_column_count(s);
-	t->cols = calloc(t->ncols + 1, sizeof(*t->cols));
-	for (size_t c = 0; t->cols && c < t->ncols; c++)
-		t->cols[c] = strdup(sqlite3_column_name(s, (int)c));
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW && sql_add_row(t, s, &cap) == 0)
-		;
-	if (rc != SQLITE_DONE) {  /* an error, or out of memory (rc is still SQLITE_ROW) */
-		rule_error(r->path, r->line_select, "query: %s", sqlite3_errmsg(m->rec->db));
-		sqlite3_finalize(s);
-		sql_rows_release(t);
-		return -1;
-	}
-	sqlite3_finalize(s);
-	memset(out, 0, sizeof(*out));
-	out->name = "sql";
-	out->count = sql_count;
-	out->get = sql_get;
-	out->anchor = sql_anchor;
-	out->release = sql_rows_release;
-	out->data = t;
+	if (sql_rows_source(m->rec->db, r->query, "sql", out, err, sizeof(err)) != 0)
+		return rule_error(r->path, r->line_select, "%s", err);
 	return 0;
 }
 

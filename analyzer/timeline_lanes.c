@@ -528,13 +528,36 @@ static char *command_of(const char *json)
 	return sb.len ? strbuf_detach(&sb) : (strbuf_release(&sb), NULL);
 }
 
+/*
+ * A merged recording's process (agprof merge, processes.rank): its command
+ * becomes "rank N: command" and it is ordered by rank, so that each rank's
+ * processes form one group, the ranks in order.
+ */
+static void rank_label(struct tl_track *t, int64_t rank)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_addf(&sb, "rank %lld: %s", (long long)rank, t->command ? t->command : "?");
+	if (strbuf_failed(&sb))
+		return;
+	free(t->command);
+	t->command = strbuf_detach(&sb);
+	t->proc_start = rank;
+}
+
 /* Role and name of a thread, its process's start (for ordering) and command. */
 static void thread_info(struct timeline *tl, struct tl_track *t)
 {
-	sqlite3_stmt *st;
+	sqlite3_stmt *st, *has_rank;
+	int ranked = 0;
 
 	t->proc_start = INT64_MAX;
-	st = db_prepare(tl->rec->db, "SELECT start_ns, argv FROM processes WHERE pid = ?1");
+	/* processes.rank is schema 4: older recordings have no such column */
+	has_rank = db_prepare(tl->rec->db, "SELECT 1 FROM pragma_table_info('processes') WHERE name = 'rank'");
+	ranked = has_rank && sqlite3_step(has_rank) == SQLITE_ROW;
+	sqlite3_finalize(has_rank);
+	st = db_prepare(tl->rec->db, ranked ? "SELECT start_ns, argv, rank FROM processes WHERE pid = ?1"
+					    : "SELECT start_ns, argv, NULL FROM processes WHERE pid = ?1");
 	if (st) {
 		sqlite3_bind_int64(st, 1, t->pid);
 		if (sqlite3_step(st) == SQLITE_ROW) {
@@ -542,6 +565,8 @@ static void thread_info(struct timeline *tl, struct tl_track *t)
 				t->proc_start = sqlite3_column_int64(st, 0);
 			if (sqlite3_column_type(st, 1) != SQLITE_NULL)
 				t->command = command_of((const char *)sqlite3_column_text(st, 1));
+			if (sqlite3_column_type(st, 2) == SQLITE_INTEGER)
+				rank_label(t, sqlite3_column_int64(st, 2));
 		}
 		sqlite3_finalize(st);
 	}

@@ -28,7 +28,8 @@ CREATE TABLE processes (
     gpu_detail     TEXT,
     dropped_events INTEGER NOT NULL DEFAULT 0,
     kernel_status  TEXT,              -- v4: hooked, unnamed, off, not-reached; NULL: TF not loaded
-    kernel_detail  TEXT
+    kernel_detail  TEXT,
+    rank           INTEGER                       -- agprof merge: the rank (ranks.rank); NULL unmerged
 );
 
 CREATE TABLE threads (
@@ -275,6 +276,21 @@ CREATE TABLE source_files (
     size     INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
     hash     TEXT NOT NULL
+);
+
+-- agprof merge: one row per input recording (a worker of a multi-worker
+-- job), with the clock offset added to its times and how it was found.
+CREATE TABLE ranks (
+    rank              INTEGER PRIMARY KEY,
+    source            TEXT NOT NULL,     -- the input recording's path
+    task_type         TEXT,              -- its meta.tf_task_type
+    task_index        INTEGER,           -- its meta.tf_task_index
+    host              TEXT,
+    pid_shift         INTEGER NOT NULL DEFAULT 0,  -- added to its pids (they collided)
+    clock_offset_ns   INTEGER NOT NULL DEFAULT 0,  -- added to its times
+    clock_method      TEXT NOT NULL,     -- reference, same-host, steps, none
+    clock_residual_ns INTEGER,           -- median misfit of the matched events; NULL unknown
+    clock_matches     INTEGER NOT NULL DEFAULT 0   -- events matched with the reference rank
 );
 
 -- @indexes: created when the recording is finished (the launcher inserts

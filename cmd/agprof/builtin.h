@@ -57,6 +57,7 @@ int cmd_check(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_fix(int argc, char **argv);
+int cmd_merge(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
 
 #endif

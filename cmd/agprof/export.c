@@ -1,6 +1,7 @@
 /* export.c - `agprof export`: convert a recording for other viewers. */
 #include "builtin.h"
 #include "chrome.h"
+#include "csv_export.h"
 #include "options.h"
 #include "recording.h"
 #include "util.h"
@@ -8,15 +9,19 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static const char *const export_usage =
 	"usage: agprof export --format chrome [-o FILE] RECORDING\n"
+	"   or: agprof export --format csv -o DIR RECORDING\n"
 	"\n"
 	"Write the recording as Chrome trace-event JSON (open it in Perfetto,\n"
 	"ui.perfetto.dev, or chrome://tracing): tracing, graph function calls,\n"
 	"eager ops with their source line, py_function runs, CPU kernels (op, type,\n"
 	"the line that created it), GPU activity.\n"
 	"Writes to standard output unless -o FILE.\n"
+	"--format csv: every table as DIR/TABLE.csv (created if missing), for\n"
+	"DuckDB, Spark or Trino; docs/fleet.md runs agprof's job queries there.\n"
 	"\n"
 	"options:\n";
 
@@ -27,8 +32,8 @@ static const char *const export_epilogue =
 enum { EO_FORMAT = OPT_KEY_BASE };
 
 static const struct opt export_options[] = {
-	{ "format", EO_FORMAT, "FMT", "chrome (the only one)" },
-	{ "output", 'o', "FILE", "write to FILE, not standard output" },
+	{ "format", EO_FORMAT, "FMT", "chrome or csv" },
+	{ "output", 'o', "FILE", "write to FILE, not standard output (csv: the folder)" },
 	OPT_HELP,
 	OPT_END,
 };
@@ -68,6 +73,19 @@ static int export_to(const struct export_cmd *c, struct recording *rec)
 	return ret;
 }
 
+/* Every table as c->output/TABLE.csv; an exit code. */
+static int export_csv(const struct export_cmd *c, struct recording *rec)
+{
+	int ret;
+
+	if (mkdir(c->output, 0777) != 0 && errno != EEXIST) {
+		error("cannot create '%s': %s", c->output, strerror(errno));
+		return EXIT_USAGE;
+	}
+	ret = csv_export(rec, c->output);
+	return ret == CSV_WRITE_FAILED ? EXIT_INTERNAL : ret ? EXIT_USAGE : EXIT_OK;
+}
+
 int cmd_export(int argc, char **argv)
 {
 	struct export_cmd c = { 0 };
@@ -79,9 +97,13 @@ int cmd_export(int argc, char **argv)
 	first = opt_parse(&cmd, argc, argv);
 	if (first < 0)
 		return first == OPT_DONE ? EXIT_OK : EXIT_USAGE;
-	if (!c.format || strcmp(c.format, "chrome")) {
-		error(c.format ? "unknown format '%s' (chrome)" : "no format given%s; see 'agprof export --help'",
+	if (!c.format || (strcmp(c.format, "chrome") && strcmp(c.format, "csv"))) {
+		error(c.format ? "unknown format '%s' (chrome, csv)" : "no format given%s; see 'agprof export --help'",
 		      c.format ? c.format : "");
+		return EXIT_USAGE;
+	}
+	if (!strcmp(c.format, "csv") && !c.output) {
+		error("--format csv writes a folder of files: give it with -o DIR");
 		return EXIT_USAGE;
 	}
 	if (!(path = one_recording(&cmd, argc, argv, first)) || recording_open(&rec, path))
@@ -91,7 +113,7 @@ int cmd_export(int argc, char **argv)
 		recording_close(&rec);
 		return EXIT_USAGE;
 	}
-	ret = export_to(&c, &rec);
+	ret = !strcmp(c.format, "csv") ? export_csv(&c, &rec) : export_to(&c, &rec);
 	recording_close(&rec);
 	return ret;
 }

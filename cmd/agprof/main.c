@@ -34,6 +34,7 @@ static const struct cmd_struct commands[] = {
 	{ "view", cmd_view, "interactive timeline of a recording (ncurses)" },
 	{ "export", cmd_export, "convert a recording (Chrome trace-event JSON)" },
 	{ "fix", cmd_fix, "the findings' edits of your code as a diff (patch -p1)" },
+	{ "merge", cmd_merge, "merge the recordings of a multi-worker job's workers" },
 	{ "__attach", cmd_attach, NULL },  /* hidden: the writer behind agprof.start() in Python */
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -50,6 +50,7 @@ static const struct opt report_options[] = {
 	SECTION("functions", SEC_FUNCTIONS, "traced functions: traces, calls, time tracing and executing"),
 	SECTION("gpu", SEC_GPU, "GPU kernels, copies, utilisation, idle gaps, synchronous calls"),
 	SECTION("sessions", SEC_SESSIONS, "TF1 Session.run steps per source line: runs, time, feeds, fetches"),
+	SECTION("ranks", SEC_RANKS, "per-rank summary of a merged recording (agprof merge)"),
 	OPT_TEXT("options:"),
 	{ "format", RO_FORMAT, "FMT", "text (default), json (docs/report-json.md), csv, sarif (SARIF 2.1.0)" },
 	{ "top", RO_TOP, "N", "rows per table in text output (default 10, 0 for all)" },

@@ -11,6 +11,8 @@
 #include "recording.h"
 #include "run_attach.h"
 #include "run_writer.h"
+#include "strbuf.h"
+#include "tfconfig.h"
 #include "util.h"
 
 #include <errno.h>
@@ -58,7 +60,10 @@ enum { RUN_CHECK = OPT_KEY_BASE, RUN_USER_CODE, RUN_LIBRARY, RUN_NO_KERNELS };
 
 static const struct opt run_options[] = {
 	{ "output", 'o', "FILE", "write the recording to FILE (default: the first free\n"
-				 "agprof-N.agprof in the working directory)" },
+				 "agprof-N.agprof in the working directory); in FILE,\n"
+				 "%r is the task index from TF_CONFIG (0 without it),\n"
+				 "%t the task type, %h the host name, %p agprof's pid,\n"
+				 "%% a '%'" },
 	{ "force", 'f', NULL, "overwrite FILE if it exists" },
 	{ "quiet", 'q', NULL, "do not print the summary line on stderr" },
 	{ "check", RUN_CHECK, NULL, "after the run, check the recording as 'agprof check'\n"
@@ -94,6 +99,8 @@ struct run_state {
 	int default_name;        /* output_path was chosen as agprof-N.agprof */
 	int write_error_said;
 	pid_t child;
+	struct tf_config tf;     /* from TF_CONFIG; task_index -1 without it */
+	int has_tf;
 };
 
 static volatile sig_atomic_t child_pid;
@@ -191,10 +198,65 @@ static char *find_collector(void)
 	return agprof_find_file(candidates);
 }
 
+/*
+ * TF_CONFIG as the program will see it (it inherits our environment): its
+ * task names the recording (%r) and goes into meta.  Bad JSON is the
+ * program's problem, not ours: a warning, and the run goes on.
+ */
+static void read_tf_config(struct run_state *rs)
+{
+	const char *env = getenv("TF_CONFIG");
+	char err[128];
+
+	rs->tf.task_index = -1;
+	if (!env || !*env)
+		return;
+	if (tf_config_parse(env, &rs->tf, err, sizeof(err)) != 0) {
+		fprintf(stderr, "agprof: warning: TF_CONFIG is not valid JSON (%s); its task is not recorded\n", err);
+		memset(&rs->tf, 0, sizeof(rs->tf));
+		rs->tf.task_index = -1;
+		return;
+	}
+	rs->has_tf = 1;
+}
+
+/* Expand -o's %r %t %h %p %% into rs->output_path; 0 or -1 after the error. */
+static int expand_output(struct run_state *rs)
+{
+	struct strbuf sb = STRBUF_INIT;
+	char host[256] = "";
+	int rc = 0;
+
+	gethostname(host, sizeof(host) - 1);
+	for (const char *p = rs->output; *p && !rc; p++) {
+		if (*p != '%') {
+			strbuf_addch(&sb, *p);
+			continue;
+		}
+		switch (*++p) {
+		case '%': strbuf_addch(&sb, '%'); break;
+		case 'r': strbuf_addf(&sb, "%ld", rs->tf.task_index < 0 ? 0L : rs->tf.task_index); break;
+		case 't': strbuf_addstr(&sb, rs->tf.task_type[0] ? rs->tf.task_type : "worker"); break;
+		case 'h': strbuf_addstr(&sb, host); break;
+		case 'p': strbuf_addf(&sb, "%ld", (long)getpid()); break;
+		default: rc = error("unknown '%%%.1s' in output name '%s' (%%r %%t %%h %%p %%%%)", p, rs->output); break;
+		}
+		if (!*p)
+			break;
+	}
+	if (!rc && (strbuf_failed(&sb) || sb.len >= sizeof(rs->output_path)))
+		rc = error("output name '%s' is too long", rs->output);
+	if (!rc)
+		memcpy(rs->output_path, sb.buf, sb.len + 1);
+	strbuf_release(&sb);
+	return rc;
+}
+
 static int choose_output(struct run_state *rs)
 {
 	if (rs->output) {
-		snprintf(rs->output_path, sizeof(rs->output_path), "%s", rs->output);
+		if (expand_output(rs) != 0)
+			return -1;
 		/* --force replaces FILE only once the program has run (publish_output) */
 		if (access(rs->output_path, F_OK) == 0 && !rs->force)
 			return error("'%s' exists; use --force to overwrite it", rs->output_path);
@@ -667,6 +729,7 @@ static int prepare(struct run_state *rs, struct run_writer **w)
 		error("cannot find the collector library libagprof-collector.so (set " AGP_ENV_COLLECTOR ")");
 		return EXIT_INTERNAL;
 	}
+	read_tf_config(rs);
 	if (choose_output(rs) != 0 || make_tmp_output(rs) != 0 || make_shm_dir(rs) != 0)
 		return EXIT_USAGE;
 	*w = run_writer_create(rs->tmp_path, rs->shm_dir, err, sizeof(err));
@@ -693,6 +756,7 @@ static pid_t record_program(struct run_state *rs, struct run_writer *w, struct r
 	memset(sess, 0, sizeof(*sess));
 	sess->argv = rs->argv;
 	sess->cwd = cwd;
+	sess->tf = rs->has_tf ? &rs->tf : NULL;
 	sess->start_wall_ns = clock_ns(CLOCK_REALTIME);
 	sess->start_ns = clock_ns(CLOCK_MONOTONIC);
 	install_forwarding();

@@ -10,6 +10,7 @@
 #include "functiondef.h"
 #include "idmap.h"
 #include "strbuf.h"
+#include "tfconfig.h"
 #include "util.h"
 #include "config.h"
 
@@ -1479,6 +1480,12 @@ static void write_meta(struct run_writer *w, const struct run_session *sess, uin
 	db_meta_set_int(w->db, "exit_signal", sess->exit_signal);
 	if (sess->attached)
 		db_meta_set(w->db, "attached", sess->attached);
+	if (sess->tf) {
+		db_meta_set(w->db, "tf_task_type", sess->tf->task_type[0] ? sess->tf->task_type : NULL);
+		if (sess->tf->task_index >= 0)
+			db_meta_set_int(w->db, "tf_task_index", sess->tf->task_index);
+		db_meta_set_int(w->db, "tf_cluster_size", sess->tf->cluster_size);
+	}
 	db_meta_set_int(w->db, "dropped_events", (int64_t)dropped);
 	if (w->notes.len)
 		db_meta_set(w->db, "incomplete", w->notes.buf);

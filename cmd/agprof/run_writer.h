@@ -19,6 +19,7 @@ struct run_session {
 	int exit_status;       /* as a shell reports it */
 	int exit_signal;
 	const char *attached;   /* agprof __attach: what a late start misses (meta.attached), or NULL */
+	const struct tf_config *tf; /* TF_CONFIG's task and cluster (meta.tf_*), or NULL */
 };
 
 /* Rows stored (committed) in the recording, and what is known to be missing. */

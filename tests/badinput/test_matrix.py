@@ -8,8 +8,9 @@ a missing table, a view in place of a table) and recordings with hostile
 rows (huge ids, extreme timestamps, names that are not UTF-8 or hold
 terminal control sequences, rows referring to rows that do not exist), all
 made from one real recording of samples/retrace_shape.py.  Columns are
-commands: `report` in every format, `check`, `export`, and `view` started in
-tmux then quit with 'q'.
+commands: `report` in every format, `check`, `export`, `merge` with the real
+recording (and `report --format json` on the merge when it succeeds), and
+`view` started in tmux then quit with 'q'.
 
 Each cell must end within its timeout, never by a signal, and either exit 2
 with exactly one line on stderr, or succeed (check: 0 or 1) with output that
@@ -172,6 +173,16 @@ def check_cell(row, col, args, kind):
         fail(row, col, 'a negative percentage (overflow)', out[:600])
 
 
+def check_merge(row, base, path, d):
+    """agprof merge of the real recording and this one; a merge that succeeds is then
+    reported on (the job queries of analyzer/sql/ on what came from the input)."""
+    out = os.path.join(d, 'merged.agprof')
+    check_cell(row, 'merge', ['merge', '--force', '-o', out, base, path], 'none')
+    if os.path.exists(out):
+        check_cell(row, 'merged-report-json', ['report', '--format', 'json', out], 'json')
+        os.unlink(out)
+
+
 def check_rule_files(base, d):
     """Rule files are input too: 200k nested parentheses, 'not' and '-' chains."""
     rules = os.path.join(d, 'rules')
@@ -251,6 +262,7 @@ def main():
         for row, path in inputs.items():
             for col, args, kind in COMMANDS:
                 check_cell(row, col, args + [path], kind)
+            check_merge(row, base, path, d)
             if shutil.which('tmux'):
                 check_view(row, path, d)
         check_rule_files(base, d)

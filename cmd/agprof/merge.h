@@ -1,0 +1,59 @@
+/*
+ * merge.h - `agprof merge`'s parts: the copy of one input into the merged
+ * recording (merge_copy.c, driven by its one table list) and the clock
+ * alignment of the ranks (merge_clock.c).  merge.c is the command.
+ */
+#ifndef AGPROF_MERGE_H
+#define AGPROF_MERGE_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+/* What is known of one input before it is copied (pass 1). */
+struct merge_input {
+	const char *path;
+	int version;            /* PRAGMA user_version */
+	char task_type[64];     /* meta.tf_task_type, "" when absent */
+	long task_index;        /* meta.tf_task_index, -1 when absent */
+	char host[256];         /* meta.host */
+	int rank;
+	int64_t pid_shift;           /* added to its pids (merge_copy: they collided with an earlier input's) */
+	int64_t clock_offset_ns;     /* added to every time of this input */
+	int64_t clock_residual_ns;   /* median |misfit| of the matched events, -1 unknown */
+	long clock_matches;          /* events matched with the reference rank */
+	const char *clock_method;    /* "reference", "same-host", "steps", "none" */
+};
+
+/*
+ * Copy the input attached as schema "src" into db's main schema: ids
+ * shifted past the rows already there, strings re-interned, pids moved
+ * when they collide, times shifted by in->clock_offset_ns, processes
+ * tagged with in->rank.  One transaction; 0, or -1 after the error.
+ */
+int merge_copy(sqlite3 *db, struct merge_input *in);
+
+/* 0 when every table of the schema has a line in the table list; else -1 after naming it. */
+int merge_check_table_list(sqlite3 *db);
+
+/*
+ * Step ends of the most-called Python function of the reference recording
+ * (ref, opened read-only), to align the others against: fills the
+ * reference's name (malloc'd in *step_name) and its first MERGE_CLOCK_MAX
+ * call ends.  Returns the count (0: no calls, then no alignment).
+ */
+#define MERGE_CLOCK_MAX 4096
+long merge_clock_reference(sqlite3 *ref, char **step_name, int64_t *ends);
+
+/*
+ * Estimate in's clock offset against the reference's ends (n of them) from
+ * the same function's calls in db (in's recording, read-only): the n-th call
+ * of a synchronous step ends at the same moment on every rank (its
+ * all-reduce is a barrier), so the median of the differences is the
+ * offset, the median distance to it the residual.  same_host: both clocks
+ * are one CLOCK_MONOTONIC, the offset is 0 and only the residual is
+ * measured.  Fills in's clock_* fields.
+ */
+void merge_clock_estimate(sqlite3 *db, const char *step_name, const int64_t *ref_ends, long n, int same_host,
+			  struct merge_input *in);
+
+#endif

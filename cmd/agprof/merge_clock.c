@@ -1,0 +1,115 @@
+/*
+ * merge_clock.c - align the ranks' clocks when merging (see merge.h).
+ *
+ * Method "steps": synchronous data-parallel training ends every step in an
+ * all-reduce, a barrier, so the n-th call of the step function ends within
+ * the barrier's skew on every rank.  The offset of rank r is the median of
+ * (end_n on the reference - end_n on r) over the first MERGE_CLOCK_MAX
+ * calls, the residual the median of |difference - offset|: the medians
+ * ignore the calls that were no barrier (the first, which traces on each
+ * rank at its own pace).  Ranks on the reference's host share its
+ * CLOCK_MONOTONIC: their offset is 0 ("same-host") and the residual says
+ * how far the barrier assumption is from it.  Calls are matched by the
+ * Python function's name (functions.name), never by graph function name,
+ * whose numbers differ across processes.
+ */
+#include "merge.h"
+#include "db.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char step_ends_sql[] =
+	"SELECT c.end_ns FROM function_calls c JOIN graph_functions g ON g.id = c.graph_function_id"
+	" JOIN functions f ON f.id = g.function_id JOIN strings s ON s.id = f.name_id"
+	" WHERE s.text = ? ORDER BY c.end_ns LIMIT %d";
+
+long merge_clock_reference(sqlite3 *ref, char **step_name, int64_t *ends)
+{
+	sqlite3_stmt *s = db_prepare(ref, "SELECT s.text FROM function_calls c"
+					  " JOIN graph_functions g ON g.id = c.graph_function_id"
+					  " JOIN functions f ON f.id = g.function_id JOIN strings s ON s.id = f.name_id"
+					  " GROUP BY s.text ORDER BY count(*) DESC, s.text LIMIT 1");
+	char sql[sizeof(step_ends_sql) + 16];
+	long n = 0;
+
+	*step_name = NULL;
+	if (s && sqlite3_step(s) == SQLITE_ROW && db_col_text(s, 0))
+		*step_name = strdup(db_col_text(s, 0));
+	sqlite3_finalize(s);
+	if (!*step_name)
+		return 0;
+	snprintf(sql, sizeof(sql), step_ends_sql, MERGE_CLOCK_MAX);
+	if (!(s = db_prepare(ref, sql)))
+		return 0;
+	sqlite3_bind_text(s, 1, *step_name, -1, SQLITE_STATIC);
+	while (n < MERGE_CLOCK_MAX && sqlite3_step(s) == SQLITE_ROW)
+		ends[n++] = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return n;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static int64_t median(int64_t *v, long n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_i64);
+	return v[n / 2];
+}
+
+/* Differences clamped to +-2^61 ns so that no subtraction below overflows. */
+static int64_t clamp_diff(int64_t a, int64_t b)
+{
+	const int64_t lim = (int64_t)1 << 61;
+
+	if (a > lim)
+		a = lim;
+	if (a < -lim)
+		a = -lim;
+	if (b > lim)
+		b = lim;
+	if (b < -lim)
+		b = -lim;
+	return a - b;
+}
+
+void merge_clock_estimate(sqlite3 *db, const char *step_name, const int64_t *ref_ends, long n, int same_host,
+			  struct merge_input *in)
+{
+	char sql[sizeof(step_ends_sql) + 16];
+	int64_t *diff = n > 0 ? malloc((size_t)n * sizeof(*diff)) : NULL;
+	sqlite3_stmt *s = NULL;
+	long m = 0;
+
+	in->clock_offset_ns = 0;
+	in->clock_residual_ns = -1;
+	in->clock_matches = 0;
+	in->clock_method = same_host ? "same-host" : "none";
+	snprintf(sql, sizeof(sql), step_ends_sql, MERGE_CLOCK_MAX);
+	if (diff && step_name && (s = db_prepare(db, sql))) {
+		sqlite3_bind_text(s, 1, step_name, -1, SQLITE_STATIC);
+		while (m < n && sqlite3_step(s) == SQLITE_ROW) {
+			diff[m] = clamp_diff(ref_ends[m], sqlite3_column_int64(s, 0));
+			m++;
+		}
+	}
+	sqlite3_finalize(s);
+	if (m > 0) {
+		int64_t offset = same_host ? 0 : median(diff, m);
+
+		for (long i = 0; i < m; i++)
+			diff[i] = llabs(clamp_diff(diff[i], offset));
+		in->clock_offset_ns = offset;
+		in->clock_residual_ns = median(diff, m);
+		in->clock_matches = m;
+		if (!same_host)
+			in->clock_method = "steps";
+	}
+	free(diff);
+}

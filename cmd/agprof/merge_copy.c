@@ -1,0 +1,286 @@
+/*
+ * merge_copy.c - copy one recording into a merged one, table by table, as
+ * INSERT ... SELECT from the attached input: SQLite streams the rows, so
+ * memory does not grow with the inputs' sizes or number.
+ *
+ * The ONE table list below says, for each table of the schema, which of
+ * its columns need rewriting; every other column is copied as it is, and
+ * only the columns that both the input and the merged schema have are
+ * copied (an older input lacks newer columns: they take their default).
+ * A table added to common/schema.sql needs one line here:
+ * merge_check_table_list() refuses to merge while one is missing.
+ */
+#include "merge.h"
+#include "db.h"
+#include "strbuf.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/*
+ * Column kinds, as "column:kind" words:
+ *   id       this table's INTEGER PRIMARY KEY: shifted past the merged rows
+ *   TABLE    a reference to TABLE's id: shifted as TABLE's ids are
+ *   strings  a reference to strings(id): re-interned (same text, one id)
+ *   pid      a process id: moved when it collides with an earlier input's
+ *   time     a CLOCK_MONOTONIC time: plus the input's clock offset
+ *   rank     the input's rank (the column is not read from the input)
+ *   @COLUMN  an id of the table that COLUMN names (gpu_external_ids.event_id)
+ */
+struct merge_table {
+	const char *name;
+	const char *columns;
+	int or_ignore;  /* rows that repeat across inputs (the same file): keep the first */
+};
+
+static const struct merge_table merge_tables[] = {
+	{ "processes", "pid:pid ppid:pid start_ns:time end_ns:time rank:rank", 0 },
+	{ "threads", "pid:pid", 0 },
+	{ "callsites", "id:id file_id:strings func_id:strings parent_id:callsites", 0 },
+	{ "functions", "id:id pid:pid name_id:strings file_id:strings", 0 },
+	{ "traces", "id:id function_id:functions pid:pid start_ns:time end_ns:time tf_name_id:strings"
+		    " callsite_id:callsites", 0 },
+	{ "trace_inputs", "trace_id:traces", 0 },
+	{ "graph_functions", "id:id pid:pid name_id:strings trace_id:traces function_id:functions"
+			     " parent_id:graph_functions created_ns:time", 0 },
+	{ "graph_inputs", "graph_function_id:graph_functions", 0 },
+	{ "graph_constants", "graph_function_id:graph_functions", 0 },
+	{ "blackbox_nodes", "id:id graph_function_id:graph_functions", 0 },
+	{ "function_calls", "id:id pid:pid start_ns:time end_ns:time graph_function_id:graph_functions"
+			    " name_id:strings callsite_id:callsites", 0 },
+	{ "eager_ops", "id:id pid:pid start_ns:time end_ns:time op_id:strings device_id:strings"
+		       " callsite_id:callsites", 0 },
+	{ "blackbox_execs", "id:id pid:pid start_ns:time end_ns:time node_id:strings op_type_id:strings"
+			    " blackbox_node_id:blackbox_nodes", 0 },
+	{ "gpu_activity", "id:id pid:pid name_id:strings start_ns:time end_ns:time", 0 },
+	{ "gpu_api_calls", "id:id pid:pid name_id:strings start_ns:time end_ns:time", 0 },
+	{ "gpu_external_ids", "pid:pid event_id:@event_table", 0 },
+	{ "session_runs", "id:id pid:pid start_ns:time end_ns:time callsite_id:callsites", 0 },
+	{ "trace_events", "id:id pid:pid trace_id:traces", 0 },
+	{ "source_files", "", 1 },
+};
+#define NTABLES (sizeof(merge_tables) / sizeof(merge_tables[0]))
+
+/* Tables merge.c fills itself. */
+static int merged_elsewhere(const char *name)
+{
+	return !strcmp(name, "meta") || !strcmp(name, "strings") || !strcmp(name, "ranks");
+}
+
+/* Per input: how far each table's ids and the pids move. */
+struct shifts {
+	int64_t id[NTABLES];
+	int has_id[NTABLES];
+	int64_t pid;
+	const struct merge_input *in;
+};
+
+static int table_index(const char *name, size_t len)
+{
+	for (size_t i = 0; i < NTABLES; i++)
+		if (strlen(merge_tables[i].name) == len && !strncmp(merge_tables[i].name, name, len))
+			return (int)i;
+	return -1;
+}
+
+/* The kind of column col in t's list (a pointer into the list, up to a space), or NULL. */
+static const char *column_kind(const struct merge_table *t, const char *col, size_t *kindlen)
+{
+	size_t n = strlen(col);
+
+	for (const char *p = t->columns; *p;) {
+		const char *colon = strchr(p, ':'), *end = strchr(p, ' ');
+
+		if (!end)
+			end = p + strlen(p);
+		if (colon && colon < end && (size_t)(colon - p) == n && !strncmp(p, col, n)) {
+			*kindlen = (size_t)(end - colon - 1);
+			return colon + 1;
+		}
+		p = *end ? end + 1 : end;
+	}
+	return NULL;
+}
+
+static int64_t query_int(sqlite3 *db, const char *sql, int *failed)
+{
+	sqlite3_stmt *s = db_prepare(db, sql);
+	int64_t v = 0;
+
+	if (!s || sqlite3_step(s) != SQLITE_ROW)
+		*failed = 1;
+	else
+		v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}
+
+static int src_has_table(sqlite3 *db, const char *name)
+{
+	sqlite3_stmt *s = db_prepare(db, "SELECT 1 FROM src.sqlite_master WHERE type = 'table' AND name = ?");
+	int found;
+
+	if (!s)
+		return 0;
+	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+	found = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_finalize(s);
+	return found;
+}
+
+/* Shift ids past the merged rows (whatever the input's own range, negative ids included). */
+static int compute_shifts(sqlite3 *db, struct shifts *sh)
+{
+	char sql[512];
+	int failed = 0;
+
+	for (size_t i = 0; i < NTABLES && !failed; i++) {
+		size_t kl;
+		const char *k = column_kind(&merge_tables[i], "id", &kl);
+
+		if (!k || kl != 2 || strncmp(k, "id", 2) || !src_has_table(db, merge_tables[i].name))
+			continue;
+		snprintf(sql, sizeof(sql),
+			 "SELECT coalesce((SELECT max(id) FROM main.%s), 0) - coalesce((SELECT min(id) FROM src.%s), 1) + 1",
+			 merge_tables[i].name, merge_tables[i].name);
+		sh->id[i] = query_int(db, sql, &failed);
+		sh->has_id[i] = 1;
+	}
+	/* pids stay as they were unless an earlier input has the same one (another host) */
+	if (!failed && query_int(db, "SELECT EXISTS (SELECT 1 FROM src.processes s JOIN main.processes m USING (pid))",
+				 &failed))
+		sh->pid = query_int(db, "SELECT (SELECT max(pid) FROM main.processes) - (SELECT min(pid) FROM src.processes) + 1",
+				    &failed);
+	return failed ? -1 : 0;
+}
+
+/* The expression that stands for src column col of table t in the SELECT. */
+static void add_column_expr(struct strbuf *sb, const struct shifts *sh, const struct merge_table *t, const char *col)
+{
+	size_t kl;
+	const char *k = column_kind(t, col, &kl);
+	int ref;
+
+	/* the shifts are integers computed here, not input: pasting them is safe */
+	if (!k)
+		strbuf_addf(sb, "\"%s\"", col);
+	else if (kl == 4 && !strncmp(k, "time", 4))
+		strbuf_addf(sb, "\"%s\" + %lld", col, (long long)sh->in->clock_offset_ns);
+	else if (kl == 3 && !strncmp(k, "pid", 3))
+		strbuf_addf(sb, "\"%s\" + %lld", col, (long long)sh->pid);
+	else if (kl == 4 && !strncmp(k, "rank", 4))
+		strbuf_addf(sb, "%d", sh->in->rank);
+	else if (kl == 7 && !strncmp(k, "strings", 7))
+		strbuf_addf(sb, "(SELECT new FROM temp.string_map WHERE old = \"%s\")", col);
+	else if (*k == '@') {
+		strbuf_addf(sb, "CASE \"%.*s\"", (int)kl - 1, k + 1);
+		for (size_t i = 0; i < NTABLES; i++)
+			if (sh->has_id[i])
+				strbuf_addf(sb, " WHEN '%s' THEN \"%s\" + %lld", merge_tables[i].name, col,
+					    (long long)sh->id[i]);
+		strbuf_addf(sb, " ELSE \"%s\" END", col);
+	} else if (kl == 2 && !strncmp(k, "id", 2))
+		strbuf_addf(sb, "\"%s\" + %lld", col, (long long)sh->id[t - merge_tables]);
+	else if ((ref = table_index(k, kl)) >= 0)
+		strbuf_addf(sb, "\"%s\" + %lld", col, (long long)sh->id[ref]);
+	else
+		strbuf_addf(sb, "\"%s\"", col);  /* a kind for a table the input lacks: nothing to shift */
+}
+
+static int column_in(sqlite3 *db, const char *schema, const char *table, const char *col)
+{
+	char sql[256];
+	sqlite3_stmt *s;
+	int found = 0;
+
+	snprintf(sql, sizeof(sql), "SELECT 1 FROM pragma_table_info(?, '%s') WHERE name = ?", schema);
+	if (!(s = db_prepare(db, sql)))
+		return 0;
+	sqlite3_bind_text(s, 1, table, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, col, -1, SQLITE_STATIC);
+	found = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_finalize(s);
+	return found;
+}
+
+/* INSERT INTO main.T (the columns both have) SELECT (their expressions) FROM src.T. */
+static int copy_table(sqlite3 *db, const struct shifts *sh, const struct merge_table *t)
+{
+	struct strbuf cols = STRBUF_INIT, exprs = STRBUF_INIT, sql = STRBUF_INIT;
+	sqlite3_stmt *s = db_prepare(db, "SELECT name FROM pragma_table_info(?, 'main') ORDER BY cid");
+	int rc = -1;
+
+	if (!s)
+		return -1;
+	sqlite3_bind_text(s, 1, t->name, -1, SQLITE_STATIC);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		const char *col = db_col_text(s, 0);
+		size_t kl;
+		const char *k = column_kind(t, col, &kl);
+		int is_rank = k && kl == 4 && !strncmp(k, "rank", 4);
+
+		if (!is_rank && !column_in(db, "src", t->name, col))
+			continue;
+		strbuf_addf(&cols, "%s\"%s\"", cols.len ? ", " : "", col);
+		strbuf_addstr(&exprs, exprs.len ? ", " : "");
+		add_column_expr(&exprs, sh, t, col);
+	}
+	strbuf_addf(&sql, "INSERT%s INTO main.%s (%s) SELECT %s FROM src.%s", t->or_ignore ? " OR IGNORE" : "",
+		    t->name, cols.buf, exprs.buf, t->name);
+	if (strbuf_failed(&cols) || strbuf_failed(&exprs) || strbuf_failed(&sql))
+		error("out of memory");
+	else
+		rc = db_exec(db, sql.buf);
+	sqlite3_finalize(s);
+	strbuf_release(&cols);
+	strbuf_release(&exprs);
+	strbuf_release(&sql);
+	return rc;
+}
+
+/* One id per text across the inputs; temp.string_map maps this input's ids to them. */
+static int intern_strings(sqlite3 *db)
+{
+	return db_exec(db, "DROP TABLE IF EXISTS temp.string_map;"
+			   "CREATE TEMP TABLE string_map (old INTEGER PRIMARY KEY, new INTEGER NOT NULL);"
+			   "INSERT OR IGNORE INTO main.strings (text) SELECT text FROM src.strings WHERE text IS NOT NULL;"
+			   "INSERT OR IGNORE INTO temp.string_map SELECT s.id, m.id FROM src.strings s"
+			   " JOIN main.strings m ON m.text = s.text;");
+}
+
+int merge_copy(sqlite3 *db, struct merge_input *in)
+{
+	struct shifts sh = { .in = in };
+	int rc = 0;
+
+	if (db_exec(db, "BEGIN") != 0)
+		return -1;
+	if (compute_shifts(db, &sh) != 0 || intern_strings(db) != 0)
+		rc = -1;
+	in->pid_shift = sh.pid;
+	for (size_t i = 0; i < NTABLES && rc == 0; i++)
+		if (src_has_table(db, merge_tables[i].name))
+			rc = copy_table(db, &sh, &merge_tables[i]);
+	if (rc == 0 && db_exec(db, "COMMIT") == 0)
+		return 0;
+	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+	return -1;
+}
+
+int merge_check_table_list(sqlite3 *db)
+{
+	sqlite3_stmt *s = db_prepare(db, "SELECT name FROM main.sqlite_master WHERE type = 'table' ORDER BY name");
+	int rc = 0;
+
+	if (!s)
+		return -1;
+	while (sqlite3_step(s) == SQLITE_ROW && rc == 0) {
+		const char *name = db_col_text(s, 0);
+
+		if (!merged_elsewhere(name) && table_index(name, strlen(name)) < 0)
+			rc = error("table '%s' of the schema has no line in merge_copy.c's table list", name);
+	}
+	sqlite3_finalize(s);
+	return rc;
+}

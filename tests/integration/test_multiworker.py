@@ -1,0 +1,276 @@
+"""A real 2-worker MultiWorkerMirroredStrategy job on localhost, recorded
+under `agprof run -o DIR/job-%r.agprof` on each worker, then merged.
+
+Both workers run samples/multiworker.py with a TF_CONFIG of two loopback
+ports chosen free at test time; worker 1 sleeps before every other step
+(MW_STRAGGLER=1), worker 0 retraces `train_step` once (MW_RETRACE=0).
+The oracle of each worker is its own count (samples/oracle.py:
+experimental_get_tracing_count() and a Python-side call counter).
+
+Checks: each recording's meta holds its task (TF_CONFIG) and its trace and
+call counts equal its worker's; the merge has one rank per worker with the
+same counts per rank, strings unique, and the clocks of one host kept
+(offset 0) or, with --clock steps, estimated within 50 ms of 0 (the true
+offset on one host) and, for a copy of worker 1 moved to another host
+whose clock is 5 s ahead, estimated within 50 ms of -5 s; `agprof report` on the merge has one summary row per
+rank with its worker's counts, and its rules find the planted problems:
+straggler (rank 1, doing something outside TensorFlow), rank-retrace (rank
+0, a Python value), collective-wait (rank 0 waiting for rank 1), none of
+them on a single worker's recording; `agprof view` shows one process group
+per rank, in rank order; recordings of different schema
+versions are refused (exit 2).  The job is bounded (JOB_TIMEOUT) and its processes are killed
+when it fails.
+"""
+import json
+import os
+import shutil
+import signal
+import socket
+import sqlite3
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import agtest  # noqa: E402
+from agtest import AGPROF, PYTHON, check, check_eq, q1  # noqa: E402
+
+JOB_TIMEOUT = 120  # seconds for the whole job (it takes ~15 s on 2 loaded cores)
+
+
+def free_ports(n):
+    socks = []
+    for _ in range(n):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        socks.append(s)
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
+def run_job(d, env_extra):
+    """Start both workers under agprof; return [(exit status, oracle)] per task."""
+    ports = free_ports(2)
+    cluster = {"worker": ["127.0.0.1:%d" % p for p in ports]}
+    procs = []
+    for i in range(2):
+        env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", AGPROF_ORACLE=os.path.join(d, "oracle-%d.json" % i),
+                   TF_CONFIG=json.dumps({"cluster": cluster, "task": {"type": "worker", "index": i}}), **env_extra)
+        log = open(os.path.join(d, "worker-%d.log" % i), "wb")
+        procs.append(subprocess.Popen([AGPROF, "run", "-q", "-o", os.path.join(d, "job-%r.agprof"), "--",
+                                       PYTHON, agtest.sample("multiworker.py")],
+                                      env=env, stdout=log, stderr=subprocess.STDOUT, cwd=agtest.SOURCE_ROOT,
+                                      start_new_session=True))
+        log.close()
+    deadline = time.monotonic() + JOB_TIMEOUT
+    try:
+        for p in procs:
+            p.wait(timeout=max(1, deadline - time.monotonic()))
+    finally:
+        for p in procs:  # a worker whose peer failed waits forever at its collective
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+    out = []
+    for i, p in enumerate(procs):
+        if p.returncode != 0:
+            with open(os.path.join(d, "worker-%d.log" % i), "rb") as fh:
+                sys.stdout.write(fh.read().decode("utf-8", "replace")[-3000:])
+            agtest.agtestlib.die("worker %d exited %d" % (i, p.returncode))
+        with open(os.path.join(d, "oracle-%d.json" % i)) as fh:
+            out.append(json.load(fh))
+    return out
+
+
+TRACES = ("SELECT count(*) FROM traces t JOIN functions f ON f.id = t.function_id"
+          " JOIN strings s ON s.id = f.name_id WHERE s.text = 'train_step'")
+CALLS = ("SELECT count(*) FROM function_calls c JOIN graph_functions g ON g.id = c.graph_function_id"
+         " JOIN functions f ON f.id = g.function_id JOIN strings s ON s.id = f.name_id WHERE s.text = 'train_step'")
+
+
+def by_rank(sql, rank):
+    return sql.replace("WHERE", "JOIN processes p ON p.pid = f.pid WHERE p.rank = %d AND" % rank)
+
+
+def check_workers(d, oracles):
+    for i, o in enumerate(oracles):
+        db = agtest.open_recording(os.path.join(d, "job-%d.agprof" % i))
+        agtest.check_recording_header(db)
+        m = agtest.meta(db)
+        check_eq(m.get("tf_task_type"), "worker", "meta.tf_task_type of task %d" % i)
+        check_eq(m.get("tf_task_index"), str(i), "meta.tf_task_index of task %d" % i)
+        check_eq(m.get("tf_cluster_size"), "2", "meta.tf_cluster_size of task %d" % i)
+        f = o["functions"]["train_step"]
+        check_eq(q1(db, TRACES), f["tracing_count"], "traces of train_step on task %d" % i)
+        check_eq(q1(db, CALLS), f["calls"], "calls of train_step on task %d" % i)
+        db.close()
+    check_eq([o["functions"]["train_step"]["tracing_count"] for o in oracles], [2, 1],
+             "the planted retrace (task 0 only), by TensorFlow's count")
+
+
+def check_merge(d, oracles):
+    job = os.path.join(d, "job.agprof")
+    rc, out, err = agtest.agprof_cmd("merge", "-o", job, os.path.join(d, "job-1.agprof"),
+                                     os.path.join(d, "job-0.agprof"))
+    check_eq(rc, 0, "agprof merge exit status (%s)" % err.strip())
+    db = agtest.open_recording(job)
+    agtest.check_recording_header(db)
+    ranks = db.execute("SELECT rank, task_index, clock_method, clock_offset_ns, clock_residual_ns FROM ranks"
+                       " ORDER BY rank").fetchall()
+    check_eq([(r[0], r[1]) for r in ranks], [(0, 0), (1, 1)], "ranks are the TF_CONFIG task indices")
+    check_eq([r[2] for r in ranks], ["same-host", "reference"], "clock methods (task 1 was given first)")
+    check(ranks[0][4] is not None and ranks[0][4] < 200000000, "residual of one host's barrier", ranks[0][4])
+    check_eq(q1(db, "SELECT count(*) FROM processes WHERE rank IS NULL"), 0, "processes without a rank")
+    check_eq(q1(db, "SELECT count(*) - count(DISTINCT text) FROM strings"), 0, "strings interned once")
+    for i, o in enumerate(oracles):
+        f = o["functions"]["train_step"]
+        check_eq(q1(db, by_rank(TRACES, i)), f["tracing_count"], "merged traces of train_step, rank %d" % i)
+        check_eq(q1(db, by_rank(CALLS, i)), f["calls"], "merged calls of train_step, rank %d" % i)
+    src = {}
+    for i in range(2):
+        s = agtest.open_recording(os.path.join(d, "job-%d.agprof" % i))
+        src[i] = q1(s, "SELECT count(*) FROM eager_ops")
+        s.close()
+    check_eq(q1(db, "SELECT count(*) FROM eager_ops"), src[0] + src[1], "eager ops: the sum of the inputs'")
+    db.close()
+    # one host: the true offset is 0, the estimate from the steps must find about that
+    job2 = os.path.join(d, "job-steps.agprof")
+    rc, out, err = agtest.agprof_cmd("merge", "--clock", "steps", "-o", job2, os.path.join(d, "job-0.agprof"),
+                                     os.path.join(d, "job-1.agprof"))
+    check_eq(rc, 0, "agprof merge --clock steps exit status (%s)" % err.strip())
+    db = agtest.open_recording(job2)
+    r = db.execute("SELECT clock_method, clock_offset_ns, clock_matches FROM ranks WHERE rank = 1").fetchone()
+    check_eq(r[0], "steps", "clock method with --clock steps")
+    check(abs(r[1]) < 50000000, "estimated offset of one host's clock (true: 0) within 50 ms", r[1], 0)
+    check_eq(r[2], oracles[0]["functions"]["train_step"]["calls"], "steps matched")
+    db.close()
+    return job
+
+
+def check_report(job, oracles):
+    """The per-rank table (counts against each worker's own) and the planted problems found by the rules."""
+    rc, out, err = agtest.agprof_cmd("report", "--format", "json", job)
+    check_eq(rc, 0, "agprof report --format json on the merge (%s)" % err.strip()[-300:])
+    rep = json.loads(out)
+    ranks = {r["rank"]: r for r in rep["ranks"]}
+    check_eq(sorted(ranks), [0, 1], "ranks in the JSON report")
+    for i, o in enumerate(oracles):
+        f = o["functions"]["train_step"]
+        r = ranks.get(i, {})
+        check_eq(r.get("traces"), f["tracing_count"], "report: traces of rank %d" % i)
+        check_eq(r.get("steps"), f["calls"], "report: steps of rank %d" % i)
+        check_eq(r.get("task_type"), "worker", "report: task of rank %d" % i)
+    found = {}
+    for f in rep["findings"]:
+        found.setdefault(f["rule"], []).append(f)
+    strag = found.get("straggler", [])
+    check_eq(len(strag), 1, "straggler findings (rank 1 sleeps before every other step)")
+    if strag:
+        check(strag[0]["message"].startswith("rank 1 arrives last"), "the straggler is rank 1", strag[0]["message"])
+        check("Python outside TensorFlow" in strag[0]["message"], "what rank 1 did instead: not TensorFlow (it slept)",
+              strag[0]["message"])
+    rr = found.get("rank-retrace", [])
+    check_eq(len(rr), 1, "rank-retrace findings (task 0 retraces train_step once)")
+    if rr:
+        check("on rank(s) 0 " in rr[0]["message"] and "python-value" in rr[0]["message"],
+              "rank-retrace names rank 0 and the cause", rr[0]["message"])
+    cw = found.get("collective-wait", [])
+    check_eq([f["message"].split()[1] for f in cw], ["0"], "collective-wait: rank 0 waits for rank 1")
+    rc, out, err = agtest.agprof_cmd("report", "--ranks", job)
+    check_eq(rc, 0, "agprof report --ranks")
+    check("Ranks:" in out and "worker:1" in out, "the text report's per-rank table", out[-500:])
+    # an unmerged recording: no ranks, none of the job rules
+    rc, out, err = agtest.agprof_cmd("report", "--format", "json", job.replace("job.agprof", "job-0.agprof"))
+    rep = json.loads(out) if rc == 0 else {"ranks": None, "findings": []}
+    check_eq(rep["ranks"], [], "ranks of a single worker's recording")
+    check_eq([f["rule"] for f in rep["findings"] if f["rule"] in ("straggler", "rank-retrace", "collective-wait")],
+             [], "job rules on a single worker's recording")
+
+
+def check_view(job):
+    """agprof view: one process group per rank, in rank order (tmux, 120x30)."""
+    if not shutil.which("tmux"):
+        print("skip view check: no tmux")
+        return
+    sock = ["tmux", "-L", "agprof-mw-%d" % os.getpid()]
+    subprocess.run(sock + ["new-session", "-d", "-x", "120", "-y", "30", "%s view %s" % (AGPROF, job)], check=True)
+    try:
+        screen = ""
+        for _ in range(50):  # up to 10 s for the first frame
+            time.sleep(0.2)
+            screen = subprocess.run(sock + ["capture-pane", "-p"], capture_output=True, text=True).stdout
+            if "rank 1:" in screen:
+                break
+        r0, r1 = screen.find("rank 0: python"), screen.find("rank 1: python")
+        check(0 <= r0 < r1, "agprof view: a process group per rank, rank 0 first", screen[:800])
+    finally:
+        subprocess.run(sock + ["kill-server"], capture_output=True)
+
+
+SHIFT_NS = 5000000000  # a second host's clock, planted: 5 s ahead
+
+
+def check_other_host(d):
+    """Worker 1 as if recorded on another host whose clock runs 5 s ahead: the
+    merge must find the offset from the step ends and undo it."""
+    moved = os.path.join(d, "moved-1.agprof")
+    shutil.copy(os.path.join(d, "job-1.agprof"), moved)
+    db = sqlite3.connect(moved)
+    db.execute("UPDATE meta SET value = 'elsewhere' WHERE key = 'host'")
+    for t in ("function_calls", "eager_ops", "traces", "processes"):
+        db.execute("UPDATE %s SET start_ns = start_ns + ?, end_ns = end_ns + ?" % t, (SHIFT_NS, SHIFT_NS))
+    db.commit()
+    db.close()
+    job = os.path.join(d, "job-moved.agprof")
+    rc, out, err = agtest.agprof_cmd("merge", "-o", job, os.path.join(d, "job-0.agprof"), moved)
+    check_eq(rc, 0, "merge with a worker of another host (%s)" % err.strip())
+    db = agtest.open_recording(job)
+    r = db.execute("SELECT clock_method, clock_offset_ns, clock_residual_ns FROM ranks WHERE rank = 1").fetchone()
+    check_eq(r[0], "steps", "clock method for another host")
+    check(abs(r[1] + SHIFT_NS) < 50000000, "estimated offset within 50 ms of the planted -5 s", r[1], -SHIFT_NS)
+    check(r[2] is not None and r[2] < 200000000, "residual reported", r[2])
+    orig = agtest.open_recording(os.path.join(d, "job-1.agprof"))
+    first = q1(orig, "SELECT min(start_ns) FROM function_calls")
+    orig.close()
+    got = q1(db, "SELECT min(c.start_ns) FROM function_calls c JOIN processes p ON p.pid = c.pid WHERE p.rank = 1")
+    check(abs(got - first) < 50000000, "rank 1's times back on rank 0's clock", got - first, 0)
+    db.close()
+
+
+def check_versions(d):
+    old = os.path.join(d, "old.agprof")
+    shutil.copy(os.path.join(d, "job-0.agprof"), old)
+    db = sqlite3.connect(old)
+    db.execute("PRAGMA user_version = 3")
+    db.close()
+    rc, out, err = agtest.agprof_cmd("merge", "-o", os.path.join(d, "mixed.agprof"), os.path.join(d, "job-1.agprof"),
+                                     old)
+    check_eq(rc, 2, "merge of two schema versions: exit status")
+    check("different schema versions" in err and err.count("\n") == 1, "one-line error", err)
+    check(not os.path.exists(os.path.join(d, "mixed.agprof")), "no output left by a refused merge")
+    w0 = os.path.join(d, "job-0.agprof")
+    size = os.path.getsize(w0)
+    rc, out, err = agtest.agprof_cmd("merge", "--force", "-o", w0, w0, os.path.join(d, "job-1.agprof"))
+    check_eq(rc, 2, "merge --force onto one of its inputs: exit status")
+    check_eq(os.path.getsize(w0), size, "the input is left as it was")
+    rc, out, err = agtest.agprof_cmd("merge", "-o", os.path.join(d, "none.agprof"), os.path.join(d, "missing.agprof"))
+    check_eq(rc, 2, "merge of a missing file: exit status")
+
+
+def main():
+    agtest.need_agprof()
+    d = agtest.tmpdir()
+    oracles = run_job(d, {"MW_STRAGGLER": "1", "MW_RETRACE": "0", "MW_SLEEP_MS": "300"})
+    check_workers(d, oracles)
+    job = check_merge(d, oracles)
+    check_report(job, oracles)
+    check_view(job)
+    check_other_host(d)
+    check_versions(d)
+    agtest.finish("multiworker")
+
+
+if __name__ == "__main__":
+    main()
