@@ -15,11 +15,11 @@ WITH collective_ops AS (
     JOIN processes p ON p.pid = e.pid
     WHERE p.rank IS NOT NULL AND (s.text LIKE 'Collective%' OR s.text LIKE 'Nccl%')
     -- @graph-collectives: the ONE place for collectives run inside graph
-    -- functions.  With the kernels table (kernels -> graph_nodes), add:
-    -- UNION ALL
-    -- SELECT p.rank, k.pid, k.start_ns, k.end_ns, n.op_type
-    -- FROM kernels k JOIN graph_nodes n ON n.id = k.node_id JOIN processes p ON p.pid = k.pid
-    -- WHERE p.rank IS NOT NULL AND (n.op_type LIKE 'Collective%' OR n.op_type LIKE 'Nccl%')
+    -- functions.  The kernels table has them (kernels -> graph_nodes with
+    -- op_type 'Collective%'), but they are asynchronous kernels whose span
+    -- is their dispatch only (docs/schema.md, kernels.async): their end is
+    -- not the all-reduce's, so they would show no wait.  Graph-mode waits
+    -- come from the step barriers (steps.sql) instead.
 ), kinds AS (
     SELECT rank, pid, start_ns, end_ns, op,
            CASE WHEN op LIKE '%Bcast%' OR op LIKE '%Broadcast%' THEN 'broadcast'

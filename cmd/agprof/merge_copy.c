@@ -47,6 +47,7 @@ static const struct merge_table merge_tables[] = {
 	{ "graph_inputs", "graph_function_id:graph_functions", 0 },
 	{ "graph_constants", "graph_function_id:graph_functions", 0 },
 	{ "blackbox_nodes", "id:id graph_function_id:graph_functions", 0 },
+	{ "graph_nodes", "id:id pid:pid graph_function_id:graph_functions", 0 },
 	{ "function_calls", "id:id pid:pid start_ns:time end_ns:time graph_function_id:graph_functions"
 			    " name_id:strings callsite_id:callsites", 0 },
 	{ "eager_ops", "id:id pid:pid start_ns:time end_ns:time op_id:strings device_id:strings"
@@ -56,6 +57,7 @@ static const struct merge_table merge_tables[] = {
 	{ "gpu_activity", "id:id pid:pid name_id:strings start_ns:time end_ns:time", 0 },
 	{ "gpu_api_calls", "id:id pid:pid name_id:strings start_ns:time end_ns:time", 0 },
 	{ "gpu_external_ids", "pid:pid event_id:@event_table", 0 },
+	{ "kernels", "id:id pid:pid start_ns:time end_ns:time node_id:graph_nodes call_id:function_calls", 0 },
 	{ "session_runs", "id:id pid:pid start_ns:time end_ns:time callsite_id:callsites", 0 },
 	{ "trace_events", "id:id pid:pid trace_id:traces", 0 },
 	{ "source_files", "", 1 },
