@@ -1,6 +1,6 @@
--- agprof recording schema, version 3.  docs/schema.md explains every table.
+-- agprof recording schema, version 4.  docs/schema.md explains every table.
 -- Times are nanoseconds on CLOCK_MONOTONIC of the recording host.
-PRAGMA user_version = 3;
+PRAGMA user_version = 4;
 PRAGMA application_id = 1634168946;  -- 'agpr'
 
 CREATE TABLE meta (
@@ -244,6 +244,18 @@ CREATE TABLE source_files (
     size     INTEGER NOT NULL,
     mtime_ns INTEGER NOT NULL,
     hash     TEXT NOT NULL
+);
+
+-- The capture windows (run --delay/--duration/--capture, SIGUSR2,
+-- agprof.start/stop): per process, the times its high-rate events (eager
+-- ops, graph calls, black-box runs, Session steps) were recorded.  Empty
+-- when the whole run was recorded (meta.capture absent); meta.capture set
+-- and no row: the window never opened.  Schema 4.
+CREATE TABLE capture_windows (
+    pid      INTEGER NOT NULL,
+    start_ns INTEGER NOT NULL,
+    end_ns   INTEGER NOT NULL,
+    why      TEXT NOT NULL
 );
 
 -- @indexes: created when the recording is finished (the launcher inserts
