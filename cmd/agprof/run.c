@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -794,6 +795,24 @@ static void print_summary(const struct run_state *rs, const struct run_totals *t
 			(long long)totals->capture_windows, totals->capture_windows == 1 ? "" : "s");
 }
 
+/*
+ * AGPROF_TIMING=1 (bench/long_run.py): the launcher's own CPU (getrusage:
+ * not the program's) and how long the recording's finish took after the
+ * program ended.
+ */
+static void print_timing(const struct run_session *sess)
+{
+	struct rusage ru;
+
+	if (!getenv("AGPROF_TIMING") || getrusage(RUSAGE_SELF, &ru) != 0)
+		return;
+	fprintf(stderr, "agprof: timing: launcher cpu %.3f s (user %.3f, sys %.3f), finish %.3f s after the program ended\n",
+		(double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6,
+		(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
+		(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6,
+		(double)(clock_ns(CLOCK_MONOTONIC) - sess->end_ns) / 1e9);
+}
+
 /* Everything the program needs before it starts; 0 or an exit code. */
 static int prepare(struct run_state *rs, struct run_writer **w)
 {
@@ -903,6 +922,7 @@ int cmd_run(int argc, char **argv)
 	}
 	pid = record_program(&rs, w, &sess, &totals, &write_failed);
 	remove_shm_dir(&rs);
+	print_timing(&sess);
 	rc = sess.exit_status;
 	/* a program that never ran leaves no recording, FILE untouched */
 	if (pid >= 0 && publish_output(&rs) != 0) {
