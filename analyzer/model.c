@@ -292,6 +292,10 @@ static int load_session(struct loader *l)
 	s->start_ns = ts_clamp(meta_int(l, "start_ns", 0));
 	s->end_ns = ts_clamp(meta_int(l, "end_ns", 0));
 	s->dropped_events = meta_int(l, "dropped_events", 0);
+	s->capture = meta(l, "capture");
+	s->capture_calls = meta_int(l, "capture_calls", 0);
+	if (model_load_windows(l->m, l->db) != 0)
+		return -1;
 	st = db_prepare(l->db, "SELECT count(*), (SELECT tf_detail FROM processes WHERE tf_detail IS NOT NULL LIMIT 1),"
 			       " (SELECT tf_status FROM processes WHERE tf_status = 'hooked' LIMIT 1),"
 			       " min(start_ns), max(end_ns), coalesce(sum(dropped_events), 0) FROM processes");
@@ -962,9 +966,12 @@ static void function_totals(struct model *m)
 	s->wall_ns = s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0;
 	if (s->first_tf_ns == INT64_MAX || s->first_tf_ns < s->start_ns)
 		s->first_tf_ns = s->start_ns;
-	s->active_ns = s->end_ns > s->first_tf_ns ? s->end_ns - s->first_tf_ns : 0;
+	/* with capture windows, only their time: shares are of what was recorded */
+	s->active_ns = model_recorded_ns(m, s->first_tf_ns, s->end_ns);
 	s->eager_share = s->active_ns ? (double)s->eager_ns / (double)s->active_ns : 0;
 	s->trace_share = s->active_ns ? (double)s->trace_ns / (double)s->active_ns : 0;
+	if (s->trace_share > 1)  /* traces are recorded outside the windows too */
+		s->trace_share = 1;
 }
 
 static int cmp_functions(const void *a, const void *b)
@@ -1139,6 +1146,7 @@ void model_release(struct model *m)
 	free(m->sites);
 	free(m->blackboxes);
 	free(m->session_runs);
+	free(m->windows);
 	free(m->threads);
 	free(m->datasets);
 	free(m->graph_readers);

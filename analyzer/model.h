@@ -267,6 +267,14 @@ struct model_session {
 	 * can take most of a short run.  Every share below is of active_ns.
 	 */
 	int64_t first_tf_ns, active_ns;
+	/*
+	 * Capture windows (run --delay/--duration/--capture, SIGUSR2,
+	 * agprof.start/stop): capture says what was asked (NULL: the whole run
+	 * was recorded); active_ns then counts only the windows' time.
+	 * capture_windows 0 with capture set: the window never opened.
+	 */
+	const char *capture;
+	int64_t capture_windows, capture_calls;
 	int64_t dropped_events;
 	int64_t processes;
 	int64_t eager_ops, eager_ns;
@@ -374,8 +382,19 @@ struct metric_source {
 struct model_source_list; /* private */
 struct strpool;           /* private */
 
+/* A stretch of the run whose high-rate events were recorded (merged union of the capture windows). */
+struct model_window {
+	int64_t start_ns, end_ns;
+	const char *why;            /* what opened .. closed the first window merged into it */
+};
+
+/* Recorded time within [from, to): to - from without capture windows. */
+int64_t model_recorded_ns(const struct model *m, int64_t from, int64_t to);
+
 struct model {
 	struct recording *rec;      /* not owned */
+	struct model_window *windows; /* in time order, merged; none without session.capture */
+	size_t nwindows;
 	struct model_session session;
 	struct model_function *functions; /* sorted by retrace_ns + trace count, worst first */
 	size_t nfunctions;

@@ -69,6 +69,10 @@ int model_cmp_sites(const void *a, const void *b);
 /* Fold sites that resolve to one user line into one row; returns the new count. */
 size_t model_merge_sites_by_user_line(struct model_eager_site *sites, size_t nsites);
 
+/* analyzer/windows.c: read capture_windows into m->windows (after session.capture is known).  0 or -1. */
+struct sqlite3;
+int model_load_windows(struct model *m, struct sqlite3 *db);
+
 /* Register the built-in metric sources.  0 or -1. */
 int model_register_builtin_sources(struct model *m);
 

@@ -47,6 +47,34 @@ static void kv_locs(struct json *j, const char *key, const char *lib_key, const 
 	report_json_library_loc(j, loc);
 }
 
+/* "capture": the capture windows (merged, in time order), or null when the whole run was recorded. */
+static void json_capture(struct json *j, const struct model *m)
+{
+	const struct model_session *s = &m->session;
+
+	json_key(j, "capture");
+	if (!s->capture) {
+		json_null(j);
+		return;
+	}
+	json_begin_object(j);
+	json_kv_str(j, "options", s->capture);
+	json_kv_int(j, "windows_recorded", s->capture_windows);
+	json_kv_int(j, "capture_calls", s->capture_calls);
+	json_kv_int(j, "recorded_ns", model_recorded_ns(m, s->start_ns, s->end_ns));
+	json_key(j, "windows");
+	json_begin_array(j, JSON_LINES);
+	for (size_t i = 0; i < m->nwindows; i++) {
+		json_begin_object(j);
+		json_kv_int(j, "start_ns", m->windows[i].start_ns);
+		json_kv_int(j, "end_ns", m->windows[i].end_ns);
+		json_kv_str(j, "why", m->windows[i].why);
+		json_end_object(j);
+	}
+	json_end_array(j);
+	json_end_object(j);
+}
+
 static void json_session(struct json *j, const struct model *m)
 {
 	const struct model_session *s = &m->session;
@@ -85,6 +113,7 @@ static void json_session(struct json *j, const struct model *m)
 	json_kv_int(j, "input_ns", s->input_ns);
 	json_kv_int(j, "blackbox_eager_ops", s->blackbox_eager_ops);
 	json_kv_int(j, "blackbox_eager_ns", s->blackbox_eager_ns);
+	json_capture(j, m);
 	json_end_object(j);
 }
 

@@ -228,6 +228,25 @@ static void summary_tf2(struct text *t)
 	input_summary(t);
 }
 
+/* What the capture windows held: shares below are of that time only. */
+static void capture_line(struct text *t)
+{
+	const struct model_session *s = &t->m->session;
+	char a[DURATION_MAX];
+
+	if (!s->capture)
+		return;
+	if (!s->capture_windows) {
+		strbuf_addf(t->out, "  %swarning:%s the capture window never opened (%s; %lld calls of the capture "
+			    "function): only traces and process facts were recorded\n", col(t, C_YELLOW),
+			    col(t, C_RESET), s->capture, (long long)s->capture_calls);
+		return;
+	}
+	strbuf_addf(t->out, "  recorded: %lld capture window%s (%s), %s of the run; shares are of that time\n",
+		    (long long)s->capture_windows, s->capture_windows == 1 ? "" : "s", s->capture,
+		    duration_format(a, sizeof(a), model_recorded_ns(t->m, s->start_ns, s->end_ns)));
+}
+
 static void summary(struct text *t)
 {
 	const struct model *m = t->m;
@@ -239,13 +258,15 @@ static void summary(struct text *t)
 		    t->o->recording ? t->o->recording : "");
 	strbuf_addf(t->out, "  run: %s, %s", s->argv ? s->argv : "?", duration_format(a, sizeof(a), s->wall_ns));
 	if (!empty)
-		strbuf_addf(t->out, " (%s after TensorFlow started)", duration_format(b, sizeof(b), s->active_ns));
+		strbuf_addf(t->out, s->capture ? " (%s recorded after TensorFlow started)" : " (%s after TensorFlow started)",
+			    duration_format(b, sizeof(b), s->active_ns));
 	strbuf_addf(t->out, ", exit %d", s->exit_status);
 	if (s->tf_version)
 		strbuf_addf(t->out, ", TensorFlow %s", s->tf_version);
 	if (s->python_version)
 		strbuf_addf(t->out, ", Python %.*s", (int)strcspn(s->python_version, " "), s->python_version);
 	strbuf_addch(t->out, '\n');
+	capture_line(t);
 	if (empty) {
 		nothing_recorded(t);
 		return;

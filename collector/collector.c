@@ -148,6 +148,7 @@ static int process_start(void)
 		return -1;
 	agp_proc.enabled = 1;
 	emit_process_record();
+	agp_capture_start();
 	return 0;
 }
 
@@ -168,6 +169,7 @@ static void on_fork_child(void)
 		return;
 	/* The parent's mapping is shared: let go of it, never write into it. */
 	agp_proc.enabled = 0;
+	agp_capture_fork();
 	release_buffers();
 	if (agp_proc.shm_fd >= 0)
 		close(agp_proc.shm_fd);
@@ -302,9 +304,10 @@ static uint64_t hash_text(const char *s, size_t len)
 }
 
 /* Flags kept in a cache slot's len: what agp_intern_op learned about the text. */
+#define STRCACHE_CAPTURE 0x20000000u
 #define STRCACHE_CLASSIFIED 0x40000000u
 #define STRCACHE_FUNCTION 0x80000000u
-#define STRCACHE_LEN(slot) ((slot)->len & ~(STRCACHE_CLASSIFIED | STRCACHE_FUNCTION))
+#define STRCACHE_LEN(slot) ((slot)->len & ~(STRCACHE_CLASSIFIED | STRCACHE_FUNCTION | STRCACHE_CAPTURE))
 
 /* Intern text; *slot_out gets its cache slot (NULL when it could not be cached). */
 static uint32_t intern_slot(struct agp_thread *t, const char *text, size_t len,
@@ -351,20 +354,32 @@ uint32_t agp_intern(struct agp_thread *t, const char *text, size_t len)
 	return intern_slot(t, text, len, &slot);
 }
 
-uint32_t agp_intern_op(struct agp_thread *t, const char *name, int (*is_function)(const char *), int *function)
+/* AGP_OP_* flags of an op name (asked once per cached name). */
+static int classify_op(const char *name, int (*is_function)(const char *))
+{
+	if (!is_function(name))
+		return 0;
+	return AGP_OP_FUNCTION | (agp_capture_match(name) ? AGP_OP_CAPTURE : 0);
+}
+
+uint32_t agp_intern_op(struct agp_thread *t, const char *name, int (*is_function)(const char *), int *flags)
 {
 	struct agp_strcache_slot *slot;
 	uint32_t id = intern_slot(t, name, strlen(name), &slot);
+	int f;
 
 	if (!slot) {
-		*function = is_function(name);
+		*flags = classify_op(name, is_function);
 		return id;
 	}
 	/* Functions are registered before their first call and an op never
 	 * becomes one: classifying a name once per cache slot is enough. */
-	if (!(slot->len & STRCACHE_CLASSIFIED))
-		slot->len |= STRCACHE_CLASSIFIED | (is_function(name) ? STRCACHE_FUNCTION : 0);
-	*function = (slot->len & STRCACHE_FUNCTION) != 0;
+	if (!(slot->len & STRCACHE_CLASSIFIED)) {
+		f = classify_op(name, is_function);
+		slot->len |= STRCACHE_CLASSIFIED | (f & AGP_OP_FUNCTION ? STRCACHE_FUNCTION : 0) |
+			     (f & AGP_OP_CAPTURE ? STRCACHE_CAPTURE : 0);
+	}
+	*flags = (slot->len & STRCACHE_FUNCTION ? AGP_OP_FUNCTION : 0) | (slot->len & STRCACHE_CAPTURE ? AGP_OP_CAPTURE : 0);
 	return id;
 }
 
@@ -391,11 +406,23 @@ uint32_t agp_site_define(struct agp_thread *t, uint32_t file, uint32_t func, uin
 	return id;
 }
 
+/*
+ * Room for one high-rate event (a span, a Session step: whatever the
+ * capture window applies to), or NULL while the window is closed.  The one
+ * place the window gates events: a new event record type reserves here.
+ */
+static void *event_reserve(struct agp_thread *t, uint32_t words, uint64_t *new_head)
+{
+	if (!agp_capture_open())
+		return NULL;
+	return ring_reserve(t, words, new_head);
+}
+
 void agp_emit_span(struct agp_thread *t, uint16_t type, uint32_t arg, uint64_t start, uint64_t end,
 		   uint32_t aux, uint32_t site, uint32_t flags, uint32_t aux2, uint64_t seq)
 {
 	uint64_t new_head;
-	struct agp_rec_span *rec = ring_reserve(t, sizeof(*rec) / 8, &new_head);
+	struct agp_rec_span *rec = event_reserve(t, sizeof(*rec) / 8, &new_head);
 
 	if (!rec)
 		return;
@@ -416,7 +443,7 @@ void agp_emit_kernel(struct agp_thread *t, uint32_t name, uint32_t type, uint64_
 		     uint32_t call_seq, uint32_t flags)
 {
 	uint64_t new_head, dur = end > start ? end - start : 0;
-	struct agp_rec_kernel *rec = ring_reserve(t, sizeof(*rec) / 8, &new_head);
+	struct agp_rec_kernel *rec = event_reserve(t, sizeof(*rec) / 8, &new_head);
 
 	if (!rec)
 		return;
@@ -435,7 +462,7 @@ void agp_emit_session(struct agp_thread *t, uint32_t kind, uint64_t start, uint6
 		      uint32_t flags, uint32_t feeds, uint32_t fetches, uint32_t targets)
 {
 	uint64_t new_head;
-	struct agp_rec_session *rec = ring_reserve(t, sizeof(*rec) / 8, &new_head);
+	struct agp_rec_session *rec = event_reserve(t, sizeof(*rec) / 8, &new_head);
 
 	if (!rec)
 		return;
@@ -648,6 +675,7 @@ int agp_start(const char *dir)
 	hide_launcher_environment();
 	agp_py_read_overrides();
 	agp_kernels_init();
+	agp_capture_read_env();
 	if (process_start() != 0) {
 		agp_proc.enabled = 1;
 		agp_disable("cannot create the recording buffers");

@@ -136,11 +136,12 @@ void agp_disable(const char *why) AGP_HIDDEN;
 uint32_t agp_intern(struct agp_thread *t, const char *text, size_t len) AGP_HIDDEN;
 
 /*
- * Intern an op name and tell whether it names a registered graph function
- * (is_function is asked once per cached name).
+ * Intern an op name and tell (*flags, AGP_OP_*) whether it names a
+ * registered graph function, and the --capture one (is_function is asked
+ * once per cached name).
  */
 uint32_t agp_intern_op(struct agp_thread *t, const char *name, int (*is_function)(const char *),
-		       int *function) AGP_HIDDEN;
+		       int *flags) AGP_HIDDEN;
 
 /*
  * Define a call site in the thread's ring; returns its id.  parent is the
@@ -149,6 +150,32 @@ uint32_t agp_intern_op(struct agp_thread *t, const char *name, int (*is_function
  */
 uint32_t agp_site_define(struct agp_thread *t, uint32_t file, uint32_t func, uint32_t line, uint32_t parent,
 			 uint32_t flags) AGP_HIDDEN;
+
+/*
+ * The capture window (capture.c): whether high-rate events are recorded now.
+ * The one gate of the hot path: a relaxed load of the word the launcher and
+ * capture.c write (agp_shm_header.capture_off); agp_event_reserve asks it.
+ */
+static inline int agp_capture_open(void)
+{
+	return atomic_load_explicit(&agp_proc.shm->capture_off, memory_order_relaxed) == 0;
+}
+
+/* capture.c: read AGPROF_CAPTURE / AGPROF_CAPTURE_OFF once at start. */
+void agp_capture_read_env(void) AGP_HIDDEN;
+/* capture.c: a forked child starts with its parent's window (before its buffers are released). */
+void agp_capture_fork(void) AGP_HIDDEN;
+/* capture.c: set a new process image's header (after open_process_files). */
+void agp_capture_start(void) AGP_HIDDEN;
+/* capture.c: whether an op name is a call of the --capture function. */
+int agp_capture_match(const char *name) AGP_HIDDEN;
+/* capture.c: around a call of the --capture function: begin returns its number, end takes it. */
+uint64_t agp_capture_call_begin(void) AGP_HIDDEN;
+void agp_capture_call_end(uint64_t n) AGP_HIDDEN;
+
+/* agp_intern_op's *flags */
+#define AGP_OP_FUNCTION 1   /* a registered graph function: a call */
+#define AGP_OP_CAPTURE 2    /* a call of the --capture function */
 
 /* Append a span record (eager op, call, black box). */
 void agp_emit_span(struct agp_thread *t, uint16_t type, uint32_t arg, uint64_t start, uint64_t end,

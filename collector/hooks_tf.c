@@ -249,8 +249,8 @@ AGP_EXPORT void TFE_Execute(TFE_Op *op, TFE_TensorHandle **retvals, int *num_ret
 	struct agp_thread *t;
 	const char *name, *device;
 	uint32_t name_id, device_id = 0, site, flags, gap = 0;
-	uint64_t start, end, seq, outer_call;
-	int is_call;
+	uint64_t start, end, seq, outer_call, capture_call = 0;
+	int is_call, op_flags;
 
 	REAL(void, TFE_Execute, TFE_Op *, TFE_TensorHandle **, int *, TF_Status *);
 	t = agp_thread_get();
@@ -263,7 +263,8 @@ AGP_EXPORT void TFE_Execute(TFE_Op *op, TFE_TensorHandle **retvals, int *num_ret
 	if (!name)
 		name = "?";
 	device = tf.OpGetDevice(op, status);
-	name_id = agp_intern_op(t, name, fn_set_has, &is_call);
+	name_id = agp_intern_op(t, name, fn_set_has, &op_flags);
+	is_call = op_flags & AGP_OP_FUNCTION;
 	if (device && device[0])
 		device_id = agp_intern(t, device, strlen(device));
 	site = agp_py_callsite(t);
@@ -273,6 +274,8 @@ AGP_EXPORT void TFE_Execute(TFE_Op *op, TFE_TensorHandle **retvals, int *num_ret
 	if (!is_call && innermost_trace(t) && !strcmp(name, "VarHandleOp"))
 		agp_pytrace_count_variable(innermost_trace(t));
 	seq = atomic_fetch_add_explicit(&agp_proc.next_seq, 1, memory_order_relaxed);
+	if (op_flags & AGP_OP_CAPTURE)
+		capture_call = agp_capture_call_begin();  /* may open the window: before the call starts */
 	t->in_hook = 0;
 	outer_call = t->call_seq;
 	kernels_enter(t, is_call, seq);
@@ -295,6 +298,8 @@ AGP_EXPORT void TFE_Execute(TFE_Op *op, TFE_TensorHandle **retvals, int *num_ret
 	t->last_dispatch_end = end;
 	agp_emit_span(t, is_call ? AGP_REC_CALL : AGP_REC_EAGER, name_id, start, end,
 		      device_id, site, is_call ? flags & AGP_SPAN_FAILED : flags, gap, seq);
+	if (capture_call)
+		agp_capture_call_end(capture_call);  /* may close it: once the call is recorded */
 }
 
 /* The C fast path of generated op wrappers; TFE_Execute inside it is "fast". */

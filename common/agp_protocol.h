@@ -38,6 +38,10 @@
 #define AGP_ENV_NO_GOT_PATCH "AGPROF_NO_GOT_PATCH"   /* 1: no GOT patching */
 #define AGP_ENV_COLLECTOR "AGPROF_COLLECTOR"         /* the launcher's collector override */
 #define AGP_ENV_NO_KERNELS "AGPROF_NO_KERNELS"       /* 1: no kernel records (run --no-kernels) */
+/* run --capture: "FUNCTION:FROM-TO" (calls of a traced function) or "api" (agprof.start/stop) */
+#define AGP_ENV_CAPTURE "AGPROF_CAPTURE"
+/* "1": the launcher's window starts closed (run --delay); a new header's AGP_CAPTURE_LAUNCHER bit */
+#define AGP_ENV_CAPTURE_OFF "AGPROF_CAPTURE_OFF"
 /* AGP_ENV_ORIG_PRELOAD's value when the program had no LD_PRELOAD at all */
 #define AGP_PRELOAD_UNSET "\001unset"
 
@@ -75,11 +79,25 @@ struct agp_shm_header {
 	uint32_t pad;
 	_Atomic uint64_t dropped_no_slot;   /* events from threads beyond max_threads */
 	_Atomic uint32_t finished;          /* set at clean process exit */
-	char pad1[4096 - 52];
+	/*
+	 * The capture window (run --delay/--duration/--capture, SIGUSR2,
+	 * agprof.start/stop): high-rate events are recorded while it is 0.
+	 * Each bit is one owner's "closed"; the hot path reads it with one
+	 * relaxed load.  The launcher writes AGP_CAPTURE_LAUNCHER into every
+	 * header it maps, the collector the others (each change of those is
+	 * also an AGP_SIDE_CAPTURE record, so the recording knows the windows).
+	 */
+	_Atomic uint32_t capture_off;
+	char pad1[4096 - 56];
 	struct agp_thread_ring threads[AGP_MAX_THREADS];
 };
 
 _Static_assert(sizeof(struct agp_thread_ring) == 192, "ring slot layout");
+
+/* Bits of agp_shm_header.capture_off: who keeps the window closed. */
+#define AGP_CAPTURE_LAUNCHER 1u  /* the launcher: --delay, --duration, SIGUSR2 */
+#define AGP_CAPTURE_FUNCTION 2u  /* the collector: outside --capture FUNCTION:FROM-TO */
+#define AGP_CAPTURE_API 4u       /* the collector: agprof.stop() (--capture api: until agprof.start()) */
 
 /* What a thread was doing when it first recorded (from its native stack). */
 enum agp_thread_role {
@@ -202,6 +220,7 @@ enum agp_side_type {
 	AGP_SIDE_TRACE_INPUT = 9, /* one input of the trace that precedes it */
 	AGP_SIDE_TRACE_EVENT = 10, /* a pitfall seen while tracing (collector/pywatch.c) */
 	AGP_SIDE_KERNELS = 11,  /* kernel hook status, or a trace's node source lines (AGP_F_NODE_LINES) */
+	AGP_SIDE_CAPTURE = 12,    /* the collector's capture bits changed: AGP_F_CAPTURE_OFF at AGP_F_START */
 };
 
 struct agp_side_hdr {
@@ -237,6 +256,8 @@ enum agp_tag {
 	 * "name\tfile\tline\n" entries
 	 */
 	AGP_F_NODE_LINES = 100,
+	/* capture: the collector's bits of capture_off after the change, why, capture-function calls so far */
+	AGP_F_CAPTURE_OFF = 110, AGP_F_CAPTURE_WHY, AGP_F_CAPTURE_CALLS,
 };
 
 #endif /* AGPROF_PROTOCOL_H */

@@ -293,6 +293,18 @@ CREATE TABLE ranks (
     clock_matches     INTEGER NOT NULL DEFAULT 0   -- events matched with the reference rank
 );
 
+-- The capture windows (run --delay/--duration/--capture, SIGUSR2,
+-- agprof.start/stop): per process, the times its high-rate events (eager
+-- ops, graph calls, black-box runs, Session steps) were recorded.  Empty
+-- when the whole run was recorded (meta.capture absent); meta.capture set
+-- and no row: the window never opened.  Schema 4.
+CREATE TABLE capture_windows (
+    pid      INTEGER NOT NULL,
+    start_ns INTEGER NOT NULL,
+    end_ns   INTEGER NOT NULL,
+    why      TEXT NOT NULL
+);
+
 -- @indexes: created when the recording is finished (the launcher inserts
 -- faster without them while the workload runs).
 CREATE INDEX eager_ops_time ON eager_ops(start_ns);

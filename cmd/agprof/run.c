@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -48,6 +49,9 @@ static const char *const run_epilogue =
 	"before) or internal error.  PROGRAM's own failure takes precedence.\n"
 	"The recording is written to a hidden file beside FILE and renamed to FILE\n"
 	"once PROGRAM ran: a program that cannot start leaves FILE as it was.\n"
+	"SIGUSR2 sent to agprof (not to PROGRAM) toggles the capture window:\n"
+	"it stops recording eager ops, graph calls, black boxes and Session steps,\n"
+	"and the next one starts again (the recording keeps the windows).\n"
 	"SIGINT, SIGTERM and SIGHUP sent to agprof are forwarded to PROGRAM; a\n"
 	"second SIGINT or SIGTERM (the first once PROGRAM has ended) ends agprof\n"
 	"after closing the recording, even if PROGRAM goes on; a third at once.\n"
@@ -56,7 +60,7 @@ static const char *const run_epilogue =
 	AGP_ENV_NO_GOT_PATCH "=1 turns off GOT patching (docs/collector.md);\n"
 	AGP_ENV_NO_KERNELS "=1 is --no-kernels.\n";
 
-enum { RUN_CHECK = OPT_KEY_BASE, RUN_USER_CODE, RUN_LIBRARY, RUN_NO_KERNELS };
+enum { RUN_CHECK = OPT_KEY_BASE, RUN_USER_CODE, RUN_LIBRARY, RUN_NO_KERNELS, RUN_DELAY, RUN_DURATION, RUN_CAPTURE };
 
 static const struct opt run_options[] = {
 	{ "output", 'o', "FILE", "write the recording to FILE (default: the first free\n"
@@ -77,9 +81,34 @@ static const struct opt run_options[] = {
 					  "(repeatable; the longest matching PATH wins)" },
 	{ "no-kernels", RUN_NO_KERNELS, NULL, "do not record CPU kernel executions (graph calls'\n"
 					      "ops; 'agprof report --ops' is then empty)" },
+	{ "delay", RUN_DELAY, "SECONDS", "record eager ops, graph calls, black boxes and Session\n"
+					 "steps only from SECONDS after the start (traces and\n"
+					 "process facts are always recorded)" },
+	{ "duration", RUN_DURATION, "SECONDS", "stop recording them SECONDS after the window opened\n"
+					       "(the start, or the end of --delay)" },
+	{ "capture", RUN_CAPTURE, "FUNCTION:FROM-TO", "record them from the FROM-th to the TO-th call of\n"
+						      "the tf.function FUNCTION (counted from 1);\n"
+						      "'--capture api': only between agprof.start()\n"
+						      "and agprof.stop() in the program" },
 	OPT_HELP,
 	OPT_TEXT("\nwith --check, the options of 'agprof check':"),
 	OPT_END,
+};
+
+/*
+ * The launcher's bit of the capture window (AGP_CAPTURE_LAUNCHER): --delay,
+ * --duration and SIGUSR2 move it; --capture is the collector's (it counts
+ * the calls) and only passes through here.
+ */
+struct run_window {
+	uint64_t delay_ns, duration_ns;
+	int delay_given, duration_given;
+	const char *capture;     /* --capture's value, or NULL */
+	char desc[320];          /* the options as meta.capture says them */
+	int closed;              /* the launcher's bit now */
+	int delay_done, duration_done;
+	uint64_t opened_ns;      /* when --duration starts counting */
+	int toggles_done;        /* SIGUSR2 toggles applied */
 };
 
 struct run_state {
@@ -101,12 +130,21 @@ struct run_state {
 	pid_t child;
 	struct tf_config tf;     /* from TF_CONFIG; task_index -1 without it */
 	int has_tf;
+	struct run_window window;
 };
 
 static volatile sig_atomic_t child_pid;
 static volatile sig_atomic_t stop_signal;  /* the second SIGINT/SIGTERM: stop waiting */
 static volatile sig_atomic_t stop_count;
 static volatile sig_atomic_t program_ended;  /* nothing left to forward to */
+static volatile sig_atomic_t capture_toggles;  /* SIGUSR2 received */
+
+/* SIGUSR2 to agprof toggles the capture window (applied by window_tick). */
+static void toggle_signal(int sig)
+{
+	(void)sig;
+	capture_toggles++;
+}
 
 /*
  * Forward signals sent to agprof; a terminal's own signal already reached the
@@ -144,7 +182,9 @@ static int install_forwarding(void)
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		if (sigaction(sigs[i], &sa, NULL) != 0)
 			return -1;
-	return 0;
+	sa.sa_handler = toggle_signal;
+	sa.sa_flags = SA_RESTART;
+	return sigaction(SIGUSR2, &sa, NULL);
 }
 
 /* execvp's search, done up front so that 126/127 are reported clearly. */
@@ -516,6 +556,13 @@ static void set_child_environment(const struct run_state *rs)
 		setenv(AGP_ENV_LIBRARY, rs->library, 1);
 	if (rs->no_kernels)
 		setenv(AGP_ENV_NO_KERNELS, "1", 1);
+	/* The capture window (collector/capture.c); never a parent agprof's. */
+	unsetenv(AGP_ENV_CAPTURE);
+	unsetenv(AGP_ENV_CAPTURE_OFF);
+	if (rs->window.capture)
+		setenv(AGP_ENV_CAPTURE, rs->window.capture, 1);
+	if (rs->window.delay_ns)
+		setenv(AGP_ENV_CAPTURE_OFF, "1", 1);
 	/* The CUDA driver loads the collector's CUPTI part from here at cuInit. */
 	if (!getenv("CUDA_INJECTION64_PATH")) {
 		setenv("CUDA_INJECTION64_PATH", rs->collector, 1);
@@ -600,11 +647,48 @@ static int add_override(char **list, const char *opt, const char *path)
 	return 0;
 }
 
+/* SECONDS of --delay / --duration: a number from 0 to a year. */
+static int parse_seconds(const char *opt, const char *value, uint64_t *ns)
+{
+	char *end;
+	double v = value ? strtod(value, &end) : -1;
+
+	if (!value || end == value || *end || !(v >= 0 && v <= 366.0 * 86400))
+		return error("option '%s' needs a number of seconds, not '%s'", opt, value ? value : "");
+	*ns = (uint64_t)(v * 1e9);
+	return 0;
+}
+
+/* FUNCTION:FROM-TO with 1 <= FROM <= TO, or "api" (collector/capture.c reads the same). */
+static int check_capture(const char *value)
+{
+	const char *colon = value ? strrchr(value, ':') : NULL;
+	unsigned long long from, to;
+	char tail;
+
+	if (value && !strcmp(value, "api"))
+		return 0;
+	if (!colon || colon == value || colon - value >= 256 ||
+	    sscanf(colon + 1, "%llu-%llu%c", &from, &to, &tail) != 2 || from < 1 || to < from)
+		return error("option '--capture' needs FUNCTION:FROM-TO (1 <= FROM <= TO) or 'api', not '%s'",
+			     value ? value : "");
+	return 0;
+}
+
 static int run_option(void *ctx, int key, const char *value)
 {
 	struct run_state *rs = ctx;
 
 	switch (key) {
+	case RUN_DELAY:
+		rs->window.delay_given = 1;
+		return parse_seconds("--delay", value, &rs->window.delay_ns);
+	case RUN_DURATION:
+		rs->window.duration_given = 1;
+		return parse_seconds("--duration", value, &rs->window.duration_ns);
+	case RUN_CAPTURE:
+		rs->window.capture = value;
+		return check_capture(value);
 	case 'o':
 		rs->output = value;
 		return 0;
@@ -651,6 +735,57 @@ static int parse_options(struct run_state *rs, int argc, char **argv)
 	return first;
 }
 
+/* Move the launcher's bit of the window, telling the writer when it changes. */
+static void window_set(struct run_window *win, struct run_writer *w, int closed, uint64_t now, const char *why)
+{
+	if (win->closed == closed)
+		return;
+	win->closed = closed;
+	run_writer_capture(w, closed, now, why, "SIGUSR2");
+}
+
+/* Apply --delay, --duration and SIGUSR2 as time goes on (every poll of wait_program). */
+static void window_tick(struct run_window *win, struct run_writer *w, uint64_t start_ns)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+
+	if (!win->delay_done && now - start_ns >= win->delay_ns) {
+		win->delay_done = 1;
+		win->opened_ns = now;
+		window_set(win, w, 0, now, "--delay");
+	}
+	if (win->duration_given && win->delay_done && !win->duration_done && now - win->opened_ns >= win->duration_ns) {
+		win->duration_done = 1;
+		window_set(win, w, 1, now, "--duration");
+	}
+	while (win->toggles_done != capture_toggles) {
+		win->toggles_done++;
+		window_set(win, w, !win->closed, now, "SIGUSR2");
+	}
+}
+
+/* The window at the start: closed during --delay; meta.capture says the options. */
+static void window_start(struct run_window *win, struct run_writer *w, uint64_t start_ns)
+{
+	size_t n = 0;
+
+	win->closed = win->delay_ns > 0;
+	win->delay_done = !win->delay_ns;
+	win->opened_ns = start_ns;
+	if (!win->delay_given && !win->duration_given && !win->capture)
+		return;
+	if (win->delay_given)
+		n += (size_t)snprintf(win->desc + n, sizeof(win->desc) - n, "--delay %.9g ", (double)win->delay_ns / 1e9);
+	if (win->duration_given && n < sizeof(win->desc))
+		n += (size_t)snprintf(win->desc + n, sizeof(win->desc) - n, "--duration %.9g ",
+				      (double)win->duration_ns / 1e9);
+	if (win->capture && n < sizeof(win->desc))
+		n += (size_t)snprintf(win->desc + n, sizeof(win->desc) - n, "--capture %s ", win->capture);
+	if (n > 0 && n <= sizeof(win->desc))
+		win->desc[n - 1] = '\0';
+	run_writer_capture(w, win->closed, start_ns, win->delay_ns ? "start (--delay)" : "start", win->desc);
+}
+
 /*
  * Drain while the program runs.  A write error is said once, here, and the
  * program goes on unrecorded; a second SIGINT/SIGTERM stops the wait.
@@ -675,6 +810,7 @@ static void wait_program(struct run_state *rs, struct run_writer *w, pid_t pid, 
 			sess->exit_status = 128 + stop_signal;
 			return;
 		}
+		window_tick(&rs->window, w, sess->start_ns);
 		if (run_writer_poll(w) != 0 && !rs->write_error_said) {
 			error("cannot write '%s': %s; recording stopped, the program goes on", rs->output_path,
 			      run_writer_error(w));
@@ -689,6 +825,15 @@ static void wait_program(struct run_state *rs, struct run_writer *w, pid_t pid, 
 	} else {
 		sess->exit_status = WEXITSTATUS(status);
 	}
+}
+
+/* "N)" for the never-opened warning (static buffer: one summary per run). */
+static const char *capture_calls_text(int64_t calls)
+{
+	static char buf[32];
+
+	snprintf(buf, sizeof(buf), "%lld)", (long long)calls);
+	return buf;
 }
 
 static void print_summary(const struct run_state *rs, const struct run_totals *totals)
@@ -713,6 +858,32 @@ static void print_summary(const struct run_state *rs, const struct run_totals *t
 			(unsigned long long)totals->dropped);
 	if (totals->note[0])
 		fprintf(stderr, "agprof: warning: incomplete recording: %s\n", totals->note);
+	if (totals->capture_used && !totals->capture_windows)
+		fprintf(stderr, "agprof: warning: the capture window never opened%s%s: only traces and process facts "
+			"were recorded\n", rs->window.capture && strcmp(rs->window.capture, "api") ? " (calls of the "
+			"--capture function: " : "", rs->window.capture && strcmp(rs->window.capture, "api") ?
+			capture_calls_text(totals->capture_calls) : "");
+	else if (totals->capture_used)
+		fprintf(stderr, "agprof: recorded %lld capture window%s (agprof report says which)\n",
+			(long long)totals->capture_windows, totals->capture_windows == 1 ? "" : "s");
+}
+
+/*
+ * AGPROF_TIMING=1 (bench/long_run.py): the launcher's own CPU (getrusage:
+ * not the program's) and how long the recording's finish took after the
+ * program ended.
+ */
+static void print_timing(const struct run_session *sess)
+{
+	struct rusage ru;
+
+	if (!getenv("AGPROF_TIMING") || getrusage(RUSAGE_SELF, &ru) != 0)
+		return;
+	fprintf(stderr, "agprof: timing: launcher cpu %.3f s (user %.3f, sys %.3f), finish %.3f s after the program ended\n",
+		(double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6,
+		(double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
+		(double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6,
+		(double)(clock_ns(CLOCK_MONOTONIC) - sess->end_ns) / 1e9);
 }
 
 /* Everything the program needs before it starts; 0 or an exit code. */
@@ -759,6 +930,7 @@ static pid_t record_program(struct run_state *rs, struct run_writer *w, struct r
 	sess->tf = rs->has_tf ? &rs->tf : NULL;
 	sess->start_wall_ns = clock_ns(CLOCK_REALTIME);
 	sess->start_ns = clock_ns(CLOCK_MONOTONIC);
+	window_start(&rs->window, w, sess->start_ns);
 	install_forwarding();
 	pid = start_program(rs);
 	/* past a file size limit, a write fails (EFBIG) and is reported; the program keeps its SIGXFSZ */
@@ -825,6 +997,7 @@ int cmd_run(int argc, char **argv)
 	}
 	pid = record_program(&rs, w, &sess, &totals, &write_failed);
 	remove_shm_dir(&rs);
+	print_timing(&sess);
 	rc = sess.exit_status;
 	/* a program that never ran leaves no recording, FILE untouched */
 	if (pid >= 0 && publish_output(&rs) != 0) {

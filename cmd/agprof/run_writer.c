@@ -4,6 +4,7 @@
  * output).  Ids in the rings are per process; this file maps them to rows.
  */
 #include "run_writer.h"
+#include "capture_log.h"
 #include "agp_protocol.h"
 #include "srcfile.h"
 #include "db.h"
@@ -71,6 +72,8 @@ struct run_writer {
 		*ins_link_name, *ins_trace_seq, *get_trace_seq, *ins_trace_event;
 	sqlite3_stmt *ins_session, *ins_kernel, *ins_knode, *ins_gnode, *ins_call_seq, *ins_node_src,
 		*upd_process_kernels;
+	struct capture_log capture;    /* the capture windows' changes (capture_log.h) */
+	char *capture_desc;            /* what opened and closed them (meta.capture) */
 	uint64_t lost_rows;            /* rows SQLite refused (not a write failure): said once */
 	char *lost_why;                /* the first refusal's message */
 };
@@ -176,6 +179,20 @@ static int shm_store64(_Atomic uint64_t *p, uint64_t v)
 		return -1;
 	shm_fault_armed = 1;
 	atomic_store_explicit(p, v, memory_order_release);
+	shm_fault_armed = 0;
+	return 0;
+}
+
+/* Set or clear bits of a mapped header's word, guarded like shm_store64. */
+static int shm_bits32(_Atomic uint32_t *p, uint32_t set, uint32_t clear)
+{
+	if (sigsetjmp(shm_fault_jmp, 0))
+		return -1;
+	shm_fault_armed = 1;
+	if (set)
+		atomic_fetch_or_explicit(p, set, memory_order_relaxed);
+	if (clear)
+		atomic_fetch_and_explicit(p, ~clear, memory_order_relaxed);
 	shm_fault_armed = 0;
 	return 0;
 }
@@ -1109,6 +1126,21 @@ static void side_kernels(struct run_writer *w, struct stream *s, const struct fi
 	free(status), free(detail);
 }
 
+/* A process's collector changed its capture bits (collector/capture.c). */
+static void side_capture(struct run_writer *w, struct stream *s, const struct fields *fs)
+{
+	char *why = ftext(fs, AGP_F_CAPTURE_WHY);
+	int64_t calls = fint(fs, AGP_F_CAPTURE_CALLS);
+
+	w->capture.used = 1;
+	if (calls > w->capture.calls)
+		w->capture.calls = calls;
+	if (capture_log_add(&w->capture, s->pid, (uint64_t)fint(fs, AGP_F_START),
+			    (uint32_t)fint(fs, AGP_F_CAPTURE_OFF) & ~AGP_CAPTURE_LAUNCHER, why) != 0)
+		add_note(w, "out of memory for the capture windows");
+	free(why);
+}
+
 static void side_record(struct run_writer *w, struct stream *s, uint32_t type, const char *p, size_t len)
 {
 	struct fields fs;
@@ -1132,6 +1164,9 @@ static void side_record(struct run_writer *w, struct stream *s, uint32_t type, c
 	case AGP_SIDE_GPU_ACTIVITY:
 	case AGP_SIDE_GPU_API:
 		side_gpu(w, s, type, &fs);
+		break;
+	case AGP_SIDE_CAPTURE:
+		side_capture(w, s, &fs);
 		break;
 	}
 }
@@ -1225,6 +1260,38 @@ static void *map_ring_file(const char *path, int32_t *pid)
 	return map;
 }
 
+/*
+ * A new process: its header gets the launcher's bit as it is now (its
+ * collector started it from AGPROF_CAPTURE_OFF, which may be stale for an
+ * exec'd child) and its windows are written from its start.
+ */
+static void stream_capture_init(struct run_writer *w, struct stream *s)
+{
+	uint64_t start = 0;
+
+	if (w->capture.launcher_bits)
+		shm_bits32(&s->shm->capture_off, AGP_CAPTURE_LAUNCHER, 0);
+	else
+		shm_bits32(&s->shm->capture_off, 0, AGP_CAPTURE_LAUNCHER);
+	shm_copy(&start, &s->shm->start_ns, sizeof(start));
+	if (capture_log_process(&w->capture, s->pid, start) != 0)
+		add_note(w, "out of memory for the capture windows");
+}
+
+void run_writer_capture(struct run_writer *w, int closed, uint64_t ns, const char *why, const char *desc)
+{
+	w->capture.used = 1;
+	if (desc && !w->capture_desc)
+		w->capture_desc = strdup(desc);
+	w->capture.launcher_bits = closed ? AGP_CAPTURE_LAUNCHER : 0;
+	if (capture_log_add(&w->capture, 0, ns, w->capture.launcher_bits, why) != 0)
+		add_note(w, "out of memory for the capture windows");
+	for (size_t i = 0; i < w->nstreams; i++)
+		if (!w->streams[i]->damaged)
+			shm_bits32(&w->streams[i]->shm->capture_off, closed ? AGP_CAPTURE_LAUNCHER : 0,
+				   closed ? 0 : AGP_CAPTURE_LAUNCHER);
+}
+
 /* A new stream for the ring file name (shorter than a stream's name) at path; -1 when out of memory. */
 static int add_stream(struct run_writer *w, const char *name, char *path, void *map, int32_t pid)
 {
@@ -1244,6 +1311,7 @@ static int add_stream(struct run_writer *w, const char *name, char *path, void *
 	}
 	s->shm = map;
 	s->pid = pid;
+	stream_capture_init(w, s);
 	memcpy(path + strlen(path) - 4, "side", 4);
 	s->side_fd = open(path, O_RDONLY | O_CLOEXEC);
 	w->streams[w->nstreams++] = s;
@@ -1493,6 +1561,21 @@ static void write_meta(struct run_writer *w, const struct run_session *sess, uin
 	strbuf_release(&argv);
 }
 
+/* The capture windows (capture_log.h) and what made them: meta.capture, meta.capture_calls. */
+static void write_capture(struct run_writer *w, const struct run_session *sess)
+{
+	if (!w->capture.used)
+		return;
+	if (capture_log_write(&w->capture, w->db, sess->end_ns) != 0)
+		add_note(w, "the capture windows could not be stored");
+	db_meta_set(w->db, "capture", w->capture_desc ? w->capture_desc : "agprof.start/stop");
+	db_meta_set_int(w->db, "capture_calls", w->capture.calls);
+	db_meta_set_int(w->db, "capture_windows", w->capture.windows);
+	w->totals.capture_used = 1;
+	w->totals.capture_windows = w->capture.windows;
+	w->totals.capture_calls = w->capture.calls;
+}
+
 /* After a write failure: keep what was committed, write nothing more. */
 static void keep_committed(struct run_writer *w)
 {
@@ -1516,6 +1599,8 @@ static int release_writer(struct run_writer *w)
 	int rc = 0;
 
 	strbuf_release(&w->notes);
+	capture_log_release(&w->capture);
+	free(w->capture_desc);
 	free(w->rec);
 	free(w->lost_why);
 	db_forget_write_failure(w->db);
@@ -1553,6 +1638,7 @@ int run_writer_finish(struct run_writer *w, const struct run_session *sess, stru
 			add_note(w, "%llu rows could not be stored (%s)", (unsigned long long)w->lost_rows,
 				 w->lost_why ? w->lost_why : "?");
 		rc = link_rows(w, sess);
+		write_capture(w, sess);
 		write_meta(w, sess, w->totals.dropped);
 		if (db_exec(w->db, "COMMIT") != 0)
 			rc = -1;

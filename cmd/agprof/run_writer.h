@@ -29,6 +29,8 @@ struct run_totals {
 	uint64_t kernels;       /* CPU kernel executions */
 	int processes;
 	int damaged;           /* buffers found damaged or unread (see note) */
+	int capture_used;      /* capture windows were asked for (run --delay, --capture, ...) */
+	int64_t capture_windows, capture_calls; /* windows stored; --capture function calls seen */
 	char note[512];        /* why events are missing (meta.incomplete), or "" */
 	const char *error;     /* why writing failed (static text), or NULL */
 };
@@ -45,6 +47,13 @@ struct run_writer *run_writer_create(const char *path, const char *shm_dir, char
  * nothing; run_writer_error says why).
  */
 int run_writer_poll(struct run_writer *w);
+
+/*
+ * The launcher's side of the capture window (AGP_CAPTURE_LAUNCHER in every
+ * process's header): closed or open from ns on, why (for capture_windows.why);
+ * desc, the first time, says what the run asked for (meta.capture).
+ */
+void run_writer_capture(struct run_writer *w, int closed, uint64_t ns, const char *why, const char *desc);
 
 /* Why writing failed (e.g. "database or disk is full"), or NULL. */
 const char *run_writer_error(struct run_writer *w);

@@ -8,8 +8,13 @@ and drains the collector's rings while the program runs, so the program's
 own threads keep their CPU; agprof.stop() closes its stdin and waits for it.
 See docs/collector.md, "Recording from inside Python".
 
-One module for the capture window: under `agprof run` (where the whole
-program is already recorded) start() and stop() warn and do nothing today.
+One module for the capture window: under `agprof run` (where the collector
+is already in the process) start() and stop() open and close the capture
+window instead (the collector's agprof_capture(), collector/capture.c):
+stop() stops recording eager ops, graph calls and black boxes, start()
+records them again; with `agprof run --capture api` the window is closed
+until the first start().  No path is needed there (the launcher's -o names
+the recording); elsewhere start() needs one.
 """
 import atexit
 import ctypes
@@ -161,21 +166,37 @@ def _end_child(proc):
     return proc.returncode, err.decode("utf-8", "replace").strip()
 
 
-def start(path, force=False, quiet=False):
+def _capture(on):
+    """Open (on) or close the capture window of `agprof run`; False when the collector lacks it."""
+    try:
+        fn = ctypes.CDLL(None).agprof_capture
+    except (OSError, AttributeError):
+        return False
+    fn.argtypes = [ctypes.c_int]
+    fn.restype = ctypes.c_int
+    return fn(1 if on else 0) == 0
+
+
+def start(path=None, force=False, quiet=False):
     """Start recording this process's TensorFlow activity into the recording `path`.
 
-    TensorFlow may already be imported (it usually is) or be imported later.
-    Raises AgprofError when a recording is already running here, when `path`
-    exists (unless force=True) or when the recording cannot be created."""
+    Under `agprof run`, open its capture window instead (path is then not
+    needed, nor used).  TensorFlow may already be imported (it usually is)
+    or be imported later.  Raises AgprofError when a recording is already
+    running here, when `path` is missing or exists (unless force=True) or
+    when the recording cannot be created."""
     global _session, _atexit_registered
     with _lock:
         if _session is not None:
             raise AgprofError("agprof is already recording to '%s'; call agprof.stop() first" % _session.path)
         if _preloaded or os.environ.get("AGPROF_SHM"):
-            warnings.warn("this program runs under 'agprof run', which records all of it: "
-                          "agprof.start() records nothing more", AgprofWarning, stacklevel=2)
-            _session = _Session(os.fspath(path))
+            if not _capture(True):
+                warnings.warn("this program runs under an 'agprof run' whose collector has no capture "
+                              "window: agprof.start() records nothing more", AgprofWarning, stacklevel=2)
+            _session = _Session(os.fspath(path) if path is not None else None)
             return
+        if path is None:
+            raise AgprofError("agprof.start() needs a recording path outside 'agprof run'")
         try:
             exe = agprof_binary()
         except FileNotFoundError as e:
@@ -225,8 +246,9 @@ def stop():
         if session is None:
             raise AgprofError("agprof is not recording: agprof.stop() without agprof.start()")
         _session = None
-        if session.proc is None:
-            return session.path  # under `agprof run`
+        if session.proc is None:  # under `agprof run`: close the capture window
+            _capture(False)
+            return session.path
         session.lib.agprof_detach()
         status, err = _end_child(session.proc)
         if err and (status != 0 or not session.quiet):

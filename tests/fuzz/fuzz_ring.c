@@ -9,6 +9,7 @@
  */
 #include "fuzz.h"
 #include "../../cmd/agprof/run_writer.c"
+#include "../../cmd/agprof/capture_log.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -135,13 +135,17 @@ def main():
         agtest.check("could be patched" in r.stdout, "a warning says TensorFlow's calls could not be patched", r.stdout)
         agtest.check_eq(meta(out, "tf_status"), "mismatch", "the recording says the hooks were not reached")
 
-    # Under `agprof run` the whole program is recorded: start() warns and records nothing more.
+    # Under `agprof run` start()/stop() open and close its capture window: no second recording,
+    # no warning, the block's calls in the run's recording (tests/integration/test_capture.py: the window).
     out = os.path.join(tmp, "run.agprof")
     r = subprocess.run([agtest.AGPROF, "run", "-q", "-o", out, "--", agtest.PYTHON, "-c", UNDER_RUN, out],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if agtest.check(r.returncode == 0, "agprof.record() under agprof run: " + r.stderr[-2000:]):
-        agtest.check(r.stdout.startswith(str(expected)) and "agprof run" in r.stdout,
-                     "under agprof run: results unchanged, a warning", r.stdout)
+        agtest.check(r.stdout.startswith(str(expected) + " []"),
+                     "under agprof run: results unchanged, no warning", r.stdout)
+        rep = subprocess.run([agtest.AGPROF, "report", "--format", "json", out], stdout=subprocess.PIPE, text=True)
+        agtest.check(rep.returncode == 0 and json.loads(rep.stdout)["session"]["function_calls"] == 3,
+                     "under agprof run: the block's 3 calls are in the run's recording")
         agtest.check(not os.path.exists(out + ".inner"), "under agprof run: no second recording")
         agtest.check_eq(meta(out, "tf_status"), "hooked", "under agprof run: the run's recording")
 

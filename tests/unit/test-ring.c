@@ -75,6 +75,7 @@ static struct run_totals finish(sqlite3 **db)
 	sess.argv = argv;
 	sess.cwd = "/";
 	sess.main_pid = getpid();
+	sess.end_ns = agp_now_ns();  /* where an open capture window ends */
 	cr_assert_eq(run_writer_finish(writer, &sess, &totals), 0);
 	cr_assert_eq(sqlite3_open_v2(db_path, db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
 	return totals;
@@ -605,5 +606,51 @@ Test(ring, session_steps_round_trip, .init = start, .fini = remove_files)
 		     1);
 	cr_assert_eq(query_int(db, "SELECT count(*) FROM session_runs WHERE kind = 'partial'"), 1);
 	cr_assert_eq(query_int(db, "SELECT count(*) FROM session_runs WHERE kind = 'run'"), 301);
+	sqlite3_close(db);
+}
+
+/*
+ * The capture window, without TensorFlow: events emitted while the
+ * launcher's bit or the API bit is set are not recorded, and
+ * capture_windows holds the stretches where all bits were clear.
+ */
+int agprof_capture(int on);
+
+static void emit_n(int n, uint64_t seq0)
+{
+	struct agp_thread *t = agp_thread_get();
+	uint32_t name = agp_intern(t, "AddV2", 5);
+
+	for (int i = 0; i < n; i++)
+		agp_emit_span(t, AGP_REC_EAGER, name, agp_now_ns(), agp_now_ns(), 0, 0, 0, 0, seq0 + (uint64_t)i);
+}
+
+Test(ring, capture_window_gates_events, .init = start, .fini = remove_files)
+{
+	sqlite3 *db;
+	uint64_t t0 = agp_now_ns();
+
+	run_writer_poll(writer);                  /* maps this process's ring file */
+	run_writer_capture(writer, 0, t0, "start", "--test");
+	emit_n(10, 1);                            /* open: recorded */
+	run_writer_capture(writer, 1, agp_now_ns(), "SIGUSR2", NULL);
+	emit_n(7, 100);                           /* launcher closed: not recorded */
+	run_writer_capture(writer, 0, agp_now_ns(), "SIGUSR2", NULL);
+	emit_n(5, 200);                           /* open again */
+	cr_assert_eq(agprof_capture(0), 0);       /* agprof.stop() */
+	emit_n(3, 300);
+	cr_assert_eq(agprof_capture(1), 0);       /* agprof.start() */
+	emit_n(2, 400);
+	run_writer_poll(writer);
+	finish(&db);
+	cr_assert_eq(query_int(db, "SELECT count(*) FROM eager_ops"), 17);
+	cr_assert_eq(query_int(db, "SELECT count(*) FROM capture_windows"), 3);
+	/* every recorded event lies inside a window of its process */
+	cr_assert_eq(query_int(db, "SELECT count(*) FROM eager_ops e WHERE NOT EXISTS (SELECT 1 FROM capture_windows w"
+				   " WHERE w.pid = e.pid AND e.start_ns >= w.start_ns AND e.end_ns <= w.end_ns)"), 0);
+	cr_assert_eq(query_int(db, "SELECT count(*) FROM capture_windows WHERE why = 'agprof.stop() .. agprof.start()'"),
+		     0);
+	cr_assert_eq(query_int(db, "SELECT count(*) FROM capture_windows WHERE why = 'agprof.start() .. end'"), 1);
+	cr_assert_eq(query_int(db, "SELECT value FROM meta WHERE key = 'capture_windows'"), 3);
 	sqlite3_close(db);
 }
