@@ -60,6 +60,7 @@ static const struct merge_table merge_tables[] = {
 	{ "kernels", "id:id pid:pid start_ns:time end_ns:time node_id:graph_nodes call_id:function_calls", 0 },
 	{ "session_runs", "id:id pid:pid start_ns:time end_ns:time callsite_id:callsites", 0 },
 	{ "trace_events", "id:id pid:pid trace_id:traces", 0 },
+	{ "capture_windows", "pid:pid start_ns:time end_ns:time", 0 },
 	{ "source_files", "", 1 },
 };
 #define NTABLES (sizeof(merge_tables) / sizeof(merge_tables[0]))

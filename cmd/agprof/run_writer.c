@@ -1087,6 +1087,16 @@ static void side_gpu(struct run_writer *w, struct stream *s, uint32_t type, cons
 	free(name), free(detail), free(copy);
 }
 
+/* The decimal number at p, read no further than end (the text is not NUL-terminated); 0 when none. */
+static int64_t digits_value(const char *p, const char *end)
+{
+	int64_t v = 0;
+
+	for (; p < end && *p >= '0' && *p <= '9' && v < INT32_MAX; p++)
+		v = v * 10 + (*p - '0');
+	return v;
+}
+
 /* "name\tfile\tline\n" entries of one trace's graph (collector/pytrace.py), untrusted. */
 static void node_sources(struct run_writer *w, struct stream *s, int64_t trace_seq, const char *p, size_t len)
 {
@@ -1103,7 +1113,7 @@ static void node_sources(struct run_writer *w, struct stream *s, int64_t trace_s
 			sqlite3_bind_int64(w->ins_node_src, 2, trace_seq);
 			sqlite3_bind_text(w->ins_node_src, 3, p, (int)(t1 - p), SQLITE_TRANSIENT);
 			sqlite3_bind_text(w->ins_node_src, 4, t1 + 1, (int)(t2 - t1 - 1), SQLITE_TRANSIENT);
-			sqlite3_bind_int64(w->ins_node_src, 5, strtol(t2 + 1, NULL, 10));
+			sqlite3_bind_int64(w->ins_node_src, 5, digits_value(t2 + 1, stop));
 			step(w, w->ins_node_src);
 		}
 		p = stop + 1;
