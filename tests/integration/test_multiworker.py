@@ -257,6 +257,16 @@ def check_versions(d):
     check_eq(os.path.getsize(w0), size, "the input is left as it was")
     rc, out, err = agtest.agprof_cmd("merge", "-o", os.path.join(d, "none.agprof"), os.path.join(d, "missing.agprof"))
     check_eq(rc, 2, "merge of a missing file: exit status")
+    # a full disk, as a file size limit smaller than the merge: exit 3, one line, no output
+    import resource
+    full = os.path.join(d, "full.agprof")
+    limit = 2 * os.path.getsize(w0)  # past the schema, short of the copy (its write-ahead log)
+    p = subprocess.run([AGPROF, "merge", "-o", full, w0, os.path.join(d, "job-1.agprof")], capture_output=True,
+                       text=True, timeout=120,
+                       preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)))
+    check_eq(p.returncode, 3, "merge past a file size limit: exit status (%s)" % p.stderr.strip()[-300:])
+    check_eq(len(p.stderr.splitlines()), 1, "merge past a file size limit: one error line")
+    check(not os.path.exists(full), "no output left by a failed merge")
 
 
 def main():
