@@ -19,6 +19,7 @@
 #include "util.h"
 
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,9 +192,11 @@ static int copy_input(sqlite3 *db, struct merge_input *in, int first)
 		if (db_step_quiet(db, s) != 0)
 			error("cannot read '%s': %s", in->path, sqlite3_errmsg(db));
 		else
-			rc = merge_copy(db, in) == 0 && add_rank_row(db, in) == 0 &&
-			     (!first || db_exec(db, "INSERT OR REPLACE INTO main.meta SELECT key, value FROM src.meta"
-						    " WHERE key IS NOT NULL") == 0) ? 0 : -1;
+			rc = merge_copy(db, in);
+		if (rc == 0 && (add_rank_row(db, in) != 0 ||
+				(first && db_exec(db, "INSERT OR REPLACE INTO main.meta SELECT key, value FROM src.meta"
+						      " WHERE key IS NOT NULL") != 0)))
+			rc = -2;
 	}
 	sqlite3_finalize(s);
 	strbuf_release(&uri);
@@ -243,16 +246,22 @@ static int merge_all(struct merge_cmd *c)
 		remove_output(c->output);
 	if (db_create_recording(c->output, &db, err, sizeof(err)) != 0) {
 		error("%s", err);
+		remove_output(c->output);
 		return EXIT_INTERNAL;
 	}
 	sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);  /* the inputs' schemas are not ours */
 	if (merge_check_table_list(db) != 0)
 		rc = EXIT_INTERNAL;
-	for (int i = 0; i < c->n && !rc; i++)
-		if (copy_input(db, &c->in[i], i == 0) != 0)
-			rc = db_write_failure(db) ? EXIT_INTERNAL : EXIT_USAGE;
+	for (int i = 0; i < c->n && !rc; i++) {
+		int copied = copy_input(db, &c->in[i], i == 0);
+
+		rc = copied == 0 ? 0 : copied == -2 ? EXIT_INTERNAL : EXIT_USAGE;
+	}
 	if (!rc && (write_meta(db, c) != 0 || db_create_indexes(db) != 0))
 		rc = EXIT_INTERNAL;
+	/* write failures are kept quiet where they happen (db.h): said here, once */
+	if (rc == EXIT_INTERNAL && merge_write_error(db))
+		error("cannot write '%s': %s", c->output, merge_write_error(db));
 	if (sqlite3_close(db) != SQLITE_OK && !rc) {
 		error("cannot close '%s'", c->output);
 		rc = EXIT_INTERNAL;
@@ -277,6 +286,7 @@ int cmd_merge(int argc, char **argv)
 	int first, rc = 0;
 
 	uri_attach = sqlite3_config(SQLITE_CONFIG_URI, 1) == SQLITE_OK;
+	signal(SIGXFSZ, SIG_IGN);  /* past a file size limit a write fails (EFBIG): exit 3, not a signal */
 	first = opt_parse(&cmd, argc, argv);
 	if (first < 0)
 		return first == OPT_DONE ? EXIT_OK : EXIT_USAGE;

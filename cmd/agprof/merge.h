@@ -28,9 +28,13 @@ struct merge_input {
  * Copy the input attached as schema "src" into db's main schema: ids
  * shifted past the rows already there, strings re-interned, pids moved
  * when they collide, times shifted by in->clock_offset_ns, processes
- * tagged with in->rank.  One transaction; 0, or -1 after the error.
+ * tagged with in->rank.  One transaction; 0, or after the error -2 when
+ * writing failed (disk full, I/O error), -1 when the input cannot be copied.
  */
 int merge_copy(sqlite3 *db, struct merge_input *in);
+
+/* Why writing the merged recording failed (a -2 of merge_copy, a write of db.h's), or NULL. */
+const char *merge_write_error(sqlite3 *db);
 
 /* 0 when every table of the schema has a line in the table list; else -1 after naming it. */
 int merge_check_table_list(sqlite3 *db);

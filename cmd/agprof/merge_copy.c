@@ -175,7 +175,9 @@ static void add_column_expr(struct strbuf *sb, const struct shifts *sh, const st
 	else if (kl == 4 && !strncmp(k, "rank", 4))
 		strbuf_addf(sb, "%d", sh->in->rank);
 	else if (kl == 7 && !strncmp(k, "strings", 7))
-		strbuf_addf(sb, "(SELECT new FROM temp.string_map WHERE old = \"%s\")", col);
+		/* an id the input's strings lack (a damaged input) becomes -1: still no text, never a NULL */
+		strbuf_addf(sb, "CASE WHEN \"%s\" IS NULL THEN NULL ELSE coalesce((SELECT new FROM temp.string_map"
+			    " WHERE old = \"%s\"), -1) END", col, col);
 	else if (*k == '@') {
 		strbuf_addf(sb, "CASE \"%.*s\"", (int)kl - 1, k + 1);
 		for (size_t i = 0; i < NTABLES; i++)
@@ -207,6 +209,31 @@ static int column_in(sqlite3 *db, const char *schema, const char *table, const c
 	return found;
 }
 
+static char write_error[256];  /* why writing the output failed, for merge_write_error() */
+
+/*
+ * 1 when the last statement failed writing the output (disk full, I/O
+ * error, file size limit); the reason is kept: the caller says it once.
+ */
+static int is_write_error(sqlite3 *db)
+{
+	int code = sqlite3_errcode(db) & 0xff;
+
+	if (code != SQLITE_FULL && code != SQLITE_IOERR && !db_write_failure(db))
+		return 0;
+	if (!write_error[0])
+		snprintf(write_error, sizeof(write_error), "%s",
+			 db_write_failure(db) ? sqlite3_errstr(db_write_failure(db)) : sqlite3_errmsg(db));
+	return 1;
+}
+
+const char *merge_write_error(sqlite3 *db)
+{
+	if (!write_error[0] && db_write_failure(db))
+		return sqlite3_errstr(db_write_failure(db));
+	return write_error[0] ? write_error : NULL;
+}
+
 /* INSERT INTO main.T (the columns both have) SELECT (their expressions) FROM src.T. */
 static int copy_table(sqlite3 *db, const struct shifts *sh, const struct merge_table *t)
 {
@@ -233,8 +260,12 @@ static int copy_table(sqlite3 *db, const struct shifts *sh, const struct merge_t
 		    t->name, cols.buf, exprs.buf, t->name);
 	if (strbuf_failed(&cols) || strbuf_failed(&exprs) || strbuf_failed(&sql))
 		error("out of memory");
-	else
-		rc = db_exec(db, sql.buf);
+	else if (sqlite3_exec(db, sql.buf, NULL, NULL, NULL) == SQLITE_OK)
+		rc = 0;
+	else if (is_write_error(db))
+		rc = -2;  /* said once by the caller */
+	else  /* e.g. ids so large that they cannot move past the earlier inputs' */
+		error("cannot merge table '%s' of '%s': %s", t->name, sh->in->path, sqlite3_errmsg(db));
 	sqlite3_finalize(s);
 	strbuf_release(&cols);
 	strbuf_release(&exprs);
@@ -260,15 +291,17 @@ int merge_copy(sqlite3 *db, struct merge_input *in)
 	if (db_exec(db, "BEGIN") != 0)
 		return -1;
 	if (compute_shifts(db, &sh) != 0 || intern_strings(db) != 0)
-		rc = -1;
+		rc = is_write_error(db) ? -2 : -1;
 	in->pid_shift = sh.pid;
 	for (size_t i = 0; i < NTABLES && rc == 0; i++)
 		if (src_has_table(db, merge_tables[i].name))
 			rc = copy_table(db, &sh, &merge_tables[i]);
-	if (rc == 0 && db_exec(db, "COMMIT") == 0)
+	if (rc == 0 && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
 		return 0;
+	if (rc == 0)
+		rc = is_write_error(db) ? -2 : error("cannot merge '%s': %s", in->path, sqlite3_errmsg(db));
 	sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-	return -1;
+	return rc;
 }
 
 int merge_check_table_list(sqlite3 *db)

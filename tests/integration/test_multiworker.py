@@ -239,6 +239,26 @@ def check_other_host(d):
     db.close()
 
 
+def check_pid_collision(d):
+    """The same worker twice (a copy): same task index, same pids: ranks by input order, pids moved."""
+    w0 = os.path.join(d, "job-0.agprof")
+    copy = os.path.join(d, "copy-0.agprof")
+    shutil.copy(w0, copy)
+    job = os.path.join(d, "twice.agprof")
+    rc, out, err = agtest.agprof_cmd("merge", "-o", job, w0, copy)
+    check_eq(rc, 0, "merge of a recording with its copy (%s)" % err.strip())
+    db = agtest.open_recording(job)
+    src = agtest.open_recording(w0)
+    n = q1(src, "SELECT count(*) FROM processes")
+    calls = q1(src, "SELECT count(*) FROM function_calls")
+    src.close()
+    check_eq(q1(db, "SELECT count(DISTINCT pid) FROM processes"), 2 * n, "pids moved: none shared by the two ranks")
+    check(q1(db, "SELECT pid_shift FROM ranks WHERE rank = 1") > 0, "rank 1's pid shift")
+    check_eq(q1(db, "SELECT count(*) FROM function_calls c JOIN processes p ON p.pid = c.pid WHERE p.rank = 1"),
+             calls, "rank 1's calls follow its moved pids")
+    db.close()
+
+
 def check_versions(d):
     old = os.path.join(d, "old.agprof")
     shutil.copy(os.path.join(d, "job-0.agprof"), old)
@@ -257,6 +277,16 @@ def check_versions(d):
     check_eq(os.path.getsize(w0), size, "the input is left as it was")
     rc, out, err = agtest.agprof_cmd("merge", "-o", os.path.join(d, "none.agprof"), os.path.join(d, "missing.agprof"))
     check_eq(rc, 2, "merge of a missing file: exit status")
+    # a full disk, as a file size limit smaller than the merge: exit 3, one line, no output
+    import resource
+    full = os.path.join(d, "full.agprof")
+    limit = 2 * os.path.getsize(w0)  # past the schema, short of the copy (its write-ahead log)
+    p = subprocess.run([AGPROF, "merge", "-o", full, w0, os.path.join(d, "job-1.agprof")], capture_output=True,
+                       text=True, timeout=120,
+                       preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit)))
+    check_eq(p.returncode, 3, "merge past a file size limit: exit status (%s)" % p.stderr.strip()[-300:])
+    check_eq(len(p.stderr.splitlines()), 1, "merge past a file size limit: one error line")
+    check(not os.path.exists(full), "no output left by a failed merge")
 
 
 def main():
@@ -268,6 +298,7 @@ def main():
     check_report(job, oracles)
     check_view(job)
     check_other_host(d)
+    check_pid_collision(d)
     check_versions(d)
     agtest.finish("multiworker")
 
