@@ -40,7 +40,8 @@ int64_t db_step_budget(int64_t size);
 
 /*
  * Create a fresh recording at path (which must not exist) with the schema's
- * tables; db_create_indexes adds its indexes once the bulk of the rows is in.
+ * tables; db_create_indexes adds its indexes (the launcher: right after, so
+ * that they are kept up to date during the run and the finish has none to build).
  */
 int db_create_recording(const char *path, sqlite3 **out, char *err, size_t errlen);
 int db_create_indexes(sqlite3 *db);
