@@ -71,6 +71,7 @@ struct run_writer {
 	sqlite3_stmt *ins_session;
 	struct capture_log capture;    /* the capture windows' changes (capture_log.h) */
 	char *capture_desc;            /* what opened and closed them (meta.capture) */
+	int capture_note_said;         /* the bound on changes was reached (said once) */
 	uint64_t lost_rows;            /* rows SQLite refused (not a write failure): said once */
 	char *lost_why;                /* the first refusal's message */
 };
@@ -1034,8 +1035,9 @@ static void side_capture(struct run_writer *w, struct stream *s, const struct fi
 	if (calls > w->capture.calls)
 		w->capture.calls = calls;
 	if (capture_log_add(&w->capture, s->pid, (uint64_t)fint(fs, AGP_F_START),
-			    (uint32_t)fint(fs, AGP_F_CAPTURE_OFF) & ~AGP_CAPTURE_LAUNCHER, why) != 0)
-		add_note(w, "out of memory for the capture windows");
+			    (uint32_t)fint(fs, AGP_F_CAPTURE_OFF) & ~AGP_CAPTURE_LAUNCHER, why) != 0 &&
+	    !w->capture_note_said++)
+		add_note(w, "process %d: capture window changes past %d were not kept", s->pid, CAPTURE_LOG_MAX_CHANGES);
 	free(why);
 }
 
