@@ -1009,35 +1009,31 @@ static int load_eager_totals(struct loader *l)
 int model_load_eager_site_counts(struct model *m)
 {
 	struct loader l = { .m = m, .db = m->rec->db };
-	sqlite3_stmt *s = NULL;
+	struct scan_result r = { 0 };
 	size_t cap = 0;
-	int rc, ret = -1;
+	int ret = -1;
 
 	if (m->nsites)
 		return 0;
-	if (load_strings(&l) || load_callsites(&l))
+	/* one pass, hashed in C (scan.h): no index on callsite_id needed (schema 4 has none) */
+	if (load_strings(&l) || load_callsites(&l) || scan_table(m->rec->path, "eager_ops", "callsite_id", "0", "0", "1", &r))
 		goto cleanup;
-	s = db_prepare(l.db, "SELECT callsite_id, count(*) FROM eager_ops GROUP BY callsite_id");
-	if (!s)
-		goto cleanup;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		const struct callsite *c = callsite_of(&l, sqlite3_column_int64(s, 0));
+	for (size_t i = 0; i < r.ngroups; i++) {
+		const struct callsite *c = callsite_of(&l, r.groups[i].k1);
 		struct model_eager_site *site;
 
 		if (ARRAY_GROW(m->sites, m->nsites, cap))
 			goto cleanup;
 		site = &m->sites[m->nsites++];
 		site->loc = loc_of_site(&l, c, &site->func);
-		site->count = sqlite3_column_int64(s, 1);
+		site->count = r.groups[i].count;
 	}
-	if (step_finished(l.db, s, rc))
-		goto cleanup;
 	m->nsites = model_merge_sites_by_user_line(m->sites, m->nsites);
 	if (m->nsites > 1)
 		qsort(m->sites, m->nsites, sizeof(*m->sites), model_cmp_sites);
 	ret = 0;
 cleanup:
-	sqlite3_finalize(s);
+	scan_result_release(&r);
 	free(l.strings);
 	free(l.sites);
 	return ret;

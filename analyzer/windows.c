@@ -60,7 +60,8 @@ int model_load_windows(struct model *m, sqlite3 *db)
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return -1;
-	qsort(m->windows, m->nwindows, sizeof(*m->windows), cmp_windows);
+	if (m->nwindows > 1)  /* qsort wants a valid pointer, even for none */
+		qsort(m->windows, m->nwindows, sizeof(*m->windows), cmp_windows);
 	m->session.capture_windows = (int64_t)m->nwindows;
 	m->nwindows = merge_windows(m->windows, m->nwindows);
 	return 0;

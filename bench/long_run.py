@@ -16,7 +16,11 @@ and as medians:
     ended (index building, links, the WAL folded back).
 Say the machine's load beside the figures: `uptime` is printed first and last.
 
-usage: bench/long_run.py [--rounds N] [--ops N] [--python PY] [--agprof PATH] [--keep DIR]
+With --baseline PATH (another build's agprof, e.g. of the commit before a
+change), each round also runs it, so both agprof builds are compared with
+the same bare runs under the same load.
+
+usage: bench/long_run.py [--rounds N] [--ops N] [--python PY] [--agprof PATH] [--baseline PATH] [--keep DIR]
 """
 import argparse
 import os
@@ -57,6 +61,7 @@ def main():
     ap.add_argument("--ops", type=int, default=20000000)
     ap.add_argument("--python", default=os.path.join(ROOT, ".venv", "bin", "python"))
     ap.add_argument("--agprof", default=os.path.join(ROOT, "build", "cmd", "agprof", "agprof"))
+    ap.add_argument("--baseline", help="another agprof build to run beside it in each round")
     ap.add_argument("--keep", help="keep the recordings in this directory")
     args = ap.parse_args()
     sample = [args.python, os.path.join(ROOT, "bench", "eager_loop.py"), str(args.ops)]
@@ -64,36 +69,44 @@ def main():
     os.makedirs(tmp, exist_ok=True)
     env = dict(os.environ, AGPROF_TIMING="1")
     print("load:", subprocess.run(["uptime"], stdout=subprocess.PIPE, text=True).stdout.strip())
-    ratios, per_event, cpu_us, finishes, sizes_mb = [], [], [], [], []
+    builds = [("agprof", args.agprof)] + ([("baseline", args.baseline)] if args.baseline else [])
+    stats = {name: {"ratio": [], "bytes": [], "cpu": [], "finish": [], "mb": []} for name, _ in builds}
     for r in range(args.rounds):
         bare, _ = run(sample)
-        out = os.path.join(tmp, "long%d.agprof" % r)
-        wall, err = run([args.agprof, "run", "-q", "-f", "-o", out, "--"] + sample, env=env)
-        m = TIMING.search(err)
-        if not m:
-            sys.exit("bench: no timing line from agprof (AGPROF_TIMING)")
-        events, sizes, dropped = storage(out)
-        size = os.path.getsize(out)
-        ratios.append(wall / bare)
-        per_event.append(size / max(1, events))
-        cpu_us.append(float(m.group(1)) * 1e6 / max(1, events))
-        finishes.append(float(m.group(2)))
-        sizes_mb.append(size / 1e6)
-        parts = ", ".join("%s %.1f" % (k, v / max(1, events)) for k, v in
-                          sorted(sizes.items(), key=lambda kv: -kv[1]) if v / max(1, events) >= 0.5)
-        print("round %d: wall bare %.2f s, agprof %.2f s (ratio %.3f); %d events (%d dropped), %.1f MB,"
-              " %.1f B/event (%s); launcher cpu %.2f us/event; finish %.2f s"
-              % (r + 1, bare, wall, wall / bare, events, dropped, size / 1e6, per_event[-1], parts,
-                 cpu_us[-1], finishes[-1]))
-        if not args.keep:
-            os.unlink(out)
+        for name, exe in builds:
+            measure(name, exe, r, bare, sample, env, tmp, args.keep, stats[name])
     print("%d rounds of %d eager ops" % (args.rounds, args.ops))
-    print("median whole-run wall ratio: %.3f (target <= 1.02)" % statistics.median(ratios))
-    print("median recording: %.1f MB, %.1f bytes per event, indexes included (target <= 32)"
-          % (statistics.median(sizes_mb), statistics.median(per_event)))
-    print("median launcher cpu: %.2f us per event (target <= 0.5)" % statistics.median(cpu_us))
-    print("median finish after the program ended: %.2f s" % statistics.median(finishes))
+    for name, _ in builds:
+        st = stats[name]
+        print("%s: median whole-run wall ratio %.3f (target <= 1.02); recording %.1f MB, %.1f bytes per event"
+              " with indexes (target <= 32); launcher cpu %.2f us per event (target <= 0.5); finish %.2f s"
+              % (name, statistics.median(st["ratio"]), statistics.median(st["mb"]), statistics.median(st["bytes"]),
+                 statistics.median(st["cpu"]), statistics.median(st["finish"])))
     print("load:", subprocess.run(["uptime"], stdout=subprocess.PIPE, text=True).stdout.strip())
+
+
+def measure(name, exe, r, bare, sample, env, tmp, keep, st):
+    """One run of sample under the agprof exe; appends its figures to st."""
+    out = os.path.join(tmp, "%s%d.agprof" % (name, r))
+    wall, err = run([exe, "run", "-q", "-f", "-o", out, "--"] + sample, env=env)
+    m = TIMING.search(err)
+    cpu = float(m.group(1)) if m else float("nan")
+    finish = float(m.group(2)) if m else float("nan")
+    events, sizes, dropped = storage(out)
+    size = os.path.getsize(out)
+    st["ratio"].append(wall / bare)
+    st["bytes"].append(size / max(1, events))
+    st["cpu"].append(cpu * 1e6 / max(1, events))
+    st["finish"].append(finish)
+    st["mb"].append(size / 1e6)
+    parts = ", ".join("%s %.1f" % (k, v / max(1, events)) for k, v in
+                      sorted(sizes.items(), key=lambda kv: -kv[1]) if v / max(1, events) >= 0.5)
+    print("round %d %s: wall bare %.2f s, agprof %.2f s (ratio %.3f); %d events (%d dropped), %.1f MB,"
+          " %.1f B/event (%s); launcher cpu %.2f us/event; finish %.2f s"
+          % (r + 1, name, bare, wall, wall / bare, events, dropped, size / 1e6, st["bytes"][-1], parts,
+             st["cpu"][-1], finish))
+    if not keep:
+        os.unlink(out)
 
 
 if __name__ == "__main__":

@@ -171,21 +171,30 @@ int db_open_readonly(const char *path, int flags, sqlite3 **out)
 }
 
 #define INDEX_MARKER "-- @indexes"
+#define LATE_INDEX_MARKER "-- @late-indexes"
 
-/* The schema's tables (before the marker) or its indexes (after it); malloc'd. */
-static char *schema_part(int indexes)
+enum schema_part { SCHEMA_TABLES, SCHEMA_INDEXES, SCHEMA_LATE_INDEXES };
+
+/* The schema's tables, its indexes, or the indexes built at the end of a run; malloc'd. */
+static char *schema_part(enum schema_part part)
 {
-	const char *mark = strstr(agprof_schema_sql, INDEX_MARKER);
-	size_t n = mark ? (size_t)(mark - agprof_schema_sql) : strlen(agprof_schema_sql);
+	const char *all = agprof_schema_sql, *mark = strstr(all, INDEX_MARKER), *late = strstr(all, LATE_INDEX_MARKER);
+	const char *end = all + strlen(all);
 
-	if (indexes)
-		return strdup(mark ? mark : "");
-	return strndup(agprof_schema_sql, n);
+	if (!mark)
+		mark = end;
+	if (!late || late < mark)
+		late = end;
+	switch (part) {
+	case SCHEMA_TABLES: return strndup(all, (size_t)(mark - all));
+	case SCHEMA_INDEXES: return strndup(mark, (size_t)(late - mark));
+	default: return strdup(late);
+	}
 }
 
-int db_create_indexes(sqlite3 *db)
+static int create_part(sqlite3 *db, enum schema_part part)
 {
-	char *sql = schema_part(1);
+	char *sql = schema_part(part);
 	int rc;
 
 	if (!sql)
@@ -193,6 +202,16 @@ int db_create_indexes(sqlite3 *db)
 	rc = db_exec(db, sql);
 	free(sql);
 	return rc;
+}
+
+int db_create_indexes(sqlite3 *db)
+{
+	return create_part(db, SCHEMA_INDEXES);
+}
+
+int db_create_late_indexes(sqlite3 *db)
+{
+	return create_part(db, SCHEMA_LATE_INDEXES);
 }
 
 int db_create_recording(const char *path, sqlite3 **out, char *err, size_t errlen)
@@ -206,7 +225,7 @@ int db_create_recording(const char *path, sqlite3 **out, char *err, size_t errle
 		return -1;
 	}
 	db_forget_write_failure(db);  /* a closed connection's address may come back */
-	tables = schema_part(0);
+	tables = schema_part(SCHEMA_TABLES);
 	/*
 	 * WAL with synchronous=NORMAL: the writer commits often so that a crash
 	 * of agprof itself still leaves a valid file, without an fsync per commit.

@@ -40,10 +40,13 @@ int64_t db_step_budget(int64_t size);
 
 /*
  * Create a fresh recording at path (which must not exist) with the schema's
- * tables; db_create_indexes adds its indexes once the bulk of the rows is in.
+ * tables; db_create_indexes adds its indexes (the launcher: right after, so
+ * that they are kept up to date during the run and the finish has none to build).
  */
 int db_create_recording(const char *path, sqlite3 **out, char *err, size_t errlen);
 int db_create_indexes(sqlite3 *db);
+/* The indexes of columns the launcher rewrites when the run ends (kernels.call_id): after that. */
+int db_create_late_indexes(sqlite3 *db);
 
 /*
  * Prepare sql; on failure print "error: <sqlite message> in '<sql>'" to

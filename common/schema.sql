@@ -305,11 +305,11 @@ CREATE TABLE capture_windows (
     why      TEXT NOT NULL
 );
 
--- @indexes: created when the recording is finished (the launcher inserts
--- faster without them while the workload runs).
+-- @indexes: created by the launcher right after the tables (schema 4; kept
+-- up to date during the run, so that its finish builds none).  No index on
+-- eager_ops(callsite_id) since schema 4: per-site counts are one hashed scan.
 CREATE INDEX eager_ops_time ON eager_ops(start_ns);
 CREATE INDEX eager_ops_thread ON eager_ops(pid, tid, start_ns);
-CREATE INDEX eager_ops_callsite ON eager_ops(callsite_id);
 CREATE INDEX function_calls_time ON function_calls(start_ns);
 CREATE INDEX function_calls_fn ON function_calls(graph_function_id);
 CREATE INDEX traces_fn ON traces(function_id, start_ns);
@@ -320,4 +320,7 @@ CREATE INDEX gpu_api_calls_corr ON gpu_api_calls(pid, correlation_id);
 CREATE INDEX graph_functions_trace ON graph_functions(trace_id);
 CREATE INDEX session_runs_time ON session_runs(start_ns);
 CREATE INDEX graph_nodes_fn ON graph_nodes(graph_function_id, name);
+-- @late-indexes: created when the run ends, after the launcher links each
+-- kernel to its call (call_id is rewritten for every kernel then: keeping an
+-- index on it during the run would update it twice per kernel).
 CREATE INDEX kernels_call ON kernels(call_id, start_ns);

@@ -6,32 +6,19 @@
  */
 #include "capture_log.h"
 #include "agp_protocol.h"
+#include "checked.h"
 #include "db.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define GROW(ptr, n, cap)                                                              \
-	((n) < (cap) ? 0 : grow((void **)&(ptr), &(cap), sizeof(*(ptr))))
-
-static int grow(void **ptr, size_t *cap, size_t size)
-{
-	size_t ncap = *cap ? *cap * 2 : 16;
-	void *p = realloc(*ptr, ncap * size);
-
-	if (!p)
-		return -1;
-	*ptr = p;
-	*cap = ncap;
-	return 0;
-}
-
 int capture_log_add(struct capture_log *log, int pid, uint64_t ns, uint32_t bits, const char *why)
 {
 	struct capture_change *c;
 
-	if (GROW(log->changes, log->nchanges, log->cap) != 0)
+	/* the workload writes the side records: bound what they can make us hold */
+	if (log->nchanges >= CAPTURE_LOG_MAX_CHANGES || ARRAY_GROW(log->changes, log->nchanges, log->cap) != 0)
 		return -1;
 	c = &log->changes[log->nchanges++];
 	c->pid = pid;
@@ -44,7 +31,7 @@ int capture_log_add(struct capture_log *log, int pid, uint64_t ns, uint32_t bits
 
 int capture_log_process(struct capture_log *log, int pid, uint64_t start_ns)
 {
-	if (GROW(log->procs, log->nprocs, log->procs_cap) != 0)
+	if (ARRAY_GROW(log->procs, log->nprocs, log->procs_cap) != 0)
 		return -1;
 	log->procs[log->nprocs].pid = pid;
 	log->procs[log->nprocs].start_ns = start_ns;
@@ -130,7 +117,8 @@ int capture_log_write(struct capture_log *log, sqlite3 *db, uint64_t end_ns)
 	log->windows = log->window_ns = 0;
 	if (!log->used)
 		return 0;
-	qsort(log->changes, log->nchanges, sizeof(*log->changes), cmp_change);
+	if (log->nchanges > 1)  /* qsort wants a valid pointer, even for none */
+		qsort(log->changes, log->nchanges, sizeof(*log->changes), cmp_change);
 	st = db_prepare(db, "INSERT INTO capture_windows(pid, start_ns, end_ns, why) VALUES (?,?,?,?)");
 	if (!st)
 		return -1;

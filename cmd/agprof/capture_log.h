@@ -36,7 +36,10 @@ struct capture_log {
 	int64_t windows, window_ns; /* what capture_log_write stored */
 };
 
-/* Append a change (copies why, truncated); -1 when out of memory. */
+/* Changes kept at most (each window is two): past it, capture_log_add refuses. */
+#define CAPTURE_LOG_MAX_CHANGES 100000
+
+/* Append a change (copies why, truncated); -1 when out of memory or past the bound. */
 int capture_log_add(struct capture_log *log, int pid, uint64_t ns, uint32_t bits, const char *why);
 
 /* A process whose windows are to be written (start: its ring header's start_ns). */

@@ -257,7 +257,7 @@ static int merge_all(struct merge_cmd *c)
 
 		rc = copied == 0 ? 0 : copied == -2 ? EXIT_INTERNAL : EXIT_USAGE;
 	}
-	if (!rc && (write_meta(db, c) != 0 || db_create_indexes(db) != 0))
+	if (!rc && (write_meta(db, c) != 0 || db_create_indexes(db) != 0 || db_create_late_indexes(db) != 0))
 		rc = EXIT_INTERNAL;
 	/* write failures are kept quiet where they happen (db.h): said here, once */
 	if (rc == EXIT_INTERNAL && merge_write_error(db))

@@ -74,6 +74,7 @@ struct run_writer {
 		*upd_process_kernels;
 	struct capture_log capture;    /* the capture windows' changes (capture_log.h) */
 	char *capture_desc;            /* what opened and closed them (meta.capture) */
+	int capture_note_said;         /* the bound on changes was reached (said once) */
 	uint64_t lost_rows;            /* rows SQLite refused (not a write failure): said once */
 	char *lost_why;                /* the first refusal's message */
 };
@@ -326,6 +327,8 @@ static int prepare_all(struct run_writer *w)
 	return 0;
 }
 
+static int release_writer(struct run_writer *w);
+
 struct run_writer *run_writer_create(const char *path, const char *shm_dir, char *err, size_t errlen)
 {
 	struct run_writer *w = calloc(1, sizeof(*w));
@@ -352,6 +355,18 @@ struct run_writer *run_writer_create(const char *path, const char *shm_dir, char
 		return NULL;
 	}
 	db_meta_set_int(w->db, "schema_version", AGPROF_SCHEMA_VERSION);
+	/*
+	 * Indexes from the start: the launcher keeps them up to date while the
+	 * program runs (on the second core; the time-ordered keys append), so
+	 * the run's finish has none to build (bench/long_run.py: ~1 s less per
+	 * 400k eager ops after the program ended), and a launcher killed
+	 * mid-run leaves an indexed file.
+	 */
+	if (db_create_indexes(w->db) != 0) {
+		snprintf(err, errlen, "cannot prepare '%s': %s", path, sqlite3_errmsg(w->db));
+		release_writer(w);
+		return NULL;
+	}
 	return w;
 }
 
@@ -1146,8 +1161,9 @@ static void side_capture(struct run_writer *w, struct stream *s, const struct fi
 	if (calls > w->capture.calls)
 		w->capture.calls = calls;
 	if (capture_log_add(&w->capture, s->pid, (uint64_t)fint(fs, AGP_F_START),
-			    (uint32_t)fint(fs, AGP_F_CAPTURE_OFF) & ~AGP_CAPTURE_LAUNCHER, why) != 0)
-		add_note(w, "out of memory for the capture windows");
+			    (uint32_t)fint(fs, AGP_F_CAPTURE_OFF) & ~AGP_CAPTURE_LAUNCHER, why) != 0 &&
+	    !w->capture_note_said++)
+		add_note(w, "process %d: capture window changes past %d were not kept", s->pid, CAPTURE_LOG_MAX_CHANGES);
 	free(why);
 }
 
@@ -1445,7 +1461,7 @@ static const char link_sql[] =
  * function, else in the one graph function of the process that has it (a
  * nested function's body); the nodes get their creation lines.
  */
-static const char link_kernel_calls_sql[] =  /* before the indexes: call_id is indexed */
+static const char link_kernel_calls_sql[] =  /* before kernels_call, a late index (schema.sql), is built */
 	"UPDATE kernels SET call_id = (SELECT q.call_id FROM temp.call_seq q"
 	"  WHERE q.pid = kernels.pid AND q.seq = -kernels.call_id) WHERE call_id < 0;";
 static const char link_kernels_sql[] =
@@ -1496,17 +1512,17 @@ static uint64_t drain_all_and_count_drops(struct run_writer *w)
 	return dropped > INT64_MAX ? INT64_MAX : dropped;
 }
 
-/* Indexes, then the links between rows that only the whole recording tells; 0 or -1. */
+/* The links between rows that only the whole recording tells; 0 or -1. */
 static int link_rows(struct run_writer *w, const struct run_session *sess)
 {
 	sqlite3_stmt *st;
 	int rc = 0;
 
-	if (db_exec(w->db, link_kernel_calls_sql) != 0 || db_create_indexes(w->db) != 0 || db_exec(w->db, link_sql) != 0)
+	if (db_exec(w->db, link_kernel_calls_sql) != 0 || db_exec(w->db, link_sql) != 0)
 		rc = -1;
 	for (int depth = 0; depth < 8; depth++)
 		db_exec(w->db, link_parents_sql);
-	if (db_exec(w->db, link_kernels_sql) != 0)
+	if (db_exec(w->db, link_kernels_sql) != 0 || db_create_late_indexes(w->db) != 0)
 		rc = -1;
 	/* The main process's status is the one waitpid saw. */
 	if ((st = db_prepare(w->db, "UPDATE processes SET exit_status = ?, end_ns = coalesce(end_ns, ?) WHERE pid = ?"))) {
@@ -1636,8 +1652,19 @@ static int release_writer(struct run_writer *w)
 	return rc;
 }
 
+/* AGPROF_TIMING=1: how long each step of the finish took (bench/long_run.py). */
+static void finish_timing(const char *step, uint64_t *t)
+{
+	uint64_t now = now_ns();
+
+	if (getenv("AGPROF_TIMING"))
+		fprintf(stderr, "agprof: timing: finish %-12s %.3f s\n", step, (double)(now - *t) / 1e9);
+	*t = now;
+}
+
 int run_writer_finish(struct run_writer *w, const struct run_session *sess, struct run_totals *totals)
 {
+	uint64_t t = now_ns();
 	int rc = 0;
 
 	if (!db_write_failure(w->db)) {
@@ -1647,13 +1674,16 @@ int run_writer_finish(struct run_writer *w, const struct run_session *sess, stru
 		if (w->lost_rows)
 			add_note(w, "%llu rows could not be stored (%s)", (unsigned long long)w->lost_rows,
 				 w->lost_why ? w->lost_why : "?");
+		finish_timing("drain", &t);
 		rc = link_rows(w, sess);
+		finish_timing("links", &t);
 		write_capture(w, sess);
 		write_meta(w, sess, w->totals.dropped);
 		if (db_exec(w->db, "COMMIT") != 0)
 			rc = -1;
 		else
 			w->committed = w->totals;
+		finish_timing("meta", &t);
 	}
 	if (db_write_failure(w->db)) {
 		rc = -1;
@@ -1661,6 +1691,7 @@ int run_writer_finish(struct run_writer *w, const struct run_session *sess, stru
 	} else {
 		/* One self-contained file: fold the WAL back in. */
 		db_exec(w->db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;");
+		finish_timing("checkpoint", &t);
 	}
 	if (totals) {
 		*totals = w->committed;

@@ -188,7 +188,8 @@ def start(path=None, force=False, quiet=False):
     global _session, _atexit_registered
     with _lock:
         if _session is not None:
-            raise AgprofError("agprof is already recording to '%s'; call agprof.stop() first" % _session.path)
+            raise AgprofError("agprof is already recording to '%s'; call agprof.stop() first" %
+                              (_session.path or "the recording of agprof run"))
         if _preloaded or os.environ.get("AGPROF_SHM"):
             if not _capture(True):
                 warnings.warn("this program runs under an 'agprof run' whose collector has no capture "
