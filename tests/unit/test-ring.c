@@ -538,7 +538,8 @@ static void start_quiet_writer(void)
  */
 Test(hostile, disk_full_stops_writing_and_keeps_committed_rows, .init = start_quiet_writer, .fini = remove_files, .timeout = 10)
 {
-	struct rlimit lim = { 512 * 1024, RLIM_INFINITY }, unlimited = { RLIM_INFINITY, RLIM_INFINITY };
+	/* past the schema-4 recording's empty size (tables and their indexes, WAL), then a few rounds */
+	struct rlimit lim = { 1024 * 1024, RLIM_INFINITY }, unlimited = { RLIM_INFINITY, RLIM_INFINITY };
 	struct run_session sess;
 	struct run_totals totals;
 	char *argv[] = { "test", NULL };
