@@ -896,12 +896,18 @@ static int called_with_tensors(const struct loaded *l, const char *name, const c
 	return calls > 0;
 }
 
-/* Whether lines from..to do something a tf.function would run once, at tracing, instead of per call. */
+/*
+ * Whether lines from..to do something a tf.function would run once, at
+ * tracing, instead of per call, or that tracing cannot do (a tensor made a
+ * Python number).  Text marks, not a parse: any doubt means no edit.
+ */
 static int python_side_effects(const struct loaded *l, long from, long to)
 {
+	/* side effects, and conversions of a tensor to a Python value, which a graph cannot do */
 	static const char *const marks[] = { "print(", "global ", "nonlocal ", "yield", ".append(", ".numpy(", "open(",
 					     "time.", "random.", "np.", "input(", "logging.", ".write(", "del ",
-					     "lambda", "def ", "class ", "import ", "try:", NULL };
+					     "lambda", "def ", "class ", "import ", "try:", "int(", "float(", "bool(",
+					     "str(", ".item(", ".tolist(", NULL };
 
 	for (long n = from; n <= to; n++) {
 		const char *s = srcfile_line(&l->sf, n);

@@ -284,7 +284,8 @@ static void saving_eager(struct model *m, struct finding *f)
 	sqlite3_finalize(s);
 	f->saving_ns = eager > graph ? eager - graph : 0;
 	set_method(m, f, "%s's %lld eager ops: dispatch + Python between them (%.1f ms, %lld gaps over %.0f ms included)"
-		   " minus the same ops as graph nodes, each at its op type's fastest recorded run (%.1f ms)", func,
+		   " minus the same ops as graph nodes, each at its op type's fastest recorded run (%.1f ms);"
+		   " the tf.function's own first trace is not in the recording, so not counted", func,
 		   (long long)ops, ms(eager), (long long)long_gaps, ms(AGP_PYTHON_GAP_MAX_NS), ms(graph));
 }
 
