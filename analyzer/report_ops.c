@@ -64,9 +64,12 @@ static void fn_table(struct strbuf *out, const struct model *m, const struct gra
 			    duration_format(b, sizeof(b), f->busy_ns), duration_format(c, sizeof(c), f->overhead_ns),
 			    f->call_ns ? 100.0 * (double)f->overhead_ns / (double)f->call_ns : 0);
 		if (f->top_line.file) {
-			strbuf_addf(out, "    most nodes (%lld of %lld)%s from ", (long long)f->top_line_nodes,
-				    (long long)f->nodes, f->jit_compile ? ", jit_compile," : "");
-			add_where(out, 45, where(loc, sizeof(loc), m, &f->top_line));
+			char head[128];
+			int n = snprintf(head, sizeof(head), "    most nodes (%lld of %lld)%s from ", (long long)f->top_line_nodes,
+					 (long long)f->nodes, f->jit_compile ? ", jit_compile," : "");
+
+			strbuf_addstr(out, head);
+			add_where(out, n > 0 ? (size_t)n : 0, where(loc, sizeof(loc), m, &f->top_line));
 		}
 	}
 }
@@ -95,7 +98,7 @@ static void type_table(struct strbuf *out, const struct model *m, const struct g
 
 		strbuf_addf(out, "  %-24.24s %10lld %10s %5.1f%%  ", t->op_type, (long long)t->count,
 			    duration_format(a, sizeof(a), t->total_ns), total ? 100.0 * (double)t->total_ns / (double)total : 0);
-		add_where(out, 56, where(loc, sizeof(loc), m, &t->loc));
+		add_where(out, 57, where(loc, sizeof(loc), m, &t->loc));
 	}
 }
 
