@@ -19,7 +19,7 @@ import tensorflow as tf
 import oracle
 
 STEPS = 600
-CALLS = 30
+CALLS = 60
 
 
 @tf.function
