@@ -115,6 +115,10 @@ void report_graph_ops_text(struct strbuf *out, const struct model *m, const stru
 	}
 	strbuf_addf(out, "  %lld kernels, %lld in graph-function calls (overhead: wall time when\n"
 		    "  none of a call's kernels ran)\n", (long long)g->kernels, (long long)g->call_kernels);
+	/* lost kernels read as time between kernels */
+	if (m->session.dropped_events > 0)
+		strbuf_addf(out, "  note: %lld events were dropped (buffers full): kernel counts and time are\n"
+			    "  too low and the overhead too high by what they took\n", (long long)m->session.dropped_events);
 	if (g->nfns)
 		fn_table(out, m, g, top);
 	for (size_t i = 0; i < top_n(top > 0 ? 3 : 0, g->nfns); i++) {
