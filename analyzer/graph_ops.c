@@ -373,6 +373,11 @@ static void load_status(struct loader *l, sqlite3 *db)
 		l->g->detail = pooled(l->m, s, 1);
 	}
 	sqlite3_finalize(s);
+	s = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT total(max(dropped_kernels, 0)) FROM processes", -1, &s, NULL) == SQLITE_OK &&
+	    sqlite3_step(s) == SQLITE_ROW)
+		l->g->dropped_kernels = sqlite3_column_double(s, 0) < 9.0e18 ? (int64_t)sqlite3_column_double(s, 0) : INT64_MAX;
+	sqlite3_finalize(s);
 }
 
 /* Keep the graph functions that ran kernels, worst first. */

@@ -116,9 +116,10 @@ void report_graph_ops_text(struct strbuf *out, const struct model *m, const stru
 	strbuf_addf(out, "  %lld kernels, %lld in graph-function calls (overhead: wall time when\n"
 		    "  none of a call's kernels ran)\n", (long long)g->kernels, (long long)g->call_kernels);
 	/* lost kernels read as time between kernels */
-	if (m->session.dropped_events > 0)
-		strbuf_addf(out, "  note: %lld events were dropped (buffers full): kernel counts and time are\n"
-			    "  too low and the overhead too high by what they took\n", (long long)m->session.dropped_events);
+	if (g->dropped_kernels > 0 || m->session.dropped_events > 0)
+		strbuf_addf(out, "  note: %lld kernels were not recorded (too many a second): kernel counts and\n"
+			    "  time are too low, and the overhead too high, by what they took\n",
+			    (long long)(g->dropped_kernels + m->session.dropped_events));
 	if (g->nfns)
 		fn_table(out, m, g, top);
 	for (size_t i = 0; i < top_n(top > 0 ? 3 : 0, g->nfns); i++) {
@@ -200,6 +201,7 @@ void report_graph_ops_json(struct json *j, const struct graph_ops_model *g)
 	json_kv_int(j, "kernels", g ? g->kernels : 0);
 	json_kv_int(j, "kernel_ns", g ? g->kernel_ns : 0);
 	json_kv_int(j, "call_kernels", g ? g->call_kernels : 0);
+	json_kv_int(j, "dropped_kernels", g ? g->dropped_kernels : 0);
 	json_key(j, "functions");
 	json_begin_array(j, 0);
 	for (size_t i = 0; g && i < g->nfns; i++)

@@ -28,7 +28,8 @@ CREATE TABLE processes (
     gpu_detail     TEXT,
     dropped_events INTEGER NOT NULL DEFAULT 0,
     kernel_status  TEXT,              -- v4: hooked, unnamed, off, not-reached; NULL: TF not loaded
-    kernel_detail  TEXT
+    kernel_detail  TEXT,
+    dropped_kernels INTEGER NOT NULL DEFAULT 0  -- v4: kernels not recorded (buffers a quarter full)
 );
 
 CREATE TABLE threads (

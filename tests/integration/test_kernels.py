@@ -38,6 +38,7 @@ def report(path):
 def check_kernels_per_call(db, oracle, fn):
     """Every call of fn ran the oracle's kernels, each linked to a node of fn's graph."""
     want = oracle["extra"]["function_defs"][fn]
+    check_eq(q1(db, "SELECT sum(dropped_kernels) FROM processes"), 0, "dropped_kernels (exact counts need 0)")
     rows = db.execute("SELECT c.id, count(k.id) FROM function_calls c JOIN strings s ON s.id = c.name_id"
                       " LEFT JOIN kernels k ON k.call_id = c.id WHERE s.text = ? GROUP BY c.id",
                       (want["name"],)).fetchall()
