@@ -48,6 +48,22 @@ static int cmp_fn(const void *a, const void *b)
 	return wx != wy ? (wx < wy ? 1 : -1) : (x->id > y->id) - (x->id < y->id);
 }
 
+/*
+ * Finalize s after its loop ended with rc: 0 when it ran to SQLITE_DONE;
+ * otherwise one error line (a loop left early ran out of memory).
+ */
+static int stmt_end(sqlite3 *db, sqlite3_stmt *s, int rc)
+{
+	int ret = 0;
+
+	if (rc == SQLITE_ROW)
+		ret = error("out of memory");
+	else if (rc != SQLITE_DONE)
+		ret = error("cannot read the recording's kernels: %s", sqlite3_errmsg(db));
+	sqlite3_finalize(s);
+	return ret;
+}
+
 static const char *pooled(struct model *m, sqlite3_stmt *s, int col)
 {
 	const char *t = db_col_text(s, col);
@@ -62,10 +78,11 @@ static int load_fns(struct loader *l, sqlite3 *db)
 					 " JOIN strings s ON s.id = g.name_id LEFT JOIN functions f ON f.id = g.function_id"
 					 " LEFT JOIN strings fs ON fs.id = f.name_id ORDER BY g.id");
 	size_t cap = 0;
+	int rc;
 
 	if (!s)
 		return -1;
-	while (sqlite3_step(s) == SQLITE_ROW) {
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		struct graph_fn_ops *f;
 
 		if (ARRAY_GROW(l->g->fns, l->g->nfns, cap) || idmap_put(&l->fn_index, sqlite3_column_int64(s, 0), l->g->nfns) < 0)
@@ -78,7 +95,7 @@ static int load_fns(struct loader *l, sqlite3 *db)
 		f->function = pooled(l->m, s, 3);
 		f->nodes = sqlite3_column_int64(s, 4);
 	}
-	return db_step_done(db, s);
+	return stmt_end(db, s, rc);
 }
 
 static struct graph_fn_ops *fn_of(struct loader *l, int64_t id)
@@ -162,13 +179,14 @@ static int load_calls(struct loader *l, sqlite3 *db)
 	struct call_sum c = { 0, 0, 0, 0, 0 };
 	struct graph_fn_ops *f = NULL;
 	int64_t call = -1;
+	int rc;
 
 	l->first = calloc(l->g->nfns + 1, sizeof(*l->first));
 	if (!s || !l->first) {
 		sqlite3_finalize(s);
 		return -1;
 	}
-	while (sqlite3_step(s) == SQLITE_ROW) {
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t ks = sqlite3_column_int64(s, 4), ke = sqlite3_column_int64(s, 5);
 
 		if (sqlite3_column_int64(s, 0) != call) {
@@ -193,7 +211,7 @@ static int load_calls(struct loader *l, sqlite3 *db)
 		}
 		f->overhead_ns = f->call_ns > f->busy_ns ? f->call_ns - f->busy_ns : 0;
 	}
-	return db_step_done(db, s);
+	return stmt_end(db, s, rc);
 }
 
 static void op_from_row(struct model *m, sqlite3_stmt *s, struct graph_op *op)
@@ -252,28 +270,32 @@ static int load_fn_ops(struct loader *l, sqlite3 *db)
 					 "  GROUP BY c2.graph_function_id HAVING count(*) > 1)"
 					 " GROUP BY c.graph_function_id, k.node_id");
 	size_t *opcap = calloc(l->g->nfns + 1, sizeof(size_t)), *typecap = calloc(l->g->nfns + 1, sizeof(size_t));
-	int rc = -1;
+	int rc = -1, step = SQLITE_DONE;
 
 	if (!s || !opcap || !typecap)
 		goto out;
-	while (sqlite3_step(s) == SQLITE_ROW) {
+	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
 		struct graph_fn_ops *f = fn_of(l, sqlite3_column_int64(s, 0));
 		size_t fi;
 
 		if (!f)
 			continue;
 		fi = (size_t)(f - l->g->fns);
-		if (ARRAY_GROW(f->ops, f->nops, opcap[fi]))
+		if (ARRAY_GROW(f->ops, f->nops, opcap[fi])) {
+			error("out of memory");
 			goto out;
+		}
 		op_from_row(l->m, s, &f->ops[f->nops]);
 		f->ops[f->nops].graph_function = f->graph_function;
 		f->ops[f->nops].function = f->function;
-		if (add_type(&f->types, &f->ntypes, &typecap[fi], &f->ops[f->nops]))
+		if (add_type(&f->types, &f->ntypes, &typecap[fi], &f->ops[f->nops])) {
+			error("out of memory");
 			goto out;
+		}
 		f->op_kernel_ns = sat_add64(f->op_kernel_ns, f->ops[f->nops].total_ns);
 		f->nops++;
 	}
-	rc = db_step_done(db, s);
+	rc = stmt_end(db, s, step);
 	s = NULL;
 	for (size_t i = 0; i < l->g->nfns; i++)
 		finish_ops(l->g->fns[i].ops, l->g->fns[i].nops, l->g->fns[i].types, l->g->fns[i].ntypes);
@@ -291,10 +313,11 @@ static int load_overall(struct loader *l, sqlite3 *db)
 					 " LEFT JOIN graph_nodes n ON n.id = k.node_id GROUP BY k.node_id");
 	struct graph_ops_model *g = l->g;
 	size_t opcap = 0, typecap = 0;
+	int rc;
 
 	if (!s)
 		return -1;
-	while (sqlite3_step(s) == SQLITE_ROW) {
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		struct graph_op op;
 		const struct graph_fn_ops *f = fn_of(l, sqlite3_column_int64(s, 0));
 
@@ -311,7 +334,7 @@ static int load_overall(struct loader *l, sqlite3 *db)
 	finish_ops(g->ops, g->nops, g->types, g->ntypes);
 	if (g->nops > OVERALL_OPS_MAX)
 		g->nops = OVERALL_OPS_MAX;
-	return db_step_done(db, s);
+	return stmt_end(db, s, rc);
 }
 
 /* Per graph function, the user line that created most of its nodes.  0 or -1. */
@@ -319,10 +342,11 @@ static int load_top_lines(struct loader *l, sqlite3 *db)
 {
 	sqlite3_stmt *s = db_prepare(db, "SELECT graph_function_id, file, line, count(*) FROM graph_nodes"
 					 " WHERE graph_function_id IS NOT NULL AND file IS NOT NULL GROUP BY 1, 2, 3");
+	int rc;
 
 	if (!s)
 		return -1;
-	while (sqlite3_step(s) == SQLITE_ROW) {
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		struct graph_fn_ops *f = fn_of(l, sqlite3_column_int64(s, 0));
 
 		if (!f || f->calls == 0 || sqlite3_column_int64(s, 3) <= f->top_line_nodes)
@@ -331,7 +355,7 @@ static int load_top_lines(struct loader *l, sqlite3 *db)
 		f->top_line.file = pooled(l->m, s, 1);
 		f->top_line.line = sqlite3_column_int(s, 2);
 	}
-	return db_step_done(db, s);
+	return stmt_end(db, s, rc);
 }
 
 /* The main process's kernel hook status; a recording before v4 has none. */
@@ -348,6 +372,11 @@ static void load_status(struct loader *l, sqlite3 *db)
 		l->g->status = pooled(l->m, s, 0);
 		l->g->detail = pooled(l->m, s, 1);
 	}
+	sqlite3_finalize(s);
+	s = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT total(max(dropped_kernels, 0)) FROM processes", -1, &s, NULL) == SQLITE_OK &&
+	    sqlite3_step(s) == SQLITE_ROW)
+		l->g->dropped_kernels = sqlite3_column_double(s, 0) < 9.0e18 ? (int64_t)sqlite3_column_double(s, 0) : INT64_MAX;
 	sqlite3_finalize(s);
 }
 

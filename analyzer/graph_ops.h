@@ -75,6 +75,7 @@ struct graph_ops_model {
 	const char *detail;
 	int64_t kernels, kernel_ns; /* every kernel, eager and Session.run included */
 	int64_t call_kernels;       /* those under a graph-function call */
+	int64_t dropped_kernels;    /* kernels not recorded (too many a second: processes.dropped_kernels) */
 	struct graph_fn_ops *fns;   /* by overhead_ns + kernel_ns, largest first */
 	size_t nfns;
 	struct graph_op *ops;       /* overall, by total_ns, largest first */

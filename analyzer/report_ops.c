@@ -64,9 +64,12 @@ static void fn_table(struct strbuf *out, const struct model *m, const struct gra
 			    duration_format(b, sizeof(b), f->busy_ns), duration_format(c, sizeof(c), f->overhead_ns),
 			    f->call_ns ? 100.0 * (double)f->overhead_ns / (double)f->call_ns : 0);
 		if (f->top_line.file) {
-			strbuf_addf(out, "    most nodes (%lld of %lld)%s from ", (long long)f->top_line_nodes,
-				    (long long)f->nodes, f->jit_compile ? ", jit_compile," : "");
-			add_where(out, 45, where(loc, sizeof(loc), m, &f->top_line));
+			char head[128];
+			int n = snprintf(head, sizeof(head), "    most nodes (%lld of %lld)%s from ", (long long)f->top_line_nodes,
+					 (long long)f->nodes, f->jit_compile ? ", jit_compile," : "");
+
+			strbuf_addstr(out, head);
+			add_where(out, n > 0 ? (size_t)n : 0, where(loc, sizeof(loc), m, &f->top_line));
 		}
 	}
 }
@@ -95,7 +98,7 @@ static void type_table(struct strbuf *out, const struct model *m, const struct g
 
 		strbuf_addf(out, "  %-24.24s %10lld %10s %5.1f%%  ", t->op_type, (long long)t->count,
 			    duration_format(a, sizeof(a), t->total_ns), total ? 100.0 * (double)t->total_ns / (double)total : 0);
-		add_where(out, 56, where(loc, sizeof(loc), m, &t->loc));
+		add_where(out, 57, where(loc, sizeof(loc), m, &t->loc));
 	}
 }
 
@@ -112,6 +115,11 @@ void report_graph_ops_text(struct strbuf *out, const struct model *m, const stru
 	}
 	strbuf_addf(out, "  %lld kernels, %lld in graph-function calls (overhead: wall time when\n"
 		    "  none of a call's kernels ran)\n", (long long)g->kernels, (long long)g->call_kernels);
+	/* lost kernels read as time between kernels */
+	if (g->dropped_kernels > 0 || m->session.dropped_events > 0)
+		strbuf_addf(out, "  note: %lld kernels were not recorded (too many a second): kernel counts and\n"
+			    "  time are too low, and the overhead too high, by what they took\n",
+			    (long long)(g->dropped_kernels + m->session.dropped_events));
 	if (g->nfns)
 		fn_table(out, m, g, top);
 	for (size_t i = 0; i < top_n(top > 0 ? 3 : 0, g->nfns); i++) {
@@ -193,6 +201,7 @@ void report_graph_ops_json(struct json *j, const struct graph_ops_model *g)
 	json_kv_int(j, "kernels", g ? g->kernels : 0);
 	json_kv_int(j, "kernel_ns", g ? g->kernel_ns : 0);
 	json_kv_int(j, "call_kernels", g ? g->call_kernels : 0);
+	json_kv_int(j, "dropped_kernels", g ? g->dropped_kernels : 0);
 	json_key(j, "functions");
 	json_begin_array(j, 0);
 	for (size_t i = 0; g && i < g->nfns; i++)

@@ -53,6 +53,7 @@ def one(config, args, tmp, r):
     with sqlite3.connect(out) as db:
         kernels = db.execute("SELECT count(*) FROM kernels").fetchone()[0]
         dropped = int(db.execute("SELECT value FROM meta WHERE key = 'dropped_events'").fetchone()[0])
+        dropped += db.execute("SELECT coalesce(sum(dropped_kernels), 0) FROM processes").fetchone()[0]
     os.unlink(out)
     return res + ((kernels, dropped),)
 

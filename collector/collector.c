@@ -443,8 +443,16 @@ void agp_emit_kernel(struct agp_thread *t, uint32_t name, uint32_t type, uint64_
 		     uint32_t call_seq, uint32_t flags)
 {
 	uint64_t new_head, dur = end > start ? end - start : 0;
-	struct agp_rec_kernel *rec = event_reserve(t, sizeof(*rec) / 8, &new_head);
+	uint64_t used = atomic_load_explicit(&t->ring->head, memory_order_relaxed) -
+			atomic_load_explicit(&t->ring->tail, memory_order_acquire);
+	struct agp_rec_kernel *rec;
 
+	if (used >= t->ring_bytes / AGP_KERNEL_ROOM_DIV) {
+		if (agp_capture_open())  /* a closed window drops nothing */
+			atomic_fetch_add_explicit(&t->ring->dropped_kernels, 1, memory_order_relaxed);
+		return;
+	}
+	rec = event_reserve(t, sizeof(*rec) / 8, &new_head);
 	if (!rec)
 		return;
 	rec->h.type = AGP_REC_KERNEL;

@@ -65,7 +65,9 @@ struct agp_thread_ring {
 	_Atomic int32_t tid;         /* 0 while the slot is unclaimed */
 	int32_t role;                /* enum agp_thread_role, set before tid */
 	uint32_t capacity;           /* bytes of the slot in use, power of two; set before tid */
-	char pad3[44];
+	uint32_t pad2;
+	_Atomic uint64_t dropped_kernels; /* kernel records not written: the ring was a quarter full */
+	char pad3[32];
 };
 
 struct agp_shm_header {
@@ -183,6 +185,12 @@ struct agp_rec_session {
 
 /* A kernel ran through ThreadPoolDevice::ComputeAsync: dur_ns is its dispatch only. */
 #define AGP_KERNEL_ASYNC 1u
+/*
+ * Kernel records are written only while the ring is less than this share
+ * full (1/AGP_KERNEL_ROOM_DIV), so that they never crowd out the eager ops
+ * and calls of the same thread; the others are counted in dropped_kernels.
+ */
+#define AGP_KERNEL_ROOM_DIV 4u
 /* Longest duration a kernel record holds (ns); longer kernels saturate to it. */
 #define AGP_KERNEL_DUR_MAX 0xffffffffu
 

@@ -29,6 +29,7 @@ CREATE TABLE processes (
     dropped_events INTEGER NOT NULL DEFAULT 0,
     kernel_status  TEXT,              -- v4: hooked, unnamed, off, not-reached; NULL: TF not loaded
     kernel_detail  TEXT,
+    dropped_kernels INTEGER NOT NULL DEFAULT 0, -- v4: kernels not recorded (buffers a quarter full)
     rank           INTEGER                       -- agprof merge: the rank (ranks.rank); NULL unmerged
 );
 

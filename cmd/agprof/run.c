@@ -853,6 +853,9 @@ static void print_summary(const struct run_state *rs, const struct run_totals *t
 		fprintf(stderr, ", %llu kernels", (unsigned long long)totals->kernels);
 	fprintf(stderr, ") from %d process%s into '%s'\n", totals->processes, totals->processes == 1 ? "" : "es",
 		rs->output_path);
+	if (totals->dropped_kernels)
+		fprintf(stderr, "agprof: %llu kernels were not recorded (too many a second; 'agprof report --ops' says so)\n",
+			(unsigned long long)totals->dropped_kernels);
 	if (totals->dropped)
 		fprintf(stderr, "agprof: warning: %llu events were dropped (buffers full)\n",
 			(unsigned long long)totals->dropped);

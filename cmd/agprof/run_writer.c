@@ -1482,6 +1482,26 @@ static const char link_parents_sql[] =
 	"UPDATE graph_functions SET function_id = (SELECT p.function_id FROM graph_functions p"
 	"  WHERE p.id = graph_functions.parent_id) WHERE function_id IS NULL AND parent_id IS NOT NULL;";
 
+/* Kernels a stream's threads did not record (kept apart: they never cost an exact count). */
+static void count_dropped_kernels(struct run_writer *w, struct stream *s)
+{
+	uint64_t d = 0, v;
+	sqlite3_stmt *st;
+
+	for (uint32_t t = 0; t < AGP_MAX_THREADS && !s->damaged; t++)
+		if (SHM_LOAD(&s->shm->threads[t].dropped_kernels, &v) == 0)
+			d = d + v < d ? UINT64_MAX : d + v;
+	if (d > INT64_MAX)
+		d = INT64_MAX;
+	if (!d || !(st = db_prepare(w->db, "UPDATE processes SET dropped_kernels = dropped_kernels + ? WHERE pid = ?")))
+		return;
+	sqlite3_bind_int64(st, 1, (int64_t)d);
+	sqlite3_bind_int(st, 2, s->pid);
+	step(w, st);
+	sqlite3_finalize(st);
+	w->totals.dropped_kernels = w->totals.dropped_kernels + d < d ? UINT64_MAX : w->totals.dropped_kernels + d;
+}
+
 /* Drain every stream a last time and store the events each lost; their sum. */
 static uint64_t drain_all_and_count_drops(struct run_writer *w)
 {
@@ -1501,6 +1521,7 @@ static uint64_t drain_all_and_count_drops(struct run_writer *w)
 				d = d + v < d ? UINT64_MAX : d + v;  /* the workload's numbers: saturate */
 		if (d > INT64_MAX)
 			d = INT64_MAX;
+		count_dropped_kernels(w, s);
 		if (d && (st = db_prepare(w->db, "UPDATE processes SET dropped_events = dropped_events + ? WHERE pid = ?"))) {
 			sqlite3_bind_int64(st, 1, (int64_t)d);
 			sqlite3_bind_int(st, 2, s->pid);

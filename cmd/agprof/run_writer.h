@@ -27,6 +27,7 @@ struct run_totals {
 	uint64_t events, traces, calls, eager_ops, blackbox, gpu, dropped;
 	uint64_t session_runs;  /* TF1 Session steps */
 	uint64_t kernels;       /* CPU kernel executions */
+	uint64_t dropped_kernels; /* kernels not recorded: their buffer was a quarter full */
 	int processes;
 	int damaged;           /* buffers found damaged or unread (see note) */
 	int capture_used;      /* capture windows were asked for (run --delay, --capture, ...) */

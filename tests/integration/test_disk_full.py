@@ -25,7 +25,7 @@ import agtest  # noqa: E402
 from agtest import check, check_eq  # noqa: E402
 
 OPS = 120000
-TMPFS_SIZE = "1m"
+TMPFS_SIZE = "2m"
 
 
 def workload():

@@ -10,7 +10,7 @@ usage: test_kernels.py dispatch|matmuls|slow_op|no_kernels
   kernel is linked to its call and to its graph node, whose creation line is
   the sample's loop body; graph-dispatch-bound fires on tiny_steps at the
   marked line, not on the jit_compile=True twin, and its saving estimate is
-  within a factor of the saving the sample measured itself by running the
+  within 3x of the saving the sample measured itself by running the
   twin (median call times, its own clock).
 - matmuls (samples/graph_matmuls.py): kernels per call against the oracle
   too; no rule fires at all; `agprof report --ops` shows them in 80 columns.
@@ -38,6 +38,7 @@ def report(path):
 def check_kernels_per_call(db, oracle, fn):
     """Every call of fn ran the oracle's kernels, each linked to a node of fn's graph."""
     want = oracle["extra"]["function_defs"][fn]
+    check_eq(q1(db, "SELECT sum(dropped_kernels) FROM processes"), 0, "dropped_kernels (exact counts need 0)")
     rows = db.execute("SELECT c.id, count(k.id) FROM function_calls c JOIN strings s ON s.id = c.name_id"
                       " LEFT JOIN kernels k ON k.call_id = c.id WHERE s.text = ? GROUP BY c.id",
                       (want["name"],)).fetchall()
@@ -75,8 +76,11 @@ def test_dispatch():
         measured = (x["plain_call_ns"] - x["xla_call_ns"]) * x["timed_calls"]
         estimate = found[0]["saving_ns"]
         print("jit_compile saving: estimated %.1f ms, measured %.1f ms" % (estimate / 1e6, measured / 1e6))
-        check(measured / 2.5 <= estimate <= measured * 2.5,
-              "saving estimate within 2.5x of the measured jit_compile saving", estimate, measured)
+        # The estimate is the executor overhead XLA removes; the measured saving
+        # also holds what XLA adds (its own per-call cost) and the machine's
+        # noise between the two timed loops: a factor of 3 either way.
+        check(measured / 3 <= estimate <= measured * 3,
+              "saving estimate within 3x of the measured jit_compile saving", estimate, measured)
     fns = {f["function"]: f for f in rep["graph_ops"]["functions"]}
     check_eq(fns.get("tiny_steps", {}).get("kernels_per_call"),
              oracle["extra"]["function_defs"]["tiny_steps"]["kernels"], "graph_ops kernels_per_call")
