@@ -248,8 +248,8 @@ static int add_type(struct graph_op_type **types, size_t *n, size_t *cap, const 
 /* Sort ops and types; each type's line is that of its longest-running node with one. */
 static void finish_ops(struct graph_op *ops, size_t nops, struct graph_op_type *types, size_t ntypes)
 {
-	qsort(ops, nops, sizeof(*ops), cmp_op);
-	qsort(types, ntypes, sizeof(*types), cmp_type);
+	sort_array(ops, nops, sizeof(*ops), cmp_op);
+	sort_array(types, ntypes, sizeof(*types), cmp_type);
 	for (size_t t = 0; t < ntypes; t++)
 		for (size_t i = 0; i < nops && !types[t].loc.file; i++)
 			if (ops[i].loc.file && !strcmp(ops[i].op_type, types[t].op_type))
@@ -394,7 +394,7 @@ static void keep_fns_with_kernels(struct graph_ops_model *g)
 		}
 	}
 	g->nfns = n;
-	qsort(g->fns, g->nfns, sizeof(*g->fns), cmp_fn);
+	sort_array(g->fns, g->nfns, sizeof(*g->fns), cmp_fn);
 }
 
 void graph_ops_model_release(struct graph_ops_model *g)

@@ -55,13 +55,6 @@ const struct kind_sql tl_kind_sql[TL_NKINDS] = {
 		      "kind IN ('memcpy', 'memset') AND name_id" },
 };
 
-/* qsort() for arrays that may be empty, and then NULL (qsort wants a valid pointer). */
-void tl_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
-{
-	if (n > 1)
-		qsort(base, n, size, cmp);
-}
-
 /* ---- strings and small maps ---- */
 
 const char *timeline_string(const struct timeline *tl, int64_t id)
@@ -300,7 +293,7 @@ static int load_retraces(struct timeline *tl)
 		return error("cannot read traces of '%s': %s", tl->rec->path, sqlite3_errmsg(tl->rec->db));
 	if (tl->nretraces) {
 		memcpy(tl->retraces + tl->nretraces, tl->retraces, tl->nretraces * sizeof(*tl->retraces));
-		tl_sort(tl->retraces + tl->nretraces, tl->nretraces, sizeof(*tl->retraces), mark_sort_id);
+		sort_array(tl->retraces + tl->nretraces, tl->nretraces, sizeof(*tl->retraces), mark_sort_id);
 	}
 	return 0;
 }

@@ -90,7 +90,7 @@ static const struct detail_sql {
 
 /*
  * What a small pane must show first: what it is, which trace, where in the
- * source, how long; the rest keeps its order (a stable insertion tl_sort).
+ * source, how long; the rest keeps its order (a stable insertion sort_array).
  */
 static int detail_rank(const char *label)
 {

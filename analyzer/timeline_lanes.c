@@ -637,7 +637,7 @@ static int publish_lanes(struct timeline *tl, size_t n)
 		t->nlanes++;
 	}
 	tl->nlanes = n;
-	tl_sort(tl->tracks, tl->ntracks, sizeof(*tl->tracks), track_cmp);
+	sort_array(tl->tracks, tl->ntracks, sizeof(*tl->tracks), track_cmp);
 	for (size_t j = 0; j < tl->ntracks; j++)
 		for (size_t k = 0; k < tl->tracks[j].nlanes; k++)
 			tl->lanes[tl->tracks[j].lanes[k]].track = j;
@@ -657,7 +657,7 @@ static void scan_finished(struct timeline *tl)
 		return;
 	for (size_t i = 0; i < tl->nlanes; i++) {
 		struct tl_lane *l = &tl->lanes[i];
-		tl_sort(l->longs, l->nlongs, sizeof(*l->longs), tl_slice_cmp);
+		sort_array(l->longs, l->nlongs, sizeof(*l->longs), tl_slice_cmp);
 		for (uint32_t b = 1; b < tl->nbins; b++) {
 			l->count[b] += l->count[b - 1];
 			l->busy[b] += l->busy[b - 1];

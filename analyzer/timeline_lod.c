@@ -257,7 +257,7 @@ static void sort_unique(struct tl_render *r)
 {
 	size_t k = 0;
 
-	tl_sort(r->slices, r->nslices, sizeof(*r->slices), tl_slice_cmp);
+	sort_array(r->slices, r->nslices, sizeof(*r->slices), tl_slice_cmp);
 	for (size_t i = 0; i < r->nslices; i++) {
 		if (k > 0 && r->slices[k - 1].id == r->slices[i].id && r->slices[k - 1].kind == r->slices[i].kind)
 			continue;
@@ -403,7 +403,7 @@ int timeline_lane_render(struct timeline *tl, size_t lane, const struct tl_windo
 			density_cell(tl, l, w, c, &r->cells[c], &busy[c]);
 		if (tl_push_longs(tl, l, w->t0, w->t1, r) < 0)
 			goto fail;
-		tl_sort(r->slices, r->nslices, sizeof(*r->slices), tl_slice_cmp);
+		sort_array(r->slices, r->nslices, sizeof(*r->slices), tl_slice_cmp);
 	}
 	lod_merge_busy(w, r->slices, r->nslices, r->cells, busy);
 	free(busy);

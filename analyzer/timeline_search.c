@@ -164,7 +164,7 @@ ptrdiff_t timeline_search(struct timeline *tl, const char *needle, unsigned mask
 			goto cleanup;
 		}
 	}
-	tl_sort(res, n, sizeof(*res), slice_time_cmp);
+	sort_array(res, n, sizeof(*res), slice_time_cmp);
 	if (n > max)
 		n = max;
 	*out = res;

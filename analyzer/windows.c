@@ -6,6 +6,7 @@
  */
 #include "model_internal.h"
 #include "db.h"
+#include "util.h"
 
 #include <string.h>
 
@@ -60,8 +61,7 @@ int model_load_windows(struct model *m, sqlite3 *db)
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return -1;
-	if (m->nwindows > 1)  /* qsort wants a valid pointer, even for none */
-		qsort(m->windows, m->nwindows, sizeof(*m->windows), cmp_windows);
+	sort_array(m->windows, m->nwindows, sizeof(*m->windows), cmp_windows);
 	m->session.capture_windows = (int64_t)m->nwindows;
 	m->nwindows = merge_windows(m->windows, m->nwindows);
 	return 0;

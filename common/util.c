@@ -93,3 +93,9 @@ int want_color(int fd)
 		return 0;
 	return !(term && strcmp(term, "dumb") == 0);
 }
+
+void sort_array(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+	if (n > 1)
+		qsort(base, n, size, cmp);
+}

@@ -28,4 +28,7 @@ char *agprof_rules_dir(void);
 /* Whether colour output is wanted on fd (a tty, NO_COLOR unset, TERM not dumb). */
 int want_color(int fd);
 
+/* qsort() for arrays that may be empty, and then NULL (qsort wants a valid pointer even for none). */
+void sort_array(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
+
 #endif

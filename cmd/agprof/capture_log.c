@@ -8,6 +8,7 @@
 #include "agp_protocol.h"
 #include "checked.h"
 #include "db.h"
+#include "util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,8 +118,7 @@ int capture_log_write(struct capture_log *log, sqlite3 *db, uint64_t end_ns)
 	log->windows = log->window_ns = 0;
 	if (!log->used)
 		return 0;
-	if (log->nchanges > 1)  /* qsort wants a valid pointer, even for none */
-		qsort(log->changes, log->nchanges, sizeof(*log->changes), cmp_change);
+	sort_array(log->changes, log->nchanges, sizeof(*log->changes), cmp_change);
 	st = db_prepare(db, "INSERT INTO capture_windows(pid, start_ns, end_ns, why) VALUES (?,?,?,?)");
 	if (!st)
 		return -1;
