@@ -86,8 +86,11 @@ static const struct detail_sql {
 	[TL_COPY] = { "SELECT x.kind, x.copy_kind, x.bytes, x.device, x.stream, x.correlation_id"
 		      " FROM gpu_activity x WHERE x.id = ?1",
 		      { "activity", "copy kind", "bytes", "device", "stream", "correlation" } },
-	/* the graph function is the node's (where TensorFlow ran it); the call is the function_calls row */
-	[TL_CPUK] = { "SELECT n.name, n.op_type, n.file || ':' || n.line, gn.text, fs.text,"
+	/*
+	 * The name is the node's (the op name); the graph function is the
+	 * node's, the call is the function_calls row the kernel ran under.
+	 */
+	[TL_CPUK] = { "SELECT n.op_type, n.file || ':' || n.line, gn.text, fs.text,"
 		      " CASE WHEN x.call_id IS NULL THEN 'none (eager, Session.run or unknown)'"
 		      " ELSE '#' || x.call_id || ' ' || coalesce(cn.text, '') END,"
 		      " CASE x.async WHEN 1 THEN 'async (the span is the dispatch only)' END"
@@ -96,7 +99,7 @@ static const struct detail_sql {
 		      " LEFT JOIN functions fn ON fn.id = g.function_id LEFT JOIN strings fs ON fs.id = fn.name_id"
 		      " LEFT JOIN function_calls c ON c.id = x.call_id LEFT JOIN strings cn ON cn.id = c.name_id"
 		      " WHERE x.id = ?1",
-		      { "op", "op type", "source", "graph function", "function", "call", "compute" } },
+		      { "op type", "source", "graph function", "function", "call", "compute" } },
 };
 
 /*

@@ -298,7 +298,7 @@ Test(timeline_db, details_of_a_cpu_kernel_give_op_type_source_and_call)
 	n = timeline_details(&tl, &s, &d);
 	cr_assert_gt(n, 5);
 	cr_assert_str_eq(detail_value(d, n, "kind"), "cpu kernel");
-	cr_assert_str_eq(detail_value(d, n, "op"), "sort/TopKV2");
+	cr_assert_str_eq(detail_value(d, n, "name"), "sort/TopKV2", "the op's name");
 	cr_assert_str_eq(detail_value(d, n, "op type"), "TopKV2");
 	cr_assert_str_eq(detail_value(d, n, "source"), "train.py:43");
 	cr_assert_str_eq(detail_value(d, n, "duration"), "4.50 us");
@@ -312,7 +312,8 @@ Test(timeline_db, details_of_a_cpu_kernel_give_op_type_source_and_call)
 	n = timeline_details(&tl, &s, &d);
 	cr_assert_gt(n, 0);
 	cr_assert_str_eq(detail_value(d, n, "call"), "none (eager, Session.run or unknown)");
-	cr_assert_null(detail_value(d, n, "op"));
+	cr_assert_str_eq(detail_value(d, n, "name"), "cpu kernel");
+	cr_assert_null(detail_value(d, n, "op type"));
 	tl_details_free(d, (size_t)n);
 }
 
