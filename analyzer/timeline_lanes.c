@@ -437,6 +437,15 @@ int tl_find_span(struct timeline *tl)
 		 */
 		for (int m = 0; m < 2; m++) {
 			snprintf(sql, sizeof(sql), "SELECT %s(start_ns) FROM %s", m ? "max" : "min", scan_tables[t].table);
+			/*
+			 * kernels has no start_ns index (its per-thread one cannot answer
+			 * min or max, and millions of rows make a scan cost the first
+			 * frame): its first and last rows by id stand in, drained in time
+			 * order per thread; a kernel outside the span counts in an edge bin.
+			 */
+			if (scan_tables[t].kind == TL_CPUK)
+				snprintf(sql, sizeof(sql), "SELECT %s(start_ns) FROM (SELECT start_ns FROM kernels"
+					 " ORDER BY id %s LIMIT 4096)", m ? "max" : "min", m ? "DESC" : "ASC");
 			st = db_prepare(db, sql);
 			if (!st)
 				return -1;
