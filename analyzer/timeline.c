@@ -10,10 +10,10 @@
 #include <string.h>
 
 static const char *const kind_names[TL_NKINDS] = {
-	"tracing", "call", "eager", "py_function", "kernel", "copy",
+	"tracing", "call", "eager", "py_function", "kernel", "copy", "cpu kernel",
 };
 static const char *const kind_shorts[TL_NKINDS] = {
-	"trace", "call", "eager", "pyfn", "kern", "copy",
+	"trace", "call", "eager", "pyfn", "kern", "copy", "cpuk",
 };
 
 const char *tl_kind_name(enum tl_kind kind)
@@ -30,8 +30,8 @@ const char *tl_kind_short(enum tl_kind kind)
  * Every query on an event table returns the same columns, so that one
  * function turns a row into a slice:
  *   0 id, 1 pid, 2 tid (GPU: stream), 3 start_ns, 4 end_ns,
- *   5 aux (traces: function_id, calls: graph_function_id, else -1),
- *   6 name_id (-1 none), 7 device (-1 for threads), 8 failed, 9 copy (GPU)
+ *   5 aux (traces: function_id, calls: graph_function_id, CPU kernels: call_id, else -1),
+ *   6 name_id (-1 none; CPU kernels: node_id, their names live in graph_nodes), 7 device (-1 for threads), 8 failed, 9 copy (GPU)
  * lane is the filter that selects one lane's rows: ?1 pid, ?2 tid, ?6 device.
  * search is the column matched against the ids of matching strings.
  */
@@ -53,6 +53,10 @@ const struct kind_sql tl_kind_sql[TL_NKINDS] = {
 		      " coalesce(device, 0), 0, 1 FROM gpu_activity",
 		      "kind IN ('memcpy', 'memset') AND pid = ?1 AND coalesce(stream, -1) = ?2 AND coalesce(device, 0) = ?6",
 		      "kind IN ('memcpy', 'memset') AND name_id" },
+	/* the lane filter and the range are answered by kernels_thread (pid, tid, start_ns) */
+	[TL_CPUK] = { "SELECT id, pid, tid, start_ns, end_ns, coalesce(call_id, -1), coalesce(node_id, -1), -1, 0, 0"
+		      " FROM kernels",
+		      "pid = ?1 AND tid = ?2", "node_id" },
 };
 
 /* ---- strings and small maps ---- */
@@ -66,9 +70,17 @@ const char *timeline_string(const struct timeline *tl, int64_t id)
 	return tl->strings.text[i];
 }
 
+/* The text of row id of t, or NULL. */
+static const char *id_text(const struct tl_idrows *t, int64_t id)
+{
+	size_t i;
+
+	return idmap_get(&t->at, id, &i) ? t->text[i] : NULL;
+}
+
 const char *timeline_slice_name(const struct timeline *tl, const struct tl_slice *s)
 {
-	const char *name = timeline_string(tl, s->name_id);
+	const char *name = s->kind == TL_CPUK ? id_text(&tl->nodes, s->name_id) : timeline_string(tl, s->name_id);
 
 	if (name)
 		return name;
@@ -152,12 +164,20 @@ static void id_rows_release(struct tl_idrows *t)
 	memset(t, 0, sizeof(*t));
 }
 
-/* Load strings, functions and graph_functions, found by id through maps. */
+/*
+ * Load strings, functions, graph_functions and graph nodes, found by id
+ * through maps.  Graph nodes are few (one per op of each traced graph, not
+ * per execution): their names are what a CPU kernel shows and is searched by.
+ */
 static int load_maps(struct timeline *tl)
 {
 	if (load_id_rows(tl, "SELECT id, text FROM strings", &tl->strings, 1) < 0 ||
 	    load_id_rows(tl, "SELECT id, name_id FROM functions", &tl->functions, 0) < 0 ||
 	    load_id_rows(tl, "SELECT id, coalesce(function_id, -1) FROM graph_functions", &tl->graph_fns, 0) < 0)
+		return -1;
+	if (db_has_table(tl->rec->db, "graph_nodes") &&
+	    (load_id_rows(tl, "SELECT id, name FROM graph_nodes", &tl->nodes, 1) < 0 ||
+	     load_id_rows(tl, "SELECT id, op_type FROM graph_nodes", &tl->node_types, 1) < 0))
 		return -1;
 	return 0;
 }
@@ -333,6 +353,9 @@ int timeline_open(struct timeline *tl, struct recording *rec, uint32_t nbins)
 	if (tl->nbins < 1)
 		tl->nbins = 1;
 	for (int k = 0; k < TL_NKINDS; k++) {
+		/* recordings before schema 4 have no kernels: that kind has no statements */
+		if (k == TL_CPUK && !db_has_table(rec->db, "kernels"))
+			continue;
 		tl->range[k] = prepare_kind(tl, (enum tl_kind)k,
 					    "AND start_ns >= ?3 AND start_ns < ?4 ORDER BY start_ns LIMIT ?5");
 		tl->step[0][k] = prepare_kind(tl, (enum tl_kind)k, "AND start_ns < ?3 ORDER BY start_ns DESC LIMIT 1");
@@ -400,6 +423,8 @@ void timeline_release(struct timeline *tl)
 	id_rows_release(&tl->strings);
 	id_rows_release(&tl->functions);
 	id_rows_release(&tl->graph_fns);
+	id_rows_release(&tl->nodes);
+	id_rows_release(&tl->node_types);
 	strpool_release(&tl->pool);
 	for (int k = 0; k < TL_NKINDS; k++) {
 		sqlite3_finalize(tl->range[k]);

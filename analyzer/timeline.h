@@ -44,10 +44,11 @@ enum tl_kind {
 	TL_BLACKBOX, /* blackbox_execs: tf.py_function / numpy_function bodies */
 	TL_KERNEL,   /* gpu_activity kind 'kernel' */
 	TL_COPY,     /* gpu_activity kinds 'memcpy' and 'memset' ('sync' rows are not drawn) */
+	TL_CPUK,     /* kernels (schema 4): CPU kernel executions, on the executor threads */
 	TL_NKINDS
 };
 
-/* "tracing", "call", "eager", "py_function", "kernel", "copy". */
+/* "tracing", "call", "eager", "py_function", "kernel", "copy", "cpu kernel". */
 const char *tl_kind_name(enum tl_kind kind);
 /* Short form for lane labels, at most 5 characters: "trace", "call", ... */
 const char *tl_kind_short(enum tl_kind kind);
@@ -59,7 +60,7 @@ const char *tl_kind_short(enum tl_kind kind);
 struct tl_slice {
 	int64_t id;        /* row id in the kind's table */
 	int64_t start_ns, end_ns;
-	int64_t name_id;   /* strings.id of what to show, -1 for none */
+	int64_t name_id;   /* strings.id of what to show (TL_CPUK: graph_nodes.id), -1 for none */
 	uint32_t lane;     /* index in timeline.lanes */
 	uint8_t kind;      /* enum tl_kind */
 	uint8_t flags;     /* TL_SLICE_* */
@@ -132,6 +133,8 @@ struct timeline {
 	struct tl_idrows strings;   /* strings: id, text */
 	struct tl_idrows functions; /* functions: id, name_id */
 	struct tl_idrows graph_fns; /* graph_functions: id, function_id (-1 unknown) */
+	struct tl_idrows nodes;     /* graph_nodes: id, name (a CPU kernel's name_id is its node_id) */
+	struct tl_idrows node_types; /* graph_nodes: id, op_type */
 	struct strpool pool;        /* the strings' text */
 	struct sqlite3_stmt *range[TL_NKINDS];
 	struct sqlite3_stmt *step[2][TL_NKINDS];

@@ -86,6 +86,20 @@ static const struct detail_sql {
 	[TL_COPY] = { "SELECT x.kind, x.copy_kind, x.bytes, x.device, x.stream, x.correlation_id"
 		      " FROM gpu_activity x WHERE x.id = ?1",
 		      { "activity", "copy kind", "bytes", "device", "stream", "correlation" } },
+	/*
+	 * The name is the node's (the op name); the graph function is the
+	 * node's, the call is the function_calls row the kernel ran under.
+	 */
+	[TL_CPUK] = { "SELECT n.op_type, n.file || ':' || n.line, gn.text, fs.text,"
+		      " CASE WHEN x.call_id IS NULL THEN 'none (eager, Session.run or unknown)'"
+		      " ELSE '#' || x.call_id || ' ' || coalesce(cn.text, '') END,"
+		      " CASE x.async WHEN 1 THEN 'async (the span is the dispatch only)' END"
+		      " FROM kernels x LEFT JOIN graph_nodes n ON n.id = x.node_id"
+		      " LEFT JOIN graph_functions g ON g.id = n.graph_function_id LEFT JOIN strings gn ON gn.id = g.name_id"
+		      " LEFT JOIN functions fn ON fn.id = g.function_id LEFT JOIN strings fs ON fs.id = fn.name_id"
+		      " LEFT JOIN function_calls c ON c.id = x.call_id LEFT JOIN strings cn ON cn.id = c.name_id"
+		      " WHERE x.id = ?1",
+		      { "op type", "source", "graph function", "function", "call", "compute" } },
 };
 
 /*

@@ -36,6 +36,7 @@ static const struct scan_table {
 	{ "gpu_activity", TL_KERNEL,
 	  "SELECT id, pid, coalesce(stream, -1), start_ns, end_ns, coalesce(device, 0), kind <> 'kernel'"
 	  " FROM gpu_activity WHERE id BETWEEN ?1 AND ?2 AND kind IN ('kernel', 'memcpy', 'memset')" },
+	{ "kernels", TL_CPUK, "SELECT id, pid, tid, start_ns, end_ns FROM kernels WHERE id BETWEEN ?1 AND ?2" },
 };
 #define NSCAN_TABLES (sizeof(scan_tables) / sizeof(scan_tables[0]))
 
@@ -342,6 +343,12 @@ done:
 	return NULL;
 }
 
+/* 0 for a table the recording's schema does not have (kernels before schema 4). */
+static int scan_table_present(const struct timeline *tl, size_t t)
+{
+	return scan_tables[t].kind != TL_CPUK || db_has_table(tl->rec->db, scan_tables[t].table);
+}
+
 /*
  * Split each event table into rowid ranges, interleaved across tables so
  * that the first moments of the scan meet every table (and so every lane
@@ -354,7 +361,8 @@ int tl_make_tasks(struct timeline *tl, struct tl_loader *ld)
 	size_t alloc = 0;
 
 	for (size_t t = 0; t < NSCAN_TABLES; t++) {
-		if (scan_id_range(tl->rec->db, scan_tables[t].table, &lo[t], &hi[t]))
+		lo[t] = 0, hi[t] = -1;
+		if (scan_table_present(tl, t) && scan_id_range(tl->rec->db, scan_tables[t].table, &lo[t], &hi[t]))
 			return -1;
 		has[t] = hi[t] >= lo[t];
 	}
@@ -420,6 +428,8 @@ int tl_find_span(struct timeline *tl)
 		char sql[160];
 		sqlite3_stmt *st;
 
+		if (!scan_table_present(tl, t))
+			continue;
 		/*
 		 * Two queries: SQLite answers min() or max() alone from the start_ns
 		 * index, but both in one statement with a full scan.  Ends are
@@ -427,6 +437,15 @@ int tl_find_span(struct timeline *tl)
 		 */
 		for (int m = 0; m < 2; m++) {
 			snprintf(sql, sizeof(sql), "SELECT %s(start_ns) FROM %s", m ? "max" : "min", scan_tables[t].table);
+			/*
+			 * kernels has no start_ns index (its per-thread one cannot answer
+			 * min or max, and millions of rows make a scan cost the first
+			 * frame): its first and last rows by id stand in, drained in time
+			 * order per thread; a kernel outside the span counts in an edge bin.
+			 */
+			if (scan_tables[t].kind == TL_CPUK)
+				snprintf(sql, sizeof(sql), "SELECT %s(start_ns) FROM (SELECT start_ns FROM kernels"
+					 " ORDER BY id %s LIMIT 4096)", m ? "max" : "min", m ? "DESC" : "ASC");
 			st = db_prepare(db, sql);
 			if (!st)
 				return -1;

@@ -76,7 +76,7 @@ int timeline_find(struct timeline *tl, enum tl_kind kind, int64_t id, struct tl_
 	sqlite3_stmt *st;
 	int found = 0, rc;
 
-	if (kind >= TL_NKINDS)
+	if (kind >= TL_NKINDS || !tl->range[kind])
 		return 0;
 	snprintf(sql, sizeof(sql), "%s WHERE id = ?1", tl_kind_sql[kind].select);
 	st = db_prepare(tl->rec->db, sql);
@@ -92,13 +92,27 @@ int timeline_find(struct timeline *tl, enum tl_kind kind, int64_t id, struct tl_
 	return found;
 }
 
-/* JSON array of the ids whose text contains needle; for traces, function ids. */
-static void matching_ids(const struct timeline *tl, const char *needle, int functions, struct strbuf *sb)
+/* Add to the JSON list sb the ids of the rows of t whose text contains needle. */
+static void add_matching_rows(const struct tl_idrows *t, const char *needle, struct strbuf *sb, int *first)
+{
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->text[i] && strcasestr(t->text[i], needle)) {
+			strbuf_addf(sb, "%s%" PRId64, *first ? "" : ",", t->id[i]);
+			*first = 0;
+		}
+	}
+}
+
+/*
+ * JSON array of the ids whose text contains needle: string ids, for traces
+ * function ids, for CPU kernels graph node ids (by op name or op type).
+ */
+static void matching_ids(const struct timeline *tl, const char *needle, enum tl_kind kind, struct strbuf *sb)
 {
 	int first = 1;
 
 	strbuf_addch(sb, '[');
-	if (functions) {
+	if (kind == TL_TRACE) {
 		for (size_t i = 0; i < tl->functions.n; i++) {
 			const char *s = timeline_string(tl, tl->functions.value[i]);
 			if (s && strcasestr(s, needle)) {
@@ -106,13 +120,11 @@ static void matching_ids(const struct timeline *tl, const char *needle, int func
 				first = 0;
 			}
 		}
+	} else if (kind == TL_CPUK) {
+		add_matching_rows(&tl->nodes, needle, sb, &first);
+		add_matching_rows(&tl->node_types, needle, sb, &first);
 	} else {
-		for (size_t i = 0; i < tl->strings.n; i++) {
-			if (tl->strings.text[i] && strcasestr(tl->strings.text[i], needle)) {
-				strbuf_addf(sb, "%s%" PRId64, first ? "" : ",", tl->strings.id[i]);
-				first = 0;
-			}
-		}
+		add_matching_rows(&tl->strings, needle, sb, &first);
 	}
 	strbuf_addch(sb, ']');
 }
@@ -124,27 +136,28 @@ static int slice_time_cmp(const void *a, const void *b)
 
 ptrdiff_t timeline_search(struct timeline *tl, const char *needle, unsigned mask, size_t max, struct tl_slice **out)
 {
-	struct strbuf ids = STRBUF_INIT, fids = STRBUF_INIT;
+	struct strbuf ids = STRBUF_INIT, fids = STRBUF_INIT, nids = STRBUF_INIT;
 	struct tl_slice *res = NULL;
 	size_t n = 0, alloc = 0;
 	ptrdiff_t ret = -1;
 
 	*out = NULL;
-	matching_ids(tl, needle, 0, &ids);
-	matching_ids(tl, needle, 1, &fids);
+	matching_ids(tl, needle, TL_CALL, &ids);
+	matching_ids(tl, needle, TL_TRACE, &fids);
+	matching_ids(tl, needle, TL_CPUK, &nids);
 	for (int k = 0; k < TL_NKINDS; k++) {
 		char sql[1024];
 		sqlite3_stmt *st;
 		int rc;
 
-		if (!(mask & (1u << k)))
+		if (!(mask & (1u << k)) || !tl->range[k])
 			continue;
 		snprintf(sql, sizeof(sql), "%s WHERE %s IN (SELECT value FROM json_each(?1)) ORDER BY start_ns LIMIT ?2",
 			 tl_kind_sql[k].select, tl_kind_sql[k].search);
 		st = db_prepare(tl->rec->db, sql);
 		if (!st)
 			goto cleanup;
-		sqlite3_bind_text(st, 1, k == TL_TRACE ? fids.buf : ids.buf, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 1, k == TL_TRACE ? fids.buf : k == TL_CPUK ? nids.buf : ids.buf, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(st, 2, (int64_t)max);
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			struct tl_slice s;
@@ -174,6 +187,7 @@ cleanup:
 	free(res);
 	strbuf_release(&ids);
 	strbuf_release(&fids);
+	strbuf_release(&nids);
 	return ret;
 }
 

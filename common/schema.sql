@@ -325,3 +325,5 @@ CREATE INDEX graph_nodes_fn ON graph_nodes(graph_function_id, name);
 -- kernel to its call (call_id is rewritten for every kernel then: keeping an
 -- index on it during the run would update it twice per kernel).
 CREATE INDEX kernels_call ON kernels(call_id, start_ns);
+-- agprof view: one thread's kernels in a time window (its kernel lane).
+CREATE INDEX kernels_thread ON kernels(pid, tid, start_ns);

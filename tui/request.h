@@ -37,6 +37,7 @@
 	REQ(KIND_BLACKBOX, "Filter",   "Show/hide py_function executions",           '4', 0, 0) \
 	REQ(KIND_KERNEL,   "Filter",   "Show/hide GPU kernels",                      '5', 0, 0) \
 	REQ(KIND_COPY,     "Filter",   "Show/hide GPU copies",                       '6', 0, 0) \
+	REQ(KIND_CPUK,     "Filter",   "Show/hide CPU kernels (graph ops)",          '7', 0, 0) \
 	REQ(KIND_ALL,      "Filter",   "Show every kind",                            'a', 0, 0) \
 	REQ(UP,            "Move",     "Previous track / row",                       KEY_UP, 'k', 0) \
 	REQ(DOWN,          "Move",     "Next track / row",                           KEY_DOWN, 'j', 0) \

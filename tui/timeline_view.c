@@ -586,6 +586,7 @@ static int tlview_request(struct tui *t, struct view *v, enum request req)
 	case REQ_KIND_BLACKBOX:
 	case REQ_KIND_KERNEL:
 	case REQ_KIND_COPY:
+	case REQ_KIND_CPUK:
 		return toggle_kind(t, req - REQ_KIND_TRACE);
 	case REQ_KIND_ALL:
 		t->kind_mask = TL_ALL_KINDS;

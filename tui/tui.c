@@ -52,8 +52,9 @@ void tui_message(struct tui *t, int is_error, const char *fmt, ...)
 /* ---- colours ---- */
 
 /* Per kind: 8-colour and 256-colour choices. */
-static const short kind_color8[TL_NKINDS] = { COLOR_MAGENTA, COLOR_BLUE, COLOR_GREEN, COLOR_RED, COLOR_CYAN, COLOR_YELLOW };
-static const short kind_color256[TL_NKINDS] = { 170, 33, 71, 167, 37, 179 };
+static const short kind_color8[TL_NKINDS] = { COLOR_MAGENTA, COLOR_BLUE, COLOR_GREEN, COLOR_RED, COLOR_CYAN, COLOR_YELLOW,
+						COLOR_CYAN };
+static const short kind_color256[TL_NKINDS] = { 170, 33, 71, 167, 37, 179, 73 };
 
 static void colors_init(struct tui *t)
 {

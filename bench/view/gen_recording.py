@@ -2,14 +2,16 @@
 """Generate a schema-valid synthetic agprof recording for the view benchmark
 and the TUI tests.
 
-usage: gen_recording.py SCHEMA_SQL OUT.agprof [EVENTS] [SECONDS]
+usage: gen_recording.py SCHEMA_SQL OUT.agprof [EVENTS] [SECONDS] [CPU_KERNELS]
 
 The workload it imitates: a training loop on the Python main thread; each
 step dispatches 8 eager ops, then calls the graph function of train_step,
 during which the GPU runs kernels on two streams and a copy, and every tenth
 step a tf.py_function runs on a TensorFlow executor thread.  train_step is
 traced three times (two retraces: a shape change, then a Python value), and
-evaluate once.  Rows are made by recursive CTEs inside SQLite, so ten million
+evaluate once.  CPU_KERNELS (default 0) adds that many CPU kernels to each
+graph call (schema 4's kernels table, on the two executor threads in turn,
+graph nodes with source lines), on top of EVENTS.  Rows are made by recursive CTEs inside SQLite, so ten million
 events take seconds, not minutes.
 """
 import os
@@ -25,6 +27,7 @@ def main():
     schema, out = sys.argv[1], sys.argv[2]
     events = int(sys.argv[3]) if len(sys.argv) > 3 else 10_000_000
     seconds = float(sys.argv[4]) if len(sys.argv) > 4 else 600.0
+    cpu_kernels = int(sys.argv[5]) if len(sys.argv) > 5 else 0
     steps = max(10, events // PER_STEP)
     t0 = 1_000_000_000_000
     period = int(seconds * 1e9 / steps)
@@ -114,10 +117,32 @@ def main():
                " correlation_id, bytes, copy_kind)"
                " SELECT ?, 'memcpy', 0, 1, 14, ? + i * ? + ?, ? + i * ? + ?, -i, 5120, 'HtoD' FROM s",
                (steps - 1, pid, t0, P, P * 36 // 100, t0, P, P * 39 // 100))
+    if cpu_kernels > 0:
+        add_cpu_kernels(db, cte, pid, t0, P, steps, cpu_kernels)
     db.commit()
     db.execute("ANALYZE")
     db.commit()
     db.close()
+
+
+def add_cpu_kernels(db, cte, pid, t0, P, steps, per_call):
+    """per_call kernels in each call (35%..95% of its step), each 1/2 of its slot,
+    on executor threads 4250 and 4251 in turn; node k of the call's graph, whose
+    ops were created on train.py lines 11..22.  Call i is function_calls row i + 1."""
+    ops = ["MatMul", "AddV2", "Relu", "ReadVariableOp", "Mul", "Sum", "Cast", "AssignSubVariableOp",
+           "BiasAdd", "Softmax", "Sub", "Identity"]
+    nodes = [(g * 12 + k + 1, pid, g + 1, "dense_%d/%s" % (k, op), op, "train.py", 11 + k)
+             for g in range(3) for k, op in enumerate(ops)]
+    db.executemany("INSERT INTO graph_nodes VALUES (?,?,?,?,?,?,?)", nodes)
+    slot = P * 60 // 100 // per_call
+    db.execute(cte + "INSERT INTO kernels (pid, tid, start_ns, end_ns, node_id, call_id)"
+               " SELECT ?, 4250 + (i % 2), ? + (i / ?) * ? + ? + (i % ?) * ?, ? + (i / ?) * ? + ? + (i % ?) * ? + ?,"
+               " (CASE WHEN i / ? < ? THEN 0 WHEN i / ? < ? THEN 12 ELSE 24 END) + (i % ?) % 12 + 1, i / ? + 1 FROM s",
+               (steps * per_call - 1, pid, t0, per_call, P, P * 35 // 100, per_call, slot,
+                t0, per_call, P, P * 35 // 100, per_call, slot, max(1, slot // 2),
+                per_call, steps // 3, per_call, 2 * steps // 3, per_call, per_call))
+    db.execute("CREATE INDEX IF NOT EXISTS kernels_call ON kernels(call_id, start_ns)")
+    db.execute("CREATE INDEX IF NOT EXISTS kernels_thread ON kernels(pid, tid, start_ns)")
 
 
 if __name__ == "__main__":

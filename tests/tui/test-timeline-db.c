@@ -1,6 +1,6 @@
 /* test-timeline-db.c - analyzer/timeline.c on a small recording made here:
  * track order and roles, retraces, exact versus density rendering, long
- * events, stepping, search and details. */
+ * events, stepping, search and details; CPU kernel lanes (schema 4). */
 #include "db.h"
 #include "recording.h"
 #include "timeline.h"
@@ -21,7 +21,10 @@ static struct timeline tl;
  * 2 by object 100 (2 is a retrace by object_trace_no), trace 3 by object 200
  * (a retrace: the function's second object); g (id 2) once.  100 eager ops
  * MatMul/Relu alternating, 1000 ns apart, 100 ns each; one call of 50000 ns;
- * a py_function on the executor; two kernels.
+ * a py_function on the executor; two kernels.  Three CPU kernels on the
+ * executor: two of the call (graph nodes dense/BiasAdd and sort/TopKV2, the
+ * second with its source line), one whose node id is in no graph_nodes row
+ * (the file is untrusted).
  */
 static const char fixture[] =
 	"INSERT INTO meta VALUES ('start_ns', '1000000'), ('end_ns', '1200000');"
@@ -47,7 +50,11 @@ static const char fixture[] =
 	"INSERT INTO blackbox_execs (pid, tid, start_ns, end_ns, node_id, op_type_id)"
 	"  VALUES (10, 11, 1010000, 1020000, 7, 6);"
 	"INSERT INTO gpu_activity (pid, kind, name_id, device, stream, start_ns, end_ns)"
-	"  VALUES (10, 'kernel', 8, 0, 7, 1011000, 1012000), (10, 'kernel', 8, 0, 7, 1013000, 1014000);";
+	"  VALUES (10, 'kernel', 8, 0, 7, 1011000, 1012000), (10, 'kernel', 8, 0, 7, 1013000, 1014000);"
+	"INSERT INTO graph_nodes VALUES (1, 10, 1, 'dense/BiasAdd', 'BiasAdd', NULL, NULL),"
+	"  (2, 10, 1, 'sort/TopKV2', 'TopKV2', 'train.py', 43);"
+	"INSERT INTO kernels (pid, tid, start_ns, end_ns, node_id, call_id)"
+	"  VALUES (10, 11, 1002000, 1003000, 1, 1), (10, 11, 1003500, 1008000, 2, 1), (10, 11, 1060000, 1060100, 99, NULL);";
 
 static void setup(void)
 {
@@ -245,4 +252,122 @@ Test(timeline_db, details_of_a_retrace)
 	}
 	cr_assert(sig && no && inputs);
 	tl_details_free(d, (size_t)n);
+}
+
+/* The value of the detail labelled label, or NULL. */
+static const char *detail_value(const struct tl_detail *d, ptrdiff_t n, const char *label)
+{
+	for (ptrdiff_t i = 0; i < n; i++)
+		if (!strcmp(d[i].label, label))
+			return d[i].value;
+	return NULL;
+}
+
+Test(timeline_db, cpu_kernels_have_a_lane_on_their_thread_named_by_node)
+{
+	struct tl_render r = { 0 };
+	struct tl_window call = { 1001000, 1011000, 40 };
+	size_t k = lane_of(TL_CPUK, 11);
+	const struct tl_track *t = &tl.tracks[tl.lanes[k].track];
+
+	cr_assert_str_eq(t->role, "tf-executor");
+	cr_assert_eq(t->nlanes, 2);
+	cr_assert_eq(tl.lanes[t->lanes[0]].kind, TL_BLACKBOX);
+	cr_assert_eq(tl.lanes[t->lanes[1]].kind, TL_CPUK, "the kernel lane comes after the thread's other lanes");
+	cr_assert_eq(tl_lane_events(&tl.lanes[k]), 3);
+	cr_assert_eq(timeline_lane_render(&tl, k, &call, 100, &r), 0);
+	cr_assert(r.exact);
+	cr_assert_eq(r.nslices, 2, "the two kernels of the call");
+	cr_assert_str_eq(timeline_slice_name(&tl, &r.slices[0]), "dense/BiasAdd");
+	cr_assert_str_eq(timeline_slice_name(&tl, &r.slices[1]), "sort/TopKV2");
+	cr_assert_eq(r.cells[4].type, TL_CELL_SLICE, "1002000..1003000 covers columns 4 to 7");
+	cr_assert_eq(r.cells[8].type, TL_CELL_EMPTY);
+	tl_render_release(&r);
+	struct tl_slice s;
+	cr_assert_eq(timeline_lane_step(&tl, k, 1008000, 1, 0, &s), 1);
+	cr_assert_str_eq(timeline_slice_name(&tl, &s), "cpu kernel", "a node id that no row has: the kind's name");
+}
+
+Test(timeline_db, details_of_a_cpu_kernel_give_op_type_source_and_call)
+{
+	struct tl_slice s;
+	struct tl_detail *d;
+	ptrdiff_t n;
+
+	cr_assert_eq(timeline_lane_step(&tl, lane_of(TL_CPUK, 11), 1005000, 0, 0, &s), 1);
+	n = timeline_details(&tl, &s, &d);
+	cr_assert_gt(n, 5);
+	cr_assert_str_eq(detail_value(d, n, "kind"), "cpu kernel");
+	cr_assert_str_eq(detail_value(d, n, "name"), "sort/TopKV2", "the op's name");
+	cr_assert_str_eq(detail_value(d, n, "op type"), "TopKV2");
+	cr_assert_str_eq(detail_value(d, n, "source"), "train.py:43");
+	cr_assert_str_eq(detail_value(d, n, "duration"), "4.50 us");
+	cr_assert_str_eq(detail_value(d, n, "graph function"), "__inference_f_1");
+	cr_assert_str_eq(detail_value(d, n, "function"), "f");
+	cr_assert_str_eq(detail_value(d, n, "call"), "#1 __inference_f_1");
+	cr_assert_null(detail_value(d, n, "compute"), "not an async kernel");
+	tl_details_free(d, (size_t)n);
+	/* the kernel outside any call, of no known node */
+	cr_assert_eq(timeline_find(&tl, TL_CPUK, 3, &s), 1);
+	n = timeline_details(&tl, &s, &d);
+	cr_assert_gt(n, 0);
+	cr_assert_str_eq(detail_value(d, n, "call"), "none (eager, Session.run or unknown)");
+	cr_assert_str_eq(detail_value(d, n, "name"), "cpu kernel");
+	cr_assert_null(detail_value(d, n, "op type"));
+	tl_details_free(d, (size_t)n);
+}
+
+Test(timeline_db, search_finds_cpu_kernels_by_op_name_and_type)
+{
+	struct tl_slice *res;
+	ptrdiff_t n;
+
+	n = timeline_search(&tl, "topk", TL_ALL_KINDS, 1000, &res);
+	cr_assert_eq(n, 1);
+	cr_assert_eq(res[0].kind, TL_CPUK);
+	cr_assert_eq(res[0].lane, lane_of(TL_CPUK, 11));
+	free(res);
+	n = timeline_search(&tl, "biasadd", 1u << TL_CPUK, 1000, &res);
+	cr_assert_eq(n, 1, "name and type both match: one kernel");
+	free(res);
+	n = timeline_search(&tl, "dense/", 1u << TL_CPUK, 1000, &res);
+	cr_assert_eq(n, 1, "by node name");
+	free(res);
+	n = timeline_search(&tl, "topk", 1u << TL_EAGER, 1000, &res);
+	cr_assert_eq(n, 0, "the kind filter applies");
+	free(res);
+}
+
+/* A recording from before schema 4 has no kernels nor graph_nodes tables. */
+Test(timeline_db, a_recording_without_kernels_has_no_kernel_lanes)
+{
+	char old[80];
+	sqlite3 *db;
+	char err[256];
+	struct recording r2;
+	struct timeline t2;
+	struct tl_slice *res, s;
+
+	snprintf(old, sizeof(old), "%s-old.agprof", path);
+	unlink(old);
+	cr_assert_eq(db_create_recording(old, &db, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(db_exec(db, fixture), 0);
+	cr_assert_eq(db_exec(db, "DROP TABLE kernels; DROP TABLE graph_nodes;"), 0);
+	sqlite3_close(db);
+	cr_assert_eq(recording_open(&r2, old), 0);
+	cr_assert_eq(timeline_open(&t2, &r2, 200), 0);
+	cr_assert_eq(timeline_wait(&t2), 0);
+	for (size_t i = 0; i < t2.nlanes; i++)
+		cr_assert_neq(t2.lanes[i].kind, TL_CPUK);
+	cr_assert_eq(t2.ntracks, 3);
+	cr_assert_eq(timeline_search(&t2, "topk", TL_ALL_KINDS, 1000, &res), 0);
+	free(res);
+	cr_assert_eq(timeline_find(&t2, TL_CPUK, 1, &s), 0);
+	timeline_release(&t2);
+	recording_close(&r2);
+	unlink(old);
+	snprintf(err, sizeof(err), "%s-wal", old);
+	unlink(err);
+	snprintf(err, sizeof(err), "%s-shm", old);
+	unlink(err);
 }

@@ -6,8 +6,9 @@
 # tmux runs agprof view at a fixed size on its own server socket;
 # send-keys types; capture-pane reads what a person would see.  The
 # recordings are real: `agprof run` on samples/retrace_shape.py (three
-# retraces by shape) and samples/py_function_step.py (py_function findings,
-# executor threads), made once per build directory.  Without a Python that
+# retraces by shape), samples/py_function_step.py (py_function findings,
+# executor threads) and samples/graph_slow_op.py (CPU kernel lanes), made
+# once per build directory.  Without a Python that
 # has TensorFlow, a recording from bench/view/gen_recording.py stands in and
 # the cases that need the real samples' names are skipped (exit 77).
 #
@@ -325,6 +326,43 @@ functions)
 	expect "predict: 4 traces, 11 calls"
 	expect "kind: tracing (retrace)"
 	;;
+kernels)
+	# CPU kernel lanes per executor thread, under the main thread's graph
+	# calls; a kernel's details come from the recording's kernels and
+	# graph_nodes rows.  Oracle: the sample's own CALLS, one tf.sort each.
+	need_tf
+	sample=$AGPROF_SOURCE_ROOT/samples/graph_slow_op.py
+	calls=$(sed -n 's/^CALLS = \([0-9]*\).*/\1/p' "$sample")
+	line=$(grep -n '# agprof: slow-op' "$sample" | cut -d: -f1)
+	start 100 30 "$(recording graph_slow_op)"
+	expect "cpuk"
+	capture
+	exec_row=$(printf '%s\n' "$screen" | grep -n '^exec [0-9]* *cpuk' | head -1 | cut -d: -f1)
+	[ -n "$exec_row" ] || fail "no kernel lane on an executor thread"
+	[ "$exec_row" -gt "$(line_of "           call ")" ] || fail "the kernel lanes are not under the calls"
+	keys / TopKV2 Enter
+	expect "search 'TopKV2': $calls matches"
+	expect "cpu kernel"
+	keys Enter
+	expect "kind: cpu kernel"
+	expect "name: sort/TopKV2"
+	expect "op type: TopKV2"
+	expect "graph_slow_op.py:$line"
+	expect "function: rank_scores"
+	expect "call: #"
+	# zoomed to the kernel, its lane draws it by name
+	keys z
+	wait_for "time "
+	capture
+	printf '%s\n' "$screen" | grep -q '^exec [0-9]* *cpuk *▏.*sort/TopKV2' || fail "the zoomed lane does not show the kernel"
+	[ "$(window_ns)" -lt 1000000000 ] || fail "z did not zoom to the kernel"
+	keys 7
+	expect "cpu kernel hidden"
+	capture
+	[ -z "$(printf '%s\n' "$screen" | grep '^exec .*cpuk')" ] || fail "7 did not hide the kernel lanes"
+	keys a
+	expect "6copy 7cpuk"
+	;;
 filter)
 	need_tf
 	start 80 24 "$(recording retrace_shape)"
@@ -333,7 +371,8 @@ filter)
 	expect "eager hidden"
 	capture
 	[ -z "$(printf '%s\n' "$screen" | sed -n '4,16p' | grep "eager")" ] || fail "the eager lane is still shown"
-	keys 1 2
+	# the graph calls' CPU kernels (7) are the sample's fourth kind
+	keys 1 2 7
 	expect "every kind is hidden"
 	keys a
 	expect "eager"
