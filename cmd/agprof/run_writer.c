@@ -54,6 +54,24 @@ struct stream {
 	int borrowed;                      /* the producer's own mapping (run_writer_borrow_mapping) */
 };
 
+/*
+ * The high-rate rows (eager ops, kernels) are buffered and inserted
+ * BATCH_ROWS per statement: one step's fixed cost (cursors opened and
+ * closed, the statement's halt, the rowid's seek) is then shared by them
+ * (bench/ingest.c).  A row is its values; bit c of nulls: column c+1 is NULL.
+ * Flushed when full, before every commit and at the finish, so a commit
+ * holds every row read before it, as with one row per statement.
+ */
+#define BATCH_ROWS 32
+#define BATCH_COLS 10
+struct batch {
+	sqlite3_stmt *one, *many;        /* INSERT of one row, of BATCH_ROWS rows */
+	int cols, n;
+	uint64_t *count;                 /* the table's total in w->totals */
+	int64_t v[BATCH_ROWS][BATCH_COLS];
+	uint32_t nulls[BATCH_ROWS];
+};
+
 struct run_writer {
 	sqlite3 *db;
 	char *shm_dir;
@@ -75,6 +93,7 @@ struct run_writer {
 	struct capture_log capture;    /* the capture windows' changes (capture_log.h) */
 	char *capture_desc;            /* what opened and closed them (meta.capture) */
 	int capture_note_said;         /* the bound on changes was reached (said once) */
+	struct batch eager, kernel;    /* rows not inserted yet (struct batch) */
 	uint64_t lost_rows;            /* rows SQLite refused (not a write failure): said once */
 	char *lost_why;                /* the first refusal's message */
 };
@@ -275,6 +294,81 @@ static void bind_text_or_null(sqlite3_stmt *s, int col, const char *text)
 		sqlite3_bind_null(s, col);
 }
 
+/* The batch's INSERT of BATCH_ROWS rows: sql's VALUES tuple repeated (sql ends with it). */
+static int batch_init(struct run_writer *w, struct batch *b, sqlite3_stmt *one, int cols, uint64_t *count)
+{
+	const char *sql = sqlite3_sql(one), *values = strstr(sql, " VALUES ");
+	struct strbuf sb = STRBUF_INIT;
+
+	b->one = one, b->cols = cols, b->count = count, b->n = 0;
+	if (!values || cols > BATCH_COLS)
+		return -1;
+	strbuf_addstr(&sb, sql);
+	for (int i = 1; i < BATCH_ROWS; i++) {
+		strbuf_addstr(&sb, ",");
+		strbuf_addstr(&sb, values + strlen(" VALUES "));
+	}
+	b->many = sb.buf ? db_prepare(w->db, sb.buf) : NULL;
+	strbuf_release(&sb);
+	return b->many ? 0 : -1;
+}
+
+static void batch_bind(sqlite3_stmt *st, int first, const struct batch *b, int row)
+{
+	for (int c = 0; c < b->cols; c++)
+		if (b->nulls[row] & (1u << c))
+			sqlite3_bind_null(st, first + c);
+		else
+			sqlite3_bind_int64(st, first + c, b->v[row][c]);
+}
+
+/* Insert the batch's rows; a refused full batch (not a write failure) goes again row by row. */
+static void batch_flush(struct run_writer *w, struct batch *b)
+{
+	int n = b->n, many = n == BATCH_ROWS;
+
+	b->n = 0;
+	if (many) {
+		for (int r = 0; r < n; r++)
+			batch_bind(b->many, 1 + r * b->cols, b, r);
+		many = db_step_quiet(w->db, b->many) == 0;
+		sqlite3_reset(b->many);
+		if (!many && db_write_failure(w->db))
+			return;
+	}
+	for (int r = 0; r < n && !many; r++) {
+		batch_bind(b->one, 1, b, r);
+		if (step(w, b->one) == 0)
+			(*b->count)++, w->totals.events++;
+	}
+	if (many)
+		*b->count += (uint64_t)n, w->totals.events += (uint64_t)n;
+}
+
+/* The next row to fill (all columns set, none NULL); batch_add inserts it in turn. */
+static int64_t *batch_row(struct batch *b)
+{
+	b->nulls[b->n] = 0;
+	return b->v[b->n];
+}
+
+static void batch_null(struct batch *b, int col)
+{
+	b->nulls[b->n] |= 1u << (col - 1);
+}
+
+static void batch_add(struct run_writer *w, struct batch *b)
+{
+	if (++b->n == BATCH_ROWS)
+		batch_flush(w, b);
+}
+
+static void flush_batches(struct run_writer *w)
+{
+	batch_flush(w, &w->eager);
+	batch_flush(w, &w->kernel);
+}
+
 static int prepare_all(struct run_writer *w)
 {
 	struct { sqlite3_stmt **s; const char *sql; } stmts[] = {
@@ -324,7 +418,8 @@ static int prepare_all(struct run_writer *w)
 	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
 		if (!(*stmts[i].s = db_prepare(w->db, stmts[i].sql)))
 			return -1;
-	return 0;
+	return batch_init(w, &w->eager, w->ins_eager, 10, &w->totals.eager_ops) ||
+	       batch_init(w, &w->kernel, w->ins_kernel, 7, &w->totals.kernels) ? -1 : 0;
 }
 
 static int release_writer(struct run_writer *w);
@@ -337,6 +432,12 @@ struct run_writer *run_writer_create(const char *path, const char *shm_dir, char
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
+	/*
+	 * No memory statistics: they take SQLite's global malloc mutex twice per
+	 * row.  Only possible before SQLite's first use in this process (the
+	 * launcher's case); otherwise a harmless SQLITE_MISUSE.
+	 */
+	sqlite3_config(SQLITE_CONFIG_MEMSTATUS, 0);
 	if (db_create_recording(path, &w->db, err, errlen) != 0) {
 		free(w);
 		return NULL;
@@ -473,22 +574,45 @@ static int64_t kernel_node(struct run_writer *w, struct stream *s, uint32_t name
 /* call_id holds -(call seq) until the end of the run resolves it (link_kernels_sql). */
 static void write_kernel(struct run_writer *w, struct stream *s, int tid, const struct agp_rec_kernel *r)
 {
-	sqlite3_stmt *st = w->ins_kernel;
+	struct batch *b = &w->kernel;
+	int64_t node = kernel_node(w, s, r->h.arg, r->type), *v = batch_row(b);
 
-	sqlite3_bind_int(st, 1, s->pid);
-	sqlite3_bind_int(st, 2, tid);
-	sqlite3_bind_int64(st, 3, (int64_t)r->start_ns);
-	sqlite3_bind_int64(st, 4, (int64_t)r->start_ns + r->dur_ns);
-	bind_id_or_null(st, 5, kernel_node(w, s, r->h.arg, r->type));
-	if (r->call_seq)
-		sqlite3_bind_int64(st, 6, -(int64_t)r->call_seq);
-	else
-		sqlite3_bind_null(st, 6);
-	sqlite3_bind_int(st, 7, (r->flags & AGP_KERNEL_ASYNC) != 0);
-	if (step(w, st) == 0) {
-		w->totals.events++;
-		w->totals.kernels++;
-	}
+	v[0] = s->pid;
+	v[1] = tid;
+	v[2] = (int64_t)r->start_ns;
+	v[3] = (int64_t)r->start_ns + r->dur_ns;
+	v[4] = node;
+	if (node <= 0)
+		batch_null(b, 5);
+	v[5] = -(int64_t)r->call_seq;
+	if (!r->call_seq)
+		batch_null(b, 6);
+	v[6] = (r->flags & AGP_KERNEL_ASYNC) != 0;
+	batch_add(w, b);  /* counted in w->totals once stored */
+}
+
+/* An eager op's row, batched unless its rowid is needed now (gpu_external_ids). */
+static void write_eager(struct run_writer *w, struct stream *s, int tid, const struct agp_rec_span *r)
+{
+	struct batch *b = &w->eager;
+	int64_t device = local_id_get(&s->strings, r->aux), site = local_id_get(&s->sites, r->site), *v;
+
+	v = batch_row(b);
+	v[0] = s->pid;
+	v[1] = tid;
+	v[2] = (int64_t)r->start_ns;
+	v[3] = (int64_t)r->end_ns;
+	v[4] = local_id_get(&s->strings, r->h.arg);
+	v[5] = device;
+	if (device <= 0)
+		batch_null(b, 6);
+	v[6] = site;
+	if (site <= 0)
+		batch_null(b, 7);
+	v[7] = (r->flags & AGP_SPAN_SLOW_PATH) != 0;
+	v[8] = (r->flags & AGP_SPAN_FAILED) == 0;
+	v[9] = r->aux2;
+	batch_add(w, b);
 }
 
 static void write_span(struct run_writer *w, struct stream *s, int tid, const struct agp_rec_span *r)
@@ -499,7 +623,12 @@ static void write_span(struct run_writer *w, struct stream *s, int tid, const st
 	const char *table;
 	uint64_t *count;   /* counted once stored: the summary never claims lost rows */
 
+	if (r->h.type == AGP_REC_EAGER && !(s->gpu_on && r->seq)) {
+		write_eager(w, s, tid, r);
+		return;
+	}
 	if (r->h.type == AGP_REC_EAGER) {
+		batch_flush(w, &w->eager);  /* rows in reading order, so ids in time order */
 		st = w->ins_eager, table = "eager_ops";
 		sqlite3_bind_int(st, 1, s->pid);
 		sqlite3_bind_int(st, 2, tid);
@@ -1380,6 +1509,7 @@ static void scan_streams(struct run_writer *w)
 /* Commit what was written so far; the totals follow what is on disk. */
 static void commit(struct run_writer *w)
 {
+	flush_batches(w);
 	if (db_exec(w->db, "COMMIT; BEGIN") == 0)
 		w->committed = w->totals;
 }
@@ -1690,6 +1820,7 @@ int run_writer_finish(struct run_writer *w, const struct run_session *sess, stru
 
 	if (!db_write_failure(w->db)) {
 		w->totals.dropped = drain_all_and_count_drops(w);
+		flush_batches(w);
 		if (writer_stop)
 			add_note(w, "agprof was interrupted before it had read every buffer");
 		if (w->lost_rows)

@@ -148,6 +148,51 @@ Test(ring, records_survive_wrapping_and_threads, .init = start, .fini = remove_f
 	sqlite3_close(db);
 }
 
+/*
+ * The writer inserts eager ops a batch of rows per statement: a commit
+ * (every 250 ms of polls) still holds every row read before it, a partial
+ * batch included (45 rows: one batch and 13 more), with each column as the
+ * record said, NULLs kept NULL, and ids in reading order.
+ */
+Test(ring, batched_rows_are_exact_at_each_commit, .init = start, .fini = remove_files)
+{
+	struct agp_thread *t = agp_thread_get();
+	uint32_t name, dev, file, func, site;
+	struct run_totals totals;
+	sqlite3 *db;
+
+	cr_assert_not_null(t);
+	name = agp_intern(t, "AddV2", 5);
+	dev = agp_intern(t, "/job:localhost/device:CPU:0", 27);
+	file = agp_intern(t, "/src/train.py", 13);
+	func = agp_intern(t, "step", 4);
+	site = agp_site_define(t, file, func, 42, 0, 0);
+	for (int i = 0; i < 45; i++)
+		agp_emit_span(t, AGP_REC_EAGER, name, 1000 + 10 * (uint64_t)i, 1005 + 10 * (uint64_t)i, i % 3 ? dev : 0,
+			      i % 5 ? site : 0, (i % 4 ? 0 : AGP_SPAN_SLOW_PATH) | (i % 7 ? 0 : AGP_SPAN_FAILED),
+			      (uint32_t)i, 0);
+	run_writer_poll(writer);
+	usleep(300000);
+	run_writer_poll(writer);  /* commits */
+	cr_assert_eq(sqlite3_open_v2(db_path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	cr_assert_eq(query_int(db, "SELECT count(*) FROM eager_ops"), 45, "a commit holds the partial batch");
+	sqlite3_close(db);
+	totals = finish(&db);
+	cr_assert_eq(totals.eager_ops, 45);
+	cr_assert_eq(query_int(db, "SELECT count(*) FROM eager_ops WHERE device_id IS NULL"), 15);
+	cr_assert_eq(query_int(db, "SELECT count(*) FROM eager_ops e JOIN strings s ON s.id = e.device_id"
+				   " WHERE s.text = '/job:localhost/device:CPU:0'"), 30);
+	cr_assert_eq(query_int(db, "SELECT count(*) FROM eager_ops WHERE callsite_id IS NULL"), 9);
+	cr_assert_eq(query_int(db, "SELECT count(*) FROM eager_ops WHERE slow_path = 1"), 12);
+	cr_assert_eq(query_int(db, "SELECT count(*) FROM eager_ops WHERE ok = 0"), 7);
+	cr_assert_eq(query_int(db, "SELECT sum(python_ns) FROM eager_ops"), 45 * 44 / 2);
+	cr_assert_eq(query_int(db, "SELECT count(*) FROM eager_ops WHERE start_ns != 1000 + 10 * python_ns"
+				   " OR end_ns != start_ns + 5"), 0);
+	cr_assert_eq(query_int(db, "SELECT count(*) FROM eager_ops a JOIN eager_ops b ON b.id = a.id + 1"
+				   " WHERE b.start_ns < a.start_ns"), 0, "ids in reading order");
+	sqlite3_close(db);
+}
+
 Test(ring, frames_are_classified)
 {
 	static const struct {
