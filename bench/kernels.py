@@ -23,18 +23,17 @@ import os
 import re
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
+
+from benchlib import run_checked
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CONFIGS = ("bare", "kernels", "no-kernels", "tf-profiler")
 
 
 def run(cmd):
-    out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    if out.returncode != 0:
-        sys.exit("bench: %s failed (%d): %s" % (" ".join(cmd[:4]), out.returncode, out.stderr[-2000:]))
+    _, out = run_checked(cmd)
     m = re.search(r"loop cpu ([0-9.]+) wall ([0-9.]+) calls (\d+) stop ([0-9.]+)", out.stdout)
     if not m:
         sys.exit("bench: no loop timing in the output")

@@ -20,20 +20,16 @@ import os
 import re
 import sqlite3
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
+
+from benchlib import run_checked
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def run(cmd, env=None):
-    t0 = time.perf_counter()
-    out = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
-    wall = time.perf_counter() - t0
-    if out.returncode != 0:
-        sys.exit("bench: %s failed (%d): %s" % (cmd[0], out.returncode, out.stderr[-2000:]))
+    wall, out = run_checked(cmd, env)
     m = re.search(r"loop cpu ([0-9.]+) wall ([0-9.]+) ops (\d+)", out.stdout)
     if not m:
         sys.exit("bench: no loop timing in the output")
