@@ -77,8 +77,8 @@ static int find_in_object(struct dl_phdr_info *info, size_t size, void *data)
 	return ctx->found != NULL;
 }
 
-/* The definition of sym in whichever loaded object provides it, except ours. */
-static void *real_symbol(const char *sym, void *self)
+/* The definition of sym in whichever loaded object provides it, except ours (collector.h). */
+void *agp_tf_symbol(const char *sym, void *self)
 {
 	struct find_ctx ctx = { sym, self, NULL };
 
@@ -86,15 +86,10 @@ static void *real_symbol(const char *sym, void *self)
 	return ctx.found;
 }
 
-void *agp_tf_symbol(const char *sym, void *self)
-{
-	return real_symbol(sym, self);
-}
-
 #define REAL(ret, name, ...) \
 	static ret (*real_##name)(__VA_ARGS__); \
 	if (__builtin_expect(!real_##name, 0)) \
-		real_##name = (ret (*)(__VA_ARGS__))real_symbol(#name, (void *)name)
+		real_##name = (ret (*)(__VA_ARGS__))agp_tf_symbol(#name, (void *)name)
 
 /* API we call ourselves (resolved once, from libtensorflow). */
 static struct {
@@ -117,16 +112,16 @@ static int tf_api_ready(void)
 {
 	if (__builtin_expect(tf.ready, 1))
 		return tf.ready > 0;
-	tf.OpGetName = real_symbol("TFE_OpGetName", NULL);
-	tf.OpGetDevice = real_symbol("TFE_OpGetDevice", NULL);
-	tf.GetCode = real_symbol("TF_GetCode", NULL);
-	tf.NewStatus = real_symbol("TF_NewStatus", NULL);
-	tf.DeleteStatus = real_symbol("TF_DeleteStatus", NULL);
-	tf.FunctionName = real_symbol("TF_FunctionName", NULL);
-	tf.FunctionToFunctionDef = real_symbol("TF_FunctionToFunctionDef", NULL);
-	tf.NewBuffer = real_symbol("TF_NewBuffer", NULL);
-	tf.DeleteBuffer = real_symbol("TF_DeleteBuffer", NULL);
-	tf.Version = real_symbol("TF_Version", NULL);
+	tf.OpGetName = agp_tf_symbol("TFE_OpGetName", NULL);
+	tf.OpGetDevice = agp_tf_symbol("TFE_OpGetDevice", NULL);
+	tf.GetCode = agp_tf_symbol("TF_GetCode", NULL);
+	tf.NewStatus = agp_tf_symbol("TF_NewStatus", NULL);
+	tf.DeleteStatus = agp_tf_symbol("TF_DeleteStatus", NULL);
+	tf.FunctionName = agp_tf_symbol("TF_FunctionName", NULL);
+	tf.FunctionToFunctionDef = agp_tf_symbol("TF_FunctionToFunctionDef", NULL);
+	tf.NewBuffer = agp_tf_symbol("TF_NewBuffer", NULL);
+	tf.DeleteBuffer = agp_tf_symbol("TF_DeleteBuffer", NULL);
+	tf.Version = agp_tf_symbol("TF_Version", NULL);
 	tf.ready = (tf.OpGetName && tf.OpGetDevice && tf.GetCode && tf.NewStatus && tf.DeleteStatus &&
 		    tf.FunctionName && tf.FunctionToFunctionDef && tf.NewBuffer && tf.DeleteBuffer) ? 1 : -1;
 	tf_status_record();
@@ -313,7 +308,7 @@ AGP_EXPORT PyObject *FASTPATH_SYM(PyObject *args)
 	PyObject *ret;
 
 	if (__builtin_expect(!real, 0))
-		real = (PyObject * (*)(PyObject *)) real_symbol("_Z24TFE_Py_FastPathExecute_CP7_object", (void *)FASTPATH_SYM);
+		real = (PyObject * (*)(PyObject *)) agp_tf_symbol("_Z24TFE_Py_FastPathExecute_CP7_object", (void *)FASTPATH_SYM);
 	if (!t)
 		return real(args);
 	if (__builtin_expect(!agp_py_layout_tried(), 0))
@@ -602,7 +597,7 @@ static void kernel_names(struct agp_thread *t, void *kernel, void *ctx, uint32_t
 	}
 	*token = kernel_token(t, kernel);
 	if (!trace_string) {
-		trace_string = real_symbol("_ZNK10tensorflow8OpKernel11TraceStringB5cxx11ERKNS_15OpKernelContextEb", NULL);
+		trace_string = agp_tf_symbol("_ZNK10tensorflow8OpKernel11TraceStringB5cxx11ERKNS_15OpKernelContextEb", NULL);
 		cxx_delete = dlsym(RTLD_DEFAULT, "_ZdlPv");
 	}
 	*node = *type = 0;
@@ -627,7 +622,7 @@ AGP_EXPORT void PYFUNC_COMPUTE(void *self, void *ctx)
 	uint64_t start;
 
 	if (__builtin_expect(!real, 0))
-		real = (void (*)(void *, void *))real_symbol("_ZN10tensorflow8PyFuncOp7ComputeEPNS_15OpKernelContextE",
+		real = (void (*)(void *, void *))agp_tf_symbol("_ZN10tensorflow8PyFuncOp7ComputeEPNS_15OpKernelContextE",
 							     (void *)PYFUNC_COMPUTE);
 	if (!t) {
 		real(self, ctx);
@@ -740,7 +735,7 @@ AGP_EXPORT void RUN_CALLABLE_SYM(TF_Session *session, int64_t handle, PyObject *
 	long feeds = 0, fetches = 0;
 
 	if (__builtin_expect(!real, 0))
-		real = (void (*)(TF_Session *, int64_t, PyObject *, void *, TF_Buffer *, TF_Status *))real_symbol(
+		real = (void (*)(TF_Session *, int64_t, PyObject *, void *, TF_Buffer *, TF_Status *))agp_tf_symbol(
 			"_ZN10tensorflow21TF_SessionRunCallableEP10TF_SessionlP7_objectPN4absl12lts_2025081413"
 			"InlinedVectorIS3_Lm8ESaIS3_EEEP9TF_BufferP10TSL_Status",
 			(void *)RUN_CALLABLE_SYM);
