@@ -295,9 +295,10 @@ static void bind_text_or_null(sqlite3_stmt *s, int col, const char *text)
 }
 
 /* The batch's INSERT of BATCH_ROWS rows: sql's VALUES tuple repeated (sql ends with it). */
-static int batch_init(struct run_writer *w, struct batch *b, sqlite3_stmt *one, int cols, uint64_t *count)
+static int batch_init(struct run_writer *w, struct batch *b, sqlite3_stmt *one, uint64_t *count)
 {
 	const char *sql = sqlite3_sql(one), *values = strstr(sql, " VALUES ");
+	int cols = sqlite3_bind_parameter_count(one);  /* one row's values */
 	struct strbuf sb = STRBUF_INIT;
 
 	b->one = one, b->cols = cols, b->count = count, b->n = 0;
@@ -418,8 +419,8 @@ static int prepare_all(struct run_writer *w)
 	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
 		if (!(*stmts[i].s = db_prepare(w->db, stmts[i].sql)))
 			return -1;
-	return batch_init(w, &w->eager, w->ins_eager, 10, &w->totals.eager_ops) ||
-	       batch_init(w, &w->kernel, w->ins_kernel, 7, &w->totals.kernels) ? -1 : 0;
+	return batch_init(w, &w->eager, w->ins_eager, &w->totals.eager_ops) ||
+	       batch_init(w, &w->kernel, w->ins_kernel, &w->totals.kernels) ? -1 : 0;
 }
 
 static int release_writer(struct run_writer *w);
