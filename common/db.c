@@ -272,18 +272,26 @@ int db_meta_set_int(sqlite3 *db, const char *key, int64_t value)
 	return db_meta_set(db, key, buf);
 }
 
-int db_has_table(sqlite3 *db, const char *name)
+int db_schema_has_table(sqlite3 *db, const char *schema, const char *name)
 {
+	char *sql = sqlite3_mprintf("SELECT 1 FROM \"%w\".sqlite_schema WHERE type = 'table' AND name = ?", schema);
 	sqlite3_stmt *stmt;
 	int found = 0;
 
-	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?", -1, &stmt,
-			       NULL) != SQLITE_OK)
+	if (!sql || sqlite3_prepare_v2(db, sql, -1, &stmt, NULL) != SQLITE_OK) {
+		sqlite3_free(sql);
 		return 0;
+	}
+	sqlite3_free(sql);
 	sqlite3_bind_text(stmt, 1, name, -1, SQLITE_STATIC);
 	found = sqlite3_step(stmt) == SQLITE_ROW;
 	sqlite3_finalize(stmt);
 	return found;
+}
+
+int db_has_table(sqlite3 *db, const char *name)
+{
+	return db_schema_has_table(db, "main", name);
 }
 
 char *db_meta_get(sqlite3 *db, const char *key)

@@ -76,6 +76,8 @@ void db_forget_write_failure(sqlite3 *db);
 
 /* 1 when db has a table of that name (tables added after schema 1 may be absent). */
 int db_has_table(sqlite3 *db, const char *name);
+/* The same in an attached database ("src" of agprof merge). */
+int db_schema_has_table(sqlite3 *db, const char *schema, const char *name);
 
 /* meta table */
 int db_meta_set(sqlite3 *db, const char *key, const char *value);

@@ -119,19 +119,6 @@ static int64_t query_int(sqlite3 *db, const char *sql, int *failed)
 	return v;
 }
 
-static int src_has_table(sqlite3 *db, const char *name)
-{
-	sqlite3_stmt *s = db_prepare(db, "SELECT 1 FROM src.sqlite_master WHERE type = 'table' AND name = ?");
-	int found;
-
-	if (!s)
-		return 0;
-	sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
-	found = sqlite3_step(s) == SQLITE_ROW;
-	sqlite3_finalize(s);
-	return found;
-}
-
 /* Shift ids past the merged rows (whatever the input's own range, negative ids included). */
 static int compute_shifts(sqlite3 *db, struct shifts *sh)
 {
@@ -142,7 +129,7 @@ static int compute_shifts(sqlite3 *db, struct shifts *sh)
 		size_t kl;
 		const char *k = column_kind(&merge_tables[i], "id", &kl);
 
-		if (!k || kl != 2 || strncmp(k, "id", 2) || !src_has_table(db, merge_tables[i].name))
+		if (!k || kl != 2 || strncmp(k, "id", 2) || !db_schema_has_table(db, "src", merge_tables[i].name))
 			continue;
 		snprintf(sql, sizeof(sql),
 			 "SELECT coalesce((SELECT max(id) FROM main.%s), 0) - coalesce((SELECT min(id) FROM src.%s), 1) + 1",
@@ -294,7 +281,7 @@ int merge_copy(sqlite3 *db, struct merge_input *in)
 		rc = is_write_error(db) ? -2 : -1;
 	in->pid_shift = sh.pid;
 	for (size_t i = 0; i < NTABLES && rc == 0; i++)
-		if (src_has_table(db, merge_tables[i].name))
+		if (db_schema_has_table(db, "src", merge_tables[i].name))
 			rc = copy_table(db, &sh, &merge_tables[i]);
 	if (rc == 0 && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
 		return 0;
