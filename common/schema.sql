@@ -1,6 +1,6 @@
--- agprof recording schema, version 4.  docs/schema.md explains every table.
+-- agprof recording schema, version 5.  docs/schema.md explains every table.
 -- Times are nanoseconds on CLOCK_MONOTONIC of the recording host.
-PRAGMA user_version = 4;
+PRAGMA user_version = 5;
 PRAGMA application_id = 1634168946;  -- 'agpr'
 
 CREATE TABLE meta (
@@ -306,11 +306,34 @@ CREATE TABLE capture_windows (
     why      TEXT NOT NULL
 );
 
+-- v5: eager ops past the recording's budget (run --max-events, --max-size):
+-- per (thread, op, device, call site) and second of start_ns, their exact
+-- count and summed times instead of one row each (docs/schema.md: the
+-- histogram's layout).  Readers add these to eager_ops' rows; meta
+-- aggregate_from_ns says when the switch happened.
+CREATE TABLE eager_op_buckets (
+    id          INTEGER PRIMARY KEY,
+    pid         INTEGER NOT NULL,
+    tid         INTEGER NOT NULL,
+    start_ns    INTEGER NOT NULL,      -- the bucket's first op's start
+    end_ns      INTEGER NOT NULL,      -- its latest op's end
+    op_id       INTEGER NOT NULL REFERENCES strings(id),
+    device_id   INTEGER REFERENCES strings(id),
+    callsite_id INTEGER REFERENCES callsites(id),
+    count       INTEGER NOT NULL,
+    total_ns    INTEGER NOT NULL,      -- sum of end_ns - start_ns
+    python_ns   INTEGER NOT NULL DEFAULT 0,  -- sum of eager_ops.python_ns
+    slow_path   INTEGER NOT NULL DEFAULT 0,  -- ops that took the slow path
+    failed      INTEGER NOT NULL DEFAULT 0,  -- ops that failed (eager_ops.ok = 0)
+    histogram   BLOB                   -- durations, log2 buckets (docs/schema.md)
+);
+
 -- @indexes: created by the launcher right after the tables (schema 4; kept
 -- up to date during the run, so that its finish builds none).  No index on
 -- eager_ops(callsite_id) since schema 4: per-site counts are one hashed scan.
 CREATE INDEX eager_ops_time ON eager_ops(start_ns);
 CREATE INDEX eager_ops_thread ON eager_ops(pid, tid, start_ns);
+CREATE INDEX eager_op_buckets_time ON eager_op_buckets(start_ns);
 CREATE INDEX function_calls_time ON function_calls(start_ns);
 CREATE INDEX function_calls_fn ON function_calls(graph_function_id);
 CREATE INDEX traces_fn ON traces(function_id, start_ns);

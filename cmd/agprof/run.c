@@ -60,7 +60,8 @@ static const char *const run_epilogue =
 	AGP_ENV_NO_GOT_PATCH "=1 turns off GOT patching (docs/collector.md);\n"
 	AGP_ENV_NO_KERNELS "=1 is --no-kernels.\n";
 
-enum { RUN_CHECK = OPT_KEY_BASE, RUN_USER_CODE, RUN_LIBRARY, RUN_NO_KERNELS, RUN_DELAY, RUN_DURATION, RUN_CAPTURE };
+enum { RUN_CHECK = OPT_KEY_BASE, RUN_USER_CODE, RUN_LIBRARY, RUN_NO_KERNELS, RUN_DELAY, RUN_DURATION, RUN_CAPTURE,
+       RUN_MAX_EVENTS, RUN_MAX_SIZE };
 
 static const struct opt run_options[] = {
 	{ "output", 'o', "FILE", "write the recording to FILE (default: the first free\n"
@@ -90,6 +91,13 @@ static const struct opt run_options[] = {
 						      "the tf.function FUNCTION (counted from 1);\n"
 						      "'--capture api': only between agprof.start()\n"
 						      "and agprof.stop() in the program" },
+	{ "max-events", RUN_MAX_EVENTS, "N", "keep N eager ops, graph calls, black boxes and Session\n"
+					     "steps one by one (default 1000000; 0: no bound);\n"
+					     "later eager ops are kept as exact per-second counts\n"
+					     "and times per thread, op and line (the report says\n"
+					     "from when)" },
+	{ "max-size", RUN_MAX_SIZE, "MB", "the same once the recording reaches MB megabytes\n"
+					  "(checked every quarter second)" },
 	OPT_HELP,
 	OPT_TEXT("\nwith --check, the options of 'agprof check':"),
 	OPT_END,
@@ -131,6 +139,7 @@ struct run_state {
 	struct tf_config tf;     /* from TF_CONFIG; task_index -1 without it */
 	int has_tf;
 	struct run_window window;
+	struct run_budget budget; /* --max-events, --max-size */
 };
 
 static volatile sig_atomic_t child_pid;
@@ -659,6 +668,21 @@ static int parse_seconds(const char *opt, const char *value, uint64_t *ns)
 	return 0;
 }
 
+/* N of --max-events / MB of --max-size: a whole number from 0 to limit. */
+static int parse_count(const char *opt, const char *value, uint64_t limit, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	errno = 0;
+	v = value && *value >= '0' && *value <= '9' ? strtoull(value, &end, 10) : 0;
+	if (!value || *value < '0' || *value > '9' || *end || errno || v > limit)
+		return error("option '%s' needs a whole number from 0 to %llu, not '%s'", opt,
+			     (unsigned long long)limit, value ? value : "");
+	*out = v;
+	return 0;
+}
+
 /* FUNCTION:FROM-TO with 1 <= FROM <= TO, or "api" (collector/capture.c reads the same). */
 static int check_capture(const char *value)
 {
@@ -689,6 +713,13 @@ static int run_option(void *ctx, int key, const char *value)
 	case RUN_CAPTURE:
 		rs->window.capture = value;
 		return check_capture(value);
+	case RUN_MAX_EVENTS:
+		return parse_count("--max-events", value, INT64_MAX, &rs->budget.max_events);
+	case RUN_MAX_SIZE:
+		if (parse_count("--max-size", value, 1u << 30, &rs->budget.max_bytes))
+			return -1;
+		rs->budget.max_bytes <<= 20;
+		return 0;
 	case 'o':
 		rs->output = value;
 		return 0;
@@ -851,6 +882,9 @@ static void print_summary(const struct run_state *rs, const struct run_totals *t
 		fprintf(stderr, ", %llu Session runs", (unsigned long long)totals->session_runs);
 	if (totals->kernels)
 		fprintf(stderr, ", %llu kernels", (unsigned long long)totals->kernels);
+	if (totals->eager_aggregated)
+		fprintf(stderr, ", %llu more eager ops aggregated past the budget",
+			(unsigned long long)totals->eager_aggregated);
 	fprintf(stderr, ") from %d process%s into '%s'\n", totals->processes, totals->processes == 1 ? "" : "es",
 		rs->output_path);
 	if (totals->dropped_kernels)
@@ -911,6 +945,7 @@ static int prepare(struct run_state *rs, struct run_writer **w)
 		error("%s", err);
 		return EXIT_USAGE;
 	}
+	run_writer_budget(*w, &rs->budget);
 	return 0;
 }
 
@@ -988,6 +1023,7 @@ int cmd_run(int argc, char **argv)
 
 	memset(&rs, 0, sizeof(rs));
 	rs.shm_fd = rs.shm_base_fd = -1;
+	rs.budget.max_events = RUN_DEFAULT_MAX_EVENTS;
 	first = parse_options(&rs, argc, argv);
 	if (first < 0) {
 		release_state(&rs);

@@ -5,6 +5,7 @@
  */
 #include "run_writer.h"
 #include "capture_log.h"
+#include "eager_buckets.h"
 #include "agp_protocol.h"
 #include "srcfile.h"
 #include "db.h"
@@ -96,6 +97,11 @@ struct run_writer {
 	struct batch eager, kernel;    /* rows not inserted yet (struct batch) */
 	uint64_t lost_rows;            /* rows SQLite refused (not a write failure): said once */
 	char *lost_why;                /* the first refusal's message */
+	struct run_budget budget;      /* --max-events, --max-size (run_writer_budget) */
+	struct eager_buckets buckets;  /* eager ops past the budget (eager_buckets.h) */
+	int aggregating;               /* the budget is spent: eager ops go to w->buckets */
+	int64_t aggregate_from_ns;     /* the first aggregated op's start (meta.aggregate_from_ns) */
+	const char *aggregate_why;     /* which bound was reached (meta.aggregate_reason) */
 };
 
 static uint64_t now_ns(void)
@@ -419,6 +425,8 @@ static int prepare_all(struct run_writer *w)
 	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
 		if (!(*stmts[i].s = db_prepare(w->db, stmts[i].sql)))
 			return -1;
+	if (eager_buckets_init(&w->buckets, w->db) != 0)
+		return -1;
 	return batch_init(w, &w->eager, w->ins_eager, &w->totals.eager_ops) ||
 	       batch_init(w, &w->kernel, w->ins_kernel, &w->totals.kernels) ? -1 : 0;
 }
@@ -457,6 +465,7 @@ struct run_writer *run_writer_create(const char *path, const char *shm_dir, char
 		return NULL;
 	}
 	db_meta_set_int(w->db, "schema_version", AGPROF_SCHEMA_VERSION);
+	w->budget.max_events = RUN_DEFAULT_MAX_EVENTS;
 	/*
 	 * Indexes from the start: the launcher keeps them up to date while the
 	 * program runs (on the second core; the time-ordered keys append), so
@@ -592,6 +601,33 @@ static void write_kernel(struct run_writer *w, struct stream *s, int tid, const 
 	batch_add(w, b);  /* counted in w->totals once stored */
 }
 
+/* Past the budget: the op goes into its bucket (eager_buckets.h), never a row. */
+static void aggregate_eager(struct run_writer *w, struct stream *s, int tid, const struct agp_rec_span *r)
+{
+	struct eager_key k = {
+		.pid = s->pid, .tid = tid, .op = local_id_get(&s->strings, r->h.arg),
+		.device = local_id_get(&s->strings, r->aux), .site = local_id_get(&s->sites, r->site),
+		.second = (int64_t)(r->start_ns / 1000000000u),
+	};
+
+	if (!w->aggregate_from_ns)
+		w->aggregate_from_ns = (int64_t)r->start_ns;
+	eager_buckets_add(&w->buckets, &k, (int64_t)r->start_ns, (int64_t)r->end_ns, r->aux2,
+			  (r->flags & AGP_SPAN_SLOW_PATH) != 0, (r->flags & AGP_SPAN_FAILED) != 0);
+}
+
+/*
+ * The budget counts the high-rate rows kept one by one (eager ops, graph
+ * calls, black-box runs, Session steps; kernels are bounded apart), the
+ * batch's pending ones included.  Checked per eager op: two additions.
+ */
+static int over_event_budget(const struct run_writer *w)
+{
+	uint64_t used = w->totals.events - w->totals.kernels + (uint64_t)w->eager.n;
+
+	return w->budget.max_events && used >= w->budget.max_events;
+}
+
 /* An eager op's row, batched unless its rowid is needed now (gpu_external_ids). */
 static void write_eager(struct run_writer *w, struct stream *s, int tid, const struct agp_rec_span *r)
 {
@@ -616,6 +652,15 @@ static void write_eager(struct run_writer *w, struct stream *s, int tid, const s
 	batch_add(w, b);
 }
 
+/* The budget is spent (why: "max-events", "max-size"): eager ops are aggregated from now on. */
+static void start_aggregating(struct run_writer *w, const char *why)
+{
+	if (w->aggregating || !w->buckets.slots)
+		return;
+	w->aggregating = 1;
+	w->aggregate_why = why;
+}
+
 static void write_span(struct run_writer *w, struct stream *s, int tid, const struct agp_rec_span *r)
 {
 	int64_t name = local_id_get(&s->strings, r->h.arg);
@@ -624,6 +669,12 @@ static void write_span(struct run_writer *w, struct stream *s, int tid, const st
 	const char *table;
 	uint64_t *count;   /* counted once stored: the summary never claims lost rows */
 
+	if (r->h.type == AGP_REC_EAGER && !w->aggregating && over_event_budget(w))
+		start_aggregating(w, "max-events");
+	if (r->h.type == AGP_REC_EAGER && w->aggregating) {
+		aggregate_eager(w, s, tid, r);  /* no gpu_external_ids link: the op has no row */
+		return;
+	}
 	if (r->h.type == AGP_REC_EAGER && !(s->gpu_on && r->seq)) {
 		write_eager(w, s, tid, r);
 		return;
@@ -1507,12 +1558,44 @@ static void scan_streams(struct run_writer *w)
 	closedir(d);
 }
 
+/* The recording's size in bytes (WAL mode: the logical size, WAL pages included). */
+static uint64_t recording_bytes(struct run_writer *w)
+{
+	sqlite3_stmt *st = db_prepare(w->db, "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size");
+	uint64_t n = 0;
+
+	if (st && sqlite3_step(st) == SQLITE_ROW)
+		n = (uint64_t)sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}
+
+/*
+ * Once per commit: --max-size is checked (one page-count query, never per
+ * event), and the buckets whose second ended over a second ago are written,
+ * so a commit holds every op up to then, and memory stays bounded.
+ */
+static void budget_tick(struct run_writer *w, uint64_t now)
+{
+	if (!w->aggregating && w->budget.max_bytes && recording_bytes(w) >= w->budget.max_bytes)
+		start_aggregating(w, "max-size");
+	if (w->aggregating)
+		eager_buckets_close(&w->buckets, (int64_t)(now / 1000000000u) - 1);
+}
+
 /* Commit what was written so far; the totals follow what is on disk. */
 static void commit(struct run_writer *w)
 {
+	budget_tick(w, now_ns());
 	flush_batches(w);
+	w->totals.eager_aggregated = (uint64_t)w->buckets.stored;
 	if (db_exec(w->db, "COMMIT; BEGIN") == 0)
 		w->committed = w->totals;
+}
+
+void run_writer_budget(struct run_writer *w, const struct run_budget *b)
+{
+	w->budget = *b;
 }
 
 int run_writer_poll(struct run_writer *w)
@@ -1778,6 +1861,7 @@ static int release_writer(struct run_writer *w)
 
 	strbuf_release(&w->notes);
 	capture_log_release(&w->capture);
+	eager_buckets_release(&w->buckets);
 	free(w->capture_desc);
 	free(w->rec);
 	free(w->lost_why);
@@ -1804,6 +1888,25 @@ static int release_writer(struct run_writer *w)
 	return rc;
 }
 
+/* Every open bucket written; when and why the switch happened (meta.aggregate_*). */
+static void finish_budget(struct run_writer *w)
+{
+	eager_buckets_close(&w->buckets, INT64_MAX);
+	w->totals.eager_aggregated = (uint64_t)w->buckets.stored;
+	if (w->buckets.refused)
+		add_note(w, "%lld aggregated eager ops could not be stored", (long long)w->buckets.refused);
+	if (w->budget.max_events)
+		db_meta_set_int(w->db, "max_events", (int64_t)w->budget.max_events);
+	if (w->budget.max_bytes)
+		db_meta_set_int(w->db, "max_size_bytes", (int64_t)w->budget.max_bytes);
+	if (!w->aggregating)
+		return;
+	db_meta_set(w->db, "aggregate_reason", w->aggregate_why);
+	if (w->aggregate_from_ns)
+		db_meta_set_int(w->db, "aggregate_from_ns", w->aggregate_from_ns);
+	db_meta_set_int(w->db, "aggregated_eager_ops", w->buckets.stored);
+}
+
 /* AGPROF_TIMING=1: how long each step of the finish took (bench/long_run.py). */
 static void finish_timing(const char *step, uint64_t *t)
 {
@@ -1822,6 +1925,7 @@ int run_writer_finish(struct run_writer *w, const struct run_session *sess, stru
 	if (!db_write_failure(w->db)) {
 		w->totals.dropped = drain_all_and_count_drops(w);
 		flush_batches(w);
+		finish_budget(w);
 		if (writer_stop)
 			add_note(w, "agprof was interrupted before it had read every buffer");
 		if (w->lost_rows)

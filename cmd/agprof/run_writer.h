@@ -28,6 +28,7 @@ struct run_totals {
 	uint64_t session_runs;  /* TF1 Session steps */
 	uint64_t kernels;       /* CPU kernel executions */
 	uint64_t dropped_kernels; /* kernels not recorded: their buffer was a quarter full */
+	uint64_t eager_aggregated; /* eager ops past the budget, stored as eager_op_buckets counts */
 	int processes;
 	int damaged;           /* buffers found damaged or unread (see note) */
 	int capture_used;      /* capture windows were asked for (run --delay, --capture, ...) */
@@ -38,6 +39,19 @@ struct run_totals {
 
 /* Create the recording at path (must not exist); NULL with err filled on failure. */
 struct run_writer *run_writer_create(const char *path, const char *shm_dir, char *err, size_t errlen);
+
+/*
+ * The recording's budget (run --max-events, --max-size): once max_events
+ * high-rate rows (eager ops, graph calls, black-box runs, Session steps) are
+ * stored, or the file reaches max_bytes (checked at each commit), eager ops
+ * are kept as exact per-second aggregates (eager_op_buckets) instead of rows.
+ * 0: no bound.  The writer starts with max_events RUN_DEFAULT_MAX_EVENTS.
+ */
+struct run_budget {
+	uint64_t max_events, max_bytes;
+};
+#define RUN_DEFAULT_MAX_EVENTS 1000000u
+void run_writer_budget(struct run_writer *w, const struct run_budget *b);
 
 /*
  * Drain what the collector published so far; commits every so often.  Every

@@ -10,6 +10,7 @@
 #include "fuzz.h"
 #include "../../cmd/agprof/run_writer.c"
 #include "../../cmd/agprof/capture_log.c"
+#include "../../cmd/agprof/eager_buckets.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
