@@ -294,6 +294,11 @@ static int load_session(struct loader *l)
 	s->dropped_events = meta_int(l, "dropped_events", 0);
 	s->capture = meta(l, "capture");
 	s->capture_calls = meta_int(l, "capture_calls", 0);
+	s->aggregate_reason = meta(l, "aggregate_reason");
+	s->aggregate_from_ns = ts_clamp(meta_int(l, "aggregate_from_ns", 0));
+	s->aggregated_eager_ops = meta_int(l, "aggregated_eager_ops", 0);
+	s->max_events = meta_int(l, "max_events", 0);
+	s->max_size_bytes = meta_int(l, "max_size_bytes", 0);
 	if (model_load_windows(l->m, l->db) != 0)
 		return -1;
 	st = db_prepare(l->db, "SELECT count(*), (SELECT tf_detail FROM processes WHERE tf_detail IS NOT NULL LIMIT 1),"

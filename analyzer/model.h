@@ -275,6 +275,15 @@ struct model_session {
 	 */
 	const char *capture;
 	int64_t capture_windows, capture_calls;
+	/*
+	 * The recording's budget (run --max-events/--max-size, schema 5):
+	 * aggregate_reason "max-events" or "max-size" once eager ops past it
+	 * were kept as per-second aggregates from aggregate_from_ns on
+	 * (aggregated_eager_ops of them; every count and time above includes
+	 * them); NULL when every op is a row.
+	 */
+	const char *aggregate_reason;
+	int64_t aggregate_from_ns, aggregated_eager_ops, max_events, max_size_bytes;
 	int64_t dropped_events;
 	int64_t processes;
 	int64_t eager_ops, eager_ns;

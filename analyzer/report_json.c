@@ -47,6 +47,23 @@ static void kv_locs(struct json *j, const char *key, const char *lib_key, const 
 	report_json_library_loc(j, loc);
 }
 
+/* "budget": when eager ops became per-second aggregates (run --max-events/--max-size), or null. */
+static void json_budget(struct json *j, const struct model_session *s)
+{
+	json_key(j, "budget");
+	if (!s->aggregate_reason) {
+		json_null(j);
+		return;
+	}
+	json_begin_object(j);
+	json_kv_str(j, "reason", s->aggregate_reason);
+	json_kv_int(j, "max_events", s->max_events);
+	json_kv_int(j, "max_size_bytes", s->max_size_bytes);
+	json_kv_int(j, "aggregate_from_ns", s->aggregate_from_ns);
+	json_kv_int(j, "aggregated_eager_ops", s->aggregated_eager_ops);
+	json_end_object(j);
+}
+
 /* "capture": the capture windows (merged, in time order), or null when the whole run was recorded. */
 static void json_capture(struct json *j, const struct model *m)
 {
@@ -114,6 +131,7 @@ static void json_session(struct json *j, const struct model *m)
 	json_kv_int(j, "blackbox_eager_ops", s->blackbox_eager_ops);
 	json_kv_int(j, "blackbox_eager_ns", s->blackbox_eager_ns);
 	json_capture(j, m);
+	json_budget(j, &m->session);
 	json_end_object(j);
 }
 

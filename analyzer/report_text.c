@@ -247,6 +247,25 @@ static void capture_line(struct text *t)
 		    duration_format(a, sizeof(a), model_recorded_ns(t->m, s->start_ns, s->end_ns)));
 }
 
+/* Past the recording's budget: from when eager ops are aggregates, not rows. */
+static void budget_line(struct text *t)
+{
+	const struct model_session *s = &t->m->session;
+	char a[DURATION_MAX];
+
+	if (!s->aggregate_reason)
+		return;
+	strbuf_addf(t->out, "  budget: eager ops kept as per-second aggregates from %s into the run (%s",
+		    duration_format(a, sizeof(a), s->aggregate_from_ns > s->start_ns ? s->aggregate_from_ns - s->start_ns : 0),
+		    !strcmp(s->aggregate_reason, "max-size") ? "--max-size" : "--max-events");
+	if (!strcmp(s->aggregate_reason, "max-size"))
+		strbuf_addf(t->out, " %lld MB", (long long)(s->max_size_bytes >> 20));
+	else
+		strbuf_addf(t->out, " %lld", (long long)s->max_events);
+	strbuf_addf(t->out, "): %lld ops; counts and times are exact, the timeline shows their density\n",
+		    (long long)s->aggregated_eager_ops);
+}
+
 static void summary(struct text *t)
 {
 	const struct model *m = t->m;
@@ -267,6 +286,7 @@ static void summary(struct text *t)
 		strbuf_addf(t->out, ", Python %.*s", (int)strcspn(s->python_version, " "), s->python_version);
 	strbuf_addch(t->out, '\n');
 	capture_line(t);
+	budget_line(t);
 	if (empty) {
 		nothing_recorded(t);
 		return;

@@ -15,6 +15,8 @@
  * Other findings: the symptom's time, said to be an upper bound.
  */
 #include "agp_protocol.h"
+#include "checked.h"
+#include "db.h"
 #include "fix.h"
 #include "model.h"
 #include "model_internal.h"
@@ -251,6 +253,40 @@ static const char eager_sql[] =
 	" FROM seq s JOIN fastest f ON f.op_id = s.op_id WHERE s.mine";
 
 /*
+ * Schema 5: the same for the ops past the recording's budget
+ * (eager_op_buckets): their dispatch plus the Python before each that the
+ * collector measured (python_ns; the gaps between them are not known), the
+ * graph at each op type's fastest recorded run (its mean in the bucket when
+ * no single run of it was kept).  Columns: ops, eager ns, graph ns.
+ */
+static const char bucket_sql[] =
+	"WITH fastest AS (SELECT op_id, min(end_ns - start_ns) AS ns FROM eager_ops GROUP BY op_id)"
+	" SELECT coalesce(sum(b.count), 0), coalesce(sum(b.total_ns + b.python_ns), 0),"
+	"  coalesce(sum(b.count * coalesce(f.ns, b.total_ns / max(b.count, 1))), 0)"
+	" FROM eager_op_buckets b JOIN callsites cs ON cs.id = b.callsite_id JOIN strings fs ON fs.id = cs.file_id"
+	" JOIN strings fn ON fn.id = cs.func_id LEFT JOIN fastest f ON f.op_id = b.op_id"
+	" WHERE fs.text = ?1 AND fn.text = ?2 AND cs.library = 0";
+
+/* Add the aggregated ops of func in file (bucket_sql) to *ops, *eager, *graph. */
+static void saving_eager_buckets(struct model *m, const char *file, const char *func, int64_t *ops, int64_t *eager,
+				 int64_t *graph)
+{
+	sqlite3_stmt *s;
+
+	if (!db_has_table(m->rec->db, "eager_op_buckets") ||
+	    sqlite3_prepare_v2(m->rec->db, bucket_sql, -1, &s, NULL) != SQLITE_OK)
+		return;
+	sqlite3_bind_text(s, 1, file, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, func, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		*ops = dur_add(*ops, sqlite3_column_int64(s, 0));
+		*eager = dur_add(*eager, sqlite3_column_int64(s, 1));
+		*graph = dur_add(*graph, sqlite3_column_int64(s, 2));
+	}
+	sqlite3_finalize(s);
+}
+
+/*
  * eager-hotspot: the function holding the busiest line, run as a graph.
  * In a graph each op still runs its kernel, but neither the Python between
  * ops nor the Python-to-C dispatch: each op is counted at the fastest
@@ -282,6 +318,7 @@ static void saving_eager(struct model *m, struct finding *f)
 		long_gaps = sqlite3_column_int64(s, 3);
 	}
 	sqlite3_finalize(s);
+	saving_eager_buckets(m, f->loc.file, func, &ops, &eager, &graph);
 	f->saving_ns = eager > graph ? eager - graph : 0;
 	set_method(m, f, "%s's %lld eager ops: dispatch + Python between them (%.1f ms, %lld gaps over %.0f ms included)"
 		   " minus the same ops as graph nodes, each at its op type's fastest recorded run (%.1f ms);"

@@ -346,6 +346,53 @@ int scan_id_range(sqlite3 *db, const char *table, int64_t *lo, int64_t *hi)
 	return 0;
 }
 
+/*
+ * Schema 5: the eager ops past the recording's budget are rows of
+ * eager_op_buckets (count, summed times), with the eager_ops columns the
+ * keys name (tid, op_id, callsite_id, slow_path as a count); added to the
+ * groups as the rows they stand for.  A table without buckets, or a
+ * recording older than schema 5, adds nothing.
+ */
+static const char *bucket_table(sqlite3 *db, const char *table)
+{
+	return !strcmp(table, "eager_ops") && db_has_table(db, "eager_op_buckets") ? "eager_op_buckets" : NULL;
+}
+
+static int scan_buckets(sqlite3 *db, const char *table, const char *k1, const char *k2, const char *flag,
+			const char *ok, struct group_table *all, int64_t *rows)
+{
+	const char *bt = bucket_table(db, table);
+	sqlite3_stmt *st;
+	char sql[512];
+	int rc;
+
+	if (!bt)
+		return 0;
+	/* python_ns: an eager op's cost starts where its Python did (cost_start) */
+	snprintf(sql, sizeof(sql),
+		 "SELECT %s, %s, max(count, 0), max(total_ns, 0), max(python_ns, 0), %s, %s, start_ns, end_ns FROM %s",
+		 k1, k2, strcmp(flag, "0") ? flag : "0", strcmp(ok, "1") ? "failed" : "0", bt);
+	if (!(st = db_prepare(db, sql)))
+		return -1;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct scan_group g = {
+			.k1 = sqlite3_column_int64(st, 0), .k2 = sqlite3_column_int64(st, 1),
+			.count = sqlite3_column_int64(st, 2),
+			.total_ns = dur_add(ts_clamp(sqlite3_column_int64(st, 3)), ts_clamp(sqlite3_column_int64(st, 4))),
+			.flagged = sqlite3_column_int64(st, 5), .failed = sqlite3_column_int64(st, 6),
+			.first_ns = ts_clamp(sqlite3_column_int64(st, 7)), .last_ns = ts_clamp(sqlite3_column_int64(st, 8)),
+		};
+
+		if (group_merge(all, &g)) {
+			sqlite3_finalize(st);
+			return error("out of memory");
+		}
+		*rows = dur_add(*rows, g.count);  /* saturating: the counts are the file's */
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : error("cannot read '%s': %s", bt, sqlite3_errmsg(db));
+}
+
 int scan_table(const char *path, const char *table, const char *k1, const char *k2,
 	       const char *flag, const char *ok, struct scan_result *out)
 {
@@ -378,7 +425,7 @@ int scan_table(const char *path, const char *table, const char *k1, const char *
 				break;
 			}
 	}
-	if (rc)
+	if (rc || (rc = scan_buckets(db, table, k1, k2, flag, ok, &all, &out->rows)) != 0)
 		goto cleanup;
 	out->groups = calloc(all.n ? all.n : 1, sizeof(*out->groups));
 	if (!out->groups) {
@@ -417,6 +464,34 @@ void scan_result_release(struct scan_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
+/* scan_totals' share of the buckets (scan_buckets): their ops, times and first start. */
+static int bucket_totals(sqlite3 *db, const char *table, int64_t *rows, int64_t *total_ns, int64_t *first_ns)
+{
+	const char *bt = bucket_table(db, table);
+	char q[320];
+	sqlite3_stmt *st;
+	int rc;
+
+	if (!bt)
+		return 0;
+	snprintf(q, sizeof(q),
+		 "SELECT CAST(min(total(max(count, 0)), 4611686018427387904) AS INTEGER),"
+		 " CAST(min(total(max(total_ns, 0) + max(python_ns, 0)), 4611686018427387904) AS INTEGER),"
+		 " min(start_ns) FROM %s", bt);
+	if (!(st = db_prepare(db, q)))
+		return -1;
+	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t n = sqlite3_column_int64(st, 0), first = ts_clamp(sqlite3_column_int64(st, 2));
+
+		*rows = dur_add(*rows, n);
+		*total_ns = dur_add(*total_ns, sqlite3_column_int64(st, 1));
+		if (n && (!*first_ns || first < *first_ns))
+			*first_ns = first;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : error("cannot read '%s': %s", bt, sqlite3_errmsg(db));
+}
+
 int scan_totals(const char *path, const char *table, int64_t *rows, int64_t *total_ns, int64_t *first_ns)
 {
 	char sql[256], q[160];
@@ -449,6 +524,7 @@ int scan_totals(const char *path, const char *table, int64_t *rows, int64_t *tot
 		*rows += jobs[i].rows;
 		*total_ns = dur_add(*total_ns, jobs[i].total_ns);
 	}
+	rc = bucket_totals(db, table, rows, total_ns, first_ns);
 cleanup:
 	scan_jobs_free(jobs, nthreads);
 	sqlite3_close(db);
