@@ -83,6 +83,7 @@ struct tl_lane {
 	uint64_t *coarse_busy;
 	struct tl_slice *longs; /* events longer than TL_LONG_BINS bins (under the loader's lock) */
 	size_t nlongs, alongs;
+	int64_t agg_t0, agg_t1; /* [t0, t1): events kept only as aggregates (eager_op_buckets); 0, 0: none */
 };
 
 /* One thread (device < 0) or one GPU stream (tid is the stream). */

@@ -26,17 +26,20 @@ static const struct scan_table {
 	const char *table;
 	enum tl_kind kind;
 	const char *select;
+	int aggregate;  /* rows are eager_op_buckets: count, total_ns follow (lane_add_bucket) */
 } scan_tables[] = {
-	{ "traces", TL_TRACE, "SELECT id, pid, tid, start_ns, end_ns FROM traces WHERE id BETWEEN ?1 AND ?2" },
+	{ "traces", TL_TRACE, "SELECT id, pid, tid, start_ns, end_ns FROM traces WHERE id BETWEEN ?1 AND ?2", 0 },
 	{ "function_calls", TL_CALL,
-	  "SELECT id, pid, tid, start_ns, end_ns FROM function_calls WHERE id BETWEEN ?1 AND ?2" },
-	{ "eager_ops", TL_EAGER, "SELECT id, pid, tid, start_ns, end_ns FROM eager_ops WHERE id BETWEEN ?1 AND ?2" },
+	  "SELECT id, pid, tid, start_ns, end_ns FROM function_calls WHERE id BETWEEN ?1 AND ?2", 0 },
+	{ "eager_ops", TL_EAGER, "SELECT id, pid, tid, start_ns, end_ns FROM eager_ops WHERE id BETWEEN ?1 AND ?2", 0 },
 	{ "blackbox_execs", TL_BLACKBOX,
-	  "SELECT id, pid, tid, start_ns, end_ns FROM blackbox_execs WHERE id BETWEEN ?1 AND ?2" },
+	  "SELECT id, pid, tid, start_ns, end_ns FROM blackbox_execs WHERE id BETWEEN ?1 AND ?2", 0 },
 	{ "gpu_activity", TL_KERNEL,
 	  "SELECT id, pid, coalesce(stream, -1), start_ns, end_ns, coalesce(device, 0), kind <> 'kernel'"
-	  " FROM gpu_activity WHERE id BETWEEN ?1 AND ?2 AND kind IN ('kernel', 'memcpy', 'memset')" },
-	{ "kernels", TL_CPUK, "SELECT id, pid, tid, start_ns, end_ns FROM kernels WHERE id BETWEEN ?1 AND ?2" },
+	  " FROM gpu_activity WHERE id BETWEEN ?1 AND ?2 AND kind IN ('kernel', 'memcpy', 'memset')", 0 },
+	{ "kernels", TL_CPUK, "SELECT id, pid, tid, start_ns, end_ns FROM kernels WHERE id BETWEEN ?1 AND ?2", 0 },
+	{ "eager_op_buckets", TL_EAGER, "SELECT id, pid, tid, start_ns, end_ns, max(count, 0), max(total_ns, 0)"
+					" FROM eager_op_buckets WHERE id BETWEEN ?1 AND ?2", 1 },
 };
 #define NSCAN_TABLES (sizeof(scan_tables) / sizeof(scan_tables[0]))
 
@@ -212,6 +215,46 @@ static int lane_add(struct timeline *tl, struct tl_lane *l, const struct tl_slic
 	return 0;
 }
 
+/*
+ * An eager_op_buckets row (schema 5: ops past the recording's budget): its
+ * count and busy time spread over the bins it spans, pro rata (the ops'
+ * own times are not known); the lane remembers the aggregated span, where
+ * it is always drawn as density (there are no rows to draw one by one).
+ */
+static void lane_add_bucket(struct timeline *tl, struct tl_lane *l, const struct tl_slice *s, int64_t count,
+			    int64_t busy)
+{
+	int64_t b0 = tl_bin_of(tl, s->start_ns), b1 = tl_bin_of(tl, s->end_ns > s->start_ns ? s->end_ns - 1 : s->start_ns);
+	int64_t span = s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 1, given_n = 0, given_b = 0;
+
+	pthread_mutex_lock(&tl->loader->lock);
+	if (!l->agg_t1 || s->start_ns < l->agg_t0)
+		l->agg_t0 = s->start_ns;
+	if (s->end_ns + 1 > l->agg_t1)
+		l->agg_t1 = s->end_ns + 1;
+	pthread_mutex_unlock(&tl->loader->lock);
+	if (busy > span)
+		busy = span;  /* one thread: at most the bucket's span */
+	if (count > UINT32_MAX)
+		count = UINT32_MAX;  /* the file's number; the bins are 32-bit */
+	for (int64_t b = b0; b <= b1; b++) {
+		int64_t a = tl->start_ns + b * tl->bin_ns, e = a + tl->bin_ns, part, n, d;
+
+		a = a > s->start_ns ? a : s->start_ns;
+		e = e < s->end_ns ? e : s->end_ns;
+		part = e > a ? e - a : 0;
+		/* the last bin takes the rest: the counts add up exactly */
+		n = b == b1 ? count - given_n : (int64_t)((__int128)count * part / span);
+		d = b == b1 ? busy - given_b : (int64_t)((__int128)busy * part / span);
+		n = n > 0 ? n : 0, d = d > 0 ? d : 0;
+		given_n += n, given_b += d;
+		__atomic_fetch_add(&l->count[b], (uint32_t)n, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&l->coarse_count[b / TL_COARSE], (uint32_t)n, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&l->busy[b], (uint64_t)d, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&l->coarse_busy[b / TL_COARSE], (uint64_t)d, __ATOMIC_RELAXED);
+	}
+}
+
 int tl_is_retrace(const struct timeline *tl, int64_t trace_id);
 
 /* The whole row of a long event, read by id on the scan's connection. */
@@ -271,7 +314,7 @@ static int scan_one(struct scan_worker *w, sqlite3 *db, sqlite3_stmt **find, con
 		key.pid = sqlite3_column_int64(st, 1);
 		key.tid = sqlite3_column_int64(st, 2);
 		key.device = gpu ? sqlite3_column_int64(st, 5) : -1;
-		if (s.end_ns - s.start_ns > long_ns) {
+		if (!t->aggregate && s.end_ns - s.start_ns > long_ns) {
 			if (scan_long(tl, db, find, (enum tl_kind)key.kind, sqlite3_column_int64(st, 0), &s) < 0) {
 				sqlite3_finalize(st);
 				return -1;
@@ -288,6 +331,13 @@ static int scan_one(struct scan_worker *w, sqlite3 *db, sqlite3_stmt **find, con
 			continue;
 		}
 		s.lane = (uint32_t)(l - tl->lanes);
+		if (t->aggregate) {
+			int64_t count = sqlite3_column_int64(st, 5);
+
+			*events = sat_add64(*events, count);
+			lane_add_bucket(tl, l, &s, count, sqlite3_column_int64(st, 6));
+			continue;
+		}
 		(*events)++;
 		if (lane_add(tl, l, &s) < 0) {
 			loader_fail(tl->loader, "out of memory");
@@ -346,7 +396,8 @@ done:
 /* 0 for a table the recording's schema does not have (kernels before schema 4). */
 static int scan_table_present(const struct timeline *tl, size_t t)
 {
-	return scan_tables[t].kind != TL_CPUK || db_has_table(tl->rec->db, scan_tables[t].table);
+	return (scan_tables[t].kind != TL_CPUK && !scan_tables[t].aggregate) ||
+	       db_has_table(tl->rec->db, scan_tables[t].table);
 }
 
 /*

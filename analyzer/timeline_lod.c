@@ -396,6 +396,9 @@ int timeline_lane_render(struct timeline *tl, size_t lane, const struct tl_windo
 		max_events = w->cols * 4 > 128 ? (size_t)w->cols * 4 : 128;
 	r->events = (int64_t)bins_count(tl, l, tl_bin_of(tl, w->t0 - look_back(tl, l)), tl_bin_of(tl, w->t1) + 1);
 	r->exact = 0;
+	/* where only aggregates were kept there is nothing to draw one by one: density */
+	if (l->agg_t1 > w->t0 && l->agg_t0 < w->t1)
+		r->events = (int64_t)max_events + 1;
 	if ((size_t)r->events <= max_events && (exact = render_exact(tl, lane, w, max_events, r)) < 0)
 		goto fail;
 	if (!exact) {

@@ -371,3 +371,66 @@ Test(timeline_db, a_recording_without_kernels_has_no_kernel_lanes)
 	snprintf(err, sizeof(err), "%s-shm", old);
 	unlink(err);
 }
+
+/*
+ * Schema 5: eager ops past the recording's budget are eager_op_buckets
+ * rows.  10 ops kept one by one on thread 10 from 1000000, 1000 ns apart,
+ * then 300 + 200 ops in two buckets over 1100000-1200000.
+ */
+static const char bucket_fixture[] =
+	"INSERT INTO meta VALUES ('start_ns', '1000000'), ('end_ns', '1200000');"
+	"INSERT INTO processes (pid, start_ns, end_ns) VALUES (10, 1000000, 1200000);"
+	"INSERT INTO threads VALUES (10, 10, 'python3', 'python-main');"
+	"INSERT INTO strings VALUES (3, 'MatMul');"
+	"WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i < 9)"
+	"  INSERT INTO eager_ops (pid, tid, start_ns, end_ns, op_id) SELECT 10, 10, 1000000 + i * 1000,"
+	"  1000000 + i * 1000 + 100, 3 FROM s;"
+	"INSERT INTO eager_op_buckets (pid, tid, start_ns, end_ns, op_id, count, total_ns)"
+	"  VALUES (10, 10, 1100000, 1150000, 3, 300, 20000), (10, 10, 1150000, 1200000, 3, 200, 10000);";
+
+static void bucket_setup(void)
+{
+	sqlite3 *db;
+	char err[256];
+
+	snprintf(path, sizeof(path), "/tmp/agprof-test-timeline-%d.agprof", (int)getpid());
+	unlink(path);
+	cr_assert_eq(db_create_recording(path, &db, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(db_exec(db, bucket_fixture), 0);
+	sqlite3_close(db);
+	cr_assert_eq(recording_open(&rec, path), 0);
+	cr_assert_eq(timeline_open(&tl, &rec, 200), 0);
+	cr_assert_eq(timeline_wait(&tl), 0);
+}
+
+TestSuite(timeline_buckets, .init = bucket_setup, .fini = teardown);
+
+Test(timeline_buckets, aggregated_ops_count_in_the_lane_and_draw_as_density)
+{
+	struct tl_render r = { 0 };
+	struct tl_window all = { tl.start_ns, tl.end_ns, 20 };
+	struct tl_window inside = { 1120000, 1121000, 10 };
+	struct tl_window rows = { 1000000, 1010000, 20 };
+	size_t eager = lane_of(TL_EAGER, 10);
+	uint32_t total = 0;
+
+	cr_assert_eq(tl_lane_events(&tl.lanes[eager]), 510, "rows and the buckets' counts");
+	/* however many events a window may show one by one, the aggregated span has none */
+	cr_assert_eq(timeline_lane_render(&tl, eager, &all, 100000, &r), 0);
+	cr_assert_not(r.exact);
+	for (int c = 0; c < 20; c++)
+		total += r.cells[c].count;
+	cr_assert_eq(total, 510, "every op counted once");
+	cr_assert_eq(r.cells[0].type, TL_CELL_DENSITY);
+	cr_assert_eq(r.cells[15].type, TL_CELL_DENSITY, "the buckets' time");
+	cr_assert_eq(r.cells[5].type, TL_CELL_EMPTY, "between the rows and the buckets");
+
+	cr_assert_eq(timeline_lane_render(&tl, eager, &inside, 100000, &r), 0);
+	cr_assert_not(r.exact);
+	cr_assert_eq(r.cells[3].type, TL_CELL_DENSITY, "zoomed into a bucket: still its density");
+
+	cr_assert_eq(timeline_lane_render(&tl, eager, &rows, 100, &r), 0);
+	cr_assert(r.exact, "before the switch: the rows one by one");
+	cr_assert_eq(r.nslices, 10);
+	tl_render_release(&r);
+}
