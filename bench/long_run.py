@@ -20,6 +20,11 @@ With --baseline PATH (another build's agprof, e.g. of the commit before a
 change), each round also runs it, so both agprof builds are compared with
 the same bare runs under the same load.
 
+Past the budget (default 1 million events, schema 5) eager ops are kept as
+aggregates: bytes are per event kept as a row and per event that ran, CPU is
+per event that ran.  To compare with every op a row, pass --baseline a
+script that runs this agprof with --max-events 0.
+
 usage: bench/long_run.py [--rounds N] [--ops N] [--python PY] [--agprof PATH] [--baseline PATH] [--keep DIR]
 """
 import argparse
@@ -42,13 +47,16 @@ def run(cmd, env=None):
 
 
 def storage(path):
-    """(events kept, {table or index: bytes}) of a recording."""
+    """(events kept as rows, events that ran, {table or index: bytes}, dropped) of a recording:
+    past the budget (schema 5) eager ops are counts in eager_op_buckets, not rows."""
     with sqlite3.connect(path) as db:
         events = sum(db.execute("SELECT count(*) FROM %s" % t).fetchone()[0]
                      for t in ("eager_ops", "function_calls", "blackbox_execs", "session_runs"))
+        has = db.execute("SELECT 1 FROM sqlite_schema WHERE name = 'eager_op_buckets'").fetchone()
+        ran = events + (db.execute("SELECT coalesce(sum(count), 0) FROM eager_op_buckets").fetchone()[0] if has else 0)
         sizes = dict(db.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name"))
         dropped = int(db.execute("SELECT value FROM meta WHERE key = 'dropped_events'").fetchone()[0])
-    return events, sizes, dropped
+    return events, ran, sizes, dropped
 
 
 def main():
@@ -88,19 +96,19 @@ def measure(name, exe, r, bare, sample, env, tmp, keep, st):
     m = TIMING.search(err)
     cpu = float(m.group(1)) if m else float("nan")
     finish = float(m.group(2)) if m else float("nan")
-    events, sizes, dropped = storage(out)
+    events, ran, sizes, dropped = storage(out)
     size = os.path.getsize(out)
     st["ratio"].append(wall / bare)
     st["bytes"].append(size / max(1, events))
-    st["cpu"].append(cpu * 1e6 / max(1, events))
+    st["cpu"].append(cpu * 1e6 / max(1, ran))  # the launcher handled every event, row or not
     st["finish"].append(finish)
     st["mb"].append(size / 1e6)
     parts = ", ".join("%s %.1f" % (k, v / max(1, events)) for k, v in
                       sorted(sizes.items(), key=lambda kv: -kv[1]) if v / max(1, events) >= 0.5)
-    print("round %d %s: wall bare %.2f s, agprof %.2f s (ratio %.3f); %d events (%d dropped), %.1f MB,"
-          " %.1f B/event (%s); launcher cpu %.2f us/event; finish %.2f s"
-          % (r + 1, name, bare, wall, wall / bare, events, dropped, size / 1e6, st["bytes"][-1], parts,
-             st["cpu"][-1], finish))
+    print("round %d %s: wall bare %.2f s, agprof %.2f s (ratio %.3f); %d events ran, %d kept as rows (%d dropped),"
+          " %.1f MB, %.1f B/kept event (%s); %.1f B/event that ran; launcher cpu %.2f us/event that ran; finish %.2f s"
+          % (r + 1, name, bare, wall, wall / bare, ran, events, dropped, size / 1e6, st["bytes"][-1], parts,
+             size / max(1, ran), st["cpu"][-1], finish))
     if not keep:
         os.unlink(out)
 

@@ -610,20 +610,22 @@ static void aggregate_eager(struct run_writer *w, struct stream *s, int tid, con
 		.second = (int64_t)(r->start_ns / 1000000000u),
 	};
 
-	if (!w->aggregate_from_ns)
-		w->aggregate_from_ns = (int64_t)r->start_ns;
+	if (!w->aggregate_from_ns || (int64_t)r->start_ns < w->aggregate_from_ns)
+		w->aggregate_from_ns = (int64_t)r->start_ns;  /* threads are drained in turn: the earliest */
 	eager_buckets_add(&w->buckets, &k, (int64_t)r->start_ns, (int64_t)r->end_ns, r->aux2,
 			  (r->flags & AGP_SPAN_SLOW_PATH) != 0, (r->flags & AGP_SPAN_FAILED) != 0);
 }
 
 /*
  * The budget counts the high-rate rows kept one by one (eager ops, graph
- * calls, black-box runs, Session steps; kernels are bounded apart), the
- * batch's pending ones included.  Checked per eager op: two additions.
+ * calls, black-box runs, Session steps; kernels are bounded apart, traces
+ * and GPU activity are not counted), the batch's pending ones included.
+ * Checked per eager op: a few additions.
  */
 static int over_event_budget(const struct run_writer *w)
 {
-	uint64_t used = w->totals.events - w->totals.kernels + (uint64_t)w->eager.n;
+	const struct run_totals *t = &w->totals;
+	uint64_t used = t->eager_ops + t->calls + t->blackbox + t->session_runs + (uint64_t)w->eager.n;
 
 	return w->budget.max_events && used >= w->budget.max_events;
 }

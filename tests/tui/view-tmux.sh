@@ -51,6 +51,21 @@ real_recording() {
 	[ -s "$out" ] && echo "$out"
 }
 
+# samples/eager_heavy.py recorded past a budget of 2000 events (eager_op_buckets, schema 5).
+budget_recording() {
+	local out=$store/eager_budget.agprof
+	(
+		flock 9
+		if [ ! -s "$out" ] || [ "$AGPROF" -nt "$out" ]; then
+			rm -f "$out"
+			(cd "$AGPROF_SOURCE_ROOT/samples" && "$AGPROF" run -o "$out" --max-events 2000 -- \
+				"$python" eager_heavy.py --ops 40000 >"$store/eager_budget.log" 2>&1) || rm -f "$out"
+		fi
+	) 9>"$store/.lock"
+	[ -s "$out" ] || fail "agprof run could not record samples/eager_heavy.py (see $store/eager_budget.log)"
+	echo "$out"
+}
+
 have_tf() {
 	[ -n "$python" ] && "$python" -c 'import tensorflow' >/dev/null 2>&1
 }
@@ -362,6 +377,18 @@ kernels)
 	[ -z "$(printf '%s\n' "$screen" | grep '^exec .*cpuk')" ] || fail "7 did not hide the kernel lanes"
 	keys a
 	expect "6copy 7cpuk"
+	;;
+budget)
+	# past the budget the ops are aggregates: the eager lane still shows the
+	# whole loop as density (2000 rows alone would fill about one column)
+	need_tf
+	start 80 24 "$(budget_recording)"
+	expect "eager"
+	capture
+	row=$(printf '%s\n' "$screen" | grep '^ *eager\|^main [0-9]* *eager' | head -1)
+	[ -n "$row" ] || fail "no eager lane"
+	shaded=$(printf '%s\n' "$row" | grep -o '░\|▒\|▓\|█' | wc -l)
+	[ "$shaded" -ge 5 ] || fail "the eager lane shows $shaded shaded columns, not the whole loop: '$row'"
 	;;
 filter)
 	need_tf
