@@ -353,6 +353,8 @@ int scan_id_range(sqlite3 *db, const char *table, int64_t *lo, int64_t *hi)
  * groups as the rows they stand for.  A table without buckets, or a
  * recording older than schema 5, adds nothing.
  */
+#define BUCKET_MAX_OPS (INT64_C(1) << 32)
+
 static const char *bucket_table(sqlite3 *db, const char *table)
 {
 	return !strcmp(table, "eager_ops") && db_has_table(db, "eager_op_buckets") ? "eager_op_buckets" : NULL;
@@ -383,6 +385,10 @@ static int scan_buckets(sqlite3 *db, const char *table, const char *k1, const ch
 			.first_ns = ts_clamp(sqlite3_column_int64(st, 7)), .last_ns = ts_clamp(sqlite3_column_int64(st, 8)),
 		};
 
+		/* the file's numbers: a second holds at most ~2^32 ops; flags at most all of them */
+		g.count = g.count > BUCKET_MAX_OPS ? BUCKET_MAX_OPS : g.count;
+		g.flagged = g.flagged < 0 ? 0 : g.flagged > g.count ? g.count : g.flagged;
+		g.failed = g.failed < 0 ? 0 : g.failed > g.count ? g.count : g.failed;
 		if (group_merge(all, &g)) {
 			sqlite3_finalize(st);
 			return error("out of memory");
@@ -475,7 +481,7 @@ static int bucket_totals(sqlite3 *db, const char *table, int64_t *rows, int64_t 
 	if (!bt)
 		return 0;
 	snprintf(q, sizeof(q),
-		 "SELECT CAST(min(total(max(count, 0)), 4611686018427387904) AS INTEGER),"
+		 "SELECT CAST(min(total(min(max(count, 0), 4294967296)), 4611686018427387904) AS INTEGER),"
 		 " CAST(min(total(max(total_ns, 0) + max(python_ns, 0)), 4611686018427387904) AS INTEGER),"
 		 " min(start_ns) FROM %s", bt);
 	if (!(st = db_prepare(db, q)))

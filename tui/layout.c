@@ -124,8 +124,8 @@ void axis_label(char *buf, size_t len, int64_t t, int64_t step, const char *micr
 	size_t u = 0;
 	int decimals = 0;
 
-	/* the largest unit at most ten steps long: "1.5s" rather than "1500ms" */
-	while (u + 1 < sizeof(units) / sizeof(units[0]) && units[u] > step * 10)
+	/* the largest unit at most ten steps long: "1.5s" rather than "1500ms" (not step * 10: a hostile span overflows) */
+	while (u + 1 < sizeof(units) / sizeof(units[0]) && units[u] / 10 > step)
 		u++;
 	for (int64_t d = units[u]; d > 1 && step % d; d /= 10)
 		decimals++;

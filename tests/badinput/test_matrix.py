@@ -114,6 +114,18 @@ def make_inputs(base, d):
         'UPDATE eager_ops SET end_ns = 9223372036854775807 WHERE id = (SELECT min(id) FROM eager_ops)',
         'UPDATE traces SET end_ns = -9223372036854775808',
         "UPDATE meta SET value = '-9223372036854775808' WHERE key = 'start_ns'")
+    inputs['hostile-buckets'] = mutated(
+        base, p('buckets.agprof'),
+        "INSERT INTO eager_op_buckets (pid, tid, start_ns, end_ns, op_id, device_id, callsite_id, count, total_ns,"
+        " python_ns, slow_path, failed, histogram) VALUES"
+        " ((SELECT min(pid) FROM processes), 1, -9223372036854775808, 9223372036854775807, -1, 99999, -7,"
+        "  9223372036854775807, 9223372036854775807, -5, -3, 9223372036854775807, x'ffffffff'),"
+        " ((SELECT min(pid) FROM processes), (SELECT min(pid) FROM processes), 5, 1, 123456789, NULL,"
+        "  123456789, -100, -1, 'abc', 9223372036854775807, 0, NULL),"
+        " ((SELECT min(pid) FROM processes), (SELECT min(pid) FROM processes), 9223372036854775807, 0,"
+        "  (SELECT min(id) FROM strings), NULL, (SELECT min(id) FROM callsites), 9223372036854775807, 5, 5, 1, 1, x'')",
+        "INSERT OR REPLACE INTO meta VALUES ('aggregate_reason', 'max-size'), ('aggregate_from_ns', 'x'),"
+        " ('aggregated_eager_ops', '-9223372036854775808'), ('max_size_bytes', '-1')")
     inputs['non-utf8'] = mutated(
         base, p('utf.agprof'),
         "UPDATE strings SET text = CAST(x'66fffec0afeda080f4908080' AS TEXT) || id")
