@@ -15,7 +15,11 @@
  * With RATE 0 (the default) the producer runs in the main thread between
  * polls instead (see inline_run): deterministic, no drops, callgrind-able.
  *
- * usage: ingest [EVENTS [RATE]]   (defaults: 2000000 events, RATE 0)
+ * MAX_EVENTS is the recording's budget (run --max-events; default 0: every
+ * event a row): past it the events are aggregated (eager_op_buckets), and
+ * the CPU is per event handled, row or aggregate.
+ *
+ * usage: ingest [EVENTS [RATE [MAX_EVENTS]]]   (defaults: 2000000 events, RATE 0, MAX_EVENTS 0)
  */
 #include "../collector/collector.h"
 #include "../cmd/agprof/run_writer.h"
@@ -132,17 +136,21 @@ int main(int argc, char **argv)
 	struct run_totals tot;
 	struct run_writer *w;
 	pthread_t th;
-	uint64_t c0, c1, c2, w0, w1, s0, s1;
+	uint64_t c0, c1, c2, w0, w1, s0, s1, n;
+	struct run_budget budget = { 0, 0 };
 
 	if (argc > 1)
 		events = atol(argv[1]);
 	if (argc > 2)
 		rate = atol(argv[2]);
+	if (argc > 3)
+		budget.max_events = strtoull(argv[3], NULL, 10);
 	if (!mkdtemp(dir) || agp_start(dir) != 0)
 		return perror("ingest: session folder"), 1;
 	snprintf(db, sizeof(db), "%s.agprof", dir);
 	if (!(w = run_writer_create(db, dir, err, sizeof(err))))
 		return fprintf(stderr, "ingest: %s\n", err), 1;
+	run_writer_budget(w, &budget);
 	run_writer_poll(w);
 	w0 = agp_now_ns();
 	c0 = cpu_ns();
@@ -169,12 +177,12 @@ int main(int argc, char **argv)
 	if (run_writer_finish(w, &sess, &tot) != 0)
 		return fprintf(stderr, "ingest: finish failed\n"), 1;
 	c2 = cpu_ns();
-	printf("ingest: stored %llu dropped %llu in %.2f s wall; writer cpu %.3f us/event (%.2f M events/s of cpu), "
-	       "thread sys %.3f s, finish %.3f s\n",
-	       (unsigned long long)tot.eager_ops, (unsigned long long)tot.dropped, (double)(w1 - w0) / 1e9,
-	       tot.eager_ops ? (double)(c1 - c0) / 1e3 / (double)tot.eager_ops : 0.0,
-	       c1 > c0 ? (double)tot.eager_ops / ((double)(c1 - c0) / 1e3) : 0.0, (double)(s1 - s0) / 1e9,
-	       (double)(c2 - c1) / 1e9);
+	n = tot.eager_ops + tot.eager_aggregated;
+	printf("ingest: stored %llu (%llu as rows, %llu aggregated) dropped %llu in %.2f s wall; writer cpu %.3f us/event"
+	       " (%.2f M events/s of cpu), thread sys %.3f s, finish %.3f s\n",
+	       (unsigned long long)n, (unsigned long long)tot.eager_ops, (unsigned long long)tot.eager_aggregated,
+	       (unsigned long long)tot.dropped, (double)(w1 - w0) / 1e9, n ? (double)(c1 - c0) / 1e3 / (double)n : 0.0,
+	       c1 > c0 ? (double)n / ((double)(c1 - c0) / 1e3) : 0.0, (double)(s1 - s0) / 1e9, (double)(c2 - c1) / 1e9);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s' '%s-wal' '%s-shm'", dir, db, db, db);
 	return system(cmd) != 0;
 }
