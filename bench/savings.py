@@ -18,16 +18,22 @@ differences (orig - fixed of the same round), the estimate the median
 saving_ns of --recordings recordings.  The load average is printed per row.
 
 Per row the components explain the figures: the estimate's method line (of
-the median recording), and from the timed runs (medians) the calls of the
-function that traced and those that did not (TensorFlow's own tracing count
-read around each call) and the Python between them, in each copy.
+the median recording); both copies' main() under `agprof run` in the same
+rounds (each orig recording is the one the estimate comes from), whose
+paired saving is what the estimate measures, collector included; and from
+the plain timed runs (medians) the calls of the function that traced and
+those that did not (TensorFlow's own tracing count read around each call)
+and the Python between them, in each copy.  The estimate against the
+recorded saving is the model's error; the recorded saving against the plain
+one is the collector's overhead (tracing under its watch, the recorder
+competing for the CPUs), which grows with the machine's load.
 
 Last row: collatz.py, whose eager loop and tf.function twin the program
 times itself; the eager-hotspot finding's saving_ns against eager - graph
 (median of --reps plain runs), with the recorded runs' own timers beside it
 (the collector's overhead on the eager loop).
 
-    python bench/savings.py [--agprof build/cmd/agprof/agprof] [--reps 9] [--recordings 5] [--only NAME]
+    python bench/savings.py [--agprof build/cmd/agprof/agprof] [--reps 7] [--recordings 5] [--only NAME]
 
 Prints a table: finding, estimate, measured, error (estimate vs measured).
 Target: within +-30%.
@@ -95,13 +101,15 @@ def time_main(path, function):
     import importlib.util
     import tensorflow  # noqa: F401  (imported outside the timing, like the program's own loop timer)
 
+    path = os.path.abspath(path)
     sys.path.insert(0, os.path.dirname(path))
     spec = importlib.util.spec_from_file_location("sample_under_test", path)
     mod = importlib.util.module_from_spec(spec)
     calls = []
     with contextlib.redirect_stdout(io.StringIO()):
         spec.loader.exec_module(mod)
-        instrument(mod, function, calls)
+        if function:  # not under agprof run: its recorded call sites stay the sample's own
+            instrument(mod, function, calls)
         t0 = time.perf_counter()
         mod.main()
         dt = time.perf_counter() - t0
@@ -157,36 +165,53 @@ def time_copy(a, d, sample, function):
     return json.loads(w.stdout.decode().strip().splitlines()[-1])
 
 
+def recorded_copy(a, d, sample, rec):
+    """The worker under `agprof run` (its function not instrumented): (main() seconds under the collector)."""
+    p = run([a.agprof, "run", "-q", "-o", rec, "--", a.python, os.path.abspath(__file__), "--time", sample],
+            cwd=d)
+    if p.returncode:
+        sys.exit("%s: agprof run failed: %s" % (sample, p.stderr.decode()[-500:]))
+    return json.loads(p.stdout.decode().strip().splitlines()[-1])["main"]
+
+
+def paired(times):
+    """Median of orig - fixed over the rounds (ns); a round's entry is seconds or a timed run's {main, calls}."""
+    def sec(t):
+        return t["main"] if isinstance(t, dict) else t
+    return statistics.median(sec(o) - sec(f) for o, f in zip(times["orig"], times["fixed"])) * 1e9
+
+
 def sample_row(a, sample, function, cause):
     """One retracing twin: (name, estimate, measured, error, cost, component lines)."""
     top, dirs = copies(sample)
     load0 = os.getloadavg()[0]
-    found, times = [], {"orig": [], "fixed": []}
-
-    def record(r):
-        rec = os.path.join(top, "orig%d.agprof" % r)
-        p = run([a.agprof, "run", "-q", "-o", rec, "--", a.python, sample], cwd=dirs["orig"])
-        if p.returncode:
-            sys.exit("%s: agprof run failed: %s" % (sample, p.stderr.decode()[-500:]))
-        found.append(finding(a, rec, "retracing", function))
-        return rec
-
-    diff = run([a.agprof, "fix", "--function", function, record(0)]).stdout
-    if run(["patch", "-p1"], cwd=dirs["fixed"], input=diff).returncode:
-        sys.exit("%s: the patch does not apply" % sample)
+    found, times, recorded = [], {"orig": [], "fixed": []}, {"orig": [], "fixed": []}
+    rec = os.path.join(top, "orig.agprof")
+    p = run([a.agprof, "run", "-q", "-o", rec, "--", a.python, sample], cwd=dirs["orig"])
+    diff = run([a.agprof, "fix", "--function", function, rec]).stdout
+    if p.returncode or run(["patch", "-p1"], cwd=dirs["fixed"], input=diff).returncode:
+        sys.exit("%s: agprof run failed or the patch does not apply" % sample)
     for r in range(max(a.recordings, a.reps)):
-        if 0 < r < a.recordings:
-            record(r)
-        for tag in (("orig", "fixed") if r % 2 == 0 else ("fixed", "orig")) if r < a.reps else ():
+        order = ("orig", "fixed") if r % 2 == 0 else ("fixed", "orig")
+        for tag in order if r < a.recordings else ():
+            rec = os.path.join(top, "%s%d.agprof" % (tag, r))
+            recorded[tag].append(recorded_copy(a, dirs[tag], sample, rec))
+            if tag == "orig":
+                found.append(finding(a, rec, "retracing", function))
+            os.unlink(rec)
+        for tag in order if r < a.reps else ():
             times[tag].append(time_copy(a, dirs[tag], sample, function))
     shutil.rmtree(top, ignore_errors=True)
-    measured = statistics.median(o["main"] - f["main"] for o, f in zip(times["orig"], times["fixed"])) * 1e9
     found.sort(key=lambda f: f["saving_ns"])
     mid = found[(len(found) - 1) // 2]
     notes = ["  estimate (median of %d recordings): %s" % (len(found), mid["saving_method"]),
+             "  under agprof run, the same recordings' main() (median): orig %.1f ms, fixed %.1f ms;"
+             " saving %.1f ms (median of %d paired differences): the estimate %+.0f%% against it" % (
+                 statistics.median(recorded["orig"]) * 1e3, statistics.median(recorded["fixed"]) * 1e3,
+                 paired(recorded) / 1e6, len(found), (mid["saving_ns"] - paired(recorded)) / paired(recorded) * 100),
              components("orig", times["orig"]), components("fixed", times["fixed"]),
              "  load average %.1f -> %.1f" % (load0, os.getloadavg()[0])]
-    return row(sample + " " + function + " [" + cause + "]", mid["saving_ns"], measured,
+    return row(sample + " " + function + " [" + cause + "]", mid["saving_ns"], paired(times),
                statistics.median(f["cost_ns"] for f in found), notes)
 
 
@@ -237,7 +262,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--agprof", default=os.path.join(ROOT, "build", "cmd", "agprof", "agprof"))
     ap.add_argument("--python", default=sys.executable)
-    ap.add_argument("--reps", type=int, default=9, help="timed runs of each copy")
+    ap.add_argument("--reps", type=int, default=7, help="timed runs of each copy")
     ap.add_argument("--recordings", type=int, default=5, help="recordings whose median estimate is used")
     ap.add_argument("--only", help="only the sample whose file name contains this")
     ap.add_argument("--time", help=argparse.SUPPRESS)
