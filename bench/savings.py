@@ -136,6 +136,11 @@ def parts(t):
             "rest": (t["main"] - retraced - plain - first) * 1e3}
 
 
+def later_calls(times):
+    """Per copy and round: the seconds of the function's calls after its first (the timed runs' own timers)."""
+    return {tag: [sum(e - s for s, e, _ in t["calls"][1:]) for t in runs] for tag, runs in times.items()}
+
+
 def median_parts(runs):
     return {k: statistics.median(parts(t)[k] for t in runs) for k in ("n", "retraced", "plain", "first", "rest")}
 
@@ -210,6 +215,9 @@ def sample_row(a, sample, function, cause):
                  statistics.median(recorded["orig"]) * 1e3, statistics.median(recorded["fixed"]) * 1e3,
                  paired(recorded) / 1e6, len(found), (mid["saving_ns"] - paired(recorded)) / paired(recorded) * 100),
              components("orig", times["orig"]), components("fixed", times["fixed"]),
+             "  the calls after the first alone (median of %d paired differences): %.1f ms;"
+             " main()'s other parts (the first call, the Python between calls) are the same code in both copies"
+             % (len(times["orig"]), paired(later_calls(times)) / 1e6),
              "  load average %.1f -> %.1f" % (load0, os.getloadavg()[0])]
     return row(sample + " " + function + " [" + cause + "]", mid["saving_ns"], paired(times),
                statistics.median(f["cost_ns"] for f in found), notes)
