@@ -26,7 +26,10 @@ those that did not (TensorFlow's own tracing count read around each call)
 and the Python between them, in each copy.  The estimate against the
 recorded saving is the model's error; the recorded saving against the plain
 one is the collector's overhead (tracing under its watch, the recorder
-competing for the CPUs), which grows with the machine's load.
+competing for the CPUs), which grows with the machine's load.  Past a load
+of about 5 on 2 cores the recorded main() is itself too noisy for that
+split (the collector roughly doubles the first trace); the plain runs'
+components are then the better guide.
 
 Last row: collatz.py, whose eager loop and tf.function twin the program
 times itself; the eager-hotspot finding's saving_ns against eager - graph
