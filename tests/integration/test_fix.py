@@ -10,6 +10,10 @@ directory, the recording's working directory):
 - `agprof fix REC` exits 0 with a unified diff of one hunk on a/SAMPLE, the
   same edit as the JSON report's finding `fix` and the SARIF result's `fixes`;
   the finding has a positive saving_ns and a saving_method;
+- every finding of the recording has a saving within bounds: positive for
+  the rules whose saving is estimated (never zero or negative), at most
+  the time TensorFlow was active, and at most cost_ns where the symptom's
+  time bounds it (input-bound, and every "upper bound" method);
 - the diff applies with `patch -p1` (and `git apply --check` when git is
   there) in a second copy; the patched program, recorded again, prints the
   same output (tracing-count lines aside), and its function traces once:
@@ -70,6 +74,24 @@ def finding_of(rec, function, rule="retracing"):
         if f["rule"] == rule and f["function"] == function:
             return f
     return None
+
+
+ESTIMATED = ("retracing", "tracing-overhead", "eager-hotspot", "input-bound", "xla-recompile")
+
+
+def check_saving_bounds(rec):
+    """Each finding's saving_ns on a real recording against what it cannot exceed."""
+    rc, out, err = agtest.agprof_cmd("report", "--format", "json", rec)
+    report = json.loads(out)
+    active = report["session"]["active_ns"]
+    for f in report["findings"]:
+        what = "%s %s: saving_ns %d" % (f["rule"], f["function"], f["saving_ns"])
+        method = f["saving_method"] or ""
+        check(f["saving_ns"] > 0 if f["rule"] in ESTIMATED else f["saving_ns"] >= 0,
+              what + " is positive", method)
+        check(f["saving_ns"] <= active, what + " is within the time TensorFlow was active", active)
+        if f["rule"] == "input-bound" or method.startswith("upper bound"):
+            check(f["saving_ns"] <= f["cost_ns"], what + " is at most the symptom's time", f["cost_ns"])
 
 
 def check_retraced_once(oracle1, rec1, function):
@@ -133,6 +155,7 @@ def main():
         check(f["saving_ns"] > 0 and f["saving_method"], "finding has a saving and its method",
               (f["saving_ns"], f["saving_method"]))
         check("train_step" not in json.dumps(f), "no canned train_step template in the finding")
+        check_saving_bounds(rec)
         if f["fix"]:
             check_eq(f["fix"]["file"], sample, "fix.file")
             check("".join("+" + ln + "\n" for ln in f["fix"]["after"].splitlines()) in diff,
