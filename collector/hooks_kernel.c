@@ -89,14 +89,6 @@ static void kernels_resolve(void)
 		kernels_status("hooked", NULL);
 }
 
-/* Read n bytes at p without trusting that they are mapped; 0 when read. */
-static int safe_read(const void *p, void *out, size_t n)
-{
-	struct iovec local = { out, n }, remote = { (void *)p, n };
-
-	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
-}
-
 /*
  * Where the kernel keeps a pointer to its name's text (OpKernel's
  * name_view_, or its NodeDef's name string): the first 8-byte word of the
@@ -108,12 +100,12 @@ static long learn_name_off(const void *kernel, const char *name, size_t len)
 	uintptr_t words[64];
 	char text[256];
 
-	if (len == 0 || len > sizeof(text) || safe_read(kernel, words, sizeof(words)) != 0)
+	if (len == 0 || len > sizeof(text) || agp_safe_read(kernel, words, sizeof(words)) != 0)
 		return -1;
 	for (size_t i = 1; i + 1 < 64; i++) {
 		if (words[i + 1] != len && words[i - 1] != len)
 			continue;
-		if (words[i] < 4096 || safe_read((const void *)words[i], text, len) != 0 || memcmp(text, name, len))
+		if (words[i] < 4096 || agp_safe_read((const void *)words[i], text, len) != 0 || memcmp(text, name, len))
 			continue;
 		return (long)(i * sizeof(uintptr_t));
 	}
@@ -136,6 +128,7 @@ static void kernel_name_slow(struct agp_thread *t, void *kernel, void *ctx, stru
 	slot->kernel = (uintptr_t)kernel;
 	slot->name = slot->type = 0;
 	slot->fingerprint = 0;
+	slot->collective = 0;
 	if (!K.trace_string || !K.cxx_delete)
 		return;
 	t->in_hook = 1;
@@ -149,6 +142,7 @@ static void kernel_name_slow(struct agp_thread *t, void *kernel, void *ctx, stru
 			atomic_store(&K.name_off, learn_name_off(kernel, s.p, nlen));
 		slot->name = agp_intern(t, s.p, nlen);
 		slot->type = agp_intern(t, colon + 1, s.len - nlen - 1);
+		slot->collective = (uint32_t)agp_collective_kind(colon + 1, s.len - nlen - 1);
 	}
 	if (s.p != s.u.buf)
 		K.cxx_delete(s.p);
@@ -229,7 +223,27 @@ AGP_EXPORT void AGP_KERNEL_COMPUTE(void *device, void *kernel, void *ctx)
  * dispatch is measured (flag AGP_KERNEL_ASYNC): wrapping the callback would
  * mean allocating a std::function per execution.  done is the by-value
  * std::function, passed (Itanium C++ ABI) as a pointer to the caller's copy.
+ * Collectives alone have their callback wrapped (hooks_collective.c), for
+ * their keys and completion time.
  */
+/* A collective's dispatch, its done callback wrapped (the caller's done is left empty). */
+static void collective_compute_async(struct agp_thread *t, const struct agp_kcache_slot *slot, void *device,
+				     void *kernel, void *ctx, void *done, uint32_t call)
+{
+	_Alignas(16) unsigned char storage[32];
+	uint64_t start;
+	void *use;
+
+	t->in_hook = 1;
+	use = agp_collective_wrap(t, (int)slot->collective, ctx, done, storage);
+	t->in_hook = 0;
+	start = agp_now_ns();
+	K.compute_async(device, kernel, ctx, use);
+	agp_emit_kernel(t, slot->name, slot->type, start, agp_now_ns(), call, AGP_KERNEL_ASYNC);
+	if (use != done)
+		agp_collective_unwrap(storage);
+}
+
 AGP_EXPORT void AGP_KERNEL_COMPUTE_ASYNC(void *device, void *kernel, void *ctx, void *done)
 {
 	struct agp_thread *t;
@@ -246,6 +260,10 @@ AGP_EXPORT void AGP_KERNEL_COMPUTE_ASYNC(void *device, void *kernel, void *ctx, 
 	}
 	slot = kernel_names(t, kernel, ctx);
 	call = kernel_call(t);
+	if (__builtin_expect(slot->collective != 0, 0)) {
+		collective_compute_async(t, slot, device, kernel, ctx, done, call);
+		return;
+	}
 	start = agp_now_ns();
 	K.compute_async(device, kernel, ctx, done);
 	agp_emit_kernel(t, slot->name, slot->type, start, agp_now_ns(), call, AGP_KERNEL_ASYNC);

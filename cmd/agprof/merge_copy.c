@@ -61,6 +61,7 @@ static const struct merge_table merge_tables[] = {
 	{ "session_runs", "id:id pid:pid start_ns:time end_ns:time callsite_id:callsites", 0 },
 	{ "trace_events", "id:id pid:pid trace_id:traces", 0 },
 	{ "capture_windows", "pid:pid start_ns:time end_ns:time", 0 },
+	{ "collective_execs", "id:id pid:pid op_id:strings start_ns:time end_ns:time", 0 },
 	{ "source_files", "", 1 },
 };
 #define NTABLES (sizeof(merge_tables) / sizeof(merge_tables[0]))
