@@ -12,7 +12,13 @@ call counts equal its worker's; the merge has one rank per worker with the
 same counts per rank, strings unique, and the clocks of one host kept
 (offset 0) or, with --clock steps, estimated within 50 ms of 0 (the true
 offset on one host) and, for a copy of worker 1 moved to another host
-whose clock is 5 s ahead, estimated within 50 ms of -5 s; `agprof report` on the merge has one summary row per
+whose clock is 5 s ahead, estimated from the collectives matched by their
+keys within 50 ms of -5 s; collectives (check_collectives): every one
+recorded with its group/instance keys on both workers (group size = the
+cluster's), the same (group, instance, occurrence) triples on both, as many
+graph collectives as the kernel hook saw collective kernels, and the
+graph all-reduces' spans (dispatch to done) holding the planted wait on the
+fast worker 0 and not on the sleeping worker 1; `agprof report` on the merge has one summary row per
 rank with its worker's counts, and its rules find the planted problems:
 straggler (rank 1, doing something outside TensorFlow), rank-retrace (rank
 0, a Python value), collective-wait (rank 0 waiting for rank 1), none of
@@ -110,8 +116,48 @@ def check_workers(d, oracles):
              "the planted retrace (task 0 only), by TensorFlow's count")
 
 
-def check_merge(d, oracles):
+KEYED = ("SELECT group_key, instance_key, row_number() OVER (PARTITION BY group_key, instance_key ORDER BY start_ns)"
+         " FROM collective_execs WHERE group_key IS NOT NULL ORDER BY 1, 2, 3")
+COLLECTIVE_KERNELS = ("SELECT count(*) FROM kernels k JOIN graph_nodes n ON n.id = k.node_id"
+                      " WHERE n.op_type LIKE 'Collective%' AND k.async = 1")
+SLEEP_MS = 300
+
+
+def check_collectives(d, oracles):
+    keys, spans = {}, {}
+    for i, o in enumerate(oracles):
+        db = agtest.open_recording(os.path.join(d, "job-%d.agprof" % i))
+        rows = db.execute("SELECT graph, group_size, group_key, instance_key, key_status, end_ns - start_ns"
+                          " FROM collective_execs").fetchall()
+        graph = [r for r in rows if r[0] == 1]
+        check(len(graph) >= o["functions"]["train_step"]["calls"],
+              "task %d: at least one graph collective per step" % i, len(graph))
+        check(len(rows) > len(graph), "task %d: eager collectives too (MWMS broadcasts the variables)" % i, rows)
+        check_eq(len(graph), q1(db, COLLECTIVE_KERNELS), "task %d: graph collectives = collective kernels" % i)
+        check_eq([r[4] for r in rows if r[4] is not None], [], "task %d: collectives whose keys were not read" % i)
+        check_eq(sorted(set(r[1] for r in rows)), [2], "task %d: group size = the cluster's (TF_CONFIG)" % i)
+        keys[i] = db.execute(KEYED).fetchall()
+        # the first graph collective waits for the other's start-up: left out
+        spans[i] = sorted(r[5] for r in graph)[:-1]
+        db.close()
+    check_eq(keys[0], keys[1], "the same (group, instance, occurrence) on both workers")
+    # worker 1 sleeps SLEEP_MS before every other step: worker 0's all-reduces wait for it
+    steps = oracles[0]["extra"]["steps"]
+    planted = (steps // 2) * SLEEP_MS * 1000000
+    check(sum(spans[0]) > planted // 2, "worker 0's graph collectives hold its wait for worker 1",
+          sum(spans[0]), planted)
+    check(sum(spans[0]) > 4 * sum(spans[1]), "worker 0 waits in its collectives, worker 1 hardly",
+          sum(spans[0]), sum(spans[1]))
+    return len(keys[0])
+
+
+def check_merge(d, oracles, nkeyed):
     job = os.path.join(d, "job.agprof")
+    nall = 0
+    for i in range(2):
+        s = agtest.open_recording(os.path.join(d, "job-%d.agprof" % i))
+        nall += q1(s, "SELECT count(*) FROM collective_execs")
+        s.close()
     rc, out, err = agtest.agprof_cmd("merge", "-o", job, os.path.join(d, "job-1.agprof"),
                                      os.path.join(d, "job-0.agprof"))
     check_eq(rc, 0, "agprof merge exit status (%s)" % err.strip())
@@ -121,6 +167,9 @@ def check_merge(d, oracles):
                        " ORDER BY rank").fetchall()
     check_eq([(r[0], r[1]) for r in ranks], [(0, 0), (1, 1)], "ranks are the TF_CONFIG task indices")
     check_eq([r[2] for r in ranks], ["same-host", "reference"], "clock methods (task 1 was given first)")
+    check_eq(q1(db, "SELECT clock_matches FROM ranks WHERE rank = 0"), nkeyed,
+             "same host: residual measured on the collectives matched by keys")
+    check_eq(q1(db, "SELECT count(*) FROM collective_execs"), nall, "collectives: the sum of the inputs'")
     check(ranks[0][4] is not None and ranks[0][4] < 200000000, "residual of one host's barrier", ranks[0][4])
     check_eq(q1(db, "SELECT count(*) FROM processes WHERE rank IS NULL"), 0, "processes without a rank")
     check_eq(q1(db, "SELECT count(*) - count(DISTINCT text) FROM strings"), 0, "strings interned once")
@@ -145,6 +194,16 @@ def check_merge(d, oracles):
     check_eq(r[0], "steps", "clock method with --clock steps")
     check(abs(r[1]) < 50000000, "estimated offset of one host's clock (true: 0) within 50 ms", r[1], 0)
     check_eq(r[2], oracles[0]["functions"]["train_step"]["calls"], "steps matched")
+    db.close()
+    job3 = os.path.join(d, "job-keys.agprof")
+    rc, out, err = agtest.agprof_cmd("merge", "--clock", "collectives", "-o", job3, os.path.join(d, "job-0.agprof"),
+                                     os.path.join(d, "job-1.agprof"))
+    check_eq(rc, 0, "agprof merge --clock collectives exit status (%s)" % err.strip())
+    db = agtest.open_recording(job3)
+    r = db.execute("SELECT clock_method, clock_offset_ns, clock_matches FROM ranks WHERE rank = 1").fetchone()
+    check_eq(r[0], "collectives", "clock method with --clock collectives")
+    check(abs(r[1]) < 50000000, "offset from the keyed collectives (true: 0) within 50 ms", r[1], 0)
+    check_eq(r[2], nkeyed, "collectives matched by keys")
     db.close()
     return job
 
@@ -178,6 +237,10 @@ def check_report(job, oracles):
               "rank-retrace names rank 0 and the cause", rr[0]["message"])
     cw = found.get("collective-wait", [])
     check_eq([f["message"].split()[1] for f in cw], ["0"], "collective-wait: rank 0 waits for rank 1")
+    planted = (oracles[0]["extra"]["steps"] // 2) * SLEEP_MS * 1000000
+    if cw:  # measured in rank 0's graph all-reduces: about the sleeps of rank 1
+        check(0.6 * planted < cw[0]["cost_ns"] < 1.6 * planted, "collective-wait: rank 0's wait ~ the planted sleeps",
+              cw[0]["cost_ns"], planted)
     rc, out, err = agtest.agprof_cmd("report", "--ranks", job)
     check_eq(rc, 0, "agprof report --ranks")
     check("Ranks:" in out and "worker:1" in out, "the text report's per-rank table", out[-500:])
@@ -219,7 +282,7 @@ def check_other_host(d):
     shutil.copy(os.path.join(d, "job-1.agprof"), moved)
     db = sqlite3.connect(moved)
     db.execute("UPDATE meta SET value = 'elsewhere' WHERE key = 'host'")
-    for t in ("function_calls", "eager_ops", "traces", "processes"):
+    for t in ("function_calls", "eager_ops", "traces", "processes", "collective_execs"):
         db.execute("UPDATE %s SET start_ns = start_ns + ?, end_ns = end_ns + ?" % t, (SHIFT_NS, SHIFT_NS))
     db.commit()
     db.close()
@@ -228,7 +291,7 @@ def check_other_host(d):
     check_eq(rc, 0, "merge with a worker of another host (%s)" % err.strip())
     db = agtest.open_recording(job)
     r = db.execute("SELECT clock_method, clock_offset_ns, clock_residual_ns FROM ranks WHERE rank = 1").fetchone()
-    check_eq(r[0], "steps", "clock method for another host")
+    check_eq(r[0], "collectives", "clock method for another host: its collectives, matched by keys")
     check(abs(r[1] + SHIFT_NS) < 50000000, "estimated offset within 50 ms of the planted -5 s", r[1], -SHIFT_NS)
     check(r[2] is not None and r[2] < 200000000, "residual reported", r[2])
     orig = agtest.open_recording(os.path.join(d, "job-1.agprof"))
@@ -292,9 +355,10 @@ def check_versions(d):
 def main():
     agtest.need_agprof()
     d = agtest.tmpdir()
-    oracles = run_job(d, {"MW_STRAGGLER": "1", "MW_RETRACE": "0", "MW_SLEEP_MS": "300"})
+    oracles = run_job(d, {"MW_STRAGGLER": "1", "MW_RETRACE": "0", "MW_SLEEP_MS": str(SLEEP_MS)})
     check_workers(d, oracles)
-    job = check_merge(d, oracles)
+    nkeyed = check_collectives(d, oracles)
+    job = check_merge(d, oracles, nkeyed)
     check_report(job, oracles)
     check_view(job)
     check_other_host(d)
