@@ -268,8 +268,59 @@ def check_view(job):
                 break
         r0, r1 = screen.find("rank 0: python"), screen.find("rank 1: python")
         check(0 <= r0 < r1, "agprof view: a process group per rank, rank 0 first", screen[:800])
+        check_view_peer(sock, job)
     finally:
         subprocess.run(sock + ["kill-server"], capture_output=True)
+
+
+def screen_after(sock, keys, want, tries=25):
+    screen = ""
+    for k in keys:
+        subprocess.run(sock + ["send-keys", k], check=True)
+        time.sleep(0.1)
+    for _ in range(tries):
+        time.sleep(0.2)
+        screen = subprocess.run(sock + ["capture-pane", "-p"], capture_output=True, text=True).stdout
+        if want in screen:
+            break
+    return screen
+
+
+def check_view_peer(sock, job):
+    """A graph all-reduce selected through search: the details say its keys; c jumps to the same one on the other rank."""
+    for _ in range(100):  # the kernel lanes are searchable once the background scan has published them
+        title = subprocess.run(sock + ["capture-pane", "-p"], capture_output=True, text=True).stdout.split("\n")[0]
+        if "reading" not in title:
+            break
+        time.sleep(0.2)
+    screen = screen_after(sock, ["/", "CollectiveReduceV2", "Enter"], "matches")
+    rows = [ln for ln in screen.splitlines() if "cpu kernel" in ln]
+    pick = next((i for i, ln in enumerate(rows) if ln.rstrip().endswith("  CollectiveReduceV2")), None)
+    check(pick is not None, "agprof view: search lists the CollectiveReduceV2 kernels", screen)
+    if pick is None:
+        return
+    screen = screen_after(sock, ["Down"] * pick + ["Enter"], "collective:")
+    line = next((ln for ln in screen.splitlines() if ln.startswith("collective:")), "")
+    words = line.replace(",", " ").split()
+    check("group" in words and "instance" in words and "2 ranks" in line,
+          "agprof view: the details give the collective's keys and its ranks", screen)
+    if "group" not in words or "instance" not in words:
+        return
+    g, inst = int(words[words.index("group") + 1]), int(words[words.index("instance") + 1])
+    pid_here = next((ln.split("pid ")[1].split()[0] for ln in screen.splitlines() if "pid " in ln), None)
+    screen = screen_after(sock, ["c"], "the same collective")
+    msg = next((ln for ln in screen.splitlines() if "the same collective" in ln), "")
+    check(("group %d instance %d " % (g, inst)) in msg, "agprof view c: the same keys on the other rank", msg, (g, inst))
+    db = agtest.open_recording(job)
+    ranks = dict(db.execute("SELECT pid, rank FROM processes").fetchall())
+    on_both = q1(db, "SELECT count(DISTINCT p.rank) FROM collective_execs c JOIN processes p ON p.pid = c.pid"
+                     " WHERE c.group_key = %d AND c.instance_key = %d" % (g, inst))
+    db.close()
+    check_eq(on_both, 2, "the collective the view matched is on both ranks in the recording")
+    pid_there = next((ln.split("pid ")[1].split()[0] for ln in screen.splitlines() if "pid " in ln), None)
+    here = ranks.get(int(pid_here)) if pid_here and pid_here.isdigit() else None
+    check(here is not None and msg.startswith("rank %d:" % (1 - here)) and pid_there != pid_here,
+          "agprof view c: selects the collective on the other rank", msg, (pid_here, pid_there))
 
 
 SHIFT_NS = 5000000000  # a second host's clock, planted: 5 s ahead
