@@ -38,8 +38,6 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
-#include <unistd.h>
 
 /* The collective op types, by name: where their keys are. */
 struct coll_op {
