@@ -22,8 +22,11 @@ fast worker 0 and not on the sleeping worker 1; `agprof report` on the merge has
 rank with its worker's counts, and its rules find the planted problems:
 straggler (rank 1, doing something outside TensorFlow), rank-retrace (rank
 0, a Python value), collective-wait (rank 0 waiting for rank 1), none of
-them on a single worker's recording; `agprof view` shows one process group
-per rank, in rank order; recordings of different schema
+them on a single worker's recording, and straggler and collective-wait
+still on a merge made before schema 5 (no collective_execs); `agprof view`
+shows one process group per rank, in rank order, and, for a graph
+all-reduce found by search, its keys in the details and (key c) the same
+collective on the other rank; recordings of different schema
 versions are refused (exit 2).  The job is bounded (JOB_TIMEOUT) and its processes are killed
 when it fails.
 """
@@ -252,6 +255,23 @@ def check_report(job, oracles):
              [], "job rules on a single worker's recording")
 
 
+def check_pre5_merge(d, job):
+    """A merge made before schema 5 (no collective_execs): read, the job rules still found (eager collectives
+    from eager_ops, matched by kind and occurrence; waits at the step barriers)."""
+    old = os.path.join(d, "pre5.agprof")
+    shutil.copy(job, old)
+    db = sqlite3.connect(old)
+    db.execute("DROP TABLE collective_execs")
+    db.execute("PRAGMA user_version = 4")
+    db.commit()
+    db.close()
+    rc, out, err = agtest.agprof_cmd("report", "--format", "json", old)
+    check_eq(rc, 0, "agprof report on a schema 4 merge (%s)" % err.strip()[-300:])
+    rules = sorted(f["rule"] for f in json.loads(out)["findings"]) if rc == 0 else []
+    for rule in ("collective-wait", "straggler"):
+        check(rule in rules, "schema 4 merge: %s still found" % rule, rules)
+
+
 def check_view(job):
     """agprof view: one process group per rank, in rank order (tmux, 120x30)."""
     if not shutil.which("tmux"):
@@ -261,10 +281,10 @@ def check_view(job):
     subprocess.run(sock + ["new-session", "-d", "-x", "120", "-y", "30", "%s view %s" % (AGPROF, job)], check=True)
     try:
         screen = ""
-        for _ in range(50):  # up to 10 s for the first frame
+        for _ in range(150):  # up to 30 s for the tracks (a loaded machine reads slowly)
             time.sleep(0.2)
             screen = subprocess.run(sock + ["capture-pane", "-p"], capture_output=True, text=True).stdout
-            if "rank 1:" in screen:
+            if "rank 1:" in screen and "reading" not in screen.split("\n")[0]:
                 break
         r0, r1 = screen.find("rank 0: python"), screen.find("rank 1: python")
         check(0 <= r0 < r1, "agprof view: a process group per rank, rank 0 first", screen[:800])
@@ -411,6 +431,7 @@ def main():
     nkeyed = check_collectives(d, oracles)
     job = check_merge(d, oracles, nkeyed)
     check_report(job, oracles)
+    check_pre5_merge(d, job)
     check_view(job)
     check_other_host(d)
     check_pid_collision(d)
