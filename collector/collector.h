@@ -61,7 +61,17 @@ struct agp_kcache_slot {
 	uintptr_t fingerprint;  /* the kernel's name text pointer: tells a reused address */
 	uint32_t name;          /* string ids */
 	uint32_t type;
-	uint32_t collective;    /* agp_collective_kind of its type: 0 for all but collectives */
+};
+
+/*
+ * The string ids this thread gave collective op types (hooks_kernel.c sets
+ * them on a kernel cache miss, ComputeAsync looks a kernel's type up):
+ * a few entries instead of a field in every kernel cache slot.
+ */
+#define AGP_COLL_TYPES 16
+struct agp_coll_type {
+	uint32_t type;          /* string id */
+	uint32_t kind;          /* agp_collective_kind */
 };
 
 #define AGP_STRCACHE 1024
@@ -95,6 +105,8 @@ struct agp_thread {
 	struct agp_sitecache_slot sitecache[AGP_SITECACHE];
 	struct agp_codecache_slot codecache[AGP_CODECACHE];
 	struct agp_kcache_slot kcache[AGP_KCACHE];
+	struct agp_coll_type coll_types[AGP_COLL_TYPES];
+	uint32_t ncoll_types;
 };
 
 /* Global state of this process image. */

@@ -119,6 +119,27 @@ static uintptr_t fingerprint(const void *kernel)
 	return off >= 0 ? *(const uintptr_t *)((const char *)kernel + off) : 0;
 }
 
+/* A collective op type's string id on this thread (the table is full: the oldest entry goes). */
+static void remember_collective(struct agp_thread *t, uint32_t type, int kind)
+{
+	if (!kind || !type)
+		return;
+	for (uint32_t i = 0; i < t->ncoll_types && i < AGP_COLL_TYPES; i++)
+		if (t->coll_types[i].type == type)
+			return;
+	t->coll_types[t->ncoll_types % AGP_COLL_TYPES] = (struct agp_coll_type){ type, (uint32_t)kind };
+	t->ncoll_types++;
+}
+
+/* The collective kind of an async kernel's type, 0 for every other type. */
+static inline int collective_of(const struct agp_thread *t, uint32_t type)
+{
+	for (uint32_t i = 0; i < t->ncoll_types && i < AGP_COLL_TYPES; i++)
+		if (t->coll_types[i].type == type)
+			return (int)t->coll_types[i].kind;
+	return 0;
+}
+
 /* The kernel's "name:type" as two string ids (0 when unknown). */
 static void kernel_name_slow(struct agp_thread *t, void *kernel, void *ctx, struct agp_kcache_slot *slot)
 {
@@ -128,7 +149,6 @@ static void kernel_name_slow(struct agp_thread *t, void *kernel, void *ctx, stru
 	slot->kernel = (uintptr_t)kernel;
 	slot->name = slot->type = 0;
 	slot->fingerprint = 0;
-	slot->collective = 0;
 	if (!K.trace_string || !K.cxx_delete)
 		return;
 	t->in_hook = 1;
@@ -142,7 +162,7 @@ static void kernel_name_slow(struct agp_thread *t, void *kernel, void *ctx, stru
 			atomic_store(&K.name_off, learn_name_off(kernel, s.p, nlen));
 		slot->name = agp_intern(t, s.p, nlen);
 		slot->type = agp_intern(t, colon + 1, s.len - nlen - 1);
-		slot->collective = (uint32_t)agp_collective_kind(colon + 1, s.len - nlen - 1);
+		remember_collective(t, slot->type, agp_collective_kind(colon + 1, s.len - nlen - 1));
 	}
 	if (s.p != s.u.buf)
 		K.cxx_delete(s.p);
@@ -227,15 +247,15 @@ AGP_EXPORT void AGP_KERNEL_COMPUTE(void *device, void *kernel, void *ctx)
  * their keys and completion time.
  */
 /* A collective's dispatch, its done callback wrapped (the caller's done is left empty). */
-static void collective_compute_async(struct agp_thread *t, const struct agp_kcache_slot *slot, void *device,
-				     void *kernel, void *ctx, void *done, uint32_t call)
+static void collective_compute_async(struct agp_thread *t, const struct agp_kcache_slot *slot, int kind,
+				     void *device, void *kernel, void *ctx, void *done, uint32_t call)
 {
 	_Alignas(16) unsigned char storage[32];
 	uint64_t start;
 	void *use;
 
 	t->in_hook = 1;
-	use = agp_collective_wrap(t, (int)slot->collective, ctx, done, storage);
+	use = agp_collective_wrap(t, kind, ctx, done, storage);
 	t->in_hook = 0;
 	start = agp_now_ns();
 	K.compute_async(device, kernel, ctx, use);
@@ -250,6 +270,7 @@ AGP_EXPORT void AGP_KERNEL_COMPUTE_ASYNC(void *device, void *kernel, void *ctx, 
 	struct agp_kcache_slot *slot;
 	uint32_t call;
 	uint64_t start;
+	int kind;
 
 	if (__builtin_expect(!__atomic_load_n(&K.resolved, __ATOMIC_ACQUIRE), 0))
 		kernels_resolve();
@@ -260,8 +281,8 @@ AGP_EXPORT void AGP_KERNEL_COMPUTE_ASYNC(void *device, void *kernel, void *ctx, 
 	}
 	slot = kernel_names(t, kernel, ctx);
 	call = kernel_call(t);
-	if (__builtin_expect(slot->collective != 0, 0)) {
-		collective_compute_async(t, slot, device, kernel, ctx, done, call);
+	if (__builtin_expect((kind = collective_of(t, slot->type)) != 0, 0)) {
+		collective_compute_async(t, slot, kind, device, kernel, ctx, done, call);
 		return;
 	}
 	start = agp_now_ns();
