@@ -1285,6 +1285,7 @@ static void side_kernels(struct run_writer *w, struct stream *s, const struct fi
 /* One collective execution (collector/hooks_collective.c): keys all three or none. */
 static void side_collective(struct run_writer *w, struct stream *s, const struct fields *fs)
 {
+	static const int key_tags[3] = { AGP_F_COLL_GROUP_SIZE, AGP_F_COLL_GROUP_KEY, AGP_F_COLL_INSTANCE_KEY };
 	sqlite3_stmt *st = w->ins_collective;
 	char *op = ftext(fs, AGP_F_NAME), *why = ftext(fs, AGP_F_COLL_KEY_STATUS);
 	int keyed = fs->f[AGP_F_COLL_GROUP_KEY] && fs->f[AGP_F_COLL_INSTANCE_KEY];
@@ -1296,10 +1297,8 @@ static void side_collective(struct run_writer *w, struct stream *s, const struct
 	sqlite3_bind_int64(st, 5, fint(fs, AGP_F_END) > fint(fs, AGP_F_START) ? fint(fs, AGP_F_END) : fint(fs, AGP_F_START));
 	sqlite3_bind_int(st, 6, fint(fs, AGP_F_COLL_GRAPH) != 0);
 	for (int i = 0; i < 3; i++) {
-		int tag = (int[]){ AGP_F_COLL_GROUP_SIZE, AGP_F_COLL_GROUP_KEY, AGP_F_COLL_INSTANCE_KEY }[i];
-
-		if (keyed && fs->f[tag])
-			sqlite3_bind_int64(st, 7 + i, fint(fs, tag));
+		if (keyed && fs->f[key_tags[i]])
+			sqlite3_bind_int64(st, 7 + i, fint(fs, key_tags[i]));
 		else
 			sqlite3_bind_null(st, 7 + i);
 	}
