@@ -131,7 +131,7 @@ def check_collectives(d, oracles):
     for i, o in enumerate(oracles):
         db = agtest.open_recording(os.path.join(d, "job-%d.agprof" % i))
         rows = db.execute("SELECT graph, group_size, group_key, instance_key, key_status, end_ns - start_ns"
-                          " FROM collective_execs").fetchall()
+                          " FROM collective_execs ORDER BY start_ns").fetchall()
         graph = [r for r in rows if r[0] == 1]
         check(len(graph) >= o["functions"]["train_step"]["calls"],
               "task %d: at least one graph collective per step" % i, len(graph))
@@ -141,16 +141,16 @@ def check_collectives(d, oracles):
         check_eq(sorted(set(r[1] for r in rows)), [2], "task %d: group size = the cluster's (TF_CONFIG)" % i)
         keys[i] = db.execute(KEYED).fetchall()
         # the first graph collective waits for the other's start-up: left out
-        spans[i] = sorted(r[5] for r in graph)[:-1]
+        spans[i] = [r[5] for r in graph][1:]
         db.close()
     check_eq(keys[0], keys[1], "the same (group, instance, occurrence) on both workers")
-    # worker 1 sleeps SLEEP_MS before every other step: worker 0's all-reduces wait for it
+    # worker 1 sleeps SLEEP_MS before every other step: worker 0's all-reduces of those steps wait for it
+    # (a dispatch-only span would be microseconds); worker 1's wait at most once, for worker 0's retrace
     steps = oracles[0]["extra"]["steps"]
-    planted = (steps // 2) * SLEEP_MS * 1000000
-    check(sum(spans[0]) > planted // 2, "worker 0's graph collectives hold its wait for worker 1",
-          sum(spans[0]), planted)
-    check(sum(spans[0]) > 4 * sum(spans[1]), "worker 0 waits in its collectives, worker 1 hardly",
-          sum(spans[0]), sum(spans[1]))
+    long_ns = SLEEP_MS * 1000000 * 2 // 3
+    check(len([x for x in spans[0] if x > long_ns]) >= steps // 2,
+          "worker 0's graph all-reduces hold its waits for the sleeping worker 1", spans[0], steps // 2)
+    check(len([x for x in spans[1] if x > long_ns]) <= 1, "worker 1's all-reduces hardly wait", spans[1])
     return len(keys[0])
 
 
@@ -244,6 +244,7 @@ def check_report(job, oracles):
     if cw:  # measured in rank 0's graph all-reduces: about the sleeps of rank 1
         check(0.6 * planted < cw[0]["cost_ns"] < 1.6 * planted, "collective-wait: rank 0's wait ~ the planted sleeps",
               cw[0]["cost_ns"], planted)
+        check_duckdb_waits(job, cw[0]["cost_ns"])
     rc, out, err = agtest.agprof_cmd("report", "--ranks", job)
     check_eq(rc, 0, "agprof report --ranks")
     check("Ranks:" in out and "worker:1" in out, "the text report's per-rank table", out[-500:])
@@ -270,6 +271,31 @@ def check_pre5_merge(d, job):
     rules = sorted(f["rule"] for f in json.loads(out)["findings"]) if rc == 0 else []
     for rule in ("collective-wait", "straggler"):
         check(rule in rules, "schema 4 merge: %s still found" % rule, rules)
+
+
+def check_duckdb_waits(job, agprof_wait_ns):
+    """analyzer/sql/collective_wait.sql, unchanged, in DuckDB over the CSV export: the wait agprof reported."""
+    try:
+        import duckdb
+    except ImportError:
+        print("skip the DuckDB check: no duckdb module in %s" % sys.executable)
+        return
+    out = job + ".csv"
+    rc, _, err = agtest.agprof_cmd("export", "--format", "csv", "-o", out, job)
+    check_eq(rc, 0, "agprof export --format csv of the merge (%s)" % err.strip()[-200:])
+    con = duckdb.connect()
+    with open(os.path.join(out, "load.sql")) as fh:
+        con.execute(fh.read())
+    sql = {}
+    for name in ("steps", "collectives", "collective_wait"):
+        with open(os.path.join(agtest.SOURCE_ROOT, "analyzer", "sql", name + ".sql")) as fh:
+            sql[name] = fh.read()
+    con.execute("CREATE VIEW steps AS " + sql["steps"])
+    con.execute("CREATE VIEW collectives AS " + sql["collectives"])
+    keyed = con.execute("SELECT count(*) FROM collectives WHERE match_key LIKE 'k:%'").fetchone()[0]
+    check(keyed > 0, "DuckDB: the collectives view matches by keys", keyed)
+    got = dict(con.execute("SELECT rank, wait_ns FROM (%s)" % sql["collective_wait"]).fetchall())
+    check_eq(got.get(0), agprof_wait_ns, "DuckDB collective_wait.sql: rank 0's wait = agprof's")
 
 
 def check_view(job):
