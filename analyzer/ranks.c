@@ -90,12 +90,28 @@ static void explain_rank_retraces(const struct model *m, struct metric_source *s
 	}
 }
 
+/*
+ * A merge of recordings before schema 5 has no collective_execs, which
+ * collectives.sql reads: an empty temporary one stands in (its eager
+ * collectives then come from eager_ops, unkeyed).
+ */
+static int collective_execs_stand_in(sqlite3 *db)
+{
+	if (db_has_table(db, "collective_execs"))
+		return 0;
+	return db_exec(db, "CREATE TEMP TABLE collective_execs (id INTEGER PRIMARY KEY, pid INTEGER, tid INTEGER,"
+			   " op_id INTEGER, start_ns INTEGER, end_ns INTEGER, graph INTEGER, group_size INTEGER,"
+			   " group_key INTEGER, instance_key INTEGER, key_status TEXT)");
+}
+
 int ranks_register(struct model *m)
 {
 	sqlite3 *db = m->rec->db;
 
 	if (!is_merged(db))
 		return 0;
+	if (collective_execs_stand_in(db) != 0)
+		return error("'%s': cannot read its collectives", m->rec->path);
 	for (size_t i = 0; i < sizeof(job_sources) / sizeof(job_sources[0]); i++) {
 		struct strbuf sql = STRBUF_INIT;
 		struct metric_source src;

@@ -284,4 +284,22 @@ struct tl_detail {
 ptrdiff_t timeline_details(struct timeline *tl, const struct tl_slice *s, struct tl_detail **out);
 void tl_details_free(struct tl_detail *d, size_t n);
 
+/*
+ * The same collective on another rank (timeline_collective.c): for a
+ * selected eager op or CPU kernel of a merged recording that is a
+ * collective, its description and its peer, the same collective (same
+ * group/instance keys and occurrence, or kind and occurrence without keys)
+ * on the next rank that ran it.  Returns 1 with c->peer set, 0 when s is
+ * no collective or has no peer slice (c->is_collective says which), -1 on
+ * error.
+ */
+struct tl_collective {
+	int is_collective;
+	char text[160];           /* "CollectiveReduceV2, group 1 instance 102 #1, 2 ranks" */
+	int64_t rank, peer_rank;
+	int64_t span_ns, peer_span_ns;  /* collective_execs spans: a graph one's is dispatch to done */
+	struct tl_slice peer;
+};
+int timeline_collective_peer(struct timeline *tl, const struct tl_slice *s, struct tl_collective *c);
+
 #endif

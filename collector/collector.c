@@ -17,6 +17,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -304,10 +305,11 @@ static uint64_t hash_text(const char *s, size_t len)
 }
 
 /* Flags kept in a cache slot's len: what agp_intern_op learned about the text. */
+#define STRCACHE_COLLECTIVE 0x10000000u
 #define STRCACHE_CAPTURE 0x20000000u
 #define STRCACHE_CLASSIFIED 0x40000000u
 #define STRCACHE_FUNCTION 0x80000000u
-#define STRCACHE_LEN(slot) ((slot)->len & ~(STRCACHE_CLASSIFIED | STRCACHE_FUNCTION | STRCACHE_CAPTURE))
+#define STRCACHE_LEN(slot) ((slot)->len & ~(STRCACHE_CLASSIFIED | STRCACHE_FUNCTION | STRCACHE_CAPTURE | STRCACHE_COLLECTIVE))
 
 /* Intern text; *slot_out gets its cache slot (NULL when it could not be cached). */
 static uint32_t intern_slot(struct agp_thread *t, const char *text, size_t len,
@@ -358,7 +360,7 @@ uint32_t agp_intern(struct agp_thread *t, const char *text, size_t len)
 static int classify_op(const char *name, int (*is_function)(const char *))
 {
 	if (!is_function(name))
-		return 0;
+		return agp_collective_kind(name, strlen(name)) ? AGP_OP_COLLECTIVE : 0;
 	return AGP_OP_FUNCTION | (agp_capture_match(name) ? AGP_OP_CAPTURE : 0);
 }
 
@@ -377,9 +379,10 @@ uint32_t agp_intern_op(struct agp_thread *t, const char *name, int (*is_function
 	if (!(slot->len & STRCACHE_CLASSIFIED)) {
 		f = classify_op(name, is_function);
 		slot->len |= STRCACHE_CLASSIFIED | (f & AGP_OP_FUNCTION ? STRCACHE_FUNCTION : 0) |
-			     (f & AGP_OP_CAPTURE ? STRCACHE_CAPTURE : 0);
+			     (f & AGP_OP_CAPTURE ? STRCACHE_CAPTURE : 0) | (f & AGP_OP_COLLECTIVE ? STRCACHE_COLLECTIVE : 0);
 	}
-	*flags = (slot->len & STRCACHE_FUNCTION ? AGP_OP_FUNCTION : 0) | (slot->len & STRCACHE_CAPTURE ? AGP_OP_CAPTURE : 0);
+	*flags = (slot->len & STRCACHE_FUNCTION ? AGP_OP_FUNCTION : 0) | (slot->len & STRCACHE_CAPTURE ? AGP_OP_CAPTURE : 0) |
+		 (slot->len & STRCACHE_COLLECTIVE ? AGP_OP_COLLECTIVE : 0);
 	return id;
 }
 
@@ -570,6 +573,13 @@ void agp_side_end(struct agp_side *s)
 	}
 	free(s->buf);
 	memset(s, 0, sizeof(*s));
+}
+
+int agp_safe_read(const void *p, void *out, size_t n)
+{
+	struct iovec local = { out, n }, remote = { (void *)p, n };
+
+	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
 }
 
 /* GPU records from collector/gpu/ go through the side file. */

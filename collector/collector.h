@@ -63,6 +63,17 @@ struct agp_kcache_slot {
 	uint32_t type;
 };
 
+/*
+ * The string ids this thread gave collective op types (hooks_kernel.c sets
+ * them on a kernel cache miss, ComputeAsync looks a kernel's type up):
+ * a few entries instead of a field in every kernel cache slot.
+ */
+#define AGP_COLL_TYPES 16
+struct agp_coll_type {
+	uint32_t type;          /* string id */
+	uint32_t kind;          /* agp_collective_kind */
+};
+
 #define AGP_STRCACHE 1024
 #define AGP_KCACHE 8192         /* power of two: more than the nodes of a large graph */
 #define AGP_SITECACHE 4096
@@ -94,6 +105,8 @@ struct agp_thread {
 	struct agp_sitecache_slot sitecache[AGP_SITECACHE];
 	struct agp_codecache_slot codecache[AGP_CODECACHE];
 	struct agp_kcache_slot kcache[AGP_KCACHE];
+	struct agp_coll_type coll_types[AGP_COLL_TYPES];
+	uint32_t ncoll_types;
 };
 
 /* Global state of this process image. */
@@ -176,6 +189,7 @@ void agp_capture_call_end(uint64_t n) AGP_HIDDEN;
 /* agp_intern_op's *flags */
 #define AGP_OP_FUNCTION 1   /* a registered graph function: a call */
 #define AGP_OP_CAPTURE 2    /* a call of the --capture function */
+#define AGP_OP_COLLECTIVE 4 /* a collective op (hooks_collective.c) */
 
 /* Append a span record (eager op, call, black box). */
 void agp_emit_span(struct agp_thread *t, uint16_t type, uint32_t arg, uint64_t start, uint64_t end,
@@ -197,6 +211,29 @@ void agp_side_text(struct agp_side *s, uint16_t tag, const char *text) AGP_HIDDE
 void agp_side_bytes(struct agp_side *s, uint16_t tag, const void *data, size_t len) AGP_HIDDEN;
 /* Writes the record (one write(2) under a mutex) and frees the buffer. */
 void agp_side_end(struct agp_side *s) AGP_HIDDEN;
+
+/* Read n bytes at p without trusting that they are mapped; 0 when read. */
+int agp_safe_read(const void *p, void *out, size_t n) AGP_HIDDEN;
+
+/*
+ * hooks_collective.c: collective ops.  agp_collective_kind: 0 when type is
+ * not a collective's op type, else its kind (asked once per kernel or op
+ * name).  Graph kernels: agp_collective_wrap returns the done callback to
+ * give ComputeAsync (storage, 32 bytes on the caller's stack, holds it),
+ * agp_collective_unwrap destroys it after the call.  Eager ops: the keys
+ * before TFE_Execute, the record after it.
+ */
+struct agp_collective_keys {
+	int kind, have;
+	int64_t group_size, group_key, instance_key;
+	const char *status;     /* why the keys were not read (have = 0) */
+};
+int agp_collective_kind(const char *type, size_t len) AGP_HIDDEN;
+void *agp_collective_wrap(struct agp_thread *t, int kind, const void *ctx, void *done, void *storage) AGP_HIDDEN;
+void agp_collective_unwrap(void *storage) AGP_HIDDEN;
+void agp_collective_eager_keys(void *op, int kind, struct agp_collective_keys *k) AGP_HIDDEN;
+void agp_collective_eager_done(const struct agp_thread *t, const struct agp_collective_keys *k, uint64_t start,
+			       uint64_t end) AGP_HIDDEN;
 
 /* Start recording into the session directory dir (the constructor's work). */
 int agp_start(const char *dir) AGP_HIDDEN;

@@ -89,14 +89,6 @@ static void kernels_resolve(void)
 		kernels_status("hooked", NULL);
 }
 
-/* Read n bytes at p without trusting that they are mapped; 0 when read. */
-static int safe_read(const void *p, void *out, size_t n)
-{
-	struct iovec local = { out, n }, remote = { (void *)p, n };
-
-	return process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == (ssize_t)n ? 0 : -1;
-}
-
 /*
  * Where the kernel keeps a pointer to its name's text (OpKernel's
  * name_view_, or its NodeDef's name string): the first 8-byte word of the
@@ -108,12 +100,12 @@ static long learn_name_off(const void *kernel, const char *name, size_t len)
 	uintptr_t words[64];
 	char text[256];
 
-	if (len == 0 || len > sizeof(text) || safe_read(kernel, words, sizeof(words)) != 0)
+	if (len == 0 || len > sizeof(text) || agp_safe_read(kernel, words, sizeof(words)) != 0)
 		return -1;
 	for (size_t i = 1; i + 1 < 64; i++) {
 		if (words[i + 1] != len && words[i - 1] != len)
 			continue;
-		if (words[i] < 4096 || safe_read((const void *)words[i], text, len) != 0 || memcmp(text, name, len))
+		if (words[i] < 4096 || agp_safe_read((const void *)words[i], text, len) != 0 || memcmp(text, name, len))
 			continue;
 		return (long)(i * sizeof(uintptr_t));
 	}
@@ -125,6 +117,27 @@ static uintptr_t fingerprint(const void *kernel)
 	long off = atomic_load_explicit(&K.name_off, memory_order_relaxed);
 
 	return off >= 0 ? *(const uintptr_t *)((const char *)kernel + off) : 0;
+}
+
+/* A collective op type's string id on this thread (the table is full: the oldest entry goes). */
+static void remember_collective(struct agp_thread *t, uint32_t type, int kind)
+{
+	if (!kind || !type)
+		return;
+	for (uint32_t i = 0; i < t->ncoll_types && i < AGP_COLL_TYPES; i++)
+		if (t->coll_types[i].type == type)
+			return;
+	t->coll_types[t->ncoll_types % AGP_COLL_TYPES] = (struct agp_coll_type){ type, (uint32_t)kind };
+	t->ncoll_types++;
+}
+
+/* The collective kind of an async kernel's type, 0 for every other type. */
+static inline int collective_of(const struct agp_thread *t, uint32_t type)
+{
+	for (uint32_t i = 0; i < t->ncoll_types && i < AGP_COLL_TYPES; i++)
+		if (t->coll_types[i].type == type)
+			return (int)t->coll_types[i].kind;
+	return 0;
 }
 
 /* The kernel's "name:type" as two string ids (0 when unknown). */
@@ -149,6 +162,7 @@ static void kernel_name_slow(struct agp_thread *t, void *kernel, void *ctx, stru
 			atomic_store(&K.name_off, learn_name_off(kernel, s.p, nlen));
 		slot->name = agp_intern(t, s.p, nlen);
 		slot->type = agp_intern(t, colon + 1, s.len - nlen - 1);
+		remember_collective(t, slot->type, agp_collective_kind(colon + 1, s.len - nlen - 1));
 	}
 	if (s.p != s.u.buf)
 		K.cxx_delete(s.p);
@@ -229,13 +243,34 @@ AGP_EXPORT void AGP_KERNEL_COMPUTE(void *device, void *kernel, void *ctx)
  * dispatch is measured (flag AGP_KERNEL_ASYNC): wrapping the callback would
  * mean allocating a std::function per execution.  done is the by-value
  * std::function, passed (Itanium C++ ABI) as a pointer to the caller's copy.
+ * Collectives alone have their callback wrapped (hooks_collective.c), for
+ * their keys and completion time.
  */
+/* A collective's dispatch, its done callback wrapped (the caller's done is left empty). */
+static void collective_compute_async(struct agp_thread *t, const struct agp_kcache_slot *slot, int kind,
+				     void *device, void *kernel, void *ctx, void *done, uint32_t call)
+{
+	_Alignas(16) unsigned char storage[32];
+	uint64_t start;
+	void *use;
+
+	t->in_hook = 1;
+	use = agp_collective_wrap(t, kind, ctx, done, storage);
+	t->in_hook = 0;
+	start = agp_now_ns();
+	K.compute_async(device, kernel, ctx, use);
+	agp_emit_kernel(t, slot->name, slot->type, start, agp_now_ns(), call, AGP_KERNEL_ASYNC);
+	if (use != done)
+		agp_collective_unwrap(storage);
+}
+
 AGP_EXPORT void AGP_KERNEL_COMPUTE_ASYNC(void *device, void *kernel, void *ctx, void *done)
 {
 	struct agp_thread *t;
 	struct agp_kcache_slot *slot;
 	uint32_t call;
 	uint64_t start;
+	int kind;
 
 	if (__builtin_expect(!__atomic_load_n(&K.resolved, __ATOMIC_ACQUIRE), 0))
 		kernels_resolve();
@@ -246,6 +281,10 @@ AGP_EXPORT void AGP_KERNEL_COMPUTE_ASYNC(void *device, void *kernel, void *ctx, 
 	}
 	slot = kernel_names(t, kernel, ctx);
 	call = kernel_call(t);
+	if (__builtin_expect((kind = collective_of(t, slot->type)) != 0, 0)) {
+		collective_compute_async(t, slot, kind, device, kernel, ctx, done, call);
+		return;
+	}
 	start = agp_now_ns();
 	K.compute_async(device, kernel, ctx, done);
 	agp_emit_kernel(t, slot->name, slot->type, start, agp_now_ns(), call, AGP_KERNEL_ASYNC);

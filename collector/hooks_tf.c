@@ -245,7 +245,8 @@ AGP_EXPORT void TFE_Execute(TFE_Op *op, TFE_TensorHandle **retvals, int *num_ret
 	const char *name, *device;
 	uint32_t name_id, device_id = 0, site, flags, gap = 0;
 	uint64_t start, end, seq, outer_call, capture_call = 0;
-	int is_call, op_flags;
+	int is_call, op_flags, coll_kind = 0;
+	struct agp_collective_keys coll;
 
 	REAL(void, TFE_Execute, TFE_Op *, TFE_TensorHandle **, int *, TF_Status *);
 	t = agp_thread_get();
@@ -271,6 +272,8 @@ AGP_EXPORT void TFE_Execute(TFE_Op *op, TFE_TensorHandle **retvals, int *num_ret
 	seq = atomic_fetch_add_explicit(&agp_proc.next_seq, 1, memory_order_relaxed);
 	if (op_flags & AGP_OP_CAPTURE)
 		capture_call = agp_capture_call_begin();  /* may open the window: before the call starts */
+	if (__builtin_expect(op_flags & AGP_OP_COLLECTIVE, 0) && (coll_kind = agp_collective_kind(name, strlen(name))))
+		agp_collective_eager_keys(op, coll_kind, &coll);  /* its inputs are read before it runs */
 	t->in_hook = 0;
 	outer_call = t->call_seq;
 	kernels_enter(t, is_call, seq);
@@ -293,6 +296,8 @@ AGP_EXPORT void TFE_Execute(TFE_Op *op, TFE_TensorHandle **retvals, int *num_ret
 	t->last_dispatch_end = end;
 	agp_emit_span(t, is_call ? AGP_REC_CALL : AGP_REC_EAGER, name_id, start, end,
 		      device_id, site, is_call ? flags & AGP_SPAN_FAILED : flags, gap, seq);
+	if (coll_kind)
+		agp_collective_eager_done(t, &coll, start, end);
 	if (capture_call)
 		agp_capture_call_end(capture_call);  /* may close it: once the call is recorded */
 }

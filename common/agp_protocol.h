@@ -229,6 +229,7 @@ enum agp_side_type {
 	AGP_SIDE_TRACE_EVENT = 10, /* a pitfall seen while tracing (collector/pywatch.c) */
 	AGP_SIDE_KERNELS = 11,  /* kernel hook status, or a trace's node source lines (AGP_F_NODE_LINES) */
 	AGP_SIDE_CAPTURE = 12,    /* the collector's capture bits changed: AGP_F_CAPTURE_OFF at AGP_F_START */
+	AGP_SIDE_COLLECTIVE = 13, /* one collective op execution and its keys (collector/hooks_collective.c) */
 };
 
 struct agp_side_hdr {
@@ -266,6 +267,13 @@ enum agp_tag {
 	AGP_F_NODE_LINES = 100,
 	/* capture: the collector's bits of capture_off after the change, why, capture-function calls so far */
 	AGP_F_CAPTURE_OFF = 110, AGP_F_CAPTURE_WHY, AGP_F_CAPTURE_CALLS,
+	/*
+	 * collective (side type 13, with AGP_F_NAME the op type, AGP_F_TID,
+	 * AGP_F_START, AGP_F_END): 1 a graph kernel (END: its done callback) or 0
+	 * an eager op; the keys, or why they were not read
+	 */
+	AGP_F_COLL_GRAPH = 120, AGP_F_COLL_GROUP_SIZE, AGP_F_COLL_GROUP_KEY, AGP_F_COLL_INSTANCE_KEY,
+	AGP_F_COLL_KEY_STATUS,
 };
 
 #endif /* AGPROF_PROTOCOL_H */

@@ -328,6 +328,31 @@ CREATE TABLE eager_op_buckets (
     histogram   BLOB                   -- durations, log2 buckets (docs/schema.md)
 );
 
+-- Schema 5: one row per collective op execution (all-reduce, all-gather,
+-- broadcast, ...), eager or a kernel of a graph function, with the keys
+-- that name the same collective on every worker (collector/
+-- hooks_collective.c).  graph = 1: an asynchronous kernel whose span runs
+-- from its dispatch to its done callback, i.e. it includes the wait for
+-- the other workers; graph = 0: an eager op (TFE_Execute's span).
+-- group_size/group_key/instance_key NULL: not read, key_status says why
+-- (then collectives are matched by kind and occurrence, analyzer/sql/
+-- collectives.sql).  An instance key names one collective *of a program*:
+-- a tf.function's collectives repeat their keys at every call, so the n-th
+-- execution of (group_key, instance_key) on one rank is the n-th on all.
+CREATE TABLE collective_execs (
+    id           INTEGER PRIMARY KEY,
+    pid          INTEGER NOT NULL,
+    tid          INTEGER NOT NULL,     -- the dispatching thread
+    op_id        INTEGER NOT NULL REFERENCES strings(id),  -- CollectiveReduceV2, CollectiveBcastSend, ...
+    start_ns     INTEGER NOT NULL,
+    end_ns       INTEGER NOT NULL,
+    graph        INTEGER NOT NULL,
+    group_size   INTEGER,
+    group_key    INTEGER,
+    instance_key INTEGER,
+    key_status   TEXT
+);
+
 -- @indexes: created by the launcher right after the tables (schema 4; kept
 -- up to date during the run, so that its finish builds none).  No index on
 -- eager_ops(callsite_id) since schema 4: per-site counts are one hashed scan.
@@ -344,6 +369,7 @@ CREATE INDEX gpu_api_calls_corr ON gpu_api_calls(pid, correlation_id);
 CREATE INDEX graph_functions_trace ON graph_functions(trace_id);
 CREATE INDEX session_runs_time ON session_runs(start_ns);
 CREATE INDEX graph_nodes_fn ON graph_nodes(graph_function_id, name);
+CREATE INDEX collective_execs_time ON collective_execs(start_ns);
 -- @late-indexes: created when the run ends, after the launcher links each
 -- kernel to its call (call_id is rewritten for every kernel then: keeping an
 -- index on it during the run would update it twice per kernel).

@@ -31,6 +31,7 @@
 	REQ(NEXT_SLICE,    "Timeline", "Select the next slice on the track",         '.', '>', KEY_SRIGHT) \
 	REQ(NEXT_MARK,     "Timeline", "Next retrace or finding",                    'n', 0, 0) \
 	REQ(PREV_MARK,     "Timeline", "Previous retrace or finding",                'N', 0, 0) \
+	REQ(PEER,          "Timeline", "The same collective on the next rank (merged recordings)", 'c', 0, 0) \
 	REQ(KIND_TRACE,    "Filter",   "Show/hide tracing slices",                   '1', 0, 0) \
 	REQ(KIND_CALL,     "Filter",   "Show/hide graph function calls",             '2', 0, 0) \
 	REQ(KIND_EAGER,    "Filter",   "Show/hide eager ops",                        '3', 0, 0) \

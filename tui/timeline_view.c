@@ -406,6 +406,31 @@ static int step_slice(struct tui *t, int dir)
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
+/* c: the selected collective on the next rank, selected and brought into view. */
+static int goto_peer(struct tui *t)
+{
+	struct tl_collective c;
+	int rc;
+
+	if (!t->has_sel) {
+		tui_message(t, 0, "no slice selected: select a collective (an eager op or CPU kernel)");
+		return TUI_HANDLED | TUI_REDRAW;
+	}
+	rc = timeline_collective_peer(t->tl, &t->sel, &c);
+	if (rc < 0) {
+		tui_message(t, 1, "cannot read the collectives of this recording");
+	} else if (rc == 0) {
+		tui_message(t, 0, "%s", c.is_collective ? "its peer on the next rank is not on the timeline"
+						     : "not a collective of a merged recording (agprof merge)");
+	} else {
+		tui_jump_slice(t, &c.peer);
+		tui_message(t, 0, "rank %lld: the same collective, %s: %.3f ms here, %.3f ms on rank %lld",
+			    (long long)c.peer_rank, c.text, (double)c.peer_span_ns / 1e6, (double)c.span_ns / 1e6,
+			    (long long)c.rank);
+	}
+	return TUI_HANDLED | TUI_REDRAW;
+}
+
 static int change_lane(struct tui *t, int dir)
 {
 	ptrdiff_t row = t->has_lane ? layout_row_of_lane(&t->layout, t->lane) : -1;
@@ -580,6 +605,8 @@ static int tlview_request(struct tui *t, struct view *v, enum request req)
 		return goto_mark(t, 1);
 	case REQ_PREV_MARK:
 		return goto_mark(t, -1);
+	case REQ_PEER:
+		return goto_peer(t);
 	case REQ_KIND_TRACE:
 	case REQ_KIND_CALL:
 	case REQ_KIND_EAGER:

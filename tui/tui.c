@@ -251,6 +251,36 @@ const char *tui_retrace_why(const struct tui *t, int64_t trace_id, const char **
 	return NULL;
 }
 
+/* A collective of a merged recording: what it is across ranks, and its peer on the next one (key c). */
+static ptrdiff_t add_collective_detail(struct tui *t, struct tl_detail **out, ptrdiff_t n)
+{
+	const struct tl_collective *c = &t->sel_coll;
+	struct tl_detail *p;
+	char text[256];
+
+	if (!t->has_sel_coll || memcmp(&t->sel_coll_of, &t->sel, sizeof(t->sel))) {
+		t->sel_coll_rc = timeline_collective_peer(t->tl, &t->sel, &t->sel_coll);
+		t->sel_coll_of = t->sel;
+		t->has_sel_coll = 1;
+	}
+	if (t->sel_coll_rc <= 0 && !c->is_collective)
+		return n;
+	p = realloc(*out, (size_t)(n + 1) * sizeof(*p));
+	if (!p)
+		return n;
+	*out = p;
+	if (t->sel_coll_rc > 0)
+		snprintf(text, sizeof(text), "%s: %.3f ms here, %.3f ms on rank %lld (c: go there)", c->text,
+			 (double)c->span_ns / 1e6, (double)c->peer_span_ns / 1e6, (long long)c->peer_rank);
+	else
+		snprintf(text, sizeof(text), "%s", c->text);
+	snprintf(p[n].label, sizeof(p[n].label), "collective");
+	p[n].value = strdup(text);
+	if (!p[n].value)
+		return n;
+	return n + 1;
+}
+
 ptrdiff_t tui_selection_details(struct tui *t, struct tl_detail **out)
 {
 	ptrdiff_t n;
@@ -259,6 +289,8 @@ ptrdiff_t tui_selection_details(struct tui *t, struct tl_detail **out)
 	if (!t->has_sel)
 		return 0;
 	n = timeline_details(t->tl, &t->sel, out);
+	if (n >= 0 && (t->sel.kind == TL_EAGER || t->sel.kind == TL_CPUK))
+		return add_collective_detail(t, out, n);
 	if (n < 0 || t->sel.kind != TL_TRACE)
 		return n;
 	why = tui_retrace_why(t, t->sel.id, &cause);

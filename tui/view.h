@@ -97,6 +97,10 @@ struct tui {
 	int has_lane;
 	struct tl_slice sel;
 	int has_sel;
+	/* the selection's collective across ranks (a query per selection, not per frame) */
+	struct tl_collective sel_coll;
+	struct tl_slice sel_coll_of;
+	int sel_coll_rc, has_sel_coll;
 	int64_t cursor;          /* time of interest: the selection, a click, a jump */
 	struct layout layout;
 	int layout_dirty;

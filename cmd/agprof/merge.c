@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 static const char *const merge_usage =
-	"usage: agprof merge -o OUT [--clock auto|steps|none] [--force] RECORDING...\n"
+	"usage: agprof merge -o OUT [--clock auto|collectives|steps|none] [--force] RECORDING...\n"
 	"\n"
 	"Merge the recordings of the workers of one job (agprof run -o 'job-%r.agprof'\n"
 	"on each) into OUT: one rank per input (its TF_CONFIG task index when every\n"
@@ -40,7 +40,9 @@ static const char *const merge_usage =
 static const char *const merge_epilogue =
 	"\n"
 	"--clock auto: inputs from the first input's host keep their times (one\n"
-	"clock), the others are aligned on their synchronous steps; steps: align\n"
+	"clock), the others are aligned on their collectives matched by group and\n"
+	"instance keys, or, without keys, on their synchronous steps; collectives:\n"
+	"align every input on its keyed collectives (else its steps); steps: align\n"
 	"every input on its steps; none: keep every time as recorded.\n"
 	"Exit codes: 0 merged, 2 usage error, an unreadable input or inputs of\n"
 	"different schema versions, 3 cannot write OUT.\n";
@@ -50,12 +52,12 @@ enum { MO_CLOCK = OPT_KEY_BASE };
 static const struct opt merge_options[] = {
 	{ "output", 'o', "OUT", "the merged recording to write" },
 	{ "force", 'f', NULL, "overwrite OUT if it exists" },
-	{ "clock", MO_CLOCK, "HOW", "auto (default), steps or none: see below" },
+	{ "clock", MO_CLOCK, "HOW", "auto (default), collectives, steps or none: see below" },
 	OPT_HELP,
 	OPT_END,
 };
 
-enum clock_mode { CLOCK_AUTO, CLOCK_STEPS, CLOCK_NONE };
+enum clock_mode { CLOCK_AUTO, CLOCK_STEPS, CLOCK_NONE, CLOCK_COLLECTIVES };
 
 struct merge_cmd {
 	const char *output;
@@ -66,11 +68,13 @@ struct merge_cmd {
 	char *step_name;     /* the reference's step function */
 	int64_t *ref_ends;   /* its first call ends */
 	long nref;
+	struct merge_keyed *ref_keys;  /* its keyed collectives (merge_clock_keyed) */
+	long nref_keys;
 };
 
 static int merge_option(void *ctx, int key, const char *value)
 {
-	static const char *const clocks[] = { "auto", "steps", "none", NULL };
+	static const char *const clocks[] = { "auto", "steps", "none", "collectives", NULL };
 	struct merge_cmd *c = ctx;
 
 	if (key == 'o')
@@ -109,6 +113,8 @@ static int read_input(struct merge_cmd *c, int i)
 	meta_copy(rec.db, "host", in->host, sizeof(in->host));
 	if (i == 0 && c->clock != CLOCK_NONE)
 		c->nref = merge_clock_reference(rec.db, &c->step_name, c->ref_ends);
+	if (i == 0 && c->clock != CLOCK_NONE && c->clock != CLOCK_STEPS)
+		c->nref_keys = merge_clock_keyed(rec.db, c->ref_keys);
 	if (i == 0) {
 		in->clock_method = "reference";
 		in->clock_residual_ns = 0;
@@ -117,8 +123,10 @@ static int read_input(struct merge_cmd *c, int i)
 		in->clock_method = "none";
 		in->clock_residual_ns = -1;
 	} else {
-		merge_clock_estimate(rec.db, c->step_name, c->ref_ends, c->nref,
-				     c->clock == CLOCK_AUTO && !strcmp(in->host, c->in[0].host), in);
+		int same_host = c->clock == CLOCK_AUTO && !strcmp(in->host, c->in[0].host);
+
+		if (c->clock == CLOCK_STEPS || merge_clock_estimate_keyed(rec.db, c->ref_keys, c->nref_keys, same_host, in) == 0)
+			merge_clock_estimate(rec.db, c->step_name, c->ref_ends, c->nref, same_host, in);
 	}
 	recording_close(&rec);
 	if (in->version != c->in[0].version)
@@ -302,7 +310,8 @@ int cmd_merge(int argc, char **argv)
 	c.n = argc - first;
 	c.in = calloc((size_t)c.n, sizeof(*c.in));
 	c.ref_ends = malloc(MERGE_CLOCK_MAX * sizeof(*c.ref_ends));
-	if (!c.in || !c.ref_ends) {
+	c.ref_keys = malloc(MERGE_CLOCK_MAX * sizeof(*c.ref_keys));
+	if (!c.in || !c.ref_ends || !c.ref_keys) {
 		error("out of memory");
 		rc = EXIT_INTERNAL;
 	}
@@ -319,6 +328,7 @@ int cmd_merge(int argc, char **argv)
 	}
 	free(c.in);
 	free(c.ref_ends);
+	free(c.ref_keys);
 	free(c.step_name);
 	return rc;
 }

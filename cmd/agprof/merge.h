@@ -21,7 +21,7 @@ struct merge_input {
 	int64_t clock_offset_ns;     /* added to every time of this input */
 	int64_t clock_residual_ns;   /* median |misfit| of the matched events, -1 unknown */
 	long clock_matches;          /* events matched with the reference rank */
-	const char *clock_method;    /* "reference", "same-host", "steps", "none" */
+	const char *clock_method;    /* "reference", "same-host", "collectives", "steps", "none" */
 };
 
 /*
@@ -59,5 +59,20 @@ long merge_clock_reference(sqlite3 *ref, char **step_name, int64_t *ends);
  */
 void merge_clock_estimate(sqlite3 *db, const char *step_name, const int64_t *ref_ends, long n, int same_host,
 			  struct merge_input *in);
+
+/*
+ * Clocks from collectives matched by their keys (merge_clock.c, method
+ * "collectives"): merge_clock_keyed reads a recording's keyed collectives,
+ * sorted by (group_key, instance_key, occurrence), at most MERGE_CLOCK_MAX
+ * into out; merge_clock_estimate_keyed fits in's offset on those of the
+ * reference (ref, nref) and returns how many matched (0: none, in left as
+ * it was, the caller falls back to the steps).
+ */
+struct merge_keyed {
+	int64_t group_key, instance_key, occurrence, end_ns;
+};
+long merge_clock_keyed(sqlite3 *db, struct merge_keyed *out);
+long merge_clock_estimate_keyed(sqlite3 *db, const struct merge_keyed *ref, long nref, int same_host,
+				struct merge_input *in);
 
 #endif

@@ -12,6 +12,14 @@
  * how far the barrier assumption is from it.  Calls are matched by the
  * Python function's name (functions.name), never by graph function name,
  * whose numbers differ across processes.
+ *
+ * Method "collectives" (preferred when the recordings have them, schema 5):
+ * the same collective on every rank is the n-th execution of one
+ * (group_key, instance_key) pair (collective_execs); an all-reduce or a
+ * broadcast completes at about the same moment on every rank, so the
+ * offset is the median of (end on the reference - end on r) over the
+ * matched collectives, the residual the median misfit, as for steps.
+ * Collectives without keys are never used to align clocks.
  */
 #include "merge.h"
 #include "db.h"
@@ -79,6 +87,18 @@ static int64_t clamp_diff(int64_t a, int64_t b)
 	return a - b;
 }
 
+/* Offset and residual from the differences of n matched events (n > 0). */
+static void fit(int64_t *diff, long n, int same_host, struct merge_input *in)
+{
+	int64_t offset = same_host ? 0 : median(diff, n);
+
+	for (long i = 0; i < n; i++)
+		diff[i] = llabs(clamp_diff(diff[i], offset));
+	in->clock_offset_ns = offset;
+	in->clock_residual_ns = median(diff, n);
+	in->clock_matches = n;
+}
+
 void merge_clock_estimate(sqlite3 *db, const char *step_name, const int64_t *ref_ends, long n, int same_host,
 			  struct merge_input *in)
 {
@@ -101,15 +121,70 @@ void merge_clock_estimate(sqlite3 *db, const char *step_name, const int64_t *ref
 	}
 	sqlite3_finalize(s);
 	if (m > 0) {
-		int64_t offset = same_host ? 0 : median(diff, m);
-
-		for (long i = 0; i < m; i++)
-			diff[i] = llabs(clamp_diff(diff[i], offset));
-		in->clock_offset_ns = offset;
-		in->clock_residual_ns = median(diff, m);
-		in->clock_matches = m;
+		fit(diff, m, same_host, in);
 		if (!same_host)
 			in->clock_method = "steps";
 	}
 	free(diff);
+}
+
+static const char keyed_sql[] =
+	"SELECT group_key, instance_key, row_number() OVER (PARTITION BY group_key, instance_key ORDER BY start_ns, id),"
+	" end_ns FROM collective_execs WHERE group_key IS NOT NULL AND instance_key IS NOT NULL"
+	" ORDER BY 1, 2, 3 LIMIT %d";
+
+long merge_clock_keyed(sqlite3 *db, struct merge_keyed *out)
+{
+	char sql[sizeof(keyed_sql) + 16];
+	sqlite3_stmt *s;
+	long n = 0;
+
+	if (!db_has_table(db, "collective_execs"))
+		return 0;
+	snprintf(sql, sizeof(sql), keyed_sql, MERGE_CLOCK_MAX);
+	if (!(s = db_prepare(db, sql)))
+		return 0;
+	while (n < MERGE_CLOCK_MAX && sqlite3_step(s) == SQLITE_ROW) {
+		out[n].group_key = sqlite3_column_int64(s, 0);
+		out[n].instance_key = sqlite3_column_int64(s, 1);
+		out[n].occurrence = sqlite3_column_int64(s, 2);
+		out[n].end_ns = sqlite3_column_int64(s, 3);
+		n++;
+	}
+	sqlite3_finalize(s);
+	return n;
+}
+
+static int keyed_cmp(const struct merge_keyed *a, const struct merge_keyed *b)
+{
+	if (a->group_key != b->group_key)
+		return a->group_key < b->group_key ? -1 : 1;
+	if (a->instance_key != b->instance_key)
+		return a->instance_key < b->instance_key ? -1 : 1;
+	return a->occurrence < b->occurrence ? -1 : a->occurrence > b->occurrence;
+}
+
+long merge_clock_estimate_keyed(sqlite3 *db, const struct merge_keyed *ref, long nref, int same_host,
+				struct merge_input *in)
+{
+	struct merge_keyed *mine = nref > 0 ? malloc(MERGE_CLOCK_MAX * sizeof(*mine)) : NULL;
+	int64_t *diff = nref > 0 ? malloc((size_t)nref * sizeof(*diff)) : NULL;
+	long n = mine && diff ? merge_clock_keyed(db, mine) : 0, i = 0, j = 0, m = 0;
+
+	/* both lists are sorted by (group, instance, occurrence): one merge join */
+	while (i < nref && j < n) {
+		int c = keyed_cmp(&ref[i], &mine[j]);
+
+		if (c == 0)
+			diff[m++] = clamp_diff(ref[i].end_ns, mine[j].end_ns);
+		i += c <= 0;
+		j += c >= 0;
+	}
+	if (m > 0) {
+		fit(diff, m, same_host, in);
+		in->clock_method = same_host ? "same-host" : "collectives";
+	}
+	free(mine);
+	free(diff);
+	return m;
 }

@@ -63,6 +63,7 @@ static const struct merge_table merge_tables[] = {
 	{ "capture_windows", "pid:pid start_ns:time end_ns:time", 0 },
 	{ "eager_op_buckets", "id:id pid:pid start_ns:time end_ns:time op_id:strings device_id:strings"
 			      " callsite_id:callsites", 0 },
+	{ "collective_execs", "id:id pid:pid op_id:strings start_ns:time end_ns:time", 0 },
 	{ "source_files", "", 1 },
 };
 #define NTABLES (sizeof(merge_tables) / sizeof(merge_tables[0]))

@@ -90,7 +90,7 @@ struct run_writer {
 		*ins_bbnode, *ins_gpu, *ins_api, *ins_ext, *ins_link_ref, *ins_link_trace,
 		*ins_link_name, *ins_trace_seq, *get_trace_seq, *ins_trace_event;
 	sqlite3_stmt *ins_session, *ins_kernel, *ins_knode, *ins_gnode, *ins_call_seq, *ins_node_src,
-		*upd_process_kernels;
+		*upd_process_kernels, *ins_collective;
 	struct capture_log capture;    /* the capture windows' changes (capture_log.h) */
 	char *capture_desc;            /* what opened and closed them (meta.capture) */
 	int capture_note_said;         /* the bound on changes was reached (said once) */
@@ -412,6 +412,7 @@ static int prepare_all(struct run_writer *w)
 		{ &w->ins_call_seq, "INSERT OR REPLACE INTO temp.call_seq(pid, seq, call_id) VALUES (?,?,?)" },
 		{ &w->ins_node_src, "INSERT INTO temp.node_src(pid, trace_seq, name, file, line) VALUES (?,?,?,?,?)" },
 		{ &w->upd_process_kernels, "UPDATE processes SET kernel_status = ?, kernel_detail = ? WHERE pid = ?" },
+		{ &w->ins_collective, "INSERT INTO collective_execs(pid, tid, op_id, start_ns, end_ns, graph, group_size, group_key, instance_key, key_status) VALUES (?,?,?,?,?,?,?,?,?,?)" },
 		{ &w->ins_session, "INSERT INTO session_runs(pid, tid, start_ns, end_ns, kind, callsite_id, feeds, fetches, targets, ok) VALUES (?,?,?,?,?,?,?,?,?,?)" },
 	};
 
@@ -1334,6 +1335,31 @@ static void side_kernels(struct run_writer *w, struct stream *s, const struct fi
 	free(status), free(detail);
 }
 
+/* One collective execution (collector/hooks_collective.c): keys all three or none. */
+static void side_collective(struct run_writer *w, struct stream *s, const struct fields *fs)
+{
+	static const int key_tags[3] = { AGP_F_COLL_GROUP_SIZE, AGP_F_COLL_GROUP_KEY, AGP_F_COLL_INSTANCE_KEY };
+	sqlite3_stmt *st = w->ins_collective;
+	char *op = ftext(fs, AGP_F_NAME), *why = ftext(fs, AGP_F_COLL_KEY_STATUS);
+	int keyed = fs->f[AGP_F_COLL_GROUP_KEY] && fs->f[AGP_F_COLL_INSTANCE_KEY];
+
+	sqlite3_bind_int(st, 1, s->pid);
+	sqlite3_bind_int64(st, 2, fint(fs, AGP_F_TID));
+	sqlite3_bind_int64(st, 3, intern(w, op ? op : "?"));
+	sqlite3_bind_int64(st, 4, fint(fs, AGP_F_START));
+	sqlite3_bind_int64(st, 5, fint(fs, AGP_F_END) > fint(fs, AGP_F_START) ? fint(fs, AGP_F_END) : fint(fs, AGP_F_START));
+	sqlite3_bind_int(st, 6, fint(fs, AGP_F_COLL_GRAPH) != 0);
+	for (int i = 0; i < 3; i++) {
+		if (keyed && fs->f[key_tags[i]])
+			sqlite3_bind_int64(st, 7 + i, fint(fs, key_tags[i]));
+		else
+			sqlite3_bind_null(st, 7 + i);
+	}
+	bind_text_or_null(st, 10, keyed ? NULL : why ? why : "no keys recorded");
+	step(w, st);
+	free(op), free(why);
+}
+
 /* A process's collector changed its capture bits (collector/capture.c). */
 static void side_capture(struct run_writer *w, struct stream *s, const struct fields *fs)
 {
@@ -1376,6 +1402,9 @@ static void side_record(struct run_writer *w, struct stream *s, uint32_t type, c
 		break;
 	case AGP_SIDE_CAPTURE:
 		side_capture(w, s, &fs);
+		break;
+	case AGP_SIDE_COLLECTIVE:
+		side_collective(w, s, &fs);
 		break;
 	}
 }

@@ -12,12 +12,21 @@ call counts equal its worker's; the merge has one rank per worker with the
 same counts per rank, strings unique, and the clocks of one host kept
 (offset 0) or, with --clock steps, estimated within 50 ms of 0 (the true
 offset on one host) and, for a copy of worker 1 moved to another host
-whose clock is 5 s ahead, estimated within 50 ms of -5 s; `agprof report` on the merge has one summary row per
+whose clock is 5 s ahead, estimated from the collectives matched by their
+keys within 50 ms of -5 s; collectives (check_collectives): every one
+recorded with its group/instance keys on both workers (group size = the
+cluster's), the same (group, instance, occurrence) triples on both, as many
+graph collectives as the kernel hook saw collective kernels, and the
+graph all-reduces' spans (dispatch to done) holding the planted wait on the
+fast worker 0 and not on the sleeping worker 1; `agprof report` on the merge has one summary row per
 rank with its worker's counts, and its rules find the planted problems:
 straggler (rank 1, doing something outside TensorFlow), rank-retrace (rank
 0, a Python value), collective-wait (rank 0 waiting for rank 1), none of
-them on a single worker's recording; `agprof view` shows one process group
-per rank, in rank order; recordings of different schema
+them on a single worker's recording, and straggler and collective-wait
+still on a merge made before schema 5 (no collective_execs); `agprof view`
+shows one process group per rank, in rank order, and, for a graph
+all-reduce found by search, its keys in the details and (key c) the same
+collective on the other rank; recordings of different schema
 versions are refused (exit 2).  The job is bounded (JOB_TIMEOUT) and its processes are killed
 when it fails.
 """
@@ -110,8 +119,48 @@ def check_workers(d, oracles):
              "the planted retrace (task 0 only), by TensorFlow's count")
 
 
-def check_merge(d, oracles):
+KEYED = ("SELECT group_key, instance_key, row_number() OVER (PARTITION BY group_key, instance_key ORDER BY start_ns)"
+         " FROM collective_execs WHERE group_key IS NOT NULL ORDER BY 1, 2, 3")
+COLLECTIVE_KERNELS = ("SELECT count(*) FROM kernels k JOIN graph_nodes n ON n.id = k.node_id"
+                      " WHERE n.op_type LIKE 'Collective%' AND k.async = 1")
+SLEEP_MS = 300
+
+
+def check_collectives(d, oracles):
+    keys, spans = {}, {}
+    for i, o in enumerate(oracles):
+        db = agtest.open_recording(os.path.join(d, "job-%d.agprof" % i))
+        rows = db.execute("SELECT graph, group_size, group_key, instance_key, key_status, end_ns - start_ns"
+                          " FROM collective_execs ORDER BY start_ns").fetchall()
+        graph = [r for r in rows if r[0] == 1]
+        check(len(graph) >= o["functions"]["train_step"]["calls"],
+              "task %d: at least one graph collective per step" % i, len(graph))
+        check(len(rows) > len(graph), "task %d: eager collectives too (MWMS broadcasts the variables)" % i, rows)
+        check_eq(len(graph), q1(db, COLLECTIVE_KERNELS), "task %d: graph collectives = collective kernels" % i)
+        check_eq([r[4] for r in rows if r[4] is not None], [], "task %d: collectives whose keys were not read" % i)
+        check_eq(sorted(set(r[1] for r in rows)), [2], "task %d: group size = the cluster's (TF_CONFIG)" % i)
+        keys[i] = db.execute(KEYED).fetchall()
+        # the first graph collective waits for the other's start-up: left out
+        spans[i] = [r[5] for r in graph][1:]
+        db.close()
+    check_eq(keys[0], keys[1], "the same (group, instance, occurrence) on both workers")
+    # worker 1 sleeps SLEEP_MS before every other step: worker 0's all-reduces of those steps wait for it
+    # (a dispatch-only span would be microseconds); worker 1's wait at most once, for worker 0's retrace
+    steps = oracles[0]["extra"]["steps"]
+    long_ns = SLEEP_MS * 1000000 * 2 // 3
+    check(len([x for x in spans[0] if x > long_ns]) >= steps // 2,
+          "worker 0's graph all-reduces hold its waits for the sleeping worker 1", spans[0], steps // 2)
+    check(len([x for x in spans[1] if x > long_ns]) <= 1, "worker 1's all-reduces hardly wait", spans[1])
+    return len(keys[0])
+
+
+def check_merge(d, oracles, nkeyed):
     job = os.path.join(d, "job.agprof")
+    nall = 0
+    for i in range(2):
+        s = agtest.open_recording(os.path.join(d, "job-%d.agprof" % i))
+        nall += q1(s, "SELECT count(*) FROM collective_execs")
+        s.close()
     rc, out, err = agtest.agprof_cmd("merge", "-o", job, os.path.join(d, "job-1.agprof"),
                                      os.path.join(d, "job-0.agprof"))
     check_eq(rc, 0, "agprof merge exit status (%s)" % err.strip())
@@ -121,6 +170,9 @@ def check_merge(d, oracles):
                        " ORDER BY rank").fetchall()
     check_eq([(r[0], r[1]) for r in ranks], [(0, 0), (1, 1)], "ranks are the TF_CONFIG task indices")
     check_eq([r[2] for r in ranks], ["same-host", "reference"], "clock methods (task 1 was given first)")
+    check_eq(q1(db, "SELECT clock_matches FROM ranks WHERE rank = 0"), nkeyed,
+             "same host: residual measured on the collectives matched by keys")
+    check_eq(q1(db, "SELECT count(*) FROM collective_execs"), nall, "collectives: the sum of the inputs'")
     check(ranks[0][4] is not None and ranks[0][4] < 200000000, "residual of one host's barrier", ranks[0][4])
     check_eq(q1(db, "SELECT count(*) FROM processes WHERE rank IS NULL"), 0, "processes without a rank")
     check_eq(q1(db, "SELECT count(*) - count(DISTINCT text) FROM strings"), 0, "strings interned once")
@@ -145,6 +197,16 @@ def check_merge(d, oracles):
     check_eq(r[0], "steps", "clock method with --clock steps")
     check(abs(r[1]) < 50000000, "estimated offset of one host's clock (true: 0) within 50 ms", r[1], 0)
     check_eq(r[2], oracles[0]["functions"]["train_step"]["calls"], "steps matched")
+    db.close()
+    job3 = os.path.join(d, "job-keys.agprof")
+    rc, out, err = agtest.agprof_cmd("merge", "--clock", "collectives", "-o", job3, os.path.join(d, "job-0.agprof"),
+                                     os.path.join(d, "job-1.agprof"))
+    check_eq(rc, 0, "agprof merge --clock collectives exit status (%s)" % err.strip())
+    db = agtest.open_recording(job3)
+    r = db.execute("SELECT clock_method, clock_offset_ns, clock_matches FROM ranks WHERE rank = 1").fetchone()
+    check_eq(r[0], "collectives", "clock method with --clock collectives")
+    check(abs(r[1]) < 50000000, "offset from the keyed collectives (true: 0) within 50 ms", r[1], 0)
+    check_eq(r[2], nkeyed, "collectives matched by keys")
     db.close()
     return job
 
@@ -178,6 +240,11 @@ def check_report(job, oracles):
               "rank-retrace names rank 0 and the cause", rr[0]["message"])
     cw = found.get("collective-wait", [])
     check_eq([f["message"].split()[1] for f in cw], ["0"], "collective-wait: rank 0 waits for rank 1")
+    planted = (oracles[0]["extra"]["steps"] // 2) * SLEEP_MS * 1000000
+    if cw:  # measured in rank 0's graph all-reduces: about the sleeps of rank 1
+        check(0.6 * planted < cw[0]["cost_ns"] < 1.6 * planted, "collective-wait: rank 0's wait ~ the planted sleeps",
+              cw[0]["cost_ns"], planted)
+        check_duckdb_waits(job, cw[0]["cost_ns"])
     rc, out, err = agtest.agprof_cmd("report", "--ranks", job)
     check_eq(rc, 0, "agprof report --ranks")
     check("Ranks:" in out and "worker:1" in out, "the text report's per-rank table", out[-500:])
@@ -189,6 +256,48 @@ def check_report(job, oracles):
              [], "job rules on a single worker's recording")
 
 
+def check_pre5_merge(d, job):
+    """A merge made before schema 5 (no collective_execs): read, the job rules still found (eager collectives
+    from eager_ops, matched by kind and occurrence; waits at the step barriers)."""
+    old = os.path.join(d, "pre5.agprof")
+    shutil.copy(job, old)
+    db = sqlite3.connect(old)
+    db.execute("DROP TABLE collective_execs")
+    db.execute("PRAGMA user_version = 4")
+    db.commit()
+    db.close()
+    rc, out, err = agtest.agprof_cmd("report", "--format", "json", old)
+    check_eq(rc, 0, "agprof report on a schema 4 merge (%s)" % err.strip()[-300:])
+    rules = sorted(f["rule"] for f in json.loads(out)["findings"]) if rc == 0 else []
+    for rule in ("collective-wait", "straggler"):
+        check(rule in rules, "schema 4 merge: %s still found" % rule, rules)
+
+
+def check_duckdb_waits(job, agprof_wait_ns):
+    """analyzer/sql/collective_wait.sql, unchanged, in DuckDB over the CSV export: the wait agprof reported."""
+    try:
+        import duckdb
+    except ImportError:
+        print("skip the DuckDB check: no duckdb module in %s" % sys.executable)
+        return
+    out = job + ".csv"
+    rc, _, err = agtest.agprof_cmd("export", "--format", "csv", "-o", out, job)
+    check_eq(rc, 0, "agprof export --format csv of the merge (%s)" % err.strip()[-200:])
+    con = duckdb.connect()
+    with open(os.path.join(out, "load.sql")) as fh:
+        con.execute(fh.read())
+    sql = {}
+    for name in ("steps", "collectives", "collective_wait"):
+        with open(os.path.join(agtest.SOURCE_ROOT, "analyzer", "sql", name + ".sql")) as fh:
+            sql[name] = fh.read()
+    con.execute("CREATE VIEW steps AS " + sql["steps"])
+    con.execute("CREATE VIEW collectives AS " + sql["collectives"])
+    keyed = con.execute("SELECT count(*) FROM collectives WHERE match_key LIKE 'k:%'").fetchone()[0]
+    check(keyed > 0, "DuckDB: the collectives view matches by keys", keyed)
+    got = dict(con.execute("SELECT rank, wait_ns FROM (%s)" % sql["collective_wait"]).fetchall())
+    check_eq(got.get(0), agprof_wait_ns, "DuckDB collective_wait.sql: rank 0's wait = agprof's")
+
+
 def check_view(job):
     """agprof view: one process group per rank, in rank order (tmux, 120x30)."""
     if not shutil.which("tmux"):
@@ -198,15 +307,66 @@ def check_view(job):
     subprocess.run(sock + ["new-session", "-d", "-x", "120", "-y", "30", "%s view %s" % (AGPROF, job)], check=True)
     try:
         screen = ""
-        for _ in range(50):  # up to 10 s for the first frame
+        for _ in range(150):  # up to 30 s for the tracks (a loaded machine reads slowly)
             time.sleep(0.2)
             screen = subprocess.run(sock + ["capture-pane", "-p"], capture_output=True, text=True).stdout
-            if "rank 1:" in screen:
+            if "rank 1:" in screen and "reading" not in screen.split("\n")[0]:
                 break
         r0, r1 = screen.find("rank 0: python"), screen.find("rank 1: python")
         check(0 <= r0 < r1, "agprof view: a process group per rank, rank 0 first", screen[:800])
+        check_view_peer(sock, job)
     finally:
         subprocess.run(sock + ["kill-server"], capture_output=True)
+
+
+def screen_after(sock, keys, want, tries=25):
+    screen = ""
+    for k in keys:
+        subprocess.run(sock + ["send-keys", k], check=True)
+        time.sleep(0.1)
+    for _ in range(tries):
+        time.sleep(0.2)
+        screen = subprocess.run(sock + ["capture-pane", "-p"], capture_output=True, text=True).stdout
+        if want in screen:
+            break
+    return screen
+
+
+def check_view_peer(sock, job):
+    """A graph all-reduce selected through search: the details say its keys; c jumps to the same one on the other rank."""
+    for _ in range(100):  # the kernel lanes are searchable once the background scan has published them
+        title = subprocess.run(sock + ["capture-pane", "-p"], capture_output=True, text=True).stdout.split("\n")[0]
+        if "reading" not in title:
+            break
+        time.sleep(0.2)
+    screen = screen_after(sock, ["/", "CollectiveReduceV2", "Enter"], "matches")
+    rows = [ln for ln in screen.splitlines() if "cpu kernel" in ln]
+    pick = next((i for i, ln in enumerate(rows) if ln.rstrip().endswith("  CollectiveReduceV2")), None)
+    check(pick is not None, "agprof view: search lists the CollectiveReduceV2 kernels", screen)
+    if pick is None:
+        return
+    screen = screen_after(sock, ["Down"] * pick + ["Enter"], "collective:")
+    line = next((ln for ln in screen.splitlines() if ln.startswith("collective:")), "")
+    words = line.replace(",", " ").split()
+    check("group" in words and "instance" in words and "2 ranks" in line,
+          "agprof view: the details give the collective's keys and its ranks", screen)
+    if "group" not in words or "instance" not in words:
+        return
+    g, inst = int(words[words.index("group") + 1]), int(words[words.index("instance") + 1])
+    pid_here = next((ln.split("pid ")[1].split()[0] for ln in screen.splitlines() if "pid " in ln), None)
+    screen = screen_after(sock, ["c"], "the same collective")
+    msg = next((ln for ln in screen.splitlines() if "the same collective" in ln), "")
+    check(("group %d instance %d " % (g, inst)) in msg, "agprof view c: the same keys on the other rank", msg, (g, inst))
+    db = agtest.open_recording(job)
+    ranks = dict(db.execute("SELECT pid, rank FROM processes").fetchall())
+    on_both = q1(db, "SELECT count(DISTINCT p.rank) FROM collective_execs c JOIN processes p ON p.pid = c.pid"
+                     " WHERE c.group_key = %d AND c.instance_key = %d" % (g, inst))
+    db.close()
+    check_eq(on_both, 2, "the collective the view matched is on both ranks in the recording")
+    pid_there = next((ln.split("pid ")[1].split()[0] for ln in screen.splitlines() if "pid " in ln), None)
+    here = ranks.get(int(pid_here)) if pid_here and pid_here.isdigit() else None
+    check(here is not None and msg.startswith("rank %d:" % (1 - here)) and pid_there != pid_here,
+          "agprof view c: selects the collective on the other rank", msg, (pid_here, pid_there))
 
 
 SHIFT_NS = 5000000000  # a second host's clock, planted: 5 s ahead
@@ -219,7 +379,7 @@ def check_other_host(d):
     shutil.copy(os.path.join(d, "job-1.agprof"), moved)
     db = sqlite3.connect(moved)
     db.execute("UPDATE meta SET value = 'elsewhere' WHERE key = 'host'")
-    for t in ("function_calls", "eager_ops", "traces", "processes"):
+    for t in ("function_calls", "eager_ops", "traces", "processes", "collective_execs"):
         db.execute("UPDATE %s SET start_ns = start_ns + ?, end_ns = end_ns + ?" % t, (SHIFT_NS, SHIFT_NS))
     db.commit()
     db.close()
@@ -228,7 +388,7 @@ def check_other_host(d):
     check_eq(rc, 0, "merge with a worker of another host (%s)" % err.strip())
     db = agtest.open_recording(job)
     r = db.execute("SELECT clock_method, clock_offset_ns, clock_residual_ns FROM ranks WHERE rank = 1").fetchone()
-    check_eq(r[0], "steps", "clock method for another host")
+    check_eq(r[0], "collectives", "clock method for another host: its collectives, matched by keys")
     check(abs(r[1] + SHIFT_NS) < 50000000, "estimated offset within 50 ms of the planted -5 s", r[1], -SHIFT_NS)
     check(r[2] is not None and r[2] < 200000000, "residual reported", r[2])
     orig = agtest.open_recording(os.path.join(d, "job-1.agprof"))
@@ -292,10 +452,12 @@ def check_versions(d):
 def main():
     agtest.need_agprof()
     d = agtest.tmpdir()
-    oracles = run_job(d, {"MW_STRAGGLER": "1", "MW_RETRACE": "0", "MW_SLEEP_MS": "300"})
+    oracles = run_job(d, {"MW_STRAGGLER": "1", "MW_RETRACE": "0", "MW_SLEEP_MS": str(SLEEP_MS)})
     check_workers(d, oracles)
-    job = check_merge(d, oracles)
+    nkeyed = check_collectives(d, oracles)
+    job = check_merge(d, oracles, nkeyed)
     check_report(job, oracles)
+    check_pre5_merge(d, job)
     check_view(job)
     check_other_host(d)
     check_pid_collision(d)
