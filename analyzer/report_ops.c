@@ -177,6 +177,7 @@ static void json_fn(struct json *j, const struct graph_fn_ops *f)
 	json_kv_str(j, "function", f->function);
 	json_kv_bool(j, "jit_compile", f->jit_compile);
 	json_kv_int(j, "calls", f->calls);
+	json_kv_int(j, "sampled_calls", f->sampled_calls ? f->sampled_calls : f->calls);
 	json_kv_int(j, "call_ns", f->call_ns);
 	json_kv_int(j, "kernels", f->kernels);
 	json_kv_num(j, "kernels_per_call", f->calls ? (double)f->kernels / (double)f->calls : 0);
@@ -202,6 +203,7 @@ void report_graph_ops_json(struct json *j, const struct graph_ops_model *g)
 	json_kv_int(j, "kernel_ns", g ? g->kernel_ns : 0);
 	json_kv_int(j, "call_kernels", g ? g->call_kernels : 0);
 	json_kv_int(j, "dropped_kernels", g ? g->dropped_kernels : 0);
+	json_kv_bool(j, "sampled", g && g->sampled);
 	json_key(j, "functions");
 	json_begin_array(j, 0);
 	for (size_t i = 0; g && i < g->nfns; i++)

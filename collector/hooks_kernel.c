@@ -11,10 +11,14 @@
  * the slot after a late start).
  *
  * Hot path (a cache hit): one thread-local lookup by OpKernel*, two clock
- * reads, one 32-byte ring record.  No lock, no system call, no malloc.  A
- * miss (a kernel's first run on this thread) names the kernel through
- * OpKernel::TraceString ("name:type"), which allocates: kernels live as
- * long as their graph, so misses are rare.
+ * reads, the kernel's totals (count, time, longest) added to its entry of
+ * the thread's agp_kernel_total table, and, for a sampled call only
+ * (agp_kernel_detailed, collector.h), one 32-byte ring record: the
+ * launcher's writer, which costs about 2 us of CPU per stored kernel, sees
+ * a small share of the kernels, and the counts stay exact.  No lock, no
+ * system call, no malloc.  A miss (a kernel's first run on this thread)
+ * names the kernel through OpKernel::TraceString ("name:type"), which
+ * allocates: kernels live as long as their graph, so misses are rare.
  */
 #include "collector.h"
 
@@ -53,7 +57,10 @@ void agp_kernels_init(void)
 {
 	const char *off = getenv(AGP_ENV_NO_KERNELS);
 
+	const char *mode = getenv(AGP_ENV_KERNELS);
+
 	agp_proc.kernels_off = off && *off && strcmp(off, "0") != 0;
+	agp_proc.kernels_all = mode && !strcmp(mode, "all");
 }
 
 static void kernels_status(const char *status, const char *detail)
@@ -86,7 +93,8 @@ static void kernels_resolve(void)
 	else if (!K.trace_string || !K.cxx_delete)
 		kernels_status("unnamed", "tensorflow::OpKernel::TraceString was not found: kernels are recorded without names");
 	else
-		kernels_status("hooked", NULL);
+		kernels_status("hooked", agp_proc.kernels_all ? "every kernel recorded one by one (--kernels=all)"
+							      : "every kernel counted; sampled calls recorded one by one");
 }
 
 /* Read n bytes at p without trusting that they are mapped; 0 when read. */
@@ -127,12 +135,34 @@ static uintptr_t fingerprint(const void *kernel)
 	return off >= 0 ? *(const uintptr_t *)((const char *)kernel + off) : 0;
 }
 
+/*
+ * Give slot's totals entry to a new kernel: the totals of the one it held
+ * go to the ring first (or, when it is full, into dropped_kernels).  The
+ * table is mapped here, on the thread's first miss.
+ */
+static void kernel_total_reset(struct agp_thread *t, struct agp_kcache_slot *slot)
+{
+	struct agp_kernel_total *k;
+
+	if (!t->ktotals && !t->ktotals_tried) {
+		t->ktotals_tried = 1;
+		t->ktotals = agp_kernel_totals_map(t);
+	}
+	if (!t->ktotals)
+		return;
+	k = &t->ktotals[slot - t->kcache];
+	if (k->count && agp_emit_kernel_agg(t, k) != 0)
+		atomic_fetch_add_explicit(&t->ring->dropped_kernels, k->count, memory_order_relaxed);
+	memset(k, 0, sizeof(*k));
+}
+
 /* The kernel's "name:type" as two string ids (0 when unknown). */
 static void kernel_name_slow(struct agp_thread *t, void *kernel, void *ctx, struct agp_kcache_slot *slot)
 {
 	struct cxx_string s;
 	const char *colon;
 
+	kernel_total_reset(t, slot);
 	slot->kernel = (uintptr_t)kernel;
 	slot->name = slot->type = 0;
 	slot->fingerprint = 0;
@@ -153,6 +183,10 @@ static void kernel_name_slow(struct agp_thread *t, void *kernel, void *ctx, stru
 	if (s.p != s.u.buf)
 		K.cxx_delete(s.p);
 	slot->fingerprint = fingerprint(kernel);
+	if (t->ktotals) {
+		t->ktotals[slot - t->kcache].name = slot->name;
+		t->ktotals[slot - t->kcache].type = slot->type;
+	}
 }
 
 /*
@@ -188,20 +222,45 @@ static inline struct agp_kcache_slot *kernel_names(struct agp_thread *t, void *k
 }
 
 /*
- * The graph-function call a kernel runs under, as the low 32 bits of its
- * seq: this thread's own call (kernels the executor runs inline on the
+ * The graph-function call a kernel runs under, its seq with the
+ * AGP_CALL_DETAIL bit (records keep the low 32 bits): this thread's own call (kernels the executor runs inline on the
  * caller), else, on another thread, the one call in flight in the process
  * (0 when none or several are: the analyzer then leaves it unlinked).  A
  * primitive eager op's kernel and tf.data's kernels belong to no call.
  */
-static inline uint32_t kernel_call(const struct agp_thread *t)
+static inline uint64_t kernel_call(const struct agp_thread *t)
 {
 	if (t->call_seq)
-		return (uint32_t)t->call_seq;
+		return t->call_seq;
 	if (t->eager_depth || t->ring->role == AGP_ROLE_TF_DATA ||
 	    atomic_load_explicit(&agp_proc.active_calls, memory_order_acquire) != 1)
 		return 0;
-	return (uint32_t)atomic_load_explicit(&agp_proc.last_call_seq, memory_order_relaxed);
+	return atomic_load_explicit(&agp_proc.last_call_seq, memory_order_relaxed);
+}
+
+/*
+ * One kernel execution: into its totals, and one by one when its call is
+ * sampled (both only while the capture window is open).
+ */
+static inline void kernel_done(struct agp_thread *t, const struct agp_kcache_slot *slot, uint64_t start, uint64_t end,
+			       uint64_t call, uint32_t flags)
+{
+	uint64_t dur = end > start ? end - start : 0;
+
+	if (!agp_capture_open())
+		return;
+	if (t->ktotals) {
+		struct agp_kernel_total *k = &t->ktotals[slot - t->kcache];
+
+		k->count++;
+		k->total_ns += dur;
+		if (dur > k->max_ns)
+			k->max_ns = dur > AGP_KERNEL_DUR_MAX ? AGP_KERNEL_DUR_MAX : (uint32_t)dur;
+		if ((uint32_t)call)
+			k->call_seq = (uint32_t)call;
+	}
+	if (agp_kernel_detailed(t, call))
+		agp_emit_kernel(t, slot->name, slot->type, start, end, (uint32_t)call, flags);
 }
 
 AGP_EXPORT void AGP_KERNEL_COMPUTE(void *device, void *kernel, void *ctx)
@@ -220,7 +279,7 @@ AGP_EXPORT void AGP_KERNEL_COMPUTE(void *device, void *kernel, void *ctx)
 	slot = kernel_names(t, kernel, ctx);
 	start = agp_now_ns();
 	K.compute(device, kernel, ctx);
-	agp_emit_kernel(t, slot->name, slot->type, start, agp_now_ns(), kernel_call(t), 0);
+	kernel_done(t, slot, start, agp_now_ns(), kernel_call(t), 0);
 }
 
 /*
@@ -234,8 +293,7 @@ AGP_EXPORT void AGP_KERNEL_COMPUTE_ASYNC(void *device, void *kernel, void *ctx, 
 {
 	struct agp_thread *t;
 	struct agp_kcache_slot *slot;
-	uint32_t call;
-	uint64_t start;
+	uint64_t call, start;
 
 	if (__builtin_expect(!__atomic_load_n(&K.resolved, __ATOMIC_ACQUIRE), 0))
 		kernels_resolve();
@@ -248,7 +306,7 @@ AGP_EXPORT void AGP_KERNEL_COMPUTE_ASYNC(void *device, void *kernel, void *ctx, 
 	call = kernel_call(t);
 	start = agp_now_ns();
 	K.compute_async(device, kernel, ctx, done);
-	agp_emit_kernel(t, slot->name, slot->type, start, agp_now_ns(), call, AGP_KERNEL_ASYNC);
+	kernel_done(t, slot, start, agp_now_ns(), call, AGP_KERNEL_ASYNC);
 }
 
 static int find_framework(struct dl_phdr_info *info, size_t size, void *data)
