@@ -115,8 +115,13 @@ void report_graph_ops_text(struct strbuf *out, const struct model *m, const stru
 	}
 	strbuf_addf(out, "  %lld kernels, %lld in graph-function calls (overhead: wall time when\n"
 		    "  none of a call's kernels ran)\n", (long long)g->kernels, (long long)g->call_kernels);
+	if (g->sampled)
+		strbuf_addf(out, "  every kernel counted; spans (and so overhead) from the sampled calls\n");
 	/* lost kernels read as time between kernels */
-	if (g->dropped_kernels > 0 || m->session.dropped_events > 0)
+	if (g->sampled && g->dropped_kernels > 0)
+		strbuf_addf(out, "  note: %lld kernels of sampled calls were not recorded one by one (too many\n"
+			    "  a second): the overhead is too high by what they took\n", (long long)g->dropped_kernels);
+	else if (g->dropped_kernels > 0 || m->session.dropped_events > 0)
 		strbuf_addf(out, "  note: %lld kernels were not recorded (too many a second): kernel counts and\n"
 			    "  time are too low, and the overhead too high, by what they took\n",
 			    (long long)(g->dropped_kernels + m->session.dropped_events));

@@ -10,10 +10,10 @@
  * Session.run) and eager execution run on the CPU device (or got.c patches
  * the slot after a late start).
  *
- * Hot path (a cache hit): one thread-local lookup by OpKernel*, two clock
- * reads, the kernel's totals (count, time, longest) added to its entry of
+ * Hot path (a cache hit): one thread-local lookup by OpKernel*, two TSC
+ * reads (agp_ticks), the kernel's totals (count, time, longest) added to its entry of
  * the thread's agp_kernel_total table, and, for a sampled call only
- * (agp_kernel_detailed, collector.h), one 32-byte ring record: the
+ * (agp_kernel_detailed, collector.h), two clock reads and one 32-byte ring record: the
  * launcher's writer, which costs about 2 us of CPU per stored kernel, sees
  * a small share of the kernels, and the counts stay exact.  No lock, no
  * system call, no malloc.  A miss (a kernel's first run on this thread)
@@ -238,36 +238,50 @@ static inline uint64_t kernel_call(const struct agp_thread *t)
 	return atomic_load_explicit(&agp_proc.last_call_seq, memory_order_relaxed);
 }
 
+/* One execution being timed: ticks for the totals, and ns for a sampled call's record. */
+struct kernel_span {
+	uint64_t tick, start_ns;
+	int detail;
+};
+
+static inline void kernel_begin(struct agp_thread *t, uint64_t call, struct kernel_span *k)
+{
+	k->detail = agp_kernel_detailed(t, call);
+	k->start_ns = k->detail ? agp_now_ns() : 0;
+	k->tick = agp_ticks();
+}
+
 /*
  * One kernel execution: into its totals, and one by one when its call is
  * sampled (both only while the capture window is open).
  */
-static inline void kernel_done(struct agp_thread *t, const struct agp_kcache_slot *slot, uint64_t start, uint64_t end,
-			       uint64_t call, uint32_t flags)
+static inline void kernel_end(struct agp_thread *t, const struct agp_kcache_slot *slot, const struct kernel_span *k,
+			      uint64_t call, uint32_t flags)
 {
-	uint64_t dur = end > start ? end - start : 0;
+	uint64_t now = agp_ticks(), dur = now > k->tick ? now - k->tick : 0;
 
 	if (!agp_capture_open())
 		return;
 	if (t->ktotals) {
-		struct agp_kernel_total *k = &t->ktotals[slot - t->kcache];
+		struct agp_kernel_total *e = &t->ktotals[slot - t->kcache];
 
-		k->count++;
-		k->total_ns += dur;
-		if (dur > k->max_ns)
-			k->max_ns = dur > AGP_KERNEL_DUR_MAX ? AGP_KERNEL_DUR_MAX : (uint32_t)dur;
+		e->count++;
+		e->total_ticks += dur;
+		if (dur > e->max_ticks)
+			e->max_ticks = dur > 0xffffffffu ? 0xffffffffu : (uint32_t)dur;
 		if ((uint32_t)call)
-			k->call_seq = (uint32_t)call;
+			e->call_seq = (uint32_t)call;
 	}
-	if (agp_kernel_detailed(t, call))
-		agp_emit_kernel(t, slot->name, slot->type, start, end, (uint32_t)call, flags);
+	if (k->detail)
+		agp_emit_kernel(t, slot->name, slot->type, k->start_ns, agp_now_ns(), (uint32_t)call, flags);
 }
 
 AGP_EXPORT void AGP_KERNEL_COMPUTE(void *device, void *kernel, void *ctx)
 {
 	struct agp_thread *t;
 	struct agp_kcache_slot *slot;
-	uint64_t start;
+	struct kernel_span span;
+	uint64_t call;
 
 	if (__builtin_expect(!__atomic_load_n(&K.resolved, __ATOMIC_ACQUIRE), 0))
 		kernels_resolve();
@@ -277,9 +291,10 @@ AGP_EXPORT void AGP_KERNEL_COMPUTE(void *device, void *kernel, void *ctx)
 		return;
 	}
 	slot = kernel_names(t, kernel, ctx);
-	start = agp_now_ns();
+	call = kernel_call(t);
+	kernel_begin(t, call, &span);
 	K.compute(device, kernel, ctx);
-	kernel_done(t, slot, start, agp_now_ns(), kernel_call(t), 0);
+	kernel_end(t, slot, &span, call, 0);
 }
 
 /*
@@ -293,7 +308,8 @@ AGP_EXPORT void AGP_KERNEL_COMPUTE_ASYNC(void *device, void *kernel, void *ctx, 
 {
 	struct agp_thread *t;
 	struct agp_kcache_slot *slot;
-	uint64_t call, start;
+	struct kernel_span span;
+	uint64_t call;
 
 	if (__builtin_expect(!__atomic_load_n(&K.resolved, __ATOMIC_ACQUIRE), 0))
 		kernels_resolve();
@@ -304,9 +320,9 @@ AGP_EXPORT void AGP_KERNEL_COMPUTE_ASYNC(void *device, void *kernel, void *ctx, 
 	}
 	slot = kernel_names(t, kernel, ctx);
 	call = kernel_call(t);
-	start = agp_now_ns();
+	kernel_begin(t, call, &span);
 	K.compute_async(device, kernel, ctx, done);
-	kernel_done(t, slot, start, agp_now_ns(), call, AGP_KERNEL_ASYNC);
+	kernel_end(t, slot, &span, call, AGP_KERNEL_ASYNC);
 }
 
 static int find_framework(struct dl_phdr_info *info, size_t size, void *data)

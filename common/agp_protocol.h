@@ -24,6 +24,10 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
+#include <time.h>
+#if defined(__x86_64__)
+#include <x86intrin.h>
+#endif
 
 /*
  * Environment variables of the protocol.  The launcher sets them for the
@@ -91,7 +95,10 @@ struct agp_shm_header {
 	 * also an AGP_SIDE_CAPTURE record, so the recording knows the windows).
 	 */
 	_Atomic uint32_t capture_off;
-	char pad1[4096 - 56];
+	/* agp_ticks() and CLOCK_MONOTONIC read together at start: the launcher's tick-to-ns ratio */
+	uint64_t tick0;
+	uint64_t tick0_ns;
+	char pad1[4096 - 72];
 	struct agp_thread_ring threads[AGP_MAX_THREADS];
 };
 
@@ -125,10 +132,30 @@ struct agp_kernel_total {
 	uint32_t name;        /* string ids, 0 = unused */
 	uint32_t type;
 	uint32_t call_seq;    /* low 32 bits of the seq of a call it ran under, 0 = none seen */
-	uint32_t max_ns;      /* longest execution, saturated */
+	uint32_t max_ticks;   /* longest execution (agp_ticks), saturated */
 	uint64_t count;       /* executions */
-	uint64_t total_ns;    /* their summed duration */
+	uint64_t total_ticks; /* their summed duration (agp_ticks) */
 };
+
+/*
+ * The clock of kernel totals: the TSC on x86-64 (a few ns to read, against
+ * some 20 for clock_gettime: it is read twice per kernel), CLOCK_MONOTONIC
+ * ns elsewhere.  The launcher turns ticks into ns with the header's tick0
+ * and tick0_ns and its own reading at the end (an invariant TSC, the same
+ * on every core: constant_tsc and nonstop_tsc, as on every x86-64 CPU of
+ * the last decade).
+ */
+static inline uint64_t agp_ticks(void)
+{
+#if defined(__x86_64__)
+	return __rdtsc();
+#else
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+#endif
+}
 _Static_assert(sizeof(struct agp_kernel_total) == 32, "kernel total layout");
 #define AGP_KTOTAL_BYTES ((uint64_t)AGP_KTOTAL_SLOTS * sizeof(struct agp_kernel_total))
 #define AGP_KTOTAL_OFFSET ((uint64_t)AGP_HEADER_BYTES + (uint64_t)AGP_RING_BYTES * AGP_MAX_THREADS)
@@ -244,10 +271,10 @@ struct agp_rec_kernel_agg {
 	struct agp_rec_hdr h;
 	uint32_t type;        /* op type string id */
 	uint32_t call_seq;
-	uint32_t max_ns;
+	uint32_t max_ticks;
 	uint32_t pad;
 	uint64_t count;
-	uint64_t total_ns;
+	uint64_t total_ticks;
 };
 _Static_assert(sizeof(struct agp_rec_kernel_agg) == 40, "kernel aggregate record layout");
 

@@ -594,12 +594,37 @@ static void write_kernel(struct run_writer *w, struct stream *s, int tid, const 
 }
 
 /*
+ * ns per agp_ticks() tick of a stream's process (agp_protocol.h): from the
+ * tick and the time its header says it read together at start and ours
+ * now.  The header is the workload's: a ratio no clock has (outside 0.05
+ * to 20 ns, a TSC of 50 MHz to 20 GHz) gives 0, times unknown.
+ */
+static double stream_ns_per_tick(struct stream *s)
+{
+	uint64_t t0[2], tick = agp_ticks(), ns = now_ns();
+	double r;
+
+	if (shm_copy(t0, &s->shm->tick0, sizeof(t0)) != 0 || tick <= t0[0] || ns <= t0[1])
+		return 0;
+	r = (double)(ns - t0[1]) / (double)(tick - t0[0]);
+	return r >= 0.05 && r <= 20.0 ? r : 0;
+}
+
+/* ticks * ratio as ns, saturated to what SQLite holds */
+static int64_t ticks_ns(uint64_t ticks, double ns_per_tick)
+{
+	double v = (double)ticks * ns_per_tick;
+
+	return v < 9.0e18 ? (int64_t)v : INT64_MAX;
+}
+
+/*
  * One kernel's totals (a table entry read at the end, or an
  * AGP_REC_KERNEL_AGG record): the workload's numbers, clamped to what
  * SQLite holds.  call_id holds -(call seq) until the end of the run.
  */
 static void write_kernel_total(struct run_writer *w, struct stream *s, int tid, uint32_t name, uint32_t type,
-			       uint32_t call_seq, uint64_t count, uint64_t total_ns, uint32_t max_ns)
+			       uint32_t call_seq, uint64_t count, int64_t total_ns, int64_t max_ns)
 {
 	sqlite3_stmt *st = w->ins_ktotal;
 	int64_t node;
@@ -615,14 +640,17 @@ static void write_kernel_total(struct run_writer *w, struct stream *s, int tid, 
 	else
 		sqlite3_bind_null(st, 4);
 	sqlite3_bind_int64(st, 5, count > INT64_MAX ? INT64_MAX : (int64_t)count);
-	sqlite3_bind_int64(st, 6, total_ns > INT64_MAX ? INT64_MAX : (int64_t)total_ns);
+	sqlite3_bind_int64(st, 6, total_ns);
 	sqlite3_bind_int64(st, 7, max_ns);
 	step(w, st);
 }
 
 static void write_kernel_agg(struct run_writer *w, struct stream *s, int tid, const struct agp_rec_kernel_agg *r)
 {
-	write_kernel_total(w, s, tid, r->h.arg, r->type, r->call_seq, r->count, r->total_ns, r->max_ns);
+	double ratio = stream_ns_per_tick(s);
+
+	write_kernel_total(w, s, tid, r->h.arg, r->type, r->call_seq, r->count, ticks_ns(r->total_ticks, ratio),
+			   ticks_ns(r->max_ticks, ratio));
 }
 
 /*
@@ -633,6 +661,7 @@ static void read_kernel_totals(struct run_writer *w, struct stream *s)
 {
 	struct agp_kernel_total *tab = malloc(AGP_KTOTAL_BYTES);
 	const char *base = (const char *)s->shm + AGP_KTOTAL_OFFSET;
+	double ratio = stream_ns_per_tick(s);
 	int32_t tid;
 
 	for (uint32_t t = 0; tab && t < AGP_MAX_THREADS && !s->damaged; t++) {
@@ -642,7 +671,7 @@ static void read_kernel_totals(struct run_writer *w, struct stream *s)
 			continue;
 		for (uint32_t i = 0; i < AGP_KTOTAL_SLOTS; i++)
 			write_kernel_total(w, s, tid, tab[i].name, tab[i].type, tab[i].call_seq, tab[i].count,
-					   tab[i].total_ns, tab[i].max_ns);
+					   ticks_ns(tab[i].total_ticks, ratio), ticks_ns(tab[i].max_ticks, ratio));
 	}
 	free(tab);
 }
