@@ -3,9 +3,10 @@
  * with four aggregate queries; the per-call union of kernel spans is the one
  * pass over kernel rows, in call and start order.  Since schema v5 the
  * kernels table holds the sampled calls only and kernel_totals counts every
- * execution: counts and kernel time come from the totals, busy time (and so
- * the executor overhead) from the sampled calls, scaled to all calls by
- * their wall time.
+ * execution: counts come from the totals, a node's kernel time is its count
+ * times its mean duration in the sampled calls (the timed executions),
+ * busy time (and so the executor overhead) is the sampled calls' share of
+ * their wall time applied to all calls.
  */
 #include "graph_ops.h"
 #include "db.h"
@@ -245,17 +246,15 @@ static int load_calls(struct loader *l, sqlite3 *db)
 
 /*
  * Schema v5: from the sampled calls (load_calls) to all of them.  A
- * function's calls, wall time and first/last come from function_calls, its
- * kernels and kernel time from kernel_totals (both less the first call when
- * load_calls left it out), its busy time is the sampled calls' busy share
- * of their wall time applied to all calls' wall time.  0 or -1.
+ * function's calls, wall time and first/last come from function_calls
+ * (less the first call when load_calls left it out), its busy time is the
+ * sampled calls' busy share of their wall time applied to all calls' wall
+ * time; its kernels and kernel time are its ops' (totals_to_fns).  0 or -1.
  */
 static int scale_to_all_calls(struct loader *l, sqlite3 *db)
 {
 	sqlite3_stmt *s = db_prepare(db, "SELECT c.graph_function_id, count(*), total(max(c.end_ns - c.start_ns, 0)),"
-					 " min(c.start_ns), max(c.end_ns), (SELECT total(t.count) FROM kernel_totals t"
-					 "  WHERE t.graph_function_id = c.graph_function_id), (SELECT total(t.total_ns)"
-					 "  FROM kernel_totals t WHERE t.graph_function_id = c.graph_function_id)"
+					 " min(c.start_ns), max(c.end_ns)"
 					 " FROM function_calls c WHERE c.graph_function_id IS NOT NULL GROUP BY 1");
 	int rc;
 
@@ -263,31 +262,39 @@ static int scale_to_all_calls(struct loader *l, sqlite3 *db)
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		struct graph_fn_ops *f = fn_of(l, sqlite3_column_int64(s, 0));
-		const struct call_sum *first;
 		int64_t calls = sqlite3_column_int64(s, 1), call_ns = col_total(s, 2);
-		int64_t kernels = col_total(s, 5), kernel_ns = col_total(s, 6);
 
 		if (!f || f->calls <= 0 || calls < f->calls)
 			continue;  /* no sampled call: nothing to scale from */
-		first = &l->first[f - l->g->fns];
 		if (f->first_left_out) {
 			calls--;
 			call_ns = sat_sub64(call_ns, f->first_call_ns);
-			kernels = sat_sub64(kernels, first->kernels);
-			kernel_ns = sat_sub64(kernel_ns, first->kernel_ns);
 		}
 		f->sampled_calls = f->calls;
 		if (f->call_ns > 0)
 			f->busy_ns = (int64_t)((double)call_ns * ((double)f->busy_ns / (double)f->call_ns));
 		f->calls = calls;
 		f->call_ns = call_ns;
-		f->kernels = kernels > 0 ? kernels : 0;
-		f->kernel_ns = kernel_ns > 0 ? kernel_ns : 0;
 		f->first_ns = sqlite3_column_int64(s, 3);
 		f->last_ns = sqlite3_column_int64(s, 4);
 		f->overhead_ns = f->call_ns > f->busy_ns ? f->call_ns - f->busy_ns : 0;
 	}
 	return stmt_end(db, s, rc);
+}
+
+/* Schema v5: a function's kernels and kernel time are those of its ops (from the totals). */
+static void totals_to_fns(struct graph_ops_model *g)
+{
+	for (size_t i = 0; i < g->nfns; i++) {
+		struct graph_fn_ops *f = &g->fns[i];
+
+		if (!f->sampled_calls)
+			continue;
+		f->kernels = 0;
+		for (size_t o = 0; o < f->nops; o++)
+			f->kernels = sat_add64(f->kernels, f->ops[o].count > 0 ? f->ops[o].count : 0);
+		f->kernel_ns = f->op_kernel_ns;
+	}
 }
 
 static void op_from_row(struct model *m, sqlite3_stmt *s, struct graph_op *op)
@@ -347,13 +354,20 @@ static const char fn_ops_sql[] =
 	"SELECT c.graph_function_id, " NODE_COLS " FROM kernels k"
 	" JOIN function_calls c ON c.id = k.call_id LEFT JOIN graph_nodes n ON n.id = k.node_id"
 	" WHERE k.call_id NOT IN (" FIRST_CALLS ") GROUP BY c.graph_function_id, k.node_id";
+/*
+ * v5: count less the first call's, time = that count * the mean of the timed
+ * executions less the first call's (all of them when it was the only one).
+ */
 static const char fn_ops_totals_sql[] =
-	"SELECT t.graph_function_id, n.name, n.op_type, n.file, n.line, sum(t.count) - coalesce(f.cnt, 0),"
-	" total(t.total_ns) - coalesce(f.ns, 0) FROM kernel_totals t LEFT JOIN graph_nodes n ON n.id = t.node_id"
+	"SELECT e.gf, n.name, n.op_type, n.file, n.line, e.cnt - coalesce(f.cnt, 0),"
+	" CASE WHEN e.tc - coalesce(f.cnt, 0) > 0 THEN max(e.tns - coalesce(f.ns, 0), 0) * (e.cnt - coalesce(f.cnt, 0))"
+	"  / (e.tc - coalesce(f.cnt, 0)) WHEN e.tc > 0 THEN e.tns * (e.cnt - coalesce(f.cnt, 0)) / e.tc ELSE 0 END"
+	" FROM (SELECT graph_function_id AS gf, node_id AS node, sum(count) AS cnt, sum(timed) AS tc,"
+	"  total(timed_ns) AS tns FROM kernel_totals WHERE graph_function_id IS NOT NULL GROUP BY 1, 2) e"
+	" LEFT JOIN graph_nodes n ON n.id = e.node"
 	" LEFT JOIN (SELECT k.node_id AS node, c.graph_function_id AS gf, count(*) AS cnt,"
 	"  total(max(k.end_ns - k.start_ns, 0)) AS ns FROM kernels k JOIN function_calls c ON c.id = k.call_id"
-	"  WHERE k.call_id IN (" FIRST_CALLS ") GROUP BY 1, 2) f ON f.node IS t.node_id AND f.gf = t.graph_function_id"
-	" WHERE t.graph_function_id IS NOT NULL GROUP BY t.graph_function_id, t.node_id";
+	"  WHERE k.call_id IN (" FIRST_CALLS ") GROUP BY 1, 2) f ON f.node IS e.node AND f.gf = e.gf";
 
 /* Per graph function and node: runs and time (the first call left out).  0 or -1. */
 static int load_fn_ops(struct loader *l, sqlite3 *db)
@@ -399,10 +413,12 @@ out:
 /* Every kernel by node (eager and Session.run too), and the totals.  0 or -1. */
 static int load_overall(struct loader *l, sqlite3 *db)
 {
-	sqlite3_stmt *s = db_prepare(db, l->totals ? "SELECT n.graph_function_id, n.name, n.op_type, n.file, n.line,"
-						     " sum(t.count), total(t.total_ns), total(CASE WHEN t.call_id IS NOT NULL"
-						     " THEN t.count END) FROM kernel_totals t"
-						     " LEFT JOIN graph_nodes n ON n.id = t.node_id GROUP BY t.node_id"
+	sqlite3_stmt *s = db_prepare(db, l->totals ? "SELECT n.graph_function_id, n.name, n.op_type, n.file, n.line, e.cnt,"
+						     " e.ns, e.call_cnt FROM (SELECT node_id AS node, sum(count) AS cnt,"
+						     " CASE WHEN sum(timed) > 0 THEN total(timed_ns) * sum(count) / sum(timed)"
+						     " ELSE 0 END AS ns, total(CASE WHEN call_id IS NOT NULL THEN count END)"
+						     " AS call_cnt FROM kernel_totals GROUP BY node_id) e"
+						     " LEFT JOIN graph_nodes n ON n.id = e.node"
 						   : "SELECT n.graph_function_id, " NODE_COLS ", count(k.call_id) FROM kernels k"
 						     " LEFT JOIN graph_nodes n ON n.id = k.node_id GROUP BY k.node_id");
 	struct graph_ops_model *g = l->g;
@@ -518,6 +534,8 @@ int graph_ops_model_load(struct graph_ops_model *g, struct model *m)
 	if (load_fns(&l, db) || load_calls(&l, db) || (l.totals && scale_to_all_calls(&l, db)) || load_fn_ops(&l, db) ||
 	    load_overall(&l, db) || load_top_lines(&l, db))
 		rc = -1;
+	if (l.totals)
+		totals_to_fns(g);
 	keep_fns_with_kernels(g);
 	idmap_release(&l.fn_index);
 	free(l.first);

@@ -116,7 +116,7 @@ void report_graph_ops_text(struct strbuf *out, const struct model *m, const stru
 	strbuf_addf(out, "  %lld kernels, %lld in graph-function calls (overhead: wall time when\n"
 		    "  none of a call's kernels ran)\n", (long long)g->kernels, (long long)g->call_kernels);
 	if (g->sampled)
-		strbuf_addf(out, "  every kernel counted; spans (and so overhead) from the sampled calls\n");
+		strbuf_addf(out, "  every kernel counted; times and overhead from the sampled calls\n");
 	/* lost kernels read as time between kernels */
 	if (g->sampled && g->dropped_kernels > 0)
 		strbuf_addf(out, "  note: %lld kernels of sampled calls were not recorded one by one (too many\n"

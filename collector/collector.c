@@ -108,8 +108,6 @@ static int open_process_files(void)
 	agp_proc.shm->pid = agp_proc.pid;
 	agp_proc.shm->ppid = getppid();
 	agp_proc.shm->start_ns = agp_now_ns();
-	agp_proc.shm->tick0 = agp_ticks();
-	agp_proc.shm->tick0_ns = agp_now_ns();
 	/* Publish the magic last: the launcher ignores files without it. */
 	__atomic_store_n(&agp_proc.shm->magic, AGP_SHM_MAGIC, __ATOMIC_RELEASE);
 	return 0;
@@ -497,10 +495,10 @@ int agp_emit_kernel_agg(struct agp_thread *t, const struct agp_kernel_total *k)
 	rec->h.arg = k->name;
 	rec->type = k->type;
 	rec->call_seq = k->call_seq;
-	rec->max_ticks = k->max_ticks;
+	rec->timed = k->timed;
 	rec->pad = 0;
 	rec->count = k->count;
-	rec->total_ticks = k->total_ticks;
+	rec->timed_ns = k->timed_ns;
 	ring_publish(t, new_head);
 	return 0;
 }

@@ -24,10 +24,6 @@
 
 #include <stdatomic.h>
 #include <stdint.h>
-#include <time.h>
-#if defined(__x86_64__)
-#include <x86intrin.h>
-#endif
 
 /*
  * Environment variables of the protocol.  The launcher sets them for the
@@ -95,10 +91,7 @@ struct agp_shm_header {
 	 * also an AGP_SIDE_CAPTURE record, so the recording knows the windows).
 	 */
 	_Atomic uint32_t capture_off;
-	/* agp_ticks() and CLOCK_MONOTONIC read together at start: the launcher's tick-to-ns ratio */
-	uint64_t tick0;
-	uint64_t tick0_ns;
-	char pad1[4096 - 72];
+	char pad1[4096 - 56];
 	struct agp_thread_ring threads[AGP_MAX_THREADS];
 };
 
@@ -120,8 +113,10 @@ _Static_assert(sizeof(struct agp_shm_header) <= AGP_HEADER_BYTES, "header fits")
 /*
  * Kernel totals (collector/hooks_kernel.c): per thread, one table of
  * AGP_KTOTAL_SLOTS entries after all the rings, entry i counting the kernel
- * in slot i of the thread's kernel cache.  The thread adds every execution
- * of the kernel to it with plain stores (it is the only writer); the
+ * in slot i of the thread's kernel cache.  The thread counts every execution
+ * of the kernel there, and adds the duration of those it timed (the sampled
+ * calls' kernels: reading a clock twice per kernel would cost more than
+ * a small kernel), with plain stores (it is the only writer); the
  * launcher reads the tables once, when the run ends, so the counts are
  * exact even for a process killed with SIGKILL.  An entry that the thread
  * gives to another kernel is first written to its ring as an
@@ -132,30 +127,10 @@ struct agp_kernel_total {
 	uint32_t name;        /* string ids, 0 = unused */
 	uint32_t type;
 	uint32_t call_seq;    /* low 32 bits of the seq of a call it ran under, 0 = none seen */
-	uint32_t max_ticks;   /* longest execution (agp_ticks), saturated */
+	uint32_t timed;       /* executions timed (saturated) */
 	uint64_t count;       /* executions */
-	uint64_t total_ticks; /* their summed duration (agp_ticks) */
+	uint64_t timed_ns;    /* summed duration of the timed ones */
 };
-
-/*
- * The clock of kernel totals: the TSC on x86-64 (a few ns to read, against
- * some 20 for clock_gettime: it is read twice per kernel), CLOCK_MONOTONIC
- * ns elsewhere.  The launcher turns ticks into ns with the header's tick0
- * and tick0_ns and its own reading at the end (an invariant TSC, the same
- * on every core: constant_tsc and nonstop_tsc, as on every x86-64 CPU of
- * the last decade).
- */
-static inline uint64_t agp_ticks(void)
-{
-#if defined(__x86_64__)
-	return __rdtsc();
-#else
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-#endif
-}
 _Static_assert(sizeof(struct agp_kernel_total) == 32, "kernel total layout");
 #define AGP_KTOTAL_BYTES ((uint64_t)AGP_KTOTAL_SLOTS * sizeof(struct agp_kernel_total))
 #define AGP_KTOTAL_OFFSET ((uint64_t)AGP_HEADER_BYTES + (uint64_t)AGP_RING_BYTES * AGP_MAX_THREADS)
@@ -271,10 +246,10 @@ struct agp_rec_kernel_agg {
 	struct agp_rec_hdr h;
 	uint32_t type;        /* op type string id */
 	uint32_t call_seq;
-	uint32_t max_ticks;
+	uint32_t timed;
 	uint32_t pad;
 	uint64_t count;
-	uint64_t total_ticks;
+	uint64_t timed_ns;
 };
 _Static_assert(sizeof(struct agp_rec_kernel_agg) == 40, "kernel aggregate record layout");
 

@@ -272,8 +272,9 @@ CREATE TABLE kernels (
 );
 
 -- v5: every CPU kernel execution, counted: per thread and node, how many
--- ran and their summed time, sampled calls included (kernels holds the
--- executions of the sampled calls one by one: function_calls.kernel_detail).
+-- ran, sampled calls included, and how many of them were timed (the sampled
+-- calls', which kernels holds one by one: function_calls.kernel_detail) with
+-- their summed time: count * timed_ns / timed estimates the kernel's time.
 -- A (pid, tid, node_id) may have several rows: sum them.  call_id: one call
 -- the kernel ran under (what ties it to graph_function_id), NULL: none
 -- (eager, Session.run, tf.data) or unknown.
@@ -284,8 +285,8 @@ CREATE TABLE kernel_totals (
     call_id           INTEGER REFERENCES function_calls(id),
     graph_function_id INTEGER REFERENCES graph_functions(id),
     count             INTEGER NOT NULL,
-    total_ns          INTEGER NOT NULL,
-    max_ns            INTEGER NOT NULL DEFAULT 0
+    timed             INTEGER NOT NULL DEFAULT 0,
+    timed_ns          INTEGER NOT NULL DEFAULT 0
 );
 
 -- The user's source files named by callsites/functions, as they were when the

@@ -406,7 +406,7 @@ static int prepare_all(struct run_writer *w)
 		{ &w->ins_call_seq, "INSERT OR REPLACE INTO temp.call_seq(pid, seq, call_id) VALUES (?,?,?)" },
 		{ &w->ins_node_src, "INSERT INTO temp.node_src(pid, trace_seq, name, file, line) VALUES (?,?,?,?,?)" },
 		{ &w->upd_process_kernels, "UPDATE processes SET kernel_status = ?, kernel_detail = ? WHERE pid = ?" },
-		{ &w->ins_ktotal, "INSERT INTO kernel_totals(pid, tid, node_id, call_id, count, total_ns, max_ns) VALUES (?,?,?,?,?,?,?)" },
+		{ &w->ins_ktotal, "INSERT INTO kernel_totals(pid, tid, node_id, call_id, count, timed, timed_ns) VALUES (?,?,?,?,?,?,?)" },
 		{ &w->ins_session, "INSERT INTO session_runs(pid, tid, start_ns, end_ns, kind, callsite_id, feeds, fetches, targets, ok) VALUES (?,?,?,?,?,?,?,?,?,?)" },
 	};
 
@@ -594,37 +594,12 @@ static void write_kernel(struct run_writer *w, struct stream *s, int tid, const 
 }
 
 /*
- * ns per agp_ticks() tick of a stream's process (agp_protocol.h): from the
- * tick and the time its header says it read together at start and ours
- * now.  The header is the workload's: a ratio no clock has (outside 0.05
- * to 20 ns, a TSC of 50 MHz to 20 GHz) gives 0, times unknown.
- */
-static double stream_ns_per_tick(struct stream *s)
-{
-	uint64_t t0[2], tick = agp_ticks(), ns = now_ns();
-	double r;
-
-	if (shm_copy(t0, &s->shm->tick0, sizeof(t0)) != 0 || tick <= t0[0] || ns <= t0[1])
-		return 0;
-	r = (double)(ns - t0[1]) / (double)(tick - t0[0]);
-	return r >= 0.05 && r <= 20.0 ? r : 0;
-}
-
-/* ticks * ratio as ns, saturated to what SQLite holds */
-static int64_t ticks_ns(uint64_t ticks, double ns_per_tick)
-{
-	double v = (double)ticks * ns_per_tick;
-
-	return v < 9.0e18 ? (int64_t)v : INT64_MAX;
-}
-
-/*
  * One kernel's totals (a table entry read at the end, or an
  * AGP_REC_KERNEL_AGG record): the workload's numbers, clamped to what
  * SQLite holds.  call_id holds -(call seq) until the end of the run.
  */
 static void write_kernel_total(struct run_writer *w, struct stream *s, int tid, uint32_t name, uint32_t type,
-			       uint32_t call_seq, uint64_t count, int64_t total_ns, int64_t max_ns)
+			       uint32_t call_seq, uint64_t count, uint32_t timed, uint64_t timed_ns)
 {
 	sqlite3_stmt *st = w->ins_ktotal;
 	int64_t node;
@@ -640,17 +615,14 @@ static void write_kernel_total(struct run_writer *w, struct stream *s, int tid, 
 	else
 		sqlite3_bind_null(st, 4);
 	sqlite3_bind_int64(st, 5, count > INT64_MAX ? INT64_MAX : (int64_t)count);
-	sqlite3_bind_int64(st, 6, total_ns);
-	sqlite3_bind_int64(st, 7, max_ns);
+	sqlite3_bind_int64(st, 6, timed);
+	sqlite3_bind_int64(st, 7, timed_ns > INT64_MAX ? INT64_MAX : (int64_t)timed_ns);
 	step(w, st);
 }
 
 static void write_kernel_agg(struct run_writer *w, struct stream *s, int tid, const struct agp_rec_kernel_agg *r)
 {
-	double ratio = stream_ns_per_tick(s);
-
-	write_kernel_total(w, s, tid, r->h.arg, r->type, r->call_seq, r->count, ticks_ns(r->total_ticks, ratio),
-			   ticks_ns(r->max_ticks, ratio));
+	write_kernel_total(w, s, tid, r->h.arg, r->type, r->call_seq, r->count, r->timed, r->timed_ns);
 }
 
 /*
@@ -661,7 +633,6 @@ static void read_kernel_totals(struct run_writer *w, struct stream *s)
 {
 	struct agp_kernel_total *tab = malloc(AGP_KTOTAL_BYTES);
 	const char *base = (const char *)s->shm + AGP_KTOTAL_OFFSET;
-	double ratio = stream_ns_per_tick(s);
 	int32_t tid;
 
 	for (uint32_t t = 0; tab && t < AGP_MAX_THREADS && !s->damaged; t++) {
@@ -671,7 +642,7 @@ static void read_kernel_totals(struct run_writer *w, struct stream *s)
 			continue;
 		for (uint32_t i = 0; i < AGP_KTOTAL_SLOTS; i++)
 			write_kernel_total(w, s, tid, tab[i].name, tab[i].type, tab[i].call_seq, tab[i].count,
-					   ticks_ns(tab[i].total_ticks, ratio), ticks_ns(tab[i].max_ticks, ratio));
+					   tab[i].timed, tab[i].timed_ns);
 	}
 	free(tab);
 }

@@ -8,7 +8,7 @@ only the kernels of sampled calls: per thread and graph function its first
 5 calls, then one in 64 (function_calls.kernel_detail).  So every call that
 is sampled must hold exactly the FunctionDef's kernels, every other call
 none, and each node of the function must have run once per call, the
-calls counted by the program itself.
+calls counted by the program itself, and timed once per sampled call.
 
 - dispatch (samples/graph_dispatch.py): every sampled call of tiny_steps ran the
   kernels TensorFlow's executor runs for its FunctionDef (the oracle,
@@ -68,11 +68,13 @@ def check_kernels_per_call(db, oracle, fn, every_call=False):
              "%s: kernels per sampled call vs the FunctionDef's executed nodes" % fn)
     check_eq(sorted({n for _, d, n in rows if not d}), [0] if calls > len([r for r in rows if r[1]]) else [],
              "%s: kernel rows of calls not sampled" % fn)
-    per_node = db.execute("SELECT t.node_id, sum(t.count) FROM kernel_totals t JOIN graph_functions g"
+    per_node = db.execute("SELECT t.node_id, sum(t.count), sum(t.timed) FROM kernel_totals t JOIN graph_functions g"
                           " ON g.id = t.graph_function_id JOIN strings s ON s.id = g.name_id WHERE s.text = ?"
                           " GROUP BY t.node_id", (want["name"],)).fetchall()
     check_eq(len(per_node), want["kernels"], "%s: nodes with kernel totals vs the FunctionDef's executed nodes" % fn)
-    check_eq(sorted({n for _, n in per_node}), [calls], "%s: executions per node (kernel_totals) vs calls" % fn)
+    check_eq(sorted({n for _, n, _ in per_node}), [calls], "%s: executions per node (kernel_totals) vs calls" % fn)
+    check_eq(sorted({n for _, _, n in per_node}), [len([r for r in rows if r[1]])],
+             "%s: timed executions per node (kernel_totals.timed) vs the sampled calls" % fn)
     unlinked = q1(db, "SELECT count(*) FROM kernels k JOIN function_calls c ON c.id = k.call_id"
                       " JOIN strings s ON s.id = c.name_id LEFT JOIN graph_nodes n ON n.id = k.node_id"
                       " JOIN graph_functions g ON g.id = c.graph_function_id"
