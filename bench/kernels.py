@@ -24,7 +24,7 @@ Target (issue 10): kernels <= 1.05x.  Same method as bench/overhead.py.
 Each run times its loop --repeat times and reports the least (bench/graph_loop.py):
 the figures are then the loop's own cost more than the machine's load.
 
-usage: bench/kernels.py [--rounds N] [--calls N] [--repeat R] [--all] [--python PY] [--agprof PATH]
+usage: bench/kernels.py [--rounds N] [--calls N] [--repeat R] [--all] [--configs A,B] [--python PY] [--agprof PATH]
 """
 import argparse
 import os
@@ -72,10 +72,13 @@ def main():
     ap.add_argument("--calls", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--all", action="store_true", help="also run --kernels=all")
+    ap.add_argument("--configs", help="comma-separated subset of the configurations (bare is always run)")
     ap.add_argument("--python", default=os.path.join(ROOT, ".venv", "bin", "python"))
     ap.add_argument("--agprof", default=os.path.join(ROOT, "build", "cmd", "agprof", "agprof"))
     args = ap.parse_args()
     configs = tuple(c for c in CONFIGS if args.all or c != "kernels-all")
+    if args.configs:
+        configs = tuple(c for c in CONFIGS if c == "bare" or c in args.configs.split(","))
     tmp = tempfile.mkdtemp(prefix="agprof-bench-kernels-")
     wall = {c: [] for c in configs}
     cpu = {c: [] for c in configs}
