@@ -61,6 +61,8 @@ struct agp_kcache_slot {
 	uintptr_t fingerprint;  /* the kernel's name text pointer: tells a reused address */
 	uint32_t name;          /* string ids */
 	uint32_t type;
+	uint32_t next;          /* slot of the kernel that ran after it on this thread last time */
+	uint32_t pad;
 };
 
 #define AGP_STRCACHE 1024
@@ -95,6 +97,7 @@ struct agp_thread {
 	struct agp_sitecache_slot sitecache[AGP_SITECACHE];
 	struct agp_codecache_slot codecache[AGP_CODECACHE];
 	struct agp_kcache_slot kcache[AGP_KCACHE];
+	uint32_t kprev;         /* slot of the thread's previous kernel */
 	/* hooks_kernel.c: kcache[i]'s totals (in the ring file), NULL: every kernel in detail */
 	struct agp_kernel_total *ktotals;
 	int ktotals_tried;

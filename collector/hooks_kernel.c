@@ -199,6 +199,24 @@ static void kernel_name_slow(struct agp_thread *t, void *kernel, void *ctx, stru
  */
 #define KCACHE_PROBES 8
 
+/*
+ * A graph runs its kernels in the same order at every call: each slot
+ * remembers the slot that came next last time, whose cache and totals
+ * lines are fetched while this kernel runs (on a small kernel the lookup's
+ * cache misses were most of the hot path).
+ */
+static inline struct agp_kcache_slot *kernel_prefetch_next(struct agp_thread *t, struct agp_kcache_slot *slot)
+{
+	uint32_t i = (uint32_t)(slot - t->kcache);
+
+	t->kcache[t->kprev & (AGP_KCACHE - 1)].next = i;
+	t->kprev = i;
+	__builtin_prefetch(&t->kcache[slot->next & (AGP_KCACHE - 1)]);
+	if (t->ktotals)
+		__builtin_prefetch(&t->ktotals[slot->next & (AGP_KCACHE - 1)], 1);
+	return slot;
+}
+
 static inline struct agp_kcache_slot *kernel_names(struct agp_thread *t, void *kernel, void *ctx)
 {
 	uint64_t h = ((uint64_t)(uintptr_t)kernel >> 4) * 0x9e3779b97f4a7c15ULL;
@@ -211,7 +229,7 @@ static inline struct agp_kcache_slot *kernel_names(struct agp_thread *t, void *k
 		if (slot->kernel == (uintptr_t)kernel) {
 			if (__builtin_expect(slot->fingerprint != fingerprint(kernel), 0))
 				kernel_name_slow(t, kernel, ctx, slot);
-			return slot;
+			return kernel_prefetch_next(t, slot);
 		}
 		if (!slot->kernel) {
 			empty = slot;
@@ -220,7 +238,7 @@ static inline struct agp_kcache_slot *kernel_names(struct agp_thread *t, void *k
 	}
 	slot = empty ? empty : &t->kcache[first];
 	kernel_name_slow(t, kernel, ctx, slot);
-	return slot;
+	return kernel_prefetch_next(t, slot);
 }
 
 /*
