@@ -1,7 +1,12 @@
 /*
  * graph_ops.c - see graph_ops.h.  Reads kernels and graph_nodes (schema v4)
  * with four aggregate queries; the per-call union of kernel spans is the one
- * pass over kernel rows, in call and start order.
+ * pass over kernel rows, in call and start order.  Since schema v5 the
+ * kernels table holds the sampled calls only and kernel_totals counts every
+ * execution: counts come from the totals, a node's kernel time is its count
+ * times its mean duration in the sampled calls (the timed executions),
+ * busy time (and so the executor overhead) is the sampled calls' share of
+ * their wall time applied to all calls.
  */
 #include "graph_ops.h"
 #include "db.h"
@@ -24,6 +29,7 @@ struct loader {
 	struct graph_ops_model *g;
 	struct idmap fn_index;      /* graph_functions.id -> index in g->fns */
 	struct call_sum *first;     /* per function, its first call (call_done) */
+	int totals;                 /* kernel_totals has rows (schema v5) */
 };
 
 static int cmp_op(const void *a, const void *b)
@@ -62,6 +68,30 @@ static int stmt_end(sqlite3 *db, sqlite3_stmt *s, int rc)
 		ret = error("cannot read the recording's kernels: %s", sqlite3_errmsg(db));
 	sqlite3_finalize(s);
 	return ret;
+}
+
+/* A total() column (a float, which a hostile recording cannot make overflow), clamped to int64. */
+static int64_t col_total(sqlite3_stmt *s, int col)
+{
+	double v = sqlite3_column_double(s, col);
+
+	return v < 9.0e18 ? (int64_t)v : INT64_MAX;
+}
+
+/* Whether kernel_totals (schema v5) has rows: a v4 recording, or a merge of them, has none. */
+static int has_totals(sqlite3 *db)
+{
+	sqlite3_stmt *s = NULL;
+	int yes;
+
+	if (!db_has_table(db, "kernel_totals") ||
+	    sqlite3_prepare_v2(db, "SELECT 1 FROM kernel_totals LIMIT 1", -1, &s, NULL) != SQLITE_OK) {
+		sqlite3_finalize(s);
+		return 0;
+	}
+	yes = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_finalize(s);
+	return yes;
 }
 
 static const char *pooled(struct model *m, sqlite3_stmt *s, int col)
@@ -214,6 +244,59 @@ static int load_calls(struct loader *l, sqlite3 *db)
 	return stmt_end(db, s, rc);
 }
 
+/*
+ * Schema v5: from the sampled calls (load_calls) to all of them.  A
+ * function's calls, wall time and first/last come from function_calls
+ * (less the first call when load_calls left it out), its busy time is the
+ * sampled calls' busy share of their wall time applied to all calls' wall
+ * time; its kernels and kernel time are its ops' (totals_to_fns).  0 or -1.
+ */
+static int scale_to_all_calls(struct loader *l, sqlite3 *db)
+{
+	sqlite3_stmt *s = db_prepare(db, "SELECT c.graph_function_id, count(*), total(max(c.end_ns - c.start_ns, 0)),"
+					 " min(c.start_ns), max(c.end_ns)"
+					 " FROM function_calls c WHERE c.graph_function_id IS NOT NULL GROUP BY 1");
+	int rc;
+
+	if (!s)
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct graph_fn_ops *f = fn_of(l, sqlite3_column_int64(s, 0));
+		int64_t calls = sqlite3_column_int64(s, 1), call_ns = col_total(s, 2);
+
+		if (!f || f->calls <= 0 || calls < f->calls)
+			continue;  /* no sampled call: nothing to scale from */
+		if (f->first_left_out) {
+			calls--;
+			call_ns = sat_sub64(call_ns, f->first_call_ns);
+		}
+		f->sampled_calls = f->calls;
+		if (f->call_ns > 0)
+			f->busy_ns = (int64_t)((double)call_ns * ((double)f->busy_ns / (double)f->call_ns));
+		f->calls = calls;
+		f->call_ns = call_ns;
+		f->first_ns = sqlite3_column_int64(s, 3);
+		f->last_ns = sqlite3_column_int64(s, 4);
+		f->overhead_ns = f->call_ns > f->busy_ns ? f->call_ns - f->busy_ns : 0;
+	}
+	return stmt_end(db, s, rc);
+}
+
+/* Schema v5: a function's kernels and kernel time are those of its ops (from the totals). */
+static void totals_to_fns(struct graph_ops_model *g)
+{
+	for (size_t i = 0; i < g->nfns; i++) {
+		struct graph_fn_ops *f = &g->fns[i];
+
+		if (!f->sampled_calls)
+			continue;
+		f->kernels = 0;
+		for (size_t o = 0; o < f->nops; o++)
+			f->kernels = sat_add64(f->kernels, f->ops[o].count > 0 ? f->ops[o].count : 0);
+		f->kernel_ns = f->op_kernel_ns;
+	}
+}
+
 static void op_from_row(struct model *m, sqlite3_stmt *s, struct graph_op *op)
 {
 	memset(op, 0, sizeof(*op));
@@ -259,16 +342,37 @@ static void finish_ops(struct graph_op *ops, size_t nops, struct graph_op_type *
 /* total(): a float sum, which a hostile recording cannot make overflow (clamped when read) */
 #define NODE_COLS "n.name, n.op_type, n.file, n.line, count(*), total(max(k.end_ns - k.start_ns, 0))"
 
+/* Each function's first call with kernels, when others have some: left out of its sums (as load_calls). */
+#define FIRST_CALLS "SELECT min(c2.id) FROM function_calls c2 WHERE EXISTS (SELECT 1 FROM kernels k2" \
+		    " WHERE k2.call_id = c2.id) GROUP BY c2.graph_function_id HAVING count(*) > 1"
+
+/*
+ * Per graph function and node, from the kernel rows (schema v4) or the
+ * totals less the first call's rows (v5).
+ */
+static const char fn_ops_sql[] =
+	"SELECT c.graph_function_id, " NODE_COLS " FROM kernels k"
+	" JOIN function_calls c ON c.id = k.call_id LEFT JOIN graph_nodes n ON n.id = k.node_id"
+	" WHERE k.call_id NOT IN (" FIRST_CALLS ") GROUP BY c.graph_function_id, k.node_id";
+/*
+ * v5: count less the first call's, time = that count * the mean of the timed
+ * executions less the first call's (all of them when it was the only one).
+ */
+static const char fn_ops_totals_sql[] =
+	"SELECT e.gf, n.name, n.op_type, n.file, n.line, e.cnt - coalesce(f.cnt, 0),"
+	" CASE WHEN e.tc - coalesce(f.cnt, 0) > 0 THEN max(e.tns - coalesce(f.ns, 0), 0) * (e.cnt - coalesce(f.cnt, 0))"
+	"  / (e.tc - coalesce(f.cnt, 0)) WHEN e.tc > 0 THEN e.tns * (e.cnt - coalesce(f.cnt, 0)) / e.tc ELSE 0 END"
+	" FROM (SELECT graph_function_id AS gf, node_id AS node, sum(count) AS cnt, sum(timed) AS tc,"
+	"  total(timed_ns) AS tns FROM kernel_totals WHERE graph_function_id IS NOT NULL GROUP BY 1, 2) e"
+	" LEFT JOIN graph_nodes n ON n.id = e.node"
+	" LEFT JOIN (SELECT k.node_id AS node, c.graph_function_id AS gf, count(*) AS cnt,"
+	"  total(max(k.end_ns - k.start_ns, 0)) AS ns FROM kernels k JOIN function_calls c ON c.id = k.call_id"
+	"  WHERE k.call_id IN (" FIRST_CALLS ") GROUP BY 1, 2) f ON f.node IS e.node AND f.gf = e.gf";
+
 /* Per graph function and node: runs and time (the first call left out).  0 or -1. */
 static int load_fn_ops(struct loader *l, sqlite3 *db)
 {
-	/* as load_calls, each function's first call left out when others ran kernels */
-	sqlite3_stmt *s = db_prepare(db, "SELECT c.graph_function_id, " NODE_COLS " FROM kernels k"
-					 " JOIN function_calls c ON c.id = k.call_id LEFT JOIN graph_nodes n ON n.id = k.node_id"
-					 " WHERE k.call_id NOT IN (SELECT min(c2.id) FROM function_calls c2"
-					 "  WHERE EXISTS (SELECT 1 FROM kernels k2 WHERE k2.call_id = c2.id)"
-					 "  GROUP BY c2.graph_function_id HAVING count(*) > 1)"
-					 " GROUP BY c.graph_function_id, k.node_id");
+	sqlite3_stmt *s = db_prepare(db, l->totals ? fn_ops_totals_sql : fn_ops_sql);
 	size_t *opcap = calloc(l->g->nfns + 1, sizeof(size_t)), *typecap = calloc(l->g->nfns + 1, sizeof(size_t));
 	int rc = -1, step = SQLITE_DONE;
 
@@ -309,8 +413,14 @@ out:
 /* Every kernel by node (eager and Session.run too), and the totals.  0 or -1. */
 static int load_overall(struct loader *l, sqlite3 *db)
 {
-	sqlite3_stmt *s = db_prepare(db, "SELECT n.graph_function_id, " NODE_COLS ", count(k.call_id) FROM kernels k"
-					 " LEFT JOIN graph_nodes n ON n.id = k.node_id GROUP BY k.node_id");
+	sqlite3_stmt *s = db_prepare(db, l->totals ? "SELECT n.graph_function_id, n.name, n.op_type, n.file, n.line, e.cnt,"
+						     " e.ns, e.call_cnt FROM (SELECT node_id AS node, sum(count) AS cnt,"
+						     " CASE WHEN sum(timed) > 0 THEN total(timed_ns) * sum(count) / sum(timed)"
+						     " ELSE 0 END AS ns, total(CASE WHEN call_id IS NOT NULL THEN count END)"
+						     " AS call_cnt FROM kernel_totals GROUP BY node_id) e"
+						     " LEFT JOIN graph_nodes n ON n.id = e.node"
+						   : "SELECT n.graph_function_id, " NODE_COLS ", count(k.call_id) FROM kernels k"
+						     " LEFT JOIN graph_nodes n ON n.id = k.node_id GROUP BY k.node_id");
 	struct graph_ops_model *g = l->g;
 	size_t opcap = 0, typecap = 0;
 	int rc;
@@ -326,7 +436,7 @@ static int load_overall(struct loader *l, sqlite3 *db)
 		op.function = f ? f->function : NULL;
 		g->kernels += op.count;
 		g->kernel_ns = sat_add64(g->kernel_ns, op.total_ns);
-		g->call_kernels += sqlite3_column_int64(s, 7);
+		g->call_kernels += col_total(s, 7);
 		if (add_type(&g->types, &g->ntypes, &typecap, &op) || ARRAY_GROW(g->ops, g->nops, opcap))
 			break;
 		g->ops[g->nops++] = op;
@@ -411,7 +521,7 @@ void graph_ops_model_release(struct graph_ops_model *g)
 
 int graph_ops_model_load(struct graph_ops_model *g, struct model *m)
 {
-	struct loader l = { m, g, IDMAP_INIT, NULL };
+	struct loader l = { m, g, IDMAP_INIT, NULL, 0 };
 	sqlite3 *db = m->rec->db;
 	int rc = 0;
 
@@ -419,9 +529,13 @@ int graph_ops_model_load(struct graph_ops_model *g, struct model *m)
 	if (!db_has_table(db, "kernels") || !db_has_table(db, "graph_nodes"))
 		return 0;
 	load_status(&l, db);
-	if (load_fns(&l, db) || load_calls(&l, db) || load_fn_ops(&l, db) || load_overall(&l, db) ||
-	    load_top_lines(&l, db))
+	l.totals = has_totals(db);
+	g->sampled = l.totals;
+	if (load_fns(&l, db) || load_calls(&l, db) || (l.totals && scale_to_all_calls(&l, db)) || load_fn_ops(&l, db) ||
+	    load_overall(&l, db) || load_top_lines(&l, db))
 		rc = -1;
+	if (l.totals)
+		totals_to_fns(g);
 	keep_fns_with_kernels(g);
 	idmap_release(&l.fn_index);
 	free(l.first);

@@ -49,8 +49,9 @@ struct graph_fn_ops {
 	const char *function;       /* user function, or NULL */
 	int jit_compile;
 	int64_t calls, call_ns;     /* calls with kernels, their wall time */
+	int64_t sampled_calls;      /* of those, the calls recorded one by one (schema v5; 0: all of them) */
 	int64_t kernels, kernel_ns; /* kernel runs and their summed time */
-	int64_t busy_ns;            /* per call, time some kernel ran (union), summed */
+	int64_t busy_ns;            /* per call, time some kernel ran (union), summed; v5: from the sampled calls */
 	int64_t overhead_ns;        /* call_ns - busy_ns */
 	int64_t first_ns, last_ns;
 	/*
@@ -76,6 +77,7 @@ struct graph_ops_model {
 	int64_t kernels, kernel_ns; /* every kernel, eager and Session.run included */
 	int64_t call_kernels;       /* those under a graph-function call */
 	int64_t dropped_kernels;    /* kernels not recorded (too many a second: processes.dropped_kernels) */
+	int sampled;                /* counts from kernel_totals, detail of sampled calls (schema v5) */
 	struct graph_fn_ops *fns;   /* by overhead_ns + kernel_ns, largest first */
 	size_t nfns;
 	struct graph_op *ops;       /* overall, by total_ns, largest first */

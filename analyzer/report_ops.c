@@ -115,8 +115,13 @@ void report_graph_ops_text(struct strbuf *out, const struct model *m, const stru
 	}
 	strbuf_addf(out, "  %lld kernels, %lld in graph-function calls (overhead: wall time when\n"
 		    "  none of a call's kernels ran)\n", (long long)g->kernels, (long long)g->call_kernels);
+	if (g->sampled)
+		strbuf_addf(out, "  every kernel counted; times and overhead from the sampled calls\n");
 	/* lost kernels read as time between kernels */
-	if (g->dropped_kernels > 0 || m->session.dropped_events > 0)
+	if (g->sampled && g->dropped_kernels > 0)
+		strbuf_addf(out, "  note: %lld kernels of sampled calls were not recorded one by one (too many\n"
+			    "  a second): the overhead is too high by what they took\n", (long long)g->dropped_kernels);
+	else if (g->dropped_kernels > 0 || m->session.dropped_events > 0)
 		strbuf_addf(out, "  note: %lld kernels were not recorded (too many a second): kernel counts and\n"
 			    "  time are too low, and the overhead too high, by what they took\n",
 			    (long long)(g->dropped_kernels + m->session.dropped_events));
@@ -177,6 +182,7 @@ static void json_fn(struct json *j, const struct graph_fn_ops *f)
 	json_kv_str(j, "function", f->function);
 	json_kv_bool(j, "jit_compile", f->jit_compile);
 	json_kv_int(j, "calls", f->calls);
+	json_kv_int(j, "sampled_calls", f->sampled_calls ? f->sampled_calls : f->calls);
 	json_kv_int(j, "call_ns", f->call_ns);
 	json_kv_int(j, "kernels", f->kernels);
 	json_kv_num(j, "kernels_per_call", f->calls ? (double)f->kernels / (double)f->calls : 0);
@@ -202,6 +208,7 @@ void report_graph_ops_json(struct json *j, const struct graph_ops_model *g)
 	json_kv_int(j, "kernel_ns", g ? g->kernel_ns : 0);
 	json_kv_int(j, "call_kernels", g ? g->call_kernels : 0);
 	json_kv_int(j, "dropped_kernels", g ? g->dropped_kernels : 0);
+	json_kv_bool(j, "sampled", g && g->sampled);
 	json_key(j, "functions");
 	json_begin_array(j, 0);
 	for (size_t i = 0; g && i < g->nfns; i++)

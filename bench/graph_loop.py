@@ -5,10 +5,13 @@ time and its CPU time over all the process's threads (time.process_time:
 the executor runs the kernels on its inter-op threads), which other
 processes on a busy machine disturb much less than wall time.
 
-usage: graph_loop.py CALLS [--tf-profiler DIR]
+usage: graph_loop.py CALLS [--tf-profiler DIR] [--repeat R]
   --tf-profiler DIR: TensorFlow's own profiler (tf.profiler.experimental)
-  runs around the timed loop; its stop() (collecting and writing the trace)
-  is timed apart."""
+  runs around the timed loops; its stop() (collecting and writing the trace)
+  is timed apart.
+  --repeat R: time the loop R times and print the least CPU and the least
+  wall time: on a loaded machine the least is the best estimate of what
+  the loop itself costs (other processes only ever add to it)."""
 import sys
 import time
 
@@ -24,19 +27,26 @@ def tiny_steps(x):
     return x
 
 
+def option(name, default):
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv[:-1] else default
+
+
 def main():
     calls = int(sys.argv[1]) if len(sys.argv) > 1 else 200
-    prof = sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--tf-profiler" else None
+    prof = option("--tf-profiler", None)
+    repeat = int(option("--repeat", "1"))
     x = tf.ones([16])
     for _ in range(5):  # trace, instantiate, warm up
         tiny_steps(x).numpy()
     if prof:
         tf.profiler.experimental.start(prof)
-    c0, w0 = time.process_time(), time.perf_counter()
-    for _ in range(calls):
-        x = tiny_steps(x)
-    x.numpy()
-    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    cpu = wall = float("inf")
+    for _ in range(repeat):
+        c0, w0 = time.process_time(), time.perf_counter()
+        for _ in range(calls):
+            x = tiny_steps(x)
+        x.numpy()
+        cpu, wall = min(cpu, time.process_time() - c0), min(wall, time.perf_counter() - w0)
     s0 = time.perf_counter()
     if prof:
         tf.profiler.experimental.stop()

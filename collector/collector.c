@@ -258,6 +258,23 @@ struct agp_thread *agp_thread_get(void)
 }
 
 /*
+ * The thread's kernel totals table in the ring file (rare path: the
+ * thread's first kernel), its pages reserved like a ring's so that a full
+ * /dev/shm is an error here and never a SIGBUS in a hook; NULL when they
+ * cannot be.
+ */
+struct agp_kernel_total *agp_kernel_totals_map(struct agp_thread *t)
+{
+	uint64_t slot = (uint64_t)(t->ring - agp_proc.shm->threads);
+	off_t off = (off_t)(AGP_KTOTAL_OFFSET + slot * AGP_KTOTAL_BYTES);
+
+	if (!fd_is_ours(agp_proc.shm_fd, agp_proc.shm_dev, agp_proc.shm_ino) ||
+	    fallocate(agp_proc.shm_fd, 0, off, (off_t)AGP_KTOTAL_BYTES) != 0)
+		return NULL;
+	return (struct agp_kernel_total *)((char *)agp_proc.shm + off);
+}
+
+/*
  * Reserve `words` 8-byte words in the thread's ring; returns where to write,
  * or NULL (and counts a drop) when the launcher has fallen behind.
  */
@@ -467,6 +484,26 @@ void agp_emit_kernel(struct agp_thread *t, uint32_t name, uint32_t type, uint64_
 	rec->call_seq = call_seq;
 	rec->flags = flags;
 	ring_publish(t, new_head);
+}
+
+int agp_emit_kernel_agg(struct agp_thread *t, const struct agp_kernel_total *k)
+{
+	uint64_t new_head;
+	struct agp_rec_kernel_agg *rec = ring_reserve(t, sizeof(*rec) / 8, &new_head);
+
+	if (!rec)
+		return -1;
+	rec->h.type = AGP_REC_KERNEL_AGG;
+	rec->h.words = sizeof(*rec) / 8;
+	rec->h.arg = k->name;
+	rec->type = k->type;
+	rec->call_seq = k->call_seq;
+	rec->timed = k->timed;
+	rec->pad = 0;
+	rec->count = k->count;
+	rec->timed_ns = k->timed_ns;
+	ring_publish(t, new_head);
+	return 0;
 }
 
 void agp_emit_session(struct agp_thread *t, uint32_t kind, uint64_t start, uint64_t end, uint32_t site,

@@ -61,6 +61,8 @@ struct agp_kcache_slot {
 	uintptr_t fingerprint;  /* the kernel's name text pointer: tells a reused address */
 	uint32_t name;          /* string ids */
 	uint32_t type;
+	uint32_t next;          /* slot of the kernel that ran after it on this thread last time */
+	uint32_t pad;
 };
 
 /*
@@ -75,10 +77,11 @@ struct agp_coll_type {
 };
 
 #define AGP_STRCACHE 1024
-#define AGP_KCACHE 8192         /* power of two: more than the nodes of a large graph */
+#define AGP_KCACHE AGP_KTOTAL_SLOTS /* power of two: more than the nodes of a large graph */
 #define AGP_SITECACHE 4096
 #define AGP_CODECACHE 1024
 #define AGP_TRACE_STACK 16
+#define AGP_CALL_COUNTS 64      /* power of two */
 
 struct agp_open_trace;
 
@@ -93,7 +96,7 @@ struct agp_thread {
 	int fastpath_depth;     /* inside TFE_Py_FastPathExecute_C */
 	const char *fastpath_op; /* the op it was asked to run */
 	uint64_t last_dispatch_end; /* end of this thread's previous TFE_Execute */
-	uint64_t call_seq;      /* seq of the graph-function call this thread is in, 0 = none */
+	uint64_t call_seq;      /* seq of the graph-function call this thread is in, 0 = none; | AGP_CALL_DETAIL */
 	int eager_depth;        /* inside a primitive TFE_Execute or a Session step */
 	int trace_depth;
 	struct agp_open_trace *traces[AGP_TRACE_STACK];
@@ -107,6 +110,12 @@ struct agp_thread {
 	struct agp_kcache_slot kcache[AGP_KCACHE];
 	struct agp_coll_type coll_types[AGP_COLL_TYPES];
 	uint32_t ncoll_types;
+	uint32_t kprev;         /* slot of the thread's previous kernel */
+	/* hooks_kernel.c: kcache[i]'s totals (in the ring file), NULL: every kernel in detail */
+	struct agp_kernel_total *ktotals;
+	int ktotals_tried;
+	uint64_t free_kernels;  /* kernels of no call seen so far (agp_kernel_detailed) */
+	struct { uint32_t name, calls; } call_counts[AGP_CALL_COUNTS]; /* per function name id */
 };
 
 /* Global state of this process image. */
@@ -127,6 +136,7 @@ struct agp_process {
 	_Atomic uint32_t active_calls;
 	_Atomic uint64_t last_call_seq;
 	int kernels_off;        /* AGPROF_NO_KERNELS */
+	int kernels_all;        /* AGPROF_KERNELS=all: every kernel in detail */
 };
 
 extern struct agp_process agp_proc AGP_HIDDEN;
@@ -137,6 +147,54 @@ static inline uint64_t agp_now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);  /* vDSO: no system call */
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Kernel sampling (docs/collector.md, "Kernels"): every kernel execution is
+ * counted in its thread's totals; one by one (an AGP_REC_KERNEL record) only
+ * the kernels of sampled calls: per thread and graph function, its first
+ * AGP_KDETAIL_FIRST calls and then one in AGP_KDETAIL_EVERY.  The decision
+ * is the call's, taken when it starts, so that every kernel of a call, on
+ * every thread, is recorded or none is: it travels as AGP_CALL_DETAIL, a bit
+ * of the call seq that kernels_enter (hooks_tf.c) stores in
+ * agp_thread.call_seq and agp_process.last_call_seq (kernel records carry
+ * the low 32 bits only).  Kernels of no call (eager ops, Session.run,
+ * tf.data) are detailed in bursts: the first AGP_KDETAIL_FREE of a thread,
+ * then AGP_KDETAIL_BURST in every AGP_KDETAIL_BURST * AGP_KDETAIL_EVERY.
+ */
+#define AGP_CALL_DETAIL (1ull << 63)
+#define AGP_KDETAIL_FIRST 5u
+#define AGP_KDETAIL_EVERY 64u   /* power of two */
+#define AGP_KDETAIL_FREE 4096u
+#define AGP_KDETAIL_BURST 1024u /* power of two */
+
+/* Whether the call of graph function name_id that starts now is sampled (AGP_CALL_DETAIL or 0). */
+static inline uint64_t agp_call_detailed(struct agp_thread *t, uint32_t name_id)
+{
+	uint32_t i = (name_id * 0x9e3779b1u) >> 26, n;
+
+	_Static_assert(AGP_CALL_COUNTS == 1 << 6, "call counter index bits");
+	if (agp_proc.kernels_off || agp_proc.kernels_all)
+		return agp_proc.kernels_all && !agp_proc.kernels_off ? AGP_CALL_DETAIL : 0;
+	if (t->call_counts[i].name != name_id) {  /* a collision shares a counter: still a sample */
+		t->call_counts[i].name = name_id;
+		t->call_counts[i].calls = 0;
+	}
+	n = t->call_counts[i].calls++;
+	return n < AGP_KDETAIL_FIRST || (n & (AGP_KDETAIL_EVERY - 1)) == 0 ? AGP_CALL_DETAIL : 0;
+}
+
+/* Whether a kernel run under call (a call seq with its AGP_CALL_DETAIL bit, 0 = none) is recorded in detail. */
+static inline int agp_kernel_detailed(struct agp_thread *t, uint64_t call)
+{
+	uint64_t n;
+
+	if (!t->ktotals || agp_proc.kernels_all)
+		return 1;
+	if (call)
+		return (call & AGP_CALL_DETAIL) != 0;
+	n = t->free_kernels++;
+	return n < AGP_KDETAIL_FREE || ((n / AGP_KDETAIL_BURST) & (AGP_KDETAIL_EVERY - 1)) == 0;
 }
 
 /* Current thread's state, creating it on first use; NULL when disabled. */
@@ -258,6 +316,10 @@ void agp_kernels_exit_check(void) AGP_HIDDEN;
 	"_ZN10tensorflow16ThreadPoolDevice12ComputeAsyncEPNS_13AsyncOpKernelEPNS_15OpKernelContextESt8functionIFvvEE"
 void AGP_KERNEL_COMPUTE(void *device, void *kernel, void *ctx) AGP_EXPORT;
 void AGP_KERNEL_COMPUTE_ASYNC(void *device, void *kernel, void *ctx, void *done) AGP_EXPORT;
+/* The thread's agp_kernel_total table (ring file), NULL when it cannot be reserved. */
+struct agp_kernel_total *agp_kernel_totals_map(struct agp_thread *t) AGP_HIDDEN;
+/* Write a kernel's totals to the ring (AGP_REC_KERNEL_AGG) before its entry is reused; 0, or -1 when the ring is full. */
+int agp_emit_kernel_agg(struct agp_thread *t, const struct agp_kernel_total *k) AGP_HIDDEN;
 /* Append a kernel record (AGP_REC_KERNEL). */
 void agp_emit_kernel(struct agp_thread *t, uint32_t name, uint32_t type, uint64_t start, uint64_t end,
 		     uint32_t call_seq, uint32_t flags) AGP_HIDDEN;

@@ -10,11 +10,17 @@
  * Session.run) and eager execution run on the CPU device (or got.c patches
  * the slot after a late start).
  *
- * Hot path (a cache hit): one thread-local lookup by OpKernel*, two clock
- * reads, one 32-byte ring record.  No lock, no system call, no malloc.  A
- * miss (a kernel's first run on this thread) names the kernel through
- * OpKernel::TraceString ("name:type"), which allocates: kernels live as
- * long as their graph, so misses are rare.
+ * Hot path (a cache hit): one thread-local lookup by OpKernel*, one count
+ * added to the kernel's entry of the thread's agp_kernel_total table, and,
+ * for a sampled call only (agp_kernel_detailed, collector.h), two clock
+ * reads, the duration added to the entry and one 32-byte ring record.  The
+ * counts stay exact; the launcher's writer, which costs about 2 us of CPU
+ * per stored kernel, sees a small share of the kernels; and the clock, which
+ * costs from 20 ns (vDSO, TSC) to over 150 ns (a VM that traps RDTSC) a
+ * read against some 350 ns for a small kernel, is read for those only.  No lock, no
+ * system call, no malloc.  A miss (a kernel's first run on this thread)
+ * names the kernel through OpKernel::TraceString ("name:type"), which
+ * allocates: kernels live as long as their graph, so misses are rare.
  */
 #include "collector.h"
 
@@ -53,7 +59,10 @@ void agp_kernels_init(void)
 {
 	const char *off = getenv(AGP_ENV_NO_KERNELS);
 
+	const char *mode = getenv(AGP_ENV_KERNELS);
+
 	agp_proc.kernels_off = off && *off && strcmp(off, "0") != 0;
+	agp_proc.kernels_all = mode && !strcmp(mode, "all");
 }
 
 static void kernels_status(const char *status, const char *detail)
@@ -86,7 +95,8 @@ static void kernels_resolve(void)
 	else if (!K.trace_string || !K.cxx_delete)
 		kernels_status("unnamed", "tensorflow::OpKernel::TraceString was not found: kernels are recorded without names");
 	else
-		kernels_status("hooked", NULL);
+		kernels_status("hooked", agp_proc.kernels_all ? "every kernel recorded one by one (--kernels=all)"
+							      : "every kernel counted; sampled calls recorded one by one");
 }
 
 /*
@@ -140,12 +150,34 @@ static inline int collective_of(const struct agp_thread *t, uint32_t type)
 	return 0;
 }
 
+/*
+ * Give slot's totals entry to a new kernel: the totals of the one it held
+ * go to the ring first (or, when it is full, into dropped_kernels).  The
+ * table is mapped here, on the thread's first miss.
+ */
+static void kernel_total_reset(struct agp_thread *t, struct agp_kcache_slot *slot)
+{
+	struct agp_kernel_total *k;
+
+	if (!t->ktotals && !t->ktotals_tried) {
+		t->ktotals_tried = 1;
+		t->ktotals = agp_kernel_totals_map(t);
+	}
+	if (!t->ktotals)
+		return;
+	k = &t->ktotals[slot - t->kcache];
+	if (k->count && agp_emit_kernel_agg(t, k) != 0)
+		atomic_fetch_add_explicit(&t->ring->dropped_kernels, k->count, memory_order_relaxed);
+	memset(k, 0, sizeof(*k));
+}
+
 /* The kernel's "name:type" as two string ids (0 when unknown). */
 static void kernel_name_slow(struct agp_thread *t, void *kernel, void *ctx, struct agp_kcache_slot *slot)
 {
 	struct cxx_string s;
 	const char *colon;
 
+	kernel_total_reset(t, slot);
 	slot->kernel = (uintptr_t)kernel;
 	slot->name = slot->type = 0;
 	slot->fingerprint = 0;
@@ -167,6 +199,10 @@ static void kernel_name_slow(struct agp_thread *t, void *kernel, void *ctx, stru
 	if (s.p != s.u.buf)
 		K.cxx_delete(s.p);
 	slot->fingerprint = fingerprint(kernel);
+	if (t->ktotals) {
+		t->ktotals[slot - t->kcache].name = slot->name;
+		t->ktotals[slot - t->kcache].type = slot->type;
+	}
 }
 
 /*
@@ -176,6 +212,24 @@ static void kernel_name_slow(struct agp_thread *t, void *kernel, void *ctx, stru
  * probe run, else the first slot.
  */
 #define KCACHE_PROBES 8
+
+/*
+ * A graph runs its kernels in the same order at every call: each slot
+ * remembers the slot that came next last time, whose cache and totals
+ * lines are fetched while this kernel runs (on a small kernel the lookup's
+ * cache misses were most of the hot path).
+ */
+static inline struct agp_kcache_slot *kernel_prefetch_next(struct agp_thread *t, struct agp_kcache_slot *slot)
+{
+	uint32_t i = (uint32_t)(slot - t->kcache);
+
+	t->kcache[t->kprev & (AGP_KCACHE - 1)].next = i;
+	t->kprev = i;
+	__builtin_prefetch(&t->kcache[slot->next & (AGP_KCACHE - 1)]);
+	if (t->ktotals)
+		__builtin_prefetch(&t->ktotals[slot->next & (AGP_KCACHE - 1)], 1);
+	return slot;
+}
 
 static inline struct agp_kcache_slot *kernel_names(struct agp_thread *t, void *kernel, void *ctx)
 {
@@ -189,7 +243,7 @@ static inline struct agp_kcache_slot *kernel_names(struct agp_thread *t, void *k
 		if (slot->kernel == (uintptr_t)kernel) {
 			if (__builtin_expect(slot->fingerprint != fingerprint(kernel), 0))
 				kernel_name_slow(t, kernel, ctx, slot);
-			return slot;
+			return kernel_prefetch_next(t, slot);
 		}
 		if (!slot->kernel) {
 			empty = slot;
@@ -198,31 +252,69 @@ static inline struct agp_kcache_slot *kernel_names(struct agp_thread *t, void *k
 	}
 	slot = empty ? empty : &t->kcache[first];
 	kernel_name_slow(t, kernel, ctx, slot);
-	return slot;
+	return kernel_prefetch_next(t, slot);
 }
 
 /*
- * The graph-function call a kernel runs under, as the low 32 bits of its
- * seq: this thread's own call (kernels the executor runs inline on the
+ * The graph-function call a kernel runs under, its seq with the
+ * AGP_CALL_DETAIL bit (records keep the low 32 bits): this thread's own call (kernels the executor runs inline on the
  * caller), else, on another thread, the one call in flight in the process
  * (0 when none or several are: the analyzer then leaves it unlinked).  A
  * primitive eager op's kernel and tf.data's kernels belong to no call.
  */
-static inline uint32_t kernel_call(const struct agp_thread *t)
+static inline uint64_t kernel_call(const struct agp_thread *t)
 {
 	if (t->call_seq)
-		return (uint32_t)t->call_seq;
+		return t->call_seq;
 	if (t->eager_depth || t->ring->role == AGP_ROLE_TF_DATA ||
 	    atomic_load_explicit(&agp_proc.active_calls, memory_order_acquire) != 1)
 		return 0;
-	return (uint32_t)atomic_load_explicit(&agp_proc.last_call_seq, memory_order_relaxed);
+	return atomic_load_explicit(&agp_proc.last_call_seq, memory_order_relaxed);
+}
+
+/* One execution: timed when its call is sampled. */
+struct kernel_span {
+	uint64_t start_ns;
+	int detail;
+};
+
+static inline void kernel_begin(struct agp_thread *t, uint64_t call, struct kernel_span *k)
+{
+	k->detail = agp_kernel_detailed(t, call);
+	k->start_ns = k->detail ? agp_now_ns() : 0;
+}
+
+/*
+ * One kernel execution: into its totals, and one by one when its call is
+ * sampled (both only while the capture window is open).
+ */
+static inline void kernel_end(struct agp_thread *t, const struct agp_kcache_slot *slot, const struct kernel_span *k,
+			      uint64_t call, uint32_t flags)
+{
+	uint64_t end = k->detail ? agp_now_ns() : 0;
+	struct agp_kernel_total *e = t->ktotals ? &t->ktotals[slot - t->kcache] : NULL;
+
+	if (!agp_capture_open())
+		return;
+	if (e) {
+		e->count++;
+		if ((uint32_t)call)
+			e->call_seq = (uint32_t)call;
+		if (k->detail && e->timed != UINT32_MAX) {
+			e->timed++;
+			e->timed_ns += end > k->start_ns ? end - k->start_ns : 0;
+		}
+	}
+	if (k->detail)
+		agp_emit_kernel(t, slot->name, slot->type, k->start_ns, end, (uint32_t)call, flags);
 }
 
 AGP_EXPORT void AGP_KERNEL_COMPUTE(void *device, void *kernel, void *ctx)
 {
 	struct agp_thread *t;
 	struct agp_kcache_slot *slot;
-	uint64_t start;
+	struct kernel_span span;
+	uint64_t call;
 
 	if (__builtin_expect(!__atomic_load_n(&K.resolved, __ATOMIC_ACQUIRE), 0))
 		kernels_resolve();
@@ -232,9 +324,10 @@ AGP_EXPORT void AGP_KERNEL_COMPUTE(void *device, void *kernel, void *ctx)
 		return;
 	}
 	slot = kernel_names(t, kernel, ctx);
-	start = agp_now_ns();
+	call = kernel_call(t);
+	kernel_begin(t, call, &span);
 	K.compute(device, kernel, ctx);
-	agp_emit_kernel(t, slot->name, slot->type, start, agp_now_ns(), kernel_call(t), 0);
+	kernel_end(t, slot, &span, call, 0);
 }
 
 /*
@@ -248,18 +341,18 @@ AGP_EXPORT void AGP_KERNEL_COMPUTE(void *device, void *kernel, void *ctx)
  */
 /* A collective's dispatch, its done callback wrapped (the caller's done is left empty). */
 static void collective_compute_async(struct agp_thread *t, const struct agp_kcache_slot *slot, int kind,
-				     void *device, void *kernel, void *ctx, void *done, uint32_t call)
+				     void *device, void *kernel, void *ctx, void *done, uint64_t call)
 {
 	_Alignas(16) unsigned char storage[32];
-	uint64_t start;
+	struct kernel_span span;
 	void *use;
 
 	t->in_hook = 1;
 	use = agp_collective_wrap(t, kind, ctx, done, storage);
 	t->in_hook = 0;
-	start = agp_now_ns();
+	kernel_begin(t, call, &span);
 	K.compute_async(device, kernel, ctx, use);
-	agp_emit_kernel(t, slot->name, slot->type, start, agp_now_ns(), call, AGP_KERNEL_ASYNC);
+	kernel_end(t, slot, &span, call, AGP_KERNEL_ASYNC);  /* counted, and one by one in sampled calls, like any kernel */
 	if (use != done)
 		agp_collective_unwrap(storage);
 }
@@ -268,8 +361,8 @@ AGP_EXPORT void AGP_KERNEL_COMPUTE_ASYNC(void *device, void *kernel, void *ctx, 
 {
 	struct agp_thread *t;
 	struct agp_kcache_slot *slot;
-	uint32_t call;
-	uint64_t start;
+	struct kernel_span span;
+	uint64_t call;
 	int kind;
 
 	if (__builtin_expect(!__atomic_load_n(&K.resolved, __ATOMIC_ACQUIRE), 0))
@@ -285,9 +378,9 @@ AGP_EXPORT void AGP_KERNEL_COMPUTE_ASYNC(void *device, void *kernel, void *ctx, 
 		collective_compute_async(t, slot, kind, device, kernel, ctx, done, call);
 		return;
 	}
-	start = agp_now_ns();
+	kernel_begin(t, call, &span);
 	K.compute_async(device, kernel, ctx, done);
-	agp_emit_kernel(t, slot->name, slot->type, start, agp_now_ns(), call, AGP_KERNEL_ASYNC);
+	kernel_end(t, slot, &span, call, AGP_KERNEL_ASYNC);
 }
 
 static int find_framework(struct dl_phdr_info *info, size_t size, void *data)

@@ -217,6 +217,7 @@ static struct agp_open_trace *innermost_trace(struct agp_thread *t)
  * hooks_kernel.c): a call's seq for this thread and, while it is the only
  * call in flight, for the executor's threads; a primitive op's kernel
  * belongs to no call.  Per call, not per kernel: two atomics are cheap.
+ * The seq carries the call's sampling decision (AGP_CALL_DETAIL).
  */
 static void kernels_enter(struct agp_thread *t, int is_call, uint64_t seq)
 {
@@ -244,7 +245,7 @@ AGP_EXPORT void TFE_Execute(TFE_Op *op, TFE_TensorHandle **retvals, int *num_ret
 	struct agp_thread *t;
 	const char *name, *device;
 	uint32_t name_id, device_id = 0, site, flags, gap = 0;
-	uint64_t start, end, seq, outer_call, capture_call = 0;
+	uint64_t start, end, seq, outer_call, capture_call = 0, detail;
 	int is_call, op_flags, coll_kind = 0;
 	struct agp_collective_keys coll;
 
@@ -276,7 +277,8 @@ AGP_EXPORT void TFE_Execute(TFE_Op *op, TFE_TensorHandle **retvals, int *num_ret
 		agp_collective_eager_keys(op, coll_kind, &coll);  /* its inputs are read before it runs */
 	t->in_hook = 0;
 	outer_call = t->call_seq;
-	kernels_enter(t, is_call, seq);
+	detail = is_call ? agp_call_detailed(t, name_id) : 0;
+	kernels_enter(t, is_call, seq | detail);
 	gpu_external_push(seq);
 	start = agp_now_ns();
 	real_TFE_Execute(op, retvals, num_retvals, status);
@@ -295,7 +297,8 @@ AGP_EXPORT void TFE_Execute(TFE_Op *op, TFE_TensorHandle **retvals, int *num_ret
 		gap = (uint32_t)(start - t->last_dispatch_end);
 	t->last_dispatch_end = end;
 	agp_emit_span(t, is_call ? AGP_REC_CALL : AGP_REC_EAGER, name_id, start, end,
-		      device_id, site, is_call ? flags & AGP_SPAN_FAILED : flags, gap, seq);
+		      device_id, site, is_call ? (flags & AGP_SPAN_FAILED) | (detail ? AGP_SPAN_KERNEL_DETAIL : 0) : flags, gap,
+		      seq);
 	if (coll_kind)
 		agp_collective_eager_done(t, &coll, start, end);
 	if (capture_call)

@@ -38,6 +38,7 @@
 #define AGP_ENV_NO_GOT_PATCH "AGPROF_NO_GOT_PATCH"   /* 1: no GOT patching */
 #define AGP_ENV_COLLECTOR "AGPROF_COLLECTOR"         /* the launcher's collector override */
 #define AGP_ENV_NO_KERNELS "AGPROF_NO_KERNELS"       /* 1: no kernel records (run --no-kernels) */
+#define AGP_ENV_KERNELS "AGPROF_KERNELS"             /* "all": every kernel in detail (run --kernels=all) */
 /* run --capture: "FUNCTION:FROM-TO" (calls of a traced function) or "api" (agprof.start/stop) */
 #define AGP_ENV_CAPTURE "AGPROF_CAPTURE"
 /* "1": the launcher's window starts closed (run --delay); a new header's AGP_CAPTURE_LAUNCHER bit */
@@ -49,7 +50,7 @@
 #define AGP_ENV_EQ(name) name "="
 #define AGP_LITERAL_LEN(lit) (sizeof(lit) - 1)
 
-#define AGP_SHM_MAGIC 0x31474e4952504741ULL /* "AGPRING1" */
+#define AGP_SHM_MAGIC 0x32474e4952504741ULL /* "AGPRING2": with the kernel totals */
 #define AGP_RING_BYTES (2048u * 1024u)       /* a slot's address space, power of two */
 #define AGP_RING_MAIN_BYTES AGP_RING_BYTES   /* used by the main thread (eager loops) */
 #define AGP_RING_OTHER_BYTES (256u * 1024u)  /* used by other threads (executors, tf.data) */
@@ -109,7 +110,31 @@ enum agp_thread_role {
 };
 _Static_assert(sizeof(struct agp_shm_header) <= AGP_HEADER_BYTES, "header fits");
 
-#define AGP_SHM_FILE_BYTES ((uint64_t)AGP_HEADER_BYTES + (uint64_t)AGP_RING_BYTES * AGP_MAX_THREADS)
+/*
+ * Kernel totals (collector/hooks_kernel.c): per thread, one table of
+ * AGP_KTOTAL_SLOTS entries after all the rings, entry i counting the kernel
+ * in slot i of the thread's kernel cache.  The thread counts every execution
+ * of the kernel there, and adds the duration of those it timed (the sampled
+ * calls' kernels: reading a clock twice per kernel would cost more than
+ * a small kernel), with plain stores (it is the only writer); the
+ * launcher reads the tables once, when the run ends, so the counts are
+ * exact even for a process killed with SIGKILL.  An entry that the thread
+ * gives to another kernel is first written to its ring as an
+ * AGP_REC_KERNEL_AGG record.
+ */
+#define AGP_KTOTAL_SLOTS 8192u
+struct agp_kernel_total {
+	uint32_t name;        /* string ids, 0 = unused */
+	uint32_t type;
+	uint32_t call_seq;    /* low 32 bits of the seq of a call it ran under, 0 = none seen */
+	uint32_t timed;       /* executions timed (saturated) */
+	uint64_t count;       /* executions */
+	uint64_t timed_ns;    /* summed duration of the timed ones */
+};
+_Static_assert(sizeof(struct agp_kernel_total) == 32, "kernel total layout");
+#define AGP_KTOTAL_BYTES ((uint64_t)AGP_KTOTAL_SLOTS * sizeof(struct agp_kernel_total))
+#define AGP_KTOTAL_OFFSET ((uint64_t)AGP_HEADER_BYTES + (uint64_t)AGP_RING_BYTES * AGP_MAX_THREADS)
+#define AGP_SHM_FILE_BYTES (AGP_KTOTAL_OFFSET + AGP_KTOTAL_BYTES * AGP_MAX_THREADS)
 
 /* Ring records: 8-byte aligned, size in 8-byte words in the header. */
 enum agp_rec_type {
@@ -121,6 +146,7 @@ enum agp_rec_type {
 	AGP_REC_BLACKBOX = 6, /* arg = node name string id; struct agp_rec_span (aux = op type) */
 	AGP_REC_SESSION = 7,  /* arg = enum agp_session_kind; struct agp_rec_session */
 	AGP_REC_KERNEL = 8,   /* arg = node name string id; struct agp_rec_kernel */
+	AGP_REC_KERNEL_AGG = 9, /* arg = node name string id; struct agp_rec_kernel_agg */
 };
 
 struct agp_rec_hdr {
@@ -146,6 +172,7 @@ struct agp_rec_site {
 
 #define AGP_SPAN_SLOW_PATH 1u   /* eager op dispatched outside the C fast path */
 #define AGP_SPAN_FAILED 2u      /* TF returned an error status */
+#define AGP_SPAN_KERNEL_DETAIL 4u /* a call whose kernels are recorded one by one (AGP_REC_KERNEL) */
 
 /* A longer pause between two dispatches is not part of an eager loop. */
 #define AGP_PYTHON_GAP_MAX_NS 1000000u
@@ -209,6 +236,22 @@ struct agp_rec_kernel {
 	uint32_t flags;       /* AGP_KERNEL_ASYNC */
 };
 _Static_assert(sizeof(struct agp_rec_kernel) == 32, "kernel record layout");
+
+/*
+ * A kernel's totals up to the moment its thread gave its agp_kernel_total
+ * entry to another kernel (the entry is then zeroed): the launcher adds it
+ * to what the tables hold at the end.
+ */
+struct agp_rec_kernel_agg {
+	struct agp_rec_hdr h;
+	uint32_t type;        /* op type string id */
+	uint32_t call_seq;
+	uint32_t timed;
+	uint32_t pad;
+	uint64_t count;
+	uint64_t timed_ns;
+};
+_Static_assert(sizeof(struct agp_rec_kernel_agg) == 40, "kernel aggregate record layout");
 
 /*
  * Side-file records: struct agp_side_hdr then `len` bytes of fields, each

@@ -138,7 +138,8 @@ CREATE TABLE function_calls (
     graph_function_id INTEGER REFERENCES graph_functions(id),
     name_id           INTEGER NOT NULL REFERENCES strings(id),
     callsite_id       INTEGER REFERENCES callsites(id),
-    ok                INTEGER NOT NULL DEFAULT 1
+    ok                INTEGER NOT NULL DEFAULT 1,
+    kernel_detail     INTEGER NOT NULL DEFAULT 0  -- v5: 1 = every kernel of the call is in kernels (a sampled call)
 );
 
 CREATE TABLE eager_ops (
@@ -268,6 +269,24 @@ CREATE TABLE kernels (
     node_id  INTEGER REFERENCES graph_nodes(id),
     call_id  INTEGER REFERENCES function_calls(id),  -- NULL: eager, Session.run, unknown
     async    INTEGER NOT NULL DEFAULT 0
+);
+
+-- v5: every CPU kernel execution, counted: per thread and node, how many
+-- ran, sampled calls included, and how many of them were timed (the sampled
+-- calls', which kernels holds one by one: function_calls.kernel_detail) with
+-- their summed time: count * timed_ns / timed estimates the kernel's time.
+-- A (pid, tid, node_id) may have several rows: sum them.  call_id: one call
+-- the kernel ran under (what ties it to graph_function_id), NULL: none
+-- (eager, Session.run, tf.data) or unknown.
+CREATE TABLE kernel_totals (
+    pid               INTEGER NOT NULL,
+    tid               INTEGER NOT NULL,
+    node_id           INTEGER REFERENCES graph_nodes(id),
+    call_id           INTEGER REFERENCES function_calls(id),
+    graph_function_id INTEGER REFERENCES graph_functions(id),
+    count             INTEGER NOT NULL,
+    timed             INTEGER NOT NULL DEFAULT 0,
+    timed_ns          INTEGER NOT NULL DEFAULT 0
 );
 
 -- The user's source files named by callsites/functions, as they were when the

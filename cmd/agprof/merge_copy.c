@@ -58,6 +58,7 @@ static const struct merge_table merge_tables[] = {
 	{ "gpu_api_calls", "id:id pid:pid name_id:strings start_ns:time end_ns:time", 0 },
 	{ "gpu_external_ids", "pid:pid event_id:@event_table", 0 },
 	{ "kernels", "id:id pid:pid start_ns:time end_ns:time node_id:graph_nodes call_id:function_calls", 0 },
+	{ "kernel_totals", "pid:pid node_id:graph_nodes call_id:function_calls graph_function_id:graph_functions", 0 },
 	{ "session_runs", "id:id pid:pid start_ns:time end_ns:time callsite_id:callsites", 0 },
 	{ "trace_events", "id:id pid:pid trace_id:traces", 0 },
 	{ "capture_windows", "pid:pid start_ns:time end_ns:time", 0 },

@@ -58,10 +58,10 @@ static const char *const run_epilogue =
 	"\n"
 	"environment: " AGP_ENV_COLLECTOR " overrides the collector library's path;\n"
 	AGP_ENV_NO_GOT_PATCH "=1 turns off GOT patching (docs/collector.md);\n"
-	AGP_ENV_NO_KERNELS "=1 is --no-kernels.\n";
+	AGP_ENV_NO_KERNELS "=1 is --no-kernels, " AGP_ENV_KERNELS "=all --kernels=all.\n";
 
 enum { RUN_CHECK = OPT_KEY_BASE, RUN_USER_CODE, RUN_LIBRARY, RUN_NO_KERNELS, RUN_DELAY, RUN_DURATION, RUN_CAPTURE,
-       RUN_MAX_EVENTS, RUN_MAX_SIZE };
+       RUN_MAX_EVENTS, RUN_MAX_SIZE, RUN_KERNELS };
 
 static const struct opt run_options[] = {
 	{ "output", 'o', "FILE", "write the recording to FILE (default: the first free\n"
@@ -82,6 +82,10 @@ static const struct opt run_options[] = {
 					  "(repeatable; the longest matching PATH wins)" },
 	{ "no-kernels", RUN_NO_KERNELS, NULL, "do not record CPU kernel executions (graph calls'\n"
 					      "ops; 'agprof report --ops' is then empty)" },
+	{ "kernels", RUN_KERNELS, "MODE", "sampled (the default): count every CPU kernel, and\n"
+					  "record them one by one for the first 5 calls of each\n"
+					  "graph function and then 1 call in 64; all: record\n"
+					  "every kernel one by one (slower); off: --no-kernels" },
 	{ "delay", RUN_DELAY, "SECONDS", "record eager ops, graph calls, black boxes and Session\n"
 					 "steps only from SECONDS after the start (traces and\n"
 					 "process facts are always recorded)" },
@@ -122,7 +126,8 @@ struct run_window {
 struct run_state {
 	const char *output;
 	int force, quiet;
-	int no_kernels;          /* --no-kernels */
+	int no_kernels;          /* --no-kernels, --kernels=off */
+	int kernels_all;         /* --kernels=all */
 	char **argv;             /* PROGRAM ARGS... */
 	char *program_path;
 	char *collector;
@@ -565,6 +570,8 @@ static void set_child_environment(const struct run_state *rs)
 		setenv(AGP_ENV_LIBRARY, rs->library, 1);
 	if (rs->no_kernels)
 		setenv(AGP_ENV_NO_KERNELS, "1", 1);
+	if (rs->kernels_all)
+		setenv(AGP_ENV_KERNELS, "all", 1);
 	/* The capture window (collector/capture.c); never a parent agprof's. */
 	unsetenv(AGP_ENV_CAPTURE);
 	unsetenv(AGP_ENV_CAPTURE_OFF);
@@ -739,6 +746,12 @@ static int run_option(void *ctx, int key, const char *value)
 		return add_override(&rs->library, "--library", value);
 	case RUN_NO_KERNELS:
 		rs->no_kernels = 1;
+		return 0;
+	case RUN_KERNELS:
+		if (strcmp(value, "sampled") && strcmp(value, "all") && strcmp(value, "off"))
+			return error("option '--kernels' takes sampled, all or off, not '%s'", value);
+		rs->no_kernels = !strcmp(value, "off");
+		rs->kernels_all = !strcmp(value, "all");
 		return 0;
 	}
 	return error("unknown option");

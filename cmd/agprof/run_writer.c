@@ -90,7 +90,7 @@ struct run_writer {
 		*ins_bbnode, *ins_gpu, *ins_api, *ins_ext, *ins_link_ref, *ins_link_trace,
 		*ins_link_name, *ins_trace_seq, *get_trace_seq, *ins_trace_event;
 	sqlite3_stmt *ins_session, *ins_kernel, *ins_knode, *ins_gnode, *ins_call_seq, *ins_node_src,
-		*upd_process_kernels, *ins_collective;
+		*upd_process_kernels, *ins_collective, *ins_ktotal;
 	struct capture_log capture;    /* the capture windows' changes (capture_log.h) */
 	char *capture_desc;            /* what opened and closed them (meta.capture) */
 	int capture_note_said;         /* the bound on changes was reached (said once) */
@@ -380,7 +380,7 @@ static int prepare_all(struct run_writer *w)
 {
 	struct { sqlite3_stmt **s; const char *sql; } stmts[] = {
 		{ &w->ins_eager, "INSERT INTO eager_ops(pid, tid, start_ns, end_ns, op_id, device_id, callsite_id, slow_path, ok, python_ns) VALUES (?,?,?,?,?,?,?,?,?,?)" },
-		{ &w->ins_call, "INSERT INTO function_calls(pid, tid, start_ns, end_ns, name_id, callsite_id, ok) VALUES (?,?,?,?,?,?,?)" },
+		{ &w->ins_call, "INSERT INTO function_calls(pid, tid, start_ns, end_ns, name_id, callsite_id, ok, kernel_detail) VALUES (?,?,?,?,?,?,?,?)" },
 		{ &w->ins_bb, "INSERT INTO blackbox_execs(pid, tid, start_ns, end_ns, node_id, op_type_id, token) VALUES (?,?,?,?,?,?,(SELECT text FROM strings WHERE id = ?))" },
 		{ &w->ins_site, "INSERT INTO callsites(file_id, line, func_id, parent_id, library) VALUES (?,?,?,?,?)" },
 		{ &w->get_site, "SELECT id FROM callsites WHERE file_id = ? AND line = ? AND func_id = ? AND parent_id IS ? AND library = ?" },
@@ -413,6 +413,7 @@ static int prepare_all(struct run_writer *w)
 		{ &w->ins_node_src, "INSERT INTO temp.node_src(pid, trace_seq, name, file, line) VALUES (?,?,?,?,?)" },
 		{ &w->upd_process_kernels, "UPDATE processes SET kernel_status = ?, kernel_detail = ? WHERE pid = ?" },
 		{ &w->ins_collective, "INSERT INTO collective_execs(pid, tid, op_id, start_ns, end_ns, graph, group_size, group_key, instance_key, key_status) VALUES (?,?,?,?,?,?,?,?,?,?)" },
+		{ &w->ins_ktotal, "INSERT INTO kernel_totals(pid, tid, node_id, call_id, count, timed, timed_ns) VALUES (?,?,?,?,?,?,?)" },
 		{ &w->ins_session, "INSERT INTO session_runs(pid, tid, start_ns, end_ns, kind, callsite_id, feeds, fetches, targets, ok) VALUES (?,?,?,?,?,?,?,?,?,?)" },
 	};
 
@@ -631,6 +632,60 @@ static int over_event_budget(const struct run_writer *w)
 	return w->budget.max_events && used >= w->budget.max_events;
 }
 
+/*
+ * One kernel's totals (a table entry read at the end, or an
+ * AGP_REC_KERNEL_AGG record): the workload's numbers, clamped to what
+ * SQLite holds.  call_id holds -(call seq) until the end of the run.
+ */
+static void write_kernel_total(struct run_writer *w, struct stream *s, int tid, uint32_t name, uint32_t type,
+			       uint32_t call_seq, uint64_t count, uint32_t timed, uint64_t timed_ns)
+{
+	sqlite3_stmt *st = w->ins_ktotal;
+	int64_t node;
+
+	if (!count)
+		return;
+	node = kernel_node(w, s, name, type);
+	sqlite3_bind_int(st, 1, s->pid);
+	sqlite3_bind_int(st, 2, tid);
+	bind_id_or_null(st, 3, node);
+	if (call_seq)
+		sqlite3_bind_int64(st, 4, -(int64_t)call_seq);
+	else
+		sqlite3_bind_null(st, 4);
+	sqlite3_bind_int64(st, 5, count > INT64_MAX ? INT64_MAX : (int64_t)count);
+	sqlite3_bind_int64(st, 6, timed);
+	sqlite3_bind_int64(st, 7, timed_ns > INT64_MAX ? INT64_MAX : (int64_t)timed_ns);
+	step(w, st);
+}
+
+static void write_kernel_agg(struct run_writer *w, struct stream *s, int tid, const struct agp_rec_kernel_agg *r)
+{
+	write_kernel_total(w, s, tid, r->h.arg, r->type, r->call_seq, r->count, r->timed, r->timed_ns);
+}
+
+/*
+ * At the end: every thread's kernel totals table (agp_protocol.h), read
+ * once, when every string it names has been drained.
+ */
+static void read_kernel_totals(struct run_writer *w, struct stream *s)
+{
+	struct agp_kernel_total *tab = malloc(AGP_KTOTAL_BYTES);
+	const char *base = (const char *)s->shm + AGP_KTOTAL_OFFSET;
+	int32_t tid;
+
+	for (uint32_t t = 0; tab && t < AGP_MAX_THREADS && !s->damaged; t++) {
+		if (SHM_LOAD(&s->shm->threads[t].tid, &tid) != 0 || !tid)
+			continue;
+		if (shm_copy(tab, base + (size_t)t * AGP_KTOTAL_BYTES, AGP_KTOTAL_BYTES) != 0)
+			continue;
+		for (uint32_t i = 0; i < AGP_KTOTAL_SLOTS; i++)
+			write_kernel_total(w, s, tid, tab[i].name, tab[i].type, tab[i].call_seq, tab[i].count,
+					   tab[i].timed, tab[i].timed_ns);
+	}
+	free(tab);
+}
+
 /* An eager op's row, batched unless its rowid is needed now (gpu_external_ids). */
 static void write_eager(struct run_writer *w, struct stream *s, int tid, const struct agp_rec_span *r)
 {
@@ -705,6 +760,7 @@ static void write_span(struct run_writer *w, struct stream *s, int tid, const st
 		sqlite3_bind_int64(st, 5, name);
 		bind_id_or_null(st, 6, site);
 		sqlite3_bind_int(st, 7, (r->flags & AGP_SPAN_FAILED) == 0);
+		sqlite3_bind_int(st, 8, (r->flags & AGP_SPAN_KERNEL_DETAIL) != 0);
 		count = &w->totals.calls;
 		table = "function_calls";
 	} else {
@@ -802,6 +858,10 @@ static void ring_record(struct run_writer *w, struct stream *s, int tid, size_t 
 	case AGP_REC_KERNEL:
 		if (n >= sizeof(struct agp_rec_kernel) && ((const struct agp_rec_kernel *)h)->start_ns < (uint64_t)INT64_MAX / 2)
 			write_kernel(w, s, tid, (const void *)h);
+		break;
+	case AGP_REC_KERNEL_AGG:
+		if (n >= sizeof(struct agp_rec_kernel_agg))
+			write_kernel_agg(w, s, tid, (const void *)h);
 		break;
 	}
 }
@@ -1713,15 +1773,26 @@ static const char link_kernels_sql[] =
 	"CREATE TEMP TABLE kmap(u, gf, n, PRIMARY KEY (u, gf));"
 	"INSERT OR IGNORE INTO temp.kmap(u, gf) SELECT DISTINCT k.node_id, c.graph_function_id FROM kernels k"
 	"  JOIN function_calls c ON c.id = k.call_id WHERE k.node_id IS NOT NULL AND c.graph_function_id IS NOT NULL;"
+	"INSERT OR IGNORE INTO temp.kmap(u, gf) SELECT DISTINCT node_id, graph_function_id FROM kernel_totals"
+	"  WHERE node_id IS NOT NULL AND graph_function_id IS NOT NULL;"
 	"UPDATE temp.kmap SET n = (SELECT n.id FROM graph_nodes u JOIN graph_nodes n ON n.graph_function_id = kmap.gf"
 	"  AND n.name = u.name WHERE u.id = kmap.u LIMIT 1);"
 	"UPDATE temp.kmap SET n = (SELECT CASE WHEN count(*) = 1 THEN min(n.id) END FROM graph_nodes u JOIN graph_nodes n"
 	"  ON n.pid = u.pid AND n.name = u.name AND n.graph_function_id IS NOT NULL WHERE u.id = kmap.u) WHERE n IS NULL;"
 	"UPDATE kernels SET node_id = coalesce((SELECT m.n FROM temp.kmap m JOIN function_calls c ON c.id = kernels.call_id"
 	"  WHERE m.u = kernels.node_id AND m.gf = c.graph_function_id), node_id) WHERE call_id IS NOT NULL;"
+	"UPDATE kernel_totals SET node_id = coalesce((SELECT m.n FROM temp.kmap m WHERE m.u = kernel_totals.node_id"
+	"  AND m.gf = kernel_totals.graph_function_id), node_id) WHERE graph_function_id IS NOT NULL;"
 	"UPDATE graph_nodes SET file = s.file, line = s.line FROM temp.node_src s"
 	"  JOIN temp.trace_seq q ON q.pid = s.pid AND q.seq = s.trace_seq JOIN graph_functions g ON g.trace_id = q.trace_id"
 	"  WHERE g.id = graph_nodes.graph_function_id AND s.name = graph_nodes.name;";
+
+/* Kernel totals: to a call they ran under, and so to its graph function (after link_sql). */
+static const char link_kernel_totals_sql[] =
+	"UPDATE kernel_totals SET call_id = (SELECT q.call_id FROM temp.call_seq q"
+	"  WHERE q.pid = kernel_totals.pid AND q.seq = -kernel_totals.call_id) WHERE call_id < 0;"
+	"UPDATE kernel_totals SET graph_function_id = (SELECT c.graph_function_id FROM function_calls c"
+	"  WHERE c.id = kernel_totals.call_id) WHERE call_id IS NOT NULL;";
 
 static const char link_parents_sql[] =
 	"UPDATE graph_functions SET function_id = (SELECT p.function_id FROM graph_functions p"
@@ -1766,6 +1837,7 @@ static uint64_t drain_all_and_count_drops(struct run_writer *w)
 				d = d + v < d ? UINT64_MAX : d + v;  /* the workload's numbers: saturate */
 		if (d > INT64_MAX)
 			d = INT64_MAX;
+		read_kernel_totals(w, s);
 		count_dropped_kernels(w, s);
 		if (d && (st = db_prepare(w->db, "UPDATE processes SET dropped_events = dropped_events + ? WHERE pid = ?"))) {
 			sqlite3_bind_int64(st, 1, (int64_t)d);
@@ -1788,7 +1860,8 @@ static int link_rows(struct run_writer *w, const struct run_session *sess)
 		rc = -1;
 	for (int depth = 0; depth < 8; depth++)
 		db_exec(w->db, link_parents_sql);
-	if (db_exec(w->db, link_kernels_sql) != 0 || db_create_late_indexes(w->db) != 0)
+	if (db_exec(w->db, link_kernel_totals_sql) != 0 || db_exec(w->db, link_kernels_sql) != 0 ||
+	    db_create_late_indexes(w->db) != 0)
 		rc = -1;
 	/* The main process's status is the one waitpid saw. */
 	if ((st = db_prepare(w->db, "UPDATE processes SET exit_status = ?, end_ns = coalesce(end_ns, ?) WHERE pid = ?"))) {

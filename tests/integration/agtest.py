@@ -23,12 +23,12 @@ def tmpdir():
     return agtestlib.tmpdir("agprof-it-")
 
 
-def run_agprof(out, argv, env_extra=None, timeout=240, stdin_data=None, cwd=None):
-    """Run `agprof run -o out -- argv...`; return CompletedProcess (bytes)."""
+def run_agprof(out, argv, env_extra=None, timeout=240, stdin_data=None, cwd=None, agprof_args=()):
+    """Run `agprof run -o out [agprof_args] -- argv...`; return CompletedProcess (bytes)."""
     env = dict(os.environ)
     if env_extra:
         env.update(env_extra)
-    cmd = [AGPROF, "run", "-o", out, "--"] + list(argv)
+    cmd = [AGPROF, "run", "-o", out] + list(agprof_args) + ["--"] + list(argv)
     p = subprocess.Popen(cmd, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, cwd=cwd or SOURCE_ROOT)
     try:
@@ -61,7 +61,7 @@ def agprof_cmd(*args, timeout=240):
     return agtestlib.agprof(*args, timeout=timeout, env_extra={"NO_COLOR": "1"})
 
 
-def run_sample_recorded(sample_name, args=(), timeout=240):
+def run_sample_recorded(sample_name, args=(), timeout=240, agprof_args=()):
     """Run a sample under agprof with AGPROF_ORACLE; return (proc, db, oracle)."""
     global last_recording
     d = tmpdir()
@@ -69,7 +69,7 @@ def run_sample_recorded(sample_name, args=(), timeout=240):
     last_recording = out
     oracle_path = os.path.join(d, "oracle.json")
     proc = run_agprof(out, [PYTHON, sample(sample_name)] + list(args),
-                      env_extra={"AGPROF_ORACLE": oracle_path}, timeout=timeout)
+                      env_extra={"AGPROF_ORACLE": oracle_path}, timeout=timeout, agprof_args=agprof_args)
     sys.stdout.write(proc.stdout.decode("utf-8", "replace"))
     if proc.returncode != 0:
         sys.stdout.write(proc.stderr.decode("utf-8", "replace")[-4000:])

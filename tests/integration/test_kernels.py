@@ -1,8 +1,16 @@
 """Kernels inside graph calls (issue 10) on real TensorFlow runs.
 
-usage: test_kernels.py dispatch|matmuls|slow_op|no_kernels
+usage: test_kernels.py dispatch|matmuls|slow_op|no_kernels|totals|all
 
-- dispatch (samples/graph_dispatch.py): every call of tiny_steps ran the
+The oracle of counts: by default (run --kernels=sampled) agprof counts
+every kernel execution (kernel_totals) and records one by one (kernels)
+only the kernels of sampled calls: per thread and graph function its first
+5 calls, then one in 64 (function_calls.kernel_detail).  So every call that
+is sampled must hold exactly the FunctionDef's kernels, every other call
+none, and each node of the function must have run once per call, the
+calls counted by the program itself, and timed once per sampled call.
+
+- dispatch (samples/graph_dispatch.py): every sampled call of tiny_steps ran the
   kernels TensorFlow's executor runs for its FunctionDef (the oracle,
   samples/oracle.py executed_kernels(): nodes minus Const, whose tensor the
   executor hands over without running a kernel, minus the Identity nodes
@@ -17,6 +25,10 @@ usage: test_kernels.py dispatch|matmuls|slow_op|no_kernels
 - slow_op (samples/graph_slow_op.py): slow-op names TopKV2 at the marked
   line; `agprof export --format chrome` has every kernel, with its line.
 - no_kernels: `agprof run --no-kernels` records no kernel and says why.
+- totals (samples/graph_counted.py, 130 calls): detail for exactly calls
+  1-5, 65 and 129; every node's executions = the program's call count; the
+  report's kernels per call and op runs come from the totals.
+- all: the same sample under `--kernels=all`: every call in detail.
 """
 import os
 import sys
@@ -35,16 +47,34 @@ def report(path):
     return json.loads(out) if rc == 0 else {"findings": [], "graph_ops": {"functions": []}}
 
 
-def check_kernels_per_call(db, oracle, fn):
-    """Every call of fn ran the oracle's kernels, each linked to a node of fn's graph."""
+def sampled(n, every_call):
+    """Whether the n-th call (from 0) of a function on its thread is recorded in detail (collector.h)."""
+    return every_call or n < 5 or n % 64 == 0
+
+
+def check_kernels_per_call(db, oracle, fn, every_call=False):
+    """Every sampled call of fn ran the oracle's kernels, each linked to a node of fn's graph,
+    the other calls none; every node of fn ran once per call (kernel_totals)."""
     want = oracle["extra"]["function_defs"][fn]
+    calls = oracle["functions"][fn]["calls"]
     check_eq(q1(db, "SELECT sum(dropped_kernels) FROM processes"), 0, "dropped_kernels (exact counts need 0)")
-    rows = db.execute("SELECT c.id, count(k.id) FROM function_calls c JOIN strings s ON s.id = c.name_id"
-                      " LEFT JOIN kernels k ON k.call_id = c.id WHERE s.text = ? GROUP BY c.id",
+    rows = db.execute("SELECT c.id, c.kernel_detail, count(k.id) FROM function_calls c JOIN strings s ON s.id = c.name_id"
+                      " LEFT JOIN kernels k ON k.call_id = c.id WHERE s.text = ? GROUP BY c.id ORDER BY c.id",
                       (want["name"],)).fetchall()
-    check_eq(len(rows), oracle["functions"][fn]["calls"], "%s: recorded calls vs the program's count" % fn)
-    check_eq(sorted({n for _, n in rows}), [want["kernels"]],
-             "%s: kernels per call vs the FunctionDef's executed nodes" % fn)
+    check_eq(len(rows), calls, "%s: recorded calls vs the program's count" % fn)
+    check_eq([i for i, r in enumerate(rows) if r[1]], [i for i in range(calls) if sampled(i, every_call)],
+             "%s: the calls marked kernel_detail" % fn)
+    check_eq(sorted({n for _, d, n in rows if d}), [want["kernels"]],
+             "%s: kernels per sampled call vs the FunctionDef's executed nodes" % fn)
+    check_eq(sorted({n for _, d, n in rows if not d}), [0] if calls > len([r for r in rows if r[1]]) else [],
+             "%s: kernel rows of calls not sampled" % fn)
+    per_node = db.execute("SELECT t.node_id, sum(t.count), sum(t.timed) FROM kernel_totals t JOIN graph_functions g"
+                          " ON g.id = t.graph_function_id JOIN strings s ON s.id = g.name_id WHERE s.text = ?"
+                          " GROUP BY t.node_id", (want["name"],)).fetchall()
+    check_eq(len(per_node), want["kernels"], "%s: nodes with kernel totals vs the FunctionDef's executed nodes" % fn)
+    check_eq(sorted({n for _, n, _ in per_node}), [calls], "%s: executions per node (kernel_totals) vs calls" % fn)
+    check_eq(sorted({n for _, _, n in per_node}), [len([r for r in rows if r[1]])],
+             "%s: timed executions per node (kernel_totals.timed) vs the sampled calls" % fn)
     unlinked = q1(db, "SELECT count(*) FROM kernels k JOIN function_calls c ON c.id = k.call_id"
                       " JOIN strings s ON s.id = c.name_id LEFT JOIN graph_nodes n ON n.id = k.node_id"
                       " JOIN graph_functions g ON g.id = c.graph_function_id"
@@ -132,7 +162,30 @@ def test_no_kernels():
     check_eq(q1(db, "SELECT kernel_status FROM processes ORDER BY pid LIMIT 1"), "off", "kernel_status")
 
 
-TESTS = {"dispatch": test_dispatch, "matmuls": test_matmuls, "slow_op": test_slow_op, "no_kernels": test_no_kernels}
+def check_counted(every_call):
+    args = ["--kernels=all"] if every_call else []
+    proc, db, oracle = run_sample_recorded("graph_counted.py", agprof_args=args)
+    check_eq(proc.returncode, 0, "agprof run exit status")
+    check_kernels_per_call(db, oracle, "small_steps", every_call)
+    want = oracle["extra"]["function_defs"]["small_steps"]["kernels"]
+    fns = {f["function"]: f for f in report(agtest.last_recording)["graph_ops"]["functions"]}
+    fn = fns.get("small_steps", {})
+    # the first call (it also instantiates the function) is left out of the report's sums
+    check_eq(fn.get("calls"), oracle["functions"]["small_steps"]["calls"] - 1, "graph_ops calls (all but the first)")
+    check_eq(fn.get("kernels_per_call"), want, "graph_ops kernels_per_call")
+    check_eq(sorted({o["count"] for o in fn.get("ops", [])}), [fn.get("calls")], "graph_ops: runs of each op")
+
+
+def test_totals():
+    check_counted(False)
+
+
+def test_all():
+    check_counted(True)
+
+
+TESTS = {"dispatch": test_dispatch, "matmuls": test_matmuls, "slow_op": test_slow_op, "no_kernels": test_no_kernels,
+         "totals": test_totals, "all": test_all}
 
 if __name__ == "__main__":
     need_agprof()

@@ -121,8 +121,9 @@ def check_workers(d, oracles):
 
 KEYED = ("SELECT group_key, instance_key, row_number() OVER (PARTITION BY group_key, instance_key ORDER BY start_ns)"
          " FROM collective_execs WHERE group_key IS NOT NULL ORDER BY 1, 2, 3")
-COLLECTIVE_KERNELS = ("SELECT count(*) FROM kernels k JOIN graph_nodes n ON n.id = k.node_id"
-                      " WHERE n.op_type LIKE 'Collective%' AND k.async = 1")
+# every kernel execution is counted in kernel_totals (kernels holds the sampled calls' only)
+COLLECTIVE_KERNELS = ("SELECT coalesce(sum(k.count), 0) FROM kernel_totals k JOIN graph_nodes n ON n.id = k.node_id"
+                      " WHERE n.op_type LIKE 'Collective%'")
 SLEEP_MS = 300
 
 

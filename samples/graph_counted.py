@@ -1,0 +1,37 @@
+"""A small graph called often enough to be sampled: kernel totals are exact.
+
+`small_steps` is 20 Mul + AddV2 pairs on a 16-element vector (a Python
+loop unrolled while tracing), called CALLS times, each call counted by
+the program itself (oracle.called).  Under `agprof run`'s default
+(--kernels=sampled) the collector records the kernels of a few calls one
+by one (each graph function's first 5 calls on a thread, then 1 in 64)
+and counts every execution of every kernel: tests/integration/test_kernels.py
+checks both against the program's count and the FunctionDef.
+"""
+import tensorflow as tf
+
+import oracle
+
+STEPS = 20
+CALLS = 130
+
+
+@tf.function
+def small_steps(x):
+    for _ in range(STEPS):
+        x = x * 0.999 + 0.001
+    return x
+
+
+def main():
+    x = tf.ones([16])
+    oracle.track("small_steps", small_steps)
+    for _ in range(CALLS):
+        small_steps(x).numpy()
+        oracle.called("small_steps")
+    oracle.extra("function_defs", {
+        "small_steps": oracle.executed_kernels(small_steps.get_concrete_function(x)),
+    })
+
+
+main()
