@@ -121,9 +121,10 @@ def check_workers(d, oracles):
 
 KEYED = ("SELECT group_key, instance_key, row_number() OVER (PARTITION BY group_key, instance_key ORDER BY start_ns)"
          " FROM collective_execs WHERE group_key IS NOT NULL ORDER BY 1, 2, 3")
-# every kernel execution is counted in kernel_totals (kernels holds the sampled calls' only)
+# every kernel execution is counted in kernel_totals (kernels holds the sampled calls' only); the
+# graph's are those of a call (the eager broadcasts' kernels belong to none: they are graph = 0 rows)
 COLLECTIVE_KERNELS = ("SELECT coalesce(sum(k.count), 0) FROM kernel_totals k JOIN graph_nodes n ON n.id = k.node_id"
-                      " WHERE n.op_type LIKE 'Collective%'")
+                      " WHERE n.op_type LIKE 'Collective%' AND k.call_id IS NOT NULL")
 SLEEP_MS = 300
 
 
