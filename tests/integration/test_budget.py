@@ -118,6 +118,21 @@ def budget_case(d):
     rc, text, _ = agtest.agprof_cmd("check", small)
     check(rc in (0, 1), "agprof check reads it", rc)
     db.close()
+    merged_case(d, full, small, agg, m)
+
+
+def merged_case(d, full, small, agg, m):
+    """agprof merge of the run without a budget (first) and the one with: the budget's keys are the second's."""
+    merged = os.path.join(d, "merged.agprof")
+    rc, _, err = agtest.agprof_cmd("merge", "-o", merged, full, small)
+    check_eq(rc, 0, "agprof merge exit status (%s)" % err.strip())
+    db = agtest.open_recording(merged)
+    mm = agtest.meta(db)
+    db.close()
+    check_eq(mm.get("aggregated_eager_ops"), str(agg), "merged meta aggregated_eager_ops = the second rank's")
+    check_eq(mm.get("aggregate_from_ns"), m.get("aggregate_from_ns"), "merged meta aggregate_from_ns")
+    b = report(merged)["session"]["budget"]
+    check(b is not None and b["aggregated_eager_ops"] == agg, "merged report's session.budget", b)
 
 
 def size_case(d):

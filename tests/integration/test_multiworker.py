@@ -156,6 +156,19 @@ def check_collectives(d, oracles):
     return len(keys[0])
 
 
+
+def merge_with_clock(d, method):
+    """Both workers merged with --clock METHOD: rank 1's (clock_method, clock_offset_ns, clock_matches)."""
+    job = os.path.join(d, "job-%s.agprof" % method)
+    rc, out, err = agtest.agprof_cmd("merge", "--clock", method, "-o", job, os.path.join(d, "job-0.agprof"),
+                                     os.path.join(d, "job-1.agprof"))
+    check_eq(rc, 0, "agprof merge --clock %s exit status (%s)" % (method, err.strip()))
+    db = agtest.open_recording(job)
+    r = db.execute("SELECT clock_method, clock_offset_ns, clock_matches FROM ranks WHERE rank = 1").fetchone() or (None, 0, 0)
+    db.close()
+    check_eq(r[0], method, "clock method with --clock %s" % method)
+    return r
+
 def check_merge(d, oracles, nkeyed):
     job = os.path.join(d, "job.agprof")
     nall = 0
@@ -190,26 +203,12 @@ def check_merge(d, oracles, nkeyed):
     check_eq(q1(db, "SELECT count(*) FROM eager_ops"), src[0] + src[1], "eager ops: the sum of the inputs'")
     db.close()
     # one host: the true offset is 0, the estimate from the steps must find about that
-    job2 = os.path.join(d, "job-steps.agprof")
-    rc, out, err = agtest.agprof_cmd("merge", "--clock", "steps", "-o", job2, os.path.join(d, "job-0.agprof"),
-                                     os.path.join(d, "job-1.agprof"))
-    check_eq(rc, 0, "agprof merge --clock steps exit status (%s)" % err.strip())
-    db = agtest.open_recording(job2)
-    r = db.execute("SELECT clock_method, clock_offset_ns, clock_matches FROM ranks WHERE rank = 1").fetchone()
-    check_eq(r[0], "steps", "clock method with --clock steps")
+    r = merge_with_clock(d, "steps")
     check(abs(r[1]) < 50000000, "estimated offset of one host's clock (true: 0) within 50 ms", r[1], 0)
     check_eq(r[2], oracles[0]["functions"]["train_step"]["calls"], "steps matched")
-    db.close()
-    job3 = os.path.join(d, "job-keys.agprof")
-    rc, out, err = agtest.agprof_cmd("merge", "--clock", "collectives", "-o", job3, os.path.join(d, "job-0.agprof"),
-                                     os.path.join(d, "job-1.agprof"))
-    check_eq(rc, 0, "agprof merge --clock collectives exit status (%s)" % err.strip())
-    db = agtest.open_recording(job3)
-    r = db.execute("SELECT clock_method, clock_offset_ns, clock_matches FROM ranks WHERE rank = 1").fetchone()
-    check_eq(r[0], "collectives", "clock method with --clock collectives")
+    r = merge_with_clock(d, "collectives")
     check(abs(r[1]) < 50000000, "offset from the keyed collectives (true: 0) within 50 ms", r[1], 0)
     check_eq(r[2], nkeyed, "collectives matched by keys")
-    db.close()
     return job
 
 
