@@ -217,7 +217,8 @@ static int copy_input(sqlite3 *db, struct merge_input *in, int first)
  * The merged recording's meta: the first input's, as the reference, with
  * the session span over every rank and the facts of the merge; the
  * per-input facts (task, host, clock) are in ranks.  The budget's keys are
- * every rank's: a rank past its budget shows in the merged report even
+ * every rank's (a float sum, clamped: a hostile count must not overflow): a
+ * rank past its budget shows in the merged report even
  * when the first did not switch.
  */
 static int write_meta(sqlite3 *db, const struct merge_cmd *c)
@@ -231,7 +232,8 @@ static int write_meta(sqlite3 *db, const struct merge_cmd *c)
 			   "INSERT OR REPLACE INTO meta SELECT 'end_ns', max(end_ns) FROM processes;"
 			   "DELETE FROM meta WHERE key IN ('tf_task_index', 'tf_task_type');"
 			   "INSERT OR REPLACE INTO meta SELECT 'clock_residual_ns', max(clock_residual_ns) FROM ranks;"
-			   "INSERT OR REPLACE INTO meta SELECT 'aggregated_eager_ops', sum(count) FROM eager_op_buckets"
+			   "INSERT OR REPLACE INTO meta SELECT 'aggregated_eager_ops', CAST(min(total(count), 9e18) AS INTEGER)"
+			   " FROM eager_op_buckets"
 			   " GROUP BY NULL;"
 			   "INSERT OR REPLACE INTO meta SELECT 'aggregate_from_ns', min(start_ns) FROM eager_op_buckets"
 			   " GROUP BY NULL;"
