@@ -20,7 +20,10 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
 import agtest  # noqa: E402
 
 SAMPLES = ["retrace_shape", "py_function_step", "variable_creation"]
-SHARE_RULES = ("tracing-overhead", "input-bound", "eager-hotspot", "launch-bound", "gpu-idle")
+# rules on a share of time, which two runs of one program may put on either side of the threshold
+# (slow-op and graph-dispatch-bound: shares of a function's kernel time, timed in the sampled calls only)
+SHARE_RULES = ("tracing-overhead", "input-bound", "eager-hotspot", "launch-bound", "gpu-idle", "slow-op",
+               "graph-dispatch-bound")
 
 WRAPPER = """
 import os, runpy, sys
