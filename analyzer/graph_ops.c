@@ -488,6 +488,11 @@ static void load_status(struct loader *l, sqlite3 *db)
 	    sqlite3_step(s) == SQLITE_ROW)
 		l->g->dropped_kernels = sqlite3_column_double(s, 0) < 9.0e18 ? (int64_t)sqlite3_column_double(s, 0) : INT64_MAX;
 	sqlite3_finalize(s);
+	s = NULL;
+	if (sqlite3_prepare_v2(db, "SELECT max(CAST(value AS INTEGER), 0) FROM meta WHERE key = 'kernels_refused'", -1, &s,
+			       NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW)
+		l->g->kernels_refused = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
 }
 
 /* Keep the graph functions that ran kernels, worst first. */

@@ -117,6 +117,9 @@ void report_graph_ops_text(struct strbuf *out, const struct model *m, const stru
 		    "  none of a call's kernels ran)\n", (long long)g->kernels, (long long)g->call_kernels);
 	if (g->sampled)
 		strbuf_addf(out, "  every kernel counted; times and overhead from the sampled calls\n");
+	if (g->kernels_refused > 0)
+		strbuf_addf(out, "  budget: %lld kernels of calls past --max-events were counted, not recorded one by one\n",
+			    (long long)g->kernels_refused);
 	/* lost kernels read as time between kernels */
 	if (g->sampled && g->dropped_kernels > 0)
 		strbuf_addf(out, "  note: %lld kernels of sampled calls were not recorded one by one (too many\n"
@@ -208,6 +211,7 @@ void report_graph_ops_json(struct json *j, const struct graph_ops_model *g)
 	json_kv_int(j, "kernel_ns", g ? g->kernel_ns : 0);
 	json_kv_int(j, "call_kernels", g ? g->call_kernels : 0);
 	json_kv_int(j, "dropped_kernels", g ? g->dropped_kernels : 0);
+	json_kv_int(j, "kernels_refused", g ? g->kernels_refused : 0);
 	json_kv_bool(j, "sampled", g && g->sampled);
 	json_key(j, "functions");
 	json_begin_array(j, 0);

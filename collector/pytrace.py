@@ -172,6 +172,7 @@ _AG_CALLERS = ('/tensorflow/python/autograph/impl/api.py',
 _OWN = ('on_event', '_mapped_frames', '_on_append', '_on_fallback', '_user_frame')
 _GENERATED = '__autograph_generated_file'
 _CF_GRAPHS = ('WhileBodyFuncGraph', 'WhileCondFuncGraph', 'CondBranchFuncGraph')
+_fgraph_code = [None]  # func_graph_from_py_func's code: where a (body) graph's trace begins (setup)
 _MAX_LINES = 16        # node-creating lines kept per trace
 _MAX_EVENTS = 64       # distinct side effects kept per trace
 _last_desc = [None]    # (root frame, python function) of the trace describe() saw
@@ -244,6 +245,7 @@ def setup():
         if code is not None:
             py[id(code)] = ('random', 'random.' + n)
             pycodes.append(code)
+    _fgraph_code[0] = fgraph
     return (fgraph, tuple(cfuncs), tuple(pycodes), [].append)
 
 
@@ -296,6 +298,29 @@ def _outlives(tr, lst):
     return False
 
 
+def _made_in_body(frame, lst, root):
+    """Whether lst belongs to the control-flow body being traced: no frame
+    outside the body's own trace (func_graph_from_py_func, innermost) up to
+    the traced function holds it.  Such a list is a structure made anew in
+    every body trace (TensorFlow Probability's MCMC kernels build their
+    per-part lists so), not an accumulator appended to once per trace."""
+    f = frame
+    while f is not None and f.f_code is not _fgraph_code[0]:
+        if f is root:
+            return False  # no body boundary below the traced function: cannot tell
+        f = f.f_back
+    while f is not None:
+        try:
+            if any(v is lst for v in f.f_locals.values()):
+                return False
+        except Exception:
+            return False
+        if f is root:
+            return True
+        f = f.f_back
+    return False  # the traced function is not above it: cannot tell
+
+
 def _on_append(tr, frame, lst):
     if not _called_by_user(frame):
         return
@@ -308,6 +333,8 @@ def _on_append(tr, frame, lst):
     graph = getattr(item, 'graph', None)
     in_loop = type(graph).__name__ in _CF_GRAPHS
     if not in_loop and not _outlives(tr, lst):
+        return
+    if in_loop and not _outlives(tr, lst) and _made_in_body(frame, lst, tr.root):
         return
     f = _user_frame(_mapped_frames())
     _add(tr, 'list-append', 'list.append', f[0], f[1],

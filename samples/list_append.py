@@ -23,6 +23,23 @@ def squares_buggy(n):
     return len(result)
 
 
+def _step_parts(parts, step):
+    moved = []  # made anew in each body trace: a structure, not an accumulator
+    for p in parts:
+        moved.append(p + step)
+    return moved
+
+
+@tf.function
+def parts_step(n):
+    """A loop body whose helper builds a list of per-part tensors, as
+    TensorFlow Probability's MCMC kernels do: right, no finding."""
+    x, y = tf.constant(0), tf.constant(1)
+    for _ in tf.range(n):
+        x, y = _step_parts([x, y], 2)
+    return x + y
+
+
 @tf.function
 def squares_fixed(n):
     ta = tf.TensorArray(tf.int32, size=0, dynamic_size=True)
@@ -34,6 +51,7 @@ def squares_fixed(n):
 def main():
     oracle.track("squares_buggy", squares_buggy)
     oracle.track("squares_fixed", squares_fixed)
+    oracle.track("parts_step", parts_step)
     for n in (5, 10, 20):
         oracle.called("squares_buggy")
         buggy = squares_buggy(tf.constant(n))
@@ -42,6 +60,8 @@ def main():
         print("n=%d: list has %s element(s), TensorArray has %d"
               % (n, int(buggy), int(tf.size(fixed))))
         assert int(tf.size(fixed)) == n
+        oracle.called("parts_step")
+        assert int(parts_step(tf.constant(n))) == 4 * n + 1
     oracle.extra("buggy_length", int(buggy))
 
 

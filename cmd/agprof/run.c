@@ -99,7 +99,8 @@ static const struct opt run_options[] = {
 					     "steps one by one (default 1000000; 0: no bound);\n"
 					     "later eager ops are kept as exact per-second counts\n"
 					     "and times per thread, op and line (the report says\n"
-					     "from when)" },
+					     "from when); also at most N kernels one by one: later\n"
+					     "calls' kernels are only counted" },
 	{ "max-size", RUN_MAX_SIZE, "MB", "the same once the recording reaches MB megabytes\n"
 					  "(checked every quarter second)" },
 	OPT_HELP,

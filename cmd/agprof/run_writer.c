@@ -53,6 +53,9 @@ struct stream {
 	uint8_t ring_damaged[AGP_MAX_THREADS];
 	int side_damaged;
 	int borrowed;                      /* the producer's own mapping (run_writer_borrow_mapping) */
+	uint32_t kernel_seq_seen;          /* the latest call seq whose kernels were stored one by one */
+	uint32_t kernel_seq_cap;           /* past the kernel budget: calls after this seq are counted only */
+	int kernel_capped;
 };
 
 /*
@@ -100,6 +103,7 @@ struct run_writer {
 	struct run_budget budget;      /* --max-events, --max-size (run_writer_budget) */
 	struct eager_buckets buckets;  /* eager ops past the budget (eager_buckets.h) */
 	int aggregating;               /* the budget is spent: eager ops go to w->buckets */
+	uint64_t kernels_refused;      /* kernel rows past the budget (kernel_detail_refused) */
 	int64_t aggregate_from_ns;     /* the first aggregated op's start (meta.aggregate_from_ns) */
 	const char *aggregate_why;     /* which bound was reached (meta.aggregate_reason) */
 };
@@ -417,12 +421,12 @@ static int prepare_all(struct run_writer *w)
 		{ &w->ins_session, "INSERT INTO session_runs(pid, tid, start_ns, end_ns, kind, callsite_id, feeds, fetches, targets, ok) VALUES (?,?,?,?,?,?,?,?,?,?)" },
 	};
 
-	if (db_exec(w->db, "CREATE TEMP TABLE link_ref(pid, parent_id, child_name_id);"
-			   "CREATE TEMP TABLE link_trace(gf_id, pid, trace_seq);"
-			   "CREATE TEMP TABLE link_name(gf_id, pid, user_name);"
-			   "CREATE TEMP TABLE trace_seq(pid, seq, trace_id, PRIMARY KEY (pid, seq));"
-			   "CREATE TEMP TABLE call_seq(pid, seq, call_id, PRIMARY KEY (pid, seq));"
-			   "CREATE TEMP TABLE node_src(pid, trace_seq, name, file, line);") != 0)
+	if (db_exec(w->db, "CREATE TEMP TABLE link_ref(pid INTEGER, parent_id INTEGER, child_name_id INTEGER);"
+			   "CREATE TEMP TABLE link_trace(gf_id INTEGER, pid INTEGER, trace_seq INTEGER);"
+			   "CREATE TEMP TABLE link_name(gf_id INTEGER, pid INTEGER, user_name TEXT);"
+			   "CREATE TEMP TABLE trace_seq(pid INTEGER, seq INTEGER, trace_id INTEGER, PRIMARY KEY (pid, seq));"
+			   "CREATE TEMP TABLE call_seq(pid INTEGER, seq INTEGER, call_id INTEGER, PRIMARY KEY (pid, seq));"
+			   "CREATE TEMP TABLE node_src(pid INTEGER, trace_seq INTEGER, name TEXT, file TEXT, line INTEGER);") != 0)
 		return -1;
 	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
 		if (!(*stmts[i].s = db_prepare(w->db, stmts[i].sql)))
@@ -583,11 +587,39 @@ static int64_t kernel_node(struct run_writer *w, struct stream *s, uint32_t name
 	return id;
 }
 
+/*
+ * Kernels one by one are bounded by --max-events too (a retracing function
+ * makes every call a first, sampled call: TFP's HMC stored 1.5 M rows).
+ * Past it a process keeps the calls whose kernels it has begun storing and
+ * no later ones, so a call's kernels are all stored or none; kernels of no
+ * call stop at once.  The totals (kernel_totals) stay exact either way.
+ */
+static int kernel_detail_refused(struct run_writer *w, struct stream *s, uint32_t call_seq)
+{
+	if (!s->kernel_capped && w->budget.max_events &&
+	    w->totals.kernels + (uint64_t)w->kernel.n >= w->budget.max_events) {
+		s->kernel_capped = 1;
+		s->kernel_seq_cap = s->kernel_seq_seen;
+	}
+	if (s->kernel_capped && (!call_seq || call_seq > s->kernel_seq_cap)) {
+		w->kernels_refused++;
+		return 1;
+	}
+	if (call_seq > s->kernel_seq_seen)
+		s->kernel_seq_seen = call_seq;
+	return 0;
+}
+
 /* call_id holds -(call seq) until the end of the run resolves it (link_kernels_sql). */
 static void write_kernel(struct run_writer *w, struct stream *s, int tid, const struct agp_rec_kernel *r)
 {
 	struct batch *b = &w->kernel;
-	int64_t node = kernel_node(w, s, r->h.arg, r->type), *v = batch_row(b);
+	int64_t node, *v;
+
+	if (kernel_detail_refused(w, s, r->call_seq))
+		return;
+	node = kernel_node(w, s, r->h.arg, r->type);
+	v = batch_row(b);
 
 	v[0] = s->pid;
 	v[1] = tid;
@@ -1770,15 +1802,19 @@ static const char link_kernel_calls_sql[] =  /* before kernels_call, a late inde
 	"UPDATE kernels SET call_id = (SELECT q.call_id FROM temp.call_seq q"
 	"  WHERE q.pid = kernels.pid AND q.seq = -kernels.call_id) WHERE call_id < 0;";
 static const char link_kernels_sql[] =
-	"CREATE TEMP TABLE kmap(u, gf, n, PRIMARY KEY (u, gf));"
+	"CREATE TEMP TABLE kmap(u INTEGER, gf INTEGER, n INTEGER, PRIMARY KEY (u, gf));"
 	"INSERT OR IGNORE INTO temp.kmap(u, gf) SELECT DISTINCT k.node_id, c.graph_function_id FROM kernels k"
 	"  JOIN function_calls c ON c.id = k.call_id WHERE k.node_id IS NOT NULL AND c.graph_function_id IS NOT NULL;"
 	"INSERT OR IGNORE INTO temp.kmap(u, gf) SELECT DISTINCT node_id, graph_function_id FROM kernel_totals"
 	"  WHERE node_id IS NOT NULL AND graph_function_id IS NOT NULL;"
 	"UPDATE temp.kmap SET n = (SELECT n.id FROM graph_nodes u JOIN graph_nodes n ON n.graph_function_id = kmap.gf"
 	"  AND n.name = u.name WHERE u.id = kmap.u LIMIT 1);"
-	"UPDATE temp.kmap SET n = (SELECT CASE WHEN count(*) = 1 THEN min(n.id) END FROM graph_nodes u JOIN graph_nodes n"
-	"  ON n.pid = u.pid AND n.name = u.name AND n.graph_function_id IS NOT NULL WHERE u.id = kmap.u) WHERE n IS NULL;"
+	/* by name in the process: one lookup per node (a scan of graph_nodes per node took minutes on TFP's HMC) */
+	"CREATE TEMP TABLE kname(pid INTEGER, name TEXT, nodes INTEGER, id INTEGER, PRIMARY KEY (pid, name));"
+	"INSERT INTO temp.kname SELECT pid, name, count(*), min(id) FROM graph_nodes"
+	"  WHERE graph_function_id IS NOT NULL GROUP BY pid, name;"
+	"UPDATE temp.kmap SET n = (SELECT CASE WHEN k.nodes = 1 THEN k.id END FROM graph_nodes u JOIN temp.kname k"
+	"  ON k.pid = u.pid AND k.name = u.name WHERE u.id = kmap.u) WHERE n IS NULL;"
 	"UPDATE kernels SET node_id = coalesce((SELECT m.n FROM temp.kmap m JOIN function_calls c ON c.id = kernels.call_id"
 	"  WHERE m.u = kernels.node_id AND m.gf = c.graph_function_id), node_id) WHERE call_id IS NOT NULL;"
 	"UPDATE kernel_totals SET node_id = coalesce((SELECT m.n FROM temp.kmap m WHERE m.u = kernel_totals.node_id"
@@ -1850,13 +1886,34 @@ static uint64_t drain_all_and_count_drops(struct run_writer *w)
 	return dropped > INT64_MAX ? INT64_MAX : dropped;
 }
 
+/* Calls after a process's kernel budget ran out hold counts only: not detailed. */
+static int unmark_refused_calls(struct run_writer *w)
+{
+	sqlite3_stmt *st = db_prepare(w->db, "UPDATE function_calls SET kernel_detail = 0 WHERE id IN"
+				      " (SELECT call_id FROM temp.call_seq WHERE pid = ? AND seq > ?)");
+	int rc = st ? 0 : -1;
+
+	for (size_t i = 0; st && i < w->nstreams; i++) {
+		if (!w->streams[i]->kernel_capped)
+			continue;
+		sqlite3_bind_int(st, 1, w->streams[i]->pid);
+		sqlite3_bind_int64(st, 2, w->streams[i]->kernel_seq_cap);
+		step(w, st);
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	if (w->kernels_refused)
+		db_meta_set_int(w->db, "kernels_refused", (int64_t)(w->kernels_refused > INT64_MAX ? INT64_MAX : w->kernels_refused));
+	return rc;
+}
+
 /* The links between rows that only the whole recording tells; 0 or -1. */
 static int link_rows(struct run_writer *w, const struct run_session *sess)
 {
 	sqlite3_stmt *st;
 	int rc = 0;
 
-	if (db_exec(w->db, link_kernel_calls_sql) != 0 || db_exec(w->db, link_sql) != 0)
+	if (db_exec(w->db, link_kernel_calls_sql) != 0 || db_exec(w->db, link_sql) != 0 || unmark_refused_calls(w) != 0)
 		rc = -1;
 	for (int depth = 0; depth < 8; depth++)
 		db_exec(w->db, link_parents_sql);

@@ -40,7 +40,7 @@ EXPECTED = {
 # sample -> functions written the right way: no pitfall finding above info
 # (quiet_step uses tf.print: no finding at all).
 FIXED = {
-    "list_append": {"squares_fixed"},
+    "list_append": {"squares_fixed", "parts_step"},
     "trace_side_effects": {"quiet_step", "debug_once"},
     "tensor_if": {"relu_fixed", "count_fixed"},
     "autograph_fallback": {"model_fixed"},

@@ -1,6 +1,6 @@
 """Kernels inside graph calls (issue 10) on real TensorFlow runs.
 
-usage: test_kernels.py dispatch|matmuls|slow_op|no_kernels|totals|all
+usage: test_kernels.py dispatch|matmuls|slow_op|no_kernels|totals|all|budget
 
 The oracle of counts: by default (run --kernels=sampled) agprof counts
 every kernel execution (kernel_totals) and records one by one (kernels)
@@ -29,6 +29,10 @@ calls counted by the program itself, and timed once per sampled call.
   1-5, 65 and 129; every node's executions = the program's call count; the
   report's kernels per call and op runs come from the totals.
 - all: the same sample under `--kernels=all`: every call in detail.
+- budget: the same sample under `--kernels=all --max-events 1000`: the
+  calls before the budget ran out are in detail (each with all its
+  kernels), the later ones counted only, and the kernels stored plus those
+  refused (meta kernels_refused) are every kernel counted.
 """
 import os
 import sys
@@ -184,8 +188,34 @@ def test_all():
     check_counted(True)
 
 
+def test_budget():
+    budget = 1000
+    proc, db, oracle = run_sample_recorded("graph_counted.py", agprof_args=["--kernels=all", "--max-events", str(budget)])
+    check_eq(proc.returncode, 0, "agprof run exit status")
+    want = oracle["extra"]["function_defs"]["small_steps"]["kernels"]
+    rows = q1(db, "SELECT count(*) FROM kernels")
+    refused = int(q1(db, "SELECT value FROM meta WHERE key = 'kernels_refused'") or 0)
+    counted = q1(db, "SELECT sum(count) FROM kernel_totals")
+    check_eq(q1(db, "SELECT sum(dropped_kernels) FROM processes"), 0, "dropped_kernels")
+    # past the budget a call already begun keeps its kernels: what the rings
+    # held when it ran out is stored too (130 calls of all kernels: 5,460)
+    check(budget <= rows <= budget + 10 * want, "kernels stored one by one: %d, budget %d" % (rows, budget))
+    check(refused > 0, "kernels past the budget counted only (meta kernels_refused %d)" % refused)
+    check_eq(rows + refused, counted, "kernels stored + refused = every kernel counted (kernel_totals)")
+    per_call = db.execute("SELECT c.kernel_detail, (SELECT count(*) FROM kernels k WHERE k.call_id = c.id) "
+                          "FROM function_calls c ORDER BY c.start_ns").fetchall()
+    detail = [d for d, _ in per_call]
+    n = sum(detail)
+    check(0 < n < len(per_call) and detail == [1] * n + [0] * (len(per_call) - n),
+          "detailed calls are the first %d of %d" % (n, len(per_call)))
+    check_eq({k for d, k in per_call if d}, {want}, "kernels of each detailed call (the FunctionDef's)")
+    check_eq({k for d, k in per_call if not d}, {0}, "kernels of the calls past the budget")
+    rc, out, _ = agprof_cmd("report", "--ops", agtest.last_recording)
+    check("%d kernels of calls past --max-events" % refused in out, "report --ops says how many were counted only")
+
+
 TESTS = {"dispatch": test_dispatch, "matmuls": test_matmuls, "slow_op": test_slow_op, "no_kernels": test_no_kernels,
-         "totals": test_totals, "all": test_all}
+         "totals": test_totals, "all": test_all, "budget": test_budget}
 
 if __name__ == "__main__":
     need_agprof()

@@ -461,7 +461,7 @@ def extra_collatz(db, oracle, pid, per_fn):
 
 
 def extra_list_append(db, oracle, pid, per_fn):
-    check_branches(db, pid, {"squares_buggy", "squares_fixed"})
+    check_branches(db, pid, {"squares_buggy", "squares_fixed", "parts_step"})
     # The buggy loop's body: the list append ran once at trace time, so the
     # while body of squares_buggy holds no accumulator; squares_fixed's
     # graph has TensorArray ops.
