@@ -97,29 +97,59 @@ static void quote_lines(struct strbuf *sb, const struct loaded *l, long from, lo
 	}
 }
 
+static size_t ident_len(const char *s)
+{
+	return strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789");
+}
+
+/*
+ * In a top-level "import a as b, tensorflow as tf, c" (s after "import "),
+ * the name tensorflow is bound to, copied to buf; NULL when it is not one of
+ * the modules (or the line is more than plain names, e.g. a continuation).
+ */
+static const char *tf_in_import(const char *s, char *buf, size_t cap)
+{
+	for (;;) {
+		size_t n, an = 0;
+		const char *mod, *alias;
+
+		s += strspn(s, " \t");
+		mod = s;
+		while ((n = ident_len(s)) && s[n] == '.')
+			s += n + 1;  /* a dotted module: its last part */
+		s += ident_len(s);
+		n = (size_t)(s - mod);
+		alias = mod;
+		an = n;
+		s += strspn(s, " \t");
+		if (!strncmp(s, "as", 2) && (s[2] == ' ' || s[2] == '\t')) {
+			s += 2 + strspn(s + 2, " \t");
+			alias = s;
+			an = ident_len(s);
+			s += an;
+			s += strspn(s, " \t");
+		}
+		if (!n || !an)
+			return NULL;
+		if (n == 10 && !memcmp(mod, "tensorflow", 10) && an < cap) {
+			memcpy(buf, alias, an);
+			buf[an] = '\0';
+			return buf;
+		}
+		if (*s != ',')
+			return NULL;
+		s++;
+	}
+}
+
 /* The module name TensorFlow is imported as in l ("tf"), or NULL. */
 static const char *tf_alias(const struct loaded *l, char *buf, size_t cap)
 {
 	for (size_t i = 0; i < l->sf.nlines; i++) {
 		const char *s = l->sf.lines[i];
-		size_t n;
 
-		if (strncmp(s, "import tensorflow", 17))
-			continue;
-		s += 17;
-		if (blank(s)) {
-			snprintf(buf, cap, "tensorflow");
+		if (!strncmp(s, "import ", 7) && tf_in_import(s + 7, buf, cap))
 			return buf;
-		}
-		if (strncmp(s, " as ", 4))
-			continue;
-		s += 4 + strspn(s + 4, " ");
-		n = strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789");
-		if (n && n < cap && blank(s + n)) {
-			memcpy(buf, s, n);
-			buf[n] = '\0';
-			return buf;
-		}
 	}
 	return NULL;
 }

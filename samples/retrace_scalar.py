@@ -8,8 +8,7 @@ steps inside an epoch reuse that epoch's graph.
 
 Fix: pass `tf.constant(lr)` (or keep the rate in a tf.Variable).
 """
-import numpy as np
-import tensorflow as tf
+import numpy as np, tensorflow as tf  # one statement, as users write it: agprof fix finds tf in it
 
 import oracle
 
