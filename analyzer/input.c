@@ -644,6 +644,11 @@ static int collect_dataset_ops(struct input_state *st)
 /*
  * Give the graph function name (after "Dataset_"), registered in pid at
  * created, to the first dataset op built after it that it can belong to.
+ * Functions come oldest first, so a later one takes the op from an earlier
+ * one registered strictly before it: TensorFlow traces a map's function
+ * right before it builds the op,
+ * and a function whose op was not recorded (Keras's validation pipeline,
+ * built inside its own code) must not take the next pipeline's map.
  */
 static void attach_dataset_function(struct model *m, const char *name, int64_t created, int64_t pid)
 {
@@ -653,7 +658,7 @@ static void attach_dataset_function(struct model *m, const char *name, int64_t c
 		struct model_dataset_op *d = &m->datasets[i];
 		size_t tl = strlen(d->transformation);
 
-		if (d->pid != pid || d->start_ns < created || d->function)
+		if (d->pid != pid || d->start_ns < created || (d->function && d->function_ns >= created))
 			continue;
 		if (gen && !strcmp(d->transformation, "flat_map")) {
 			d->transformation = "from_generator";
@@ -669,6 +674,7 @@ static void attach_dataset_function(struct model *m, const char *name, int64_t c
 		} else {
 			continue;
 		}
+		d->function_ns = created;
 		return;
 	}
 }
@@ -784,7 +790,7 @@ static int function_makers(struct model *m)
  * function): the recorded FunctionDef has an IteratorGetNext node.  The
  * blob is searched first, so only candidates are parsed.
  */
-static int graph_readers(struct model *m)
+static int graph_readers(struct model *m, const struct model_lookup *lk)
 {
 	sqlite3 *db = m->rec->db;
 	sqlite3_stmt *s = db_prepare(db,
@@ -792,7 +798,9 @@ static int graph_readers(struct model *m)
 		" JOIN strings s ON s.id = g.name_id"
 		" WHERE instr(g.function_def, CAST('IteratorGetNext' AS BLOB)) > 0 ORDER BY g.id");
 	sqlite3_stmt *c = db_prepare(db,
-		"SELECT count(*), coalesce(sum(end_ns - start_ns), 0) FROM function_calls WHERE graph_function_id = ?");
+		"SELECT count(*), coalesce(sum(end_ns - start_ns), 0),"
+		" (SELECT callsite_id FROM function_calls WHERE graph_function_id = ?1 AND callsite_id IS NOT NULL"
+		"  ORDER BY start_ns LIMIT 1) FROM function_calls WHERE graph_function_id = ?1");
 	size_t cap = 0;
 	int rc = SQLITE_DONE, ret = -1;
 
@@ -801,6 +809,7 @@ static int graph_readers(struct model *m)
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		struct functiondef fd;
 		struct model_graph_reader *r;
+		const char *func;
 		int reads = 0;
 
 		if (functiondef_parse(&fd, sqlite3_column_blob(s, 2), (size_t)sqlite3_column_bytes(s, 2)) != 0)
@@ -822,6 +831,8 @@ static int graph_readers(struct model *m)
 		if (sqlite3_step(c) == SQLITE_ROW) {
 			r->calls = sqlite3_column_int64(c, 0);
 			r->calls_ns = sqlite3_column_int64(c, 1);
+			if (sqlite3_column_int64(c, 2) > 0)
+				r->site = lk->site(lk->ctx, sqlite3_column_int64(c, 2), &func);
 		}
 		sqlite3_reset(c);
 	}
@@ -878,7 +889,7 @@ int model_load_input(struct model *m, const struct model_lookup *lk, int64_t *ro
 	if (load_datasets(&st))
 		goto cleanup;
 	blackbox_datasets(m);
-	if (graph_readers(m))
+	if (graph_readers(m, lk))
 		goto cleanup;
 	timing("datasets, readers");
 	ret = 0;

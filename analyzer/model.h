@@ -221,6 +221,7 @@ struct model_dataset_op {
 	const char *op;             /* "ParallelMapDatasetV2" */
 	const char *transformation; /* "map", "batch", "from_generator", ... */
 	const char *function;       /* the Python function it applies ("augment"), or NULL */
+	int64_t function_ns;        /* when that function was registered (the latest before the op wins) */
 	struct source_loc loc;      /* the user line that built it */
 	const char *func;           /* the Python function holding that line */
 	int64_t pid, tid, start_ns;
@@ -233,6 +234,7 @@ struct model_graph_reader {
 	const char *graph_function;
 	const char *function;       /* user function owning it, or NULL */
 	int64_t calls, calls_ns;
+	struct source_loc site;     /* the user line of its first call (model.fit's) */
 };
 
 /*

@@ -563,6 +563,26 @@ static void input_describe(struct model *m, struct input_row *r)
 	strbuf_release(&a);
 }
 
+/*
+ * Whether dataset d was built at the line whose call reads inside a graph
+ * (model.fit: Keras's data adapter builds its pipelines there, before the
+ * user's own), and so is that reader's pipeline rather than thread t's.
+ */
+static int built_for_graph_reader(const struct model *m, const struct model_dataset_op *d,
+				  const struct model_thread *t)
+{
+	if (!d->loc.file || (t->input_loc.file && t->input_loc.line == d->loc.line &&
+			     !strcmp(t->input_loc.file, d->loc.file)))
+		return 0;
+	for (size_t i = 0; i < m->ngraph_readers; i++) {
+		const struct source_loc *s = &m->graph_readers[i].site;
+
+		if (s->file && s->line == d->loc.line && !strcmp(s->file, d->loc.file))
+			return 1;
+	}
+	return 0;
+}
+
 static struct input_rows *input_rows_build(struct model *m)
 {
 	struct input_rows *rows = calloc(1, sizeof(*rows));
@@ -580,7 +600,8 @@ static struct input_rows *input_rows_build(struct model *m)
 		if (!t->input_waits)
 			continue;
 		/* The pipeline: transformations of that process built before its first read. */
-		while (lo < m->ndatasets && m->datasets[lo].pid != t->pid)
+		while (lo < m->ndatasets && (m->datasets[lo].pid != t->pid ||
+					     built_for_graph_reader(m, &m->datasets[lo], t)))
 			lo++;
 		for (hi = lo; hi < m->ndatasets && m->datasets[hi].pid == t->pid &&
 			      m->datasets[hi].start_ns < t->input_first_ns; hi++)

@@ -1,0 +1,48 @@
+"""Diagnoses on real third-party code: Keras's model.fit beside the user's own
+tf.data pipeline (samples/keras_pipeline.py).
+
+model.fit builds pipelines of its own at the user's fit line (its data
+adapter: range, map(permutation), flat_map, zip, map(grab_batch)) and reads
+them inside its train graph (multi_step_on_iterator's IteratorGetNext); for
+validation_split it traces some of their functions again without a dataset
+op the collector sees.  The user's loop then reads its own pipeline.
+Recorded with real TensorFlow and Keras, and checked in the report's JSON:
+- the main thread's input row describes the user's pipeline only: it
+  starts at the user's from_tensor_slices, at the marked line, and holds
+  none of Keras's transformations (they were built at the fit line, which
+  the in-graph reader's calls come from);
+- its map is named after the user's function (`map(augment)`), not after
+  the function Keras traced last (`permutation`).
+"""
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import agtest  # noqa: E402
+from agtest import check, check_eq  # noqa: E402
+
+SAMPLE = "keras_pipeline.py"
+
+
+def main():
+    agtest.need_agprof()
+    out = os.path.join(agtest.tmpdir(), "keras_pipeline.agprof")
+    proc = agtest.run_agprof(out, [agtest.PYTHON, agtest.sample(SAMPLE)])
+    check_eq(proc.returncode, 0, "agprof run exit status (%s)" % proc.stderr.decode("utf-8", "replace")[-500:])
+    line = agtest.marker_lines(SAMPLE)["user-pipeline"][0]
+    rc, text, err = agtest.agprof_cmd("report", "--format", "json", out)
+    check_eq(rc, 0, "agprof report --format json exit status (%s)" % err.strip())
+    doc = json.loads(text) if rc == 0 else {}
+    rows = [r for r in doc.get("input", []) if r.get("thread") in ("main", "python-main")]
+    if check(len(rows) == 1, "one input row for the main thread", [r.get("thread") for r in doc.get("input", [])]):
+        pipeline = rows[0]["pipeline"]
+        check(pipeline.startswith("from_tensor_slices at line %d" % line), "the pipeline starts at the user's line", pipeline)
+        check("map(augment) at line %d" % line in pipeline, "the user's map is named augment", pipeline)
+        for keras_op in ("permutation", "grab_batch", "flat_map", "zip", "range"):
+            check(keras_op not in pipeline, "none of Keras's adapter (%s) in the user's pipeline" % keras_op, pipeline)
+    agtest.finish("real-code")
+
+
+if __name__ == "__main__":
+    main()
