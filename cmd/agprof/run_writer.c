@@ -1819,6 +1819,31 @@ static const char link_kernels_sql[] =
 	"  WHERE m.u = kernels.node_id AND m.gf = c.graph_function_id), node_id) WHERE call_id IS NOT NULL;"
 	"UPDATE kernel_totals SET node_id = coalesce((SELECT m.n FROM temp.kmap m WHERE m.u = kernel_totals.node_id"
 	"  AND m.gf = kernel_totals.graph_function_id), node_id) WHERE graph_function_id IS NOT NULL;"
+	/*
+	 * A kernel on another thread while one call was in flight was given that
+	 * call; if its node is of another top-level function (a tf.data map's, a
+	 * variable initializer's) it ran beside the call, not in it: a sequential
+	 * map's py_function was "95% of the train step's kernel time".  A thread
+	 * that ran a tf.data function's kernels is a tf.data thread (the
+	 * collector could not tell from its stack), and none of its kernels is
+	 * another thread's call's: a map's Cast is no Cast of the step.
+	 */
+	"UPDATE threads SET role = 'tf-data' WHERE role NOT IN ('python-main', 'tf-data') AND EXISTS (SELECT 1"
+	"  FROM kernels k JOIN graph_nodes n ON n.id = k.node_id JOIN graph_functions g ON g.id = n.graph_function_id"
+	"  JOIN strings s ON s.id = g.name_id WHERE k.pid = threads.pid AND k.tid = threads.tid"
+	"  AND g.parent_id IS NULL AND s.text LIKE '%!_Dataset!_%' ESCAPE '!');"
+	"UPDATE kernels SET call_id = NULL WHERE call_id IS NOT NULL AND EXISTS (SELECT 1 FROM threads t"
+	"  JOIN function_calls c ON c.id = kernels.call_id WHERE t.pid = kernels.pid AND t.tid = kernels.tid"
+	"  AND t.role = 'tf-data' AND c.tid != kernels.tid);"
+	"UPDATE kernel_totals SET call_id = NULL, graph_function_id = NULL WHERE call_id IS NOT NULL AND EXISTS"
+	"  (SELECT 1 FROM threads t JOIN function_calls c ON c.id = kernel_totals.call_id WHERE t.pid = kernel_totals.pid"
+	"   AND t.tid = kernel_totals.tid AND t.role = 'tf-data' AND c.tid != kernel_totals.tid);"
+	"UPDATE kernels SET call_id = NULL WHERE call_id IS NOT NULL AND EXISTS (SELECT 1 FROM graph_nodes n"
+	"  JOIN graph_functions g ON g.id = n.graph_function_id JOIN function_calls c ON c.id = kernels.call_id"
+	"  WHERE n.id = kernels.node_id AND g.parent_id IS NULL AND g.id IS NOT c.graph_function_id);"
+	"UPDATE kernel_totals SET call_id = NULL, graph_function_id = NULL WHERE call_id IS NOT NULL AND EXISTS"
+	"  (SELECT 1 FROM graph_nodes n JOIN graph_functions g ON g.id = n.graph_function_id"
+	"   WHERE n.id = kernel_totals.node_id AND g.parent_id IS NULL AND g.id IS NOT kernel_totals.graph_function_id);"
 	"UPDATE graph_nodes SET file = s.file, line = s.line FROM temp.node_src s"
 	"  JOIN temp.trace_seq q ON q.pid = s.pid AND q.seq = s.trace_seq JOIN graph_functions g ON g.trace_id = q.trace_id"
 	"  WHERE g.id = graph_nodes.graph_function_id AND s.name = graph_nodes.name;";

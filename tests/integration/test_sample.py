@@ -335,6 +335,18 @@ def extra_pyfunc_pipeline(db, oracle, pid, per_fn):
                 "WHERE e.pid = ? AND t.role = 'tf-data'", pid)
     check(inside >= oracle["extra"]["eager_ops_in_body"], "eager ops inside py_function bodies", inside,
           ">= %d" % oracle["extra"]["eager_ops_in_body"])
+    # The map's kernels run on tf.data threads while train_step calls are in
+    # flight: none is a kernel of a call, so every sampled call of
+    # train_step holds the same kernels (its graph's, whatever ran beside it).
+    beside = q1(db, "SELECT count(*) FROM kernels k JOIN graph_nodes n ON n.id = k.node_id JOIN threads t "
+                "ON t.pid = k.pid AND t.tid = k.tid WHERE k.pid = ? AND k.call_id IS NOT NULL "
+                "AND (n.op_type = 'EagerPyFunc' OR t.role = 'tf-data')", pid)
+    check_eq(beside, 0, "kernels of tf.data threads (the map's py_function) linked to a graph call")
+    per_call = {r[0] for r in db.execute(
+        "SELECT count(k.id) FROM function_calls c JOIN strings s ON s.id = c.name_id LEFT JOIN kernels k "
+        "ON k.call_id = c.id WHERE c.pid = ? AND c.kernel_detail = 1 AND s.text LIKE '%train_step%' "
+        "GROUP BY c.id", (pid,))}
+    check(len(per_call) == 1 and min(per_call) > 0, "kernels of each sampled train_step call (one count)", per_call)
 
 
 def extra_generator_dataset(db, oracle, pid, per_fn):
