@@ -11,7 +11,7 @@
  *     Python between them, measured from the ops' own timestamps) minus what
  *     the same ops cost as graph nodes and the new tf.function's trace;
  *   input-bound: the waits that overlapping input with compute would hide,
- *     at most the compute they could overlap with.
+ *     at most the loop's time not spent waiting (the compute they overlap).
  * Other findings: the symptom's time, said to be an upper bound.
  */
 #include "agp_protocol.h"
@@ -362,6 +362,22 @@ static void saving_eager(struct model *m, struct finding *f)
 			   : "no trace recorded to take it from, not counted", ms(trace));
 }
 
+/*
+ * Input-bound: overlapping input with compute hides a wait only while the
+ * loop computes, so at most the loop's time not spent waiting (the
+ * finding's span is the loop's first to last read).  Not the run's whole
+ * active time: start-up and data preparation are no step's compute.
+ */
+static void saving_input(struct model *m, struct finding *f)
+{
+	int64_t loop = f->end_ns > f->start_ns ? f->end_ns - f->start_ns : m->session.active_ns;
+	int64_t compute = loop > f->cost_ns ? loop - f->cost_ns : 0;
+
+	f->saving_ns = f->cost_ns < compute ? f->cost_ns : compute;
+	set_method(m, f, "the iterator waits that overlapping input with compute would hide: at most the loop's %.1f ms"
+		   " not waiting for input (loop %.1f ms, waits %.1f ms)", ms(compute), ms(loop), ms(f->cost_ns));
+}
+
 void saving_estimate(struct model *m, struct finding *f)
 {
 	const struct model_function *fn = f->function ? model_find_function(m, f->function) : NULL;
@@ -375,11 +391,7 @@ void saving_estimate(struct model *m, struct finding *f)
 	} else if (!strcmp(f->rule, "eager-hotspot")) {
 		saving_eager(m, f);
 	} else if (!strcmp(f->rule, "input-bound")) {
-		int64_t compute = m->session.active_ns - f->cost_ns;
-
-		f->saving_ns = f->cost_ns < compute ? f->cost_ns : compute > 0 ? compute : 0;
-		set_method(m, f, "the iterator waits that overlapping input with compute would hide: at most the %.1f ms of compute",
-			   ms(compute > 0 ? compute : 0));
+		saving_input(m, f);
 	} else if (!strcmp(f->rule, "xla-recompile") && fn) {
 		size_t n;
 		int64_t tracing;
