@@ -984,6 +984,107 @@ static int edit_wrap(struct fixctx *c, struct finding *f, const char *func, long
 	return 0;
 }
 
+/* Column of the one "run_eagerly=True" / "run_functions_eagerly(True)" in s before a comment, else -1. */
+static long eager_switch_at(const char *s, const char **which)
+{
+	static const char *const forms[] = { "run_eagerly=True", "run_eagerly = True", "run_functions_eagerly(True)" };
+	size_t code = strcspn(s, "#");
+	long at = -1;
+
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		const char *hit = strstr(s, forms[i]);
+
+		if (!hit || (size_t)(hit - s) >= code || (hit > s && ident_char((unsigned char)hit[-1])))
+			continue;
+		if (at >= 0 || strstr(hit + 1, forms[i]))
+			return -2;  /* several: not one narrow form */
+		at = (long)(strstr(hit, "True") - s);
+		*which = forms[i];
+	}
+	return at;
+}
+
+/* The triple quotes (docstring delimiters) on a line. */
+static int triple_quotes(const char *s)
+{
+	int n = 0;
+
+	for (const char *p = s; (p = strpbrk(p, "\"'")); ) {
+		if (p[1] == p[0] && p[2] == p[0]) {
+			n++;
+			p += 3;
+		} else {
+			p++;
+		}
+	}
+	return n;
+}
+
+/* Whether the line calls one of the Keras methods that run_eagerly governs. */
+static int calls_keras_loop(const char *s)
+{
+	static const char *const calls[] = { ".fit(", ".evaluate(", ".predict(", ".train_on_batch(",
+					     ".test_on_batch(", ".predict_on_batch(" };
+
+	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++)
+		if (strstr(s, calls[i]))
+			return 1;
+	return 0;
+}
+
+/*
+ * eager-hotspot whose eager ops run because eager execution was switched
+ * on: tf.config.run_functions_eagerly(True) anywhere in the file, or
+ * Keras's run_eagerly=True (compile or the attribute) when the busiest line
+ * runs a Keras loop (fit, evaluate, ...).  The edit sets it to False: the
+ * program's tf.functions (Keras's own train step) are graphs again.  0, or
+ * -1 when the file has no single such switch.
+ */
+static int edit_eager_switch(struct fixctx *c, struct finding *f)
+{
+	const struct loaded *l = load(c, f->loc.file);
+	const char *busiest = l ? srcfile_line(&l->sf, f->loc.line) : NULL, *which = NULL, *form = NULL;
+	struct edit e = { .after = STRBUF_INIT };
+	long line = 0, col = -1;
+	char tf[64];
+
+	if (!busiest || !under_cwd(c->cwd, f->loc.file))
+		return -1;
+	for (long n = 1, in_doc = 0; srcfile_line(&l->sf, n); n++) {
+		const char *s = srcfile_line(&l->sf, n);
+		int quotes = triple_quotes(s);
+		long at = in_doc || quotes ? -1 : eager_switch_at(s, &form);  /* a docstring's words are no code */
+
+		in_doc ^= quotes & 1;
+		if (at == -2 || (at >= 0 && line))
+			return -1;
+		if (at >= 0) {
+			line = n;
+			col = at;
+			which = form;
+		}
+	}
+	if (!line || (strstr(which, "run_eagerly") == which && !calls_keras_loop(busiest)) ||
+	    (strstr(which, "functions") && !tf_alias(l, tf, sizeof(tf))))
+		return -1;
+	f->recommendation = strstr(which, "functions")
+		? model_strf(c->m, "%s at line %ld makes every tf.function run op by op: remove it (or pass False) so that"
+			     " they run as graphs again.", which, line)
+		: model_strf(c->m, "%s at line %ld makes Keras run the model's steps op by op: set it to False (the default)"
+			     " so that Keras runs each step as one graph call.", which, line);
+	if (l->changed)
+		return set_no_edit(c, f, "'%s' changed since the recording: set %s at line %ld to False by hand",
+				   f->loc.file, which, line), 0;
+	strbuf_add(&e.after, srcfile_line(&l->sf, line), (size_t)col);
+	strbuf_addf(&e.after, "False%s\n", srcfile_line(&l->sf, line) + col + 4);
+	e.file = f->loc.file;
+	e.line = line;
+	e.nlines = 1;
+	store_edit(c, f, l, &e);
+	strbuf_release(&e.after);
+	return 0;
+}
+
 /*
  * eager-hotspot: quote the function holding the busiest line, name it and
  * what it closes over.  No edit: whether its arguments are tensors (a
@@ -999,6 +1100,8 @@ static void eager_advice(struct fixctx *c, struct finding *f)
 	long def = 0, end;
 	size_t ind;
 
+	if (edit_eager_switch(c, f) == 0)
+		return;
 	for (size_t i = 0; i < c->m->nsites; i++)
 		if (c->m->sites[i].loc.file && f->loc.file && !strcmp(c->m->sites[i].loc.file, f->loc.file) &&
 		    c->m->sites[i].loc.line == f->loc.line)

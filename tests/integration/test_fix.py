@@ -3,6 +3,7 @@
 Usage: test_fix.py SAMPLE FUNCTION CAUSE      (a retracing finding by CAUSE)
        test_fix.py SAMPLE FUNCTION input-bound (the input-bound finding of FUNCTION's pipeline)
        test_fix.py SAMPLE FUNCTION eager-hotspot (FUNCTION's eager ops, wrapped in tf.function)
+       test_fix.py SAMPLE FUNCTION eager-switch (eager-hotspot from Keras's run_eagerly=True: set to False)
 
 For one fixable sample (a copy of it and samples/oracle.py in a temporary
 directory, the recording's working directory):
@@ -24,6 +25,10 @@ directory, the recording's working directory):
   types, as dispatched), and the same number of steps;
 - eager-hotspot instead: the patched program's recording has one trace of
   the function, none of its eager ops, and no eager-hotspot finding;
+- eager-switch instead (Keras fit with run_eagerly=True): the edit is on
+  the marked run-eagerly line, the recommendation names it, and the patched
+  program's recording has graph calls, no eager-hotspot finding and under
+  a tenth of the eager ops at the fit line;
 - `agprof fix` on the patched program's recording has nothing to fix (1);
   bad usage and bad recordings exit 2 with one line;
 - a source file edited after the recording gets no edit: the report says
@@ -117,6 +122,20 @@ def check_wrapped(rec1, function):
     check(finding_of(rec1, function, "eager-hotspot") is None, "no eager-hotspot finding after the fix")
 
 
+def check_graphs_again(rec0, rec1, sample):
+    """Keras runs its steps as graph calls after run_eagerly=False: few eager ops are left at the fit line."""
+    line = agtest.marker_lines(sample)["eager-hotspot"][0]
+    ops = []
+    for rec in (rec0, rec1):
+        db = agtest.open_recording(rec)
+        ops.append(agtest.q1(db, "SELECT count(*) FROM eager_ops e JOIN callsites cs ON cs.id = e.callsite_id"
+                             " WHERE cs.line = ?", line))
+        calls = agtest.q1(db, "SELECT count(*) FROM function_calls")
+    check(calls > 0, "graph calls in the patched program's recording", calls)
+    check(ops[1] * 10 < ops[0], "eager ops at the fit line: %d before, %d after the fix" % tuple(ops))
+    check(finding_of(rec1, "main", "eager-hotspot") is None, "no eager-hotspot finding after the fix")
+
+
 def check_pipeline_fixed(oracle0, oracle1, rec1):
     """The map runs in parallel and the pipeline prefetches (op types TensorFlow dispatched); same steps."""
     db = agtest.open_recording(rec1)
@@ -129,7 +148,7 @@ def check_pipeline_fixed(oracle0, oracle1, rec1):
 def main():
     agtest.need_agprof()
     sample, function, cause = sys.argv[1], sys.argv[2], sys.argv[3]
-    rule = cause if cause in ("input-bound", "eager-hotspot") else "retracing"
+    rule = cause if cause in ("input-bound", "eager-hotspot") else "eager-hotspot" if cause == "eager-switch" else "retracing"
     for args, what in (((), "no recording"), (("/nonexistent.agprof",), "a missing recording"),
                        (("--bogus", "x.agprof"), "an unknown option"), (("--rule",), "--rule without a value")):
         rc, out, err = agtest.agprof_cmd("fix", *args)
@@ -151,6 +170,12 @@ def main():
     f = finding_of(rec, function, rule)
     if check(f is not None, "a %s finding for %s" % (rule, function)):
         check_eq(f["cause"], cause if rule == "retracing" else None, "finding cause")
+        if cause == "eager-switch":
+            line = agtest.marker_lines(sample)["run-eagerly"][0]
+            check(f["fix"] and f["fix"]["line"] == line and "run_eagerly=False" in f["fix"]["after"],
+                  "the edit sets run_eagerly=False on line %d" % line, f["fix"])
+            check("run_eagerly=True at line %d" % line in f["recommendation"], "the recommendation names the switch",
+                  f["recommendation"])
         check(f["fix"] is not None, "finding has a fix", f.get("no_edit"))
         check(f["saving_ns"] > 0 and f["saving_method"], "finding has a saving and its method",
               (f["saving_ns"], f["saving_method"]))
@@ -179,6 +204,8 @@ def main():
         check_retraced_once(oracle1, rec1, function)
     elif rule == "input-bound":
         check_pipeline_fixed(oracle0, oracle1, rec1)
+    elif cause == "eager-switch":
+        check_graphs_again(rec, rec1, sample)
     else:
         check_wrapped(rec1, function)
     rc, out, _ = agtest.agprof_cmd("fix", rec1)
