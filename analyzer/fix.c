@@ -549,6 +549,59 @@ static int is_float_repr(const char *v)
 	return *end == '\0';
 }
 
+/* Python int literal (repr of an int, not a bool)? */
+static int is_int_repr(const char *v)
+{
+	size_t n = v ? (v[0] == '-') : 0;
+
+	return v && v[n] && strspn(v + n, "0123456789") == strlen(v + n);
+}
+
+/*
+ * A flat list argument of Python numbers in trace t (inputs name[0],
+ * name[1], ...: TFP's seed=[i, 1]), of which leaf is one: its name, its
+ * position among the call's arguments, and the dtype tf.constant gives the
+ * list (int32 for ints, float32 for floats; mixed is refused); 0 or -1.
+ */
+static int number_list_arg(const struct model_trace *t, const char *leaf, char *name, size_t cap, int *pos,
+			   char *dtype, size_t dcap)
+{
+	size_t n = strcspn(leaf, "[."), prevlen = 0;
+	const char *prev = NULL;
+	int floats = 0, leaves = 0, params = 0;
+
+	if (leaf[n] != '[' || !n || n >= cap)
+		return -1;
+	memcpy(name, leaf, n);
+	name[n] = '\0';
+	for (size_t i = 0; i < t->ninputs; i++) {
+		const struct model_trace_input *x = &t->inputs[i];
+		size_t xl = x->name ? strcspn(x->name, "[.") : 0;
+		char *end;
+
+		if (!x->name)
+			return -1;
+		if (!prev || xl != prevlen || strncmp(prev, x->name, xl))
+			params++;  /* the next top-level argument */
+		prev = x->name;
+		prevlen = xl;
+		if (xl != n || strncmp(x->name, name, n))
+			continue;
+		*pos = params - 1;
+		if (x->name[n] != '[' || (strtol(x->name + n + 1, &end, 10), end == x->name + n + 1) || strcmp(end, "]") ||
+		    !x->kind || strcmp(x->kind, "python"))
+			return -1;  /* nested deeper, or not a Python value */
+		floats += is_float_repr(x->value);
+		if (!is_float_repr(x->value) && !is_int_repr(x->value))
+			return -1;
+		leaves++;
+	}
+	if (!leaves || (floats && floats != leaves))
+		return -1;
+	snprintf(dtype, dcap, "%s", floats ? "float32" : "int32");
+	return 0;
+}
+
 /*
  * The dtype to wrap the retraced argument in (python-value: float32 for a
  * float; dtype: the first trace's), and its input in trace t; 0, or -1 with
@@ -565,7 +618,8 @@ static int call_arg_dtype(struct fixctx *c, struct finding *f, const struct mode
 		if (t->inputs[i].name && !strcmp(t->inputs[i].name, t->why.argument))
 			*in = &t->inputs[i];
 	if (!*in || strpbrk(t->why.argument, "[."))
-		return set_no_edit(c, f, "%s is part of a nested argument", t->why.argument), -1;
+		return set_no_edit(c, f, "%s is part of a nested argument (not a flat list of Python numbers)",
+				   t->why.argument), -1;
 	if (f->cause == CAUSE_PYTHON_VALUE) {
 		if (!is_float_repr((*in)->value))
 			return set_no_edit(c, f, "%s is not a float (%s): as a tensor it may change what %s does with it",
@@ -637,11 +691,11 @@ static void edit_call_arg(struct fixctx *c, struct finding *f, const struct mode
 	const struct model_trace_input *in;
 	struct arg args[MAX_ARGS];
 	struct edit e = { .after = STRBUF_INIT };
-	char tf[64], dtype[32];
+	char tf[64], dtype[32], name[64];
 	const struct loaded *l;
-	const char *s;
+	const char *s, *argname;
 	long open, close;
-	int pick = -1;
+	int pick = -1, pos = 0;
 
 	if (!t || !t->why.argument) {
 		set_no_edit(c, f, "the retrace's argument is not known");
@@ -652,17 +706,26 @@ static void edit_call_arg(struct fixctx *c, struct finding *f, const struct mode
 			    t->callsite.lib_file ? t->callsite.lib_file : t->callsite.file, t->callsite.lib_line);
 		return;
 	}
-	if (call_arg_dtype(c, f, fn, t, &in, dtype, sizeof(dtype)) || !(l = editable(c, f, t->callsite.file, tf, sizeof(tf))))
+	if (f->cause == CAUSE_PYTHON_VALUE &&
+	    number_list_arg(t, t->why.argument, name, sizeof(name), &pos, dtype, sizeof(dtype)) == 0) {
+		argname = name;  /* the whole list becomes one tensor: tf.constant([i, 1], tf.int32) */
+	} else if (call_arg_dtype(c, f, fn, t, &in, dtype, sizeof(dtype)) == 0) {
+		argname = t->why.argument;
+		pos = in->position;
+	} else {
+		return;
+	}
+	if (!(l = editable(c, f, t->callsite.file, tf, sizeof(tf))))
 		return;
 	if (!(s = srcfile_line(&l->sf, t->callsite.line))) {
 		set_no_edit(c, f, "'%s' has no line %d now", t->callsite.file, t->callsite.line);
 		return;
 	}
 	if (find_fn_call(s, fn->name, t->ninputs, &open, &close) == 0)
-		pick = pick_arg(s, args, split_args(s, (size_t)open, (size_t)close, args), t->why.argument, in->position);
+		pick = pick_arg(s, args, split_args(s, (size_t)open, (size_t)close, args), argname, pos);
 	if (pick < 0) {
 		set_no_edit(c, f, "the call of %s at %s:%d is not one call with %s in it", fn->name,
-			    t->callsite.file, t->callsite.line, t->why.argument);
+			    t->callsite.file, t->callsite.line, argname);
 		return;
 	}
 	strbuf_add(&e.after, s, args[pick].value);
