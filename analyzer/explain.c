@@ -644,7 +644,7 @@ int model_explain_retraces(struct model *m, const struct graph_fn *gfs, size_t n
 		for (size_t k = 1; k < f->ntraces; k++)
 			if (!f->traces[k].why.followup)
 				f->retrace_ns += f->traces[k].end_ns - f->traces[k].start_ns;
-		m->session.retrace_ns += f->retrace_ns;
+		/* the session's is a union (model_trace_union_ns): nested retraces once */
 		/* The main cause: the most frequent, the more specific on ties. */
 		for (int c = CAUSE_NONE + 1; c < CAUSE__COUNT; c++)
 			if (f->cause_counts[c] > best ||
@@ -654,6 +654,7 @@ int model_explain_retraces(struct model *m, const struct graph_fn *gfs, size_t n
 				f->main_cause = (enum retrace_cause)c;
 			}
 	}
+	m->session.retrace_ns = model_trace_union_ns(m, 1);
 	m->session.retrace_share = m->session.active_ns ? (double)m->session.retrace_ns / (double)m->session.active_ns : 0;
 	ret = 0;
 cleanup:

@@ -393,6 +393,8 @@ static void trace_of_row(struct loader *l, sqlite3_stmt *s, struct model_trace *
 	t->has_input_signature = sqlite3_column_int(s, 11);
 	t->variables_created = sqlite3_column_int(s, 12);
 	t->ok = !strcmp(db_col_text_or(s, 13, ""), "ok");
+	t->pid = sqlite3_column_int64(s, 14);
+	t->tid = sqlite3_column_int64(s, 15);
 }
 
 /* The inputs of trace t (statement in: trace_inputs of one trace).  0 or -1. */
@@ -429,7 +431,7 @@ static int load_traces(struct loader *l)
 	struct model *m = l->m;
 	sqlite3_stmt *s = db_prepare(l->db,
 		"SELECT id, function_id, start_ns, end_ns, function_object, object_trace_no, tf_name_id, signature,"
-		" callsite_id, jit_compile, reduce_retracing, has_input_signature, variables_created, status"
+		" callsite_id, jit_compile, reduce_retracing, has_input_signature, variables_created, status, pid, tid"
 		" FROM traces ORDER BY function_id, start_ns, id");
 	sqlite3_stmt *in = db_prepare(l->db,
 		"SELECT position, name, kind, dtype, shape, value FROM trace_inputs WHERE trace_id = ? ORDER BY position");
@@ -925,6 +927,53 @@ static int same_str(const char *a, const char *b)
 	return (!a && !b) || (a && b && !strcmp(a, b));
 }
 
+/* Spans as (pid, tid, start, end), by thread then start. */
+static int cmp_span_start(const void *a, const void *b)
+{
+	const int64_t *x = a, *y = b;
+
+	for (int i = 0; i < 3; i++)
+		if (x[i] != y[i])
+			return x[i] < y[i] ? -1 : 1;
+	return 0;
+}
+
+int64_t model_trace_union_ns(const struct model *m, int retraces_only)
+{
+	size_t n = 0, cap = 0;
+	int64_t (*spans)[4] = NULL, total = 0, end = INT64_MIN;
+
+	for (size_t i = 0; i < m->nfunctions; i++)
+		cap += m->functions[i].ntraces;
+	if (!cap || !(spans = calloc(cap, sizeof(*spans))))
+		return 0;
+	for (size_t i = 0; i < m->nfunctions; i++)
+		for (size_t k = retraces_only ? 1 : 0; k < m->functions[i].ntraces; k++) {
+			const struct model_trace *t = &m->functions[i].traces[k];
+
+			if ((retraces_only && t->why.followup) || t->end_ns <= t->start_ns)
+				continue;
+			spans[n][0] = t->pid;
+			spans[n][1] = t->tid;
+			spans[n][2] = t->start_ns;
+			spans[n++][3] = t->end_ns;
+		}
+	sort_array(spans, n, sizeof(*spans), cmp_span_start);
+	for (size_t i = 0; i < n; i++) {
+		int64_t from;
+
+		if (!i || spans[i][0] != spans[i - 1][0] || spans[i][1] != spans[i - 1][1])
+			end = INT64_MIN;  /* another thread: its traces add to the others' */
+		from = spans[i][2] > end ? spans[i][2] : end;
+		if (spans[i][3] > from)
+			total = dur_add(total, spans[i][3] - from);
+		if (spans[i][3] > end)
+			end = spans[i][3];
+	}
+	free(spans);
+	return total;
+}
+
 static void function_totals(struct model *m)
 {
 	struct model_session *s = &m->session;
@@ -963,8 +1012,8 @@ static void function_totals(struct model *m)
 		f->function_objects = nobj;
 		if (f->first_ns == INT64_MAX)
 			f->first_ns = f->last_ns = 0;
-		s->trace_ns = dur_add(s->trace_ns, f->trace_ns);
 	}
+	s->trace_ns = model_trace_union_ns(m, 0);  /* nested traces once */
 	s->traces = 0;
 	for (size_t i = 0; i < m->nfunctions; i++)
 		s->traces += (int64_t)m->functions[i].ntraces;

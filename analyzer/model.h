@@ -99,6 +99,7 @@ struct model_trace_input {
 struct model_trace {
 	int64_t id;                 /* traces.id */
 	int64_t start_ns, end_ns;   /* time spent tracing */
+	int64_t pid, tid;           /* the thread that traced (nested traces share it) */
 	int64_t function_object;
 	int object_trace_no;
 	const char *tf_name;        /* "__inference_f_123", or NULL */
@@ -401,6 +402,14 @@ struct model_window {
 
 /* Recorded time within [from, to): to - from without capture windows. */
 int64_t model_recorded_ns(const struct model *m, int64_t from, int64_t to);
+
+/*
+ * Time spent tracing: per thread, the union of its traces' spans
+ * (retraces_only: of the traces after each function's first, follow-ups
+ * excluded), summed over threads, so that a trace nested in another (Keras
+ * traces one_step_on_data inside multi_step_on_iterator's) is counted once.
+ */
+int64_t model_trace_union_ns(const struct model *m, int retraces_only);
 
 struct model {
 	struct recording *rec;      /* not owned */

@@ -20,7 +20,13 @@ WITH events AS (
            sum(CASE WHEN eager = 1 AND op LIKE 'IteratorGetNext%' THEN end_ns - start_ns ELSE 0 END) AS input_ns
     FROM events GROUP BY rank
 ), traced AS (
-    SELECT p.rank AS rank, count(*) AS traces, sum(t.end_ns - t.start_ns) AS trace_ns,
+    -- a trace nested in another of its thread (Keras's one_step_on_data in
+    -- multi_step_on_iterator's) is inside that one's time: counted once
+    SELECT p.rank AS rank, count(*) AS traces,
+           sum(CASE WHEN EXISTS (SELECT 1 FROM traces o WHERE o.pid = t.pid AND o.tid = t.tid AND o.id <> t.id
+                                   AND o.start_ns <= t.start_ns AND o.end_ns >= t.end_ns
+                                   AND (o.start_ns < t.start_ns OR o.end_ns > t.end_ns OR o.id < t.id))
+                    THEN 0 ELSE t.end_ns - t.start_ns END) AS trace_ns,
            count(DISTINCT t.function_id) AS functions
     FROM traces t JOIN processes p ON p.pid = t.pid GROUP BY p.rank
 ), stepped AS (

@@ -12,7 +12,11 @@ Recorded with real TensorFlow and Keras, and checked in the report's JSON:
   none of Keras's transformations (they were built at the fit line, which
   the in-graph reader's calls come from);
 - its map is named after the user's function (`map(augment)`), not after
-  the function Keras traced last (`permutation`).
+  the function Keras traced last (`permutation`);
+- Keras traces one_step_on_data inside multi_step_on_iterator's trace: the
+  session's tracing time counts that time once (per thread, the union of
+  its traces' spans, computed here from the traces table), less than the
+  plain sum of the traces.
 """
 import json
 import os
@@ -23,6 +27,21 @@ import agtest  # noqa: E402
 from agtest import check, check_eq  # noqa: E402
 
 SAMPLE = "keras_pipeline.py"
+
+
+def check_tracing_time(rec, doc):
+    db = agtest.open_recording(rec)
+    spans = sorted(tuple(r) for r in db.execute("SELECT pid, tid, start_ns, end_ns FROM traces WHERE end_ns > start_ns"))
+    union, end, thread = 0, None, None
+    for pid, tid, start, stop in spans:
+        if (pid, tid) != thread:
+            thread, end = (pid, tid), None
+        start = max(start, end) if end is not None else start
+        union += max(0, stop - start)
+        end = stop if end is None else max(end, stop)
+    total = sum(s[3] - s[2] for s in spans)
+    check(union < total, "nested traces in the recording (union %d < sum %d)" % (union, total))
+    check_eq(doc.get("session", {}).get("trace_ns"), union, "session trace_ns = per-thread union of the traces")
 
 
 def main():
@@ -41,6 +60,7 @@ def main():
         check("map(augment) at line %d" % line in pipeline, "the user's map is named augment", pipeline)
         for keras_op in ("permutation", "grab_batch", "flat_map", "zip", "range"):
             check(keras_op not in pipeline, "none of Keras's adapter (%s) in the user's pipeline" % keras_op, pipeline)
+    check_tracing_time(out, doc)
     agtest.finish("real-code")
 
 
