@@ -306,6 +306,17 @@ static int store_edit(struct fixctx *c, struct finding *f, const struct loaded *
 	return 0;
 }
 
+/* Store e, an edit of the one line `line` of file, and free its text. */
+static void store_line_edit(struct fixctx *c, struct finding *f, const struct loaded *l, const char *file, long line,
+			    struct edit *e)
+{
+	e->file = file;
+	e->line = line;
+	e->nlines = 1;
+	store_edit(c, f, l, e);
+	strbuf_release(&e->after);
+}
+
 /* Checks shared by every edit of file: readable, unchanged, under cwd, TensorFlow imported. */
 static const struct loaded *editable(struct fixctx *c, struct finding *f, const char *file, char *alias, size_t cap)
 {
@@ -732,11 +743,7 @@ static void edit_call_arg(struct fixctx *c, struct finding *f, const struct mode
 	strbuf_addf(&e.after, "%s.%s(", tf, f->cause == CAUSE_PYTHON_VALUE ? "constant" : "cast");
 	strbuf_add(&e.after, s + args[pick].value, args[pick].end - args[pick].value);
 	strbuf_addf(&e.after, ", %s.%s)%s\n", tf, dtype, s + args[pick].end);
-	e.file = t->callsite.file;
-	e.line = t->callsite.line;
-	e.nlines = 1;
-	store_edit(c, f, l, &e);
-	strbuf_release(&e.after);
+	store_line_edit(c, f, l, t->callsite.file, t->callsite.line, &e);
 }
 
 /* Identifiers of s[a..b) other than the allowed ones (keyword names excluded)? */
@@ -1039,11 +1046,7 @@ static int edit_wrap(struct fixctx *c, struct finding *f, const char *func, long
 	    python_side_effects(l, def + 1, end) || !called_with_tensors(l, func, tf, def))
 		return -1;
 	strbuf_addf(&e.after, "@%s.function\n%s\n", tf, dl);
-	e.file = f->loc.file;
-	e.line = def;
-	e.nlines = 1;
-	store_edit(c, f, l, &e);
-	strbuf_release(&e.after);
+	store_line_edit(c, f, l, f->loc.file, def, &e);
 	return 0;
 }
 
@@ -1140,11 +1143,7 @@ static int edit_eager_switch(struct fixctx *c, struct finding *f)
 				   f->loc.file, which, line), 0;
 	strbuf_add(&e.after, srcfile_line(&l->sf, line), (size_t)col);
 	strbuf_addf(&e.after, "False%s\n", srcfile_line(&l->sf, line) + col + 4);
-	e.file = f->loc.file;
-	e.line = line;
-	e.nlines = 1;
-	store_edit(c, f, l, &e);
-	strbuf_release(&e.after);
+	store_line_edit(c, f, l, f->loc.file, line, &e);
 	return 0;
 }
 
