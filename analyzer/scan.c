@@ -333,6 +333,9 @@ int scan_id_range(sqlite3 *db, const char *table, int64_t *lo, int64_t *hi)
 
 	/* one aggregate per statement: min(id) and max(id) together would scan the table */
 	*lo = 0, *hi = -1;
+	/* schema 6: the view's ids are its rows table's (through the view min() would scan the join) */
+	if (!strcmp(table, "eager_ops") && db_has_table(db, "eager_op_rows"))
+		table = "eager_op_rows";
 	snprintf(q, sizeof(q), "SELECT coalesce(min(id), 0) FROM %s", table);
 	if (query_int64(db, q, lo))
 		return -1;

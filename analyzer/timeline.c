@@ -320,10 +320,52 @@ static int load_retraces(struct timeline *tl)
 
 static sqlite3_stmt *prepare_kind(struct timeline *tl, enum tl_kind kind, const char *tail)
 {
-	char sql[1024];
+	char sql[2048];
 
 	snprintf(sql, sizeof(sql), "%s WHERE %s %s", tl_kind_sql[kind].select, tl_kind_sql[kind].lane, tail);
 	return db_prepare(tl->rec->db, sql);
+}
+
+/*
+ * Schema 6: eager_op_rows has no index on start_ns; a lane's window is read
+ * from the id range of its thread's blocks that can hold it (eager_op_blocks:
+ * per thread, ids and the bounds of their starts).  cond selects the blocks;
+ * the same for both ends of the range.
+ */
+#define EAGER_BLOCKS(cond)                                                                       \
+	" AND id BETWEEN (SELECT min(first_id) FROM eager_op_blocks WHERE pid = ?1 AND tid = ?2 AND " cond \
+	") AND (SELECT max(last_id) FROM eager_op_blocks WHERE pid = ?1 AND tid = ?2 AND " cond ")"
+
+/*
+ * The step queries' blocks: the event just before t is at or after the
+ * latest block start before t (that block holds an event there), so only
+ * blocks reaching that far hold it; the same mirrored after t.
+ */
+static const char *const eager_block_tails[3] = {
+	EAGER_BLOCKS("max_start_ns >= ?3 AND min_start_ns < ?4") " AND start_ns >= ?3 AND start_ns < ?4"
+	" ORDER BY start_ns LIMIT ?5",
+	EAGER_BLOCKS("min_start_ns < ?3 AND max_start_ns >= (SELECT max(min_start_ns) FROM eager_op_blocks"
+		     " WHERE pid = ?1 AND tid = ?2 AND min_start_ns < ?3)")
+	" AND start_ns < ?3 ORDER BY start_ns DESC LIMIT 1",
+	EAGER_BLOCKS("max_start_ns > ?3 AND min_start_ns <= (SELECT min(max_start_ns) FROM eager_op_blocks"
+		     " WHERE pid = ?1 AND tid = ?2 AND max_start_ns > ?3)")
+	" AND start_ns > ?3 ORDER BY start_ns LIMIT 1",
+};
+
+/* The range and step statements of kind k: by its start_ns index, or by schema 6's blocks. */
+static int prepare_kind_queries(struct timeline *tl, enum tl_kind k)
+{
+	static const char *const tails[3] = {
+		"AND start_ns >= ?3 AND start_ns < ?4 ORDER BY start_ns LIMIT ?5",
+		"AND start_ns < ?3 ORDER BY start_ns DESC LIMIT 1",
+		"AND start_ns > ?3 ORDER BY start_ns LIMIT 1",
+	};
+	const char *const *t = k == TL_EAGER && db_has_table(tl->rec->db, "eager_op_blocks") ? eager_block_tails : tails;
+
+	tl->range[k] = prepare_kind(tl, k, t[0]);
+	tl->step[0][k] = prepare_kind(tl, k, t[1]);
+	tl->step[1][k] = prepare_kind(tl, k, t[2]);
+	return tl->range[k] && tl->step[0][k] && tl->step[1][k] ? 0 : -1;
 }
 
 int timeline_open(struct timeline *tl, struct recording *rec, uint32_t nbins)
@@ -356,11 +398,7 @@ int timeline_open(struct timeline *tl, struct recording *rec, uint32_t nbins)
 		/* recordings before schema 4 have no kernels: that kind has no statements */
 		if (k == TL_CPUK && !db_has_table(rec->db, "kernels"))
 			continue;
-		tl->range[k] = prepare_kind(tl, (enum tl_kind)k,
-					    "AND start_ns >= ?3 AND start_ns < ?4 ORDER BY start_ns LIMIT ?5");
-		tl->step[0][k] = prepare_kind(tl, (enum tl_kind)k, "AND start_ns < ?3 ORDER BY start_ns DESC LIMIT 1");
-		tl->step[1][k] = prepare_kind(tl, (enum tl_kind)k, "AND start_ns > ?3 ORDER BY start_ns LIMIT 1");
-		if (!tl->range[k] || !tl->step[0][k] || !tl->step[1][k])
+		if (prepare_kind_queries(tl, (enum tl_kind)k))
 			goto fail;
 	}
 	if (tl_make_tasks(tl, ld) < 0)
