@@ -501,9 +501,43 @@ static int bucket_totals(sqlite3 *db, const char *table, int64_t *rows, int64_t 
 	return rc == SQLITE_ROW ? 0 : error("cannot read '%s': %s", bt, sqlite3_errmsg(db));
 }
 
+void scan_eager_block_ids(char *buf, size_t len, const char *id, const char *pid, const char *tid, const char *from,
+			  const char *to, const char *w)
+{
+	char cond[640];
+
+	snprintf(cond, sizeof(cond),
+		 "FROM eager_op_blocks WHERE pid = %s AND tid = %s AND min_start_ns >= (%s) - (%s)"
+		 " AND min_start_ns < (%s) AND max_start_ns >= (%s)",
+		 pid, tid, from, w, to, from);
+	snprintf(buf, len, " AND %s BETWEEN (SELECT min(first_id) %s) AND (SELECT max(last_id) %s)", id, cond, cond);
+}
+
+int64_t scan_eager_block_span(sqlite3 *db)
+{
+	int64_t w = 0;
+
+	/* a hostile block's negative or overflowing span: the widest sane one is as good */
+	if (query_int64(db, "SELECT coalesce(max(max(max_start_ns - min_start_ns, 0)), 0) FROM eager_op_blocks", &w))
+		return INT64_C(1) << 62;  /* every block then */
+	return w < 0 ? 0 : w;
+}
+
+/* The earliest start_ns of table: schema 6's eager ops from their blocks (no index on the rows). */
+static int first_start(sqlite3 *db, const char *table, int64_t *first_ns)
+{
+	char q[160];
+
+	if (!strcmp(table, "eager_ops") && db_has_table(db, "eager_op_blocks"))
+		snprintf(q, sizeof(q), "SELECT coalesce(min(min_start_ns), 0) FROM eager_op_blocks");
+	else
+		snprintf(q, sizeof(q), "SELECT coalesce(min(start_ns), 0) FROM %s", table);
+	return query_int64(db, q, first_ns);
+}
+
 int scan_totals(const char *path, const char *table, int64_t *rows, int64_t *total_ns, int64_t *first_ns)
 {
-	char sql[256], q[160];
+	char sql[256];
 	sqlite3 *db;
 	int64_t lo, hi;
 	int nthreads = 0, failed = 0, rc = -1;
@@ -512,8 +546,7 @@ int scan_totals(const char *path, const char *table, int64_t *rows, int64_t *tot
 	*rows = *total_ns = *first_ns = 0;
 	if (!(db = open_id_range(path, table, &lo, &hi)))
 		goto cleanup;
-	snprintf(q, sizeof(q), "SELECT coalesce(min(start_ns), 0) FROM %s", table);
-	if (query_int64(db, q, first_ns))
+	if (first_start(db, table, first_ns))
 		goto cleanup;
 	*first_ns = ts_clamp(*first_ns);
 	snprintf(sql, sizeof(sql),

@@ -37,6 +37,14 @@ def insert_eager(db, rows, base):
     db.executemany("INSERT INTO eager_op_rows(key,start,dur,flags) VALUES (?,?,?,?)", out)
 
 
+def eager_blocks(db):
+    """Schema 6: the writer's eager_op_blocks, one per 1,024 row ids and thread."""
+    if db.execute("SELECT 1 FROM sqlite_schema WHERE name = 'eager_op_blocks'").fetchone():
+        db.execute("INSERT INTO eager_op_blocks(pid, tid, first_id, last_id, min_start_ns, max_start_ns)"
+                   " SELECT k.pid, k.tid, min(r.id), max(r.id), min(k.base_ns + r.start), max(k.base_ns + r.start)"
+                   " FROM eager_op_rows r JOIN eager_op_keys k ON k.id = r.key GROUP BY r.id / 1024, k.pid, k.tid")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--events", type=int, default=10_000_000)
@@ -141,6 +149,7 @@ def main():
             rows.clear()
     insert_eager(db, rows, t0)
     rows.clear()
+    eager_blocks(db)
     for st, en in times(n_calls):
         gid, nid = graph_fns[rnd.randrange(len(graph_fns))]
         rows.append((pid, tid, st, en, gid, nid, sites[rnd.randrange(10)], 1))
