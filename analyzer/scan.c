@@ -402,6 +402,76 @@ static int scan_buckets(sqlite3 *db, const char *table, const char *k1, const ch
 	return rc == SQLITE_DONE ? 0 : error("cannot read '%s': %s", bt, sqlite3_errmsg(db));
 }
 
+/*
+ * Schema 6: the eager_op_rows columns that stand for the view's slow_path
+ * and ok (or a constant); NULL for any other expression (then the scan
+ * reads the view).
+ */
+static const char *compact_flag(const char *expr)
+{
+	if (!strcmp(expr, "slow_path"))
+		return "flags & 1";
+	if (!strcmp(expr, "ok"))
+		return "(flags & 2) = 0";
+	return !strcmp(expr, "0") || !strcmp(expr, "1") ? expr : NULL;
+}
+
+/* The group of (k1, k2) in t, or NULL: never created. */
+static const struct scan_group *group_table_find(const struct group_table *t, int64_t k1, int64_t k2)
+{
+	for (size_t i = group_hash(k1, k2, t->cap); t->used[i]; i = (i + 1) & (t->cap - 1))
+		if (t->slots[i].k1 == k1 && t->slots[i].k2 == k2)
+			return &t->slots[i];
+	return NULL;
+}
+
+/*
+ * Schema 6: the groups of *all, one per eager_op_keys id (k1 = id, k2 = 0,
+ * times after the key's base), become the caller's: k1 and k2 evaluated
+ * over each key's row (its columns are the view's pid, tid, op_id,
+ * device_id, callsite_id), times made absolute.  Rows whose key has no row
+ * are left out, as the view leaves them.  *rows is recounted.
+ */
+static int map_key_groups(sqlite3 *db, const char *k1, const char *k2, struct group_table *all, int64_t *rows)
+{
+	struct group_table mapped;
+	sqlite3_stmt *st;
+	char sql[512];
+	int rc;
+
+	snprintf(sql, sizeof(sql), "SELECT id, %s, %s, base_ns FROM eager_op_keys", k1, k2);
+	if (group_table_init(&mapped))
+		return error("out of memory");
+	if (!(st = db_prepare(db, sql))) {
+		group_table_release(&mapped);
+		return -1;
+	}
+	*rows = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const struct scan_group *g = group_table_find(all, sqlite3_column_int64(st, 0), 0);
+		int64_t base = ts_clamp(sqlite3_column_int64(st, 3));
+		struct scan_group m;
+
+		if (!g)
+			continue;
+		m = *g;
+		m.k1 = sqlite3_column_int64(st, 1), m.k2 = sqlite3_column_int64(st, 2);
+		m.first_ns = ts_clamp(sat_add64(g->first_ns, base));
+		m.last_ns = ts_clamp(sat_add64(g->last_ns, base));
+		if (group_merge(&mapped, &m)) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		*rows = dur_add(*rows, g->count);
+	}
+	sqlite3_finalize(st);
+	group_table_release(all);
+	*all = mapped;
+	if (rc != SQLITE_DONE)
+		return error("cannot read 'eager_op_keys': %s", rc == SQLITE_NOMEM ? "out of memory" : sqlite3_errmsg(db));
+	return 0;
+}
+
 int scan_table(const char *path, const char *table, const char *k1, const char *k2,
 	       const char *flag, const char *ok, struct scan_result *out)
 {
@@ -411,13 +481,22 @@ int scan_table(const char *path, const char *table, const char *k1, const char *
 	int nthreads = 0, failed = 0, rc = -1;
 	struct scan_job *jobs = NULL;
 	struct group_table all = { 0 };
+	int compact;
 
 	memset(out, 0, sizeof(*out));
 	if (!(db = open_id_range(path, table, &lo, &hi)))
 		goto cleanup;
-	snprintf(sql, sizeof(sql),
-		 "SELECT agprof_group(%s, %s, %s, end_ns, %s, %s) FROM %s WHERE id BETWEEN ?1 AND ?2",
-		 k1, k2, cost_start(table), flag, ok, table);
+	/* schema 6's eager ops: the rows grouped by key, no join per row; the keys map to k1, k2 after */
+	compact = !strcmp(table, "eager_ops") && db_has_table(db, "eager_op_rows") && compact_flag(flag) &&
+		  compact_flag(ok);
+	if (compact)
+		snprintf(sql, sizeof(sql),
+			 "SELECT agprof_group(key, 0, start - python_ns, start + dur, %s, %s) FROM eager_op_rows"
+			 " WHERE id BETWEEN ?1 AND ?2", compact_flag(flag), compact_flag(ok));
+	else
+		snprintf(sql, sizeof(sql),
+			 "SELECT agprof_group(%s, %s, %s, end_ns, %s, %s) FROM %s WHERE id BETWEEN ?1 AND ?2",
+			 k1, k2, cost_start(table), flag, ok, table);
 	jobs = scan_fanout(path, sql, 0, lo, hi, &nthreads, &failed);
 	if (!jobs || group_table_init(&all)) {
 		error("out of memory");
@@ -434,6 +513,8 @@ int scan_table(const char *path, const char *table, const char *k1, const char *
 				break;
 			}
 	}
+	if (!rc && compact)
+		rc = map_key_groups(db, k1, k2, &all, &out->rows);
 	if (rc || (rc = scan_buckets(db, table, k1, k2, flag, ok, &all, &out->rows)) != 0)
 		goto cleanup;
 	out->groups = calloc(all.n ? all.n : 1, sizeof(*out->groups));
@@ -549,11 +630,17 @@ int scan_totals(const char *path, const char *table, int64_t *rows, int64_t *tot
 	if (first_start(db, table, first_ns))
 		goto cleanup;
 	*first_ns = ts_clamp(*first_ns);
-	snprintf(sql, sizeof(sql),
-		 /* total(), not sum(): a hostile row must not stop the report with "integer overflow" */
-		 "SELECT count(*), CAST(min(total(max(end_ns - (%s), 0)), 4611686018427387904) AS INTEGER) FROM %s"
-		 " WHERE id BETWEEN ?1 AND ?2",
-		 cost_start(table), table);
+	/* total(), not sum(): a hostile row must not stop the report with "integer overflow" */
+	if (!strcmp(table, "eager_ops") && db_has_table(db, "eager_op_rows"))
+		/* schema 6: the rows alone (end - cost start = dur + python_ns), those the view has */
+		snprintf(sql, sizeof(sql),
+			 "SELECT count(*), CAST(min(total(max(dur + python_ns, 0)), 4611686018427387904) AS INTEGER)"
+			 " FROM eager_op_rows WHERE id BETWEEN ?1 AND ?2 AND key IN (SELECT id FROM eager_op_keys)");
+	else
+		snprintf(sql, sizeof(sql),
+			 "SELECT count(*), CAST(min(total(max(end_ns - (%s), 0)), 4611686018427387904) AS INTEGER) FROM %s"
+			 " WHERE id BETWEEN ?1 AND ?2",
+			 cost_start(table), table);
 	jobs = scan_fanout(path, sql, 1, lo, hi, &nthreads, &failed);
 	if (!jobs) {
 		error("out of memory");
