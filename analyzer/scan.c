@@ -131,36 +131,72 @@ struct scan_job {
  * Arguments: k1, k2, start_ns, end_ns, flag, ok, raw columns: every
  * expression in the SQL costs opcodes per row.
  */
-static void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+/* The group of (k1, k2) for the row being aggregated (consecutive rows usually share one); NULL: out of memory. */
+static struct scan_group *job_group(sqlite3_context *ctx, struct scan_job *job, int64_t k1, int64_t k2)
 {
-	struct scan_job *job = sqlite3_user_data(ctx);
 	struct scan_group *g = job->last;
-	int64_t k1 = sqlite3_value_int64(argv[0]), k2 = sqlite3_value_int64(argv[1]);
-	/* clamped: a hostile timestamp must not overflow the sums (checked.h) */
-	int64_t start = ts_clamp(sqlite3_value_int64(argv[2])), end = ts_clamp(sqlite3_value_int64(argv[3]));
-	int flag = sqlite3_value_int(argv[4]) != 0, failed = sqlite3_value_int(argv[5]) == 0;
 
-	(void)argc;
 	if (job->oom)
-		return;
+		return NULL;
 	if (!g || g->k1 != k1 || g->k2 != k2) {
 		g = group_table_get(&job->groups, k1, k2);
 		if (!g) {
 			job->oom = 1;
 			sqlite3_result_error_nomem(ctx);
-			return;
+			return NULL;
 		}
 		job->last = g;
 	}
+	return g;
+}
+
+/* Add one row to g: its cost span [first, last) lasting span ns, its flags. */
+static void group_add_row(struct scan_job *job, struct scan_group *g, int64_t first, int64_t last, int64_t span,
+			  int flag, int failed)
+{
 	g->count++;
-	g->total_ns = dur_add(g->total_ns, span_ns(start, end)); /* an end before its start costs 0 */
+	g->total_ns = dur_add(g->total_ns, span);
 	g->flagged += flag;
 	g->failed += failed;
-	if (start < g->first_ns)
-		g->first_ns = start;
-	if (end > g->last_ns)
-		g->last_ns = end;
+	if (first < g->first_ns)
+		g->first_ns = first;
+	if (last > g->last_ns)
+		g->last_ns = last;
 	job->rows++;
+}
+
+static void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct scan_job *job = sqlite3_user_data(ctx);
+	struct scan_group *g = job_group(ctx, job, sqlite3_value_int64(argv[0]), sqlite3_value_int64(argv[1]));
+	/* clamped: a hostile timestamp must not overflow the sums (checked.h) */
+	int64_t start = ts_clamp(sqlite3_value_int64(argv[2])), end = ts_clamp(sqlite3_value_int64(argv[3]));
+
+	(void)argc;
+	if (g)  /* an end before its start costs 0 */
+		group_add_row(job, g, start, end, span_ns(start, end), sqlite3_value_int(argv[4]) != 0,
+			      sqlite3_value_int(argv[5]) == 0);
+}
+
+/*
+ * Schema 6's eager_op_rows, raw: key, start (after the key's base: may be
+ * negative), dur, python_ns, flags (already masked to what the caller
+ * counts).  The group is the key's (k2 = 0); times stay relative until
+ * map_key_groups() adds the base.  The cost is dur + python_ns, as
+ * end_ns - (start_ns - python_ns) of the view.
+ */
+static void agg_rows_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct scan_job *job = sqlite3_user_data(ctx);
+	struct scan_group *g = job_group(ctx, job, sqlite3_value_int64(argv[0]), 0);
+	int64_t start = sqlite3_value_int64(argv[1]), dur = sqlite3_value_int64(argv[2]);
+	int64_t python = sqlite3_value_int64(argv[3]), flags = sqlite3_value_int64(argv[4]);
+	int64_t span = sat_add64(dur, python);
+
+	(void)argc;
+	if (g)
+		group_add_row(job, g, sat_sub64(start, python), sat_add64(start, dur), span < 0 ? 0 : ts_clamp(span),
+			      (flags & 1) != 0, (flags & 2) != 0);
 }
 
 static void agg_final(sqlite3_context *ctx)
@@ -188,6 +224,7 @@ static void *scan_worker(void *arg)
 	if (getenv("AGPROF_MMAP"))
 		sqlite3_exec(db, "PRAGMA mmap_size=17179869184", NULL, NULL, NULL);
 	if (sqlite3_create_function(db, "agprof_group", 6, SQLITE_UTF8, job, NULL, agg_step, agg_final) != SQLITE_OK ||
+	    sqlite3_create_function(db, "agprof_rows", 5, SQLITE_UTF8, job, NULL, agg_rows_step, agg_final) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, job->sql, -1, &stmt, NULL) != SQLITE_OK) {
 		snprintf(job->err, sizeof(job->err), "%s in '%s'", sqlite3_errmsg(db), job->sql);
 		goto cleanup;
@@ -403,17 +440,15 @@ static int scan_buckets(sqlite3 *db, const char *table, const char *k1, const ch
 }
 
 /*
- * Schema 6: the eager_op_rows columns that stand for the view's slow_path
- * and ok (or a constant); NULL for any other expression (then the scan
- * reads the view).
+ * Schema 6: the bit of eager_op_rows.flags that stands for the view's
+ * column expr (slow_path: 1; ok, counted as failed: 2), 0 for a constant;
+ * -1 for any other expression (then the scan reads the view).
  */
-static const char *compact_flag(const char *expr)
+static int compact_flag(const char *expr, const char *column, int bit, const char *constant)
 {
-	if (!strcmp(expr, "slow_path"))
-		return "flags & 1";
-	if (!strcmp(expr, "ok"))
-		return "(flags & 2) = 0";
-	return !strcmp(expr, "0") || !strcmp(expr, "1") ? expr : NULL;
+	if (!strcmp(expr, column))
+		return bit;
+	return !strcmp(expr, constant) ? 0 : -1;
 }
 
 /* The group of (k1, k2) in t, or NULL: never created. */
@@ -481,18 +516,17 @@ int scan_table(const char *path, const char *table, const char *k1, const char *
 	int nthreads = 0, failed = 0, rc = -1;
 	struct scan_job *jobs = NULL;
 	struct group_table all = { 0 };
-	int compact;
+	int compact, slow, failed_bit;
 
 	memset(out, 0, sizeof(*out));
 	if (!(db = open_id_range(path, table, &lo, &hi)))
 		goto cleanup;
 	/* schema 6's eager ops: the rows grouped by key, no join per row; the keys map to k1, k2 after */
-	compact = !strcmp(table, "eager_ops") && db_has_table(db, "eager_op_rows") && compact_flag(flag) &&
-		  compact_flag(ok);
+	slow = compact_flag(flag, "slow_path", 1, "0"), failed_bit = compact_flag(ok, "ok", 2, "1");
+	compact = !strcmp(table, "eager_ops") && db_has_table(db, "eager_op_rows") && slow >= 0 && failed_bit >= 0;
 	if (compact)
-		snprintf(sql, sizeof(sql),
-			 "SELECT agprof_group(key, 0, start - python_ns, start + dur, %s, %s) FROM eager_op_rows"
-			 " WHERE id BETWEEN ?1 AND ?2", compact_flag(flag), compact_flag(ok));
+		snprintf(sql, sizeof(sql), "SELECT agprof_rows(key, start, dur, python_ns, flags & %d) FROM eager_op_rows"
+			 " WHERE id BETWEEN ?1 AND ?2", slow | failed_bit);
 	else
 		snprintf(sql, sizeof(sql),
 			 "SELECT agprof_group(%s, %s, %s, end_ns, %s, %s) FROM %s WHERE id BETWEEN ?1 AND ?2",
@@ -632,10 +666,14 @@ int scan_totals(const char *path, const char *table, int64_t *rows, int64_t *tot
 	*first_ns = ts_clamp(*first_ns);
 	/* total(), not sum(): a hostile row must not stop the report with "integer overflow" */
 	if (!strcmp(table, "eager_ops") && db_has_table(db, "eager_op_rows"))
-		/* schema 6: the rows alone (end - cost start = dur + python_ns), those the view has */
+		/*
+		 * schema 6: the rows alone (end - cost start = dur + python_ns); a
+		 * row whose key is missing (a damaged file) counts here, not in the
+		 * view: checking each key would cost a seek per row
+		 */
 		snprintf(sql, sizeof(sql),
 			 "SELECT count(*), CAST(min(total(max(dur + python_ns, 0)), 4611686018427387904) AS INTEGER)"
-			 " FROM eager_op_rows WHERE id BETWEEN ?1 AND ?2 AND key IN (SELECT id FROM eager_op_keys)");
+			 " FROM eager_op_rows WHERE id BETWEEN ?1 AND ?2");
 	else
 		snprintf(sql, sizeof(sql),
 			 "SELECT count(*), CAST(min(total(max(end_ns - (%s), 0)), 4611686018427387904) AS INTEGER) FROM %s"
