@@ -619,12 +619,13 @@ static int bucket_totals(sqlite3 *db, const char *table, int64_t *rows, int64_t 
 void scan_eager_block_ids(char *buf, size_t len, const char *id, const char *pid, const char *tid, const char *from,
 			  const char *to, const char *w)
 {
-	char cond[640];
+	char cond[640], thread[160] = "";
 
+	if (pid && tid)
+		snprintf(thread, sizeof(thread), "pid = %s AND tid = %s AND ", pid, tid);
 	snprintf(cond, sizeof(cond),
-		 "FROM eager_op_blocks WHERE pid = %s AND tid = %s AND min_start_ns >= (%s) - (%s)"
-		 " AND min_start_ns < (%s) AND max_start_ns >= (%s)",
-		 pid, tid, from, w, to, from);
+		 "FROM eager_op_blocks WHERE %smin_start_ns >= (%s) - (%s) AND min_start_ns < (%s) AND max_start_ns >= (%s)",
+		 thread, from, w, to, from);
 	snprintf(buf, len, " AND %s BETWEEN (SELECT min(first_id) %s) AND (SELECT max(last_id) %s)", id, cond, cond);
 }
 

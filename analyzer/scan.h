@@ -69,8 +69,9 @@ int scan_totals(const char *path, const char *table, int64_t *rows, int64_t *tot
 
 /*
  * Schema 6 (eager_op_rows has no index): into buf, " AND ID BETWEEN ... AND
- * ...": the id range of the eager_op_blocks of thread (pid, tid) that can
- * hold an op starting in [from, to).  Every argument is an SQL expression;
+ * ...": the id range of the eager_op_blocks of thread (pid, tid) (every
+ * thread's when pid is NULL) that can hold an op starting in [from, to).
+ * Every argument is an SQL expression;
  * w is the widest block's max_start_ns - min_start_ns (scan_eager_block_span()),
  * which turns the blocks sought into one range of their index.
  */
