@@ -130,7 +130,7 @@ static void put_sql_string(FILE *out, const char *s)
  * a COPY of its CSV file, by absolute path (DuckDB resolves paths from its
  * working directory, not the script's).
  */
-static int load_lines(struct recording *rec, FILE *out, const char *absdir, const char *table)
+static int load_lines(struct recording *rec, FILE *out, const char *absdir, const char *table, int computed_integer)
 {
 	sqlite3_stmt *s = db_prepare(rec->db, "SELECT name, type FROM pragma_table_info(?) ORDER BY cid");
 	char path[4200];
@@ -145,7 +145,10 @@ static int load_lines(struct recording *rec, FILE *out, const char *absdir, cons
 		for (const char *p = db_col_text_or(s, 0, ""); *p; p++)
 			if (*p != '"')
 				fputc(*p, out);
-		fprintf(out, "\" %s", duckdb_type(db_col_text(s, 1)));
+		const char *decl = db_col_text(s, 1);
+
+		/* a view's computed column has no declared type: the eager_ops view's are integers */
+		fprintf(out, "\" %s", computed_integer && decl && !*decl ? "BIGINT" : duckdb_type(decl));
 	}
 	sqlite3_finalize(s);
 	fprintf(out, ");\nCOPY %s FROM ", table);
@@ -177,9 +180,12 @@ int csv_export(struct recording *rec, const char *dir)
 		const char *name = db_col_text(s, 0);
 
 		if (name && schema_table(name) && (rc = export_table(rec, dir, name)) == 0)
-			rc = load_lines(rec, load, absdir, name);
+			rc = load_lines(rec, load, absdir, name, 0);
 	}
 	sqlite3_finalize(s);
+	/* schema 6: eager_ops is the reader's view (db_define_eager_view()); SQL run in DuckDB reads that name */
+	if (rc == 0 && db_has_table(rec->db, "eager_op_rows") && (rc = export_table(rec, dir, "eager_ops")) == 0)
+		rc = load_lines(rec, load, absdir, "eager_ops", 1);
 	if ((ferror(load) | fclose(load)) && rc == 0) {
 		error("cannot write '%s': %s", path, strerror(errno));
 		rc = CSV_WRITE_FAILED;

@@ -1,5 +1,6 @@
 /* gpu.c - the GPU part of the model; see gpu.h. */
 #include "gpu.h"
+#include "scan.h"
 #include "checked.h"
 #include "db.h"
 #include "recording.h"
@@ -626,7 +627,10 @@ static int64_t max_duration(sqlite3 *db, const char *table)
 	sqlite3_stmt *s;
 	int64_t v = 0;
 
-	snprintf(sql, sizeof(sql), "SELECT coalesce(max(end_ns - start_ns), 0) FROM %s", table);
+	if (!strcmp(table, "eager_ops") && db_has_table(db, "eager_op_rows"))  /* schema 6: no join for it */
+		snprintf(sql, sizeof(sql), "SELECT coalesce(max(dur), 0) FROM eager_op_rows");
+	else
+		snprintf(sql, sizeof(sql), "SELECT coalesce(max(end_ns - start_ns), 0) FROM %s", table);
 	s = db_prepare(db, sql);
 	if (!s)
 		return -1;
@@ -654,21 +658,28 @@ static const char *string_text(struct gpu_model *g, sqlite3 *db, int64_t id)
 /* The eager op and user line that dominate each top gap (indexed range queries). */
 static int load_gap_details(struct gpu_model *g, sqlite3 *db, const struct gap_names *names)
 {
-	int64_t maxdur = max_duration(db, "eager_ops");
+	int64_t maxdur = max_duration(db, "eager_ops"), span;
 	sqlite3_stmt *op, *site;
+	char sql[2048], ids[1200] = "";
 
 	if (maxdur < 0)
 		return -1;
-	op = db_prepare(db,
-		"SELECT s.text FROM eager_ops e JOIN strings s ON s.id = e.op_id"
-		" WHERE e.start_ns BETWEEN ?1 - ?3 AND ?2 AND e.end_ns > ?1"
-		" GROUP BY e.op_id ORDER BY count(*) DESC, s.text LIMIT 1");
-	site = db_prepare(db,
-		"SELECT f.text, c.line, fn.text FROM eager_ops e"
-		" JOIN callsites c ON c.id = e.callsite_id"
-		" JOIN strings f ON f.id = c.file_id JOIN strings fn ON fn.id = c.func_id"
-		" WHERE e.start_ns BETWEEN ?1 - ?3 AND ?2 AND e.end_ns > ?1"
-		" GROUP BY e.callsite_id ORDER BY count(*) DESC, f.text, c.line LIMIT 1");
+	/* schema 6 (no index on the ops): every thread's blocks that can hold the window's starts; ?4 their widest span */
+	if (db_has_table(db, "eager_op_blocks"))
+		scan_eager_block_ids(ids, sizeof(ids), "e.id", NULL, NULL, "?1 - ?3", "?2 + 1", "?4");
+	snprintf(sql, sizeof(sql),
+		 "SELECT s.text FROM eager_ops e JOIN strings s ON s.id = e.op_id"
+		 " WHERE e.start_ns BETWEEN ?1 - ?3 AND ?2 AND e.end_ns > ?1%s"
+		 " GROUP BY e.op_id ORDER BY count(*) DESC, s.text LIMIT 1", ids);
+	op = db_prepare(db, sql);
+	span = ids[0] ? scan_eager_block_span(db) : 0;
+	snprintf(sql, sizeof(sql),
+		 "SELECT f.text, c.line, fn.text FROM eager_ops e"
+		 " JOIN callsites c ON c.id = e.callsite_id"
+		 " JOIN strings f ON f.id = c.file_id JOIN strings fn ON fn.id = c.func_id"
+		 " WHERE e.start_ns BETWEEN ?1 - ?3 AND ?2 AND e.end_ns > ?1%s"
+		 " GROUP BY e.callsite_id ORDER BY count(*) DESC, f.text, c.line LIMIT 1", ids);
+	site = db_prepare(db, sql);
 	if (!op || !site) {
 		sqlite3_finalize(op);
 		sqlite3_finalize(site);
@@ -691,6 +702,8 @@ static int load_gap_details(struct gpu_model *g, sqlite3 *db, const struct gap_n
 			sqlite3_bind_int64(q[k], 1, gp->start_ns);
 			sqlite3_bind_int64(q[k], 2, gp->end_ns);
 			sqlite3_bind_int64(q[k], 3, maxdur);
+			if (ids[0])
+				sqlite3_bind_int64(q[k], 4, span);
 		}
 		if (sqlite3_step(op) == SQLITE_ROW)
 			gp->top_op = db_col_pooled(op, 0, g->pool);

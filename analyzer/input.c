@@ -213,9 +213,17 @@ static int take_blackbox_ops(struct input_state *st)
 	 * op costs nothing here.
 	 */
 	strbuf_addstr(&sql, "SELECT b.blackbox_node_id, e.pid, e.tid, e.op_id, coalesce(e.callsite_id, 0), count(*),"
-			    " sum(e.end_ns - e.start_ns) FROM blackbox_execs b JOIN eager_ops e"
-			    " ON e.pid = b.pid AND e.tid = b.tid AND e.start_ns >= b.start_ns AND e.start_ns < b.end_ns"
-			    " WHERE b.pid * 4294967296 + b.tid IN (");
+			    " sum(e.end_ns - e.start_ns) FROM blackbox_execs b CROSS JOIN eager_ops e"
+			    " ON e.pid = b.pid AND e.tid = b.tid AND e.start_ns >= b.start_ns AND e.start_ns < b.end_ns");
+	if (db_has_table(m->rec->db, "eager_op_blocks")) {
+		/* schema 6, no index on the ops: the run's blocks give an id range (CROSS JOIN: the runs outside) */
+		char ids[1200];
+
+		scan_eager_block_ids(ids, sizeof(ids), "e.id", "b.pid", "b.tid", "b.start_ns", "b.end_ns",
+				     "(SELECT coalesce(max(max(max_start_ns - min_start_ns, 0)), 0) FROM eager_op_blocks)");
+		strbuf_addstr(&sql, ids);
+	}
+	strbuf_addstr(&sql, " WHERE b.pid * 4294967296 + b.tid IN (");
 	for (size_t i = 0, n = 0; i < st->r.ngroups; i++)
 		if (i == 0 || st->r.groups[i].k1 != st->r.groups[i - 1].k1)
 			strbuf_addf(&sql, "%s%lld", n++ ? "," : "", (long long)st->r.groups[i].k1);

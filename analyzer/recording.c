@@ -25,9 +25,16 @@
 /* Tables every reader relies on; a file without them is not a recording. */
 static const char *const required_tables[] = {
 	"meta", "strings", "processes", "callsites", "functions", "traces", "trace_inputs",
-	"graph_functions", "graph_constants", "blackbox_nodes", "function_calls", "eager_ops",
+	"graph_functions", "graph_constants", "blackbox_nodes", "function_calls",
 	"blackbox_execs", NULL,
 };
+
+/*
+ * The eager ops: schema 6's tables (eager_ops is then a view, defined by the
+ * reader itself: db_define_eager_view()), or the table of schemas 1-5.
+ */
+static const char *const eager_v6_tables[] = { "eager_op_rows", "eager_op_keys", NULL };
+static const char *const eager_old_tables[] = { "eager_ops", NULL };
 
 static uint32_t be32(const unsigned char *p)
 {
@@ -153,6 +160,7 @@ static int is_required(const char *name)
 static int check_tables(sqlite3 *db, const char *path, char *err, size_t len)
 {
 	static const char create[] = "CREATE TABLE ";
+	const char *const *eager;
 	sqlite3_stmt *s = NULL;
 	const char *p = agprof_schema_sql;
 	int rc = 0;
@@ -177,6 +185,9 @@ static int check_tables(sqlite3 *db, const char *path, char *err, size_t len)
 	}
 	for (int i = 0; !rc && required_tables[i]; i++)
 		rc = check_table(db, s, path, required_tables[i], 1, err, len);
+	eager = db_has_table(db, "eager_op_rows") ? eager_v6_tables : eager_old_tables;
+	for (int i = 0; !rc && eager[i]; i++)
+		rc = check_table(db, s, path, eager[i], 1, err, len);
 	sqlite3_finalize(s);
 	return rc;
 }

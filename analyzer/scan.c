@@ -131,36 +131,72 @@ struct scan_job {
  * Arguments: k1, k2, start_ns, end_ns, flag, ok, raw columns: every
  * expression in the SQL costs opcodes per row.
  */
-static void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+/* The group of (k1, k2) for the row being aggregated (consecutive rows usually share one); NULL: out of memory. */
+static struct scan_group *job_group(sqlite3_context *ctx, struct scan_job *job, int64_t k1, int64_t k2)
 {
-	struct scan_job *job = sqlite3_user_data(ctx);
 	struct scan_group *g = job->last;
-	int64_t k1 = sqlite3_value_int64(argv[0]), k2 = sqlite3_value_int64(argv[1]);
-	/* clamped: a hostile timestamp must not overflow the sums (checked.h) */
-	int64_t start = ts_clamp(sqlite3_value_int64(argv[2])), end = ts_clamp(sqlite3_value_int64(argv[3]));
-	int flag = sqlite3_value_int(argv[4]) != 0, failed = sqlite3_value_int(argv[5]) == 0;
 
-	(void)argc;
 	if (job->oom)
-		return;
+		return NULL;
 	if (!g || g->k1 != k1 || g->k2 != k2) {
 		g = group_table_get(&job->groups, k1, k2);
 		if (!g) {
 			job->oom = 1;
 			sqlite3_result_error_nomem(ctx);
-			return;
+			return NULL;
 		}
 		job->last = g;
 	}
+	return g;
+}
+
+/* Add one row to g: its cost span [first, last) lasting span ns, its flags. */
+static void group_add_row(struct scan_job *job, struct scan_group *g, int64_t first, int64_t last, int64_t span,
+			  int flag, int failed)
+{
 	g->count++;
-	g->total_ns = dur_add(g->total_ns, span_ns(start, end)); /* an end before its start costs 0 */
+	g->total_ns = dur_add(g->total_ns, span);
 	g->flagged += flag;
 	g->failed += failed;
-	if (start < g->first_ns)
-		g->first_ns = start;
-	if (end > g->last_ns)
-		g->last_ns = end;
+	if (first < g->first_ns)
+		g->first_ns = first;
+	if (last > g->last_ns)
+		g->last_ns = last;
 	job->rows++;
+}
+
+static void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct scan_job *job = sqlite3_user_data(ctx);
+	struct scan_group *g = job_group(ctx, job, sqlite3_value_int64(argv[0]), sqlite3_value_int64(argv[1]));
+	/* clamped: a hostile timestamp must not overflow the sums (checked.h) */
+	int64_t start = ts_clamp(sqlite3_value_int64(argv[2])), end = ts_clamp(sqlite3_value_int64(argv[3]));
+
+	(void)argc;
+	if (g)  /* an end before its start costs 0 */
+		group_add_row(job, g, start, end, span_ns(start, end), sqlite3_value_int(argv[4]) != 0,
+			      sqlite3_value_int(argv[5]) == 0);
+}
+
+/*
+ * Schema 6's eager_op_rows, raw: key, start (after the key's base: may be
+ * negative), dur, python_ns, flags (already masked to what the caller
+ * counts).  The group is the key's (k2 = 0); times stay relative until
+ * map_key_groups() adds the base.  The cost is dur + python_ns, as
+ * end_ns - (start_ns - python_ns) of the view.
+ */
+static void agg_rows_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct scan_job *job = sqlite3_user_data(ctx);
+	struct scan_group *g = job_group(ctx, job, sqlite3_value_int64(argv[0]), 0);
+	int64_t start = sqlite3_value_int64(argv[1]), dur = sqlite3_value_int64(argv[2]);
+	int64_t python = sqlite3_value_int64(argv[3]), flags = sqlite3_value_int64(argv[4]);
+	int64_t span = sat_add64(dur, python);
+
+	(void)argc;
+	if (g)
+		group_add_row(job, g, sat_sub64(start, python), sat_add64(start, dur), span < 0 ? 0 : ts_clamp(span),
+			      (flags & 1) != 0, (flags & 2) != 0);
 }
 
 static void agg_final(sqlite3_context *ctx)
@@ -188,6 +224,7 @@ static void *scan_worker(void *arg)
 	if (getenv("AGPROF_MMAP"))
 		sqlite3_exec(db, "PRAGMA mmap_size=17179869184", NULL, NULL, NULL);
 	if (sqlite3_create_function(db, "agprof_group", 6, SQLITE_UTF8, job, NULL, agg_step, agg_final) != SQLITE_OK ||
+	    sqlite3_create_function(db, "agprof_rows", 5, SQLITE_UTF8, job, NULL, agg_rows_step, agg_final) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, job->sql, -1, &stmt, NULL) != SQLITE_OK) {
 		snprintf(job->err, sizeof(job->err), "%s in '%s'", sqlite3_errmsg(db), job->sql);
 		goto cleanup;
@@ -333,6 +370,9 @@ int scan_id_range(sqlite3 *db, const char *table, int64_t *lo, int64_t *hi)
 
 	/* one aggregate per statement: min(id) and max(id) together would scan the table */
 	*lo = 0, *hi = -1;
+	/* schema 6: the view's ids are its rows table's (through the view min() would scan the join) */
+	if (!strcmp(table, "eager_ops") && db_has_table(db, "eager_op_rows"))
+		table = "eager_op_rows";
 	snprintf(q, sizeof(q), "SELECT coalesce(min(id), 0) FROM %s", table);
 	if (query_int64(db, q, lo))
 		return -1;
@@ -399,6 +439,74 @@ static int scan_buckets(sqlite3 *db, const char *table, const char *k1, const ch
 	return rc == SQLITE_DONE ? 0 : error("cannot read '%s': %s", bt, sqlite3_errmsg(db));
 }
 
+/*
+ * Schema 6: the bit of eager_op_rows.flags that stands for the view's
+ * column expr (slow_path: 1; ok, counted as failed: 2), 0 for a constant;
+ * -1 for any other expression (then the scan reads the view).
+ */
+static int compact_flag(const char *expr, const char *column, int bit, const char *constant)
+{
+	if (!strcmp(expr, column))
+		return bit;
+	return !strcmp(expr, constant) ? 0 : -1;
+}
+
+/* The group of (k1, k2) in t, or NULL: never created. */
+static const struct scan_group *group_table_find(const struct group_table *t, int64_t k1, int64_t k2)
+{
+	for (size_t i = group_hash(k1, k2, t->cap); t->used[i]; i = (i + 1) & (t->cap - 1))
+		if (t->slots[i].k1 == k1 && t->slots[i].k2 == k2)
+			return &t->slots[i];
+	return NULL;
+}
+
+/*
+ * Schema 6: the groups of *all, one per eager_op_keys id (k1 = id, k2 = 0,
+ * times after the key's base), become the caller's: k1 and k2 evaluated
+ * over each key's row (its columns are the view's pid, tid, op_id,
+ * device_id, callsite_id), times made absolute.  Rows whose key has no row
+ * are left out, as the view leaves them.  *rows is recounted.
+ */
+static int map_key_groups(sqlite3 *db, const char *k1, const char *k2, struct group_table *all, int64_t *rows)
+{
+	struct group_table mapped;
+	sqlite3_stmt *st;
+	char sql[512];
+	int rc;
+
+	snprintf(sql, sizeof(sql), "SELECT id, %s, %s, base_ns FROM eager_op_keys", k1, k2);
+	if (group_table_init(&mapped))
+		return error("out of memory");
+	if (!(st = db_prepare(db, sql))) {
+		group_table_release(&mapped);
+		return -1;
+	}
+	*rows = 0;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const struct scan_group *g = group_table_find(all, sqlite3_column_int64(st, 0), 0);
+		int64_t base = ts_clamp(sqlite3_column_int64(st, 3));
+		struct scan_group m;
+
+		if (!g)
+			continue;
+		m = *g;
+		m.k1 = sqlite3_column_int64(st, 1), m.k2 = sqlite3_column_int64(st, 2);
+		m.first_ns = ts_clamp(sat_add64(g->first_ns, base));
+		m.last_ns = ts_clamp(sat_add64(g->last_ns, base));
+		if (group_merge(&mapped, &m)) {
+			rc = SQLITE_NOMEM;
+			break;
+		}
+		*rows = dur_add(*rows, g->count);
+	}
+	sqlite3_finalize(st);
+	group_table_release(all);
+	*all = mapped;
+	if (rc != SQLITE_DONE)
+		return error("cannot read 'eager_op_keys': %s", rc == SQLITE_NOMEM ? "out of memory" : sqlite3_errmsg(db));
+	return 0;
+}
+
 int scan_table(const char *path, const char *table, const char *k1, const char *k2,
 	       const char *flag, const char *ok, struct scan_result *out)
 {
@@ -408,13 +516,21 @@ int scan_table(const char *path, const char *table, const char *k1, const char *
 	int nthreads = 0, failed = 0, rc = -1;
 	struct scan_job *jobs = NULL;
 	struct group_table all = { 0 };
+	int compact, slow, failed_bit;
 
 	memset(out, 0, sizeof(*out));
 	if (!(db = open_id_range(path, table, &lo, &hi)))
 		goto cleanup;
-	snprintf(sql, sizeof(sql),
-		 "SELECT agprof_group(%s, %s, %s, end_ns, %s, %s) FROM %s WHERE id BETWEEN ?1 AND ?2",
-		 k1, k2, cost_start(table), flag, ok, table);
+	/* schema 6's eager ops: the rows grouped by key, no join per row; the keys map to k1, k2 after */
+	slow = compact_flag(flag, "slow_path", 1, "0"), failed_bit = compact_flag(ok, "ok", 2, "1");
+	compact = !strcmp(table, "eager_ops") && db_has_table(db, "eager_op_rows") && slow >= 0 && failed_bit >= 0;
+	if (compact)
+		snprintf(sql, sizeof(sql), "SELECT agprof_rows(key, start, dur, python_ns, flags & %d) FROM eager_op_rows"
+			 " WHERE id BETWEEN ?1 AND ?2", slow | failed_bit);
+	else
+		snprintf(sql, sizeof(sql),
+			 "SELECT agprof_group(%s, %s, %s, end_ns, %s, %s) FROM %s WHERE id BETWEEN ?1 AND ?2",
+			 k1, k2, cost_start(table), flag, ok, table);
 	jobs = scan_fanout(path, sql, 0, lo, hi, &nthreads, &failed);
 	if (!jobs || group_table_init(&all)) {
 		error("out of memory");
@@ -431,6 +547,8 @@ int scan_table(const char *path, const char *table, const char *k1, const char *
 				break;
 			}
 	}
+	if (!rc && compact)
+		rc = map_key_groups(db, k1, k2, &all, &out->rows);
 	if (rc || (rc = scan_buckets(db, table, k1, k2, flag, ok, &all, &out->rows)) != 0)
 		goto cleanup;
 	out->groups = calloc(all.n ? all.n : 1, sizeof(*out->groups));
@@ -498,9 +616,44 @@ static int bucket_totals(sqlite3 *db, const char *table, int64_t *rows, int64_t 
 	return rc == SQLITE_ROW ? 0 : error("cannot read '%s': %s", bt, sqlite3_errmsg(db));
 }
 
+void scan_eager_block_ids(char *buf, size_t len, const char *id, const char *pid, const char *tid, const char *from,
+			  const char *to, const char *w)
+{
+	char cond[640], thread[160] = "";
+
+	if (pid && tid)
+		snprintf(thread, sizeof(thread), "pid = %s AND tid = %s AND ", pid, tid);
+	snprintf(cond, sizeof(cond),
+		 "FROM eager_op_blocks WHERE %smin_start_ns >= (%s) - (%s) AND min_start_ns < (%s) AND max_start_ns >= (%s)",
+		 thread, from, w, to, from);
+	snprintf(buf, len, " AND %s BETWEEN (SELECT min(first_id) %s) AND (SELECT max(last_id) %s)", id, cond, cond);
+}
+
+int64_t scan_eager_block_span(sqlite3 *db)
+{
+	int64_t w = 0;
+
+	/* a hostile block's negative or overflowing span: the widest sane one is as good */
+	if (query_int64(db, "SELECT coalesce(max(max(max_start_ns - min_start_ns, 0)), 0) FROM eager_op_blocks", &w))
+		return INT64_C(1) << 62;  /* every block then */
+	return w < 0 ? 0 : w;
+}
+
+/* The earliest start_ns of table: schema 6's eager ops from their blocks (no index on the rows). */
+static int first_start(sqlite3 *db, const char *table, int64_t *first_ns)
+{
+	char q[160];
+
+	if (!strcmp(table, "eager_ops") && db_has_table(db, "eager_op_blocks"))
+		snprintf(q, sizeof(q), "SELECT coalesce(min(min_start_ns), 0) FROM eager_op_blocks");
+	else
+		snprintf(q, sizeof(q), "SELECT coalesce(min(start_ns), 0) FROM %s", table);
+	return query_int64(db, q, first_ns);
+}
+
 int scan_totals(const char *path, const char *table, int64_t *rows, int64_t *total_ns, int64_t *first_ns)
 {
-	char sql[256], q[160];
+	char sql[256];
 	sqlite3 *db;
 	int64_t lo, hi;
 	int nthreads = 0, failed = 0, rc = -1;
@@ -509,15 +662,24 @@ int scan_totals(const char *path, const char *table, int64_t *rows, int64_t *tot
 	*rows = *total_ns = *first_ns = 0;
 	if (!(db = open_id_range(path, table, &lo, &hi)))
 		goto cleanup;
-	snprintf(q, sizeof(q), "SELECT coalesce(min(start_ns), 0) FROM %s", table);
-	if (query_int64(db, q, first_ns))
+	if (first_start(db, table, first_ns))
 		goto cleanup;
 	*first_ns = ts_clamp(*first_ns);
-	snprintf(sql, sizeof(sql),
-		 /* total(), not sum(): a hostile row must not stop the report with "integer overflow" */
-		 "SELECT count(*), CAST(min(total(max(end_ns - (%s), 0)), 4611686018427387904) AS INTEGER) FROM %s"
-		 " WHERE id BETWEEN ?1 AND ?2",
-		 cost_start(table), table);
+	/* total(), not sum(): a hostile row must not stop the report with "integer overflow" */
+	if (!strcmp(table, "eager_ops") && db_has_table(db, "eager_op_rows"))
+		/*
+		 * schema 6: the rows alone (end - cost start = dur + python_ns); a
+		 * row whose key is missing (a damaged file) counts here, not in the
+		 * view: checking each key would cost a seek per row
+		 */
+		snprintf(sql, sizeof(sql),
+			 "SELECT count(*), CAST(min(total(max(dur + python_ns, 0)), 4611686018427387904) AS INTEGER)"
+			 " FROM eager_op_rows WHERE id BETWEEN ?1 AND ?2");
+	else
+		snprintf(sql, sizeof(sql),
+			 "SELECT count(*), CAST(min(total(max(end_ns - (%s), 0)), 4611686018427387904) AS INTEGER) FROM %s"
+			 " WHERE id BETWEEN ?1 AND ?2",
+			 cost_start(table), table);
 	jobs = scan_fanout(path, sql, 1, lo, hi, &nthreads, &failed);
 	if (!jobs) {
 		error("out of memory");

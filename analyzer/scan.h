@@ -67,4 +67,18 @@ int scan_id_range(struct sqlite3 *db, const char *table, int64_t *lo, int64_t *h
  */
 int scan_totals(const char *path, const char *table, int64_t *rows, int64_t *total_ns, int64_t *first_ns);
 
+/*
+ * Schema 6 (eager_op_rows has no index): into buf, " AND ID BETWEEN ... AND
+ * ...": the id range of the eager_op_blocks of thread (pid, tid) (every
+ * thread's when pid is NULL) that can hold an op starting in [from, to).
+ * Every argument is an SQL expression;
+ * w is the widest block's max_start_ns - min_start_ns (scan_eager_block_span()),
+ * which turns the blocks sought into one range of their index.
+ */
+void scan_eager_block_ids(char *buf, size_t len, const char *id, const char *pid, const char *tid, const char *from,
+			  const char *to, const char *w);
+
+/* The widest span of the blocks of db (0 when none: then no block matches anything). */
+int64_t scan_eager_block_span(struct sqlite3 *db);
+
 #endif

@@ -3,6 +3,7 @@
 #include "checked.h"
 #include "db.h"
 #include "recording.h"
+#include "scan.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -320,10 +321,59 @@ static int load_retraces(struct timeline *tl)
 
 static sqlite3_stmt *prepare_kind(struct timeline *tl, enum tl_kind kind, const char *tail)
 {
-	char sql[1024];
+	char sql[6144];  /* schema 6's eager tails are long (eager_block_tails) */
 
 	snprintf(sql, sizeof(sql), "%s WHERE %s %s", tl_kind_sql[kind].select, tl_kind_sql[kind].lane, tail);
 	return db_prepare(tl->rec->db, sql);
+}
+
+/*
+ * Schema 6: eager_op_rows has no index on start_ns; a lane's window is read
+ * from the id range of its thread's blocks that can hold it (eager_op_blocks,
+ * scan_eager_block_ids()); ?7 is the widest block's span.  The event just
+ * before t starts at or after the latest block start before t (that block
+ * holds an event there); the one just after t at or before the first block
+ * start after t.
+ */
+static void eager_block_tails(char tails[3][1400])
+{
+	char ids[1200];
+
+	scan_eager_block_ids(ids, sizeof(ids), "id", "?1", "?2", "?3", "?4", "?7");
+	snprintf(tails[0], sizeof(tails[0]), "%s AND start_ns >= ?3 AND start_ns < ?4 ORDER BY start_ns LIMIT ?5", ids);
+	scan_eager_block_ids(ids, sizeof(ids), "id", "?1", "?2",
+			     "(SELECT max(min_start_ns) FROM eager_op_blocks WHERE pid = ?1 AND tid = ?2 AND min_start_ns < ?3)",
+			     "?3", "?7");
+	snprintf(tails[1], sizeof(tails[1]), "%s AND start_ns < ?3 ORDER BY start_ns DESC LIMIT 1", ids);
+	scan_eager_block_ids(ids, sizeof(ids), "id", "?1", "?2", "?3 + 1",
+			     "coalesce((SELECT min(min_start_ns) FROM eager_op_blocks WHERE pid = ?1 AND tid = ?2"
+			     " AND min_start_ns > ?3) + 1, 9223372036854775807)",
+			     "?7");
+	snprintf(tails[2], sizeof(tails[2]), "%s AND start_ns > ?3 ORDER BY start_ns LIMIT 1", ids);
+}
+
+/* The range and step statements of kind k: by its start_ns index, or by schema 6's blocks. */
+static int prepare_kind_queries(struct timeline *tl, enum tl_kind k)
+{
+	static const char *const index_tails[3] = {
+		"AND start_ns >= ?3 AND start_ns < ?4 ORDER BY start_ns LIMIT ?5",
+		"AND start_ns < ?3 ORDER BY start_ns DESC LIMIT 1",
+		"AND start_ns > ?3 ORDER BY start_ns LIMIT 1",
+	};
+	char tails[3][1400];
+	int blocks = k == TL_EAGER && db_has_table(tl->rec->db, "eager_op_blocks");
+	sqlite3_stmt **st[3] = { &tl->range[k], &tl->step[0][k], &tl->step[1][k] };
+	int64_t w = blocks ? scan_eager_block_span(tl->rec->db) : 0;
+
+	if (blocks)
+		eager_block_tails(tails);
+	for (int i = 0; i < 3; i++) {
+		if (!(*st[i] = prepare_kind(tl, k, blocks ? tails[i] : index_tails[i])))
+			return -1;
+		if (blocks)
+			sqlite3_bind_int64(*st[i], 7, w);  /* kept: the statements are reset, never cleared */
+	}
+	return 0;
 }
 
 int timeline_open(struct timeline *tl, struct recording *rec, uint32_t nbins)
@@ -356,11 +406,7 @@ int timeline_open(struct timeline *tl, struct recording *rec, uint32_t nbins)
 		/* recordings before schema 4 have no kernels: that kind has no statements */
 		if (k == TL_CPUK && !db_has_table(rec->db, "kernels"))
 			continue;
-		tl->range[k] = prepare_kind(tl, (enum tl_kind)k,
-					    "AND start_ns >= ?3 AND start_ns < ?4 ORDER BY start_ns LIMIT ?5");
-		tl->step[0][k] = prepare_kind(tl, (enum tl_kind)k, "AND start_ns < ?3 ORDER BY start_ns DESC LIMIT 1");
-		tl->step[1][k] = prepare_kind(tl, (enum tl_kind)k, "AND start_ns > ?3 ORDER BY start_ns LIMIT 1");
-		if (!tl->range[k] || !tl->step[0][k] || !tl->step[1][k])
+		if (prepare_kind_queries(tl, (enum tl_kind)k))
 			goto fail;
 	}
 	if (tl_make_tasks(tl, ld) < 0)

@@ -462,6 +462,16 @@ int tl_make_tasks(struct timeline *tl, struct tl_loader *ld)
 	return 0;
 }
 
+/*
+ * Tables without an index on start_ns: kernels, and schema 6's eager ops
+ * (eager_op_rows: rows in time order per thread, no index at all).
+ */
+static int span_by_ids(const struct timeline *tl, size_t t)
+{
+	return scan_tables[t].kind == TL_CPUK ||
+	       (!strcmp(scan_tables[t].table, "eager_ops") && db_has_table(tl->rec->db, "eager_op_rows"));
+}
+
 /* Span of the recording: meta start/end, widened to every event's start. */
 int tl_find_span(struct timeline *tl)
 {
@@ -494,9 +504,10 @@ int tl_find_span(struct timeline *tl)
 			 * frame): its first and last rows by id stand in, drained in time
 			 * order per thread; a kernel outside the span counts in an edge bin.
 			 */
-			if (scan_tables[t].kind == TL_CPUK)
-				snprintf(sql, sizeof(sql), "SELECT %s(start_ns) FROM (SELECT start_ns FROM kernels"
-					 " ORDER BY id %s LIMIT 4096)", m ? "max" : "min", m ? "DESC" : "ASC");
+			if (span_by_ids(tl, t))
+				snprintf(sql, sizeof(sql), "SELECT %s(start_ns) FROM (SELECT start_ns FROM %s"
+					 " ORDER BY id %s LIMIT 4096)", m ? "max" : "min", scan_tables[t].table,
+					 m ? "DESC" : "ASC");
 			st = db_prepare(db, sql);
 			if (!st)
 				return -1;

@@ -167,7 +167,27 @@ int db_open_readonly(const char *path, int flags, sqlite3 **out)
 	sqlite3_db_config(*out, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
 	sqlite3_trace_v2(*out, SQLITE_TRACE_STMT, stmt_started, (void *)(intptr_t)budget);
 	sqlite3_progress_handler(*out, PROGRESS_STEPS, stmt_progress, NULL);
+	db_define_eager_view(*out);  /* a file that cannot have it fails on its first use, with SQLite's message */
 	return SQLITE_OK;
+}
+
+#define EAGER_VIEW "CREATE VIEW eager_ops AS "
+
+int db_define_eager_view(sqlite3 *db)
+{
+	const char *start = strstr(agprof_schema_sql, EAGER_VIEW), *end = start ? strchr(start, ';') : NULL;
+	char *sql;
+	int rc;
+
+	if (!end || !db_has_table(db, "eager_op_rows"))
+		return 0;
+	start += strlen("CREATE VIEW ");
+	sql = sqlite3_mprintf("CREATE TEMP VIEW IF NOT EXISTS %.*s", (int)(end - start), start);
+	if (!sql)
+		return -1;
+	rc = sqlite3_exec(db, sql, NULL, NULL, NULL) == SQLITE_OK ? 0 : -1;
+	sqlite3_free(sql);
+	return rc;
 }
 
 #define INDEX_MARKER "-- @indexes"

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <stddef.h>
 
-#define AGPROF_SCHEMA_VERSION 5
+#define AGPROF_SCHEMA_VERSION 6
 #define AGPROF_APPLICATION_ID 1634168946
 
 extern const char agprof_schema_sql[];
@@ -27,9 +27,19 @@ extern const char agprof_schema_sql[];
  * and a budget of virtual-machine steps per statement, proportional to the
  * file's size, after which the statement fails with "interrupted".
  * Returns an SQLite code; *out is set (and must be closed) as with
- * sqlite3_open_v2().
+ * sqlite3_open_v2().  A schema 6 file also gets the view eager_ops, as a
+ * TEMP view of the connection (db_define_eager_view()).
  */
 int db_open_readonly(const char *path, int flags, sqlite3 **out);
+
+/*
+ * Schema 6: where eager_op_rows is a table of main, define eager_ops (the
+ * columns of schemas 1-5) as a TEMP view over it, from common/schema.sql's
+ * CREATE VIEW: the file's own view is never run (views are off on a
+ * reader's connection; TEMP ones stay on and come first in name lookup).
+ * 0 (also when there is nothing to define) or -1.
+ */
+int db_define_eager_view(sqlite3 *db);
 
 /*
  * The step budget of db_open_readonly() for a file of size bytes: far more

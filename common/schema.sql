@@ -1,6 +1,6 @@
--- agprof recording schema, version 5.  docs/schema.md explains every table.
+-- agprof recording schema, version 6.  docs/schema.md explains every table.
 -- Times are nanoseconds on CLOCK_MONOTONIC of the recording host.
-PRAGMA user_version = 5;
+PRAGMA user_version = 6;
 PRAGMA application_id = 1634168946;  -- 'agpr'
 
 CREATE TABLE meta (
@@ -142,19 +142,79 @@ CREATE TABLE function_calls (
     kernel_detail     INTEGER NOT NULL DEFAULT 0  -- v5: 1 = every kernel of the call is in kernels (a sampled call)
 );
 
-CREATE TABLE eager_ops (
+-- v6: eager ops kept as rows, compact (issue 11: <= 32 bytes per op, no
+-- index on them).  What repeats from op to op (thread, op, device, call
+-- site) is one eager_op_keys row; a row holds its key, its start after the
+-- key's base_ns, its duration, python_ns and flags (SQLite stores 0 and 1 in
+-- no byte: bit 0 slow path, bit 1 failed).  Rows are appended in the order
+-- the writer drains them, so ids follow time on each thread; time-range
+-- reads seek by id ranges, never by an index on start.  The view eager_ops
+-- below gives the columns of schemas 1-5 (readers of older recordings read
+-- their table of that name).
+CREATE TABLE eager_op_keys (
     id          INTEGER PRIMARY KEY,
     pid         INTEGER NOT NULL,
     tid         INTEGER NOT NULL,
-    start_ns    INTEGER NOT NULL,
-    end_ns      INTEGER NOT NULL,
     op_id       INTEGER NOT NULL REFERENCES strings(id),
     device_id   INTEGER REFERENCES strings(id),
     callsite_id INTEGER REFERENCES callsites(id),
-    slow_path   INTEGER NOT NULL DEFAULT 0,
-    ok          INTEGER NOT NULL DEFAULT 1,
-    python_ns   INTEGER NOT NULL DEFAULT 0
+    base_ns     INTEGER NOT NULL       -- eager_op_rows.start is after it
 );
+
+CREATE TABLE eager_op_rows (
+    id          INTEGER PRIMARY KEY,
+    key         INTEGER NOT NULL,      -- eager_op_keys.id
+    start       INTEGER NOT NULL,      -- ns after the key's base_ns
+    dur         INTEGER NOT NULL,      -- end_ns - start_ns
+    python_ns   INTEGER NOT NULL DEFAULT 0,
+    flags       INTEGER NOT NULL DEFAULT 0  -- 1: slow path, 2: failed
+);
+
+-- Where one thread's eager ops are (eager_op_rows has no index): each of
+-- its ops with an id in [first_id, last_id] has its start_ns in
+-- [min_start_ns, max_start_ns], and every row is in a block of its thread.
+-- The writer closes the open blocks every 1,024 rows and before each commit
+-- (all threads' blocks of one close share the id range).
+CREATE TABLE eager_op_blocks (
+    id           INTEGER PRIMARY KEY,
+    pid          INTEGER NOT NULL,
+    tid          INTEGER NOT NULL,
+    first_id     INTEGER NOT NULL,     -- eager_op_rows.id
+    last_id      INTEGER NOT NULL,
+    min_start_ns INTEGER NOT NULL,     -- absolute, as eager_ops.start_ns
+    max_start_ns INTEGER NOT NULL
+);
+
+-- The columns of schemas 1-5.  agprof's readers define the same view as a
+-- TEMP view on their own connection (db_open_readonly(): views in a file
+-- are off there), from this statement's text: keep it one statement.
+CREATE VIEW eager_ops AS SELECT r.id AS id, k.pid AS pid, k.tid AS tid, k.base_ns + r.start AS start_ns,
+    k.base_ns + r.start + r.dur AS end_ns, k.op_id AS op_id, k.device_id AS device_id,
+    k.callsite_id AS callsite_id, r.flags & 1 AS slow_path, (r.flags & 2) = 0 AS ok, r.python_ns AS python_ns
+    FROM eager_op_rows r JOIN eager_op_keys k ON k.id = r.key;
+
+-- Rows written through the view (tests, tools, merge of schema 1-5 inputs):
+-- one key per (thread, op, device, call site) at base_ns 0.
+CREATE TRIGGER eager_ops_insert INSTEAD OF INSERT ON eager_ops BEGIN
+    INSERT INTO eager_op_keys(pid, tid, op_id, device_id, callsite_id, base_ns)
+        SELECT NEW.pid, NEW.tid, NEW.op_id, NEW.device_id, NEW.callsite_id, 0
+        WHERE NOT EXISTS (SELECT 1 FROM eager_op_keys WHERE pid = NEW.pid AND tid = NEW.tid AND op_id = NEW.op_id
+                          AND device_id IS NEW.device_id AND callsite_id IS NEW.callsite_id AND base_ns = 0);
+    INSERT INTO eager_op_rows(id, key, start, dur, python_ns, flags)
+        VALUES (NEW.id, (SELECT id FROM eager_op_keys WHERE pid = NEW.pid AND tid = NEW.tid AND op_id = NEW.op_id
+                         AND device_id IS NEW.device_id AND callsite_id IS NEW.callsite_id AND base_ns = 0),
+                NEW.start_ns, NEW.end_ns - NEW.start_ns, coalesce(NEW.python_ns, 0),
+                (coalesce(NEW.slow_path, 0) <> 0) | ((coalesce(NEW.ok, 1) = 0) << 1));
+    -- the thread's last block takes the row while it holds fewer than 1,024 ids; else a new one
+    UPDATE eager_op_blocks SET last_id = last_insert_rowid(), min_start_ns = min(min_start_ns, NEW.start_ns),
+            max_start_ns = max(max_start_ns, NEW.start_ns)
+        WHERE id = (SELECT max(id) FROM eager_op_blocks WHERE pid = NEW.pid AND tid = NEW.tid)
+          AND last_id - first_id < 1023 AND last_id < last_insert_rowid();
+    INSERT INTO eager_op_blocks(pid, tid, first_id, last_id, min_start_ns, max_start_ns)
+        SELECT NEW.pid, NEW.tid, last_insert_rowid(), last_insert_rowid(), NEW.start_ns, NEW.start_ns
+        WHERE NOT EXISTS (SELECT 1 FROM eager_op_blocks WHERE pid = NEW.pid AND tid = NEW.tid
+                          AND last_insert_rowid() BETWEEN first_id AND last_id);
+END;
 
 CREATE TABLE blackbox_execs (
     id          INTEGER PRIMARY KEY,
@@ -375,8 +435,9 @@ CREATE TABLE collective_execs (
 -- @indexes: created by the launcher right after the tables (schema 4; kept
 -- up to date during the run, so that its finish builds none).  No index on
 -- eager_ops(callsite_id) since schema 4: per-site counts are one hashed scan.
-CREATE INDEX eager_ops_time ON eager_ops(start_ns);
-CREATE INDEX eager_ops_thread ON eager_ops(pid, tid, start_ns);
+-- Schema 6: none on eager_op_rows (its ids are in time order per thread).
+CREATE INDEX eager_op_keys_key ON eager_op_keys(pid, tid, op_id, device_id, callsite_id);
+CREATE INDEX eager_op_blocks_thread ON eager_op_blocks(pid, tid, min_start_ns, max_start_ns, first_id, last_id);
 CREATE INDEX eager_op_buckets_time ON eager_op_buckets(start_ns);
 CREATE INDEX function_calls_time ON function_calls(start_ns);
 CREATE INDEX function_calls_fn ON function_calls(graph_function_id);

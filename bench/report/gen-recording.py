@@ -17,6 +17,34 @@ import sqlite3
 import sys
 
 
+EAGER_KEYS = {}
+
+
+def insert_eager(db, rows, base):
+    """Rows of (pid, tid, start, end, op, device, site, slow, ok) as the writer stores them: schema 6's
+    eager_op_keys + eager_op_rows (start after base), or the eager_ops table of older schemas."""
+    if not db.execute("SELECT 1 FROM sqlite_schema WHERE name = 'eager_op_rows'").fetchone():
+        db.executemany("INSERT INTO eager_ops(pid,tid,start_ns,end_ns,op_id,device_id,callsite_id,slow_path,ok)"
+                       " VALUES (?,?,?,?,?,?,?,?,?)", rows)
+        return
+    out = []
+    for pid, tid, st, en, op, dev, site, slow, ok in rows:
+        k = (pid, tid, op, dev, site)
+        if k not in EAGER_KEYS:
+            EAGER_KEYS[k] = db.execute("INSERT INTO eager_op_keys(pid,tid,op_id,device_id,callsite_id,base_ns)"
+                                       " VALUES (?,?,?,?,?,?)", k + (base,)).lastrowid
+        out.append((EAGER_KEYS[k], st - base, en - st, int(bool(slow)) | (0 if ok else 2)))
+    db.executemany("INSERT INTO eager_op_rows(key,start,dur,flags) VALUES (?,?,?,?)", out)
+
+
+def eager_blocks(db):
+    """Schema 6: the writer's eager_op_blocks, one per 1,024 row ids and thread."""
+    if db.execute("SELECT 1 FROM sqlite_schema WHERE name = 'eager_op_blocks'").fetchone():
+        db.execute("INSERT INTO eager_op_blocks(pid, tid, first_id, last_id, min_start_ns, max_start_ns)"
+                   " SELECT k.pid, k.tid, min(r.id), max(r.id), min(k.base_ns + r.start), max(k.base_ns + r.start)"
+                   " FROM eager_op_rows r JOIN eager_op_keys k ON k.id = r.key GROUP BY r.id / 1024, k.pid, k.tid")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--events", type=int, default=10_000_000)
@@ -117,12 +145,11 @@ def main():
         rows.append((pid, tid, st, en, ops[rnd.randrange(len(ops))], None,
                      sites[min(int(rnd.expovariate(0.05)), len(sites) - 1)], rnd.random() < 0.1, 1))
         if len(rows) == 200_000:
-            db.executemany("INSERT INTO eager_ops(pid,tid,start_ns,end_ns,op_id,device_id,callsite_id,slow_path,ok)"
-                           " VALUES (?,?,?,?,?,?,?,?,?)", rows)
+            insert_eager(db, rows, t0)
             rows.clear()
-    db.executemany("INSERT INTO eager_ops(pid,tid,start_ns,end_ns,op_id,device_id,callsite_id,slow_path,ok)"
-                   " VALUES (?,?,?,?,?,?,?,?,?)", rows)
+    insert_eager(db, rows, t0)
     rows.clear()
+    eager_blocks(db)
     for st, en in times(n_calls):
         gid, nid = graph_fns[rnd.randrange(len(graph_fns))]
         rows.append((pid, tid, st, en, gid, nid, sites[rnd.randrange(10)], 1))

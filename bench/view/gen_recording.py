@@ -88,11 +88,24 @@ def main():
     cte = "WITH RECURSIVE s(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM s WHERE i < ?) "
     P = period
     # Eager ops: 8 per step in the first 30% of the step.
-    db.execute(cte + "INSERT INTO eager_ops (pid, tid, start_ns, end_ns, op_id, device_id, callsite_id, slow_path)"
-               " SELECT ?, ?, ? + (i / 8) * ? + (i % 8) * ?, ? + (i / 8) * ? + (i % 8) * ? + ?,"
-               " ? + (i % 8), ?, 2, (i % 97) = 0 FROM s",
-               (steps * 8 - 1, pid, main_tid, t0, P, P * 3 // 80, t0, P, P * 3 // 80, P * 2 // 80,
-                sid["MatMul"], sid["/job:localhost/replica:0/task:0/device:GPU:0"]))
+    if db.execute("SELECT 1 FROM sqlite_schema WHERE name = 'eager_op_rows'").fetchone():
+        # schema 6, as the writer stores them: one key per op type, starts after t0, blocks of 1,024 ids
+        db.executemany("INSERT INTO eager_op_keys (id, pid, tid, op_id, device_id, callsite_id, base_ns)"
+                       " VALUES (?, ?, ?, ?, ?, 2, ?)",
+                       [(k + 1, pid, main_tid, sid["MatMul"] + k, sid["/job:localhost/replica:0/task:0/device:GPU:0"],
+                         t0) for k in range(8)])
+        db.execute(cte + "INSERT INTO eager_op_rows (key, start, dur, flags)"
+                   " SELECT 1 + i % 8, (i / 8) * ? + (i % 8) * ?, ?, (i % 97) = 0 FROM s",
+                   (steps * 8 - 1, P, P * 3 // 80, P * 2 // 80))
+        db.execute("INSERT INTO eager_op_blocks (pid, tid, first_id, last_id, min_start_ns, max_start_ns)"
+                   " SELECT ?, ?, min(id), max(id), ? + min(start), ? + max(start) FROM eager_op_rows GROUP BY id / 1024",
+                   (pid, main_tid, t0, t0))
+    else:
+        db.execute(cte + "INSERT INTO eager_ops (pid, tid, start_ns, end_ns, op_id, device_id, callsite_id, slow_path)"
+                   " SELECT ?, ?, ? + (i / 8) * ? + (i % 8) * ?, ? + (i / 8) * ? + (i % 8) * ? + ?,"
+                   " ? + (i % 8), ?, 2, (i % 97) = 0 FROM s",
+                   (steps * 8 - 1, pid, main_tid, t0, P, P * 3 // 80, t0, P, P * 3 // 80, P * 2 // 80,
+                    sid["MatMul"], sid["/job:localhost/replica:0/task:0/device:GPU:0"]))
     # Graph function calls: one per step, 35%..95%; the graph used follows the traces.
     db.execute(cte + "INSERT INTO function_calls (pid, tid, start_ns, end_ns, graph_function_id, name_id, callsite_id)"
                " SELECT ?, ?, ? + i * ? + ?, ? + i * ? + ?,"

@@ -65,9 +65,20 @@ static const struct merge_table merge_tables[] = {
 	{ "eager_op_buckets", "id:id pid:pid start_ns:time end_ns:time op_id:strings device_id:strings"
 			      " callsite_id:callsites", 0 },
 	{ "collective_execs", "id:id pid:pid op_id:strings start_ns:time end_ns:time", 0 },
+	/* schema 6: eager_ops is a view over these (an older input's table of that name goes in through it) */
+	{ "eager_op_keys", "id:id pid:pid op_id:strings device_id:strings callsite_id:callsites base_ns:time", 0 },
+	{ "eager_op_rows", "id:id key:eager_op_keys", 0 },
+	{ "eager_op_blocks", "id:id pid:pid first_id:eager_op_rows last_id:eager_op_rows min_start_ns:time"
+			     " max_start_ns:time", 0 },
 	{ "source_files", "", 1 },
 };
 #define NTABLES (sizeof(merge_tables) / sizeof(merge_tables[0]))
+
+/* What gpu_external_ids.event_table calls t's rows: schema 6's eager ops are eager_ops (the view). */
+static const char *event_table_name(const struct merge_table *t)
+{
+	return strcmp(t->name, "eager_op_rows") ? t->name : "eager_ops";
+}
 
 /* Tables merge.c fills itself. */
 static int merged_elsewhere(const char *name)
@@ -173,8 +184,9 @@ static void add_column_expr(struct strbuf *sb, const struct shifts *sh, const st
 		strbuf_addf(sb, "CASE \"%.*s\"", (int)kl - 1, k + 1);
 		for (size_t i = 0; i < NTABLES; i++)
 			if (sh->has_id[i])
-				strbuf_addf(sb, " WHEN '%s' THEN \"%s\" + %lld", merge_tables[i].name, col,
-					    (long long)sh->id[i]);
+				strbuf_addf(sb, " WHEN '%s' THEN \"%s\" + %lld",
+					    event_table_name(&merge_tables[i]),
+					    col, (long long)sh->id[i]);
 		strbuf_addf(sb, " ELSE \"%s\" END", col);
 	} else if (kl == 2 && !strncmp(k, "id", 2))
 		strbuf_addf(sb, "\"%s\" + %lld", col, (long long)sh->id[t - merge_tables]);

@@ -6,6 +6,8 @@
 #include "run_writer.h"
 #include "capture_log.h"
 #include "eager_buckets.h"
+#include "eager_blocks.h"
+#include "eager_keys.h"
 #include "agp_protocol.h"
 #include "srcfile.h"
 #include "db.h"
@@ -102,6 +104,8 @@ struct run_writer {
 	char *lost_why;                /* the first refusal's message */
 	struct run_budget budget;      /* --max-events, --max-size (run_writer_budget) */
 	struct eager_buckets buckets;  /* eager ops past the budget (eager_buckets.h) */
+	struct eager_keys keys;        /* eager_op_keys of the kept eager ops (eager_keys.h) */
+	struct eager_blocks blocks;    /* their eager_op_blocks (eager_blocks.h) */
 	int aggregating;               /* the budget is spent: eager ops go to w->buckets */
 	uint64_t kernels_refused;      /* kernel rows past the budget (kernel_detail_refused) */
 	int64_t aggregate_from_ns;     /* the first aggregated op's start (meta.aggregate_from_ns) */
@@ -377,13 +381,14 @@ static void batch_add(struct run_writer *w, struct batch *b)
 static void flush_batches(struct run_writer *w)
 {
 	batch_flush(w, &w->eager);
+	eager_blocks_close(&w->blocks);  /* every committed row in a committed block */
 	batch_flush(w, &w->kernel);
 }
 
 static int prepare_all(struct run_writer *w)
 {
 	struct { sqlite3_stmt **s; const char *sql; } stmts[] = {
-		{ &w->ins_eager, "INSERT INTO eager_ops(pid, tid, start_ns, end_ns, op_id, device_id, callsite_id, slow_path, ok, python_ns) VALUES (?,?,?,?,?,?,?,?,?,?)" },
+		{ &w->ins_eager, "INSERT INTO eager_op_rows(key, start, dur, python_ns, flags) VALUES (?,?,?,?,?)" },
 		{ &w->ins_call, "INSERT INTO function_calls(pid, tid, start_ns, end_ns, name_id, callsite_id, ok, kernel_detail) VALUES (?,?,?,?,?,?,?,?)" },
 		{ &w->ins_bb, "INSERT INTO blackbox_execs(pid, tid, start_ns, end_ns, node_id, op_type_id, token) VALUES (?,?,?,?,?,?,(SELECT text FROM strings WHERE id = ?))" },
 		{ &w->ins_site, "INSERT INTO callsites(file_id, line, func_id, parent_id, library) VALUES (?,?,?,?,?)" },
@@ -431,7 +436,8 @@ static int prepare_all(struct run_writer *w)
 	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
 		if (!(*stmts[i].s = db_prepare(w->db, stmts[i].sql)))
 			return -1;
-	if (eager_buckets_init(&w->buckets, w->db) != 0)
+	if (eager_buckets_init(&w->buckets, w->db) != 0 || eager_keys_init(&w->keys, w->db) != 0 ||
+	    eager_blocks_init(&w->blocks, w->db) != 0)
 		return -1;
 	return batch_init(w, &w->eager, w->ins_eager, &w->totals.eager_ops) ||
 	       batch_init(w, &w->kernel, w->ins_kernel, &w->totals.kernels) ? -1 : 0;
@@ -718,28 +724,52 @@ static void read_kernel_totals(struct run_writer *w, struct stream *s)
 	free(tab);
 }
 
+/* Times from the ring kept within +-2^62 ns: the view's sums (eager_ops) stay integers. */
+#define EAGER_TIME_MAX (INT64_C(1) << 62)
+
+static int64_t eager_time(uint64_t t)
+{
+	return t > (uint64_t)EAGER_TIME_MAX ? EAGER_TIME_MAX : (int64_t)t;
+}
+
+/*
+ * An eager op's eager_op_rows values (schema 6): key, start after the
+ * keys' base, duration, python_ns, flags.  0, or -1 when its key could not
+ * be stored (the op is then lost, and said so).
+ */
+static int eager_row(struct run_writer *w, struct stream *s, int tid, const struct agp_rec_span *r, int64_t v[5])
+{
+	int64_t start = eager_time(r->start_ns), end = eager_time(r->end_ns);
+	struct eager_key k = {
+		.pid = s->pid, .tid = tid, .op = local_id_get(&s->strings, r->h.arg),
+		.device = local_id_get(&s->strings, r->aux), .site = local_id_get(&s->sites, r->site),
+	};
+
+	if (!(v[0] = eager_keys_get(&w->keys, &k, start))) {
+		if (!db_write_failure(w->db) && !w->lost_rows++)
+			w->lost_why = strdup(sqlite3_errmsg(w->db));  /* said at the finish, as step()'s */
+		return -1;
+	}
+	v[1] = start - w->keys.base_ns;  /* both within 2^62: no overflow */
+	v[2] = end - start;
+	v[3] = (int64_t)r->aux2;
+	v[4] = ((r->flags & AGP_SPAN_SLOW_PATH) != 0) | ((r->flags & AGP_SPAN_FAILED) != 0) << 1;
+	eager_blocks_add(&w->blocks, s->pid, tid, start);
+	return 0;
+}
+
 /* An eager op's row, batched unless its rowid is needed now (gpu_external_ids). */
 static void write_eager(struct run_writer *w, struct stream *s, int tid, const struct agp_rec_span *r)
 {
 	struct batch *b = &w->eager;
-	int64_t device = local_id_get(&s->strings, r->aux), site = local_id_get(&s->sites, r->site), *v;
 
-	v = batch_row(b);
-	v[0] = s->pid;
-	v[1] = tid;
-	v[2] = (int64_t)r->start_ns;
-	v[3] = (int64_t)r->end_ns;
-	v[4] = local_id_get(&s->strings, r->h.arg);
-	v[5] = device;
-	if (device <= 0)
-		batch_null(b, 6);
-	v[6] = site;
-	if (site <= 0)
-		batch_null(b, 7);
-	v[7] = (r->flags & AGP_SPAN_SLOW_PATH) != 0;
-	v[8] = (r->flags & AGP_SPAN_FAILED) == 0;
-	v[9] = r->aux2;
-	batch_add(w, b);
+	/* a full block is closed once its rows are inserted (the batch is then mostly empty already) */
+	if (eager_blocks_full(&w->blocks)) {
+		batch_flush(w, b);
+		eager_blocks_close(&w->blocks);
+	}
+	if (eager_row(w, s, tid, r, batch_row(b)) == 0)
+		batch_add(w, b);
 }
 
 /* The budget is spent (why: "max-events", "max-size"): eager ops are aggregated from now on. */
@@ -770,18 +800,16 @@ static void write_span(struct run_writer *w, struct stream *s, int tid, const st
 		return;
 	}
 	if (r->h.type == AGP_REC_EAGER) {
+		int64_t v[5];
+
 		batch_flush(w, &w->eager);  /* rows in reading order, so ids in time order */
+		if (eager_blocks_full(&w->blocks))
+			eager_blocks_close(&w->blocks);
+		if (eager_row(w, s, tid, r, v) != 0)
+			return;
 		st = w->ins_eager, table = "eager_ops";
-		sqlite3_bind_int(st, 1, s->pid);
-		sqlite3_bind_int(st, 2, tid);
-		sqlite3_bind_int64(st, 3, (int64_t)r->start_ns);
-		sqlite3_bind_int64(st, 4, (int64_t)r->end_ns);
-		sqlite3_bind_int64(st, 5, name);
-		bind_id_or_null(st, 6, local_id_get(&s->strings, r->aux));
-		bind_id_or_null(st, 7, site);
-		sqlite3_bind_int(st, 8, (r->flags & AGP_SPAN_SLOW_PATH) != 0);
-		sqlite3_bind_int(st, 9, (r->flags & AGP_SPAN_FAILED) == 0);
-		sqlite3_bind_int64(st, 10, r->aux2);
+		for (int c = 0; c < 5; c++)
+			sqlite3_bind_int64(st, c + 1, v[c]);
 		count = &w->totals.eager_ops;
 	} else if (r->h.type == AGP_REC_CALL) {
 		st = w->ins_call, table = "function_calls";
@@ -2048,6 +2076,8 @@ static int release_writer(struct run_writer *w)
 	strbuf_release(&w->notes);
 	capture_log_release(&w->capture);
 	eager_buckets_release(&w->buckets);
+	eager_keys_release(&w->keys);
+	eager_blocks_release(&w->blocks);
 	free(w->capture_desc);
 	free(w->rec);
 	free(w->lost_why);

@@ -90,7 +90,7 @@ def make_inputs(base, d):
     os.mkdir(p('dir.agprof'))
     inputs['directory'] = p('dir.agprof')
     inputs['newer-schema'] = mutated(base, p('newer.agprof'), 'PRAGMA user_version = 999')
-    inputs['missing-table'] = mutated(base, p('missing.agprof'), 'DROP TABLE eager_ops')
+    inputs['missing-table'] = mutated(base, p('missing.agprof'), 'DROP TABLE eager_op_keys')
     inputs['view-for-table'] = mutated(
         base, p('view.agprof'), 'DROP TABLE threads',
         'CREATE VIEW threads(pid, tid, role, name) AS WITH RECURSIVE r(x) AS '
@@ -99,19 +99,21 @@ def make_inputs(base, d):
         base, p('rows.agprof'), 'DELETE FROM strings WHERE id IN (SELECT name_id FROM functions)',
         'UPDATE function_calls SET name_id = 123456789, callsite_id = -5',
         "UPDATE traces SET start_ns = 'abc', status = 'weird'",
-        'UPDATE eager_ops SET op_id = -1, start_ns = end_ns + 1000000',
+        'UPDATE eager_op_keys SET op_id = -1',
+        'UPDATE eager_op_rows SET dur = -1000000',
         "UPDATE processes SET argv = '[not json'")
     inputs['huge-ids'] = mutated(
         base, p('ids.agprof'), 'UPDATE functions SET id = 2305843009213693952',
         'UPDATE strings SET id = 4611686018427387905 WHERE id = (SELECT max(id) FROM strings)',
         'UPDATE graph_functions SET id = 9223372036854775807 WHERE id = (SELECT min(id) FROM graph_functions)',
         'UPDATE traces SET id = -9223372036854775808 WHERE id = (SELECT min(id) FROM traces)',
-        'UPDATE eager_ops SET id = 9223372036854775807 WHERE id = (SELECT max(id) FROM eager_ops)')
+        'UPDATE eager_op_rows SET id = 9223372036854775807 WHERE id = (SELECT max(id) FROM eager_op_rows)')
     inputs['extreme-timestamps'] = mutated(
         base, p('ts.agprof'),
         'UPDATE function_calls SET start_ns = -9223372036854775807, end_ns = 9223372036854775807'
         ' WHERE id = (SELECT min(id) FROM function_calls)',
-        'UPDATE eager_ops SET end_ns = 9223372036854775807 WHERE id = (SELECT min(id) FROM eager_ops)',
+        'UPDATE eager_op_rows SET dur = 9223372036854775807 WHERE id = (SELECT min(id) FROM eager_op_rows)',
+        'UPDATE eager_op_keys SET base_ns = 9223372036854775807 WHERE id = (SELECT max(id) FROM eager_op_keys)',
         'UPDATE traces SET end_ns = -9223372036854775808',
         "UPDATE meta SET value = '-9223372036854775808' WHERE key = 'start_ns'")
     inputs['hostile-buckets'] = mutated(
@@ -126,6 +128,18 @@ def make_inputs(base, d):
         "  (SELECT min(id) FROM strings), NULL, (SELECT min(id) FROM callsites), 9223372036854775807, 5, 5, 1, 1, x'')",
         "INSERT OR REPLACE INTO meta VALUES ('aggregate_reason', 'max-size'), ('aggregate_from_ns', 'x'),"
         " ('aggregated_eager_ops', '-9223372036854775808'), ('max_size_bytes', '-1')")
+    # schema 6: blocks claiming every id, reversed bounds, a row whose key is missing, a key with a text pid
+    inputs['hostile-blocks'] = mutated(
+        base, p('blocks.agprof'),
+        "INSERT INTO eager_op_blocks (pid, tid, first_id, last_id, min_start_ns, max_start_ns)"
+        " SELECT pid, tid, -9223372036854775808, 9223372036854775807, -9223372036854775808, 9223372036854775807"
+        " FROM eager_op_keys",
+        "INSERT INTO eager_op_blocks (pid, tid, first_id, last_id, min_start_ns, max_start_ns)"
+        " SELECT pid, tid, 9223372036854775807, -9223372036854775808, 9223372036854775807, -5 FROM eager_op_keys",
+        "UPDATE eager_op_blocks SET min_start_ns = max_start_ns + 1000, max_start_ns = min_start_ns - 1000"
+        " WHERE id = (SELECT min(id) FROM eager_op_blocks)",
+        'UPDATE eager_op_rows SET key = 999999 WHERE id = (SELECT min(id) FROM eager_op_rows)',
+        "UPDATE eager_op_keys SET pid = 'abc' WHERE id = (SELECT max(id) FROM eager_op_keys)")
     inputs['non-utf8'] = mutated(
         base, p('utf.agprof'),
         "UPDATE strings SET text = CAST(x'66fffec0afeda080f4908080' AS TEXT) || id")

@@ -11,6 +11,8 @@
 #include "../../cmd/agprof/run_writer.c"
 #include "../../cmd/agprof/capture_log.c"
 #include "../../cmd/agprof/eager_buckets.c"
+#include "../../cmd/agprof/eager_keys.c"
+#include "../../cmd/agprof/eager_blocks.c"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

@@ -380,8 +380,12 @@ def check_other_host(d):
     shutil.copy(os.path.join(d, "job-1.agprof"), moved)
     db = sqlite3.connect(moved)
     db.execute("UPDATE meta SET value = 'elsewhere' WHERE key = 'host'")
-    for t in ("function_calls", "eager_ops", "traces", "processes", "collective_execs"):
+    for t in ("function_calls", "traces", "processes", "collective_execs"):
         db.execute("UPDATE %s SET start_ns = start_ns + ?, end_ns = end_ns + ?" % t, (SHIFT_NS, SHIFT_NS))
+    # schema 6: the eager ops' times are after their keys' base_ns; their blocks bound them
+    db.execute("UPDATE eager_op_keys SET base_ns = base_ns + ?", (SHIFT_NS,))
+    db.execute("UPDATE eager_op_blocks SET min_start_ns = min_start_ns + ?, max_start_ns = max_start_ns + ?",
+               (SHIFT_NS, SHIFT_NS))
     db.commit()
     db.close()
     job = os.path.join(d, "job-moved.agprof")

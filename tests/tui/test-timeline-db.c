@@ -434,3 +434,163 @@ Test(timeline_buckets, aggregated_ops_count_in_the_lane_and_draw_as_density)
 	cr_assert_eq(r.nslices, 10);
 	tl_render_release(&r);
 }
+
+/*
+ * Schema 6: the eager ops as the writer stores them (eager_op_rows, no
+ * index; eager_op_keys; eager_op_blocks shared by the threads of one
+ * close).  Two threads dispatch in runs of 1 to 7 ops; within a thread the
+ * starts jitter backwards by up to 300 ns (rows are in drain order, not
+ * strictly in time order).  The lane's window reads and steps go through
+ * the blocks (timeline.c): they must find what a scan of every row finds.
+ */
+#define BLK_OPS 3000
+#define BLK_IDS 256
+static int64_t blk_start[BLK_OPS], blk_tid[BLK_OPS];
+
+static void blocks_fixture(sqlite3 *db, const char *extra)
+{
+	sqlite3_stmt *row, *blk;
+	uint32_t seed = 12345;
+	int64_t t = 1000000, bmin[2] = { INT64_MAX, INT64_MAX }, bmax[2] = { INT64_MIN, INT64_MIN }, first = 1;
+	int tid = 10, run = 0;
+
+	cr_assert_eq(db_exec(db, "INSERT INTO meta VALUES ('start_ns', '1000000'), ('end_ns', '2000000');"
+				 "INSERT INTO processes (pid, start_ns, end_ns) VALUES (10, 1000000, 2000000);"
+				 "INSERT INTO threads VALUES (10, 10, 'python3', 'python-main'), (10, 11, 'w', 'other');"
+				 "INSERT INTO strings VALUES (3, 'MatMul');"
+				 "INSERT INTO eager_op_keys VALUES (1, 10, 10, 3, NULL, NULL, 900000),"
+				 "  (2, 10, 11, 3, NULL, NULL, 900000);"),
+		     0);
+	cr_assert_eq(sqlite3_prepare_v2(db, "INSERT INTO eager_op_rows (id, key, start, dur) VALUES (?, ?, ?, 50)", -1,
+					&row, NULL), SQLITE_OK);
+	cr_assert_eq(sqlite3_prepare_v2(db, "INSERT INTO eager_op_blocks (pid, tid, first_id, last_id, min_start_ns,"
+					" max_start_ns) VALUES (10, ?, ?, ?, ?, ?)", -1, &blk, NULL), SQLITE_OK);
+	for (int i = 0; i < BLK_OPS; i++) {
+		if (run-- <= 0) {
+			seed = seed * 1103515245 + 12345;
+			run = (int)(seed >> 16) % 7;
+			tid = tid == 10 ? 11 : 10;
+		}
+		seed = seed * 1103515245 + 12345;
+		t += 200;
+		blk_start[i] = t - (int64_t)((seed >> 16) % 300);
+		blk_tid[i] = tid;
+		sqlite3_bind_int64(row, 1, i + 1);
+		sqlite3_bind_int64(row, 2, tid - 9);
+		sqlite3_bind_int64(row, 3, blk_start[i] - 900000);
+		cr_assert_eq(sqlite3_step(row), SQLITE_DONE);
+		sqlite3_reset(row);
+		bmin[tid - 10] = blk_start[i] < bmin[tid - 10] ? blk_start[i] : bmin[tid - 10];
+		bmax[tid - 10] = blk_start[i] > bmax[tid - 10] ? blk_start[i] : bmax[tid - 10];
+		if ((i + 1) % BLK_IDS && i + 1 < BLK_OPS)
+			continue;
+		for (int k = 0; k < 2; k++) {
+			if (bmin[k] == INT64_MAX)
+				continue;
+			sqlite3_bind_int64(blk, 1, 10 + k);
+			sqlite3_bind_int64(blk, 2, first);
+			sqlite3_bind_int64(blk, 3, i + 1);
+			sqlite3_bind_int64(blk, 4, bmin[k]);
+			sqlite3_bind_int64(blk, 5, bmax[k]);
+			cr_assert_eq(sqlite3_step(blk), SQLITE_DONE);
+			sqlite3_reset(blk);
+			bmin[k] = INT64_MAX, bmax[k] = INT64_MIN;
+		}
+		first = i + 2;
+	}
+	sqlite3_finalize(row);
+	sqlite3_finalize(blk);
+	if (extra)
+		cr_assert_eq(db_exec(db, extra), 0);
+}
+
+static void blocks_open(const char *extra)
+{
+	sqlite3 *db;
+	char err[256];
+
+	snprintf(path, sizeof(path), "/tmp/agprof-test-timeline-%d.agprof", (int)getpid());
+	unlink(path);
+	cr_assert_eq(db_create_recording(path, &db, err, sizeof(err)), 0, "%s", err);
+	blocks_fixture(db, extra);
+	sqlite3_close(db);
+	cr_assert_eq(recording_open(&rec, path), 0);
+	cr_assert_eq(timeline_open(&tl, &rec, 200), 0);
+	cr_assert_eq(timeline_wait(&tl), 0);
+}
+
+static void blocks_setup(void)
+{
+	blocks_open(NULL);
+}
+
+/* The nearest start on thread tid strictly before (dir < 0) or after t, by a scan of every op; -1 none. */
+static int64_t brute_step(int64_t tid, int64_t t, int dir)
+{
+	int64_t best = -1;
+
+	for (int i = 0; i < BLK_OPS; i++)
+		if (blk_tid[i] == tid && (dir < 0 ? blk_start[i] < t : blk_start[i] > t) &&
+		    (best < 0 || (dir < 0 ? blk_start[i] > best : blk_start[i] < best)))
+			best = blk_start[i];
+	return best;
+}
+
+static void check_steps_and_windows(void)
+{
+	for (int64_t tid = 10; tid <= 11; tid++) {
+		size_t lane = lane_of(TL_EAGER, tid);
+		struct tl_slice s;
+
+		size_t ops = 0;
+
+		for (int i = 0; i < BLK_OPS; i++)
+			ops += blk_tid[i] == tid;
+		cr_assert_eq(tl_lane_events(&tl.lanes[lane]), ops, "ops of thread %lld", (long long)tid);
+		for (int64_t t = 999000; t < 1602000; t += 997)
+			for (int dir = -1; dir <= 1; dir += 2) {
+				int64_t want = brute_step(tid, t, dir);
+				int found = timeline_lane_step(&tl, lane, t, dir, 0, &s);
+
+				cr_assert_eq(found, want >= 0, "step %d from %lld on %lld", dir, (long long)t, (long long)tid);
+				if (found)
+					cr_assert_eq(s.start_ns, want, "step %d from %lld on %lld", dir, (long long)t,
+						     (long long)tid);
+			}
+		for (int64_t t0 = 1000000; t0 < 1600000; t0 += 37000) {
+			struct tl_window w = { t0, t0 + 3000, 10 };
+			struct tl_render r = { 0 };
+			size_t want = 0;
+
+			for (int i = 0; i < BLK_OPS; i++)
+				want += blk_tid[i] == tid && blk_start[i] < t0 + 3000 && blk_start[i] + 50 > t0;
+			cr_assert_eq(timeline_lane_render(&tl, lane, &w, 1000, &r), 0);
+			cr_assert(r.exact);
+			cr_assert_eq(r.nslices, want, "ops in [%lld, +3000) on %lld", (long long)t0, (long long)tid);
+			tl_render_release(&r);
+		}
+	}
+}
+
+TestSuite(timeline_blocks, .init = blocks_setup, .fini = teardown);
+
+Test(timeline_blocks, lane_windows_and_steps_through_blocks_find_what_a_full_scan_finds)
+{
+	check_steps_and_windows();
+}
+
+static void hostile_setup(void)
+{
+	/* a block claiming every id, one with its bounds reversed, a negative duration: bounded, still exact */
+	blocks_open("INSERT INTO eager_op_blocks (pid, tid, first_id, last_id, min_start_ns, max_start_ns)"
+		    "  VALUES (10, 10, -9223372036854775808, 9223372036854775807, 1300000, 1300001),"
+		    "         (10, 11, 5, 3, 1400000, 1200000);"
+		    "UPDATE eager_op_rows SET dur = -1000000 WHERE id = 7;");
+}
+
+TestSuite(timeline_hostile_blocks, .init = hostile_setup, .fini = teardown);
+
+Test(timeline_hostile_blocks, hostile_blocks_cost_time_not_results)
+{
+	check_steps_and_windows();
+}

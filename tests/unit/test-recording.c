@@ -170,11 +170,52 @@ Test(recording, newer_schema)
 
 Test(recording, missing_table)
 {
-	assert_refused(make_recording("notable.agprof", "DROP TABLE eager_ops"), "no table 'eager_ops'");
+	assert_refused(make_recording("notable.agprof", "DROP TABLE eager_op_keys"), "no table 'eager_op_keys'");
 }
 
 Test(recording, view_in_place_of_a_table)
 {
-	assert_refused(make_recording("view.agprof", "DROP TABLE eager_ops; CREATE VIEW eager_ops AS SELECT 1"),
+	assert_refused(make_recording("view.agprof", "DROP TABLE eager_op_keys; CREATE VIEW eager_op_keys AS SELECT 1"),
 		       "is a view");
+}
+
+/* Schema 6 without its rows table: read as schemas 1-5, whose eager_ops must be a table, not the file's view. */
+Test(recording, eager_view_without_rows)
+{
+	assert_refused(make_recording("noview.agprof", "DROP TABLE eager_op_rows"), "is a view");
+}
+
+/* Schemas 1-5: eager_ops is a table; its absence is said. */
+Test(recording, old_schema_without_eager_ops)
+{
+	assert_refused(make_recording("old.agprof", "DROP TABLE eager_op_rows; DROP VIEW eager_ops; PRAGMA user_version = 5"),
+		       "no table 'eager_ops'");
+}
+
+/*
+ * The reader's own eager_ops (a TEMP view): the file's view is never run,
+ * even where it was replaced by one that never ends.
+ */
+Test(recording, file_view_is_not_run)
+{
+	struct recording rec;
+	sqlite3_stmt *st;
+
+	make_recording("ownview.agprof",
+		       "DROP VIEW eager_ops; CREATE VIEW eager_ops AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL"
+		       " SELECT x + 1 FROM c) SELECT x AS id FROM c;"
+		       "INSERT INTO eager_op_keys(id, pid, tid, op_id, base_ns) VALUES (1, 7, 8, 1, 1000);"
+		       "INSERT INTO eager_op_rows(key, start, dur, python_ns, flags) VALUES (1, 5, 10, 3, 3)");
+	cr_assert_eq(recording_open(&rec, path_of("ownview.agprof")), 0);
+	cr_assert_eq(sqlite3_prepare_v2(rec.db, "SELECT count(*), min(start_ns), max(end_ns), min(slow_path), max(ok),"
+					" min(tid) FROM eager_ops", -1, &st, NULL), SQLITE_OK);
+	cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+	cr_assert_eq(sqlite3_column_int64(st, 0), 1);
+	cr_assert_eq(sqlite3_column_int64(st, 1), 1005);
+	cr_assert_eq(sqlite3_column_int64(st, 2), 1015);
+	cr_assert_eq(sqlite3_column_int64(st, 3), 1);
+	cr_assert_eq(sqlite3_column_int64(st, 4), 0);
+	cr_assert_eq(sqlite3_column_int64(st, 5), 8);
+	sqlite3_finalize(st);
+	recording_close(&rec);
 }
