@@ -393,6 +393,7 @@ static void trace_of_row(struct loader *l, sqlite3_stmt *s, struct model_trace *
 	t->has_input_signature = sqlite3_column_int(s, 11);
 	t->variables_created = sqlite3_column_int(s, 12);
 	t->ok = !strcmp(db_col_text_or(s, 13, ""), "ok");
+	t->collector_ns = ts_clamp(sqlite3_column_int64(s, 14));
 }
 
 /* The inputs of trace t (statement in: trace_inputs of one trace).  0 or -1. */
@@ -427,9 +428,13 @@ static int load_trace_inputs(struct loader *l, sqlite3_stmt *in, struct model_tr
 static int load_traces(struct loader *l)
 {
 	struct model *m = l->m;
-	sqlite3_stmt *s = db_prepare(l->db,
+	/* schema 6 added collector_ns */
+	sqlite3_stmt *s = db_prepare(l->db, db_has_column(l->db, "traces", "collector_ns") ?
 		"SELECT id, function_id, start_ns, end_ns, function_object, object_trace_no, tf_name_id, signature,"
-		" callsite_id, jit_compile, reduce_retracing, has_input_signature, variables_created, status"
+		" callsite_id, jit_compile, reduce_retracing, has_input_signature, variables_created, status, collector_ns"
+		" FROM traces ORDER BY function_id, start_ns, id" :
+		"SELECT id, function_id, start_ns, end_ns, function_object, object_trace_no, tf_name_id, signature,"
+		" callsite_id, jit_compile, reduce_retracing, has_input_signature, variables_created, status, 0"
 		" FROM traces ORDER BY function_id, start_ns, id");
 	sqlite3_stmt *in = db_prepare(l->db,
 		"SELECT position, name, kind, dtype, shape, value FROM trace_inputs WHERE trace_id = ? ORDER BY position");

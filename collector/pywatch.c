@@ -123,8 +123,15 @@ static int watch_ready(void)
 	return 1;
 }
 
-static void call_event(int what, PyObject *frame, PyObject *arg)
+/* Add the time since t0 to t's collector time in traces (the trace records carry it, pytrace.c). */
+static void own_time(struct agp_thread *t, uint64_t t0)
 {
+	t->py_own_ns += agp_now_ns() - t0;
+}
+
+static void call_event(struct agp_thread *t, int what, PyObject *frame, PyObject *arg)
+{
+	uint64_t t0 = agp_now_ns();
 	PyObject *n = W.Long_FromULL((unsigned long long)what), *r;
 
 	if (!n) {
@@ -137,6 +144,7 @@ static void call_event(int what, PyObject *frame, PyObject *arg)
 	else
 		W.Err_Clear();
 	W.DecRef(n);
+	own_time(t, t0);
 }
 
 static int watched_code(PyObject *frame)
@@ -160,6 +168,7 @@ static void hooks_set(int on);
 /* The root frame of the innermost watched trace returned. */
 static void root_end(struct agp_thread *t, PyObject *frame, int failed)
 {
+	uint64_t t0 = agp_now_ns();
 	PyObject *r = W.Call(W.end, frame, failed ? W.True : W.False, NULL);
 
 	if (r) {
@@ -171,6 +180,7 @@ static void root_end(struct agp_thread *t, PyObject *frame, int failed)
 	W.DecRef(t->py_roots[--t->py_nroots]);
 	if (!t->py_nroots)
 		hooks_set(0);
+	own_time(t, t0);
 }
 
 static int on_trace(PyObject *obj, PyObject *frame, int what, PyObject *arg);
@@ -187,7 +197,7 @@ static int on_profile(PyObject *obj, PyObject *frame, int what, PyObject *arg)
 	switch (what) {
 	case PYTRACE_CALL:
 		if (watched_code(frame) == 1)
-			call_event(PYTRACE_CALL, frame, NULL);
+			call_event(t, PYTRACE_CALL, frame, NULL);
 		break;
 	case PYTRACE_RETURN:
 		if (frame == t->py_roots[t->py_nroots - 1]) {
@@ -204,19 +214,19 @@ static int on_profile(PyObject *obj, PyObject *frame, int what, PyObject *arg)
 			W.SetTrace(arg ? NULL : on_trace, NULL);
 		}
 		if (arg && watched_code(frame) == 2)
-			call_event(PYTRACE_RETURN, frame, arg);
+			call_event(t, PYTRACE_RETURN, frame, arg);
 		break;
 	case PYTRACE_C_CALL:
 		for (int i = 0; i < W.ncfuncs; i++)
 			if (arg == W.cfuncs[i]) {
-				call_event(PYTRACE_C_CALL, frame, arg);
+				call_event(t, PYTRACE_C_CALL, frame, arg);
 				break;
 			}
 		break;
 	case PYTRACE_C_RETURN:
 		/* list.append: the appended value is the list's last item now. */
 		if (arg && type_of(arg) == W.cfunc_type && ((void **)arg)[2] == W.append_ml && ((void **)arg)[3])
-			call_event(PYTRACE_C_RETURN, frame, ((PyObject **)arg)[3]);
+			call_event(t, PYTRACE_C_RETURN, frame, ((PyObject **)arg)[3]);
 		break;
 	}
 	return 0;
@@ -232,7 +242,7 @@ static int on_trace(PyObject *obj, PyObject *frame, int what, PyObject *arg)
 		return 0;
 	t = agp_thread_get();
 	if (t && t->py_nroots && frame == t->py_roots[t->py_nroots - 1])
-		call_event(PYTRACE_EXCEPTION, frame, arg);
+		call_event(t, PYTRACE_EXCEPTION, frame, arg);
 	return 0;
 }
 
@@ -325,12 +335,8 @@ static void write_events(PyObject *events)
 	}
 }
 
-/*
- * Watch the trace numbered seq that pytrace.py describe() just described.
- * Called from agp_pytrace_begin with the GIL held.
- */
-void agp_pywatch_begin(struct agp_thread *t, uint64_t seq) AGP_HIDDEN;
-void agp_pywatch_begin(struct agp_thread *t, uint64_t seq)
+/* Start watching trace seq (agp_pywatch_begin). */
+static void watch_begin(struct agp_thread *t, uint64_t seq)
 {
 	PyObject *n, *root, *ok;
 
@@ -362,6 +368,20 @@ void agp_pywatch_begin(struct agp_thread *t, uint64_t seq)
 	t->py_roots[t->py_nroots++] = root;  /* keeps the frame, and its address, alive */
 	if (t->py_nroots == 1)
 		hooks_set(1);
+}
+
+/*
+ * Watch the trace numbered seq that pytrace.py describe() just described,
+ * on the trace's collector time.  Called from agp_pytrace_begin with the
+ * GIL held.
+ */
+void agp_pywatch_begin(struct agp_thread *t, uint64_t seq) AGP_HIDDEN;
+void agp_pywatch_begin(struct agp_thread *t, uint64_t seq)
+{
+	uint64_t t0 = agp_now_ns();
+
+	watch_begin(t, seq);
+	own_time(t, t0);
 }
 
 /*

@@ -1,6 +1,6 @@
 -- agprof recording schema, version 5.  docs/schema.md explains every table.
 -- Times are nanoseconds on CLOCK_MONOTONIC of the recording host.
-PRAGMA user_version = 5;
+PRAGMA user_version = 6;
 PRAGMA application_id = 1634168946;  -- 'agpr'
 
 CREATE TABLE meta (
@@ -76,7 +76,8 @@ CREATE TABLE traces (
     reduce_retracing INTEGER NOT NULL DEFAULT 0,
     has_input_signature INTEGER NOT NULL DEFAULT 0,
     variables_created INTEGER NOT NULL DEFAULT 0,
-    status           TEXT NOT NULL DEFAULT 'ok'
+    status           TEXT NOT NULL DEFAULT 'ok',
+    collector_ns     INTEGER NOT NULL DEFAULT 0
 );
 
 CREATE TABLE trace_inputs (
