@@ -6,13 +6,17 @@
  *   retracing: each retrace the fix removes costs its tracing AND the
  *     building of its concrete function and its graph's set-up on first call
  *     (graph optimisation, kernel creation): the retraced step less a
- *     typical step (retrace_saving());
+ *     typical step (retrace_saving()), less what the fix adds back
+ *     (fix_added(): a relaxed function's first trace, eager casts);
  *   eager-hotspot: the eager ops of the function to wrap (dispatch plus the
  *     Python between them, measured from the ops' own timestamps) minus what
  *     the same ops cost as graph nodes and the new tf.function's trace;
  *   input-bound: the waits that overlapping input with compute would hide,
  *     at most the compute they could overlap with.
  * Other findings: the symptom's time, said to be an upper bound.
+ * Every term is a recorded time; the collector's own time in a trace
+ * (traces.collector_ns) is taken off wherever a trace is counted, so the
+ * saving is what a run without agprof would save.
  */
 #include "agp_protocol.h"
 #include "checked.h"

@@ -105,6 +105,7 @@ struct agp_thread {
 	int py_nroots;
 	int py_unwinding;       /* pywatch.c: the trace function is set (an exception unwinds) */
 	uint64_t py_own_ns;     /* pytrace.c, pywatch.c: time in the collector's Python work for traces so far */
+	uint64_t py_events;     /* pywatch.c: profile events so far */
 	struct agp_strcache_slot strcache[AGP_STRCACHE];
 	struct agp_sitecache_slot sitecache[AGP_SITECACHE];
 	struct agp_codecache_slot codecache[AGP_CODECACHE];

@@ -17,6 +17,7 @@ extern const char agp_pytrace_py[];
 void agp_pywatch_init(PyObject *(*get)(PyObject *, const char *), PyObject *ns) AGP_HIDDEN;
 void agp_pywatch_begin(struct agp_thread *t, uint64_t seq) AGP_HIDDEN;
 void agp_pywatch_saves(PyObject *frame) AGP_HIDDEN;
+uint64_t agp_pywatch_event_ps(void) AGP_HIDDEN;
 
 struct agp_open_trace {
 	void *graph;
@@ -24,6 +25,7 @@ struct agp_open_trace {
 	uint64_t seq;
 	uint64_t own_ns;         /* the collector's time before start_ns (describe()) */
 	uint64_t own_at_start;   /* the thread's py_own_ns at start_ns */
+	uint64_t events_at_start; /* the thread's py_events at start_ns */
 	int32_t variables;
 	struct agp_side rec;     /* the trace record, completed at the end */
 	struct agp_side *inputs; /* one record per input */
@@ -199,6 +201,7 @@ struct agp_open_trace *agp_pytrace_begin(struct agp_thread *t)
 		ot->start_ns = agp_now_ns();
 		ot->own_ns = ot->start_ns - t0;
 		ot->own_at_start = t ? t->py_own_ns : 0;
+		ot->events_at_start = t ? t->py_events : 0;
 		ot->seq = atomic_fetch_add(&agp_proc.next_trace_seq, 1);
 		agp_side_begin(&ot->rec, AGP_SIDE_TRACE);
 		agp_side_int(&ot->rec, AGP_F_TRACE_SEQ, (int64_t)ot->seq);
@@ -259,6 +262,8 @@ void agp_pytrace_end(struct agp_open_trace *ot, int32_t tid, const char *tf_name
 
 	if (t && t->py_own_ns >= ot->own_at_start)
 		ot->own_ns += t->py_own_ns - ot->own_at_start;
+	if (t && t->py_events >= ot->events_at_start)
+		ot->own_ns += (t->py_events - ot->events_at_start) * agp_pywatch_event_ps() / 1000;
 	agp_side_int(&ot->rec, AGP_F_COLLECTOR_NS, (int64_t)ot->own_ns);
 	agp_side_int(&ot->rec, AGP_F_TID, tid);
 	agp_side_int(&ot->rec, AGP_F_START, (int64_t)ot->start_ns);

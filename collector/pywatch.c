@@ -44,6 +44,9 @@ static struct {
 	void (*DecRef)(PyObject *);
 	PyObject *None, *True, *False;
 	PyObject *on_event, *watch, *end, *setup, *hooks_free, *saves; /* pytrace.py, kept alive by its namespace */
+	PyObject *calibrate;        /* pytrace.py; NULL: events not priced */
+	int calibrated, calibrating;
+	uint64_t event_ps;          /* what one profile event costs the traced code, picoseconds (calibrate()) */
 	PyObject *watched;          /* setup()'s tuple, kept alive */
 	PyObject *fgraph_code;      /* func_graph_from_py_func.__code__ */
 	PyObject *cfuncs[MAX_CFUNCS];
@@ -80,6 +83,7 @@ void agp_pywatch_init(PyObject *(*get)(PyObject *, const char *), PyObject *ns)
 	W.setup = get(ns, "setup");
 	W.hooks_free = get(ns, "hooks_free");
 	W.saves = get(ns, "saves");
+	W.calibrate = get(ns, "calibrate");
 	if (W.on_event && W.watch && W.end && W.setup && W.hooks_free && W.saves)
 		W.state = 0;
 }
@@ -190,6 +194,10 @@ static int on_profile(PyObject *obj, PyObject *frame, int what, PyObject *arg)
 	struct agp_thread *t = agp_thread_get();
 
 	(void)obj;
+	if (t)
+		t->py_events++;
+	if (W.calibrating)
+		return 0;
 	if (!t || !t->py_nroots) {
 		hooks_set(0);
 		return 0;
@@ -335,6 +343,71 @@ static void write_events(PyObject *events)
 	}
 }
 
+enum { CALIBRATE_CALLS = 5000 };
+
+/* Nanoseconds of one pytrace.py calibrate() run, with our profile function or without; 0 on failure. */
+static uint64_t calibrate_run(PyObject *n, int profiled)
+{
+	uint64_t t0;
+	PyObject *r;
+
+	if (profiled) {
+		W.calibrating = 1;
+		W.SetProfile(on_profile, NULL);
+	}
+	t0 = agp_now_ns();
+	r = W.Call(W.calibrate, n, NULL);
+	t0 = agp_now_ns() - t0;
+	if (profiled) {
+		W.SetProfile(NULL, NULL);
+		W.calibrating = 0;
+	}
+	if (!r) {
+		W.Err_Clear();
+		return 0;
+	}
+	W.DecRef(r);
+	return t0;
+}
+
+/*
+ * What one profile event costs the traced code, which no clock inside the
+ * hook sees (CPython calling it, building frame objects, running the code
+ * without its specialized instructions): once per process, before the first
+ * watched trace, a loop of Python and builtin calls timed with our profile
+ * function and without (the faster of two runs each), over the events it
+ * counted.  Each trace's collector time then adds its events at that price.
+ */
+static void calibrate(struct agp_thread *t)
+{
+	PyObject *n;
+	uint64_t plain = UINT64_MAX, profiled = UINT64_MAX, events = 0, before = t->py_events;
+
+	W.calibrated = 1;
+	if (!W.calibrate || !(n = W.Long_FromULL(CALIBRATE_CALLS)))
+		return;
+	for (int i = 0; i < 2; i++) {
+		uint64_t a = calibrate_run(n, 0), e0 = t->py_events, b = calibrate_run(n, 1);
+
+		events = t->py_events - e0;
+		if (!a || !b || !events)
+			break;
+		plain = a < plain ? a : plain;
+		profiled = b < profiled ? b : profiled;
+	}
+	W.DecRef(n);
+	t->py_events = before;  /* the loop's events are not the trace's: its time is on py_own_ns already */
+	if (events && profiled != UINT64_MAX && profiled > plain)
+		W.event_ps = (profiled - plain) * 1000 / events;
+}
+
+/* The calibrated cost of one profile event, picoseconds (0: not known); pytrace.c prices each trace's events. */
+uint64_t agp_pywatch_event_ps(void) AGP_HIDDEN;
+uint64_t agp_pywatch_event_ps(void)
+{
+	return W.event_ps;
+}
+
 /* Start watching trace seq (agp_pywatch_begin). */
 static void watch_begin(struct agp_thread *t, uint64_t seq)
 {
@@ -352,6 +425,8 @@ static void watch_begin(struct agp_thread *t, uint64_t seq)
 			return;
 		}
 		W.DecRef(ok);
+		if (!W.calibrated)
+			calibrate(t);
 	}
 	n = W.Long_FromULL(seq);
 	root = n ? W.Call(W.watch, n, NULL) : NULL;
