@@ -45,7 +45,7 @@ static struct {
 	PyObject *None, *True, *False;
 	PyObject *on_event, *watch, *end, *setup, *hooks_free, *saves; /* pytrace.py, kept alive by its namespace */
 	PyObject *calibrate;        /* pytrace.py; NULL: events not priced */
-	int calibrated, calibrating;
+	int calibrated;
 	uint64_t event_ps;          /* what one profile event costs the traced code, picoseconds (calibrate()) */
 	PyObject *watched;          /* setup()'s tuple, kept alive */
 	PyObject *fgraph_code;      /* func_graph_from_py_func.__code__ */
@@ -196,7 +196,7 @@ static int on_profile(PyObject *obj, PyObject *frame, int what, PyObject *arg)
 	(void)obj;
 	if (t)
 		t->py_events++;
-	if (W.calibrating)
+	if (t && t->py_calibrating)
 		return 0;
 	if (!t || !t->py_nroots) {
 		hooks_set(0);
@@ -346,13 +346,13 @@ static void write_events(PyObject *events)
 enum { CALIBRATE_CALLS = 5000 };
 
 /* Nanoseconds of one pytrace.py calibrate() run, with our profile function or without; 0 on failure. */
-static uint64_t calibrate_run(PyObject *n, int profiled)
+static uint64_t calibrate_run(struct agp_thread *t, PyObject *n, int profiled)
 {
 	uint64_t t0;
 	PyObject *r;
 
 	if (profiled) {
-		W.calibrating = 1;
+		t->py_calibrating = 1;
 		W.SetProfile(on_profile, NULL);
 	}
 	t0 = agp_now_ns();
@@ -360,7 +360,7 @@ static uint64_t calibrate_run(PyObject *n, int profiled)
 	t0 = agp_now_ns() - t0;
 	if (profiled) {
 		W.SetProfile(NULL, NULL);
-		W.calibrating = 0;
+		t->py_calibrating = 0;
 	}
 	if (!r) {
 		W.Err_Clear();
@@ -387,7 +387,7 @@ static void calibrate(struct agp_thread *t)
 	if (!W.calibrate || !(n = W.Long_FromULL(CALIBRATE_CALLS)))
 		return;
 	for (int i = 0; i < 2; i++) {
-		uint64_t a = calibrate_run(n, 0), e0 = t->py_events, b = calibrate_run(n, 1);
+		uint64_t a = calibrate_run(t, n, 0), e0 = t->py_events, b = calibrate_run(t, n, 1);
 
 		events = t->py_events - e0;
 		if (!a || !b || !events)
