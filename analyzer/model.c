@@ -395,6 +395,7 @@ static void trace_of_row(struct loader *l, sqlite3_stmt *s, struct model_trace *
 	t->ok = !strcmp(db_col_text_or(s, 13, ""), "ok");
 	t->pid = sqlite3_column_int64(s, 14);
 	t->tid = sqlite3_column_int64(s, 15);
+	t->collector_ns = ts_clamp(sqlite3_column_int64(s, 16));
 }
 
 /* The inputs of trace t (statement in: trace_inputs of one trace).  0 or -1. */
@@ -429,9 +430,13 @@ static int load_trace_inputs(struct loader *l, sqlite3_stmt *in, struct model_tr
 static int load_traces(struct loader *l)
 {
 	struct model *m = l->m;
-	sqlite3_stmt *s = db_prepare(l->db,
+	/* schema 6 added collector_ns */
+	sqlite3_stmt *s = db_prepare(l->db, db_has_column(l->db, "traces", "collector_ns") ?
 		"SELECT id, function_id, start_ns, end_ns, function_object, object_trace_no, tf_name_id, signature,"
-		" callsite_id, jit_compile, reduce_retracing, has_input_signature, variables_created, status, pid, tid"
+		" callsite_id, jit_compile, reduce_retracing, has_input_signature, variables_created, status, pid, tid,"
+		" collector_ns FROM traces ORDER BY function_id, start_ns, id" :
+		"SELECT id, function_id, start_ns, end_ns, function_object, object_trace_no, tf_name_id, signature,"
+		" callsite_id, jit_compile, reduce_retracing, has_input_signature, variables_created, status, pid, tid, 0"
 		" FROM traces ORDER BY function_id, start_ns, id");
 	sqlite3_stmt *in = db_prepare(l->db,
 		"SELECT position, name, kind, dtype, shape, value FROM trace_inputs WHERE trace_id = ? ORDER BY position");

@@ -108,6 +108,7 @@ struct model_trace {
 	int jit_compile, reduce_retracing, has_input_signature;
 	int variables_created;
 	int ok;                     /* 0 when tracing raised */
+	int64_t collector_ns;       /* the collector's own time in it (describe, watch); 0 before schema 6 */
 	struct model_trace_input *inputs;
 	size_t ninputs;
 	struct retrace_explanation why; /* cause CAUSE_NONE for the first trace */

@@ -6,13 +6,17 @@
  *   retracing: each retrace the fix removes costs its tracing AND the
  *     building of its concrete function and its graph's set-up on first call
  *     (graph optimisation, kernel creation): the retraced step less a
- *     typical step (retrace_saving());
+ *     typical step (retrace_saving()), less what the fix adds back
+ *     (fix_added(): a relaxed function's first trace, eager casts);
  *   eager-hotspot: the eager ops of the function to wrap (dispatch plus the
  *     Python between them, measured from the ops' own timestamps) minus what
  *     the same ops cost as graph nodes and the new tf.function's trace;
  *   input-bound: the waits that overlapping input with compute would hide,
  *     at most the loop's time not spent waiting (the compute they overlap).
  * Other findings: the symptom's time, said to be an upper bound.
+ * Every term is a recorded time; the collector's own time in a trace
+ * (traces.collector_ns) is taken off wherever a trace is counted, so the
+ * saving is what a run without agprof would save.
  */
 #include "agp_protocol.h"
 #include "checked.h"
@@ -51,9 +55,21 @@ static int64_t tracing_ns(const struct model_trace *t)
 	return t->end_ns > t->start_ns ? t->end_ns - t->start_ns : 0;
 }
 
+/*
+ * A trace's time as a run without agprof pays it: its span less the
+ * collector's own time in it (describing and watching it, collector_ns).
+ */
+static int64_t plain_tracing_ns(const struct model_trace *t)
+{
+	int64_t span = tracing_ns(t);
+
+	return span > t->collector_ns ? span - t->collector_ns : 0;
+}
+
 /* fn's graph calls, in time order: for each, its step (from the previous call's end) and whether it traced. */
 struct steps {
 	int64_t *retraced;      /* per trace of fn: the step of its graph's first call, -1 when it never ran */
+	int64_t *before;        /* per trace of fn: the previous call's end before that first call, -1: none */
 	int64_t *plain;         /* the steps of calls that did not trace */
 	size_t nplain, cap;
 };
@@ -96,8 +112,10 @@ static int steps_read(const struct model *m, const struct model_function *fn, en
 			if (fn->traces[i].id == tid && !seen[i]) {
 				seen[i] = 1;
 				first = 1;
-				if (removed(fn, i, cause))
+				if (removed(fn, i, cause)) {
 					st->retraced[i] = step;
+					st->before[i] = step >= 0 ? prev_end : -1;
+				}
 			}
 		if (!first && step >= 0)
 			ret = steps_push(st, step);
@@ -125,50 +143,88 @@ static int64_t typical_step(struct steps *st)
 	return st->plain[(st->nplain - 1) / 2];
 }
 
+/* What retrace_saving() found, for the method line. */
+struct retrace_sum {
+	size_t n;               /* retraces removed */
+	int64_t tracing;        /* their tracing time, the collector's excluded */
+	int64_t own;            /* the collector's time taken off */
+	int64_t median;         /* the median retrace's saving */
+	int warm;               /* typical step from untraced calls (else: the Python before each trace) */
+};
+
+/*
+ * The saving of retrace i of fn: its step less what the fix leaves of it.
+ * With untraced calls recorded, a typical step (typical_step()); when every
+ * call traced (a new tf.function object per call) the Python before the
+ * trace, which the fix keeps (the warm call it leaves is not recorded: well
+ * under a millisecond for the functions this happens to, not counted).  A
+ * retrace whose graph never ran saves its tracing time.  The collector's own
+ * time in the trace (collector_ns) is not the program's: taken off.
+ */
+static int64_t retrace_saved(const struct model_function *fn, const struct steps *st, size_t i, int64_t typical,
+			     int64_t *own)
+{
+	const struct model_trace *t = &fn->traces[i];
+	int64_t tr = tracing_ns(t), saved = tr;
+
+	if (st->nplain && st->retraced[i] > typical + tr)
+		saved = st->retraced[i] - typical;
+	else if (!st->nplain && st->before[i] >= 0 && st->retraced[i] > tr)
+		saved = st->retraced[i] - (t->start_ns > st->before[i] ? t->start_ns - st->before[i] : 0);
+	if (saved < tr)
+		saved = tr;
+	*own = saved > t->collector_ns ? t->collector_ns : saved;
+	return saved - *own;
+}
+
 /*
  * Time removed with the retraces of fn with cause (CAUSE_NONE: every
  * retrace).  A retrace costs more than its tracing: TensorFlow also builds
  * the concrete function and, on its first call, optimises the graph and
  * creates its kernels.  So a retraced step is measured whole, from the end
  * of the function's previous call to the end of the new graph's first call,
- * and a typical step (typical_step()) is subtracted; *warm (when not NULL)
- * says whether the recording had an untraced call to take it from.  A retrace whose graph
- * never ran counts its tracing time only.  *n counts the retraces, *tracing
- * their tracing time.
+ * less what the fix leaves of it (retrace_saved()).  *sum says how.
  */
 static int64_t retrace_saving(const struct model *m, const struct model_function *fn, enum retrace_cause cause,
-			      size_t *n, int64_t *tracing, int *warm)
+			      struct retrace_sum *sum)
 {
 	struct steps st = { 0 };
 	unsigned char *seen = NULL;
-	int64_t typical, total = 0;
+	int64_t *saved = NULL, typical, total = 0;
 
-	*n = 0;
-	*tracing = 0;
+	memset(sum, 0, sizeof(*sum));
 	if (!fn->ntraces)
 		return 0;
 	st.retraced = calloc(fn->ntraces, sizeof(*st.retraced));
+	st.before = calloc(fn->ntraces, sizeof(*st.before));
+	saved = calloc(fn->ntraces, sizeof(*saved));
 	seen = calloc(fn->ntraces, 1);
-	if (!st.retraced || !seen)
+	if (!st.retraced || !st.before || !saved || !seen)
 		goto done;
 	for (size_t i = 0; i < fn->ntraces; i++)
-		st.retraced[i] = -1;
+		st.retraced[i] = st.before[i] = -1;
 	steps_read(m, fn, cause, &st, seen);
 	typical = typical_step(&st);
-	if (warm)
-		*warm = st.nplain > 0;
+	sum->warm = st.nplain > 0;
 	for (size_t i = 1; i < fn->ntraces; i++) {
-		int64_t tr = tracing_ns(&fn->traces[i]);
+		int64_t own;
 
 		if (!removed(fn, i, cause))
 			continue;
-		(*n)++;
-		*tracing += tr;
-		total += st.retraced[i] > typical + tr ? st.retraced[i] - typical : tr;
+		saved[sum->n] = retrace_saved(fn, &st, i, typical, &own);
+		total += saved[sum->n++];
+		sum->own += own;
+		sum->tracing += plain_tracing_ns(&fn->traces[i]);
+	}
+	if (sum->n) {
+		sort_array(saved, sum->n, sizeof(*saved), cmp_i64);
+		sum->median = saved[(sum->n - 1) / 2];
 	}
 done:
 	free(st.plain);
 	free(st.retraced);
+	free(st.before);
+	free(saved);
 	free(seen);
 	return total;
 }
@@ -188,45 +244,154 @@ static double ms(int64_t ns)
 	return (double)ns / 1e6;
 }
 
+/* The one integer sql yields (text bound to ?1, NULL when text is NULL), -1 when no row or no recording. */
+static int64_t query_ns(const struct model *m, const char *sql, const char *text)
+{
+	sqlite3_stmt *s;
+	int64_t v = -1;
+
+	if (!m->rec || !db_has_table(m->rec->db, "eager_ops") ||
+	    sqlite3_prepare_v2(m->rec->db, sql, -1, &s, NULL) != SQLITE_OK)
+		return -1;
+	if (text)
+		sqlite3_bind_text(s, 1, text, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL)
+		v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}
+
+/* The median recorded dispatch of eager op type ?1 (NULL: of any op). */
+static const char median_op_sql[] =
+	"WITH d AS (SELECT e.end_ns - e.start_ns AS ns FROM eager_ops e JOIN strings s ON s.id = e.op_id"
+	"  WHERE ?1 IS NULL OR s.text = ?1)"
+	" SELECT ns FROM d ORDER BY ns LIMIT 1 OFFSET (SELECT max(count(*) - 1, 0) / 2 FROM d)";
+
+/*
+ * An op's first run with new types pays its kernel's creation: the median
+ * of each op type's first recorded dispatch, the recording's very first op
+ * (which also starts the eager context) aside.
+ */
+static const char cold_op_sql[] =
+	"WITH f AS (SELECT op_id, min(start_ns) AS s FROM eager_ops GROUP BY op_id),"
+	" d AS (SELECT e.end_ns - e.start_ns AS ns FROM eager_ops e JOIN f ON f.op_id = e.op_id AND e.start_ns = f.s"
+	"  WHERE e.start_ns > (SELECT min(start_ns) FROM eager_ops))"
+	" SELECT ns FROM d ORDER BY ns LIMIT 1 OFFSET (SELECT max(count(*) - 1, 0) / 2 FROM d)";
+
+/* The calls of trace id's graph. */
+static int64_t trace_calls(const struct model *m, int64_t id)
+{
+	sqlite3_stmt *s;
+	int64_t n = 0;
+
+	if (!m->rec || sqlite3_prepare_v2(m->rec->db, "SELECT count(*) FROM function_calls c JOIN graph_functions g"
+					  " ON g.id = c.graph_function_id WHERE g.trace_id = ?1", -1, &s, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_int64(s, 1, id);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		n = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return n;
+}
+
+/* What the fix adds back (the eager ops it puts at the call site, a relaxed first trace), and its method words. */
+struct fix_cost {
+	int64_t ns;
+	const char *how;        /* NULL: the fix adds nothing */
+};
+
+/*
+ * dtype: the fix casts the argument at the call site to the first trace's
+ * dtype, an eager Cast on every call that passed another dtype: the first
+ * of each new dtype (one per removed retrace) creates its kernel, priced at
+ * a first dispatch (cold_op_sql), the others at a recorded Cast (any eager
+ * op when none ran).  python-value: a tf.constant per call, priced at a
+ * recorded _EagerConst (or any op).  shape: the relaxed function's own first
+ * call traces and sets up a graph for every shape, one more retraced step:
+ * the median of those removed.
+ */
+static struct fix_cost fix_added(struct model *m, const struct finding *f, const struct model_function *fn,
+				 const struct retrace_sum *sum)
+{
+	struct fix_cost c = { 0, NULL };
+	int64_t cold, warm, calls = 0;
+	size_t n = 0;
+
+	if (f->cause == CAUSE_SHAPE && sum->n) {
+		c.ns = sum->median;
+		c.how = model_strf(m, "the relaxed function's own first trace and set-up, one retraced step (the median"
+				   " of those removed) %.1f ms", ms(c.ns));
+	} else if (f->cause == CAUSE_DTYPE) {
+		for (size_t i = 1; i < fn->ntraces; i++)
+			if (removed(fn, i, CAUSE_DTYPE)) {
+				n++;
+				calls += trace_calls(m, fn->traces[i].id);
+			}
+		cold = query_ns(m, cold_op_sql, NULL);
+		if ((warm = query_ns(m, median_op_sql, "Cast")) < 0)
+			warm = query_ns(m, median_op_sql, NULL);
+		cold = cold > 0 ? cold : 0;
+		warm = warm > 0 ? warm : 0;
+		calls = calls > (int64_t)n ? calls - (int64_t)n : 0;
+		c.ns = (int64_t)n * cold + calls * warm;
+		c.how = model_strf(m, "the %zu eager Cast%s it adds on calls of another dtype (%.1f ms): the first of each"
+				   " dtype at an op's first recorded dispatch (%.2f ms), %lld more at a recorded dispatch"
+				   " (%.3f ms)", n + (size_t)calls, n + (size_t)calls == 1 ? "" : "s", ms(c.ns), ms(cold),
+				   (long long)calls, ms(warm));
+	} else if (f->cause == CAUSE_PYTHON_VALUE) {
+		if ((warm = query_ns(m, median_op_sql, "_EagerConst")) < 0)
+			warm = query_ns(m, median_op_sql, NULL);
+		warm = warm > 0 ? warm : 0;
+		c.ns = fn->calls * warm;
+		c.how = model_strf(m, "the tf.constant it adds to each of the %lld calls, at a recorded _EagerConst"
+				   " dispatch (%.3f ms): %.1f ms", (long long)fn->calls, ms(warm), ms(c.ns));
+	}
+	return c;
+}
+
 static void saving_retracing(struct model *m, struct finding *f, const struct model_function *fn)
 {
-	size_t n;
-	int64_t tracing;
-	int warm;
+	struct retrace_sum sum;
+	struct fix_cost add;
+	int64_t steps = retrace_saving(m, fn, f->cause, &sum);
 
-	f->saving_ns = retrace_saving(m, fn, f->cause, &n, &tracing, &warm);
 	if (fn->jit_compile) {
 		/* one trace for all shapes still leaves XLA one compilation per new shape, on its first call */
-		f->saving_ns = tracing;
-		set_method(m, f, "the tracing of the %zu retrace%s the fix removes (%.1f ms); jit_compile: XLA still"
-			   " compiles each new input shape on its first call, so that time stays", n, n == 1 ? "" : "s",
-			   ms(tracing));
+		f->saving_ns = sum.tracing;
+		set_method(m, f, "the tracing of the %zu retrace%s the fix removes (%.1f ms, the collector's %.1f ms"
+			   " aside); jit_compile: XLA still compiles each new input shape on its first call, so that time"
+			   " stays", sum.n, sum.n == 1 ? "" : "s", ms(sum.tracing), ms(sum.own));
 		return;
 	}
+	add = fix_added(m, f, fn, &sum);
+	f->saving_ns = steps > add.ns ? steps - add.ns : 0;
 	set_method(m, f, "the %zu retraced step%s the fix removes, each from the previous call's end to its new graph's"
-		   " first call's end, less %s: tracing %.1f ms + graph set-up %.1f ms", n, n == 1 ? "" : "s",
-		   warm ? "a typical step" : "nothing (every call traced: the warm calls the fix leaves are not recorded)",
-		   ms(tracing), ms(f->saving_ns - tracing));
+		   " first call's end, less %s and the collector's own time in the trace (%.1f ms): tracing %.1f ms +"
+		   " graph set-up %.1f ms%s%s", sum.n, sum.n == 1 ? "" : "s",
+		   sum.warm ? "a typical step" : "the Python before it (every call traced: the warm calls the fix"
+		   " leaves are not recorded)", ms(sum.own), ms(sum.tracing),
+		   ms(steps > sum.tracing ? steps - sum.tracing : 0), add.how ? "; minus " : "", add.how ? add.how : "");
 }
 
 static void saving_all_retraces(struct model *m, struct finding *f)
 {
-	int64_t total = 0, tracing_all = 0;
+	int64_t total = 0, tracing_all = 0, own = 0;
 	size_t count = 0;
 
 	for (size_t i = 0; i < m->nfunctions; i++) {
-		size_t n;
-		int64_t tracing;
+		struct retrace_sum sum;
 
 		if (m->functions[i].tf_data)
 			continue;
-		total += retrace_saving(m, &m->functions[i], CAUSE_NONE, &n, &tracing, NULL);
-		tracing_all += tracing;
-		count += n;
+		total += retrace_saving(m, &m->functions[i], CAUSE_NONE, &sum);
+		tracing_all += sum.tracing;
+		own += sum.own;
+		count += sum.n;
 	}
 	f->saving_ns = total;
-	set_method(m, f, "all %zu avoidable retraced steps, each less a typical step: tracing %.1f ms + graph set-up %.1f ms",
-		   count, ms(tracing_all), ms(total - tracing_all));
+	set_method(m, f, "all %zu avoidable retraced steps, each less a typical step and the collector's own time in the"
+		   " trace (%.1f ms): tracing %.1f ms + graph set-up %.1f ms", count, ms(own), ms(tracing_all),
+		   ms(total > tracing_all ? total - tracing_all : 0));
 }
 
 /*
@@ -289,7 +454,8 @@ static void saving_eager_buckets(struct model *m, const char *file, const char *
 
 /*
  * What the new tf.function's own first trace will cost: the lower median of
- * the recording's traces (tf.data's aside), each its tracing span; *n says
+ * the recording's traces (tf.data's aside), each its tracing span less the
+ * collector's own time in it (plain_tracing_ns()); *n says
  * how many there were (0: none recorded, so nothing to take it from).  A
  * typical trace of this program, not a model of this function's: tracing
  * time depends on the Python and the graph machinery run, which the
@@ -308,7 +474,7 @@ static int64_t typical_trace(const struct model *m, size_t *n)
 		return 0;
 	for (size_t i = 0; i < m->nfunctions; i++)
 		for (size_t j = 0; !m->functions[i].tf_data && j < m->functions[i].ntraces; j++)
-			spans[k++] = tracing_ns(&m->functions[i].traces[j]);
+			spans[k++] = plain_tracing_ns(&m->functions[i].traces[j]);
 	sort_array(spans, k, sizeof(*spans), cmp_i64);
 	median = spans[(k - 1) / 2];
 	free(spans);
@@ -393,12 +559,11 @@ void saving_estimate(struct model *m, struct finding *f)
 	} else if (!strcmp(f->rule, "input-bound")) {
 		saving_input(m, f);
 	} else if (!strcmp(f->rule, "xla-recompile") && fn) {
-		size_t n;
-		int64_t tracing;
+		struct retrace_sum sum;
 
-		f->saving_ns = retrace_saving(m, fn, CAUSE_NONE, &n, &tracing, NULL);
-		set_method(m, f, "upper bound: the %zu extra compilations (tracing %.1f ms + first-call compile %.1f ms)", n,
-			   ms(tracing), ms(f->saving_ns - tracing));
+		f->saving_ns = retrace_saving(m, fn, CAUSE_NONE, &sum);
+		set_method(m, f, "upper bound: the %zu extra compilations (tracing %.1f ms + first-call compile %.1f ms)",
+			   sum.n, ms(sum.tracing), ms(f->saving_ns > sum.tracing ? f->saving_ns - sum.tracing : 0));
 	} else {
 		f->saving_ns = f->cost_ns;
 		set_method(m, f, "upper bound: the symptom's time (cost_ns); the fix saves part of it");

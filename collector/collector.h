@@ -104,6 +104,9 @@ struct agp_thread {
 	void *py_roots[AGP_TRACE_STACK];
 	int py_nroots;
 	int py_unwinding;       /* pywatch.c: the trace function is set (an exception unwinds) */
+	uint64_t py_own_ns;     /* pytrace.c, pywatch.c: time in the collector's Python work for traces so far */
+	uint64_t py_events;     /* pywatch.c: profile events so far */
+	int py_calibrating;     /* pywatch.c: its calibration loop runs on this thread (other threads may run meanwhile) */
 	struct agp_strcache_slot strcache[AGP_STRCACHE];
 	struct agp_sitecache_slot sitecache[AGP_SITECACHE];
 	struct agp_codecache_slot codecache[AGP_CODECACHE];

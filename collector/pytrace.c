@@ -17,11 +17,15 @@ extern const char agp_pytrace_py[];
 void agp_pywatch_init(PyObject *(*get)(PyObject *, const char *), PyObject *ns) AGP_HIDDEN;
 void agp_pywatch_begin(struct agp_thread *t, uint64_t seq) AGP_HIDDEN;
 void agp_pywatch_saves(PyObject *frame) AGP_HIDDEN;
+uint64_t agp_pywatch_event_ps(void) AGP_HIDDEN;
 
 struct agp_open_trace {
 	void *graph;
 	uint64_t start_ns;
 	uint64_t seq;
+	uint64_t own_ns;         /* the collector's time before start_ns (describe()) */
+	uint64_t own_at_start;   /* the thread's py_own_ns at start_ns */
+	uint64_t events_at_start; /* the thread's py_events at start_ns */
 	int32_t variables;
 	struct agp_side rec;     /* the trace record, completed at the end */
 	struct agp_side *inputs; /* one record per input */
@@ -179,10 +183,12 @@ struct agp_open_trace *agp_pytrace_begin(struct agp_thread *t)
 {
 	struct agp_open_trace *ot = NULL;
 	PyObject *frame, *desc;
+	uint64_t t0;
 	int gil;
 
 	if (!pytrace_ready())
 		return NULL;
+	t0 = agp_now_ns();
 	gil = P.GILState_Ensure();
 	agp_py_discover_layout();
 	frame = P.Eval_GetFrame();
@@ -193,6 +199,9 @@ struct agp_open_trace *agp_pytrace_begin(struct agp_thread *t)
 		agp_pywatch_saves(frame);
 	} else if (desc != P.None && P.Tuple_Size(desc) == 13 && (ot = calloc(1, sizeof(*ot)))) {
 		ot->start_ns = agp_now_ns();
+		ot->own_ns = ot->start_ns - t0;
+		ot->own_at_start = t ? t->py_own_ns : 0;
+		ot->events_at_start = t ? t->py_events : 0;
 		ot->seq = atomic_fetch_add(&agp_proc.next_trace_seq, 1);
 		agp_side_begin(&ot->rec, AGP_SIDE_TRACE);
 		agp_side_int(&ot->rec, AGP_F_TRACE_SEQ, (int64_t)ot->seq);
@@ -240,10 +249,22 @@ void agp_pytrace_count_variable(struct agp_open_trace *ot)
 	ot->variables++;
 }
 
-/* Write the trace (and its inputs) and free it. */
+/*
+ * Write the trace (and its inputs) and free it.  Its collector time: the
+ * describing before its start and what the watch (pywatch.c) spent in
+ * Python since, which a run without agprof does not pay: the analyzer takes
+ * it off the trace's step when it prices a retrace (docs/collector.md).
+ */
 void agp_pytrace_end(struct agp_open_trace *ot, int32_t tid, const char *tf_name, const char *status) AGP_HIDDEN;
 void agp_pytrace_end(struct agp_open_trace *ot, int32_t tid, const char *tf_name, const char *status)
 {
+	struct agp_thread *t = agp_thread_get();
+
+	if (t && t->py_own_ns >= ot->own_at_start)
+		ot->own_ns += t->py_own_ns - ot->own_at_start;
+	if (t && t->py_events >= ot->events_at_start)
+		ot->own_ns += (t->py_events - ot->events_at_start) * agp_pywatch_event_ps() / 1000;
+	agp_side_int(&ot->rec, AGP_F_COLLECTOR_NS, (int64_t)ot->own_ns);
 	agp_side_int(&ot->rec, AGP_F_TID, tid);
 	agp_side_int(&ot->rec, AGP_F_START, (int64_t)ot->start_ns);
 	agp_side_int(&ot->rec, AGP_F_END, (int64_t)agp_now_ns());

@@ -44,6 +44,9 @@ static struct {
 	void (*DecRef)(PyObject *);
 	PyObject *None, *True, *False;
 	PyObject *on_event, *watch, *end, *setup, *hooks_free, *saves; /* pytrace.py, kept alive by its namespace */
+	PyObject *calibrate;        /* pytrace.py; NULL: events not priced */
+	int calibrated;
+	uint64_t event_ps;          /* what one profile event costs the traced code, picoseconds (calibrate()) */
 	PyObject *watched;          /* setup()'s tuple, kept alive */
 	PyObject *fgraph_code;      /* func_graph_from_py_func.__code__ */
 	PyObject *cfuncs[MAX_CFUNCS];
@@ -80,6 +83,7 @@ void agp_pywatch_init(PyObject *(*get)(PyObject *, const char *), PyObject *ns)
 	W.setup = get(ns, "setup");
 	W.hooks_free = get(ns, "hooks_free");
 	W.saves = get(ns, "saves");
+	W.calibrate = get(ns, "calibrate");
 	if (W.on_event && W.watch && W.end && W.setup && W.hooks_free && W.saves)
 		W.state = 0;
 }
@@ -123,8 +127,15 @@ static int watch_ready(void)
 	return 1;
 }
 
-static void call_event(int what, PyObject *frame, PyObject *arg)
+/* Add the time since t0 to t's collector time in traces (the trace records carry it, pytrace.c). */
+static void own_time(struct agp_thread *t, uint64_t t0)
 {
+	t->py_own_ns += agp_now_ns() - t0;
+}
+
+static void call_event(struct agp_thread *t, int what, PyObject *frame, PyObject *arg)
+{
+	uint64_t t0 = agp_now_ns();
 	PyObject *n = W.Long_FromULL((unsigned long long)what), *r;
 
 	if (!n) {
@@ -137,6 +148,7 @@ static void call_event(int what, PyObject *frame, PyObject *arg)
 	else
 		W.Err_Clear();
 	W.DecRef(n);
+	own_time(t, t0);
 }
 
 static int watched_code(PyObject *frame)
@@ -160,6 +172,7 @@ static void hooks_set(int on);
 /* The root frame of the innermost watched trace returned. */
 static void root_end(struct agp_thread *t, PyObject *frame, int failed)
 {
+	uint64_t t0 = agp_now_ns();
 	PyObject *r = W.Call(W.end, frame, failed ? W.True : W.False, NULL);
 
 	if (r) {
@@ -171,6 +184,7 @@ static void root_end(struct agp_thread *t, PyObject *frame, int failed)
 	W.DecRef(t->py_roots[--t->py_nroots]);
 	if (!t->py_nroots)
 		hooks_set(0);
+	own_time(t, t0);
 }
 
 static int on_trace(PyObject *obj, PyObject *frame, int what, PyObject *arg);
@@ -180,6 +194,10 @@ static int on_profile(PyObject *obj, PyObject *frame, int what, PyObject *arg)
 	struct agp_thread *t = agp_thread_get();
 
 	(void)obj;
+	if (t)
+		t->py_events++;
+	if (t && t->py_calibrating)
+		return 0;
 	if (!t || !t->py_nroots) {
 		hooks_set(0);
 		return 0;
@@ -187,7 +205,7 @@ static int on_profile(PyObject *obj, PyObject *frame, int what, PyObject *arg)
 	switch (what) {
 	case PYTRACE_CALL:
 		if (watched_code(frame) == 1)
-			call_event(PYTRACE_CALL, frame, NULL);
+			call_event(t, PYTRACE_CALL, frame, NULL);
 		break;
 	case PYTRACE_RETURN:
 		if (frame == t->py_roots[t->py_nroots - 1]) {
@@ -204,19 +222,19 @@ static int on_profile(PyObject *obj, PyObject *frame, int what, PyObject *arg)
 			W.SetTrace(arg ? NULL : on_trace, NULL);
 		}
 		if (arg && watched_code(frame) == 2)
-			call_event(PYTRACE_RETURN, frame, arg);
+			call_event(t, PYTRACE_RETURN, frame, arg);
 		break;
 	case PYTRACE_C_CALL:
 		for (int i = 0; i < W.ncfuncs; i++)
 			if (arg == W.cfuncs[i]) {
-				call_event(PYTRACE_C_CALL, frame, arg);
+				call_event(t, PYTRACE_C_CALL, frame, arg);
 				break;
 			}
 		break;
 	case PYTRACE_C_RETURN:
 		/* list.append: the appended value is the list's last item now. */
 		if (arg && type_of(arg) == W.cfunc_type && ((void **)arg)[2] == W.append_ml && ((void **)arg)[3])
-			call_event(PYTRACE_C_RETURN, frame, ((PyObject **)arg)[3]);
+			call_event(t, PYTRACE_C_RETURN, frame, ((PyObject **)arg)[3]);
 		break;
 	}
 	return 0;
@@ -232,7 +250,7 @@ static int on_trace(PyObject *obj, PyObject *frame, int what, PyObject *arg)
 		return 0;
 	t = agp_thread_get();
 	if (t && t->py_nroots && frame == t->py_roots[t->py_nroots - 1])
-		call_event(PYTRACE_EXCEPTION, frame, arg);
+		call_event(t, PYTRACE_EXCEPTION, frame, arg);
 	return 0;
 }
 
@@ -325,12 +343,73 @@ static void write_events(PyObject *events)
 	}
 }
 
+enum { CALIBRATE_CALLS = 5000 };
+
+/* Nanoseconds of one pytrace.py calibrate() run, with our profile function or without; 0 on failure. */
+static uint64_t calibrate_run(struct agp_thread *t, PyObject *n, int profiled)
+{
+	uint64_t t0;
+	PyObject *r;
+
+	if (profiled) {
+		t->py_calibrating = 1;
+		W.SetProfile(on_profile, NULL);
+	}
+	t0 = agp_now_ns();
+	r = W.Call(W.calibrate, n, NULL);
+	t0 = agp_now_ns() - t0;
+	if (profiled) {
+		W.SetProfile(NULL, NULL);
+		t->py_calibrating = 0;
+	}
+	if (!r) {
+		W.Err_Clear();
+		return 0;
+	}
+	W.DecRef(r);
+	return t0;
+}
+
 /*
- * Watch the trace numbered seq that pytrace.py describe() just described.
- * Called from agp_pytrace_begin with the GIL held.
+ * What one profile event costs the traced code, which no clock inside the
+ * hook sees (CPython calling it, building frame objects, running the code
+ * without its specialized instructions): once per process, before the first
+ * watched trace, a loop of Python and builtin calls timed with our profile
+ * function and without (the faster of two runs each), over the events it
+ * counted.  Each trace's collector time then adds its events at that price.
  */
-void agp_pywatch_begin(struct agp_thread *t, uint64_t seq) AGP_HIDDEN;
-void agp_pywatch_begin(struct agp_thread *t, uint64_t seq)
+static void calibrate(struct agp_thread *t)
+{
+	PyObject *n;
+	uint64_t plain = UINT64_MAX, profiled = UINT64_MAX, events = 0, before = t->py_events;
+
+	W.calibrated = 1;
+	if (!W.calibrate || !(n = W.Long_FromULL(CALIBRATE_CALLS)))
+		return;
+	for (int i = 0; i < 2; i++) {
+		uint64_t a = calibrate_run(t, n, 0), e0 = t->py_events, b = calibrate_run(t, n, 1);
+
+		events = t->py_events - e0;
+		if (!a || !b || !events)
+			break;
+		plain = a < plain ? a : plain;
+		profiled = b < profiled ? b : profiled;
+	}
+	W.DecRef(n);
+	t->py_events = before;  /* the loop's events are not the trace's: its time is on py_own_ns already */
+	if (events && profiled != UINT64_MAX && profiled > plain)
+		W.event_ps = (profiled - plain) * 1000 / events;
+}
+
+/* The calibrated cost of one profile event, picoseconds (0: not known); pytrace.c prices each trace's events. */
+uint64_t agp_pywatch_event_ps(void) AGP_HIDDEN;
+uint64_t agp_pywatch_event_ps(void)
+{
+	return W.event_ps;
+}
+
+/* Start watching trace seq (agp_pywatch_begin). */
+static void watch_begin(struct agp_thread *t, uint64_t seq)
 {
 	PyObject *n, *root, *ok;
 
@@ -346,6 +425,8 @@ void agp_pywatch_begin(struct agp_thread *t, uint64_t seq)
 			return;
 		}
 		W.DecRef(ok);
+		if (!W.calibrated)
+			calibrate(t);
 	}
 	n = W.Long_FromULL(seq);
 	root = n ? W.Call(W.watch, n, NULL) : NULL;
@@ -362,6 +443,20 @@ void agp_pywatch_begin(struct agp_thread *t, uint64_t seq)
 	t->py_roots[t->py_nroots++] = root;  /* keeps the frame, and its address, alive */
 	if (t->py_nroots == 1)
 		hooks_set(1);
+}
+
+/*
+ * Watch the trace numbered seq that pytrace.py describe() just described,
+ * on the trace's collector time.  Called from agp_pytrace_begin with the
+ * GIL held.
+ */
+void agp_pywatch_begin(struct agp_thread *t, uint64_t seq) AGP_HIDDEN;
+void agp_pywatch_begin(struct agp_thread *t, uint64_t seq)
+{
+	uint64_t t0 = agp_now_ns();
+
+	watch_begin(t, seq);
+	own_time(t, t0);
 }
 
 /*

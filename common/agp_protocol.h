@@ -317,6 +317,12 @@ enum agp_tag {
 	 */
 	AGP_F_COLL_GRAPH = 120, AGP_F_COLL_GROUP_SIZE, AGP_F_COLL_GROUP_KEY, AGP_F_COLL_INSTANCE_KEY,
 	AGP_F_COLL_KEY_STATUS,
+	/*
+	 * trace: the collector's own time in it (ns): describing it, just before
+	 * AGP_F_START, its watch's calls into Python until AGP_F_END and its
+	 * profile events at their calibrated price (pywatch.c)
+	 */
+	AGP_F_COLLECTOR_NS = 170,
 };
 
 #endif /* AGPROF_PROTOCOL_H */

@@ -314,6 +314,20 @@ int db_has_table(sqlite3 *db, const char *name)
 	return db_schema_has_table(db, "main", name);
 }
 
+int db_has_column(sqlite3 *db, const char *table, const char *col)
+{
+	sqlite3_stmt *s = db_prepare(db, "SELECT 1 FROM pragma_table_info(?1, 'main') WHERE name = ?2");
+	int found;
+
+	if (!s)
+		return 0;
+	sqlite3_bind_text(s, 1, table, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, col, -1, SQLITE_STATIC);
+	found = sqlite3_step(s) == SQLITE_ROW;
+	sqlite3_finalize(s);
+	return found;
+}
+
 char *db_meta_get(sqlite3 *db, const char *key)
 {
 	sqlite3_stmt *stmt = db_prepare(db, "SELECT value FROM meta WHERE key = ?");

@@ -86,6 +86,8 @@ void db_forget_write_failure(sqlite3 *db);
 
 /* 1 when db has a table of that name (tables added after schema 1 may be absent). */
 int db_has_table(sqlite3 *db, const char *name);
+/* Whether main's table has column col (a column a later schema added). */
+int db_has_column(sqlite3 *db, const char *table, const char *col);
 /* The same in an attached database ("src" of agprof merge). */
 int db_schema_has_table(sqlite3 *db, const char *schema, const char *name);
 

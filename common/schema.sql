@@ -76,7 +76,8 @@ CREATE TABLE traces (
     reduce_retracing INTEGER NOT NULL DEFAULT 0,
     has_input_signature INTEGER NOT NULL DEFAULT 0,
     variables_created INTEGER NOT NULL DEFAULT 0,
-    status           TEXT NOT NULL DEFAULT 'ok'
+    status           TEXT NOT NULL DEFAULT 'ok',
+    collector_ns     INTEGER NOT NULL DEFAULT 0
 );
 
 CREATE TABLE trace_inputs (

@@ -400,7 +400,7 @@ static int prepare_all(struct run_writer *w)
 		{ &w->upd_process_gpu, "UPDATE processes SET gpu_status = ?, gpu_detail = ? WHERE pid = ?" },
 		{ &w->ins_function, "INSERT OR IGNORE INTO functions(pid, name_id, file_id, line) VALUES (?,?,?,?)" },
 		{ &w->get_function, "SELECT id FROM functions WHERE pid = ? AND name_id = ? AND file_id IS ? AND line IS ?" },
-		{ &w->ins_trace, "INSERT INTO traces(function_id, pid, tid, start_ns, end_ns, function_object, object_trace_no, tf_name_id, signature, callsite_id, jit_compile, reduce_retracing, has_input_signature, variables_created, status) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" },
+		{ &w->ins_trace, "INSERT INTO traces(function_id, pid, tid, start_ns, end_ns, function_object, object_trace_no, tf_name_id, signature, callsite_id, jit_compile, reduce_retracing, has_input_signature, variables_created, status, collector_ns) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" },
 		{ &w->ins_input, "INSERT OR REPLACE INTO trace_inputs(trace_id, position, name, kind, dtype, shape, value) VALUES (?,?,?,?,?,?,?)" },
 		{ &w->ins_gf, "INSERT OR IGNORE INTO graph_functions(pid, name_id, role, created_ns, jit_compile, node_count, function_def) VALUES (?,?,?,?,?,?,?)" },
 		{ &w->ins_ginput, "INSERT OR REPLACE INTO graph_inputs(graph_function_id, position, name, dtype, shape) VALUES (?,?,?,?,?)" },
@@ -1012,9 +1012,10 @@ fault:
 
 /* Side records */
 
+#define FIELD_TAGS 256  /* tags 150-179 are in use (common/agp_protocol.h) */
 struct fields {
-	const struct agp_field *f[128];
-	const char *v[128];
+	const struct agp_field *f[FIELD_TAGS];
+	const char *v[FIELD_TAGS];
 };
 
 static void fields_parse(struct fields *fs, const char *p, size_t len)
@@ -1028,7 +1029,7 @@ static void fields_parse(struct fields *fs, const char *p, size_t len)
 
 		if (padded > (size_t)(end - p) - sizeof(*f))
 			break;
-		if (f->tag < 128) {
+		if (f->tag < FIELD_TAGS) {
 			fs->f[f->tag] = f;
 			fs->v[f->tag] = p + sizeof(*f);
 		}
@@ -1159,6 +1160,7 @@ static void side_trace(struct run_writer *w, struct stream *s, const struct fiel
 	sqlite3_bind_int64(st, 13, fint(fs, AGP_F_HAS_SIG));
 	sqlite3_bind_int64(st, 14, fint(fs, AGP_F_VARS));
 	sqlite3_bind_text(st, 15, status ? status : "ok", -1, SQLITE_TRANSIENT);
+	sqlite3_bind_int64(st, 16, fint(fs, AGP_F_COLLECTOR_NS) > 0 ? fint(fs, AGP_F_COLLECTOR_NS) : 0);
 	if (step(w, st) == 0) {
 		sqlite3_bind_int(w->ins_trace_seq, 1, s->pid);
 		sqlite3_bind_int64(w->ins_trace_seq, 2, fint(fs, AGP_F_TRACE_SEQ));

@@ -29,6 +29,11 @@ directory, the recording's working directory):
   the marked run-eagerly line, the recommendation names it, and the patched
   program's recording has graph calls, no eager-hotspot finding and under
   a tenth of the eager ops at the fit line;
+- retracing: each trace of the function records the collector's own time in
+  it (traces.collector_ns: positive, less than the trace), and the saving
+  takes it off: the same recording with collector_ns zeroed saves more, by
+  exactly the retraces' collector_ns where nothing else depends on it (every
+  cause but shape, whose relaxed first call is priced from the same steps);
 - `agprof fix` on the patched program's recording has nothing to fix (1);
   bad usage and bad recordings exit 2 with one line;
 - a source file edited after the recording gets no edit: the report says
@@ -38,6 +43,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 
@@ -136,6 +142,33 @@ def check_graphs_again(rec0, rec1, sample):
     check(finding_of(rec1, "main", "eager-hotspot") is None, "no eager-hotspot finding after the fix")
 
 
+def check_collector_time(rec, function, f, cause):
+    """collector_ns of the function's traces, and the saving without it (a copy with it zeroed)."""
+    db = agtest.open_recording(rec)
+    rows = db.execute("SELECT t.collector_ns, t.end_ns - t.start_ns FROM traces t JOIN functions f"
+                      " ON f.id = t.function_id JOIN strings s ON s.id = f.name_id WHERE s.text = ?"
+                      " ORDER BY t.start_ns", (function,)).fetchall()
+    db.close()
+    check(rows and all(0 < own < span for own, span in rows),
+          "each trace of %s has the collector's time in it, positive and less than the trace" % function, rows)
+    zeroed = rec + ".zeroed.agprof"
+    shutil.copy(rec, zeroed)
+    db = sqlite3.connect(zeroed)
+    db.execute("UPDATE traces SET collector_ns = 0")
+    db.commit()
+    db.close()
+    g = finding_of(zeroed, function)
+    os.unlink(zeroed)
+    if not check(g is not None, "the finding without collector_ns"):
+        return
+    more = g["saving_ns"] - f["saving_ns"]
+    own = sum(r[0] for r in rows[1:])
+    if cause == "shape":
+        check(more > 0, "the saving without collector_ns is larger", (g["saving_ns"], f["saving_ns"]))
+    else:
+        check_eq(more, own, "the saving without collector_ns less the saving (the retraces' collector_ns)")
+
+
 def check_pipeline_fixed(oracle0, oracle1, rec1):
     """The map runs in parallel and the pipeline prefetches (op types TensorFlow dispatched); same steps."""
     db = agtest.open_recording(rec1)
@@ -181,6 +214,8 @@ def main():
               (f["saving_ns"], f["saving_method"]))
         check("train_step" not in json.dumps(f), "no canned train_step template in the finding")
         check_saving_bounds(rec)
+        if rule == "retracing":
+            check_collector_time(rec, function, f, cause)
         if f["fix"]:
             check_eq(f["fix"]["file"], sample, "fix.file")
             check("".join("+" + ln + "\n" for ln in f["fix"]["after"].splitlines()) in diff,
