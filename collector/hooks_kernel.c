@@ -165,17 +165,12 @@ static inline int collective_of(const struct agp_thread *t, uint32_t type)
 
 /*
  * Give slot's totals entry to a new kernel: the totals of the one it held
- * go to the ring first (or, when it is full, into dropped_kernels).  The
- * table is mapped here, on the thread's first miss.
+ * go to the ring first (or, when it is full, into dropped_kernels).
  */
 static void kernel_total_reset(struct agp_thread *t, struct agp_kcache_slot *slot)
 {
 	struct agp_kernel_total *k;
 
-	if (!t->ktotals && !t->ktotals_tried) {
-		t->ktotals_tried = 1;
-		t->ktotals = agp_kernel_totals_map(t);
-	}
 	if (!t->ktotals)
 		return;
 	k = &t->ktotals[slot - t->kcache];
@@ -231,17 +226,22 @@ static void kernel_name_slow(struct agp_thread *t, void *kernel, void *ctx, stru
  * A graph runs its kernels in the same order at every call: each slot
  * remembers the slot that came next last time, whose cache and totals
  * lines are fetched while this kernel runs (on a small kernel the lookup's
- * cache misses were most of the hot path).
+ * cache misses were most of the hot path), and so does the first line of
+ * the next kernel's object (its vtable: kernel_stale and the executor's
+ * virtual Compute call read it) and the slot after it, the next slot
+ * having been fetched one kernel earlier.  A prefetch never faults.
  */
 static inline struct agp_kcache_slot *kernel_prefetch_next(struct agp_thread *t, struct agp_kcache_slot *slot)
 {
-	uint32_t i = (uint32_t)(slot - t->kcache);
+	uint32_t i = (uint32_t)(slot - t->kcache), n = slot->next & (AGP_KCACHE - 1);
+	const struct agp_kcache_slot *next = &t->kcache[n];
 
 	t->kcache[t->kprev & (AGP_KCACHE - 1)].next = i;
 	t->kprev = i;
-	__builtin_prefetch(&t->kcache[slot->next & (AGP_KCACHE - 1)]);
+	__builtin_prefetch((const void *)next->kernel);
+	__builtin_prefetch(&t->kcache[next->next & (AGP_KCACHE - 1)]);
 	if (t->ktotals)
-		__builtin_prefetch(&t->ktotals[slot->next & (AGP_KCACHE - 1)], 1);
+		__builtin_prefetch(&t->ktotals[n], 1);
 	return slot;
 }
 
@@ -296,6 +296,19 @@ static inline uint64_t kernel_call(const struct agp_thread *t)
 	return atomic_load_explicit(&agp_proc.last_call_seq, memory_order_relaxed);
 }
 
+/*
+ * The thread's totals table, mapped before its first kernel is looked up
+ * or sampled: agp_kernel_detailed details every kernel of a thread
+ * without one.
+ */
+static inline void kernel_totals_ready(struct agp_thread *t)
+{
+	if (__builtin_expect(!t->ktotals_tried, 0)) {
+		t->ktotals_tried = 1;
+		t->ktotals = agp_kernel_totals_map(t);
+	}
+}
+
 /* One execution: timed when its call is sampled. */
 struct kernel_span {
 	uint64_t start_ns;
@@ -346,6 +359,7 @@ AGP_EXPORT void AGP_KERNEL_COMPUTE(void *device, void *kernel, void *ctx)
 		K.compute(device, kernel, ctx);
 		return;
 	}
+	kernel_totals_ready(t);
 	call = kernel_call(t);
 	span.detail = agp_kernel_detailed(t, call);
 	slot = kernel_names(t, kernel, ctx, span.detail);
@@ -396,6 +410,7 @@ AGP_EXPORT void AGP_KERNEL_COMPUTE_ASYNC(void *device, void *kernel, void *ctx, 
 		K.compute_async(device, kernel, ctx, done);
 		return;
 	}
+	kernel_totals_ready(t);
 	call = kernel_call(t);
 	span.detail = agp_kernel_detailed(t, call);
 	slot = kernel_names(t, kernel, ctx, span.detail);
