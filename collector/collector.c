@@ -23,7 +23,7 @@
 
 struct agp_process agp_proc;
 
-static __thread struct agp_thread *agp_tls __attribute__((tls_model("initial-exec")));
+__thread struct agp_thread *agp_tls __attribute__((tls_model("initial-exec")));
 static pthread_mutex_t side_lock = PTHREAD_MUTEX_INITIALIZER;
 static char shm_dir[PATH_MAX];
 
@@ -204,15 +204,13 @@ static int32_t classify_thread(void)
 	return role;
 }
 
-struct agp_thread *agp_thread_get(void)
+struct agp_thread *agp_thread_new(void)
 {
 	struct agp_thread *t = agp_tls;
 	uint32_t slot, capacity;
 	int32_t tid, role;
 	void *mem;
 
-	if (__builtin_expect(t != NULL && t->generation == agp_proc.generation, 1))
-		return agp_proc.enabled ? t : NULL;
 	if (!agp_proc.enabled)
 		return NULL;
 	/* First event of this thread in this process: the rare path. */

@@ -62,7 +62,7 @@ struct agp_kcache_slot {
 	uint32_t name;          /* string ids */
 	uint32_t type;
 	uint32_t next;          /* slot of the kernel that ran after it on this thread last time */
-	uint32_t pad;
+	uint32_t vtable;        /* low bits of the kernel's vtable pointer: checked at every execution */
 };
 
 /*
@@ -200,8 +200,23 @@ static inline int agp_kernel_detailed(struct agp_thread *t, uint64_t call)
 	return n < AGP_KDETAIL_FREE || ((n / AGP_KDETAIL_BURST) & (AGP_KDETAIL_EVERY - 1)) == 0;
 }
 
-/* Current thread's state, creating it on first use; NULL when disabled. */
-struct agp_thread *agp_thread_get(void) AGP_HIDDEN;
+/* The thread's state (collector.c); agp_thread_new makes it on the thread's first event. */
+extern __thread struct agp_thread *agp_tls AGP_HIDDEN __attribute__((tls_model("initial-exec")));
+struct agp_thread *agp_thread_new(void) AGP_HIDDEN;
+
+/*
+ * Current thread's state, creating it on first use; NULL when disabled.
+ * Inline: the kernel hooks ask it for every kernel, and a call costs more
+ * than the two loads of the common case.
+ */
+static inline struct agp_thread *agp_thread_get(void)
+{
+	struct agp_thread *t = agp_tls;
+
+	if (__builtin_expect(t != NULL && t->generation == agp_proc.generation, 1))
+		return agp_proc.enabled ? t : NULL;
+	return agp_thread_new();
+}
 
 /* Turn the collector off for good, with one line on stderr saying why. */
 void agp_disable(const char *why) AGP_HIDDEN;

@@ -10,7 +10,8 @@
  * Session.run) and eager execution run on the CPU device (or got.c patches
  * the slot after a late start).
  *
- * Hot path (a cache hit): one thread-local lookup by OpKernel*, one count
+ * Hot path (a cache hit): one thread-local lookup by OpKernel* (checked
+ * against the kernel's class, kernel_stale), one count
  * added to the kernel's entry of the thread's agp_kernel_total table, and,
  * for a sampled call only (agp_kernel_detailed, collector.h), two clock
  * reads, the duration added to the entry and one 32-byte ring record.  The
@@ -129,6 +130,18 @@ static uintptr_t fingerprint(const void *kernel)
 	return off >= 0 ? *(const uintptr_t *)((const char *)kernel + off) : 0;
 }
 
+/*
+ * The kernel's class, from its first word (the vtable pointer): the line
+ * the executor's virtual Compute call loads anyway, where the name pointer
+ * (fingerprint) sits on a line nothing else reads, a cache miss per kernel
+ * that cost more than the rest of the hook.  Every execution checks the
+ * class; the name only in sampled calls (kernel_names).
+ */
+static inline uint32_t vtable_of(const void *kernel)
+{
+	return (uint32_t)*(const uintptr_t *)kernel;
+}
+
 /* A collective op type's string id on this thread (the table is full: the oldest entry goes). */
 static void remember_collective(struct agp_thread *t, uint32_t type, int kind)
 {
@@ -152,17 +165,12 @@ static inline int collective_of(const struct agp_thread *t, uint32_t type)
 
 /*
  * Give slot's totals entry to a new kernel: the totals of the one it held
- * go to the ring first (or, when it is full, into dropped_kernels).  The
- * table is mapped here, on the thread's first miss.
+ * go to the ring first (or, when it is full, into dropped_kernels).
  */
 static void kernel_total_reset(struct agp_thread *t, struct agp_kcache_slot *slot)
 {
 	struct agp_kernel_total *k;
 
-	if (!t->ktotals && !t->ktotals_tried) {
-		t->ktotals_tried = 1;
-		t->ktotals = agp_kernel_totals_map(t);
-	}
 	if (!t->ktotals)
 		return;
 	k = &t->ktotals[slot - t->kcache];
@@ -199,6 +207,7 @@ static void kernel_name_slow(struct agp_thread *t, void *kernel, void *ctx, stru
 	if (s.p != s.u.buf)
 		K.cxx_delete(s.p);
 	slot->fingerprint = fingerprint(kernel);
+	slot->vtable = vtable_of(kernel);
 	if (t->ktotals) {
 		t->ktotals[slot - t->kcache].name = slot->name;
 		t->ktotals[slot - t->kcache].type = slot->type;
@@ -217,21 +226,36 @@ static void kernel_name_slow(struct agp_thread *t, void *kernel, void *ctx, stru
  * A graph runs its kernels in the same order at every call: each slot
  * remembers the slot that came next last time, whose cache and totals
  * lines are fetched while this kernel runs (on a small kernel the lookup's
- * cache misses were most of the hot path).
+ * cache misses were most of the hot path), and so does the first line of
+ * the next kernel's object (its vtable: kernel_stale and the executor's
+ * virtual Compute call read it) and the slot after it, the next slot
+ * having been fetched one kernel earlier.  A prefetch never faults.
  */
 static inline struct agp_kcache_slot *kernel_prefetch_next(struct agp_thread *t, struct agp_kcache_slot *slot)
 {
-	uint32_t i = (uint32_t)(slot - t->kcache);
+	uint32_t i = (uint32_t)(slot - t->kcache), n = slot->next & (AGP_KCACHE - 1);
+	const struct agp_kcache_slot *next = &t->kcache[n];
 
 	t->kcache[t->kprev & (AGP_KCACHE - 1)].next = i;
 	t->kprev = i;
-	__builtin_prefetch(&t->kcache[slot->next & (AGP_KCACHE - 1)]);
+	__builtin_prefetch((const void *)next->kernel);
+	__builtin_prefetch(&t->kcache[next->next & (AGP_KCACHE - 1)]);
 	if (t->ktotals)
-		__builtin_prefetch(&t->ktotals[slot->next & (AGP_KCACHE - 1)], 1);
+		__builtin_prefetch(&t->ktotals[n], 1);
 	return slot;
 }
 
-static inline struct agp_kcache_slot *kernel_names(struct agp_thread *t, void *kernel, void *ctx)
+/*
+ * A kernel freed and another allocated at its address is named anew: at
+ * once when its class differs, else at its first sampled execution (until
+ * then its executions count as the old node's, which no longer runs).
+ */
+static inline int kernel_stale(const struct agp_kcache_slot *slot, const void *kernel, int detail)
+{
+	return slot->vtable != vtable_of(kernel) || (detail && slot->fingerprint != fingerprint(kernel));
+}
+
+static inline struct agp_kcache_slot *kernel_names(struct agp_thread *t, void *kernel, void *ctx, int detail)
 {
 	uint64_t h = ((uint64_t)(uintptr_t)kernel >> 4) * 0x9e3779b97f4a7c15ULL;
 	size_t first = (size_t)(h >> (64 - 13)), i;
@@ -241,7 +265,7 @@ static inline struct agp_kcache_slot *kernel_names(struct agp_thread *t, void *k
 	for (i = 0; i < KCACHE_PROBES; i++) {
 		slot = &t->kcache[(first + i) & (AGP_KCACHE - 1)];
 		if (slot->kernel == (uintptr_t)kernel) {
-			if (__builtin_expect(slot->fingerprint != fingerprint(kernel), 0))
+			if (__builtin_expect(kernel_stale(slot, kernel, detail), 0))
 				kernel_name_slow(t, kernel, ctx, slot);
 			return kernel_prefetch_next(t, slot);
 		}
@@ -272,15 +296,27 @@ static inline uint64_t kernel_call(const struct agp_thread *t)
 	return atomic_load_explicit(&agp_proc.last_call_seq, memory_order_relaxed);
 }
 
+/*
+ * The thread's totals table, mapped before its first kernel is looked up
+ * or sampled: agp_kernel_detailed details every kernel of a thread
+ * without one.
+ */
+static inline void kernel_totals_ready(struct agp_thread *t)
+{
+	if (__builtin_expect(!t->ktotals_tried, 0)) {
+		t->ktotals_tried = 1;
+		t->ktotals = agp_kernel_totals_map(t);
+	}
+}
+
 /* One execution: timed when its call is sampled. */
 struct kernel_span {
 	uint64_t start_ns;
 	int detail;
 };
 
-static inline void kernel_begin(struct agp_thread *t, uint64_t call, struct kernel_span *k)
+static inline void kernel_begin(struct kernel_span *k)
 {
-	k->detail = agp_kernel_detailed(t, call);
 	k->start_ns = k->detail ? agp_now_ns() : 0;
 }
 
@@ -323,9 +359,11 @@ AGP_EXPORT void AGP_KERNEL_COMPUTE(void *device, void *kernel, void *ctx)
 		K.compute(device, kernel, ctx);
 		return;
 	}
-	slot = kernel_names(t, kernel, ctx);
+	kernel_totals_ready(t);
 	call = kernel_call(t);
-	kernel_begin(t, call, &span);
+	span.detail = agp_kernel_detailed(t, call);
+	slot = kernel_names(t, kernel, ctx, span.detail);
+	kernel_begin(&span);
 	K.compute(device, kernel, ctx);
 	kernel_end(t, slot, &span, call, 0);
 }
@@ -341,18 +379,18 @@ AGP_EXPORT void AGP_KERNEL_COMPUTE(void *device, void *kernel, void *ctx)
  */
 /* A collective's dispatch, its done callback wrapped (the caller's done is left empty). */
 static void collective_compute_async(struct agp_thread *t, const struct agp_kcache_slot *slot, int kind,
-				     void *device, void *kernel, void *ctx, void *done, uint64_t call)
+				     void *device, void *kernel, void *ctx, void *done, uint64_t call,
+				     struct kernel_span *span)
 {
 	_Alignas(16) unsigned char storage[32];
-	struct kernel_span span;
 	void *use;
 
 	t->in_hook = 1;
 	use = agp_collective_wrap(t, kind, ctx, done, storage);
 	t->in_hook = 0;
-	kernel_begin(t, call, &span);
+	kernel_begin(span);
 	K.compute_async(device, kernel, ctx, use);
-	kernel_end(t, slot, &span, call, AGP_KERNEL_ASYNC);  /* counted, and one by one in sampled calls, like any kernel */
+	kernel_end(t, slot, span, call, AGP_KERNEL_ASYNC);  /* counted, and one by one in sampled calls, like any kernel */
 	if (use != done)
 		agp_collective_unwrap(storage);
 }
@@ -372,13 +410,15 @@ AGP_EXPORT void AGP_KERNEL_COMPUTE_ASYNC(void *device, void *kernel, void *ctx, 
 		K.compute_async(device, kernel, ctx, done);
 		return;
 	}
-	slot = kernel_names(t, kernel, ctx);
+	kernel_totals_ready(t);
 	call = kernel_call(t);
+	span.detail = agp_kernel_detailed(t, call);
+	slot = kernel_names(t, kernel, ctx, span.detail);
 	if (__builtin_expect((kind = collective_of(t, slot->type)) != 0, 0)) {
-		collective_compute_async(t, slot, kind, device, kernel, ctx, done, call);
+		collective_compute_async(t, slot, kind, device, kernel, ctx, done, call, &span);
 		return;
 	}
-	kernel_begin(t, call, &span);
+	kernel_begin(&span);
 	K.compute_async(device, kernel, ctx, done);
 	kernel_end(t, slot, &span, call, AGP_KERNEL_ASYNC);
 }
