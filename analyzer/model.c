@@ -932,17 +932,6 @@ static int same_str(const char *a, const char *b)
 	return (!a && !b) || (a && b && !strcmp(a, b));
 }
 
-/* Spans as (pid, tid, start, end), by thread then start. */
-static int cmp_span_start(const void *a, const void *b)
-{
-	const int64_t *x = a, *y = b;
-
-	for (int i = 0; i < 3; i++)
-		if (x[i] != y[i])
-			return x[i] < y[i] ? -1 : 1;
-	return 0;
-}
-
 int64_t model_trace_union_ns(const struct model *m, int retraces_only)
 {
 	size_t n = 0, cap = 0;
@@ -963,7 +952,7 @@ int64_t model_trace_union_ns(const struct model *m, int retraces_only)
 			spans[n][2] = t->start_ns;
 			spans[n++][3] = t->end_ns;
 		}
-	sort_array(spans, n, sizeof(*spans), cmp_span_start);
+	sort_array(spans, n, sizeof(*spans), cmp_thread_start);
 	for (size_t i = 0; i < n; i++) {
 		int64_t from;
 

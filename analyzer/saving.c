@@ -21,6 +21,7 @@
 #include "agp_protocol.h"
 #include "checked.h"
 #include "db.h"
+#include "eager_runs.h"
 #include "fix.h"
 #include "model.h"
 #include "model_internal.h"
@@ -395,64 +396,6 @@ static void saving_all_retraces(struct model *m, struct finding *f)
 }
 
 /*
- * The eager ops of func in file, with the time between them: each op's
- * dispatch, plus the gap to the previous event of its thread when that was
- * an op of func too (Python between the body's ops, however long: the
- * collector's python_ns stops at AGP_PYTHON_GAP_MAX_NS, and under load many
- * gaps are longer; a tf.function runs none of that Python per call).  Graph
- * calls on the thread end a run of ops, so their time is not counted as
- * Python.  Columns: ops, eager ns, graph ns (each op at its op type's
- * fastest recorded run), gaps past the collector's bound.
- */
-static const char eager_sql[] =
-	"WITH fastest AS (SELECT op_id, min(end_ns - start_ns) AS ns FROM eager_ops GROUP BY op_id),"
-	" ev AS (SELECT e.pid, e.tid, e.start_ns, e.end_ns, e.op_id,"
-	"   coalesce(fs.text = ?1 AND fn.text = ?2 AND cs.library = 0, 0) AS mine FROM eager_ops e"
-	"   LEFT JOIN callsites cs ON cs.id = e.callsite_id LEFT JOIN strings fs ON fs.id = cs.file_id"
-	"   LEFT JOIN strings fn ON fn.id = cs.func_id"
-	"  UNION ALL SELECT pid, tid, start_ns, end_ns, NULL, 0 FROM function_calls),"
-	" seq AS (SELECT *, lag(end_ns) OVER w AS prev_end, lag(mine) OVER w AS prev_mine FROM ev"
-	"   WINDOW w AS (PARTITION BY pid, tid ORDER BY start_ns))"
-	" SELECT count(*), sum(s.end_ns - s.start_ns"
-	"   + CASE WHEN s.prev_mine AND s.start_ns > s.prev_end THEN s.start_ns - s.prev_end ELSE 0 END),"
-	"  sum(f.ns), sum(s.prev_mine AND s.start_ns - s.prev_end >= ?3)"
-	" FROM seq s JOIN fastest f ON f.op_id = s.op_id WHERE s.mine";
-
-/*
- * Schema 5: the same for the ops past the recording's budget
- * (eager_op_buckets): their dispatch plus the Python before each that the
- * collector measured (python_ns; the gaps between them are not known), the
- * graph at each op type's fastest recorded run (its mean in the bucket when
- * no single run of it was kept).  Columns: ops, eager ns, graph ns.
- */
-static const char bucket_sql[] =
-	"WITH fastest AS (SELECT op_id, min(end_ns - start_ns) AS ns FROM eager_ops GROUP BY op_id)"
-	" SELECT coalesce(sum(b.count), 0), coalesce(sum(b.total_ns + b.python_ns), 0),"
-	"  coalesce(sum(b.count * coalesce(f.ns, b.total_ns / max(b.count, 1))), 0)"
-	" FROM eager_op_buckets b JOIN callsites cs ON cs.id = b.callsite_id JOIN strings fs ON fs.id = cs.file_id"
-	" JOIN strings fn ON fn.id = cs.func_id LEFT JOIN fastest f ON f.op_id = b.op_id"
-	" WHERE fs.text = ?1 AND fn.text = ?2 AND cs.library = 0";
-
-/* Add the aggregated ops of func in file (bucket_sql) to *ops, *eager, *graph. */
-static void saving_eager_buckets(struct model *m, const char *file, const char *func, int64_t *ops, int64_t *eager,
-				 int64_t *graph)
-{
-	sqlite3_stmt *s;
-
-	if (!db_has_table(m->rec->db, "eager_op_buckets") ||
-	    sqlite3_prepare_v2(m->rec->db, bucket_sql, -1, &s, NULL) != SQLITE_OK)
-		return;
-	sqlite3_bind_text(s, 1, file, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, func, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) == SQLITE_ROW) {
-		*ops = dur_add(*ops, sqlite3_column_int64(s, 0));
-		*eager = dur_add(*eager, sqlite3_column_int64(s, 1));
-		*graph = dur_add(*graph, sqlite3_column_int64(s, 2));
-	}
-	sqlite3_finalize(s);
-}
-
-/*
  * What the new tf.function's own first trace will cost: the lower median of
  * the recording's traces (tf.data's aside), each its tracing span less the
  * collector's own time in it (plain_tracing_ns()); *n says
@@ -494,30 +437,23 @@ static int64_t typical_trace(const struct model *m, size_t *n)
 static void saving_eager(struct model *m, struct finding *f)
 {
 	const char *func = NULL;
-	sqlite3_stmt *s;
-	int64_t ops = 0, eager = 0, graph = 0, long_gaps = 0, trace;
+	struct eager_runs r;
+	int64_t ops, eager, graph, long_gaps, trace;
 	size_t ntraces;
 
 	for (size_t i = 0; i < m->nsites; i++)
 		if (m->sites[i].loc.file && f->loc.file && !strcmp(m->sites[i].loc.file, f->loc.file) &&
 		    m->sites[i].loc.line == f->loc.line)
 			func = m->sites[i].func;
-	if (!func || !m->rec || sqlite3_prepare_v2(m->rec->db, eager_sql, -1, &s, NULL) != SQLITE_OK) {
+	if (!func || eager_runs_of(m, f->loc.file, func, AGP_PYTHON_GAP_MAX_NS, &r) != 0) {
 		f->saving_ns = f->cost_ns;
 		set_method(m, f, "upper bound: the eager dispatch time (the function to wrap is not known)");
 		return;
 	}
-	sqlite3_bind_text(s, 1, f->loc.file, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, func, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 3, AGP_PYTHON_GAP_MAX_NS);
-	if (sqlite3_step(s) == SQLITE_ROW) {
-		ops = sqlite3_column_int64(s, 0);
-		eager = sqlite3_column_int64(s, 1);
-		graph = sqlite3_column_int64(s, 2);
-		long_gaps = sqlite3_column_int64(s, 3);
-	}
-	sqlite3_finalize(s);
-	saving_eager_buckets(m, f->loc.file, func, &ops, &eager, &graph);
+	ops = r.ops;
+	eager = r.eager_ns;
+	graph = r.graph_ns;
+	long_gaps = r.long_gaps;
 	trace = typical_trace(m, &ntraces);
 	f->saving_ns = eager > graph + trace ? eager - graph - trace : 0;
 	set_method(m, f, "%s's %lld eager ops: dispatch + Python between them (%.1f ms, %lld gaps over %.0f ms included)"

@@ -99,3 +99,13 @@ void sort_array(void *base, size_t n, size_t size, int (*cmp)(const void *, cons
 	if (n > 1)
 		qsort(base, n, size, cmp);
 }
+
+int cmp_thread_start(const void *a, const void *b)
+{
+	const int64_t *x = a, *y = b;
+
+	for (int i = 0; i < 3; i++)
+		if (x[i] != y[i])
+			return x[i] < y[i] ? -1 : 1;
+	return 0;
+}
