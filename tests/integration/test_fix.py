@@ -203,6 +203,10 @@ def main():
     f = finding_of(rec, function, rule)
     if check(f is not None, "a %s finding for %s" % (rule, function)):
         check_eq(f["cause"], cause if rule == "retracing" else None, "finding cause")
+        if cause in ("python-value", "dtype"):
+            # what the fix adds (a tf.constant / an eager Cast per call) is priced at a recorded dispatch
+            prices = [float(x) for x in re.findall(r"dispatch \(([0-9.]+) ms\)", f["saving_method"] or "")]
+            check(prices and min(prices) > 0, "the added ops are priced at a recorded dispatch, above 0", f["saving_method"])
         if cause == "eager-switch":
             line = agtest.marker_lines(sample)["run-eagerly"][0]
             check(f["fix"] and f["fix"]["line"] == line and "run_eagerly=False" in f["fix"]["after"],
