@@ -314,18 +314,24 @@ int db_has_table(sqlite3 *db, const char *name)
 	return db_schema_has_table(db, "main", name);
 }
 
-int db_has_column(sqlite3 *db, const char *table, const char *col)
+int db_schema_has_column(sqlite3 *db, const char *schema, const char *table, const char *col)
 {
-	sqlite3_stmt *s = db_prepare(db, "SELECT 1 FROM pragma_table_info(?1, 'main') WHERE name = ?2");
+	sqlite3_stmt *s = db_prepare(db, "SELECT 1 FROM pragma_table_info(?1, ?3) WHERE name = ?2");
 	int found;
 
 	if (!s)
 		return 0;
 	sqlite3_bind_text(s, 1, table, -1, SQLITE_STATIC);
 	sqlite3_bind_text(s, 2, col, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 3, schema, -1, SQLITE_STATIC);
 	found = sqlite3_step(s) == SQLITE_ROW;
 	sqlite3_finalize(s);
 	return found;
+}
+
+int db_has_column(sqlite3 *db, const char *table, const char *col)
+{
+	return db_schema_has_column(db, "main", table, col);
 }
 
 char *db_meta_get(sqlite3 *db, const char *key)

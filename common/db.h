@@ -88,6 +88,8 @@ void db_forget_write_failure(sqlite3 *db);
 int db_has_table(sqlite3 *db, const char *name);
 /* Whether main's table has column col (a column a later schema added). */
 int db_has_column(sqlite3 *db, const char *table, const char *col);
+/* The same in an attached schema ("src"). */
+int db_schema_has_column(sqlite3 *db, const char *schema, const char *table, const char *col);
 /* The same in an attached database ("src" of agprof merge). */
 int db_schema_has_table(sqlite3 *db, const char *schema, const char *name);
 

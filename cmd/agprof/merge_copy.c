@@ -196,22 +196,6 @@ static void add_column_expr(struct strbuf *sb, const struct shifts *sh, const st
 		strbuf_addf(sb, "\"%s\"", col);  /* a kind for a table the input lacks: nothing to shift */
 }
 
-static int column_in(sqlite3 *db, const char *schema, const char *table, const char *col)
-{
-	char sql[256];
-	sqlite3_stmt *s;
-	int found = 0;
-
-	snprintf(sql, sizeof(sql), "SELECT 1 FROM pragma_table_info(?, '%s') WHERE name = ?", schema);
-	if (!(s = db_prepare(db, sql)))
-		return 0;
-	sqlite3_bind_text(s, 1, table, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, col, -1, SQLITE_STATIC);
-	found = sqlite3_step(s) == SQLITE_ROW;
-	sqlite3_finalize(s);
-	return found;
-}
-
 static char write_error[256];  /* why writing the output failed, for merge_write_error() */
 
 /*
@@ -253,7 +237,7 @@ static int copy_table(sqlite3 *db, const struct shifts *sh, const struct merge_t
 		const char *k = column_kind(t, col, &kl);
 		int is_rank = k && kl == 4 && !strncmp(k, "rank", 4);
 
-		if (!is_rank && !column_in(db, "src", t->name, col))
+		if (!is_rank && !db_schema_has_column(db, "src", t->name, col))
 			continue;
 		strbuf_addf(&cols, "%s\"%s\"", cols.len ? ", " : "", col);
 		strbuf_addstr(&exprs, exprs.len ? ", " : "");
