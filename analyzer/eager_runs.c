@@ -235,7 +235,7 @@ static void add_buckets(sqlite3 *db, struct runs *r)
 			       ? r->ops[ix].fastest : total / count;
 		r->out->ops = dur_add(r->out->ops, count);
 		r->out->eager_ns = dur_add(r->out->eager_ns, dur_add(total, sqlite3_column_int64(s, 4)));
-		r->out->graph_ns = dur_add(r->out->graph_ns, (double)count * (double)each < 9e18 ? count * each : INT64_MAX);
+		r->out->graph_ns = dur_add(r->out->graph_ns, sat_mul64(count, each));
 	}
 	sqlite3_finalize(s);
 }
@@ -254,8 +254,7 @@ int eager_runs_of(const struct model *m, const char *file, const char *func, int
 		goto done;
 	for (size_t i = 0; i < r.nops; i++)
 		if (r.ops[i].mine && r.ops[i].fastest != INT64_MAX)
-			out->graph_ns = dur_add(out->graph_ns, (double)r.ops[i].mine * (double)r.ops[i].fastest < 9e18
-								   ? r.ops[i].mine * r.ops[i].fastest : INT64_MAX);
+			out->graph_ns = dur_add(out->graph_ns, sat_mul64(r.ops[i].mine, r.ops[i].fastest));
 	add_buckets(db, &r);
 	rc = 0;
 done:

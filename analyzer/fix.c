@@ -360,7 +360,7 @@ static int def_params(const char *s, const char *name, struct param *ps)
 	if ((n = split_args(s, (size_t)open, (size_t)close, args)) < 0)
 		return -1;
 	for (int i = 0; i < n; i++) {
-		size_t len = strspn(s + args[i].start, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789");
+		size_t len = ident_len(s + args[i].start);
 
 		if (!len || len >= sizeof(ps[0].name))
 			return -1;   /* *args, **kw, or odd */
