@@ -163,6 +163,44 @@ static void blackbox_row(struct chrome *c, sqlite3_stmt *s)
 	end_x(c);
 }
 
+/*
+ * Eager ops past the budget are per-second aggregates (eager_op_buckets):
+ * a counter per thread and op type, the ops of each second, set at the
+ * second's start and back to 0 at its end (a counter holds its value
+ * until the next event).  Rows are grouped by the writer's own grid
+ * (CLOCK_MONOTONIC seconds), which merges a second's call sites.
+ */
+static void counter_event(struct chrome *c, int64_t pid, const char *name, int64_t ts, const char *series, int64_t v)
+{
+	struct json *j = &c->j;
+
+	json_begin_object(j);
+	json_kv_str(j, "name", name);
+	json_kv_str(j, "cat", "eager-aggregate");
+	json_kv_str(j, "ph", "C");
+	json_kv_int(j, "pid", (long long)pid);
+	json_key(j, "ts");
+	json_fixed(j, (double)(ts_clamp(ts) - c->t0) / 1e3, 3);
+	json_key(j, "args");
+	json_begin_object(j);
+	json_kv_int(j, series, (long long)v);
+	json_end_object(j);
+	json_end_object(j);
+}
+
+static void bucket_row(struct chrome *c, sqlite3_stmt *s)
+{
+	struct strbuf name = STRBUF_INIT;
+	int64_t second = sqlite3_column_int64(s, 3);
+	int64_t start = sat_mul64(second, 1000000000LL);
+
+	strbuf_addf(&name, "eager ops/s past the budget, tid %lld", (long long)sqlite3_column_int64(s, 1));
+	counter_event(c, sqlite3_column_int64(s, 0), name.buf, start, db_col_text_or(s, 2, "?"),
+		      sqlite3_column_int64(s, 4));
+	counter_event(c, sqlite3_column_int64(s, 0), name.buf, sat_add64(start, 999999999), db_col_text_or(s, 2, "?"), 0);
+	strbuf_release(&name);
+}
+
 /* One CPU kernel (schema v4): node name, type, the line that created it, its call. */
 static void kernel_row(struct chrome *c, sqlite3_stmt *s)
 {
@@ -250,6 +288,10 @@ int chrome_export(struct recording *rec, FILE *out)
 			 " FROM eager_ops e JOIN strings o ON o.id = e.op_id"
 			 " LEFT JOIN callsites cs ON cs.id = e.callsite_id LEFT JOIN strings f ON f.id = cs.file_id",
 		     eager_row) ||
+	    (db_has_table(rec->db, "eager_op_buckets") &&
+	     each_row(&c, "SELECT b.pid, b.tid, o.text, b.start_ns / 1000000000, max(0, sum(b.count))"
+			  " FROM eager_op_buckets b JOIN strings o ON o.id = b.op_id"
+			  " GROUP BY b.pid, b.tid, b.op_id, b.start_ns / 1000000000 ORDER BY 4", bucket_row)) ||
 	    each_row(&c, "SELECT b.pid, b.tid, b.start_ns, b.end_ns, n.text, t.text FROM blackbox_execs b"
 			 " JOIN strings n ON n.id = b.node_id JOIN strings t ON t.id = b.op_type_id", blackbox_row) ||
 	    (db_has_table(rec->db, "kernels") && db_has_table(rec->db, "graph_nodes") &&

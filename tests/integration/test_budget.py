@@ -117,8 +117,26 @@ def budget_case(d):
           "the text report says from when", text[:600])
     rc, text, _ = agtest.agprof_cmd("check", small)
     check(rc in (0, 1), "agprof check reads it", rc)
+    chrome_case(d, small, rows, agg)
     db.close()
     merged_case(d, full, small, agg, m)
+
+
+def chrome_case(d, path, rows, agg):
+    """agprof export --format chrome: the kept ops as slices, the aggregated ones as per-second counters."""
+    out = os.path.join(d, "small.json")
+    rc, _, err = agtest.agprof_cmd("export", "--format", "chrome", "-o", out, path)
+    check_eq(rc, 0, "agprof export exit status (%s)" % err.strip())
+    with open(out) as f:
+        events = json.load(f)["traceEvents"]
+    slices = sum(1 for e in events if e.get("cat") == "eager" and e["ph"] == "X")
+    check_eq(slices, rows, "Chrome trace: one eager slice per kept op")
+    counters = [e for e in events if e.get("cat") == "eager-aggregate"]
+    check(counters and all(e["ph"] == "C" for e in counters), "Chrome trace: aggregated ops as counters",
+          counters[:2])
+    check_eq(sum(v for e in counters for v in e["args"].values()), agg,
+             "Chrome trace: the counters' per-second ops add up to the aggregated ops")
+    check_eq(set(k for e in counters for k in e["args"]), set(STEP_OPS), "Chrome trace: a counter per op type")
 
 
 def merged_case(d, full, small, agg, m):
