@@ -788,7 +788,9 @@ static int function_makers(struct model *m)
 
 		if (f->made_by || !file || !path_is_installed(file))
 			continue;
-		f->made_by = f->tf_data ? "tf.data" : strstr(file, "/keras/") ? "Keras" : "TensorFlow";
+		/* the library and the function's own name: Keras traces several (one_step_on_data, ...) */
+		f->made_by = f->tf_data ? "tf.data"
+					: model_strf(m, "%s %s", strstr(file, "/keras/") ? "Keras" : "TensorFlow", f->name);
 	}
 	return rc == SQLITE_DONE ? 0 : error("cannot read recording: %s", sqlite3_errmsg(m->rec->db));
 }
