@@ -655,7 +655,10 @@ int model_explain_retraces(struct model *m, const struct graph_fn *gfs, size_t n
 			}
 	}
 	m->session.retrace_ns = model_trace_union_ns(m, 1);
-	m->session.retrace_share = m->session.active_ns ? (double)m->session.retrace_ns / (double)m->session.active_ns : 0;
+	m->session.retrace_share = m->session.active_ns
+		? (double)model_trace_recorded_ns(m, 1) / (double)m->session.active_ns : 0;
+	if (m->session.retrace_share > 1)
+		m->session.retrace_share = 1;
 	ret = 0;
 cleanup:
 	sqlite3_finalize(consts);

@@ -932,7 +932,8 @@ static int same_str(const char *a, const char *b)
 	return (!a && !b) || (a && b && !strcmp(a, b));
 }
 
-int64_t model_trace_union_ns(const struct model *m, int retraces_only)
+/* in_windows: only the union's time inside the capture windows (model_recorded_ns) */
+static int64_t trace_union(const struct model *m, int retraces_only, int in_windows)
 {
 	size_t n = 0, cap = 0;
 	int64_t (*spans)[4] = NULL, total = 0, end = INT64_MIN;
@@ -960,12 +961,22 @@ int64_t model_trace_union_ns(const struct model *m, int retraces_only)
 			end = INT64_MIN;  /* another thread: its traces add to the others' */
 		from = spans[i][2] > end ? spans[i][2] : end;
 		if (spans[i][3] > from)
-			total = dur_add(total, spans[i][3] - from);
+			total = dur_add(total, in_windows ? model_recorded_ns(m, from, spans[i][3]) : spans[i][3] - from);
 		if (spans[i][3] > end)
 			end = spans[i][3];
 	}
 	free(spans);
 	return total;
+}
+
+int64_t model_trace_union_ns(const struct model *m, int retraces_only)
+{
+	return trace_union(m, retraces_only, 0);
+}
+
+int64_t model_trace_recorded_ns(const struct model *m, int retraces_only)
+{
+	return trace_union(m, retraces_only, 1);
 }
 
 static void function_totals(struct model *m)
@@ -1017,8 +1028,10 @@ static void function_totals(struct model *m)
 	/* with capture windows, only their time: shares are of what was recorded */
 	s->active_ns = model_recorded_ns(m, s->first_tf_ns, s->end_ns);
 	s->eager_share = s->active_ns ? (double)s->eager_ns / (double)s->active_ns : 0;
-	s->trace_share = s->active_ns ? (double)s->trace_ns / (double)s->active_ns : 0;
-	if (s->trace_share > 1)  /* traces are recorded outside the windows too */
+	/* traces are recorded outside the windows too: the share is of the tracing inside them */
+	s->trace_recorded_ns = model_trace_recorded_ns(m, 0);
+	s->trace_share = s->active_ns ? (double)s->trace_recorded_ns / (double)s->active_ns : 0;
+	if (s->trace_share > 1)  /* threads tracing at once */
 		s->trace_share = 1;
 }
 

@@ -297,8 +297,9 @@ struct model_session {
 	int64_t blackbox_execs, blackbox_ns;
 	int64_t session_runs, session_run_ns; /* TF1 Session steps */
 	double eager_share;         /* eager_ns / active_ns, 0..1 */
-	double trace_share;         /* trace_ns / active_ns */
-	double retrace_share;       /* retrace_ns / active_ns */
+	int64_t trace_recorded_ns;  /* trace_ns inside the capture windows (= trace_ns without windows) */
+	double trace_share;         /* trace_recorded_ns / active_ns */
+	double retrace_share;       /* retrace_ns inside the capture windows / active_ns */
 	/* Eager iterator reads, left out of eager_ops / eager_ns above. */
 	int64_t input_waits, input_ns;
 	/* Eager ops inside black-box bodies, left out of eager_ops / eager_ns. */
@@ -411,6 +412,8 @@ int64_t model_recorded_ns(const struct model *m, int64_t from, int64_t to);
  * traces one_step_on_data inside multi_step_on_iterator's) is counted once.
  */
 int64_t model_trace_union_ns(const struct model *m, int retraces_only);
+/* The same union's time inside the capture windows (all of it without windows). */
+int64_t model_trace_recorded_ns(const struct model *m, int retraces_only);
 
 struct model {
 	struct recording *rec;      /* not owned */

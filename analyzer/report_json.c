@@ -115,6 +115,7 @@ static void json_session(struct json *j, const struct model *m)
 	json_kv_int(j, "dropped_events", s->dropped_events);
 	json_kv_int(j, "traces", s->traces);
 	json_kv_int(j, "trace_ns", s->trace_ns);
+	json_kv_int(j, "trace_recorded_ns", s->trace_recorded_ns);
 	json_kv_num(j, "trace_share", s->trace_share);
 	json_kv_int(j, "function_calls", s->function_calls);
 	json_kv_int(j, "function_call_ns", s->function_call_ns);

@@ -215,9 +215,13 @@ static void summary_tf2(struct text *t)
 
 	for (size_t i = 0; i < m->nfunctions; i++)
 		retraces += m->functions[i].retraces;
-	strbuf_addf(t->out, "  %zu function%s traced %lld times (%zu retraces, %s tracing, %.1f%%)\n", m->nfunctions,
+	strbuf_addf(t->out, "  %zu function%s traced %lld times (%zu retraces, %s tracing, %.1f%%", m->nfunctions,
 		    m->nfunctions == 1 ? "" : "s", (long long)s->traces, retraces,
 		    duration_format(a, sizeof(a), s->trace_ns), 100 * s->trace_share);
+	if (s->trace_recorded_ns < s->trace_ns)  /* traces are recorded outside the windows too */
+		strbuf_addf(t->out, " of the recorded time: %s of it outside the windows",
+			    duration_format(b, sizeof(b), s->trace_ns - s->trace_recorded_ns));
+	strbuf_addstr(t->out, ")\n");
 	strbuf_addf(t->out, "  %lld graph calls (%s), %lld eager ops (%s, %.1f%%), %lld py_function runs (%s)\n",
 		    (long long)s->function_calls, duration_format(b, sizeof(b), s->function_call_ns),
 		    (long long)s->eager_ops, duration_format(c, sizeof(c), s->eager_ns), 100 * s->eager_share,

@@ -82,6 +82,13 @@ def function_case(d):
     check_eq(cap.get("windows_recorded"), 1, "report: one window")
     if w:
         check_eq(s.get("active_ns"), w[0][1] - w[0][0], "report: active time is the window's time")
+    # the one trace ran before the window: counted in trace_ns, not in the share of the recorded time
+    check(s.get("trace_ns", 0) > 0, "report: the trace's time is counted", s.get("trace_ns"))
+    check_eq(s.get("trace_recorded_ns"), 0, "report: no tracing inside the window")
+    check_eq(s.get("trace_share"), 0, "report: tracing's share of the recorded time")
+    rc, text, _ = agtest.agprof_cmd("report", path)
+    check("0.0% of the recorded time" in text and "of it outside the windows" in text,
+          "the text report says the tracing was outside the window", text[:700])
 
 
 def delay_case(d):
