@@ -1425,6 +1425,12 @@ static void no_edit_words(struct fixctx *c, struct finding *f, const struct mode
 			    " build the object that owns it once, outside the loop, or create the variables in __init__."
 			    " Whether the loop means to start from fresh variables each time is not in the recording",
 			    name, f->cause == CAUSE_NEW_FUNCTION_OBJECT ? " (a new object per call)" : "");
+	else if (f->function && !strcmp(f->function, "generator_next_fn"))  /* tf.data's from_generator body */
+		set_no_edit(c, f, "from_generator calls the Python generator for every element, under the GIL: when the"
+			    " elements fit in memory, build the dataset from tensors instead (tf.data.Dataset."
+			    "from_tensor_slices, with tf.ragged.constant for sequences of different lengths); else keep"
+			    " the generator light and let prefetch overlap it with the step. Which one fits the data"
+			    " is not in the recording");
 	else
 		set_no_edit(c, f, "the body of a py_function is Python that TensorFlow runs under the GIL, one call at"
 			    " a time: rewrite it with TensorFlow ops (or move it out of %s); no mechanical edit keeps"

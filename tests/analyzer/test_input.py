@@ -112,6 +112,12 @@ def generator_dataset(report, oracle, marks):
     for f in report["functions"]:
         if f["made_by"]:
             check(f["made_by"] == "tf.data from_generator", "TensorFlow's wrapped_fn shown as %r" % f["made_by"])
+    # one finding for the generator: from_generator's once-per-pass bookkeeping is no finding of its own
+    py = [f for f in report["findings"] if f["rule"] == "py-function"]
+    check([f["function"] for f in py] == ["generator_next_fn"], "one py-function finding, the generator's (got %s)"
+          % [f["function"] for f in py])
+    check(py and "from_tensor_slices" in (py[0]["no_edit"] or ""), "it says to build the dataset from tensors (%r)"
+          % (py and py[0].get("no_edit")))
 
 
 def input_bound(report, oracle, marks, parallel):
