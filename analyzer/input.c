@@ -687,6 +687,25 @@ static void attach_dataset_function(struct model *m, const char *name, int64_t c
 	}
 }
 
+/*
+ * from_generator is from_tensors(...).flat_map(...) inside TensorFlow: the
+ * from_tensors built at the same line just before it is no stage the user
+ * wrote, so the pipeline does not show it.
+ */
+static void drop_generator_seeds(struct model *m)
+{
+	for (size_t i = 1; i < m->ndatasets; i++) {
+		const struct model_dataset_op *d = &m->datasets[i], *p = &m->datasets[i - 1];
+
+		if (strcmp(d->transformation, "from_generator") || strcmp(p->transformation, "from_tensors") ||
+		    p->pid != d->pid || p->loc.line != d->loc.line || !p->loc.file || !d->loc.file ||
+		    strcmp(p->loc.file, d->loc.file))
+			continue;
+		memmove(&m->datasets[i - 1], &m->datasets[i], (m->ndatasets - i) * sizeof(*m->datasets));
+		m->ndatasets--;
+	}
+}
+
 static int load_datasets(struct input_state *st)
 {
 	struct model *m = st->m;
@@ -713,6 +732,7 @@ static int load_datasets(struct input_state *st)
 			attach_dataset_function(m, name + 8, sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2));
 	}
 	sqlite3_finalize(s);
+	drop_generator_seeds(m);
 	return rc == SQLITE_DONE ? 0 : error("cannot read recording: %s", sqlite3_errmsg(m->rec->db));
 }
 

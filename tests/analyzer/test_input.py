@@ -112,6 +112,10 @@ def generator_dataset(report, oracle, marks):
     for f in report["functions"]:
         if f["made_by"]:
             check(f["made_by"] == "tf.data from_generator", "TensorFlow's wrapped_fn shown as %r" % f["made_by"])
+    # TensorFlow builds from_generator as from_tensors(...).flat_map(...): the pipeline shows only what the user wrote
+    for r in report["input"]:
+        check(r["pipeline"] and r["pipeline"].startswith("from_generator") and "from_tensors" not in r["pipeline"],
+              "the pipeline starts at from_generator (%r)" % r["pipeline"])
     # one finding for the generator: from_generator's once-per-pass bookkeeping is no finding of its own
     py = [f for f in report["findings"] if f["rule"] == "py-function"]
     check([f["function"] for f in py] == ["generator_next_fn"], "one py-function finding, the generator's (got %s)"
