@@ -74,14 +74,33 @@ static void fn_table(struct strbuf *out, const struct model *m, const struct gra
 	}
 }
 
+/*
+ * A node name is a scope path (gradient_tape/model/block_3_bn/mul_1/Mul):
+ * its end tells nodes apart, less a last part that only repeats the type
+ * column.
+ */
+static void node_cell(char *buf, size_t cap, const char *name, const char *type)
+{
+	const char *slash = name ? strrchr(name, '/') : NULL;
+	char scope[512];
+
+	if (slash && type && slash > name && !strcmp(slash + 1, type) && (size_t)(slash - name) < sizeof(scope)) {
+		memcpy(scope, name, (size_t)(slash - name));
+		scope[slash - name] = '\0';
+		name = scope;
+	}
+	text_fit_left(buf, cap, name ? name : "?", 18);
+}
+
 static void op_table(struct strbuf *out, const struct model *m, const struct graph_op *ops, size_t n, int top)
 {
 	strbuf_addf(out, "  %-18s %-12s %6s %9s %8s  %s\n", "op", "type", "runs", "time", "mean", "created at");
 	for (size_t i = 0; i < top_n(top, n); i++) {
 		const struct graph_op *o = &ops[i];
-		char a[DURATION_MAX], b[DURATION_MAX], loc[256];
+		char a[DURATION_MAX], b[DURATION_MAX], loc[256], name[128];
 
-		strbuf_addf(out, "  %-18.18s %-12.12s %6lld %9s %8s  ", o->name, o->op_type, (long long)o->count,
+		node_cell(name, sizeof(name), o->name, o->op_type);
+		strbuf_addf(out, "  %-18s %-12.12s %6lld %9s %8s  ", name, o->op_type, (long long)o->count,
 			    duration_format(a, sizeof(a), o->total_ns),
 			    duration_format(b, sizeof(b), o->count ? o->total_ns / o->count : 0));
 		add_where(out, 61, where(loc, sizeof(loc), m, &o->loc));
