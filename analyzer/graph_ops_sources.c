@@ -70,6 +70,17 @@ static int is_compute_op(const char *t)
 	return 0;
 }
 
+/*
+ * Iterator reads inside a graph (Keras' train function's IteratorGetNext):
+ * their kernel time is the wait for the input pipeline, input-bound's
+ * subject, not an op to make cheaper.
+ */
+static int is_input_op(const char *t)
+{
+	return !strncmp(t, "IteratorGetNext", 15) || !strncmp(t, "MultiDeviceIteratorGetNext", 26) ||
+	       !strcmp(t, "OptionalGetValue");
+}
+
 /* ---- graph_functions --------------------------------------------------- */
 
 static const char *const fn_fields[] = {
@@ -139,6 +150,7 @@ static const char *const type_fields[] = {
 	"share: of the function's kernel time",
 	"calls, fn_kernel_ns: the function's calls (the first left out) and their kernel time",
 	"compute_op: 1 for dense compute ops (MatMul, Conv*, Einsum) and compiled functions (XLA), expected to dominate",
+	"input_op: 1 for iterator reads (IteratorGetNext...): their time is the wait for the input pipeline",
 	NULL,
 };
 
@@ -164,6 +176,7 @@ static int type_get(const struct model *m, void *data, size_t row, const char *f
 	NUM("calls", r->fn->calls);
 	NUM("fn_kernel_ns", r->fn->op_kernel_ns);
 	NUM("compute_op", is_compute_op(r->type->op_type));
+	NUM("input_op", is_input_op(r->type->op_type));
 	return -1;
 }
 

@@ -44,6 +44,18 @@ def check_tracing_time(rec, doc):
     check_eq(doc.get("session", {}).get("trace_ns"), union, "session trace_ns = per-thread union of the traces")
 
 
+def check_no_input_slow_op(rec):
+    """Keras's train function reads its iterator in the graph: that wait is input's, never a slow op,
+    even with slow-op's thresholds at 0 (every other op type of the function is then a finding)."""
+    rc, text, err = agtest.agprof_cmd("report", "--format", "json", "--set", "slow-op.min_share=0",
+                                      "--set", "slow-op.min_time=0", rec)
+    check_eq(rc, 0, "report --set slow-op... exit status (%s)" % err.strip())
+    slow = [f["message"].split(" took ")[0] for f in json.loads(text)["findings"] if f["rule"] == "slow-op"] if rc == 0 else []
+    check(slow, "slow-op at thresholds 0 reports the train function's op types", slow)
+    check([t for t in slow if t.startswith(("IteratorGetNext", "OptionalGetValue"))] == [],
+          "no iterator read is a slow op", slow)
+
+
 def main():
     agtest.need_agprof()
     out = os.path.join(agtest.tmpdir(), "keras_pipeline.agprof")
@@ -61,6 +73,7 @@ def main():
         for keras_op in ("permutation", "grab_batch", "flat_map", "zip", "range"):
             check(keras_op not in pipeline, "none of Keras's adapter (%s) in the user's pipeline" % keras_op, pipeline)
     check_tracing_time(out, doc)
+    check_no_input_slow_op(out)
     agtest.finish("real-code")
 
 
