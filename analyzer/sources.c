@@ -696,6 +696,8 @@ static const char *const session_fields[] = {
 	"top_trace_see_also: \" (see its retracing finding)\" when a retracing finding names that function, else empty",
 	"  (it reads the findings of the rules evaluated before: built-in rules run in file-name order)",
 	"session_runs, session_run_ns: TF1 Session steps (Session.run, partial_run, callables)",
+	"trace_recorded_ns: tracing inside the capture windows (trace_ns without windows; shares are of it)",
+	"share_base: what the shares are of: \"the run\", or with capture windows \"the recorded time\" (text)",
 	NULL,
 };
 
@@ -729,6 +731,20 @@ static const char *retracing_see_also(const struct model *m, const struct model_
 		    !strcmp(m->findings[i].function, f->name))
 			return " (see its retracing finding)";
 	return "";
+}
+
+/* What the session's shares are of: the run, or with capture windows their time (traces are recorded outside too). */
+static const char *share_base(const struct model *m)
+{
+	char d[DURATION_MAX];
+	const struct model_session *s = &m->session;
+
+	if (!s->capture)
+		return "the run";
+	if (s->trace_recorded_ns >= s->trace_ns)
+		return "the recorded time";
+	return model_strf((struct model *)m, "the recorded time, %s of the tracing outside it",
+			  duration_format(d, sizeof(d), s->trace_ns - s->trace_recorded_ns));
 }
 
 static int session_get(const struct model *m, void *data, size_t row, const char *field, struct metric_value *out)
@@ -778,6 +794,8 @@ static int session_get(const struct model *m, void *data, size_t row, const char
 	TEXT("top_trace_see_also", retracing_see_also(m, tt));
 	NUM("session_runs", s->session_runs);
 	NUM("session_run_ns", s->session_run_ns);
+	NUM("trace_recorded_ns", s->trace_recorded_ns);
+	TEXT("share_base", share_base(m));
 	return -1;
 }
 

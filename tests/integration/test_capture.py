@@ -89,6 +89,12 @@ def function_case(d):
     rc, text, _ = agtest.agprof_cmd("report", path)
     check("0.0% of the recorded time" in text and "of it outside the windows" in text,
           "the text report says the tracing was outside the window", text[:700])
+    # the rule's share base: with tracing-overhead's thresholds below 0 it fires, and says what its share is of
+    rc, out, _ = agtest.agprof_cmd("report", "--format", "json", "--set", "tracing-overhead.max_share=-1",
+                                   "--set", "tracing-overhead.min_ns=-1", path)
+    msgs = [f["message"] for f in json.loads(out)["findings"] if f["rule"] == "tracing-overhead"] if rc == 0 else []
+    check(msgs and msgs[0].startswith("tracing takes 0.0% of the recorded time, ") and "of the tracing outside it" in msgs[0],
+          "tracing-overhead's share is of the recorded time", msgs)
 
 
 def delay_case(d):
