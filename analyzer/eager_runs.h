@@ -19,9 +19,10 @@ struct eager_runs {
 /*
  * The ops of func in file (user code: callsites.library 0), in each
  * thread's order; a graph call on the thread ends a run.  One pass over the
- * kept ops in row id order, no sort.  0, or -1 when the recording cannot be
+ * kept ops in row id order (in parallel rowid ranges), no sort; the graph
+ * calls are saving_thread_calls()'s.  0, or -1 when the recording cannot be
  * read (out is then zero).
  */
-int eager_runs_of(const struct model *m, const char *file, const char *func, int64_t gap_max, struct eager_runs *out);
+int eager_runs_of(struct model *m, const char *file, const char *func, int64_t gap_max, struct eager_runs *out);
 
 #endif

@@ -8,6 +8,7 @@
 #include "pathdisp.h"
 #include "util.h"
 #include "strpool.h"
+#include "saving_reads.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -1208,6 +1209,7 @@ void model_release(struct model *m)
 	free(m->datasets);
 	free(m->graph_readers);
 	free(m->findings);
+	saving_reads_release(m->saving_reads);
 	if (m->pool)
 		strpool_release(m->pool);
 	free(m->pool);

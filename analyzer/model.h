@@ -395,6 +395,7 @@ struct metric_source {
 
 struct model_source_list; /* private */
 struct strpool;           /* private */
+struct saving_reads;      /* private: analyzer/saving_reads.c */
 
 /* A stretch of the run whose high-rate events were recorded (merged union of the capture windows). */
 struct model_window {
@@ -441,6 +442,7 @@ struct model {
 	size_t capfindings;               /* private: allocated findings */
 	struct model_source_list *sources;
 	struct strpool *pool;
+	struct saving_reads *saving_reads; /* private: the savings' reads, made on first use */
 };
 
 /*

@@ -26,6 +26,7 @@
 #include "model.h"
 #include "model_internal.h"
 #include "recording.h"
+#include "saving_reads.h"
 #include "util.h"
 
 #include <sqlite3.h>
@@ -67,65 +68,6 @@ static int64_t plain_tracing_ns(const struct model_trace *t)
 	return span > t->collector_ns ? span - t->collector_ns : 0;
 }
 
-/* fn's graph calls, in time order: for each, its step (from the previous call's end) and whether it traced. */
-struct steps {
-	int64_t *retraced;      /* per trace of fn: the step of its graph's first call, -1 when it never ran */
-	int64_t *before;        /* per trace of fn: the previous call's end before that first call, -1: none */
-	int64_t *plain;         /* the steps of calls that did not trace */
-	size_t nplain, cap;
-};
-
-static int steps_push(struct steps *st, int64_t step)
-{
-	if (st->nplain == st->cap) {
-		size_t nc = st->cap ? st->cap * 2 : 64;
-		int64_t *p = realloc(st->plain, nc * sizeof(*p));
-
-		if (!p)
-			return -1;
-		st->plain = p;
-		st->cap = nc;
-	}
-	st->plain[st->nplain++] = step;
-	return 0;
-}
-
-/* Read fn's graph calls into st (retraced[] sized fn->ntraces, filled with -1); 0, or -1 when out of memory. */
-static int steps_read(const struct model *m, const struct model_function *fn, enum retrace_cause cause,
-		      struct steps *st, unsigned char *seen)
-{
-	sqlite3_stmt *s = NULL;
-	int64_t prev_end = -1;
-	int ret = 0;
-
-	if (!m->rec || sqlite3_prepare_v2(m->rec->db,
-		"SELECT g.trace_id, c.end_ns FROM function_calls c"
-		" JOIN graph_functions g ON g.id = c.graph_function_id JOIN traces t ON t.id = g.trace_id"
-		" WHERE t.function_id = ?1 AND c.pid = t.pid ORDER BY c.start_ns LIMIT 1000000", -1, &s, NULL) != SQLITE_OK)
-		return 0;
-	sqlite3_bind_int64(s, 1, fn->id);
-	while (ret == 0 && sqlite3_step(s) == SQLITE_ROW) {
-		int64_t tid = sqlite3_column_int64(s, 0), end = sqlite3_column_int64(s, 1);
-		int64_t step = prev_end >= 0 && end > prev_end ? end - prev_end : -1;
-		int first = 0;
-
-		for (size_t i = 0; i < fn->ntraces; i++)
-			if (fn->traces[i].id == tid && !seen[i]) {
-				seen[i] = 1;
-				first = 1;
-				if (removed(fn, i, cause)) {
-					st->retraced[i] = step;
-					st->before[i] = step >= 0 ? prev_end : -1;
-				}
-			}
-		if (!first && step >= 0)
-			ret = steps_push(st, step);
-		prev_end = end;
-	}
-	sqlite3_finalize(s);
-	return ret;
-}
-
 /*
  * What a step takes without retracing: the lower median of the untraced
  * steps (with few calls, the step after the first one still pays cold-start
@@ -134,16 +76,9 @@ static int steps_read(const struct model *m, const struct model_function *fn, en
  * per step, which for the small functions this happens to in practice is
  * well under a millisecond, against a retraced step that also pays the new
  * graph's set-up on its first call.  So 0: the saving is an upper bound by
- * the warm calls' time, and the method says so.
+ * the warm calls' time, and the method says so.  That median is
+ * call_steps.typical, read once per function with its calls (saving_reads.c).
  */
-static int64_t typical_step(struct steps *st)
-{
-	if (!st->nplain)
-		return 0;
-	qsort(st->plain, st->nplain, sizeof(*st->plain), cmp_i64);
-	return st->plain[(st->nplain - 1) / 2];
-}
-
 /* What retrace_saving() found, for the method line. */
 struct retrace_sum {
 	size_t n;               /* retraces removed */
@@ -162,16 +97,16 @@ struct retrace_sum {
  * retrace whose graph never ran saves its tracing time.  The collector's own
  * time in the trace (collector_ns) is not the program's: taken off.
  */
-static int64_t retrace_saved(const struct model_function *fn, const struct steps *st, size_t i, int64_t typical,
+static int64_t retrace_saved(const struct model_function *fn, const struct call_steps *st, size_t i, int64_t typical,
 			     int64_t *own)
 {
 	const struct model_trace *t = &fn->traces[i];
 	int64_t tr = tracing_ns(t), saved = tr;
 
-	if (st->nplain && st->retraced[i] > typical + tr)
-		saved = st->retraced[i] - typical;
-	else if (!st->nplain && st->before[i] >= 0 && st->retraced[i] > tr)
-		saved = st->retraced[i] - (t->start_ns > st->before[i] ? t->start_ns - st->before[i] : 0);
+	if (st->nplain && st->first_step[i] > typical + tr)
+		saved = st->first_step[i] - typical;
+	else if (!st->nplain && st->first_before[i] >= 0 && st->first_step[i] > tr)
+		saved = st->first_step[i] - (t->start_ns > st->first_before[i] ? t->start_ns - st->first_before[i] : 0);
 	if (saved < tr)
 		saved = tr;
 	*own = saved > t->collector_ns ? t->collector_ns : saved;
@@ -186,33 +121,22 @@ static int64_t retrace_saved(const struct model_function *fn, const struct steps
  * of the function's previous call to the end of the new graph's first call,
  * less what the fix leaves of it (retrace_saved()).  *sum says how.
  */
-static int64_t retrace_saving(const struct model *m, const struct model_function *fn, enum retrace_cause cause,
+static int64_t retrace_saving(struct model *m, const struct model_function *fn, enum retrace_cause cause,
 			      struct retrace_sum *sum)
 {
-	struct steps st = { 0 };
-	unsigned char *seen = NULL;
-	int64_t *saved = NULL, typical, total = 0;
+	const struct call_steps *st;
+	int64_t *saved = NULL, total = 0;
 
 	memset(sum, 0, sizeof(*sum));
-	if (!fn->ntraces)
+	if (!fn->ntraces || !(st = saving_call_steps(m, fn)) || !(saved = calloc(fn->ntraces, sizeof(*saved))))
 		return 0;
-	st.retraced = calloc(fn->ntraces, sizeof(*st.retraced));
-	st.before = calloc(fn->ntraces, sizeof(*st.before));
-	saved = calloc(fn->ntraces, sizeof(*saved));
-	seen = calloc(fn->ntraces, 1);
-	if (!st.retraced || !st.before || !saved || !seen)
-		goto done;
-	for (size_t i = 0; i < fn->ntraces; i++)
-		st.retraced[i] = st.before[i] = -1;
-	steps_read(m, fn, cause, &st, seen);
-	typical = typical_step(&st);
-	sum->warm = st.nplain > 0;
+	sum->warm = st->nplain > 0;
 	for (size_t i = 1; i < fn->ntraces; i++) {
 		int64_t own;
 
 		if (!removed(fn, i, cause))
 			continue;
-		saved[sum->n] = retrace_saved(fn, &st, i, typical, &own);
+		saved[sum->n] = retrace_saved(fn, st, i, st->typical, &own);
 		total += saved[sum->n++];
 		sum->own += own;
 		sum->tracing += plain_tracing_ns(&fn->traces[i]);
@@ -221,12 +145,7 @@ static int64_t retrace_saving(const struct model *m, const struct model_function
 		sort_array(saved, sum->n, sizeof(*saved), cmp_i64);
 		sum->median = saved[(sum->n - 1) / 2];
 	}
-done:
-	free(st.plain);
-	free(st.retraced);
-	free(st.before);
 	free(saved);
-	free(seen);
 	return total;
 }
 
@@ -244,48 +163,6 @@ static double ms(int64_t ns)
 {
 	return (double)ns / 1e6;
 }
-
-/* The one integer sql yields (text bound to ?1, NULL when text is NULL), -1 when no row or no recording. */
-static int64_t query_ns(const struct model *m, const char *sql, const char *text)
-{
-	sqlite3_stmt *s;
-	int64_t v = -1;
-
-	/* schema 6: eager_ops is the reader's view over eager_op_rows */
-	if (!m->rec || !(db_has_table(m->rec->db, "eager_ops") || db_has_table(m->rec->db, "eager_op_rows")) ||
-	    sqlite3_prepare_v2(m->rec->db, sql, -1, &s, NULL) != SQLITE_OK)
-		return -1;
-	if (text)
-		sqlite3_bind_text(s, 1, text, -1, SQLITE_STATIC);
-	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 0) != SQLITE_NULL)
-		v = sqlite3_column_int64(s, 0);
-	sqlite3_finalize(s);
-	return v;
-}
-
-/*
- * The median recorded dispatch of eager op type ?1 (NULL: of any op), among
- * the first 200,000 kept ops (row order: a sort of every op of a long run
- * took seconds; a dispatch cost needs no more).
- */
-static const char median_op_sql[] =
-	"WITH e AS (SELECT op_id, start_ns, end_ns FROM eager_ops LIMIT 200000),"
-	" d AS (SELECT e.end_ns - e.start_ns AS ns FROM e JOIN strings s ON s.id = e.op_id"
-	"  WHERE ?1 IS NULL OR s.text = ?1)"
-	" SELECT ns FROM d ORDER BY ns LIMIT 1 OFFSET (SELECT max(count(*) - 1, 0) / 2 FROM d)";
-
-/*
- * An op's first run with new types pays its kernel's creation: the median
- * of each op type's first recorded dispatch, the recording's very first op
- * (which also starts the eager context) aside; among the first 200,000
- * kept ops, as above (an op type's first run is early).
- */
-static const char cold_op_sql[] =
-	"WITH e AS (SELECT op_id, start_ns, end_ns FROM eager_ops LIMIT 200000),"
-	" f AS (SELECT op_id, min(start_ns) AS s FROM e GROUP BY op_id),"
-	" d AS (SELECT e.end_ns - e.start_ns AS ns FROM e JOIN f ON f.op_id = e.op_id AND e.start_ns = f.s"
-	"  WHERE e.start_ns > (SELECT min(start_ns) FROM e))"
-	" SELECT ns FROM d ORDER BY ns LIMIT 1 OFFSET (SELECT max(count(*) - 1, 0) / 2 FROM d)";
 
 /* The calls of trace id's graph. */
 static int64_t trace_calls(const struct model *m, int64_t id)
@@ -336,9 +213,9 @@ static struct fix_cost fix_added(struct model *m, const struct finding *f, const
 				n++;
 				calls += trace_calls(m, fn->traces[i].id);
 			}
-		cold = query_ns(m, cold_op_sql, NULL);
-		if ((warm = query_ns(m, median_op_sql, "Cast")) < 0)
-			warm = query_ns(m, median_op_sql, NULL);
+		cold = saving_cold_dispatch(m);
+		if ((warm = saving_median_dispatch(m, "Cast")) < 0)
+			warm = saving_median_dispatch(m, NULL);
 		cold = cold > 0 ? cold : 0;
 		warm = warm > 0 ? warm : 0;
 		calls = calls > (int64_t)n ? calls - (int64_t)n : 0;
@@ -348,8 +225,8 @@ static struct fix_cost fix_added(struct model *m, const struct finding *f, const
 				   " (%.3f ms)", n + (size_t)calls, n + (size_t)calls == 1 ? "" : "s", ms(c.ns), ms(cold),
 				   (long long)calls, ms(warm));
 	} else if (f->cause == CAUSE_PYTHON_VALUE) {
-		if ((warm = query_ns(m, median_op_sql, "_EagerConst")) < 0)
-			warm = query_ns(m, median_op_sql, NULL);
+		if ((warm = saving_median_dispatch(m, "_EagerConst")) < 0)
+			warm = saving_median_dispatch(m, NULL);
 		warm = warm > 0 ? warm : 0;
 		c.ns = fn->calls * warm;
 		c.how = model_strf(m, "the tf.constant it adds to each of the %lld calls, at a recorded _EagerConst"

@@ -1,0 +1,543 @@
+/* saving_reads.c - the savings' reads of the recording, once per model (saving_reads.h). */
+#include "saving_reads.h"
+#include "checked.h"
+#include "db.h"
+#include "idmap.h"
+#include "model.h"
+#include "recording.h"
+#include "util.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One eager op of the first SAVING_DISPATCH_OPS, as the dispatch medians read it. */
+struct dispatch_op {
+	int64_t op_id, start, ns;
+	unsigned char op_null, start_null, ns_null;
+	int named;              /* op_id is a strings.id (the median's join) */
+	const char *text;       /* that string, NULL when none (not owned: in names[]) */
+};
+
+struct saving_reads {
+	struct call_steps *steps;   /* per m->functions[i]; NULL until read */
+	size_t nsteps;
+	int calls_read;             /* steps and calls[] read (or unreadable: none) */
+	int64_t (*calls)[4];        /* every graph call: pid, tid, start, end; by thread, then start */
+	size_t ncalls, calls_cap;
+	int ops_read;               /* ops[] holds the first kept ops (or there are none) */
+	int have_ops;               /* the recording has an eager ops table */
+	struct dispatch_op *ops;
+	size_t nops;
+	char **names;               /* the op types' texts, owned */
+	size_t nnames, names_cap;
+};
+
+/* One graph call of a function, in row order (seq) for ties in start. */
+struct call_row {
+	int64_t start, end;
+	uint32_t owner;         /* graph_owner index: the trace */
+	uint32_t seq;
+};
+
+struct call_list {
+	struct call_row *v;
+	size_t n, cap;
+};
+
+/* What a graph function's calls count for: the function and process of its trace. */
+struct graph_owner {
+	int64_t trace_id, pid;
+	size_t list;
+};
+
+static struct saving_reads *reads_of(struct model *m)
+{
+	if (!m->saving_reads)
+		m->saving_reads = calloc(1, sizeof(*m->saving_reads));
+	return m->saving_reads;
+}
+
+static int cmp_call_row(const void *a, const void *b)
+{
+	const struct call_row *x = a, *y = b;
+
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The graph functions whose trace is a function's in fns (function id ->
+ * list): owners[] and owner_ix (graph function id -> owners index).
+ */
+static int read_owners(sqlite3 *db, const struct idmap *fns, struct idmap *owner_ix, struct graph_owner **owners,
+		       size_t *nowners)
+{
+	sqlite3_stmt *s = db_prepare(db, "SELECT g.id, g.trace_id, t.function_id, t.pid FROM graph_functions g"
+				     " JOIN traces t ON t.id = g.trace_id");
+	size_t cap = 0, list;
+
+	if (!s)
+		return -1;
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		if (sqlite3_column_type(s, 2) == SQLITE_NULL || sqlite3_column_type(s, 3) == SQLITE_NULL ||
+		    !idmap_get(fns, sqlite3_column_int64(s, 2), &list))
+			continue;  /* c.pid = t.pid and t.function_id = ? hold for no call */
+		if (ARRAY_GROW(*owners, *nowners, cap) || idmap_put(owner_ix, sqlite3_column_int64(s, 0), *nowners) < 0)
+			break;
+		(*owners)[*nowners].trace_id = sqlite3_column_int64(s, 1);
+		(*owners)[*nowners].pid = sqlite3_column_int64(s, 3);
+		(*owners)[*nowners].list = list;
+		++*nowners;
+	}
+	sqlite3_finalize(s);
+	return 0;
+}
+
+/* What the scan of function_calls fills: every call by thread (r->calls), each function's in lists[]. */
+struct calls_scan {
+	struct saving_reads *r;
+	struct idmap owner_ix;  /* graph function id -> owners[] */
+	struct graph_owner *owners;
+	size_t nowners;
+	struct call_list *lists;
+	uint32_t seq;
+	int oom;
+};
+
+/*
+ * agprof_call(graph_function_id, pid, tid, start_ns, end_ns), one row inside
+ * SQLite: a step and five column reads per call cost more.
+ */
+static void call_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct calls_scan *cs = sqlite3_user_data(ctx);
+	struct saving_reads *r = cs->r;
+	const struct graph_owner *o;
+	struct call_list *l;
+	size_t ix;
+
+	(void)argc;
+	cs->seq++;
+	if (cs->oom || ARRAY_GROW(r->calls, r->ncalls, r->calls_cap)) {
+		cs->oom = 1;
+		return;
+	}
+	for (int i = 0; i < 4; i++)  /* as sqlite3_column_int64() read them: NULL is 0 */
+		r->calls[r->ncalls][i] = sqlite3_value_int64(argv[i + 1]);
+	r->ncalls++;
+	/* the join with graph_functions and traces (c.pid = t.pid): a NULL matches nothing */
+	if (sqlite3_value_type(argv[0]) == SQLITE_NULL || sqlite3_value_type(argv[1]) == SQLITE_NULL ||
+	    !idmap_get(&cs->owner_ix, sqlite3_value_int64(argv[0]), &ix) ||
+	    (o = &cs->owners[ix])->pid != sqlite3_value_int64(argv[1]))
+		return;
+	l = &cs->lists[o->list];
+	if (ARRAY_GROW(l->v, l->n, l->cap)) {
+		cs->oom = 1;
+		return;
+	}
+	/* ORDER BY start_ns puts a NULL first */
+	l->v[l->n].start = sqlite3_value_type(argv[3]) == SQLITE_NULL ? INT64_MIN : sqlite3_value_int64(argv[3]);
+	l->v[l->n].end = sqlite3_value_int64(argv[4]);
+	l->v[l->n].owner = (uint32_t)ix;
+	l->v[l->n++].seq = cs->seq;
+}
+
+static void call_final(sqlite3_context *ctx)
+{
+	sqlite3_result_null(ctx);
+}
+
+/*
+ * One table scan of function_calls in row order, on a connection of its
+ * own (no mutex per call): into cs->lists (by function id, fns) and
+ * r->calls.  A recording that cannot be read leaves what was read.
+ */
+static void scan_calls(struct model *m, struct calls_scan *cs, const struct idmap *fns)
+{
+	sqlite3 *db = NULL;
+	sqlite3_stmt *s = NULL;
+
+	if (read_owners(m->rec->db, fns, &cs->owner_ix, &cs->owners, &cs->nowners) || cs->nowners > UINT32_MAX ||
+	    db_open_readonly(m->rec->path, SQLITE_OPEN_NOMUTEX, &db) != SQLITE_OK)
+		goto cleanup;
+	if (sqlite3_create_function(db, "agprof_call", 5, SQLITE_UTF8, cs, NULL, call_step, call_final) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db, "SELECT agprof_call(graph_function_id, pid, tid, start_ns, end_ns) FROM function_calls",
+			       -1, &s, NULL) != SQLITE_OK)
+		goto cleanup;
+	while (sqlite3_step(s) == SQLITE_ROW)
+		;
+cleanup:
+	sqlite3_finalize(s);
+	sqlite3_close(db);
+}
+
+/*
+ * The steps of fn from its calls in time order: a trace's first call gives
+ * that trace's step, every other call with a previous one a plain step.
+ */
+static int steps_from_calls(const struct model_function *fn, const struct graph_owner *owners,
+			    const struct call_row *v, size_t n, struct call_steps *cs)
+{
+	unsigned char *seen = fn->ntraces ? calloc(fn->ntraces, 1) : NULL;
+	int64_t *plain = NULL, prev_end = -1;
+	size_t cap = 0;
+	int ret = -1;
+
+	if (fn->ntraces && !seen)
+		return -1;
+	for (size_t k = 0; k < n && k < SAVING_MAX_CALLS; k++) {
+		int64_t end = v[k].end, step = prev_end >= 0 && end > prev_end ? end - prev_end : -1;
+		int first = 0;
+
+		for (size_t i = 0; i < fn->ntraces; i++)
+			if (fn->traces[i].id == owners[v[k].owner].trace_id && !seen[i]) {
+				seen[i] = 1;
+				first = 1;
+				cs->first_step[i] = step;
+				cs->first_before[i] = step >= 0 ? prev_end : -1;
+			}
+		if (!first && step >= 0) {
+			if (ARRAY_GROW(plain, cs->nplain, cap))
+				goto cleanup;
+			plain[cs->nplain++] = step;
+		}
+		prev_end = end;
+	}
+	sort_array(plain, cs->nplain, sizeof(*plain), cmp_i64);
+	cs->typical = cs->nplain ? plain[(cs->nplain - 1) / 2] : 0;
+	ret = 0;
+cleanup:
+	free(plain);
+	free(seen);
+	return ret;
+}
+
+/* Every function's first steps, all -1 (no call read yet). */
+static int steps_alloc(struct model *m, struct saving_reads *r)
+{
+	if (!(r->steps = calloc(m->nfunctions ? m->nfunctions : 1, sizeof(*r->steps))))
+		return -1;
+	r->nsteps = m->nfunctions;
+	for (size_t i = 0; i < m->nfunctions; i++) {
+		size_t n = m->functions[i].ntraces ? m->functions[i].ntraces : 1;
+
+		r->steps[i].first_step = malloc(n * sizeof(int64_t));
+		r->steps[i].first_before = malloc(n * sizeof(int64_t));
+		if (!r->steps[i].first_step || !r->steps[i].first_before)
+			return -1;
+		for (size_t k = 0; k < n; k++)
+			r->steps[i].first_step[k] = r->steps[i].first_before[k] = -1;
+	}
+	return 0;
+}
+
+/* Every graph call by thread, then start (cmp_thread_start); usually in that order already. */
+static void sort_thread_calls(struct saving_reads *r)
+{
+	for (size_t i = 1; i < r->ncalls; i++)
+		if (cmp_thread_start(r->calls[i - 1], r->calls[i]) > 0) {
+			sort_array(r->calls, r->ncalls, sizeof(*r->calls), cmp_thread_start);
+			return;
+		}
+}
+
+/* Each function's calls in time order: ties in row order. */
+static void sort_lists(struct call_list *lists, size_t nlists)
+{
+	for (size_t i = 0; i < nlists; i++)
+		for (size_t k = 1; k < lists[i].n; k++)
+			if (lists[i].v[k - 1].start > lists[i].v[k].start) {
+				sort_array(lists[i].v, lists[i].n, sizeof(*lists[i].v), cmp_call_row);
+				break;
+			}
+}
+
+/*
+ * Read the graph calls once: every function's, reduced to its steps, and
+ * all of them by thread (r->calls, for eager_runs.c).  0 or -1 (out of
+ * memory).
+ */
+static int read_calls(struct model *m, struct saving_reads *r)
+{
+	struct idmap fns = IDMAP_INIT;
+	struct calls_scan cs = { .r = r, .owner_ix = IDMAP_INIT };
+	size_t nlists = 0, l;
+	int ret = -1;
+
+	r->calls_read = 1;
+	if (!(cs.lists = calloc(m->nfunctions ? m->nfunctions : 1, sizeof(*cs.lists))) || steps_alloc(m, r))
+		goto cleanup;
+	for (size_t i = 0; i < m->nfunctions; i++)
+		if (idmap_put(&fns, m->functions[i].id, nlists) == 0)
+			nlists++;
+	/* unreadable calls leave every function without any, as the query per function did */
+	if (m->rec)
+		scan_calls(m, &cs, &fns);
+	if (cs.oom)
+		goto cleanup;
+	sort_thread_calls(r);
+	sort_lists(cs.lists, nlists);
+	for (size_t i = 0; i < m->nfunctions; i++)
+		if (idmap_get(&fns, m->functions[i].id, &l) &&
+		    steps_from_calls(&m->functions[i], cs.owners, cs.lists[l].v, cs.lists[l].n, &r->steps[i]))
+			goto cleanup;
+	ret = 0;
+cleanup:
+	for (size_t i = 0; cs.lists && i < nlists; i++)
+		free(cs.lists[i].v);
+	free(cs.lists);
+	free(cs.owners);
+	idmap_release(&cs.owner_ix);
+	idmap_release(&fns);
+	return ret;
+}
+
+static void steps_release(struct saving_reads *r)
+{
+	for (size_t i = 0; r->steps && i < r->nsteps; i++) {
+		free(r->steps[i].first_step);
+		free(r->steps[i].first_before);
+	}
+	free(r->steps);
+	r->steps = NULL;
+	r->nsteps = 0;
+	free(r->calls);
+	r->calls = NULL;
+	r->ncalls = r->calls_cap = 0;
+}
+
+/* The graph calls, read once; NULL when out of memory. */
+static struct saving_reads *calls_reads(struct model *m)
+{
+	struct saving_reads *r = reads_of(m);
+
+	if (r && !r->calls_read && read_calls(m, r))
+		steps_release(r);
+	return r && r->steps ? r : NULL;
+}
+
+int saving_thread_calls(struct model *m, const int64_t (**calls)[4], size_t *n)
+{
+	struct saving_reads *r = calls_reads(m);
+
+	*n = r ? r->ncalls : 0;
+	*calls = r ? (const int64_t (*)[4])r->calls : NULL;
+	return r ? 0 : -1;
+}
+
+const struct call_steps *saving_call_steps(struct model *m, const struct model_function *fn)
+{
+	struct saving_reads *r;
+	size_t i = (size_t)(fn - m->functions);
+
+	if (fn < m->functions || i >= m->nfunctions || !(r = calls_reads(m)))
+		return NULL;
+	return i < r->nsteps ? &r->steps[i] : NULL;
+}
+
+/* The text of strings.id op_id into *text (owned by r->names); 0 when no such string, 1, -1 out of memory. */
+static int op_name(sqlite3 *db, struct saving_reads *r, int64_t op_id, const char **text)
+{
+	sqlite3_stmt *s = db_prepare(db, "SELECT text FROM strings WHERE id = ?1");
+	int found = 0;
+
+	*text = NULL;
+	if (!s)
+		return 0;
+	sqlite3_bind_int64(s, 1, op_id);
+	if (sqlite3_step(s) == SQLITE_ROW) {
+		const char *t = (const char *)sqlite3_column_text(s, 0);
+
+		found = 1;
+		if (t) {
+			if (ARRAY_GROW(r->names, r->nnames, r->names_cap) || !(r->names[r->nnames] = strdup(t)))
+				found = -1;
+			else
+				*text = r->names[r->nnames++];
+		}
+	}
+	sqlite3_finalize(s);
+	return found;
+}
+
+/* Whether op ids and texts of the ops are known: each distinct op_id's string looked up once. */
+static int name_ops(sqlite3 *db, struct saving_reads *r)
+{
+	struct idmap seen = IDMAP_INIT;
+	size_t ix;
+	int ret = 0;
+
+	for (size_t i = 0; i < r->nops && ret == 0; i++) {
+		struct dispatch_op *o = &r->ops[i];
+		int found;
+
+		if (o->op_null)
+			continue;
+		if (idmap_get(&seen, o->op_id, &ix)) {
+			o->named = r->ops[ix].named;
+			o->text = r->ops[ix].text;
+			continue;
+		}
+		if ((found = op_name(db, r, o->op_id, &o->text)) < 0 || idmap_put(&seen, o->op_id, i) < 0)
+			ret = -1;
+		o->named = found > 0;
+	}
+	idmap_release(&seen);
+	return ret;
+}
+
+/*
+ * The first SAVING_DISPATCH_OPS kept ops, in the order the view (schema 6)
+ * or the table yields them without ORDER BY: row order.  0 or -1.
+ */
+static int read_dispatch(struct model *m, struct saving_reads *r)
+{
+	sqlite3 *db = m->rec ? m->rec->db : NULL;
+	sqlite3_stmt *s;
+
+	r->ops_read = 1;
+	/* schema 6: eager_ops is the reader's view over eager_op_rows */
+	if (!db || !(db_has_table(db, "eager_ops") || db_has_table(db, "eager_op_rows")) ||
+	    !(r->ops = malloc(SAVING_DISPATCH_OPS * sizeof(*r->ops))) ||
+	    sqlite3_prepare_v2(db, "SELECT op_id, start_ns, end_ns - start_ns FROM eager_ops LIMIT ?1", -1, &s, NULL) !=
+		    SQLITE_OK)
+		return 0;
+	r->have_ops = 1;
+	sqlite3_bind_int64(s, 1, SAVING_DISPATCH_OPS);
+	while (r->nops < SAVING_DISPATCH_OPS && sqlite3_step(s) == SQLITE_ROW) {
+		struct dispatch_op *o = &r->ops[r->nops++];
+
+		memset(o, 0, sizeof(*o));
+		o->op_id = sqlite3_column_int64(s, 0);
+		o->op_null = sqlite3_column_type(s, 0) == SQLITE_NULL;
+		o->start = sqlite3_column_int64(s, 1);
+		o->start_null = sqlite3_column_type(s, 1) == SQLITE_NULL;
+		o->ns = sqlite3_column_int64(s, 2);
+		o->ns_null = sqlite3_column_type(s, 2) == SQLITE_NULL;
+	}
+	sqlite3_finalize(s);
+	return name_ops(db, r);
+}
+
+static struct saving_reads *dispatch_reads(struct model *m)
+{
+	struct saving_reads *r = reads_of(m);
+
+	if (r && !r->ops_read && read_dispatch(m, r))
+		r->have_ops = 0;
+	return r && r->have_ops ? r : NULL;
+}
+
+/*
+ * The lower median of the chosen ops' dispatch as SQL's ORDER BY ns LIMIT 1
+ * OFFSET (count - 1) / 2 gives it (a NULL sorts first and reads as none);
+ * -1 when none.  pick(o, ctx) chooses.
+ */
+static int64_t lower_median(const struct saving_reads *r, int (*pick)(const struct dispatch_op *, const void *),
+			    const void *ctx)
+{
+	int64_t *ns = malloc((r->nops ? r->nops : 1) * sizeof(*ns)), v = -1;
+	size_t n = 0, nulls = 0, at;
+
+	if (!ns)
+		return -1;
+	for (size_t i = 0; i < r->nops; i++)
+		if (pick(&r->ops[i], ctx)) {
+			if (r->ops[i].ns_null)
+				nulls++;
+			else
+				ns[n++] = r->ops[i].ns;
+		}
+	at = n + nulls ? (n + nulls - 1) / 2 : 0;
+	if (n + nulls && at >= nulls) {
+		sort_array(ns, n, sizeof(*ns), cmp_i64);
+		v = ns[at - nulls];
+	}
+	free(ns);
+	return v;
+}
+
+/* An op of type ctx (NULL: any op with a name), as the median's join with strings. */
+static int pick_type(const struct dispatch_op *o, const void *ctx)
+{
+	return o->named && (!ctx || (o->text && !strcmp(o->text, ctx)));
+}
+
+int64_t saving_median_dispatch(struct model *m, const char *op)
+{
+	const struct saving_reads *r = dispatch_reads(m);
+
+	return r ? lower_median(r, pick_type, op) : -1;
+}
+
+/* An op type's first start, and the first of all: for pick_cold(). */
+struct cold_ctx {
+	struct idmap first;     /* op_id -> index of its first start in start[] */
+	int64_t *start;
+	int64_t min_start;
+	int any;
+};
+
+static int pick_cold(const struct dispatch_op *o, const void *ctx)
+{
+	const struct cold_ctx *c = ctx;
+	size_t ix;
+
+	return !o->op_null && !o->start_null && c->any && o->start > c->min_start &&
+	       idmap_get(&c->first, o->op_id, &ix) && c->start[ix] == o->start;
+}
+
+int64_t saving_cold_dispatch(struct model *m)
+{
+	const struct saving_reads *r = dispatch_reads(m);
+	struct cold_ctx c = { .first = IDMAP_INIT };
+	size_t n = 0, ix;
+	int64_t v = -1;
+
+	if (!r || !(c.start = malloc((r->nops ? r->nops : 1) * sizeof(*c.start))))
+		return -1;
+	for (size_t i = 0; i < r->nops; i++) {
+		const struct dispatch_op *o = &r->ops[i];
+
+		if (o->start_null)
+			continue;  /* min() skips a NULL; a NULL start joins nothing */
+		if (!c.any || o->start < c.min_start)
+			c.min_start = o->start;
+		c.any = 1;
+		if (o->op_null)
+			continue;
+		if (!idmap_get(&c.first, o->op_id, &ix)) {
+			if (idmap_put(&c.first, o->op_id, n) < 0)
+				goto cleanup;
+			c.start[n++] = o->start;
+		} else if (o->start < c.start[ix]) {
+			c.start[ix] = o->start;
+		}
+	}
+	v = lower_median(r, pick_cold, &c);
+cleanup:
+	idmap_release(&c.first);
+	free(c.start);
+	return v;
+}
+
+void saving_reads_release(struct saving_reads *r)
+{
+	if (!r)
+		return;
+	steps_release(r);
+	free(r->ops);
+	for (size_t i = 0; i < r->nnames; i++)
+		free(r->names[i]);
+	free(r->names);
+	free(r);
+}

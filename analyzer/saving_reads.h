@@ -1,0 +1,69 @@
+/*
+ * saving_reads.h - what the savings (analyzer/saving.c) read from the
+ * recording, read once per model.
+ *
+ * Owns: every function's graph calls in time order, reduced to what a
+ * retrace saving needs (its steps), and the recorded eager dispatch times
+ * that price what a fix adds back.  A 10 M-event report computed a saving
+ * per finding, each one re-reading and sorting the function's calls through
+ * SQLite (an index lookup per call, then a temporary B-tree): seconds per
+ * finding.  Here one table scan reads the calls of every function, and the
+ * first kept eager ops are read once for every dispatch median.  Built on
+ * first use, released with the model (model_release()).
+ */
+#ifndef AGPROF_SAVING_READS_H
+#define AGPROF_SAVING_READS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct model;
+struct model_function;
+struct saving_reads;
+
+/*
+ * A function's graph calls in time order (the first SAVING_MAX_CALLS of
+ * them), each with its step: from the previous call's end to its own end.
+ */
+#define SAVING_MAX_CALLS 1000000
+
+struct call_steps {
+	int64_t *first_step;    /* per trace of fn: the step of its graph's first call, -1 when it never ran */
+	int64_t *first_before;  /* per trace of fn: the previous call's end before that first call, -1: none */
+	size_t nplain;          /* calls that did not trace, with a step */
+	int64_t typical;        /* the lower median of their steps; 0 when none */
+};
+
+/*
+ * The steps of fn (one of m->functions).  NULL when out of memory; a
+ * recording whose calls cannot be read gives no calls (every first step -1,
+ * nplain 0), as a function without calls.
+ */
+const struct call_steps *saving_call_steps(struct model *m, const struct model_function *fn);
+
+/*
+ * Every graph call of the recording as pid, tid, start_ns, end_ns, by
+ * thread then start (cmp_thread_start), read in the same scan as the steps:
+ * *calls, *n of them.  0, or -1 when out of memory.
+ */
+int saving_thread_calls(struct model *m, const int64_t (**calls)[4], size_t *n);
+
+/*
+ * The lower median recorded dispatch (end_ns - start_ns) of eager op type
+ * op (NULL: of any op) among the first SAVING_DISPATCH_OPS kept ops in row
+ * order; -1 when none, or no eager ops table.
+ */
+#define SAVING_DISPATCH_OPS 200000
+int64_t saving_median_dispatch(struct model *m, const char *op);
+
+/*
+ * The lower median of each op type's first recorded dispatch among the
+ * same ops, the very first op's (which also starts the eager context)
+ * aside; -1 when none.
+ */
+int64_t saving_cold_dispatch(struct model *m);
+
+/* Free what saving_call_steps() and the dispatch reads kept (NULL: nothing). */
+void saving_reads_release(struct saving_reads *r);
+
+#endif
