@@ -247,7 +247,7 @@ static void capture_line(struct text *t)
 		    duration_format(a, sizeof(a), model_recorded_ns(t->m, s->start_ns, s->end_ns)));
 }
 
-/* Past the recording's budget: from when eager ops are aggregates, not rows. */
+/* Past the recording's budget: from when eager ops (graph calls, black-box runs) are aggregates, not rows. */
 static void budget_line(struct text *t)
 {
 	const struct model_session *s = &t->m->session;
@@ -262,8 +262,11 @@ static void budget_line(struct text *t)
 		strbuf_addf(t->out, " %lld MB", (long long)(s->max_size_bytes >> 20));
 	else
 		strbuf_addf(t->out, " %lld", (long long)s->max_events);
-	strbuf_addf(t->out, "): %lld ops; counts and times are exact, the timeline shows their density\n",
-		    (long long)s->aggregated_eager_ops);
+	strbuf_addf(t->out, "): %lld ops", (long long)s->aggregated_eager_ops);
+	if (s->aggregated_calls || s->aggregated_blackbox_execs)
+		strbuf_addf(t->out, ", %lld graph calls, %lld py_function runs", (long long)s->aggregated_calls,
+			    (long long)s->aggregated_blackbox_execs);
+	strbuf_addf(t->out, "; counts and times are exact, the timeline shows their density\n");
 }
 
 static void summary(struct text *t)
