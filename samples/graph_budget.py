@@ -6,7 +6,8 @@ recording's budget, issue 11: past --max-events they become aggregates).
 call runs `tf.py_function(count_step, ...)` once, so the program's own
 counters say how many graph calls and black-box runs there were
 (oracle extra.steps, extra.py_function_execs).  The loop itself dispatches no
-eager op besides the call.
+eager op besides the call, unless --eager: then one eager AddV2 per step too
+(the only AddV2 the program dispatches eagerly).
 
 Options:
   --steps N      calls of train_step (default 3000)
@@ -14,6 +15,7 @@ Options:
                  after every K steps; used by the SIGKILL test
   --sleep S      sleep S seconds after each marker
   --forever      after the steps, keep calling train_step until killed
+  --eager        one eager tf.add per step as well
 
 Planted problem: a Python black box on every step (blackbox rule).
 """
@@ -47,13 +49,17 @@ def main():
     ap.add_argument("--marker", type=int, default=0)
     ap.add_argument("--sleep", type=float, default=0.0)
     ap.add_argument("--forever", action="store_true")
+    ap.add_argument("--eager", action="store_true")
     args = ap.parse_args()
     oracle.track("train_step", train_step)
     x = tf.ones([2, 2])
+    one = tf.ones([2, 2])
     done = 0
     while done < args.steps or args.forever:
         oracle.called("train_step")
         train_step(x)
+        if args.eager:
+            tf.add(x, one)
         done += 1
         if args.marker and done % args.marker == 0:
             print("AGPROF-MARKER %d pid %d" % (done, os.getpid()), flush=True)

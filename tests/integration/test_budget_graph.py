@@ -16,9 +16,10 @@ program's own counter) and its py_function counts its own runs.
    black-box runs are the two runs' sums.
 3. The launcher (agprof itself) killed with SIGKILL while it aggregates:
    the open buckets were written at each commit, so the recording opens,
-   says it was aggregating, and its calls (rows + aggregated) are at least
-   what the live recording had committed just before the kill and at most
-   what the program ran.
+   says it was aggregating, and its calls and eager AddV2 ops (rows +
+   aggregated; --eager: one per step) are at least what the live recording
+   had committed just before the kill (at least every step up to the marker
+   read 0.6 s before) and at most what the program ran.
 """
 import glob
 import json
@@ -146,11 +147,18 @@ def hidden_recording(d, name):
     return found[0] if found else os.path.join(d, name)
 
 
-def live_calls(path):
-    """What the live recording has committed (WAL: a reader sees the last commit)."""
+def add_ops(db):
+    """The eager AddV2 ops, rows and aggregated."""
+    return q1(db, "SELECT count(*) FROM eager_ops e JOIN strings s ON s.id = e.op_id WHERE s.text = 'AddV2'") + \
+        q1(db, "SELECT coalesce(sum(b.count), 0) FROM eager_op_buckets b JOIN strings s ON s.id = b.op_id"
+           " WHERE s.text = 'AddV2'")
+
+
+def live_counts(path):
+    """(calls, AddV2 ops) the live recording has committed (WAL: a reader sees the last commit)."""
     db = agtest.open_recording(path)
     try:
-        return file_counts(db)[0]
+        return file_counts(db)[0], add_ops(db)
     finally:
         db.close()
 
@@ -158,7 +166,7 @@ def live_calls(path):
 def launcher_kill_case(d):
     out = os.path.join(d, "killed.agprof")
     cmd = [agtest.AGPROF, "run", "-o", out, "--max-events", str(BUDGET), "--", agtest.PYTHON,
-           agtest.sample("graph_budget.py"), "--forever", "--marker", "100"]
+           agtest.sample("graph_budget.py"), "--forever", "--eager", "--marker", "100"]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
                          cwd=agtest.SOURCE_ROOT)
     victim, done = None, 0
@@ -175,18 +183,22 @@ def launcher_kill_case(d):
         return
     time.sleep(0.6)  # more than a commit interval: the buckets of these steps are committed
     out = hidden_recording(d, "killed.agprof")
-    committed = live_calls(out)
+    committed, committed_ops = live_counts(out)
     os.kill(p.pid, signal.SIGKILL)  # the launcher, not the workload
     p.wait(timeout=60)
     time.sleep(0.3)
     os.kill(victim, signal.SIGKILL)
     rest = p.stdout.read().decode().split("\n")
     ran = max([done] + [int(x.split()[1]) for x in rest if x.startswith("AGPROF-MARKER")]) + 100
-    check(committed >= done, "the live recording held every call up to a commit ago", (committed, done))
+    check(committed >= done and committed_ops >= done, "the live recording held every call and op up to a commit ago",
+          (committed, committed_ops, done))
     db = agtest.open_recording(out)
-    calls = file_counts(db)[0]
+    calls, ops = file_counts(db)[0], add_ops(db)
     check(committed <= calls <= ran, "calls after the launcher's SIGKILL: committed <= rows + aggregated <= ran",
           (committed, calls, ran))
+    check(committed_ops <= ops <= ran, "eager ops after the launcher's SIGKILL: committed <= rows + aggregated <= ran",
+          (committed_ops, ops, ran))
+    check(q1(db, "SELECT coalesce(sum(count), 0) FROM eager_op_buckets") > 0, "aggregated eager ops were committed")
     check(q1(db, "SELECT coalesce(sum(count), 0) FROM function_call_buckets") > 0, "aggregated calls were committed")
     check_eq(agtest.meta(db).get("aggregate_reason"), "max-events", "meta aggregate_reason after the launcher's SIGKILL")
     db.close()
