@@ -13,7 +13,7 @@ program's own counter) and its py_function counts its own runs.
    bucket's histogram adds up to its count; the report (text and JSON)
    says how many were aggregated; tracing count = TF's own.
 2. agprof merge of two such recordings: the merged report's calls and
-   black-box runs are the two runs' sums.
+   black-box runs are the two runs' sums, each rank's steps its own.
 3. The launcher (agprof itself) killed with SIGKILL while it aggregates:
    the open buckets were written at each commit, so the recording opens,
    says it was aggregating, and its calls and eager AddV2 ops (rows +
@@ -135,8 +135,11 @@ def merged_case(d, first, steps, runs):
     want = (steps + oracle["functions"]["train_step"]["calls"], runs + oracle["extra"]["py_function_execs"])
     check_eq(file_counts(db), want, "merged file: calls and black-box runs of both")
     db.close()
-    s = report(merged)["session"]
+    rep = report(merged)
+    s = rep["session"]
     check_eq((s["function_calls"], s["blackbox_execs"]), want, "merged report: calls and black-box runs of both")
+    check_eq([r["steps"] for r in rep["ranks"]], [steps, oracle["functions"]["train_step"]["calls"]],
+             "merged report: each rank's steps (ranks.sql) include the aggregated calls")
 
 
 def hidden_recording(d, name):
