@@ -39,6 +39,18 @@
 /* Largest ring record: 65535 words; a span is the largest fixed layout. */
 #define RING_RECORD_MAX (65535u * 8u)
 
+/*
+ * An aggregated call's seq (low 32 bits) and the function_calls row that
+ * stands for it: its function's first call.  A kernel total names the last
+ * call its kernel ran under (agp_protocol.h), nearly always one of the
+ * latest: direct-mapped by seq, the latest AGG_CALLS are kept.
+ */
+#define AGG_CALLS 4096u
+struct agg_call {
+	uint32_t seq;
+	int64_t row;
+};
+
 struct stream {
 	char name[64];
 	int pid;
@@ -56,6 +68,7 @@ struct stream {
 	int side_damaged;
 	int borrowed;                      /* the producer's own mapping (run_writer_borrow_mapping) */
 	struct idmap fn_rows;              /* graph function name row -> its first function_calls row */
+	struct agg_call agg_calls[AGG_CALLS]; /* the latest aggregated calls, by seq (aggregate_call) */
 	uint32_t kernel_seq_seen;          /* the latest call seq whose kernels were stored one by one */
 	uint32_t kernel_seq_cap;           /* past the kernel budget: calls after this seq are counted only */
 	int kernel_capped;
@@ -698,6 +711,11 @@ static int aggregate_call(struct run_writer *w, struct stream *s, int tid, const
 	    !idmap_get(&s->fn_rows, name, &first))
 		return 0;
 	aggregate_span(w, &w->call_buckets, s, tid, r, name, 0, site, 0);
+	if (r->seq) {
+		struct agg_call *a = &s->agg_calls[r->seq & (AGG_CALLS - 1)];
+
+		a->seq = (uint32_t)r->seq, a->row = (int64_t)first;
+	}
 	return 1;
 }
 
@@ -724,6 +742,14 @@ static int over_event_budget(const struct run_writer *w)
 	return w->budget.max_events && used >= w->budget.max_events;
 }
 
+/* The row that stands for an aggregated call of that seq (aggregate_call), or 0. */
+static int64_t agg_call_row(const struct stream *s, uint32_t seq)
+{
+	const struct agg_call *a = &s->agg_calls[seq & (AGG_CALLS - 1)];
+
+	return a->seq == seq ? a->row : 0;
+}
+
 /*
  * One kernel's totals (a table entry read at the end, or an
  * AGP_REC_KERNEL_AGG record): the workload's numbers, clamped to what
@@ -741,7 +767,9 @@ static void write_kernel_total(struct run_writer *w, struct stream *s, int tid, 
 	sqlite3_bind_int(st, 1, s->pid);
 	sqlite3_bind_int(st, 2, tid);
 	bind_id_or_null(st, 3, node);
-	if (call_seq)
+	if (call_seq && agg_call_row(s, call_seq))
+		sqlite3_bind_int64(st, 4, agg_call_row(s, call_seq));  /* its function's first call: the join's */
+	else if (call_seq)
 		sqlite3_bind_int64(st, 4, -(int64_t)call_seq);
 	else
 		sqlite3_bind_null(st, 4);

@@ -9,7 +9,8 @@ program's own counter) and its py_function counts its own runs.
 
 1. --max-events 400: the report's train_step calls = the program's count,
    its black-box runs = the program's count, rows + aggregated in the file
-   = both; the first call and the kernel-sampled calls stay rows; each
+   = both; the first call and the kernel-sampled calls stay rows; the
+   kernel totals keep their graph function (one MatMul per step); each
    bucket's histogram adds up to its count; the report (text and JSON)
    says how many were aggregated; tracing count = TF's own.
 2. agprof merge of two such recordings: the merged report's calls and
@@ -102,6 +103,10 @@ def graph_case(d):
           "the first call stays a row")
     check(q1(db, "SELECT count(*) FROM function_calls WHERE kernel_detail = 1 AND start_ns >= ?",
              int(m["aggregate_from_ns"])) > 0, "kernel-sampled calls past the switch stay rows")
+    # a kernel total names the last call it ran under, nearly always an aggregated one: its function's still
+    check_eq(q1(db, "SELECT coalesce(sum(t.count), 0) FROM kernel_totals t JOIN graph_nodes n ON n.id = t.node_id"
+                " JOIN graph_functions g ON g.id = t.graph_function_id WHERE n.name = 'MatMul'"), steps,
+             "train_step's MatMul kernels, each total linked to its graph function")
     check_histograms(db, "function_call_buckets")
     check_histograms(db, "blackbox_buckets")
     rep = report(path)
