@@ -122,7 +122,7 @@ struct run_writer {
 	int aggregate_meta_said;       /* meta.aggregate_* written during the run (crash safety) */
 	struct eager_keys keys;        /* eager_op_keys of the kept eager ops (eager_keys.h) */
 	struct eager_blocks blocks;    /* their eager_op_blocks (eager_blocks.h) */
-	int aggregating;               /* the budget is spent: eager ops go to w->buckets */
+	int aggregating;               /* the budget is spent: eager ops, calls, black boxes go to buckets */
 	uint64_t kernels_refused;      /* kernel rows past the budget (kernel_detail_refused) */
 	int64_t aggregate_from_ns;     /* the first aggregated op's start (meta.aggregate_from_ns) */
 	const char *aggregate_why;     /* which bound was reached (meta.aggregate_reason) */
@@ -732,7 +732,7 @@ static int aggregate_blackbox(struct run_writer *w, struct stream *s, int tid, c
  * The budget counts the high-rate rows kept one by one (eager ops, graph
  * calls, black-box runs, Session steps; kernels are bounded apart, traces
  * and GPU activity are not counted), the batch's pending ones included.
- * Checked per eager op: a few additions.
+ * Checked per span (eager op, call, black box): a few additions.
  */
 static int over_event_budget(const struct run_writer *w)
 {
@@ -854,7 +854,7 @@ static void write_eager(struct run_writer *w, struct stream *s, int tid, const s
 		batch_add(w, b);
 }
 
-/* The budget is spent (why: "max-events", "max-size"): eager ops are aggregated from now on. */
+/* The budget is spent (why: "max-events", "max-size"): eager ops, calls, black boxes are aggregated from now on. */
 static void start_aggregating(struct run_writer *w, const char *why)
 {
 	if (w->aggregating || !w->buckets.slots)
@@ -1816,8 +1816,10 @@ static uint64_t recording_bytes(struct run_writer *w)
 
 /*
  * Once per commit: --max-size is checked (one page-count query, never per
- * event), and the buckets whose second ended over a second ago are written,
- * so a commit holds every op up to then, and memory stays bounded.
+ * event), every bucket that changed is written (the open ones' rows
+ * replaced by id), so a commit holds every aggregated event up to then,
+ * and the buckets whose second ended over a second ago leave memory, so it
+ * stays bounded.
  */
 static void budget_tick(struct run_writer *w, uint64_t now)
 {
