@@ -274,9 +274,10 @@ static int64_t meta_int(struct loader *l, const char *key, int64_t dflt)
 }
 
 /*
- * Schema 7: the graph calls or black-box runs in table's buckets, summed
- * from the rows (few: one per key and second), not from meta, so that a
- * recording whose launcher was killed before the finish says them too.
+ * The events in table's buckets (eager ops: schema 5, graph calls and
+ * black-box runs: schema 7), summed from the rows (few: one per key and
+ * second), so that a recording whose launcher was killed before the finish
+ * (no meta) says them too.
  */
 static int64_t bucket_count(struct loader *l, const char *table)
 {
@@ -317,7 +318,10 @@ static int load_session(struct loader *l)
 	s->capture_calls = meta_int(l, "capture_calls", 0);
 	s->aggregate_reason = meta(l, "aggregate_reason");
 	s->aggregate_from_ns = ts_clamp(meta_int(l, "aggregate_from_ns", 0));
-	s->aggregated_eager_ops = meta_int(l, "aggregated_eager_ops", 0);
+	/* no meta when the launcher was killed (SIGKILL) before the finish: the buckets say it */
+	s->aggregated_eager_ops = meta_int(l, "aggregated_eager_ops", -1);
+	if (s->aggregated_eager_ops < 0)
+		s->aggregated_eager_ops = bucket_count(l, "eager_op_buckets");
 	s->aggregated_calls = bucket_count(l, "function_call_buckets");
 	s->aggregated_blackbox_execs = bucket_count(l, "blackbox_buckets");
 	s->max_events = meta_int(l, "max_events", 0);

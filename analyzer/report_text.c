@@ -253,9 +253,12 @@ static void budget_line(struct text *t)
 	const struct model_session *s = &t->m->session;
 	char a[DURATION_MAX];
 
+	int calls = s->aggregated_calls || s->aggregated_blackbox_execs;
+
 	if (!s->aggregate_reason)
 		return;
-	strbuf_addf(t->out, "  budget: eager ops kept as per-second aggregates from %s into the run (%s",
+	strbuf_addf(t->out, "  budget: eager ops%s kept as per-second aggregates from %s into the run (%s",
+		    calls ? ", graph calls and black-box runs" : "",
 		    duration_format(a, sizeof(a), s->aggregate_from_ns > s->start_ns ? s->aggregate_from_ns - s->start_ns : 0),
 		    !strcmp(s->aggregate_reason, "max-size") ? "--max-size" : "--max-events");
 	if (!strcmp(s->aggregate_reason, "max-size"))
@@ -263,7 +266,7 @@ static void budget_line(struct text *t)
 	else
 		strbuf_addf(t->out, " %lld", (long long)s->max_events);
 	strbuf_addf(t->out, "): %lld ops", (long long)s->aggregated_eager_ops);
-	if (s->aggregated_calls || s->aggregated_blackbox_execs)
+	if (calls)
 		strbuf_addf(t->out, ", %lld graph calls, %lld py_function runs", (long long)s->aggregated_calls,
 			    (long long)s->aggregated_blackbox_execs);
 	strbuf_addf(t->out, "; counts and times are exact, the timeline shows their density\n");

@@ -213,6 +213,9 @@ def launcher_kill_case(d):
     rc, text, err = agtest.agprof_cmd("report", out)
     check_eq(rc, 0, "agprof report after the launcher's SIGKILL (%s)" % err[-300:])
     check("graph calls" in text and "budget:" in text, "the report says the budget and the calls", text[:600])
+    b = report(out)["session"]["budget"]
+    check(b is not None and b["aggregated_eager_ops"] > 0 and b["aggregated_calls"] > 0,
+          "JSON budget after the launcher's SIGKILL (no meta counts: the buckets')", b)
 
 
 def main():
