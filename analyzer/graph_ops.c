@@ -13,9 +13,11 @@
 #include "idmap.h"
 #include "model_internal.h"
 #include "recording.h"
+#include "scan.h"
 #include "util.h"
 
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -253,12 +255,15 @@ static int load_calls(struct loader *l, sqlite3 *db)
  */
 static int scale_to_all_calls(struct loader *l, sqlite3 *db)
 {
-	sqlite3_stmt *s = db_prepare(db, "SELECT c.graph_function_id, count(*), total(max(c.end_ns - c.start_ns, 0)),"
-					 " min(c.start_ns), max(c.end_ns)"
-					 " FROM function_calls c WHERE c.graph_function_id IS NOT NULL GROUP BY 1");
+	char q[640];
+	sqlite3_stmt *s;
 	int rc;
 
-	if (!s)
+	/* the calls past the recording's budget too (schema 7: scan_all_calls) */
+	snprintf(q, sizeof(q), "SELECT c.graph_function_id, CAST(min(total(c.n), 4e18) AS INTEGER), total(c.ns),"
+		 " min(c.start_ns), max(c.end_ns) FROM %s c WHERE c.graph_function_id IS NOT NULL GROUP BY 1",
+		 scan_all_calls(db));
+	if (!(s = db_prepare(db, q)))
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		struct graph_fn_ops *f = fn_of(l, sqlite3_column_int64(s, 0));

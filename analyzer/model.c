@@ -274,6 +274,28 @@ static int64_t meta_int(struct loader *l, const char *key, int64_t dflt)
 	return v && *v ? strtoll(v, NULL, 10) : dflt;
 }
 
+/*
+ * The events in table's buckets (eager ops: schema 5, graph calls and
+ * black-box runs: schema 7), summed from the rows (few: one per key and
+ * second), so that a recording whose launcher was killed before the finish
+ * (no meta) says them too.
+ */
+static int64_t bucket_count(struct loader *l, const char *table)
+{
+	char q[160];
+	sqlite3_stmt *st;
+	int64_t n = 0;
+
+	if (!db_has_table(l->db, table))
+		return 0;
+	snprintf(q, sizeof(q), "SELECT CAST(min(total(min(max(count, 0), 4294967296)), 4e18) AS INTEGER) FROM %s",
+		 table);
+	if ((st = db_prepare(l->db, q)) && sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}
+
 static int load_session(struct loader *l)
 {
 	struct model_session *s = &l->m->session;
@@ -297,7 +319,12 @@ static int load_session(struct loader *l)
 	s->capture_calls = meta_int(l, "capture_calls", 0);
 	s->aggregate_reason = meta(l, "aggregate_reason");
 	s->aggregate_from_ns = ts_clamp(meta_int(l, "aggregate_from_ns", 0));
-	s->aggregated_eager_ops = meta_int(l, "aggregated_eager_ops", 0);
+	/* no meta when the launcher was killed (SIGKILL) before the finish: the buckets say it */
+	s->aggregated_eager_ops = meta_int(l, "aggregated_eager_ops", -1);
+	if (s->aggregated_eager_ops < 0)
+		s->aggregated_eager_ops = bucket_count(l, "eager_op_buckets");
+	s->aggregated_calls = bucket_count(l, "function_call_buckets");
+	s->aggregated_blackbox_execs = bucket_count(l, "blackbox_buckets");
 	s->max_events = meta_int(l, "max_events", 0);
 	s->max_size_bytes = meta_int(l, "max_size_bytes", 0);
 	if (model_load_windows(l->m, l->db) != 0)

@@ -288,6 +288,7 @@ struct model_session {
 	 */
 	const char *aggregate_reason;
 	int64_t aggregate_from_ns, aggregated_eager_ops, max_events, max_size_bytes;
+	int64_t aggregated_calls, aggregated_blackbox_execs; /* schema 7: in their buckets */
 	int64_t dropped_events;
 	int64_t processes;
 	int64_t eager_ops, eager_ns;

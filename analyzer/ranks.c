@@ -104,6 +104,16 @@ static int collective_execs_stand_in(sqlite3 *db)
 			   " group_key INTEGER, instance_key INTEGER, key_status TEXT)");
 }
 
+/* A merge before schema 7 has no function_call_buckets, which ranks.sql reads: an empty one stands in. */
+static int call_buckets_stand_in(sqlite3 *db)
+{
+	if (db_has_table(db, "function_call_buckets"))
+		return 0;
+	return db_exec(db, "CREATE TEMP TABLE function_call_buckets (id INTEGER PRIMARY KEY, pid INTEGER, tid INTEGER,"
+			   " start_ns INTEGER, end_ns INTEGER, graph_function_id INTEGER, name_id INTEGER,"
+			   " callsite_id INTEGER, count INTEGER, total_ns INTEGER, failed INTEGER, histogram BLOB)");
+}
+
 int ranks_register(struct model *m)
 {
 	sqlite3 *db = m->rec->db;
@@ -112,6 +122,8 @@ int ranks_register(struct model *m)
 		return 0;
 	if (collective_execs_stand_in(db) != 0)
 		return error("'%s': cannot read its collectives", m->rec->path);
+	if (call_buckets_stand_in(db) != 0)
+		return error("'%s': cannot read its graph calls", m->rec->path);
 	for (size_t i = 0; i < sizeof(job_sources) / sizeof(job_sources[0]); i++) {
 		struct strbuf sql = STRBUF_INIT;
 		struct metric_source src;

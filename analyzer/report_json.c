@@ -61,6 +61,8 @@ static void json_budget(struct json *j, const struct model_session *s)
 	json_kv_int(j, "max_size_bytes", s->max_size_bytes);
 	json_kv_int(j, "aggregate_from_ns", s->aggregate_from_ns);
 	json_kv_int(j, "aggregated_eager_ops", s->aggregated_eager_ops);
+	json_kv_int(j, "aggregated_calls", s->aggregated_calls);
+	json_kv_int(j, "aggregated_blackbox_execs", s->aggregated_blackbox_execs);
 	json_end_object(j);
 }
 

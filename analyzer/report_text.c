@@ -251,23 +251,29 @@ static void capture_line(struct text *t)
 		    duration_format(a, sizeof(a), model_recorded_ns(t->m, s->start_ns, s->end_ns)));
 }
 
-/* Past the recording's budget: from when eager ops are aggregates, not rows. */
+/* Past the recording's budget: from when eager ops (graph calls, black-box runs) are aggregates, not rows. */
 static void budget_line(struct text *t)
 {
 	const struct model_session *s = &t->m->session;
 	char a[DURATION_MAX];
 
+	int calls = s->aggregated_calls || s->aggregated_blackbox_execs;
+
 	if (!s->aggregate_reason)
 		return;
-	strbuf_addf(t->out, "  budget: eager ops kept as per-second aggregates from %s into the run (%s",
+	strbuf_addf(t->out, "  budget: eager ops%s kept as per-second aggregates from %s into the run (%s",
+		    calls ? ", graph calls and black-box runs" : "",
 		    duration_format(a, sizeof(a), s->aggregate_from_ns > s->start_ns ? s->aggregate_from_ns - s->start_ns : 0),
 		    !strcmp(s->aggregate_reason, "max-size") ? "--max-size" : "--max-events");
 	if (!strcmp(s->aggregate_reason, "max-size"))
 		strbuf_addf(t->out, " %lld MB", (long long)(s->max_size_bytes >> 20));
 	else
 		strbuf_addf(t->out, " %lld", (long long)s->max_events);
-	strbuf_addf(t->out, "): %lld ops; counts and times are exact, the timeline shows their density\n",
-		    (long long)s->aggregated_eager_ops);
+	strbuf_addf(t->out, "): %lld ops", (long long)s->aggregated_eager_ops);
+	if (calls)
+		strbuf_addf(t->out, ", %lld graph calls, %lld py_function runs", (long long)s->aggregated_calls,
+			    (long long)s->aggregated_blackbox_execs);
+	strbuf_addf(t->out, "; counts and times are exact, the timeline shows their density\n");
 }
 
 static void summary(struct text *t)

@@ -26,6 +26,7 @@
 #include "model.h"
 #include "model_internal.h"
 #include "recording.h"
+#include "scan.h"
 #include "saving_reads.h"
 #include "util.h"
 
@@ -169,9 +170,14 @@ static int64_t trace_calls(const struct model *m, int64_t id)
 {
 	sqlite3_stmt *s;
 	int64_t n = 0;
+	char q[640];
 
-	if (!m->rec || sqlite3_prepare_v2(m->rec->db, "SELECT count(*) FROM function_calls c JOIN graph_functions g"
-					  " ON g.id = c.graph_function_id WHERE g.trace_id = ?1", -1, &s, NULL) != SQLITE_OK)
+	if (!m->rec)
+		return 0;
+	/* the calls past the recording's budget too (scan_all_calls) */
+	snprintf(q, sizeof(q), "SELECT CAST(min(total(c.n), 4e18) AS INTEGER) FROM %s c JOIN graph_functions g"
+		 " ON g.id = c.graph_function_id WHERE g.trace_id = ?1", scan_all_calls(m->rec->db));
+	if (sqlite3_prepare_v2(m->rec->db, q, -1, &s, NULL) != SQLITE_OK)
 		return 0;
 	sqlite3_bind_int64(s, 1, id);
 	if (sqlite3_step(s) == SQLITE_ROW)

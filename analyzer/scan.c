@@ -397,7 +397,22 @@ int scan_id_range(sqlite3 *db, const char *table, int64_t *lo, int64_t *hi)
 
 static const char *bucket_table(sqlite3 *db, const char *table)
 {
-	return !strcmp(table, "eager_ops") && db_has_table(db, "eager_op_buckets") ? "eager_op_buckets" : NULL;
+	/* schema 7: graph calls and black-box runs past the budget, with the row tables' column names */
+	static const char *const pairs[][2] = {
+		{ "eager_ops", "eager_op_buckets" }, { "function_calls", "function_call_buckets" },
+		{ "blackbox_execs", "blackbox_buckets" },
+	};
+
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
+		if (!strcmp(table, pairs[i][0]))
+			return db_has_table(db, pairs[i][1]) ? pairs[i][1] : NULL;
+	return NULL;
+}
+
+/* Only eager ops have a Python share (python_ns); the other buckets' is 0. */
+static const char *bucket_python(const char *bt)
+{
+	return !strcmp(bt, "eager_op_buckets") ? "python_ns" : "0";
 }
 
 static int scan_buckets(sqlite3 *db, const char *table, const char *k1, const char *k2, const char *flag,
@@ -412,8 +427,8 @@ static int scan_buckets(sqlite3 *db, const char *table, const char *k1, const ch
 		return 0;
 	/* python_ns: an eager op's cost starts where its Python did (cost_start) */
 	snprintf(sql, sizeof(sql),
-		 "SELECT %s, %s, max(count, 0), max(total_ns, 0), max(python_ns, 0), %s, %s, start_ns, end_ns FROM %s",
-		 k1, k2, strcmp(flag, "0") ? flag : "0", strcmp(ok, "1") ? "failed" : "0", bt);
+		 "SELECT %s, %s, max(count, 0), max(total_ns, 0), max(%s, 0), %s, %s, start_ns, end_ns FROM %s",
+		 k1, k2, bucket_python(bt), strcmp(flag, "0") ? flag : "0", strcmp(ok, "1") ? "failed" : "0", bt);
 	if (!(st = db_prepare(db, sql)))
 		return -1;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -600,8 +615,8 @@ static int bucket_totals(sqlite3 *db, const char *table, int64_t *rows, int64_t 
 		return 0;
 	snprintf(q, sizeof(q),
 		 "SELECT CAST(min(total(min(max(count, 0), 4294967296)), 4611686018427387904) AS INTEGER),"
-		 " CAST(min(total(max(total_ns, 0) + max(python_ns, 0)), 4611686018427387904) AS INTEGER),"
-		 " min(start_ns) FROM %s", bt);
+		 " CAST(min(total(max(total_ns, 0) + max(%s, 0)), 4611686018427387904) AS INTEGER),"
+		 " min(start_ns) FROM %s", bucket_python(bt), bt);
 	if (!(st = db_prepare(db, q)))
 		return -1;
 	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -697,4 +712,16 @@ cleanup:
 	scan_jobs_free(jobs, nthreads);
 	sqlite3_close(db);
 	return rc;
+}
+
+const char *scan_all_calls(sqlite3 *db)
+{
+#define ROWS "SELECT id, pid, tid, start_ns, end_ns, graph_function_id, name_id, 1 AS n," \
+	     " max(end_ns - start_ns, 0) AS ns FROM function_calls"
+	/* a hostile bucket's count or time: clamped as scan_buckets clamps them */
+	return db_has_table(db, "function_call_buckets") ?
+		"(" ROWS " UNION ALL SELECT NULL, pid, tid, start_ns, end_ns, graph_function_id, name_id,"
+		" min(max(count, 0), 4294967296), max(total_ns, 0) FROM function_call_buckets)" :
+		"(" ROWS ")";
+#undef ROWS
 }

@@ -81,4 +81,13 @@ void scan_eager_block_ids(char *buf, size_t len, const char *id, const char *pid
 /* The widest span of the blocks of db (0 when none: then no block matches anything). */
 int64_t scan_eager_block_span(struct sqlite3 *db);
 
+/*
+ * Every graph call as a subquery for FROM: (id, pid, tid, start_ns, end_ns,
+ * graph_function_id, name_id, n, ns): function_calls' rows (n = 1, ns their
+ * duration) and, schema 7, function_call_buckets' rows (n calls, ns their
+ * summed time; id NULL).  Readers that count or sum calls read this, so
+ * that the calls past the recording's budget count too.
+ */
+const char *scan_all_calls(struct sqlite3 *db);
+
 #endif

@@ -26,7 +26,7 @@ static const struct scan_table {
 	const char *table;
 	enum tl_kind kind;
 	const char *select;
-	int aggregate;  /* rows are eager_op_buckets: count, total_ns follow (lane_add_bucket) */
+	int aggregate;  /* rows are buckets (eager_op_buckets, ...): count, total_ns follow (lane_add_bucket) */
 } scan_tables[] = {
 	{ "traces", TL_TRACE, "SELECT id, pid, tid, start_ns, end_ns FROM traces WHERE id BETWEEN ?1 AND ?2", 0 },
 	{ "function_calls", TL_CALL,
@@ -40,6 +40,11 @@ static const struct scan_table {
 	{ "kernels", TL_CPUK, "SELECT id, pid, tid, start_ns, end_ns FROM kernels WHERE id BETWEEN ?1 AND ?2", 0 },
 	{ "eager_op_buckets", TL_EAGER, "SELECT id, pid, tid, start_ns, end_ns, max(count, 0), max(total_ns, 0)"
 					" FROM eager_op_buckets WHERE id BETWEEN ?1 AND ?2", 1 },
+	/* schema 7: graph calls and black-box runs past the budget, drawn as density too */
+	{ "function_call_buckets", TL_CALL, "SELECT id, pid, tid, start_ns, end_ns, max(count, 0), max(total_ns, 0)"
+					    " FROM function_call_buckets WHERE id BETWEEN ?1 AND ?2", 1 },
+	{ "blackbox_buckets", TL_BLACKBOX, "SELECT id, pid, tid, start_ns, end_ns, max(count, 0), max(total_ns, 0)"
+					   " FROM blackbox_buckets WHERE id BETWEEN ?1 AND ?2", 1 },
 };
 #define NSCAN_TABLES (sizeof(scan_tables) / sizeof(scan_tables[0]))
 

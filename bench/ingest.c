@@ -19,7 +19,11 @@
  * event a row): past it the events are aggregated (eager_op_buckets), and
  * the CPU is per event handled, row or aggregate.
  *
- * usage: ingest [EVENTS [RATE [MAX_EVENTS]]]   (defaults: 2000000 events, RATE 0, MAX_EVENTS 0)
+ * KIND is what the producer emits: eager (ops, the default), call (graph
+ * function calls of four functions, none kernel-sampled: past the budget
+ * function_call_buckets) or blackbox (py_function runs: blackbox_buckets).
+ *
+ * usage: ingest [EVENTS [RATE [MAX_EVENTS [KIND]]]]   (defaults: 2000000 events, RATE 0, MAX_EVENTS 0, eager)
  */
 #include "../collector/collector.h"
 #include "../cmd/agprof/run_writer.h"
@@ -33,6 +37,8 @@
 #include <unistd.h>
 
 static long events = 2000000, rate;
+static uint16_t kind = AGP_REC_EAGER;
+static uint32_t op_type;  /* a black box's op type (KIND blackbox) */
 static volatile int producer_done;
 
 static uint64_t cpu_ns(void)
@@ -72,6 +78,7 @@ static int producer_init(struct producer *p)
 		p->name[i] = agp_intern(p->t, ops[i], strlen(ops[i]));
 		p->site[i] = agp_site_define(p->t, file, func, 40 + (uint32_t)i, 0, 0);
 	}
+	op_type = agp_intern(p->t, "EagerPyFunc", 11);
 	p->next = 0;
 	return 0;
 }
@@ -82,8 +89,8 @@ static void produce(struct producer *p, long n)
 		uint64_t now = agp_now_ns();
 		long i = p->next;
 
-		agp_emit_span(p->t, AGP_REC_EAGER, p->name[i & 3], now, now + 900, 0, p->site[i & 3], 0, 0,
-			      (uint64_t)i + 1);
+		agp_emit_span(p->t, kind, p->name[i & 3], now, now + 900, kind == AGP_REC_BLACKBOX ? op_type : 0,
+			      p->site[i & 3], 0, 0, (uint64_t)i + 1);
 	}
 }
 
@@ -145,6 +152,9 @@ int main(int argc, char **argv)
 		rate = atol(argv[2]);
 	if (argc > 3)
 		budget.max_events = strtoull(argv[3], NULL, 10);
+	if (argc > 4)
+		kind = !strcmp(argv[4], "call") ? AGP_REC_CALL : !strcmp(argv[4], "blackbox") ? AGP_REC_BLACKBOX
+											: AGP_REC_EAGER;
 	if (!mkdtemp(dir) || agp_start(dir) != 0)
 		return perror("ingest: session folder"), 1;
 	snprintf(db, sizeof(db), "%s.agprof", dir);
@@ -177,10 +187,12 @@ int main(int argc, char **argv)
 	if (run_writer_finish(w, &sess, &tot) != 0)
 		return fprintf(stderr, "ingest: finish failed\n"), 1;
 	c2 = cpu_ns();
-	n = tot.eager_ops + tot.eager_aggregated;
-	printf("ingest: stored %llu (%llu as rows, %llu aggregated) dropped %llu in %.2f s wall; writer cpu %.3f us/event"
+	n = tot.eager_ops + tot.eager_aggregated + tot.calls + tot.calls_aggregated + tot.blackbox + tot.blackbox_aggregated;
+	printf("ingest: %s: stored %llu (%llu as rows, %llu aggregated) dropped %llu in %.2f s wall; writer cpu %.3f us/event"
 	       " (%.2f M events/s of cpu), thread sys %.3f s, finish %.3f s\n",
-	       (unsigned long long)n, (unsigned long long)tot.eager_ops, (unsigned long long)tot.eager_aggregated,
+	       argc > 4 ? argv[4] : "eager", (unsigned long long)n,
+	       (unsigned long long)(tot.eager_ops + tot.calls + tot.blackbox),
+	       (unsigned long long)(tot.eager_aggregated + tot.calls_aggregated + tot.blackbox_aggregated),
 	       (unsigned long long)tot.dropped, (double)(w1 - w0) / 1e9, n ? (double)(c1 - c0) / 1e3 / (double)n : 0.0,
 	       c1 > c0 ? (double)n / ((double)(c1 - c0) / 1e3) : 0.0, (double)(s1 - s0) / 1e9, (double)(c2 - c1) / 1e9);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s' '%s-wal' '%s-shm'", dir, db, db, db);

@@ -48,12 +48,15 @@ def run(cmd, env=None):
 
 def storage(path):
     """(events kept as rows, events that ran, {table or index: bytes}, dropped) of a recording:
-    past the budget (schema 5) eager ops are counts in eager_op_buckets, not rows."""
+    past the budget (schema 5) eager ops are counts in eager_op_buckets, not rows (schema 7: graph calls and
+    black-box runs in function_call_buckets, blackbox_buckets)."""
     with sqlite3.connect(path) as db:
         events = sum(db.execute("SELECT count(*) FROM %s" % t).fetchone()[0]
                      for t in ("eager_ops", "function_calls", "blackbox_execs", "session_runs"))
-        has = db.execute("SELECT 1 FROM sqlite_schema WHERE name = 'eager_op_buckets'").fetchone()
-        ran = events + (db.execute("SELECT coalesce(sum(count), 0) FROM eager_op_buckets").fetchone()[0] if has else 0)
+        ran = events
+        for t in ("eager_op_buckets", "function_call_buckets", "blackbox_buckets"):
+            if db.execute("SELECT 1 FROM sqlite_schema WHERE name = ?", (t,)).fetchone():
+                ran += db.execute("SELECT coalesce(sum(count), 0) FROM %s" % t).fetchone()[0]
         sizes = dict(db.execute("SELECT name, sum(pgsize) FROM dbstat GROUP BY name"))
         dropped = int(db.execute("SELECT value FROM meta WHERE key = 'dropped_events'").fetchone()[0])
     return events, ran, sizes, dropped

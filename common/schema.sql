@@ -1,6 +1,6 @@
--- agprof recording schema, version 6.  docs/schema.md explains every table.
+-- agprof recording schema, version 7.  docs/schema.md explains every table.
 -- Times are nanoseconds on CLOCK_MONOTONIC of the recording host.
-PRAGMA user_version = 6;
+PRAGMA user_version = 7;
 PRAGMA application_id = 1634168946;  -- 'agpr'
 
 CREATE TABLE meta (
@@ -408,6 +408,45 @@ CREATE TABLE eager_op_buckets (
     histogram   BLOB                   -- durations, log2 buckets (docs/schema.md)
 );
 
+-- v7: graph function calls and black-box runs past the recording's budget,
+-- as eager ops' buckets are: per (thread, function, call site), resp.
+-- (thread, node, op type, token), and second of start_ns, the exact count,
+-- summed and log2-histogrammed durations.  Readers add these to
+-- function_calls' and blackbox_execs' rows (docs/schema.md: which calls stay
+-- rows, and why).  The columns are the row tables' (the analyzer's key
+-- expressions read both); graph_function_id and blackbox_node_id are set at
+-- the end of the run as for the rows.
+CREATE TABLE function_call_buckets (
+    id                INTEGER PRIMARY KEY,
+    pid               INTEGER NOT NULL,
+    tid               INTEGER NOT NULL,
+    start_ns          INTEGER NOT NULL,      -- the bucket's first call's start
+    end_ns            INTEGER NOT NULL,      -- its latest call's end
+    graph_function_id INTEGER REFERENCES graph_functions(id),
+    name_id           INTEGER NOT NULL REFERENCES strings(id),
+    callsite_id       INTEGER REFERENCES callsites(id),
+    count             INTEGER NOT NULL,
+    total_ns          INTEGER NOT NULL,      -- sum of end_ns - start_ns
+    failed            INTEGER NOT NULL DEFAULT 0,  -- calls that failed (function_calls.ok = 0)
+    histogram         BLOB                   -- as eager_op_buckets.histogram
+);
+
+CREATE TABLE blackbox_buckets (
+    id               INTEGER PRIMARY KEY,
+    pid              INTEGER NOT NULL,
+    tid              INTEGER NOT NULL,
+    start_ns         INTEGER NOT NULL,
+    end_ns           INTEGER NOT NULL,
+    node_id          INTEGER NOT NULL REFERENCES strings(id),
+    op_type_id       INTEGER NOT NULL REFERENCES strings(id),
+    token            TEXT,
+    blackbox_node_id INTEGER REFERENCES blackbox_nodes(id),
+    count            INTEGER NOT NULL,
+    total_ns         INTEGER NOT NULL,
+    failed           INTEGER NOT NULL DEFAULT 0,
+    histogram        BLOB
+);
+
 -- Schema 5: one row per collective op execution (all-reduce, all-gather,
 -- broadcast, ...), eager or a kernel of a graph function, with the keys
 -- that name the same collective on every worker (collector/
@@ -440,6 +479,8 @@ CREATE TABLE collective_execs (
 CREATE INDEX eager_op_keys_key ON eager_op_keys(pid, tid, op_id, device_id, callsite_id);
 CREATE INDEX eager_op_blocks_thread ON eager_op_blocks(pid, tid, min_start_ns, max_start_ns, first_id, last_id);
 CREATE INDEX eager_op_buckets_time ON eager_op_buckets(start_ns);
+CREATE INDEX function_call_buckets_time ON function_call_buckets(start_ns);
+CREATE INDEX blackbox_buckets_time ON blackbox_buckets(start_ns);
 CREATE INDEX function_calls_time ON function_calls(start_ns);
 CREATE INDEX function_calls_fn ON function_calls(graph_function_id);
 CREATE INDEX traces_fn ON traces(function_id, start_ns);

@@ -3,12 +3,17 @@
 -- retraces, its eager dispatch and its input waits (eager reads of a
 -- tf.data iterator), and shares of its active time (first to last
 -- TensorFlow event of the rank).  Uses the views steps and collectives.
+-- Reads function_call_buckets (schema 7; every merge agprof writes has it,
+-- empty or not; agprof stands in an empty one for older merges).
 WITH events AS (
     SELECT p.rank AS rank, e.start_ns AS start_ns, e.end_ns AS end_ns, s.text AS op, 1 AS eager
     FROM eager_ops e JOIN strings s ON s.id = e.op_id JOIN processes p ON p.pid = e.pid
     UNION ALL
     SELECT p.rank, c.start_ns, c.end_ns, NULL, 0
     FROM function_calls c JOIN processes p ON p.pid = c.pid
+    UNION ALL
+    SELECT p.rank, b.start_ns, b.end_ns, NULL, 0
+    FROM function_call_buckets b JOIN processes p ON p.pid = b.pid
     UNION ALL
     SELECT p.rank, t.start_ns, t.end_ns, NULL, 0
     FROM traces t JOIN processes p ON p.pid = t.pid
@@ -30,7 +35,18 @@ WITH events AS (
            count(DISTINCT t.function_id) AS functions
     FROM traces t JOIN processes p ON p.pid = t.pid GROUP BY p.rank
 ), stepped AS (
-    SELECT rank, count(*) AS steps, sum(end_ns - start_ns) AS step_total_ns FROM steps GROUP BY rank
+    -- the step function's calls past the recording's budget (schema 7) count as steps too
+    SELECT rank, sum(n) AS steps, sum(ns) AS step_total_ns FROM (
+        SELECT rank, 1 AS n, end_ns - start_ns AS ns FROM steps
+        UNION ALL
+        SELECT p.rank, b.count, b.total_ns
+        FROM function_call_buckets b
+        JOIN graph_functions g ON g.id = b.graph_function_id
+        JOIN functions f ON f.id = g.function_id
+        JOIN strings s ON s.id = f.name_id
+        JOIN processes p ON p.pid = b.pid
+        WHERE p.rank IS NOT NULL AND s.text = (SELECT min(function) FROM steps)
+    ) AS all_steps GROUP BY rank
 )
 SELECT r.rank AS rank, r.task_type AS task_type, r.task_index AS task_index, r.host AS host,
        r.source AS source, r.clock_method AS clock_method, r.clock_offset_ns AS clock_offset_ns,

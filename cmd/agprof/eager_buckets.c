@@ -11,12 +11,18 @@
 
 int eager_buckets_init(struct eager_buckets *b, sqlite3 *db)
 {
+	return eager_buckets_init_as(b, db,
+				     "INSERT OR REPLACE INTO eager_op_buckets(id, pid, tid, start_ns, end_ns, op_id,"
+				     " device_id, callsite_id, count, total_ns, python_ns, slow_path, failed, histogram)"
+				     " VALUES (?14,?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)");
+}
+
+int eager_buckets_init_as(struct eager_buckets *b, sqlite3 *db, const char *insert)
+{
 	memset(b, 0, sizeof(*b));
 	b->cap = EB_SLOTS;
 	b->slots = calloc(b->cap, sizeof(*b->slots));
-	b->ins = db_prepare(db, "INSERT INTO eager_op_buckets(pid, tid, start_ns, end_ns, op_id, device_id, callsite_id,"
-				" count, total_ns, python_ns, slow_path, failed, histogram)"
-				" VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
+	b->ins = db_prepare(db, insert);
 	if (!b->slots || !b->ins) {
 		free(b->slots);
 		b->slots = NULL;
@@ -51,9 +57,13 @@ static void bind_id(sqlite3_stmt *st, int col, int64_t id)
 		sqlite3_bind_null(st, col);
 }
 
-/* The histogram as little-endian uint32 counts up to the last non-zero one. */
-static void write_row(struct eager_buckets *b, const struct eager_bucket *e)
+/*
+ * The histogram as little-endian uint32 counts up to the last non-zero one.
+ * A bucket written before keeps its id (its row is replaced): 0 when stored.
+ */
+static int write_row(struct eager_buckets *b, struct eager_bucket *e)
 {
+	int rc;
 	unsigned char blob[EB_HIST * 4];
 	int n = EB_HIST;
 
@@ -75,11 +85,15 @@ static void write_row(struct eager_buckets *b, const struct eager_bucket *e)
 	sqlite3_bind_int64(b->ins, 11, e->slow);
 	sqlite3_bind_int64(b->ins, 12, e->failed);
 	sqlite3_bind_blob(b->ins, 13, blob, n * 4, SQLITE_TRANSIENT);
-	if (db_step_quiet(sqlite3_db_handle(b->ins), b->ins) == 0)
-		b->rows++, b->stored += e->count;
-	else
-		b->refused += e->count;
+	bind_id(b->ins, 14, e->row);
+	if ((rc = db_step_quiet(sqlite3_db_handle(b->ins), b->ins)) == 0) {
+		if (!e->row)
+			e->row = sqlite3_last_insert_rowid(sqlite3_db_handle(b->ins)), b->rows++;
+		b->stored += e->count - e->written;
+		e->written = e->count;
+	}
 	sqlite3_reset(b->ins);
+	return rc;
 }
 
 static int hist_index(int64_t ns)
@@ -160,14 +174,24 @@ void eager_buckets_close(struct eager_buckets *b, int64_t before_second)
 		return;
 	for (uint32_t i = 0; i < b->cap; i++)
 		if (b->slots[i].used && b->slots[i].k.second < before_second) {
-			write_row(b, &b->slots[i]);
-			b->slots[i].used = 0;
+			struct eager_bucket *e = &b->slots[i];
+
+			if (e->count != e->written && write_row(b, e) != 0)
+				b->refused += e->count - e->written;  /* dropped from memory: lost */
+			e->used = 0;
 			b->n--;
 		} else if (b->slots[i].used) {
 			kept++;
 		}
 	if (kept)
 		rechain(b);
+}
+
+void eager_buckets_sync(struct eager_buckets *b)
+{
+	for (uint32_t i = 0; b->slots && b->n && i < b->cap; i++)
+		if (b->slots[i].used && b->slots[i].count != b->slots[i].written)
+			write_row(b, &b->slots[i]);  /* a refusal is retried at the next commit */
 }
 
 void eager_buckets_release(struct eager_buckets *b)

@@ -235,10 +235,16 @@ static int write_meta(sqlite3 *db, const struct merge_cmd *c)
 			   "INSERT OR REPLACE INTO meta SELECT 'aggregated_eager_ops', CAST(min(total(count), 9e18) AS INTEGER)"
 			   " FROM eager_op_buckets"
 			   " GROUP BY NULL;"
-			   "INSERT OR REPLACE INTO meta SELECT 'aggregate_from_ns', min(start_ns) FROM eager_op_buckets"
-			   " GROUP BY NULL;"
+			   "INSERT OR REPLACE INTO meta SELECT 'aggregated_calls', CAST(min(total(count), 9e18) AS INTEGER)"
+			   " FROM function_call_buckets GROUP BY NULL;"
+			   "INSERT OR REPLACE INTO meta SELECT 'aggregated_blackbox_execs', CAST(min(total(count), 9e18) AS INTEGER)"
+			   " FROM blackbox_buckets GROUP BY NULL;"
+			   "INSERT OR REPLACE INTO meta SELECT 'aggregate_from_ns', min(start_ns) FROM (SELECT start_ns FROM"
+			   " eager_op_buckets UNION ALL SELECT start_ns FROM function_call_buckets UNION ALL SELECT start_ns"
+			   " FROM blackbox_buckets) GROUP BY NULL;"
 			   "INSERT OR IGNORE INTO meta SELECT 'aggregate_reason', 'a rank reached its budget (its recording says which)'"
-			   " WHERE EXISTS (SELECT 1 FROM eager_op_buckets);") ? -1 : 0;
+			   " WHERE EXISTS (SELECT 1 FROM eager_op_buckets) OR EXISTS (SELECT 1 FROM function_call_buckets)"
+			   " OR EXISTS (SELECT 1 FROM blackbox_buckets);") ? -1 : 0;
 }
 
 /* Remove OUT and its SQLite side files after a failed merge. */

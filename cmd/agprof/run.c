@@ -97,9 +97,11 @@ static const struct opt run_options[] = {
 						      "and agprof.stop() in the program" },
 	{ "max-events", RUN_MAX_EVENTS, "N", "keep N eager ops, graph calls, black boxes and Session\n"
 					     "steps one by one (default 1000000; 0: no bound);\n"
-					     "later eager ops are kept as exact per-second counts\n"
-					     "and times per thread, op and line (the report says\n"
-					     "from when); also at most N kernels one by one: later\n"
+					     "later eager ops, graph calls and black boxes are kept\n"
+					     "as exact per-second counts and times per thread, op\n"
+					     "or function and line (the report says from when;\n"
+					     "kernel-sampled calls and each function's first call\n"
+					     "stay rows); also at most N kernels one by one: later\n"
 					     "calls' kernels are only counted" },
 	{ "max-size", RUN_MAX_SIZE, "MB", "the same once the recording reaches MB megabytes\n"
 					  "(checked every quarter second)" },
@@ -899,6 +901,9 @@ static void print_summary(const struct run_state *rs, const struct run_totals *t
 	if (totals->eager_aggregated)
 		fprintf(stderr, ", %llu more eager ops aggregated past the budget",
 			(unsigned long long)totals->eager_aggregated);
+	if (totals->calls_aggregated || totals->blackbox_aggregated)
+		fprintf(stderr, ", %llu more graph calls and %llu black-box runs aggregated past it",
+			(unsigned long long)totals->calls_aggregated, (unsigned long long)totals->blackbox_aggregated);
 	fprintf(stderr, ") from %d process%s into '%s'\n", totals->processes, totals->processes == 1 ? "" : "es",
 		rs->output_path);
 	if (totals->dropped_kernels)

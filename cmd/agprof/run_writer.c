@@ -39,6 +39,18 @@
 /* Largest ring record: 65535 words; a span is the largest fixed layout. */
 #define RING_RECORD_MAX (65535u * 8u)
 
+/*
+ * An aggregated call's seq (low 32 bits) and the function_calls row that
+ * stands for it: its function's first call.  A kernel total names the last
+ * call its kernel ran under (agp_protocol.h), nearly always one of the
+ * latest: direct-mapped by seq, the latest AGG_CALLS are kept.
+ */
+#define AGG_CALLS 4096u
+struct agg_call {
+	uint32_t seq;
+	int64_t row;
+};
+
 struct stream {
 	char name[64];
 	int pid;
@@ -55,6 +67,8 @@ struct stream {
 	uint8_t ring_damaged[AGP_MAX_THREADS];
 	int side_damaged;
 	int borrowed;                      /* the producer's own mapping (run_writer_borrow_mapping) */
+	struct idmap fn_rows;              /* graph function name row -> its first function_calls row */
+	struct agg_call agg_calls[AGG_CALLS]; /* the latest aggregated calls, by seq (aggregate_call) */
 	uint32_t kernel_seq_seen;          /* the latest call seq whose kernels were stored one by one */
 	uint32_t kernel_seq_cap;           /* past the kernel budget: calls after this seq are counted only */
 	int kernel_capped;
@@ -104,13 +118,24 @@ struct run_writer {
 	char *lost_why;                /* the first refusal's message */
 	struct run_budget budget;      /* --max-events, --max-size (run_writer_budget) */
 	struct eager_buckets buckets;  /* eager ops past the budget (eager_buckets.h) */
+	struct eager_buckets call_buckets, bb_buckets; /* graph calls, black-box runs past it */
+	int aggregate_meta_said;       /* meta.aggregate_* written during the run (crash safety) */
 	struct eager_keys keys;        /* eager_op_keys of the kept eager ops (eager_keys.h) */
 	struct eager_blocks blocks;    /* their eager_op_blocks (eager_blocks.h) */
-	int aggregating;               /* the budget is spent: eager ops go to w->buckets */
+	int aggregating;               /* the budget is spent: eager ops, calls, black boxes go to buckets */
 	uint64_t kernels_refused;      /* kernel rows past the budget (kernel_detail_refused) */
 	int64_t aggregate_from_ns;     /* the first aggregated op's start (meta.aggregate_from_ns) */
 	const char *aggregate_why;     /* which bound was reached (meta.aggregate_reason) */
 };
+
+/* The bucket tables of graph calls and black-box runs (eager_buckets_init_as's parameters). */
+#define CALL_BUCKETS_SQL \
+	"INSERT OR REPLACE INTO function_call_buckets(id, pid, tid, start_ns, end_ns, name_id, callsite_id," \
+	" count, total_ns, failed, histogram) VALUES (?14,?1,?2,?3,?4,?5,?7,?8,?9,?12,?13)"
+#define BB_BUCKETS_SQL \
+	"INSERT OR REPLACE INTO blackbox_buckets(id, pid, tid, start_ns, end_ns, node_id, op_type_id, token," \
+	" count, total_ns, failed, histogram)" \
+	" VALUES (?14,?1,?2,?3,?4,?5,?6,(SELECT text FROM strings WHERE id = ?7),?8,?9,?12,?13)"
 
 static uint64_t now_ns(void)
 {
@@ -436,7 +461,9 @@ static int prepare_all(struct run_writer *w)
 	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
 		if (!(*stmts[i].s = db_prepare(w->db, stmts[i].sql)))
 			return -1;
-	if (eager_buckets_init(&w->buckets, w->db) != 0 || eager_keys_init(&w->keys, w->db) != 0 ||
+	if (eager_buckets_init(&w->buckets, w->db) != 0 ||
+	    eager_buckets_init_as(&w->call_buckets, w->db, CALL_BUCKETS_SQL) != 0 ||
+	    eager_buckets_init_as(&w->bb_buckets, w->db, BB_BUCKETS_SQL) != 0 || eager_keys_init(&w->keys, w->db) != 0 ||
 	    eager_blocks_init(&w->blocks, w->db) != 0)
 		return -1;
 	return batch_init(w, &w->eager, w->ins_eager, &w->totals.eager_ops) ||
@@ -641,26 +668,71 @@ static void write_kernel(struct run_writer *w, struct stream *s, int tid, const 
 	batch_add(w, b);  /* counted in w->totals once stored */
 }
 
-/* Past the budget: the op goes into its bucket (eager_buckets.h), never a row. */
-static void aggregate_eager(struct run_writer *w, struct stream *s, int tid, const struct agp_rec_span *r)
+/*
+ * Past the budget: an eager op, graph call or black-box run goes into its
+ * bucket (eager_buckets.h), never a row.  The key's three ids are the
+ * table's (eager: op, device, site; call: name, -, site; black box: node,
+ * op type, token).
+ */
+static void aggregate_span(struct run_writer *w, struct eager_buckets *b, struct stream *s, int tid,
+			   const struct agp_rec_span *r, int64_t op, int64_t device, int64_t site, int64_t python_ns)
 {
 	struct eager_key k = {
-		.pid = s->pid, .tid = tid, .op = local_id_get(&s->strings, r->h.arg),
-		.device = local_id_get(&s->strings, r->aux), .site = local_id_get(&s->sites, r->site),
+		.pid = s->pid, .tid = tid, .op = op, .device = device, .site = site,
 		.second = (int64_t)(r->start_ns / 1000000000u),
 	};
 
 	if (!w->aggregate_from_ns || (int64_t)r->start_ns < w->aggregate_from_ns)
 		w->aggregate_from_ns = (int64_t)r->start_ns;  /* threads are drained in turn: the earliest */
-	eager_buckets_add(&w->buckets, &k, (int64_t)r->start_ns, (int64_t)r->end_ns, r->aux2,
+	eager_buckets_add(b, &k, (int64_t)r->start_ns, (int64_t)r->end_ns, python_ns,
 			  (r->flags & AGP_SPAN_SLOW_PATH) != 0, (r->flags & AGP_SPAN_FAILED) != 0);
+}
+
+static void aggregate_eager(struct run_writer *w, struct stream *s, int tid, const struct agp_rec_span *r)
+{
+	aggregate_span(w, &w->buckets, s, tid, r, local_id_get(&s->strings, r->h.arg),
+		       local_id_get(&s->strings, r->aux), local_id_get(&s->sites, r->site), r->aux2);
+}
+
+/*
+ * Past the budget a graph call stays a row only where a join needs one:
+ * its kernels are recorded one by one (kernels.call_id), GPU activity may
+ * name it (gpu_external_ids), or it is its function's first call in the
+ * process (the run right after its trace: the savings' first-run time,
+ * merge's clock alignment, the kernel totals' call).  These are few: a
+ * sampled call in many, one per function.  1: aggregated.
+ */
+static int aggregate_call(struct run_writer *w, struct stream *s, int tid, const struct agp_rec_span *r,
+			  int64_t name, int64_t site)
+{
+	size_t first;
+
+	if (!w->aggregating || (r->flags & AGP_SPAN_KERNEL_DETAIL) || (s->gpu_on && r->seq) ||
+	    !idmap_get(&s->fn_rows, name, &first))
+		return 0;
+	aggregate_span(w, &w->call_buckets, s, tid, r, name, 0, site, 0);
+	if (r->seq) {
+		struct agg_call *a = &s->agg_calls[r->seq & (AGG_CALLS - 1)];
+
+		a->seq = (uint32_t)r->seq, a->row = (int64_t)first;
+	}
+	return 1;
+}
+
+static int aggregate_blackbox(struct run_writer *w, struct stream *s, int tid, const struct agp_rec_span *r,
+			      int64_t node, int64_t type)
+{
+	if (!w->aggregating)
+		return 0;
+	aggregate_span(w, &w->bb_buckets, s, tid, r, node, type, local_id_get(&s->strings, r->aux2), 0);
+	return 1;
 }
 
 /*
  * The budget counts the high-rate rows kept one by one (eager ops, graph
  * calls, black-box runs, Session steps; kernels are bounded apart, traces
  * and GPU activity are not counted), the batch's pending ones included.
- * Checked per eager op: a few additions.
+ * Checked per span (eager op, call, black box): a few additions.
  */
 static int over_event_budget(const struct run_writer *w)
 {
@@ -668,6 +740,14 @@ static int over_event_budget(const struct run_writer *w)
 	uint64_t used = t->eager_ops + t->calls + t->blackbox + t->session_runs + (uint64_t)w->eager.n;
 
 	return w->budget.max_events && used >= w->budget.max_events;
+}
+
+/* The row that stands for an aggregated call of that seq (aggregate_call), or 0. */
+static int64_t agg_call_row(const struct stream *s, uint32_t seq)
+{
+	const struct agg_call *a = &s->agg_calls[seq & (AGG_CALLS - 1)];
+
+	return a->seq == seq ? a->row : 0;
 }
 
 /*
@@ -687,7 +767,9 @@ static void write_kernel_total(struct run_writer *w, struct stream *s, int tid, 
 	sqlite3_bind_int(st, 1, s->pid);
 	sqlite3_bind_int(st, 2, tid);
 	bind_id_or_null(st, 3, node);
-	if (call_seq)
+	if (call_seq && agg_call_row(s, call_seq))
+		sqlite3_bind_int64(st, 4, agg_call_row(s, call_seq));  /* its function's first call: the join's */
+	else if (call_seq)
 		sqlite3_bind_int64(st, 4, -(int64_t)call_seq);
 	else
 		sqlite3_bind_null(st, 4);
@@ -772,7 +854,7 @@ static void write_eager(struct run_writer *w, struct stream *s, int tid, const s
 		batch_add(w, b);
 }
 
-/* The budget is spent (why: "max-events", "max-size"): eager ops are aggregated from now on. */
+/* The budget is spent (why: "max-events", "max-size"): eager ops, calls, black boxes are aggregated from now on. */
 static void start_aggregating(struct run_writer *w, const char *why)
 {
 	if (w->aggregating || !w->buckets.slots)
@@ -789,7 +871,7 @@ static void write_span(struct run_writer *w, struct stream *s, int tid, const st
 	const char *table;
 	uint64_t *count;   /* counted once stored: the summary never claims lost rows */
 
-	if (r->h.type == AGP_REC_EAGER && !w->aggregating && over_event_budget(w))
+	if (!w->aggregating && over_event_budget(w))
 		start_aggregating(w, "max-events");
 	if (r->h.type == AGP_REC_EAGER && w->aggregating) {
 		aggregate_eager(w, s, tid, r);  /* no gpu_external_ids link: the op has no row */
@@ -812,6 +894,8 @@ static void write_span(struct run_writer *w, struct stream *s, int tid, const st
 			sqlite3_bind_int64(st, c + 1, v[c]);
 		count = &w->totals.eager_ops;
 	} else if (r->h.type == AGP_REC_CALL) {
+		if (aggregate_call(w, s, tid, r, name, site))
+			return;
 		st = w->ins_call, table = "function_calls";
 		sqlite3_bind_int(st, 1, s->pid);
 		sqlite3_bind_int(st, 2, tid);
@@ -824,19 +908,26 @@ static void write_span(struct run_writer *w, struct stream *s, int tid, const st
 		count = &w->totals.calls;
 		table = "function_calls";
 	} else {
+		int64_t node = name > 0 ? name : intern(w, "?");
+		int64_t type = local_id_get(&s->strings, r->aux) > 0 ? local_id_get(&s->strings, r->aux) : intern(w, "?");
+
+		if (aggregate_blackbox(w, s, tid, r, node, type))
+			return;
 		st = w->ins_bb, table = NULL;
 		sqlite3_bind_int(st, 1, s->pid);
 		sqlite3_bind_int(st, 2, tid);
 		sqlite3_bind_int64(st, 3, (int64_t)r->start_ns);
 		sqlite3_bind_int64(st, 4, (int64_t)r->end_ns);
-		sqlite3_bind_int64(st, 5, name > 0 ? name : intern(w, "?"));
-		sqlite3_bind_int64(st, 6, local_id_get(&s->strings, r->aux) > 0 ? local_id_get(&s->strings, r->aux) : intern(w, "?"));
+		sqlite3_bind_int64(st, 5, node);
+		sqlite3_bind_int64(st, 6, type);
 		bind_id_or_null(st, 7, local_id_get(&s->strings, r->aux2));
 		count = &w->totals.blackbox;
 	}
 	if (step(w, st) == 0) {
 		(*count)++;
 		w->totals.events++;
+		if (r->h.type == AGP_REC_CALL)
+			idmap_put(&s->fn_rows, name, (size_t)sqlite3_last_insert_rowid(w->db));  /* the first wins */
 		if (r->h.type == AGP_REC_CALL && r->seq)
 			call_seq_row(w, s, r->seq, sqlite3_last_insert_rowid(w->db));
 		if (table && s->gpu_on && r->seq) {
@@ -1725,15 +1816,36 @@ static uint64_t recording_bytes(struct run_writer *w)
 
 /*
  * Once per commit: --max-size is checked (one page-count query, never per
- * event), and the buckets whose second ended over a second ago are written,
- * so a commit holds every op up to then, and memory stays bounded.
+ * event), every bucket that changed is written (the open ones' rows
+ * replaced by id), so a commit holds every aggregated event up to then,
+ * and the buckets whose second ended over a second ago leave memory, so it
+ * stays bounded.
  */
 static void budget_tick(struct run_writer *w, uint64_t now)
 {
+	struct eager_buckets *all[] = { &w->buckets, &w->call_buckets, &w->bb_buckets };
+
 	if (!w->aggregating && w->budget.max_bytes && recording_bytes(w) >= w->budget.max_bytes)
 		start_aggregating(w, "max-size");
-	if (w->aggregating)
-		eager_buckets_close(&w->buckets, (int64_t)(now / 1000000000u) - 1);
+	if (!w->aggregating)
+		return;
+	for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
+		eager_buckets_close(all[i], (int64_t)(now / 1000000000u) - 1);
+		eager_buckets_sync(all[i]);  /* the open ones too: a SIGKILL loses one commit interval at most */
+	}
+	if (!w->aggregate_meta_said && w->aggregate_from_ns) {
+		/* said at once, not only at the finish: a recording whose launcher was killed says it too */
+		db_meta_set(w->db, "aggregate_reason", w->aggregate_why);
+		db_meta_set_int(w->db, "aggregate_from_ns", w->aggregate_from_ns);
+		w->aggregate_meta_said = 1;
+	}
+}
+
+static void count_aggregated(struct run_writer *w)
+{
+	w->totals.eager_aggregated = (uint64_t)w->buckets.stored;
+	w->totals.calls_aggregated = (uint64_t)w->call_buckets.stored;
+	w->totals.blackbox_aggregated = (uint64_t)w->bb_buckets.stored;
 }
 
 /* Commit what was written so far; the totals follow what is on disk. */
@@ -1741,7 +1853,7 @@ static void commit(struct run_writer *w)
 {
 	budget_tick(w, now_ns());
 	flush_batches(w);
-	w->totals.eager_aggregated = (uint64_t)w->buckets.stored;
+	count_aggregated(w);
 	if (db_exec(w->db, "COMMIT; BEGIN") == 0)
 		w->committed = w->totals;
 }
@@ -1804,6 +1916,16 @@ static const char link_sql[] =
 	"  AND function_id IS NULL AND id NOT IN (SELECT gf_id FROM temp.link_trace);"
 	"UPDATE function_calls SET graph_function_id = (SELECT g.id FROM graph_functions g"
 	"  WHERE g.pid = function_calls.pid AND g.name_id = function_calls.name_id);"
+	"UPDATE function_call_buckets SET graph_function_id = (SELECT g.id FROM graph_functions g"
+	"  WHERE g.pid = function_call_buckets.pid AND g.name_id = function_call_buckets.name_id);"
+	/* aggregated black-box runs as the rows (schema 7), by token, else by the one node of their name */
+	"UPDATE blackbox_buckets SET blackbox_node_id = (SELECT n.id FROM blackbox_nodes n"
+	"  JOIN graph_functions g ON g.id = n.graph_function_id"
+	"  WHERE g.pid = blackbox_buckets.pid AND n.token = blackbox_buckets.token LIMIT 1) WHERE token IS NOT NULL;"
+	"UPDATE blackbox_buckets SET blackbox_node_id = (SELECT CASE WHEN count(DISTINCT n.graph_function_id) = 1"
+	"  THEN min(n.id) END FROM blackbox_nodes n"
+	"  JOIN graph_functions g ON g.id = n.graph_function_id JOIN strings s ON s.id = blackbox_buckets.node_id"
+	"  WHERE g.pid = blackbox_buckets.pid AND n.node_name = s.text) WHERE blackbox_node_id IS NULL;"
 	/* each black-box run to its node (tokens are unique per process) */
 	"UPDATE blackbox_execs SET blackbox_node_id = (SELECT n.id FROM blackbox_nodes n"
 	"  JOIN graph_functions g ON g.id = n.graph_function_id"
@@ -1816,6 +1938,10 @@ static const char link_sql[] =
 	/* threads that ran a tf.data function's black box are tf.data threads */
 	"UPDATE threads SET role = 'tf-data' WHERE role NOT IN ('main', 'tf-data') AND EXISTS"
 	"  (SELECT 1 FROM blackbox_execs b JOIN blackbox_nodes n ON n.id = b.blackbox_node_id"
+	"   JOIN graph_functions g ON g.id = n.graph_function_id JOIN strings s ON s.id = g.name_id"
+	"   WHERE b.pid = threads.pid AND b.tid = threads.tid AND s.text LIKE '%Dataset%');"
+	"UPDATE threads SET role = 'tf-data' WHERE role NOT IN ('main', 'tf-data') AND EXISTS"
+	"  (SELECT 1 FROM blackbox_buckets b JOIN blackbox_nodes n ON n.id = b.blackbox_node_id"
 	"   JOIN graph_functions g ON g.id = n.graph_function_id JOIN strings s ON s.id = g.name_id"
 	"   WHERE b.pid = threads.pid AND b.tid = threads.tid AND s.text LIKE '%Dataset%');"
 	"UPDATE threads SET role = 'python-main' WHERE role = 'main' AND pid IN"
@@ -2078,6 +2204,8 @@ static int release_writer(struct run_writer *w)
 	strbuf_release(&w->notes);
 	capture_log_release(&w->capture);
 	eager_buckets_release(&w->buckets);
+	eager_buckets_release(&w->call_buckets);
+	eager_buckets_release(&w->bb_buckets);
 	eager_keys_release(&w->keys);
 	eager_blocks_release(&w->blocks);
 	free(w->capture_desc);
@@ -2098,6 +2226,7 @@ static int release_writer(struct run_writer *w)
 		idmap_release(&w->streams[i]->strings);
 		idmap_release(&w->streams[i]->sites);
 		idmap_release(&w->streams[i]->kernel_nodes);
+		idmap_release(&w->streams[i]->fn_rows);
 		free(w->streams[i]);
 	}
 	free(w->streams);
@@ -2110,9 +2239,13 @@ static int release_writer(struct run_writer *w)
 static void finish_budget(struct run_writer *w)
 {
 	eager_buckets_close(&w->buckets, INT64_MAX);
-	w->totals.eager_aggregated = (uint64_t)w->buckets.stored;
-	if (w->buckets.refused)
-		add_note(w, "%lld aggregated eager ops could not be stored", (long long)w->buckets.refused);
+	eager_buckets_close(&w->call_buckets, INT64_MAX);
+	eager_buckets_close(&w->bb_buckets, INT64_MAX);
+	count_aggregated(w);
+	if (w->buckets.refused + w->call_buckets.refused + w->bb_buckets.refused)
+		add_note(w, "%lld aggregated eager ops, %lld graph calls, %lld black-box runs could not be stored",
+			 (long long)w->buckets.refused, (long long)w->call_buckets.refused,
+			 (long long)w->bb_buckets.refused);
 	if (w->budget.max_events)
 		db_meta_set_int(w->db, "max_events", (int64_t)w->budget.max_events);
 	if (w->budget.max_bytes)
@@ -2123,6 +2256,8 @@ static void finish_budget(struct run_writer *w)
 	if (w->aggregate_from_ns)
 		db_meta_set_int(w->db, "aggregate_from_ns", w->aggregate_from_ns);
 	db_meta_set_int(w->db, "aggregated_eager_ops", w->buckets.stored);
+	db_meta_set_int(w->db, "aggregated_calls", w->call_buckets.stored);
+	db_meta_set_int(w->db, "aggregated_blackbox_execs", w->bb_buckets.stored);
 }
 
 /* AGPROF_TIMING=1: how long each step of the finish took (bench/long_run.py). */

@@ -29,6 +29,7 @@ struct run_totals {
 	uint64_t kernels;       /* CPU kernel executions */
 	uint64_t dropped_kernels; /* kernels not recorded: their buffer was a quarter full */
 	uint64_t eager_aggregated; /* eager ops past the budget, stored as eager_op_buckets counts */
+	uint64_t calls_aggregated, blackbox_aggregated; /* graph calls, black-box runs in their buckets (v7) */
 	int processes;
 	int damaged;           /* buffers found damaged or unread (see note) */
 	int capture_used;      /* capture windows were asked for (run --delay, --capture, ...) */
@@ -43,8 +44,9 @@ struct run_writer *run_writer_create(const char *path, const char *shm_dir, char
 /*
  * The recording's budget (run --max-events, --max-size): once max_events
  * high-rate rows (eager ops, graph calls, black-box runs, Session steps) are
- * stored, or the file reaches max_bytes (checked at each commit), eager ops
- * are kept as exact per-second aggregates (eager_op_buckets) instead of rows.
+ * stored, or the file reaches max_bytes (checked at each commit), eager ops,
+ * graph calls and black-box runs are kept as exact per-second aggregates
+ * (eager_op_buckets, function_call_buckets, blackbox_buckets) instead of rows.
  * 0: no bound.  The writer starts with max_events RUN_DEFAULT_MAX_EVENTS.
  */
 struct run_budget {

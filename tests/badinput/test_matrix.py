@@ -128,6 +128,24 @@ def make_inputs(base, d):
         "  (SELECT min(id) FROM strings), NULL, (SELECT min(id) FROM callsites), 9223372036854775807, 5, 5, 1, 1, x'')",
         "INSERT OR REPLACE INTO meta VALUES ('aggregate_reason', 'max-size'), ('aggregate_from_ns', 'x'),"
         " ('aggregated_eager_ops', '-9223372036854775808'), ('max_size_bytes', '-1')")
+    # schema 7: graph calls and black-box runs past the budget, with negative, huge and text counts and times
+    inputs['hostile-call-buckets'] = mutated(
+        base, p('callbuckets.agprof'),
+        "INSERT INTO function_call_buckets (pid, tid, start_ns, end_ns, graph_function_id, name_id, callsite_id,"
+        " count, total_ns, failed, histogram) VALUES"
+        " ((SELECT min(pid) FROM processes), 1, -9223372036854775808, 9223372036854775807, -1, -1, -7,"
+        "  9223372036854775807, 9223372036854775807, 9223372036854775807, x'ffffffff'),"
+        " ((SELECT min(pid) FROM processes), 2, 5, 1, (SELECT min(id) FROM graph_functions), 123456789, NULL,"
+        "  -100, -1, -3, zeroblob(100000)),"
+        " ((SELECT min(pid) FROM processes), 3, 9223372036854775807, 0, 9223372036854775807,"
+        "  (SELECT min(id) FROM strings), (SELECT min(id) FROM callsites), 'abc', 'x', 'y', NULL)",
+        "INSERT INTO blackbox_buckets (pid, tid, start_ns, end_ns, node_id, op_type_id, token, blackbox_node_id,"
+        " count, total_ns, failed, histogram) VALUES"
+        " ((SELECT min(pid) FROM processes), 1, -9223372036854775808, 9223372036854775807, -1, 99999, 'tok',"
+        "  -5, 9223372036854775807, 9223372036854775807, -1, x'ff'),"
+        " ((SELECT min(pid) FROM processes), 1, 5, 1, 123456789, 123456789, NULL, 9223372036854775807,"
+        "  -9223372036854775808, -9223372036854775808, 0, NULL)",
+        "INSERT OR REPLACE INTO meta VALUES ('aggregate_reason', 'max-events'), ('aggregated_calls', 'x')")
     # schema 6: blocks claiming every id, reversed bounds, a row whose key is missing, a key with a text pid
     inputs['hostile-blocks'] = mutated(
         base, p('blocks.agprof'),

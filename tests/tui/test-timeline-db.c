@@ -386,7 +386,15 @@ static const char bucket_fixture[] =
 	"  INSERT INTO eager_ops (pid, tid, start_ns, end_ns, op_id) SELECT 10, 10, 1000000 + i * 1000,"
 	"  1000000 + i * 1000 + 100, 3 FROM s;"
 	"INSERT INTO eager_op_buckets (pid, tid, start_ns, end_ns, op_id, count, total_ns)"
-	"  VALUES (10, 10, 1100000, 1150000, 3, 300, 20000), (10, 10, 1150000, 1200000, 3, 200, 10000);";
+	"  VALUES (10, 10, 1100000, 1150000, 3, 300, 20000), (10, 10, 1150000, 1200000, 3, 200, 10000);"
+	/* schema 7: 2 graph calls kept, then 40 + 60 aggregated; 70 black-box runs aggregated only */
+	"INSERT INTO strings VALUES (4, '__inference_step_5'), (5, 'EagerPyFunc');"
+	"INSERT INTO function_calls (pid, tid, start_ns, end_ns, name_id) VALUES (10, 10, 1000000, 1000500, 4),"
+	"  (10, 10, 1002000, 1002500, 4);"
+	"INSERT INTO function_call_buckets (pid, tid, start_ns, end_ns, name_id, count, total_ns)"
+	"  VALUES (10, 10, 1100000, 1150000, 4, 40, 20000), (10, 10, 1150000, 1200000, 4, 60, 30000);"
+	"INSERT INTO blackbox_buckets (pid, tid, start_ns, end_ns, node_id, op_type_id, count, total_ns)"
+	"  VALUES (10, 10, 1100000, 1200000, 5, 5, 70, 7000);";
 
 static void bucket_setup(void)
 {
@@ -432,6 +440,24 @@ Test(timeline_buckets, aggregated_ops_count_in_the_lane_and_draw_as_density)
 	cr_assert_eq(timeline_lane_render(&tl, eager, &rows, 100, &r), 0);
 	cr_assert(r.exact, "before the switch: the rows one by one");
 	cr_assert_eq(r.nslices, 10);
+	tl_render_release(&r);
+}
+
+/* Schema 7: graph calls and black-box runs past the budget count in their lanes and draw as density. */
+Test(timeline_buckets, aggregated_calls_and_blackboxes_count_in_their_lanes)
+{
+	struct tl_render r = { 0 };
+	struct tl_window all = { tl.start_ns, tl.end_ns, 20 };
+	size_t call = lane_of(TL_CALL, 10), bb = lane_of(TL_BLACKBOX, 10);
+	uint32_t total = 0;
+
+	cr_assert_eq(tl_lane_events(&tl.lanes[call]), 102, "2 rows and the buckets' 100 calls");
+	cr_assert_eq(tl_lane_events(&tl.lanes[bb]), 70, "the black-box buckets' runs");
+	cr_assert_eq(timeline_lane_render(&tl, call, &all, 100000, &r), 0);
+	for (int c = 0; c < 20; c++)
+		total += r.cells[c].count;
+	cr_assert_eq(total, 102, "every call counted once");
+	cr_assert_eq(r.cells[15].type, TL_CELL_DENSITY, "the buckets' time");
 	tl_render_release(&r);
 }
 

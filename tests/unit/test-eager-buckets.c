@@ -103,3 +103,45 @@ Test(eager_buckets, a_full_table_is_written_out_and_nothing_is_lost)
 	cr_assert_eq(q("SELECT sum(total_ns) FROM eager_op_buckets"), 300000);
 	cr_assert_eq(b.n, 0);
 }
+
+Test(eager_buckets, sync_writes_the_open_buckets_and_replaces_their_rows)
+{
+	/* a commit mid-second: the open bucket is a row at once, later syncs replace it by id */
+	add(5, 1, 3, 3000000000, 100);
+	add(5, 1, 3, 3000000100, 100);
+	eager_buckets_sync(&b);
+	cr_assert_eq(q("SELECT count(*) FROM eager_op_buckets"), 1);
+	cr_assert_eq(q("SELECT count FROM eager_op_buckets"), 2);
+	cr_assert_eq(b.stored, 2);
+	eager_buckets_sync(&b);  /* nothing changed: nothing written */
+	cr_assert_eq(b.stored, 2);
+	add(5, 1, 3, 3000000200, 300);
+	eager_buckets_sync(&b);
+	cr_assert_eq(q("SELECT count(*) FROM eager_op_buckets"), 1, "the same row, replaced");
+	cr_assert_eq(q("SELECT count FROM eager_op_buckets"), 3);
+	cr_assert_eq(q("SELECT total_ns FROM eager_op_buckets"), 500);
+	cr_assert_eq(b.stored, 3);
+	eager_buckets_close(&b, INT64_MAX);
+	cr_assert_eq(q("SELECT count(*) FROM eager_op_buckets"), 1);
+	cr_assert_eq(q("SELECT sum(count) FROM eager_op_buckets"), 3);
+	cr_assert_eq(b.stored, 3);
+	cr_assert_eq(b.n, 0);
+}
+
+/* The same code for another table (schema 7): the INSERT names the columns it has. */
+Test(eager_buckets, another_table_takes_the_values_it_names)
+{
+	struct eager_buckets c;
+	struct eager_key k = { .pid = 1, .tid = 2, .op = 77, .site = 0, .second = 1 };
+
+	cr_assert_eq(eager_buckets_init_as(&c, db, "INSERT OR REPLACE INTO function_call_buckets(id, pid, tid, start_ns,"
+				     " end_ns, name_id, callsite_id, count, total_ns, failed, histogram)"
+				     " VALUES (?14,?1,?2,?3,?4,?5,?7,?8,?9,?12,?13)"), 0);
+	eager_buckets_add(&c, &k, 1000000000, 1000000400, 0, 0, 1);
+	eager_buckets_add(&c, &k, 1000000500, 1000000600, 0, 0, 0);
+	eager_buckets_close(&c, INT64_MAX);
+	cr_assert_eq(q("SELECT count || ' ' || total_ns || ' ' || failed || ' ' || name_id || ' ' ||"
+		       " coalesce(callsite_id, 'null') = '2 500 1 77 null' FROM function_call_buckets"), 1);
+	eager_buckets_release(&c);
+	sqlite3_finalize(c.ins);
+}
