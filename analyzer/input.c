@@ -827,13 +827,17 @@ static int graph_readers(struct model *m, const struct model_lookup *lk)
 		"SELECT g.id, s.text, g.function_def, g.function_id FROM graph_functions g"
 		" JOIN strings s ON s.id = g.name_id"
 		" WHERE instr(g.function_def, CAST('IteratorGetNext' AS BLOB)) > 0 ORDER BY g.id");
-	sqlite3_stmt *c = db_prepare(db,
-		"SELECT count(*), coalesce(sum(end_ns - start_ns), 0),"
-		" (SELECT callsite_id FROM function_calls WHERE graph_function_id = ?1 AND callsite_id IS NOT NULL"
-		"  ORDER BY start_ns LIMIT 1) FROM function_calls WHERE graph_function_id = ?1");
+	struct strbuf q = STRBUF_INIT;
+	sqlite3_stmt *c;
 	size_t cap = 0;
 	int rc = SQLITE_DONE, ret = -1;
 
+	/* the calls past the recording's budget too (scan_all_calls); the first call, a row, gives the line */
+	strbuf_addf(&q, "SELECT CAST(min(total(n), 4e18) AS INTEGER), CAST(min(total(ns), 4e18) AS INTEGER),"
+		    " (SELECT callsite_id FROM function_calls WHERE graph_function_id = ?1 AND callsite_id IS NOT NULL"
+		    "  ORDER BY start_ns LIMIT 1) FROM %s WHERE graph_function_id = ?1", scan_all_calls(db));
+	c = db_prepare(db, q.buf);
+	strbuf_release(&q);
 	if (!s || !c)
 		goto cleanup;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {

@@ -20,6 +20,7 @@ Recorded with real TensorFlow and Keras, and checked in the report's JSON:
 """
 import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -56,6 +57,25 @@ def check_no_input_slow_op(rec):
           "no iterator read is a slow op", slow)
 
 
+def check_budget_reader():
+    """Keras's fit over 512 steps past a small budget: its train function reads the iterator in the graph,
+    most of its calls are aggregated, and the report still counts every step (the program's own counter)."""
+    out = os.path.join(agtest.tmpdir(), "keras_steps.agprof")
+    proc = agtest.run_agprof(out, [agtest.PYTHON, agtest.sample("keras_steps.py")], agprof_args=["--max-events", "200"])
+    check_eq(proc.returncode, 0, "agprof run --max-events 200 exit status")
+    m = re.search(rb"steps (\d+)", proc.stdout)
+    steps = int(m.group(1)) if m else -1
+    check_eq(steps, 512, "the program's own step count")
+    rc, text, err = agtest.agprof_cmd("report", "--format", "json", out)
+    doc = json.loads(text) if rc == 0 else {}
+    budget = doc.get("session", {}).get("budget") or {}
+    check(budget.get("aggregated_calls", 0) > steps // 2, "most graph calls aggregated past the budget", budget)
+    readers = doc.get("graph_readers", [])
+    check_eq([r["calls"] for r in readers], [steps], "the in-graph reader's calls = the program's steps")
+    fn = [f for f in doc.get("functions", []) if f["name"] == "multi_step_on_iterator"]
+    check_eq([f["calls"] for f in fn], [steps], "the train function's calls = the program's steps")
+
+
 def main():
     agtest.need_agprof()
     out = os.path.join(agtest.tmpdir(), "keras_pipeline.agprof")
@@ -74,6 +94,7 @@ def main():
             check(keras_op not in pipeline, "none of Keras's adapter (%s) in the user's pipeline" % keras_op, pipeline)
     check_tracing_time(out, doc)
     check_no_input_slow_op(out)
+    check_budget_reader()
     agtest.finish("real-code")
 
 
