@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -53,6 +54,43 @@ static int pragma_int(sqlite3 *db, const char *sql, int *out)
 }
 
 /*
+ * A run whose agprof was killed (SIGKILL, a crash) before its finish
+ * leaves the recording in the hidden file beside FILE (.FILE.XXXXXX, run
+ * --help), never renamed: say so when FILE is missing.  The newest such
+ * file wins; "" when there is none.
+ */
+static void killed_run_hint(const char *path, char *hint, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	int dirlen = slash ? (int)(slash - path) : 0;
+	char dir[4096], cand[4096];
+	size_t blen = strlen(base);
+	time_t newest = 0;
+	struct dirent *e;
+	DIR *d;
+
+	hint[0] = '\0';
+	if (!blen || blen > 255 || snprintf(dir, sizeof(dir), "%.*s", slash ? dirlen : 1, slash ? path : ".") >=
+	    (int)sizeof(dir) || (slash && !dirlen && snprintf(dir, sizeof(dir), "/") < 0) || !(d = opendir(dir)))
+		return;
+	while ((e = readdir(d))) {
+		struct stat st;
+
+		/* ".FILE." and the six characters mkstemp() chose, nothing after (not -wal, -shm) */
+		if (e->d_name[0] != '.' || strncmp(e->d_name + 1, base, blen) || e->d_name[blen + 1] != '.' ||
+		    strlen(e->d_name + blen + 2) != 6 || strchr(e->d_name + blen + 2, '-'))
+			continue;
+		if (snprintf(cand, sizeof(cand), "%s/%s", dir, e->d_name) >= (int)sizeof(cand) ||
+		    stat(cand, &st) != 0 || !S_ISREG(st.st_mode) || st.st_mtime < newest)
+			continue;
+		newest = st.st_mtime;
+		snprintf(hint, len, "; agprof was killed before the run's finish: the recording is '%s'", cand);
+	}
+	closedir(d);
+}
+
+/*
  * Check the file before SQLite sees it; one-line reason in err.  Opened
  * with O_NONBLOCK and checked with fstat() first: a FIFO or a device given
  * as the recording must be refused, not block or be read forever.
@@ -67,7 +105,14 @@ static int check_header(const char *path, char *err, size_t len)
 	uint32_t page_size, pages;
 
 	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)) < 0) {
-		snprintf(err, len, "cannot open '%s': %s", path, strerror(errno));
+		int saved = errno;
+		char hint[4200];
+
+		if (saved == ENOENT)
+			killed_run_hint(path, hint, sizeof(hint));
+		else
+			hint[0] = '\0';
+		snprintf(err, len, "cannot open '%s': %s%s", path, strerror(saved), hint);
 		return -1;
 	}
 	if (fstat(fd, &st) != 0) {

@@ -49,6 +49,8 @@ static const char *const run_epilogue =
 	"before) or internal error.  PROGRAM's own failure takes precedence.\n"
 	"The recording is written to a hidden file beside FILE and renamed to FILE\n"
 	"once PROGRAM ran: a program that cannot start leaves FILE as it was.\n"
+	"If agprof itself is killed (SIGKILL), the recording stays in that hidden\n"
+	"file, readable up to its last commit; agprof report FILE names it.\n"
 	"SIGUSR2 sent to agprof (not to PROGRAM) toggles the capture window:\n"
 	"it stops recording eager ops, graph calls, black boxes and Session steps,\n"
 	"and the next one starts again (the recording keeps the windows).\n"

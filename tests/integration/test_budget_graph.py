@@ -210,6 +210,10 @@ def launcher_kill_case(d):
     check(q1(db, "SELECT coalesce(sum(count), 0) FROM function_call_buckets") > 0, "aggregated calls were committed")
     check_eq(agtest.meta(db).get("aggregate_reason"), "max-events", "meta aggregate_reason after the launcher's SIGKILL")
     db.close()
+    # FILE itself was never renamed into place: the error names the hidden recording
+    rc, _, err = agtest.agprof_cmd("report", os.path.join(os.path.dirname(out), "killed.agprof"))
+    check(rc == 2 and ("the recording is '%s'" % out) in err and len(err.strip().splitlines()) == 1,
+          "report FILE after the launcher's SIGKILL names the hidden recording in one line", (rc, err))
     rc, text, err = agtest.agprof_cmd("report", out)
     check_eq(rc, 0, "agprof report after the launcher's SIGKILL (%s)" % err[-300:])
     check("graph calls" in text and "budget:" in text, "the report says the budget and the calls", text[:600])
