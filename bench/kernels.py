@@ -37,12 +37,14 @@ import tempfile
 from benchlib import run_checked
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CONFIGS = ("bare", "kernels", "kernels-all", "no-kernels", "tf-profiler")
-OPTIONS = {"kernels": [], "kernels-all": ["--kernels=all"], "no-kernels": ["--no-kernels"]}
+CONFIGS = ("bare", "kernels", "kernels-all", "no-kernels", "tf-profiler", "k-count", "k-nostore")
+OPTIONS = {"kernels": [], "kernels-all": ["--kernels=all"], "no-kernels": ["--no-kernels"], "k-count": [], "k-nostore": []}
+# the split of the default's cost (--configs only): every kernel counted, no call sampled; sampled calls timed, no record
+KBENCH = {"k-count": "count", "k-nostore": "nostore"}
 
 
-def run(cmd):
-    _, out = run_checked(cmd)
+def run(cmd, env=None):
+    _, out = run_checked(cmd, env)
     m = re.search(r"loop cpu ([0-9.]+) wall ([0-9.]+) calls (\d+) stop ([0-9.]+)", out.stdout)
     if not m:
         sys.exit("bench: no loop timing in the output")
@@ -56,7 +58,8 @@ def one(config, args, tmp, r):
         return run(loop) + (None,)
     if config == "tf-profiler":
         return run(loop + ["--tf-profiler", os.path.join(tmp, "prof-%d" % r)]) + (None,)
-    res = run([args.agprof, "run", "-q", "-f", "-o", out] + OPTIONS[config] + ["--"] + loop)
+    env = dict(os.environ, AGPROF_KBENCH=KBENCH[config]) if config in KBENCH else None
+    res = run([args.agprof, "run", "-q", "-f", "-o", out] + OPTIONS[config] + ["--"] + loop, env)
     with sqlite3.connect(out) as db:
         counted = db.execute("SELECT coalesce(sum(count), 0) FROM kernel_totals").fetchone()[0]
         kernels = db.execute("SELECT count(*) FROM kernels").fetchone()[0]
@@ -76,7 +79,7 @@ def main():
     ap.add_argument("--python", default=os.path.join(ROOT, ".venv", "bin", "python"))
     ap.add_argument("--agprof", default=os.path.join(ROOT, "build", "cmd", "agprof", "agprof"))
     args = ap.parse_args()
-    configs = tuple(c for c in CONFIGS if args.all or c != "kernels-all")
+    configs = tuple(c for c in CONFIGS if (args.all or c != "kernels-all") and c not in KBENCH)
     if args.configs:
         configs = tuple(c for c in CONFIGS if c == "bare" or c in args.configs.split(","))
     tmp = tempfile.mkdtemp(prefix="agprof-bench-kernels-")

@@ -64,6 +64,8 @@ void agp_kernels_init(void)
 
 	agp_proc.kernels_off = off && *off && strcmp(off, "0") != 0;
 	agp_proc.kernels_all = mode && !strcmp(mode, "all");
+	mode = getenv(AGP_ENV_KBENCH);
+	agp_proc.kbench = !mode ? 0 : !strcmp(mode, "count") ? 1 : !strcmp(mode, "nostore") ? 2 : 0;
 }
 
 static void kernels_status(const char *status, const char *detail)
@@ -341,7 +343,7 @@ static inline void kernel_end(struct agp_thread *t, const struct agp_kcache_slot
 			e->timed_ns += end > k->start_ns ? end - k->start_ns : 0;
 		}
 	}
-	if (k->detail)
+	if (k->detail && agp_proc.kbench != 2)
 		agp_emit_kernel(t, slot->name, slot->type, k->start_ns, end, (uint32_t)call, flags);
 }
 
