@@ -354,6 +354,11 @@ void *agp_tf_symbol(const char *sym, void *self) AGP_HIDDEN;
 void agp_kernels_init(void) AGP_HIDDEN;
 void agp_kernels_exit_check(void) AGP_HIDDEN;
 /*
+ * hooks_kernel.c: whether got.c should give hook's slot TensorFlow's own
+ * function back (a kernel hook under --no-kernels).
+ */
+int agp_kernel_hook_unwanted(const void *hook) AGP_HIDDEN;
+/*
  * hooks_kernel.c: tensorflow::ThreadPoolDevice::Compute(OpKernel*, OpKernelContext*)
  * and ComputeAsync(AsyncOpKernel*, OpKernelContext*, std::function<void()>),
  * by their mangled names (hooks_tf.c's GOT table lists them).

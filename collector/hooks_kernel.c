@@ -425,6 +425,11 @@ AGP_EXPORT void AGP_KERNEL_COMPUTE_ASYNC(void *device, void *kernel, void *ctx, 
 	kernel_end(t, slot, &span, call, AGP_KERNEL_ASYNC);
 }
 
+int agp_kernel_hook_unwanted(const void *hook)
+{
+	return agp_proc.kernels_off && (hook == (const void *)AGP_KERNEL_COMPUTE || hook == (const void *)AGP_KERNEL_COMPUTE_ASYNC);
+}
+
 static int find_framework(struct dl_phdr_info *info, size_t size, void *data)
 {
 	(void)size;
