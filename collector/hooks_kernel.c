@@ -169,16 +169,31 @@ static inline int collective_of(const struct agp_thread *t, uint32_t type)
  * Give slot's totals entry to a new kernel: the totals of the one it held
  * go to the ring first (or, when it is full, into dropped_kernels).
  */
+/*
+ * Kernel cache slot i lives in the cache words of entry i of the thread's
+ * totals table (agp_protocol.h): the lookup and the count share a line.
+ */
+static inline struct agp_kcache_slot *kslot(const struct agp_thread *t, uint32_t i)
+{
+	return (struct agp_kcache_slot *)(void *)t->kent[i & (AGP_KCACHE - 1)].cache;
+}
+
+static inline uint32_t kslot_index(const struct agp_thread *t, const struct agp_kcache_slot *slot)
+{
+	return (uint32_t)((const struct agp_kernel_total *)(const void *)((const char *)slot -
+		offsetof(struct agp_kernel_total, cache)) - t->kent);
+}
+
 static void kernel_total_reset(struct agp_thread *t, struct agp_kcache_slot *slot)
 {
 	struct agp_kernel_total *k;
 
 	if (!t->ktotals)
 		return;
-	k = &t->ktotals[slot - t->kcache];
+	k = &t->ktotals[kslot_index(t, slot)];
 	if (k->count && agp_emit_kernel_agg(t, k) != 0)
 		atomic_fetch_add_explicit(&t->ring->dropped_kernels, k->count, memory_order_relaxed);
-	memset(k, 0, sizeof(*k));
+	memset(k, 0, offsetof(struct agp_kernel_total, cache));  /* the counts, not the slot */
 }
 
 /* The kernel's "name:type" as two string ids (0 when unknown). */
@@ -211,8 +226,8 @@ static void kernel_name_slow(struct agp_thread *t, void *kernel, void *ctx, stru
 	slot->fingerprint = fingerprint(kernel);
 	slot->vtable = vtable_of(kernel);
 	if (t->ktotals) {
-		t->ktotals[slot - t->kcache].name = slot->name;
-		t->ktotals[slot - t->kcache].type = slot->type;
+		t->ktotals[kslot_index(t, slot)].name = slot->name;
+		t->ktotals[kslot_index(t, slot)].type = slot->type;
 	}
 }
 
@@ -226,8 +241,8 @@ static void kernel_name_slow(struct agp_thread *t, void *kernel, void *ctx, stru
 
 /*
  * A graph runs its kernels in the same order at every call: each slot
- * remembers the slot that came next last time, whose cache and totals
- * lines are fetched while this kernel runs (on a small kernel the lookup's
+ * remembers the slot that came next last time, whose line (its cache slot
+ * and its counts) is fetched while this kernel runs (on a small kernel the lookup's
  * cache misses were most of the hot path), and so does the first line of
  * the next kernel's object (its vtable: kernel_stale and the executor's
  * virtual Compute call read it) and the slot after it, the next slot
@@ -235,15 +250,15 @@ static void kernel_name_slow(struct agp_thread *t, void *kernel, void *ctx, stru
  */
 static inline struct agp_kcache_slot *kernel_prefetch_next(struct agp_thread *t, struct agp_kcache_slot *slot)
 {
-	uint32_t i = (uint32_t)(slot - t->kcache), n = slot->next & (AGP_KCACHE - 1);
-	const struct agp_kcache_slot *next = &t->kcache[n];
+	uint32_t i = kslot_index(t, slot), n = slot->next & (AGP_KCACHE - 1);
+	const struct agp_kcache_slot *next = kslot(t, n);
+	struct agp_kcache_slot *prev = kslot(t, t->kprev);
 
-	t->kcache[t->kprev & (AGP_KCACHE - 1)].next = i;
+	if (prev->next != i)  /* the same order every call: no store */
+		prev->next = i;
 	t->kprev = i;
 	__builtin_prefetch((const void *)next->kernel);
-	__builtin_prefetch(&t->kcache[next->next & (AGP_KCACHE - 1)]);
-	if (t->ktotals)
-		__builtin_prefetch(&t->ktotals[n], 1);
+	__builtin_prefetch(kslot(t, next->next), 1);  /* its counts too: the same line */
 	return slot;
 }
 
@@ -265,7 +280,7 @@ static inline struct agp_kcache_slot *kernel_names(struct agp_thread *t, void *k
 
 	_Static_assert(AGP_KCACHE == 1 << 13, "kernel cache index bits");
 	for (i = 0; i < KCACHE_PROBES; i++) {
-		slot = &t->kcache[(first + i) & (AGP_KCACHE - 1)];
+		slot = kslot(t, (uint32_t)(first + i));
 		if (slot->kernel == (uintptr_t)kernel) {
 			if (__builtin_expect(kernel_stale(slot, kernel, detail), 0))
 				kernel_name_slow(t, kernel, ctx, slot);
@@ -276,7 +291,7 @@ static inline struct agp_kcache_slot *kernel_names(struct agp_thread *t, void *k
 			break;
 		}
 	}
-	slot = empty ? empty : &t->kcache[first];
+	slot = empty ? empty : kslot(t, (uint32_t)first);
 	kernel_name_slow(t, kernel, ctx, slot);
 	return kernel_prefetch_next(t, slot);
 }
@@ -308,6 +323,7 @@ static inline void kernel_totals_ready(struct agp_thread *t)
 	if (__builtin_expect(!t->ktotals_tried, 0)) {
 		t->ktotals_tried = 1;
 		t->ktotals = agp_kernel_totals_map(t);
+		t->kent = t->ktotals ? t->ktotals : t->kfallback;
 	}
 }
 
@@ -330,7 +346,7 @@ static inline void kernel_end(struct agp_thread *t, const struct agp_kcache_slot
 			      uint64_t call, uint32_t flags)
 {
 	uint64_t end = k->detail ? agp_now_ns() : 0;
-	struct agp_kernel_total *e = t->ktotals ? &t->ktotals[slot - t->kcache] : NULL;
+	struct agp_kernel_total *e = t->ktotals ? &t->ktotals[kslot_index(t, slot)] : NULL;
 
 	if (!agp_capture_open())
 		return;

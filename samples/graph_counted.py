@@ -18,7 +18,7 @@ import oracle
 
 STEPS = 20
 CALLS = 130
-SECONDS = 0.5
+SECONDS = 1.0
 
 
 @tf.function
