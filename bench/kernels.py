@@ -25,10 +25,12 @@ Each run times its loop --repeat times and reports the least (bench/graph_loop.p
 the figures are then the loop's own cost more than the machine's load.
 
 usage: bench/kernels.py [--rounds N] [--calls N] [--repeat R] [--all] [--configs A,B] [--python PY] [--agprof PATH]
-                        [--base-collector SO]
+                        [--base-collector SO [--base-agprof PATH]]
   --base-collector SO: one more configuration, kernels-base: the default
   under another collector library (AGPROF_COLLECTOR), e.g. one built from
-  an older commit, to compare two collectors in the same rounds.
+  an older commit, to compare two collectors in the same rounds, with
+  --base-agprof the launcher of that commit (the ring file's layout is
+  theirs to share).
   --configs k-count,k-nostore: the split of the default's cost
   (AGPROF_KBENCH): every kernel counted but no call sampled; the sampled
   calls timed but none of their kernels recorded.
@@ -69,7 +71,8 @@ def one(config, args, tmp, r):
     env = dict(os.environ, AGPROF_KBENCH=KBENCH[config]) if config in KBENCH else None
     if config == "kernels-base":
         env = dict(os.environ, AGPROF_COLLECTOR=args.base_collector)
-    res = run([args.agprof, "run", "-q", "-f", "-o", out] + OPTIONS[config] + ["--"] + loop, env)
+    agprof = args.base_agprof if config == "kernels-base" and args.base_agprof else args.agprof
+    res = run([agprof, "run", "-q", "-f", "-o", out] + OPTIONS[config] + ["--"] + loop, env)
     with sqlite3.connect(out) as db:
         counted = db.execute("SELECT coalesce(sum(count), 0) FROM kernel_totals").fetchone()[0]
         kernels = db.execute("SELECT count(*) FROM kernels").fetchone()[0]
@@ -89,6 +92,7 @@ def main():
     ap.add_argument("--python", default=os.path.join(ROOT, ".venv", "bin", "python"))
     ap.add_argument("--agprof", default=os.path.join(ROOT, "build", "cmd", "agprof", "agprof"))
     ap.add_argument("--base-collector", help="also run the default under this collector library (kernels-base)")
+    ap.add_argument("--base-agprof", help="the launcher for kernels-base (default: --agprof)")
     args = ap.parse_args()
     configs = tuple(c for c in CONFIGS if (args.all or c != "kernels-all") and c not in KBENCH and c != "kernels-base")
     if args.base_collector:
