@@ -64,7 +64,6 @@ struct agp_kcache_slot {
 	uint32_t next;          /* slot of the kernel that ran after it on this thread last time */
 	uint32_t vtable;        /* low bits of the kernel's vtable pointer: checked at every execution */
 };
-_Static_assert(sizeof(struct agp_kcache_slot) == sizeof(((struct agp_kernel_total *)0)->cache), "cache slot in a total");
 
 /*
  * The string ids this thread gave collective op types (hooks_kernel.c sets
@@ -117,14 +116,11 @@ struct agp_thread {
 	struct agp_strcache_slot strcache[AGP_STRCACHE];
 	struct agp_sitecache_slot sitecache[AGP_SITECACHE];
 	struct agp_codecache_slot codecache[AGP_CODECACHE];
-	/* the kernel cache when the ring file's totals table cannot be had (kent) */
-	struct agp_kernel_total kfallback[AGP_KCACHE];
+	struct agp_kcache_slot kcache[AGP_KCACHE];
 	struct agp_coll_type coll_types[AGP_COLL_TYPES];
 	uint32_t ncoll_types;
 	uint32_t kprev;         /* slot of the thread's previous kernel */
-	/* hooks_kernel.c: the kernel cache, slot i in entry i's cache words: ktotals, else kfallback */
-	struct agp_kernel_total *kent;
-	/* the thread's totals table (in the ring file), NULL: every kernel in detail */
+	/* hooks_kernel.c: kcache[i]'s totals (in the ring file), NULL: every kernel in detail */
 	struct agp_kernel_total *ktotals;
 	int ktotals_tried;
 	uint64_t free_kernels;  /* kernels of no call seen so far (agp_kernel_detailed) */

@@ -169,31 +169,16 @@ static inline int collective_of(const struct agp_thread *t, uint32_t type)
  * Give slot's totals entry to a new kernel: the totals of the one it held
  * go to the ring first (or, when it is full, into dropped_kernels).
  */
-/*
- * Kernel cache slot i lives in the cache words of entry i of the thread's
- * totals table (agp_protocol.h): the lookup and the count share a line.
- */
-static inline struct agp_kcache_slot *kslot(const struct agp_thread *t, uint32_t i)
-{
-	return (struct agp_kcache_slot *)(void *)t->kent[i & (AGP_KCACHE - 1)].cache;
-}
-
-static inline uint32_t kslot_index(const struct agp_thread *t, const struct agp_kcache_slot *slot)
-{
-	return (uint32_t)((const struct agp_kernel_total *)(const void *)((const char *)slot -
-		offsetof(struct agp_kernel_total, cache)) - t->kent);
-}
-
 static void kernel_total_reset(struct agp_thread *t, struct agp_kcache_slot *slot)
 {
 	struct agp_kernel_total *k;
 
 	if (!t->ktotals)
 		return;
-	k = &t->ktotals[kslot_index(t, slot)];
+	k = &t->ktotals[slot - t->kcache];
 	if (k->count && agp_emit_kernel_agg(t, k) != 0)
 		atomic_fetch_add_explicit(&t->ring->dropped_kernels, k->count, memory_order_relaxed);
-	memset(k, 0, offsetof(struct agp_kernel_total, cache));  /* the counts, not the slot */
+	memset(k, 0, sizeof(*k));
 }
 
 /* The kernel's "name:type" as two string ids (0 when unknown). */
@@ -226,8 +211,8 @@ static void kernel_name_slow(struct agp_thread *t, void *kernel, void *ctx, stru
 	slot->fingerprint = fingerprint(kernel);
 	slot->vtable = vtable_of(kernel);
 	if (t->ktotals) {
-		t->ktotals[kslot_index(t, slot)].name = slot->name;
-		t->ktotals[kslot_index(t, slot)].type = slot->type;
+		t->ktotals[slot - t->kcache].name = slot->name;
+		t->ktotals[slot - t->kcache].type = slot->type;
 	}
 }
 
@@ -241,8 +226,8 @@ static void kernel_name_slow(struct agp_thread *t, void *kernel, void *ctx, stru
 
 /*
  * A graph runs its kernels in the same order at every call: each slot
- * remembers the slot that came next last time, whose line (its cache slot
- * and its counts) is fetched while this kernel runs (on a small kernel the lookup's
+ * remembers the slot that came next last time, whose cache and totals
+ * lines are fetched while this kernel runs (on a small kernel the lookup's
  * cache misses were most of the hot path), and so does the first line of
  * the next kernel's object (its vtable: kernel_stale and the executor's
  * virtual Compute call read it) and the slot after it, the next slot
@@ -250,15 +235,18 @@ static void kernel_name_slow(struct agp_thread *t, void *kernel, void *ctx, stru
  */
 static inline struct agp_kcache_slot *kernel_prefetch_next(struct agp_thread *t, struct agp_kcache_slot *slot)
 {
-	uint32_t i = kslot_index(t, slot), n = slot->next & (AGP_KCACHE - 1);
-	const struct agp_kcache_slot *next = kslot(t, n);
-	struct agp_kcache_slot *prev = kslot(t, t->kprev);
+	uint32_t i = (uint32_t)(slot - t->kcache), n = slot->next & (AGP_KCACHE - 1);
+	const struct agp_kcache_slot *next = &t->kcache[n];
 
-	if (prev->next != i)  /* the same order every call: no store */
+	struct agp_kcache_slot *prev = &t->kcache[t->kprev & (AGP_KCACHE - 1)];
+
+	if (prev->next != i)  /* the same order every call: the cache's lines stay clean */
 		prev->next = i;
 	t->kprev = i;
 	__builtin_prefetch((const void *)next->kernel);
-	__builtin_prefetch(kslot(t, next->next), 1);  /* its counts too: the same line */
+	__builtin_prefetch(&t->kcache[next->next & (AGP_KCACHE - 1)]);
+	if (t->ktotals)
+		__builtin_prefetch(&t->ktotals[n], 1);
 	return slot;
 }
 
@@ -280,7 +268,7 @@ static inline struct agp_kcache_slot *kernel_names(struct agp_thread *t, void *k
 
 	_Static_assert(AGP_KCACHE == 1 << 13, "kernel cache index bits");
 	for (i = 0; i < KCACHE_PROBES; i++) {
-		slot = kslot(t, (uint32_t)(first + i));
+		slot = &t->kcache[(first + i) & (AGP_KCACHE - 1)];
 		if (slot->kernel == (uintptr_t)kernel) {
 			if (__builtin_expect(kernel_stale(slot, kernel, detail), 0))
 				kernel_name_slow(t, kernel, ctx, slot);
@@ -291,7 +279,7 @@ static inline struct agp_kcache_slot *kernel_names(struct agp_thread *t, void *k
 			break;
 		}
 	}
-	slot = empty ? empty : kslot(t, (uint32_t)first);
+	slot = empty ? empty : &t->kcache[first];
 	kernel_name_slow(t, kernel, ctx, slot);
 	return kernel_prefetch_next(t, slot);
 }
@@ -323,7 +311,6 @@ static inline void kernel_totals_ready(struct agp_thread *t)
 	if (__builtin_expect(!t->ktotals_tried, 0)) {
 		t->ktotals_tried = 1;
 		t->ktotals = agp_kernel_totals_map(t);
-		t->kent = t->ktotals ? t->ktotals : t->kfallback;
 	}
 }
 
@@ -346,7 +333,7 @@ static inline void kernel_end(struct agp_thread *t, const struct agp_kcache_slot
 			      uint64_t call, uint32_t flags)
 {
 	uint64_t end = k->detail ? agp_now_ns() : 0;
-	struct agp_kernel_total *e = t->ktotals ? &t->ktotals[kslot_index(t, slot)] : NULL;
+	struct agp_kernel_total *e = t->ktotals ? &t->ktotals[slot - t->kcache] : NULL;
 
 	if (!agp_capture_open())
 		return;

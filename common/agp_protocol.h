@@ -131,14 +131,8 @@ struct agp_kernel_total {
 	uint32_t timed;       /* executions timed (saturated) */
 	uint64_t count;       /* executions */
 	uint64_t timed_ns;    /* summed duration of the timed ones */
-	/*
-	 * The collector's own, never read by the launcher: the kernel cache
-	 * slot of this entry (collector.h, agp_kcache_slot), beside its counts
-	 * so that a kernel's lookup and its count touch one cache line.
-	 */
-	uint64_t cache[4];
 };
-_Static_assert(sizeof(struct agp_kernel_total) == 64, "kernel total layout: one cache line");
+_Static_assert(sizeof(struct agp_kernel_total) == 32, "kernel total layout");
 #define AGP_KTOTAL_BYTES ((uint64_t)AGP_KTOTAL_SLOTS * sizeof(struct agp_kernel_total))
 #define AGP_KTOTAL_OFFSET ((uint64_t)AGP_HEADER_BYTES + (uint64_t)AGP_RING_BYTES * AGP_MAX_THREADS)
 #define AGP_SHM_FILE_BYTES (AGP_KTOTAL_OFFSET + AGP_KTOTAL_BYTES * AGP_MAX_THREADS)
