@@ -16,8 +16,12 @@ a cache miss the hook takes that the kernel would have taken anyway (it
 counts against the hook), and lines the hook evicts (they count against
 TensorFlow): bench/kernels.py remains the measure of the goal.
 
-usage: bench/kernel_hook.py [--rounds N] [--calls N] [--freq HZ] [NAME=COLLECTOR.so ...]
-  with no NAME=PATH, the build's collector (AGPROF_COLLECTOR selects the others).
+usage: bench/kernel_hook.py [--rounds N] [--calls N] [--freq HZ] [NAME=COLLECTOR.so[,KBENCH] ...]
+  with no NAME=PATH, the build's collector (AGPROF_COLLECTOR selects the others);
+  KBENCH sets AGPROF_KBENCH (count: no call sampled; nostore: sampled calls timed, no records).
+Besides the hook, per kernel counted: the clock reads (vDSO samples), the
+ring records (agp_emit_kernel) and the launcher's CPU (its process: it
+stores the records), all from the same perf samples.
 """
 import argparse
 import os
@@ -34,31 +38,43 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 def samples_in(data, dso):
     """perf samples in the kernel hooks of the object named dso (the
     collector's other work, such as its GOT scan at import, left out), and
-    of the whole run."""
-    out = subprocess.run(["perf", "report", "-i", data, "-n", "--no-children", "--sort", "dso,sym", "--stdio"],
+    of the whole run; and the split of the rest of what kernels cost: the
+    clock reads of sampled calls (the vDSO), the collector's ring records
+    (agp_emit_kernel), and the launcher (comm agprof: it stores them)."""
+    out = subprocess.run(["perf", "report", "-i", data, "-n", "--no-children", "--sort", "comm,dso,sym", "--stdio"],
                          capture_output=True, text=True, check=True).stdout
     mine = total = 0
-    for m in re.finditer(r"^\s+[0-9.]+%\s+(\d+)\s+(\S+)\s+\[.\]\s+(.*)$", out, re.M):
-        total += int(m.group(1))
-        if m.group(2) == dso and "ThreadPoolDevice::Compute" in m.group(3):
-            mine += int(m.group(1))
-    return mine, total
+    split = {"vdso": 0, "emit": 0, "launcher": 0}
+    for m in re.finditer(r"^\s+[0-9.]+%\s+(\d+)\s+(\S+)\s+(\S+)\s+\[.\]\s+(.*)$", out, re.M):
+        n, comm, obj, sym = int(m.group(1)), m.group(2), m.group(3), m.group(4)
+        total += n
+        if comm == "agprof":
+            split["launcher"] += n
+        elif obj == dso and "ThreadPoolDevice::Compute" in sym:
+            mine += n
+        elif obj == dso and "agp_emit_kernel" in sym:
+            split["emit"] += n
+        elif obj == "[vdso]":
+            split["vdso"] += n
+    return mine, total, split
 
 
 def one(args, tmp, name, lib):
     rec, data = os.path.join(tmp, name + ".agprof"), os.path.join(tmp, name + ".data")
-    env = dict(os.environ, AGPROF_COLLECTOR=lib)
+    lib, _, kbench = lib.partition(",")
+    env = dict(os.environ, AGPROF_COLLECTOR=lib, AGPROF_KBENCH=kbench)
     cmd = ["perf", "record", "-q", "-F", str(args.freq), "-o", data, "--", args.agprof, "run", "-q", "-f", "-o", rec,
            "--", args.python, os.path.join(ROOT, "bench", "graph_loop.py"), str(args.calls)]
     subprocess.run(cmd, env=env, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     with sqlite3.connect(rec) as db:
         kernels = db.execute("SELECT coalesce(sum(count), 0) FROM kernel_totals").fetchone()[0]
-    mine, total = samples_in(data, os.path.basename(lib))
+    mine, total, split = samples_in(data, os.path.basename(lib))
     os.unlink(rec)
     os.unlink(data)
     if not kernels:
         sys.exit("bench: %s counted no kernels" % name)
-    return mine / args.freq / kernels * 1e9, mine, total
+    per = {k: v / args.freq / kernels * 1e9 for k, v in split.items()}
+    return mine / args.freq / kernels * 1e9, mine, total, per
 
 
 def main():
@@ -74,18 +90,23 @@ def main():
         ("build", os.path.join(ROOT, "build", "collector", "libagprof-collector.so"))]
     tmp = tempfile.mkdtemp(prefix="agprof-bench-hook-")
     ns = {name: [] for name, _ in libs}
+    other = {name: {"vdso": [], "emit": [], "launcher": []} for name, _ in libs}
     for r in range(args.rounds):
         order = libs[r % len(libs):] + libs[:r % len(libs)]
         line = []
         for name, lib in order:
-            per, mine, total = one(args, tmp, name, lib)
+            per, mine, total, split = one(args, tmp, name, lib)
             ns[name].append(per)
-            line.append("%s %.1f ns/kernel (%d of %d samples, %.1f%%)" % (name, per, mine, total, 100.0 * mine / total))
+            for k, v in split.items():
+                other[name][k].append(v)
+            line.append("%s %.1f ns/kernel (%d of %d samples, %.1f%%; clock %.1f, records %.1f, launcher %.1f)" % (
+                name, per, mine, total, 100.0 * mine / total, split["vdso"], split["emit"], split["launcher"]))
         print("round %d: %s" % (r + 1, "; ".join(line)), flush=True)
     print("%d rounds of %d calls of a 2002-kernel tf.function; load %s" % (
         args.rounds, args.calls, " ".join(open("/proc/loadavg").read().split()[:3])))
     for name, _ in libs:
-        print("median hook cost, %-10s %.1f ns per kernel" % (name, statistics.median(ns[name])))
+        print("median hook cost, %-10s %.1f ns per kernel; clock reads %.1f, ring records %.1f, launcher %.1f" % (
+            name, statistics.median(ns[name]), *(statistics.median(other[name][k]) for k in ("vdso", "emit", "launcher"))))
 
 
 if __name__ == "__main__":

@@ -25,6 +25,15 @@ Each run times its loop --repeat times and reports the least (bench/graph_loop.p
 the figures are then the loop's own cost more than the machine's load.
 
 usage: bench/kernels.py [--rounds N] [--calls N] [--repeat R] [--all] [--configs A,B] [--python PY] [--agprof PATH]
+                        [--base-collector SO [--base-agprof PATH]]
+  --base-collector SO: one more configuration, kernels-base: the default
+  under another collector library (AGPROF_COLLECTOR), e.g. one built from
+  an older commit, to compare two collectors in the same rounds, with
+  --base-agprof the launcher of that commit (the ring file's layout is
+  theirs to share).
+  --configs k-count,k-nostore: the split of the default's cost
+  (AGPROF_KBENCH): every kernel counted but no call sampled; the sampled
+  calls timed but none of their kernels recorded.
 """
 import argparse
 import os
@@ -37,12 +46,15 @@ import tempfile
 from benchlib import run_checked
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CONFIGS = ("bare", "kernels", "kernels-all", "no-kernels", "tf-profiler")
-OPTIONS = {"kernels": [], "kernels-all": ["--kernels=all"], "no-kernels": ["--no-kernels"]}
+CONFIGS = ("bare", "kernels", "kernels-all", "no-kernels", "tf-profiler", "k-count", "k-nostore", "kernels-base")
+OPTIONS = {"kernels": [], "kernels-all": ["--kernels=all"], "no-kernels": ["--no-kernels"], "k-count": [], "k-nostore": [],
+           "kernels-base": []}
+# the split of the default's cost (--configs only): every kernel counted, no call sampled; sampled calls timed, no record
+KBENCH = {"k-count": "count", "k-nostore": "nostore"}
 
 
-def run(cmd):
-    _, out = run_checked(cmd)
+def run(cmd, env=None):
+    _, out = run_checked(cmd, env)
     m = re.search(r"loop cpu ([0-9.]+) wall ([0-9.]+) calls (\d+) stop ([0-9.]+)", out.stdout)
     if not m:
         sys.exit("bench: no loop timing in the output")
@@ -56,7 +68,11 @@ def one(config, args, tmp, r):
         return run(loop) + (None,)
     if config == "tf-profiler":
         return run(loop + ["--tf-profiler", os.path.join(tmp, "prof-%d" % r)]) + (None,)
-    res = run([args.agprof, "run", "-q", "-f", "-o", out] + OPTIONS[config] + ["--"] + loop)
+    env = dict(os.environ, AGPROF_KBENCH=KBENCH[config]) if config in KBENCH else None
+    if config == "kernels-base":
+        env = dict(os.environ, AGPROF_COLLECTOR=args.base_collector)
+    agprof = args.base_agprof if config == "kernels-base" and args.base_agprof else args.agprof
+    res = run([agprof, "run", "-q", "-f", "-o", out] + OPTIONS[config] + ["--"] + loop, env)
     with sqlite3.connect(out) as db:
         counted = db.execute("SELECT coalesce(sum(count), 0) FROM kernel_totals").fetchone()[0]
         kernels = db.execute("SELECT count(*) FROM kernels").fetchone()[0]
@@ -75,10 +91,15 @@ def main():
     ap.add_argument("--configs", help="comma-separated subset of the configurations (bare is always run)")
     ap.add_argument("--python", default=os.path.join(ROOT, ".venv", "bin", "python"))
     ap.add_argument("--agprof", default=os.path.join(ROOT, "build", "cmd", "agprof", "agprof"))
+    ap.add_argument("--base-collector", help="also run the default under this collector library (kernels-base)")
+    ap.add_argument("--base-agprof", help="the launcher for kernels-base (default: --agprof)")
     args = ap.parse_args()
-    configs = tuple(c for c in CONFIGS if args.all or c != "kernels-all")
+    configs = tuple(c for c in CONFIGS if (args.all or c != "kernels-all") and c not in KBENCH and c != "kernels-base")
+    if args.base_collector:
+        configs += ("kernels-base",)
     if args.configs:
-        configs = tuple(c for c in CONFIGS if c == "bare" or c in args.configs.split(","))
+        configs = tuple(c for c in CONFIGS if c == "bare" or c in args.configs.split(",")
+                        or (c == "kernels-base" and args.base_collector))
     tmp = tempfile.mkdtemp(prefix="agprof-bench-kernels-")
     wall = {c: [] for c in configs}
     cpu = {c: [] for c in configs}

@@ -85,6 +85,12 @@ struct agp_coll_type {
 
 struct agp_open_trace;
 
+/* A graph function's calls on a thread, for kernel sampling (agp_call_detailed). */
+struct agp_call_count {
+	uint32_t name, calls;   /* string id; its calls so far, up to AGP_KDETAIL_FIRST */
+	uint64_t next_ns;       /* its next call starting from then is sampled */
+};
+
 /* Per-thread state, allocated on the thread's first event (mmap). */
 struct agp_thread {
 	uint32_t generation;    /* process generation it belongs to (fork resets) */
@@ -118,7 +124,7 @@ struct agp_thread {
 	struct agp_kernel_total *ktotals;
 	int ktotals_tried;
 	uint64_t free_kernels;  /* kernels of no call seen so far (agp_kernel_detailed) */
-	struct { uint32_t name, calls; } call_counts[AGP_CALL_COUNTS]; /* per function name id */
+	struct agp_call_count call_counts[AGP_CALL_COUNTS]; /* per function name id (agp_call_detailed) */
 };
 
 /* Global state of this process image. */
@@ -140,6 +146,7 @@ struct agp_process {
 	_Atomic uint64_t last_call_seq;
 	int kernels_off;        /* AGPROF_NO_KERNELS */
 	int kernels_all;        /* AGPROF_KERNELS=all: every kernel in detail */
+	int kbench;             /* AGPROF_KBENCH: 1 count only, 2 time without records (bench/kernels.py) */
 };
 
 extern struct agp_process agp_proc AGP_HIDDEN;
@@ -156,7 +163,12 @@ static inline uint64_t agp_now_ns(void)
  * Kernel sampling (docs/collector.md, "Kernels"): every kernel execution is
  * counted in its thread's totals; one by one (an AGP_REC_KERNEL record) only
  * the kernels of sampled calls: per thread and graph function, its first
- * AGP_KDETAIL_FIRST calls and then one in AGP_KDETAIL_EVERY.  The decision
+ * AGP_KDETAIL_FIRST calls, then the first call that starts at least
+ * AGP_KDETAIL_GAP times the last sampled call's duration after its end: a
+ * budget of time (a sampled call costs a few times an unsampled one, its
+ * clock reads and the launcher's rows), so that whatever the rate of calls
+ * and kernels at most about 1/AGP_KDETAIL_GAP of a function's time is spent
+ * in sampled calls and its kernels stored are a like share.  The decision
  * is the call's, taken when it starts, so that every kernel of a call, on
  * every thread, is recorded or none is: it travels as AGP_CALL_DETAIL, a bit
  * of the call seq that kernels_enter (hooks_tf.c) stores in
@@ -167,24 +179,44 @@ static inline uint64_t agp_now_ns(void)
  */
 #define AGP_CALL_DETAIL (1ull << 63)
 #define AGP_KDETAIL_FIRST 5u
-#define AGP_KDETAIL_EVERY 64u   /* power of two */
+#define AGP_KDETAIL_GAP 256u
+#define AGP_KDETAIL_EVERY 64u   /* power of two: the bursts of kernels of no call */
 #define AGP_KDETAIL_FREE 4096u
 #define AGP_KDETAIL_BURST 1024u /* power of two */
 
-/* Whether the call of graph function name_id that starts now is sampled (AGP_CALL_DETAIL or 0). */
-static inline uint64_t agp_call_detailed(struct agp_thread *t, uint32_t name_id)
+/* The thread's sampling state of graph function name_id (a colliding function takes the entry over, from its first call). */
+static inline struct agp_call_count *agp_call_count_of(struct agp_thread *t, uint32_t name_id)
 {
-	uint32_t i = (name_id * 0x9e3779b1u) >> 26, n;
+	struct agp_call_count *c = &t->call_counts[(name_id * 0x9e3779b1u) >> 26];
 
 	_Static_assert(AGP_CALL_COUNTS == 1 << 6, "call counter index bits");
-	if (agp_proc.kernels_off || agp_proc.kernels_all)
+	if (c->name != name_id)
+		*c = (struct agp_call_count){ .name = name_id };
+	return c;
+}
+
+/* Whether the call of graph function name_id that starts at now is sampled (AGP_CALL_DETAIL or 0). */
+static inline uint64_t agp_call_detailed(struct agp_thread *t, uint32_t name_id, uint64_t now)
+{
+	struct agp_call_count *c;
+
+	if (agp_proc.kernels_off || agp_proc.kernels_all || agp_proc.kbench == 1)
 		return agp_proc.kernels_all && !agp_proc.kernels_off ? AGP_CALL_DETAIL : 0;
-	if (t->call_counts[i].name != name_id) {  /* a collision shares a counter: still a sample */
-		t->call_counts[i].name = name_id;
-		t->call_counts[i].calls = 0;
+	c = agp_call_count_of(t, name_id);
+	if (c->calls < AGP_KDETAIL_FIRST) {
+		c->calls++;
+		return AGP_CALL_DETAIL;
 	}
-	n = t->call_counts[i].calls++;
-	return n < AGP_KDETAIL_FIRST || (n & (AGP_KDETAIL_EVERY - 1)) == 0 ? AGP_CALL_DETAIL : 0;
+	return now >= c->next_ns ? AGP_CALL_DETAIL : 0;
+}
+
+/* A sampled call of name_id ran from start to end: the next one waits AGP_KDETAIL_GAP times as long. */
+static inline void agp_call_sampled(struct agp_thread *t, uint32_t name_id, uint64_t start, uint64_t end)
+{
+	struct agp_call_count *c = agp_call_count_of(t, name_id);
+	uint64_t dur = end > start ? end - start : 0;
+
+	c->next_ns = dur < UINT64_MAX / AGP_KDETAIL_GAP / 2 ? end + dur * AGP_KDETAIL_GAP : UINT64_MAX;
 }
 
 /* Whether a kernel run under call (a call seq with its AGP_CALL_DETAIL bit, 0 = none) is recorded in detail. */
@@ -321,6 +353,11 @@ void *agp_tf_symbol(const char *sym, void *self) AGP_HIDDEN;
 /* hooks_kernel.c: read AGPROF_NO_KERNELS (at start); say at exit whether kernels were seen. */
 void agp_kernels_init(void) AGP_HIDDEN;
 void agp_kernels_exit_check(void) AGP_HIDDEN;
+/*
+ * hooks_kernel.c: whether got.c should give hook's slot TensorFlow's own
+ * function back (a kernel hook under --no-kernels).
+ */
+int agp_kernel_hook_unwanted(const void *hook) AGP_HIDDEN;
 /*
  * hooks_kernel.c: tensorflow::ThreadPoolDevice::Compute(OpKernel*, OpKernelContext*)
  * and ComputeAsync(AsyncOpKernel*, OpKernelContext*, std::function<void()>),

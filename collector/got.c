@@ -108,6 +108,14 @@ static void patch_section(Elf *elf, GElf_Shdr *shdr, Elf_Scn *scn, uintptr_t bas
 		name = elf_strptr(elf, symshdr.sh_link, sym.st_name);
 		if (!name || !(hook = hook_for(name)))
 			continue;
+		/*
+		 * Under --no-kernels a kernel hook's slot (the CPU device's
+		 * vtable, in the object that defines the function) gets
+		 * TensorFlow's own definition back: the pass-through would
+		 * still cost a call per kernel.
+		 */
+		if (agp_kernel_hook_unwanted(hook) && sym.st_shndx != SHN_UNDEF && sym.st_value)
+			hook = (void *)(base + sym.st_value);
 		patch_slot((void **)(base + rela.r_offset), hook);
 	}
 }

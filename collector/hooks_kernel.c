@@ -64,6 +64,8 @@ void agp_kernels_init(void)
 
 	agp_proc.kernels_off = off && *off && strcmp(off, "0") != 0;
 	agp_proc.kernels_all = mode && !strcmp(mode, "all");
+	mode = getenv(AGP_ENV_KBENCH);
+	agp_proc.kbench = !mode ? 0 : !strcmp(mode, "count") ? 1 : !strcmp(mode, "nostore") ? 2 : 0;
 }
 
 static void kernels_status(const char *status, const char *detail)
@@ -236,7 +238,10 @@ static inline struct agp_kcache_slot *kernel_prefetch_next(struct agp_thread *t,
 	uint32_t i = (uint32_t)(slot - t->kcache), n = slot->next & (AGP_KCACHE - 1);
 	const struct agp_kcache_slot *next = &t->kcache[n];
 
-	t->kcache[t->kprev & (AGP_KCACHE - 1)].next = i;
+	struct agp_kcache_slot *prev = &t->kcache[t->kprev & (AGP_KCACHE - 1)];
+
+	if (prev->next != i)  /* the same order every call: the cache's lines stay clean */
+		prev->next = i;
 	t->kprev = i;
 	__builtin_prefetch((const void *)next->kernel);
 	__builtin_prefetch(&t->kcache[next->next & (AGP_KCACHE - 1)]);
@@ -341,7 +346,7 @@ static inline void kernel_end(struct agp_thread *t, const struct agp_kcache_slot
 			e->timed_ns += end > k->start_ns ? end - k->start_ns : 0;
 		}
 	}
-	if (k->detail)
+	if (k->detail && agp_proc.kbench != 2)
 		agp_emit_kernel(t, slot->name, slot->type, k->start_ns, end, (uint32_t)call, flags);
 }
 
@@ -421,6 +426,11 @@ AGP_EXPORT void AGP_KERNEL_COMPUTE_ASYNC(void *device, void *kernel, void *ctx, 
 	kernel_begin(&span);
 	K.compute_async(device, kernel, ctx, done);
 	kernel_end(t, slot, &span, call, AGP_KERNEL_ASYNC);
+}
+
+int agp_kernel_hook_unwanted(const void *hook)
+{
+	return agp_proc.kernels_off && (hook == (const void *)AGP_KERNEL_COMPUTE || hook == (const void *)AGP_KERNEL_COMPUTE_ASYNC);
 }
 
 static int find_framework(struct dl_phdr_info *info, size_t size, void *data)

@@ -39,6 +39,7 @@
 #define AGP_ENV_COLLECTOR "AGPROF_COLLECTOR"         /* the launcher's collector override */
 #define AGP_ENV_NO_KERNELS "AGPROF_NO_KERNELS"       /* 1: no kernel records (run --no-kernels) */
 #define AGP_ENV_KERNELS "AGPROF_KERNELS"             /* "all": every kernel in detail (run --kernels=all) */
+#define AGP_ENV_KBENCH "AGPROF_KBENCH"               /* bench/kernels.py only: "count" never samples, "nostore" times without records */
 /* run --capture: "FUNCTION:FROM-TO" (calls of a traced function) or "api" (agprof.start/stop) */
 #define AGP_ENV_CAPTURE "AGPROF_CAPTURE"
 /* "1": the launcher's window starts closed (run --delay); a new header's AGP_CAPTURE_LAUNCHER bit */

@@ -1,19 +1,24 @@
 """A small graph called often enough to be sampled: kernel totals are exact.
 
 `small_steps` is 20 Mul + AddV2 pairs on a 16-element vector (a Python
-loop unrolled while tracing), called CALLS times, each call counted by
-the program itself (oracle.called).  Under `agprof run`'s default
-(--kernels=sampled) the collector records the kernels of a few calls one
-by one (each graph function's first 5 calls on a thread, then 1 in 64)
-and counts every execution of every kernel: tests/integration/test_kernels.py
-checks both against the program's count and the FunctionDef.
+loop unrolled while tracing), called at least CALLS times and for at least
+SECONDS after the first, each call counted by the program itself (oracle.called).  Under
+`agprof run`'s default (--kernels=sampled) the collector records the
+kernels of a few calls one by one (each graph function's first 5 calls on a
+thread, then one whenever 256 times the last sampled call's duration has
+passed: SECONDS is long enough for some of those) and counts every
+execution of every kernel: tests/integration/test_kernels.py checks both
+against the program's count and the FunctionDef.
 """
+import time
+
 import tensorflow as tf
 
 import oracle
 
 STEPS = 20
 CALLS = 130
+SECONDS = 1.0
 
 
 @tf.function
@@ -26,9 +31,13 @@ def small_steps(x):
 def main():
     x = tf.ones([16])
     oracle.track("small_steps", small_steps)
-    for _ in range(CALLS):
+    small_steps(x).numpy()  # traces it: SECONDS count from here
+    oracle.called("small_steps")
+    n, t0 = 1, time.perf_counter()
+    while n < CALLS or time.perf_counter() - t0 < SECONDS:
         small_steps(x).numpy()
         oracle.called("small_steps")
+        n += 1
     oracle.extra("function_defs", {
         "small_steps": oracle.executed_kernels(small_steps.get_concrete_function(x)),
     })
