@@ -13,6 +13,7 @@
 #include "util.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 extern const char agprof_sql_steps[], agprof_sql_collectives[], agprof_sql_ranks[], agprof_sql_straggler[],
@@ -90,28 +91,32 @@ static void explain_rank_retraces(const struct model *m, struct metric_source *s
 	}
 }
 
-/*
- * A merge of recordings before schema 5 has no collective_execs, which
- * collectives.sql reads: an empty temporary one stands in (its eager
- * collectives then come from eager_ops, unkeyed).
- */
-static int collective_execs_stand_in(sqlite3 *db)
+/* An empty temporary table standing in for one an older merge does not have; 0 or -1. */
+static int empty_stand_in(sqlite3 *db, const char *table, const char *columns)
 {
-	if (db_has_table(db, "collective_execs"))
+	char sql[512];
+
+	if (db_has_table(db, table))
 		return 0;
-	return db_exec(db, "CREATE TEMP TABLE collective_execs (id INTEGER PRIMARY KEY, pid INTEGER, tid INTEGER,"
-			   " op_id INTEGER, start_ns INTEGER, end_ns INTEGER, graph INTEGER, group_size INTEGER,"
-			   " group_key INTEGER, instance_key INTEGER, key_status TEXT)");
+	if (snprintf(sql, sizeof(sql), "CREATE TEMP TABLE %s (%s)", table, columns) >= (int)sizeof(sql))
+		return -1;
+	return db_exec(db, sql);
 }
 
-/* A merge before schema 7 has no function_call_buckets, which ranks.sql reads: an empty one stands in. */
-static int call_buckets_stand_in(sqlite3 *db)
+/*
+ * A merge of recordings before schema 5 has no collective_execs, which
+ * collectives.sql reads (its eager collectives then come from eager_ops,
+ * unkeyed); one before schema 7 no function_call_buckets, which ranks.sql
+ * reads.
+ */
+static int stand_ins(sqlite3 *db)
 {
-	if (db_has_table(db, "function_call_buckets"))
-		return 0;
-	return db_exec(db, "CREATE TEMP TABLE function_call_buckets (id INTEGER PRIMARY KEY, pid INTEGER, tid INTEGER,"
-			   " start_ns INTEGER, end_ns INTEGER, graph_function_id INTEGER, name_id INTEGER,"
-			   " callsite_id INTEGER, count INTEGER, total_ns INTEGER, failed INTEGER, histogram BLOB)");
+	return empty_stand_in(db, "collective_execs", "id INTEGER PRIMARY KEY, pid INTEGER, tid INTEGER,"
+			      " op_id INTEGER, start_ns INTEGER, end_ns INTEGER, graph INTEGER, group_size INTEGER,"
+			      " group_key INTEGER, instance_key INTEGER, key_status TEXT") ||
+	       empty_stand_in(db, "function_call_buckets", "id INTEGER PRIMARY KEY, pid INTEGER, tid INTEGER,"
+			      " start_ns INTEGER, end_ns INTEGER, graph_function_id INTEGER, name_id INTEGER,"
+			      " callsite_id INTEGER, count INTEGER, total_ns INTEGER, failed INTEGER, histogram BLOB");
 }
 
 int ranks_register(struct model *m)
@@ -120,10 +125,8 @@ int ranks_register(struct model *m)
 
 	if (!is_merged(db))
 		return 0;
-	if (collective_execs_stand_in(db) != 0)
-		return error("'%s': cannot read its collectives", m->rec->path);
-	if (call_buckets_stand_in(db) != 0)
-		return error("'%s': cannot read its graph calls", m->rec->path);
+	if (stand_ins(db) != 0)
+		return error("'%s': cannot read its collectives and graph calls", m->rec->path);
 	for (size_t i = 0; i < sizeof(job_sources) / sizeof(job_sources[0]); i++) {
 		struct strbuf sql = STRBUF_INIT;
 		struct metric_source src;
