@@ -629,6 +629,7 @@ int model_explain_retraces(struct model *m, const struct graph_fn *gfs, size_t n
 {
 	sqlite3_stmt *consts = db_prepare(m->rec->db,
 		"SELECT node_name, coalesce(value, '') FROM graph_constants WHERE graph_function_id = ? ORDER BY rowid");
+	int64_t recorded;
 	int ret = -1;
 
 	if (!consts)
@@ -654,9 +655,8 @@ int model_explain_retraces(struct model *m, const struct graph_fn *gfs, size_t n
 				f->main_cause = (enum retrace_cause)c;
 			}
 	}
-	m->session.retrace_ns = model_trace_union_ns(m, 1);
-	m->session.retrace_share = m->session.active_ns
-		? (double)model_trace_recorded_ns(m, 1) / (double)m->session.active_ns : 0;
+	m->session.retrace_ns = model_trace_union_ns(m, 1, &recorded);
+	m->session.retrace_share = m->session.active_ns ? (double)recorded / (double)m->session.active_ns : 0;
 	if (m->session.retrace_share > 1)
 		m->session.retrace_share = 1;
 	ret = 0;

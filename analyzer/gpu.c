@@ -426,13 +426,6 @@ static int load_busy(struct gpu_model *g, sqlite3 *db, struct spans *gaps)
 	return 0;
 }
 
-static int cmp_int64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static void gap_percentile(struct gpu_model *g, const struct spans *gaps)
 {
 	int64_t *len, acc = 0;

@@ -960,12 +960,13 @@ static int same_str(const char *a, const char *b)
 	return (!a && !b) || (a && b && !strcmp(a, b));
 }
 
-/* in_windows: only the union's time inside the capture windows (model_recorded_ns) */
-static int64_t trace_union(const struct model *m, int retraces_only, int in_windows)
+int64_t model_trace_union_ns(const struct model *m, int retraces_only, int64_t *recorded_ns)
 {
 	size_t n = 0, cap = 0;
-	int64_t (*spans)[4] = NULL, total = 0, end = INT64_MIN;
+	int64_t (*spans)[4] = NULL, total = 0, recorded = 0, end = INT64_MIN;
 
+	if (recorded_ns)
+		*recorded_ns = 0;
 	for (size_t i = 0; i < m->nfunctions; i++)
 		cap += m->functions[i].ntraces;
 	if (!cap || !(spans = calloc(cap, sizeof(*spans))))
@@ -988,23 +989,17 @@ static int64_t trace_union(const struct model *m, int retraces_only, int in_wind
 		if (!i || spans[i][0] != spans[i - 1][0] || spans[i][1] != spans[i - 1][1])
 			end = INT64_MIN;  /* another thread: its traces add to the others' */
 		from = spans[i][2] > end ? spans[i][2] : end;
-		if (spans[i][3] > from)
-			total = dur_add(total, in_windows ? model_recorded_ns(m, from, spans[i][3]) : spans[i][3] - from);
+		if (spans[i][3] > from) {
+			total = dur_add(total, spans[i][3] - from);
+			recorded = dur_add(recorded, model_recorded_ns(m, from, spans[i][3]));
+		}
 		if (spans[i][3] > end)
 			end = spans[i][3];
 	}
 	free(spans);
+	if (recorded_ns)
+		*recorded_ns = recorded;
 	return total;
-}
-
-int64_t model_trace_union_ns(const struct model *m, int retraces_only)
-{
-	return trace_union(m, retraces_only, 0);
-}
-
-int64_t model_trace_recorded_ns(const struct model *m, int retraces_only)
-{
-	return trace_union(m, retraces_only, 1);
 }
 
 static void function_totals(struct model *m)
@@ -1046,7 +1041,7 @@ static void function_totals(struct model *m)
 		if (f->first_ns == INT64_MAX)
 			f->first_ns = f->last_ns = 0;
 	}
-	s->trace_ns = model_trace_union_ns(m, 0);  /* nested traces once */
+	s->trace_ns = model_trace_union_ns(m, 0, &s->trace_recorded_ns);  /* nested traces once */
 	s->traces = 0;
 	for (size_t i = 0; i < m->nfunctions; i++)
 		s->traces += (int64_t)m->functions[i].ntraces;
@@ -1057,7 +1052,6 @@ static void function_totals(struct model *m)
 	s->active_ns = model_recorded_ns(m, s->first_tf_ns, s->end_ns);
 	s->eager_share = s->active_ns ? (double)s->eager_ns / (double)s->active_ns : 0;
 	/* traces are recorded outside the windows too: the share is of the tracing inside them */
-	s->trace_recorded_ns = model_trace_recorded_ns(m, 0);
 	s->trace_share = s->active_ns ? (double)s->trace_recorded_ns / (double)s->active_ns : 0;
 	if (s->trace_share > 1)  /* threads tracing at once */
 		s->trace_share = 1;

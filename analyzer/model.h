@@ -412,10 +412,10 @@ int64_t model_recorded_ns(const struct model *m, int64_t from, int64_t to);
  * (retraces_only: of the traces after each function's first, follow-ups
  * excluded), summed over threads, so that a trace nested in another (Keras
  * traces one_step_on_data inside multi_step_on_iterator's) is counted once.
+ * recorded_ns (may be NULL): the same union's time inside the capture
+ * windows (all of it without windows).
  */
-int64_t model_trace_union_ns(const struct model *m, int retraces_only);
-/* The same union's time inside the capture windows (all of it without windows). */
-int64_t model_trace_recorded_ns(const struct model *m, int retraces_only);
+int64_t model_trace_union_ns(const struct model *m, int retraces_only, int64_t *recorded_ns);
 
 struct model {
 	struct recording *rec;      /* not owned */

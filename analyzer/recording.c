@@ -63,7 +63,6 @@ static void killed_run_hint(const char *path, char *hint, size_t len)
 {
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
-	int dirlen = slash ? (int)(slash - path) : 0;
 	char dir[4096], cand[4096];
 	size_t blen = strlen(base);
 	time_t newest = 0;
@@ -71,8 +70,13 @@ static void killed_run_hint(const char *path, char *hint, size_t len)
 	DIR *d;
 
 	hint[0] = '\0';
-	if (!blen || blen > 255 || snprintf(dir, sizeof(dir), "%.*s", slash ? dirlen : 1, slash ? path : ".") >=
-	    (int)sizeof(dir) || (slash && !dirlen && snprintf(dir, sizeof(dir), "/") < 0) || !(d = opendir(dir)))
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else if (snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path) >= (int)sizeof(dir))
+		return;
+	if (!blen || blen > 255 || !(d = opendir(dir)))
 		return;
 	while ((e = readdir(d))) {
 		struct stat st;

@@ -255,9 +255,8 @@ static void capture_line(struct text *t)
 static void budget_line(struct text *t)
 {
 	const struct model_session *s = &t->m->session;
-	char a[DURATION_MAX];
-
 	int calls = s->aggregated_calls || s->aggregated_blackbox_execs;
+	char a[DURATION_MAX];
 
 	if (!s->aggregate_reason)
 		return;

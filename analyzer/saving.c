@@ -37,13 +37,6 @@
 #include <string.h>
 
 
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /* Whether trace index i of fn is a retrace that fixing cause removes (CAUSE_NONE: any retrace). */
 static int removed(const struct model_function *fn, size_t i, enum retrace_cause cause)
 {
@@ -143,7 +136,7 @@ static int64_t retrace_saving(struct model *m, const struct model_function *fn, 
 		sum->tracing += plain_tracing_ns(&fn->traces[i]);
 	}
 	if (sum->n) {
-		sort_array(saved, sum->n, sizeof(*saved), cmp_i64);
+		sort_array(saved, sum->n, sizeof(*saved), cmp_int64);
 		sum->median = saved[(sum->n - 1) / 2];
 	}
 	free(saved);
@@ -309,7 +302,7 @@ static int64_t typical_trace(const struct model *m, size_t *n)
 	for (size_t i = 0; i < m->nfunctions; i++)
 		for (size_t j = 0; !m->functions[i].tf_data && j < m->functions[i].ntraces; j++)
 			spans[k++] = plain_tracing_ns(&m->functions[i].traces[j]);
-	sort_array(spans, k, sizeof(*spans), cmp_i64);
+	sort_array(spans, k, sizeof(*spans), cmp_int64);
 	median = spans[(k - 1) / 2];
 	free(spans);
 	*n = k;

@@ -67,13 +67,6 @@ static int cmp_call_row(const void *a, const void *b)
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * The graph functions whose trace is a function's in fns (function id ->
  * list): owners[] and owner_ix (graph function id -> owners index).
@@ -212,7 +205,7 @@ static int steps_from_calls(const struct model_function *fn, const struct graph_
 		}
 		prev_end = end;
 	}
-	sort_array(plain, cs->nplain, sizeof(*plain), cmp_i64);
+	sort_array(plain, cs->nplain, sizeof(*plain), cmp_int64);
 	cs->typical = cs->nplain ? plain[(cs->nplain - 1) / 2] : 0;
 	ret = 0;
 cleanup:
@@ -459,7 +452,7 @@ static int64_t lower_median(const struct saving_reads *r, int (*pick)(const stru
 		}
 	at = n + nulls ? (n + nulls - 1) / 2 : 0;
 	if (n + nulls && at >= nulls) {
-		sort_array(ns, n, sizeof(*ns), cmp_i64);
+		sort_array(ns, n, sizeof(*ns), cmp_int64);
 		v = ns[at - nulls];
 	}
 	free(ns);

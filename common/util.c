@@ -100,6 +100,13 @@ void sort_array(void *base, size_t n, size_t size, int (*cmp)(const void *, cons
 		qsort(base, n, size, cmp);
 }
 
+int cmp_int64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 int cmp_thread_start(const void *a, const void *b)
 {
 	const int64_t *x = a, *y = b;

@@ -31,6 +31,9 @@ int want_color(int fd);
 /* qsort() for arrays that may be empty, and then NULL (qsort wants a valid pointer even for none). */
 void sort_array(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 
+/* For sort_array / qsort: int64_t values, ascending. */
+int cmp_int64(const void *a, const void *b);
+
 /* For sort_array: rows of int64 (pid, tid, start, ...) by their first three. */
 int cmp_thread_start(const void *a, const void *b);
 

@@ -23,6 +23,7 @@
  */
 #include "merge.h"
 #include "db.h"
+#include "util.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,16 +59,9 @@ long merge_clock_reference(sqlite3 *ref, char **step_name, int64_t *ends)
 	return n;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 static int64_t median(int64_t *v, long n)
 {
-	qsort(v, (size_t)n, sizeof(*v), cmp_i64);
+	qsort(v, (size_t)n, sizeof(*v), cmp_int64);
 	return v[n / 2];
 }
 
