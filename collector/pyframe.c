@@ -175,72 +175,68 @@ static int discover_string_layout(PyObject *str)
 }
 
 /*
- * The instructions start at code + base: their first code units are those of
- * co_code (the opcode of the first instruction, RESUME or what precedes it,
- * is never specialized; the opargs never change).  Lines alone can accept a
- * base one instruction early when the stack is shallow and each frame's
- * previous instruction is on the same line (agprof.start() called from a
- * short script); this rules that out.
+ * The instructions start at code + the code type's tp_basicsize: CPython
+ * 3.11 to 3.13 declare that size as offsetof(PyCodeObject,
+ * co_code_adaptive), the instructions being the variable part.  Searching
+ * for the base by comparing code units failed once a frame's code was
+ * quickened (3.11 rewrites RESUME and the adaptive opcodes after a few
+ * calls and 3.12 at creation, and fills the inline caches): with a warm
+ * frame on the stack (an import's, a training loop's) no call site was
+ * ever recorded.  Lines alone cannot find it either: a call's neighbouring
+ * code units are on its line.  So the size is read, and the line of every
+ * frame on the stack must agree with the public API.
  */
-static int code_units_match(PyObject *code, size_t base)
+static int code_type_basicsize(PyObject *code, size_t *size)
 {
-	static char *(*bytes_data)(PyObject *);
-	static long (*bytes_size)(PyObject *);
-	PyObject *co_code;
-	unsigned char mem[8];
-	const unsigned char *want;
-	int ok = 0;
+	static long (*long_as)(PyObject *);
+	PyObject *type, *n = NULL;
+	long v = -1;
 
-	if (!bytes_data) {
-		bytes_data = (char *(*)(PyObject *))dlsym(RTLD_DEFAULT, "PyBytes_AsString");
-		bytes_size = (long (*)(PyObject *))dlsym(RTLD_DEFAULT, "PyBytes_Size");
-	}
-	if (!bytes_data || !bytes_size || !(co_code = py.Object_GetAttrString(code, "co_code"))) {
+	if (!long_as)
+		long_as = (long (*)(PyObject *))dlsym(RTLD_DEFAULT, "PyLong_AsLong");
+	if (!long_as || !(type = py.Object_GetAttrString(code, "__class__"))) {
 		py.Err_Clear();
-		return 1;  /* cannot tell: the lines decide, as before */
+		return -1;
 	}
-	want = (const unsigned char *)bytes_data(co_code);
-	if (want && bytes_size(co_code) >= 8 && safe_read((const char *)code + base, mem, sizeof(mem)) == 0)
-		ok = mem[0] == want[0] && mem[1] == want[1] && mem[3] == want[3] && mem[5] == want[5] &&
-		     mem[7] == want[7];
-	else if (want)
-		ok = 1;  /* a code object shorter than 4 instructions: nothing to compare */
-	py.DecRef(co_code);
+	if ((n = py.Object_GetAttrString(type, "__basicsize__")))
+		v = long_as(n);
 	py.Err_Clear();
-	return ok;
+	if (n)
+		py.DecRef(n);
+	py.DecRef(type);
+	if (v < 48 || v > 512)
+		return -1;
+	*size = (size_t)v;
+	return 0;
 }
 
-/* The line of every frame on the stack must agree with the public API. */
 static int discover_code_base(PyObject *frame)
 {
-	for (size_t base = 48; base <= 512; base += 2) {
-		PyObject *f = frame;
-		int frames = 0, good = 1;
+	PyObject *f = frame, *code = word_at(iframe_of(frame), L.code_off);
+	int frames = 0, good = 1;
+	size_t base;
 
-		for (int depth = 0; f && depth < 12 && good; depth++) {
-			void *iframe = iframe_of(f);
-			PyObject *code = word_at(iframe, L.code_off);
-			uintptr_t ip = (uintptr_t)word_at(iframe, L.ip_off);
-			long byte_off = (long)(ip - (uintptr_t)code) - (long)base;
-			PyObject *back;
+	if (code_type_basicsize(code, &base) != 0)
+		return -1;
+	for (int depth = 0; f && depth < 12 && good; depth++) {
+		void *iframe = iframe_of(f);
+		PyObject *back;
 
-			if (py.Code_Addr2Line(code, (int)byte_off) != py.Frame_GetLineNumber(f) ||
-			    !code_units_match(code, base))
-				good = 0;
-			frames++;
-			back = py.Frame_GetBack(f);  /* new reference */
-			if (f != frame)
-				py.DecRef(f);
-			f = back;
-		}
-		if (f && f != frame)
+		code = word_at(iframe, L.code_off);
+		good = py.Code_Addr2Line(code, (int)((long)((uintptr_t)word_at(iframe, L.ip_off) - (uintptr_t)code) -
+						       (long)base)) == py.Frame_GetLineNumber(f);
+		frames++;
+		back = py.Frame_GetBack(f);  /* new reference */
+		if (f != frame)
 			py.DecRef(f);
-		if (good && frames >= 2) {
-			L.code_base = base;
-			return 0;
-		}
+		f = back;
 	}
-	return -1;
+	if (f && f != frame)
+		py.DecRef(f);
+	if (!good || frames < 2)
+		return -1;
+	L.code_base = base;
+	return 0;
 }
 
 void agp_py_discover_layout(void)
