@@ -14,6 +14,7 @@
  */
 #include "collector.h"
 
+#include <dirent.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -408,10 +409,68 @@ static void read_override_list(const char *var, int kind)
 	}
 }
 
+/* Whether dir holds an installed distribution's metadata (NAME-VERSION.dist-info). */
+static int holds_distributions(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int found = 0;
+
+	while (d && !found && (e = readdir(d))) {
+		size_t n = strlen(e->d_name);
+
+		found = n > 10 && !strcmp(e->d_name + n - 10, ".dist-info");
+	}
+	if (d)
+		closedir(d);
+	return found;
+}
+
+/*
+ * `pip install --target DIR` (and images that put their dependencies on
+ * PYTHONPATH) installs packages outside any site-packages directory: their
+ * frames would be taken for the user's.  A PYTHONPATH entry that holds
+ * installed distributions is library code, unless --user-code says
+ * otherwise (it wins on a tie, a longer prefix wins anyway).
+ */
+static void read_installed_pythonpath(void)
+{
+	const char *v = getenv("PYTHONPATH"), *p, *end;
+	char dir[4096], cwd[2048];
+
+	for (p = v; p && *p && noverrides < MAX_OVERRIDES; p = *end ? end + 1 : end) {
+		size_t n;
+		int len;
+
+		end = strchr(p, ':');
+		if (!end)
+			end = p + strlen(p);
+		n = (size_t)(end - p);
+		while (n > 1 && p[n - 1] == '/')
+			n--;
+		if (n == 0)
+			continue;
+		/* Python makes its path entries absolute (site.py), and so do the file names of what it imports */
+		if (*p == '/')
+			len = snprintf(dir, sizeof(dir), "%.*s", (int)n, p);
+		else if (getcwd(cwd, sizeof(cwd)))
+			len = snprintf(dir, sizeof(dir), "%s/%.*s", cwd, (int)n, p);
+		else
+			continue;
+		if (len <= 0 || (size_t)len >= sizeof(dir) || !holds_distributions(dir) ||
+		    !(overrides[noverrides].prefix = strdup(dir)))
+			continue;
+		overrides[noverrides].len = (size_t)len;
+		overrides[noverrides].kind = AGP_FRAME_LIBRARY;
+		noverrides++;
+	}
+}
+
 void agp_py_read_overrides(void)
 {
 	read_override_list(AGP_ENV_USER_CODE, AGP_FRAME_USER);
 	read_override_list(AGP_ENV_LIBRARY, AGP_FRAME_LIBRARY);
+	read_installed_pythonpath();
 }
 
 /* The longest override that is path or a directory above it, or NULL. */

@@ -18,10 +18,15 @@ Recorded with real TensorFlow under `agprof run`, and checked:
   its tables fit 80 columns;
 - `agprof run --user-code <minilib>` makes minilib user code: the location is
   then minilib's line and library_location is null (the other overrides are
-  unit-tested in tests/unit/test-ring.c, frames_are_classified).
+  unit-tested in tests/unit/test-ring.c, frames_are_classified);
+- minilib installed as `pip install --target DIR` lays it out (its package
+  beside a minilib-1.0.dist-info directory) and found through PYTHONPATH is
+  library code too, with the same user line and minilib's line beside it;
+  without the .dist-info directory the same files are the user's.
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -115,6 +120,32 @@ def check_json(doc, user, lib):
         check_eq(loc(r.get("library_location")), lib, "retrace library_location")
 
 
+def check_pythonpath_install(d):
+    """minilib on PYTHONPATH, laid out as `pip install --target` leaves it."""
+    prog, deps = os.path.join(d, "prog"), os.path.join(d, "deps")
+    os.makedirs(prog)
+    for name in (SAMPLE, "oracle.py"):
+        shutil.copy(agtest.sample(name), prog)
+    shutil.copytree(MINILIB, os.path.join(deps, "minilib"))
+    user = (os.path.realpath(os.path.join(prog, SAMPLE)), agtest.marker_lines(SAMPLE)["library-retrace"][0])
+    lib = (os.path.realpath(os.path.join(deps, "minilib", "optimizer.py")), marked(OPTIMIZER, "minilib: call")[0])
+    for installed in (False, True):
+        if installed:
+            os.makedirs(os.path.join(deps, "minilib-1.0.dist-info"))
+        out = os.path.join(d, "target-%d.agprof" % installed)
+        env = dict(os.environ, PYTHONPATH=deps)
+        p = subprocess.run([agtest.AGPROF, "run", "-q", "-o", out, "--", agtest.PYTHON, SAMPLE], env=env, cwd=prog,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=240)
+        check_eq(p.returncode, 0, "agprof run with minilib on PYTHONPATH (installed: %s)" % installed)
+        found = new_object_findings(json.loads(report(out, "--format", "json")))
+        check(len(found) == 1, "PYTHONPATH (installed: %s): one new-function-object finding" % installed)
+        for f in found:
+            want = (user, lib) if installed else (lib, None)
+            got = (loc(f.get("location")), loc(f.get("library_location")) if f.get("library_location") else None)
+            check_eq(got, want, "PYTHONPATH, %s: location and library_location" %
+                     ("a .dist-info beside minilib" if installed else "no .dist-info: the user's code"))
+
+
 def main():
     agtest.need_agprof()
     d = agtest.tmpdir()
@@ -163,6 +194,7 @@ def main():
              "--user-code: no library frame recorded")
     db.close()
 
+    check_pythonpath_install(d)
     agtest.finish("library_blame")
 
 
