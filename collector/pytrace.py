@@ -143,7 +143,8 @@ def describe(frame):
         _site_frames(f.f_back), None, None,
         1 if attrs.get('_XlaMustCompile') else 0,
         1 if getattr(opts, 'reduce_retracing', False) else 0,
-        1 if getattr(opts, 'input_signature', None) is not None else 0,
+        # TensorFlow gives a function without parameters the signature (): none the user wrote
+        1 if getattr(opts, 'input_signature', None) else 0,
         tuple(inputs),
     )
 

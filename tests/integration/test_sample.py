@@ -249,6 +249,11 @@ def extra_variable_creation(db, oracle, pid, per_fn):
     creating = sum(1 for t in per_fn["__call__"] if t["variables_created"] > 0)
     check_eq(creating, len(oracle["functions"]["__call__"]["objects"]),
              "traces of __call__ that created a variable (one per instance)")
+    # TensorFlow's own initialize_variables has no parameters, hence the signature (): not an input_signature
+    init = [r[0] for r in db.execute(
+        "SELECT t.has_input_signature FROM traces t JOIN functions fn ON fn.id = t.function_id "
+        "JOIN strings s ON s.id = fn.name_id WHERE t.pid = ? AND s.text = 'initialize_variables'", (pid,))]
+    check(init and set(init) == {0}, "traces.has_input_signature of initialize_variables (no parameters)", init, "[0...]")
 
 
 def extra_jit_shapes(db, oracle, pid, per_fn):
