@@ -869,6 +869,9 @@ static int graph_readers(struct model *m, const struct model_lookup *lk)
 				r->site = lk->site(lk->ctx, sqlite3_column_int64(c, 2), &func);
 		}
 		sqlite3_reset(c);
+		/* a graph never run reads nothing: the trace TensorFlow redid because it created variables, a nested one */
+		if (!r->calls)
+			m->ngraph_readers--;
 	}
 	ret = rc == SQLITE_DONE ? 0 : -1;
 cleanup:

@@ -17,6 +17,11 @@ Recorded with real TensorFlow and Keras, and checked in the report's JSON:
   session's tracing time counts that time once (per thread, the union of
   its traces' spans, computed here from the traces table), less than the
   plain sum of the traces.
+And samples/closure_step.py (GPflow's minibatch loop without GPflow): a
+tf.function without parameters reading its iterator in the graph, traced
+twice because its first call created the optimizer's variables: one graph
+reader, whose calls are the program's own step count (the first trace's
+graph never ran), and no input_signature said of the function.
 """
 import json
 import os
@@ -76,6 +81,21 @@ def check_budget_reader():
     check_eq([f["calls"] for f in fn], [steps], "the train function's calls = the program's steps")
 
 
+def check_closure_step():
+    out = os.path.join(agtest.tmpdir(), "closure_step.agprof")
+    proc = agtest.run_agprof(out, [agtest.PYTHON, agtest.sample("closure_step.py")])
+    check_eq(proc.returncode, 0, "closure_step.py under agprof run: exit status")
+    m = re.search(rb"steps (\d+) .* tracing count (\d+)", proc.stdout)
+    steps, traces = (int(m.group(1)), int(m.group(2))) if m else (-1, -1)
+    rc, text, err = agtest.agprof_cmd("report", "--format", "json", out)
+    doc = json.loads(text) if rc == 0 else {}
+    check_eq([(r["function"], r["calls"]) for r in doc.get("graph_readers", [])], [("step", steps)],
+             "closure_step: one in-graph reader, called once per step (the program's count)")
+    fn = [f for f in doc.get("functions", []) if f["name"] == "step"]
+    check_eq([(f["calls"], len(f["retraces"]) + 1, f["has_input_signature"]) for f in fn], [(steps, traces, False)],
+             "closure_step: step's calls, traces (TensorFlow's count) and no input_signature")
+
+
 def main():
     agtest.need_agprof()
     out = os.path.join(agtest.tmpdir(), "keras_pipeline.agprof")
@@ -95,6 +115,7 @@ def main():
     check_tracing_time(out, doc)
     check_no_input_slow_op(out)
     check_budget_reader()
+    check_closure_step()
     agtest.finish("real-code")
 
 
