@@ -1489,9 +1489,17 @@ void fix_annotate(struct model *m)
 	struct fixctx c = { .m = m, .cwd = m->session.cwd };
 
 	for (size_t i = 0; i < m->nfindings; i++) {
-		/* user rules' examples stay theirs; built-in rules carry none */
-		saving_estimate(m, &m->findings[i]);   /* first: an eager-hotspot edit needs a positive saving */
-		annotate(&c, &m->findings[i]);
+		struct finding *f = &m->findings[i];
+
+		/* user rules' examples stay theirs; built-in rules carry none.  An eager-hotspot edit
+		 * needs a positive saving; a shape retrace's saving depends on the edit (signature or not) */
+		if (!strcmp(f->rule, "eager-hotspot")) {
+			saving_estimate(m, f);
+			annotate(&c, f);
+		} else {
+			annotate(&c, f);
+			saving_estimate(m, f);
+		}
 	}
 	for (size_t i = 0; i < c.nfiles; i++)
 		srcfile_release(&c.files[i].sf);
