@@ -621,7 +621,10 @@ static int explain_one(struct model *m, sqlite3_stmt *consts, const struct graph
 		return -1;
 	if (!c.why->detail)
 		c.why->detail = "";
-	f->cause_counts[c.why->cause]++;
+	if (!c.why->followup)  /* TensorFlow's second trace of a variable-creating call is that call's, not a retrace */
+		f->cause_counts[c.why->cause]++;
+	else
+		f->followups++;
 	return 0;
 }
 

@@ -1002,6 +1002,48 @@ int64_t model_trace_union_ns(const struct model *m, int retraces_only, int64_t *
 	return total;
 }
 
+/* The user line whose call made the first trace of trace k's tf.function object: one use of the function. */
+static const struct source_loc *use_of(const struct model_function *f, size_t k)
+{
+	for (size_t j = 0; j < k; j++)
+		if (f->traces[j].function_object == f->traces[k].function_object)
+			return &f->traces[j].callsite;
+	return &f->traces[k].callsite;
+}
+
+/*
+ * The most traces creating tf.Variables among the objects of one use.  A
+ * tf.function object may create its variables at its first trace only, so
+ * several creating traces are several objects; made from one line (a layer
+ * built in the loop) each creates the variables again, while objects
+ * first called from different lines (TFP's minimize called for two
+ * problems, each with its optimizer) are separate uses, each building its
+ * state once.  Past MAX_USE_SCAN creating traces the quadratic scan is
+ * skipped: that many is one use made in a loop.
+ */
+#define MAX_USE_SCAN 1000
+static size_t creating_traces_of_one_use(const struct model_function *f, size_t creating)
+{
+	const struct source_loc **uses;
+	size_t n = 0, most = 0;
+
+	if (creating < 2 || creating > MAX_USE_SCAN || !(uses = malloc(creating * sizeof(*uses))))
+		return creating;
+	for (size_t k = 0; k < f->ntraces && n < creating; k++)
+		if (f->traces[k].variables_created > 0)
+			uses[n++] = use_of(f, k);
+	for (size_t i = 0; i < n; i++) {
+		size_t same = 0;
+
+		for (size_t j = 0; j < n; j++)
+			same += uses[j]->line == uses[i]->line && same_str(uses[j]->file, uses[i]->file);
+		if (same > most)
+			most = same;
+	}
+	free(uses);
+	return most;
+}
+
 static void function_totals(struct model *m)
 {
 	struct model_session *s = &m->session;
@@ -1038,6 +1080,7 @@ static void function_totals(struct model *m)
 			f->jit_shapes += !shape_seen;
 		}
 		f->function_objects = nobj;
+		f->traces_creating_variables = creating_traces_of_one_use(f, f->traces_creating_variables);
 		if (f->first_ns == INT64_MAX)
 			f->first_ns = f->last_ns = 0;
 	}

@@ -133,7 +133,8 @@ struct model_function {
 	int has_input_signature;    /* every trace had an input_signature */
 	int reduce_retracing;       /* any trace with reduce_retracing */
 	int64_t variables_created;  /* over all traces */
-	size_t traces_creating_variables;
+	size_t traces_creating_variables; /* the most of one use (the line of the objects' first calls) */
+	size_t followups;           /* traces TensorFlow made again because the call's first created variables */
 	size_t jit_shapes;          /* distinct input signatures among jit_compile traces */
 	int64_t blackbox_nodes;     /* py_function nodes in its graphs */
 	int64_t blackbox_execs;

@@ -25,6 +25,7 @@ static const char *const function_fields[] = {
 	"file, line: its def",
 	"user_file, user_line: its def when in user code, else the call that first traced it",
 	"traces, retraces: traces of the function, traces after the first",
+	"calls_traced, retraced_calls: the same without the second trace TensorFlow makes of a call that created variables",
 	"calls, calls_failed: executions of its graphs",
 	"trace_ns, retrace_ns, exec_ns: time tracing, tracing after the first trace, executing",
 	"trace_share, exec_share: those times as a share of the run (0..1)",
@@ -35,10 +36,11 @@ static const char *const function_fields[] = {
 	"library: 1 when its def is in an installed package (site-packages), not user code",
 	"framework: 1 when its def is TensorFlow's or Keras's own code",
 	"retrace_share: retrace_ns as a share of the run (0..1)",
-	"variables_created, traces_creating_variables: tf.Variables made while tracing",
+	"variables_created, traces_creating_variables: tf.Variables made while tracing; the most traces creating them"
+	" among the tf.function objects first called from one line",
 	"blackbox_nodes, blackbox_execs, blackbox_ns: py_function nodes in its graphs and their runs",
 	"cause: the most frequent retrace cause (text; none when never retraced)",
-	"cause_count: retraces with that cause",
+	"cause_count: retraces with that cause (TensorFlow's second trace of a variable-creating call not counted)",
 	"argument, before, after, detail: the first retrace with that cause",
 	"site_file, site_line: the user call that triggered that retrace",
 	NULL,
@@ -72,6 +74,8 @@ static int functions_get(const struct model *m, void *data, size_t row, const ch
 	NUM("user_line", model_function_user_loc(f).line);
 	NUM("traces", f->ntraces);
 	NUM("retraces", f->retraces);
+	NUM("calls_traced", f->ntraces - f->followups);
+	NUM("retraced_calls", f->ntraces > f->followups ? f->ntraces - f->followups - 1 : 0);
 	NUM("calls", f->calls);
 	NUM("calls_failed", f->calls_failed);
 	NUM("trace_ns", f->trace_ns);
