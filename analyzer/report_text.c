@@ -565,6 +565,8 @@ static void functions(struct text *t)
 		cell_left(t->out, loc_str(m, &where), 25, 1);
 		strbuf_addf(t->out, " %6zu %8lld %9s %9s\n", f->ntraces, (long long)f->calls,
 			    duration_format(a, sizeof(a), (int64_t)f->trace_ns), duration_format(b, sizeof(b), (int64_t)f->exec_ns));
+		if (strlen(f->made_by ? f->made_by : f->name) > 16)  /* the cell cut it: whole, on a line of its own */
+			strbuf_addf(t->out, "    %s\n", f->made_by ? f->made_by : f->name);
 		if (f->jit_compile || f->has_input_signature || f->reduce_retracing)
 			strbuf_addf(t->out, "    options:%s%s%s\n", f->jit_compile ? " jit_compile" : "",
 				    f->has_input_signature ? " input_signature" : "",

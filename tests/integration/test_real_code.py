@@ -79,6 +79,10 @@ def check_budget_reader():
     check_eq([r["calls"] for r in readers], [steps], "the in-graph reader's calls = the program's steps")
     fn = [f for f in doc.get("functions", []) if f["name"] == "multi_step_on_iterator"]
     check_eq([f["calls"] for f in fn], [steps], "the train function's calls = the program's steps")
+    rc, text, err = agtest.agprof_cmd("report", out)
+    table = text.split("Traced functions", 1)[-1]
+    check(re.search(r"^    (Keras )?multi_step_on_iterator$", table, re.M), "a name the table's cell cuts is also shown whole",
+          table[:600])
 
 
 def check_closure_step():
