@@ -45,10 +45,12 @@ struct py_api {
 
 static struct py_api py;
 
+#define LAYOUT_TRIES 16
+
 /* Raw layout, learned by agp_py_discover_layout. */
 static struct {
 	int ok;
-	int tried;
+	int tries;            /* discovery attempts; given up after LAYOUT_TRIES */
 	size_t ts_off;        /* PyThreadState -> current frame (or cframe) */
 	int ts_indirect;      /* 3.11/3.12: through _PyCFrame */
 	size_t cf_off;        /* current_frame within _PyCFrame */
@@ -246,13 +248,15 @@ void agp_py_discover_layout(void)
 	void *iframe, *back_iframe, *ts;
 	const char *ver;
 
-	if (L.tried || !agp_py_available())
+	if (agp_py_layout_tried() || !agp_py_available())
 		return;
-	L.tried = 1;
+	L.tries++;
 	ver = py.GetVersion();
 	/* 3.10 and older keep frames as objects: no raw layout (no call sites). */
-	if (!ver || ver[0] != '3' || ver[1] != '.' || atoi(ver + 2) < 11)
+	if (!ver || ver[0] != '3' || ver[1] != '.' || atoi(ver + 2) < 11) {
+		L.tries = LAYOUT_TRIES;
 		return;
+	}
 	frame = py.Eval_GetFrame();
 	ts = py.GILState_GetThisThreadState();
 	if (!frame || !ts)
@@ -318,9 +322,15 @@ int agp_py_gil_held(void)
 	return agp_py_available() && py.GILState_Check();
 }
 
+/*
+ * Whether discovery is over: found, or given up.  A stack it cannot confirm
+ * (a single frame, a line the API and memory disagree on) is tried again at
+ * the next calls made with the GIL held, a few times: one unlucky first
+ * call must not leave the whole run without call sites.
+ */
 int agp_py_layout_tried(void)
 {
-	return L.tried;
+	return L.ok || L.tries >= LAYOUT_TRIES;
 }
 
 /* Copy a str object's text if it is compact ASCII; returns its length or -1. */
