@@ -1,14 +1,18 @@
 /*
- * eager_runs.c - one function's eager ops in each thread's order, for the
- * eager-hotspot saving (eager_runs.h).
+ * eager_runs.c - every user function's eager ops in each thread's order,
+ * for the eager-hotspot saving (eager_runs.h).
  *
  * A window query sorting every kept op by thread and time took 168 s of a
  * 10 M-event report (its sorter spilled to temporary files).  Rows are
  * stored in each thread's own order (the writer drains a thread's ring in
  * order; merge copies a rank whole), so one pass in row id order with a
- * little state per thread gives the same sums without a sort.
+ * little state per thread gives the same sums without a sort.  Each
+ * callsite belongs to one function (file and function text), so the pass
+ * sums all functions at once: an op continues a run when the thread's
+ * previous op was the same function's.
  */
 #include "eager_runs.h"
+#include "agp_protocol.h"
 #include "db.h"
 #include "idmap.h"
 #include "model.h"
@@ -25,166 +29,283 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A thread's graph calls: [call, calls_end) of calls[]. */
 struct run_thread {
-	int64_t prev_end;
-	int prev_mine;
-	size_t call, calls_end;      /* its graph calls: [call, calls_end) of calls[] */
-};
-
-struct run_op {
-	int64_t fastest;             /* the op type's fastest recorded run */
-	int64_t mine;                /* runs of it in the function */
+	size_t call, calls_end;
 };
 
 struct run_key {
 	size_t thread, op;
 	int64_t base;
-	int mine;
+	int64_t fn;                  /* index in fns[], -1: not user code */
+};
+
+struct run_fn {
+	char *file, *func;
+	struct eager_runs sums;
+};
+
+/* A user function's share of one part: the ops counts are the keys' (part.key_rows). */
+struct part_fn {
+	int64_t eager_ns, long_gaps;
+};
+
+/*
+ * One rowid range of the walk, on its own (parallel parts, or the whole
+ * table in one).  Each thread's first op in it is left to stitch(): the
+ * Python gap before that op depends on the previous part's last op of the
+ * thread.  Where a part starts, a thread's graph-call cursor is found by
+ * bisection; this needs each thread's ops in start order, and a recording
+ * where they are not is walked again in one part.
+ */
+struct part_thread {
+	int seen;
+	int64_t first_start;     /* its first op in the part: the gap before it is stitch()'s */
+	int64_t first_fn;
+	int64_t last_start;
+	int64_t prev_end;
+	int64_t prev_fn;         /* the previous op's function, -1 after a graph call or another op */
+	size_t call;             /* the graph-call cursor after its last op */
+};
+
+struct part {
+	const struct eager_runs_table *t;
+	struct part_thread *threads; /* per t->threads */
+	int64_t *fastest;        /* per t->fastest: the op type's fastest run in the part */
+	int64_t *key_rows;       /* per t->keys */
+	struct part_fn *fns;     /* per t->fns */
+	int in_order;            /* each thread's ops in start order within the part */
+	const char *path;        /* a part reading on its own (part_run()): */
+	int64_t lo, hi;          /* its rowid range */
+	int rc;
+	char err[256];
+};
+
+enum runs_state { RUNS_NONE, RUNS_WALKING, RUNS_DONE, RUNS_FAILED };
+
+struct eager_runs_table {
+	enum runs_state state;
+	int prepared;
+	struct idmap thread_ix, op_ix, key_ix, site_fn;
+	struct run_thread *threads;
+	size_t nthreads, threads_cap;
+	int64_t *fastest;            /* per op type, in order of first sight: its fastest recorded run */
+	size_t nops, ops_cap;
+	struct run_key *keys;
+	size_t nkeys, keys_cap;
+	uint32_t *key_dense;         /* key id - key_lo -> keys index + 1 (0: none), when the ids are dense */
+	int64_t key_lo;
+	size_t key_span;
+	int64_t *key_rows;           /* per key: its kept ops */
+	struct run_fn *fns;          /* by file, then function */
+	size_t nfns, fns_cap;
+	const int64_t (*calls)[4];   /* pid, tid, start, end: by thread, then start (saving_reads.c's) */
+	size_t ncalls;
+	struct part *parts;          /* the load scan's parts (eager_runs_walk()) */
+	int nparts;
+	struct scan_walk walk;
 };
 
 /* Fewer rows than this per part: one thread reads them (threads cost more). */
 #define RUNS_MIN_ROWS_PER_PART 250000
 
-struct runs {
-	struct idmap thread_ix, op_ix, key_ix, mine_sites;
-	struct run_thread *threads;
-	size_t nthreads, threads_cap;
-	struct run_op *ops;
-	size_t nops, ops_cap;
-	struct run_key *keys;
-	size_t nkeys, keys_cap;
-	const int64_t (*calls)[4];   /* pid, tid, start, end: by thread, then start (saving_reads.c's) */
-	size_t ncalls;
-	struct eager_runs *out;
-	int64_t gap_max;
-};
+/* Key ids spread over at most this many slots per key get a direct table. */
+#define RUNS_DENSE_SLOTS_PER_KEY 4
 
-/* The function's call sites (user code only): 0 or -1. */
-static int load_mine(sqlite3 *db, struct runs *r, const char *file, const char *func)
+static struct eager_runs_table *table_of(struct model *m)
 {
-	sqlite3_stmt *s = db_prepare(db, "SELECT cs.id FROM callsites cs JOIN strings fs ON fs.id = cs.file_id"
-				     " JOIN strings fn ON fn.id = cs.func_id"
-				     " WHERE fs.text = ?1 AND fn.text = ?2 AND cs.library = 0");
+	if (!m->eager_runs)
+		m->eager_runs = calloc(1, sizeof(*m->eager_runs));
+	return m->eager_runs;
+}
+
+/* Every user callsite's function (file and function text), fns[] sorted by both: 0 or -1. */
+static int load_fns(sqlite3 *db, struct eager_runs_table *t)
+{
+	sqlite3_stmt *s = db_prepare(db, "SELECT cs.id, fs.text, fn.text FROM callsites cs JOIN strings fs ON fs.id = cs.file_id"
+				     " JOIN strings fn ON fn.id = cs.func_id WHERE cs.library = 0"
+				     " AND fs.text IS NOT NULL AND fn.text IS NOT NULL ORDER BY fs.text, fn.text");
+	int ret = 0;
 
 	if (!s)
 		return -1;
-	sqlite3_bind_text(s, 1, file, -1, SQLITE_STATIC);
-	sqlite3_bind_text(s, 2, func, -1, SQLITE_STATIC);
-	while (sqlite3_step(s) == SQLITE_ROW)
-		if (idmap_put(&r->mine_sites, sqlite3_column_int64(s, 0), 1) < 0)
-			break;
+	while (ret == 0 && sqlite3_step(s) == SQLITE_ROW) {
+		const char *file = (const char *)sqlite3_column_text(s, 1), *func = (const char *)sqlite3_column_text(s, 2);
+		struct run_fn *last = t->nfns ? &t->fns[t->nfns - 1] : NULL;
+
+		if (!file || !func)
+			continue;
+		if (!last || strcmp(last->file, file) || strcmp(last->func, func)) {
+			if (ARRAY_GROW(t->fns, t->nfns, t->fns_cap)) {
+				ret = -1;
+				break;
+			}
+			memset(&t->fns[t->nfns], 0, sizeof(t->fns[0]));
+			t->fns[t->nfns].file = strdup(file);
+			t->fns[t->nfns].func = strdup(func);
+			if (!t->fns[t->nfns++].file || !t->fns[t->nfns - 1].func)
+				ret = -1;  /* freed with the others */
+		}
+		if (ret == 0 && idmap_put(&t->site_fn, sqlite3_column_int64(s, 0), t->nfns - 1) < 0)
+			ret = -1;
+	}
 	sqlite3_finalize(s);
-	return 0;
+	return ret;
 }
 
-static size_t thread_of(struct runs *r, int64_t pid, int64_t tid)
+static int64_t fn_of_site(const struct eager_runs_table *t, int64_t callsite_id)
+{
+	size_t ix;
+
+	return idmap_get(&t->site_fn, callsite_id, &ix) ? (int64_t)ix : -1;
+}
+
+static size_t thread_of(struct eager_runs_table *t, int64_t pid, int64_t tid)
 {
 	int64_t id = (int64_t)((uint64_t)pid << 32 ^ (uint32_t)tid);
-	size_t ix, lo = 0, hi = r->ncalls;
-	struct run_thread *t;
+	size_t ix, lo = 0, hi = t->ncalls;
+	struct run_thread *th;
 
-	if (idmap_get(&r->thread_ix, id, &ix))
+	if (idmap_get(&t->thread_ix, id, &ix))
 		return ix;
-	if (ARRAY_GROW(r->threads, r->nthreads, r->threads_cap) || idmap_put(&r->thread_ix, id, r->nthreads) < 0)
+	if (ARRAY_GROW(t->threads, t->nthreads, t->threads_cap) || idmap_put(&t->thread_ix, id, t->nthreads) < 0)
 		return SIZE_MAX;
-	t = &r->threads[r->nthreads];
-	memset(t, 0, sizeof(*t));
-	t->prev_end = INT64_MIN;
+	th = &t->threads[t->nthreads];
 	while (lo < hi) {  /* its first call */
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (r->calls[mid][0] < pid || (r->calls[mid][0] == pid && r->calls[mid][1] < tid))
+		if (t->calls[mid][0] < pid || (t->calls[mid][0] == pid && t->calls[mid][1] < tid))
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	t->call = t->calls_end = lo;
-	while (t->calls_end < r->ncalls && r->calls[t->calls_end][0] == pid && r->calls[t->calls_end][1] == tid)
-		t->calls_end++;
-	return r->nthreads++;
+	th->call = th->calls_end = lo;
+	while (th->calls_end < t->ncalls && t->calls[th->calls_end][0] == pid && t->calls[th->calls_end][1] == tid)
+		th->calls_end++;
+	return t->nthreads++;
 }
 
-static size_t op_of(struct runs *r, int64_t op_id)
+static size_t op_of(struct eager_runs_table *t, int64_t op_id)
 {
 	size_t ix;
 
-	if (idmap_get(&r->op_ix, op_id, &ix))
+	if (idmap_get(&t->op_ix, op_id, &ix))
 		return ix;
-	if (ARRAY_GROW(r->ops, r->nops, r->ops_cap) || idmap_put(&r->op_ix, op_id, r->nops) < 0)
+	if (ARRAY_GROW(t->fastest, t->nops, t->ops_cap) || idmap_put(&t->op_ix, op_id, t->nops) < 0)
 		return SIZE_MAX;
-	r->ops[r->nops].fastest = INT64_MAX;
-	r->ops[r->nops].mine = 0;
-	return r->nops++;
+	t->fastest[t->nops] = INT64_MAX;
+	return t->nops++;
 }
 
-/* One op, in its thread's order. */
-static void add_op(struct runs *r, size_t thread, size_t op, int mine, int64_t start, int64_t dur)
+/* A key of thread (pid, tid), op type op_id at callsite_id: its index, SIZE_MAX when out of memory. */
+static size_t key_add(struct eager_runs_table *t, int64_t pid, int64_t tid, int64_t op_id, int64_t callsite_id,
+		      int64_t base)
 {
-	struct run_thread *t = &r->threads[thread];
-	struct eager_runs *o = r->out;
-	int64_t gap;
+	struct run_key *key;
 
-	if (dur < 0)
-		dur = 0;
-	if (dur < r->ops[op].fastest)
-		r->ops[op].fastest = dur;
-	while (t->call < t->calls_end && r->calls[t->call][2] < start) {
-		t->prev_end = r->calls[t->call][3];
-		t->prev_mine = 0;  /* a graph call ends a run: its time is no Python */
-		t->call++;
-	}
-	if (mine) {
-		gap = t->prev_mine && start > t->prev_end ? start - t->prev_end : 0;
-		o->ops++;
-		o->eager_ns = dur_add(o->eager_ns, dur_add(dur, gap));
-		o->long_gaps += t->prev_mine && gap >= r->gap_max;
-		r->ops[op].mine++;
-	}
-	t->prev_end = start > INT64_MAX - dur ? INT64_MAX : start + dur;
-	t->prev_mine = mine;
+	if (ARRAY_GROW(t->keys, t->nkeys, t->keys_cap))
+		return SIZE_MAX;
+	key = &t->keys[t->nkeys];
+	key->thread = thread_of(t, pid, tid);
+	key->op = op_of(t, op_id);
+	key->base = base;
+	key->fn = fn_of_site(t, callsite_id);
+	return key->thread == SIZE_MAX || key->op == SIZE_MAX ? SIZE_MAX : t->nkeys++;
 }
 
-/*
- * Schema 6's rows, split into rowid ranges read by parallel connections
- * (a 10 M-event recording: seconds in one thread).  Each part runs add_op()'s
- * walk on its own, except for each thread's first op in it: the Python gap
- * before that op depends on the previous part's last op of the thread, so
- * stitch() adds it, going through the parts in order.  This needs each
- * thread's ops in start order (where a part starts, its graph-call cursor
- * is found by bisection); a recording where they are not is read again in
- * one part, which is add_op()'s walk exactly.
- */
-struct part_thread {
-	int seen;
-	int64_t first_start;     /* its first op in the part: the gap before it is stitch()'s */
-	int first_mine;
-	int64_t last_start;
-	int64_t prev_end;
-	int prev_mine;
-	size_t call;             /* the graph-call cursor after its last op */
-};
+/* Schema 6's keys, in id order (the op types' order is theirs): 0 or -1. */
+static int load_keys(sqlite3 *db, struct eager_runs_table *t)
+{
+	sqlite3_stmt *k = db_prepare(db, "SELECT id, pid, tid, op_id, callsite_id, base_ns FROM eager_op_keys");
+	int ret = 0;
 
-struct part {
-	const struct runs *r;
-	const char *path;
-	int64_t lo, hi;          /* rowid range */
-	struct part_thread *threads;  /* per r->threads */
-	struct run_op *ops;      /* per r->ops */
-	int64_t nops, eager_ns, long_gaps;
-	int in_order;            /* each thread's ops in start order within the part */
-	int rc;
-	char err[256];
-};
+	if (!k)
+		return -1;
+	while (ret == 0 && sqlite3_step(k) == SQLITE_ROW) {
+		size_t n = t->nkeys, ix = key_add(t, sqlite3_column_int64(k, 1), sqlite3_column_int64(k, 2),
+						  sqlite3_column_int64(k, 3), sqlite3_column_int64(k, 4),
+						  sqlite3_column_int64(k, 5));
+		int put;
+
+		if (ix == SIZE_MAX || (put = idmap_put(&t->key_ix, sqlite3_column_int64(k, 0), ix)) < 0)
+			ret = -1;
+		else if (put == 1)
+			t->nkeys = n;  /* a duplicate id: the first key has its rows */
+	}
+	sqlite3_finalize(k);
+	return ret;
+}
+
+/* When the key ids are dense (the writer's are 1..n), a direct table instead of a hash lookup per row. */
+static void dense_keys(sqlite3 *db, struct eager_runs_table *t)
+{
+	sqlite3_stmt *s = db_prepare(db, "SELECT id FROM eager_op_keys");
+	int64_t lo = INT64_MAX, hi = INT64_MIN;
+	size_t ix;
+
+	if (!s)
+		return;
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(s, 0);
+
+		lo = id < lo ? id : lo;
+		hi = id > hi ? id : hi;
+	}
+	if (t->nkeys && t->nkeys < UINT32_MAX && (uint64_t)hi - (uint64_t)lo < RUNS_DENSE_SLOTS_PER_KEY * (uint64_t)t->nkeys &&
+	    (t->key_dense = calloc((size_t)((uint64_t)hi - (uint64_t)lo) + 1, sizeof(*t->key_dense)))) {
+		t->key_lo = lo;
+		t->key_span = (size_t)((uint64_t)hi - (uint64_t)lo) + 1;
+		sqlite3_reset(s);
+		while (sqlite3_step(s) == SQLITE_ROW) {
+			int64_t id = sqlite3_column_int64(s, 0);
+
+			if (idmap_get(&t->key_ix, id, &ix))
+				t->key_dense[(uint64_t)id - (uint64_t)lo] = (uint32_t)ix + 1;
+		}
+	}
+	sqlite3_finalize(s);
+}
+
+/* The index of the key of a row, SIZE_MAX when none (untrusted input). */
+static size_t key_of(const struct eager_runs_table *t, int64_t id)
+{
+	size_t ix;
+
+	if (t->key_dense) {
+		uint64_t off = (uint64_t)id - (uint64_t)t->key_lo;
+
+		return off < t->key_span && t->key_dense[off] ? t->key_dense[off] - 1 : SIZE_MAX;
+	}
+	return idmap_get(&t->key_ix, id, &ix) && ix < t->nkeys ? ix : SIZE_MAX;
+}
+
+/* What every walk needs: the functions, the graph calls by thread, schema 6's keys.  0 or -1. */
+static int prepare(struct model *m, struct eager_runs_table *t)
+{
+	sqlite3 *db = m->rec ? m->rec->db : NULL;
+
+	if (t->prepared)
+		return 0;
+	t->prepared = 1;
+	if (!db || load_fns(db, t) || saving_thread_calls(m, &t->calls, &t->ncalls))
+		return -1;
+	if (db_has_table(db, "eager_op_rows")) {
+		if (load_keys(db, t))
+			return -1;
+		dense_keys(db, t);
+	}
+	return 0;
+}
 
 /* The first of thread's graph calls that starts at or after start: those before it end a run before the op. */
-static size_t first_call_from(const struct runs *r, const struct run_thread *t, int64_t start)
+static size_t first_call_from(const struct eager_runs_table *t, const struct run_thread *th, int64_t start)
 {
-	size_t lo = t->call, hi = t->calls_end;
+	size_t lo = th->call, hi = th->calls_end;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (r->calls[mid][2] < start)
+		if (t->calls[mid][2] < start)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -192,57 +313,153 @@ static size_t first_call_from(const struct runs *r, const struct run_thread *t, 
 	return lo;
 }
 
-/* add_op() for one part: the same walk, each thread's first op left to stitch(). */
-static void part_op(struct part *p, const struct run_key *key, int64_t start, int64_t dur)
+/* One op of key k, in its thread's order within the part; the thread's first op's gap is stitch()'s. */
+static void part_op(struct part *p, size_t k, int64_t start, int64_t dur)
 {
-	const struct runs *r = p->r;
-	const struct run_thread *rt = &r->threads[key->thread];
-	struct part_thread *t = &p->threads[key->thread];
+	const struct eager_runs_table *t = p->t;
+	const struct run_key *key = &t->keys[k];
+	const struct run_thread *rt = &t->threads[key->thread];
+	struct part_thread *th = &p->threads[key->thread];
 
 	if (dur < 0)
 		dur = 0;
-	if (dur < p->ops[key->op].fastest)
-		p->ops[key->op].fastest = dur;
-	if (!t->seen) {
-		t->seen = 1;
-		t->first_start = start;
-		t->first_mine = key->mine;
-		t->call = first_call_from(r, rt, start);
+	if (dur < p->fastest[key->op])
+		p->fastest[key->op] = dur;
+	p->key_rows[k]++;
+	if (!th->seen) {
+		th->seen = 1;
+		th->first_start = start;
+		th->first_fn = key->fn;
+		th->call = first_call_from(t, rt, start);
 	} else {
-		p->in_order &= start >= t->last_start;
-		while (t->call < rt->calls_end && r->calls[t->call][2] < start) {
-			t->prev_end = r->calls[t->call][3];
-			t->prev_mine = 0;  /* a graph call ends a run: its time is no Python */
-			t->call++;
+		p->in_order &= start >= th->last_start;
+		while (th->call < rt->calls_end && t->calls[th->call][2] < start) {
+			th->prev_end = t->calls[th->call][3];
+			th->prev_fn = -1;  /* a graph call ends a run: its time is no Python */
+			th->call++;
 		}
-		if (key->mine) {
-			int64_t gap = t->prev_mine && start > t->prev_end ? start - t->prev_end : 0;
+		if (key->fn >= 0 && th->prev_fn == key->fn) {
+			int64_t gap = start > th->prev_end ? start - th->prev_end : 0;
 
-			p->eager_ns = dur_add(p->eager_ns, gap);
-			p->long_gaps += t->prev_mine && gap >= r->gap_max;
+			p->fns[key->fn].eager_ns = dur_add(p->fns[key->fn].eager_ns, gap);
+			p->fns[key->fn].long_gaps += gap >= AGP_PYTHON_GAP_MAX_NS;
 		}
 	}
-	if (key->mine) {
-		p->nops++;
-		p->eager_ns = dur_add(p->eager_ns, dur);
-		p->ops[key->op].mine++;
+	if (key->fn >= 0)
+		p->fns[key->fn].eager_ns = dur_add(p->fns[key->fn].eager_ns, dur);
+	th->last_start = start;
+	th->prev_end = start > INT64_MAX - dur ? INT64_MAX : start + dur;
+	th->prev_fn = key->fn;
+}
+
+/* One row of eager_op_rows: key, start after the key's base, dur. */
+static void part_row(struct part *p, int64_t key_id, int64_t start, int64_t dur)
+{
+	size_t k = key_of(p->t, key_id);
+
+	if (k != SIZE_MAX)  /* a row of no key: untrusted input */
+		part_op(p, k, dur_add(p->t->keys[k].base, start), dur);
+}
+
+static void parts_free(struct part *parts, int nparts)
+{
+	for (int i = 0; parts && i < nparts; i++) {
+		free(parts[i].threads);
+		free(parts[i].fastest);
+		free(parts[i].key_rows);
+		free(parts[i].fns);
 	}
-	t->last_start = start;
-	t->prev_end = start > INT64_MAX - dur ? INT64_MAX : start + dur;
-	t->prev_mine = key->mine;
+	free(parts);
+}
+
+/* nparts empty parts over t's threads, keys and functions; NULL when out of memory. */
+static struct part *parts_new(const struct eager_runs_table *t, int nparts)
+{
+	struct part *parts = calloc((size_t)nparts, sizeof(*parts));
+
+	for (int i = 0; parts && i < nparts; i++) {
+		struct part *p = &parts[i];
+
+		p->t = t;
+		p->in_order = 1;
+		p->threads = calloc(t->nthreads ? t->nthreads : 1, sizeof(*p->threads));
+		p->fastest = malloc((t->nops ? t->nops : 1) * sizeof(*p->fastest));
+		p->key_rows = calloc(t->nkeys ? t->nkeys : 1, sizeof(*p->key_rows));
+		p->fns = calloc(t->nfns ? t->nfns : 1, sizeof(*p->fns));
+		if (!p->threads || !p->fastest || !p->key_rows || !p->fns) {
+			parts_free(parts, nparts);
+			return NULL;
+		}
+		for (size_t k = 0; k < t->nops; k++)
+			p->fastest[k] = INT64_MAX;
+	}
+	return parts;
+}
+
+/*
+ * Add each part's first ops' gaps, going through the parts in order with
+ * each thread's state at the end of the previous one, then the parts' sums
+ * into t.  0, or 1 when a thread's ops are not in start order and there are
+ * several parts (nothing added: walk again in one part), -1.
+ */
+static int stitch(struct eager_runs_table *t, struct part *parts, int nparts)
+{
+	struct part_thread *now = calloc(t->nthreads ? t->nthreads : 1, sizeof(*now));
+
+	if (!now)
+		return -1;
+	for (int i = 0; i < nparts; i++) {
+		struct part *p = &parts[i];
+
+		if (!p->in_order && nparts > 1)
+			goto unordered;
+		for (size_t k = 0; k < t->nthreads; k++) {
+			const struct part_thread *f = &p->threads[k];
+			struct part_thread *c = &now[k];
+			size_t before = c->seen ? c->call : t->threads[k].call, after;
+			int64_t prev_end = c->seen ? c->prev_end : INT64_MIN, prev_fn = c->seen ? c->prev_fn : -1;
+
+			if (!f->seen)
+				continue;
+			if (c->seen && f->first_start < c->last_start)
+				goto unordered;
+			if ((after = first_call_from(t, &t->threads[k], f->first_start)) > before) {
+				prev_end = t->calls[after - 1][3];
+				prev_fn = -1;
+			}
+			if (f->first_fn >= 0 && prev_fn == f->first_fn) {
+				int64_t gap = f->first_start > prev_end ? f->first_start - prev_end : 0;
+
+				p->fns[f->first_fn].eager_ns = dur_add(p->fns[f->first_fn].eager_ns, gap);
+				p->fns[f->first_fn].long_gaps += gap >= AGP_PYTHON_GAP_MAX_NS;
+			}
+			*c = *f;
+		}
+	}
+	for (int i = 0; i < nparts; i++) {
+		for (size_t k = 0; k < t->nfns; k++) {
+			t->fns[k].sums.eager_ns = dur_add(t->fns[k].sums.eager_ns, parts[i].fns[k].eager_ns);
+			t->fns[k].sums.long_gaps += parts[i].fns[k].long_gaps;
+		}
+		for (size_t k = 0; k < t->nops; k++)
+			if (parts[i].fastest[k] < t->fastest[k])
+				t->fastest[k] = parts[i].fastest[k];
+		for (size_t k = 0; k < t->nkeys; k++)
+			t->key_rows[k] += parts[i].key_rows[k];
+	}
+	free(now);
+	return 0;
+unordered:
+	free(now);
+	return 1;
 }
 
 /* agprof_runs(key, start, dur): one row, inside SQLite (cheaper than a step and three column reads). */
 static void part_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
-	struct part *p = sqlite3_user_data(ctx);
-	const struct runs *r = p->r;
-	size_t ix;
-
 	(void)argc;
-	if (!idmap_get(&r->key_ix, sqlite3_value_int64(argv[0]), &ix) || ix >= r->nkeys)
-		return;  /* a row of no key: untrusted input */
-	part_op(p, &r->keys[ix], dur_add(r->keys[ix].base, sqlite3_value_int64(argv[1])), sqlite3_value_int64(argv[2]));
+	part_row(sqlite3_user_data(ctx), sqlite3_value_int64(argv[0]), sqlite3_value_int64(argv[1]),
+		 sqlite3_value_int64(argv[2]));
 }
 
 static void part_final(sqlite3_context *ctx)
@@ -282,96 +499,20 @@ cleanup:
 	return NULL;
 }
 
-/*
- * Add each part's first ops' gaps, going through the parts in order with
- * each thread's state at the end of the previous one, then the sums into
- * r.  0, or 1 when a thread's ops are not in start order and there are
- * several parts (then read again in one part).
- */
-static int stitch(struct runs *r, struct part *parts, int nparts)
-{
-	struct part_thread *now = calloc(r->nthreads ? r->nthreads : 1, sizeof(*now));
-
-	if (!now)
-		return -1;
-	for (int i = 0; i < nparts; i++) {
-		struct part *p = &parts[i];
-
-		if (!p->in_order && nparts > 1)
-			goto unordered;
-		for (size_t t = 0; t < r->nthreads; t++) {
-			const struct part_thread *f = &p->threads[t];
-			struct part_thread *c = &now[t];
-			size_t before = c->seen ? c->call : r->threads[t].call, after;
-			int64_t prev_end = c->seen ? c->prev_end : INT64_MIN, gap;
-			int prev_mine = c->seen && c->prev_mine;
-
-			if (!f->seen)
-				continue;
-			if (c->seen && f->first_start < c->last_start)
-				goto unordered;
-			if ((after = first_call_from(r, &r->threads[t], f->first_start)) > before) {
-				prev_end = r->calls[after - 1][3];
-				prev_mine = 0;
-			}
-			gap = prev_mine && f->first_start > prev_end ? f->first_start - prev_end : 0;
-			if (f->first_mine) {
-				p->eager_ns = dur_add(p->eager_ns, gap);
-				p->long_gaps += prev_mine && gap >= r->gap_max;
-			}
-			*c = *f;
-		}
-	}
-	for (int i = 0; i < nparts; i++) {
-		r->out->ops += parts[i].nops;
-		r->out->eager_ns = dur_add(r->out->eager_ns, parts[i].eager_ns);
-		r->out->long_gaps += parts[i].long_gaps;
-		for (size_t k = 0; k < r->nops; k++) {
-			if (parts[i].ops[k].fastest < r->ops[k].fastest)
-				r->ops[k].fastest = parts[i].ops[k].fastest;
-			r->ops[k].mine += parts[i].ops[k].mine;
-		}
-	}
-	free(now);
-	return 0;
-unordered:
-	free(now);
-	return 1;
-}
-
-static void parts_free(struct part *parts, int nparts)
-{
-	for (int i = 0; parts && i < nparts; i++) {
-		free(parts[i].threads);
-		free(parts[i].ops);
-	}
-	free(parts);
-}
-
-/* Run the rows [lo, hi] in nparts parallel parts and stitch them: 0, 1 (not in order: none added), -1. */
-static int rows_in_parts(const char *path, struct runs *r, int64_t lo, int64_t hi, int nparts)
+/* Walk the rows [lo, hi] in nparts parallel parts and stitch them: 0, 1 (not in order: none added), -1. */
+static int rows_in_parts(const char *path, struct eager_runs_table *t, int64_t lo, int64_t hi, int nparts)
 {
 	unsigned __int128 span = (unsigned __int128)((uint64_t)hi - (uint64_t)lo) + 1;
-	struct part *parts = calloc((size_t)nparts, sizeof(*parts));
+	struct part *parts = parts_new(t, nparts);
 	pthread_t tids[SCAN_MAX_THREADS];
 	int started[SCAN_MAX_THREADS] = { 0 }, ret = -1;
 
 	if (!parts)
 		return -1;
 	for (int i = 0; i < nparts; i++) {
-		struct part *p = &parts[i];
-
-		p->r = r;
-		p->path = path;
-		p->in_order = 1;
-		p->lo = (int64_t)((uint64_t)lo + (uint64_t)(span * (unsigned)i / (unsigned)nparts));
-		p->hi = (int64_t)((uint64_t)lo + (uint64_t)(span * (unsigned)(i + 1) / (unsigned)nparts) - 1);
-		p->threads = calloc(r->nthreads ? r->nthreads : 1, sizeof(*p->threads));
-		p->ops = calloc(r->nops ? r->nops : 1, sizeof(*p->ops));
-		if (!p->threads || !p->ops)
-			goto cleanup;
-		for (size_t k = 0; k < r->nops; k++)
-			p->ops[k].fastest = INT64_MAX;
+		parts[i].path = path;
+		parts[i].lo = (int64_t)((uint64_t)lo + (uint64_t)(span * (unsigned)i / (unsigned)nparts));
+		parts[i].hi = (int64_t)((uint64_t)lo + (uint64_t)(span * (unsigned)(i + 1) / (unsigned)nparts) - 1);
 	}
 	for (int i = 1; i < nparts; i++)
 		started[i] = pthread_create(&tids[i], NULL, part_run, &parts[i]) == 0;
@@ -386,14 +527,24 @@ static int rows_in_parts(const char *path, struct runs *r, int64_t lo, int64_t h
 			ret = error("%s", parts[i].err);
 			goto cleanup;
 		}
-	ret = stitch(r, parts, nparts);
+	ret = stitch(t, parts, nparts);
 cleanup:
 	parts_free(parts, nparts);
 	return ret;
 }
 
-/* The rows of eager_op_rows in id order, as add_op() walks them: 0 or -1. */
-static int rows_pass(sqlite3 *db, const char *path, struct runs *r)
+/* The rows of eager_op_rows in id order, walked in one part: 0 or -1. */
+static int rows_in_one_part(sqlite3 *db, const char *path, struct eager_runs_table *t)
+{
+	int64_t lo, hi;
+
+	if (scan_id_range(db, "eager_op_rows", &lo, &hi))
+		return -1;
+	return hi < lo ? 0 : rows_in_parts(path, t, lo, hi, 1) ? -1 : 0;
+}
+
+/* The rows of eager_op_rows in id order, in parallel parts: 0 or -1. */
+static int rows_pass(sqlite3 *db, const char *path, struct eager_runs_table *t)
 {
 	int64_t lo, hi;
 	int nparts = scan_threads(), rc;
@@ -404,107 +555,246 @@ static int rows_pass(sqlite3 *db, const char *path, struct runs *r)
 		return 0;
 	if ((uint64_t)hi - (uint64_t)lo < (uint64_t)nparts * RUNS_MIN_ROWS_PER_PART)
 		nparts = (int)(((uint64_t)hi - (uint64_t)lo) / RUNS_MIN_ROWS_PER_PART) + 1;
-	rc = rows_in_parts(path, r, lo, hi, nparts);
+	rc = rows_in_parts(path, t, lo, hi, nparts);
 	if (rc == 1 && nparts > 1)  /* not in start order: one part is the plain walk */
-		rc = rows_in_parts(path, r, lo, hi, 1);
+		rc = rows_in_parts(path, t, lo, hi, 1);
 	return rc == 1 ? error("internal error: one part out of order") : rc;
 }
 
-/* Schema 6: the keys, then the rows in id order. */
-static int pass_v6(sqlite3 *db, const char *path, struct runs *r)
-{
-	sqlite3_stmt *k = db_prepare(db, "SELECT id, pid, tid, op_id, callsite_id, base_ns FROM eager_op_keys");
-	size_t one;
+/* Schemas 1 to 5's thread, op type and callsite fit in a key id of this many bits each. */
+#define TABLE_KEY_BITS 21
 
-	if (!k)
-		return -1;
-	while (sqlite3_step(k) == SQLITE_ROW) {
-		struct run_key *key;
-
-		if (ARRAY_GROW(r->keys, r->nkeys, r->keys_cap) ||
-		    idmap_put(&r->key_ix, sqlite3_column_int64(k, 0), r->nkeys) < 0)
-			break;
-		key = &r->keys[r->nkeys];
-		key->thread = thread_of(r, sqlite3_column_int64(k, 1), sqlite3_column_int64(k, 2));
-		key->op = op_of(r, sqlite3_column_int64(k, 3));
-		key->base = sqlite3_column_int64(k, 5);
-		key->mine = idmap_get(&r->mine_sites, sqlite3_column_int64(k, 4), &one);
-		if (key->thread != SIZE_MAX && key->op != SIZE_MAX)
-			r->nkeys++;
-	}
-	sqlite3_finalize(k);
-	return rows_pass(db, path, r);
-}
-
-/* Schemas 1 to 5: one table, in id order. */
-static int pass_table(sqlite3 *db, struct runs *r)
+/* Schemas 1 to 5: one table, in id order, walked in one part; a key per (thread, op type, function). */
+static int pass_table(sqlite3 *db, struct eager_runs_table *t)
 {
 	sqlite3_stmt *s = db_prepare(db, "SELECT pid, tid, op_id, callsite_id, start_ns, end_ns FROM eager_ops ORDER BY id");
-	size_t one;
+	struct part *p = NULL;
+	int ret = -1;
 
 	if (!s)
 		return -1;
+	while (sqlite3_step(s) == SQLITE_ROW) {  /* the keys first: a part is sized by them */
+		size_t n = t->nkeys, ix = key_add(t, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
+						  sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3), 0);
+		int64_t id;
+		int put;
+
+		if (ix == SIZE_MAX || t->keys[ix].thread >> TABLE_KEY_BITS || t->keys[ix].op >> TABLE_KEY_BITS ||
+		    (uint64_t)(t->keys[ix].fn + 1) >> TABLE_KEY_BITS)
+			goto cleanup;
+		id = (int64_t)((uint64_t)t->keys[ix].thread << (2 * TABLE_KEY_BITS) |
+			       (uint64_t)t->keys[ix].op << TABLE_KEY_BITS | (uint64_t)(t->keys[ix].fn + 1));
+		if ((put = idmap_put(&t->key_ix, id, ix)) < 0)
+			goto cleanup;
+		if (put == 1)
+			t->nkeys = n;
+	}
+	if (!(t->key_rows = calloc(t->nkeys ? t->nkeys : 1, sizeof(*t->key_rows))) || !(p = parts_new(t, 1)))
+		goto cleanup;
+	sqlite3_reset(s);
 	while (sqlite3_step(s) == SQLITE_ROW) {
-		size_t thread = thread_of(r, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1));
-		size_t op = op_of(r, sqlite3_column_int64(s, 2));
+		size_t th = thread_of(t, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1));
+		size_t op = op_of(t, sqlite3_column_int64(s, 2)), k;
+		int64_t fn = fn_of_site(t, sqlite3_column_int64(s, 3));
 		int64_t start = sqlite3_column_int64(s, 4), end = sqlite3_column_int64(s, 5);
 
-		if (thread == SIZE_MAX || op == SIZE_MAX)
-			break;
-		add_op(r, thread, op, idmap_get(&r->mine_sites, sqlite3_column_int64(s, 3), &one), start,
-		       end > start ? end - start : 0);
+		if (!idmap_get(&t->key_ix, (int64_t)((uint64_t)th << (2 * TABLE_KEY_BITS) | (uint64_t)op << TABLE_KEY_BITS |
+						      (uint64_t)(fn + 1)), &k))
+			goto cleanup;
+		part_op(p, k, start, end > start ? end - start : 0);
 	}
+	ret = stitch(t, p, 1);
+cleanup:
+	parts_free(p, 1);
 	sqlite3_finalize(s);
+	return ret;
+}
+
+/* A user key's rows, for sum_keys(). */
+struct fn_op_rows {
+	int64_t fn;
+	size_t op;
+	int64_t rows;
+};
+
+static int cmp_fn_op(const void *a, const void *b)
+{
+	const struct fn_op_rows *x = a, *y = b;
+
+	if (x->fn != y->fn)
+		return x->fn < y->fn ? -1 : 1;
+	return x->op < y->op ? -1 : x->op > y->op;
+}
+
+/*
+ * Each function's ops and graph time from its keys' rows: each op type's
+ * runs at its fastest, in the op types' order.  0 or -1.
+ */
+static int sum_keys(struct eager_runs_table *t)
+{
+	struct fn_op_rows *v = malloc((t->nkeys ? t->nkeys : 1) * sizeof(*v));
+	size_t n = 0;
+
+	if (!v)
+		return -1;
+	for (size_t k = 0; k < t->nkeys; k++)
+		if (t->keys[k].fn >= 0 && t->key_rows[k])
+			v[n++] = (struct fn_op_rows){ t->keys[k].fn, t->keys[k].op, t->key_rows[k] };
+	sort_array(v, n, sizeof(*v), cmp_fn_op);
+	for (size_t i = 0; i < n;) {
+		struct eager_runs *o = &t->fns[v[i].fn].sums;
+		int64_t mine = 0;
+		size_t j = i;
+
+		for (; j < n && v[j].fn == v[i].fn && v[j].op == v[i].op; j++)
+			mine += v[j].rows;
+		o->ops += mine;
+		if (t->fastest[v[i].op] != INT64_MAX)
+			o->graph_ns = dur_add(o->graph_ns, sat_mul64(mine, t->fastest[v[i].op]));
+		i = j;
+	}
+	free(v);
 	return 0;
 }
 
 /* The aggregated ops past the budget (schema 5): dispatch plus python_ns; graph at the fastest run. */
-static void add_buckets(sqlite3 *db, struct runs *r)
+static void add_buckets(sqlite3 *db, struct eager_runs_table *t)
 {
 	sqlite3_stmt *s;
-	size_t one, ix;
+	size_t ix;
 
 	if (!db_has_table(db, "eager_op_buckets") ||
 	    !(s = db_prepare(db, "SELECT callsite_id, op_id, count, total_ns, python_ns FROM eager_op_buckets")))
 		return;
 	while (sqlite3_step(s) == SQLITE_ROW) {
 		int64_t count = sqlite3_column_int64(s, 2), total = sqlite3_column_int64(s, 3), each;
+		int64_t fn = fn_of_site(t, sqlite3_column_int64(s, 0));
+		struct eager_runs *o;
 
-		if (!idmap_get(&r->mine_sites, sqlite3_column_int64(s, 0), &one) || count <= 0)
+		if (fn < 0 || count <= 0)
 			continue;
-		each = idmap_get(&r->op_ix, sqlite3_column_int64(s, 1), &ix) && r->ops[ix].fastest != INT64_MAX
-			       ? r->ops[ix].fastest : total / count;
-		r->out->ops = dur_add(r->out->ops, count);
-		r->out->eager_ns = dur_add(r->out->eager_ns, dur_add(total, sqlite3_column_int64(s, 4)));
-		r->out->graph_ns = dur_add(r->out->graph_ns, sat_mul64(count, each));
+		o = &t->fns[fn].sums;
+		each = idmap_get(&t->op_ix, sqlite3_column_int64(s, 1), &ix) && t->fastest[ix] != INT64_MAX
+			       ? t->fastest[ix] : total / count;
+		o->ops = dur_add(o->ops, count);
+		o->eager_ns = dur_add(o->eager_ns, dur_add(total, sqlite3_column_int64(s, 4)));
+		o->graph_ns = dur_add(o->graph_ns, sat_mul64(count, each));
 	}
 	sqlite3_finalize(s);
 }
 
-int eager_runs_of(struct model *m, const char *file, const char *func, int64_t gap_max, struct eager_runs *out)
+/* After the rows' walk: the functions' sums whole.  RUNS_DONE or RUNS_FAILED. */
+static enum runs_state finish(sqlite3 *db, struct eager_runs_table *t)
+{
+	if (sum_keys(t))
+		return RUNS_FAILED;
+	add_buckets(db, t);
+	return RUNS_DONE;
+}
+
+/* The walk on its own (no load scan walked it): RUNS_DONE or RUNS_FAILED. */
+static enum runs_state walk_alone(struct model *m, struct eager_runs_table *t)
 {
 	sqlite3 *db = m->rec ? m->rec->db : NULL;
-	struct runs r = { .thread_ix = IDMAP_INIT, .op_ix = IDMAP_INIT, .key_ix = IDMAP_INIT,
-			  .mine_sites = IDMAP_INIT, .out = out, .gap_max = gap_max };
-	int rc = -1;
+
+	if (prepare(m, t) || (!t->key_rows && !(t->key_rows = calloc(t->nkeys ? t->nkeys : 1, sizeof(*t->key_rows)))))
+		return RUNS_FAILED;
+	if (db_has_table(db, "eager_op_rows") ? rows_pass(db, m->rec->path, t)
+	    : db_has_table(db, "eager_ops") ? pass_table(db, t) : 0)
+		return RUNS_FAILED;
+	return finish(db, t);
+}
+
+int eager_runs_of(struct model *m, const char *file, const char *func, struct eager_runs *out)
+{
+	struct eager_runs_table *t = table_of(m);
 
 	memset(out, 0, sizeof(*out));
-	if (!db || load_mine(db, &r, file, func) || saving_thread_calls(m, &r.calls, &r.ncalls))
-		goto done;
-	if (db_has_table(db, "eager_op_rows") ? pass_v6(db, m->rec->path, &r) : db_has_table(db, "eager_ops") ? pass_table(db, &r) : 0)
-		goto done;
-	for (size_t i = 0; i < r.nops; i++)
-		if (r.ops[i].mine && r.ops[i].fastest != INT64_MAX)
-			out->graph_ns = dur_add(out->graph_ns, sat_mul64(r.ops[i].mine, r.ops[i].fastest));
-	add_buckets(db, &r);
-	rc = 0;
-done:
-	idmap_release(&r.thread_ix);
-	idmap_release(&r.op_ix);
-	idmap_release(&r.key_ix);
-	idmap_release(&r.mine_sites);
-	free(r.threads);
-	free(r.ops);
-	free(r.keys);
-	return rc;
+	if (!t)
+		return -1;
+	if (t->state == RUNS_NONE)
+		t->state = walk_alone(m, t);
+	if (t->state != RUNS_DONE)
+		return -1;
+	for (size_t i = 0; i < t->nfns; i++)
+		if (!strcmp(t->fns[i].file, file) && !strcmp(t->fns[i].func, func)) {
+			*out = t->fns[i].sums;
+			break;
+		}
+	return 0;
+}
+
+/* scan_walk.part: the load scan's part i of nparts (all made with the first). */
+static void *walk_part(void *ctx, int i, int nparts)
+{
+	struct eager_runs_table *t = ctx;
+
+	if (i == 0) {
+		parts_free(t->parts, t->nparts);
+		t->nparts = 0;
+		if (!(t->parts = parts_new(t, nparts)))
+			return NULL;
+		t->nparts = nparts;
+	}
+	return i < t->nparts ? &t->parts[i] : NULL;
+}
+
+static void walk_row(void *part, int64_t key, int64_t start, int64_t dur)
+{
+	part_row(part, key, start, dur);
+}
+
+const struct scan_walk *eager_runs_walk(struct model *m)
+{
+	struct eager_runs_table *t = table_of(m);
+
+	if (!t || t->state != RUNS_NONE || !m->rec || !db_has_table(m->rec->db, "eager_op_rows") || prepare(m, t) ||
+	    !(t->key_rows = calloc(t->nkeys ? t->nkeys : 1, sizeof(*t->key_rows))))
+		return NULL;
+	t->walk.ctx = t;
+	t->walk.part = walk_part;
+	t->walk.row = walk_row;
+	t->state = RUNS_WALKING;
+	return &t->walk;
+}
+
+void eager_runs_walked(struct model *m, int scan_ok)
+{
+	struct eager_runs_table *t = m->eager_runs;
+	int rc;
+
+	if (!t || t->state != RUNS_WALKING)
+		return;
+	if (!scan_ok || !t->nparts) {  /* not walked: eager_runs_of() walks on its own */
+		t->state = RUNS_NONE;
+	} else if ((rc = stitch(t, t->parts, t->nparts)) == 1) {  /* not in start order: the plain walk */
+		t->state = rows_in_one_part(m->rec->db, m->rec->path, t) ? RUNS_FAILED : finish(m->rec->db, t);
+	} else {
+		t->state = rc ? RUNS_FAILED : finish(m->rec->db, t);
+	}
+	parts_free(t->parts, t->nparts);
+	t->parts = NULL;
+	t->nparts = 0;
+}
+
+void eager_runs_release(struct eager_runs_table *t)
+{
+	if (!t)
+		return;
+	parts_free(t->parts, t->nparts);
+	idmap_release(&t->thread_ix);
+	idmap_release(&t->op_ix);
+	idmap_release(&t->key_ix);
+	idmap_release(&t->site_fn);
+	free(t->threads);
+	free(t->fastest);
+	free(t->keys);
+	free(t->key_dense);
+	free(t->key_rows);
+	for (size_t i = 0; i < t->nfns; i++) {
+		free(t->fns[i].file);
+		free(t->fns[i].func);
+	}
+	free(t->fns);
+	free(t);
 }

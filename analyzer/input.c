@@ -14,6 +14,7 @@
  * all three splits; ops inside black boxes are found through the
  * (pid, tid, start_ns) index, one range per black-box run.
  */
+#include "eager_runs.h"
 #include "model_internal.h"
 #include "recording.h"
 #include "scan.h"
@@ -902,12 +903,15 @@ int model_load_input(struct model *m, const struct model_lookup *lk, int64_t *ro
 		     int64_t *last_ns)
 {
 	struct input_state st = { .m = m, .lk = lk };
-	int ret = -1;
+	int ret = -1, rc;
 
 	timing(NULL);
 	if (load_tids(&st))
 		return -1;
-	if (scan_table(m->rec->path, "eager_ops", SCAN_K1, SCAN_K2, "slow_path", "ok", &st.r)) {
+	/* the eager-hotspot savings' walk rides along (eager_runs.h): no second pass over the rows */
+	rc = scan_table_walk(m->rec->path, "eager_ops", SCAN_K1, SCAN_K2, "slow_path", "ok", eager_runs_walk(m), &st.r);
+	eager_runs_walked(m, rc == 0);
+	if (rc) {
 		free(st.tids);
 		return -1;
 	}

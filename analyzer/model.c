@@ -9,6 +9,7 @@
 #include "util.h"
 #include "strpool.h"
 #include "saving_reads.h"
+#include "eager_runs.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -1274,6 +1275,7 @@ void model_release(struct model *m)
 	free(m->graph_readers);
 	free(m->findings);
 	saving_reads_release(m->saving_reads);
+	eager_runs_release(m->eager_runs);
 	if (m->pool)
 		strpool_release(m->pool);
 	free(m->pool);

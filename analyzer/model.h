@@ -398,6 +398,7 @@ struct metric_source {
 struct model_source_list; /* private */
 struct strpool;           /* private */
 struct saving_reads;      /* private: analyzer/saving_reads.c */
+struct eager_runs_table;  /* private: analyzer/eager_runs.c */
 
 /* A stretch of the run whose high-rate events were recorded (merged union of the capture windows). */
 struct model_window {
@@ -445,6 +446,7 @@ struct model {
 	struct model_source_list *sources;
 	struct strpool *pool;
 	struct saving_reads *saving_reads; /* private: the savings' reads, made on first use */
+	struct eager_runs_table *eager_runs; /* private: every user function's eager runs, walked once */
 };
 
 /*

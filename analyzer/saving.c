@@ -333,7 +333,7 @@ static void saving_eager(struct model *m, struct finding *f)
 		if (m->sites[i].loc.file && f->loc.file && !strcmp(m->sites[i].loc.file, f->loc.file) &&
 		    m->sites[i].loc.line == f->loc.line)
 			func = m->sites[i].func;
-	if (!func || eager_runs_of(m, f->loc.file, func, AGP_PYTHON_GAP_MAX_NS, &r) != 0) {
+	if (!func || eager_runs_of(m, f->loc.file, func, &r) != 0) {
 		f->saving_ns = f->cost_ns;
 		set_method(m, f, "upper bound: the eager dispatch time (the function to wrap is not known)");
 		return;

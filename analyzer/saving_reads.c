@@ -19,12 +19,25 @@ struct dispatch_op {
 	const char *text;       /* that string, NULL when none (not owned: in names[]) */
 };
 
+struct call_list;
+struct graph_owner;
+
 struct saving_reads {
 	struct call_steps *steps;   /* per m->functions[i]; NULL until read */
 	size_t nsteps;
-	int calls_read;             /* steps and calls[] read (or unreadable: none) */
+	int calls_read;             /* lists and calls[] read (or unreadable: none) */
+	int steps_read;             /* steps made from the lists (which are then freed) */
 	int64_t (*calls)[4];        /* every graph call: pid, tid, start, end; by thread, then start */
 	size_t ncalls, calls_cap;
+	/*
+	 * Each function's calls in time order (lists[], by function id: fns),
+	 * kept from the scan until the steps are made: the scan may run while
+	 * the model loads (eager_runs.c), before m->functions takes its order.
+	 */
+	struct idmap fns;
+	struct call_list *lists;
+	size_t nlists;
+	struct graph_owner *owners;
 	int ops_read;               /* ops[] holds the first kept ops (or there are none) */
 	int have_ops;               /* the recording has an eager ops table */
 	struct dispatch_op *ops;
@@ -53,8 +66,8 @@ struct graph_owner {
 
 static struct saving_reads *reads_of(struct model *m)
 {
-	if (!m->saving_reads)
-		m->saving_reads = calloc(1, sizeof(*m->saving_reads));
+	if (!m->saving_reads && (m->saving_reads = calloc(1, sizeof(*m->saving_reads))))
+		m->saving_reads->fns = (struct idmap)IDMAP_INIT;
 	return m->saving_reads;
 }
 
@@ -255,43 +268,59 @@ static void sort_lists(struct call_list *lists, size_t nlists)
 }
 
 /*
- * Read the graph calls once: every function's, reduced to its steps, and
- * all of them by thread (r->calls, for eager_runs.c).  0 or -1 (out of
+ * Read the graph calls once: every function's in time order (r->lists),
+ * and all of them by thread (r->calls, for eager_runs.c).  0 or -1 (out of
  * memory).
  */
 static int read_calls(struct model *m, struct saving_reads *r)
 {
-	struct idmap fns = IDMAP_INIT;
 	struct calls_scan cs = { .r = r, .owner_ix = IDMAP_INIT };
-	size_t nlists = 0, l;
-	int ret = -1;
 
 	r->calls_read = 1;
-	if (!(cs.lists = calloc(m->nfunctions ? m->nfunctions : 1, sizeof(*cs.lists))) || steps_alloc(m, r))
-		goto cleanup;
+	if (!(r->lists = calloc(m->nfunctions ? m->nfunctions : 1, sizeof(*r->lists))))
+		return -1;
+	cs.lists = r->lists;
 	for (size_t i = 0; i < m->nfunctions; i++)
-		if (idmap_put(&fns, m->functions[i].id, nlists) == 0)
-			nlists++;
+		if (idmap_put(&r->fns, m->functions[i].id, r->nlists) == 0)
+			r->nlists++;
 	/* unreadable calls leave every function without any, as the query per function did */
 	if (m->rec)
-		scan_calls(m, &cs, &fns);
-	if (cs.oom)
-		goto cleanup;
-	sort_thread_calls(r);
-	sort_lists(cs.lists, nlists);
-	for (size_t i = 0; i < m->nfunctions; i++)
-		if (idmap_get(&fns, m->functions[i].id, &l) &&
-		    steps_from_calls(&m->functions[i], cs.owners, cs.lists[l].v, cs.lists[l].n, &r->steps[i]))
-			goto cleanup;
-	ret = 0;
-cleanup:
-	for (size_t i = 0; cs.lists && i < nlists; i++)
-		free(cs.lists[i].v);
-	free(cs.lists);
-	free(cs.owners);
+		scan_calls(m, &cs, &r->fns);
+	r->owners = cs.owners;
 	idmap_release(&cs.owner_ix);
-	idmap_release(&fns);
-	return ret;
+	if (cs.oom)
+		return -1;
+	sort_thread_calls(r);
+	sort_lists(r->lists, r->nlists);
+	return 0;
+}
+
+static void lists_release(struct saving_reads *r)
+{
+	for (size_t i = 0; r->lists && i < r->nlists; i++)
+		free(r->lists[i].v);
+	free(r->lists);
+	r->lists = NULL;
+	r->nlists = 0;
+	free(r->owners);
+	r->owners = NULL;
+	idmap_release(&r->fns);
+}
+
+/* Every function's steps from its calls (in m->functions' final order); then the lists go.  0 or -1. */
+static int make_steps(struct model *m, struct saving_reads *r)
+{
+	size_t l;
+
+	r->steps_read = 1;
+	if (steps_alloc(m, r))
+		return -1;
+	for (size_t i = 0; i < m->nfunctions; i++)
+		if (idmap_get(&r->fns, m->functions[i].id, &l) &&
+		    steps_from_calls(&m->functions[i], r->owners, r->lists[l].v, r->lists[l].n, &r->steps[i]))
+			return -1;
+	lists_release(r);
+	return 0;
 }
 
 static void steps_release(struct saving_reads *r)
@@ -303,6 +332,12 @@ static void steps_release(struct saving_reads *r)
 	free(r->steps);
 	r->steps = NULL;
 	r->nsteps = 0;
+}
+
+static void calls_release(struct saving_reads *r)
+{
+	steps_release(r);
+	lists_release(r);
 	free(r->calls);
 	r->calls = NULL;
 	r->ncalls = r->calls_cap = 0;
@@ -314,7 +349,17 @@ static struct saving_reads *calls_reads(struct model *m)
 	struct saving_reads *r = reads_of(m);
 
 	if (r && !r->calls_read && read_calls(m, r))
-		steps_release(r);
+		calls_release(r);
+	return r && (r->lists || r->steps) ? r : NULL;
+}
+
+/* The graph calls and the steps made from them, once; NULL when out of memory. */
+static struct saving_reads *steps_reads(struct model *m)
+{
+	struct saving_reads *r = calls_reads(m);
+
+	if (r && !r->steps_read && make_steps(m, r))
+		calls_release(r);
 	return r && r->steps ? r : NULL;
 }
 
@@ -332,7 +377,7 @@ const struct call_steps *saving_call_steps(struct model *m, const struct model_f
 	struct saving_reads *r;
 	size_t i = (size_t)(fn - m->functions);
 
-	if (fn < m->functions || i >= m->nfunctions || !(r = calls_reads(m)))
+	if (fn < m->functions || i >= m->nfunctions || !(r = steps_reads(m)))
 		return NULL;
 	return i < r->nsteps ? &r->steps[i] : NULL;
 }
@@ -527,7 +572,7 @@ void saving_reads_release(struct saving_reads *r)
 {
 	if (!r)
 		return;
-	steps_release(r);
+	calls_release(r);
 	free(r->ops);
 	for (size_t i = 0; i < r->nnames; i++)
 		free(r->names[i]);

@@ -119,6 +119,8 @@ struct scan_job {
 	int totals_only;    /* the SQL returns count and sum; no groups */
 	int64_t rows, total_ns;
 	struct scan_group *last; /* consecutive rows usually share their group */
+	const struct scan_walk *walk; /* riding along the rows (agprof_rows only), with its part's state */
+	void *walk_part;
 	int oom;
 	int rc;
 	char err[256];
@@ -194,9 +196,12 @@ static void agg_rows_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	int64_t span = sat_add64(dur, python);
 
 	(void)argc;
-	if (g)
-		group_add_row(job, g, sat_sub64(start, python), sat_add64(start, dur), span < 0 ? 0 : ts_clamp(span),
-			      (flags & 1) != 0, (flags & 2) != 0);
+	if (!g)
+		return;
+	group_add_row(job, g, sat_sub64(start, python), sat_add64(start, dur), span < 0 ? 0 : ts_clamp(span),
+		      (flags & 1) != 0, (flags & 2) != 0);
+	if (job->walk)
+		job->walk->row(job->walk_part, g->k1, start, dur);
 }
 
 static void agg_final(sqlite3_context *ctx)
@@ -294,8 +299,8 @@ static const char *cost_start(const char *table)
  * when out of memory.  *failed is set, after one error line, when a part
  * failed.  The caller merges the parts, then scan_jobs_free().
  */
-static struct scan_job *scan_fanout(const char *path, const char *sql, int totals_only, int64_t lo, int64_t hi,
-				    int *njobs, int *failed)
+static struct scan_job *scan_fanout(const char *path, const char *sql, int totals_only, const struct scan_walk *walk,
+				    int64_t lo, int64_t hi, int *njobs, int *failed)
 {
 	/* ids come from the file: hi - lo may not fit in int64 (the rows do) */
 	unsigned __int128 span = hi >= lo ? (unsigned __int128)((uint64_t)hi - (uint64_t)lo) + 1 : 0;
@@ -318,6 +323,12 @@ static struct scan_job *scan_fanout(const char *path, const char *sql, int total
 		jobs[i].totals_only = totals_only;
 		jobs[i].lo = (int64_t)((uint64_t)lo + (uint64_t)(span * (unsigned)i / (unsigned)nthreads));
 		jobs[i].hi = (int64_t)((uint64_t)lo + (uint64_t)(span * (unsigned)(i + 1) / (unsigned)nthreads) - 1);
+		if (walk && !(jobs[i].walk_part = walk->part(walk->ctx, i, nthreads))) {
+			free(jobs);
+			free(tids);
+			return NULL;
+		}
+		jobs[i].walk = walk;
 	}
 	for (int i = 1; i < nthreads; i++)
 		if (pthread_create(&tids[i], NULL, scan_worker, &jobs[i]) != 0) {
@@ -525,6 +536,12 @@ static int map_key_groups(sqlite3 *db, const char *k1, const char *k2, struct gr
 int scan_table(const char *path, const char *table, const char *k1, const char *k2,
 	       const char *flag, const char *ok, struct scan_result *out)
 {
+	return scan_table_walk(path, table, k1, k2, flag, ok, NULL, out);
+}
+
+int scan_table_walk(const char *path, const char *table, const char *k1, const char *k2, const char *flag,
+		    const char *ok, const struct scan_walk *walk, struct scan_result *out)
+{
 	char sql[512];
 	sqlite3 *db;
 	int64_t lo, hi;
@@ -546,7 +563,7 @@ int scan_table(const char *path, const char *table, const char *k1, const char *
 		snprintf(sql, sizeof(sql),
 			 "SELECT agprof_group(%s, %s, %s, end_ns, %s, %s) FROM %s WHERE id BETWEEN ?1 AND ?2",
 			 k1, k2, cost_start(table), flag, ok, table);
-	jobs = scan_fanout(path, sql, 0, lo, hi, &nthreads, &failed);
+	jobs = scan_fanout(path, sql, 0, compact ? walk : NULL, lo, hi, &nthreads, &failed);
 	if (!jobs || group_table_init(&all)) {
 		error("out of memory");
 		goto cleanup;
@@ -695,7 +712,7 @@ int scan_totals(const char *path, const char *table, int64_t *rows, int64_t *tot
 			 "SELECT count(*), CAST(min(total(max(end_ns - (%s), 0)), 4611686018427387904) AS INTEGER) FROM %s"
 			 " WHERE id BETWEEN ?1 AND ?2",
 			 cost_start(table), table);
-	jobs = scan_fanout(path, sql, 1, lo, hi, &nthreads, &failed);
+	jobs = scan_fanout(path, sql, 1, NULL, lo, hi, &nthreads, &failed);
 	if (!jobs) {
 		error("out of memory");
 		goto cleanup;

@@ -50,6 +50,27 @@ struct scan_result {
  */
 int scan_table(const char *path, const char *table, const char *k1, const char *k2,
 	       const char *flag, const char *ok, struct scan_result *out);
+
+/*
+ * A walk over schema 6's eager_op_rows riding along scan_table_walk()'s
+ * scan, so that a second reader of every row needs no second pass
+ * (eager_runs.c): part(ctx, i, nparts) gives the state of the scan's part
+ * i (rowid ranges in order; all are asked for before any row, NULL when out
+ * of memory), row() gets each of the part's rows in id order: its key,
+ * start (after the key's base) and dur, as stored.  The walker sums its
+ * parts after the scan; when the scan reads no eager_op_rows (another
+ * table, an older schema, a flag expression it cannot read from the rows),
+ * part() is never called.
+ */
+struct scan_walk {
+	void *ctx;
+	void *(*part)(void *ctx, int i, int nparts);
+	void (*row)(void *part, int64_t key, int64_t start, int64_t dur);
+};
+
+/* scan_table() with walk (NULL: none) riding along. */
+int scan_table_walk(const char *path, const char *table, const char *k1, const char *k2, const char *flag,
+		    const char *ok, const struct scan_walk *walk, struct scan_result *out);
 void scan_result_release(struct scan_result *r);
 
 /*
