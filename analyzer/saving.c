@@ -135,10 +135,8 @@ static int64_t retrace_saving(struct model *m, const struct model_function *fn, 
 		sum->own += own;
 		sum->tracing += plain_tracing_ns(&fn->traces[i]);
 	}
-	if (sum->n) {
-		sort_array(saved, sum->n, sizeof(*saved), cmp_int64);
-		sum->median = saved[(sum->n - 1) / 2];
-	}
+	if (sum->n)
+		sum->median = nth_int64(saved, sum->n, (sum->n - 1) / 2);
 	free(saved);
 	return total;
 }
@@ -306,8 +304,7 @@ static int64_t typical_trace(const struct model *m, size_t *n)
 	for (size_t i = 0; i < m->nfunctions; i++)
 		for (size_t j = 0; !m->functions[i].tf_data && j < m->functions[i].ntraces; j++)
 			spans[k++] = plain_tracing_ns(&m->functions[i].traces[j]);
-	sort_array(spans, k, sizeof(*spans), cmp_int64);
-	median = spans[(k - 1) / 2];
+	median = nth_int64(spans, k, (k - 1) / 2);
 	free(spans);
 	*n = k;
 	return median;

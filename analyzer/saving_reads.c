@@ -218,8 +218,7 @@ static int steps_from_calls(const struct model_function *fn, const struct graph_
 		}
 		prev_end = end;
 	}
-	sort_array(plain, cs->nplain, sizeof(*plain), cmp_int64);
-	cs->typical = cs->nplain ? plain[(cs->nplain - 1) / 2] : 0;
+	cs->typical = cs->nplain ? nth_int64(plain, cs->nplain, (cs->nplain - 1) / 2) : 0;
 	ret = 0;
 cleanup:
 	free(plain);
@@ -496,10 +495,8 @@ static int64_t lower_median(const struct saving_reads *r, int (*pick)(const stru
 				ns[n++] = r->ops[i].ns;
 		}
 	at = n + nulls ? (n + nulls - 1) / 2 : 0;
-	if (n + nulls && at >= nulls) {
-		sort_array(ns, n, sizeof(*ns), cmp_int64);
-		v = ns[at - nulls];
-	}
+	if (n + nulls && at >= nulls)
+		v = nth_int64(ns, n, at - nulls);
 	free(ns);
 	return v;
 }

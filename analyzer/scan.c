@@ -111,6 +111,16 @@ static int group_merge(struct group_table *t, const struct scan_group *g)
 	return 0;
 }
 
+/* What scan_fanout() runs: sql over path's rowid range [lo, hi]. */
+struct scan_spec {
+	const char *path;
+	const char *sql;
+	int totals_only;    /* the SQL returns count and sum; no groups */
+	int64_t lo, hi;
+	const struct scan_walk *walk; /* riding along (agprof_rows only), or NULL */
+	size_t dense;       /* agprof_rows: key ids below this are grouped in an array, not hashed */
+};
+
 struct scan_job {
 	const char *path;
 	const char *sql;
@@ -121,6 +131,8 @@ struct scan_job {
 	struct scan_group *last; /* consecutive rows usually share their group */
 	const struct scan_walk *walk; /* riding along the rows (agprof_rows only), with its part's state */
 	void *walk_part;
+	struct scan_group *dense; /* agprof_rows: the groups of key ids 0 .. ndense - 1 (k2 0), moved into groups at the end */
+	size_t ndense;
 	int oom;
 	int rc;
 	char err[256];
@@ -140,6 +152,8 @@ static struct scan_group *job_group(sqlite3_context *ctx, struct scan_job *job, 
 
 	if (job->oom)
 		return NULL;
+	if ((uint64_t)k1 < job->ndense && k2 == 0)
+		return &job->dense[k1];
 	if (!g || g->k1 != k1 || g->k2 != k2) {
 		g = group_table_get(&job->groups, k1, k2);
 		if (!g) {
@@ -209,6 +223,34 @@ static void agg_final(sqlite3_context *ctx)
 	sqlite3_result_int64(ctx, ((struct scan_job *)sqlite3_user_data(ctx))->rows);
 }
 
+/* The dense groups, empty (job->ndense of them): 0 or -1. */
+static int dense_init(struct scan_job *job)
+{
+	if (!job->ndense)
+		return 0;
+	if (!(job->dense = malloc(job->ndense * sizeof(*job->dense))))
+		return -1;
+	for (size_t i = 0; i < job->ndense; i++) {
+		memset(&job->dense[i], 0, sizeof(job->dense[i]));
+		job->dense[i].k1 = (int64_t)i;
+		job->dense[i].first_ns = INT64_MAX;
+		job->dense[i].last_ns = INT64_MIN;
+	}
+	return 0;
+}
+
+/* The dense groups that have rows join the hashed ones: 0 or -1. */
+static int dense_into_groups(struct scan_job *job)
+{
+	for (size_t i = 0; i < job->ndense; i++)
+		if (job->dense[i].count && group_merge(&job->groups, &job->dense[i]))
+			return -1;
+	free(job->dense);
+	job->dense = NULL;
+	job->ndense = 0;
+	return 0;
+}
+
 static void *scan_worker(void *arg)
 {
 	struct scan_job *job = arg;
@@ -217,7 +259,7 @@ static void *scan_worker(void *arg)
 	int rc;
 
 	job->rc = -1;
-	if (group_table_init(&job->groups)) {
+	if (group_table_init(&job->groups) || dense_init(job)) {
 		snprintf(job->err, sizeof(job->err), "out of memory");
 		return NULL;
 	}
@@ -244,6 +286,10 @@ static void *scan_worker(void *arg)
 	if (rc != SQLITE_DONE) {
 		snprintf(job->err, sizeof(job->err), "cannot read '%s': %s", job->path,
 			 job->oom ? "out of memory" : sqlite3_errmsg(db));
+		goto cleanup;
+	}
+	if (dense_into_groups(job)) {
+		snprintf(job->err, sizeof(job->err), "out of memory");
 		goto cleanup;
 	}
 	job->rc = 0;
@@ -299,10 +345,10 @@ static const char *cost_start(const char *table)
  * when out of memory.  *failed is set, after one error line, when a part
  * failed.  The caller merges the parts, then scan_jobs_free().
  */
-static struct scan_job *scan_fanout(const char *path, const char *sql, int totals_only, const struct scan_walk *walk,
-				    int64_t lo, int64_t hi, int *njobs, int *failed)
+static struct scan_job *scan_fanout(const struct scan_spec *spec, int *njobs, int *failed)
 {
 	/* ids come from the file: hi - lo may not fit in int64 (the rows do) */
+	int64_t lo = spec->lo, hi = spec->hi;
 	unsigned __int128 span = hi >= lo ? (unsigned __int128)((uint64_t)hi - (uint64_t)lo) + 1 : 0;
 	int nthreads = scan_threads();
 	struct scan_job *jobs;
@@ -318,17 +364,18 @@ static struct scan_job *scan_fanout(const char *path, const char *sql, int total
 		return NULL;
 	}
 	for (int i = 0; i < nthreads; i++) {
-		jobs[i].path = path;
-		jobs[i].sql = sql;
-		jobs[i].totals_only = totals_only;
+		jobs[i].path = spec->path;
+		jobs[i].sql = spec->sql;
+		jobs[i].totals_only = spec->totals_only;
+		jobs[i].ndense = spec->dense;
 		jobs[i].lo = (int64_t)((uint64_t)lo + (uint64_t)(span * (unsigned)i / (unsigned)nthreads));
 		jobs[i].hi = (int64_t)((uint64_t)lo + (uint64_t)(span * (unsigned)(i + 1) / (unsigned)nthreads) - 1);
-		if (walk && !(jobs[i].walk_part = walk->part(walk->ctx, i, nthreads))) {
+		if (spec->walk && !(jobs[i].walk_part = spec->walk->part(spec->walk->ctx, i, nthreads))) {
 			free(jobs);
 			free(tids);
 			return NULL;
 		}
-		jobs[i].walk = walk;
+		jobs[i].walk = spec->walk;
 	}
 	for (int i = 1; i < nthreads; i++)
 		if (pthread_create(&tids[i], NULL, scan_worker, &jobs[i]) != 0) {
@@ -353,8 +400,10 @@ static struct scan_job *scan_fanout(const char *path, const char *sql, int total
 
 static void scan_jobs_free(struct scan_job *jobs, int njobs)
 {
-	for (int i = 0; jobs && i < njobs; i++)
+	for (int i = 0; jobs && i < njobs; i++) {
 		group_table_release(&jobs[i].groups);
+		free(jobs[i].dense);
+	}
 	free(jobs);
 }
 
@@ -533,6 +582,20 @@ static int map_key_groups(sqlite3 *db, const char *k1, const char *k2, struct gr
 	return 0;
 }
 
+/* Key ids of schema 6 below this are grouped in an array (scan_job.dense): the writer's are 1 .. keys. */
+#define SCAN_DENSE_KEYS 65536
+
+/* How many of the smallest key ids to group in an array: up to the largest id, when that is small. */
+static size_t dense_keys(sqlite3 *db)
+{
+	int64_t max = 0;
+
+	if (!db_has_table(db, "eager_op_keys") || query_int64(db, "SELECT coalesce(max(id), 0) FROM eager_op_keys", &max) ||
+	    max < 0 || max >= SCAN_DENSE_KEYS)
+		return 0;
+	return (size_t)max + 1;
+}
+
 int scan_table(const char *path, const char *table, const char *k1, const char *k2,
 	       const char *flag, const char *ok, struct scan_result *out)
 {
@@ -563,7 +626,9 @@ int scan_table_walk(const char *path, const char *table, const char *k1, const c
 		snprintf(sql, sizeof(sql),
 			 "SELECT agprof_group(%s, %s, %s, end_ns, %s, %s) FROM %s WHERE id BETWEEN ?1 AND ?2",
 			 k1, k2, cost_start(table), flag, ok, table);
-	jobs = scan_fanout(path, sql, 0, compact ? walk : NULL, lo, hi, &nthreads, &failed);
+	jobs = scan_fanout(&(struct scan_spec){ .path = path, .sql = sql, .lo = lo, .hi = hi,
+						.walk = compact ? walk : NULL, .dense = compact ? dense_keys(db) : 0 },
+			   &nthreads, &failed);
 	if (!jobs || group_table_init(&all)) {
 		error("out of memory");
 		goto cleanup;
@@ -712,7 +777,8 @@ int scan_totals(const char *path, const char *table, int64_t *rows, int64_t *tot
 			 "SELECT count(*), CAST(min(total(max(end_ns - (%s), 0)), 4611686018427387904) AS INTEGER) FROM %s"
 			 " WHERE id BETWEEN ?1 AND ?2",
 			 cost_start(table), table);
-	jobs = scan_fanout(path, sql, 1, NULL, lo, hi, &nthreads, &failed);
+	jobs = scan_fanout(&(struct scan_spec){ .path = path, .sql = sql, .totals_only = 1, .lo = lo, .hi = hi },
+			   &nthreads, &failed);
 	if (!jobs) {
 		error("out of memory");
 		goto cleanup;

@@ -107,6 +107,44 @@ int cmp_int64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* Partitions narrowing the range before nth_int64() sorts what is left (a pivot keeps missing the middle). */
+#define NTH_MAX_ROUNDS 64
+
+int64_t nth_int64(int64_t *v, size_t n, size_t k)
+{
+	size_t lo = 0, hi = n - 1;
+
+	for (int round = 0; lo < hi && round < NTH_MAX_ROUNDS; round++) {
+		int64_t a = v[lo], b = v[lo + (hi - lo) / 2], c = v[hi], t;
+		/* the median of three as pivot; Hoare's partition around it */
+		int64_t pivot = a < b ? (b < c ? b : a < c ? c : a) : (a < c ? a : b < c ? c : b);
+		size_t i = lo, j = hi;
+
+		while (i <= j) {
+			while (v[i] < pivot)
+				i++;
+			while (v[j] > pivot)
+				j--;
+			if (i <= j) {
+				t = v[i], v[i] = v[j], v[j] = t;
+				i++;
+				if (j-- == 0)
+					break;
+			}
+		}
+		/* now v[lo..j] <= pivot <= v[i..hi], and whatever lies between equals pivot */
+		if (k <= j && j != (size_t)-1)
+			hi = j;
+		else if (k >= i)
+			lo = i;
+		else
+			return v[k];
+	}
+	if (lo < hi)
+		sort_array(v + lo, hi - lo + 1, sizeof(*v), cmp_int64);
+	return v[k];
+}
+
 int cmp_thread_start(const void *a, const void *b)
 {
 	const int64_t *x = a, *y = b;
