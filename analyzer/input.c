@@ -903,13 +903,16 @@ int model_load_input(struct model *m, const struct model_lookup *lk, int64_t *ro
 		     int64_t *last_ns)
 {
 	struct input_state st = { .m = m, .lk = lk };
+	const struct scan_walk *walk;
 	int ret = -1, rc;
 
 	timing(NULL);
 	if (load_tids(&st))
 		return -1;
 	/* the eager-hotspot savings' walk rides along (eager_runs.h): no second pass over the rows */
-	rc = scan_table_walk(m->rec->path, "eager_ops", SCAN_K1, SCAN_K2, "slow_path", "ok", eager_runs_walk(m), &st.r);
+	walk = eager_runs_walk(m);
+	timing("eager runs' reads");
+	rc = scan_table_walk(m->rec->path, "eager_ops", SCAN_K1, SCAN_K2, "slow_path", "ok", walk, &st.r);
 	eager_runs_walked(m, rc == 0);
 	if (rc) {
 		free(st.tids);

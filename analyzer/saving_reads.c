@@ -195,7 +195,7 @@ static int steps_from_calls(const struct model_function *fn, const struct graph_
 {
 	unsigned char *seen = fn->ntraces ? calloc(fn->ntraces, 1) : NULL;
 	int64_t *plain = NULL, prev_end = -1;
-	size_t cap = 0;
+	size_t cap = 0, nseen = 0;  /* once every trace's first call is seen, no call is one */
 	int ret = -1;
 
 	if (fn->ntraces && !seen)
@@ -204,9 +204,10 @@ static int steps_from_calls(const struct model_function *fn, const struct graph_
 		int64_t end = v[k].end, step = prev_end >= 0 && end > prev_end ? end - prev_end : -1;
 		int first = 0;
 
-		for (size_t i = 0; i < fn->ntraces; i++)
+		for (size_t i = 0; nseen < fn->ntraces && i < fn->ntraces; i++)
 			if (fn->traces[i].id == owners[v[k].owner].trace_id && !seen[i]) {
 				seen[i] = 1;
+				nseen++;
 				first = 1;
 				cs->first_step[i] = step;
 				cs->first_before[i] = step >= 0 ? prev_end : -1;
