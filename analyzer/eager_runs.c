@@ -739,9 +739,10 @@ static void *walk_part(void *ctx, int i, int nparts)
 	return i < t->nparts ? &t->parts[i] : NULL;
 }
 
-static void walk_row(void *part, int64_t key, int64_t start, int64_t dur)
+/* scan_walk.row: key, start, dur of eager_op_rows. */
+static void walk_row(void *part, sqlite3_value **argv)
 {
-	part_row(part, key, start, dur);
+	part_row(part, sqlite3_value_int64(argv[0]), sqlite3_value_int64(argv[1]), sqlite3_value_int64(argv[2]));
 }
 
 const struct scan_walk *eager_runs_walk(struct model *m)
@@ -751,6 +752,7 @@ const struct scan_walk *eager_runs_walk(struct model *m)
 	if (!t || t->state != RUNS_NONE || !m->rec || !db_has_table(m->rec->db, "eager_op_rows") || prepare(m, t) ||
 	    !(t->key_rows = calloc(t->nkeys ? t->nkeys : 1, sizeof(*t->key_rows))))
 		return NULL;
+	t->walk.kind = SCAN_WALK_EAGER_ROWS;
 	t->walk.ctx = t;
 	t->walk.part = walk_part;
 	t->walk.row = walk_row;

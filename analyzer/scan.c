@@ -117,7 +117,7 @@ struct scan_spec {
 	const char *sql;
 	int totals_only;    /* the SQL returns count and sum; no groups */
 	int64_t lo, hi;
-	const struct scan_walk *walk; /* riding along (agprof_rows only), or NULL */
+	const struct scan_walk *walk; /* riding along, or NULL */
 	size_t dense;       /* agprof_rows: key ids below this are grouped in an array, not hashed */
 };
 
@@ -129,7 +129,7 @@ struct scan_job {
 	int totals_only;    /* the SQL returns count and sum; no groups */
 	int64_t rows, total_ns;
 	struct scan_group *last; /* consecutive rows usually share their group */
-	const struct scan_walk *walk; /* riding along the rows (agprof_rows only), with its part's state */
+	const struct scan_walk *walk; /* riding along the rows, with its part's state */
 	void *walk_part;
 	struct scan_group *dense; /* agprof_rows: the groups of key ids 0 .. ndense - 1 (k2 0), moved into groups at the end */
 	size_t ndense;
@@ -189,9 +189,13 @@ static void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	int64_t start = ts_clamp(sqlite3_value_int64(argv[2])), end = ts_clamp(sqlite3_value_int64(argv[3]));
 
 	(void)argc;
-	if (g)  /* an end before its start costs 0 */
-		group_add_row(job, g, start, end, span_ns(start, end), sqlite3_value_int(argv[4]) != 0,
-			      sqlite3_value_int(argv[5]) == 0);
+	if (!g)
+		return;
+	/* an end before its start costs 0 */
+	group_add_row(job, g, start, end, span_ns(start, end), sqlite3_value_int(argv[4]) != 0,
+		      sqlite3_value_int(argv[5]) == 0);
+	if (job->walk)
+		job->walk->row(job->walk_part, argv);
 }
 
 /*
@@ -215,7 +219,7 @@ static void agg_rows_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	group_add_row(job, g, sat_sub64(start, python), sat_add64(start, dur), span < 0 ? 0 : ts_clamp(span),
 		      (flags & 1) != 0, (flags & 2) != 0);
 	if (job->walk)
-		job->walk->row(job->walk_part, g->k1, start, dur);
+		job->walk->row(job->walk_part, argv);
 }
 
 static void agg_final(sqlite3_context *ctx)
@@ -270,7 +274,8 @@ static void *scan_worker(void *arg)
 	/* Reading through mmap avoids one copy per page. */
 	if (getenv("AGPROF_MMAP"))
 		sqlite3_exec(db, "PRAGMA mmap_size=17179869184", NULL, NULL, NULL);
-	if (sqlite3_create_function(db, "agprof_group", 6, SQLITE_UTF8, job, NULL, agg_step, agg_final) != SQLITE_OK ||
+	/* agprof_group: six arguments, then a walk's columns */
+	if (sqlite3_create_function(db, "agprof_group", -1, SQLITE_UTF8, job, NULL, agg_step, agg_final) != SQLITE_OK ||
 	    sqlite3_create_function(db, "agprof_rows", 5, SQLITE_UTF8, job, NULL, agg_rows_step, agg_final) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, job->sql, -1, &stmt, NULL) != SQLITE_OK) {
 		snprintf(job->err, sizeof(job->err), "%s in '%s'", sqlite3_errmsg(db), job->sql);
@@ -624,10 +629,13 @@ int scan_table_walk(const char *path, const char *table, const char *k1, const c
 			 " WHERE id BETWEEN ?1 AND ?2", slow | failed_bit);
 	else
 		snprintf(sql, sizeof(sql),
-			 "SELECT agprof_group(%s, %s, %s, end_ns, %s, %s) FROM %s WHERE id BETWEEN ?1 AND ?2",
-			 k1, k2, cost_start(table), flag, ok, table);
+			 "SELECT agprof_group(%s, %s, %s, end_ns, %s, %s%s%s) FROM %s WHERE id BETWEEN ?1 AND ?2",
+			 k1, k2, cost_start(table), flag, ok, walk && walk->columns ? ", " : "",
+			 walk && walk->columns ? walk->columns : "", table);
 	jobs = scan_fanout(&(struct scan_spec){ .path = path, .sql = sql, .lo = lo, .hi = hi,
-						.walk = compact ? walk : NULL, .dense = compact ? dense_keys(db) : 0 },
+						.walk = walk && walk->kind == (compact ? SCAN_WALK_EAGER_ROWS : SCAN_WALK_TABLE)
+								? walk : NULL,
+						.dense = compact ? dense_keys(db) : 0 },
 			   &nthreads, &failed);
 	if (!jobs || group_table_init(&all)) {
 		error("out of memory");

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 struct sqlite3;
+struct sqlite3_value;
 
 /*
  * The one thread-count knob of the analyzer's scans (scan_table, scan_totals
@@ -52,20 +53,26 @@ int scan_table(const char *path, const char *table, const char *k1, const char *
 	       const char *flag, const char *ok, struct scan_result *out);
 
 /*
- * A walk over schema 6's eager_op_rows riding along scan_table_walk()'s
- * scan, so that a second reader of every row needs no second pass
- * (eager_runs.c): part(ctx, i, nparts) gives the state of the scan's part
- * i (rowid ranges in order; all are asked for before any row, NULL when out
- * of memory), row() gets each of the part's rows in id order: its key,
- * start (after the key's base) and dur, as stored.  The walker sums its
- * parts after the scan; when the scan reads no eager_op_rows (another
- * table, an older schema, a flag expression it cannot read from the rows),
- * part() is never called.
+ * A walk riding along scan_table_walk()'s scan, so that a second reader of
+ * every row needs no second pass (eager_runs.c, saving_reads.c):
+ * part(ctx, i, nparts) gives the state of the scan's part i (rowid ranges
+ * in order; all are asked for before any row, NULL when out of memory);
+ * row() gets each of the part's rows in id order as the scan's aggregate
+ * arguments, as stored: schema 6's eager_op_rows (the eager ops' compact
+ * scan): key, start (after the key's base), dur, python_ns, flags; any
+ * other table: k1, k2, cost start, end_ns, flag, ok, then the walk's own
+ * columns (SQL, NULL: none).  The walker sums its parts after the scan.
+ * When the scan does not read what the walk is for (kind), part() is never
+ * called.
  */
+enum scan_walk_kind { SCAN_WALK_EAGER_ROWS, SCAN_WALK_TABLE };
+
 struct scan_walk {
+	enum scan_walk_kind kind;
+	const char *columns;
 	void *ctx;
 	void *(*part)(void *ctx, int i, int nparts);
-	void (*row)(void *part, int64_t key, int64_t start, int64_t dur);
+	void (*row)(void *part, struct sqlite3_value **argv);
 };
 
 /* scan_table() with walk (NULL: none) riding along. */
