@@ -570,8 +570,13 @@ static int load_function_calls(struct loader *l)
 {
 	struct model *m = l->m;
 	struct scan_result r;
+	int rc;
 
-	if (scan_table(m->rec->path, "function_calls", "graph_function_id", "name_id", "0", "ok", &r))
+	/* the savings' read of every call rides along (saving_reads.h): no second pass */
+	rc = scan_table_walk(m->rec->path, "function_calls", "graph_function_id", "name_id", "0", "ok",
+			     saving_calls_walk(m), &r);
+	saving_calls_walked(m, rc == 0);
+	if (rc)
 		return -1;
 	m->session.function_calls = r.rows;
 	m->session.function_call_ns = r.total_ns;

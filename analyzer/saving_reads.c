@@ -5,6 +5,7 @@
 #include "idmap.h"
 #include "model.h"
 #include "recording.h"
+#include "scan.h"
 #include "util.h"
 
 #include <sqlite3.h>
@@ -37,7 +38,11 @@ struct saving_reads {
 	struct idmap fns;
 	struct call_list *lists;
 	size_t nlists;
+	struct idmap owner_ix;      /* graph function id -> owners[] */
 	struct graph_owner *owners;
+	struct calls_part *parts;   /* the model load's scan's parts (saving_calls_walk()) */
+	int nparts;
+	struct scan_walk walk;
 	int ops_read;               /* ops[] holds the first kept ops (or there are none) */
 	int have_ops;               /* the recording has an eager ops table */
 	struct dispatch_op *ops;
@@ -66,8 +71,8 @@ struct graph_owner {
 
 static struct saving_reads *reads_of(struct model *m)
 {
-	if (!m->saving_reads && (m->saving_reads = calloc(1, sizeof(*m->saving_reads))))
-		m->saving_reads->fns = (struct idmap)IDMAP_INIT;
+	if (!m->saving_reads)
+		m->saving_reads = calloc(1, sizeof(*m->saving_reads));
 	return m->saving_reads;
 }
 
@@ -108,16 +113,58 @@ static int read_owners(sqlite3 *db, const struct idmap *fns, struct idmap *owner
 	return 0;
 }
 
-/* What the scan of function_calls fills: every call by thread (r->calls), each function's in lists[]. */
-struct calls_scan {
-	struct saving_reads *r;
-	struct idmap owner_ix;  /* graph function id -> owners[] */
-	struct graph_owner *owners;
-	size_t nowners;
+/*
+ * One part of the scan of function_calls: its rows in row order, every call
+ * (calls[]) and each function's (lists[], per r->lists).  One part when
+ * the calls are read on their own, one per rowid range when they ride along
+ * the model load's scan (saving_calls_walk()); join_parts() puts them
+ * together in order.
+ */
+struct calls_part {
+	const struct saving_reads *r;
+	int64_t (*calls)[4];
+	size_t ncalls, calls_cap;
 	struct call_list *lists;
-	uint32_t seq;
+	uint32_t seq;           /* rows seen */
 	int oom;
 };
+
+/* One graph call (its columns as stored) into part p. */
+static void call_add(struct calls_part *p, sqlite3_value *graph_fn, sqlite3_value *pid, sqlite3_value *tid,
+		     sqlite3_value *start, sqlite3_value *end)
+{
+	const struct saving_reads *r = p->r;
+	const struct graph_owner *o;
+	struct call_list *l;
+	size_t ix;
+
+	p->seq++;
+	if (p->oom || ARRAY_GROW(p->calls, p->ncalls, p->calls_cap)) {
+		p->oom = 1;
+		return;
+	}
+	/* as sqlite3_column_int64() reads them: NULL is 0 */
+	p->calls[p->ncalls][0] = sqlite3_value_int64(pid);
+	p->calls[p->ncalls][1] = sqlite3_value_int64(tid);
+	p->calls[p->ncalls][2] = sqlite3_value_int64(start);
+	p->calls[p->ncalls][3] = sqlite3_value_int64(end);
+	p->ncalls++;
+	/* the join with graph_functions and traces (c.pid = t.pid): a NULL matches nothing */
+	if (sqlite3_value_type(graph_fn) == SQLITE_NULL || sqlite3_value_type(pid) == SQLITE_NULL ||
+	    !idmap_get(&r->owner_ix, sqlite3_value_int64(graph_fn), &ix) ||
+	    (o = &r->owners[ix])->pid != sqlite3_value_int64(pid))
+		return;
+	l = &p->lists[o->list];
+	if (ARRAY_GROW(l->v, l->n, l->cap)) {
+		p->oom = 1;
+		return;
+	}
+	/* ORDER BY start_ns puts a NULL first */
+	l->v[l->n].start = sqlite3_value_type(start) == SQLITE_NULL ? INT64_MIN : sqlite3_value_int64(start);
+	l->v[l->n].end = sqlite3_value_int64(end);
+	l->v[l->n].owner = (uint32_t)ix;
+	l->v[l->n++].seq = p->seq;
+}
 
 /*
  * agprof_call(graph_function_id, pid, tid, start_ns, end_ns), one row inside
@@ -125,36 +172,8 @@ struct calls_scan {
  */
 static void call_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
-	struct calls_scan *cs = sqlite3_user_data(ctx);
-	struct saving_reads *r = cs->r;
-	const struct graph_owner *o;
-	struct call_list *l;
-	size_t ix;
-
 	(void)argc;
-	cs->seq++;
-	if (cs->oom || ARRAY_GROW(r->calls, r->ncalls, r->calls_cap)) {
-		cs->oom = 1;
-		return;
-	}
-	for (int i = 0; i < 4; i++)  /* as sqlite3_column_int64() read them: NULL is 0 */
-		r->calls[r->ncalls][i] = sqlite3_value_int64(argv[i + 1]);
-	r->ncalls++;
-	/* the join with graph_functions and traces (c.pid = t.pid): a NULL matches nothing */
-	if (sqlite3_value_type(argv[0]) == SQLITE_NULL || sqlite3_value_type(argv[1]) == SQLITE_NULL ||
-	    !idmap_get(&cs->owner_ix, sqlite3_value_int64(argv[0]), &ix) ||
-	    (o = &cs->owners[ix])->pid != sqlite3_value_int64(argv[1]))
-		return;
-	l = &cs->lists[o->list];
-	if (ARRAY_GROW(l->v, l->n, l->cap)) {
-		cs->oom = 1;
-		return;
-	}
-	/* ORDER BY start_ns puts a NULL first */
-	l->v[l->n].start = sqlite3_value_type(argv[3]) == SQLITE_NULL ? INT64_MIN : sqlite3_value_int64(argv[3]);
-	l->v[l->n].end = sqlite3_value_int64(argv[4]);
-	l->v[l->n].owner = (uint32_t)ix;
-	l->v[l->n++].seq = cs->seq;
+	call_add(sqlite3_user_data(ctx), argv[0], argv[1], argv[2], argv[3], argv[4]);
 }
 
 static void call_final(sqlite3_context *ctx)
@@ -164,18 +183,17 @@ static void call_final(sqlite3_context *ctx)
 
 /*
  * One table scan of function_calls in row order, on a connection of its
- * own (no mutex per call): into cs->lists (by function id, fns) and
- * r->calls.  A recording that cannot be read leaves what was read.
+ * own (no mutex per call), into p.  A recording that cannot be read leaves
+ * what was read.
  */
-static void scan_calls(struct model *m, struct calls_scan *cs, const struct idmap *fns)
+static void scan_calls(struct model *m, struct calls_part *p)
 {
 	sqlite3 *db = NULL;
 	sqlite3_stmt *s = NULL;
 
-	if (read_owners(m->rec->db, fns, &cs->owner_ix, &cs->owners, &cs->nowners) || cs->nowners > UINT32_MAX ||
-	    db_open_readonly(m->rec->path, SQLITE_OPEN_NOMUTEX, &db) != SQLITE_OK)
+	if (db_open_readonly(m->rec->path, SQLITE_OPEN_NOMUTEX, &db) != SQLITE_OK)
 		goto cleanup;
-	if (sqlite3_create_function(db, "agprof_call", 5, SQLITE_UTF8, cs, NULL, call_step, call_final) != SQLITE_OK ||
+	if (sqlite3_create_function(db, "agprof_call", 5, SQLITE_UTF8, p, NULL, call_step, call_final) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, "SELECT agprof_call(graph_function_id, pid, tid, start_ns, end_ns) FROM function_calls",
 			       -1, &s, NULL) != SQLITE_OK)
 		goto cleanup;
@@ -184,6 +202,106 @@ static void scan_calls(struct model *m, struct calls_scan *cs, const struct idma
 cleanup:
 	sqlite3_finalize(s);
 	sqlite3_close(db);
+}
+
+static void parts_free(struct calls_part *parts, int nparts)
+{
+	for (int i = 0; parts && i < nparts; i++) {
+		for (size_t l = 0; parts[i].lists && l < parts[i].r->nlists; l++)
+			free(parts[i].lists[l].v);
+		free(parts[i].lists);
+		free(parts[i].calls);
+	}
+	free(parts);
+}
+
+static struct calls_part *parts_new(const struct saving_reads *r, int nparts)
+{
+	struct calls_part *parts = calloc((size_t)nparts, sizeof(*parts));
+
+	for (int i = 0; parts && i < nparts; i++) {
+		parts[i].r = r;
+		if (!(parts[i].lists = calloc(r->nlists ? r->nlists : 1, sizeof(*parts[i].lists)))) {
+			parts_free(parts, nparts);
+			return NULL;
+		}
+	}
+	return parts;
+}
+
+/* Append n items of size at more to *v (of *len items, *cap room): 0 or -1. */
+static int append(void *v, size_t *len, size_t *cap, const void *more, size_t n, size_t size)
+{
+	void **pv = v;
+
+	if (*len + n > *cap) {
+		void *nv = realloc(*pv, (*len + n) * size);
+
+		if (!nv)
+			return -1;
+		*pv = nv;
+		*cap = *len + n;
+	}
+	if (n)
+		memcpy((char *)*pv + *len * size, more, n * size);
+	*len += n;
+	return 0;
+}
+
+/* Every graph call by thread, then start (cmp_thread_start); usually in that order already. */
+static void sort_thread_calls(struct saving_reads *r)
+{
+	for (size_t i = 1; i < r->ncalls; i++)
+		if (cmp_thread_start(r->calls[i - 1], r->calls[i]) > 0) {
+			sort_array(r->calls, r->ncalls, sizeof(*r->calls), cmp_thread_start);
+			return;
+		}
+}
+
+/* Each function's calls in time order: ties in row order. */
+static void sort_lists(struct call_list *lists, size_t nlists)
+{
+	for (size_t i = 0; i < nlists; i++)
+		for (size_t k = 1; k < lists[i].n; k++)
+			if (lists[i].v[k - 1].start > lists[i].v[k].start) {
+				sort_array(lists[i].v, lists[i].n, sizeof(*lists[i].v), cmp_call_row);
+				break;
+			}
+}
+
+/*
+ * The parts, in row order, become r's calls and lists (each part's seq
+ * after the rows of those before it); the parts are freed.  0 or -1.
+ */
+static int join_parts(struct saving_reads *r, struct calls_part *parts, int nparts)
+{
+	uint32_t rows = 0;
+	int ret = -1;
+
+	for (int i = 0; i < nparts; i++) {
+		struct calls_part *p = &parts[i];
+
+		if (p->oom || append(&r->calls, &r->ncalls, &r->calls_cap, p->calls, p->ncalls, sizeof(*p->calls)))
+			goto cleanup;
+		free(p->calls);
+		p->calls = NULL;
+		for (size_t l = 0; l < r->nlists; l++) {
+			for (size_t k = 0; k < p->lists[l].n; k++)
+				p->lists[l].v[k].seq += rows;
+			if (append(&r->lists[l].v, &r->lists[l].n, &r->lists[l].cap, p->lists[l].v, p->lists[l].n,
+				   sizeof(*p->lists[l].v)))
+				goto cleanup;
+			free(p->lists[l].v);
+			p->lists[l].v = NULL;
+		}
+		rows += p->seq;
+	}
+	sort_thread_calls(r);
+	sort_lists(r->lists, r->nlists);
+	ret = 0;
+cleanup:
+	parts_free(parts, nparts);
+	return ret;
 }
 
 /*
@@ -246,25 +364,22 @@ static int steps_alloc(struct model *m, struct saving_reads *r)
 	return 0;
 }
 
-/* Every graph call by thread, then start (cmp_thread_start); usually in that order already. */
-static void sort_thread_calls(struct saving_reads *r)
+/* What the scan needs first: each function's list (by id, fns), the graph functions' owners.  0 or -1. */
+static int calls_prepare(struct model *m, struct saving_reads *r)
 {
-	for (size_t i = 1; i < r->ncalls; i++)
-		if (cmp_thread_start(r->calls[i - 1], r->calls[i]) > 0) {
-			sort_array(r->calls, r->ncalls, sizeof(*r->calls), cmp_thread_start);
-			return;
-		}
-}
+	size_t nowners = 0;
 
-/* Each function's calls in time order: ties in row order. */
-static void sort_lists(struct call_list *lists, size_t nlists)
-{
-	for (size_t i = 0; i < nlists; i++)
-		for (size_t k = 1; k < lists[i].n; k++)
-			if (lists[i].v[k - 1].start > lists[i].v[k].start) {
-				sort_array(lists[i].v, lists[i].n, sizeof(*lists[i].v), cmp_call_row);
-				break;
-			}
+	if (r->lists)
+		return 0;
+	if (!(r->lists = calloc(m->nfunctions ? m->nfunctions : 1, sizeof(*r->lists))))
+		return -1;
+	for (size_t i = 0; i < m->nfunctions; i++)
+		if (idmap_put(&r->fns, m->functions[i].id, r->nlists) == 0)
+			r->nlists++;
+	/* owners unreadable: no call is any function's, as the query per function found none */
+	if (m->rec && (read_owners(m->rec->db, &r->fns, &r->owner_ix, &r->owners, &nowners) || nowners > UINT32_MAX))
+		idmap_release(&r->owner_ix);
+	return 0;
 }
 
 /*
@@ -274,25 +389,15 @@ static void sort_lists(struct call_list *lists, size_t nlists)
  */
 static int read_calls(struct model *m, struct saving_reads *r)
 {
-	struct calls_scan cs = { .r = r, .owner_ix = IDMAP_INIT };
+	struct calls_part *part;
 
 	r->calls_read = 1;
-	if (!(r->lists = calloc(m->nfunctions ? m->nfunctions : 1, sizeof(*r->lists))))
+	if (calls_prepare(m, r) || !(part = parts_new(r, 1)))
 		return -1;
-	cs.lists = r->lists;
-	for (size_t i = 0; i < m->nfunctions; i++)
-		if (idmap_put(&r->fns, m->functions[i].id, r->nlists) == 0)
-			r->nlists++;
 	/* unreadable calls leave every function without any, as the query per function did */
 	if (m->rec)
-		scan_calls(m, &cs, &r->fns);
-	r->owners = cs.owners;
-	idmap_release(&cs.owner_ix);
-	if (cs.oom)
-		return -1;
-	sort_thread_calls(r);
-	sort_lists(r->lists, r->nlists);
-	return 0;
+		scan_calls(m, part);
+	return join_parts(r, part, 1);
 }
 
 static void lists_release(struct saving_reads *r)
@@ -304,6 +409,7 @@ static void lists_release(struct saving_reads *r)
 	r->nlists = 0;
 	free(r->owners);
 	r->owners = NULL;
+	idmap_release(&r->owner_ix);
 	idmap_release(&r->fns);
 }
 
@@ -361,6 +467,55 @@ static struct saving_reads *steps_reads(struct model *m)
 	if (r && !r->steps_read && make_steps(m, r))
 		calls_release(r);
 	return r && r->steps ? r : NULL;
+}
+
+/* scan_walk.part: the load scan's part i of nparts (all made with the first). */
+static void *walk_part(void *ctx, int i, int nparts)
+{
+	struct saving_reads *r = ctx;
+
+	if (i == 0) {
+		parts_free(r->parts, r->nparts);
+		r->nparts = 0;
+		if (!(r->parts = parts_new(r, nparts)))
+			return NULL;
+		r->nparts = nparts;
+	}
+	return i < r->nparts ? &r->parts[i] : NULL;
+}
+
+/* scan_walk.row: agprof_group(graph_function_id, name_id, start_ns, end_ns, flag, ok, pid, tid). */
+static void walk_row(void *part, sqlite3_value **argv)
+{
+	call_add(part, argv[0], argv[6], argv[7], argv[2], argv[3]);
+}
+
+const struct scan_walk *saving_calls_walk(struct model *m)
+{
+	struct saving_reads *r = reads_of(m);
+
+	if (!r || r->calls_read || !m->rec || calls_prepare(m, r))
+		return NULL;
+	r->walk = (struct scan_walk){ .kind = SCAN_WALK_TABLE, .columns = "pid, tid", .ctx = r, .part = walk_part,
+				      .row = walk_row };
+	return &r->walk;
+}
+
+void saving_calls_walked(struct model *m, int scan_ok)
+{
+	struct saving_reads *r = m->saving_reads;
+
+	if (!r || r->calls_read || !r->parts)
+		return;  /* not walked: read on first use */
+	if (scan_ok) {
+		r->calls_read = 1;
+		if (join_parts(r, r->parts, r->nparts))
+			calls_release(r);
+	} else {
+		parts_free(r->parts, r->nparts);
+	}
+	r->parts = NULL;
+	r->nparts = 0;
 }
 
 int saving_thread_calls(struct model *m, const int64_t (**calls)[4], size_t *n)
@@ -571,6 +726,7 @@ void saving_reads_release(struct saving_reads *r)
 	if (!r)
 		return;
 	calls_release(r);
+	parts_free(r->parts, r->nparts);
 	free(r->ops);
 	for (size_t i = 0; i < r->nnames; i++)
 		free(r->names[i]);

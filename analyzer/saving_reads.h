@@ -49,6 +49,17 @@ const struct call_steps *saving_call_steps(struct model *m, const struct model_f
 int saving_thread_calls(struct model *m, const int64_t (**calls)[4], size_t *n);
 
 /*
+ * The walk that reads the graph calls along the model load's scan of
+ * function_calls (scan_table_walk()), so that they are not read again:
+ * NULL when they are read already or cannot be.  After the scan,
+ * saving_calls_walked() keeps what it read (scan_ok: the scan succeeded;
+ * otherwise, or when the scan did not walk, they are read on first use).
+ */
+struct scan_walk;
+const struct scan_walk *saving_calls_walk(struct model *m);
+void saving_calls_walked(struct model *m, int scan_ok);
+
+/*
  * The lower median recorded dispatch (end_ns - start_ns) of eager op type
  * op (NULL: of any op) among the first SAVING_DISPATCH_OPS kept ops in row
  * order; -1 when none, or no eager ops table.
