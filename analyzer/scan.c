@@ -222,6 +222,21 @@ static void agg_rows_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		job->walk->row(job->walk_part, argv);
 }
 
+/*
+ * agprof_cost(dur, python_ns): schema 6's eager ops' totals (scan_totals),
+ * one call per row instead of count(*), max() and total() each.  The cost
+ * is dur + python_ns, at least 0; summed in integers, kept in [0, 2^62].
+ */
+static void agg_cost_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	struct scan_job *job = sqlite3_user_data(ctx);
+	int64_t cost = sat_add64(sqlite3_value_int64(argv[0]), sqlite3_value_int64(argv[1]));
+
+	(void)argc;
+	job->rows++;
+	job->total_ns = dur_add(job->total_ns, cost < 0 ? 0 : cost);
+}
+
 static void agg_final(sqlite3_context *ctx)
 {
 	sqlite3_result_int64(ctx, ((struct scan_job *)sqlite3_user_data(ctx))->rows);
@@ -277,6 +292,7 @@ static void *scan_worker(void *arg)
 	/* agprof_group: six arguments, then a walk's columns */
 	if (sqlite3_create_function(db, "agprof_group", -1, SQLITE_UTF8, job, NULL, agg_step, agg_final) != SQLITE_OK ||
 	    sqlite3_create_function(db, "agprof_rows", 5, SQLITE_UTF8, job, NULL, agg_rows_step, agg_final) != SQLITE_OK ||
+	    sqlite3_create_function(db, "agprof_cost", 2, SQLITE_UTF8, job, NULL, agg_cost_step, agg_final) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, job->sql, -1, &stmt, NULL) != SQLITE_OK) {
 		snprintf(job->err, sizeof(job->err), "%s in '%s'", sqlite3_errmsg(db), job->sql);
 		goto cleanup;
@@ -761,7 +777,7 @@ int scan_totals(const char *path, const char *table, int64_t *rows, int64_t *tot
 	char sql[256];
 	sqlite3 *db;
 	int64_t lo, hi;
-	int nthreads = 0, failed = 0, rc = -1;
+	int nthreads = 0, failed = 0, rc = -1, eager_rows;
 	struct scan_job *jobs = NULL;
 
 	*rows = *total_ns = *first_ns = 0;
@@ -770,22 +786,20 @@ int scan_totals(const char *path, const char *table, int64_t *rows, int64_t *tot
 	if (first_start(db, table, first_ns))
 		goto cleanup;
 	*first_ns = ts_clamp(*first_ns);
-	/* total(), not sum(): a hostile row must not stop the report with "integer overflow" */
-	if (!strcmp(table, "eager_ops") && db_has_table(db, "eager_op_rows"))
-		/*
-		 * schema 6: the rows alone (end - cost start = dur + python_ns); a
-		 * row whose key is missing (a damaged file) counts here, not in the
-		 * view: checking each key would cost a seek per row
-		 */
-		snprintf(sql, sizeof(sql),
-			 "SELECT count(*), CAST(min(total(max(dur + python_ns, 0)), 4611686018427387904) AS INTEGER)"
-			 " FROM eager_op_rows WHERE id BETWEEN ?1 AND ?2");
-	else
+	/*
+	 * schema 6: the rows alone (end - cost start = dur + python_ns); a row
+	 * whose key is missing (a damaged file) counts here, not in the view:
+	 * checking each key would cost a seek per row
+	 */
+	eager_rows = !strcmp(table, "eager_ops") && db_has_table(db, "eager_op_rows");
+	if (eager_rows)
+		snprintf(sql, sizeof(sql), "SELECT agprof_cost(dur, python_ns) FROM eager_op_rows WHERE id BETWEEN ?1 AND ?2");
+	else  /* total(), not sum(): a hostile row must not stop the report with "integer overflow" */
 		snprintf(sql, sizeof(sql),
 			 "SELECT count(*), CAST(min(total(max(end_ns - (%s), 0)), 4611686018427387904) AS INTEGER) FROM %s"
 			 " WHERE id BETWEEN ?1 AND ?2",
 			 cost_start(table), table);
-	jobs = scan_fanout(&(struct scan_spec){ .path = path, .sql = sql, .totals_only = 1, .lo = lo, .hi = hi },
+	jobs = scan_fanout(&(struct scan_spec){ .path = path, .sql = sql, .totals_only = !eager_rows, .lo = lo, .hi = hi },
 			   &nthreads, &failed);
 	if (!jobs) {
 		error("out of memory");
