@@ -352,9 +352,10 @@ static void part_op(struct part *p, size_t k, int64_t start, int64_t dur)
 	th->prev_fn = key->fn;
 }
 
-/* One row of eager_op_rows: key, start after the key's base, dur. */
-static void part_row(struct part *p, int64_t key_id, int64_t start, int64_t dur)
+/* One row of eager_op_rows into part arg: key, start after the key's base, dur (scan_walk.eager_row). */
+static void part_row(void *arg, int64_t key_id, int64_t start, int64_t dur)
 {
+	struct part *p = arg;
 	size_t k = key_of(p->t, key_id);
 
 	if (k != SIZE_MAX)  /* a row of no key: untrusted input */
@@ -739,12 +740,6 @@ static void *walk_part(void *ctx, int i, int nparts)
 	return i < t->nparts ? &t->parts[i] : NULL;
 }
 
-/* scan_walk.row: key, start, dur of eager_op_rows. */
-static void walk_row(void *part, sqlite3_value **argv)
-{
-	part_row(part, sqlite3_value_int64(argv[0]), sqlite3_value_int64(argv[1]), sqlite3_value_int64(argv[2]));
-}
-
 const struct scan_walk *eager_runs_walk(struct model *m)
 {
 	struct eager_runs_table *t = table_of(m);
@@ -755,7 +750,7 @@ const struct scan_walk *eager_runs_walk(struct model *m)
 	t->walk.kind = SCAN_WALK_EAGER_ROWS;
 	t->walk.ctx = t;
 	t->walk.part = walk_part;
-	t->walk.row = walk_row;
+	t->walk.eager_row = part_row;
 	t->state = RUNS_WALKING;
 	return &t->walk;
 }

@@ -219,7 +219,7 @@ static void agg_rows_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	group_add_row(job, g, sat_sub64(start, python), sat_add64(start, dur), span < 0 ? 0 : ts_clamp(span),
 		      (flags & 1) != 0, (flags & 2) != 0);
 	if (job->walk)
-		job->walk->row(job->walk_part, argv);
+		job->walk->eager_row(job->walk_part, g->k1, start, dur);
 }
 
 /*
