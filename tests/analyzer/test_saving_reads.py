@@ -6,11 +6,15 @@ the savings their definitions give, computed here from the recording.
 A schema-6 recording written here (no TensorFlow): two threads whose eager
 ops interleave in row order, 600,000 of them (three parts with
 AGPROF_SCAN_THREADS=3, so each thread's first op in a part is stitched),
-graph calls on both threads ending runs, gaps over the 1 ms bound; two
+graph calls on both threads ending runs, gaps over the 1 ms bound; the
+ops of two user functions ("step", busiest on the first thread, and
+"step2", busiest on the second) on both threads, so that each one's runs
+end where the other's ops come (the walk sums every function at once); two
 traced functions retracing on shape, whose calls interleave (each
 function's steps must be its own calls only), so that the report has a
 retracing finding per function, tracing-overhead (every function's steps
-again) and an eager-hotspot finding per thread.
+again) and an eager-hotspot finding per thread, one for each of the two
+functions.
 
 Oracles, independent of the C code: the old per-function SQL query (ORDER
 BY start_ns) with the retrace saving's formula, and a sequential walk of
@@ -59,10 +63,13 @@ def build(path, disorder):
                                                           "hooked"))
     for tid in (T1, T2):
         db.execute("INSERT INTO threads VALUES (?,?,?,?)", (PID, tid, "t%d" % tid, "python-main"))
-    mine_sites = [db.execute("INSERT INTO callsites(file_id,line,func_id) VALUES (?,?,?)",
-                             (s(FILE), 10 + i, s("step"))).lastrowid for i in range(4)]
-    other_sites = [db.execute("INSERT INTO callsites(file_id,line,func_id) VALUES (?,?,?)",
-                              (s(FILE), 40 + i, s("other"))).lastrowid for i in range(2)]
+    def sites(func, line, n):
+        return [(db.execute("INSERT INTO callsites(file_id,line,func_id) VALUES (?,?,?)",
+                            (s(FILE), line + i, s(func))).lastrowid, func) for i in range(n)]
+
+    mine_sites, step2_sites, other_sites = sites("step", 10, 4), sites("step2", 20, 4), sites("other", 40, 2)
+    # each thread's site mix: (share, sites); the rest are other_sites
+    mix = {T1: [(0.8, mine_sites), (0.1, step2_sites)], T2: [(0.15, mine_sites), (0.7, step2_sites)]}
     ops = [s(o) for o in ("MatMul", "AddV2", "Mul")]
 
     # Two functions retracing on shape; each trace's graph is called from its end on, on its function's thread.
@@ -79,7 +86,7 @@ def build(path, disorder):
             trid = db.execute("INSERT INTO traces(function_id,pid,tid,start_ns,end_ns,function_object,object_trace_no,"
                               "tf_name_id,signature,callsite_id) VALUES (?,?,?,?,?,?,?,?,?,?)",
                               (fid, PID, tid, t_start, t_end, 1000 + fi, k + 1, s(tfname), sig,
-                               mine_sites[0])).lastrowid
+                               mine_sites[0][0])).lastrowid
             db.execute("INSERT INTO trace_inputs VALUES (?,?,?,?,?,?,?)",
                        (trid, 0, "x", "tensor", "float32", "[%d,20]" % batch, None))
             gid = db.execute("INSERT INTO graph_functions(pid,name_id,role,trace_id,function_id,created_ns)"
@@ -104,7 +111,13 @@ def build(path, disorder):
     while len(rows) < N_OPS:
         tid = rnd.choice((T1, T2))
         for _ in range(rnd.randrange(1, 40)):
-            site = rnd.choice(mine_sites) if rnd.random() < 0.8 else rnd.choice(other_sites)
+            u, pick = rnd.random(), other_sites
+            for share, group in mix[tid]:
+                if u < share:
+                    pick = group
+                    break
+                u -= share
+            site, func = rnd.choice(pick)
             op = rnd.choice(ops)
             st = last[tid] + rnd.randrange(6_000, 9_000) + (2_000_000 if rnd.random() < 0.001 else 0)
             dur = rnd.randrange(2_500, 6_000)
@@ -113,7 +126,7 @@ def build(path, disorder):
             if k not in keys:
                 keys[k] = db.execute("INSERT INTO eager_op_keys(pid,tid,op_id,device_id,callsite_id,base_ns)"
                                      " VALUES (?,?,?,?,?,?)", (PID, tid, op, None, site, T0)).lastrowid
-            rows.append([keys[k], st - T0, dur, tid, op, site in mine_sites])
+            rows.append([keys[k], st - T0, dur, tid, op, func])
     if disorder:  # one op of T2 before its predecessor, in the middle part
         i = next(i for i in range(N_OPS // 2, N_OPS) if rows[i][3] == T2 and rows[i - 1][3] == T2)
         rows[i][1] = rows[i - 1][1] - 500
@@ -126,14 +139,15 @@ def build(path, disorder):
     return [(T0 + r[1], r[2], r[3], r[4], r[5]) for r in rows], calls, traces
 
 
-def eager_walk(ops, calls):
-    """The eager-hotspot saving by its definition: each thread's ops in row order, a graph call ends a run."""
+def eager_walk(ops, calls, func):
+    """The eager-hotspot sums of func by their definition: each thread's ops in row order, a graph call ends a run."""
     by_thread = {}
     for st, en, tid, _, _ in sorted(calls, key=lambda c: (c[2], c[0])):
         by_thread.setdefault(tid, []).append((st, en))
     state, fastest, mine_per_op = {}, {}, {}
     n = eager = long_gaps = 0
-    for st, dur, tid, op, mine in ops:
+    for st, dur, tid, op, op_func in ops:
+        mine = op_func == func
         cur = state.setdefault(tid, [0, -(1 << 63), False])  # next call, previous end, previous was mine
         tc = by_thread.get(tid, [])
         while cur[0] < len(tc) and tc[cur[0]][0] < st:
@@ -206,14 +220,19 @@ def check_recording(d, disorder):
     for threads in ((3,) if disorder else (1, 3)):
         outs[threads], got = findings(path, threads)
     check(disorder or outs[1] == outs[3], "%s: the same report with 1 and 3 scan threads" % what)
-    n, eager, graph, long_gaps = eager_walk(ops, calls)
     hot = [f for f in got if f["rule"] == "eager-hotspot"]
-    check_eq(len(hot), 2, "%s: an eager-hotspot finding per thread" % what)
+    check_eq(sorted(f["saving_method"].split("'s ")[0] for f in hot), ["step", "step2"],
+             "%s: an eager-hotspot finding per thread, one per function" % what)
     for f in hot:
-        check_eq(f["saving_ns"], max(eager - graph - typical_trace(traces), 0), "%s: eager-hotspot saving" % what)
-        check("step's %d eager ops" % n in f["saving_method"] and "%d gaps over 1 ms" % long_gaps in f["saving_method"],
-              "%s: eager-hotspot method counts %d ops, %d long gaps: %s" % (what, n, long_gaps, f["saving_method"]))
-    check(long_gaps > 0, "%s: the recording has gaps over 1 ms between the function's ops" % what)
+        func = f["saving_method"].split("'s ")[0]
+        n, eager, graph, long_gaps = eager_walk(ops, calls, func)
+        check_eq(f["saving_ns"], max(eager - graph - typical_trace(traces), 0),
+                 "%s: eager-hotspot saving of %s" % (what, func))
+        check("%s's %d eager ops" % (func, n) in f["saving_method"] and
+              "%d gaps over 1 ms" % long_gaps in f["saving_method"],
+              "%s: eager-hotspot method of %s counts %d ops, %d long gaps: %s" % (what, func, n, long_gaps,
+                                                                                f["saving_method"]))
+        check(long_gaps > 0, "%s: the recording has gaps over 1 ms between %s's ops" % (what, func))
     if disorder:
         return
     savings = retrace_savings(path, traces)
