@@ -85,7 +85,7 @@ enum runs_state { RUNS_NONE, RUNS_WALKING, RUNS_DONE, RUNS_FAILED };
 
 struct eager_runs_table {
 	enum runs_state state;
-	int prepared;
+	int prepared;                /* prepare() ran: 1, or -1 when it failed */
 	struct idmap thread_ix, op_ix, key_ix, site_fn;
 	struct run_thread *threads;
 	size_t nthreads, threads_cap;
@@ -285,8 +285,8 @@ static int prepare(struct model *m, struct eager_runs_table *t)
 	sqlite3 *db = m->rec ? m->rec->db : NULL;
 
 	if (t->prepared)
-		return 0;
-	t->prepared = 1;
+		return t->prepared < 0 ? -1 : 0;
+	t->prepared = -1;
 	if (!db || load_fns(db, t) || saving_thread_calls(m, &t->calls, &t->ncalls))
 		return -1;
 	if (db_has_table(db, "eager_op_rows")) {
@@ -294,6 +294,7 @@ static int prepare(struct model *m, struct eager_runs_table *t)
 			return -1;
 		dense_keys(db, t);
 	}
+	t->prepared = 1;
 	return 0;
 }
 
