@@ -298,6 +298,14 @@ static int prepare(struct model *m, struct eager_runs_table *t)
 	return 0;
 }
 
+/* Every key's row count, zero (once the keys are known): 0 or -1. */
+static int key_rows_alloc(struct eager_runs_table *t)
+{
+	if (!t->key_rows)
+		t->key_rows = calloc(t->nkeys ? t->nkeys : 1, sizeof(*t->key_rows));
+	return t->key_rows ? 0 : -1;
+}
+
 /* The first of thread's graph calls that starts at or after start: those before it end a run before the op. */
 static size_t first_call_from(const struct eager_runs_table *t, const struct run_thread *th, int64_t start)
 {
@@ -591,7 +599,7 @@ static int pass_table(sqlite3 *db, struct eager_runs_table *t)
 		if (put == 1)
 			t->nkeys = n;
 	}
-	if (!(t->key_rows = calloc(t->nkeys ? t->nkeys : 1, sizeof(*t->key_rows))) || !(p = parts_new(t, 1)))
+	if (key_rows_alloc(t) || !(p = parts_new(t, 1)))
 		goto cleanup;
 	sqlite3_reset(s);
 	while (sqlite3_step(s) == SQLITE_ROW) {
@@ -699,10 +707,11 @@ static enum runs_state walk_alone(struct model *m, struct eager_runs_table *t)
 {
 	sqlite3 *db = m->rec ? m->rec->db : NULL;
 
-	if (prepare(m, t) || (!t->key_rows && !(t->key_rows = calloc(t->nkeys ? t->nkeys : 1, sizeof(*t->key_rows)))))
+	if (prepare(m, t))
 		return RUNS_FAILED;
-	if (db_has_table(db, "eager_op_rows") ? rows_pass(db, m->rec->path, t)
-	    : db_has_table(db, "eager_ops") ? pass_table(db, t) : 0)
+	/* schemas 1 to 5: pass_table() makes its keys from the rows */
+	if (db_has_table(db, "eager_op_rows") ? key_rows_alloc(t) || rows_pass(db, m->rec->path, t)
+	    : db_has_table(db, "eager_ops") ? pass_table(db, t) : key_rows_alloc(t))
 		return RUNS_FAILED;
 	return finish(db, t);
 }
@@ -745,9 +754,12 @@ const struct scan_walk *eager_runs_walk(struct model *m)
 {
 	struct eager_runs_table *t = table_of(m);
 
-	if (!t || t->state != RUNS_NONE || !m->rec || !db_has_table(m->rec->db, "eager_op_rows") || prepare(m, t) ||
-	    !(t->key_rows = calloc(t->nkeys ? t->nkeys : 1, sizeof(*t->key_rows))))
+	if (!t || t->state != RUNS_NONE || !m->rec || !db_has_table(m->rec->db, "eager_op_rows"))
 		return NULL;
+	if (prepare(m, t) || key_rows_alloc(t)) {
+		t->state = RUNS_FAILED;
+		return NULL;
+	}
 	t->walk.kind = SCAN_WALK_EAGER_ROWS;
 	t->walk.ctx = t;
 	t->walk.part = walk_part;
