@@ -14,6 +14,7 @@ import atexit
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -114,3 +115,31 @@ def marker_lines(sample_name):
             if m:
                 found.setdefault(m.group(1), []).append(no)
     return found
+
+
+# The eager ops of a schema 6+ recording in the layout of schema 5: one eager_ops table with its indexes.
+_SCHEMA5_EAGER = """
+CREATE TABLE eager_ops_v5 (id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, tid INTEGER NOT NULL,
+    start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, op_id INTEGER NOT NULL, device_id INTEGER,
+    callsite_id INTEGER, slow_path INTEGER NOT NULL DEFAULT 0, ok INTEGER NOT NULL DEFAULT 1,
+    python_ns INTEGER NOT NULL DEFAULT 0);
+INSERT INTO eager_ops_v5 SELECT * FROM eager_ops;
+DROP TRIGGER eager_ops_insert;
+DROP VIEW eager_ops;
+DROP TABLE eager_op_rows;
+DROP TABLE eager_op_keys;
+DROP TABLE eager_op_blocks;
+ALTER TABLE eager_ops_v5 RENAME TO eager_ops;
+CREATE INDEX eager_ops_time ON eager_ops(start_ns);
+CREATE INDEX eager_ops_thread ON eager_ops(pid, tid, start_ns);
+PRAGMA user_version = 5;
+"""
+
+
+def copy_as_schema5(path, out):
+    """Copy the recording at path to out with its eager ops in schema 5's layout (readers of older files)."""
+    shutil.copy(path, out)
+    db = sqlite3.connect(out)
+    db.executescript(_SCHEMA5_EAGER)
+    db.commit()
+    db.close()

@@ -20,7 +20,9 @@ Oracles, independent of the C code: the old per-function SQL query (ORDER
 BY start_ns) with the retrace saving's formula, and a sequential walk of
 the ops in row order for the eager-hotspot saving.  Every scan thread
 count gives the same JSON (1 and 3).  A second recording with one thread's ops out of
-start order takes the single-part path and must agree with the walk too.
+start order takes the single-part path and must agree with the walk too,
+and so must a copy of the first in schema 5's layout (one eager_ops table,
+walked when the saving asks).
 """
 import json
 import os
@@ -29,7 +31,7 @@ import sqlite3
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from agtestlib import SOURCE_ROOT, agprof, check, check_eq, finish, need_agprof, tmpdir  # noqa: E402
+from agtestlib import SOURCE_ROOT, agprof, check, check_eq, copy_as_schema5, finish, need_agprof, tmpdir  # noqa: E402
 
 PID = 77
 T1, T2 = 101, 102
@@ -212,14 +214,8 @@ def findings(path, threads):
     return out, (json.loads(out)["findings"] if rc == 0 else [])
 
 
-def check_recording(d, disorder):
-    path = os.path.join(d, "disorder.agprof" if disorder else "ordered.agprof")
-    ops, calls, traces = build(path, disorder)
-    what = "out of order" if disorder else "in order"
-    outs = {}
-    for threads in ((3,) if disorder else (1, 3)):
-        outs[threads], got = findings(path, threads)
-    check(disorder or outs[1] == outs[3], "%s: the same report with 1 and 3 scan threads" % what)
+def check_hotspots(what, got, ops, calls, traces):
+    """An eager-hotspot finding per thread, one per function, each saving and method by the walk's definition."""
     hot = [f for f in got if f["rule"] == "eager-hotspot"]
     check_eq(sorted(f["saving_method"].split("'s ")[0] for f in hot), ["step", "step2"],
              "%s: an eager-hotspot finding per thread, one per function" % what)
@@ -233,8 +229,23 @@ def check_recording(d, disorder):
               "%s: eager-hotspot method of %s counts %d ops, %d long gaps: %s" % (what, func, n, long_gaps,
                                                                                 f["saving_method"]))
         check(long_gaps > 0, "%s: the recording has gaps over 1 ms between %s's ops" % (what, func))
+
+
+def check_recording(d, disorder):
+    path = os.path.join(d, "disorder.agprof" if disorder else "ordered.agprof")
+    ops, calls, traces = build(path, disorder)
+    what = "out of order" if disorder else "in order"
+    outs = {}
+    for threads in ((3,) if disorder else (1, 3)):
+        outs[threads], got = findings(path, threads)
+    check(disorder or outs[1] == outs[3], "%s: the same report with 1 and 3 scan threads" % what)
+    check_hotspots(what, got, ops, calls, traces)
     if disorder:
         return
+    # schemas 1 to 5: one eager_ops table, walked on its own when a saving asks
+    old = os.path.join(d, "ordered-v5.agprof")
+    copy_as_schema5(path, old)
+    check_hotspots("schema 5 layout", findings(old, 3)[1], ops, calls, traces)
     savings = retrace_savings(path, traces)
     db = sqlite3.connect(path)
     names = dict(db.execute("SELECT s.text, f.id FROM functions f JOIN strings s ON s.id = f.name_id"))

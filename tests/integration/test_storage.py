@@ -18,13 +18,12 @@ Maximum from step() (its oracle's extra.planned_eager_ops): the oracle.
 """
 import json
 import os
-import shutil
-import sqlite3
 import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import agtest  # noqa: E402
+import agtestlib  # noqa: E402
 from agtest import check, check_eq, q1  # noqa: E402
 
 OPS = 24000
@@ -101,31 +100,11 @@ def merge_case(d, path, planned, rows):
     check_eq(step_counts_in_report(merged), {op: planned // 2 for op in STEP_OPS}, "merged report's per-op counts")
 
 
-V5_EAGER = """
-CREATE TABLE eager_ops_v5 (id INTEGER PRIMARY KEY, pid INTEGER NOT NULL, tid INTEGER NOT NULL,
-    start_ns INTEGER NOT NULL, end_ns INTEGER NOT NULL, op_id INTEGER NOT NULL, device_id INTEGER,
-    callsite_id INTEGER, slow_path INTEGER NOT NULL DEFAULT 0, ok INTEGER NOT NULL DEFAULT 1,
-    python_ns INTEGER NOT NULL DEFAULT 0);
-INSERT INTO eager_ops_v5 SELECT * FROM eager_ops;
-DROP TRIGGER eager_ops_insert;
-DROP VIEW eager_ops;
-DROP TABLE eager_op_rows;
-DROP TABLE eager_op_keys;
-DROP TABLE eager_op_blocks;
-ALTER TABLE eager_ops_v5 RENAME TO eager_ops;
-CREATE INDEX eager_ops_time ON eager_ops(start_ns);
-CREATE INDEX eager_ops_thread ON eager_ops(pid, tid, start_ns);
-PRAGMA user_version = 5;
-"""
 
 
 def schema5_case(d, path, planned, rows):
     old = os.path.join(d, "v5.agprof")
-    shutil.copy(path, old)
-    db = sqlite3.connect(old)
-    db.executescript(V5_EAGER)
-    db.commit()
-    db.close()
+    agtestlib.copy_as_schema5(path, old)
     check_eq(step_counts_in_report(old), {op: planned // 4 for op in STEP_OPS}, "schema 5 layout: report's counts")
     merged = os.path.join(d, "merged5.agprof")
     rc, _, err = agtest.agprof_cmd("merge", "-o", merged, old, old)
