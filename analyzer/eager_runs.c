@@ -735,19 +735,14 @@ int eager_runs_of(struct model *m, const char *file, const char *func, struct ea
 	return 0;
 }
 
-/* scan_walk.part: the load scan's part i of nparts (all made with the first). */
-static void *walk_part(void *ctx, int i, int nparts)
+/* scan_walk.parts: the load scan's parts (those of an earlier scan go). */
+static void *walk_parts(void *ctx, int nparts)
 {
 	struct eager_runs_table *t = ctx;
 
-	if (i == 0) {
-		parts_free(t->parts, t->nparts);
-		t->nparts = 0;
-		if (!(t->parts = parts_new(t, nparts)))
-			return NULL;
-		t->nparts = nparts;
-	}
-	return i < t->nparts ? &t->parts[i] : NULL;
+	parts_free(t->parts, t->nparts);
+	t->nparts = (t->parts = parts_new(t, nparts)) ? nparts : 0;
+	return t->parts;
 }
 
 const struct scan_walk *eager_runs_walk(struct model *m)
@@ -760,10 +755,8 @@ const struct scan_walk *eager_runs_walk(struct model *m)
 		t->state = RUNS_FAILED;
 		return NULL;
 	}
-	t->walk.kind = SCAN_WALK_EAGER_ROWS;
-	t->walk.ctx = t;
-	t->walk.part = walk_part;
-	t->walk.eager_row = part_row;
+	t->walk = (struct scan_walk){ .kind = SCAN_WALK_EAGER_ROWS, .ctx = t, .parts = walk_parts,
+				      .part_size = sizeof(struct part), .eager_row = part_row };
 	t->state = RUNS_WALKING;
 	return &t->walk;
 }

@@ -469,19 +469,14 @@ static struct saving_reads *steps_reads(struct model *m)
 	return r && r->steps ? r : NULL;
 }
 
-/* scan_walk.part: the load scan's part i of nparts (all made with the first). */
-static void *walk_part(void *ctx, int i, int nparts)
+/* scan_walk.parts: the load scan's parts (those of an earlier scan go). */
+static void *walk_parts(void *ctx, int nparts)
 {
 	struct saving_reads *r = ctx;
 
-	if (i == 0) {
-		parts_free(r->parts, r->nparts);
-		r->nparts = 0;
-		if (!(r->parts = parts_new(r, nparts)))
-			return NULL;
-		r->nparts = nparts;
-	}
-	return i < r->nparts ? &r->parts[i] : NULL;
+	parts_free(r->parts, r->nparts);
+	r->nparts = (r->parts = parts_new(r, nparts)) ? nparts : 0;
+	return r->parts;
 }
 
 /* scan_walk.row: agprof_group(graph_function_id, name_id, start_ns, end_ns, flag, ok, pid, tid). */
@@ -496,8 +491,8 @@ const struct scan_walk *saving_calls_walk(struct model *m)
 
 	if (!r || r->calls_read || !m->rec || calls_prepare(m, r))
 		return NULL;
-	r->walk = (struct scan_walk){ .kind = SCAN_WALK_TABLE, .columns = "pid, tid", .ctx = r, .part = walk_part,
-				      .row = walk_row };
+	r->walk = (struct scan_walk){ .kind = SCAN_WALK_TABLE, .columns = "pid, tid", .ctx = r, .parts = walk_parts,
+				      .part_size = sizeof(struct calls_part), .row = walk_row };
 	return &r->walk;
 }
 

@@ -374,12 +374,18 @@ static struct scan_job *scan_fanout(const struct scan_spec *spec, int *njobs, in
 	int nthreads = scan_threads();
 	struct scan_job *jobs;
 	pthread_t *tids;
+	char *walk_parts = NULL;
 
 	if (span / SCAN_MIN_ROWS_PER_THREAD + 1 < (unsigned)nthreads)
 		nthreads = (int)(span / SCAN_MIN_ROWS_PER_THREAD + 1);
 	jobs = calloc((size_t)nthreads, sizeof(*jobs));
 	tids = calloc((size_t)nthreads, sizeof(*tids));
 	if (!jobs || !tids) {
+		free(jobs);
+		free(tids);
+		return NULL;
+	}
+	if (spec->walk && !(walk_parts = spec->walk->parts(spec->walk->ctx, nthreads))) {
 		free(jobs);
 		free(tids);
 		return NULL;
@@ -391,12 +397,8 @@ static struct scan_job *scan_fanout(const struct scan_spec *spec, int *njobs, in
 		jobs[i].ndense = spec->dense;
 		jobs[i].lo = (int64_t)((uint64_t)lo + (uint64_t)(span * (unsigned)i / (unsigned)nthreads));
 		jobs[i].hi = (int64_t)((uint64_t)lo + (uint64_t)(span * (unsigned)(i + 1) / (unsigned)nthreads) - 1);
-		if (spec->walk && !(jobs[i].walk_part = spec->walk->part(spec->walk->ctx, i, nthreads))) {
-			free(jobs);
-			free(tids);
-			return NULL;
-		}
 		jobs[i].walk = spec->walk;
+		jobs[i].walk_part = walk_parts ? walk_parts + (size_t)i * spec->walk->part_size : NULL;
 	}
 	for (int i = 1; i < nthreads; i++)
 		if (pthread_create(&tids[i], NULL, scan_worker, &jobs[i]) != 0) {

@@ -55,15 +55,16 @@ int scan_table(const char *path, const char *table, const char *k1, const char *
 /*
  * A walk riding along scan_table_walk()'s scan, so that a second reader of
  * every row needs no second pass (eager_runs.c, saving_reads.c):
- * part(ctx, i, nparts) gives the state of the scan's part i (rowid ranges
- * in order; all are asked for before any row, NULL when out of memory);
+ * parts(ctx, nparts), called once before any row, gives the states of the
+ * scan's parts (rowid ranges in order), an array of nparts items of
+ * part_size bytes (NULL when out of memory);
  * each of the part's rows goes, in id order, to eager_row() for schema 6's
  * eager_op_rows (the eager ops' compact scan: SCAN_WALK_EAGER_ROWS): its
  * key, start (after the key's base) and dur as stored; or, for any other
  * table (SCAN_WALK_TABLE), to row() as the scan's aggregate arguments: k1,
  * k2, cost start, end_ns, flag, ok, then the walk's own columns (SQL, NULL:
  * none).  The walker sums its parts after the scan.  When the scan does not
- * read what the walk is for (kind), part() is never called.
+ * read what the walk is for (kind), parts() is never called.
  */
 enum scan_walk_kind { SCAN_WALK_EAGER_ROWS, SCAN_WALK_TABLE };
 
@@ -71,7 +72,8 @@ struct scan_walk {
 	enum scan_walk_kind kind;
 	const char *columns;
 	void *ctx;
-	void *(*part)(void *ctx, int i, int nparts);
+	void *(*parts)(void *ctx, int nparts);
+	size_t part_size;
 	void (*row)(void *part, struct sqlite3_value **argv);
 	void (*eager_row)(void *part, int64_t key, int64_t start, int64_t dur);
 };
