@@ -130,7 +130,12 @@ struct agp_thread {
 	uint64_t py_own_ns;     /* pytrace.c, pywatch.c: time in the collector's Python work for traces so far */
 	uint64_t py_events;     /* pywatch.c: profile events so far */
 	int py_calibrating;     /* pywatch.c: its calibration loop runs on this thread (other threads may run meanwhile) */
-	struct agp_strcache_slot strcache[AGP_STRCACHE];
+	/*
+	 * Cache-line aligned, and so are the tables after it (their sizes are
+	 * multiples of 64): at offset 360, every 64-byte string slot spanned
+	 * two lines and every other 32-byte code or kernel slot did.
+	 */
+	struct agp_strcache_slot strcache[AGP_STRCACHE] __attribute__((aligned(64)));
 	struct agp_sitecache_slot sitecache[AGP_SITECACHE];
 	struct agp_codecache_slot codecache[AGP_CODECACHE];
 	struct agp_walkmemo_slot walkmemo[AGP_WALKMEMO];
