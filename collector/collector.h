@@ -39,6 +39,21 @@ struct agp_sitecache_slot {
 	uint32_t pad;
 };
 
+/*
+ * The frames of a call site's walk (pyframe.c): from the innermost frame
+ * (code object, instruction) out to the user frame, depth frames further,
+ * with a hash of every frame's (code object, instruction) on the way.  A
+ * walk that meets the same frames again needs neither their code objects
+ * nor the code cache: the interpreter's own frames only.
+ */
+struct agp_walkmemo_slot {
+	uintptr_t code;
+	uintptr_t ip;
+	uint64_t path;          /* hash of frames 0..depth */
+	uint32_t depth;
+	uint32_t site;
+};
+
 /* What a Python frame's file is (pyframe.c, agp_classify_path). */
 enum agp_frame_kind {
 	AGP_FRAME_USER = 0,      /* the user's code: where a finding points */
@@ -80,6 +95,8 @@ struct agp_coll_type {
 #define AGP_KCACHE AGP_KTOTAL_SLOTS /* power of two: more than the nodes of a large graph */
 #define AGP_SITECACHE 4096
 #define AGP_CODECACHE 1024
+#define AGP_WALKMEMO 256        /* power of two: 2-way sets */
+#define AGP_WALKMEMO_DEPTH 24   /* deeper user frames are walked in full each time */
 #define AGP_TRACE_STACK 16
 #define AGP_CALL_COUNTS 64      /* power of two */
 
@@ -113,9 +130,15 @@ struct agp_thread {
 	uint64_t py_own_ns;     /* pytrace.c, pywatch.c: time in the collector's Python work for traces so far */
 	uint64_t py_events;     /* pywatch.c: profile events so far */
 	int py_calibrating;     /* pywatch.c: its calibration loop runs on this thread (other threads may run meanwhile) */
-	struct agp_strcache_slot strcache[AGP_STRCACHE];
+	/*
+	 * Cache-line aligned, and so are the tables after it (their sizes are
+	 * multiples of 64): at offset 360, every 64-byte string slot spanned
+	 * two lines and every other 32-byte code or kernel slot did.
+	 */
+	struct agp_strcache_slot strcache[AGP_STRCACHE] __attribute__((aligned(64)));
 	struct agp_sitecache_slot sitecache[AGP_SITECACHE];
 	struct agp_codecache_slot codecache[AGP_CODECACHE];
+	struct agp_walkmemo_slot walkmemo[AGP_WALKMEMO];
 	struct agp_kcache_slot kcache[AGP_KCACHE];
 	struct agp_coll_type coll_types[AGP_COLL_TYPES];
 	uint32_t ncoll_types;

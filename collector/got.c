@@ -6,18 +6,15 @@
  * Interposition fails when a TensorFlow module is loaded with RTLD_DEEPBIND
  * (its own dependencies are searched before the preloaded library), or when
  * a build binds calls inside one object.  After every dlopen, each newly
- * loaded object's relocations are read with libelf from its file; a
+ * loaded object's dynamic relocations are read from its loaded image; a
  * JUMP_SLOT, GLOB_DAT or absolute 64-bit relocation against a hooked symbol
  * whose slot does not already hold the collector's function is patched.
- * Rare path (dlopen): allocation, file I/O and mprotect are fine here.
+ * Rare path (dlopen): allocation and mprotect are fine here.
  */
 #include "collector.h"
 
 #include <dlfcn.h>
 #include <elf.h>
-#include <fcntl.h>
-#include <gelf.h>
-#include <libelf.h>
 #include <link.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -40,15 +37,16 @@ static pthread_mutex_t got_lock = PTHREAD_MUTEX_INITIALIZER;
 static int patched_slots; /* slots this collector rewrote (agprof_attach_rescan reports them) */
 static int bound_slots;   /* hooked slots found pointing at the collector, patched or not */
 
-/* Called for every relocation of TensorFlow's objects (hundreds of thousands). */
-static void *hook_for(const char *name)
+/* 1 + the index in agp_got_hooks of the hook for symbol name, 0 when none (asked for thousands of imports). */
+static uint8_t hook_index(const char *name)
 {
 	if (name[0] != 'T' && name[0] != '_')
-		return NULL;
-	for (const struct got_hook *h = agp_got_hooks; h->name; h++)
-		if (h->name[1] == name[1] && h->name[2] == name[2] && !strcmp(h->name, name))
-			return h->hook;
-	return NULL;
+		return 0;
+	for (int k = 0; agp_got_hooks[k].name; k++)
+		if (agp_got_hooks[k].name[1] == name[1] && agp_got_hooks[k].name[2] == name[2] &&
+		    !strcmp(agp_got_hooks[k].name, name))
+			return (uint8_t)(k + 1);
+	return 0;
 }
 
 static int already_seen(uintptr_t base)
@@ -78,66 +76,183 @@ static void patch_slot(void **slot, void *hook)
 	/* Leave it writable: the page may also hold data the module writes (RELRO is already past). */
 }
 
-/* Patch the hooked relocations of one relocation section. */
-static void patch_section(Elf *elf, GElf_Shdr *shdr, Elf_Scn *scn, uintptr_t base)
-{
-	Elf_Data *data = elf_getdata(scn, NULL);
-	Elf_Scn *symscn = elf_getscn(elf, shdr->sh_link);
-	GElf_Shdr symshdr;
-	Elf_Data *symdata;
-	size_t n;
+/*
+ * An object's dynamic tables, read from its loaded image: ld.so relocated
+ * the object from these very tables, so they are mapped, and reading them
+ * costs no file I/O (libtensorflow_cc.so.2 is 750 MB; its relocation and
+ * symbol tables alone are 40 MB that libelf read and copied at every
+ * start-up: most of what the collector added to it).
+ */
+struct dyn_tables {
+	const ElfW(Sym) *symtab;
+	const char *strtab;
+	size_t strsz;
+	const uint32_t *gnu_hash;    /* DT_GNU_HASH, or NULL */
+	const uint32_t *sysv_hash;   /* DT_HASH, or NULL */
+	const ElfW(Rela) *rela, *jmprel;
+	size_t nrela, njmprel, nrelative;
+};
 
-	if (!data || !symscn || !gelf_getshdr(symscn, &symshdr) || !(symdata = elf_getdata(symscn, NULL)) ||
-	    !shdr->sh_entsize)
-		return;
-	n = shdr->sh_size / shdr->sh_entsize;
+/* A d_ptr of the dynamic section: glibc adjusts some in place by the load address, others stay offsets. */
+static const void *dyn_ptr(uintptr_t base, ElfW(Addr) v)
+{
+	return (const void *)(v >= base ? v : base + v);
+}
+
+static int dyn_tables_read(const struct dl_phdr_info *info, struct dyn_tables *d)
+{
+	const ElfW(Dyn) *dyn = NULL;
+	uintptr_t base = (uintptr_t)info->dlpi_addr;
+
+	memset(d, 0, sizeof(*d));
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+			dyn = (const ElfW(Dyn) *)(base + info->dlpi_phdr[i].p_vaddr);
+	for (; dyn && dyn->d_tag != DT_NULL; dyn++) {
+		switch (dyn->d_tag) {
+		case DT_SYMTAB: d->symtab = dyn_ptr(base, dyn->d_un.d_ptr); break;
+		case DT_STRTAB: d->strtab = dyn_ptr(base, dyn->d_un.d_ptr); break;
+		case DT_STRSZ: d->strsz = dyn->d_un.d_val; break;
+		case DT_GNU_HASH: d->gnu_hash = dyn_ptr(base, dyn->d_un.d_ptr); break;
+		case DT_HASH: d->sysv_hash = dyn_ptr(base, dyn->d_un.d_ptr); break;
+		case DT_RELA: d->rela = dyn_ptr(base, dyn->d_un.d_ptr); break;
+		case DT_RELASZ: d->nrela = dyn->d_un.d_val / sizeof(ElfW(Rela)); break;
+		case DT_RELACOUNT: d->nrelative = dyn->d_un.d_val; break;
+		case DT_JMPREL: d->jmprel = dyn_ptr(base, dyn->d_un.d_ptr); break;
+		case DT_PLTRELSZ: d->njmprel = dyn->d_un.d_val / sizeof(ElfW(Rela)); break;
+		case DT_PLTREL: if (dyn->d_un.d_val != DT_RELA) return -1; break;
+		}
+	}
+	if (!d->symtab || !d->strtab || (!d->gnu_hash && !d->sysv_hash))
+		return -1;
+	if (d->nrelative > d->nrela)
+		d->nrelative = d->nrela;
+	/* Some linkers count the PLT's relocations in DT_RELASZ too: scan them once. */
+	if (d->jmprel >= d->rela && d->jmprel < d->rela + d->nrela)
+		d->njmprel = 0;
+	return 0;
+}
+
+static const char *sym_name(const struct dyn_tables *d, uint32_t i)
+{
+	uint32_t off = d->symtab[i].st_name;
+
+	return off < d->strsz ? d->strtab + off : NULL;
+}
+
+/*
+ * How many symbols .dynsym holds (ELF does not say), and how many come
+ * before the hashed ones: DT_GNU_HASH leaves the undefined symbols (the
+ * imports) out of its table, before symoffset; DT_HASH hashes them all.
+ */
+static uint32_t dyn_nsyms(const struct dyn_tables *d, uint32_t *unhashed)
+{
+	const uint32_t *h = d->gnu_hash, *buckets, *chains;
+	uint32_t nbuckets, symoffset, last = 0;
+
+	if (!h) {
+		*unhashed = d->sysv_hash[1];
+		return d->sysv_hash[1];
+	}
+	nbuckets = h[0];
+	symoffset = h[1];
+	buckets = h + 4 + h[2] * (sizeof(ElfW(Addr)) / 4);
+	chains = buckets + nbuckets;
+	*unhashed = symoffset;
+	for (uint32_t b = 0; b < nbuckets; b++)
+		if (buckets[b] > last)
+			last = buckets[b];
+	if (last < symoffset)
+		return symoffset;
+	while (!(chains[last - symoffset] & 1))
+		last++;
+	return last + 1;
+}
+
+/* Mark every hashed symbol named name (a name can have several versions) with verdict v. */
+static void gnu_mark(const struct dyn_tables *d, const char *name, uint8_t v, uint8_t *verdict)
+{
+	const uint32_t *h = d->gnu_hash, *buckets, *chains;
+	uint32_t hash = 5381, nbuckets = h[0], symoffset = h[1];
+
+	for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+		hash = hash * 33 + *c;
+	buckets = h + 4 + h[2] * (sizeof(ElfW(Addr)) / 4);
+	chains = buckets + nbuckets;
+	for (uint32_t i = buckets[hash % nbuckets]; i && i >= symoffset; i++) {
+		const char *s;
+
+		if ((chains[i - symoffset] | 1) == (hash | 1) && (s = sym_name(d, i)) && !strcmp(s, name))
+			verdict[i] = v;
+		if (chains[i - symoffset] & 1)
+			break;
+	}
+}
+
+/*
+ * verdict[i]: 1 + the index in agp_got_hooks of symbol i's hook, 0 for the
+ * others.  The unhashed symbols (imports: ten thousand in
+ * libtensorflow_cc.so.2) are compared by name, the hashed ones (400,000
+ * there) looked up by each hook's name.  NULL when there is no table.
+ */
+static uint8_t *hook_verdicts(const struct dyn_tables *d, uint32_t *nsyms)
+{
+	uint32_t unhashed, n = dyn_nsyms(d, &unhashed);
+	uint8_t *verdict = calloc(n ? n : 1, 1);
+
+	if (!verdict)
+		return NULL;
+	for (uint32_t i = 0; i < unhashed && i < n; i++) {
+		const char *name = sym_name(d, i);
+
+		verdict[i] = name ? hook_index(name) : 0;
+	}
+	if (d->gnu_hash)
+		for (int k = 0; agp_got_hooks[k].name; k++)
+			gnu_mark(d, agp_got_hooks[k].name, (uint8_t)(k + 1), verdict);
+	*nsyms = n;
+	return verdict;
+}
+
+/* Patch the hooked JUMP_SLOT, GLOB_DAT and absolute relocations among n. */
+static void patch_relocations(const struct dyn_tables *d, const ElfW(Rela) *rel, size_t n, const uint8_t *verdict,
+			      uint32_t nsyms, uintptr_t base)
+{
 	for (size_t i = 0; i < n; i++) {
-		GElf_Rela rela;
-		GElf_Sym sym;
-		const char *name;
-		unsigned type;
+		uint32_t type = ELF64_R_TYPE(rel[i].r_info), sym = ELF64_R_SYM(rel[i].r_info);
 		void *hook;
 
-		if (!gelf_getrela(data, (int)i, &rela))
+		if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT && type != R_X86_64_64) || sym >= nsyms ||
+		    !verdict[sym])
 			continue;
-		type = GELF_R_TYPE(rela.r_info);
-		if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT && type != R_X86_64_64)
-			continue;
-		if (!gelf_getsym(symdata, (int)GELF_R_SYM(rela.r_info), &sym))
-			continue;
-		name = elf_strptr(elf, symshdr.sh_link, sym.st_name);
-		if (!name || !(hook = hook_for(name)))
-			continue;
+		hook = agp_got_hooks[verdict[sym] - 1].hook;
 		/*
 		 * Under --no-kernels a kernel hook's slot (the CPU device's
 		 * vtable, in the object that defines the function) gets
 		 * TensorFlow's own definition back: the pass-through would
 		 * still cost a call per kernel.
 		 */
-		if (agp_kernel_hook_unwanted(hook) && sym.st_shndx != SHN_UNDEF && sym.st_value)
-			hook = (void *)(base + sym.st_value);
-		patch_slot((void **)(base + rela.r_offset), hook);
+		if (agp_kernel_hook_unwanted(hook) && d->symtab[sym].st_shndx != SHN_UNDEF && d->symtab[sym].st_value)
+			hook = (void *)(base + d->symtab[sym].st_value);
+		patch_slot((void **)(base + rel[i].r_offset), hook);
 	}
 }
 
-static void scan_object(const char *path, uintptr_t base)
+static void scan_object(const struct dl_phdr_info *info)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf *elf;
-	Elf_Scn *scn = NULL;
+	struct dyn_tables d;
+	uint8_t *verdict;
+	uint32_t nsyms = 0;
+	uintptr_t base = (uintptr_t)info->dlpi_addr;
 
-	if (fd < 0)
+	if (dyn_tables_read(info, &d) != 0 || !(verdict = hook_verdicts(&d, &nsyms)))
 		return;
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	while (elf && (scn = elf_nextscn(elf, scn)) != NULL) {
-		GElf_Shdr shdr;
-
-		if (gelf_getshdr(scn, &shdr) && shdr.sh_type == SHT_RELA && shdr.sh_link)
-			patch_section(elf, &shdr, scn, base);
-	}
-	if (elf)
-		elf_end(elf);
-	close(fd);
+	/* The leading DT_RELACOUNT relocations are R_X86_64_RELATIVE: no symbol. */
+	if (d.rela)
+		patch_relocations(&d, d.rela + d.nrelative, d.nrela - d.nrelative, verdict, nsyms, base);
+	if (d.jmprel)
+		patch_relocations(&d, d.jmprel, d.njmprel, verdict, nsyms, base);
+	free(verdict);
 }
 
 static int is_tensorflow_object(const char *path)
@@ -152,7 +267,7 @@ static int scan_cb(struct dl_phdr_info *info, size_t size, void *data)
 	if (!info->dlpi_name || !info->dlpi_name[0] || !is_tensorflow_object(info->dlpi_name))
 		return 0;
 	if (!already_seen((uintptr_t)info->dlpi_addr))
-		scan_object(info->dlpi_name, (uintptr_t)info->dlpi_addr);
+		scan_object(info);
 	return 0;
 }
 
@@ -160,18 +275,18 @@ static int scan_cb(struct dl_phdr_info *info, size_t size, void *data)
 void agp_got_scan(void) AGP_HIDDEN;
 void agp_got_scan(void)
 {
-	static int elf_ready;
+	static int patch_on;
 
 	if (!agp_proc.enabled)
 		return;
 	pthread_mutex_lock(&got_lock);
-	if (!elf_ready) {
+	if (!patch_on) {
 		const char *off = getenv(AGP_ENV_NO_GOT_PATCH);
 
 		/* The user's escape hatch, should patching ever conflict with another tool. */
-		elf_ready = off && *off && strcmp(off, "0") ? -1 : elf_version(EV_CURRENT) != EV_NONE ? 1 : -1;
+		patch_on = off && *off && strcmp(off, "0") ? -1 : 1;
 	}
-	if (elf_ready > 0)
+	if (patch_on > 0)
 		dl_iterate_phdr(scan_cb, NULL);
 	pthread_mutex_unlock(&got_lock);
 }

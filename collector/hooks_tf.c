@@ -54,6 +54,23 @@ struct find_ctx {
 	void *found;
 };
 
+/*
+ * Whether p lies in one of the object's loaded segments.  Not dladdr: it
+ * looks for the nearest symbol too, a walk over all 446,000 of
+ * libtensorflow_cc.so.2's, at each of the hooks' first calls.
+ */
+static int in_object(const struct dl_phdr_info *info, const void *p)
+{
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t start = (uintptr_t)info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type == PT_LOAD && (uintptr_t)p >= start && (uintptr_t)p - start < ph->p_memsz)
+			return 1;
+	}
+	return 0;
+}
+
 static int find_in_object(struct dl_phdr_info *info, size_t size, void *data)
 {
 	struct find_ctx *ctx = data;
@@ -67,13 +84,9 @@ static int find_in_object(struct dl_phdr_info *info, size_t size, void *data)
 		return 0;
 	p = dlsym(h, ctx->sym);
 	dlclose(h);
-	if (p && p != ctx->self) {
-		Dl_info di;
-
-		/* dlsym on a handle also searches the global scope: skip our own copy. */
-		if (dladdr(p, &di) && di.dli_fbase == (void *)info->dlpi_addr)
-			ctx->found = p;
-	}
+	/* dlsym on a handle also searches the global scope: skip our own copy. */
+	if (p && p != ctx->self && in_object(info, p))
+		ctx->found = p;
 	return ctx->found != NULL;
 }
 

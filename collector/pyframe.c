@@ -588,30 +588,87 @@ static char *current_iframe(void)
 	return iframe;
 }
 
+/* The walk memo's hash, one frame further out. */
+static uint64_t path_step(uint64_t h, uintptr_t code, uintptr_t ip)
+{
+	h = (h ^ code) * 0x9E3779B97F4A7C15ull;
+	return (h ^ ip ^ (h >> 29)) * 0xC2B2AE3D27D4EB4Full;
+}
+
+static struct agp_walkmemo_slot *walkmemo_set(struct agp_thread *t, uintptr_t code, uintptr_t ip)
+{
+	size_t h = (code >> 4) ^ (ip * 0x9E3779B97F4A7C15ull >> 24);
+
+	return &t->walkmemo[(h * 2) & (AGP_WALKMEMO - 2)];
+}
+
+/*
+ * The site of a walk met before: the memo slots of the innermost frame's
+ * set whose frames, out to their depth, hash as the stack's do now.  0 on
+ * a miss (a site id is never 0).  Reads the frames' own words only.
+ */
+static uint32_t walkmemo_find(struct agp_thread *t, char *iframe)
+{
+	uintptr_t code = (uintptr_t)word_at(iframe, L.code_off), ip = (uintptr_t)word_at(iframe, L.ip_off);
+	struct agp_walkmemo_slot *set = walkmemo_set(t, code, ip);
+	int want0 = set[0].code == code && set[0].ip == ip && set[0].site;
+	int want1 = set[1].code == code && set[1].ip == ip && set[1].site;
+	uint32_t last = want0 && want1 ? (set[0].depth > set[1].depth ? set[0].depth : set[1].depth)
+			: want0 ? set[0].depth : set[1].depth;
+	uint64_t h = 0;
+
+	if (!want0 && !want1)
+		return 0;
+	for (uint32_t depth = 0; iframe && depth <= last; depth++) {
+		h = path_step(h, (uintptr_t)word_at(iframe, L.code_off), (uintptr_t)word_at(iframe, L.ip_off));
+		if (want0 && depth == set[0].depth && h == set[0].path)
+			return set[0].site;
+		if (want1 && depth == set[1].depth && h == set[1].path)
+			return set[1].site;
+		iframe = word_at(iframe, L.prev_off);
+	}
+	return 0;
+}
+
+/* Remember a walk's site (the set's older slot goes: slot 1 moves to 0). */
+static void walkmemo_add(struct agp_thread *t, uintptr_t code, uintptr_t ip, uint64_t path, uint32_t depth,
+			 uint32_t site)
+{
+	struct agp_walkmemo_slot *set = walkmemo_set(t, code, ip);
+
+	set[0] = set[1];
+	set[1] = (struct agp_walkmemo_slot){ code, ip, path, depth, site };
+}
+
 /*
  * Walk out from the innermost frame, skipping TensorFlow's own, to the first
  * user frame, keeping up to AGP_SITE_CHAIN_MAX - 1 library frames met on the
  * way (the innermost ones).  The site cache is keyed on the innermost frame
- * and the user frame, so a hit costs the walk only.
+ * and the user frame, so a hit costs the walk only; a walk met before (the
+ * memo) does not even classify the frames.
  */
 uint32_t agp_py_callsite(struct agp_thread *t)
 {
 	struct chain_frame lib[AGP_SITE_CHAIN_MAX - 1], user = { 0, 0, 0, 0 };
 	const struct chain_frame *inner;
 	struct agp_sitecache_slot *ss;
-	char *iframe;
-	int nlib = 0, seen = 0;
+	char *iframe, *innermost;
+	int nlib = 0, seen = 0, depth;
+	uint64_t path = 0;
+	uint32_t site;
 	size_t h;
 
-	if (!L.ok)
+	if (!L.ok || !(innermost = iframe = current_iframe()))
 		return 0;
-	iframe = current_iframe();
-	for (int depth = 0; iframe && depth < 64 && !user.code; depth++) {
-		uintptr_t code = (uintptr_t)word_at(iframe, L.code_off);
+	if ((site = walkmemo_find(t, iframe)))
+		return site;
+	for (depth = 0; iframe && depth < 64 && !user.code; depth++) {
+		uintptr_t code = (uintptr_t)word_at(iframe, L.code_off), ip = (uintptr_t)word_at(iframe, L.ip_off);
 
+		path = path_step(path, code, ip);
 		if (code && word_at((void *)code, 8) == py.Code_Type) {
 			const struct agp_codecache_slot *cs = code_lookup(t, code);
-			struct chain_frame f = { code, (uintptr_t)word_at(iframe, L.ip_off), cs->file, cs->func };
+			struct chain_frame f = { code, ip, cs->file, cs->func };
 
 			if (cs->kind == AGP_FRAME_USER)
 				user = f;
@@ -627,13 +684,17 @@ uint32_t agp_py_callsite(struct agp_thread *t)
 	if (nlib)
 		h ^= (user.code >> 6) ^ (user.ip * 0xC2B2AE3D27D4EB4Full >> 24);
 	ss = &t->sitecache[h & (AGP_SITECACHE - 1)];
-	if (ss->code == inner->code && ss->ip == inner->ip && ss->user_code == (nlib ? user.code : 0) &&
-	    ss->user_ip == (nlib ? user.ip : 0))
-		return ss->site;
-	ss->code = inner->code;
-	ss->ip = inner->ip;
-	ss->user_code = nlib ? user.code : 0;
-	ss->user_ip = nlib ? user.ip : 0;
-	ss->site = define_chain(t, lib, nlib, user.code ? &user : NULL);
+	if (!(ss->code == inner->code && ss->ip == inner->ip && ss->user_code == (nlib ? user.code : 0) &&
+	      ss->user_ip == (nlib ? user.ip : 0))) {
+		ss->code = inner->code;
+		ss->ip = inner->ip;
+		ss->user_code = nlib ? user.code : 0;
+		ss->user_ip = nlib ? user.ip : 0;
+		ss->site = define_chain(t, lib, nlib, user.code ? &user : NULL);
+	}
+	/* Only walks that end at a user frame: the others went to the bottom of the stack. */
+	if (user.code && ss->site && depth <= AGP_WALKMEMO_DEPTH)
+		walkmemo_add(t, (uintptr_t)word_at(innermost, L.code_off), (uintptr_t)word_at(innermost, L.ip_off), path,
+			     (uint32_t)(depth - 1), ss->site);
 	return ss->site;
 }
