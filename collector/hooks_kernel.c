@@ -400,10 +400,15 @@ static inline struct agp_thread *kernel_thread(const void *kernel)
 
 	if (__builtin_expect(!__atomic_load_n(&K.resolved, __ATOMIC_ACQUIRE), 0))
 		kernels_resolve();
-	if (agp_proc.kernels_off || agp_proc.kbench == AGP_KBENCH_FLOOR)
+	if (agp_proc.kernels_off)
 		return NULL;
+	if (__builtin_expect(agp_proc.kbench >= AGP_KBENCH_FLOOR, 0)) {  /* bench/ only: what the steps below cost */
+		if (agp_proc.kbench == AGP_KBENCH_PASS)
+			(void)agp_thread_get();
+		return NULL;
+	}
 	t = agp_thread_get();
-	if (!t || t->in_hook || !kernel || agp_proc.kbench == AGP_KBENCH_PASS)
+	if (!t || t->in_hook || !kernel)
 		return NULL;
 	kernel_totals_ready(t);
 	return t;
