@@ -10,9 +10,9 @@
  * Session.run) and eager execution run on the CPU device (or got.c patches
  * the slot after a late start).
  *
- * Hot path (a cache hit): one thread-local lookup by OpKernel* (checked
- * against the kernel's class, kernel_stale), one count
- * added to the kernel's entry of the thread's agp_kernel_total table, and,
+ * Hot path (the kernel the thread expected, kernel_slot): one comparison of
+ * the OpKernel* with the predicted cache slot's (and of the kernel's class,
+ * kernel_stale), one count added to the kernel's entry of the thread's agp_kernel_total table, and,
  * for a sampled call only (agp_kernel_detailed, collector.h), two clock
  * reads, the duration added to the entry and one 32-byte ring record.  The
  * counts stay exact; the launcher's writer, which costs about 2 us of CPU
@@ -145,10 +145,11 @@ static uintptr_t fingerprint(const void *kernel)
 
 /*
  * The kernel's class, from its first word (the vtable pointer): the line
- * the executor's virtual Compute call loads anyway, where the name pointer
+ * TensorFlow's Compute then loads anyway for its virtual call of
+ * OpKernel::Compute (kernel_slot prefetches it), where the name pointer
  * (fingerprint) sits on a line nothing else reads, a cache miss per kernel
  * that cost more than the rest of the hook.  Every execution checks the
- * class; the name only in sampled calls (kernel_names).
+ * class; the name only in sampled calls (kernel_slot).
  */
 static inline uint32_t vtable_of(const void *kernel)
 {

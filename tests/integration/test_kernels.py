@@ -36,7 +36,7 @@ calls counted by the program itself, and timed once per sampled call.
   calls before the budget ran out are in detail (each with all its
   kernels), the later ones counted only, and the kernels stored plus those
   refused (meta kernels_refused) are every kernel counted.
-- large (samples/graph_large.py): a function of more kernels than a
+- large (samples/graph_counted.py --large): a function of more kernels than a
   thread's kernel cache has slots, so that every call evicts some: every
   node's executions = the program's call count all the same, and its
   timed executions = the sampled calls.
@@ -246,12 +246,12 @@ def test_budget():
 
 
 def test_large():
-    proc, db, oracle = run_sample_recorded("graph_large.py")
+    proc, db, oracle = run_sample_recorded("graph_counted.py", args=["--large"])
     check_eq(proc.returncode, 0, "agprof run exit status")
-    check(oracle["extra"]["function_defs"]["large_steps"]["kernels"] > 8192, "more kernels than the cache's slots")
+    check(oracle["extra"]["function_defs"]["small_steps"]["kernels"] > 8192, "more kernels than the cache's slots")
     # the sampled calls' records may be dropped here (5 calls of 8,402 kernels in a few ms outrun the launcher's
     # writer: processes.dropped_kernels), their counts never: an evicted slot's totals go to the ring first
-    check_node_totals(db, oracle, "large_steps", q1(db, "SELECT count(*) FROM function_calls WHERE kernel_detail"))
+    check_node_totals(db, oracle, "small_steps", q1(db, "SELECT count(*) FROM function_calls WHERE kernel_detail"))
 
 
 TESTS = {"dispatch": test_dispatch, "matmuls": test_matmuls, "slow_op": test_slow_op, "no_kernels": test_no_kernels,
