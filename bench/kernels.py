@@ -31,9 +31,11 @@ usage: bench/kernels.py [--rounds N] [--calls N] [--repeat R] [--all] [--configs
   an older commit, to compare two collectors in the same rounds, with
   --base-agprof the launcher of that commit (the ring file's layout is
   theirs to share).
-  --configs k-count,k-nostore: the split of the default's cost
-  (AGPROF_KBENCH): every kernel counted but no call sampled; the sampled
-  calls timed but none of their kernels recorded.
+  --configs k-floor,k-pass,k-count,k-nostore: the split of the default's
+  cost (AGPROF_KBENCH): the hook calling TensorFlow's Compute straight
+  through (the cost of the hook's call alone), or once it has the thread's
+  state; every kernel counted but no call sampled; the sampled calls timed
+  but none of their kernels recorded.
 """
 import argparse
 import os
@@ -46,11 +48,12 @@ import tempfile
 from benchlib import run_checked
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CONFIGS = ("bare", "kernels", "kernels-all", "no-kernels", "tf-profiler", "k-count", "k-nostore", "kernels-base")
-OPTIONS = {"kernels": [], "kernels-all": ["--kernels=all"], "no-kernels": ["--no-kernels"], "k-count": [], "k-nostore": [],
-           "kernels-base": []}
-# the split of the default's cost (--configs only): every kernel counted, no call sampled; sampled calls timed, no record
-KBENCH = {"k-count": "count", "k-nostore": "nostore"}
+# the split of the default's cost (--configs only, AGPROF_KBENCH): the hook calling straight through (its call
+# alone), or after the thread's state; every kernel counted, no call sampled; sampled calls timed, no record
+KBENCH = {"k-floor": "floor", "k-pass": "pass", "k-count": "count", "k-nostore": "nostore"}
+CONFIGS = ("bare", "kernels", "kernels-all", "no-kernels", "tf-profiler") + tuple(KBENCH) + ("kernels-base",)
+OPTIONS = dict({"kernels": [], "kernels-all": ["--kernels=all"], "no-kernels": ["--no-kernels"], "kernels-base": []},
+               **{c: [] for c in KBENCH})
 
 
 def run(cmd, env=None):

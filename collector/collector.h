@@ -70,29 +70,27 @@ struct agp_codecache_slot {
 	uint32_t pad;
 };
 
-/* Kernel names by OpKernel* (hooks_kernel.c). */
+/*
+ * The kernel cache (hooks_kernel.c), by OpKernel*: what the hot path reads
+ * at every execution, four slots a cache line, apart from what only misses
+ * and sampled calls read (agp_kcache_name, same index).
+ */
 struct agp_kcache_slot {
 	uintptr_t kernel;
+	uint32_t vtable;        /* low bits of the kernel's vtable pointer: checked at every execution */
+	uint16_t next;          /* slot of the kernel that ran after it on this thread last time */
+	uint16_t collective;    /* agp_collective_kind of its op type (ComputeAsync wraps their callback) */
+};
+
+struct agp_kcache_name {
 	uintptr_t fingerprint;  /* the kernel's name text pointer: tells a reused address */
 	uint32_t name;          /* string ids */
 	uint32_t type;
-	uint32_t next;          /* slot of the kernel that ran after it on this thread last time */
-	uint32_t vtable;        /* low bits of the kernel's vtable pointer: checked at every execution */
-};
-
-/*
- * The string ids this thread gave collective op types (hooks_kernel.c sets
- * them on a kernel cache miss, ComputeAsync looks a kernel's type up):
- * a few entries instead of a field in every kernel cache slot.
- */
-#define AGP_COLL_TYPES 16
-struct agp_coll_type {
-	uint32_t type;          /* string id */
-	uint32_t kind;          /* agp_collective_kind */
 };
 
 #define AGP_STRCACHE 1024
 #define AGP_KCACHE AGP_KTOTAL_SLOTS /* power of two: more than the nodes of a large graph */
+#define AGP_KINDEX (2 * AGP_KCACHE) /* the kernel cache's hash index: at most half full */
 #define AGP_SITECACHE 4096
 #define AGP_CODECACHE 1024
 #define AGP_WALKMEMO 256        /* power of two: 2-way sets */
@@ -110,17 +108,25 @@ struct agp_call_count {
 
 /* Per-thread state, allocated on the thread's first event (mmap). */
 struct agp_thread {
+	/* first line: all the kernel hooks read of it at every execution */
 	uint32_t generation;    /* process generation it belongs to (fork resets) */
 	int32_t tid;
 	struct agp_thread_ring *ring;
+	int in_hook;            /* reentrancy guard */
+	int eager_depth;        /* inside a primitive TFE_Execute or a Session step */
+	uint64_t call_seq;      /* seq of the graph-function call this thread is in, 0 = none; | AGP_CALL_DETAIL */
+	/* hooks_kernel.c: kcache[i]'s totals (in the ring file), NULL: every kernel in detail */
+	struct agp_kernel_total *ktotals;
+	int ktotals_tried;
+	uint32_t kprev;         /* slot of the thread's previous kernel */
+	uint32_t kpred;         /* slot of the kernel expected next (kcache[kprev].next) */
+	uint32_t kused;         /* slots taken so far (kernel_slot_new) */
+	uint64_t free_kernels;  /* kernels of no call seen so far (agp_kernel_detailed) */
 	char *data;             /* ring data area */
 	uint64_t ring_bytes;    /* its capacity (ring->capacity) */
-	int in_hook;            /* reentrancy guard */
 	int fastpath_depth;     /* inside TFE_Py_FastPathExecute_C */
 	const char *fastpath_op; /* the op it was asked to run */
 	uint64_t last_dispatch_end; /* end of this thread's previous TFE_Execute */
-	uint64_t call_seq;      /* seq of the graph-function call this thread is in, 0 = none; | AGP_CALL_DETAIL */
-	int eager_depth;        /* inside a primitive TFE_Execute or a Session step */
 	int trace_depth;
 	struct agp_open_trace *traces[AGP_TRACE_STACK];
 	/* pywatch.c: root frames (PyObject *) of the watched traces, innermost last */
@@ -140,13 +146,8 @@ struct agp_thread {
 	struct agp_codecache_slot codecache[AGP_CODECACHE];
 	struct agp_walkmemo_slot walkmemo[AGP_WALKMEMO];
 	struct agp_kcache_slot kcache[AGP_KCACHE];
-	struct agp_coll_type coll_types[AGP_COLL_TYPES];
-	uint32_t ncoll_types;
-	uint32_t kprev;         /* slot of the thread's previous kernel */
-	/* hooks_kernel.c: kcache[i]'s totals (in the ring file), NULL: every kernel in detail */
-	struct agp_kernel_total *ktotals;
-	int ktotals_tried;
-	uint64_t free_kernels;  /* kernels of no call seen so far (agp_kernel_detailed) */
+	struct agp_kcache_name knames[AGP_KCACHE];
+	uint16_t kindex[AGP_KINDEX]; /* slot + 1 by the kernel's hash, 0 empty (hooks_kernel.c) */
 	struct agp_call_count call_counts[AGP_CALL_COUNTS]; /* per function name id (agp_call_detailed) */
 };
 
@@ -169,7 +170,16 @@ struct agp_process {
 	_Atomic uint64_t last_call_seq;
 	int kernels_off;        /* AGPROF_NO_KERNELS */
 	int kernels_all;        /* AGPROF_KERNELS=all: every kernel in detail */
-	int kbench;             /* AGPROF_KBENCH: 1 count only, 2 time without records (bench/kernels.py) */
+	int kbench;             /* AGPROF_KBENCH (enum agp_kbench, bench/kernels.py) */
+};
+
+/* AGPROF_KBENCH, bench/ only: the split of what the kernel hooks cost. */
+enum agp_kbench {
+	AGP_KBENCH_NONE = 0,
+	AGP_KBENCH_COUNT = 1,   /* "count": every kernel counted, no call sampled */
+	AGP_KBENCH_NOSTORE = 2, /* "nostore": sampled calls timed, their records not written */
+	AGP_KBENCH_FLOOR = 3,   /* "floor": the hook calls straight through (its call alone) */
+	AGP_KBENCH_PASS = 4,    /* "pass": straight through after the thread's state */
 };
 
 extern struct agp_process agp_proc AGP_HIDDEN;
@@ -223,7 +233,7 @@ static inline uint64_t agp_call_detailed(struct agp_thread *t, uint32_t name_id,
 {
 	struct agp_call_count *c;
 
-	if (agp_proc.kernels_off || agp_proc.kernels_all || agp_proc.kbench == 1)
+	if (agp_proc.kernels_off || agp_proc.kernels_all || agp_proc.kbench == AGP_KBENCH_COUNT)
 		return agp_proc.kernels_all && !agp_proc.kernels_off ? AGP_CALL_DETAIL : 0;
 	c = agp_call_count_of(t, name_id);
 	if (c->calls < AGP_KDETAIL_FIRST) {

@@ -10,9 +10,9 @@
  * Session.run) and eager execution run on the CPU device (or got.c patches
  * the slot after a late start).
  *
- * Hot path (a cache hit): one thread-local lookup by OpKernel* (checked
- * against the kernel's class, kernel_stale), one count
- * added to the kernel's entry of the thread's agp_kernel_total table, and,
+ * Hot path (the kernel the thread expected, kernel_slot): one comparison of
+ * the OpKernel* with the predicted cache slot's (and of the kernel's class,
+ * kernel_stale), one count added to the kernel's entry of the thread's agp_kernel_total table, and,
  * for a sampled call only (agp_kernel_detailed, collector.h), two clock
  * reads, the duration added to the entry and one 32-byte ring record.  The
  * counts stay exact; the launcher's writer, which costs about 2 us of CPU
@@ -56,6 +56,18 @@ static struct {
 	_Atomic long name_off;
 } K = { .name_off = -2 };
 
+/* AGPROF_KBENCH's value as an enum agp_kbench (bench/ only). */
+static int kbench_mode(const char *mode)
+{
+	static const char *const names[] = { [AGP_KBENCH_COUNT] = "count", [AGP_KBENCH_NOSTORE] = "nostore",
+					     [AGP_KBENCH_FLOOR] = "floor", [AGP_KBENCH_PASS] = "pass" };
+
+	for (size_t i = 1; mode && i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(mode, names[i]))
+			return (int)i;
+	return AGP_KBENCH_NONE;
+}
+
 void agp_kernels_init(void)
 {
 	const char *off = getenv(AGP_ENV_NO_KERNELS);
@@ -64,8 +76,7 @@ void agp_kernels_init(void)
 
 	agp_proc.kernels_off = off && *off && strcmp(off, "0") != 0;
 	agp_proc.kernels_all = mode && !strcmp(mode, "all");
-	mode = getenv(AGP_ENV_KBENCH);
-	agp_proc.kbench = !mode ? 0 : !strcmp(mode, "count") ? 1 : !strcmp(mode, "nostore") ? 2 : 0;
+	agp_proc.kbench = kbench_mode(getenv(AGP_ENV_KBENCH));
 }
 
 static void kernels_status(const char *status, const char *detail)
@@ -134,63 +145,44 @@ static uintptr_t fingerprint(const void *kernel)
 
 /*
  * The kernel's class, from its first word (the vtable pointer): the line
- * the executor's virtual Compute call loads anyway, where the name pointer
+ * TensorFlow's Compute then loads anyway for its virtual call of
+ * OpKernel::Compute (kernel_slot prefetches it), where the name pointer
  * (fingerprint) sits on a line nothing else reads, a cache miss per kernel
  * that cost more than the rest of the hook.  Every execution checks the
- * class; the name only in sampled calls (kernel_names).
+ * class; the name only in sampled calls (kernel_slot).
  */
 static inline uint32_t vtable_of(const void *kernel)
 {
 	return (uint32_t)*(const uintptr_t *)kernel;
 }
 
-/* A collective op type's string id on this thread (the table is full: the oldest entry goes). */
-static void remember_collective(struct agp_thread *t, uint32_t type, int kind)
-{
-	if (!kind || !type)
-		return;
-	for (uint32_t i = 0; i < t->ncoll_types && i < AGP_COLL_TYPES; i++)
-		if (t->coll_types[i].type == type)
-			return;
-	t->coll_types[t->ncoll_types % AGP_COLL_TYPES] = (struct agp_coll_type){ type, (uint32_t)kind };
-	t->ncoll_types++;
-}
-
-/* The collective kind of an async kernel's type, 0 for every other type. */
-static inline int collective_of(const struct agp_thread *t, uint32_t type)
-{
-	for (uint32_t i = 0; i < t->ncoll_types && i < AGP_COLL_TYPES; i++)
-		if (t->coll_types[i].type == type)
-			return (int)t->coll_types[i].kind;
-	return 0;
-}
-
 /*
  * Give slot's totals entry to a new kernel: the totals of the one it held
  * go to the ring first (or, when it is full, into dropped_kernels).
  */
-static void kernel_total_reset(struct agp_thread *t, struct agp_kcache_slot *slot)
+static void kernel_total_reset(struct agp_thread *t, uint32_t slot)
 {
 	struct agp_kernel_total *k;
 
 	if (!t->ktotals)
 		return;
-	k = &t->ktotals[slot - t->kcache];
+	k = &t->ktotals[slot];
 	if (k->count && agp_emit_kernel_agg(t, k) != 0)
 		atomic_fetch_add_explicit(&t->ring->dropped_kernels, k->count, memory_order_relaxed);
 	memset(k, 0, sizeof(*k));
 }
 
-/* The kernel's "name:type" as two string ids (0 when unknown). */
-static void kernel_name_slow(struct agp_thread *t, void *kernel, void *ctx, struct agp_kcache_slot *slot)
+/* Name slot's kernel (its "name:type" as two string ids, 0 when unknown), its totals started anew. */
+static void kernel_name_slow(struct agp_thread *t, void *kernel, void *ctx, uint32_t slot)
 {
+	struct agp_kcache_name *n = &t->knames[slot];
 	struct cxx_string s;
 	const char *colon;
 
 	kernel_total_reset(t, slot);
-	slot->kernel = (uintptr_t)kernel;
-	slot->name = slot->type = 0;
-	slot->fingerprint = 0;
+	*n = (struct agp_kcache_name){ 0 };
+	t->kcache[slot].vtable = vtable_of(kernel);
+	t->kcache[slot].collective = 0;
 	if (!K.trace_string || !K.cxx_delete)
 		return;
 	t->in_hook = 1;
@@ -202,51 +194,89 @@ static void kernel_name_slow(struct agp_thread *t, void *kernel, void *ctx, stru
 
 		if (atomic_load_explicit(&K.name_off, memory_order_relaxed) == -2)
 			atomic_store(&K.name_off, learn_name_off(kernel, s.p, nlen));
-		slot->name = agp_intern(t, s.p, nlen);
-		slot->type = agp_intern(t, colon + 1, s.len - nlen - 1);
-		remember_collective(t, slot->type, agp_collective_kind(colon + 1, s.len - nlen - 1));
+		n->name = agp_intern(t, s.p, nlen);
+		n->type = agp_intern(t, colon + 1, s.len - nlen - 1);
+		t->kcache[slot].collective = (uint16_t)agp_collective_kind(colon + 1, s.len - nlen - 1);
 	}
 	if (s.p != s.u.buf)
 		K.cxx_delete(s.p);
-	slot->fingerprint = fingerprint(kernel);
-	slot->vtable = vtable_of(kernel);
+	n->fingerprint = fingerprint(kernel);
 	if (t->ktotals) {
-		t->ktotals[slot - t->kcache].name = slot->name;
-		t->ktotals[slot - t->kcache].type = slot->type;
+		t->ktotals[slot].name = n->name;
+		t->ktotals[slot].type = n->type;
 	}
 }
 
-/*
- * Open addressing, KCACHE_PROBES slots per kernel: a direct-mapped cache
- * would make two kernels of one graph that share a slot evict each other at
- * every call.  A kernel found nowhere takes the first empty slot of its
- * probe run, else the first slot.
- */
-#define KCACHE_PROBES 8
+_Static_assert(sizeof(struct agp_kcache_slot) == 16, "four kernel cache slots a line");
+_Static_assert(offsetof(struct agp_thread, free_kernels) + sizeof(uint64_t) <= 64, "the hooks' fields in one line");
 
 /*
- * A graph runs its kernels in the same order at every call: each slot
- * remembers the slot that came next last time, whose cache and totals
- * lines are fetched while this kernel runs (on a small kernel the lookup's
- * cache misses were most of the hot path), and so does the first line of
- * the next kernel's object (its vtable: kernel_stale and the executor's
- * virtual Compute call read it) and the slot after it, the next slot
- * having been fetched one kernel earlier.  A prefetch never faults.
+ * The cache's index: open addressing with linear probing over AGP_KINDEX
+ * entries (slot + 1, 0 empty), at most half of them used, so that a probe
+ * run stays short and always ends.
  */
-static inline struct agp_kcache_slot *kernel_prefetch_next(struct agp_thread *t, struct agp_kcache_slot *slot)
+static inline uint32_t kindex_home(uintptr_t kernel)
 {
-	uint32_t i = (uint32_t)(slot - t->kcache), n = slot->next & (AGP_KCACHE - 1);
-	const struct agp_kcache_slot *next = &t->kcache[n];
+	_Static_assert(AGP_KINDEX == 1 << 14 && AGP_KINDEX >= 2 * AGP_KCACHE, "kernel index bits");
+	return (uint32_t)((((uint64_t)kernel >> 4) * 0x9e3779b97f4a7c15ULL) >> (64 - 14));
+}
 
-	struct agp_kcache_slot *prev = &t->kcache[t->kprev & (AGP_KCACHE - 1)];
+/* Where kernel's entry is in the index, else the empty entry that ends its probe run. */
+static uint32_t kindex_find(const struct agp_thread *t, uintptr_t kernel)
+{
+	uint32_t p = kindex_home(kernel);
 
-	if (prev->next != i)  /* the same order every call: the cache's lines stay clean */
-		prev->next = i;
-	t->kprev = i;
-	__builtin_prefetch((const void *)next->kernel);
-	__builtin_prefetch(&t->kcache[next->next & (AGP_KCACHE - 1)]);
-	if (t->ktotals)
-		__builtin_prefetch(&t->ktotals[n], 1);
+	while (t->kindex[p] && t->kcache[t->kindex[p] - 1].kernel != kernel)
+		p = (p + 1) & (AGP_KINDEX - 1);
+	return p;
+}
+
+/*
+ * Take kernel's entry out of the index: the entries after it in its probe
+ * run move back into the gap when their home allows (no tombstones, so that
+ * a long-running program's index never fills up with them).
+ */
+static void kindex_remove(struct agp_thread *t, uintptr_t kernel)
+{
+	uint32_t gap = kindex_find(t, kernel), p = gap;
+
+	if (!t->kindex[gap])
+		return;
+	for (;;) {
+		uint32_t home;
+
+		p = (p + 1) & (AGP_KINDEX - 1);
+		if (!t->kindex[p])
+			break;
+		home = kindex_home(t->kcache[t->kindex[p] - 1].kernel);
+		/* the entry at p may fill the gap unless its home lies cyclically in (gap, p] */
+		if (((p - home) & (AGP_KINDEX - 1)) >= ((p - gap) & (AGP_KINDEX - 1))) {
+			t->kindex[gap] = t->kindex[p];
+			gap = p;
+		}
+	}
+	t->kindex[gap] = 0;
+}
+
+/*
+ * A kernel the cache lacks takes the next unused slot, so that a graph's
+ * kernels, which first run in their order, get consecutive slots: the hot
+ * path then reads its slots and totals as two streams, where hashed slots
+ * were two random lines per kernel.  Once all are used, a slot chosen by
+ * the kernel's hash is evicted (not the oldest: a graph larger than the
+ * cache, run in a cycle, would miss at every kernel).
+ */
+static uint32_t kernel_slot_new(struct agp_thread *t, void *kernel, void *ctx)
+{
+	uint32_t slot = t->kused < AGP_KCACHE ? t->kused++ : kindex_home((uintptr_t)kernel) & (AGP_KCACHE - 1);
+	struct agp_kcache_slot *s = &t->kcache[slot];
+
+	if (s->kernel)
+		kindex_remove(t, s->kernel);
+	s->kernel = (uintptr_t)kernel;
+	s->next = (uint16_t)((slot + 1) & (AGP_KCACHE - 1));  /* first guess: the order of first runs */
+	t->kindex[kindex_find(t, (uintptr_t)kernel)] = (uint16_t)(slot + 1);
+	kernel_name_slow(t, kernel, ctx, slot);
 	return slot;
 }
 
@@ -255,33 +285,47 @@ static inline struct agp_kcache_slot *kernel_prefetch_next(struct agp_thread *t,
  * once when its class differs, else at its first sampled execution (until
  * then its executions count as the old node's, which no longer runs).
  */
-static inline int kernel_stale(const struct agp_kcache_slot *slot, const void *kernel, int detail)
+static inline int kernel_stale(const struct agp_thread *t, uint32_t slot, const void *kernel, int detail)
 {
-	return slot->vtable != vtable_of(kernel) || (detail && slot->fingerprint != fingerprint(kernel));
+	return t->kcache[slot].vtable != vtable_of(kernel) ||
+	       (detail && t->knames[slot].fingerprint != fingerprint(kernel));
 }
 
-static inline struct agp_kcache_slot *kernel_names(struct agp_thread *t, void *kernel, void *ctx, int detail)
+/* The cache slot of a kernel that is not the one predicted (the index, else a new slot); the prediction learns it. */
+static __attribute__((noinline)) uint32_t kernel_find_slow(struct agp_thread *t, void *kernel, void *ctx)
 {
-	uint64_t h = ((uint64_t)(uintptr_t)kernel >> 4) * 0x9e3779b97f4a7c15ULL;
-	size_t first = (size_t)(h >> (64 - 13)), i;
-	struct agp_kcache_slot *slot, *empty = NULL;
+	uint32_t p = kindex_find(t, (uintptr_t)kernel);
+	uint32_t slot = t->kindex[p] ? t->kindex[p] - 1u : kernel_slot_new(t, kernel, ctx);
 
-	_Static_assert(AGP_KCACHE == 1 << 13, "kernel cache index bits");
-	for (i = 0; i < KCACHE_PROBES; i++) {
-		slot = &t->kcache[(first + i) & (AGP_KCACHE - 1)];
-		if (slot->kernel == (uintptr_t)kernel) {
-			if (__builtin_expect(kernel_stale(slot, kernel, detail), 0))
-				kernel_name_slow(t, kernel, ctx, slot);
-			return kernel_prefetch_next(t, slot);
-		}
-		if (!slot->kernel) {
-			empty = slot;
-			break;
-		}
-	}
-	slot = empty ? empty : &t->kcache[first];
-	kernel_name_slow(t, kernel, ctx, slot);
-	return kernel_prefetch_next(t, slot);
+	t->kcache[t->kprev].next = (uint16_t)slot;
+	return slot;
+}
+
+/*
+ * A graph runs its kernels in the same order at every call: each slot
+ * remembers the slot that came next last time, the kernel the hot path
+ * expects (t->kpred), checked with one comparison before any hashing.
+ * Its object's first line (the vtable, which kernel_stale and then
+ * TensorFlow's Compute read: a cache miss that was most of the hook's
+ * cost) and its totals are fetched while this kernel runs; its slot is
+ * the next one in memory (kernel_slot_new), usually on the same line or the
+ * hardware's stream.  A prefetch never faults.
+ */
+static inline __attribute__((always_inline)) uint32_t kernel_slot(struct agp_thread *t, void *kernel, void *ctx,
+								  int detail)
+{
+	uint32_t slot = t->kpred;
+
+	if (__builtin_expect(t->kcache[slot].kernel != (uintptr_t)kernel, 0))
+		slot = kernel_find_slow(t, kernel, ctx);
+	if (__builtin_expect(kernel_stale(t, slot, kernel, detail), 0))
+		kernel_name_slow(t, kernel, ctx, slot);
+	t->kprev = slot;
+	t->kpred = t->kcache[slot].next & (AGP_KCACHE - 1);
+	__builtin_prefetch((const void *)t->kcache[t->kpred].kernel);
+	if (t->ktotals)
+		__builtin_prefetch(&t->ktotals[t->kpred], 1);
+	return slot;
 }
 
 /*
@@ -329,11 +373,11 @@ static inline void kernel_begin(struct kernel_span *k)
  * One kernel execution: into its totals, and one by one when its call is
  * sampled (both only while the capture window is open).
  */
-static inline void kernel_end(struct agp_thread *t, const struct agp_kcache_slot *slot, const struct kernel_span *k,
-			      uint64_t call, uint32_t flags)
+static inline void kernel_end(struct agp_thread *t, uint32_t slot, const struct kernel_span *k, uint64_t call,
+			      uint32_t flags)
 {
 	uint64_t end = k->detail ? agp_now_ns() : 0;
-	struct agp_kernel_total *e = t->ktotals ? &t->ktotals[slot - t->kcache] : NULL;
+	struct agp_kernel_total *e = t->ktotals ? &t->ktotals[slot] : NULL;
 
 	if (!agp_capture_open())
 		return;
@@ -346,28 +390,45 @@ static inline void kernel_end(struct agp_thread *t, const struct agp_kcache_slot
 			e->timed_ns += end > k->start_ns ? end - k->start_ns : 0;
 		}
 	}
-	if (k->detail && agp_proc.kbench != 2)
-		agp_emit_kernel(t, slot->name, slot->type, k->start_ns, end, (uint32_t)call, flags);
+	if (k->detail && agp_proc.kbench != AGP_KBENCH_NOSTORE)
+		agp_emit_kernel(t, t->knames[slot].name, t->knames[slot].type, k->start_ns, end, (uint32_t)call, flags);
+}
+
+/* The thread's state for a kernel the hooks record; NULL: call TensorFlow's function straight through. */
+static inline struct agp_thread *kernel_thread(const void *kernel)
+{
+	struct agp_thread *t;
+
+	if (__builtin_expect(!__atomic_load_n(&K.resolved, __ATOMIC_ACQUIRE), 0))
+		kernels_resolve();
+	if (agp_proc.kernels_off)
+		return NULL;
+	if (__builtin_expect(agp_proc.kbench >= AGP_KBENCH_FLOOR, 0)) {  /* bench/ only: what the steps below cost */
+		if (agp_proc.kbench == AGP_KBENCH_PASS)
+			(void)agp_thread_get();
+		return NULL;
+	}
+	t = agp_thread_get();
+	if (!t || t->in_hook || !kernel)
+		return NULL;
+	kernel_totals_ready(t);
+	return t;
 }
 
 AGP_EXPORT void AGP_KERNEL_COMPUTE(void *device, void *kernel, void *ctx)
 {
-	struct agp_thread *t;
-	struct agp_kcache_slot *slot;
+	struct agp_thread *t = kernel_thread(kernel);
 	struct kernel_span span;
+	uint32_t slot;
 	uint64_t call;
 
-	if (__builtin_expect(!__atomic_load_n(&K.resolved, __ATOMIC_ACQUIRE), 0))
-		kernels_resolve();
-	t = agp_proc.kernels_off ? NULL : agp_thread_get();
-	if (!t || t->in_hook || !kernel) {
+	if (!t) {
 		K.compute(device, kernel, ctx);
 		return;
 	}
-	kernel_totals_ready(t);
 	call = kernel_call(t);
 	span.detail = agp_kernel_detailed(t, call);
-	slot = kernel_names(t, kernel, ctx, span.detail);
+	slot = kernel_slot(t, kernel, ctx, span.detail);
 	kernel_begin(&span);
 	K.compute(device, kernel, ctx);
 	kernel_end(t, slot, &span, call, 0);
@@ -383,15 +444,14 @@ AGP_EXPORT void AGP_KERNEL_COMPUTE(void *device, void *kernel, void *ctx)
  * their keys and completion time.
  */
 /* A collective's dispatch, its done callback wrapped (the caller's done is left empty). */
-static void collective_compute_async(struct agp_thread *t, const struct agp_kcache_slot *slot, int kind,
-				     void *device, void *kernel, void *ctx, void *done, uint64_t call,
-				     struct kernel_span *span)
+static void collective_compute_async(struct agp_thread *t, uint32_t slot, void *device, void *kernel, void *ctx,
+				     void *done, uint64_t call, struct kernel_span *span)
 {
 	_Alignas(16) unsigned char storage[32];
 	void *use;
 
 	t->in_hook = 1;
-	use = agp_collective_wrap(t, kind, ctx, done, storage);
+	use = agp_collective_wrap(t, t->kcache[slot].collective, ctx, done, storage);
 	t->in_hook = 0;
 	kernel_begin(span);
 	K.compute_async(device, kernel, ctx, use);
@@ -402,25 +462,20 @@ static void collective_compute_async(struct agp_thread *t, const struct agp_kcac
 
 AGP_EXPORT void AGP_KERNEL_COMPUTE_ASYNC(void *device, void *kernel, void *ctx, void *done)
 {
-	struct agp_thread *t;
-	struct agp_kcache_slot *slot;
+	struct agp_thread *t = kernel_thread(kernel);
 	struct kernel_span span;
+	uint32_t slot;
 	uint64_t call;
-	int kind;
 
-	if (__builtin_expect(!__atomic_load_n(&K.resolved, __ATOMIC_ACQUIRE), 0))
-		kernels_resolve();
-	t = agp_proc.kernels_off ? NULL : agp_thread_get();
-	if (!t || t->in_hook || !kernel) {
+	if (!t) {
 		K.compute_async(device, kernel, ctx, done);
 		return;
 	}
-	kernel_totals_ready(t);
 	call = kernel_call(t);
 	span.detail = agp_kernel_detailed(t, call);
-	slot = kernel_names(t, kernel, ctx, span.detail);
-	if (__builtin_expect((kind = collective_of(t, slot->type)) != 0, 0)) {
-		collective_compute_async(t, slot, kind, device, kernel, ctx, done, call, &span);
+	slot = kernel_slot(t, kernel, ctx, span.detail);
+	if (__builtin_expect(t->kcache[slot].collective != 0, 0)) {
+		collective_compute_async(t, slot, device, kernel, ctx, done, call, &span);
 		return;
 	}
 	kernel_begin(&span);
