@@ -558,15 +558,16 @@ static void functions(struct text *t)
 
 		/* TensorFlow's own functions (tf.data's wrapped_fn) under the user call that made them. */
 		struct source_loc where = f->made_by ? model_function_user_loc(f) : f->def;
+		const char *label = f->made_by ? f->made_by : f->name ? f->name : "-";
 
 		strbuf_addstr(t->out, "  ");
-		cell_name(t->out, f->made_by ? f->made_by : f->name, 16, 1);
+		cell_name(t->out, label, 16, 1);
 		strbuf_addch(t->out, ' ');
 		cell_left(t->out, loc_str(m, &where), 25, 1);
 		strbuf_addf(t->out, " %6zu %8lld %9s %9s\n", f->ntraces, (long long)f->calls,
 			    duration_format(a, sizeof(a), (int64_t)f->trace_ns), duration_format(b, sizeof(b), (int64_t)f->exec_ns));
-		if (strlen(f->made_by ? f->made_by : f->name) > 16)  /* the cell cut it: whole, on a line of its own */
-			strbuf_addf(t->out, "    %s\n", f->made_by ? f->made_by : f->name);
+		if (strlen(label) > 16)  /* the cell cut it: whole, on a line of its own */
+			strbuf_addf(t->out, "    %s\n", label);
 		if (f->jit_compile || f->has_input_signature || f->reduce_retracing)
 			strbuf_addf(t->out, "    options:%s%s%s\n", f->jit_compile ? " jit_compile" : "",
 				    f->has_input_signature ? " input_signature" : "",

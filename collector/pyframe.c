@@ -398,25 +398,13 @@ static struct override {
 } overrides[MAX_OVERRIDES];
 static int noverrides;
 
-static void read_override_list(const char *var, int kind)
+static void add_override(const char *path, size_t len, int kind)
 {
-	const char *v = getenv(var), *p, *end;
-
-	for (p = v; p && *p && noverrides < MAX_OVERRIDES; p = *end ? end + 1 : end) {
-		size_t n;
-
-		end = strchr(p, ':');
-		if (!end)
-			end = p + strlen(p);
-		n = (size_t)(end - p);
-		while (n > 1 && p[n - 1] == '/')
-			n--;
-		if (n == 0 || !(overrides[noverrides].prefix = strndup(p, n)))
-			continue;
-		overrides[noverrides].len = n;
-		overrides[noverrides].kind = kind;
-		noverrides++;
-	}
+	if (!(overrides[noverrides].prefix = strndup(path, len)))
+		return;
+	overrides[noverrides].len = len;
+	overrides[noverrides].kind = kind;
+	noverrides++;
 }
 
 /* Whether dir holds an installed distribution's metadata (NAME-VERSION.dist-info). */
@@ -441,16 +429,36 @@ static int holds_distributions(const char *dir)
  * PYTHONPATH) installs packages outside any site-packages directory: their
  * frames would be taken for the user's.  A PYTHONPATH entry that holds
  * installed distributions is library code, unless --user-code says
- * otherwise (it wins on a tie, a longer prefix wins anyway).
+ * otherwise (it wins on a tie, a longer prefix wins anyway).  Python makes
+ * its path entries absolute (site.py), and so the file names of what it
+ * imports: a relative entry is taken from the working directory.
  */
-static void read_installed_pythonpath(void)
+static void add_if_installed(const char *path, size_t n, int kind)
 {
-	const char *v = getenv("PYTHONPATH"), *p, *end;
 	char dir[4096], cwd[2048];
+	int len;
+
+	if (*path == '/')
+		len = snprintf(dir, sizeof(dir), "%.*s", (int)n, path);
+	else if (getcwd(cwd, sizeof(cwd)))
+		len = snprintf(dir, sizeof(dir), "%s/%.*s", cwd, (int)n, path);
+	else
+		return;
+	if (len > 0 && (size_t)len < sizeof(dir) && holds_distributions(dir))
+		add_override(dir, (size_t)len, kind);
+}
+
+/*
+ * The ':'-separated paths of var (trailing '/' dropped) as overrides of
+ * kind: all of them (--user-code, --library: the launcher made them
+ * absolute), or with installed_only those add_if_installed takes.
+ */
+static void read_override_list(const char *var, int kind, int installed_only)
+{
+	const char *v = getenv(var), *p, *end;
 
 	for (p = v; p && *p && noverrides < MAX_OVERRIDES; p = *end ? end + 1 : end) {
 		size_t n;
-		int len;
 
 		end = strchr(p, ':');
 		if (!end)
@@ -460,27 +468,18 @@ static void read_installed_pythonpath(void)
 			n--;
 		if (n == 0)
 			continue;
-		/* Python makes its path entries absolute (site.py), and so do the file names of what it imports */
-		if (*p == '/')
-			len = snprintf(dir, sizeof(dir), "%.*s", (int)n, p);
-		else if (getcwd(cwd, sizeof(cwd)))
-			len = snprintf(dir, sizeof(dir), "%s/%.*s", cwd, (int)n, p);
+		if (installed_only)
+			add_if_installed(p, n, kind);
 		else
-			continue;
-		if (len <= 0 || (size_t)len >= sizeof(dir) || !holds_distributions(dir) ||
-		    !(overrides[noverrides].prefix = strdup(dir)))
-			continue;
-		overrides[noverrides].len = (size_t)len;
-		overrides[noverrides].kind = AGP_FRAME_LIBRARY;
-		noverrides++;
+			add_override(p, n, kind);
 	}
 }
 
 void agp_py_read_overrides(void)
 {
-	read_override_list(AGP_ENV_USER_CODE, AGP_FRAME_USER);
-	read_override_list(AGP_ENV_LIBRARY, AGP_FRAME_LIBRARY);
-	read_installed_pythonpath();
+	read_override_list(AGP_ENV_USER_CODE, AGP_FRAME_USER, 0);
+	read_override_list(AGP_ENV_LIBRARY, AGP_FRAME_LIBRARY, 0);
+	read_override_list("PYTHONPATH", AGP_FRAME_LIBRARY, 1);
 }
 
 /* The longest override that is path or a directory above it, or NULL. */
