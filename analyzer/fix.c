@@ -275,6 +275,7 @@ struct edit {
 	const char *file;       /* recorded path */
 	long line, nlines;
 	struct strbuf after;
+	int pins_signature;     /* finding_fix.pins_signature */
 };
 
 static void set_no_edit(struct fixctx *c, struct finding *f, const char *fmt, ...)
@@ -302,6 +303,7 @@ static int store_edit(struct fixctx *c, struct finding *f, const struct loaded *
 	f->fix.nlines = (int)e->nlines;
 	f->fix.before = model_strdup(c->m, before.buf ? before.buf : "");
 	f->fix.after = model_strdup(c->m, e->after.buf ? e->after.buf : "");
+	f->fix.pins_signature = e->pins_signature;
 	strbuf_release(&before);
 	return 0;
 }
@@ -508,7 +510,8 @@ static void edit_signature(struct fixctx *c, struct finding *f, const struct mod
 		set_no_edit(c, f, "%s is not decorated with @%s.function at its def", fn->name, tf);
 		return;
 	}
-	if (build_signature(fn, ps, np, tf, &sig)) {
+	e.pins_signature = !build_signature(fn, ps, np, tf, &sig);
+	if (!e.pins_signature) {
 		strbuf_reset(&sig);
 		strbuf_addstr(&sig, "reduce_retracing=True");
 	}

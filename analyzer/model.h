@@ -324,6 +324,7 @@ struct finding_fix {
 	int line, nlines;
 	const char *before;         /* those lines as the file has them now, '\n'-terminated */
 	const char *after;          /* their replacement, '\n'-terminated */
+	int pins_signature;         /* the edit gives the function an input_signature: one trace for every shape */
 };
 
 /*

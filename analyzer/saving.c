@@ -204,7 +204,7 @@ static struct fix_cost fix_added(struct model *m, const struct finding *f, const
 	int64_t cold, warm, calls = 0;
 	size_t n = 0;
 
-	if (f->cause == CAUSE_SHAPE && sum->n && !(f->fix.after && strstr(f->fix.after, "input_signature="))) {
+	if (f->cause == CAUSE_SHAPE && sum->n && !f->fix.pins_signature) {
 		c.ns = sum->median;
 		c.how = model_strf(m, "the relaxed function's own first trace and set-up, one retraced step (the median"
 				   " of those removed) %.1f ms", ms(c.ns));

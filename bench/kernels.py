@@ -24,8 +24,14 @@ Target (issue 10): kernels <= 1.05x.  Same method as bench/overhead.py.
 Each run times its loop --repeat times and reports the least (bench/graph_loop.py):
 the figures are then the loop's own cost more than the machine's load.
 
-usage: bench/kernels.py [--rounds N] [--calls N] [--repeat R] [--all] [--configs A,B] [--python PY] [--agprof PATH]
-                        [--base-collector SO [--base-agprof PATH]]
+usage: bench/kernels.py [--rounds N] [--calls N] [--repeat R] [--all] [--pin] [--configs A,B] [--python PY]
+                        [--agprof PATH] [--base-collector SO [--base-agprof PATH]]
+  --pin: the workload (all its threads) on CPU 0 and agprof's launcher on
+  CPU 1 (taskset), in every configuration.  On the shared 2-core machine an
+  unpinned run of the same loop moves by +-20% from process to process (the
+  executor's threads and the main thread migrating between the two CPUs);
+  pinned, the bare loop's spread is a few percent, and the launcher, whose
+  CPU is measured apart (bench/long_run.py), does not compete with the loop.
   --base-collector SO: one more configuration, kernels-base: the default
   under another collector library (AGPROF_COLLECTOR), e.g. one built from
   an older commit, to compare two collectors in the same rounds, with
@@ -66,6 +72,9 @@ def run(cmd, env=None):
 
 def one(config, args, tmp, r):
     loop = [args.python, os.path.join(ROOT, "bench", "graph_loop.py"), str(args.calls), "--repeat", str(args.repeat)]
+    launcher = []
+    if args.pin:  # the workload's threads on CPU 0, agprof's launcher on CPU 1
+        loop, launcher = ["taskset", "-c", "0"] + loop, ["taskset", "-c", "1"]
     out = os.path.join(tmp, "%s-%d.agprof" % (config, r))
     if config == "bare":
         return run(loop) + (None,)
@@ -75,7 +84,7 @@ def one(config, args, tmp, r):
     if config == "kernels-base":
         env = dict(os.environ, AGPROF_COLLECTOR=args.base_collector)
     agprof = args.base_agprof if config == "kernels-base" and args.base_agprof else args.agprof
-    res = run([agprof, "run", "-q", "-f", "-o", out] + OPTIONS[config] + ["--"] + loop, env)
+    res = run(launcher + [agprof, "run", "-q", "-f", "-o", out] + OPTIONS[config] + ["--"] + loop, env)
     with sqlite3.connect(out) as db:
         counted = db.execute("SELECT coalesce(sum(count), 0) FROM kernel_totals").fetchone()[0]
         kernels = db.execute("SELECT count(*) FROM kernels").fetchone()[0]
@@ -91,6 +100,7 @@ def main():
     ap.add_argument("--calls", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--all", action="store_true", help="also run --kernels=all")
+    ap.add_argument("--pin", action="store_true", help="the workload on CPU 0, agprof's launcher on CPU 1")
     ap.add_argument("--configs", help="comma-separated subset of the configurations (bare is always run)")
     ap.add_argument("--python", default=os.path.join(ROOT, ".venv", "bin", "python"))
     ap.add_argument("--agprof", default=os.path.join(ROOT, "build", "cmd", "agprof", "agprof"))
@@ -121,8 +131,9 @@ def main():
             extra = (" %d counted, %d one by one, %d dropped" % rec) if rec else (" stop %.2f s" % stop if c == "tf-profiler" else "")
             line.append("%s cpu %.3f s (%.3f) wall %.3f s (%.3f)%s" % (c, c_cpu, cpu[c][-1], c_wall, wall[c][-1], extra))
         print("round %d: %s" % (r + 1, "; ".join(line)))
-    print("%d rounds of %d calls (least of %d loops) of a %d-kernel tf.function; load %s" % (
-        args.rounds, args.calls, args.repeat, 2002, " ".join(open("/proc/loadavg").read().split()[:3])))
+    print("%d rounds of %d calls (least of %d loops) of a %d-kernel tf.function%s; load %s" % (
+        args.rounds, args.calls, args.repeat, 2002, ", workload on CPU 0, launcher on CPU 1" if args.pin else "",
+        " ".join(open("/proc/loadavg").read().split()[:3])))
     for c in configs[1:]:
         print("median loop slowdown, %-12s cpu %.3f  wall %.3f%s" % (c, statistics.median(cpu[c]),
               statistics.median(wall[c]), "  (target <= 1.05)" if c == "kernels" else ""))

@@ -695,9 +695,6 @@ static void hide_launcher_environment(void)
 	unsetenv(AGP_ENV_CUDA_INJECTION);
 }
 
-void agp_tf_exit_check(void) AGP_HIDDEN;
-void agp_proc_hooks_init(void) AGP_HIDDEN;
-void agp_exit_record(int status) AGP_HIDDEN;
 void agp_exit_record(int status)
 {
 	struct agp_side s;
@@ -752,8 +749,6 @@ int agp_start(const char *dir)
  * Returns 0, 1 when already recording (attached or under `agprof run`),
  * 2 when the buffers cannot be created.
  */
-void agp_tf_attach(void) AGP_HIDDEN;
-void agp_got_scan(void) AGP_HIDDEN;
 AGP_EXPORT int agprof_attach(const char *dir)
 {
 	static int once;
@@ -779,7 +774,6 @@ AGP_EXPORT int agprof_attach(const char *dir)
 }
 
 /* TensorFlow objects loaded since the last scan get their GOT patched; returns the slots patched so far. */
-int agp_got_patched(void) AGP_HIDDEN;
 AGP_EXPORT int agprof_attach_rescan(void)
 {
 	agp_got_scan();
@@ -787,7 +781,6 @@ AGP_EXPORT int agprof_attach_rescan(void)
 }
 
 /* Slots of TensorFlow's objects that reach a hook (0: TensorFlow's calls are not seen). */
-int agp_got_bound(void) AGP_HIDDEN;
 AGP_EXPORT int agprof_attach_bound(void)
 {
 	return agp_got_bound();

@@ -429,5 +429,49 @@ int agp_py_gil_held(void) AGP_HIDDEN;
 /* str item i of a tuple, as UTF-8 (borrowed), or NULL; needs the GIL. */
 struct _object;
 const char *agp_py_tuple_str(struct _object *tuple, long i) AGP_HIDDEN;
+/* pyframe.c: the interpreter's version, "3.11.7", or NULL. */
+const char *agp_py_version(void) AGP_HIDDEN;
+
+/*
+ * pytrace.c: a trace seen from TF_NewGraph (begin, NULL when the graph is
+ * no trace) to the conversion of its graph into a function (end, which
+ * writes it and frees it); hooks_tf.c drives it.
+ */
+struct agp_open_trace;
+struct agp_open_trace *agp_pytrace_begin(struct agp_thread *t) AGP_HIDDEN;
+void agp_pytrace_set_graph(struct agp_open_trace *ot, void *graph) AGP_HIDDEN;
+void *agp_pytrace_graph(const struct agp_open_trace *ot) AGP_HIDDEN;
+uint64_t agp_pytrace_seq(const struct agp_open_trace *ot) AGP_HIDDEN;
+void agp_pytrace_count_variable(struct agp_open_trace *ot) AGP_HIDDEN;
+void agp_pytrace_end(struct agp_open_trace *ot, int32_t tid, const char *tf_name, const char *status) AGP_HIDDEN;
+
+/* pywatch.c: what the traced code does while a trace runs (docs/collector.md, "Pitfalls inside traced code"). */
+void agp_pywatch_init(struct _object *(*get)(struct _object *, const char *), struct _object *ns) AGP_HIDDEN;
+void agp_pywatch_begin(struct agp_thread *t, uint64_t seq) AGP_HIDDEN;
+void agp_pywatch_saves(struct _object *frame) AGP_HIDDEN;
+uint64_t agp_pywatch_event_ps(void) AGP_HIDDEN;
+
+/* got.c: the GOT slots of TensorFlow's objects that import a hooked symbol, rewritten to reach the hook. */
+struct got_hook {
+	const char *name;
+	void *hook;
+};
+extern const struct got_hook agp_got_hooks[] AGP_HIDDEN;  /* hooks_tf.c: every hook, by symbol name */
+void agp_got_scan(void) AGP_HIDDEN;       /* patch the objects loaded since the last scan */
+int agp_got_patched(void) AGP_HIDDEN;     /* slots patched so far */
+int agp_got_bound(void) AGP_HIDDEN;       /* slots that reach a hook (0: TensorFlow's calls are not seen) */
+void *agp_real_dlopen(const char *file, int mode) AGP_HIDDEN;
+
+/* hooks_tf.c: a late start (agprof_attach); at exit, whether any hook ran. */
+void agp_tf_attach(void) AGP_HIDDEN;
+void agp_tf_exit_check(void) AGP_HIDDEN;
+
+/* hooks_proc.c: fork/exec hooks; collector.c: the process's end record. */
+void agp_proc_hooks_init(void) AGP_HIDDEN;
+void agp_exit_record(int status) AGP_HIDDEN;
+/* collector.c: the launcher's variables as the constructor found them, handed to children (hooks_proc.c). */
+extern char agp_env_preload[] AGP_HIDDEN;  /* the collector's own path, first in LD_PRELOAD */
+extern char agp_env_shm[] AGP_HIDDEN;
+extern char agp_env_cuda[] AGP_HIDDEN;
 
 #endif

@@ -22,13 +22,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-struct got_hook {
-	const char *name;
-	void *hook;
-};
-
-/* Filled by hooks_tf.c (agp_got_hooks). */
-extern const struct got_hook agp_got_hooks[] AGP_HIDDEN;
 
 #define MAX_SEEN 1024
 static uintptr_t seen[MAX_SEEN];
@@ -272,7 +265,6 @@ static int scan_cb(struct dl_phdr_info *info, size_t size, void *data)
 }
 
 /* Scan the TensorFlow objects loaded since the last scan. */
-void agp_got_scan(void) AGP_HIDDEN;
 void agp_got_scan(void)
 {
 	static int patch_on;
@@ -292,19 +284,16 @@ void agp_got_scan(void)
 }
 
 /* Slots of TensorFlow's objects that reach a hook: the hooks are in place. */
-int agp_got_bound(void) AGP_HIDDEN;
 int agp_got_bound(void)
 {
 	return bound_slots;
 }
 
-int agp_got_patched(void) AGP_HIDDEN;
 int agp_got_patched(void)
 {
 	return patched_slots;
 }
 
-void *agp_real_dlopen(const char *file, int mode) AGP_HIDDEN;
 void *agp_real_dlopen(const char *file, int mode)
 {
 	static void *(*real_dlopen)(const char *, int);

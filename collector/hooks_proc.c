@@ -17,11 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-extern char agp_env_preload[] AGP_HIDDEN;  /* the collector's own path */
-extern char agp_env_shm[] AGP_HIDDEN;
-extern char agp_env_cuda[] AGP_HIDDEN;
 extern char **environ;
-void agp_exit_record(int status) AGP_HIDDEN;
 
 /* The launcher's variables: a child gets them from us, never from envp. */
 static int is_ours(const char *entry)
@@ -171,7 +167,6 @@ AGP_EXPORT int execvp(const char *file, char *const argv[])
  * Resolve the real exec functions at start-up: dlsym in a vfork child could
  * take the loader's lock.
  */
-void agp_proc_hooks_init(void) AGP_HIDDEN;
 void agp_proc_hooks_init(void)
 {
 	REAL(execve);

@@ -10,6 +10,7 @@
  * version node "tensorflow" through collector/collector.map.
  */
 #include "collector.h"
+#include "gpu_record.h"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -31,20 +32,6 @@ typedef struct TF_FunctionOptions TF_FunctionOptions;
 typedef struct { TF_Operation *oper; int index; } TF_Output;
 typedef struct { const void *data; size_t length; void (*dealloc)(void *, size_t); } TF_Buffer;
 typedef struct _object PyObject;
-
-struct agp_open_trace;
-struct agp_open_trace *agp_pytrace_begin(struct agp_thread *t) AGP_HIDDEN;
-void agp_pytrace_set_graph(struct agp_open_trace *ot, void *graph) AGP_HIDDEN;
-void *agp_pytrace_graph(const struct agp_open_trace *ot) AGP_HIDDEN;
-uint64_t agp_pytrace_seq(const struct agp_open_trace *ot) AGP_HIDDEN;
-void agp_pytrace_count_variable(struct agp_open_trace *ot) AGP_HIDDEN;
-void agp_pytrace_end(struct agp_open_trace *ot, int32_t tid, const char *tf_name, const char *status) AGP_HIDDEN;
-const char *agp_py_version(void) AGP_HIDDEN;
-void gpu_external_push(uint64_t external_id);
-void agp_got_scan(void) AGP_HIDDEN;
-int agp_got_bound(void) AGP_HIDDEN;
-void *agp_real_dlopen(const char *file, int mode) AGP_HIDDEN;
-void gpu_external_pop(void);
 
 static int tf_seen;
 
@@ -778,10 +765,6 @@ AGP_EXPORT void RUN_CALLABLE_SYM(TF_Session *session, int64_t handle, PyObject *
 }
 
 /* Every hook, by the symbol name importing modules use (for got.c). */
-struct got_hook {
-	const char *name;
-	void *hook;
-};
 const struct got_hook agp_got_hooks[] AGP_HIDDEN = {
 	{ "TFE_Execute", (void *)TFE_Execute },
 	{ "TFE_NewContextOptions", (void *)TFE_NewContextOptions },
@@ -819,7 +802,6 @@ static int find_tensorflow(struct dl_phdr_info *info, size_t size, void *data)
  * A late start (agprof_attach): each session's recording says TensorFlow's
  * status again, and the objects already loaded get their GOT patched.
  */
-void agp_tf_attach(void) AGP_HIDDEN;
 void agp_tf_attach(void)
 {
 	tf_seen = 0;
@@ -845,7 +827,6 @@ AGP_EXPORT void agprof_attach_function(const char *name, const void *def, size_t
 }
 
 /* At exit: TensorFlow loaded but no hook ever ran means the hooks do not match. */
-void agp_tf_exit_check(void) AGP_HIDDEN;
 void agp_tf_exit_check(void)
 {
 	struct agp_side s;

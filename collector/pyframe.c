@@ -95,7 +95,6 @@ int agp_py_available(void)
 	return py.IsInitialized();
 }
 
-const char *agp_py_version(void) AGP_HIDDEN;
 const char *agp_py_version(void)
 {
 	return agp_py_available() ? py.GetVersion() : NULL;

@@ -13,11 +13,6 @@
 
 typedef struct _object PyObject;
 extern const char agp_pytrace_py[];
-/* pywatch.c */
-void agp_pywatch_init(PyObject *(*get)(PyObject *, const char *), PyObject *ns) AGP_HIDDEN;
-void agp_pywatch_begin(struct agp_thread *t, uint64_t seq) AGP_HIDDEN;
-void agp_pywatch_saves(PyObject *frame) AGP_HIDDEN;
-uint64_t agp_pywatch_event_ps(void) AGP_HIDDEN;
 
 struct agp_open_trace {
 	void *graph;
@@ -178,7 +173,6 @@ static void add_site(struct agp_side *rec, PyObject *frames)
 }
 
 /* Called from the TF_NewGraph hook before the graph exists; NULL if not a trace. */
-struct agp_open_trace *agp_pytrace_begin(struct agp_thread *t) AGP_HIDDEN;
 struct agp_open_trace *agp_pytrace_begin(struct agp_thread *t)
 {
 	struct agp_open_trace *ot = NULL;
@@ -225,25 +219,21 @@ struct agp_open_trace *agp_pytrace_begin(struct agp_thread *t)
 	return ot;
 }
 
-void agp_pytrace_set_graph(struct agp_open_trace *ot, void *graph) AGP_HIDDEN;
 void agp_pytrace_set_graph(struct agp_open_trace *ot, void *graph)
 {
 	ot->graph = graph;
 }
 
-void *agp_pytrace_graph(const struct agp_open_trace *ot) AGP_HIDDEN;
 void *agp_pytrace_graph(const struct agp_open_trace *ot)
 {
 	return ot->graph;
 }
 
-uint64_t agp_pytrace_seq(const struct agp_open_trace *ot) AGP_HIDDEN;
 uint64_t agp_pytrace_seq(const struct agp_open_trace *ot)
 {
 	return ot->seq;
 }
 
-void agp_pytrace_count_variable(struct agp_open_trace *ot) AGP_HIDDEN;
 void agp_pytrace_count_variable(struct agp_open_trace *ot)
 {
 	ot->variables++;
@@ -255,7 +245,6 @@ void agp_pytrace_count_variable(struct agp_open_trace *ot)
  * Python since, which a run without agprof does not pay: the analyzer takes
  * it off the trace's step when it prices a retrace (docs/collector.md).
  */
-void agp_pytrace_end(struct agp_open_trace *ot, int32_t tid, const char *tf_name, const char *status) AGP_HIDDEN;
 void agp_pytrace_end(struct agp_open_trace *ot, int32_t tid, const char *tf_name, const char *status)
 {
 	struct agp_thread *t = agp_thread_get();

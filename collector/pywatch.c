@@ -60,7 +60,6 @@ static struct {
 #define RESOLVE(field, sym) (W.field = (__typeof__(W.field))dlsym(RTLD_DEFAULT, sym))
 
 /* Borrow the functions pytrace.py defines; called once its namespace exists. */
-void agp_pywatch_init(PyObject *(*get)(PyObject *, const char *), PyObject *ns) AGP_HIDDEN;
 void agp_pywatch_init(PyObject *(*get)(PyObject *, const char *), PyObject *ns)
 {
 	const char *opt = getenv("AGPROF_TRACE_WATCH");
@@ -402,7 +401,6 @@ static void calibrate(struct agp_thread *t)
 }
 
 /* The calibrated cost of one profile event, picoseconds (0: not known); pytrace.c prices each trace's events. */
-uint64_t agp_pywatch_event_ps(void) AGP_HIDDEN;
 uint64_t agp_pywatch_event_ps(void)
 {
 	return W.event_ps;
@@ -450,7 +448,6 @@ static void watch_begin(struct agp_thread *t, uint64_t seq)
  * on the trace's collector time.  Called from agp_pytrace_begin with the
  * GIL held.
  */
-void agp_pywatch_begin(struct agp_thread *t, uint64_t seq) AGP_HIDDEN;
 void agp_pywatch_begin(struct agp_thread *t, uint64_t seq)
 {
 	uint64_t t0 = agp_now_ns();
@@ -463,7 +460,6 @@ void agp_pywatch_begin(struct agp_thread *t, uint64_t seq)
  * A graph that is not a trace was created: when tf.saved_model.save makes
  * it, write what the save exports without a serving signature.  GIL held.
  */
-void agp_pywatch_saves(PyObject *frame) AGP_HIDDEN;
 void agp_pywatch_saves(PyObject *frame)
 {
 	PyObject *r;

@@ -86,8 +86,10 @@ static const struct opt run_options[] = {
 					      "ops; 'agprof report --ops' is then empty)" },
 	{ "kernels", RUN_KERNELS, "MODE", "sampled (the default): count every CPU kernel, and\n"
 					  "record them one by one for the first 5 calls of each\n"
-					  "graph function and then 1 call in 64; all: record\n"
-					  "every kernel one by one (slower); off: --no-kernels" },
+					  "graph function per thread, then one call whenever 256\n"
+					  "times the last sampled call's duration has passed;\n"
+					  "all: record every kernel one by one (slower); off:\n"
+					  "--no-kernels" },
 	{ "delay", RUN_DELAY, "SECONDS", "record eager ops, graph calls, black boxes and Session\n"
 					 "steps only from SECONDS after the start (traces and\n"
 					 "process facts are always recorded)" },
