@@ -5,8 +5,9 @@
  * with the fix, which is often less:
  *   retracing: each retrace the fix removes costs its tracing AND the
  *     building of its concrete function and its graph's set-up on first call
- *     (graph optimisation, kernel creation): the retraced step less a
- *     typical step (retrace_saving()), less what the fix adds back
+ *     (graph optimisation, kernel creation): from the retrace's start to
+ *     its graph's first call's end, less a typical call (retrace_saving()),
+ *     less what the fix adds back
  *     (fix_added(): reduce_retracing's one relaxed retrace, eager casts);
  *   eager-hotspot: the eager ops of the function to wrap (dispatch plus the
  *     Python between them, measured from the ops' own timestamps) minus what
@@ -62,34 +63,31 @@ static int64_t plain_tracing_ns(const struct model_trace *t)
 	return span > t->collector_ns ? span - t->collector_ns : 0;
 }
 
-/*
- * What a step takes without retracing: the lower median of the untraced
- * steps (with few calls, the step after the first one still pays cold-start
- * costs).  When every call traced (a new tf.function object per call) the
- * recording has no warm call to compare with; the fix leaves a warm call
- * per step, which for the small functions this happens to in practice is
- * well under a millisecond, against a retraced step that also pays the new
- * graph's set-up on its first call.  So 0: the saving is an upper bound by
- * the warm calls' time, and the method says so.  That median is
- * call_steps.typical, read once per function with its calls (saving_reads.c).
- */
 /* What retrace_saving() found, for the method line. */
 struct retrace_sum {
 	size_t n;               /* retraces removed */
 	int64_t tracing;        /* their tracing time, the collector's excluded */
 	int64_t own;            /* the collector's time taken off */
 	int64_t median;         /* the median retrace's saving */
-	int warm;               /* typical step from untraced calls (else: the Python before each trace) */
+	int warm;               /* a typical call from untraced calls (else: every call traced) */
 };
 
 /*
- * The saving of retrace i of fn: its step less what the fix leaves of it.
- * With untraced calls recorded, a typical step (typical_step()); when every
- * call traced (a new tf.function object per call) the Python before the
- * trace, which the fix keeps (the warm call it leaves is not recorded: well
- * under a millisecond for the functions this happens to, not counted).  A
- * retrace whose graph never ran saves its tracing time.  The collector's own
- * time in the trace (collector_ns) is not the program's: taken off.
+ * The saving of retrace i of fn: from the trace's start to the end of its
+ * graph's first call (the tracing, the concrete function's making, the
+ * graph's optimisation and kernel creation, the call itself), less what
+ * the fix leaves of it: a typical call, the lower median of the calls
+ * that did not trace (call_steps.typical, read once per function with its
+ * calls, saving_reads.c).  Not from the previous call's end: the Python
+ * between calls is the program's either way, and in the steps that retrace
+ * it is often slower for reasons the fix keeps (the new dtype's or shape's
+ * first tensor: cold eager kernels).  When every call traced (a new
+ * tf.function object per call) there is no warm call to take off: the
+ * saving is high by the warm calls the fix leaves, well under a
+ * millisecond each for the small functions this happens to, and the method
+ * says so.  A retrace whose graph never ran saves its tracing time.  The
+ * collector's own time in the trace (collector_ns) is not the program's:
+ * taken off.
  */
 static int64_t retrace_saved(const struct model_function *fn, const struct call_steps *st, size_t i, int64_t typical,
 			     int64_t *own)
@@ -97,10 +95,8 @@ static int64_t retrace_saved(const struct model_function *fn, const struct call_
 	const struct model_trace *t = &fn->traces[i];
 	int64_t tr = tracing_ns(t), saved = tr;
 
-	if (st->nplain && st->first_step[i] > typical + tr)
-		saved = st->first_step[i] - typical;
-	else if (!st->nplain && st->first_before[i] >= 0 && st->first_step[i] > tr)
-		saved = st->first_step[i] - (t->start_ns > st->first_before[i] ? t->start_ns - st->first_before[i] : 0);
+	if (st->first_end[i] > t->start_ns && st->first_end[i] - t->start_ns > typical + tr)
+		saved = st->first_end[i] - t->start_ns - typical;
 	if (saved < tr)
 		saved = tr;
 	*own = saved > t->collector_ns ? t->collector_ns : saved;
@@ -111,9 +107,9 @@ static int64_t retrace_saved(const struct model_function *fn, const struct call_
  * Time removed with the retraces of fn with cause (CAUSE_NONE: every
  * retrace).  A retrace costs more than its tracing: TensorFlow also builds
  * the concrete function and, on its first call, optimises the graph and
- * creates its kernels.  So a retraced step is measured whole, from the end
- * of the function's previous call to the end of the new graph's first call,
- * less what the fix leaves of it (retrace_saved()).  *sum says how.
+ * creates its kernels.  So a retrace is measured whole, from its start to
+ * the end of the new graph's first call, less what the fix leaves of it
+ * (retrace_saved()).  *sum says how.
  */
 static int64_t retrace_saving(struct model *m, const struct model_function *fn, enum retrace_cause cause,
 			      struct retrace_sum *sum)
@@ -192,7 +188,7 @@ struct fix_cost {
  * recorded _EagerConst (or any op).  shape, when the fix is
  * reduce_retracing=True (no signature could be written, or no edit at
  * all): TensorFlow still traces once more, at the first new shape, for the
- * relaxed function, one more retraced step: the median of those removed.
+ * relaxed function, one more retrace: the median of those removed.
  * An input_signature adds nothing: its one trace serves every shape, in
  * place of the first trace (Sonnet's MLP step, traced three times, traced
  * twice with agprof's signature: the third trace was the saving).
@@ -206,8 +202,8 @@ static struct fix_cost fix_added(struct model *m, const struct finding *f, const
 
 	if (f->cause == CAUSE_SHAPE && sum->n && !f->fix.pins_signature) {
 		c.ns = sum->median;
-		c.how = model_strf(m, "the relaxed function's own first trace and set-up, one retraced step (the median"
-				   " of those removed) %.1f ms", ms(c.ns));
+		c.how = model_strf(m, "the relaxed function's own first trace and set-up, one retrace (the median of"
+				   " those removed) %.1f ms", ms(c.ns));
 	} else if (f->cause == CAUSE_DTYPE) {
 		for (size_t i = 1; i < fn->ntraces; i++)
 			if (removed(fn, i, CAUSE_DTYPE)) {
@@ -252,11 +248,11 @@ static void saving_retracing(struct model *m, struct finding *f, const struct mo
 	}
 	add = fix_added(m, f, fn, &sum);
 	f->saving_ns = steps > add.ns ? steps - add.ns : 0;
-	set_method(m, f, "the %zu retraced step%s the fix removes, each from the previous call's end to its new graph's"
-		   " first call's end, less %s and the collector's own time in the trace (%.1f ms): tracing %.1f ms +"
-		   " graph set-up %.1f ms%s%s", sum.n, sum.n == 1 ? "" : "s",
-		   sum.warm ? "a typical step" : "the Python before it (every call traced: the warm calls the fix"
-		   " leaves are not recorded)", ms(sum.own), ms(sum.tracing),
+	set_method(m, f, "the %zu retrace%s the fix removes, each from its start to its new graph's first call's end,"
+		   " less %s and the collector's own time in the trace (%.1f ms): tracing %.1f ms + graph set-up %.1f ms%s%s",
+		   sum.n, sum.n == 1 ? "" : "s",
+		   sum.warm ? "a typical call" : "no warm call (every call traced: the warm calls the fix leaves are not"
+		   " recorded)", ms(sum.own), ms(sum.tracing),
 		   ms(steps > sum.tracing ? steps - sum.tracing : 0), add.how ? "; minus " : "", add.how ? add.how : "");
 }
 
@@ -276,8 +272,9 @@ static void saving_all_retraces(struct model *m, struct finding *f)
 		count += sum.n;
 	}
 	f->saving_ns = total;
-	set_method(m, f, "all %zu avoidable retraced steps, each less a typical step and the collector's own time in the"
-		   " trace (%.1f ms): tracing %.1f ms + graph set-up %.1f ms", count, ms(own), ms(tracing_all),
+	set_method(m, f, "all %zu avoidable retraces, each from its start to its new graph's first call's end, less a"
+		   " typical call and the collector's own time in the trace (%.1f ms): tracing %.1f ms + graph set-up"
+		   " %.1f ms", count, ms(own), ms(tracing_all),
 		   ms(total > tracing_all ? total - tracing_all : 0));
 }
 

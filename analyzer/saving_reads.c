@@ -306,20 +306,19 @@ cleanup:
 
 /*
  * The steps of fn from its calls in time order: a trace's first call gives
- * that trace's step, every other call with a previous one a plain step.
+ * that trace's first end, every other call a plain span.
  */
 static int steps_from_calls(const struct model_function *fn, const struct graph_owner *owners,
 			    const struct call_row *v, size_t n, struct call_steps *cs)
 {
 	unsigned char *seen = fn->ntraces ? calloc(fn->ntraces, 1) : NULL;
-	int64_t *plain = NULL, prev_end = -1;
+	int64_t *plain = NULL;
 	size_t cap = 0, nseen = 0;  /* once every trace's first call is seen, no call is one */
 	int ret = -1;
 
 	if (fn->ntraces && !seen)
 		return -1;
 	for (size_t k = 0; k < n && k < SAVING_MAX_CALLS; k++) {
-		int64_t end = v[k].end, step = prev_end >= 0 && end > prev_end ? end - prev_end : -1;
 		int first = 0;
 
 		for (size_t i = 0; nseen < fn->ntraces && i < fn->ntraces; i++)
@@ -327,15 +326,13 @@ static int steps_from_calls(const struct model_function *fn, const struct graph_
 				seen[i] = 1;
 				nseen++;
 				first = 1;
-				cs->first_step[i] = step;
-				cs->first_before[i] = step >= 0 ? prev_end : -1;
+				cs->first_end[i] = v[k].end;
 			}
-		if (!first && step >= 0) {
+		if (!first && v[k].start != INT64_MIN && v[k].end >= v[k].start) {
 			if (ARRAY_GROW(plain, cs->nplain, cap))
 				goto cleanup;
-			plain[cs->nplain++] = step;
+			plain[cs->nplain++] = v[k].end - v[k].start;
 		}
-		prev_end = end;
 	}
 	cs->typical = cs->nplain ? nth_int64(plain, cs->nplain, (cs->nplain - 1) / 2) : 0;
 	ret = 0;
@@ -345,7 +342,7 @@ cleanup:
 	return ret;
 }
 
-/* Every function's first steps, all -1 (no call read yet). */
+/* Every function's first ends, all -1 (no call read yet). */
 static int steps_alloc(struct model *m, struct saving_reads *r)
 {
 	if (!(r->steps = calloc(m->nfunctions ? m->nfunctions : 1, sizeof(*r->steps))))
@@ -354,12 +351,10 @@ static int steps_alloc(struct model *m, struct saving_reads *r)
 	for (size_t i = 0; i < m->nfunctions; i++) {
 		size_t n = m->functions[i].ntraces ? m->functions[i].ntraces : 1;
 
-		r->steps[i].first_step = malloc(n * sizeof(int64_t));
-		r->steps[i].first_before = malloc(n * sizeof(int64_t));
-		if (!r->steps[i].first_step || !r->steps[i].first_before)
+		if (!(r->steps[i].first_end = malloc(n * sizeof(int64_t))))
 			return -1;
 		for (size_t k = 0; k < n; k++)
-			r->steps[i].first_step[k] = r->steps[i].first_before[k] = -1;
+			r->steps[i].first_end[k] = -1;
 	}
 	return 0;
 }
@@ -432,8 +427,7 @@ static int make_steps(struct model *m, struct saving_reads *r)
 static void steps_release(struct saving_reads *r)
 {
 	for (size_t i = 0; r->steps && i < r->nsteps; i++) {
-		free(r->steps[i].first_step);
-		free(r->steps[i].first_before);
+		free(r->steps[i].first_end);
 	}
 	free(r->steps);
 	r->steps = NULL;

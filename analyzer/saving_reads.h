@@ -23,20 +23,20 @@ struct saving_reads;
 
 /*
  * A function's graph calls in time order (the first SAVING_MAX_CALLS of
- * them), each with its step: from the previous call's end to its own end.
+ * them): when each trace's graph first ran, and what a call that did not
+ * trace takes.
  */
 #define SAVING_MAX_CALLS 1000000
 
 struct call_steps {
-	int64_t *first_step;    /* per trace of fn: the step of its graph's first call, -1 when it never ran */
-	int64_t *first_before;  /* per trace of fn: the previous call's end before that first call, -1: none */
-	size_t nplain;          /* calls that did not trace, with a step */
-	int64_t typical;        /* the lower median of their steps; 0 when none */
+	int64_t *first_end;     /* per trace of fn: the end of its graph's first call, -1 when it never ran */
+	size_t nplain;          /* calls that did not trace (not a graph's first) */
+	int64_t typical;        /* the lower median of their spans (start to end); 0 when none */
 };
 
 /*
  * The steps of fn (one of m->functions).  NULL when out of memory; a
- * recording whose calls cannot be read gives no calls (every first step -1,
+ * recording whose calls cannot be read gives no calls (every first end -1,
  * nplain 0), as a function without calls.
  */
 const struct call_steps *saving_call_steps(struct model *m, const struct model_function *fn);

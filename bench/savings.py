@@ -36,7 +36,12 @@ times itself; the eager-hotspot finding's saving_ns against eager - graph
 (median of --reps plain runs), with the recorded runs' own timers beside it
 (the collector's overhead on the eager loop).
 
-    python bench/savings.py [--agprof build/cmd/agprof/agprof] [--reps 7] [--recordings 5] [--only NAME]
+With --pin every program, recorded or plain, runs on CPU 0 and agprof's
+launcher on CPU 1 (taskset): on the shared 2-core machine a sample's main()
+moves by 10 ms and more from process to process when its threads migrate
+between the CPUs, as much as some of the savings measured.
+
+    python bench/savings.py [--agprof build/cmd/agprof/agprof] [--reps 7] [--recordings 5] [--only NAME] [--pin]
 
 Prints a table: finding, estimate, measured, error (estimate vs measured).
 Target: within +-30%.
@@ -167,7 +172,7 @@ def copies(sample):
 
 
 def time_copy(a, d, sample, function):
-    w = run([a.python, os.path.abspath(__file__), "--time", os.path.join(d, sample), "--function", function])
+    w = run(a.py + [os.path.abspath(__file__), "--time", os.path.join(d, sample), "--function", function])
     if w.returncode:
         sys.exit("%s: timing failed: %s" % (sample, w.stderr.decode()[-800:]))
     return json.loads(w.stdout.decode().strip().splitlines()[-1])
@@ -175,7 +180,7 @@ def time_copy(a, d, sample, function):
 
 def recorded_copy(a, d, sample, rec):
     """The worker under `agprof run` (its function not instrumented): (main() seconds under the collector)."""
-    p = run([a.agprof, "run", "-q", "-o", rec, "--", a.python, os.path.abspath(__file__), "--time", sample],
+    p = run(a.launch + ["-q", "-o", rec, "--"] + a.py + [os.path.abspath(__file__), "--time", sample],
             cwd=d)
     if p.returncode:
         sys.exit("%s: agprof run failed: %s" % (sample, p.stderr.decode()[-500:]))
@@ -195,7 +200,7 @@ def sample_row(a, sample, function, cause):
     load0 = os.getloadavg()[0]
     found, times, recorded = [], {"orig": [], "fixed": []}, {"orig": [], "fixed": []}
     rec = os.path.join(top, "orig.agprof")
-    p = run([a.agprof, "run", "-q", "-o", rec, "--", a.python, sample], cwd=dirs["orig"])
+    p = run(a.launch + ["-q", "-o", rec, "--"] + a.py + [sample], cwd=dirs["orig"])
     diff = run([a.agprof, "fix", "--function", function, rec]).stdout
     if p.returncode or run(["patch", "-p1"], cwd=dirs["fixed"], input=diff).returncode:
         sys.exit("%s: agprof run failed or the patch does not apply" % sample)
@@ -246,14 +251,14 @@ def twin_row(a):
     for r in range(max(a.recordings, a.reps)):
         if r < a.recordings:
             rec = os.path.join(top, "rec%d.agprof" % r)
-            p = run([a.agprof, "run", "-q", "-o", rec, "--", a.python, sample], cwd=top)
+            p = run(a.launch + ["-q", "-o", rec, "--"] + a.py + [sample], cwd=top)
             if p.returncode:
                 sys.exit("collatz.py: agprof run failed")
             found.append(finding(a, rec, "eager-hotspot"))
             recorded.append(collatz_timer(p.stdout))
             os.unlink(rec)
         if r < a.reps:
-            plain.append(collatz_timer(run([a.python, sample], cwd=top).stdout))
+            plain.append(collatz_timer(run(a.py + [sample], cwd=top).stdout))
     shutil.rmtree(top, ignore_errors=True)
     found.sort(key=lambda f: f["saving_ns"])
     mid = found[(len(found) - 1) // 2]
@@ -276,12 +281,16 @@ def main():
     ap.add_argument("--reps", type=int, default=7, help="timed runs of each copy")
     ap.add_argument("--recordings", type=int, default=5, help="recordings whose median estimate is used")
     ap.add_argument("--only", help="only the sample whose file name contains this")
+    ap.add_argument("--pin", action="store_true", help="every run on CPU 0, agprof's launcher on CPU 1")
     ap.add_argument("--time", help=argparse.SUPPRESS)
     ap.add_argument("--function", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.time:
         time_main(a.time, a.function)
         return 0
+    # the programs (recorded and plain), and agprof run's launcher
+    a.py = (["taskset", "-c", "0"] if a.pin else []) + [a.python]
+    a.launch = (["taskset", "-c", "1"] if a.pin else []) + [a.agprof, "run"]
     rows = []
     load0 = os.getloadavg()
     for sample, function, cause in SAMPLES:

@@ -134,9 +134,13 @@ static void own_time(struct agp_thread *t, uint64_t t0)
 
 static void call_event(struct agp_thread *t, int what, PyObject *frame, PyObject *arg)
 {
-	uint64_t t0 = agp_now_ns();
-	PyObject *n = W.Long_FromULL((unsigned long long)what), *r;
+	uint64_t t0;
+	PyObject *n, *r;
 
+	if (t->py_calibrating)
+		return;  /* the calibration loop calls nothing watched; never into Python then */
+	t0 = agp_now_ns();
+	n = W.Long_FromULL((unsigned long long)what);
 	if (!n) {
 		W.Err_Clear();
 		return;
@@ -195,9 +199,8 @@ static int on_profile(PyObject *obj, PyObject *frame, int what, PyObject *arg)
 	(void)obj;
 	if (t)
 		t->py_events++;
-	if (t && t->py_calibrating)
-		return 0;
-	if (!t || !t->py_nroots) {
+	/* calibrating: every filter below runs as in a trace (its cost is the event's), nothing matches */
+	if (!t || (!t->py_nroots && !t->py_calibrating)) {
 		hooks_set(0);
 		return 0;
 	}
@@ -207,7 +210,7 @@ static int on_profile(PyObject *obj, PyObject *frame, int what, PyObject *arg)
 			call_event(t, PYTRACE_CALL, frame, NULL);
 		break;
 	case PYTRACE_RETURN:
-		if (frame == t->py_roots[t->py_nroots - 1]) {
+		if (t->py_nroots && frame == t->py_roots[t->py_nroots - 1]) {
 			root_end(t, frame, arg == NULL);
 			break;
 		}

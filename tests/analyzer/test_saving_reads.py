@@ -178,27 +178,23 @@ def retrace_savings(path, traces):
     out = {}
     for fid in sorted({t[0] for t in traces.values()}):
         fn_traces = sorted((t[1], trid, t[2]) for trid, t in traces.items() if t[0] == fid)
-        rows = db.execute("SELECT g.trace_id, c.end_ns FROM function_calls c JOIN graph_functions g"
+        rows = db.execute("SELECT g.trace_id, c.start_ns, c.end_ns FROM function_calls c JOIN graph_functions g"
                           " ON g.id = c.graph_function_id JOIN traces t ON t.id = g.trace_id"
                           " WHERE t.function_id = ? AND c.pid = t.pid ORDER BY c.start_ns LIMIT 1000000",
                           (fid,)).fetchall()
-        first, plain, seen, prev = {}, [], set(), -1
-        for trid, en in rows:
-            step = en - prev if prev >= 0 and en > prev else -1
+        first_end, plain, seen = {}, [], set()
+        for trid, st, en in rows:
             if trid not in seen:
                 seen.add(trid)
-                first[trid] = step
-            elif step >= 0:
-                plain.append(step)
-            prev = en
+                first_end[trid] = en
+            elif en >= st:
+                plain.append(en - st)
         typical = lower_median(plain)
         saved = []
         for _, trid, _ in fn_traces[1:]:
-            tr = traces[trid][2] - traces[trid][1]
-            s = tr
-            if plain and first.get(trid, -1) > typical + tr:
-                s = first[trid] - typical
-            saved.append(max(s, tr))
+            start, tr = traces[trid][1], traces[trid][2] - traces[trid][1]
+            window = first_end.get(trid, -1) - start
+            saved.append(max(window - typical if first_end.get(trid, -1) > start and window > typical + tr else tr, tr))
         out[fid] = (sum(saved), lower_median(saved))
     db.close()
     return out
