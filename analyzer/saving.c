@@ -93,10 +93,13 @@ static int64_t retrace_saved(const struct model_function *fn, const struct call_
 			     int64_t *own)
 {
 	const struct model_trace *t = &fn->traces[i];
-	int64_t tr = tracing_ns(t), saved = tr;
+	int64_t tr = tracing_ns(t), saved = tr, window = 0;
 
-	if (st->first_end[i] > t->start_ns && st->first_end[i] - t->start_ns > typical + tr)
-		saved = st->first_end[i] - t->start_ns - typical;
+	/* times from a recording are untrusted: a negative start would overflow the window */
+	if (t->start_ns >= 0 && st->first_end[i] > t->start_ns)
+		window = st->first_end[i] - t->start_ns;
+	if (window > typical && window - typical > tr)
+		saved = window - typical;
 	if (saved < tr)
 		saved = tr;
 	*own = saved > t->collector_ns ? t->collector_ns : saved;

@@ -328,7 +328,7 @@ static int steps_from_calls(const struct model_function *fn, const struct graph_
 				first = 1;
 				cs->first_end[i] = v[k].end;
 			}
-		if (!first && v[k].start != INT64_MIN && v[k].end >= v[k].start) {
+		if (!first && v[k].start >= 0 && v[k].end >= v[k].start) {  /* a negative start: untrusted, skipped */
 			if (ARRAY_GROW(plain, cs->nplain, cap))
 				goto cleanup;
 			plain[cs->nplain++] = v[k].end - v[k].start;
