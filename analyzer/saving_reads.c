@@ -426,9 +426,8 @@ static int make_steps(struct model *m, struct saving_reads *r)
 
 static void steps_release(struct saving_reads *r)
 {
-	for (size_t i = 0; r->steps && i < r->nsteps; i++) {
+	for (size_t i = 0; r->steps && i < r->nsteps; i++)
 		free(r->steps[i].first_end);
-	}
 	free(r->steps);
 	r->steps = NULL;
 	r->nsteps = 0;

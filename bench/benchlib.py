@@ -1,4 +1,4 @@
-"""What the benchmarks share: running a command to completion, timed."""
+"""What the benchmarks share: running a command to completion, timed; pinning programs to CPUs."""
 import subprocess
 import sys
 import time
@@ -12,3 +12,10 @@ def run_checked(cmd, env=None):
     if out.returncode != 0:
         sys.exit("bench: %s failed (%d): %s" % (" ".join(cmd[:4]), out.returncode, out.stderr[-2000:]))
     return wall, out
+
+
+def pinned(pin):
+    """The prefixes that pin (--pin) a program's every thread to CPU 0 and agprof's launcher to CPU 1; empty lists
+    when not pinned.  On a shared 2-core machine an unpinned loop's time moves by 20% and more between processes
+    (its threads migrating between the CPUs); the launcher's own CPU is measured apart (bench/long_run.py)."""
+    return (["taskset", "-c", "0"], ["taskset", "-c", "1"]) if pin else ([], [])

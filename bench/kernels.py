@@ -51,7 +51,7 @@ import statistics
 import sys
 import tempfile
 
-from benchlib import run_checked
+from benchlib import pinned, run_checked
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # the split of the default's cost (--configs only, AGPROF_KBENCH): the hook calling straight through (its call
@@ -72,9 +72,8 @@ def run(cmd, env=None):
 
 def one(config, args, tmp, r):
     loop = [args.python, os.path.join(ROOT, "bench", "graph_loop.py"), str(args.calls), "--repeat", str(args.repeat)]
-    launcher = []
-    if args.pin:  # the workload's threads on CPU 0, agprof's launcher on CPU 1
-        loop, launcher = ["taskset", "-c", "0"] + loop, ["taskset", "-c", "1"]
+    program, launcher = pinned(args.pin)
+    loop = program + loop
     out = os.path.join(tmp, "%s-%d.agprof" % (config, r))
     if config == "bare":
         return run(loop) + (None,)

@@ -40,7 +40,7 @@ import statistics
 import subprocess
 import tempfile
 
-from benchlib import run_checked
+from benchlib import pinned, run_checked
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TIMING = re.compile(r"agprof: timing: launcher cpu ([0-9.]+) s .* finish ([0-9.]+) s")
@@ -78,9 +78,8 @@ def main():
     ap.add_argument("--pin", action="store_true", help="the workload on CPU 0, agprof's launcher on CPU 1")
     args = ap.parse_args()
     sample = [args.python, os.path.join(ROOT, "bench", "eager_loop.py"), str(args.ops)]
-    launcher = []
-    if args.pin:
-        sample, launcher = ["taskset", "-c", "0"] + sample, ["taskset", "-c", "1"]
+    program, launcher = pinned(args.pin)
+    sample = program + sample
     tmp = args.keep or tempfile.mkdtemp(prefix="agprof-longrun-")
     os.makedirs(tmp, exist_ok=True)
     env = dict(os.environ, AGPROF_TIMING="1")
@@ -91,12 +90,14 @@ def main():
         # the bare run first in even rounds, last in odd ones: a load that drifts during a round favours neither
         if r % 2 == 0:
             bare, _ = run(sample)
-        runs = [(name, run(launcher + [exe, "run", "-q", "-f", "-o", os.path.join(tmp, "%s%d.agprof" % (name, r)),
-                                       "--"] + sample, env=env)) for name, exe in builds]
+        runs = []
+        for name, exe in builds:
+            out = os.path.join(tmp, "%s%d.agprof" % (name, r))
+            runs.append((name, out, run(launcher + [exe, "run", "-q", "-f", "-o", out, "--"] + sample, env=env)))
         if r % 2 == 1:
             bare, _ = run(sample)
-        for name, (wall, err) in runs:
-            measure(name, r, bare, wall, err, tmp, args.keep, stats[name])
+        for name, out, (wall, err) in runs:
+            measure(name, r, bare, wall, err, out, args.keep, stats[name])
     print("%d rounds of %d eager ops%s" % (args.rounds, args.ops,
                                            ", workload on CPU 0, launcher on CPU 1" if args.pin else ""))
     for name, _ in builds:
@@ -108,9 +109,9 @@ def main():
     print("load:", subprocess.run(["uptime"], stdout=subprocess.PIPE, text=True).stdout.strip())
 
 
-def measure(name, r, bare, wall, err, tmp, keep, st):
-    """The figures of round r's run under the agprof build name (its wall time, stderr): appended to st."""
-    out = os.path.join(tmp, "%s%d.agprof" % (name, r))
+def measure(name, r, bare, wall, err, out, keep, st):
+    """The figures of round r's run under the agprof build name (its wall time, stderr, recording out): appended
+    to st."""
     m = TIMING.search(err)
     cpu = float(m.group(1)) if m else float("nan")
     finish = float(m.group(2)) if m else float("nan")

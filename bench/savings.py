@@ -62,6 +62,8 @@ import sys
 import tempfile
 import time
 
+from benchlib import pinned
+
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 SAMPLES = [
     ("retrace_shape.py", "predict", "shape"),
@@ -305,8 +307,8 @@ def main():
         time_main(a.time, a.function)
         return 0
     # the programs (recorded and plain), and agprof run's launcher
-    a.py = (["taskset", "-c", "0"] if a.pin else []) + [a.python]
-    a.launch = (["taskset", "-c", "1"] if a.pin else []) + [a.agprof, "run"]
+    program, launcher = pinned(a.pin)
+    a.py, a.launch = program + [a.python], launcher + [a.agprof, "run"]
     rows = []
     load0 = os.getloadavg()
     for sample, function, cause in SAMPLES:

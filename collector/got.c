@@ -22,7 +22,6 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-
 #define MAX_SEEN 1024
 static uintptr_t seen[MAX_SEEN];
 static size_t nseen;
