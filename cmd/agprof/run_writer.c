@@ -124,6 +124,7 @@ struct run_writer {
 	struct eager_blocks blocks;    /* their eager_op_blocks (eager_blocks.h) */
 	int aggregating;               /* the budget is spent: eager ops, calls, black boxes go to buckets */
 	uint64_t kernels_refused;      /* kernel rows past the budget (kernel_detail_refused) */
+	uint64_t kernels_capped_ns;    /* when the first process's kernel budget ran out (writer's clock) */
 	int64_t aggregate_from_ns;     /* the first aggregated op's start (meta.aggregate_from_ns) */
 	const char *aggregate_why;     /* which bound was reached (meta.aggregate_reason) */
 };
@@ -633,6 +634,8 @@ static int kernel_detail_refused(struct run_writer *w, struct stream *s, uint32_
 	    w->totals.kernels + (uint64_t)w->kernel.n >= w->budget.max_events) {
 		s->kernel_capped = 1;
 		s->kernel_seq_cap = s->kernel_seq_seen;
+		if (!w->kernels_capped_ns)
+			w->kernels_capped_ns = now_ns();
 	}
 	if (s->kernel_capped && (!call_seq || call_seq > s->kernel_seq_cap)) {
 		w->kernels_refused++;
@@ -2085,6 +2088,8 @@ static int unmark_refused_calls(struct run_writer *w)
 	sqlite3_finalize(st);
 	if (w->kernels_refused)
 		db_meta_set_int(w->db, "kernels_refused", (int64_t)(w->kernels_refused > INT64_MAX ? INT64_MAX : w->kernels_refused));
+	if (w->kernels_capped_ns)
+		db_meta_set_int(w->db, "kernels_capped_ns", (int64_t)(w->kernels_capped_ns & INT64_MAX));
 	return rc;
 }
 
