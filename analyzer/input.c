@@ -883,7 +883,7 @@ cleanup:
 	return ret;
 }
 
-/* AGPROF_TIMING=1: the time of each part since the previous one (bench/report). */
+/* AGPROF_TIMING=1: the time of each part since the previous one (bench/report); NULL starts anew. */
 static void timing(const char *what)
 {
 	static double last;
@@ -894,7 +894,7 @@ static void timing(const char *what)
 		return;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	now = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-	if (last > 0)
+	if (last > 0 && what)
 		fprintf(stderr, "agprof:   %-22s %.3f s\n", what, now - last);
 	last = now;
 }
