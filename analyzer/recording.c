@@ -20,6 +20,7 @@
 #include <strings.h>
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -94,6 +95,17 @@ static void killed_run_hint(const char *path, char *hint, size_t len)
 	closedir(d);
 }
 
+/* Whether path has a non-empty WAL beside it ("PATH-wal"). */
+static int has_wal(const char *path)
+{
+	char wal[PATH_MAX];
+	struct stat st;
+
+	if ((size_t)snprintf(wal, sizeof(wal), "%s-wal", path) >= sizeof(wal))
+		return 0;
+	return stat(wal, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0;
+}
+
 /*
  * Check the file before SQLite sees it; one-line reason in err.  Opened
  * with O_NONBLOCK and checked with fstat() first: a FIFO or a device given
@@ -153,9 +165,14 @@ static int check_header(const char *path, char *err, size_t len)
 	if (page_size == 1)
 		page_size = 65536;
 	pages = be32(hdr + 28);
-	/* The in-header size is valid when the change counters agree. */
+	/*
+	 * The in-header size is valid when the change counters agree, and when
+	 * no WAL is beside the file: a checkpoint that a full disk stopped
+	 * half-way (the launcher's checkpointer) has written the new page 1 and
+	 * not the pages after it, which SQLite still reads from the WAL.
+	 */
 	if (pages && be32(hdr + 92) == be32(hdr + 24) &&
-	    (uint64_t)st.st_size < (uint64_t)pages * page_size) {
+	    (uint64_t)st.st_size < (uint64_t)pages * page_size && !has_wal(path)) {
 		snprintf(err, len, "'%s' is truncated (%lld of %llu bytes)", path, (long long)st.st_size,
 			 (unsigned long long)pages * page_size);
 		return -1;

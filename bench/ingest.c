@@ -6,7 +6,7 @@
  * The main thread emits eager-op spans with the collector's own
  * agp_emit_span into its shared-memory ring (a few op names and call sites,
  * as an eager loop does), paced to RATE events/s; a second thread is the
- * launcher: run_writer_poll then a 5 ms sleep, as cmd/agprof/run.c does.
+ * launcher: run_writer_poll then run_writer_idle_us's pause, as cmd/agprof/run.c does.
  * Prints the events stored and dropped, the writer's CPU per stored event
  * (CLOCK_THREAD_CPUTIME_ID of the draining thread, the finish apart) and
  * the stored events per second of writer CPU (its ingest capacity).
@@ -114,10 +114,11 @@ static void producer(void)
 	producer_done = 1;
 }
 
-/* RATE > 0: the launcher's loop in a thread of its own (poll, 5 ms sleep); its CPU and system time. */
+/* RATE > 0: the launcher's loop in a thread of its own (poll, pause); its CPU and system time, its longest poll. */
 struct poller {
 	struct run_writer *w;
 	uint64_t cpu, sys;
+	uint64_t longest_ns;   /* the longest poll: the ring must hold the events of that long */
 };
 
 static void *poller(void *arg)
@@ -126,8 +127,14 @@ static void *poller(void *arg)
 	uint64_t c0 = cpu_ns(), s0 = sys_ns();
 
 	while (!producer_done) {
+		uint64_t t0 = agp_now_ns(), took;
+
 		run_writer_poll(p->w);
-		usleep(5000);
+		took = agp_now_ns() - t0;
+		if (took > p->longest_ns)
+			p->longest_ns = took;
+		if (run_writer_idle_us(p->w))
+			usleep(run_writer_idle_us(p->w));
 	}
 	run_writer_poll(p->w);
 	p->cpu = cpu_ns() - c0;
@@ -167,7 +174,7 @@ int main(int argc, char **argv)
 	struct run_totals tot;
 	struct run_writer *w;
 	pthread_t th;
-	uint64_t c0, c1, c2, f0, w0, w1, s0, s1, n;
+	uint64_t c0, c1, c2, f0, w0, w1, s0, s1, n, longest = 0;
 	struct run_budget budget = { 0, 0 };
 
 	if (argc > 1)
@@ -190,7 +197,7 @@ int main(int argc, char **argv)
 	c0 = cpu_ns();
 	s0 = sys_ns();
 	if (rate > 0) {
-		struct poller pl = { w, 0, 0 };
+		struct poller pl = { w, 0, 0, 0 };
 
 		if (pthread_create(&th, NULL, poller, &pl) != 0)
 			return fprintf(stderr, "ingest: cannot start the poller\n"), 1;
@@ -198,6 +205,7 @@ int main(int argc, char **argv)
 		pthread_join(th, NULL);
 		c1 = c0 + pl.cpu;
 		s1 = s0 + pl.sys;
+		longest = pl.longest_ns;
 	} else {
 		c1 = c0 + inline_run(w);
 		s1 = sys_ns();
@@ -214,12 +222,12 @@ int main(int argc, char **argv)
 	c2 = cpu_ns();
 	n = tot.eager_ops + tot.eager_aggregated + tot.calls + tot.calls_aggregated + tot.blackbox + tot.blackbox_aggregated;
 	printf("ingest: %s: stored %llu (%llu as rows, %llu aggregated) dropped %llu in %.2f s wall; writer cpu %.3f us/event"
-	       " (%.2f M events/s of cpu), thread sys %.3f s, finish %.3f s\n",
+	       " (%.2f M events/s of cpu), thread sys %.3f s, finish %.3f s, longest poll %.1f ms\n",
 	       argc > 4 ? argv[4] : "eager", (unsigned long long)n,
 	       (unsigned long long)(tot.eager_ops + tot.calls + tot.blackbox),
 	       (unsigned long long)(tot.eager_aggregated + tot.calls_aggregated + tot.blackbox_aggregated),
 	       (unsigned long long)tot.dropped, (double)(w1 - w0) / 1e9, n ? (double)(c1 - c0) / 1e3 / (double)n : 0.0,
-	       c1 > c0 ? (double)n / ((double)(c1 - c0) / 1e3) : 0.0, (double)(s1 - s0) / 1e9, (double)(c2 - f0) / 1e9);
+	       c1 > c0 ? (double)n / ((double)(c1 - c0) / 1e3) : 0.0, (double)(s1 - s0) / 1e9, (double)(c2 - f0) / 1e9, (double)longest / 1e6);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s' '%s-wal' '%s-shm'", dir, db, db, db);
 	return system(cmd) != 0;
 }

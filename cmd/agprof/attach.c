@@ -82,15 +82,15 @@ static uint64_t attach_clock(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-/* stdin closed (the program said stop, or exited), the program gone, or SIGTERM. */
-static int should_stop(int pid)
+/* stdin closed (the program said stop, or exited), the program gone, or SIGTERM; waits up to wait_ms for stdin. */
+static int should_stop(int pid, int wait_ms)
 {
 	struct pollfd p = { 0, POLLIN, 0 };
 	char buf[64];
 
 	if (attach_stop || getppid() != pid)
 		return 1;
-	if (poll(&p, 1, 5) > 0) {
+	if (poll(&p, 1, wait_ms) > 0) {
 		ssize_t n = read(0, buf, sizeof(buf));
 
 		if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
@@ -103,7 +103,7 @@ static void drain_until_stopped(struct run_writer *w, const struct attach_opts *
 {
 	int said = 0;
 
-	while (!should_stop(o->pid)) {
+	while (!should_stop(o->pid, (int)(run_writer_idle_us(w) / 1000))) {
 		if (run_writer_poll(w) != 0 && !said) {
 			error("cannot write '%s': %s; recording stopped, the program goes on", path,
 			      run_writer_error(w));

@@ -867,7 +867,8 @@ static void wait_program(struct run_state *rs, struct run_writer *w, pid_t pid, 
 			      run_writer_error(w));
 			rs->write_error_said = 1;
 		}
-		usleep(5000);
+		if (run_writer_idle_us(w))
+			usleep(run_writer_idle_us(w));
 	}
 	child_pid = 0;
 	if (WIFSIGNALED(status)) {

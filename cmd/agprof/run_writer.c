@@ -5,6 +5,7 @@
  */
 #include "run_writer.h"
 #include "capture_log.h"
+#include "checkpointer.h"
 #include "eager_buckets.h"
 #include "eager_blocks.h"
 #include "eager_keys.h"
@@ -99,6 +100,9 @@ struct run_writer {
 	struct stream **streams;
 	size_t nstreams;
 	uint64_t last_commit_ns, last_scan_ns;
+	int behind;                    /* the last poll found a ring a quarter full (run_writer_idle_us) */
+	struct checkpointer *ckpt;     /* the WAL's checkpoints, off the writer's thread; NULL: SQLite's own */
+	int wal_frames;                /* the WAL's frames after the latest commit (wal_committed) */
 	struct run_totals totals;      /* rows written, committed or not */
 	struct run_totals committed;   /* rows of the last successful commit */
 	struct strbuf notes;           /* why the recording lacks events (meta.incomplete) */
@@ -473,6 +477,15 @@ static int prepare_all(struct run_writer *w)
 
 static int release_writer(struct run_writer *w);
 
+/* sqlite3_wal_hook: after each commit, the WAL's size in frames (pages). */
+static int wal_committed(void *arg, sqlite3 *db, const char *name, int frames)
+{
+	(void)db;
+	(void)name;
+	((struct run_writer *)arg)->wal_frames = frames;
+	return SQLITE_OK;
+}
+
 struct run_writer *run_writer_create(const char *path, const char *shm_dir, char *err, size_t errlen)
 {
 	struct run_writer *w = calloc(1, sizeof(*w));
@@ -491,12 +504,16 @@ struct run_writer *run_writer_create(const char *path, const char *shm_dir, char
 		free(w);
 		return NULL;
 	}
+	/* a WAL hook replaces SQLite's automatic checkpoint: the checkpointer's thread does it */
+	if ((w->ckpt = checkpointer_start(path)))
+		sqlite3_wal_hook(w->db, wal_committed, w);
 	w->shm_dir = strdup(shm_dir);
 	w->rec = malloc(RING_RECORD_MAX + sizeof(struct agp_rec_span));
 	shm_fault_install();
 	writer_stop = 0;
 	if (!w->shm_dir || !w->rec || string_table_init(&w->st, w->db) != 0 || prepare_all(w) != 0 || db_exec(w->db, "BEGIN") != 0) {
 		snprintf(err, errlen, "cannot prepare '%s': %s", path, sqlite3_errmsg(w->db));
+		checkpointer_stop(w->ckpt);
 		string_table_release(&w->st);
 		sqlite3_close_v2(w->db);
 		free(w->rec);
@@ -1091,6 +1108,8 @@ static void drain_ring(struct run_writer *w, struct stream *s, uint32_t slot)
 		ring_damaged(w, s, slot, "ring head out of range");
 		return;
 	}
+	if (head - tail >= cap / 4)
+		w->behind = 1;
 	if (drain_records(w, s, tid, data, cap, head, &tail) != 0)
 		goto fault;
 	if (tail < head && !writer_stop)
@@ -1852,13 +1871,28 @@ static void count_aggregated(struct run_writer *w)
 }
 
 /* Commit what was written so far; the totals follow what is on disk. */
+/*
+ * SQLite starts the WAL over only when a write begins with every frame
+ * already in the main file, which the checkpointer, always a commit
+ * behind, never leaves: past WAL_BOUND_FRAMES (256 MiB of 4 KiB pages)
+ * the writer copies that last commit itself, between its COMMIT and the
+ * next write.
+ */
+#define WAL_BOUND_FRAMES 65536
+
 static void commit(struct run_writer *w)
 {
 	budget_tick(w, now_ns());
 	flush_batches(w);
 	count_aggregated(w);
-	if (db_exec(w->db, "COMMIT; BEGIN") == 0)
-		w->committed = w->totals;
+	if (db_exec(w->db, "COMMIT") != 0)
+		return;
+	w->committed = w->totals;
+	if (w->ckpt && w->wal_frames > WAL_BOUND_FRAMES)
+		sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+	if (w->ckpt)
+		checkpointer_kick(w->ckpt);
+	db_exec(w->db, "BEGIN");
 }
 
 void run_writer_budget(struct run_writer *w, const struct run_budget *b)
@@ -1870,6 +1904,7 @@ int run_writer_poll(struct run_writer *w)
 {
 	uint64_t now = now_ns();
 
+	w->behind = 0;
 	if (db_write_failure(w->db))
 		return -1;  /* sticky: the file keeps what was committed */
 	if (now - w->last_scan_ns > 20000000ull || !w->nstreams) {
@@ -1883,6 +1918,11 @@ int run_writer_poll(struct run_writer *w)
 		w->last_commit_ns = now;
 	}
 	return db_write_failure(w->db) ? -1 : 0;
+}
+
+unsigned run_writer_idle_us(const struct run_writer *w)
+{
+	return w->behind ? 0 : RUN_WRITER_IDLE_US;
 }
 
 const char *run_writer_error(struct run_writer *w)
@@ -2206,6 +2246,8 @@ static int release_writer(struct run_writer *w)
 {
 	int rc = 0;
 
+	checkpointer_stop(w->ckpt);
+	w->ckpt = NULL;
 	strbuf_release(&w->notes);
 	capture_log_release(&w->capture);
 	eager_buckets_release(&w->buckets);
@@ -2280,6 +2322,8 @@ int run_writer_finish(struct run_writer *w, const struct run_session *sess, stru
 	uint64_t t = now_ns();
 	int rc = 0;
 
+	checkpointer_stop(w->ckpt);  /* the final checkpoint below is the writer's (or none, on a write failure) */
+	w->ckpt = NULL;
 	if (!db_write_failure(w->db)) {
 		w->totals.dropped = drain_all_and_count_drops(w);
 		flush_batches(w);

@@ -66,6 +66,15 @@ void run_writer_budget(struct run_writer *w, const struct run_budget *b);
 int run_writer_poll(struct run_writer *w);
 
 /*
+ * How long the launcher may wait before its next run_writer_poll, in
+ * microseconds: RUN_WRITER_IDLE_US, or 0 when the last poll found a ring a
+ * quarter full or more (the writer is behind: a fixed 5 ms pause after a
+ * long drain let a 2 M events/s producer fill the main thread's ring).
+ */
+#define RUN_WRITER_IDLE_US 5000u
+unsigned run_writer_idle_us(const struct run_writer *w);
+
+/*
  * The launcher's side of the capture window (AGP_CAPTURE_LAUNCHER in every
  * process's header): closed or open from ns on, why (for capture_windows.why);
  * desc, the first time, says what the run asked for (meta.capture).

@@ -9,6 +9,7 @@
  */
 #include "fuzz.h"
 #include "../../cmd/agprof/run_writer.c"
+#include "../../cmd/agprof/checkpointer.c"
 #include "../../cmd/agprof/capture_log.c"
 #include "../../cmd/agprof/eager_buckets.c"
 #include "../../cmd/agprof/eager_keys.c"
