@@ -1870,7 +1870,6 @@ static void count_aggregated(struct run_writer *w)
 	w->totals.blackbox_aggregated = (uint64_t)w->bb_buckets.stored;
 }
 
-/* Commit what was written so far; the totals follow what is on disk. */
 /*
  * SQLite starts the WAL over only when a write begins with every frame
  * already in the main file, which the checkpointer, always a commit
@@ -1880,6 +1879,7 @@ static void count_aggregated(struct run_writer *w)
  */
 #define WAL_BOUND_FRAMES 65536
 
+/* Commit what was written so far; the totals follow what is on disk. */
 static void commit(struct run_writer *w)
 {
 	budget_tick(w, now_ns());
