@@ -13,6 +13,7 @@ black-box executions.  80% of the events are eager ops, 15% function calls,
 import argparse
 import os
 import random
+import re
 import sqlite3
 import sys
 
@@ -45,6 +46,12 @@ def eager_blocks(db):
                    " FROM eager_op_rows r JOIN eager_op_keys k ON k.id = r.key GROUP BY r.id / 1024, k.pid, k.tid")
 
 
+def schema_version(schema_sql):
+    """AGPROF_SCHEMA_VERSION of common/db.h beside the schema (the recording says what the writer would)."""
+    with open(os.path.join(os.path.dirname(os.path.abspath(schema_sql)), "db.h")) as fh:
+        return int(re.search(r"#define AGPROF_SCHEMA_VERSION (\d+)", fh.read()).group(1))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--events", type=int, default=10_000_000)
@@ -74,7 +81,7 @@ def main():
     n_bb = a.events - n_eager - n_calls
     step_ns = 2_000  # mean spacing between events
     end = t0 + a.events * step_ns
-    meta = {"schema_version": "1", "agprof_version": "0.1.0", "argv": '["python","train.py"]',
+    meta = {"schema_version": str(schema_version(a.schema)), "agprof_version": "0.1.0", "argv": '["python","train.py"]',
             "cwd": "/home/user/project", "host": "bench", "start_wall_ns": "1700000000000000000",
             "start_ns": str(t0), "end_ns": str(end), "exit_status": "0", "exit_signal": "0",
             "dropped_events": "0", "python_version": "3.12.3", "tf_version": "2.21.0",
