@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static char dir[] = "/tmp/agprof-ring-XXXXXX";
@@ -190,6 +191,52 @@ Test(ring, batched_rows_are_exact_at_each_commit, .init = start, .fini = remove_
 				   " OR end_ns != start_ns + 5"), 0);
 	cr_assert_eq(query_int(db, "SELECT count(*) FROM eager_ops a JOIN eager_ops b ON b.id = a.id + 1"
 				   " WHERE b.start_ns < a.start_ns"), 0, "ids in reading order");
+	sqlite3_close(db);
+}
+
+/*
+ * The launcher polls again at once after a poll that found a ring a
+ * quarter full (run_writer_idle_us): a fixed pause after a long drain let a
+ * 2 M events/s producer fill the main ring (bench/ingest).
+ */
+Test(ring, a_quarter_full_ring_is_polled_again_at_once, .init = start, .fini = remove_files)
+{
+	int quarter = (int)(AGP_RING_MAIN_BYTES / 4 / sizeof(struct agp_rec_span)) + 1;
+	sqlite3 *db;
+
+	emit_many(quarter, "Const");
+	run_writer_poll(writer);
+	cr_assert_eq(run_writer_idle_us(writer), 0, "a quarter of the ring was waiting");
+	emit_many(10, "Const");
+	run_writer_poll(writer);
+	cr_assert_eq(run_writer_idle_us(writer), RUN_WRITER_IDLE_US, "10 records: the usual pause");
+	finish(&db);
+	sqlite3_close(db);
+}
+
+/*
+ * The WAL's pages reach the main file while the run goes on, by the
+ * checkpointer's thread: the writer's connection has no automatic
+ * checkpoint, and a checkpointer whose connection never learned the file
+ * is in WAL mode did nothing until the run's finish.
+ */
+Test(ring, commits_reach_the_main_file_during_the_run, .init = start, .fini = remove_files)
+{
+	struct stat before, after;
+	sqlite3 *db;
+
+	cr_assert_eq(stat(db_path, &before), 0);
+	for (int round = 0; round < 3; round++) {
+		emit_many(20000, "Const");
+		run_writer_poll(writer);
+		usleep(300000);  /* the next poll commits (every 250 ms) */
+		run_writer_poll(writer);
+	}
+	for (int i = 0; i < 40 && stat(db_path, &after) == 0 && after.st_size <= before.st_size + 65536; i++)
+		usleep(50000);
+	cr_assert_gt(after.st_size, before.st_size + 65536, "main file %lld bytes, %lld at the start",
+		     (long long)after.st_size, (long long)before.st_size);
+	finish(&db);
 	sqlite3_close(db);
 }
 
