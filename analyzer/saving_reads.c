@@ -664,21 +664,27 @@ static void read_dispatch_rows(sqlite3 *db, struct saving_reads *r)
 static int read_dispatch(struct model *m, struct saving_reads *r)
 {
 	sqlite3 *db = m->rec ? m->rec->db : NULL;
-	sqlite3_stmt *s;
+	sqlite3_stmt *s = NULL;
+	int rows;
 
 	r->ops_read = 1;
-	if (!db || !(r->ops = malloc(SAVING_DISPATCH_OPS * sizeof(*r->ops))))
+	if (!db)
 		return 0;
-	if (db_has_table(db, "eager_op_rows")) {
-		r->have_ops = 1;
+	/* schema 6: eager_op_rows with its keys; older schemas: the eager_ops table */
+	rows = db_has_table(db, "eager_op_rows");
+	if (!rows && (!db_has_table(db, "eager_ops") ||
+		      sqlite3_prepare_v2(db, "SELECT op_id, start_ns, end_ns - start_ns FROM eager_ops LIMIT ?1", -1, &s,
+					 NULL) != SQLITE_OK))
+		return 0;
+	if (!(r->ops = malloc(SAVING_DISPATCH_OPS * sizeof(*r->ops)))) {
+		sqlite3_finalize(s);
+		return 0;
+	}
+	r->have_ops = 1;
+	if (rows) {
 		read_dispatch_rows(db, r);
 		return name_ops(db, r);
 	}
-	if (!db_has_table(db, "eager_ops") ||
-	    sqlite3_prepare_v2(db, "SELECT op_id, start_ns, end_ns - start_ns FROM eager_ops LIMIT ?1", -1, &s, NULL) !=
-		    SQLITE_OK)
-		return 0;
-	r->have_ops = 1;
 	sqlite3_bind_int64(s, 1, SAVING_DISPATCH_OPS);
 	while (r->nops < SAVING_DISPATCH_OPS && sqlite3_step(s) == SQLITE_ROW)
 		dispatch_op_set(&r->ops[r->nops++], s, 0, 1, 2);

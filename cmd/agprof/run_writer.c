@@ -1888,10 +1888,11 @@ static void commit(struct run_writer *w)
 	if (db_exec(w->db, "COMMIT") != 0)
 		return;
 	w->committed = w->totals;
-	if (w->ckpt && w->wal_frames > WAL_BOUND_FRAMES)
-		sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
-	if (w->ckpt)
+	if (w->ckpt) {
+		if (w->wal_frames > WAL_BOUND_FRAMES)
+			sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
 		checkpointer_kick(w->ckpt);
+	}
 	db_exec(w->db, "BEGIN");
 }
 
