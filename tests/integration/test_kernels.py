@@ -5,8 +5,8 @@ usage: test_kernels.py dispatch|matmuls|slow_op|no_kernels|totals|all|budget|lar
 The oracle of counts: by default (run --kernels=sampled) agprof counts
 every kernel execution (kernel_totals) and records one by one (kernels)
 only the kernels of sampled calls: per thread and graph function its first
-5 calls, then the first call to start at least 256 times the last sampled
-call's duration after its end (a budget of time: function_calls.kernel_detail;
+5 calls, then the first call to start at least 256 times the shortest
+sampled call's duration after the last one's end (a budget of time: function_calls.kernel_detail;
 the test replays the rule on the recorded call times).  So every call that
 is sampled must hold exactly the FunctionDef's kernels, every other call
 none, and each node of the function must have run once per call, the
@@ -64,14 +64,17 @@ KDETAIL_FIRST, KDETAIL_GAP = 5, 256  # collector.h
 def sampled(calls, every_call):
     """Which of a function's calls (pid, tid, start_ns, end_ns) the collector samples (collector.h,
     agp_call_detailed): on each thread its first 5, then the first to start at least 256 times the
-    last sampled call's duration after that call's end, from the very times the recording holds."""
-    first, nxt, out = {}, {}, []
+    shortest sampled call's duration after the last sampled call's end, from the very times the
+    recording holds."""
+    first, nxt, shortest, out = {}, {}, {}, []
     for pid, tid, start, end in calls:
         key = (pid, tid)
         first[key] = first.get(key, 0) + 1
         detail = every_call or first[key] <= KDETAIL_FIRST or start >= nxt.get(key, 0)
         if detail:
-            nxt[key] = end + KDETAIL_GAP * max(end - start, 0)
+            dur = max(end - start, 1)
+            shortest[key] = min(shortest.get(key, dur), dur)
+            nxt[key] = end + KDETAIL_GAP * shortest[key]
         out.append(detail)
     return out
 
@@ -102,7 +105,7 @@ def check_kernels_per_call(db, oracle, fn, every_call=False, later=False):
     check_eq([i for i, r in enumerate(rows) if r[1]], [i for i in range(len(rows)) if expect[i]],
              "%s: the calls marked kernel_detail" % fn)
     check(every_call or sum(expect) < len(rows), "%s: some calls not sampled (%d of %d)" % (fn, sum(expect), len(rows)))
-    if later:  # how many the time budget picked depends on the machine's speed (the 5th call's duration)
+    if later:  # how many the time budget picked depends on the machine's speed (its calls' durations)
         print("%s: %d of %d calls sampled, %d by the time budget" % (fn, sum(expect), len(rows), sum(expect) - KDETAIL_FIRST))
     rows = [r[:3] for r in rows]
     check_eq(sorted({n for _, d, n in rows if d}), [want["kernels"]],
