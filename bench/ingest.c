@@ -97,8 +97,8 @@ static void produce(struct producer *p, long n)
 /*
  * RATE > 0: the main thread, batches of 1000 spans, each waiting for its
  * time.  The main thread, as in an eager loop, so that it has the main
- * thread's ring (AGP_RING_MAIN_BYTES): another thread's is an eighth of it,
- * 4 ms of events at 2 M/s, less than the 5 ms between polls.
+ * thread's ring (AGP_RING_MAIN_BYTES): another thread's is a sixteenth of
+ * it, 3 ms of events at 2 M/s, less than the 5 ms between polls.
  */
 static void producer(void)
 {

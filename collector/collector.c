@@ -229,8 +229,9 @@ struct agp_thread *agp_thread_new(void)
 	 */
 	tid = (int32_t)syscall(SYS_gettid);
 	role = tid == agp_proc.pid ? AGP_ROLE_UNKNOWN : classify_thread();
-	capacity = tid == agp_proc.pid || (role == AGP_ROLE_TF_EXECUTOR && !agp_proc.kernels_off) ? AGP_RING_MAIN_BYTES
-											       : AGP_RING_OTHER_BYTES;
+	capacity = tid == agp_proc.pid ? AGP_RING_MAIN_BYTES
+		   : role == AGP_ROLE_TF_EXECUTOR && !agp_proc.kernels_off ? AGP_RING_EXECUTOR_BYTES
+									  : AGP_RING_OTHER_BYTES;
 	if (!fd_is_ours(agp_proc.shm_fd, agp_proc.shm_dev, agp_proc.shm_ino) ||
 	    fallocate(agp_proc.shm_fd, 0, (off_t)(AGP_HEADER_BYTES + (uint64_t)slot * AGP_RING_BYTES),
 		      capacity) != 0) {
