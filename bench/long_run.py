@@ -7,6 +7,13 @@ this one invocation (both see the same machine load), and prints per round
 and as medians:
   - the whole-run wall-time ratio (agprof / bare), TensorFlow's start-up and
     the recording's finish included (issue 11's target: <= 1.02);
+  - the program's CPU ratio: its CPU seconds (user + system, getrusage of
+    the children less the launcher's own) under agprof over the bare run's,
+    start-up and exit included: CPU time leaves out the time the
+    hypervisor takes the CPUs away (the steal column of /proc/stat).  On
+    this shared VM it moved with the wall ratio (6 rounds of 600,000 ops:
+    0.92 to 1.07, within 0.006 of it each time), so the 10% by which runs
+    differ is the CPUs running slower, not taken away;
   - the recording's size, and bytes per recorded event with the table and
     each index apart (sqlite3's dbstat; issue 11's target: <= 32 bytes per
     kept event, indexes included);
@@ -47,8 +54,9 @@ TIMING = re.compile(r"agprof: timing: launcher cpu ([0-9.]+) s .* finish ([0-9.]
 
 
 def run(cmd, env=None):
+    """(wall seconds, CPU seconds of cmd and its descendants, stderr)."""
     wall, out = run_checked(cmd, env)
-    return wall, out.stderr
+    return wall, out.cpu, out.stderr
 
 
 def storage(path):
@@ -85,48 +93,53 @@ def main():
     env = dict(os.environ, AGPROF_TIMING="1")
     print("load:", subprocess.run(["uptime"], stdout=subprocess.PIPE, text=True).stdout.strip())
     builds = [("agprof", args.agprof)] + ([("baseline", args.baseline)] if args.baseline else [])
-    stats = {name: {"ratio": [], "bytes": [], "cpu": [], "finish": [], "mb": []} for name, _ in builds}
+    stats = {name: {"ratio": [], "prog_cpu": [], "bytes": [], "cpu": [], "finish": [], "mb": []}
+             for name, _ in builds}
     for r in range(args.rounds):
         # the bare run first in even rounds, last in odd ones: a load that drifts during a round favours neither
         if r % 2 == 0:
-            bare, _ = run(sample)
+            bare = run(sample)[:2]
         runs = []
         for name, exe in builds:
             out = os.path.join(tmp, "%s%d.agprof" % (name, r))
             runs.append((name, out, run(launcher + [exe, "run", "-q", "-f", "-o", out, "--"] + sample, env=env)))
         if r % 2 == 1:
-            bare, _ = run(sample)
-        for name, out, (wall, err) in runs:
-            measure(name, r, bare, wall, err, out, args.keep, stats[name])
+            bare = run(sample)[:2]
+        for name, out, (wall, cpu, err) in runs:
+            measure(name, r, bare, (wall, cpu), err, out, args.keep, stats[name])
     print("%d rounds of %d eager ops%s" % (args.rounds, args.ops,
                                            ", workload on CPU 0, launcher on CPU 1" if args.pin else ""))
     for name, _ in builds:
         st = stats[name]
-        print("%s: median whole-run wall ratio %.3f (target <= 1.02); recording %.1f MB, %.1f bytes per event"
-              " with indexes (target <= 32); launcher cpu %.2f us per event (target <= 0.5); finish %.2f s"
-              % (name, statistics.median(st["ratio"]), statistics.median(st["mb"]), statistics.median(st["bytes"]),
-                 statistics.median(st["cpu"]), statistics.median(st["finish"])))
+        print("%s: median whole-run wall ratio %.3f (target <= 1.02), program cpu ratio %.3f; recording %.1f MB,"
+              " %.1f bytes per event with indexes (target <= 32); launcher cpu %.2f us per event (target <= 0.5);"
+              " finish %.2f s"
+              % (name, statistics.median(st["ratio"]), statistics.median(st["prog_cpu"]), statistics.median(st["mb"]),
+                 statistics.median(st["bytes"]), statistics.median(st["cpu"]), statistics.median(st["finish"])))
     print("load:", subprocess.run(["uptime"], stdout=subprocess.PIPE, text=True).stdout.strip())
 
 
-def measure(name, r, bare, wall, err, out, keep, st):
-    """The figures of round r's run under the agprof build name (its wall time, stderr, recording out): appended
-    to st."""
+def measure(name, r, bare, timed, err, out, keep, st):
+    """The figures of round r's run under the agprof build name (bare and timed: (wall, CPU seconds) of the bare
+    run and of this one; its stderr, recording out): appended to st."""
+    (bare, bare_cpu), (wall, run_cpu) = bare, timed
     m = TIMING.search(err)
     cpu = float(m.group(1)) if m else float("nan")
+    prog_cpu = (run_cpu - cpu) / bare_cpu  # the program's own CPU: the launcher's apart
     finish = float(m.group(2)) if m else float("nan")
     events, ran, sizes, dropped = storage(out)
     size = os.path.getsize(out)
     st["ratio"].append(wall / bare)
+    st["prog_cpu"].append(prog_cpu)
     st["bytes"].append(size / max(1, events))
     st["cpu"].append(cpu * 1e6 / max(1, ran))  # the launcher handled every event, row or not
     st["finish"].append(finish)
     st["mb"].append(size / 1e6)
     parts = ", ".join("%s %.1f" % (k, v / max(1, events)) for k, v in
                       sorted(sizes.items(), key=lambda kv: -kv[1]) if v / max(1, events) >= 0.5)
-    print("round %d %s: wall bare %.2f s, agprof %.2f s (ratio %.3f); %d events ran, %d kept as rows (%d dropped),"
-          " %.1f MB, %.1f B/kept event (%s); %.1f B/event that ran; launcher cpu %.2f us/event that ran; finish %.2f s"
-          % (r + 1, name, bare, wall, wall / bare, ran, events, dropped, size / 1e6, st["bytes"][-1], parts,
+    print("round %d %s: wall bare %.2f s, agprof %.2f s (ratio %.3f), program cpu ratio %.3f; %d events ran,"
+          " %d kept as rows (%d dropped), %.1f MB, %.1f B/kept event (%s); %.1f B/event that ran; launcher cpu %.2f us/event that ran; finish %.2f s"
+          % (r + 1, name, bare, wall, wall / bare, prog_cpu, ran, events, dropped, size / 1e6, st["bytes"][-1], parts,
              size / max(1, ran), st["cpu"][-1], finish))
     if not keep:
         os.unlink(out)
