@@ -511,7 +511,7 @@ struct run_writer *run_writer_create(const char *path, const char *shm_dir, char
 	 * only the machine's might not.  With synchronous=NORMAL each checkpoint
 	 * waited for the disk, the writer's own at the WAL's bound longer than
 	 * the main ring holds at 2 M events/s (bench/ingest 8000000 2000000:
-	 * 620 to 7,240 of 8 M events dropped in 5 of 9 runs, none in 6 now),
+	 * 620 to 7,240 of 8 M events dropped in 5 of 9 runs, none in 12 now),
 	 * and a last fsync cost the finish 0.06 s more.
 	 */
 	db_exec(w->db, "PRAGMA synchronous=OFF");
