@@ -104,7 +104,7 @@ struct agp_open_trace;
 struct agp_call_count {
 	uint32_t name, calls;   /* string id; its calls so far, up to AGP_KDETAIL_FIRST */
 	uint64_t next_ns;       /* its next call starting from then is sampled */
-	uint64_t shortest_ns;   /* its shortest sampled call so far (at least 1), 0: none yet */
+	uint64_t pace_ns;       /* the duration its gap is counted in (agp_call_sampled), 0: none yet */
 };
 
 /* Per-thread state, allocated on the thread's first event (mmap). */
@@ -198,10 +198,11 @@ static inline uint64_t agp_now_ns(void)
  * counted in its thread's totals; one by one (an AGP_REC_KERNEL record) only
  * the kernels of sampled calls: per thread and graph function, its first
  * AGP_KDETAIL_FIRST calls, then the first call that starts at least
- * AGP_KDETAIL_GAP times the shortest sampled call's duration after the last
- * sampled call's end (the shortest: one slow call, a collection or a
- * checkpoint, must not stop the sampling for 256 times as long): a
- * budget of time (a sampled call costs a few times an unsampled one, its
+ * AGP_KDETAIL_GAP times the function's pace after the last sampled call's
+ * end, the pace being the last sampled call's duration but at most twice
+ * the pace before it (one slow call, a collection or a checkpoint, must not
+ * stop the sampling for 256 times as long; a function that grows slower
+ * reaches its new pace in a few samples): a budget of time (a sampled call costs a few times an unsampled one, its
  * clock reads and the launcher's rows), so that whatever the rate of calls
  * and kernels at most about 1/AGP_KDETAIL_GAP of a function's time is spent
  * in sampled calls and its kernels stored are a like share.  The decision
@@ -246,15 +247,15 @@ static inline uint64_t agp_call_detailed(struct agp_thread *t, uint32_t name_id,
 	return now >= c->next_ns ? AGP_CALL_DETAIL : 0;
 }
 
-/* A sampled call of name_id ran from start to end: the next one waits AGP_KDETAIL_GAP times its shortest. */
+/* A sampled call of name_id ran from start to end: the next one waits AGP_KDETAIL_GAP times the pace. */
 static inline void agp_call_sampled(struct agp_thread *t, uint32_t name_id, uint64_t start, uint64_t end)
 {
 	struct agp_call_count *c = agp_call_count_of(t, name_id);
 	uint64_t dur = end > start ? end - start : 1;
 
-	if (!c->shortest_ns || dur < c->shortest_ns)
-		c->shortest_ns = dur;
-	dur = c->shortest_ns;
+	if (c->pace_ns && c->pace_ns <= UINT64_MAX / 4 && dur > 2 * c->pace_ns)
+		dur = 2 * c->pace_ns;
+	c->pace_ns = dur;
 	c->next_ns = dur < UINT64_MAX / AGP_KDETAIL_GAP / 2 ? end + dur * AGP_KDETAIL_GAP : UINT64_MAX;
 }
 

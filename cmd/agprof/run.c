@@ -87,7 +87,8 @@ static const struct opt run_options[] = {
 	{ "kernels", RUN_KERNELS, "MODE", "sampled (the default): count every CPU kernel, and\n"
 					  "record them one by one for the first 5 calls of each\n"
 					  "graph function per thread, then one call whenever 256\n"
-					  "times its shortest sampled call's duration has passed;\n"
+					  "times the last sampled call's duration (at most doubling\n"
+					  "from one sample to the next) has passed;\n"
 					  "all: record every kernel one by one (slower); off:\n"
 					  "--no-kernels" },
 	{ "delay", RUN_DELAY, "SECONDS", "record eager ops, graph calls, black boxes and Session\n"

@@ -5,8 +5,9 @@ usage: test_kernels.py dispatch|matmuls|slow_op|no_kernels|totals|all|budget|lar
 The oracle of counts: by default (run --kernels=sampled) agprof counts
 every kernel execution (kernel_totals) and records one by one (kernels)
 only the kernels of sampled calls: per thread and graph function its first
-5 calls, then the first call to start at least 256 times the shortest
-sampled call's duration after the last one's end (a budget of time: function_calls.kernel_detail;
+5 calls, then the first call to start at least 256 times its pace after
+the last sampled call's end (the pace: that call's duration, at most twice
+the pace before it) (a budget of time: function_calls.kernel_detail;
 the test replays the rule on the recorded call times).  So every call that
 is sampled must hold exactly the FunctionDef's kernels, every other call
 none, and each node of the function must have run once per call, the
@@ -64,17 +65,17 @@ KDETAIL_FIRST, KDETAIL_GAP = 5, 256  # collector.h
 def sampled(calls, every_call):
     """Which of a function's calls (pid, tid, start_ns, end_ns) the collector samples (collector.h,
     agp_call_detailed): on each thread its first 5, then the first to start at least 256 times the
-    shortest sampled call's duration after the last sampled call's end, from the very times the
-    recording holds."""
-    first, nxt, shortest, out = {}, {}, {}, []
+    pace after the last sampled call's end (the pace: that call's duration, at most twice the pace
+    before it), from the very times the recording holds."""
+    first, nxt, pace, out = {}, {}, {}, []
     for pid, tid, start, end in calls:
         key = (pid, tid)
         first[key] = first.get(key, 0) + 1
         detail = every_call or first[key] <= KDETAIL_FIRST or start >= nxt.get(key, 0)
         if detail:
             dur = max(end - start, 1)
-            shortest[key] = min(shortest.get(key, dur), dur)
-            nxt[key] = end + KDETAIL_GAP * shortest[key]
+            pace[key] = min(dur, 2 * pace[key]) if key in pace else dur
+            nxt[key] = end + KDETAIL_GAP * pace[key]
         out.append(detail)
     return out
 
