@@ -202,8 +202,9 @@ static inline uint64_t agp_now_ns(void)
  * end, the pace being the last sampled call's duration but at most twice
  * the pace before it (one slow call, a collection or a checkpoint, must not
  * stop the sampling for 256 times as long; a function that grows slower
- * reaches its new pace in a few samples): a budget of time (a sampled call costs a few times an unsampled one, its
- * clock reads and the launcher's rows), so that whatever the rate of calls
+ * reaches its new pace in a few samples): a budget of time (a sampled call
+ * costs a few times an unsampled one, its clock reads and the launcher's
+ * rows), so that whatever the rate of calls
  * and kernels at most about 1/AGP_KDETAIL_GAP of a function's time is spent
  * in sampled calls and its kernels stored are a like share.  The decision
  * is the call's, taken when it starts, so that every kernel of a call, on

@@ -56,7 +56,10 @@
 /*
  * Used by the main thread (eager loops): 44 ms of events at 2 M/s, past the
  * 15 to 25 ms a launcher's poll takes when its writer restarts the WAL
- * (bench/ingest.c); with 2 MiB a 16 M-event run dropped 0.3 to 1.1%.
+ * (bench/ingest.c: with 2 MiB, 21 ms, a 24 ms poll dropped 52,000 events).
+ * Past 8 M events at that rate drops remain either way (0.06 to 1.3% of
+ * 16 M, against 0.3 to 1.1% with 2 MiB): the writer and its checkpointer
+ * then share the one core the producer leaves.
  */
 #define AGP_RING_MAIN_BYTES AGP_RING_BYTES
 #define AGP_RING_EXECUTOR_BYTES (2048u * 1024u) /* TensorFlow's executor threads, with kernels recorded */
