@@ -138,7 +138,8 @@ def measure(name, r, bare, timed, err, out, keep, st):
     parts = ", ".join("%s %.1f" % (k, v / max(1, events)) for k, v in
                       sorted(sizes.items(), key=lambda kv: -kv[1]) if v / max(1, events) >= 0.5)
     print("round %d %s: wall bare %.2f s, agprof %.2f s (ratio %.3f), program cpu ratio %.3f; %d events ran,"
-          " %d kept as rows (%d dropped), %.1f MB, %.1f B/kept event (%s); %.1f B/event that ran; launcher cpu %.2f us/event that ran; finish %.2f s"
+          " %d kept as rows (%d dropped), %.1f MB, %.1f B/kept event (%s); %.1f B/event that ran;"
+          " launcher cpu %.2f us/event that ran; finish %.2f s"
           % (r + 1, name, bare, wall, wall / bare, prog_cpu, ran, events, dropped, size / 1e6, st["bytes"][-1], parts,
              size / max(1, ran), st["cpu"][-1], finish))
     if not keep:

@@ -253,8 +253,10 @@ int db_create_recording(const char *path, sqlite3 **out, char *err, size_t errle
 	db_forget_write_failure(db);  /* a closed connection's address may come back */
 	tables = schema_part(SCHEMA_TABLES);
 	/*
-	 * WAL with synchronous=NORMAL: the writer commits often so that a crash
-	 * of agprof itself still leaves a valid file, without an fsync per commit.
+	 * WAL with synchronous=NORMAL: a writer commits often so that a crash
+	 * of agprof itself still leaves a valid file, without an fsync per
+	 * commit.  The launcher's run writer then turns the syncs off as well
+	 * (run_writer.c says why); merge keeps them.
 	 */
 	if (!tables ||
 	    sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL, &msg) != SQLITE_OK ||

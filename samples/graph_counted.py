@@ -6,9 +6,10 @@ SECONDS after the first, each call counted by the program itself (oracle.called)
 `agprof run`'s default (--kernels=sampled) the collector records the
 kernels of a few calls one by one (each graph function's first 5 calls on a
 thread, then one whenever 256 times the last sampled call's duration, at
-most doubling from one sample to the next, has passed: SECONDS is long enough for some of those) and counts every
-execution of every kernel: tests/integration/test_kernels.py checks both
-against the program's count and the FunctionDef.
+most doubling from one sample to the next, has passed: SECONDS is long
+enough for some of those) and counts every execution of every kernel:
+tests/integration/test_kernels.py checks both against the program's count
+and the FunctionDef.
 
 usage: graph_counted.py [--large]
   --large: 4,200 pairs (8,402 kernels with its _Arg and _Retval, more than
