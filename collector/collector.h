@@ -135,7 +135,6 @@ struct agp_thread {
 	int py_nroots;
 	int py_unwinding;       /* pywatch.c: the trace function is set (an exception unwinds) */
 	uint64_t py_own_ns;     /* pytrace.c, pywatch.c: time in the collector's Python work for traces so far */
-	uint64_t py_events;     /* pywatch.c: profile events so far */
 	int py_calibrating;     /* pywatch.c: its calibration loop runs on this thread (other threads may run meanwhile) */
 	/*
 	 * Cache-line aligned, and so are the tables after it (their sizes are
@@ -455,9 +454,9 @@ void agp_pytrace_end(struct agp_open_trace *ot, int32_t tid, const char *tf_name
 
 /* pywatch.c: what the traced code does while a trace runs (docs/collector.md, "Pitfalls inside traced code"). */
 void agp_pywatch_init(struct _object *(*get)(struct _object *, const char *), struct _object *ns) AGP_HIDDEN;
-void agp_pywatch_begin(struct agp_thread *t, uint64_t seq) AGP_HIDDEN;
+int agp_pywatch_begin(struct agp_thread *t, uint64_t seq) AGP_HIDDEN;
 void agp_pywatch_saves(struct _object *frame) AGP_HIDDEN;
-uint64_t agp_pywatch_event_ps(void) AGP_HIDDEN;
+uint32_t agp_pywatch_cost_ppm(void) AGP_HIDDEN;
 
 /* got.c: the GOT slots of TensorFlow's objects that import a hooked symbol, rewritten to reach the hook. */
 struct got_hook {

@@ -20,7 +20,7 @@ struct agp_open_trace {
 	uint64_t seq;
 	uint64_t own_ns;         /* the collector's time before start_ns (describe()) */
 	uint64_t own_at_start;   /* the thread's py_own_ns at start_ns */
-	uint64_t events_at_start; /* the thread's py_events at start_ns */
+	int watched;             /* its thread's profile function was on from start_ns (pywatch.c) */
 	int32_t variables;
 	struct agp_side rec;     /* the trace record, completed at the end */
 	struct agp_side *inputs; /* one record per input */
@@ -195,7 +195,6 @@ struct agp_open_trace *agp_pytrace_begin(struct agp_thread *t)
 		ot->start_ns = agp_now_ns();
 		ot->own_ns = ot->start_ns - t0;
 		ot->own_at_start = t ? t->py_own_ns : 0;
-		ot->events_at_start = t ? t->py_events : 0;
 		ot->seq = atomic_fetch_add(&agp_proc.next_trace_seq, 1);
 		agp_side_begin(&ot->rec, AGP_SIDE_TRACE);
 		agp_side_int(&ot->rec, AGP_F_TRACE_SEQ, (int64_t)ot->seq);
@@ -211,7 +210,7 @@ struct agp_open_trace *agp_pytrace_begin(struct agp_thread *t)
 		agp_side_int(&ot->rec, AGP_F_HAS_SIG, int_at(desc, 11));
 		collect_inputs(ot, P.Tuple_GetItem(desc, 12));
 		if (t)
-			agp_pywatch_begin(t, ot->seq);
+			ot->watched = agp_pywatch_begin(t, ot->seq);
 	}
 	if (desc)
 		P.DecRef(desc);
@@ -241,22 +240,26 @@ void agp_pytrace_count_variable(struct agp_open_trace *ot)
 
 /*
  * Write the trace (and its inputs) and free it.  Its collector time: the
- * describing before its start and what the watch (pywatch.c) spent in
- * Python since, which a run without agprof does not pay: the analyzer takes
- * it off the trace's step when it prices a retrace (docs/collector.md).
+ * describing before its start, what the watch (pywatch.c) spent in Python
+ * since, and the slowdown its profile function puts on the traced code, at
+ * the share of the rest of the trace's time that pywatch.c calibrated.  A
+ * run without agprof does not pay it: the analyzer takes it off the trace's
+ * step when it prices a retrace (docs/collector.md).
  */
 void agp_pytrace_end(struct agp_open_trace *ot, int32_t tid, const char *tf_name, const char *status)
 {
 	struct agp_thread *t = agp_thread_get();
+	uint64_t end = agp_now_ns(), span = end - ot->start_ns, calls = 0;
 
 	if (t && t->py_own_ns >= ot->own_at_start)
-		ot->own_ns += t->py_own_ns - ot->own_at_start;
-	if (t && t->py_events >= ot->events_at_start)
-		ot->own_ns += (t->py_events - ot->events_at_start) * agp_pywatch_event_ps() / 1000;
+		calls = t->py_own_ns - ot->own_at_start;
+	ot->own_ns += calls;
+	if (ot->watched && span > calls)
+		ot->own_ns += (span - calls) / 1000 * agp_pywatch_cost_ppm() / 1000;
 	agp_side_int(&ot->rec, AGP_F_COLLECTOR_NS, (int64_t)ot->own_ns);
 	agp_side_int(&ot->rec, AGP_F_TID, tid);
 	agp_side_int(&ot->rec, AGP_F_START, (int64_t)ot->start_ns);
-	agp_side_int(&ot->rec, AGP_F_END, (int64_t)agp_now_ns());
+	agp_side_int(&ot->rec, AGP_F_END, (int64_t)end);
 	agp_side_int(&ot->rec, AGP_F_VARS, ot->variables);
 	agp_side_text(&ot->rec, AGP_F_TFNAME, tf_name);
 	agp_side_text(&ot->rec, AGP_F_STATUS, status);

@@ -492,17 +492,20 @@ def hooks_free():
     return _sys.gettrace() is None and _sys.getprofile() is None
 
 
-def _calibrate_noop():
-    pass
+def _calibration_body(x):
+    from tensorflow.python.ops import math_ops
+    return math_ops.reduce_sum(x * 3.0)
 
 
 def calibrate(n):
-    """n calls of a Python function and n of a builtin: the C hooks time
+    """n traces of a small function into FuncGraphs of their own, the code a
+    tf.function's trace runs (without AutoGraph, and no concrete function:
+    nothing reaches the eager context, nothing is recorded): the C hooks time
     this with and without their profile function (pywatch.c calibrate())."""
-    f, g, t = _calibrate_noop, len, ()
+    from tensorflow.python.framework import dtypes, func_graph, tensor_spec
+    spec = tensor_spec.TensorSpec([10], dtypes.float32)
     for _ in range(n):
-        f()
-        g(t)
+        func_graph.func_graph_from_py_func('agprof_calibration', _calibration_body, (spec,), {})
 
 
 def _exc_text(exc):

@@ -17,6 +17,7 @@
  * and call Python.
  */
 #include "collector.h"
+#include "util.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -44,9 +45,9 @@ static struct {
 	void (*DecRef)(PyObject *);
 	PyObject *None, *True, *False;
 	PyObject *on_event, *watch, *end, *setup, *hooks_free, *saves; /* pytrace.py, kept alive by its namespace */
-	PyObject *calibrate;        /* pytrace.py; NULL: events not priced */
+	PyObject *calibrate;        /* pytrace.py; NULL: the watch's cost not priced */
 	int calibrated;
-	uint64_t event_ps;          /* what one profile event costs the traced code, picoseconds (calibrate()) */
+	uint32_t cost_ppm;          /* share of a watched stretch's time the profile function costs, ppm (calibrate()) */
 	PyObject *watched;          /* setup()'s tuple, kept alive */
 	PyObject *fgraph_code;      /* func_graph_from_py_func.__code__ */
 	PyObject *cfuncs[MAX_CFUNCS];
@@ -197,8 +198,6 @@ static int on_profile(PyObject *obj, PyObject *frame, int what, PyObject *arg)
 	struct agp_thread *t = agp_thread_get();
 
 	(void)obj;
-	if (t)
-		t->py_events++;
 	/* calibrating: every filter below runs as in a trace (its cost is the event's), nothing matches */
 	if (!t || (!t->py_nroots && !t->py_calibrating)) {
 		hooks_set(0);
@@ -345,7 +344,7 @@ static void write_events(PyObject *events)
 	}
 }
 
-enum { CALIBRATE_CALLS = 5000 };
+enum { CALIBRATE_TRACES = 1, CALIBRATE_ROUNDS = 7 };
 
 /* Nanoseconds of one pytrace.py calibrate() run, with our profile function or without; 0 on failure. */
 static uint64_t calibrate_run(struct agp_thread *t, PyObject *n, int profiled)
@@ -373,40 +372,51 @@ static uint64_t calibrate_run(struct agp_thread *t, PyObject *n, int profiled)
 }
 
 /*
- * What one profile event costs the traced code, which no clock inside the
- * hook sees (CPython calling it, building frame objects, running the code
- * without its specialized instructions): once per process, before the first
- * watched trace, a loop of Python and builtin calls timed with our profile
- * function and without (the faster of two runs each), over the events it
- * counted.  Each trace's collector time then adds its events at that price.
+ * What the profile function costs the traced code, which no clock inside
+ * the hook sees (CPython calling it, building frame objects, running the
+ * code without its specialized instructions): a share of the watched time.
+ * Not a price per event: a tight loop of calls put it at 50 to 60 ns, while
+ * alternate traces of one function, watched and not, showed 250 to 280 ns
+ * per event, the slower instructions weighing more than the events in
+ * TensorFlow's own code (docs/collector.md).  Once per process, before the
+ * first watched trace: pytrace.py calibrate(), a small function traced the
+ * way tf.function traces it, timed with our profile function and without,
+ * side by side, CALIBRATE_ROUNDS times after a warm-up run; the share is
+ * the median of (profiled - plain) / profiled.  Its time (about 15 traces
+ * of 2 to 4 ms) is on py_own_ns, the first trace's collector time.
  */
 static void calibrate(struct agp_thread *t)
 {
 	PyObject *n;
-	uint64_t plain = UINT64_MAX, profiled = UINT64_MAX, events = 0, before = t->py_events;
+	int64_t share[CALIBRATE_ROUNDS];
+	int rounds = 0;
 
 	W.calibrated = 1;
-	if (!W.calibrate || !(n = W.Long_FromULL(CALIBRATE_CALLS)))
+	if (!W.calibrate || !(n = W.Long_FromULL(CALIBRATE_TRACES)))
 		return;
-	for (int i = 0; i < 2; i++) {
-		uint64_t a = calibrate_run(t, n, 0), e0 = t->py_events, b = calibrate_run(t, n, 1);
+	/* a first run warms the code up; then pairs side by side, the order alternating */
+	if (calibrate_run(t, n, 0)) {
+		for (; rounds < CALIBRATE_ROUNDS; rounds++) {
+			uint64_t first = calibrate_run(t, n, rounds & 1), second = calibrate_run(t, n, !(rounds & 1));
+			uint64_t plain = rounds & 1 ? second : first, profiled = rounds & 1 ? first : second;
 
-		events = t->py_events - e0;
-		if (!a || !b || !events)
-			break;
-		plain = a < plain ? a : plain;
-		profiled = b < profiled ? b : profiled;
+			if (!plain || !profiled)
+				break;
+			share[rounds] = ((int64_t)profiled - (int64_t)plain) * 1000000 / (int64_t)profiled;
+		}
 	}
 	W.DecRef(n);
-	t->py_events = before;  /* the loop's events are not the trace's: its time is on py_own_ns already */
-	if (events && profiled != UINT64_MAX && profiled > plain)
-		W.event_ps = (profiled - plain) * 1000 / events;
+	if (rounds == CALIBRATE_ROUNDS) {
+		int64_t mid = nth_int64(share, (size_t)rounds, (size_t)rounds / 2);
+
+		W.cost_ppm = mid > 0 ? (uint32_t)mid : 0;
+	}
 }
 
-/* The calibrated cost of one profile event, picoseconds (0: not known); pytrace.c prices each trace's events. */
-uint64_t agp_pywatch_event_ps(void)
+/* The calibrated share of a watched stretch that the watch costs, ppm (0: not known); pytrace.c prices each trace. */
+uint32_t agp_pywatch_cost_ppm(void)
 {
-	return W.event_ps;
+	return W.cost_ppm;
 }
 
 /* Start watching trace seq (agp_pywatch_begin). */
@@ -448,15 +458,16 @@ static void watch_begin(struct agp_thread *t, uint64_t seq)
 
 /*
  * Watch the trace numbered seq that pytrace.py describe() just described,
- * on the trace's collector time.  Called from agp_pytrace_begin with the
- * GIL held.
+ * on the trace's collector time; whether the thread's traces are watched
+ * now (hooks on).  Called from agp_pytrace_begin with the GIL held.
  */
-void agp_pywatch_begin(struct agp_thread *t, uint64_t seq)
+int agp_pywatch_begin(struct agp_thread *t, uint64_t seq)
 {
 	uint64_t t0 = agp_now_ns();
 
 	watch_begin(t, seq);
 	own_time(t, t0);
+	return t->py_nroots > 0;
 }
 
 /*

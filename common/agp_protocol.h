@@ -329,8 +329,8 @@ enum agp_tag {
 	AGP_F_COLL_KEY_STATUS,
 	/*
 	 * trace: the collector's own time in it (ns): describing it, just before
-	 * AGP_F_START, its watch's calls into Python until AGP_F_END and its
-	 * profile events at their calibrated price (pywatch.c)
+	 * AGP_F_START, its watch's calls into Python until AGP_F_END and the
+	 * slowdown of the watched code, at its calibrated share (pywatch.c)
 	 */
 	AGP_F_COLLECTOR_NS = 170,
 };
