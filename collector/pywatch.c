@@ -382,8 +382,8 @@ static uint64_t calibrate_run(struct agp_thread *t, PyObject *n, int profiled)
  * first watched trace: pytrace.py calibrate(), a small function traced the
  * way tf.function traces it, timed with our profile function and without,
  * side by side, CALIBRATE_ROUNDS times after a warm-up run; the share is
- * the median of (profiled - plain) / profiled.  Its time (about 15 traces
- * of 2 to 4 ms) is on py_own_ns, the first trace's collector time.
+ * the median of (profiled - plain) / profiled.  Its time (15 traces of 2
+ * to 4 ms, about 40 ms) is on py_own_ns, the first trace's collector time.
  */
 static void calibrate(struct agp_thread *t)
 {
