@@ -22,6 +22,9 @@ and as medians:
     <= 0.5 us) and how long the recording's finish took after the program
     ended (index building, links, the WAL folded back).
 Say the machine's load beside the figures: `uptime` is printed first and last.
+With 6 rounds or more it also prints a 95% interval for the median wall
+ratio (order statistics, no assumption on the spread): the target is shown
+when the interval's top is at most 1.02.
 
 With --baseline PATH (another build's agprof, e.g. of the commit before a
 change), each round also runs it, so both agprof builds are compared with
@@ -40,6 +43,7 @@ the 2% to be shown; the launcher's CPU is measured apart either way.
 usage: bench/long_run.py [--rounds N] [--ops N] [--pin] [--python PY] [--agprof PATH] [--baseline PATH] [--keep DIR]
 """
 import argparse
+import math
 import os
 import re
 import sqlite3
@@ -57,6 +61,19 @@ def run(cmd, env=None):
     """(wall seconds, CPU seconds of cmd and its descendants, stderr)."""
     wall, out = run_checked(cmd, env)
     return wall, out.cpu, out.stderr
+
+
+def median_interval(values, level=0.95):
+    """A distribution-free interval for the median of values (order statistics: the median lies between the k-th
+    smallest and the k-th largest with probability >= level for the largest such k), or None for too few values."""
+    x, n = sorted(values), len(values)
+    below, k = 0.0, 0
+    while True:  # the chance that fewer than k+1 values fall below the median
+        below += math.comb(n, k) / 2 ** n
+        if below > (1 - level) / 2:
+            break
+        k += 1
+    return (x[k - 1], x[n - k]) if k >= 1 else None
 
 
 def storage(path):
@@ -111,6 +128,9 @@ def main():
                                            ", workload on CPU 0, launcher on CPU 1" if args.pin else ""))
     for name, _ in builds:
         st = stats[name]
+        ci = median_interval(st["ratio"])
+        print("%s: the median wall ratio's 95%% interval: %s" % (
+            name, "%.3f to %.3f" % ci if ci else "too few rounds (6 at least)"))
         print("%s: median whole-run wall ratio %.3f (target <= 1.02), program cpu ratio %.3f; recording %.1f MB,"
               " %.1f bytes per event with indexes (target <= 32); launcher cpu %.2f us per event (target <= 0.5);"
               " finish %.2f s"
