@@ -40,7 +40,28 @@ launcher on CPU 1 (taskset), bare runs too: on the shared 2-core machine the
 unpinned runs move by several percent from process to process, more than
 the 2% to be shown; the launcher's CPU is measured apart either way.
 
-usage: bench/long_run.py [--rounds N] [--ops N] [--pin] [--python PY] [--agprof PATH] [--baseline PATH] [--keep DIR]
+With --concurrent each round runs the bare program and the one under agprof
+at the same time, one per CPU (the CPUs swapped every round, which one
+starts first every other pair of rounds), agprof's launcher on the same CPU
+as its program.  On this VM a program's speed
+drifts by 10-40% between runs seconds apart, but two copies running side by
+side drift together (two bare copies: within 4% of each other, where
+sequential rounds spread by +-40%).  It prints two wall ratios per round:
+  - "shared": as measured, the launcher taking its CPU time from its own
+    program's core: the whole cost of recording on a machine with one free
+    core for both (an upper bound of the 2-core figure);
+  - "own core": the wall less the launcher's CPU time while the program ran
+    (its CPU less the finish's wall time): what the program would take with
+    the launcher on a core of its own, as with --pin, start-up and finish
+    included.  The program still pays for sharing its core (switches,
+    caches), so this too leans towards more overhead, not less.
+The 95% interval is printed for both; the target is read on "own core".
+With --control, each round also runs two bare copies side by side (the
+CPUs swapped likewise): the spread of their ratio is the method's own noise.
+--baseline is not combined with --concurrent.
+
+usage: bench/long_run.py [--rounds N] [--ops N] [--pin | --concurrent [--control]] [--python PY] [--agprof PATH]
+                         [--baseline PATH] [--keep DIR]
 """
 import argparse
 import math
@@ -51,7 +72,7 @@ import statistics
 import subprocess
 import tempfile
 
-from benchlib import pinned, run_checked
+from benchlib import pinned, run_checked, run_side_by_side
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TIMING = re.compile(r"agprof: timing: launcher cpu ([0-9.]+) s .* finish ([0-9.]+) s")
@@ -101,7 +122,13 @@ def main():
     ap.add_argument("--baseline", help="another agprof build to run beside it in each round")
     ap.add_argument("--keep", help="keep the recordings in this directory")
     ap.add_argument("--pin", action="store_true", help="the workload on CPU 0, agprof's launcher on CPU 1")
+    ap.add_argument("--concurrent", action="store_true", help="bare and agprof runs side by side, one per CPU")
+    ap.add_argument("--control", action="store_true", help="with --concurrent: two bare copies side by side too")
     args = ap.parse_args()
+    if args.concurrent and (args.pin or args.baseline):
+        ap.error("--concurrent pins by itself and compares one build")
+    if args.control and not args.concurrent:
+        ap.error("--control goes with --concurrent")
     sample = [args.python, os.path.join(ROOT, "bench", "eager_loop.py"), str(args.ops)]
     program, launcher = pinned(args.pin)
     sample = program + sample
@@ -110,8 +137,11 @@ def main():
     env = dict(os.environ, AGPROF_TIMING="1")
     print("load:", subprocess.run(["uptime"], stdout=subprocess.PIPE, text=True).stdout.strip())
     builds = [("agprof", args.agprof)] + ([("baseline", args.baseline)] if args.baseline else [])
-    stats = {name: {"ratio": [], "prog_cpu": [], "bytes": [], "cpu": [], "finish": [], "mb": []}
+    stats = {name: {"ratio": [], "own": [], "prog_cpu": [], "bytes": [], "cpu": [], "finish": [], "mb": []}
              for name, _ in builds}
+    if args.concurrent:
+        concurrent_rounds(args, sample, tmp, env, stats["agprof"])
+        return
     for r in range(args.rounds):
         # the bare run first in even rounds, last in odd ones: a load that drifts during a round favours neither
         if r % 2 == 0:
@@ -128,9 +158,7 @@ def main():
                                            ", workload on CPU 0, launcher on CPU 1" if args.pin else ""))
     for name, _ in builds:
         st = stats[name]
-        ci = median_interval(st["ratio"])
-        print("%s: the median wall ratio's 95%% interval: %s" % (
-            name, "%.3f to %.3f" % ci if ci else "too few rounds (6 at least)"))
+        print_interval(name + ": the median wall ratio", st["ratio"])
         print("%s: median whole-run wall ratio %.3f (target <= 1.02), program cpu ratio %.3f; recording %.1f MB,"
               " %.1f bytes per event with indexes (target <= 32); launcher cpu %.2f us per event (target <= 0.5);"
               " finish %.2f s"
@@ -139,7 +167,53 @@ def main():
     print("load:", subprocess.run(["uptime"], stdout=subprocess.PIPE, text=True).stdout.strip())
 
 
-def measure(name, r, bare, timed, err, out, keep, st):
+def print_interval(what, values):
+    ci = median_interval(values)
+    print("%s's 95%% interval: %s" % (what, "%.3f to %.3f" % ci if ci else "too few rounds (6 at least)"))
+
+
+def side_by_side(r, first, second, env=None):
+    """run_side_by_side of the two commands, started in the other order in rounds 2-3 of every 4 (the copy started
+    second was the faster in some short runs: the order is swapped like the CPUs); results in the order given."""
+    if r // 2 % 2:
+        return run_side_by_side([second, first], env)[::-1]
+    return run_side_by_side([first, second], env)
+
+
+def concurrent_rounds(args, sample, tmp, env, st):
+    """--concurrent: each round the bare program and the one under agprof side by side, one per CPU (swapped every
+    round), the launcher on its program's CPU; with --control two bare copies side by side as well."""
+    control = []
+    for r in range(args.rounds):
+        cpu_bare, cpu_agprof = (0, 1) if r % 2 == 0 else (1, 0)
+        out = os.path.join(tmp, "agprof%d.agprof" % r)
+        bare, timed = side_by_side(r, ["taskset", "-c", str(cpu_bare)] + sample,
+                                   ["taskset", "-c", str(cpu_agprof), args.agprof, "run", "-q", "-f", "-o", out, "--"]
+                                   + sample, env)
+        print("round %d: bare on CPU %d, agprof on CPU %d, %s started first"
+              % (r + 1, cpu_bare, cpu_agprof, "agprof" if r // 2 % 2 else "bare"))
+        measure("agprof", r, bare[:2], timed[:2], timed[3], out, args.keep, st, concurrent=True)
+        if args.control:
+            a, b = side_by_side(r, ["taskset", "-c", str(cpu_bare)] + sample, ["taskset", "-c", str(cpu_agprof)] + sample)
+            control.append(b[0] / a[0])
+            print("round %d control: two bare copies, CPU %d %.2f s, CPU %d %.2f s (ratio %.3f)"
+                  % (r + 1, cpu_bare, a[0], cpu_agprof, b[0], control[-1]))
+    print("%d rounds of %d eager ops, bare and agprof side by side" % (args.rounds, args.ops))
+    print_interval("shared core: the median wall ratio", st["ratio"])
+    print_interval("own core: the median wall ratio", st["own"])
+    if control:
+        print_interval("control: the median ratio of two bare copies", control)
+        print("control: median %.3f, from %.3f to %.3f" % (statistics.median(control), min(control), max(control)))
+    print("median whole-run wall ratio: shared core %.3f, own core %.3f (target <= 1.02); program cpu ratio %.3f;"
+          " recording %.1f MB, %.1f bytes per event with indexes (target <= 32); launcher cpu %.2f us per event"
+          " (target <= 0.5); finish %.2f s"
+          % (statistics.median(st["ratio"]), statistics.median(st["own"]), statistics.median(st["prog_cpu"]),
+             statistics.median(st["mb"]), statistics.median(st["bytes"]), statistics.median(st["cpu"]),
+             statistics.median(st["finish"])))
+    print("load:", subprocess.run(["uptime"], stdout=subprocess.PIPE, text=True).stdout.strip())
+
+
+def measure(name, r, bare, timed, err, out, keep, st, concurrent=False):
     """The figures of round r's run under the agprof build name (bare and timed: (wall, CPU seconds) of the bare
     run and of this one; its stderr, recording out): appended to st."""
     (bare, bare_cpu), (wall, run_cpu) = bare, timed
@@ -150,6 +224,8 @@ def measure(name, r, bare, timed, err, out, keep, st):
     events, ran, sizes, dropped = storage(out)
     size = os.path.getsize(out)
     st["ratio"].append(wall / bare)
+    # the launcher's CPU while the program ran (the finish is on the wall's critical path either way)
+    st["own"].append((wall - max(0.0, cpu - finish)) / bare)
     st["prog_cpu"].append(prog_cpu)
     st["bytes"].append(size / max(1, events))
     st["cpu"].append(cpu * 1e6 / max(1, ran))  # the launcher handled every event, row or not
@@ -157,10 +233,11 @@ def measure(name, r, bare, timed, err, out, keep, st):
     st["mb"].append(size / 1e6)
     parts = ", ".join("%s %.1f" % (k, v / max(1, events)) for k, v in
                       sorted(sizes.items(), key=lambda kv: -kv[1]) if v / max(1, events) >= 0.5)
-    print("round %d %s: wall bare %.2f s, agprof %.2f s (ratio %.3f), program cpu ratio %.3f; %d events ran,"
+    own = ", own core %.3f" % st["own"][-1] if concurrent else ""
+    print("round %d %s: wall bare %.2f s, agprof %.2f s (ratio %.3f%s), program cpu ratio %.3f; %d events ran,"
           " %d kept as rows (%d dropped), %.1f MB, %.1f B/kept event (%s); %.1f B/event that ran;"
           " launcher cpu %.2f us/event that ran; finish %.2f s"
-          % (r + 1, name, bare, wall, wall / bare, prog_cpu, ran, events, dropped, size / 1e6, st["bytes"][-1], parts,
+          % (r + 1, name, bare, wall, wall / bare, own, prog_cpu, ran, events, dropped, size / 1e6, st["bytes"][-1], parts,
              size / max(1, ran), st["cpu"][-1], finish))
     if not keep:
         os.unlink(out)
