@@ -77,7 +77,7 @@ struct graph_ops_model {
 	int64_t kernels, kernel_ns; /* every kernel, eager and Session.run included */
 	int64_t call_kernels;       /* those under a graph-function call */
 	int64_t dropped_kernels;    /* kernels not recorded (too many a second: processes.dropped_kernels) */
-	int64_t kernels_refused;    /* kernels of calls past --max-events: counted, not recorded (meta) */
+	int64_t kernels_refused;    /* kernels past --max-events: counted, not recorded one by one (meta) */
 	int sampled;                /* counts from kernel_totals, detail of sampled calls (schema v5) */
 	struct graph_fn_ops *fns;   /* by overhead_ns + kernel_ns, largest first */
 	size_t nfns;

@@ -137,7 +137,7 @@ void report_graph_ops_text(struct strbuf *out, const struct model *m, const stru
 	if (g->sampled)
 		strbuf_addf(out, "  every kernel counted; times and overhead from the sampled calls\n");
 	if (g->kernels_refused > 0)
-		strbuf_addf(out, "  budget: %lld kernels of calls past --max-events were counted, not recorded one by one\n",
+		strbuf_addf(out, "  budget: %lld kernels past --max-events were counted, not recorded one by one\n",
 			    (long long)g->kernels_refused);
 	/* lost kernels read as time between kernels */
 	if (g->sampled && g->dropped_kernels > 0)

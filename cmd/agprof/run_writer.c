@@ -653,7 +653,11 @@ static int64_t kernel_node(struct run_writer *w, struct stream *s, uint32_t name
  * makes every call a first, sampled call: TFP's HMC stored 1.5 M rows).
  * Past it a process keeps the calls whose kernels it has begun storing and
  * no later ones, so a call's kernels are all stored or none; kernels of no
- * call stop at once.  The totals (kernel_totals) stay exact either way.
+ * call stop at once.  Kernels of no call (eager ops', tf.data's) also stop
+ * when eager ops go to buckets: the ops they ran for are rows no more, and
+ * a long eager loop would otherwise go on storing one kernel in 64 (its
+ * samples, AGP_KDETAIL_EVERY) at 69 bytes each, past the size the budget
+ * bounds.  The totals (kernel_totals) stay exact either way.
  */
 static int kernel_detail_refused(struct run_writer *w, struct stream *s, uint32_t call_seq)
 {
@@ -664,7 +668,7 @@ static int kernel_detail_refused(struct run_writer *w, struct stream *s, uint32_
 		if (!w->kernels_capped_ns)
 			w->kernels_capped_ns = now_ns();
 	}
-	if (s->kernel_capped && (!call_seq || call_seq > s->kernel_seq_cap)) {
+	if ((s->kernel_capped && (!call_seq || call_seq > s->kernel_seq_cap)) || (!call_seq && w->aggregating)) {
 		w->kernels_refused++;
 		return 1;
 	}

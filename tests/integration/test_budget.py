@@ -13,7 +13,9 @@ Maximum from step() (its oracle's extra.planned_eager_ops): the oracle.
    (another run: within a factor on a busy machine); each bucket's
    histogram adds up to its count; the report (text and JSON) says when it
    switched; eager-hotspot fires at the same line in both.
-2. --max-size 1 (MB): the switch happens on size, the counts still add up.
+2. --max-size 1 (MB): the switch happens on size, the counts still add up;
+   kernels of no call stop being stored one by one at the switch, counted
+   in kernel_totals and meta kernels_refused.
 3. The workload killed (SIGKILL) while ops are being aggregated: the
    recording opens and holds every op up to the kill (the loop is asleep
    after its marker, so exactly that many).
@@ -32,6 +34,7 @@ from agtest import check, check_eq, q1  # noqa: E402
 
 OPS = 24000
 BUDGET = 2000
+SIZE_OPS = 140000  # size_case: past two bursts of kernels of no call (kernels_case)
 STEP_OPS = ("AddV2", "Mul", "Sub", "Maximum")
 
 
@@ -122,6 +125,24 @@ def budget_case(d):
     merged_case(d, full, small, agg, m)
 
 
+def kernels_case(db, m):
+    """Kernels of no call stop being stored one by one at the switch.  Before, a thread went on storing its kernels
+    1,024 in every 65,536 (AGP_KDETAIL_BURST, _EVERY): with SIZE_OPS ops the burst at 131,072 at least is past a
+    1 MB switch.  Each thread's ring holds the kernel of the op whose span made the switch before that span, so at
+    most one kernel per thread starts after the switch; the rest are counted only."""
+    switch = int(m["aggregate_from_ns"])
+    late = db.execute("SELECT tid, count(*) FROM kernels WHERE call_id IS NULL AND start_ns > ? GROUP BY tid",
+                      (switch,)).fetchall()
+    check(all(n <= 1 for _, n in late), "kernels of no call stored one by one after the switch, per thread",
+          [tuple(r) for r in late])
+    refused = int(m.get("kernels_refused") or 0)
+    check(refused > 0, "kernels of no call past the switch counted only (meta kernels_refused)", refused)
+    # the collector sends only the kernels it samples; kernel_totals counts them all
+    stored, counted = q1(db, "SELECT count(*) FROM kernels"), q1(db, "SELECT sum(count) FROM kernel_totals")
+    check(stored + refused <= counted, "kernels stored + refused <= every kernel counted (kernel_totals)",
+          (stored, refused), "<= %d" % counted)
+
+
 def chrome_case(d, path, rows, agg):
     """agprof export --format chrome: the kept ops as slices, the aggregated ones as per-second counters."""
     out = os.path.join(d, "small.json")
@@ -154,12 +175,13 @@ def merged_case(d, full, small, agg, m):
 
 
 def size_case(d):
-    path, oracle, _ = record(d, "size", ["--max-size", "1"], ("--ops", "60000"))
+    path, oracle, _ = record(d, "size", ["--max-size", "1"], ("--ops", str(SIZE_OPS)))
     db = agtest.open_recording(path)
     m = agtest.meta(db)
     check_eq(m.get("aggregate_reason"), "max-size", "meta aggregate_reason with --max-size 1")
     rows, agg, _ = file_counts(db)
-    check(0 < rows < 60000 and agg > 0, "--max-size: some ops as rows, the rest aggregated", (rows, agg))
+    check(0 < rows < SIZE_OPS and agg > 0, "--max-size: some ops as rows, the rest aggregated", (rows, agg))
+    kernels_case(db, m)
     counts = step_ops(report(path))
     check_eq(counts, {op: oracle["extra"]["planned_eager_ops"] // 4 for op in STEP_OPS},
              "--max-size: per-op counts = the program's own")
