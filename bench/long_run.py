@@ -41,21 +41,21 @@ unpinned runs move by several percent from process to process, more than
 the 2% to be shown; the launcher's CPU is measured apart either way.
 
 With --concurrent each round runs the bare program and the one under agprof
-at the same time, one per CPU (the CPUs swapped every round, which one
-starts first every other pair of rounds), agprof's launcher on the same CPU
-as its program.  On this VM a program's speed
-drifts by 10-40% between runs seconds apart, but two copies running side by
-side drift together (two bare copies: within 4% of each other, where
-sequential rounds spread by +-40%).  It prints two wall ratios per round:
-  - "shared": as measured, the launcher taking its CPU time from its own
-    program's core: the whole cost of recording on a machine with one free
-    core for both (an upper bound of the 2-core figure);
-  - "own core": the wall less the launcher's CPU time while the program ran
-    (its CPU less the finish's wall time): what the program would take with
-    the launcher on a core of its own, as with --pin, start-up and finish
-    included.  The program still pays for sharing its core (switches,
-    caches), so this too leans towards more overhead, not less.
-The 95% interval is printed for both; the target is read on "own core".
+at the same time, one per CPU.  On this VM a program's speed drifts by
+10-40% between runs seconds apart, but two copies running side by side
+drift together (two bare copies: within 4% of each other).  There is no
+third CPU for agprof's launcher, so it takes turns: in odd rounds it shares
+the agprof program's CPU, in even ones the bare program's (the CPUs are
+swapped every 2 rounds, which program starts first every 4).  Per round
+the "own core" wall ratio takes the launcher's CPU time while the program
+ran (its CPU less the finish's wall time) off the side it ran on: off the
+agprof run's wall, or off the bare run's.  What remains of sharing a core
+(switches, caches refilled) slows the agprof program in odd rounds and the
+bare one in even rounds: the geometric mean of two rounds in a row (a
+"pair") cancels it, and is the figure for a 2-core machine whose second
+core runs the launcher (as --pin does), start-up and finish included.  The
+same is printed for the timed loop's CPU ratio (eager_loop.py's main
+thread).  The 95% interval is over pairs: 12 rounds at least.
 With --control, each round also runs two bare copies side by side (the
 CPUs swapped likewise): the spread of their ratio is the method's own noise.
 --baseline is not combined with --concurrent.
@@ -137,7 +137,8 @@ def main():
     env = dict(os.environ, AGPROF_TIMING="1")
     print("load:", subprocess.run(["uptime"], stdout=subprocess.PIPE, text=True).stdout.strip())
     builds = [("agprof", args.agprof)] + ([("baseline", args.baseline)] if args.baseline else [])
-    stats = {name: {"ratio": [], "own": [], "prog_cpu": [], "bytes": [], "cpu": [], "finish": [], "mb": []}
+    stats = {name: {"ratio": [], "own": [], "prog_cpu": [], "bytes": [], "cpu": [], "finish": [], "mb": [],
+                    "launcher_with": []}
              for name, _ in builds}
     if args.concurrent:
         concurrent_rounds(args, sample, tmp, env, stats["agprof"])
@@ -172,50 +173,87 @@ def print_interval(what, values):
     print("%s's 95%% interval: %s" % (what, "%.3f to %.3f" % ci if ci else "too few rounds (6 at least)"))
 
 
-def side_by_side(r, first, second, env=None):
-    """run_side_by_side of the two commands, started in the other order in rounds 2-3 of every 4 (the copy started
-    second was the faster in some short runs: the order is swapped like the CPUs); results in the order given."""
-    if r // 2 % 2:
+def side_by_side(swap, first, second, env=None):
+    """run_side_by_side of the two commands, second started first when swap (the copy started second was the faster
+    in some short runs: the order is swapped like the CPUs); results in the order given."""
+    if swap:
         return run_side_by_side([second, first], env)[::-1]
     return run_side_by_side([first, second], env)
 
 
+LOOP = re.compile(r"loop cpu ([0-9.]+) wall ([0-9.]+)")
+
+
+def loop_cpu_ratio(bare, timed):
+    """--concurrent: the timed loop's CPU ratio (eager_loop.py's main thread: the launcher's time is not in it),
+    from the two programs' output, or None."""
+    b, a = LOOP.search(bare[2]), LOOP.search(timed[2])
+    return float(a.group(1)) / float(b.group(1)) if a and b else None
+
+
 def concurrent_rounds(args, sample, tmp, env, st):
-    """--concurrent: each round the bare program and the one under agprof side by side, one per CPU (swapped every
-    round), the launcher on its program's CPU; with --control two bare copies side by side as well."""
-    control = []
+    """--concurrent: each round the bare program and the one under agprof side by side, one per CPU; the launcher
+    on the agprof program's CPU in odd rounds, on the bare program's in even ones; the CPUs swapped every 2 rounds,
+    which starts first every 4; with --control two bare copies side by side as well."""
+    control, pairs = [], {"own": [], "loop": []}
+    last = None
     for r in range(args.rounds):
-        cpu_bare, cpu_agprof = (0, 1) if r % 2 == 0 else (1, 0)
+        launcher_with = "agprof" if r % 2 == 0 else "bare"
+        cpu_bare, cpu_agprof = (0, 1) if r // 2 % 2 == 0 else (1, 0)
+        cpu_launcher = cpu_agprof if launcher_with == "agprof" else cpu_bare
         out = os.path.join(tmp, "agprof%d.agprof" % r)
-        bare, timed = side_by_side(r, ["taskset", "-c", str(cpu_bare)] + sample,
-                                   ["taskset", "-c", str(cpu_agprof), args.agprof, "run", "-q", "-f", "-o", out, "--"]
-                                   + sample, env)
-        print("round %d: bare on CPU %d, agprof on CPU %d, %s started first"
-              % (r + 1, cpu_bare, cpu_agprof, "agprof" if r // 2 % 2 else "bare"))
-        measure("agprof", r, bare[:2], timed[:2], timed[3], out, args.keep, st, concurrent=True)
+        bare, timed = side_by_side(r // 4 % 2, ["taskset", "-c", str(cpu_bare)] + sample,
+                                   ["taskset", "-c", str(cpu_launcher), args.agprof, "run", "-q", "-f", "-o", out,
+                                    "--", "taskset", "-c", str(cpu_agprof)] + sample, env)
+        print("round %d: bare on CPU %d, agprof on CPU %d, its launcher beside the %s program, %s started first"
+              % (r + 1, cpu_bare, cpu_agprof, launcher_with, "agprof" if r // 4 % 2 else "bare"))
+        own = measure("agprof", r, bare[:2], timed[:2], timed[3], out, args.keep, st, launcher_with)
+        loop = loop_cpu_ratio(bare, timed)
+        print("  own core %.3f; the loop's cpu ratio %s" % (own, "%.3f" % loop if loop else "?"))
+        if launcher_with == "bare" and last:  # this round and the one before: the launcher on either side
+            pairs["own"].append(math.sqrt(own * last[0]))
+            if loop and last[1]:
+                pairs["loop"].append(math.sqrt(loop * last[1]))
+            print("  pair %d (rounds %d-%d): own core %.3f, loop cpu %s"
+                  % (len(pairs["own"]), r, r + 1, pairs["own"][-1], "%.3f" % pairs["loop"][-1] if pairs["loop"] else "?"))
+        last = (own, loop)
         if args.control:
-            a, b = side_by_side(r, ["taskset", "-c", str(cpu_bare)] + sample, ["taskset", "-c", str(cpu_agprof)] + sample)
+            a, b = side_by_side(r // 4 % 2, ["taskset", "-c", str(cpu_bare)] + sample,
+                                ["taskset", "-c", str(cpu_agprof)] + sample)
             control.append(b[0] / a[0])
             print("round %d control: two bare copies, CPU %d %.2f s, CPU %d %.2f s (ratio %.3f)"
                   % (r + 1, cpu_bare, a[0], cpu_agprof, b[0], control[-1]))
+    concurrent_summary(args, st, pairs, control)
+
+
+def concurrent_summary(args, st, pairs, control):
     print("%d rounds of %d eager ops, bare and agprof side by side" % (args.rounds, args.ops))
-    print_interval("shared core: the median wall ratio", st["ratio"])
-    print_interval("own core: the median wall ratio", st["own"])
+    for side in ("agprof", "bare"):
+        own = [o for o, w in zip(st["own"], st["launcher_with"]) if w == side]
+        if own:
+            print("launcher beside the %s program: median own-core wall ratio %.3f (%d rounds)"
+                  % (side, statistics.median(own), len(own)))
+    if pairs["own"]:
+        print_interval("pairs: the median own-core wall ratio", pairs["own"])
+        print("pairs: median own-core wall ratio %.3f (target <= 1.02)" % statistics.median(pairs["own"]))
+    if pairs["loop"]:
+        print_interval("pairs: the loop's median cpu ratio", pairs["loop"])
+        print("pairs: the loop's median cpu ratio %.3f" % statistics.median(pairs["loop"]))
     if control:
         print_interval("control: the median ratio of two bare copies", control)
         print("control: median %.3f, from %.3f to %.3f" % (statistics.median(control), min(control), max(control)))
-    print("median whole-run wall ratio: shared core %.3f, own core %.3f (target <= 1.02); program cpu ratio %.3f;"
-          " recording %.1f MB, %.1f bytes per event with indexes (target <= 32); launcher cpu %.2f us per event"
+    print("recording %.1f MB, %.1f bytes per event with indexes (target <= 32); launcher cpu %.2f us per event"
           " (target <= 0.5); finish %.2f s"
-          % (statistics.median(st["ratio"]), statistics.median(st["own"]), statistics.median(st["prog_cpu"]),
-             statistics.median(st["mb"]), statistics.median(st["bytes"]), statistics.median(st["cpu"]),
+          % (statistics.median(st["mb"]), statistics.median(st["bytes"]), statistics.median(st["cpu"]),
              statistics.median(st["finish"])))
     print("load:", subprocess.run(["uptime"], stdout=subprocess.PIPE, text=True).stdout.strip())
 
 
-def measure(name, r, bare, timed, err, out, keep, st, concurrent=False):
+def measure(name, r, bare, timed, err, out, keep, st, launcher_with=None):
     """The figures of round r's run under the agprof build name (bare and timed: (wall, CPU seconds) of the bare
-    run and of this one; its stderr, recording out): appended to st."""
+    run and of this one; its stderr, recording out): appended to st.  With --concurrent, launcher_with is the
+    program whose CPU the launcher shared ("agprof" or "bare"); returns the own-core wall ratio: the launcher's
+    CPU while the program ran (the finish is on the wall's critical path either way) taken off the side it was on."""
     (bare, bare_cpu), (wall, run_cpu) = bare, timed
     m = TIMING.search(err)
     cpu = float(m.group(1)) if m else float("nan")
@@ -224,8 +262,10 @@ def measure(name, r, bare, timed, err, out, keep, st, concurrent=False):
     events, ran, sizes, dropped = storage(out)
     size = os.path.getsize(out)
     st["ratio"].append(wall / bare)
-    # the launcher's CPU while the program ran (the finish is on the wall's critical path either way)
-    st["own"].append((wall - max(0.0, cpu - finish)) / bare)
+    during = max(0.0, cpu - finish)
+    own = wall / (bare - during) if launcher_with == "bare" else (wall - during) / bare
+    st["own"].append(own)
+    st["launcher_with"].append(launcher_with)
     st["prog_cpu"].append(prog_cpu)
     st["bytes"].append(size / max(1, events))
     st["cpu"].append(cpu * 1e6 / max(1, ran))  # the launcher handled every event, row or not
@@ -233,14 +273,14 @@ def measure(name, r, bare, timed, err, out, keep, st, concurrent=False):
     st["mb"].append(size / 1e6)
     parts = ", ".join("%s %.1f" % (k, v / max(1, events)) for k, v in
                       sorted(sizes.items(), key=lambda kv: -kv[1]) if v / max(1, events) >= 0.5)
-    own = ", own core %.3f" % st["own"][-1] if concurrent else ""
-    print("round %d %s: wall bare %.2f s, agprof %.2f s (ratio %.3f%s), program cpu ratio %.3f; %d events ran,"
+    print("round %d %s: wall bare %.2f s, agprof %.2f s (ratio %.3f), program cpu ratio %.3f; %d events ran,"
           " %d kept as rows (%d dropped), %.1f MB, %.1f B/kept event (%s); %.1f B/event that ran;"
           " launcher cpu %.2f us/event that ran; finish %.2f s"
-          % (r + 1, name, bare, wall, wall / bare, own, prog_cpu, ran, events, dropped, size / 1e6, st["bytes"][-1], parts,
+          % (r + 1, name, bare, wall, wall / bare, prog_cpu, ran, events, dropped, size / 1e6, st["bytes"][-1], parts,
              size / max(1, ran), st["cpu"][-1], finish))
     if not keep:
         os.unlink(out)
+    return own
 
 
 if __name__ == "__main__":
