@@ -128,13 +128,14 @@ def budget_case(d):
 def kernels_case(db, m):
     """Kernels of no call stop being stored one by one at the switch.  Before, a thread went on storing its kernels
     1,024 in every 65,536 (AGP_KDETAIL_BURST, _EVERY): with SIZE_OPS ops the burst at 131,072 at least is past a
-    1 MB switch.  Each thread's ring holds the kernel of the op whose span made the switch before that span, so at
-    most one kernel per thread starts after the switch; the rest are counted only."""
+    1 MB switch.  The switch comes at a commit, after a poll that drained the threads' rings in turn: a thread
+    drained after the main one may hold a few kernels that started after the first op to be aggregated, never a
+    burst; the rest are counted only."""
     switch = int(m["aggregate_from_ns"])
     late = db.execute("SELECT tid, count(*) FROM kernels WHERE call_id IS NULL AND start_ns > ? GROUP BY tid",
                       (switch,)).fetchall()
-    check(all(n <= 1 for _, n in late), "kernels of no call stored one by one after the switch, per thread",
-          [tuple(r) for r in late])
+    check(sum(n for _, n in late) <= 64, "kernels of no call stored one by one after the switch (per thread)",
+          [tuple(r) for r in late], "64 at most")
     refused = int(m.get("kernels_refused") or 0)
     check(refused > 0, "kernels of no call past the switch counted only (meta kernels_refused)", refused)
     # the collector sends only the kernels it samples; kernel_totals counts them all
