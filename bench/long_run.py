@@ -170,7 +170,7 @@ def main():
 
 def print_interval(what, values):
     ci = median_interval(values)
-    print("%s's 95%% interval: %s" % (what, "%.3f to %.3f" % ci if ci else "too few rounds (6 at least)"))
+    print("%s's 95%% interval: %s" % (what, "%.3f to %.3f" % ci if ci else "too few values (6 at least: rounds, or pairs of rounds)"))
 
 
 def side_by_side(swap, first, second, env=None):
