@@ -22,8 +22,13 @@ def run_checked(cmd, env=None):
     wall = time.perf_counter() - t0
     out.cpu = children_cpu() - cpu0
     if out.returncode != 0:
-        sys.exit("bench: %s failed (%d): %s" % (" ".join(cmd[:4]), out.returncode, out.stderr[-2000:]))
+        failed(cmd, out.returncode, out.stderr)
     return wall, out
+
+
+def failed(cmd, returncode, stderr):
+    """Exit the benchmark: cmd failed."""
+    sys.exit("bench: %s failed (%d): %s" % (" ".join(cmd[:4]), returncode, stderr[-2000:]))
 
 
 def pinned(pin):
@@ -56,5 +61,5 @@ def run_side_by_side(cmds, env=None):
             out.close()
             err.close()
             if proc.returncode != 0:
-                sys.exit("bench: %s failed (%d): %s" % (" ".join(cmd[:4]), proc.returncode, results[-1][3][-2000:]))
+                failed(cmd, proc.returncode, results[-1][3])
     return results

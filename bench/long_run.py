@@ -135,10 +135,9 @@ def main():
     tmp = args.keep or tempfile.mkdtemp(prefix="agprof-longrun-")
     os.makedirs(tmp, exist_ok=True)
     env = dict(os.environ, AGPROF_TIMING="1")
-    print("load:", subprocess.run(["uptime"], stdout=subprocess.PIPE, text=True).stdout.strip())
+    print_load()
     builds = [("agprof", args.agprof)] + ([("baseline", args.baseline)] if args.baseline else [])
-    stats = {name: {"ratio": [], "own": [], "prog_cpu": [], "bytes": [], "cpu": [], "finish": [], "mb": [],
-                    "launcher_with": []}
+    stats = {name: {"ratio": [], "prog_cpu": [], "bytes": [], "cpu": [], "finish": [], "mb": []}
              for name, _ in builds}
     if args.concurrent:
         concurrent_rounds(args, sample, tmp, env, stats["agprof"])
@@ -165,6 +164,11 @@ def main():
               " finish %.2f s"
               % (name, statistics.median(st["ratio"]), statistics.median(st["prog_cpu"]), statistics.median(st["mb"]),
                  statistics.median(st["bytes"]), statistics.median(st["cpu"]), statistics.median(st["finish"])))
+    print_load()
+
+
+def print_load():
+    """The machine's load, to say beside the figures (printed first and last)."""
     print("load:", subprocess.run(["uptime"], stdout=subprocess.PIPE, text=True).stdout.strip())
 
 
@@ -195,7 +199,7 @@ def concurrent_rounds(args, sample, tmp, env, st):
     """--concurrent: each round the bare program and the one under agprof side by side, one per CPU; the launcher
     on the agprof program's CPU in odd rounds, on the bare program's in even ones; the CPUs swapped every 2 rounds,
     which starts first every 4; with --control two bare copies side by side as well."""
-    control, pairs = [], {"own": [], "loop": []}
+    control, pairs, by_side = [], {"own": [], "loop": []}, {"agprof": [], "bare": []}
     last = None
     for r in range(args.rounds):
         launcher_with = "agprof" if r % 2 == 0 else "bare"
@@ -208,14 +212,16 @@ def concurrent_rounds(args, sample, tmp, env, st):
         print("round %d: bare on CPU %d, agprof on CPU %d, its launcher beside the %s program, %s started first"
               % (r + 1, cpu_bare, cpu_agprof, launcher_with, "agprof" if r // 4 % 2 else "bare"))
         own = measure("agprof", r, bare[:2], timed[:2], timed[3], out, args.keep, st, launcher_with)
+        by_side[launcher_with].append(own)
         loop = loop_cpu_ratio(bare, timed)
         print("  own core %.3f; the loop's cpu ratio %s" % (own, "%.3f" % loop if loop else "?"))
         if launcher_with == "bare" and last:  # this round and the one before: the launcher on either side
             pairs["own"].append(math.sqrt(own * last[0]))
-            if loop and last[1]:
-                pairs["loop"].append(math.sqrt(loop * last[1]))
+            pair_loop = math.sqrt(loop * last[1]) if loop and last[1] else None
+            if pair_loop:
+                pairs["loop"].append(pair_loop)
             print("  pair %d (rounds %d-%d): own core %.3f, loop cpu %s"
-                  % (len(pairs["own"]), r, r + 1, pairs["own"][-1], "%.3f" % pairs["loop"][-1] if pairs["loop"] else "?"))
+                  % (len(pairs["own"]), r, r + 1, pairs["own"][-1], "%.3f" % pair_loop if pair_loop else "?"))
         last = (own, loop)
         if args.control:
             a, b = side_by_side(r // 4 % 2, ["taskset", "-c", str(cpu_bare)] + sample,
@@ -223,13 +229,12 @@ def concurrent_rounds(args, sample, tmp, env, st):
             control.append(b[0] / a[0])
             print("round %d control: two bare copies, CPU %d %.2f s, CPU %d %.2f s (ratio %.3f)"
                   % (r + 1, cpu_bare, a[0], cpu_agprof, b[0], control[-1]))
-    concurrent_summary(args, st, pairs, control)
+    concurrent_summary(args, st, pairs, by_side, control)
 
 
-def concurrent_summary(args, st, pairs, control):
+def concurrent_summary(args, st, pairs, by_side, control):
     print("%d rounds of %d eager ops, bare and agprof side by side" % (args.rounds, args.ops))
-    for side in ("agprof", "bare"):
-        own = [o for o, w in zip(st["own"], st["launcher_with"]) if w == side]
+    for side, own in by_side.items():
         if own:
             print("launcher beside the %s program: median own-core wall ratio %.3f (%d rounds)"
                   % (side, statistics.median(own), len(own)))
@@ -246,14 +251,14 @@ def concurrent_summary(args, st, pairs, control):
           " (target <= 0.5); finish %.2f s"
           % (statistics.median(st["mb"]), statistics.median(st["bytes"]), statistics.median(st["cpu"]),
              statistics.median(st["finish"])))
-    print("load:", subprocess.run(["uptime"], stdout=subprocess.PIPE, text=True).stdout.strip())
+    print_load()
 
 
 def measure(name, r, bare, timed, err, out, keep, st, launcher_with=None):
     """The figures of round r's run under the agprof build name (bare and timed: (wall, CPU seconds) of the bare
-    run and of this one; its stderr, recording out): appended to st.  With --concurrent, launcher_with is the
-    program whose CPU the launcher shared ("agprof" or "bare"); returns the own-core wall ratio: the launcher's
-    CPU while the program ran (the finish is on the wall's critical path either way) taken off the side it was on."""
+    run and of this one; its stderr, recording out): appended to st.  Returns the own-core wall ratio: the
+    launcher's CPU while the program ran (the finish is on the wall's critical path either way) taken off the side
+    whose CPU it shared, launcher_with ("bare" with --concurrent; else the agprof run's)."""
     (bare, bare_cpu), (wall, run_cpu) = bare, timed
     m = TIMING.search(err)
     cpu = float(m.group(1)) if m else float("nan")
@@ -264,8 +269,6 @@ def measure(name, r, bare, timed, err, out, keep, st, launcher_with=None):
     st["ratio"].append(wall / bare)
     during = max(0.0, cpu - finish)
     own = wall / (bare - during) if launcher_with == "bare" else (wall - during) / bare
-    st["own"].append(own)
-    st["launcher_with"].append(launcher_with)
     st["prog_cpu"].append(prog_cpu)
     st["bytes"].append(size / max(1, events))
     st["cpu"].append(cpu * 1e6 / max(1, ran))  # the launcher handled every event, row or not
