@@ -887,13 +887,11 @@ cleanup:
 static void timing(const char *what)
 {
 	static double last;
-	struct timespec ts;
 	double now;
 
 	if (!getenv("AGPROF_TIMING"))
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	now = monotonic_seconds();
 	if (last > 0 && what)
 		fprintf(stderr, "agprof:   %-22s %.3f s\n", what, now - last);
 	last = now;

@@ -1117,14 +1117,6 @@ static int cmp_functions(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* Session eager totals only. */
 static int load_eager_totals(struct loader *l)
 {
@@ -1198,14 +1190,14 @@ static int run_load_steps(struct loader *l, unsigned parts)
 	int timing = getenv("AGPROF_TIMING") != NULL;
 
 	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
-		double t0 = timing ? now_s() : 0;
+		double t0 = timing ? monotonic_seconds() : 0;
 
 		if ((steps[i].part && !(parts & steps[i].part)) || (parts & steps[i].unless))
 			continue;
 		if (steps[i].fn(l))
 			return -1;
 		if (timing)
-			fprintf(stderr, "agprof: load %-16s %.3f s\n", steps[i].name, now_s() - t0);
+			fprintf(stderr, "agprof: load %-16s %.3f s\n", steps[i].name, monotonic_seconds() - t0);
 	}
 	return 0;
 }

@@ -379,7 +379,7 @@ static int prepare_kind_queries(struct timeline *tl, enum tl_kind k)
 int timeline_open(struct timeline *tl, struct recording *rec, uint32_t nbins)
 {
 	struct tl_loader *ld;
-	double t_start = tl_now_seconds();
+	double t_start = monotonic_seconds();
 
 	memset(tl, 0, sizeof(*tl));
 	tl->rec = rec;
@@ -429,7 +429,7 @@ int timeline_open(struct timeline *tl, struct recording *rec, uint32_t nbins)
 		error("cannot start a thread to read '%s'", rec->path);
 		goto fail;
 	}
-	tl->open_seconds = tl_now_seconds() - t_start;
+	tl->open_seconds = monotonic_seconds() - t_start;
 	return 0;
 fail:
 	timeline_release(tl);

@@ -58,7 +58,6 @@ struct kind_sql {
 };
 extern const struct kind_sql tl_kind_sql[TL_NKINDS];
 
-double tl_now_seconds(void);
 /* A row of a tl_kind_sql query as a slice (lane not set). */
 void tl_row_to_slice(const struct timeline *tl, sqlite3_stmt *st, enum tl_kind kind, struct tl_slice *s);
 /* Slices by start, longer first, then id. */

@@ -79,14 +79,6 @@ struct scan_worker {
 	size_t nmemo;
 };
 
-double tl_now_seconds(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void loader_fail(struct tl_loader *ld, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 static void loader_fail(struct tl_loader *ld, const char *fmt, ...)
@@ -796,7 +788,7 @@ int timeline_poll(struct timeline *tl, double *progress)
 			if (ld->started[i])
 				pthread_join(ld->threads[i], NULL);
 		ld->joined = 1;
-		tl->load_seconds = tl_now_seconds() - ld->t_start;
+		tl->load_seconds = monotonic_seconds() - ld->t_start;
 		/* publish the lanes the last tasks found before summing their bins */
 		pthread_mutex_lock(&ld->lock);
 		n = ld->nlanes;

@@ -143,4 +143,22 @@ static inline const char *db_col_pooled(sqlite3_stmt *s, int i, struct strpool *
 	return t ? strpool_intern(pool, t, (size_t)sqlite3_column_bytes(s, i)) : NULL;
 }
 
+/* Parameter col bound to a row id, NULL for none (id <= 0). */
+static inline void db_bind_id_or_null(sqlite3_stmt *s, int col, int64_t id)
+{
+	if (id > 0)
+		sqlite3_bind_int64(s, col, id);
+	else
+		sqlite3_bind_null(s, col);
+}
+
+/* Parameter col bound to a copy of text, NULL for none. */
+static inline void db_bind_text_or_null(sqlite3_stmt *s, int col, const char *text)
+{
+	if (text)
+		sqlite3_bind_text(s, col, text, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(s, col);
+}
+
 #endif

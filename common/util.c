@@ -21,6 +21,19 @@ int error(const char *fmt, ...)
 	return -1;
 }
 
+uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+double monotonic_seconds(void)
+{
+	return (double)clock_ns(CLOCK_MONOTONIC) / 1e9;
+}
+
 void warning(const char *fmt, ...)
 {
 	va_list ap;

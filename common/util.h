@@ -4,9 +4,15 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 /* Print "error: <msg>" to stderr; returns -1 so that `return error(...)` reads well. */
 int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* The clock id's time in nanoseconds (CLOCK_MONOTONIC, CLOCK_REALTIME, ...). */
+uint64_t clock_ns(clockid_t id);
+/* CLOCK_MONOTONIC in seconds: for timing a step. */
+double monotonic_seconds(void);
+
 /* Print "warning: <msg>" to stderr. */
 void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

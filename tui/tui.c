@@ -15,14 +15,6 @@
 #define MIN_COLS 60
 #define MIN_ROWS 15
 
-double tui_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static const struct glyphs glyphs_utf8 = {
 	{ " ", "\xe2\x96\x91", "\xe2\x96\x92", "\xe2\x96\x93", "\xe2\x96\x88" }, /* ░ ▒ ▓ █ */
 	"\xe2\x96\xbc",  /* ▼ */
@@ -571,7 +563,7 @@ static void draw_status(struct tui *t)
 static void draw(struct tui *t)
 {
 	struct view *v = &t->views[t->cur];
-	double a = tui_now();
+	double a = monotonic_seconds();
 
 	erase();
 	getmaxyx(stdscr, t->rows, t->cols);
@@ -589,9 +581,9 @@ static void draw(struct tui *t)
 	v->ops->draw(t, v, 1, 0, t->rows - 2, t->cols);
 	draw_status(t);
 	refresh();
-	a = tui_now() - a;
+	a = monotonic_seconds() - a;
 	if (!t->frames)
-		t->first_frame = tui_now() - t->in->started;
+		t->first_frame = monotonic_seconds() - t->in->started;
 	t->frames++;
 	t->frame_sum += a;
 	if (a > t->frame_max) {

@@ -42,7 +42,4 @@ struct tui_input {
  */
 int tui_run(const struct tui_input *in);
 
-/* Monotonic clock in seconds. */
-double tui_now(void);
-
 #endif

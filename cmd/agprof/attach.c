@@ -74,14 +74,6 @@ static int parse_attach(struct attach_opts *o, int argc, char **argv)
 	return 0;
 }
 
-static uint64_t attach_clock(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* stdin closed (the program said stop, or exited), the program gone, or SIGTERM; waits up to wait_ms for stdin. */
 static int should_stop(int pid, int wait_ms)
 {
@@ -144,12 +136,12 @@ int cmd_attach(int argc, char **argv)
 	sess.cwd = cwd;
 	sess.main_pid = o.pid;
 	sess.attached = o.note ? o.note : "recorded from agprof.start() to agprof.stop() inside a running program";
-	sess.start_wall_ns = attach_clock(CLOCK_REALTIME);
-	sess.start_ns = attach_clock(CLOCK_MONOTONIC);
+	sess.start_wall_ns = clock_ns(CLOCK_REALTIME);
+	sess.start_ns = clock_ns(CLOCK_MONOTONIC);
 	printf("ready\t%s\t%s\n", run_attach_shm_dir(rs), run_attach_collector(rs));
 	fflush(stdout);
 	drain_until_stopped(w, &o, run_attach_output(rs));
-	sess.end_ns = attach_clock(CLOCK_MONOTONIC);
+	sess.end_ns = clock_ns(CLOCK_MONOTONIC);
 	rc = EXIT_OK;
 	if (run_writer_finish(w, &sess, &totals) != 0) {
 		error("cannot write '%s': %s; it keeps the %llu events stored before", run_attach_output(rs),

@@ -594,14 +594,6 @@ static void set_child_environment(const struct run_state *rs)
 	}
 }
 
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Start the program; returns its pid, or -status (126/127) when exec failed. */
 static pid_t start_program(struct run_state *rs)
 {

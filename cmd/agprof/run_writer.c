@@ -3,26 +3,13 @@
  * See run_writer.h, common/agp_protocol.h (the input) and docs/schema.md (the
  * output).  Ids in the rings are per process; this file maps them to rows.
  */
-#include "run_writer.h"
-#include "capture_log.h"
-#include "checkpointer.h"
-#include "eager_buckets.h"
-#include "eager_blocks.h"
-#include "eager_keys.h"
-#include "agp_protocol.h"
-#include "srcfile.h"
-#include "db.h"
-#include "functiondef.h"
-#include "idmap.h"
-#include "strbuf.h"
-#include "tfconfig.h"
+#include "run_writer_int.h"
+#include "shm_guard.h"
 #include "util.h"
-#include "config.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -33,105 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
-/* Longest side record accepted: FunctionDefs are the big ones (a few MiB). */
-#define SIDE_RECORD_MAX (256u << 20)
-/* At most this much of a side file is read per poll (a child may still write). */
-#define SIDE_READ_PER_POLL (64u << 20)
 /* Largest ring record: 65535 words; a span is the largest fixed layout. */
 #define RING_RECORD_MAX (65535u * 8u)
-
-/*
- * An aggregated call's seq (low 32 bits) and the function_calls row that
- * stands for it: its function's first call.  A kernel total names the last
- * call its kernel ran under (agp_protocol.h), nearly always one of the
- * latest: direct-mapped by seq, the latest AGG_CALLS are kept.
- */
-#define AGG_CALLS 4096u
-struct agg_call {
-	uint32_t seq;
-	int64_t row;
-};
-
-struct stream {
-	char name[64];
-	int pid;
-	struct agp_shm_header *shm;
-	uint64_t tails[AGP_MAX_THREADS];
-	int thread_seen[AGP_MAX_THREADS];
-	int side_fd;
-	char *side_buf;
-	size_t side_len, side_cap;
-	struct idmap strings, sites;   /* the workload's ids -> rows (local_id_get) */
-	struct idmap kernel_nodes;     /* (name id << 32 | type id) -> graph_nodes row */
-	int gpu_on;
-	int damaged;                       /* ring file unreadable: no more draining */
-	uint8_t ring_damaged[AGP_MAX_THREADS];
-	int side_damaged;
-	int borrowed;                      /* the producer's own mapping (run_writer_borrow_mapping) */
-	struct idmap fn_rows;              /* graph function name row -> its first function_calls row */
-	struct agg_call agg_calls[AGG_CALLS]; /* the latest aggregated calls, by seq (aggregate_call) */
-	uint32_t kernel_seq_seen;          /* the latest call seq whose kernels were stored one by one */
-	uint32_t kernel_seq_cap;           /* past the kernel budget: calls after this seq are counted only */
-	int kernel_capped;
-};
-
-/*
- * The high-rate rows (eager ops, kernels) are buffered and inserted
- * BATCH_ROWS per statement: one step's fixed cost (cursors opened and
- * closed, the statement's halt, the rowid's seek) is then shared by them
- * (bench/ingest.c).  A row is its values; bit c of nulls: column c+1 is NULL.
- * Flushed when full, before every commit and at the finish, so a commit
- * holds every row read before it, as with one row per statement.
- */
-#define BATCH_ROWS 32
-#define BATCH_COLS 10
-struct batch {
-	sqlite3_stmt *one, *many;        /* INSERT of one row, of BATCH_ROWS rows */
-	int cols, n;
-	uint64_t *count;                 /* the table's total in w->totals */
-	int64_t v[BATCH_ROWS][BATCH_COLS];
-	uint32_t nulls[BATCH_ROWS];
-};
-
-struct run_writer {
-	sqlite3 *db;
-	char *shm_dir;
-	struct string_table st;
-	struct stream **streams;
-	size_t nstreams;
-	uint64_t last_commit_ns, last_scan_ns;
-	int behind;                    /* the last poll found a ring a quarter full (run_writer_idle_us) */
-	struct checkpointer *ckpt;     /* the WAL's checkpoints, off the writer's thread; NULL: SQLite's own */
-	int wal_frames;                /* the WAL's frames after the latest commit (wal_committed) */
-	struct run_totals totals;      /* rows written, committed or not */
-	struct run_totals committed;   /* rows of the last successful commit */
-	struct strbuf notes;           /* why the recording lacks events (meta.incomplete) */
-	char *rec;                     /* one ring record, copied out of shared memory */
-	sqlite3_stmt *ins_eager, *ins_call, *ins_bb, *ins_site, *get_site, *ins_thread,
-		*ins_process, *upd_process_tf, *upd_process_exit, *upd_process_gpu, *ins_function,
-		*get_function, *ins_trace, *ins_input, *ins_gf, *ins_ginput, *ins_gconst,
-		*ins_bbnode, *ins_gpu, *ins_api, *ins_ext, *ins_link_ref, *ins_link_trace,
-		*ins_link_name, *ins_trace_seq, *get_trace_seq, *ins_trace_event;
-	sqlite3_stmt *ins_session, *ins_kernel, *ins_knode, *ins_gnode, *ins_call_seq, *ins_node_src,
-		*upd_process_kernels, *ins_collective, *ins_ktotal;
-	struct capture_log capture;    /* the capture windows' changes (capture_log.h) */
-	char *capture_desc;            /* what opened and closed them (meta.capture) */
-	int capture_note_said;         /* the bound on changes was reached (said once) */
-	struct batch eager, kernel;    /* rows not inserted yet (struct batch) */
-	uint64_t lost_rows;            /* rows SQLite refused (not a write failure): said once */
-	char *lost_why;                /* the first refusal's message */
-	struct run_budget budget;      /* --max-events, --max-size (run_writer_budget) */
-	struct eager_buckets buckets;  /* eager ops past the budget (eager_buckets.h) */
-	struct eager_buckets call_buckets, bb_buckets; /* graph calls, black-box runs past it */
-	int aggregate_meta_said;       /* meta.aggregate_* written during the run (crash safety) */
-	struct eager_keys keys;        /* eager_op_keys of the kept eager ops (eager_keys.h) */
-	struct eager_blocks blocks;    /* their eager_op_blocks (eager_blocks.h) */
-	int aggregating;               /* the budget is spent: eager ops, calls, black boxes go to buckets */
-	uint64_t kernels_refused;      /* kernel rows past the budget (kernel_detail_refused) */
-	uint64_t kernels_capped_ns;    /* when the first process's kernel budget ran out (writer's clock) */
-	int64_t aggregate_from_ns;     /* the first aggregated op's start (meta.aggregate_from_ns) */
-	const char *aggregate_why;     /* which bound was reached (meta.aggregate_reason) */
-};
 
 /* The bucket tables of graph calls and black-box runs (eager_buckets_init_as's parameters). */
 #define CALL_BUCKETS_SQL \
@@ -141,14 +31,6 @@ struct run_writer {
 	"INSERT OR REPLACE INTO blackbox_buckets(id, pid, tid, start_ns, end_ns, node_id, op_type_id, token," \
 	" count, total_ns, failed, histogram)" \
 	" VALUES (?14,?1,?2,?3,?4,?5,?6,(SELECT text FROM strings WHERE id = ?7),?8,?9,?12,?13)"
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /*
  * Per-process ids (strings, sites) to rows.  The ids come from the workload's
@@ -169,99 +51,7 @@ static int64_t local_id_get(const struct idmap *m, uint32_t local)
 	return local && idmap_get(m, local, &v) ? (int64_t)v : 0;
 }
 
-/*
- * Shared memory is the workload's: it may scribble on it or shrink the file
- * under our mapping (a read past the end of the file is SIGBUS).  Every read
- * of a mapping goes through shm_copy / shm_load, which catch that SIGBUS;
- * all decoding works on the copy, bounded by the copy's size.  The jump
- * never crosses SQLite or malloc: only these small readers are armed.
- */
-static sigjmp_buf shm_fault_jmp;
-static volatile sig_atomic_t shm_fault_armed;
-
-static void on_shm_fault(int sig, siginfo_t *si, void *uctx)
-{
-	(void)si, (void)uctx;
-	if (shm_fault_armed) {
-		shm_fault_armed = 0;
-		siglongjmp(shm_fault_jmp, 1);
-	}
-	signal(sig, SIG_DFL);  /* not ours: the faulting access repeats and kills us as before */
-}
-
-static void shm_fault_install(void)
-{
-	struct sigaction sa;
-
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_sigaction = on_shm_fault;
-	sa.sa_flags = SA_SIGINFO | SA_NODEFER;  /* NODEFER: no mask to restore after the jump */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGBUS, &sa, NULL);
-}
-
-/* Copy n bytes out of a mapping; -1 when the file under it is gone. */
-static int shm_copy(void *dst, const void *src, size_t n)
-{
-	if (sigsetjmp(shm_fault_jmp, 0))
-		return -1;
-	shm_fault_armed = 1;
-	memcpy(dst, src, n);
-	shm_fault_armed = 0;
-	return 0;
-}
-
-/*
- * An acquire load of one 4- or 8-byte word of a mapping, guarded like
- * shm_copy: 0 and *out, or -1 when the file under it is gone.  One reader
- * for the 64-bit counters, the 32-bit thread count and the signed tids.
- */
-static int shm_load(void *p, void *out, size_t size)
-{
-	uint64_t v64 = 0;
-	uint32_t v32 = 0;
-
-	if (sigsetjmp(shm_fault_jmp, 0))
-		return -1;
-	shm_fault_armed = 1;
-	if (size == sizeof(v64))
-		v64 = atomic_load_explicit((_Atomic uint64_t *)p, memory_order_acquire);
-	else
-		v32 = atomic_load_explicit((_Atomic uint32_t *)p, memory_order_acquire);
-	shm_fault_armed = 0;
-	if (size == sizeof(v64))
-		memcpy(out, &v64, sizeof(v64));
-	else
-		memcpy(out, &v32, sizeof(v32));
-	return 0;
-}
-#define SHM_LOAD(p, out) shm_load((void *)(p), (out), sizeof(*(out)))
-
-static int shm_store64(_Atomic uint64_t *p, uint64_t v)
-{
-	if (sigsetjmp(shm_fault_jmp, 0))
-		return -1;
-	shm_fault_armed = 1;
-	atomic_store_explicit(p, v, memory_order_release);
-	shm_fault_armed = 0;
-	return 0;
-}
-
-/* Set or clear bits of a mapped header's word, guarded like shm_store64. */
-static int shm_bits32(_Atomic uint32_t *p, uint32_t set, uint32_t clear)
-{
-	if (sigsetjmp(shm_fault_jmp, 0))
-		return -1;
-	shm_fault_armed = 1;
-	if (set)
-		atomic_fetch_or_explicit(p, set, memory_order_relaxed);
-	if (clear)
-		atomic_fetch_and_explicit(p, ~clear, memory_order_relaxed);
-	shm_fault_armed = 0;
-	return 0;
-}
-
-static volatile sig_atomic_t writer_stop;
+volatile sig_atomic_t run_writer_stopping;
 
 /*
  * ThreadSanitizer tracks addresses, not pages: a race between the collector
@@ -278,12 +68,11 @@ void run_writer_borrow_mapping(void *map)
 
 void run_writer_stop(void)
 {
-	writer_stop = 1;
+	run_writer_stopping = 1;
 }
 
-/* Say (once per cause) why the recording lacks events; kept in meta.incomplete. */
-static void add_note(struct run_writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void add_note(struct run_writer *w, const char *fmt, ...)
+void writer_note(struct run_writer *w, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void writer_note(struct run_writer *w, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -300,17 +89,11 @@ static void add_note(struct run_writer *w, const char *fmt, ...)
 static void stream_damaged(struct run_writer *w, struct stream *s, const char *why)
 {
 	if (!s->damaged)
-		add_note(w, "process %d: %s (its later events are missing)", s->pid, why);
+		writer_note(w, "process %d: %s (its later events are missing)", s->pid, why);
 	s->damaged = 1;
 }
 
-/*
- * Step one insert or update of the writer.  Errors are sticky and said once:
- * a write failure (disk full) ends writing, as db.h describes, and is
- * reported by the launcher (exit 3); any other refusal loses that row only,
- * is counted, said once on stderr and noted in meta.incomplete.
- */
-static int step(struct run_writer *w, sqlite3_stmt *st)
+int writer_step(struct run_writer *w, sqlite3_stmt *st)
 {
 	int rc = db_step_quiet(w->db, st);
 
@@ -320,22 +103,6 @@ static int step(struct run_writer *w, sqlite3_stmt *st)
 	}
 	sqlite3_reset(st);
 	return rc ? -1 : 0;
-}
-
-static void bind_id_or_null(sqlite3_stmt *s, int col, int64_t id)
-{
-	if (id > 0)
-		sqlite3_bind_int64(s, col, id);
-	else
-		sqlite3_bind_null(s, col);
-}
-
-static void bind_text_or_null(sqlite3_stmt *s, int col, const char *text)
-{
-	if (text)
-		sqlite3_bind_text(s, col, text, -1, SQLITE_TRANSIENT);
-	else
-		sqlite3_bind_null(s, col);
 }
 
 /* The batch's INSERT of BATCH_ROWS rows: sql's VALUES tuple repeated (sql ends with it). */
@@ -383,7 +150,7 @@ static void batch_flush(struct run_writer *w, struct batch *b)
 	}
 	for (int r = 0; r < n && !many; r++) {
 		batch_bind(b->one, 1, b, r);
-		if (step(w, b->one) == 0)
+		if (writer_step(w, b->one) == 0)
 			(*b->count)++, w->totals.events++;
 	}
 	if (many)
@@ -408,7 +175,7 @@ static void batch_add(struct run_writer *w, struct batch *b)
 		batch_flush(w, b);
 }
 
-static void flush_batches(struct run_writer *w)
+void writer_flush_batches(struct run_writer *w)
 {
 	batch_flush(w, &w->eager);
 	eager_blocks_close(&w->blocks);  /* every committed row in a committed block */
@@ -475,7 +242,6 @@ static int prepare_all(struct run_writer *w)
 	       batch_init(w, &w->kernel, w->ins_kernel, &w->totals.kernels) ? -1 : 0;
 }
 
-static int release_writer(struct run_writer *w);
 
 /* sqlite3_wal_hook: after each commit, the WAL's size in frames (pages). */
 static int wal_committed(void *arg, sqlite3 *db, const char *name, int frames)
@@ -519,8 +285,8 @@ struct run_writer *run_writer_create(const char *path, const char *shm_dir, char
 		sqlite3_wal_hook(w->db, wal_committed, w);
 	w->shm_dir = strdup(shm_dir);
 	w->rec = malloc(RING_RECORD_MAX + sizeof(struct agp_rec_span));
-	shm_fault_install();
-	writer_stop = 0;
+	shm_guard_install();
+	run_writer_stopping = 0;
 	if (!w->shm_dir || !w->rec || string_table_init(&w->st, w->db) != 0 || prepare_all(w) != 0 || db_exec(w->db, "BEGIN") != 0) {
 		snprintf(err, errlen, "cannot prepare '%s': %s", path, sqlite3_errmsg(w->db));
 		checkpointer_stop(w->ckpt);
@@ -542,13 +308,13 @@ struct run_writer *run_writer_create(const char *path, const char *shm_dir, char
 	 */
 	if (db_create_indexes(w->db) != 0) {
 		snprintf(err, errlen, "cannot prepare '%s': %s", path, sqlite3_errmsg(w->db));
-		release_writer(w);
+		writer_release(w);
 		return NULL;
 	}
 	return w;
 }
 
-static int64_t intern(struct run_writer *w, const char *text)
+int64_t writer_intern(struct run_writer *w, const char *text)
 {
 	return text ? string_table_intern(&w->st, text, strlen(text)) : 0;
 }
@@ -558,7 +324,7 @@ static int64_t intern(struct run_writer *w, const char *text)
  * frame out toward user code, 0 = none), added when new.  NULLs never
  * compare equal in UNIQUE, so the lookup comes first.
  */
-static int64_t callsite_id(struct run_writer *w, int64_t file, int64_t line, int64_t func, int64_t parent,
+int64_t writer_callsite_id(struct run_writer *w, int64_t file, int64_t line, int64_t func, int64_t parent,
 			   int library)
 {
 	int64_t id = 0;
@@ -572,10 +338,10 @@ static int64_t callsite_id(struct run_writer *w, int64_t file, int64_t line, int
 		sqlite3_bind_int64(st, 1, file);
 		sqlite3_bind_int64(st, 2, line);
 		sqlite3_bind_int64(st, 3, func);
-		bind_id_or_null(st, 4, parent);
+		db_bind_id_or_null(st, 4, parent);
 		sqlite3_bind_int(st, 5, library ? 1 : 0);
 		if (i) {
-			if (step(w, st) == 0)
+			if (writer_step(w, st) == 0)
 				id = sqlite3_last_insert_rowid(w->db);
 		} else {
 			if (sqlite3_step(st) == SQLITE_ROW)
@@ -610,9 +376,9 @@ static void thread_seen(struct run_writer *w, struct stream *s, int tid, int32_t
 		role = "tf-executor";
 	sqlite3_bind_int(w->ins_thread, 1, s->pid);
 	sqlite3_bind_int(w->ins_thread, 2, tid);
-	bind_text_or_null(w->ins_thread, 3, name[0] ? name : NULL);
+	db_bind_text_or_null(w->ins_thread, 3, name[0] ? name : NULL);
 	sqlite3_bind_text(w->ins_thread, 4, role, -1, SQLITE_STATIC);
-	step(w, w->ins_thread);
+	writer_step(w, w->ins_thread);
 }
 
 /* A call's seq (its kernels carry the low 32 bits), resolved at the end of the run. */
@@ -621,7 +387,7 @@ static void call_seq_row(struct run_writer *w, struct stream *s, uint64_t seq, i
 	sqlite3_bind_int(w->ins_call_seq, 1, s->pid);
 	sqlite3_bind_int64(w->ins_call_seq, 2, (int64_t)(seq & 0xffffffffu));
 	sqlite3_bind_int64(w->ins_call_seq, 3, call);
-	step(w, w->ins_call_seq);
+	writer_step(w, w->ins_call_seq);
 }
 
 /*
@@ -641,7 +407,7 @@ static int64_t kernel_node(struct run_writer *w, struct stream *s, uint32_t name
 	sqlite3_bind_int(w->ins_knode, 1, s->pid);
 	sqlite3_bind_int64(w->ins_knode, 2, name_row);
 	sqlite3_bind_int64(w->ins_knode, 3, type_row);
-	if (step(w, w->ins_knode) != 0)
+	if (writer_step(w, w->ins_knode) != 0)
 		return 0;
 	id = sqlite3_last_insert_rowid(w->db);
 	idmap_put(&s->kernel_nodes, key, (size_t)id);
@@ -666,7 +432,7 @@ static int kernel_detail_refused(struct run_writer *w, struct stream *s, uint32_
 		s->kernel_capped = 1;
 		s->kernel_seq_cap = s->kernel_seq_seen;
 		if (!w->kernels_capped_ns)
-			w->kernels_capped_ns = now_ns();
+			w->kernels_capped_ns = clock_ns(CLOCK_MONOTONIC);
 	}
 	if ((s->kernel_capped && (!call_seq || call_seq > s->kernel_seq_cap)) || (!call_seq && w->aggregating)) {
 		w->kernels_refused++;
@@ -800,7 +566,7 @@ static void write_kernel_total(struct run_writer *w, struct stream *s, int tid, 
 	node = kernel_node(w, s, name, type);
 	sqlite3_bind_int(st, 1, s->pid);
 	sqlite3_bind_int(st, 2, tid);
-	bind_id_or_null(st, 3, node);
+	db_bind_id_or_null(st, 3, node);
 	if (call_seq && agg_call_row(s, call_seq))
 		sqlite3_bind_int64(st, 4, agg_call_row(s, call_seq));  /* its function's first call: the join's */
 	else if (call_seq)
@@ -810,7 +576,7 @@ static void write_kernel_total(struct run_writer *w, struct stream *s, int tid, 
 	sqlite3_bind_int64(st, 5, count > INT64_MAX ? INT64_MAX : (int64_t)count);
 	sqlite3_bind_int64(st, 6, timed);
 	sqlite3_bind_int64(st, 7, timed_ns > INT64_MAX ? INT64_MAX : (int64_t)timed_ns);
-	step(w, st);
+	writer_step(w, st);
 }
 
 static void write_kernel_agg(struct run_writer *w, struct stream *s, int tid, const struct agp_rec_kernel_agg *r)
@@ -822,7 +588,7 @@ static void write_kernel_agg(struct run_writer *w, struct stream *s, int tid, co
  * At the end: every thread's kernel totals table (agp_protocol.h), read
  * once, when every string it names has been drained.
  */
-static void read_kernel_totals(struct run_writer *w, struct stream *s)
+void writer_read_kernel_totals(struct run_writer *w, struct stream *s)
 {
 	struct agp_kernel_total *tab = malloc(AGP_KTOTAL_BYTES);
 	const char *base = (const char *)s->shm + AGP_KTOTAL_OFFSET;
@@ -863,7 +629,7 @@ static int eager_row(struct run_writer *w, struct stream *s, int tid, const stru
 
 	if (!(v[0] = eager_keys_get(&w->keys, &k, start))) {
 		if (!db_write_failure(w->db) && !w->lost_rows++)
-			w->lost_why = strdup(sqlite3_errmsg(w->db));  /* said at the finish, as step()'s */
+			w->lost_why = strdup(sqlite3_errmsg(w->db));  /* said at the finish, as writer_step()'s */
 		return -1;
 	}
 	v[1] = start - w->keys.base_ns;  /* both within 2^62: no overflow */
@@ -936,14 +702,14 @@ static void write_span(struct run_writer *w, struct stream *s, int tid, const st
 		sqlite3_bind_int64(st, 3, (int64_t)r->start_ns);
 		sqlite3_bind_int64(st, 4, (int64_t)r->end_ns);
 		sqlite3_bind_int64(st, 5, name);
-		bind_id_or_null(st, 6, site);
+		db_bind_id_or_null(st, 6, site);
 		sqlite3_bind_int(st, 7, (r->flags & AGP_SPAN_FAILED) == 0);
 		sqlite3_bind_int(st, 8, (r->flags & AGP_SPAN_KERNEL_DETAIL) != 0);
 		count = &w->totals.calls;
 		table = "function_calls";
 	} else {
-		int64_t node = name > 0 ? name : intern(w, "?");
-		int64_t type = local_id_get(&s->strings, r->aux) > 0 ? local_id_get(&s->strings, r->aux) : intern(w, "?");
+		int64_t node = name > 0 ? name : writer_intern(w, "?");
+		int64_t type = local_id_get(&s->strings, r->aux) > 0 ? local_id_get(&s->strings, r->aux) : writer_intern(w, "?");
 
 		if (aggregate_blackbox(w, s, tid, r, node, type))
 			return;
@@ -954,10 +720,10 @@ static void write_span(struct run_writer *w, struct stream *s, int tid, const st
 		sqlite3_bind_int64(st, 4, (int64_t)r->end_ns);
 		sqlite3_bind_int64(st, 5, node);
 		sqlite3_bind_int64(st, 6, type);
-		bind_id_or_null(st, 7, local_id_get(&s->strings, r->aux2));
+		db_bind_id_or_null(st, 7, local_id_get(&s->strings, r->aux2));
 		count = &w->totals.blackbox;
 	}
-	if (step(w, st) == 0) {
+	if (writer_step(w, st) == 0) {
 		(*count)++;
 		w->totals.events++;
 		if (r->h.type == AGP_REC_CALL)
@@ -969,7 +735,7 @@ static void write_span(struct run_writer *w, struct stream *s, int tid, const st
 			sqlite3_bind_int64(w->ins_ext, 2, (int64_t)r->seq);
 			sqlite3_bind_text(w->ins_ext, 3, table, -1, SQLITE_STATIC);
 			sqlite3_bind_int64(w->ins_ext, 4, sqlite3_last_insert_rowid(w->db));
-			step(w, w->ins_ext);
+			writer_step(w, w->ins_ext);
 		}
 	}
 }
@@ -987,12 +753,12 @@ static void write_session(struct run_writer *w, struct stream *s, int tid, const
 	sqlite3_bind_int64(st, 4, (int64_t)r->end_ns);
 	sqlite3_bind_text(st, 5, r->h.arg >= AGP_SESSION_RUN && r->h.arg <= AGP_SESSION_CALLABLE ? kinds[r->h.arg] : "run",
 			  -1, SQLITE_STATIC);
-	bind_id_or_null(st, 6, local_id_get(&s->sites, r->site));
+	db_bind_id_or_null(st, 6, local_id_get(&s->sites, r->site));
 	sqlite3_bind_int64(st, 7, r->feeds);
 	sqlite3_bind_int64(st, 8, r->fetches);
 	sqlite3_bind_int64(st, 9, r->targets);
 	sqlite3_bind_int(st, 10, (r->flags & AGP_SPAN_FAILED) == 0);
-	if (step(w, st) == 0) {
+	if (writer_step(w, st) == 0) {
 		w->totals.events++;
 		w->totals.session_runs++;
 	}
@@ -1001,7 +767,7 @@ static void write_session(struct run_writer *w, struct stream *s, int tid, const
 static void ring_damaged(struct run_writer *w, struct stream *s, uint32_t slot, const char *why)
 {
 	if (!s->ring_damaged[slot])
-		add_note(w, "process %d, thread ring %u: %s (its later events are missing)", s->pid, slot, why);
+		writer_note(w, "process %d, thread ring %u: %s (its later events are missing)", s->pid, slot, why);
 	s->ring_damaged[slot] = 1;
 }
 
@@ -1026,7 +792,7 @@ static void ring_record(struct run_writer *w, struct stream *s, int tid, size_t 
 		const struct agp_rec_site *r = (const void *)h;
 
 		local_id_set(&s->sites, h->arg,
-			   callsite_id(w, local_id_get(&s->strings, r->file), r->line,
+			   writer_callsite_id(w, local_id_get(&s->strings, r->file), r->line,
 				       local_id_get(&s->strings, r->func), local_id_get(&s->sites, r->parent),
 				       r->flags & AGP_SITE_LIBRARY));
 		break;
@@ -1065,7 +831,7 @@ static void ring_record(struct run_writer *w, struct stream *s, int tid, size_t 
 static int drain_records(struct run_writer *w, struct stream *s, int32_t tid, const char *data, uint32_t cap,
 			 uint64_t head, uint64_t *tail)
 {
-	while (*tail < head && !writer_stop) {
+	while (*tail < head && !run_writer_stopping) {
 		uint64_t off = *tail & (cap - 1);
 		struct agp_rec_hdr h;
 		size_t n;
@@ -1126,7 +892,7 @@ static void drain_ring(struct run_writer *w, struct stream *s, uint32_t slot)
 		w->behind = 1;
 	if (drain_records(w, s, tid, data, cap, head, &tail) != 0)
 		goto fault;
-	if (tail < head && !writer_stop)
+	if (tail < head && !run_writer_stopping)
 		ring_damaged(w, s, slot, "malformed record");
 	s->tails[slot] = tail;
 	/* A store into a shrunk file would be SIGBUS too: through the guarded copy. */
@@ -1137,576 +903,12 @@ fault:
 	stream_damaged(w, s, "its ring file shrank while it was read");
 }
 
-/* Side records */
-
-#define FIELD_TAGS 256  /* tags 150-179 are in use (common/agp_protocol.h) */
-struct fields {
-	const struct agp_field *f[FIELD_TAGS];
-	const char *v[FIELD_TAGS];
-};
-
-static void fields_parse(struct fields *fs, const char *p, size_t len)
-{
-	const char *end = p + len;
-
-	memset(fs, 0, sizeof(*fs));
-	while ((size_t)(end - p) >= sizeof(struct agp_field)) {
-		const struct agp_field *f = (const void *)p;
-		size_t padded = ((size_t)f->len + 7) & ~(size_t)7;
-
-		if (padded > (size_t)(end - p) - sizeof(*f))
-			break;
-		if (f->tag < FIELD_TAGS) {
-			fs->f[f->tag] = f;
-			fs->v[f->tag] = p + sizeof(*f);
-		}
-		p += sizeof(*f) + padded;
-	}
-}
-
-static int64_t fint(const struct fields *fs, int tag)
-{
-	int64_t v = 0;
-
-	if (fs->f[tag] && fs->f[tag]->len == 8)
-		memcpy(&v, fs->v[tag], 8);
-	return v;
-}
-
-/* malloc'd NUL-terminated copy of a text field, or NULL. */
-static char *ftext(const struct fields *fs, int tag)
-{
-	char *out;
-
-	if (!fs->f[tag])
-		return NULL;
-	out = malloc(fs->f[tag]->len + 1);
-	if (out) {
-		memcpy(out, fs->v[tag], fs->f[tag]->len);
-		out[fs->f[tag]->len] = '\0';
-	}
-	return out;
-}
-
-static void side_process(struct run_writer *w, struct stream *s, const struct fields *fs)
-{
-	struct strbuf argv = STRBUF_INIT;
-	const char *p = fs->v[AGP_F_ARGV];
-	size_t len = fs->f[AGP_F_ARGV] ? fs->f[AGP_F_ARGV]->len : 0, i = 0;
-
-	strbuf_addch(&argv, '[');
-	while (i < len) {
-		size_t n = strnlen(p + i, len - i);
-		char *arg = strndup(p + i, n);
-
-		if (argv.len > 1)
-			strbuf_addch(&argv, ',');
-		strbuf_add_json_string(&argv, arg);
-		free(arg);
-		i += n + 1;
-	}
-	strbuf_addch(&argv, ']');
-	sqlite3_bind_int(w->ins_process, 1, s->pid);
-	sqlite3_bind_int64(w->ins_process, 2, fint(fs, AGP_F_PPID));
-	sqlite3_bind_text(w->ins_process, 3, argv.buf, -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(w->ins_process, 4, fint(fs, AGP_F_START));
-	step(w, w->ins_process);
-	strbuf_release(&argv);
-}
-
-static void side_tf_status(struct run_writer *w, struct stream *s, const struct fields *fs)
-{
-	char *status = ftext(fs, AGP_F_STATUS), *detail = ftext(fs, AGP_F_DETAIL);
-	char *tfver = ftext(fs, AGP_F_TFVER), *pyver = ftext(fs, AGP_F_PYVER);
-
-	bind_text_or_null(w->upd_process_tf, 1, status ? status : "hooked");
-	bind_text_or_null(w->upd_process_tf, 2, detail);
-	bind_text_or_null(w->upd_process_tf, 3, tfver);
-	bind_text_or_null(w->upd_process_tf, 4, pyver);
-	sqlite3_bind_int(w->upd_process_tf, 5, s->pid);
-	step(w, w->upd_process_tf);
-	free(status), free(detail), free(tfver), free(pyver);
-}
-
-static int64_t function_row(struct run_writer *w, int pid, const char *name, const char *file, int64_t line)
-{
-	int64_t name_id = intern(w, name ? name : "?"), file_id = intern(w, file), id = 0;
-	sqlite3_stmt *both[] = { w->ins_function, w->get_function };
-
-	/* insert unless there, then read its id: the same four keys */
-	for (int i = 0; i < 2; i++) {
-		sqlite3_bind_int(both[i], 1, pid);
-		sqlite3_bind_int64(both[i], 2, name_id);
-		bind_id_or_null(both[i], 3, file_id);
-		if (file)
-			sqlite3_bind_int64(both[i], 4, line);
-		else
-			sqlite3_bind_null(both[i], 4);
-	}
-	step(w, w->ins_function);
-	if (sqlite3_step(w->get_function) == SQLITE_ROW)
-		id = sqlite3_column_int64(w->get_function, 0);
-	sqlite3_reset(w->get_function);
-	return id;
-}
-
-/* A trace's call site: its user frame, and the innermost library frame below it. */
-static int64_t trace_site(struct run_writer *w, const struct fields *fs, const char *sfile, const char *sfunc)
-{
-	char *lfile = ftext(fs, AGP_F_LIB_FILE), *lfunc = ftext(fs, AGP_F_LIB_FUNC);
-	int64_t site = callsite_id(w, intern(w, sfile), fint(fs, AGP_F_SITE_LINE), intern(w, sfunc), 0, 0);
-
-	if (lfile && lfunc)
-		site = callsite_id(w, intern(w, lfile), fint(fs, AGP_F_LIB_LINE), intern(w, lfunc), site, 1);
-	free(lfile);
-	free(lfunc);
-	return site;
-}
-
-static void side_trace(struct run_writer *w, struct stream *s, const struct fields *fs)
-{
-	char *name = ftext(fs, AGP_F_NAME), *file = ftext(fs, AGP_F_FILE);
-	char *sig = ftext(fs, AGP_F_SIGNATURE), *tfname = ftext(fs, AGP_F_TFNAME);
-	char *sfile = ftext(fs, AGP_F_SITE_FILE), *sfunc = ftext(fs, AGP_F_SITE_FUNC);
-	char *status = ftext(fs, AGP_F_STATUS);
-	int64_t fn = function_row(w, s->pid, name, file, fint(fs, AGP_F_LINE));
-	sqlite3_stmt *st = w->ins_trace;
-
-	sqlite3_bind_int64(st, 1, fn);
-	sqlite3_bind_int(st, 2, s->pid);
-	sqlite3_bind_int64(st, 3, fint(fs, AGP_F_TID));
-	sqlite3_bind_int64(st, 4, fint(fs, AGP_F_START));
-	sqlite3_bind_int64(st, 5, fint(fs, AGP_F_END));
-	sqlite3_bind_int64(st, 6, fint(fs, AGP_F_OBJECT));
-	sqlite3_bind_int64(st, 7, fint(fs, AGP_F_OBJTRACE));
-	bind_id_or_null(st, 8, intern(w, tfname));
-	bind_text_or_null(st, 9, sig);
-	bind_id_or_null(st, 10, trace_site(w, fs, sfile, sfunc));
-	sqlite3_bind_int64(st, 11, fint(fs, AGP_F_JIT));
-	sqlite3_bind_int64(st, 12, fint(fs, AGP_F_REDUCE));
-	sqlite3_bind_int64(st, 13, fint(fs, AGP_F_HAS_SIG));
-	sqlite3_bind_int64(st, 14, fint(fs, AGP_F_VARS));
-	sqlite3_bind_text(st, 15, status ? status : "ok", -1, SQLITE_TRANSIENT);
-	sqlite3_bind_int64(st, 16, fint(fs, AGP_F_COLLECTOR_NS) > 0 ? fint(fs, AGP_F_COLLECTOR_NS) : 0);
-	if (step(w, st) == 0) {
-		sqlite3_bind_int(w->ins_trace_seq, 1, s->pid);
-		sqlite3_bind_int64(w->ins_trace_seq, 2, fint(fs, AGP_F_TRACE_SEQ));
-		sqlite3_bind_int64(w->ins_trace_seq, 3, sqlite3_last_insert_rowid(w->db));
-		step(w, w->ins_trace_seq);
-		w->totals.traces++;
-		w->totals.events++;
-	}
-	free(name), free(file), free(sig), free(tfname), free(sfile), free(sfunc), free(status);
-}
-
-static void side_trace_input(struct run_writer *w, struct stream *s, const struct fields *fs)
-{
-	sqlite3_stmt *get = w->get_trace_seq;
-	int64_t trace = 0;
-	char *name, *kind, *dtype, *shape, *value;
-
-	sqlite3_bind_int(get, 1, s->pid);
-	sqlite3_bind_int64(get, 2, fint(fs, AGP_F_TRACE_SEQ));
-	if (sqlite3_step(get) == SQLITE_ROW)
-		trace = sqlite3_column_int64(get, 0);
-	sqlite3_reset(get);
-	if (!trace)
-		return;
-	name = ftext(fs, AGP_F_NAME), kind = ftext(fs, AGP_F_KIND), dtype = ftext(fs, AGP_F_DTYPE);
-	shape = ftext(fs, AGP_F_SHAPE), value = ftext(fs, AGP_F_VALUE);
-	sqlite3_bind_int64(w->ins_input, 1, trace);
-	sqlite3_bind_int64(w->ins_input, 2, fint(fs, AGP_F_POSITION));
-	bind_text_or_null(w->ins_input, 3, name);
-	sqlite3_bind_text(w->ins_input, 4, kind ? kind : "object", -1, SQLITE_TRANSIENT);
-	bind_text_or_null(w->ins_input, 5, dtype);
-	bind_text_or_null(w->ins_input, 6, shape);
-	bind_text_or_null(w->ins_input, 7, value);
-	step(w, w->ins_input);
-	free(name), free(kind), free(dtype), free(shape), free(value);
-}
-
-/* A pitfall seen while tracing (collector/pywatch.c). */
-static void side_trace_event(struct run_writer *w, struct stream *s, const struct fields *fs)
-{
-	sqlite3_stmt *st = w->ins_trace_event;
-	char *kind = ftext(fs, AGP_F_KIND), *name = ftext(fs, AGP_F_NAME), *file = ftext(fs, AGP_F_FILE);
-	char *detail = ftext(fs, AGP_F_DETAIL), *func = ftext(fs, AGP_F_FUNC), *ffile = ftext(fs, AGP_F_FUNC_FILE);
-
-	if (kind) {
-		sqlite3_bind_int(st, 1, s->pid);
-		sqlite3_bind_int64(st, 2, fint(fs, AGP_F_TRACE_SEQ));
-		sqlite3_bind_text(st, 3, kind, -1, SQLITE_TRANSIENT);
-		bind_text_or_null(st, 4, name);
-		bind_text_or_null(st, 5, file);
-		sqlite3_bind_int64(st, 6, fint(fs, AGP_F_LINE));
-		sqlite3_bind_int64(st, 7, fint(fs, AGP_F_COUNT));
-		bind_text_or_null(st, 8, detail);
-		bind_text_or_null(st, 9, func);
-		bind_text_or_null(st, 10, ffile);
-		sqlite3_bind_int64(st, 11, fint(fs, AGP_F_FUNC_LINE));
-		sqlite3_bind_int64(st, 12, fint(fs, AGP_F_REPEATS));
-		sqlite3_bind_int64(st, 13, fint(fs, AGP_F_LOOP_LINE));
-		if (db_step_done(w->db, st) == 0)
-			w->totals.events++;
-	}
-	free(kind), free(name), free(file), free(detail), free(func), free(ffile);
-}
-
-/* "__forward_f_12" -> "f"; strips `suffixes` trailing "_<digits>" groups. */
-static char *user_name_of(const char *name, const char *prefix, int suffixes)
-{
-	size_t plen = strlen(prefix);
-	char *out, *us;
-
-	if (strncmp(name, prefix, plen) != 0)
-		return NULL;
-	out = strdup(name + plen);
-	while (out && suffixes-- > 0) {
-		us = strrchr(out, '_');
-		if (!us || !us[1] || strspn(us + 1, "0123456789") != strlen(us + 1)) {
-			free(out);
-			return NULL;
-		}
-		*us = '\0';
-	}
-	return out;
-}
-
-/* The role of a registered graph function, from its name; *user: the user function's name, or NULL. */
-static const char *graph_function_role(const char *name, const char *kind, int64_t parent_trace, char **user)
-{
-	if ((*user = user_name_of(name, "__inference___backward_", 2)))
-		return "backward";
-	if ((*user = user_name_of(name, "__forward_", 1)))
-		return "forward";
-	if ((*user = user_name_of(name, "__inference_", 1)))
-		return "inference";
-	if (kind && !strcmp(kind, "loaded"))
-		return "loaded";
-	return parent_trace ? "branch" : "other";
-}
-
-static int is_py_function_op(const char *op)
-{
-	return op && (!strcmp(op, "EagerPyFunc") || !strcmp(op, "PyFunc") || !strcmp(op, "PyFuncStateless"));
-}
-
-/* The rows a parsed FunctionDef adds under graph function gf: inputs, constants, black boxes, references. */
-static void write_graph_rows(struct run_writer *w, struct stream *s, int64_t gf, const struct functiondef *fd)
-{
-	for (size_t i = 0; i < fd->ninputs; i++) {
-		sqlite3_bind_int64(w->ins_ginput, 1, gf);
-		sqlite3_bind_int64(w->ins_ginput, 2, (int64_t)i);
-		bind_text_or_null(w->ins_ginput, 3, fd->inputs[i].name);
-		bind_text_or_null(w->ins_ginput, 4, fd->inputs[i].dtype);
-		bind_text_or_null(w->ins_ginput, 5, fd->inputs[i].shape);
-		step(w, w->ins_ginput);
-	}
-	for (size_t i = 0; i < fd->nnodes; i++) {
-		const struct fdef_node *n = &fd->nodes[i];
-
-		sqlite3_bind_int(w->ins_gnode, 1, s->pid);
-		sqlite3_bind_int64(w->ins_gnode, 2, gf);
-		sqlite3_bind_text(w->ins_gnode, 3, n->name ? n->name : "?", -1, SQLITE_STATIC);
-		sqlite3_bind_text(w->ins_gnode, 4, n->op ? n->op : "?", -1, SQLITE_STATIC);
-		step(w, w->ins_gnode);
-		if (n->const_value) {
-			sqlite3_bind_int64(w->ins_gconst, 1, gf);
-			bind_text_or_null(w->ins_gconst, 2, n->name ? n->name : "?");
-			bind_text_or_null(w->ins_gconst, 3, n->const_dtype);
-			bind_text_or_null(w->ins_gconst, 4, n->const_value);
-			step(w, w->ins_gconst);
-		}
-		if (is_py_function_op(n->op)) {
-			sqlite3_bind_int64(w->ins_bbnode, 1, gf);
-			bind_text_or_null(w->ins_bbnode, 2, n->name ? n->name : "?");
-			bind_text_or_null(w->ins_bbnode, 3, n->op);
-			bind_text_or_null(w->ins_bbnode, 4, n->token);
-			step(w, w->ins_bbnode);
-		}
-	}
-	for (size_t i = 0; i < fd->nrefs; i++) {
-		sqlite3_bind_int(w->ins_link_ref, 1, s->pid);
-		sqlite3_bind_int64(w->ins_link_ref, 2, gf);
-		sqlite3_bind_int64(w->ins_link_ref, 3, intern(w, fd->refs[i]));
-		step(w, w->ins_link_ref);
-	}
-}
-
-/* The links the end of the run resolves: to the trace being built, to the user function. */
-static void write_graph_links(struct run_writer *w, struct stream *s, int64_t gf, int64_t parent_trace,
-			      const char *role, const char *user)
-{
-	if (parent_trace) {
-		sqlite3_bind_int64(w->ins_link_trace, 1, gf);
-		sqlite3_bind_int(w->ins_link_trace, 2, s->pid);
-		sqlite3_bind_int64(w->ins_link_trace, 3, parent_trace);
-		step(w, w->ins_link_trace);
-	}
-	if (user && strcmp(role, "inference") != 0) {
-		sqlite3_bind_int64(w->ins_link_name, 1, gf);
-		sqlite3_bind_int(w->ins_link_name, 2, s->pid);
-		sqlite3_bind_text(w->ins_link_name, 3, user, -1, SQLITE_TRANSIENT);
-		step(w, w->ins_link_name);
-	}
-}
-
-static void side_funcdef(struct run_writer *w, struct stream *s, const struct fields *fs)
-{
-	char *name = ftext(fs, AGP_F_NAME), *kind = ftext(fs, AGP_F_KIND), *user = NULL;
-	const void *blob = fs->v[AGP_F_BLOB];
-	size_t blen = fs->f[AGP_F_BLOB] ? fs->f[AGP_F_BLOB]->len : 0;
-	struct functiondef fd;
-	int parsed = blen ? functiondef_parse(&fd, blob, blen) == 0 : 0;
-	int64_t parent_trace = fint(fs, AGP_F_PARENT_TRACE), gf;
-	const char *role = name ? graph_function_role(name, kind, parent_trace, &user) : NULL;
-
-	if (!name)
-		goto out;
-	sqlite3_bind_int(w->ins_gf, 1, s->pid);
-	sqlite3_bind_int64(w->ins_gf, 2, intern(w, name));
-	sqlite3_bind_text(w->ins_gf, 3, role, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(w->ins_gf, 4, fint(fs, AGP_F_CREATED));
-	sqlite3_bind_int(w->ins_gf, 5, parsed ? fd.jit_compile : 0);
-	sqlite3_bind_int64(w->ins_gf, 6, parsed ? (int64_t)fd.nnodes : 0);
-	if (blen)
-		sqlite3_bind_blob(w->ins_gf, 7, blob, (int)blen, SQLITE_TRANSIENT);
-	else
-		sqlite3_bind_null(w->ins_gf, 7);
-	if (step(w, w->ins_gf) != 0 || sqlite3_changes(w->db) == 0)
-		goto out;  /* registered again: the first registration stands */
-	gf = sqlite3_last_insert_rowid(w->db);
-	write_graph_links(w, s, gf, parent_trace, role, user);
-	if (parsed)
-		write_graph_rows(w, s, gf, &fd);
-out:
-	if (parsed)
-		functiondef_release(&fd);
-	free(name), free(kind), free(user);
-}
-
-static void side_gpu(struct run_writer *w, struct stream *s, uint32_t type, const struct fields *fs)
-{
-	static const char *const kinds[] = { "?", "kernel", "memcpy", "memset", "sync" };
-	char *name = ftext(fs, AGP_F_NAME), *detail = ftext(fs, AGP_F_DETAIL), *copy = ftext(fs, AGP_F_COPY_KIND);
-	sqlite3_stmt *st;
-	int64_t k;
-
-	if (type == AGP_SIDE_GPU_STATUS) {
-		s->gpu_on = fint(fs, AGP_F_STATUS) != 0;
-		sqlite3_bind_text(w->upd_process_gpu, 1, s->gpu_on ? "on" : "off", -1, SQLITE_STATIC);
-		bind_text_or_null(w->upd_process_gpu, 2, detail);
-		sqlite3_bind_int(w->upd_process_gpu, 3, s->pid);
-		step(w, w->upd_process_gpu);
-	} else if (type == AGP_SIDE_GPU_ACTIVITY) {
-		st = w->ins_gpu;
-		k = fint(fs, AGP_F_GPU_KIND);
-		sqlite3_bind_int(st, 1, s->pid);
-		sqlite3_bind_text(st, 2, kinds[k >= 1 && k <= 4 ? k : 0], -1, SQLITE_STATIC);
-		bind_id_or_null(st, 3, intern(w, name));
-		sqlite3_bind_int64(st, 4, fint(fs, AGP_F_DEVICE));
-		sqlite3_bind_int64(st, 5, fint(fs, AGP_F_CONTEXT));
-		sqlite3_bind_int64(st, 6, fint(fs, AGP_F_STREAM));
-		sqlite3_bind_int64(st, 7, fint(fs, AGP_F_START));
-		sqlite3_bind_int64(st, 8, fint(fs, AGP_F_END));
-		sqlite3_bind_int64(st, 9, fint(fs, AGP_F_CORR));
-		for (int i = 0; i < 6; i++)
-			sqlite3_bind_int64(st, 10 + i, fint(fs, AGP_F_GRID_X + i));
-		sqlite3_bind_int64(st, 16, fint(fs, AGP_F_BYTES));
-		bind_text_or_null(st, 17, copy);
-		if (step(w, st) == 0)
-			w->totals.gpu++, w->totals.events++;
-	} else {
-		st = w->ins_api;
-		sqlite3_bind_int(st, 1, s->pid);
-		sqlite3_bind_int64(st, 2, fint(fs, AGP_F_TID));
-		sqlite3_bind_text(st, 3, fint(fs, AGP_F_API) == 2 ? "driver" : "runtime", -1, SQLITE_STATIC);
-		bind_id_or_null(st, 4, intern(w, name));
-		sqlite3_bind_int64(st, 5, fint(fs, AGP_F_START));
-		sqlite3_bind_int64(st, 6, fint(fs, AGP_F_END));
-		sqlite3_bind_int64(st, 7, fint(fs, AGP_F_CORR));
-		if (fint(fs, AGP_F_EXTERNAL))
-			sqlite3_bind_int64(st, 8, fint(fs, AGP_F_EXTERNAL));
-		else
-			sqlite3_bind_null(st, 8);
-		if (step(w, st) == 0)
-			w->totals.events++;
-	}
-	free(name), free(detail), free(copy);
-}
-
-/* The decimal number at p, read no further than end (the text is not NUL-terminated); 0 when none. */
-static int64_t digits_value(const char *p, const char *end)
-{
-	int64_t v = 0;
-
-	for (; p < end && *p >= '0' && *p <= '9' && v < INT32_MAX; p++)
-		v = v * 10 + (*p - '0');
-	return v;
-}
-
-/* "name\tfile\tline\n" entries of one trace's graph (collector/pytrace.py), untrusted. */
-static void node_sources(struct run_writer *w, struct stream *s, int64_t trace_seq, const char *p, size_t len)
-{
-	const char *end = p + len;
-
-	while (p < end) {
-		const char *nl = memchr(p, '\n', (size_t)(end - p)), *t1, *t2;
-		const char *stop = nl ? nl : end;
-
-		t1 = memchr(p, '\t', (size_t)(stop - p));
-		t2 = t1 ? memchr(t1 + 1, '\t', (size_t)(stop - t1 - 1)) : NULL;
-		if (t2 && t1 > p && t2 > t1 + 1) {
-			sqlite3_bind_int(w->ins_node_src, 1, s->pid);
-			sqlite3_bind_int64(w->ins_node_src, 2, trace_seq);
-			sqlite3_bind_text(w->ins_node_src, 3, p, (int)(t1 - p), SQLITE_TRANSIENT);
-			sqlite3_bind_text(w->ins_node_src, 4, t1 + 1, (int)(t2 - t1 - 1), SQLITE_TRANSIENT);
-			sqlite3_bind_int64(w->ins_node_src, 5, digits_value(t2 + 1, stop));
-			step(w, w->ins_node_src);
-		}
-		p = stop + 1;
-	}
-}
-
-static void side_kernels(struct run_writer *w, struct stream *s, const struct fields *fs)
-{
-	char *status, *detail;
-
-	if (fs->f[AGP_F_NODE_LINES]) {
-		node_sources(w, s, fint(fs, AGP_F_TRACE_SEQ), fs->v[AGP_F_NODE_LINES], fs->f[AGP_F_NODE_LINES]->len);
-		return;
-	}
-	status = ftext(fs, AGP_F_STATUS), detail = ftext(fs, AGP_F_DETAIL);
-	bind_text_or_null(w->upd_process_kernels, 1, status);
-	bind_text_or_null(w->upd_process_kernels, 2, detail);
-	sqlite3_bind_int(w->upd_process_kernels, 3, s->pid);
-	step(w, w->upd_process_kernels);
-	free(status), free(detail);
-}
-
-/* One collective execution (collector/hooks_collective.c): keys all three or none. */
-static void side_collective(struct run_writer *w, struct stream *s, const struct fields *fs)
-{
-	static const int key_tags[3] = { AGP_F_COLL_GROUP_SIZE, AGP_F_COLL_GROUP_KEY, AGP_F_COLL_INSTANCE_KEY };
-	sqlite3_stmt *st = w->ins_collective;
-	char *op = ftext(fs, AGP_F_NAME), *why = ftext(fs, AGP_F_COLL_KEY_STATUS);
-	int keyed = fs->f[AGP_F_COLL_GROUP_KEY] && fs->f[AGP_F_COLL_INSTANCE_KEY];
-
-	sqlite3_bind_int(st, 1, s->pid);
-	sqlite3_bind_int64(st, 2, fint(fs, AGP_F_TID));
-	sqlite3_bind_int64(st, 3, intern(w, op ? op : "?"));
-	sqlite3_bind_int64(st, 4, fint(fs, AGP_F_START));
-	sqlite3_bind_int64(st, 5, fint(fs, AGP_F_END) > fint(fs, AGP_F_START) ? fint(fs, AGP_F_END) : fint(fs, AGP_F_START));
-	sqlite3_bind_int(st, 6, fint(fs, AGP_F_COLL_GRAPH) != 0);
-	for (int i = 0; i < 3; i++) {
-		if (keyed && fs->f[key_tags[i]])
-			sqlite3_bind_int64(st, 7 + i, fint(fs, key_tags[i]));
-		else
-			sqlite3_bind_null(st, 7 + i);
-	}
-	bind_text_or_null(st, 10, keyed ? NULL : why ? why : "no keys recorded");
-	step(w, st);
-	free(op), free(why);
-}
-
-/* A process's collector changed its capture bits (collector/capture.c). */
-static void side_capture(struct run_writer *w, struct stream *s, const struct fields *fs)
-{
-	char *why = ftext(fs, AGP_F_CAPTURE_WHY);
-	int64_t calls = fint(fs, AGP_F_CAPTURE_CALLS);
-
-	w->capture.used = 1;
-	if (calls > w->capture.calls)
-		w->capture.calls = calls;
-	if (capture_log_add(&w->capture, s->pid, (uint64_t)fint(fs, AGP_F_START),
-			    (uint32_t)fint(fs, AGP_F_CAPTURE_OFF) & ~AGP_CAPTURE_LAUNCHER, why) != 0 &&
-	    !w->capture_note_said++)
-		add_note(w, "process %d: capture window changes past %d were not kept", s->pid, CAPTURE_LOG_MAX_CHANGES);
-	free(why);
-}
-
-static void side_record(struct run_writer *w, struct stream *s, uint32_t type, const char *p, size_t len)
-{
-	struct fields fs;
-
-	fields_parse(&fs, p, len);
-	switch (type) {
-	case AGP_SIDE_PROCESS: side_process(w, s, &fs); break;
-	case AGP_SIDE_TF_STATUS: side_tf_status(w, s, &fs); break;
-	case AGP_SIDE_TRACE: side_trace(w, s, &fs); break;
-	case AGP_SIDE_TRACE_INPUT: side_trace_input(w, s, &fs); break;
-	case AGP_SIDE_TRACE_EVENT: side_trace_event(w, s, &fs); break;
-	case AGP_SIDE_FUNCDEF: side_funcdef(w, s, &fs); break;
-	case AGP_SIDE_KERNELS: side_kernels(w, s, &fs); break;
-	case AGP_SIDE_EXIT:
-		sqlite3_bind_int64(w->upd_process_exit, 1, fint(&fs, AGP_F_EXIT_STATUS));
-		sqlite3_bind_int64(w->upd_process_exit, 2, fint(&fs, AGP_F_END));
-		sqlite3_bind_int(w->upd_process_exit, 3, s->pid);
-		step(w, w->upd_process_exit);
-		break;
-	case AGP_SIDE_GPU_STATUS:
-	case AGP_SIDE_GPU_ACTIVITY:
-	case AGP_SIDE_GPU_API:
-		side_gpu(w, s, type, &fs);
-		break;
-	case AGP_SIDE_CAPTURE:
-		side_capture(w, s, &fs);
-		break;
-	case AGP_SIDE_COLLECTIVE:
-		side_collective(w, s, &fs);
-		break;
-	}
-}
-
-static void drain_side(struct run_writer *w, struct stream *s)
-{
-	size_t off = 0, got = 0;
-
-	if (s->side_fd < 0 || s->side_damaged)
-		return;
-	/* bounded: a process that outlives the program may still be appending */
-	while (got < SIDE_READ_PER_POLL) {
-		ssize_t n;
-
-		if (s->side_cap - s->side_len < 65536) {
-			size_t ncap = s->side_cap ? s->side_cap * 2 : 262144;
-			char *nb = realloc(s->side_buf, ncap);
-
-			if (!nb)
-				return;
-			s->side_buf = nb;
-			s->side_cap = ncap;
-		}
-		n = read(s->side_fd, s->side_buf + s->side_len, s->side_cap - s->side_len);
-		if (n <= 0)
-			break;
-		s->side_len += (size_t)n;
-		got += (size_t)n;
-	}
-	while (s->side_len - off >= sizeof(struct agp_side_hdr) && !writer_stop) {
-		struct agp_side_hdr h;
-
-		memcpy(&h, s->side_buf + off, sizeof(h));
-		if (h.len > SIDE_RECORD_MAX) {
-			add_note(w, "process %d: side record of %u bytes (its later facts are missing)", s->pid, h.len);
-			s->side_damaged = 1;
-			break;
-		}
-		if (s->side_len - off - sizeof(h) < h.len)
-			break;  /* the rest is still being written */
-		side_record(w, s, h.type, s->side_buf + off + sizeof(h), h.len);
-		off += sizeof(h) + h.len;
-	}
-	memmove(s->side_buf, s->side_buf + off, s->side_len - off);
-	s->side_len -= off;
-}
-
-static void drain_stream(struct run_writer *w, struct stream *s)
+void writer_drain_stream(struct run_writer *w, struct stream *s)
 {
 	uint32_t n;
 
 	/* Side first: the process row must exist before its threads and events. */
-	drain_side(w, s);
+	run_side_drain(w, s);
 	if (s->damaged)
 		return;
 	if (SHM_LOAD(&s->shm->nthreads, &n) != 0) {
@@ -1715,7 +917,7 @@ static void drain_stream(struct run_writer *w, struct stream *s)
 	}
 	if (n > AGP_MAX_THREADS)
 		n = AGP_MAX_THREADS;
-	for (uint32_t i = 0; i < n && !s->damaged && !writer_stop; i++)
+	for (uint32_t i = 0; i < n && !s->damaged && !run_writer_stopping; i++)
 		drain_ring(w, s, i);
 }
 
@@ -1762,7 +964,7 @@ static void stream_capture_init(struct run_writer *w, struct stream *s)
 		shm_bits32(&s->shm->capture_off, 0, AGP_CAPTURE_LAUNCHER);
 	shm_copy(&start, &s->shm->start_ns, sizeof(start));
 	if (capture_log_process(&w->capture, s->pid, start) != 0)
-		add_note(w, "out of memory for the capture windows");
+		writer_note(w, "out of memory for the capture windows");
 }
 
 void run_writer_capture(struct run_writer *w, int closed, uint64_t ns, const char *why, const char *desc)
@@ -1772,7 +974,7 @@ void run_writer_capture(struct run_writer *w, int closed, uint64_t ns, const cha
 		w->capture_desc = strdup(desc);
 	w->capture.launcher_bits = closed ? AGP_CAPTURE_LAUNCHER : 0;
 	if (capture_log_add(&w->capture, 0, ns, w->capture.launcher_bits, why) != 0)
-		add_note(w, "out of memory for the capture windows");
+		writer_note(w, "out of memory for the capture windows");
 	for (size_t i = 0; i < w->nstreams; i++)
 		if (!w->streams[i]->damaged)
 			shm_bits32(&w->streams[i]->shm->capture_off, closed ? AGP_CAPTURE_LAUNCHER : 0,
@@ -1815,7 +1017,7 @@ static int stream_known(const struct run_writer *w, const char *name)
 }
 
 /* New processes: the ring files of the session folder not seen before. */
-static void scan_streams(struct run_writer *w)
+void writer_scan_streams(struct run_writer *w)
 {
 	DIR *d = opendir(w->shm_dir);
 	struct dirent *de;
@@ -1877,7 +1079,7 @@ static void budget_tick(struct run_writer *w, uint64_t now)
 	}
 }
 
-static void count_aggregated(struct run_writer *w)
+void writer_count_aggregated(struct run_writer *w)
 {
 	w->totals.eager_aggregated = (uint64_t)w->buckets.stored;
 	w->totals.calls_aggregated = (uint64_t)w->call_buckets.stored;
@@ -1896,9 +1098,9 @@ static void count_aggregated(struct run_writer *w)
 /* Commit what was written so far; the totals follow what is on disk. */
 static void commit(struct run_writer *w)
 {
-	budget_tick(w, now_ns());
-	flush_batches(w);
-	count_aggregated(w);
+	budget_tick(w, clock_ns(CLOCK_MONOTONIC));
+	writer_flush_batches(w);
+	writer_count_aggregated(w);
 	if (db_exec(w->db, "COMMIT") != 0)
 		return;
 	w->committed = w->totals;
@@ -1917,17 +1119,17 @@ void run_writer_budget(struct run_writer *w, const struct run_budget *b)
 
 int run_writer_poll(struct run_writer *w)
 {
-	uint64_t now = now_ns();
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 
 	w->behind = 0;
 	if (db_write_failure(w->db))
 		return -1;  /* sticky: the file keeps what was committed */
 	if (now - w->last_scan_ns > 20000000ull || !w->nstreams) {
-		scan_streams(w);
+		writer_scan_streams(w);
 		w->last_scan_ns = now;
 	}
 	for (size_t i = 0; i < w->nstreams; i++)
-		drain_stream(w, w->streams[i]);
+		writer_drain_stream(w, w->streams[i]);
 	if (now - w->last_commit_ns > 250000000ull) {
 		commit(w);
 		w->last_commit_ns = now;
@@ -1947,430 +1149,3 @@ const char *run_writer_error(struct run_writer *w)
 	return rc ? sqlite3_errstr(rc) : NULL;
 }
 
-static const char link_sql[] =
-	/* graph functions built by a trace */
-	"UPDATE graph_functions SET trace_id = (SELECT t.id FROM traces t WHERE t.pid = graph_functions.pid"
-	"  AND t.tf_name_id = graph_functions.name_id) WHERE trace_id IS NULL;"
-	"UPDATE graph_functions SET function_id = (SELECT function_id FROM traces WHERE id = trace_id)"
-	"  WHERE trace_id IS NOT NULL;"
-	/* forward/backward pairs, by the user function's name (latest definition) */
-	"UPDATE graph_functions SET function_id = (SELECT f.id FROM temp.link_name l JOIN strings s"
-	"  ON s.text = l.user_name JOIN functions f ON f.name_id = s.id AND f.pid = l.pid"
-	"  WHERE l.gf_id = graph_functions.id ORDER BY f.id DESC LIMIT 1) WHERE function_id IS NULL;"
-	/* functions referenced by another function's nodes (cond/while branches) */
-	"UPDATE graph_functions SET parent_id = (SELECT l.parent_id FROM temp.link_ref l"
-	"  WHERE l.pid = graph_functions.pid AND l.child_name_id = graph_functions.name_id LIMIT 1)"
-	"  WHERE parent_id IS NULL;"
-	/* functions registered while a trace was being built */
-	"UPDATE graph_functions SET function_id = (SELECT t.function_id FROM temp.link_trace l"
-	"  JOIN temp.trace_seq q ON q.pid = l.pid AND q.seq = l.trace_seq JOIN traces t ON t.id = q.trace_id"
-	"  WHERE l.gf_id = graph_functions.id) WHERE function_id IS NULL;"
-	"UPDATE graph_functions SET role = 'branch' WHERE role = 'other' AND parent_id IS NOT NULL;"
-	/* trace events written before their trace (a failed trace closes late) */
-	"UPDATE trace_events SET trace_id = (SELECT q.trace_id FROM temp.trace_seq q"
-	"  WHERE q.pid = trace_events.pid AND q.seq = trace_events.trace_seq) WHERE trace_id IS NULL;"
-	/* an __inference_ function no trace of this process built was loaded (SavedModel) */
-	"UPDATE graph_functions SET role = 'loaded' WHERE role = 'inference' AND trace_id IS NULL"
-	"  AND function_id IS NULL AND id NOT IN (SELECT gf_id FROM temp.link_trace);"
-	"UPDATE function_calls SET graph_function_id = (SELECT g.id FROM graph_functions g"
-	"  WHERE g.pid = function_calls.pid AND g.name_id = function_calls.name_id);"
-	"UPDATE function_call_buckets SET graph_function_id = (SELECT g.id FROM graph_functions g"
-	"  WHERE g.pid = function_call_buckets.pid AND g.name_id = function_call_buckets.name_id);"
-	/* aggregated black-box runs as the rows (schema 7), by token, else by the one node of their name */
-	"UPDATE blackbox_buckets SET blackbox_node_id = (SELECT n.id FROM blackbox_nodes n"
-	"  JOIN graph_functions g ON g.id = n.graph_function_id"
-	"  WHERE g.pid = blackbox_buckets.pid AND n.token = blackbox_buckets.token LIMIT 1) WHERE token IS NOT NULL;"
-	"UPDATE blackbox_buckets SET blackbox_node_id = (SELECT CASE WHEN count(DISTINCT n.graph_function_id) = 1"
-	"  THEN min(n.id) END FROM blackbox_nodes n"
-	"  JOIN graph_functions g ON g.id = n.graph_function_id JOIN strings s ON s.id = blackbox_buckets.node_id"
-	"  WHERE g.pid = blackbox_buckets.pid AND n.node_name = s.text) WHERE blackbox_node_id IS NULL;"
-	/* each black-box run to its node (tokens are unique per process) */
-	"UPDATE blackbox_execs SET blackbox_node_id = (SELECT n.id FROM blackbox_nodes n"
-	"  JOIN graph_functions g ON g.id = n.graph_function_id"
-	"  WHERE g.pid = blackbox_execs.pid AND n.token = blackbox_execs.token LIMIT 1) WHERE token IS NOT NULL;"
-	/* a run whose kernel token was not read: by node name, only when one node has it */
-	"UPDATE blackbox_execs SET blackbox_node_id = (SELECT CASE WHEN count(DISTINCT n.graph_function_id) = 1"
-	"  THEN min(n.id) END FROM blackbox_nodes n"
-	"  JOIN graph_functions g ON g.id = n.graph_function_id JOIN strings s ON s.id = blackbox_execs.node_id"
-	"  WHERE g.pid = blackbox_execs.pid AND n.node_name = s.text) WHERE blackbox_node_id IS NULL;"
-	/* threads that ran a tf.data function's black box are tf.data threads */
-	"UPDATE threads SET role = 'tf-data' WHERE role NOT IN ('main', 'tf-data') AND EXISTS"
-	"  (SELECT 1 FROM blackbox_execs b JOIN blackbox_nodes n ON n.id = b.blackbox_node_id"
-	"   JOIN graph_functions g ON g.id = n.graph_function_id JOIN strings s ON s.id = g.name_id"
-	"   WHERE b.pid = threads.pid AND b.tid = threads.tid AND s.text LIKE '%Dataset%');"
-	"UPDATE threads SET role = 'tf-data' WHERE role NOT IN ('main', 'tf-data') AND EXISTS"
-	"  (SELECT 1 FROM blackbox_buckets b JOIN blackbox_nodes n ON n.id = b.blackbox_node_id"
-	"   JOIN graph_functions g ON g.id = n.graph_function_id JOIN strings s ON s.id = g.name_id"
-	"   WHERE b.pid = threads.pid AND b.tid = threads.tid AND s.text LIKE '%Dataset%');"
-	"UPDATE threads SET role = 'python-main' WHERE role = 'main' AND pid IN"
-	"  (SELECT pid FROM processes WHERE python_version IS NOT NULL);"
-	"UPDATE threads SET role = 'other' WHERE role = 'main';";
-
-/*
- * Kernels: each to its call (by the call's seq), then each kernel of a call
- * from its (name, type) node to the node of that name in the call's graph
- * function, else in the one graph function of the process that has it (a
- * nested function's body); the nodes get their creation lines.
- */
-static const char link_kernel_calls_sql[] =  /* before kernels_call, a late index (schema.sql), is built */
-	"UPDATE kernels SET call_id = (SELECT q.call_id FROM temp.call_seq q"
-	"  WHERE q.pid = kernels.pid AND q.seq = -kernels.call_id) WHERE call_id < 0;";
-static const char link_kernels_sql[] =
-	"CREATE TEMP TABLE kmap(u INTEGER, gf INTEGER, n INTEGER, PRIMARY KEY (u, gf));"
-	"INSERT OR IGNORE INTO temp.kmap(u, gf) SELECT DISTINCT k.node_id, c.graph_function_id FROM kernels k"
-	"  JOIN function_calls c ON c.id = k.call_id WHERE k.node_id IS NOT NULL AND c.graph_function_id IS NOT NULL;"
-	"INSERT OR IGNORE INTO temp.kmap(u, gf) SELECT DISTINCT node_id, graph_function_id FROM kernel_totals"
-	"  WHERE node_id IS NOT NULL AND graph_function_id IS NOT NULL;"
-	"UPDATE temp.kmap SET n = (SELECT n.id FROM graph_nodes u JOIN graph_nodes n ON n.graph_function_id = kmap.gf"
-	"  AND n.name = u.name WHERE u.id = kmap.u LIMIT 1);"
-	/* by name in the process: one lookup per node (a scan of graph_nodes per node took minutes on TFP's HMC) */
-	"CREATE TEMP TABLE kname(pid INTEGER, name TEXT, nodes INTEGER, id INTEGER, PRIMARY KEY (pid, name));"
-	"INSERT INTO temp.kname SELECT pid, name, count(*), min(id) FROM graph_nodes"
-	"  WHERE graph_function_id IS NOT NULL GROUP BY pid, name;"
-	"UPDATE temp.kmap SET n = (SELECT CASE WHEN k.nodes = 1 THEN k.id END FROM graph_nodes u JOIN temp.kname k"
-	"  ON k.pid = u.pid AND k.name = u.name WHERE u.id = kmap.u) WHERE n IS NULL;"
-	"UPDATE kernels SET node_id = coalesce((SELECT m.n FROM temp.kmap m JOIN function_calls c ON c.id = kernels.call_id"
-	"  WHERE m.u = kernels.node_id AND m.gf = c.graph_function_id), node_id) WHERE call_id IS NOT NULL;"
-	"UPDATE kernel_totals SET node_id = coalesce((SELECT m.n FROM temp.kmap m WHERE m.u = kernel_totals.node_id"
-	"  AND m.gf = kernel_totals.graph_function_id), node_id) WHERE graph_function_id IS NOT NULL;"
-	/*
-	 * A kernel on another thread while one call was in flight was given that
-	 * call; if its node is of another top-level function (a tf.data map's, a
-	 * variable initializer's) it ran beside the call, not in it: a sequential
-	 * map's py_function was "95% of the train step's kernel time".  A thread
-	 * that ran a tf.data function's kernels is a tf.data thread (the
-	 * collector could not tell from its stack), and none of its kernels is
-	 * another thread's call's: a map's Cast is no Cast of the step.
-	 */
-	"UPDATE threads SET role = 'tf-data' WHERE role NOT IN ('python-main', 'tf-data') AND EXISTS (SELECT 1"
-	"  FROM kernels k JOIN graph_nodes n ON n.id = k.node_id JOIN graph_functions g ON g.id = n.graph_function_id"
-	"  JOIN strings s ON s.id = g.name_id WHERE k.pid = threads.pid AND k.tid = threads.tid"
-	"  AND g.parent_id IS NULL AND s.text LIKE '%!_Dataset!_%' ESCAPE '!');"
-	"UPDATE kernels SET call_id = NULL WHERE call_id IS NOT NULL AND EXISTS (SELECT 1 FROM threads t"
-	"  JOIN function_calls c ON c.id = kernels.call_id WHERE t.pid = kernels.pid AND t.tid = kernels.tid"
-	"  AND t.role = 'tf-data' AND c.tid != kernels.tid);"
-	"UPDATE kernel_totals SET call_id = NULL, graph_function_id = NULL WHERE call_id IS NOT NULL AND EXISTS"
-	"  (SELECT 1 FROM threads t JOIN function_calls c ON c.id = kernel_totals.call_id WHERE t.pid = kernel_totals.pid"
-	"   AND t.tid = kernel_totals.tid AND t.role = 'tf-data' AND c.tid != kernel_totals.tid);"
-	"UPDATE kernels SET call_id = NULL WHERE call_id IS NOT NULL AND EXISTS (SELECT 1 FROM graph_nodes n"
-	"  JOIN graph_functions g ON g.id = n.graph_function_id JOIN function_calls c ON c.id = kernels.call_id"
-	"  WHERE n.id = kernels.node_id AND g.parent_id IS NULL AND g.id IS NOT c.graph_function_id);"
-	"UPDATE kernel_totals SET call_id = NULL, graph_function_id = NULL WHERE call_id IS NOT NULL AND EXISTS"
-	"  (SELECT 1 FROM graph_nodes n JOIN graph_functions g ON g.id = n.graph_function_id"
-	"   WHERE n.id = kernel_totals.node_id AND g.parent_id IS NULL AND g.id IS NOT kernel_totals.graph_function_id);"
-	"UPDATE graph_nodes SET file = s.file, line = s.line FROM temp.node_src s"
-	"  JOIN temp.trace_seq q ON q.pid = s.pid AND q.seq = s.trace_seq JOIN graph_functions g ON g.trace_id = q.trace_id"
-	"  WHERE g.id = graph_nodes.graph_function_id AND s.name = graph_nodes.name;";
-
-/* Kernel totals: to a call they ran under, and so to its graph function (after link_sql). */
-static const char link_kernel_totals_sql[] =
-	"UPDATE kernel_totals SET call_id = (SELECT q.call_id FROM temp.call_seq q"
-	"  WHERE q.pid = kernel_totals.pid AND q.seq = -kernel_totals.call_id) WHERE call_id < 0;"
-	"UPDATE kernel_totals SET graph_function_id = (SELECT c.graph_function_id FROM function_calls c"
-	"  WHERE c.id = kernel_totals.call_id) WHERE call_id IS NOT NULL;";
-
-static const char link_parents_sql[] =
-	"UPDATE graph_functions SET function_id = (SELECT p.function_id FROM graph_functions p"
-	"  WHERE p.id = graph_functions.parent_id) WHERE function_id IS NULL AND parent_id IS NOT NULL;";
-
-/* Kernels a stream's threads did not record (kept apart: they never cost an exact count). */
-static void count_dropped_kernels(struct run_writer *w, struct stream *s)
-{
-	uint64_t d = 0, v;
-	sqlite3_stmt *st;
-
-	for (uint32_t t = 0; t < AGP_MAX_THREADS && !s->damaged; t++)
-		if (SHM_LOAD(&s->shm->threads[t].dropped_kernels, &v) == 0)
-			d = d + v < d ? UINT64_MAX : d + v;
-	if (d > INT64_MAX)
-		d = INT64_MAX;
-	if (!d || !(st = db_prepare(w->db, "UPDATE processes SET dropped_kernels = dropped_kernels + ? WHERE pid = ?")))
-		return;
-	sqlite3_bind_int64(st, 1, (int64_t)d);
-	sqlite3_bind_int(st, 2, s->pid);
-	step(w, st);
-	sqlite3_finalize(st);
-	w->totals.dropped_kernels = w->totals.dropped_kernels + d < d ? UINT64_MAX : w->totals.dropped_kernels + d;
-}
-
-/* Drain every stream a last time and store the events each lost; their sum. */
-static uint64_t drain_all_and_count_drops(struct run_writer *w)
-{
-	uint64_t dropped = 0;
-	sqlite3_stmt *st;
-
-	scan_streams(w);
-	for (size_t i = 0; i < w->nstreams; i++) {
-		struct stream *s = w->streams[i];
-		uint64_t d = 0, v;
-
-		drain_stream(w, s);
-		if (!s->damaged && SHM_LOAD(&s->shm->dropped_no_slot, &v) == 0)
-			d = v;
-		for (uint32_t t = 0; t < AGP_MAX_THREADS && !s->damaged; t++)
-			if (SHM_LOAD(&s->shm->threads[t].dropped, &v) == 0)
-				d = d + v < d ? UINT64_MAX : d + v;  /* the workload's numbers: saturate */
-		if (d > INT64_MAX)
-			d = INT64_MAX;
-		read_kernel_totals(w, s);
-		count_dropped_kernels(w, s);
-		if (d && (st = db_prepare(w->db, "UPDATE processes SET dropped_events = dropped_events + ? WHERE pid = ?"))) {
-			sqlite3_bind_int64(st, 1, (int64_t)d);
-			sqlite3_bind_int(st, 2, s->pid);
-			step(w, st);
-			sqlite3_finalize(st);
-		}
-		dropped = dropped + d < dropped ? INT64_MAX : dropped + d;
-	}
-	return dropped > INT64_MAX ? INT64_MAX : dropped;
-}
-
-/* Calls after a process's kernel budget ran out hold counts only: not detailed. */
-static int unmark_refused_calls(struct run_writer *w)
-{
-	sqlite3_stmt *st = db_prepare(w->db, "UPDATE function_calls SET kernel_detail = 0 WHERE id IN"
-				      " (SELECT call_id FROM temp.call_seq WHERE pid = ? AND seq > ?)");
-	int rc = st ? 0 : -1;
-
-	for (size_t i = 0; st && i < w->nstreams; i++) {
-		if (!w->streams[i]->kernel_capped)
-			continue;
-		sqlite3_bind_int(st, 1, w->streams[i]->pid);
-		sqlite3_bind_int64(st, 2, w->streams[i]->kernel_seq_cap);
-		step(w, st);
-		sqlite3_reset(st);
-	}
-	sqlite3_finalize(st);
-	if (w->kernels_refused)
-		db_meta_set_int(w->db, "kernels_refused", (int64_t)(w->kernels_refused > INT64_MAX ? INT64_MAX : w->kernels_refused));
-	if (w->kernels_capped_ns)
-		db_meta_set_int(w->db, "kernels_capped_ns", (int64_t)(w->kernels_capped_ns & INT64_MAX));
-	return rc;
-}
-
-/* The links between rows that only the whole recording tells; 0 or -1. */
-static int link_rows(struct run_writer *w, const struct run_session *sess)
-{
-	sqlite3_stmt *st;
-	int rc = 0;
-
-	if (db_exec(w->db, link_kernel_calls_sql) != 0 || db_exec(w->db, link_sql) != 0 || unmark_refused_calls(w) != 0)
-		rc = -1;
-	for (int depth = 0; depth < 8; depth++)
-		db_exec(w->db, link_parents_sql);
-	if (db_exec(w->db, link_kernel_totals_sql) != 0 || db_exec(w->db, link_kernels_sql) != 0 ||
-	    db_create_late_indexes(w->db) != 0)
-		rc = -1;
-	/* The main process's status is the one waitpid saw. */
-	if ((st = db_prepare(w->db, "UPDATE processes SET exit_status = ?, end_ns = coalesce(end_ns, ?) WHERE pid = ?"))) {
-		sqlite3_bind_int(st, 1, sess->exit_status);
-		sqlite3_bind_int64(st, 2, (int64_t)sess->end_ns);
-		sqlite3_bind_int(st, 3, sess->main_pid);
-		step(w, st);
-		sqlite3_finalize(st);
-	}
-	return rc;
-}
-
-static const char meta_from_processes_sql[] =
-	"INSERT OR REPLACE INTO meta SELECT 'python_version', python_version FROM processes"
-	" WHERE python_version IS NOT NULL ORDER BY start_ns LIMIT 1;"
-	"INSERT OR REPLACE INTO meta SELECT 'tf_version', tf_version FROM processes"
-	" WHERE tf_version IS NOT NULL ORDER BY start_ns LIMIT 1;"
-	"INSERT OR REPLACE INTO meta VALUES ('tf_status', coalesce("
-	" (SELECT 'hooked' FROM processes WHERE tf_status = 'hooked' LIMIT 1),"
-	" (SELECT 'mismatch' FROM processes WHERE tf_status = 'mismatch' LIMIT 1), 'not-loaded'));"
-	"INSERT OR REPLACE INTO meta VALUES ('gpu_status', coalesce("
-	" (SELECT 'on' FROM processes WHERE gpu_status = 'on' LIMIT 1), 'off'));"
-	"INSERT OR REPLACE INTO meta SELECT 'gpu_detail', gpu_detail FROM processes"
-	" WHERE gpu_detail IS NOT NULL ORDER BY start_ns LIMIT 1;";
-
-/* The meta table: the run as the launcher saw it. */
-static void write_meta(struct run_writer *w, const struct run_session *sess, uint64_t dropped)
-{
-	struct strbuf argv = STRBUF_INIT;
-	char host[256] = "";
-
-	strbuf_addch(&argv, '[');
-	for (char **a = sess->argv; *a; a++) {
-		if (a != sess->argv)
-			strbuf_addch(&argv, ',');
-		strbuf_add_json_string(&argv, *a);
-	}
-	strbuf_addch(&argv, ']');
-	gethostname(host, sizeof(host) - 1);
-	db_meta_set(w->db, "agprof_version", AGPROF_VERSION);
-	db_meta_set(w->db, "argv", strbuf_failed(&argv) ? "[]" : argv.buf);
-	db_meta_set(w->db, "cwd", sess->cwd);
-	srcfile_record(w->db, sess->cwd); /* best effort: a missing fingerprint only loses "file changed" */
-	db_meta_set(w->db, "host", host);
-	db_meta_set_int(w->db, "start_wall_ns", (int64_t)sess->start_wall_ns);
-	db_meta_set_int(w->db, "start_ns", (int64_t)sess->start_ns);
-	db_meta_set_int(w->db, "end_ns", (int64_t)sess->end_ns);
-	db_meta_set_int(w->db, "exit_status", sess->exit_status);
-	db_meta_set_int(w->db, "exit_signal", sess->exit_signal);
-	if (sess->attached)
-		db_meta_set(w->db, "attached", sess->attached);
-	if (sess->tf) {
-		db_meta_set(w->db, "tf_task_type", sess->tf->task_type[0] ? sess->tf->task_type : NULL);
-		if (sess->tf->task_index >= 0)
-			db_meta_set_int(w->db, "tf_task_index", sess->tf->task_index);
-		db_meta_set_int(w->db, "tf_cluster_size", sess->tf->cluster_size);
-	}
-	db_meta_set_int(w->db, "dropped_events", (int64_t)dropped);
-	if (w->notes.len)
-		db_meta_set(w->db, "incomplete", w->notes.buf);
-	db_exec(w->db, meta_from_processes_sql);
-	strbuf_release(&argv);
-}
-
-/* The capture windows (capture_log.h) and what made them: meta.capture, meta.capture_calls. */
-static void write_capture(struct run_writer *w, const struct run_session *sess)
-{
-	if (!w->capture.used)
-		return;
-	if (capture_log_write(&w->capture, w->db, sess->end_ns) != 0)
-		add_note(w, "the capture windows could not be stored");
-	db_meta_set(w->db, "capture", w->capture_desc ? w->capture_desc : "agprof.start/stop");
-	db_meta_set_int(w->db, "capture_calls", w->capture.calls);
-	db_meta_set_int(w->db, "capture_windows", w->capture.windows);
-	w->totals.capture_used = 1;
-	w->totals.capture_windows = w->capture.windows;
-	w->totals.capture_calls = w->capture.calls;
-}
-
-/* After a write failure: keep what was committed, write nothing more. */
-static void keep_committed(struct run_writer *w)
-{
-	if (!sqlite3_get_autocommit(w->db))
-		sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
-	w->committed.dropped = w->totals.dropped;
-	w->committed.processes = w->totals.processes;
-	w->committed.damaged = w->totals.damaged;
-	/*
-	 * No checkpoint: on a full disk it would stop half-way, leaving a
-	 * main file whose header no longer matches its size.  The main file
-	 * stays as the last checkpoint left it and the WAL beside it holds
-	 * the committed rows; any SQLite reader joins the two.
-	 */
-	sqlite3_db_config(w->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
-}
-
-/* Close the database and free w; 0 or -1. */
-static int release_writer(struct run_writer *w)
-{
-	int rc = 0;
-
-	checkpointer_stop(w->ckpt);
-	w->ckpt = NULL;
-	strbuf_release(&w->notes);
-	capture_log_release(&w->capture);
-	eager_buckets_release(&w->buckets);
-	eager_buckets_release(&w->call_buckets);
-	eager_buckets_release(&w->bb_buckets);
-	eager_keys_release(&w->keys);
-	eager_blocks_release(&w->blocks);
-	free(w->capture_desc);
-	free(w->rec);
-	free(w->lost_why);
-	db_forget_write_failure(w->db);
-	string_table_release(&w->st);
-	for (sqlite3_stmt *p = sqlite3_next_stmt(w->db, NULL); p; p = sqlite3_next_stmt(w->db, NULL))
-		sqlite3_finalize(p);
-	if (sqlite3_close(w->db) != SQLITE_OK)
-		rc = -1;
-	for (size_t i = 0; i < w->nstreams; i++) {
-		if (!w->streams[i]->borrowed)
-			munmap(w->streams[i]->shm, AGP_SHM_FILE_BYTES);
-		if (w->streams[i]->side_fd >= 0)
-			close(w->streams[i]->side_fd);
-		free(w->streams[i]->side_buf);
-		idmap_release(&w->streams[i]->strings);
-		idmap_release(&w->streams[i]->sites);
-		idmap_release(&w->streams[i]->kernel_nodes);
-		idmap_release(&w->streams[i]->fn_rows);
-		free(w->streams[i]);
-	}
-	free(w->streams);
-	free(w->shm_dir);
-	free(w);
-	return rc;
-}
-
-/* Every open bucket written; when and why the switch happened (meta.aggregate_*). */
-static void finish_budget(struct run_writer *w)
-{
-	eager_buckets_close(&w->buckets, INT64_MAX);
-	eager_buckets_close(&w->call_buckets, INT64_MAX);
-	eager_buckets_close(&w->bb_buckets, INT64_MAX);
-	count_aggregated(w);
-	if (w->buckets.refused + w->call_buckets.refused + w->bb_buckets.refused)
-		add_note(w, "%lld aggregated eager ops, %lld graph calls, %lld black-box runs could not be stored",
-			 (long long)w->buckets.refused, (long long)w->call_buckets.refused,
-			 (long long)w->bb_buckets.refused);
-	if (w->budget.max_events)
-		db_meta_set_int(w->db, "max_events", (int64_t)w->budget.max_events);
-	if (w->budget.max_bytes)
-		db_meta_set_int(w->db, "max_size_bytes", (int64_t)w->budget.max_bytes);
-	if (!w->aggregating)
-		return;
-	db_meta_set(w->db, "aggregate_reason", w->aggregate_why);
-	if (w->aggregate_from_ns)
-		db_meta_set_int(w->db, "aggregate_from_ns", w->aggregate_from_ns);
-	db_meta_set_int(w->db, "aggregated_eager_ops", w->buckets.stored);
-	db_meta_set_int(w->db, "aggregated_calls", w->call_buckets.stored);
-	db_meta_set_int(w->db, "aggregated_blackbox_execs", w->bb_buckets.stored);
-}
-
-/* AGPROF_TIMING=1: how long each step of the finish took (bench/long_run.py). */
-static void finish_timing(const char *step, uint64_t *t)
-{
-	uint64_t now = now_ns();
-
-	if (getenv("AGPROF_TIMING"))
-		fprintf(stderr, "agprof: timing: finish %-12s %.3f s\n", step, (double)(now - *t) / 1e9);
-	*t = now;
-}
-
-int run_writer_finish(struct run_writer *w, const struct run_session *sess, struct run_totals *totals)
-{
-	uint64_t t = now_ns();
-	int rc = 0;
-
-	checkpointer_stop(w->ckpt);  /* the final checkpoint below is the writer's (or none, on a write failure) */
-	w->ckpt = NULL;
-	if (!db_write_failure(w->db)) {
-		w->totals.dropped = drain_all_and_count_drops(w);
-		flush_batches(w);
-		finish_budget(w);
-		if (writer_stop)
-			add_note(w, "agprof was interrupted before it had read every buffer");
-		if (w->lost_rows)
-			add_note(w, "%llu rows could not be stored (%s)", (unsigned long long)w->lost_rows,
-				 w->lost_why ? w->lost_why : "?");
-		finish_timing("drain", &t);
-		rc = link_rows(w, sess);
-		finish_timing("links", &t);
-		write_capture(w, sess);
-		write_meta(w, sess, w->totals.dropped);
-		if (db_exec(w->db, "COMMIT") != 0)
-			rc = -1;
-		else
-			w->committed = w->totals;
-		finish_timing("meta", &t);
-	}
-	if (db_write_failure(w->db)) {
-		rc = -1;
-		keep_committed(w);
-	} else {
-		/* One self-contained file: fold the WAL back in. */
-		db_exec(w->db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;");
-		finish_timing("checkpoint", &t);
-	}
-	if (totals) {
-		*totals = w->committed;
-		totals->error = db_write_failure(w->db) ? sqlite3_errstr(db_write_failure(w->db)) : NULL;
-		snprintf(totals->note, sizeof(totals->note), "%s", w->notes.len ? w->notes.buf : "");
-	}
-	return release_writer(w) || rc ? -1 : 0;
-}

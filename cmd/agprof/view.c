@@ -195,7 +195,7 @@ int cmd_view(int argc, char **argv)
 	struct analysis *a;
 	int ret;
 
-	in.started = tui_now();
+	in.started = monotonic_seconds();
 	c.rules.ao.allow_empty = 1;
 	if ((ret = parse_recording_command(&cmd, argc, argv, &c.path)) != 0 ||
 	    (ret = view_open(&c, &rec, &tl, &a)) != 0) {

@@ -1,25 +1,20 @@
 /*
- * fuzz_ring.c - the launcher's side-record decoding (cmd/agprof/run_writer.c)
- * on any bytes: the framing of a side file (struct agp_side_hdr records)
- * and each record's tagged fields (fields_parse(), fint(), ftext()).
- *
- * The decoder is static in run_writer.c, so the file is included here
- * rather than changed to export it; the parts that need a live recording
- * (the ring drain, the SQL) are not reached.
+ * fuzz_ring.c - the launcher's side-record decoding on any bytes: the
+ * framing of a side file (struct agp_side_hdr records, as run_side_drain in
+ * cmd/agprof/run_side.c reads it) and each record's tagged fields
+ * (cmd/agprof/side_fields.c: fields_parse(), fields_int(), fields_text()).
  */
 #include "fuzz.h"
-#include "../../cmd/agprof/run_writer.c"
-#include "../../cmd/agprof/checkpointer.c"
-#include "../../cmd/agprof/capture_log.c"
-#include "../../cmd/agprof/eager_buckets.c"
-#include "../../cmd/agprof/eager_keys.c"
-#include "../../cmd/agprof/eager_blocks.c"
+#include "../../cmd/agprof/side_fields.c"
+
+#include <stdlib.h>
+#include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	size_t off = 0;
 
-	/* drain_side()'s framing: header, then len bytes of fields */
+	/* run_side_drain()'s framing: header, then len bytes of fields */
 	while (size - off >= sizeof(struct agp_side_hdr)) {
 		struct agp_side_hdr h;
 		struct fields fs;
@@ -33,9 +28,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		memcpy(rec, data + off + sizeof(h), h.len);
 		fields_parse(&fs, (const char *)rec, h.len);
 		for (int tag = 0; tag < 128; tag++) {
-			char *t = ftext(&fs, tag);
+			char *t = fields_text(&fs, tag);
 
-			(void)fint(&fs, tag);
+			(void)fields_int(&fs, tag);
 			free(t);
 		}
 		free(rec);

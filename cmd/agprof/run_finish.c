@@ -1,0 +1,444 @@
+/*
+ * run_finish.c - the recording's end: the last drain, the links only the
+ * whole recording tells (kernels to calls and nodes, graph functions to
+ * their traces), meta, and the WAL folded back into one file.
+ */
+#include "run_writer_int.h"
+#include "shm_guard.h"
+#include "srcfile.h"
+#include "tfconfig.h"
+#include "util.h"
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+static const char link_sql[] =
+	/* graph functions built by a trace */
+	"UPDATE graph_functions SET trace_id = (SELECT t.id FROM traces t WHERE t.pid = graph_functions.pid"
+	"  AND t.tf_name_id = graph_functions.name_id) WHERE trace_id IS NULL;"
+	"UPDATE graph_functions SET function_id = (SELECT function_id FROM traces WHERE id = trace_id)"
+	"  WHERE trace_id IS NOT NULL;"
+	/* forward/backward pairs, by the user function's name (latest definition) */
+	"UPDATE graph_functions SET function_id = (SELECT f.id FROM temp.link_name l JOIN strings s"
+	"  ON s.text = l.user_name JOIN functions f ON f.name_id = s.id AND f.pid = l.pid"
+	"  WHERE l.gf_id = graph_functions.id ORDER BY f.id DESC LIMIT 1) WHERE function_id IS NULL;"
+	/* functions referenced by another function's nodes (cond/while branches) */
+	"UPDATE graph_functions SET parent_id = (SELECT l.parent_id FROM temp.link_ref l"
+	"  WHERE l.pid = graph_functions.pid AND l.child_name_id = graph_functions.name_id LIMIT 1)"
+	"  WHERE parent_id IS NULL;"
+	/* functions registered while a trace was being built */
+	"UPDATE graph_functions SET function_id = (SELECT t.function_id FROM temp.link_trace l"
+	"  JOIN temp.trace_seq q ON q.pid = l.pid AND q.seq = l.trace_seq JOIN traces t ON t.id = q.trace_id"
+	"  WHERE l.gf_id = graph_functions.id) WHERE function_id IS NULL;"
+	"UPDATE graph_functions SET role = 'branch' WHERE role = 'other' AND parent_id IS NOT NULL;"
+	/* trace events written before their trace (a failed trace closes late) */
+	"UPDATE trace_events SET trace_id = (SELECT q.trace_id FROM temp.trace_seq q"
+	"  WHERE q.pid = trace_events.pid AND q.seq = trace_events.trace_seq) WHERE trace_id IS NULL;"
+	/* an __inference_ function no trace of this process built was loaded (SavedModel) */
+	"UPDATE graph_functions SET role = 'loaded' WHERE role = 'inference' AND trace_id IS NULL"
+	"  AND function_id IS NULL AND id NOT IN (SELECT gf_id FROM temp.link_trace);"
+	"UPDATE function_calls SET graph_function_id = (SELECT g.id FROM graph_functions g"
+	"  WHERE g.pid = function_calls.pid AND g.name_id = function_calls.name_id);"
+	"UPDATE function_call_buckets SET graph_function_id = (SELECT g.id FROM graph_functions g"
+	"  WHERE g.pid = function_call_buckets.pid AND g.name_id = function_call_buckets.name_id);"
+	/* aggregated black-box runs as the rows (schema 7), by token, else by the one node of their name */
+	"UPDATE blackbox_buckets SET blackbox_node_id = (SELECT n.id FROM blackbox_nodes n"
+	"  JOIN graph_functions g ON g.id = n.graph_function_id"
+	"  WHERE g.pid = blackbox_buckets.pid AND n.token = blackbox_buckets.token LIMIT 1) WHERE token IS NOT NULL;"
+	"UPDATE blackbox_buckets SET blackbox_node_id = (SELECT CASE WHEN count(DISTINCT n.graph_function_id) = 1"
+	"  THEN min(n.id) END FROM blackbox_nodes n"
+	"  JOIN graph_functions g ON g.id = n.graph_function_id JOIN strings s ON s.id = blackbox_buckets.node_id"
+	"  WHERE g.pid = blackbox_buckets.pid AND n.node_name = s.text) WHERE blackbox_node_id IS NULL;"
+	/* each black-box run to its node (tokens are unique per process) */
+	"UPDATE blackbox_execs SET blackbox_node_id = (SELECT n.id FROM blackbox_nodes n"
+	"  JOIN graph_functions g ON g.id = n.graph_function_id"
+	"  WHERE g.pid = blackbox_execs.pid AND n.token = blackbox_execs.token LIMIT 1) WHERE token IS NOT NULL;"
+	/* a run whose kernel token was not read: by node name, only when one node has it */
+	"UPDATE blackbox_execs SET blackbox_node_id = (SELECT CASE WHEN count(DISTINCT n.graph_function_id) = 1"
+	"  THEN min(n.id) END FROM blackbox_nodes n"
+	"  JOIN graph_functions g ON g.id = n.graph_function_id JOIN strings s ON s.id = blackbox_execs.node_id"
+	"  WHERE g.pid = blackbox_execs.pid AND n.node_name = s.text) WHERE blackbox_node_id IS NULL;"
+	/* threads that ran a tf.data function's black box are tf.data threads */
+	"UPDATE threads SET role = 'tf-data' WHERE role NOT IN ('main', 'tf-data') AND EXISTS"
+	"  (SELECT 1 FROM blackbox_execs b JOIN blackbox_nodes n ON n.id = b.blackbox_node_id"
+	"   JOIN graph_functions g ON g.id = n.graph_function_id JOIN strings s ON s.id = g.name_id"
+	"   WHERE b.pid = threads.pid AND b.tid = threads.tid AND s.text LIKE '%Dataset%');"
+	"UPDATE threads SET role = 'tf-data' WHERE role NOT IN ('main', 'tf-data') AND EXISTS"
+	"  (SELECT 1 FROM blackbox_buckets b JOIN blackbox_nodes n ON n.id = b.blackbox_node_id"
+	"   JOIN graph_functions g ON g.id = n.graph_function_id JOIN strings s ON s.id = g.name_id"
+	"   WHERE b.pid = threads.pid AND b.tid = threads.tid AND s.text LIKE '%Dataset%');"
+	"UPDATE threads SET role = 'python-main' WHERE role = 'main' AND pid IN"
+	"  (SELECT pid FROM processes WHERE python_version IS NOT NULL);"
+	"UPDATE threads SET role = 'other' WHERE role = 'main';";
+
+/*
+ * Kernels: each to its call (by the call's seq), then each kernel of a call
+ * from its (name, type) node to the node of that name in the call's graph
+ * function, else in the one graph function of the process that has it (a
+ * nested function's body); the nodes get their creation lines.
+ */
+static const char link_kernel_calls_sql[] =  /* before kernels_call, a late index (schema.sql), is built */
+	"UPDATE kernels SET call_id = (SELECT q.call_id FROM temp.call_seq q"
+	"  WHERE q.pid = kernels.pid AND q.seq = -kernels.call_id) WHERE call_id < 0;";
+static const char link_kernels_sql[] =
+	"CREATE TEMP TABLE kmap(u INTEGER, gf INTEGER, n INTEGER, PRIMARY KEY (u, gf));"
+	"INSERT OR IGNORE INTO temp.kmap(u, gf) SELECT DISTINCT k.node_id, c.graph_function_id FROM kernels k"
+	"  JOIN function_calls c ON c.id = k.call_id WHERE k.node_id IS NOT NULL AND c.graph_function_id IS NOT NULL;"
+	"INSERT OR IGNORE INTO temp.kmap(u, gf) SELECT DISTINCT node_id, graph_function_id FROM kernel_totals"
+	"  WHERE node_id IS NOT NULL AND graph_function_id IS NOT NULL;"
+	"UPDATE temp.kmap SET n = (SELECT n.id FROM graph_nodes u JOIN graph_nodes n ON n.graph_function_id = kmap.gf"
+	"  AND n.name = u.name WHERE u.id = kmap.u LIMIT 1);"
+	/* by name in the process: one lookup per node (a scan of graph_nodes per node took minutes on TFP's HMC) */
+	"CREATE TEMP TABLE kname(pid INTEGER, name TEXT, nodes INTEGER, id INTEGER, PRIMARY KEY (pid, name));"
+	"INSERT INTO temp.kname SELECT pid, name, count(*), min(id) FROM graph_nodes"
+	"  WHERE graph_function_id IS NOT NULL GROUP BY pid, name;"
+	"UPDATE temp.kmap SET n = (SELECT CASE WHEN k.nodes = 1 THEN k.id END FROM graph_nodes u JOIN temp.kname k"
+	"  ON k.pid = u.pid AND k.name = u.name WHERE u.id = kmap.u) WHERE n IS NULL;"
+	"UPDATE kernels SET node_id = coalesce((SELECT m.n FROM temp.kmap m JOIN function_calls c ON c.id = kernels.call_id"
+	"  WHERE m.u = kernels.node_id AND m.gf = c.graph_function_id), node_id) WHERE call_id IS NOT NULL;"
+	"UPDATE kernel_totals SET node_id = coalesce((SELECT m.n FROM temp.kmap m WHERE m.u = kernel_totals.node_id"
+	"  AND m.gf = kernel_totals.graph_function_id), node_id) WHERE graph_function_id IS NOT NULL;"
+	/*
+	 * A kernel on another thread while one call was in flight was given that
+	 * call; if its node is of another top-level function (a tf.data map's, a
+	 * variable initializer's) it ran beside the call, not in it: a sequential
+	 * map's py_function was "95% of the train step's kernel time".  A thread
+	 * that ran a tf.data function's kernels is a tf.data thread (the
+	 * collector could not tell from its stack), and none of its kernels is
+	 * another thread's call's: a map's Cast is no Cast of the step.
+	 */
+	"UPDATE threads SET role = 'tf-data' WHERE role NOT IN ('python-main', 'tf-data') AND EXISTS (SELECT 1"
+	"  FROM kernels k JOIN graph_nodes n ON n.id = k.node_id JOIN graph_functions g ON g.id = n.graph_function_id"
+	"  JOIN strings s ON s.id = g.name_id WHERE k.pid = threads.pid AND k.tid = threads.tid"
+	"  AND g.parent_id IS NULL AND s.text LIKE '%!_Dataset!_%' ESCAPE '!');"
+	"UPDATE kernels SET call_id = NULL WHERE call_id IS NOT NULL AND EXISTS (SELECT 1 FROM threads t"
+	"  JOIN function_calls c ON c.id = kernels.call_id WHERE t.pid = kernels.pid AND t.tid = kernels.tid"
+	"  AND t.role = 'tf-data' AND c.tid != kernels.tid);"
+	"UPDATE kernel_totals SET call_id = NULL, graph_function_id = NULL WHERE call_id IS NOT NULL AND EXISTS"
+	"  (SELECT 1 FROM threads t JOIN function_calls c ON c.id = kernel_totals.call_id WHERE t.pid = kernel_totals.pid"
+	"   AND t.tid = kernel_totals.tid AND t.role = 'tf-data' AND c.tid != kernel_totals.tid);"
+	"UPDATE kernels SET call_id = NULL WHERE call_id IS NOT NULL AND EXISTS (SELECT 1 FROM graph_nodes n"
+	"  JOIN graph_functions g ON g.id = n.graph_function_id JOIN function_calls c ON c.id = kernels.call_id"
+	"  WHERE n.id = kernels.node_id AND g.parent_id IS NULL AND g.id IS NOT c.graph_function_id);"
+	"UPDATE kernel_totals SET call_id = NULL, graph_function_id = NULL WHERE call_id IS NOT NULL AND EXISTS"
+	"  (SELECT 1 FROM graph_nodes n JOIN graph_functions g ON g.id = n.graph_function_id"
+	"   WHERE n.id = kernel_totals.node_id AND g.parent_id IS NULL AND g.id IS NOT kernel_totals.graph_function_id);"
+	"UPDATE graph_nodes SET file = s.file, line = s.line FROM temp.node_src s"
+	"  JOIN temp.trace_seq q ON q.pid = s.pid AND q.seq = s.trace_seq JOIN graph_functions g ON g.trace_id = q.trace_id"
+	"  WHERE g.id = graph_nodes.graph_function_id AND s.name = graph_nodes.name;";
+
+/* Kernel totals: to a call they ran under, and so to its graph function (after link_sql). */
+static const char link_kernel_totals_sql[] =
+	"UPDATE kernel_totals SET call_id = (SELECT q.call_id FROM temp.call_seq q"
+	"  WHERE q.pid = kernel_totals.pid AND q.seq = -kernel_totals.call_id) WHERE call_id < 0;"
+	"UPDATE kernel_totals SET graph_function_id = (SELECT c.graph_function_id FROM function_calls c"
+	"  WHERE c.id = kernel_totals.call_id) WHERE call_id IS NOT NULL;";
+
+static const char link_parents_sql[] =
+	"UPDATE graph_functions SET function_id = (SELECT p.function_id FROM graph_functions p"
+	"  WHERE p.id = graph_functions.parent_id) WHERE function_id IS NULL AND parent_id IS NOT NULL;";
+
+/* Kernels a stream's threads did not record (kept apart: they never cost an exact count). */
+static void count_dropped_kernels(struct run_writer *w, struct stream *s)
+{
+	uint64_t d = 0, v;
+	sqlite3_stmt *st;
+
+	for (uint32_t t = 0; t < AGP_MAX_THREADS && !s->damaged; t++)
+		if (SHM_LOAD(&s->shm->threads[t].dropped_kernels, &v) == 0)
+			d = d + v < d ? UINT64_MAX : d + v;
+	if (d > INT64_MAX)
+		d = INT64_MAX;
+	if (!d || !(st = db_prepare(w->db, "UPDATE processes SET dropped_kernels = dropped_kernels + ? WHERE pid = ?")))
+		return;
+	sqlite3_bind_int64(st, 1, (int64_t)d);
+	sqlite3_bind_int(st, 2, s->pid);
+	writer_step(w, st);
+	sqlite3_finalize(st);
+	w->totals.dropped_kernels = w->totals.dropped_kernels + d < d ? UINT64_MAX : w->totals.dropped_kernels + d;
+}
+
+/* Drain every stream a last time and store the events each lost; their sum. */
+static uint64_t drain_all_and_count_drops(struct run_writer *w)
+{
+	uint64_t dropped = 0;
+	sqlite3_stmt *st;
+
+	writer_scan_streams(w);
+	for (size_t i = 0; i < w->nstreams; i++) {
+		struct stream *s = w->streams[i];
+		uint64_t d = 0, v;
+
+		writer_drain_stream(w, s);
+		if (!s->damaged && SHM_LOAD(&s->shm->dropped_no_slot, &v) == 0)
+			d = v;
+		for (uint32_t t = 0; t < AGP_MAX_THREADS && !s->damaged; t++)
+			if (SHM_LOAD(&s->shm->threads[t].dropped, &v) == 0)
+				d = d + v < d ? UINT64_MAX : d + v;  /* the workload's numbers: saturate */
+		if (d > INT64_MAX)
+			d = INT64_MAX;
+		writer_read_kernel_totals(w, s);
+		count_dropped_kernels(w, s);
+		if (d && (st = db_prepare(w->db, "UPDATE processes SET dropped_events = dropped_events + ? WHERE pid = ?"))) {
+			sqlite3_bind_int64(st, 1, (int64_t)d);
+			sqlite3_bind_int(st, 2, s->pid);
+			writer_step(w, st);
+			sqlite3_finalize(st);
+		}
+		dropped = dropped + d < dropped ? INT64_MAX : dropped + d;
+	}
+	return dropped > INT64_MAX ? INT64_MAX : dropped;
+}
+
+/* Calls after a process's kernel budget ran out hold counts only: not detailed. */
+static int unmark_refused_calls(struct run_writer *w)
+{
+	sqlite3_stmt *st = db_prepare(w->db, "UPDATE function_calls SET kernel_detail = 0 WHERE id IN"
+				      " (SELECT call_id FROM temp.call_seq WHERE pid = ? AND seq > ?)");
+	int rc = st ? 0 : -1;
+
+	for (size_t i = 0; st && i < w->nstreams; i++) {
+		if (!w->streams[i]->kernel_capped)
+			continue;
+		sqlite3_bind_int(st, 1, w->streams[i]->pid);
+		sqlite3_bind_int64(st, 2, w->streams[i]->kernel_seq_cap);
+		writer_step(w, st);
+		sqlite3_reset(st);
+	}
+	sqlite3_finalize(st);
+	if (w->kernels_refused)
+		db_meta_set_int(w->db, "kernels_refused", (int64_t)(w->kernels_refused > INT64_MAX ? INT64_MAX : w->kernels_refused));
+	if (w->kernels_capped_ns)
+		db_meta_set_int(w->db, "kernels_capped_ns", (int64_t)(w->kernels_capped_ns & INT64_MAX));
+	return rc;
+}
+
+/* The links between rows that only the whole recording tells; 0 or -1. */
+static int link_rows(struct run_writer *w, const struct run_session *sess)
+{
+	sqlite3_stmt *st;
+	int rc = 0;
+
+	if (db_exec(w->db, link_kernel_calls_sql) != 0 || db_exec(w->db, link_sql) != 0 || unmark_refused_calls(w) != 0)
+		rc = -1;
+	for (int depth = 0; depth < 8; depth++)
+		db_exec(w->db, link_parents_sql);
+	if (db_exec(w->db, link_kernel_totals_sql) != 0 || db_exec(w->db, link_kernels_sql) != 0 ||
+	    db_create_late_indexes(w->db) != 0)
+		rc = -1;
+	/* The main process's status is the one waitpid saw. */
+	if ((st = db_prepare(w->db, "UPDATE processes SET exit_status = ?, end_ns = coalesce(end_ns, ?) WHERE pid = ?"))) {
+		sqlite3_bind_int(st, 1, sess->exit_status);
+		sqlite3_bind_int64(st, 2, (int64_t)sess->end_ns);
+		sqlite3_bind_int(st, 3, sess->main_pid);
+		writer_step(w, st);
+		sqlite3_finalize(st);
+	}
+	return rc;
+}
+
+static const char meta_from_processes_sql[] =
+	"INSERT OR REPLACE INTO meta SELECT 'python_version', python_version FROM processes"
+	" WHERE python_version IS NOT NULL ORDER BY start_ns LIMIT 1;"
+	"INSERT OR REPLACE INTO meta SELECT 'tf_version', tf_version FROM processes"
+	" WHERE tf_version IS NOT NULL ORDER BY start_ns LIMIT 1;"
+	"INSERT OR REPLACE INTO meta VALUES ('tf_status', coalesce("
+	" (SELECT 'hooked' FROM processes WHERE tf_status = 'hooked' LIMIT 1),"
+	" (SELECT 'mismatch' FROM processes WHERE tf_status = 'mismatch' LIMIT 1), 'not-loaded'));"
+	"INSERT OR REPLACE INTO meta VALUES ('gpu_status', coalesce("
+	" (SELECT 'on' FROM processes WHERE gpu_status = 'on' LIMIT 1), 'off'));"
+	"INSERT OR REPLACE INTO meta SELECT 'gpu_detail', gpu_detail FROM processes"
+	" WHERE gpu_detail IS NOT NULL ORDER BY start_ns LIMIT 1;";
+
+/* The meta table: the run as the launcher saw it. */
+static void write_meta(struct run_writer *w, const struct run_session *sess, uint64_t dropped)
+{
+	struct strbuf argv = STRBUF_INIT;
+	char host[256] = "";
+
+	strbuf_addch(&argv, '[');
+	for (char **a = sess->argv; *a; a++) {
+		if (a != sess->argv)
+			strbuf_addch(&argv, ',');
+		strbuf_add_json_string(&argv, *a);
+	}
+	strbuf_addch(&argv, ']');
+	gethostname(host, sizeof(host) - 1);
+	db_meta_set(w->db, "agprof_version", AGPROF_VERSION);
+	db_meta_set(w->db, "argv", strbuf_failed(&argv) ? "[]" : argv.buf);
+	db_meta_set(w->db, "cwd", sess->cwd);
+	srcfile_record(w->db, sess->cwd); /* best effort: a missing fingerprint only loses "file changed" */
+	db_meta_set(w->db, "host", host);
+	db_meta_set_int(w->db, "start_wall_ns", (int64_t)sess->start_wall_ns);
+	db_meta_set_int(w->db, "start_ns", (int64_t)sess->start_ns);
+	db_meta_set_int(w->db, "end_ns", (int64_t)sess->end_ns);
+	db_meta_set_int(w->db, "exit_status", sess->exit_status);
+	db_meta_set_int(w->db, "exit_signal", sess->exit_signal);
+	if (sess->attached)
+		db_meta_set(w->db, "attached", sess->attached);
+	if (sess->tf) {
+		db_meta_set(w->db, "tf_task_type", sess->tf->task_type[0] ? sess->tf->task_type : NULL);
+		if (sess->tf->task_index >= 0)
+			db_meta_set_int(w->db, "tf_task_index", sess->tf->task_index);
+		db_meta_set_int(w->db, "tf_cluster_size", sess->tf->cluster_size);
+	}
+	db_meta_set_int(w->db, "dropped_events", (int64_t)dropped);
+	if (w->notes.len)
+		db_meta_set(w->db, "incomplete", w->notes.buf);
+	db_exec(w->db, meta_from_processes_sql);
+	strbuf_release(&argv);
+}
+
+/* The capture windows (capture_log.h) and what made them: meta.capture, meta.capture_calls. */
+static void write_capture(struct run_writer *w, const struct run_session *sess)
+{
+	if (!w->capture.used)
+		return;
+	if (capture_log_write(&w->capture, w->db, sess->end_ns) != 0)
+		writer_note(w, "the capture windows could not be stored");
+	db_meta_set(w->db, "capture", w->capture_desc ? w->capture_desc : "agprof.start/stop");
+	db_meta_set_int(w->db, "capture_calls", w->capture.calls);
+	db_meta_set_int(w->db, "capture_windows", w->capture.windows);
+	w->totals.capture_used = 1;
+	w->totals.capture_windows = w->capture.windows;
+	w->totals.capture_calls = w->capture.calls;
+}
+
+/* After a write failure: keep what was committed, write nothing more. */
+static void keep_committed(struct run_writer *w)
+{
+	if (!sqlite3_get_autocommit(w->db))
+		sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
+	w->committed.dropped = w->totals.dropped;
+	w->committed.processes = w->totals.processes;
+	w->committed.damaged = w->totals.damaged;
+	/*
+	 * No checkpoint: on a full disk it would stop half-way, leaving a
+	 * main file whose header no longer matches its size.  The main file
+	 * stays as the last checkpoint left it and the WAL beside it holds
+	 * the committed rows; any SQLite reader joins the two.
+	 */
+	sqlite3_db_config(w->db, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+}
+
+/* Close the database and free w; 0 or -1. */
+int writer_release(struct run_writer *w)
+{
+	int rc = 0;
+
+	checkpointer_stop(w->ckpt);
+	w->ckpt = NULL;
+	strbuf_release(&w->notes);
+	capture_log_release(&w->capture);
+	eager_buckets_release(&w->buckets);
+	eager_buckets_release(&w->call_buckets);
+	eager_buckets_release(&w->bb_buckets);
+	eager_keys_release(&w->keys);
+	eager_blocks_release(&w->blocks);
+	free(w->capture_desc);
+	free(w->rec);
+	free(w->lost_why);
+	db_forget_write_failure(w->db);
+	string_table_release(&w->st);
+	for (sqlite3_stmt *p = sqlite3_next_stmt(w->db, NULL); p; p = sqlite3_next_stmt(w->db, NULL))
+		sqlite3_finalize(p);
+	if (sqlite3_close(w->db) != SQLITE_OK)
+		rc = -1;
+	for (size_t i = 0; i < w->nstreams; i++) {
+		if (!w->streams[i]->borrowed)
+			munmap(w->streams[i]->shm, AGP_SHM_FILE_BYTES);
+		if (w->streams[i]->side_fd >= 0)
+			close(w->streams[i]->side_fd);
+		free(w->streams[i]->side_buf);
+		idmap_release(&w->streams[i]->strings);
+		idmap_release(&w->streams[i]->sites);
+		idmap_release(&w->streams[i]->kernel_nodes);
+		idmap_release(&w->streams[i]->fn_rows);
+		free(w->streams[i]);
+	}
+	free(w->streams);
+	free(w->shm_dir);
+	free(w);
+	return rc;
+}
+
+/* Every open bucket written; when and why the switch happened (meta.aggregate_*). */
+static void finish_budget(struct run_writer *w)
+{
+	eager_buckets_close(&w->buckets, INT64_MAX);
+	eager_buckets_close(&w->call_buckets, INT64_MAX);
+	eager_buckets_close(&w->bb_buckets, INT64_MAX);
+	writer_count_aggregated(w);
+	if (w->buckets.refused + w->call_buckets.refused + w->bb_buckets.refused)
+		writer_note(w, "%lld aggregated eager ops, %lld graph calls, %lld black-box runs could not be stored",
+			 (long long)w->buckets.refused, (long long)w->call_buckets.refused,
+			 (long long)w->bb_buckets.refused);
+	if (w->budget.max_events)
+		db_meta_set_int(w->db, "max_events", (int64_t)w->budget.max_events);
+	if (w->budget.max_bytes)
+		db_meta_set_int(w->db, "max_size_bytes", (int64_t)w->budget.max_bytes);
+	if (!w->aggregating)
+		return;
+	db_meta_set(w->db, "aggregate_reason", w->aggregate_why);
+	if (w->aggregate_from_ns)
+		db_meta_set_int(w->db, "aggregate_from_ns", w->aggregate_from_ns);
+	db_meta_set_int(w->db, "aggregated_eager_ops", w->buckets.stored);
+	db_meta_set_int(w->db, "aggregated_calls", w->call_buckets.stored);
+	db_meta_set_int(w->db, "aggregated_blackbox_execs", w->bb_buckets.stored);
+}
+
+/* AGPROF_TIMING=1: how long each step of the finish took (bench/long_run.py). */
+static void finish_timing(const char *step, uint64_t *t)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+
+	if (getenv("AGPROF_TIMING"))
+		fprintf(stderr, "agprof: timing: finish %-12s %.3f s\n", step, (double)(now - *t) / 1e9);
+	*t = now;
+}
+
+int run_writer_finish(struct run_writer *w, const struct run_session *sess, struct run_totals *totals)
+{
+	uint64_t t = clock_ns(CLOCK_MONOTONIC);
+	int rc = 0;
+
+	checkpointer_stop(w->ckpt);  /* the final checkpoint below is the writer's (or none, on a write failure) */
+	w->ckpt = NULL;
+	if (!db_write_failure(w->db)) {
+		w->totals.dropped = drain_all_and_count_drops(w);
+		writer_flush_batches(w);
+		finish_budget(w);
+		if (run_writer_stopping)
+			writer_note(w, "agprof was interrupted before it had read every buffer");
+		if (w->lost_rows)
+			writer_note(w, "%llu rows could not be stored (%s)", (unsigned long long)w->lost_rows,
+				 w->lost_why ? w->lost_why : "?");
+		finish_timing("drain", &t);
+		rc = link_rows(w, sess);
+		finish_timing("links", &t);
+		write_capture(w, sess);
+		write_meta(w, sess, w->totals.dropped);
+		if (db_exec(w->db, "COMMIT") != 0)
+			rc = -1;
+		else
+			w->committed = w->totals;
+		finish_timing("meta", &t);
+	}
+	if (db_write_failure(w->db)) {
+		rc = -1;
+		keep_committed(w);
+	} else {
+		/* One self-contained file: fold the WAL back in. */
+		db_exec(w->db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;");
+		finish_timing("checkpoint", &t);
+	}
+	if (totals) {
+		*totals = w->committed;
+		totals->error = db_write_failure(w->db) ? sqlite3_errstr(db_write_failure(w->db)) : NULL;
+		snprintf(totals->note, sizeof(totals->note), "%s", w->notes.len ? w->notes.buf : "");
+	}
+	return writer_release(w) || rc ? -1 : 0;
+}
