@@ -268,6 +268,8 @@ static inline int agp_kernel_detailed(struct agp_thread *t, uint64_t call)
 		return 1;
 	if (call)
 		return (call & AGP_CALL_DETAIL) != 0;
+	if (atomic_load_explicit(&agp_proc.shm->detail_off, memory_order_relaxed) & AGP_DETAIL_FREE_KERNELS)
+		return 0;  /* the launcher would refuse it: not timed, not sent */
 	n = t->free_kernels++;
 	return n < AGP_KDETAIL_FREE || ((n / AGP_KDETAIL_BURST) & (AGP_KDETAIL_EVERY - 1)) == 0;
 }

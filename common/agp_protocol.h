@@ -101,7 +101,13 @@ struct agp_shm_header {
 	 * also an AGP_SIDE_CAPTURE record, so the recording knows the windows).
 	 */
 	_Atomic uint32_t capture_off;
-	char pad1[4096 - 56];
+	/*
+	 * What the launcher no longer stores one by one (AGP_DETAIL_* bits),
+	 * so that the collector stops sampling it: read with one relaxed load
+	 * on the path of a kernel of no call only.  The totals stay exact.
+	 */
+	_Atomic uint32_t detail_off;
+	char pad1[4096 - 60];
 	struct agp_thread_ring threads[AGP_MAX_THREADS];
 };
 
@@ -111,6 +117,9 @@ _Static_assert(sizeof(struct agp_thread_ring) == 192, "ring slot layout");
 #define AGP_CAPTURE_LAUNCHER 1u  /* the launcher: --delay, --duration, SIGUSR2 */
 #define AGP_CAPTURE_FUNCTION 2u  /* the collector: outside --capture FUNCTION:FROM-TO */
 #define AGP_CAPTURE_API 4u       /* the collector: agprof.stop() (--capture api: until agprof.start()) */
+
+/* Bits of agp_shm_header.detail_off, written by the launcher. */
+#define AGP_DETAIL_FREE_KERNELS 1u  /* kernels of no call: counted only (past --max-events, or the kernel cap) */
 
 /* What a thread was doing when it first recorded (from its native stack). */
 enum agp_thread_role {

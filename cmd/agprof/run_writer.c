@@ -414,6 +414,12 @@ static int64_t kernel_node(struct run_writer *w, struct stream *s, uint32_t name
 	return id;
 }
 
+/* Tell s's collector: kernels of no call are refused from now on, sample them no more (AGP_DETAIL_FREE_KERNELS). */
+static void free_kernels_off(struct stream *s)
+{
+	shm_bits32(&s->shm->detail_off, AGP_DETAIL_FREE_KERNELS, 0);
+}
+
 /*
  * Kernels one by one are bounded by --max-events too (a retracing function
  * makes every call a first, sampled call: TFP's HMC stored 1.5 M rows).
@@ -423,7 +429,9 @@ static int64_t kernel_node(struct run_writer *w, struct stream *s, uint32_t name
  * when eager ops go to buckets: the ops they ran for are rows no more, and
  * a long eager loop would otherwise go on storing one kernel in 64 (its
  * samples, AGP_KDETAIL_EVERY) at 69 bytes each, past the size the budget
- * bounds.  The totals (kernel_totals) stay exact either way.
+ * bounds.  Either way the collector is told (free_kernels_off), so that
+ * only those already in a ring are refused; the totals (kernel_totals)
+ * stay exact.
  */
 static int kernel_detail_refused(struct run_writer *w, struct stream *s, uint32_t call_seq)
 {
@@ -431,6 +439,7 @@ static int kernel_detail_refused(struct run_writer *w, struct stream *s, uint32_
 	    w->totals.kernels + (uint64_t)w->kernel.n >= w->budget.max_events) {
 		s->kernel_capped = 1;
 		s->kernel_seq_cap = s->kernel_seq_seen;
+		free_kernels_off(s);
 		if (!w->kernels_capped_ns)
 			w->kernels_capped_ns = clock_ns(CLOCK_MONOTONIC);
 	}
@@ -661,6 +670,8 @@ static void start_aggregating(struct run_writer *w, const char *why)
 		return;
 	w->aggregating = 1;
 	w->aggregate_why = why;
+	for (size_t i = 0; i < w->nstreams; i++)
+		free_kernels_off(w->streams[i]);
 }
 
 static void write_span(struct run_writer *w, struct stream *s, int tid, const struct agp_rec_span *r)
@@ -1001,6 +1012,8 @@ static int add_stream(struct run_writer *w, const char *name, char *path, void *
 	s->shm = map;
 	s->pid = pid;
 	stream_capture_init(w, s);
+	if (w->aggregating)
+		free_kernels_off(s);  /* a process started past the switch */
 	memcpy(path + strlen(path) - 4, "side", 4);
 	s->side_fd = open(path, O_RDONLY | O_CLOEXEC);
 	w->streams[w->nstreams++] = s;
