@@ -168,6 +168,11 @@ static void toggle_signal(int sig)
 	capture_toggles++;
 }
 
+static void program_exited(int sig)
+{
+	(void)sig;
+}
+
 /*
  * Forward signals sent to agprof; a terminal's own signal already reached the
  * group.  A second SIGINT/SIGTERM (the first once the program has ended)
@@ -204,6 +209,11 @@ static int install_forwarding(void)
 	for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
 		if (sigaction(sigs[i], &sa, NULL) != 0)
 			return -1;
+	/* the program's end cuts the writer's pause short (no SA_RESTART): the finish starts at once */
+	sa.sa_handler = program_exited;
+	sa.sa_flags = SA_NOCLDSTOP;
+	if (sigaction(SIGCHLD, &sa, NULL) != 0)
+		return -1;
 	sa.sa_handler = toggle_signal;
 	sa.sa_flags = SA_RESTART;
 	return sigaction(SIGUSR2, &sa, NULL);
@@ -808,6 +818,20 @@ static void window_tick(struct run_window *win, struct run_writer *w, uint64_t s
 	}
 }
 
+/* The writer's pause (run_writer_idle_us), cut short so that the next --delay or --duration edge is on time. */
+static unsigned window_wait_us(const struct run_window *win, uint64_t start_ns, unsigned us)
+{
+	uint64_t now = clock_ns(CLOCK_MONOTONIC), edge = 0;
+
+	if (!win->delay_done)
+		edge = start_ns + win->delay_ns;
+	else if (win->duration_given && !win->duration_done)
+		edge = win->opened_ns + win->duration_ns;
+	if (edge && edge > now && (edge - now) / 1000 < us)
+		return (unsigned)((edge - now) / 1000) + 1;
+	return edge && edge <= now ? 0 : us;
+}
+
 /* The window at the start: closed during --delay; meta.capture says the options. */
 static void window_start(struct run_window *win, struct run_writer *w, uint64_t start_ns)
 {
@@ -837,6 +861,7 @@ static void window_start(struct run_window *win, struct run_writer *w, uint64_t 
 static void wait_program(struct run_state *rs, struct run_writer *w, pid_t pid, struct run_session *sess)
 {
 	int status = 0;
+	unsigned idle;
 
 	child_pid = pid;
 	sess->main_pid = pid;
@@ -860,8 +885,8 @@ static void wait_program(struct run_state *rs, struct run_writer *w, pid_t pid, 
 			      run_writer_error(w));
 			rs->write_error_said = 1;
 		}
-		if (run_writer_idle_us(w))
-			usleep(run_writer_idle_us(w));
+		if ((idle = window_wait_us(&rs->window, sess->start_ns, run_writer_idle_us(w))))
+			usleep(idle);
 	}
 	child_pid = 0;
 	if (WIFSIGNALED(status)) {

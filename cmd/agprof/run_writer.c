@@ -901,6 +901,8 @@ static void drain_ring(struct run_writer *w, struct stream *s, uint32_t slot)
 	}
 	if (head - tail >= cap / 4)
 		w->behind = 1;
+	if ((head - tail) * 1024 / cap > w->fullest)
+		w->fullest = (uint32_t)((head - tail) * 1024 / cap);
 	if (drain_records(w, s, tid, data, cap, head, &tail) != 0)
 		goto fault;
 	if (tail < head && !run_writer_stopping)
@@ -1130,11 +1132,21 @@ void run_writer_budget(struct run_writer *w, const struct run_budget *b)
 	w->budget = *b;
 }
 
+/* The next pause, from how full the fullest ring was (run_writer.h, run_writer_idle_us). */
+static void adapt_idle(struct run_writer *w)
+{
+	if (w->behind || w->fullest >= 1024 / 16 || w->idle_us < RUN_WRITER_IDLE_US)
+		w->idle_us = RUN_WRITER_IDLE_US;
+	else if (w->fullest < 1024 / 32 && w->idle_us < RUN_WRITER_IDLE_MAX_US)
+		w->idle_us = w->idle_us * 2 < RUN_WRITER_IDLE_MAX_US ? w->idle_us * 2 : RUN_WRITER_IDLE_MAX_US;
+}
+
 int run_writer_poll(struct run_writer *w)
 {
 	uint64_t now = clock_ns(CLOCK_MONOTONIC);
 
 	w->behind = 0;
+	w->fullest = 0;
 	if (db_write_failure(w->db))
 		return -1;  /* sticky: the file keeps what was committed */
 	if (now - w->last_scan_ns > 20000000ull || !w->nstreams) {
@@ -1147,12 +1159,13 @@ int run_writer_poll(struct run_writer *w)
 		commit(w);
 		w->last_commit_ns = now;
 	}
+	adapt_idle(w);
 	return db_write_failure(w->db) ? -1 : 0;
 }
 
 unsigned run_writer_idle_us(const struct run_writer *w)
 {
-	return w->behind ? 0 : RUN_WRITER_IDLE_US;
+	return w->behind ? 0 : w->idle_us;
 }
 
 const char *run_writer_error(struct run_writer *w)

@@ -81,6 +81,8 @@ struct run_writer {
 	size_t nstreams;
 	uint64_t last_commit_ns, last_scan_ns;
 	int behind;                    /* the last poll found a ring a quarter full (run_writer_idle_us) */
+	uint32_t fullest;              /* the fullest ring the last poll found, in 1/1024ths of it */
+	unsigned idle_us;              /* the pause after a poll that is not behind (run_writer_idle_us) */
 	struct checkpointer *ckpt;     /* the WAL's checkpoints, off the writer's thread; NULL: SQLite's own */
 	int wal_frames;                /* the WAL's frames after the latest commit (wal_committed) */
 	struct run_totals totals;      /* rows written, committed or not */

@@ -209,7 +209,33 @@ Test(ring, a_quarter_full_ring_is_polled_again_at_once, .init = start, .fini = r
 	cr_assert_eq(run_writer_idle_us(writer), 0, "a quarter of the ring was waiting");
 	emit_many(10, "Const");
 	run_writer_poll(writer);
-	cr_assert_eq(run_writer_idle_us(writer), RUN_WRITER_IDLE_US, "10 records: the usual pause");
+	cr_assert_eq(run_writer_idle_us(writer), 2 * RUN_WRITER_IDLE_US, "10 records after being behind: a pause again");
+	finish(&db);
+	sqlite3_close(db);
+}
+
+/*
+ * The pause grows while the rings stay nearly empty (each wake-up costs the
+ * writer cold caches) and falls back as soon as one fills (run_writer.h).
+ */
+Test(ring, the_pause_follows_the_fullest_ring, .init = start, .fini = remove_files)
+{
+	int sixteenth = (int)(AGP_RING_MAIN_BYTES / 16 / sizeof(struct agp_rec_span)) + 1;
+	unsigned us = RUN_WRITER_IDLE_US;
+	sqlite3 *db;
+
+	run_writer_poll(writer);
+	cr_assert_eq(run_writer_idle_us(writer), RUN_WRITER_IDLE_US, "the first poll: the usual pause");
+	for (int i = 0; i < 4; i++) {
+		emit_many(10, "Const");
+		run_writer_poll(writer);
+		us = us * 2 < RUN_WRITER_IDLE_MAX_US ? us * 2 : RUN_WRITER_IDLE_MAX_US;
+		cr_assert_eq(run_writer_idle_us(writer), us, "10 records, poll %d: twice the pause, at most the longest", i);
+	}
+	cr_assert_eq(us, RUN_WRITER_IDLE_MAX_US);
+	emit_many(sixteenth, "Const");
+	run_writer_poll(writer);
+	cr_assert_eq(run_writer_idle_us(writer), RUN_WRITER_IDLE_US, "a sixteenth of the ring: back to the usual pause");
 	finish(&db);
 	sqlite3_close(db);
 }
