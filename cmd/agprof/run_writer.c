@@ -901,8 +901,8 @@ static void drain_ring(struct run_writer *w, struct stream *s, uint32_t slot)
 	}
 	if (head - tail >= cap / 4)
 		w->behind = 1;
-	if ((head - tail) * 1024 / cap > w->fullest)
-		w->fullest = (uint32_t)((head - tail) * 1024 / cap);
+	if ((head - tail) * RING_FILL_ONE / cap > w->fullest)
+		w->fullest = (uint32_t)((head - tail) * RING_FILL_ONE / cap);
 	if (drain_records(w, s, tid, data, cap, head, &tail) != 0)
 		goto fault;
 	if (tail < head && !run_writer_stopping)
@@ -1132,21 +1132,35 @@ void run_writer_budget(struct run_writer *w, const struct run_budget *b)
 	w->budget = *b;
 }
 
-/* The next pause, from how full the fullest ring was (run_writer.h, run_writer_idle_us). */
-static void adapt_idle(struct run_writer *w)
+/*
+ * The next pause (run_writer.h, run_writer_idle_us): the time the fullest
+ * ring, at the rate it filled since the previous poll, takes to fill a
+ * sixteenth of itself; at most twice the last pause, as a rate that just
+ * started looks slower than it is.
+ */
+static void pace(struct run_writer *w, uint64_t now, uint64_t previous)
 {
-	if (w->behind || w->fullest >= 1024 / 16 || w->idle_us < RUN_WRITER_IDLE_US)
-		w->idle_us = RUN_WRITER_IDLE_US;
-	else if (w->fullest < 1024 / 32 && w->idle_us < RUN_WRITER_IDLE_MAX_US)
-		w->idle_us = w->idle_us * 2 < RUN_WRITER_IDLE_MAX_US ? w->idle_us * 2 : RUN_WRITER_IDLE_MAX_US;
+	uint64_t us;
+
+	if (!w->fullest) {
+		w->idle_us = RUN_WRITER_QUIET_US;
+		return;
+	}
+	us = (now - previous) / 1000 * (RING_FILL_ONE / 16) / w->fullest;
+	if (us > 2ull * w->idle_us)
+		us = 2ull * w->idle_us;
+	if (us > RUN_WRITER_IDLE_MAX_US)
+		us = RUN_WRITER_IDLE_MAX_US;
+	w->idle_us = w->fullest >= RING_FILL_ONE / 16 || us < RUN_WRITER_IDLE_US ? RUN_WRITER_IDLE_US : (unsigned)us;
 }
 
 int run_writer_poll(struct run_writer *w)
 {
-	uint64_t now = clock_ns(CLOCK_MONOTONIC);
+	uint64_t now = clock_ns(CLOCK_MONOTONIC), previous = w->last_poll_ns;
 
 	w->behind = 0;
 	w->fullest = 0;
+	w->last_poll_ns = now;
 	if (db_write_failure(w->db))
 		return -1;  /* sticky: the file keeps what was committed */
 	if (now - w->last_scan_ns > 20000000ull || !w->nstreams) {
@@ -1159,7 +1173,7 @@ int run_writer_poll(struct run_writer *w)
 		commit(w);
 		w->last_commit_ns = now;
 	}
-	adapt_idle(w);
+	pace(w, now, previous);
 	return db_write_failure(w->db) ? -1 : 0;
 }
 

@@ -69,16 +69,21 @@ int run_writer_poll(struct run_writer *w);
  * How long the launcher may wait before its next run_writer_poll, in
  * microseconds: 0 when the last poll found a ring a quarter full or more
  * (the writer is behind: a fixed 5 ms pause after a long drain let a 2 M
- * events/s producer fill the main thread's ring); else RUN_WRITER_IDLE_US,
- * doubled after each poll that found every ring under 1/32 full, up to
- * RUN_WRITER_IDLE_MAX_US, and back to RUN_WRITER_IDLE_US once one was 1/16
- * full.  Each wake-up costs the writer cold caches: at 70,000 events/s
- * (an eager loop) 20 ms pauses took 15% less CPU per event than 5 ms ones
- * (bench/ingest), and a ring would need an 8-fold rise in its rate
- * between two polls to reach a quarter full.
+ * events/s producer fill the main thread's ring); RUN_WRITER_QUIET_US when
+ * it found every ring empty; else the time the fullest ring, at the rate it
+ * filled since the previous poll, takes to fill a sixteenth of itself, at
+ * most twice the last pause (a rate that just started looks slower than it
+ * is), between RUN_WRITER_IDLE_US and RUN_WRITER_IDLE_MAX_US.  Each
+ * wake-up costs: at 70,000 events/s (an eager loop) the writer took 0.68
+ * us per event polling every 5 ms, 0.53 every 20 ms and 0.45 every 50 ms
+ * (bench/ingest; some 35 us per wake-up on a VM), and at 2 M events/s the
+ * pause stays 5 ms.  A ring overflows only if its rate grows 16-fold
+ * between two polls, or, after a quiet poll, past 4.3 M events/s (the
+ * main ring; 2.1 M an executor's, 270,000 another thread's).
  */
 #define RUN_WRITER_IDLE_US 5000u
-#define RUN_WRITER_IDLE_MAX_US 20000u
+#define RUN_WRITER_QUIET_US 20000u
+#define RUN_WRITER_IDLE_MAX_US 50000u
 unsigned run_writer_idle_us(const struct run_writer *w);
 
 /*

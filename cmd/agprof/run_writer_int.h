@@ -73,6 +73,8 @@ struct batch {
 	uint32_t nulls[BATCH_ROWS];
 };
 
+#define RING_FILL_ONE 65536u  /* a full ring, in run_writer.fullest's unit */
+
 struct run_writer {
 	sqlite3 *db;
 	char *shm_dir;
@@ -81,8 +83,9 @@ struct run_writer {
 	size_t nstreams;
 	uint64_t last_commit_ns, last_scan_ns;
 	int behind;                    /* the last poll found a ring a quarter full (run_writer_idle_us) */
-	uint32_t fullest;              /* the fullest ring the last poll found, in 1/1024ths of it */
+	uint32_t fullest;              /* the fullest ring the last poll found, in 1/RING_FILL_ONE of it */
 	unsigned idle_us;              /* the pause after a poll that is not behind (run_writer_idle_us) */
+	uint64_t last_poll_ns;
 	struct checkpointer *ckpt;     /* the WAL's checkpoints, off the writer's thread; NULL: SQLite's own */
 	int wal_frames;                /* the WAL's frames after the latest commit (wal_committed) */
 	struct run_totals totals;      /* rows written, committed or not */

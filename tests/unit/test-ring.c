@@ -202,6 +202,7 @@ Test(ring, batched_rows_are_exact_at_each_commit, .init = start, .fini = remove_
 Test(ring, a_quarter_full_ring_is_polled_again_at_once, .init = start, .fini = remove_files)
 {
 	int quarter = (int)(AGP_RING_MAIN_BYTES / 4 / sizeof(struct agp_rec_span)) + 1;
+	unsigned us;
 	sqlite3 *db;
 
 	emit_many(quarter, "Const");
@@ -209,33 +210,59 @@ Test(ring, a_quarter_full_ring_is_polled_again_at_once, .init = start, .fini = r
 	cr_assert_eq(run_writer_idle_us(writer), 0, "a quarter of the ring was waiting");
 	emit_many(10, "Const");
 	run_writer_poll(writer);
-	cr_assert_eq(run_writer_idle_us(writer), 2 * RUN_WRITER_IDLE_US, "10 records after being behind: a pause again");
+	us = run_writer_idle_us(writer);
+	cr_assert(us >= RUN_WRITER_IDLE_US && us <= 2 * RUN_WRITER_IDLE_US, "10 records after being behind: %u us, at most twice 5 ms", us);
 	finish(&db);
 	sqlite3_close(db);
 }
 
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+/* Poll after at least a millisecond: 10 records in it are a rate that allows any pause. */
+static unsigned pause_after_10_records(void)
+{
+	emit_many(10, "Const");
+	usleep(1000);
+	run_writer_poll(writer);
+	return run_writer_idle_us(writer);
+}
+
 /*
- * The pause grows while the rings stay nearly empty (each wake-up costs the
- * writer cold caches) and falls back as soon as one fills (run_writer.h).
+ * The pause follows the fastest-filling ring (run_writer.h): the time it
+ * takes to fill a sixteenth of itself at the rate it had since the last
+ * poll, at most twice the last pause, 5 ms once one is a sixteenth full.
  */
 Test(ring, the_pause_follows_the_fullest_ring, .init = start, .fini = remove_files)
 {
 	int sixteenth = (int)(AGP_RING_MAIN_BYTES / 16 / sizeof(struct agp_rec_span)) + 1;
-	unsigned us = RUN_WRITER_IDLE_US;
+	int thirty_second = (int)(AGP_RING_MAIN_BYTES / 32 / sizeof(struct agp_rec_span));
+	uint64_t before, after;
+	unsigned us;
 	sqlite3 *db;
 
 	run_writer_poll(writer);
-	cr_assert_eq(run_writer_idle_us(writer), RUN_WRITER_IDLE_US, "the first poll: the usual pause");
-	for (int i = 0; i < 4; i++) {
-		emit_many(10, "Const");
-		run_writer_poll(writer);
-		us = us * 2 < RUN_WRITER_IDLE_MAX_US ? us * 2 : RUN_WRITER_IDLE_MAX_US;
-		cr_assert_eq(run_writer_idle_us(writer), us, "10 records, poll %d: twice the pause, at most the longest", i);
-	}
-	cr_assert_eq(us, RUN_WRITER_IDLE_MAX_US);
+	cr_assert_eq(run_writer_idle_us(writer), RUN_WRITER_QUIET_US, "nothing waited");
 	emit_many(sixteenth, "Const");
 	run_writer_poll(writer);
-	cr_assert_eq(run_writer_idle_us(writer), RUN_WRITER_IDLE_US, "a sixteenth of the ring: back to the usual pause");
+	cr_assert_eq(run_writer_idle_us(writer), RUN_WRITER_IDLE_US, "a sixteenth of the ring waited");
+	for (us = 2 * RUN_WRITER_IDLE_US; us < RUN_WRITER_IDLE_MAX_US; us *= 2)
+		cr_assert_eq(pause_after_10_records(), us, "a slow rate: twice the last pause");
+	before = now_us();
+	cr_assert_eq(pause_after_10_records(), RUN_WRITER_IDLE_MAX_US, "at most the longest pause");
+	/* 1/32 of the ring between two polls 10 ms apart or more: a sixteenth in twice that */
+	usleep(10000);
+	emit_many(thirty_second, "Const");
+	run_writer_poll(writer);
+	after = now_us();
+	us = run_writer_idle_us(writer);
+	cr_assert(us >= 2 * 10000 * 9 / 10 && us <= 2 * (after - before) * 11 / 10,
+		  "1/32 of the ring in 10,000 to %lu us: a pause of %u us", (unsigned long)(after - before), us);
 	finish(&db);
 	sqlite3_close(db);
 }
