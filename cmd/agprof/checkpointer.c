@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <time.h>
@@ -54,6 +55,23 @@ static void *checkpoint_loop(void *arg)
 	return NULL;
 }
 
+/*
+ * The thread blocks every signal: a process-directed one (SIGCHLD, SIGUSR2,
+ * SIGINT) must reach the launcher's main thread, whose pause between polls
+ * it ends (run.c, wait_program).
+ */
+static int start_thread(struct checkpointer *c)
+{
+	sigset_t all, old;
+	int rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(&c->thread, NULL, checkpoint_loop, c);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
 struct checkpointer *checkpointer_start(const char *path)
 {
 	struct checkpointer *c = calloc(1, sizeof(*c));
@@ -82,7 +100,7 @@ struct checkpointer *checkpointer_start(const char *path)
 	 */
 	if (sqlite3_exec(c->db, "PRAGMA synchronous=OFF; PRAGMA journal_mode", NULL, NULL, NULL) != SQLITE_OK)
 		goto fail;
-	if (pthread_create(&c->thread, NULL, checkpoint_loop, c) != 0)
+	if (start_thread(c) != 0)
 		goto fail;
 	return c;
 fail:
