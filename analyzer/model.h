@@ -282,7 +282,8 @@ struct model_session {
 	int64_t capture_windows, capture_calls;
 	/*
 	 * The recording's budget (run --max-events/--max-size, schema 5):
-	 * aggregate_reason "max-events" or "max-size" once eager ops past it
+	 * aggregate_reason "max-events" or "max-size" ("rate": the launcher
+	 * fell behind the workload) once eager ops past it
 	 * were kept as per-second aggregates from aggregate_from_ns on
 	 * (aggregated_eager_ops of them; every count and time above includes
 	 * them); NULL when every op is a row.

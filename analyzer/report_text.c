@@ -260,14 +260,15 @@ static void budget_line(struct text *t)
 
 	if (!s->aggregate_reason)
 		return;
-	strbuf_addf(t->out, "  budget: eager ops%s kept as per-second aggregates from %s into the run (%s",
+	strbuf_addf(t->out, "  budget: eager ops%s kept as per-second aggregates from %s into the run (",
 		    calls ? ", graph calls and black-box runs" : "",
-		    duration_format(a, sizeof(a), s->aggregate_from_ns > s->start_ns ? s->aggregate_from_ns - s->start_ns : 0),
-		    !strcmp(s->aggregate_reason, "max-size") ? "--max-size" : "--max-events");
+		    duration_format(a, sizeof(a), s->aggregate_from_ns > s->start_ns ? s->aggregate_from_ns - s->start_ns : 0));
 	if (!strcmp(s->aggregate_reason, "max-size"))
-		strbuf_addf(t->out, " %lld MB", (long long)(s->max_size_bytes >> 20));
+		strbuf_addf(t->out, "--max-size %lld MB", (long long)(s->max_size_bytes >> 20));
+	else if (!strcmp(s->aggregate_reason, "rate"))
+		strbuf_addstr(t->out, "events came faster than the launcher could store them one by one");
 	else
-		strbuf_addf(t->out, " %lld", (long long)s->max_events);
+		strbuf_addf(t->out, "--max-events %lld", (long long)s->max_events);
 	strbuf_addf(t->out, "): %lld ops", (long long)s->aggregated_eager_ops);
 	if (calls)
 		strbuf_addf(t->out, ", %lld graph calls, %lld py_function runs", (long long)s->aggregated_calls,

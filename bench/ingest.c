@@ -221,11 +221,12 @@ int main(int argc, char **argv)
 		return fprintf(stderr, "ingest: finish failed\n"), 1;
 	c2 = cpu_ns();
 	n = tot.eager_ops + tot.eager_aggregated + tot.calls + tot.calls_aggregated + tot.blackbox + tot.blackbox_aggregated;
-	printf("ingest: %s: stored %llu (%llu as rows, %llu aggregated) dropped %llu in %.2f s wall; writer cpu %.3f us/event"
+	printf("ingest: %s: stored %llu (%llu as rows, %llu aggregated: %s) dropped %llu in %.2f s wall; writer cpu %.3f us/event"
 	       " (%.2f M events/s of cpu), thread sys %.3f s, finish %.3f s, longest poll %.1f ms\n",
 	       argc > 4 ? argv[4] : "eager", (unsigned long long)n,
 	       (unsigned long long)(tot.eager_ops + tot.calls + tot.blackbox),
 	       (unsigned long long)(tot.eager_aggregated + tot.calls_aggregated + tot.blackbox_aggregated),
+	       tot.aggregate_why ? tot.aggregate_why : "none",
 	       (unsigned long long)tot.dropped, (double)(w1 - w0) / 1e9, n ? (double)(c1 - c0) / 1e3 / (double)n : 0.0,
 	       c1 > c0 ? (double)n / ((double)(c1 - c0) / 1e3) : 0.0, (double)(s1 - s0) / 1e9, (double)(c2 - f0) / 1e9, (double)longest / 1e6);
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s' '%s-wal' '%s-shm'", dir, db, db, db);

@@ -107,7 +107,8 @@ static const struct opt run_options[] = {
 					     "or function and line (the report says from when;\n"
 					     "kernel-sampled calls and each function's first call\n"
 					     "stay rows); also at most N kernels one by one: later\n"
-					     "calls' kernels are only counted" },
+					     "calls' kernels are only counted; and sooner if\n"
+					     "events come faster than the launcher stores rows" },
 	{ "max-size", RUN_MAX_SIZE, "MB", "the same once the recording reaches MB megabytes\n"
 					  "(checked every quarter second)" },
 	OPT_HELP,
@@ -922,10 +923,11 @@ static void print_summary(const struct run_state *rs, const struct run_totals *t
 	if (totals->kernels)
 		fprintf(stderr, ", %llu kernels", (unsigned long long)totals->kernels);
 	if (totals->eager_aggregated)
-		fprintf(stderr, ", %llu more eager ops aggregated past the budget",
-			(unsigned long long)totals->eager_aggregated);
+		fprintf(stderr, ", %llu more eager ops aggregated %s", (unsigned long long)totals->eager_aggregated,
+			totals->aggregate_why && !strcmp(totals->aggregate_why, "rate")
+				? "(they came faster than rows can be stored)" : "past the budget");
 	if (totals->calls_aggregated || totals->blackbox_aggregated)
-		fprintf(stderr, ", %llu more graph calls and %llu black-box runs aggregated past it",
+		fprintf(stderr, ", %llu more graph calls and %llu black-box runs aggregated",
 			(unsigned long long)totals->calls_aggregated, (unsigned long long)totals->blackbox_aggregated);
 	fprintf(stderr, ") from %d process%s into '%s'\n", totals->processes, totals->processes == 1 ? "" : "es",
 		rs->output_path);

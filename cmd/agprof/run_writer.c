@@ -663,7 +663,7 @@ static void write_eager(struct run_writer *w, struct stream *s, int tid, const s
 		batch_add(w, b);
 }
 
-/* The budget is spent (why: "max-events", "max-size"): eager ops, calls, black boxes are aggregated from now on. */
+/* The budget is spent (why: "max-events", "max-size") or the writer falls behind ("rate"): eager ops, calls, black boxes are aggregated from now on. */
 static void start_aggregating(struct run_writer *w, const char *why)
 {
 	if (w->aggregating || !w->buckets.slots)
@@ -867,13 +867,31 @@ static int drain_records(struct run_writer *w, struct stream *s, int32_t tid, co
 	return 0;
 }
 
+/*
+ * The writer does not keep up with the workload: a ring a quarter full at
+ * two polls in a row, the second one (polled again at once) no emptier.
+ * A burst fills a ring once and the next poll finds it nearly empty; a
+ * rate over what rows cost to write grows the backlog poll after poll
+ * until events are dropped.  Aggregates cost a third of a row, so the
+ * writer switches to them ("rate") rather than losing events; not with
+ * --max-events 0 (every event a row, or dropped and counted), nor at the
+ * finish, when nothing more is written.
+ */
+static int falling_behind(const struct run_writer *w, uint32_t fill)
+{
+	const struct run_budget *b = &w->budget;
+
+	return w->polling && !w->aggregating && (b->max_events || b->max_bytes) && fill >= RING_FILL_ONE / 4 &&
+	       w->fullest_before >= RING_FILL_ONE / 4 && fill >= w->fullest_before;
+}
+
 static void drain_ring(struct run_writer *w, struct stream *s, uint32_t slot)
 {
 	struct agp_thread_ring *ring = &s->shm->threads[slot];
 	const char *data = (const char *)s->shm + AGP_HEADER_BYTES + (size_t)slot * AGP_RING_BYTES;
 	int32_t tid;
 	uint64_t head, tail = s->tails[slot];
-	uint32_t cap, meta[2];
+	uint32_t cap, meta[2], fill;
 
 	if (s->ring_damaged[slot])
 		return;
@@ -899,10 +917,13 @@ static void drain_ring(struct run_writer *w, struct stream *s, uint32_t slot)
 		ring_damaged(w, s, slot, "ring head out of range");
 		return;
 	}
-	if (head - tail >= cap / 4)
+	fill = (uint32_t)((head - tail) * RING_FILL_ONE / cap);
+	if (fill >= RING_FILL_ONE / 4)
 		w->behind = 1;
-	if ((head - tail) * RING_FILL_ONE / cap > w->fullest)
-		w->fullest = (uint32_t)((head - tail) * RING_FILL_ONE / cap);
+	if (fill > w->fullest)
+		w->fullest = fill;
+	if (falling_behind(w, fill))
+		start_aggregating(w, "rate");
 	if (drain_records(w, s, tid, data, cap, head, &tail) != 0)
 		goto fault;
 	if (tail < head && !run_writer_stopping)
@@ -1099,6 +1120,7 @@ void writer_count_aggregated(struct run_writer *w)
 	w->totals.eager_aggregated = (uint64_t)w->buckets.stored;
 	w->totals.calls_aggregated = (uint64_t)w->call_buckets.stored;
 	w->totals.blackbox_aggregated = (uint64_t)w->bb_buckets.stored;
+	w->totals.aggregate_why = w->aggregating ? w->aggregate_why : NULL;
 }
 
 /*
@@ -1159,6 +1181,7 @@ int run_writer_poll(struct run_writer *w)
 	uint64_t now = clock_ns(CLOCK_MONOTONIC), previous = w->last_poll_ns;
 
 	w->behind = 0;
+	w->fullest_before = w->fullest;
 	w->fullest = 0;
 	w->last_poll_ns = now;
 	if (db_write_failure(w->db))
@@ -1167,8 +1190,10 @@ int run_writer_poll(struct run_writer *w)
 		writer_scan_streams(w);
 		w->last_scan_ns = now;
 	}
+	w->polling = 1;
 	for (size_t i = 0; i < w->nstreams; i++)
 		writer_drain_stream(w, w->streams[i]);
+	w->polling = 0;
 	if (now - w->last_commit_ns > 250000000ull) {
 		commit(w);
 		w->last_commit_ns = now;

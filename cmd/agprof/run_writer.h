@@ -30,6 +30,7 @@ struct run_totals {
 	uint64_t dropped_kernels; /* kernels not recorded: their buffer was a quarter full */
 	uint64_t eager_aggregated; /* eager ops past the budget, stored as eager_op_buckets counts */
 	uint64_t calls_aggregated, blackbox_aggregated; /* graph calls, black-box runs in their buckets (v7) */
+	const char *aggregate_why; /* "max-events", "max-size", "rate" (the writer fell behind), or NULL */
 	int processes;
 	int damaged;           /* buffers found damaged or unread (see note) */
 	int capture_used;      /* capture windows were asked for (run --delay, --capture, ...) */
@@ -46,8 +47,10 @@ struct run_writer *run_writer_create(const char *path, const char *shm_dir, char
  * high-rate rows (eager ops, graph calls, black-box runs, Session steps) are
  * stored, or the file reaches max_bytes (checked at each commit), eager ops,
  * graph calls and black-box runs are kept as exact per-second aggregates
- * (eager_op_buckets, function_call_buckets, blackbox_buckets) instead of rows.
- * 0: no bound.  The writer starts with max_events RUN_DEFAULT_MAX_EVENTS.
+ * (eager_op_buckets, function_call_buckets, blackbox_buckets) instead of rows;
+ * so they are too, with a bound, once the writer falls behind the workload
+ * (docs/collector.md).  0: no bound.  The writer starts with max_events
+ * RUN_DEFAULT_MAX_EVENTS.
  */
 struct run_budget {
 	uint64_t max_events, max_bytes;

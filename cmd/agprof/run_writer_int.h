@@ -84,6 +84,8 @@ struct run_writer {
 	uint64_t last_commit_ns, last_scan_ns;
 	int behind;                    /* the last poll found a ring a quarter full (run_writer_idle_us) */
 	uint32_t fullest;              /* the fullest ring the last poll found, in 1/RING_FILL_ONE of it */
+	uint32_t fullest_before;       /* the poll before it's (falling_behind) */
+	int polling;                   /* run_writer_poll drains: the workload still writes */
 	unsigned idle_us;              /* the pause after a poll that is not behind (run_writer_idle_us) */
 	uint64_t last_poll_ns;
 	struct checkpointer *ckpt;     /* the WAL's checkpoints, off the writer's thread; NULL: SQLite's own */

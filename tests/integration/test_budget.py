@@ -23,6 +23,7 @@ Maximum from step() (its oracle's extra.planned_eager_ops): the oracle.
 import json
 import os
 import signal
+import sqlite3
 import struct
 import subprocess
 import sys
@@ -120,9 +121,26 @@ def budget_case(d):
           "the text report says from when", text[:600])
     rc, text, _ = agtest.agprof_cmd("check", small)
     check(rc in (0, 1), "agprof check reads it", rc)
+    rate_reason_case(d, small)
     chrome_case(d, small, rows, agg)
     db.close()
     merged_case(d, full, small, agg, m)
+
+
+def rate_reason_case(d, small):
+    """The same recording as if the launcher had switched because it fell behind (meta aggregate_reason 'rate',
+    docs/collector.md): the report names that cause, not the budget."""
+    path = os.path.join(d, "rate.agprof")
+    with open(small, "rb") as src, open(path, "wb") as dst:
+        dst.write(src.read())
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE meta SET value = 'rate' WHERE key = 'aggregate_reason'")
+    db.close()
+    rc, text, _ = agtest.agprof_cmd("report", path)
+    check("budget: eager ops kept as per-second aggregates from" in text and
+          "events came faster than the launcher could store them one by one" in text and "--max-events" not in text,
+          "the text report says the launcher fell behind", text[:600])
+    check_eq(report(path)["session"]["budget"]["reason"], "rate", "JSON session.budget.reason")
 
 
 def kernels_case(db, m):

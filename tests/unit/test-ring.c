@@ -116,7 +116,10 @@ Test(ring, records_survive_wrapping_and_threads, .init = start, .fini = remove_f
 	int done = 0, joined[3] = { 0, 0, 0 };
 	sqlite3 *db;
 	struct run_totals totals;
+	const struct run_budget every_event_a_row = { 0, 0 };
 
+	/* Without a budget: producers faster than the writer fill rings and drop. */
+	run_writer_budget(writer, &every_event_a_row);
 	for (int i = 0; i < 3; i++)
 		pthread_create(&th[i], NULL, thread_main, (void *)ops[i]);
 	/* Drain while the producers run: each ring wraps many times. */
@@ -213,6 +216,52 @@ Test(ring, a_quarter_full_ring_is_polled_again_at_once, .init = start, .fini = r
 	us = run_writer_idle_us(writer);
 	cr_assert(us >= RUN_WRITER_IDLE_US && us <= 2 * RUN_WRITER_IDLE_US, "10 records after being behind: %u us, at most twice 5 ms", us);
 	finish(&db);
+	sqlite3_close(db);
+}
+
+/*
+ * A ring a quarter full at two polls in a row, no emptier at the second:
+ * the writer falls behind and switches to aggregates ("rate") rather than
+ * drop events; a burst (the next poll finds little) or a shrinking backlog
+ * does not switch it.
+ */
+Test(ring, a_growing_backlog_switches_to_aggregates, .init = start, .fini = remove_files)
+{
+	int quarter = (int)(AGP_RING_MAIN_BYTES / 4 / sizeof(struct agp_rec_span)) + 1;
+	int polls[] = { quarter, 10, 2 * quarter, quarter, quarter };  /* records before each poll */
+	struct run_totals totals;
+	sqlite3 *db;
+
+	for (int i = 0; i < 5; i++) {
+		emit_many(polls[i], "Const");
+		run_writer_poll(writer);
+	}
+	totals = finish(&db);
+	cr_assert_eq(totals.dropped, 0);
+	cr_assert_eq(totals.eager_ops, (uint64_t)(4 * quarter + 10), "rows until the fifth poll");
+	cr_assert_eq(totals.eager_aggregated, (uint64_t)quarter, "the fifth poll's records aggregated");
+	cr_assert_eq(query_int(db, "SELECT sum(count) FROM eager_op_buckets"), quarter);
+	cr_assert_eq(query_int(db, "SELECT value = 'rate' FROM meta WHERE key = 'aggregate_reason'"), 1);
+	sqlite3_close(db);
+}
+
+/* With --max-events 0 the same backlog stays rows. */
+Test(ring, without_a_budget_a_backlog_stays_rows, .init = start, .fini = remove_files)
+{
+	int quarter = (int)(AGP_RING_MAIN_BYTES / 4 / sizeof(struct agp_rec_span)) + 1;
+	const struct run_budget every_event_a_row = { 0, 0 };
+	struct run_totals totals;
+	sqlite3 *db;
+
+	run_writer_budget(writer, &every_event_a_row);
+	for (int i = 0; i < 3; i++) {
+		emit_many(quarter, "Const");
+		run_writer_poll(writer);
+	}
+	totals = finish(&db);
+	cr_assert_eq(totals.eager_ops, (uint64_t)(3 * quarter));
+	cr_assert_eq(totals.eager_aggregated, 0);
+	cr_assert_eq(query_int(db, "SELECT count(*) FROM meta WHERE key = 'aggregate_reason'"), 0);
 	sqlite3_close(db);
 }
 
@@ -691,7 +740,10 @@ Test(hostile, disk_full_stops_writing_and_keeps_committed_rows, .init = start_qu
 	int failed_at = -1, emitted = 0;
 	sqlite3 *db;
 
+	const struct run_budget every_event_a_row = { 0, 0 };  /* rows grow the file: no switch to aggregates */
+
 	signal(SIGXFSZ, SIG_IGN);
+	run_writer_budget(writer, &every_event_a_row);
 	fake_string(1, "MatMul", 1);
 	/* limited only around the writer: Criterion's own files must not hit the limit */
 	if (setrlimit(RLIMIT_FSIZE, &lim) != 0)
