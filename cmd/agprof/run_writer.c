@@ -881,8 +881,8 @@ static int falling_behind(const struct run_writer *w, uint32_t fill)
 {
 	const struct run_budget *b = &w->budget;
 
-	return w->polling && !w->aggregating && (b->max_events || b->max_bytes) && fill >= RING_FILL_ONE / 4 &&
-	       w->fullest_before >= RING_FILL_ONE / 4 && fill >= w->fullest_before;
+	return w->polling && !w->aggregating && (b->max_events || b->max_bytes) && w->fullest_before >= RING_BEHIND &&
+	       fill >= w->fullest_before;
 }
 
 static void drain_ring(struct run_writer *w, struct stream *s, uint32_t slot)
@@ -918,8 +918,6 @@ static void drain_ring(struct run_writer *w, struct stream *s, uint32_t slot)
 		return;
 	}
 	fill = (uint32_t)((head - tail) * RING_FILL_ONE / cap);
-	if (fill >= RING_FILL_ONE / 4)
-		w->behind = 1;
 	if (fill > w->fullest)
 		w->fullest = fill;
 	if (falling_behind(w, fill))
@@ -1180,7 +1178,6 @@ int run_writer_poll(struct run_writer *w)
 {
 	uint64_t now = clock_ns(CLOCK_MONOTONIC), previous = w->last_poll_ns;
 
-	w->behind = 0;
 	w->fullest_before = w->fullest;
 	w->fullest = 0;
 	w->last_poll_ns = now;
@@ -1204,7 +1201,7 @@ int run_writer_poll(struct run_writer *w)
 
 unsigned run_writer_idle_us(const struct run_writer *w)
 {
-	return w->behind ? 0 : w->idle_us;
+	return w->fullest >= RING_BEHIND ? 0 : w->idle_us;
 }
 
 const char *run_writer_error(struct run_writer *w)

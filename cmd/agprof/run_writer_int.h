@@ -74,6 +74,7 @@ struct batch {
 };
 
 #define RING_FILL_ONE 65536u  /* a full ring, in run_writer.fullest's unit */
+#define RING_BEHIND (RING_FILL_ONE / 4)  /* a ring this full: the writer is behind (run_writer_idle_us) */
 
 struct run_writer {
 	sqlite3 *db;
@@ -82,7 +83,6 @@ struct run_writer {
 	struct stream **streams;
 	size_t nstreams;
 	uint64_t last_commit_ns, last_scan_ns;
-	int behind;                    /* the last poll found a ring a quarter full (run_writer_idle_us) */
 	uint32_t fullest;              /* the fullest ring the last poll found, in 1/RING_FILL_ONE of it */
 	uint32_t fullest_before;       /* the poll before it's (falling_behind) */
 	int polling;                   /* run_writer_poll drains: the workload still writes */
