@@ -14,8 +14,11 @@
 # 4. Overhead: small_kernels with many launches, plain and under agprof,
 #    best of 3 each; the target is a wall-time ratio of at most 1.03.
 # 5. Records torch_small_ops.py and jax_small_ops.py when PyTorch / JAX
-#    with CUDA are installed, and checks them the same way.
-# 6. agprof report --gpu and agprof check on the recordings.
+#    with CUDA are installed, and checks them the same way; records
+#    torch_patterns.py's three patterns (a wait each step, host sleeps
+#    between launches, a saturating matmul loop).
+# 6. agprof report --gpu and agprof check on the recordings, and which GPU
+#    rules fired against which should (rules.txt).
 # Everything lands in OUTDIR; summary.txt has one PASS/FAIL/SKIP line per
 # step.  Exit status: 0 when nothing failed.
 set -u
@@ -25,6 +28,7 @@ PY=${PYTHON:-python3}
 KERNELS=${KERNELS:-20000}
 COPIES=${COPIES:-100}
 BENCH_KERNELS=${BENCH_KERNELS:-200000}
+LIMIT=${RUN_LIMIT:-150}      # seconds for any one run: a hang must not eat the device time
 mkdir -p "$OUTDIR"
 SUMMARY=$OUTDIR/summary.txt
 : > "$SUMMARY"
@@ -95,7 +99,7 @@ fi
 if [ -x "$SK" ] && "$SK" 10 2 > "$OUTDIR/small_kernels-plain.txt" 2>&1; then
 	rec=$OUTDIR/small_kernels.agprof
 	rm -f "$rec"
-	"$AGPROF" run -q -o "$rec" -- "$SK" "$KERNELS" "$COPIES" > "$OUTDIR/small_kernels.txt" 2>&1
+	timeout "$LIMIT" "$AGPROF" run -q -o "$rec" -- "$SK" "$KERNELS" "$COPIES" > "$OUTDIR/small_kernels.txt" 2>&1
 	rc=$?
 	cat "$OUTDIR/small_kernels.txt" >> "$SUMMARY"
 	[ $rc -eq 0 ] && pass "small_kernels under agprof exited 0" || fail "small_kernels under agprof: exit $rc"
@@ -114,7 +118,7 @@ if [ -x "$SK" ] && "$SK" 10 2 > "$OUTDIR/small_kernels-plain.txt" 2>&1; then
 		b=
 		for i in 1 2 3; do
 			t0=$(date +%s.%N)
-			"$@" > /dev/null 2>&1
+			timeout "$LIMIT" "$@" > /dev/null 2>&1
 			t1=$(date +%s.%N)
 			b=$(echo "$t0 $t1 ${b:-}" | awk '{d = $2 - $1; if ($3 == "" || d < $3) print d; else print $3}')
 		done
@@ -133,11 +137,12 @@ else
 fi
 
 # 5. Framework workloads.
-run_py() { # name script steps min_kernels
+run_py() { # name "script [args]" steps min_kernels
 	name=$1; script=$2; steps=$3; min=$4
 	rec=$OUTDIR/$name.agprof
 	rm -f "$rec"
-	"$AGPROF" run -q -o "$rec" -- $PY "$script" "$steps" > "$OUTDIR/$name.txt" 2>&1
+	# shellcheck disable=SC2086 # script carries its arguments
+	timeout "$LIMIT" "$AGPROF" run -q -o "$rec" -- $PY $script "$steps" > "$OUTDIR/$name.txt" 2>&1
 	rc=$?
 	tail -1 "$OUTDIR/$name.txt" >> "$SUMMARY"
 	[ $rc -eq 0 ] || { fail "$name under agprof: exit $rc ($name.txt)"; return; }
@@ -150,6 +155,9 @@ run_py() { # name script steps min_kernels
 }
 if $PY -c "import torch, sys; sys.exit(not torch.cuda.is_available())" > /dev/null 2>&1; then
 	run_py torch samples/cuda/torch_small_ops.py 5000 10000
+	run_py torch-sync "samples/cuda/torch_patterns.py sync" 2000 4000
+	run_py torch-sleep "samples/cuda/torch_patterns.py sleep" 2000 2000
+	run_py torch-matmul "samples/cuda/torch_patterns.py matmul" 400 400
 else
 	skip "PyTorch with CUDA not available"
 fi
@@ -159,17 +167,41 @@ else
 	skip "JAX with a GPU not available"
 fi
 
-# 6. What agprof says about them.
-for rec in "$OUTDIR"/small_kernels.agprof "$OUTDIR"/torch.agprof "$OUTDIR"/jax.agprof; do
+# 6. What agprof says about them: which GPU rules fire, against which should.
+gpu_rules() { # recording -> the GPU rule ids among its findings, space-separated
+	"$AGPROF" report --format json "$1" 2> /dev/null | $PY -c '
+import json, sys
+ids = sorted({f["rule"] for f in json.load(sys.stdin)["findings"]
+              if f["rule"] in ("gpu-idle", "launch-bound", "host-device-sync")})
+print(" ".join(ids))' 2> /dev/null
+}
+expect_rules() { # name "should fire" "should not fire"
+	rec=$OUTDIR/$1.agprof
+	[ -f "$rec" ] || return
+	fired=$(gpu_rules "$rec")
+	echo "$1: fired [$fired], expected [$2], not expected [$3]" >> "$OUTDIR/rules.txt"
+	for r in $2; do
+		case " $fired " in *" $r "*) pass "$1: $r fired";; *) fail "$1: $r did not fire (fired: ${fired:-none})";; esac
+	done
+	for r in $3; do
+		case " $fired " in *" $r "*) fail "$1: $r fired where it should not";; *) pass "$1: $r quiet";; esac
+	done
+}
+for rec in "$OUTDIR"/*.agprof; do
 	[ -f "$rec" ] || continue
 	base=$(basename "$rec" .agprof)
+	[ "$base" = bench ] && continue
 	"$AGPROF" report --gpu "$rec" > "$OUTDIR/$base-report.txt" 2>&1 ||
 		say "info: agprof report --gpu $base: exit $? ($base-report.txt)"
 	"$AGPROF" check "$rec" > "$OUTDIR/$base-check-rules.txt" 2>&1
-	grep -E "gpu-idle|launch-bound|host-device-sync" "$OUTDIR/$base-check-rules.txt" > /dev/null &&
-		say "info: $base: GPU rules fired (see $base-check-rules.txt)" ||
-		say "info: $base: no GPU rule fired ($base-check-rules.txt)"
+	say "info: $base: GPU rules fired: [$(gpu_rules "$rec")]"
 done
+: > "$OUTDIR/rules.txt"
+expect_rules small_kernels "launch-bound" ""
+expect_rules torch "launch-bound gpu-idle" ""
+expect_rules torch-sync "host-device-sync" ""
+expect_rules torch-sleep "gpu-idle" ""
+expect_rules torch-matmul "" "gpu-idle launch-bound host-device-sync"
 rm -f "$OUTDIR/bench.agprof"
 
 say "== $( [ $failed -eq 0 ] && echo 'all passed' || echo 'some checks FAILED')"
