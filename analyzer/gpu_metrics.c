@@ -187,6 +187,7 @@ static const char *const sync_fields[] = {
 	"kind: copy (a synchronous copy) or sync (a synchronisation)",
 	"count, total_ns, mean_ns: calls and host time blocked in them",
 	"share: total_ns as a share of the run",
+	"span_share: total_ns as a share of the GPU's active span (where a step loop runs; start-up is not in it)",
 	"with_op: calls made inside a TensorFlow op or graph call",
 	"op, file, line, function: the host op issuing most of them and its user line",
 	"first_ns, last_ns: first and last call",
@@ -212,6 +213,7 @@ static int syncs_get(const struct model *m, void *data, size_t row, const char *
 	NUM("total_ns", y->total_ns);
 	NUM("mean_ns", ratio((double)y->total_ns, (double)y->count));
 	NUM("share", ratio((double)y->total_ns, (double)wall));
+	NUM("span_share", ratio((double)y->total_ns, (double)(g->last_ns - g->first_ns)));
 	NUM("with_op", y->with_op);
 	TEXT("op", y->top_op);
 	TEXT("file", y->site.file);

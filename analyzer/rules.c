@@ -328,10 +328,16 @@ struct threshold {
 	char *doc;
 };
 
+/*
+ * The texts used for one kind of row: named by a retrace cause, or by a
+ * case of the rule's own (case[NAME]: a condition; the first case that
+ * holds, in the order the names first appear, picks its texts).
+ */
 struct variant {
-	char *cause;        /* NULL: the default */
-	char *recommendation, *before, *after;
-	int line;
+	char *cause;        /* its name; NULL: the default */
+	char *message, *recommendation, *before, *after;
+	struct node *when;  /* case[NAME]'s condition; NULL: not a case */
+	int line, line_when;
 };
 
 struct rule {
@@ -374,6 +380,8 @@ static void rule_free(struct rule *r)
 	free(r->th);
 	for (size_t i = 0; i < r->nvar; i++) {
 		free(r->var[i].cause);
+		free(r->var[i].message);
+		node_free(r->var[i].when);
 		free(r->var[i].recommendation);
 		free(r->var[i].before);
 		free(r->var[i].after);
@@ -495,6 +503,7 @@ struct rule_key {
 	rule_key_handler *set;
 	size_t slot;
 	ptrdiff_t line_slot;   /* -1: none */
+	int per_variant;       /* takes key[NAME] */
 };
 
 #define FIELD(r, k, type) ((type *)((char *)(r) + (k)->slot))
@@ -552,36 +561,68 @@ static int set_threshold(struct rule *r, const struct rule_key *k, const char *v
 	return add_threshold(r, value, line);
 }
 
-/* recommendation, before, after: per retrace cause, "default" for the rest. */
+/* The variant named NAME ("default" or none: the default); NULL when out of memory. */
+static struct variant *named_variant(struct rule *r, const char *name, int line)
+{
+	return variant_for(r, name && strcmp(name, "default") ? name : NULL, line);
+}
+
+/* recommendation, before, after: per variant (rule_check checks the names). */
 static int set_variant_text(struct rule *r, const struct rule_key *k, const char *variant, char *value, int line)
 {
 	struct variant *v;
 	char **slot;
 
-	if (variant && strcmp(variant, "default") && retrace_cause_parse(variant) == CAUSE_NONE)
-		return rule_error(r->path, line, "unknown cause '%s'", variant);
-	if (!(v = variant_for(r, variant && strcmp(variant, "default") ? variant : NULL, line)))
+	if (!(v = named_variant(r, variant, line)))
 		return rule_error(r->path, line, "out of memory");
 	slot = FIELD(v, k, char *);
 	free(*slot);
 	*slot = strdup(value);
-	return 0;
+	return *slot ? 0 : rule_error(r->path, line, "out of memory");
 }
 
-#define RULE_TEXT(name, field) { name, set_text, offsetof(struct rule, field), -1 }
-#define RULE_TEXT_AT(name, field, line) { name, set_text, offsetof(struct rule, field), offsetof(struct rule, line) }
-#define RULE_EXPR(name, field, line) { name, set_expression, offsetof(struct rule, field), offsetof(struct rule, line) }
-#define RULE_VARIANT(name, field) { name, set_variant_text, offsetof(struct variant, field), -1 }
+/* message: the rule's own; message[NAME]: that variant's. */
+static int set_message(struct rule *r, const struct rule_key *k, const char *variant, char *value, int line)
+{
+	struct variant *v;
+
+	if (!variant)
+		return set_text(r, k, variant, value, line);
+	if (!(v = named_variant(r, variant, line)))
+		return rule_error(r->path, line, "out of memory");
+	free(v->message);
+	v->message = strdup(value);
+	return v->message ? 0 : rule_error(r->path, line, "out of memory");
+}
+
+/* case[NAME]: EXPR, the condition that picks NAME's texts. */
+static int set_case(struct rule *r, const struct rule_key *k, const char *variant, char *value, int line)
+{
+	struct variant *v;
+
+	(void)k;
+	if (!variant || !strcmp(variant, "default"))
+		return rule_error(r->path, line, "'case' needs a name: case[NAME]: CONDITION");
+	if (!(v = named_variant(r, variant, line)))
+		return rule_error(r->path, line, "out of memory");
+	v->line_when = line;
+	return set_expr(r, &v->when, value, line);
+}
+
+#define RULE_TEXT(name, field) { name, set_text, offsetof(struct rule, field), -1, 0 }
+#define RULE_TEXT_AT(name, field, line) { name, set_text, offsetof(struct rule, field), offsetof(struct rule, line), 0 }
+#define RULE_EXPR(name, field, line) { name, set_expression, offsetof(struct rule, field), offsetof(struct rule, line), 0 }
+#define RULE_VARIANT(name, field) { name, set_variant_text, offsetof(struct variant, field), -1, 1 }
 
 static const struct rule_key rule_keys[] = {
 	RULE_TEXT("id", id),
 	RULE_TEXT("title", title),
-	{ "severity", set_severity, 0, -1 },
+	{ "severity", set_severity, 0, -1, 0 },
 	RULE_TEXT_AT("select", select, line_select),
 	RULE_TEXT("query", query),
-	{ "if-missing", set_if_missing, 0, -1 },
-	{ "limit", set_limit, 0, -1 },
-	{ "threshold", set_threshold, 0, -1 },
+	{ "if-missing", set_if_missing, 0, -1, 0 },
+	{ "limit", set_limit, 0, -1, 0 },
+	{ "threshold", set_threshold, 0, -1, 0 },
 	RULE_EXPR("when", when, line_when),
 	RULE_EXPR("escalate", escalate, line_escalate),
 	RULE_EXPR("function", f_function, line_anchor),
@@ -589,7 +630,8 @@ static const struct rule_key rule_keys[] = {
 	RULE_EXPR("line", f_line, line_anchor),
 	RULE_EXPR("cost", f_cost, line_anchor),
 	RULE_EXPR("cause", f_cause, line_anchor),
-	RULE_TEXT_AT("message", message, line_message),
+	{ "case", set_case, 0, -1, 1 },
+	{ "message", set_message, offsetof(struct rule, message), offsetof(struct rule, line_message), 1 },
 	RULE_VARIANT("recommendation", recommendation),
 	RULE_VARIANT("before", before),
 	RULE_VARIANT("after", after),
@@ -603,9 +645,9 @@ static int rule_set_key(struct rule *r, const char *key, const char *variant, ch
 
 		if (strcmp(key, k->name))
 			continue;
-		if (variant && k->set != set_variant_text)
+		if (variant && !k->per_variant)
 			return rule_error(r->path, line, "'%s' takes no [variant]", key);
-		if (k->line_slot >= 0)
+		if (k->line_slot >= 0 && !variant)
 			*(int *)((char *)r + k->line_slot) = line;
 		return k->set(r, k, variant, value, line);
 	}
@@ -706,6 +748,26 @@ static int rule_parse_lines(struct rule *r, char *text)
 	return 0;
 }
 
+/* Variant names: the rule's cases when it has any, else retrace causes. */
+static int check_variants(const struct rule *r)
+{
+	int cases = 0;
+
+	for (size_t i = 0; i < r->nvar; i++)
+		cases |= r->var[i].when != NULL;
+	for (size_t i = 0; i < r->nvar; i++) {
+		const struct variant *v = &r->var[i];
+
+		if (!v->cause)
+			continue;
+		if (cases && !v->when)
+			return rule_error(r->path, v->line, "'%s' has no case[%s]: CONDITION", v->cause, v->cause);
+		if (!cases && retrace_cause_parse(v->cause) == CAUSE_NONE)
+			return rule_error(r->path, v->line, "unknown cause '%s'", v->cause);
+	}
+	return 0;
+}
+
 /* What every rule needs, once its file is read; 0, or -1 after an error. */
 static int rule_check(const struct rule *r)
 {
@@ -722,7 +784,7 @@ static int rule_check(const struct rule *r)
 	for (const char *c = r->id; *c; c++)
 		if (!isalnum((unsigned char)*c) && *c != '-' && *c != '_')
 			return rule_error(r->path, 1, "bad rule id '%s'", r->id);
-	return 0;
+	return check_variants(r);
 }
 
 /*
@@ -1106,20 +1168,6 @@ static int sql_source(const struct rule *r, struct model *m, struct metric_sourc
 	return 0;
 }
 
-static const struct variant *pick_variant(const struct rule *r, enum retrace_cause cause)
-{
-	const char *name = retrace_cause_name(cause);
-	const struct variant *dflt = NULL;
-
-	for (size_t i = 0; i < r->nvar; i++) {
-		if (!r->var[i].cause)
-			dflt = &r->var[i];
-		else if (name && !strcmp(r->var[i].cause, name))
-			return &r->var[i];
-	}
-	return dflt;
-}
-
 /* Evaluate an anchor override expression. */
 static int eval_anchor(struct eval *ev, const struct node *n, struct metric_value *v)
 {
@@ -1173,6 +1221,61 @@ static int rule_test(struct eval *ev, const struct node *n, int line)
 	return truthy(&v);
 }
 
+/* The default variant, or NULL. */
+static const struct variant *default_variant(const struct rule *r)
+{
+	for (size_t i = 0; i < r->nvar; i++)
+		if (!r->var[i].cause)
+			return &r->var[i];
+	return NULL;
+}
+
+/* The text at offset off of var, else of the default variant, with its line; NULL when neither has one. */
+static const char *variant_text(const struct rule *r, const struct variant *var, size_t off, int *line)
+{
+	const struct variant *from[2] = { var, default_variant(r) };
+
+	for (size_t i = 0; i < 2; i++) {
+		const char *t = from[i] ? *(char *const *)((const char *)from[i] + off) : NULL;
+
+		if (t) {
+			*line = from[i]->line;
+			return t;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The texts for ev's row in *out: the first case of the rule that holds,
+ * else the variant of the row's retrace cause, else the default (maybe
+ * NULL).  0, or -1 after an error.
+ */
+static int pick_variant(struct eval *ev, enum retrace_cause cause, const struct variant **out)
+{
+	const struct rule *r = ev->r;
+	const char *name = retrace_cause_name(cause);
+
+	*out = default_variant(r);
+	for (size_t i = 0; i < r->nvar; i++) {
+		const struct variant *v = &r->var[i];
+		int hit;
+
+		if (v->when) {
+			if ((hit = rule_test(ev, v->when, v->line_when)) < 0)
+				return -1;
+			if (hit) {
+				*out = v;
+				return 0;
+			}
+		} else if (v->cause && name && !strcmp(v->cause, name)) {
+			*out = v;
+			return 0;
+		}
+	}
+	return 0;
+}
+
 /*
  * The finding of ev's row into f (its texts in msg and rec): 1 when the
  * rule fires, 0 when not, -1 after an error.
@@ -1182,7 +1285,8 @@ static int rule_finding(struct eval *ev, struct finding *f, struct strbuf *msg, 
 	const struct rule *r = ev->r;
 	const struct variant *var;
 	struct metric_anchor a;
-	int hit = rule_test(ev, r->when, r->line_when), worse = 0;
+	const char *text;
+	int hit = rule_test(ev, r->when, r->line_when), worse = 0, line;
 
 	if (hit <= 0 || (r->escalate && (worse = rule_test(ev, r->escalate, r->line_escalate)) < 0) ||
 	    rule_anchor(ev, &a))
@@ -1200,17 +1304,23 @@ static int rule_finding(struct eval *ev, struct finding *f, struct strbuf *msg, 
 	f->start_ns = a.start_ns;
 	f->end_ns = a.end_ns;
 	f->thread = a.thread;
+	if (pick_variant(ev, f->cause, &var))
+		return -1;
 	strbuf_reset(msg);
-	if (render(ev, r->message, msg))
-		return bad_field_error(ev, r->line_message);
+	if (!(text = variant_text(r, var, offsetof(struct variant, message), &line))) {
+		text = r->message;
+		line = r->line_message;
+	}
+	if (render(ev, text, msg))
+		return bad_field_error(ev, line);
 	f->message = msg->buf ? msg->buf : "";
-	var = pick_variant(r, f->cause);
 	strbuf_reset(rec);
-	if (var && var->recommendation && render(ev, var->recommendation, rec))
-		return bad_field_error(ev, var->line);
+	text = variant_text(r, var, offsetof(struct variant, recommendation), &line);
+	if (text && render(ev, text, rec))
+		return bad_field_error(ev, line);
 	f->recommendation = rec->buf ? rec->buf : "";
-	f->example_before = var ? var->before : NULL;
-	f->example_after = var ? var->after : NULL;
+	f->example_before = variant_text(r, var, offsetof(struct variant, before), &line);
+	f->example_after = variant_text(r, var, offsetof(struct variant, after), &line);
 	return 1;
 }
 

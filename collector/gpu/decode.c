@@ -335,8 +335,10 @@ int gpu_api_is_chatty(const char *name)
 	/*
 	 * Queries and context bookkeeping that frameworks call around every op
 	 * (PyTorch asks cudaGetDevice and cudaStreamIsCapturing per op; the
-	 * runtime does cuCtxGetCurrent per call).  They never launch, copy or
-	 * wait, and each traced call costs a record.  Prefixes.
+	 * runtime does cuCtxGetCurrent per call; on an H200 with CUDA 13 every
+	 * cudaLaunchKernel came with a cuKernelGetName).  Polls of events and
+	 * streams do not wait either.  None of these launches, copies or waits,
+	 * and each traced call costs a record.  Prefixes.
 	 */
 	static const char *const chatty[] = {
 		"cudaGetDevice", "cudaSetDevice", "cudaDeviceGetAttribute",
@@ -350,6 +352,8 @@ int gpu_api_is_chatty(const char *name)
 		"cuGetProcAddress", "cuGetExportTable", "cuPointerGetAttribute", "cuStreamIsCapturing",
 		"cuStreamGet", "cuFuncGetAttribute", "cuOccupancy", "cuThreadExchangeStreamCaptureMode",
 		"cuModuleGetFunction", "cuKernelGetFunction", "cuLibraryGetKernel",
+		"cuKernelGetName", "cuFuncGetName", "cuEventQuery", "cuStreamQuery",
+		"cudaEventQuery", "cudaStreamQuery",
 	};
 
 	if (!name)

@@ -1,6 +1,6 @@
 /*
  * test-rules.c - the rule engine: parsing, expressions with units,
- * templates, cause variants, escalation, threshold overrides, errors that
+ * templates, cause variants, a rule's own cases, escalation, threshold overrides, errors that
  * stop one rule but not the others, sources added by other modules.
  */
 #include "db.h"
@@ -163,6 +163,10 @@ Test(rules, parse_errors_count_and_do_not_stop_others, .init = setup, .fini = te
 		"id: a\nselect: functions\nwhen: 1\nmessage: m\n  stray indented line\n",
 		"id: a\nselect: functions\nwhen: 1\nmessage: m\nthreshold: x 3\n",
 		"id: a\nselect: functions\nwhen: 1\nmessage: m\nfrobnicate: 1\n",
+		"id: a\nselect: functions\nwhen: 1\nmessage: m\ncase: traces > 1\n",
+		"id: a\nselect: functions\nwhen: 1\nmessage: m\ncase[x]: traces >\n",
+		"id: a\nselect: functions\nwhen: 1\nmessage: m\ncase[x]: 1\nmessage[y]: n\n",
+		"id: a\nselect: functions\nwhen: 1\nmessage: m\nwhen[x]: 1\n",
 	};
 	struct ruleset rs;
 
@@ -229,6 +233,34 @@ Test(rules, registered_sources_and_sorting)
 	cr_assert_eq(m.findings[0].cost_ns, 6);
 	cr_assert_str_eq(m.findings[1].rule, "d", "on equal cost, the error before the warning");
 	cr_assert_str_eq(m.findings[2].rule, "e");
+	ruleset_release(&rs);
+}
+
+Test(rules, cases_pick_the_texts_of_the_first_that_holds)
+{
+	static const char *const fields[] = { "busy: share", NULL };
+	struct metric_source src = { "custom", fields, two, get, anchor, NULL, NULL };
+	struct ruleset rs;
+	const struct finding *hi, *lo;
+
+	cr_assert_eq(model_add_source(&m, &src), 0);
+	ruleset_init(&rs);
+	cr_assert_eq(ruleset_load_text(&rs, "c.rule",
+		"id: c\nselect: custom\nwhen: 1\n"
+		"case[high]: busy > 50%\n"
+		"message[high]: high {busy:pct}\n"
+		"case[any]: busy > 0\n"
+		"recommendation[any]: any rec\n"
+		"message: default {busy:pct}\n"
+		"recommendation: default rec\n"), 0);
+	cr_assert_eq(rules_run(&rs, &m), 2);
+	cr_assert_eq(rs.errors, 0);
+	hi = &m.findings[0];
+	lo = &m.findings[1];
+	cr_assert_str_eq(hi->message, "high 90.0%", "the first case that holds");
+	cr_assert_str_eq(hi->recommendation, "default rec", "a text the case lacks comes from the default");
+	cr_assert_str_eq(lo->message, "default 10.0%", "the second case has no message of its own");
+	cr_assert_str_eq(lo->recommendation, "any rec");
 	ruleset_release(&rs);
 }
 

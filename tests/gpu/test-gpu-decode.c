@@ -292,6 +292,7 @@ Test(decode, chatty_apis)
 		"cudaGetDevice", "cudaGetDeviceCount", "cudaGetLastError", "cudaStreamIsCapturing",
 		"cudaPointerGetAttributes", "cuCtxGetCurrent", "cuCtxSetCurrent", "cuDeviceGetAttribute",
 		"cuGetProcAddress_v2", "cuPointerGetAttributes", "cuStreamGetCaptureInfo_v2",
+		"cuKernelGetName", "cuFuncGetName", "cuEventQuery", "cudaStreamQuery",
 	};
 	static const char *const kept[] = {
 		"cudaLaunchKernel", "cudaMemcpyAsync", "cudaMemcpy", "cudaMemsetAsync",
