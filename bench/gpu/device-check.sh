@@ -98,22 +98,28 @@ SK=samples/cuda/small_kernels
 if command -v nvcc >/dev/null 2>&1 || [ -x /usr/local/cuda/bin/nvcc ]; then
 	make -C samples/cuda small_kernels > "$OUTDIR/nvcc.log" 2>&1 || say "info: nvcc build failed (nvcc.log)"
 fi
-if [ -x "$SK" ] && "$SK" 10 2 > "$OUTDIR/small_kernels-plain.txt" 2>&1; then
-	rec=$OUTDIR/small_kernels.agprof
+record_small_kernels() { # name [VAR=VALUE...]: record small_kernels with that environment, check it
+	name=$1; shift
+	rec=$OUTDIR/$name.agprof
 	rm -f "$rec"
-	timeout "$LIMIT" "$AGPROF" run -q -o "$rec" -- "$SK" "$KERNELS" "$COPIES" > "$OUTDIR/small_kernels.txt" 2>&1
+	timeout "$LIMIT" env "$@" "$AGPROF" run -q -o "$rec" -- "$SK" "$KERNELS" "$COPIES" > "$OUTDIR/$name.txt" 2>&1
 	rc=$?
-	cat "$OUTDIR/small_kernels.txt" >> "$SUMMARY"
-	[ $rc -eq 0 ] && pass "small_kernels under agprof exited 0" || fail "small_kernels under agprof: exit $rc"
+	cat "$OUTDIR/$name.txt" >> "$SUMMARY"
+	[ $rc -eq 0 ] && pass "$name under agprof exited 0" || fail "$name under agprof: exit $rc"
 	if $PY bench/gpu/check_recording.py "$rec" --kernels "$KERNELS" --htod "$COPIES" \
 		--dtoh $((COPIES + 1)) --memsets 1 \
 		--name 'add_one(float*, int)' --name 'void scale<float>(float*, float, int)' \
-		> "$OUTDIR/small_kernels-check.txt" 2>&1; then
-		pass "small_kernels recording: $KERNELS kernels, all correlated (small_kernels-check.txt)"
+		> "$OUTDIR/$name-check.txt" 2>&1; then
+		pass "$name recording: $KERNELS kernels, all correlated ($name-check.txt)"
 	else
-		fail "small_kernels recording (small_kernels-check.txt)"
+		fail "$name recording ($name-check.txt)"
 	fi
-	grep -E "^(PASS|FAIL|info)" "$OUTDIR/small_kernels-check.txt" | sed 's/^/    /' >> "$SUMMARY"
+	grep -E "^(PASS|FAIL|info)" "$OUTDIR/$name-check.txt" | sed 's/^/    /' >> "$SUMMARY"
+}
+if [ -x "$SK" ] && "$SK" 10 2 > "$OUTDIR/small_kernels-plain.txt" 2>&1; then
+	record_small_kernels small_kernels
+	# CUPTI on its own clock, mapped to ours by the collector's calibration.
+	record_small_kernels small_kernels-cupti-clock AGPROF_GPU_CLOCK=cupti
 
 	# 4. Overhead, best of 3, split into CUPTI's part and agprof's (overhead-split.sh).
 	sh bench/gpu/overhead-split.sh "$AGPROF" "$SK" "$OUTDIR" "$BENCH_KERNELS" > "$OUTDIR/overhead.txt" 2>&1

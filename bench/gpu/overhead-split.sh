@@ -62,6 +62,7 @@ if [ -f "$FLOOR" ]; then
 	config "cupti:all+mono-clock" env CUDA_INJECTION64_PATH="$FLOOR" CUPTI_FLOOR_KINDS="$ALL" CUPTI_FLOOR_MONO=1
 fi
 config agprof-nodriver env AGPROF_GPU_DRIVER_API=0 "$AGPROF" run -q -f -o "$rec" --
+config agprof-cupti-clock env AGPROF_GPU_CLOCK=cupti "$AGPROF" run -q -f -o "$rec" --
 config agprof env "$AGPROF" run -q -f -o "$rec" --
 rm -f "$rec"
 
