@@ -53,16 +53,21 @@ int gpu_sync_kind(const char *api)
 	return 0;
 }
 
+int64_t gpu_span_ns(const struct gpu_model *g)
+{
+	return g->last_ns - g->first_ns;
+}
+
 double gpu_utilisation(const struct gpu_model *g)
 {
-	int64_t span = g->last_ns - g->first_ns;
+	int64_t span = gpu_span_ns(g);
 
 	return span > 0 ? (double)g->busy_ns / (double)span : 0;
 }
 
 double gpu_idle_share(const struct gpu_model *g)
 {
-	int64_t span = g->last_ns - g->first_ns;
+	int64_t span = gpu_span_ns(g);
 
 	return span > 0 ? (double)g->idle_ns / (double)span : 0;
 }
@@ -415,7 +420,7 @@ static int load_busy(struct gpu_model *g, sqlite3 *db, struct spans *gaps)
 	if (finish(db, s, rc))
 		return -1;
 	g->gaps = (int64_t)gaps->n;
-	g->idle_ns = (g->last_ns - g->first_ns) - g->busy_ns;
+	g->idle_ns = gpu_span_ns(g) - g->busy_ns;
 	if (g->idle_ns < 0)
 		g->idle_ns = 0;
 	for (size_t i = 0; i < g->nbuckets; i++) {

@@ -157,6 +157,7 @@ int gpu_model_load(struct gpu_model *g, struct recording *rec, const struct gpu_
 void gpu_model_release(struct gpu_model *g);
 
 /* Shares the printers and rules use; 0 when the denominator is 0. */
+int64_t gpu_span_ns(const struct gpu_model *g);      /* first GPU activity to last */
 double gpu_utilisation(const struct gpu_model *g);   /* busy / GPU span */
 double gpu_idle_share(const struct gpu_model *g);    /* idle / GPU span */
 double gpu_dispatch_share(const struct gpu_model *g);/* host_in_idle / idle */

@@ -92,7 +92,7 @@ static int gpu_get(const struct model *m, void *data, size_t row, const char *fi
 	NUM("copy_ns", g->copy_ns);
 	NUM("memsets", g->memsets);
 	NUM("api_calls", g->api_calls);
-	NUM("span_ns", g->last_ns - g->first_ns);
+	NUM("span_ns", gpu_span_ns(g));
 	NUM("start_ns", g->first_ns);
 	NUM("end_ns", g->last_ns);
 	NUM("wall_ns", m->session.wall_ns ? m->session.wall_ns : g->run_end_ns - g->run_start_ns);
@@ -213,7 +213,7 @@ static int syncs_get(const struct model *m, void *data, size_t row, const char *
 	NUM("total_ns", y->total_ns);
 	NUM("mean_ns", ratio((double)y->total_ns, (double)y->count));
 	NUM("share", ratio((double)y->total_ns, (double)wall));
-	NUM("span_share", ratio((double)y->total_ns, (double)(g->last_ns - g->first_ns)));
+	NUM("span_share", ratio((double)y->total_ns, (double)gpu_span_ns(g)));
 	NUM("with_op", y->with_op);
 	TEXT("op", y->top_op);
 	TEXT("file", y->site.file);
@@ -221,7 +221,7 @@ static int syncs_get(const struct model *m, void *data, size_t row, const char *
 	TEXT("function", y->site.func);
 	NUM("first_ns", y->first_ns);
 	NUM("last_ns", y->last_ns);
-	NUM("spread", ratio((double)(y->last_ns - y->first_ns), (double)(g->last_ns - g->first_ns)));
+	NUM("spread", ratio((double)(y->last_ns - y->first_ns), (double)gpu_span_ns(g)));
 	return -1;
 }
 
