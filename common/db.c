@@ -234,6 +234,16 @@ int db_create_late_indexes(sqlite3 *db)
 	return create_part(db, SCHEMA_LATE_INDEXES);
 }
 
+void db_remove(const char *path)
+{
+	static const char *const sides[] = { "", "-wal", "-shm" };
+	char name[4096];
+
+	for (size_t i = 0; i < sizeof(sides) / sizeof(sides[0]); i++)
+		if ((size_t)snprintf(name, sizeof(name), "%s%s", path, sides[i]) < sizeof(name))
+			unlink(name);
+}
+
 int db_create_recording(const char *path, sqlite3 **out, char *err, size_t errlen)
 {
 	sqlite3 *db = NULL;

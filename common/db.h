@@ -54,6 +54,8 @@ int64_t db_step_budget(int64_t size);
  * that they are kept up to date during the run and the finish has none to build).
  */
 int db_create_recording(const char *path, sqlite3 **out, char *err, size_t errlen);
+/* Remove a recording and the -wal and -shm files SQLite may have left beside it. */
+void db_remove(const char *path);
 int db_create_indexes(sqlite3 *db);
 /* The indexes of columns the launcher rewrites when the run ends (kernels.call_id): after that. */
 int db_create_late_indexes(sqlite3 *db);

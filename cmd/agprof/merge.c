@@ -247,18 +247,6 @@ static int write_meta(sqlite3 *db, const struct merge_cmd *c)
 			   " OR EXISTS (SELECT 1 FROM blackbox_buckets);") ? -1 : 0;
 }
 
-/* Remove OUT and its SQLite side files after a failed merge. */
-static void remove_output(const char *path)
-{
-	char side[4096];
-
-	unlink(path);
-	snprintf(side, sizeof(side), "%s-wal", path);
-	unlink(side);
-	snprintf(side, sizeof(side), "%s-shm", path);
-	unlink(side);
-}
-
 /* Create OUT, copy every input into it, index it; an exit code. */
 static int merge_all(struct merge_cmd *c)
 {
@@ -267,10 +255,10 @@ static int merge_all(struct merge_cmd *c)
 	int rc = 0;
 
 	if (c->force)
-		remove_output(c->output);
+		db_remove(c->output);
 	if (db_create_recording(c->output, &db, err, sizeof(err)) != 0) {
 		error("%s", err);
-		remove_output(c->output);
+		db_remove(c->output);
 		return EXIT_INTERNAL;
 	}
 	sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);  /* the inputs' schemas are not ours */
@@ -291,7 +279,7 @@ static int merge_all(struct merge_cmd *c)
 		rc = EXIT_INTERNAL;
 	}
 	if (rc)
-		remove_output(c->output);
+		db_remove(c->output);
 	return rc;
 }
 

@@ -8,6 +8,7 @@
 #include "check.h"
 #include "options.h"
 #include "config.h"
+#include "db.h"
 #include "recording.h"
 #include "run_attach.h"
 #include "run_writer.h"
@@ -370,15 +371,9 @@ static int make_tmp_output(struct run_state *rs)
 /* Remove the temporary recording and SQLite's side files. */
 static void remove_tmp_output(struct run_state *rs)
 {
-	char side[PATH_MAX + 8];
-
 	if (!rs->tmp_path[0])
 		return;
-	unlink(rs->tmp_path);
-	snprintf(side, sizeof(side), "%s-wal", rs->tmp_path);
-	unlink(side);
-	snprintf(side, sizeof(side), "%s-shm", rs->tmp_path);
-	unlink(side);
+	db_remove(rs->tmp_path);
 	rs->tmp_path[0] = '\0';
 }
 

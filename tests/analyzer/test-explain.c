@@ -41,12 +41,7 @@ static void teardown(void)
 	if (db)
 		sqlite3_close(db);
 	db = NULL;
-	unlink(path);
-	strcat(path, "-wal");
-	unlink(path);
-	path[strlen(path) - 4] = '\0';
-	strcat(path, "-shm");
-	unlink(path);
+	db_remove(path);
 }
 
 /* A trace of function 1 at time t, by object obj, called from callsite 1. */

@@ -85,7 +85,7 @@ static void teardown(void)
 {
 	model_release(&m);
 	recording_close(&rec);
-	unlink(path);
+	db_remove(path);  /* and the -shm and -wal files the reader left */
 }
 
 static const struct model_thread *thread(int64_t tid)

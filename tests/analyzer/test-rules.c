@@ -52,7 +52,7 @@ static void teardown(void)
 {
 	model_release(&m);
 	recording_close(&rec);
-	unlink(path);
+	db_remove(path);  /* and the -shm and -wal files the reader left */
 }
 
 TestSuite(rules, .init = setup, .fini = teardown);

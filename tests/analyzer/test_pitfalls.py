@@ -11,7 +11,6 @@ import os
 import sqlite3
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import agcheck  # noqa: E402
@@ -51,7 +50,7 @@ SILENT = {"trace_side_effects": {"quiet_step"}}
 
 
 def record(sample):
-    d = tempfile.mkdtemp(prefix="agprof-pit-")
+    d = agcheck.agtestlib.tmpdir("agprof-pit-")
     out = os.path.join(d, sample + ".agprof")
     oracle_path = os.path.join(d, "oracle.json")
     env = dict(os.environ, AGPROF_ORACLE=oracle_path)

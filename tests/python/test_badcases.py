@@ -11,7 +11,6 @@ import os
 import sqlite3
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
 import agtest  # noqa: E402
@@ -102,7 +101,7 @@ def meta(path, key):
 
 
 def main():
-    tmp = tempfile.mkdtemp(prefix="agprof-bad-")
+    tmp = agtest.agtestlib.tmpdir("agprof-bad-")
     r = py(CASES, tmp)
     if not agtest.check(r.returncode == 0, "the bad cases ran without a crash: " + r.stderr[-3000:]):
         return

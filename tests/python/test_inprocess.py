@@ -14,7 +14,6 @@ import re
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
 import agtest  # noqa: E402
@@ -130,7 +129,7 @@ def late_cases(tmp):
 
 
 def main():
-    tmp = tempfile.mkdtemp(prefix="agprof-inproc-")
+    tmp = agtest.agtestlib.tmpdir("agprof-inproc-")
     for name in SAMPLES:
         compare_sample(tmp, name)
     late_cases(tmp)

@@ -12,7 +12,6 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
 import agtest  # noqa: E402
@@ -41,7 +40,7 @@ def main():
     from IPython.core.interactiveshell import InteractiveShell
     from IPython.utils.capture import capture_output
 
-    tmp = tempfile.mkdtemp(prefix="agprof-ipy-")
+    tmp = agtest.agtestlib.tmpdir("agprof-ipy-")
     shell = InteractiveShell.instance()
 
     def cell(code):

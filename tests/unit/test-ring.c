@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 static char dir[] = "/tmp/agprof-ring-XXXXXX";
+static int dir_made;  /* not strchr(dir, 'X'): mkdtemp may choose an X */
 static char db_path[512];
 static struct run_writer *writer;
 
@@ -25,8 +26,8 @@ static void remove_files(void)
 {
 	char cmd[4 * sizeof(db_path) + 64];
 
-	if (strchr(dir, 'X'))
-		return;  /* never created */
+	if (!dir_made)
+		return;
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s' '%s-wal' '%s-shm'", dir, db_path, db_path, db_path);
 	if (system(cmd) != 0)
 		fprintf(stderr, "cannot remove %s\n", dir);
@@ -37,6 +38,7 @@ static void start(void)
 	char err[256];
 
 	cr_assert_not_null(mkdtemp(dir));
+	dir_made = 1;
 	snprintf(db_path, sizeof(db_path), "%s.agprof", dir);
 	cr_assert_eq(agp_start(dir), 0);
 	writer = run_writer_create(db_path, dir, err, sizeof(err));
@@ -440,6 +442,7 @@ static void start_writer_only(void)
 	char err[256];
 
 	cr_assert_not_null(mkdtemp(dir));
+	dir_made = 1;
 	snprintf(db_path, sizeof(db_path), "%s.agprof", dir);
 	memset(&fake, 0, sizeof(fake));
 	snprintf(fake.path, sizeof(fake.path), "%s/%d-0.ring", dir, FAKE_PID);

@@ -12,6 +12,7 @@
  */
 #include "../../collector/collector.h"
 #include "../../cmd/agprof/run_writer.h"
+#include "../../common/db.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -47,7 +48,7 @@ static void *producer(void *arg)
 
 int main(void)
 {
-	char dir[] = "/tmp/agprof-tsan-XXXXXX", db[64], err[256];
+	char dir[] = "/tmp/agprof-tsan-XXXXXX", db[64], err[256], cmd[96];
 	const char *ops[THREADS] = { "MatMul", "AddV2", "Relu" };
 	char *argv[] = { "tsan-ring", NULL };
 	pthread_t th[THREADS];
@@ -85,6 +86,9 @@ int main(void)
 		fails++, fprintf(stderr, "damage reported on a clean ring: %s\n", totals.note);
 	printf("tsan-ring: %llu stored, %llu aggregated, %llu dropped, %s\n", (unsigned long long)totals.eager_ops,
 	       (unsigned long long)totals.eager_aggregated, (unsigned long long)totals.dropped, fails ? "FAIL" : "ok");
-	unlink(db);
+	db_remove(db);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);  /* the rings and side files */
+	if (system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", dir);
 	return fails ? 1 : 0;
 }
