@@ -60,7 +60,20 @@ With --control, each round also runs two bare copies side by side (the
 CPUs swapped likewise): the spread of their ratio is the method's own noise.
 --baseline is not combined with --concurrent.
 
-usage: bench/long_run.py [--rounds N] [--ops N] [--pin | --concurrent [--control]] [--python PY] [--agprof PATH]
+With --shared-core each round runs the bare program and the one under
+agprof at the same time on one CPU (every thread of both), and agprof's
+launcher alone on the other: the scheduler interleaves the two programs
+every few milliseconds, so both see the VM at the same speed, and the
+launcher has a CPU of its own as on any 2-core machine.  The figures are
+CPU times: the program's whole CPU under agprof (the launcher's apart) over
+the bare program's, start-up and exit included, and the same for the timed
+loop; "2-core wall ratio" adds the recording's finish (on the wall's
+critical path) to the agprof side.  Both programs share the CPU's caches,
+so what the collector evicts slows the bare program too: a cache effect
+shows less here than it is.  The CPUs are swapped every 2 rounds; with
+--control two bare copies share a CPU the same way.
+
+usage: bench/long_run.py [--rounds N] [--ops N] [--pin | --concurrent [--control] | --shared-core [--control]] [--python PY] [--agprof PATH]
                          [--baseline PATH] [--keep DIR]
 """
 import argparse
@@ -123,12 +136,14 @@ def main():
     ap.add_argument("--keep", help="keep the recordings in this directory")
     ap.add_argument("--pin", action="store_true", help="the workload on CPU 0, agprof's launcher on CPU 1")
     ap.add_argument("--concurrent", action="store_true", help="bare and agprof runs side by side, one per CPU")
-    ap.add_argument("--control", action="store_true", help="with --concurrent: two bare copies side by side too")
+    ap.add_argument("--shared-core", action="store_true",
+                    help="bare and agprof programs side by side on one CPU, the launcher on the other")
+    ap.add_argument("--control", action="store_true", help="with --concurrent or --shared-core: two bare copies too")
     args = ap.parse_args()
-    if args.concurrent and (args.pin or args.baseline):
-        ap.error("--concurrent pins by itself and compares one build")
-    if args.control and not args.concurrent:
-        ap.error("--control goes with --concurrent")
+    if (args.concurrent or args.shared_core) and (args.pin or args.baseline or args.concurrent == args.shared_core):
+        ap.error("--concurrent and --shared-core pin by themselves, one of them, and compare one build")
+    if args.control and not (args.concurrent or args.shared_core):
+        ap.error("--control goes with --concurrent or --shared-core")
     sample = [args.python, os.path.join(ROOT, "bench", "eager_loop.py"), str(args.ops)]
     program, launcher = pinned(args.pin)
     sample = program + sample
@@ -141,6 +156,9 @@ def main():
              for name, _ in builds}
     if args.concurrent:
         concurrent_rounds(args, sample, tmp, env, stats["agprof"])
+        return
+    if args.shared_core:
+        shared_core_rounds(args, sample, tmp, env, stats["agprof"])
         return
     for r in range(args.rounds):
         # the bare run first in even rounds, last in odd ones: a load that drifts during a round favours neither
@@ -246,6 +264,53 @@ def concurrent_summary(args, st, pairs, by_side, control):
         print("pairs: the loop's median cpu ratio %.3f" % statistics.median(pairs["loop"]))
     if control:
         print_interval("control: the median ratio of two bare copies", control)
+        print("control: median %.3f, from %.3f to %.3f" % (statistics.median(control), min(control), max(control)))
+    print("recording %.1f MB, %.1f bytes per event with indexes (target <= 32); launcher cpu %.2f us per event"
+          " (target <= 0.5); finish %.2f s"
+          % (statistics.median(st["mb"]), statistics.median(st["bytes"]), statistics.median(st["cpu"]),
+             statistics.median(st["finish"])))
+    print_load()
+
+
+def shared_core_rounds(args, sample, tmp, env, st):
+    """--shared-core: each round the bare program and the one under agprof side by side on one CPU, the launcher on
+    the other; the CPUs swapped every 2 rounds, which program starts first every other round; with --control two
+    bare copies on one CPU as well."""
+    figures = {"prog": [], "loop": [], "wall2": []}
+    control = []
+    for r in range(args.rounds):
+        cpu_prog, cpu_launcher = (1, 0) if r // 2 % 2 == 0 else (0, 1)
+        out = os.path.join(tmp, "agprof%d.agprof" % r)
+        prog = ["taskset", "-c", str(cpu_prog)]
+        bare, timed = side_by_side(r % 2, prog + sample,
+                                   ["taskset", "-c", str(cpu_launcher), args.agprof, "run", "-q", "-f", "-o", out,
+                                    "--"] + prog + sample, env)
+        m = TIMING.search(timed[3])
+        launcher_cpu, finish = (float(m.group(1)), float(m.group(2))) if m else (float("nan"), float("nan"))
+        print("round %d: both programs on CPU %d, the launcher on CPU %d, %s started first"
+              % (r + 1, cpu_prog, cpu_launcher, "agprof" if r % 2 else "bare"))
+        measure("agprof", r, bare[:2], timed[:2], timed[3], out, args.keep, st)
+        prog_cpu, loop = (timed[1] - launcher_cpu) / bare[1], loop_cpu_ratio(bare, timed)
+        wall2 = (timed[1] - launcher_cpu + finish) / bare[1]
+        figures["prog"].append(prog_cpu)
+        figures["wall2"].append(wall2)
+        if loop:
+            figures["loop"].append(loop)
+        print("  program cpu %.2f s against %.2f s: ratio %.3f; the loop's cpu ratio %s; 2-core wall ratio %.3f"
+              % (timed[1] - launcher_cpu, bare[1], prog_cpu, "%.3f" % loop if loop else "?", wall2))
+        if args.control:
+            a, b = side_by_side(r % 2, prog + sample, prog + sample)
+            control.append(b[1] / a[1])
+            print("round %d control: two bare copies on CPU %d, %.2f and %.2f CPU s (ratio %.3f)"
+                  % (r + 1, cpu_prog, a[1], b[1], control[-1]))
+    print("%d rounds of %d eager ops, bare and agprof on one CPU, the launcher on the other" % (args.rounds, args.ops))
+    for key, what in (("prog", "the program's cpu ratio"), ("loop", "the loop's cpu ratio"),
+                      ("wall2", "the 2-core wall ratio (target <= 1.02)")):
+        if figures[key]:
+            print_interval(what, figures[key])
+            print("%s: median %.3f" % (what, statistics.median(figures[key])))
+    if control:
+        print_interval("control: two bare copies' cpu ratio", control)
         print("control: median %.3f, from %.3f to %.3f" % (statistics.median(control), min(control), max(control)))
     print("recording %.1f MB, %.1f bytes per event with indexes (target <= 32); launcher cpu %.2f us per event"
           " (target <= 0.5); finish %.2f s"
