@@ -309,15 +309,32 @@ static inline void ring_publish(struct agp_thread *t, uint64_t new_head)
 	atomic_store_explicit(&t->ring->head, new_head, memory_order_release);
 }
 
-static uint64_t hash_text(const char *s, size_t len)
+#define FNV_OFFSET 1469598103934665603ULL
+#define FNV_PRIME 1099511628211ULL
+
+static inline uint64_t hash_text(const char *s, size_t len)
 {
-	uint64_t h = 1469598103934665603ULL;
+	uint64_t h = FNV_OFFSET;
 
 	for (size_t i = 0; i < len; i++) {
 		h ^= (unsigned char)s[i];
-		h *= 1099511628211ULL;
+		h *= FNV_PRIME;
 	}
 	return h | 1;  /* 0 marks an empty slot */
+}
+
+/* hash_text of a NUL-terminated name, its length found in the same pass: no strlen call per op. */
+static inline uint64_t hash_name(const char *s, size_t *len)
+{
+	uint64_t h = FNV_OFFSET;
+	size_t i;
+
+	for (i = 0; s[i]; i++) {
+		h ^= (unsigned char)s[i];
+		h *= FNV_PRIME;
+	}
+	*len = i;
+	return h | 1;
 }
 
 /* Flags kept in a cache slot's len: what agp_intern_op learned about the text. */
@@ -327,22 +344,38 @@ static uint64_t hash_text(const char *s, size_t len)
 #define STRCACHE_FUNCTION 0x80000000u
 #define STRCACHE_LEN(slot) ((slot)->len & ~(STRCACHE_CLASSIFIED | STRCACHE_FUNCTION | STRCACHE_CAPTURE | STRCACHE_COLLECTIVE))
 
-/* Intern text; *slot_out gets its cache slot (NULL when it could not be cached). */
-static uint32_t intern_slot(struct agp_thread *t, const char *text, size_t len,
-			    struct agp_strcache_slot **slot_out)
+/*
+ * text's cache slot (h its hash_text), or NULL.  Short texts are compared
+ * inline, byte by byte: op names are a few bytes, and a memcmp call cost
+ * more than the comparison (docs/collector.md, "Cost per op").
+ */
+static inline struct agp_strcache_slot *strcache_hit(struct agp_thread *t, const char *text, size_t len, uint64_t h)
 {
-	uint64_t h = hash_text(text, len);
+	struct agp_strcache_slot *slot = &t->strcache[h & (AGP_STRCACHE - 1)];
+
+	if (slot->hash != h || STRCACHE_LEN(slot) != len)
+		return NULL;
+	if (len <= sizeof(slot->text))
+		for (size_t i = 0; i < len; i++)
+			if (slot->text[i] != text[i])
+				return NULL;
+	return slot;
+}
+
+/*
+ * A text the cache lacks (rare): a new id, its string record, and the slot
+ * (*slot_out; NULL when the ring is full).  Out of line and cold, so that
+ * the hit path the hooks run per op stays a few cache lines.
+ */
+static __attribute__((noinline, cold)) uint32_t intern_new(struct agp_thread *t, const char *text, size_t len,
+							   uint64_t h, struct agp_strcache_slot **slot_out)
+{
 	struct agp_strcache_slot *slot = &t->strcache[h & (AGP_STRCACHE - 1)];
 	uint32_t id, words;
 	uint64_t new_head;
 	struct agp_rec_hdr *rec;
 
 	*slot_out = NULL;
-	if (slot->hash == h && STRCACHE_LEN(slot) == len &&
-	    (len > sizeof(slot->text) || memcmp(slot->text, text, len) == 0)) {
-		*slot_out = slot;
-		return slot->id;
-	}
 	if (len > 4096)
 		len = 4096;
 	words = (uint32_t)(1 + (len + 1 + 7) / 8);
@@ -365,6 +398,17 @@ static uint32_t intern_slot(struct agp_thread *t, const char *text, size_t len,
 	return id;
 }
 
+/* Intern text; *slot_out gets its cache slot (NULL when it could not be cached). */
+static uint32_t intern_slot(struct agp_thread *t, const char *text, size_t len,
+			    struct agp_strcache_slot **slot_out)
+{
+	uint64_t h = hash_text(text, len);
+
+	if ((*slot_out = strcache_hit(t, text, len, h)))
+		return (*slot_out)->id;
+	return intern_new(t, text, len, h, slot_out);
+}
+
 uint32_t agp_intern(struct agp_thread *t, const char *text, size_t len)
 {
 	struct agp_strcache_slot *slot;
@@ -382,17 +426,23 @@ static int classify_op(const char *name, int (*is_function)(const char *))
 
 uint32_t agp_intern_op(struct agp_thread *t, const char *name, int (*is_function)(const char *), int *flags)
 {
-	struct agp_strcache_slot *slot;
-	uint32_t id = intern_slot(t, name, strlen(name), &slot);
+	size_t len;
+	uint64_t h = hash_name(name, &len);
+	struct agp_strcache_slot *slot = strcache_hit(t, name, len, h);
+	uint32_t id;
 	int f;
 
+	if (__builtin_expect(slot != NULL, 1))
+		id = slot->id;
+	else
+		id = intern_new(t, name, len, h, &slot);
 	if (!slot) {
 		*flags = classify_op(name, is_function);
 		return id;
 	}
 	/* Functions are registered before their first call and an op never
 	 * becomes one: classifying a name once per cache slot is enough. */
-	if (!(slot->len & STRCACHE_CLASSIFIED)) {
+	if (__builtin_expect(!(slot->len & STRCACHE_CLASSIFIED), 0)) {
 		f = classify_op(name, is_function);
 		slot->len |= STRCACHE_CLASSIFIED | (f & AGP_OP_FUNCTION ? STRCACHE_FUNCTION : 0) |
 			     (f & AGP_OP_CAPTURE ? STRCACHE_CAPTURE : 0) | (f & AGP_OP_COLLECTIVE ? STRCACHE_COLLECTIVE : 0);

@@ -63,6 +63,29 @@ void gpu_emit_status(int on, const char *detail);
 void gpu_external_push(uint64_t external_id);
 void gpu_external_pop(void);
 
+/* Nonzero while CUPTI tracing is on (collector/gpu/activity.c; always 0 without it). */
+extern int gpu_tracing_on __attribute__((visibility("hidden")));
+
+/*
+ * Around a dispatch: one load and no call while GPU tracing is off, as on a
+ * CPU-only machine (two calls a dispatch were 3 of the eager hook's ~80
+ * instruction-cache misses, bench/hook_cachegrind.py).  Returns whether
+ * it pushed, for gpu_dispatch_leave.
+ */
+static inline int gpu_dispatch_enter(uint64_t external_id)
+{
+	if (__builtin_expect(!__atomic_load_n(&gpu_tracing_on, __ATOMIC_RELAXED), 1))
+		return 0;
+	gpu_external_push(external_id);
+	return 1;
+}
+
+static inline void gpu_dispatch_leave(int entered)
+{
+	if (entered)
+		gpu_external_pop();  /* pops only what this thread pushed */
+}
+
 /* Called once from the collector's constructor; must never harm the workload. */
 void gpu_collector_init(void);
 /* Called from the collector's exit path: flush CUPTI buffers. */

@@ -219,6 +219,14 @@ static struct agp_open_trace *innermost_trace(struct agp_thread *t)
  * belongs to no call.  Per call, not per kernel: two atomics are cheap.
  * The seq carries the call's sampling decision (AGP_CALL_DETAIL).
  */
+/* strcmp(a, b) == 0 inline: op names are a few bytes, a libc call per op cost more (docs/collector.md, "Cost per op"). */
+static inline int same_name(const char *a, const char *b)
+{
+	while (*a && *a == *b)
+		a++, b++;
+	return *a == *b;
+}
+
 static void kernels_enter(struct agp_thread *t, int is_call, uint64_t seq)
 {
 	if (!is_call) {
@@ -246,7 +254,7 @@ AGP_EXPORT void TFE_Execute(TFE_Op *op, TFE_TensorHandle **retvals, int *num_ret
 	const char *name, *device;
 	uint32_t name_id, device_id = 0, site, flags, gap = 0;
 	uint64_t start, end, seq, outer_call, capture_call = 0, detail;
-	int is_call, op_flags, coll_kind = 0;
+	int is_call, op_flags, coll_kind = 0, gpu_on;
 	struct agp_collective_keys coll;
 
 	REAL(void, TFE_Execute, TFE_Op *, TFE_TensorHandle **, int *, TF_Status *);
@@ -267,7 +275,7 @@ AGP_EXPORT void TFE_Execute(TFE_Op *op, TFE_TensorHandle **retvals, int *num_ret
 	site = agp_py_callsite(t);
 	/* Fast path: the op TFE_Py_FastPathExecute_C was asked for, not the
 	 * _EagerConst conversions it runs through TFE_Execute on the way. */
-	flags = t->fastpath_depth && t->fastpath_op && !strcmp(name, t->fastpath_op) ? 0 : AGP_SPAN_SLOW_PATH;
+	flags = t->fastpath_depth && t->fastpath_op && same_name(name, t->fastpath_op) ? 0 : AGP_SPAN_SLOW_PATH;
 	if (!is_call && innermost_trace(t) && !strcmp(name, "VarHandleOp"))
 		agp_pytrace_count_variable(innermost_trace(t));
 	seq = atomic_fetch_add_explicit(&agp_proc.next_seq, 1, memory_order_relaxed);
@@ -280,10 +288,10 @@ AGP_EXPORT void TFE_Execute(TFE_Op *op, TFE_TensorHandle **retvals, int *num_ret
 	start = agp_now_ns();  /* before the sampling decision: the test's oracle reads the recorded start */
 	detail = is_call ? agp_call_detailed(t, name_id, start) : 0;
 	kernels_enter(t, is_call, seq | detail);
-	gpu_external_push(seq);
+	gpu_on = gpu_dispatch_enter(seq);
 	real_TFE_Execute(op, retvals, num_retvals, status);
 	end = agp_now_ns();
-	gpu_external_pop();
+	gpu_dispatch_leave(gpu_on);
 	kernels_leave(t, is_call, outer_call);
 	if (detail)
 		agp_call_sampled(t, name_id, start, end);

@@ -13,8 +13,8 @@
  * Threads: CUPTI calls buffer_completed() from its worker thread, and from
  * whichever thread calls cuptiActivityFlushAll(); decode_lock serializes
  * decoding (the decoder keeps cross-record state).  The hot path is
- * gpu_external_push/pop, called around every TensorFlow dispatch: one
- * relaxed load of tracing_on while tracing is off.
+ * gpu_dispatch_enter/leave (gpu_record.h), inline around every TensorFlow
+ * dispatch: one relaxed load of gpu_tracing_on while tracing is off.
  */
 #include "cupti_loader.h"
 #include "gpu_internal.h"
@@ -34,7 +34,7 @@
 
 static struct cupti_api cupti;
 static CUpti_SubscriberHandle subscriber;
-static int tracing_on;               /* read with relaxed atomics */
+int gpu_tracing_on;                  /* gpu_record.h; read with relaxed atomics */
 static int start_attempted;
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
 
@@ -172,8 +172,8 @@ static int env_off(const char *name)
 static void child_after_fork(void)
 {
 	/* CUDA does not survive fork; the child's CUPTI state is the parent's ghost. */
-	if (__atomic_load_n(&tracing_on, __ATOMIC_RELAXED)) {
-		__atomic_store_n(&tracing_on, 0, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&gpu_tracing_on, __ATOMIC_RELAXED)) {
+		__atomic_store_n(&gpu_tracing_on, 0, __ATOMIC_RELAXED);
 		ext_depth = 0;
 		gpu_emit_status(0, "process forked after CUDA was initialized: GPU not traced in the child");
 	}
@@ -364,7 +364,7 @@ static void started(int driver_api, const char *missing)
 	 * exit path calls gpu_collector_flush() again; that call does nothing.
 	 */
 	atexit(gpu_collector_flush);
-	__atomic_store_n(&tracing_on, 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&gpu_tracing_on, 1, __ATOMIC_RELEASE);
 	snprintf(why, sizeof(why), "CUPTI %u from '%s'%s%s%s%s", cupti.version, cupti.path,
 		 missing[0] ? ", not available: " : "", missing,
 		 driver_api ? "" : ", driver API not traced (AGPROF_GPU_DRIVER_API=0)",
@@ -438,7 +438,7 @@ void gpu_collector_init(void)
 
 void gpu_external_push(uint64_t external_id)
 {
-	if (!__atomic_load_n(&tracing_on, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&gpu_tracing_on, __ATOMIC_RELAXED))
 		return;
 	if (cupti.ActivityPushExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
 						    external_id) == CUPTI_SUCCESS)
@@ -451,7 +451,7 @@ void gpu_external_pop(void)
 	if (ext_depth == 0)
 		return;
 	ext_depth--;
-	if (__atomic_load_n(&tracing_on, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&gpu_tracing_on, __ATOMIC_RELAXED))
 		cupti.ActivityPopExternalCorrelationId(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0, NULL);
 }
 
@@ -491,11 +491,11 @@ void gpu_collector_flush(void)
 		}
 		return;
 	}
-	if (!__atomic_load_n(&tracing_on, __ATOMIC_ACQUIRE))
+	if (!__atomic_load_n(&gpu_tracing_on, __ATOMIC_ACQUIRE))
 		return;        /* start() already said why */
 	cupti.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
 	/* No CUPTI call from the hooks after this: CUPTI may be torn down next. */
-	__atomic_store_n(&tracing_on, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&gpu_tracing_on, 0, __ATOMIC_RELEASE);
 
 	pthread_mutex_lock(&decode_lock);
 	st = decoder->stats;

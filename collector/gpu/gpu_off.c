@@ -5,6 +5,8 @@
  */
 #include "gpu_record.h"
 
+int gpu_tracing_on;  /* never on */
+
 void gpu_collector_init(void)
 {
 }
