@@ -18,9 +18,10 @@ that the bare program's own counts repeat.
 On this VM (stop 34): the eager loop's op is ~85,000 instructions with
 ~2,900 instruction and ~1,700 data misses of its own: TensorFlow's and
 Python's code per op is larger than the first-level caches, so every line
-the hooks touch misses again at the next op.  A first-level miss served by
-the second level costs ~14 cycles, an instruction ~0.5: the misses are most
-of the hooks' cost (docs/collector.md, "Cost per op", gives the figures).
+the hooks touch misses again at the next op.  A first-level miss costs up
+to ~14 cycles (less where it overlaps other work, more when other processes
+share the caches), an instruction ~0.5: the misses are most of the hooks'
+cost (docs/collector.md, "Cost per op", gives the figures).
 
 usage: bench/hook_cachegrind.py [--ops A,B] [--baseline AGPROF] [--top N] [--keep DIR]
   --baseline: another agprof build (e.g. of the commit before a change), measured beside this one.
