@@ -27,6 +27,7 @@ usage: bench/hook_cachegrind.py [--ops A,B] [--baseline AGPROF] [--top N] [--kee
   --baseline: another agprof build (e.g. of the commit before a change), measured beside this one.
 """
 import argparse
+import atexit
 import os
 import shutil
 import subprocess
@@ -102,6 +103,8 @@ def main():
         sys.exit("bench: valgrind is not installed (apt-get install valgrind)")
     tmp = args.keep or tempfile.mkdtemp(prefix="agprof-cachegrind-")
     os.makedirs(tmp, exist_ok=True)
+    if not args.keep:
+        atexit.register(shutil.rmtree, tmp, True)  # on an exit for a failed run too
     env = dict(os.environ, PYTHONHASHSEED="0", OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1")
     configs = [("bare", None)] + [(name, exe) for name, exe in (("agprof", args.agprof), ("baseline", args.baseline))
                                   if exe]
@@ -132,8 +135,6 @@ def main():
         i1, d1 = events.index("I1mr"), events.index("D1mr")
         for k, v in sorted(diff.items(), key=lambda kv: -abs(kv[1][i1] + kv[1][d1]))[:args.top]:
             print("".join("%10.1f" % x for x in v) + "  %s %s" % (k[0], k[1][:60]))
-    if not args.keep:
-        shutil.rmtree(tmp)
 
 
 if __name__ == "__main__":

@@ -80,6 +80,7 @@ import argparse
 import math
 import os
 import re
+import shutil
 import sqlite3
 import statistics
 import subprocess
@@ -149,6 +150,15 @@ def main():
     sample = program + sample
     tmp = args.keep or tempfile.mkdtemp(prefix="agprof-longrun-")
     os.makedirs(tmp, exist_ok=True)
+    try:
+        rounds(args, sample, launcher, tmp)
+    finally:
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+def rounds(args, sample, launcher, tmp):
+    """Every round of the method asked for, recordings in tmp; prints the figures."""
     env = dict(os.environ, AGPROF_TIMING="1")
     print_load()
     builds = [("agprof", args.agprof)] + ([("baseline", args.baseline)] if args.baseline else [])

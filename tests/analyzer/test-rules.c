@@ -152,7 +152,7 @@ Test(rules, expressions_units_and_logic)
 	}
 }
 
-Test(rules, parse_errors_count_and_do_not_stop_others, .init = setup, .fini = teardown)
+Test(rules, parse_errors_count_and_do_not_stop_others)
 {
 	static const char *const bad[] = {
 		"id: a\nselect: functions\nwhen: traces >\nmessage: m\n",

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
 import agtest  # noqa: E402
@@ -41,6 +42,7 @@ def main():
     from IPython.utils.capture import capture_output
 
     tmp = agtest.agtestlib.tmpdir("agprof-ipy-")
+    tempfile.tempdir = tmp  # the extension's own cell recordings (agprof-cells-*) are removed with it
     shell = InteractiveShell.instance()
 
     def cell(code):
