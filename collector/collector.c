@@ -312,14 +312,17 @@ static inline void ring_publish(struct agp_thread *t, uint64_t new_head)
 #define FNV_OFFSET 1469598103934665603ULL
 #define FNV_PRIME 1099511628211ULL
 
+static inline uint64_t fnv_step(uint64_t h, unsigned char c)
+{
+	return (h ^ c) * FNV_PRIME;
+}
+
 static inline uint64_t hash_text(const char *s, size_t len)
 {
 	uint64_t h = FNV_OFFSET;
 
-	for (size_t i = 0; i < len; i++) {
-		h ^= (unsigned char)s[i];
-		h *= FNV_PRIME;
-	}
+	for (size_t i = 0; i < len; i++)
+		h = fnv_step(h, (unsigned char)s[i]);
 	return h | 1;  /* 0 marks an empty slot */
 }
 
@@ -329,10 +332,8 @@ static inline uint64_t hash_name(const char *s, size_t *len)
 	uint64_t h = FNV_OFFSET;
 	size_t i;
 
-	for (i = 0; s[i]; i++) {
-		h ^= (unsigned char)s[i];
-		h *= FNV_PRIME;
-	}
+	for (i = 0; s[i]; i++)
+		h = fnv_step(h, (unsigned char)s[i]);
 	*len = i;
 	return h | 1;
 }
@@ -398,15 +399,19 @@ static __attribute__((noinline, cold)) uint32_t intern_new(struct agp_thread *t,
 	return id;
 }
 
-/* Intern text; *slot_out gets its cache slot (NULL when it could not be cached). */
+/* Intern text of hash h; *slot_out gets its cache slot (NULL when it could not be cached). */
+static inline uint32_t intern_hashed(struct agp_thread *t, const char *text, size_t len, uint64_t h,
+				     struct agp_strcache_slot **slot_out)
+{
+	if (__builtin_expect((*slot_out = strcache_hit(t, text, len, h)) != NULL, 1))
+		return (*slot_out)->id;
+	return intern_new(t, text, len, h, slot_out);
+}
+
 static uint32_t intern_slot(struct agp_thread *t, const char *text, size_t len,
 			    struct agp_strcache_slot **slot_out)
 {
-	uint64_t h = hash_text(text, len);
-
-	if ((*slot_out = strcache_hit(t, text, len, h)))
-		return (*slot_out)->id;
-	return intern_new(t, text, len, h, slot_out);
+	return intern_hashed(t, text, len, hash_text(text, len), slot_out);
 }
 
 uint32_t agp_intern(struct agp_thread *t, const char *text, size_t len)
@@ -426,16 +431,12 @@ static int classify_op(const char *name, int (*is_function)(const char *))
 
 uint32_t agp_intern_op(struct agp_thread *t, const char *name, int (*is_function)(const char *), int *flags)
 {
+	struct agp_strcache_slot *slot;
 	size_t len;
 	uint64_t h = hash_name(name, &len);
-	struct agp_strcache_slot *slot = strcache_hit(t, name, len, h);
-	uint32_t id;
+	uint32_t id = intern_hashed(t, name, len, h, &slot);
 	int f;
 
-	if (__builtin_expect(slot != NULL, 1))
-		id = slot->id;
-	else
-		id = intern_new(t, name, len, h, &slot);
 	if (!slot) {
 		*flags = classify_op(name, is_function);
 		return id;

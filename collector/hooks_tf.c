@@ -212,13 +212,6 @@ static struct agp_open_trace *innermost_trace(struct agp_thread *t)
 
 /* Eager ops and graph-function calls */
 
-/*
- * What the kernels that run during this TFE_Execute belong to (see
- * hooks_kernel.c): a call's seq for this thread and, while it is the only
- * call in flight, for the executor's threads; a primitive op's kernel
- * belongs to no call.  Per call, not per kernel: two atomics are cheap.
- * The seq carries the call's sampling decision (AGP_CALL_DETAIL).
- */
 /* strcmp(a, b) == 0 inline: op names are a few bytes, a libc call per op cost more (docs/collector.md, "Cost per op"). */
 static inline int same_name(const char *a, const char *b)
 {
@@ -227,6 +220,13 @@ static inline int same_name(const char *a, const char *b)
 	return *a == *b;
 }
 
+/*
+ * What the kernels that run during this TFE_Execute belong to (see
+ * hooks_kernel.c): a call's seq for this thread and, while it is the only
+ * call in flight, for the executor's threads; a primitive op's kernel
+ * belongs to no call.  Per call, not per kernel: two atomics are cheap.
+ * The seq carries the call's sampling decision (AGP_CALL_DETAIL).
+ */
 static void kernels_enter(struct agp_thread *t, int is_call, uint64_t seq)
 {
 	if (!is_call) {
