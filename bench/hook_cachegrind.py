@@ -42,18 +42,21 @@ def cachegrind_cmd(out_file, python, ops):
             python, os.path.join(ROOT, "bench", "eager_loop.py"), str(ops)]
 
 
-def run_all(jobs, env):
-    """Run (name, cmd) jobs two at a time (the machine's two CPUs); exits when one fails."""
+def run_all(jobs, env, tmp):
+    """Run (name, cmd) jobs two at a time (the machine's two CPUs), each one's stderr in a file of tmp (a pipe
+    could fill while the other job is waited for); exits when one fails."""
     pending, running = list(jobs), []
     while pending or running:
         while pending and len(running) < 2:
             name, cmd = pending.pop(0)
-            running.append((name, subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                                   text=True, env=env)))
-        name, proc = running.pop(0)
-        _, err = proc.communicate()
+            err = open(os.path.join(tmp, name.replace(" ", ".") + ".err"), "w+")
+            running.append((name, err, subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err, env=env)))
+        name, err, proc = running.pop(0)
+        proc.wait()
+        err.seek(0)
         if proc.returncode != 0:
-            sys.exit("bench: %s failed (%d): %s" % (name, proc.returncode, err[-2000:]))
+            sys.exit("bench: %s failed (%d): %s" % (name, proc.returncode, err.read()[-2000:]))
+        err.close()
 
 
 def load(path):
@@ -114,7 +117,7 @@ def main():
             prefix = [exe, "run", "-q", "-f", "-o", os.path.join(tmp, "%s%d.agprof" % (name, n)), "--"] if exe else []
             jobs.append(("%s %d" % (name, n),
                          prefix + cachegrind_cmd(os.path.join(tmp, "cg.%s.%d" % (name, n)), args.python, n)))
-    run_all(jobs, env)
+    run_all(jobs, env, tmp)
     results = {}
     for name, _ in configs:
         events, results[name] = per_op(*(os.path.join(tmp, "cg.%s.%d" % (name, n)) for n in ops), ops)
