@@ -26,7 +26,7 @@
  * usage: ingest [EVENTS [RATE [MAX_EVENTS [KIND]]]]   (defaults: 2000000 events, RATE 0, MAX_EVENTS 0, eager)
  */
 #include "../collector/collector.h"
-#include "../cmd/agprof/run_writer.h"
+#include "../writer/run_writer.h"
 
 #include <pthread.h>
 #include <stdio.h>

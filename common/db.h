@@ -2,7 +2,7 @@
  * db.h - the one thin layer over SQLite that every part of agprof uses.
  *
  * Owns: creating recordings, opening them read-only with the guards every
- * reader needs (analyzer/recording.c adds the format checks), preparing
+ * reader needs (analyzer/model/recording.c adds the format checks), preparing
  * statements with errors that name the failing SQL, and the
  * string-interning cache used by the writer.
  */

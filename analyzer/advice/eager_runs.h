@@ -1,6 +1,6 @@
 /*
  * eager_runs.h - the eager ops of each user function with the Python time
- * between them, for the eager-hotspot saving (analyzer/saving.c).
+ * between them, for the eager-hotspot saving (analyzer/advice/saving.c).
  *
  * Owns: one walk over the kept ops in each thread's order that sums every
  * user function at once (a walk per finding was a second pass over the 8 M

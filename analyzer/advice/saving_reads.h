@@ -1,5 +1,5 @@
 /*
- * saving_reads.h - what the savings (analyzer/saving.c) read from the
+ * saving_reads.h - what the savings (analyzer/advice/saving.c) read from the
  * recording, read once per model.
  *
  * Owns: every function's graph calls in time order, reduced to what a

@@ -665,7 +665,7 @@ size_t model_merge_sites_by_user_line(struct model_eager_site *sites, size_t nsi
 }
 
 /*
- * Eager ops, split by analyzer/input.c into dispatch (m->sites, m->ops),
+ * Eager ops, split by analyzer/model/input.c into dispatch (m->sites, m->ops),
  * iterator reads and ops run inside black boxes: one scan keyed by
  * (thread, op type, call site).  After the black boxes, which it charges.
  */
@@ -1235,7 +1235,7 @@ int model_load_parts(struct model *m, struct recording *rec, unsigned parts)
 		qsort(m->functions, m->nfunctions, sizeof(*m->functions), cmp_functions);
 	if (model_register_builtin_sources(m))
 		goto cleanup;
-	if (pitfalls_register(m))  /* analyzer/pitfalls.c */
+	if (pitfalls_register(m))  /* analyzer/model/pitfalls.c */
 		goto cleanup;
 	ret = 0;
 cleanup:

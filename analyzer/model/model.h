@@ -348,7 +348,7 @@ struct finding {
 	int64_t cost_ns;
 	int64_t start_ns, end_ns;
 	const char *thread;         /* role of the thread it is about: main, tf.data, other; or NULL */
-	/* Filled by fix_annotate() (analyzer/fix.h) after the rules ran; findings are ranked by saving_ns. */
+	/* Filled by fix_annotate() (analyzer/advice/fix.h) after the rules ran; findings are ranked by saving_ns. */
 	int64_t saving_ns;          /* what the run would save with the fix applied (estimate) */
 	const char *saving_method;  /* how saving_ns was estimated, one line */
 	struct finding_fix fix;     /* the edit, fix.file NULL when none */
@@ -361,7 +361,7 @@ struct finding {
  * rows ("functions", "eager_sites", "session", ...); each row has named
  * fields, numeric or text.  A rule selects one source and evaluates its
  * condition on each row.  The built-in sources are registered by
- * model_load(); another module (analyzer/gpu_metrics.c) adds its own with
+ * model_load(); another module (analyzer/model/gpu_metrics.c) adds its own with
  * model_add_source() before the rules run.  Field names are lowercase
  * identifiers.
  */
@@ -399,8 +399,8 @@ struct metric_source {
 
 struct model_source_list; /* private */
 struct strpool;           /* private */
-struct saving_reads;      /* private: analyzer/saving_reads.c */
-struct eager_runs_table;  /* private: analyzer/eager_runs.c */
+struct saving_reads;      /* private: analyzer/advice/saving_reads.c */
+struct eager_runs_table;  /* private: analyzer/advice/eager_runs.c */
 
 /* A stretch of the run whose high-rate events were recorded (merged union of the capture windows). */
 struct model_window {
@@ -515,7 +515,7 @@ const struct model_function *model_find_function(const struct model *m, const ch
 
 struct finding *model_add_finding(struct model *m, const struct finding *f);
 /*
- * The GPU metric sources (analyzer/gpu_metrics.c): loads the GPU model of
+ * The GPU metric sources (analyzer/model/gpu_metrics.c): loads the GPU model of
  * m->rec once and registers the gpu, gpu_kernels, gpu_syncs and gpu_gaps
  * sources on it.  The model does not know its plug-ins: the caller
  * (analyze()) registers them after model_load().  0 or -1.

@@ -39,7 +39,7 @@ int model_explain_retraces(struct model *m, const struct graph_fn *gfs, size_t n
 /* The black box that node blackbox_nodes.id counts under (retraces folded), or NULL. */
 struct model_blackbox *model_blackbox_of_node(struct model *m, int64_t id);
 
-/* How analyzer/input.c reads the loader's strings and call sites. */
+/* How analyzer/model/input.c reads the loader's strings and call sites. */
 struct model_lookup {
 	void *ctx;
 	const char *(*str)(void *ctx, int64_t id);            /* strings.id -> text, NULL if none */
@@ -47,7 +47,7 @@ struct model_lookup {
 };
 
 /*
- * Threads, input waits and tf.data pipelines (analyzer/input.c): one scan
+ * Threads, input waits and tf.data pipelines (analyzer/model/input.c): one scan
  * of eager_ops split into dispatch, iterator reads and ops run inside black
  * boxes (charged to m->blackboxes, so after they are loaded); m->sites and
  * m->ops hold the dispatch alone; fills m->threads, m->datasets,
@@ -69,7 +69,7 @@ int model_cmp_sites(const void *a, const void *b);
 /* Fold sites that resolve to one user line into one row; returns the new count. */
 size_t model_merge_sites_by_user_line(struct model_eager_site *sites, size_t nsites);
 
-/* analyzer/windows.c: read capture_windows into m->windows (after session.capture is known).  0 or -1. */
+/* analyzer/model/windows.c: read capture_windows into m->windows (after session.capture is known).  0 or -1. */
 struct sqlite3;
 int model_load_windows(struct model *m, struct sqlite3 *db);
 

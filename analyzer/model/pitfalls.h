@@ -2,7 +2,7 @@
  * pitfalls.h - metric sources for what happened inside traces (side
  * effects, failed traces, AutoGraph fallbacks, unrolled loops, SavedModel
  * exports without a serving signature) and the graphs each function keeps.
- * Defined by analyzer/pitfalls.c; docs/rules.md lists the sources' fields.
+ * Defined by analyzer/model/pitfalls.c; docs/rules.md lists the sources' fields.
  */
 #ifndef AGPROF_PITFALLS_H
 #define AGPROF_PITFALLS_H

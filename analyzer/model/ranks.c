@@ -1,6 +1,6 @@
 /*
  * ranks.c - see ranks.h.  The queries read the views steps and
- * collectives (analyzer/sql/steps.sql, collectives.sql): a recording is
+ * collectives (analyzer/model/sql/steps.sql, collectives.sql): a recording is
  * opened with views off (db.h), so they are prepended as WITH clauses
  * instead, the way docs/fleet.md has DuckDB create them as views.
  */

@@ -2,7 +2,7 @@
  * ranks.h - the job view of a merged recording (agprof merge): one row per
  * rank, and the metric sources of the multi-worker rules.
  *
- * Owns: running the SQL of analyzer/sql/ (embedded at build time, the same
+ * Owns: running the SQL of analyzer/model/sql/ (embedded at build time, the same
  * files DuckDB runs unchanged over exported recordings, docs/fleet.md) on
  * the recording, as metric sources:
  *   ranks            per-rank summary (ranks.sql)

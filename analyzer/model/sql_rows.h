@@ -1,7 +1,7 @@
 /*
  * sql_rows.h - a metric source (model.h) made of the rows of one SQL query:
  * a rule's `select: sql` (rules.c) and the job sources of a merged
- * recording (ranks.c, from analyzer/sql/) read the recording this way.
+ * recording (ranks.c, from analyzer/model/sql/) read the recording this way.
  * Columns are the fields; integers and reals are numbers, text is text,
  * NULL is missing.
  */

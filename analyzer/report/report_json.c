@@ -313,7 +313,7 @@ static void json_graph_reader(struct json *j, const struct model_graph_reader *r
 	json_end_object(j);
 }
 
-/* graph_memory: the graphs each function keeps (rows of the "graph_memory" source, analyzer/pitfalls.c). */
+/* graph_memory: the graphs each function keeps (rows of the "graph_memory" source, analyzer/model/pitfalls.c). */
 static void json_graph_memory(struct json *j, const struct model *m)
 {
 	static const char *const keys[] = { "function", "graphs", "traces", "nodes", "largest_nodes", "def_bytes" };

@@ -1,7 +1,7 @@
 /*
  * timeline_collective.c - the same collective on the other ranks of a
  * merged recording, for `agprof view`: the collectives view
- * (analyzer/sql/collectives.sql, the one definition of which rows are the
+ * (analyzer/model/sql/collectives.sql, the one definition of which rows are the
  * same collective) run with the selected slice's process, thread and time.
  */
 #include "timeline_internal.h"

@@ -1,4 +1,4 @@
-/* check.c - `agprof check`: gate CI on thresholds; the work is in analyzer/check.c. */
+/* check.c - `agprof check`: gate CI on thresholds; the work is in analyzer/rules/check.c. */
 #include "builtin.h"
 #include "check.h"
 #include "options.h"

@@ -219,7 +219,7 @@ def check_cell(row, col, args, kind):
 
 def check_merge(row, base, path, d):
     """agprof merge of the real recording and this one; a merge that succeeds is then
-    reported on (the job queries of analyzer/sql/ on what came from the input)."""
+    reported on (the job queries of analyzer/model/sql/ on what came from the input)."""
     out = os.path.join(d, 'merged.agprof')
     check_cell(row, 'merge', ['merge', '--force', '-o', out, base, path], 'none')
     if os.path.exists(out):

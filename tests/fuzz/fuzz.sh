@@ -22,7 +22,7 @@ mkdir -p "$out/corpus-$name" "$out/obj"
 python3 "$root/common/embed.py" "$root/common/schema.sql" "$out/obj/schema_sql.c" agprof_schema_sql
 
 common="db.c strbuf.c util.c functiondef.c idmap.c"
-analyzer=$(cd "$root/analyzer" && ls *.c)
+analyzer=$(cd "$root/analyzer" && ls */*.c)
 srcs="$out/obj/schema_sql.c"
 for f in $common; do srcs="$srcs $root/common/$f"; done
 case $name in
@@ -32,7 +32,8 @@ rules|recording) for f in $analyzer; do srcs="$srcs $root/analyzer/$f"; done ;;
 esac
 # shellcheck disable=SC2086
 $cc -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-DFUZZ_SOURCE_ROOT="\"$root\"" -I"$root/build" -I"$root" -I"$root/common" -I"$root/analyzer" \
+	-DFUZZ_SOURCE_ROOT="\"$root\"" -I"$root/build" -I"$root" -I"$root/common" -I"$root/analyzer/model" -I"$root/analyzer/rules" -I"$root/analyzer/advice" \
+	-I"$root/analyzer/report" -I"$root/analyzer/timeline" -I"$root/analyzer/export" \
 	-o "$out/fuzz-$name" "$root/tests/fuzz/fuzz_$name.c" $srcs -lsqlite3 -lm -ldl -lpthread
 
 # inputs no longer than the seeds need: the rules corpus holds 400 KB nesting tests

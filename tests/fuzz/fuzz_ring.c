@@ -1,11 +1,11 @@
 /*
  * fuzz_ring.c - the launcher's side-record decoding on any bytes: the
  * framing of a side file (struct agp_side_hdr records, as run_side_drain in
- * cmd/agprof/run_side.c reads it) and each record's tagged fields
- * (cmd/agprof/side_fields.c: fields_parse(), fields_int(), fields_text()).
+ * writer/run_side.c reads it) and each record's tagged fields
+ * (writer/side_fields.c: fields_parse(), fields_int(), fields_text()).
  */
 #include "fuzz.h"
-#include "../../cmd/agprof/side_fields.c"
+#include "../../writer/side_fields.c"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /*
  * fuzz_rules.c - the rule-file parser and its expression parser
- * (analyzer/rules.c): any text as a rule file, and the same text as a
+ * (analyzer/rules/rules.c): any text as a rule file, and the same text as a
  * "--set RULE.THRESHOLD=VALUE" override on the built-in-like rule below.
  */
 #include "fuzz.h"

@@ -1,4 +1,4 @@
-"""Fleet scale: agprof's job queries (analyzer/sql/) run unchanged in
+"""Fleet scale: agprof's job queries (analyzer/model/sql/) run unchanged in
 DuckDB over several recordings, and give what agprof itself reports.
 
 Two samples are recorded (retrace_dtype.py: 3 traces of `normalize`;
@@ -23,7 +23,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import agtest  # noqa: E402
 from agtest import check, check_eq  # noqa: E402
 
-SQL_DIR = os.path.join(agtest.SOURCE_ROOT, "analyzer", "sql")
+SQL_DIR = os.path.join(agtest.SOURCE_ROOT, "analyzer", "model", "sql")
 SAMPLES = ["retrace_dtype.py", "retrace_shape.py"]
 
 

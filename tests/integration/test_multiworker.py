@@ -275,7 +275,7 @@ def check_pre5_merge(d, job):
 
 
 def check_duckdb_waits(job, agprof_wait_ns):
-    """analyzer/sql/collective_wait.sql, unchanged, in DuckDB over the CSV export: the wait agprof reported."""
+    """analyzer/model/sql/collective_wait.sql, unchanged, in DuckDB over the CSV export: the wait agprof reported."""
     try:
         import duckdb
     except ImportError:
@@ -289,7 +289,7 @@ def check_duckdb_waits(job, agprof_wait_ns):
         con.execute(fh.read())
     sql = {}
     for name in ("steps", "collectives", "collective_wait"):
-        with open(os.path.join(agtest.SOURCE_ROOT, "analyzer", "sql", name + ".sql")) as fh:
+        with open(os.path.join(agtest.SOURCE_ROOT, "analyzer", "model", "sql", name + ".sql")) as fh:
             sql[name] = fh.read()
     con.execute("CREATE VIEW steps AS " + sql["steps"])
     con.execute("CREATE VIEW collectives AS " + sql["collectives"])

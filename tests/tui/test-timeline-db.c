@@ -1,4 +1,4 @@
-/* test-timeline-db.c - analyzer/timeline.c on a small recording made here:
+/* test-timeline-db.c - analyzer/timeline/timeline.c on a small recording made here:
  * track order and roles, retraces, exact versus density rendering, long
  * events, stepping, search and details; CPU kernel lanes (schema 4). */
 #include "db.h"

@@ -1,4 +1,4 @@
-/* test-timeline.c - the pure parts of analyzer/timeline.c: time-to-column
+/* test-timeline.c - the pure parts of analyzer/timeline/timeline.c: time-to-column
  * mapping, level-of-detail merging, density shades, duration text. */
 #include "timeline.h"
 

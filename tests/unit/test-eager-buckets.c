@@ -1,4 +1,4 @@
-/* test-eager-buckets.c - cmd/agprof/eager_buckets.c: the launcher's table of
+/* test-eager-buckets.c - writer/eager_buckets.c: the launcher's table of
  * open per-second buckets past the recording's budget.  Every op added is in
  * exactly one written row, whatever the flushes (a full table, seconds
  * closed in between, probe chains that wrap). */

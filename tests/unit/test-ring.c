@@ -4,7 +4,7 @@
  * drained by the launcher's writer into SQLite and read back.
  */
 #include "../../collector/collector.h"
-#include "../../cmd/agprof/run_writer.h"
+#include "../../writer/run_writer.h"
 #include "recording.h"
 
 #include <criterion/criterion.h>

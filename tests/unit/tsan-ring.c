@@ -11,7 +11,7 @@
  * beside TSan's shadow memory.
  */
 #include "../../collector/collector.h"
-#include "../../cmd/agprof/run_writer.h"
+#include "../../writer/run_writer.h"
 #include "../../common/db.h"
 
 #include <pthread.h>
