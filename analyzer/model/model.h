@@ -399,8 +399,8 @@ struct metric_source {
 
 struct model_source_list; /* private */
 struct strpool;           /* private */
-struct saving_reads;      /* private: analyzer/advice/saving_reads.c */
-struct eager_runs_table;  /* private: analyzer/advice/eager_runs.c */
+struct saving_reads;      /* private: analyzer/model/saving_reads.c */
+struct eager_runs_table;  /* private: analyzer/model/eager_runs.c */
 
 /* A stretch of the run whose high-rate events were recorded (merged union of the capture windows). */
 struct model_window {

@@ -1,4 +1,4 @@
-/* check.c - `agprof check`: gate CI on thresholds; the work is in analyzer/rules/check.c. */
+/* check.c - `agprof check`: gate CI on thresholds; the work is in analyzer/report/check.c. */
 #include "builtin.h"
 #include "check.h"
 #include "options.h"

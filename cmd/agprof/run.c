@@ -763,7 +763,7 @@ static int run_option(void *ctx, int key, const char *value)
 	return error("unknown option");
 }
 
-/* A threshold of `agprof check` (analyzer/rules/check.h), after --check. */
+/* A threshold of `agprof check` (analyzer/report/check.h), after --check. */
 static int run_check_option(void *ctx, int key, const char *value)
 {
 	struct run_state *rs = ctx;

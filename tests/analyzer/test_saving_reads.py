@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""The savings read once per model (analyzer/advice/saving_reads.c) and the
-eager-hotspot walk split into parallel parts (analyzer/advice/eager_runs.c) give
+"""The savings read once per model (analyzer/model/saving_reads.c) and the
+eager-hotspot walk split into parallel parts (analyzer/model/eager_runs.c) give
 the savings their definitions give, computed here from the recording.
 
 A schema-6 recording written here (no TensorFlow): two threads whose eager
