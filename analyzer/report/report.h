@@ -57,7 +57,7 @@ void report_graph_ops_json(struct json *j, const struct graph_ops_model *g);
 void report_ranks_text(struct strbuf *out, const struct model *m);
 void report_ranks_json(struct json *j, const struct model *m);
 
-/* Helpers shared with check's printers. */
+/* Helpers shared with check's printers (report_loc.c). */
 
 /* "file.py:12" (path_display), then " → lib/x.py:7" for a library frame; "-" when unknown. */
 void report_add_loc(struct strbuf *sb, const struct model *m, const struct source_loc *loc);

@@ -14,30 +14,6 @@
 
 #define JSON_VERSION 1
 
-/* The innermost library frame of loc as a location object, or null. */
-void report_json_library_loc(struct json *j, const struct source_loc *loc)
-{
-	struct source_loc lib = { NULL, 0, NULL, 0, 0 };
-
-	if (loc && loc->lib_file) {
-		lib.file = loc->lib_file;
-		lib.line = loc->lib_line;
-	}
-	report_json_loc(j, &lib);
-}
-
-void report_json_loc(struct json *j, const struct source_loc *loc)
-{
-	if (!loc || !loc->file) {
-		json_null(j);
-		return;
-	}
-	json_begin_object(j);
-	json_kv_str(j, "file", loc->file);
-	json_kv_int(j, "line", loc->line);
-	json_end_object(j);
-}
-
 /* "key": location, "library_key": its library frame. */
 static void kv_locs(struct json *j, const char *key, const char *lib_key, const struct source_loc *loc)
 {

@@ -32,31 +32,6 @@ static const char *col(const struct text *t, const char *code)
 	return t->o->color ? code : "";
 }
 
-const char *report_rel_path(const struct model *m, const char *file)
-{
-	const char *cwd = m->session.cwd;
-	size_t n;
-
-	if (!file)
-		return NULL;
-	n = cwd ? strlen(cwd) : 0;
-	if (n && !strncmp(file, cwd, n) && file[n] == '/')
-		return file + n + 1;
-	return file;
-}
-
-/* "train.py:84 → gpflow/optimizers/scipy.py:224": the user's line, then the library's. */
-void report_add_loc(struct strbuf *sb, const struct model *m, const struct source_loc *loc)
-{
-	if (!loc || !loc->file) {
-		strbuf_addch(sb, '-');
-		return;
-	}
-	strbuf_addf(sb, "%s:%d", path_display(loc->file, m->session.cwd), loc->line);
-	if (loc->lib_file)
-		strbuf_addf(sb, " \u2192 %s:%d", path_display(loc->lib_file, m->session.cwd), loc->lib_line);
-}
-
 static void heading(struct text *t, const char *title)
 {
 	strbuf_addf(t->out, "\n%s%s%s\n", col(t, C_BOLD), title, col(t, C_RESET));
