@@ -8,6 +8,7 @@
  * seen before is a new-function-object retrace whatever its arguments.
  */
 #include "model_internal.h"
+#include "trace_index.h"
 #include "recording.h"
 #include "db.h"
 #include "strbuf.h"
@@ -237,36 +238,25 @@ static void shape_dims(struct strbuf *sb, const char *a, const char *b)
 		strbuf_addch(sb, ')');
 }
 
-struct constant {
-	const char *node, *value;
-};
-
-/* Scalar constants of the graph functions built by trace_id. */
-static int load_constants(struct model *m, sqlite3_stmt *st, const struct graph_fn *gfs, size_t ngfs,
-			  int64_t trace_id, struct constant **out, size_t *n)
+/* The scalar constants of the graph functions built by trace_id, in their order. */
+static int load_constants(struct graph_index *gx, int64_t trace_id, struct graph_constant **out, size_t *n)
 {
-	size_t cap = 0;
+	const size_t *idx;
+	size_t ng = graph_index_of_trace(gx, trace_id, &idx), cap = 0;
 
 	*out = NULL;
 	*n = 0;
-	for (size_t g = 0; g < ngfs; g++) {
-		int rc;
+	for (size_t g = 0; g < ng; g++) {
+		const struct graph_constant *c;
+		size_t nc;
 
-		if (gfs[g].trace_id != trace_id)
-			continue;
-		sqlite3_bind_int64(st, 1, gfs[g].id);
-		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-			if (ARRAY_GROW(*out, *n, cap)) {
-				sqlite3_reset(st);
+		if (graph_index_constants(gx, gx->gfs[idx[g]].id, &c, &nc))
+			return -1;
+		for (size_t i = 0; i < nc; i++) {
+			if (ARRAY_GROW(*out, *n, cap))
 				return -1;
-			}
-			(*out)[*n].node = model_strdup(m, (const char *)sqlite3_column_text(st, 0));
-			(*out)[*n].value = model_strdup(m, (const char *)sqlite3_column_text(st, 1));
-			(*n)++;
+			(*out)[(*n)++] = c[i];
 		}
-		sqlite3_reset(st);
-		if (rc != SQLITE_DONE)
-			return error("cannot read graph constants: %s", sqlite3_errmsg(sqlite3_db_handle(st)));
 	}
 	return 0;
 }
@@ -285,30 +275,73 @@ static int same_number(const char *a, const char *b)
 	return x == y || (x != 0 && (x - y) / x < 1e-6 && (x - y) / x > -1e-6);
 }
 
+static const struct graph_constant *sort_consts;
+
+/* By node name, then position: the first constant of a name comes first. */
+static int cmp_by_node(const void *x, const void *y)
+{
+	size_t i = *(const size_t *)x, j = *(const size_t *)y;
+	const char *a = sort_consts[i].node ? sort_consts[i].node : "", *b = sort_consts[j].node ? sort_consts[j].node : "";
+	int c = strcmp(a, b);
+
+	return c ? c : (i > j) - (i < j);
+}
+
+static int constants_by_node(const struct graph_constant *c, size_t n, size_t **out)
+{
+	*out = n ? malloc(n * sizeof(**out)) : NULL;
+	if (n && !*out)
+		return -1;
+	for (size_t i = 0; i < n; i++)
+		(*out)[i] = i;
+	sort_consts = c;  /* qsort has no context argument; explaining runs on one thread */
+	if (n)
+		qsort(*out, n, sizeof(**out), cmp_by_node);
+	return 0;
+}
+
+/* The first constant of c (in rowid order) named node, or NULL. */
+static const struct graph_constant *first_of_node(const struct graph_constant *c, const size_t *by_node, size_t n,
+						  const char *node)
+{
+	size_t lo = 0, hi = n;
+	const char *want = node ? node : "";
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const char *at = c[by_node[mid]].node ? c[by_node[mid]].node : "";
+
+		if (strcmp(at, want) < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo < n && eq(c[by_node[lo]].node, node))
+		return &c[by_node[lo]];
+	return NULL;
+}
+
 /*
  * Find the graph constant that changed between the traces' graphs,
  * preferring one whose new value equals the argument's new value.
  * Also reports whether the graphs' constants are all equal.
  */
-static int diff_constants(struct model *m, sqlite3_stmt *st, const struct graph_fn *gfs, size_t ngfs,
-			  const struct model_trace *a, const struct model_trace *b, const char *want_after,
-			  struct retrace_explanation *why, int *identical)
+static int diff_constants(struct graph_index *gx, const struct model_trace *a, const struct model_trace *b,
+			  const char *want_after, struct retrace_explanation *why, int *identical)
 {
-	struct constant *ca = NULL, *cb = NULL;
-	size_t na = 0, nb = 0;
+	struct graph_constant *ca = NULL, *cb = NULL;
+	size_t na = 0, nb = 0, *by_node = NULL;
 	int found = 0, ret = -1;
 
 	*identical = 1;
-	if (load_constants(m, st, gfs, ngfs, a->id, &ca, &na) || load_constants(m, st, gfs, ngfs, b->id, &cb, &nb))
+	if (load_constants(gx, a->id, &ca, &na) || load_constants(gx, b->id, &cb, &nb) ||
+	    constants_by_node(ca, na, &by_node))
 		goto cleanup;
 	if (na != nb)
 		*identical = 0;
 	for (size_t i = 0; i < nb; i++) {
-		const struct constant *old = NULL;
+		const struct graph_constant *old = first_of_node(ca, by_node, na, cb[i].node);
 
-		for (size_t j = 0; j < na && !old; j++)
-			if (eq(ca[j].node, cb[i].node))
-				old = &ca[j];
 		if (!old) {
 			*identical = 0;
 			continue;
@@ -329,28 +362,33 @@ static int diff_constants(struct model *m, sqlite3_stmt *st, const struct graph_
 cleanup:
 	free(ca);
 	free(cb);
+	free(by_node);
 	return ret;
 }
 
-static int graph_nodes_equal(const struct graph_fn *gfs, size_t ngfs, int64_t ta, int64_t tb)
+/* The most nodes among the graph functions trace_id built, -1 when none. */
+static int64_t most_nodes(const struct graph_index *gx, int64_t trace_id)
 {
-	int64_t na = -1, nb = -1;
+	const size_t *idx;
+	size_t ng = graph_index_of_trace(gx, trace_id, &idx);
+	int64_t n = -1;
 
-	for (size_t g = 0; g < ngfs; g++) {
-		if (gfs[g].trace_id == ta && (na < 0 || gfs[g].node_count > na))
-			na = gfs[g].node_count;
-		if (gfs[g].trace_id == tb && (nb < 0 || gfs[g].node_count > nb))
-			nb = gfs[g].node_count;
-	}
-	return na == nb;
+	for (size_t g = 0; g < ng; g++)
+		if (gx->gfs[idx[g]].node_count > n)
+			n = gx->gfs[idx[g]].node_count;
+	return n;
+}
+
+static int graph_nodes_equal(const struct graph_index *gx, int64_t ta, int64_t tb)
+{
+	return most_nodes(gx, ta) == most_nodes(gx, tb);
 }
 
 /* What the classifiers of one retrace share: trace b of f, compared with trace a. */
 struct retrace_ctx {
 	struct model *m;
-	sqlite3_stmt *consts;
-	const struct graph_fn *gfs;
-	size_t ngfs;
+	struct graph_index *gx;     /* graph functions and constants by trace */
+	struct trace_finder *finder; /* f's earlier traces by their arguments */
 	struct model_function *f;
 	const struct model_trace *a, *b;
 	struct retrace_explanation *why;
@@ -365,28 +403,17 @@ struct retrace_ctx {
  */
 typedef int (*retrace_classifier)(struct retrace_ctx *c);
 
-/* The closest earlier trace: same tf.function object when there is one; sets c->a and object_seen. */
+/*
+ * The closest earlier trace (fewest differing arguments, the latest on
+ * ties): of the same tf.function object when there is one.  Sets c->a and
+ * object_seen.
+ */
 static void pick_compared(struct retrace_ctx *c, size_t k)
 {
-	const struct model_function *f = c->f;
-	size_t best = k - 1, best_d = (size_t)-1;
+	size_t best = trace_finder_nearest(c->finder, k, &c->object_seen);
 
-	for (size_t j = 0; j < k; j++)
-		if (f->traces[j].function_object == c->b->function_object)
-			c->object_seen = 1;
-	for (size_t j = k; j-- > 0;) {
-		size_t d;
-
-		if (c->object_seen && f->traces[j].function_object != c->b->function_object)
-			continue;
-		d = trace_distance(&f->traces[j], c->b);
-		if (d < best_d) {
-			best_d = d;
-			best = j;
-		}
-	}
 	c->why->compared_with = best;
-	c->a = &f->traces[best];
+	c->a = &c->f->traces[best];
 }
 
 /*
@@ -477,7 +504,7 @@ static int describe_python_value(struct retrace_ctx *c, const struct model_trace
 	why->before = is_kind(x->kind, "python") ? x->value : model_strf(c->m, "<%s>", x->kind);
 	why->after = is_kind(y->kind, "python") ? y->value : model_strf(c->m, "<%s>", y->kind);
 	strbuf_addf(&c->sb, "%s: %s -> %s", y->name, why->before, why->after);
-	if (diff_constants(c->m, c->consts, c->gfs, c->ngfs, c->a, c->b, y->value, why, &identical))
+	if (diff_constants(c->gx, c->a, c->b, y->value, why, &identical))
 		return -1;
 	if (why->const_name)
 		strbuf_addf(&c->sb, " (graph constant %s: %s -> %s)", why->const_name, why->const_before,
@@ -570,7 +597,7 @@ static int classify_unequal_object(struct retrace_ctx *c)
 
 		if (!is_kind(b->inputs[i].kind, "object"))
 			continue;
-		if (diff_constants(c->m, c->consts, c->gfs, c->ngfs, a, b, NULL, why, &identical))
+		if (diff_constants(c->gx, a, b, NULL, why, &identical))
 			return -1;
 		why->const_name = why->const_before = why->const_after = NULL;
 		why->cause = CAUSE_PYTHON_OBJECT;
@@ -579,7 +606,7 @@ static int classify_unequal_object(struct retrace_ctx *c)
 		why->after = b->inputs[i].value;
 		why->detail = model_strf(c->m, "%s: a %s object that is new or compares unequal at each call%s",
 					 b->inputs[i].name, b->inputs[i].value ? b->inputs[i].value : "Python",
-					 identical && graph_nodes_equal(c->gfs, c->ngfs, a->id, b->id) ? " (graphs identical)"
+					 identical && graph_nodes_equal(c->gx, a->id, b->id) ? " (graphs identical)"
 													: "");
 		return 1;
 	}
@@ -602,14 +629,14 @@ static int classify_unknown(struct retrace_ctx *c)
 	return 1;
 }
 
-static int explain_one(struct model *m, sqlite3_stmt *consts, const struct graph_fn *gfs, size_t ngfs,
+static int explain_one(struct model *m, struct graph_index *gx, struct trace_finder *finder,
 		       struct model_function *f, size_t k)
 {
 	static const retrace_classifier classifiers[] = {
 		classify_followup, classify_new_object, classify_structure,
 		classify_input_diff, classify_unequal_object, classify_unknown,
 	};
-	struct retrace_ctx c = { .m = m, .consts = consts, .gfs = gfs, .ngfs = ngfs, .f = f,
+	struct retrace_ctx c = { .m = m, .gx = gx, .finder = finder, .f = f,
 				 .b = &f->traces[k], .why = &f->traces[k].why, .sb = STRBUF_INIT };
 	int r = 0;
 
@@ -628,35 +655,62 @@ static int explain_one(struct model *m, sqlite3_stmt *consts, const struct graph
 	return 0;
 }
 
+/* Explain f's traces after its first, each against the nearest earlier one.  0 or -1. */
+static int explain_function(struct model *m, struct graph_index *gx, struct model_function *f)
+{
+	struct trace_finder finder;
+	int ret = -1;
+
+	trace_finder_init(&finder, f, trace_distance);
+	if (f->ntraces && trace_finder_add(&finder, 0))
+		goto oom;
+	for (size_t k = 1; k < f->ntraces; k++) {
+		if (explain_one(m, gx, &finder, f, k))
+			goto cleanup;
+		if (trace_finder_add(&finder, k))
+			goto oom;
+	}
+	ret = 0;
+	goto cleanup;
+oom:
+	error("out of memory explaining the retraces of %s", f->name ? f->name : "?");
+cleanup:
+	trace_finder_release(&finder);
+	return ret;
+}
+
+/* The main cause: the most frequent, the more specific on ties. */
+static void main_cause(struct model_function *f)
+{
+	size_t best = 0;
+
+	for (int c = CAUSE_NONE + 1; c < CAUSE__COUNT; c++)
+		if (f->cause_counts[c] > best ||
+		    (f->cause_counts[c] == best && best && c != CAUSE_UNKNOWN && f->main_cause == CAUSE_UNKNOWN)) {
+			best = f->cause_counts[c];
+			f->main_cause = (enum retrace_cause)c;
+		}
+}
+
 int model_explain_retraces(struct model *m, const struct graph_fn *gfs, size_t ngfs)
 {
-	sqlite3_stmt *consts = db_prepare(m->rec->db,
-		"SELECT node_name, coalesce(value, '') FROM graph_constants WHERE graph_function_id = ? ORDER BY rowid");
+	struct graph_index gx;
 	int64_t recorded;
 	int ret = -1;
 
-	if (!consts)
-		return -1;
+	if (graph_index_init(&gx, m, gfs, ngfs))
+		return error("out of memory indexing graph functions");
 	for (size_t i = 0; i < m->nfunctions; i++) {
 		struct model_function *f = &m->functions[i];
-		size_t best = 0;
 
-		for (size_t k = 1; k < f->ntraces; k++)
-			if (explain_one(m, consts, gfs, ngfs, f, k))
-				goto cleanup;
+		if (explain_function(m, &gx, f))
+			goto cleanup;
 		f->retrace_ns = 0;
 		for (size_t k = 1; k < f->ntraces; k++)
 			if (!f->traces[k].why.followup)
 				f->retrace_ns += f->traces[k].end_ns - f->traces[k].start_ns;
 		/* the session's is a union (model_trace_union_ns): nested retraces once */
-		/* The main cause: the most frequent, the more specific on ties. */
-		for (int c = CAUSE_NONE + 1; c < CAUSE__COUNT; c++)
-			if (f->cause_counts[c] > best ||
-			    (f->cause_counts[c] == best && best && c != CAUSE_UNKNOWN &&
-			     f->main_cause == CAUSE_UNKNOWN)) {
-				best = f->cause_counts[c];
-				f->main_cause = (enum retrace_cause)c;
-			}
+		main_cause(f);
 	}
 	m->session.retrace_ns = model_trace_union_ns(m, 1, &recorded);
 	m->session.retrace_share = m->session.active_ns ? (double)recorded / (double)m->session.active_ns : 0;
@@ -664,6 +718,6 @@ int model_explain_retraces(struct model *m, const struct graph_fn *gfs, size_t n
 		m->session.retrace_share = 1;
 	ret = 0;
 cleanup:
-	sqlite3_finalize(consts);
+	graph_index_release(&gx);
 	return ret;
 }

@@ -321,6 +321,38 @@ cleanup:
 }
 
 /*
+ * fn's traces by id: *first maps an id to its first trace, next[i] the
+ * following trace of the same id (ids are untrusted: duplicates are kept
+ * apart, as the scan over every trace did).  0, or -1 out of memory.
+ */
+static int traces_by_id(const struct model_function *fn, struct idmap *first, size_t **next)
+{
+	size_t *last = fn->ntraces ? malloc(fn->ntraces * sizeof(*last)) : NULL;
+
+	*next = fn->ntraces ? malloc(fn->ntraces * sizeof(**next)) : NULL;
+	if (fn->ntraces && (!last || !*next)) {
+		free(last);
+		return -1;
+	}
+	for (size_t i = 0; i < fn->ntraces; i++) {
+		size_t head;
+
+		(*next)[i] = SIZE_MAX;
+		if (idmap_get(first, fn->traces[i].id, &head)) {
+			(*next)[last[head]] = i;
+			last[head] = i;
+		} else if (idmap_put(first, fn->traces[i].id, i) < 0) {
+			free(last);
+			return -1;
+		} else {
+			last[i] = i;
+		}
+	}
+	free(last);
+	return 0;
+}
+
+/*
  * The steps of fn from its calls in time order: a trace's first call gives
  * that trace's first end, every other call a plain span.
  */
@@ -328,23 +360,27 @@ static int steps_from_calls(const struct model_function *fn, const struct graph_
 			    const struct call_row *v, size_t n, struct call_steps *cs)
 {
 	unsigned char *seen = fn->ntraces ? calloc(fn->ntraces, 1) : NULL;
+	struct idmap first = IDMAP_INIT;
+	size_t *next = NULL;
 	int64_t *plain = NULL;
 	size_t cap = 0, nseen = 0;  /* once every trace's first call is seen, no call is one */
 	int ret = -1;
 
-	if (fn->ntraces && !seen)
-		return -1;
+	if ((fn->ntraces && !seen) || traces_by_id(fn, &first, &next))
+		goto cleanup;
 	for (size_t k = 0; k < n && k < SAVING_MAX_CALLS; k++) {
-		int first = 0;
+		size_t i;
+		int is_first = 0;
 
-		for (size_t i = 0; nseen < fn->ntraces && i < fn->ntraces; i++)
-			if (fn->traces[i].id == owners[v[k].owner].trace_id && !seen[i]) {
-				seen[i] = 1;
-				nseen++;
-				first = 1;
-				cs->first_end[i] = v[k].end;
-			}
-		if (!first && v[k].start >= 0 && v[k].end >= v[k].start) {  /* a negative start: untrusted, skipped */
+		if (nseen < fn->ntraces && idmap_get(&first, owners[v[k].owner].trace_id, &i))
+			for (; i != SIZE_MAX; i = next[i])
+				if (!seen[i]) {
+					seen[i] = 1;
+					nseen++;
+					is_first = 1;
+					cs->first_end[i] = v[k].end;
+				}
+		if (!is_first && v[k].start >= 0 && v[k].end >= v[k].start) {  /* a negative start: untrusted, skipped */
 			if (ARRAY_GROW(plain, cs->nplain, cap))
 				goto cleanup;
 			plain[cs->nplain++] = v[k].end - v[k].start;
@@ -355,6 +391,8 @@ static int steps_from_calls(const struct model_function *fn, const struct graph_
 cleanup:
 	free(plain);
 	free(seen);
+	free(next);
+	idmap_release(&first);
 	return ret;
 }
 

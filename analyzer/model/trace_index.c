@@ -1,0 +1,347 @@
+/* trace_index.c - lookups for explaining retraces; see trace_index.h. */
+#include "trace_index.h"
+#include "model_internal.h"
+#include "recording.h"
+#include "db.h"
+#include "util.h"
+
+#include <sqlite3.h>
+#include <string.h>
+
+/* ---- a trace's graph functions and their constants ---- */
+
+static const struct graph_fn *sort_gfs;
+
+static int cmp_by_trace(const void *a, const void *b)
+{
+	int64_t x = sort_gfs[*(const size_t *)a].trace_id, y = sort_gfs[*(const size_t *)b].trace_id;
+
+	if (x != y)
+		return x < y ? -1 : 1;
+	return *(const size_t *)a < *(const size_t *)b ? -1 : *(const size_t *)a > *(const size_t *)b;
+}
+
+int graph_index_init(struct graph_index *x, struct model *m, const struct graph_fn *gfs, size_t ngfs)
+{
+	memset(x, 0, sizeof(*x));
+	x->m = m;
+	x->gfs = gfs;
+	x->ngfs = ngfs;
+	if (!ngfs)
+		return 0;
+	x->by_trace = malloc(ngfs * sizeof(*x->by_trace));
+	if (!x->by_trace)
+		return -1;
+	for (size_t i = 0; i < ngfs; i++)
+		x->by_trace[i] = i;
+	sort_gfs = gfs;  /* qsort has no context argument; the analyzer sorts on one thread here */
+	qsort(x->by_trace, ngfs, sizeof(*x->by_trace), cmp_by_trace);
+	return 0;
+}
+
+void graph_index_release(struct graph_index *x)
+{
+	free(x->by_trace);
+	free(x->consts);
+	free(x->spans);
+	idmap_release(&x->groups);
+	memset(x, 0, sizeof(*x));
+}
+
+size_t graph_index_of_trace(const struct graph_index *x, int64_t trace_id, const size_t **idx)
+{
+	size_t lo = 0, hi = x->ngfs, first;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (x->gfs[x->by_trace[mid]].trace_id < trace_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	first = lo;
+	while (hi < x->ngfs && x->gfs[x->by_trace[hi]].trace_id == trace_id)
+		hi++;
+	*idx = x->by_trace ? x->by_trace + first : NULL;
+	return hi - first;
+}
+
+/* graph_constants has no index on graph_function_id: one sorted pass, grouped here. */
+static int read_constants(struct graph_index *x)
+{
+	sqlite3_stmt *s = db_prepare(x->m->rec->db,
+		"SELECT graph_function_id, node_name, coalesce(value, '') FROM graph_constants "
+		"ORDER BY graph_function_id, rowid");
+	size_t cap = 0, scap = 0;
+	int64_t last = 0;
+	int rc;
+
+	if (!s)
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		int64_t gf = sqlite3_column_int64(s, 0);
+
+		if (ARRAY_GROW(x->consts, x->nconsts, cap))
+			goto oom;
+		if (!x->nspans || gf != last) {
+			if (ARRAY_GROW(x->spans, x->nspans, scap) || idmap_put(&x->groups, gf, x->nspans) < 0)
+				goto oom;
+			x->spans[x->nspans].first = x->nconsts;
+			x->spans[x->nspans++].n = 0;
+			last = gf;
+		}
+		x->consts[x->nconsts].node = model_strdup(x->m, (const char *)sqlite3_column_text(s, 1));
+		x->consts[x->nconsts++].value = model_strdup(x->m, (const char *)sqlite3_column_text(s, 2));
+		x->spans[x->nspans - 1].n++;
+	}
+	if (rc != SQLITE_DONE)
+		error("cannot read graph constants: %s", sqlite3_errmsg(x->m->rec->db));
+	sqlite3_finalize(s);
+	return rc == SQLITE_DONE ? 0 : -1;
+oom:
+	sqlite3_finalize(s);
+	return error("out of memory reading graph constants");
+}
+
+int graph_index_constants(struct graph_index *x, int64_t gf_id, const struct graph_constant **out, size_t *n)
+{
+	size_t span;
+
+	*out = NULL;
+	*n = 0;
+	if (!x->constants_read)
+		x->constants_read = read_constants(x) ? -1 : 1;
+	if (x->constants_read < 0)
+		return -1;
+	if (idmap_get(&x->groups, gf_id, &span)) {
+		*out = x->consts + x->spans[span].first;
+		*n = x->spans[span].n;
+	}
+	return 0;
+}
+
+/* ---- the nearest earlier trace ---- */
+
+/*
+ * Keys are 64-bit hashes of what trace_distance compares.  A key names a
+ * pool (the traces of one tf.function object, or all of them), a kind of
+ * key and its parts.  Two different keys can hash alike: every trace a key
+ * gives back is measured with the real distance, and a wrong one sends the
+ * search to the one-by-one comparison, so the answer stays exact.
+ */
+enum key_kind { K_EXACT = 1, K_ARGS, K_WILD, K_SEEN, K_STRUCT, K_NINPUTS };
+#define ALL_POOL INT64_MIN
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+	h ^= h >> 31;
+	h *= 0xbf58476d1ce4e5b9ull;
+	return h ^ (h >> 29);
+}
+
+static uint64_t mix_text(uint64_t h, const char *s)
+{
+	uint64_t t = 0xcbf29ce484222325ull;
+
+	if (!s)
+		return mix(h, 0x6e756c6cull);  /* NULL is not "" */
+	for (; *s; s++)
+		t = (t ^ (unsigned char)*s) * 0x100000001b3ull;
+	return mix(h, t);
+}
+
+/* What trace_distance compares of one argument (explain.c's input_diff). */
+static uint64_t arg_hash(const struct model_trace_input *in)
+{
+	uint64_t h = mix_text(1, in->kind);
+
+	if (in->kind && (!strcmp(in->kind, "tensor") || !strcmp(in->kind, "variable")))
+		return mix_text(mix_text(h, in->dtype), in->shape);
+	if (in->kind && (!strcmp(in->kind, "python") || !strcmp(in->kind, "object")))
+		return mix_text(h, in->value);
+	return h;
+}
+
+static uint64_t struct_hash(const struct model_trace *t)
+{
+	uint64_t h = mix(2, t->ninputs);
+
+	for (size_t i = 0; i < t->ninputs; i++)
+		h = mix_text(h, t->inputs[i].name);
+	return h;
+}
+
+static int64_t key_id(int64_t pool, enum key_kind kind, uint64_t h)
+{
+	return (int64_t)mix(mix((uint64_t)pool, (uint64_t)kind), h);
+}
+
+/* The hash of t's arguments, leaving out position skip (SIZE_MAX: none). */
+static uint64_t args_hash(const struct model_trace *t, uint64_t st, size_t skip)
+{
+	uint64_t h = mix(st, skip);
+
+	for (size_t i = 0; i < t->ninputs; i++)
+		if (i != skip)
+			h = mix(h, arg_hash(&t->inputs[i]));
+	return h;
+}
+
+int trace_finder_init(struct trace_finder *tf, const struct model_function *f, trace_distance_fn distance)
+{
+	memset(tf, 0, sizeof(*tf));
+	tf->f = f;
+	tf->distance = distance;
+	tf->scan_limit = 100000;
+	return 0;
+}
+
+void trace_finder_release(struct trace_finder *tf)
+{
+	idmap_release(&tf->keys);
+	idmap_release(&tf->objects);
+	memset(tf, 0, sizeof(*tf));
+}
+
+static int put_keys(struct trace_finder *tf, int64_t pool, size_t k)
+{
+	const struct model_trace *t = &tf->f->traces[k];
+	uint64_t st = struct_hash(t), args = args_hash(t, st, SIZE_MAX);
+	int bad = 0;
+
+	bad |= idmap_set(&tf->keys, key_id(pool, K_EXACT, mix_text(args, t->signature)), k);
+	bad |= idmap_set(&tf->keys, key_id(pool, K_ARGS, args), k);
+	bad |= idmap_set(&tf->keys, key_id(pool, K_STRUCT, st), k);
+	bad |= idmap_set(&tf->keys, key_id(pool, K_NINPUTS, t->ninputs), k);
+	for (size_t i = 0; i < t->ninputs && !bad; i++) {
+		bad |= idmap_set(&tf->keys, key_id(pool, K_WILD, args_hash(t, st, i)), k);
+		bad |= idmap_set(&tf->keys, key_id(pool, K_SEEN, mix(mix(st, i), arg_hash(&t->inputs[i]))), k);
+	}
+	return bad ? -1 : 0;
+}
+
+int trace_finder_add(struct trace_finder *tf, size_t k)
+{
+	const struct model_trace *t = &tf->f->traces[k];
+	size_t seen;
+
+	if (!idmap_get(&tf->objects, t->function_object, &seen)) {
+		if (idmap_put(&tf->objects, t->function_object, k) < 0)
+			return -1;
+		/* a second object: from now on every trace is kept under its object too */
+		if (k > 0 && !tf->per_object) {
+			tf->per_object = 1;
+			for (size_t j = 0; j < k; j++)
+				if (put_keys(tf, tf->f->traces[j].function_object, j))
+					return -1;
+		}
+	}
+	if (t->ninputs > tf->most_inputs)
+		tf->most_inputs = t->ninputs;
+	if (put_keys(tf, ALL_POOL, k))
+		return -1;
+	return tf->per_object ? put_keys(tf, t->function_object, k) : 0;
+}
+
+struct search {
+	struct trace_finder *tf;
+	size_t k;
+	int64_t pool;           /* the object, or ALL_POOL */
+	size_t best, best_d;    /* best_d SIZE_MAX: none yet */
+	int wrong;              /* a key gave back a trace its distance denies */
+};
+
+static int in_pool(const struct search *s, size_t j)
+{
+	return s->pool == ALL_POOL || s->tf->f->traces[j].function_object == s->pool;
+}
+
+/* Offer the trace a key gave back, if it is one; want: the distance the key promises (SIZE_MAX: any). */
+static void offer(struct search *s, enum key_kind kind, uint64_t h, size_t want)
+{
+	int64_t pool = s->tf->per_object ? s->pool : ALL_POOL;
+	size_t j, d;
+
+	if (!idmap_get(&s->tf->keys, key_id(pool, kind, h), &j))
+		return;
+	if (j >= s->k || !in_pool(s, j)) {
+		s->wrong = 1;
+		return;
+	}
+	d = s->tf->distance(&s->tf->f->traces[j], &s->tf->f->traces[s->k]);
+	if (want != SIZE_MAX && d > want) {
+		s->wrong = 1;
+		return;
+	}
+	if (d < s->best_d || (d == s->best_d && j > s->best)) {
+		s->best = j;
+		s->best_d = d;
+	}
+}
+
+/* Every trace of the pool, latest first, until one is as near as any can be. */
+static void scan(struct search *s, size_t floor)
+{
+	size_t compared = 0;
+
+	for (size_t j = s->k; j-- > 0 && compared < s->tf->scan_limit && s->best_d > floor;) {
+		size_t d;
+
+		if (!in_pool(s, j))
+			continue;
+		compared++;
+		d = s->tf->distance(&s->tf->f->traces[j], &s->tf->f->traces[s->k]);
+		if (d < s->best_d) {
+			s->best = j;
+			s->best_d = d;
+		}
+	}
+}
+
+/* No trace of the pool has b's argument list: the nearest count of arguments, latest on ties. */
+static void nearest_ninputs(struct search *s, size_t most)
+{
+	size_t n = s->tf->f->traces[s->k].ninputs;
+
+	for (size_t delta = 0; delta <= most && s->best_d == SIZE_MAX; delta++) {
+		offer(s, K_NINPUTS, n + delta, SIZE_MAX);
+		if (delta && delta <= n)
+			offer(s, K_NINPUTS, n - delta, SIZE_MAX);
+	}
+}
+
+size_t trace_finder_nearest(struct trace_finder *tf, size_t k, int *object_seen)
+{
+	const struct model_trace *b = &tf->f->traces[k];
+	struct search s = { .tf = tf, .k = k, .pool = ALL_POOL, .best = k - 1, .best_d = SIZE_MAX };
+	uint64_t st = struct_hash(b), args = args_hash(b, st, SIZE_MAX);
+	size_t unseen = 0, j;
+
+	*object_seen = idmap_get(&tf->objects, b->function_object, &j);
+	if (*object_seen)
+		s.pool = b->function_object;
+	offer(&s, K_EXACT, mix_text(args, b->signature), 0);
+	if (s.best_d == 0 && !s.wrong)
+		return s.best;
+	offer(&s, K_ARGS, args, 1);
+	for (size_t i = 0; i < b->ninputs; i++) {
+		size_t seen;
+
+		offer(&s, K_WILD, args_hash(b, st, i), 1);
+		if (!idmap_get(&tf->keys, key_id(tf->per_object ? s.pool : ALL_POOL, K_SEEN,
+						  mix(mix(st, i), arg_hash(&b->inputs[i]))), &seen))
+			unseen++;
+	}
+	if (s.best_d <= 1 && !s.wrong)
+		return s.best;
+	if (!idmap_get(&tf->keys, key_id(tf->per_object ? s.pool : ALL_POOL, K_STRUCT, st), &j) && !s.wrong) {
+		nearest_ninputs(&s, tf->most_inputs);
+		if (s.best_d != SIZE_MAX && !s.wrong)
+			return s.best;
+	}
+	/* at least two arguments differ from every trace, and at least `unseen` (values never seen there) */
+	scan(&s, s.wrong ? 0 : (unseen > 2 ? unseen : 2));
+	return s.best;
+}
