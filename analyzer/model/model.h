@@ -264,6 +264,8 @@ struct model_session {
 	const char *tf_detail;
 	const char *gpu_status, *gpu_detail;
 	int exit_status, exit_signal;
+	int exit_known;             /* the launcher saw the program end and wrote its status */
+	const char *cut_short;      /* why the recording ended before the run's finish (meta cut_short), or NULL */
 	int64_t start_ns, end_ns;
 	int64_t wall_ns;            /* end_ns - start_ns */
 	/*

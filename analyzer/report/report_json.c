@@ -82,7 +82,13 @@ static void json_session(struct json *j, const struct model *m)
 	json_kv_str(j, "tf_version", s->tf_version);
 	json_kv_str(j, "tf_status", s->tf_status);
 	json_kv_str(j, "gpu_status", s->gpu_status);
-	json_kv_int(j, "exit_status", s->exit_status);
+	if (s->exit_known) {
+		json_kv_int(j, "exit_status", s->exit_status);
+	} else {
+		json_key(j, "exit_status");
+		json_null(j);
+	}
+	json_kv_str(j, "cut_short", s->cut_short);
 	json_kv_int(j, "exit_signal", s->exit_signal);
 	json_kv_int(j, "start_ns", s->start_ns);
 	json_kv_int(j, "end_ns", s->end_ns);

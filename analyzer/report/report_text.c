@@ -264,12 +264,17 @@ static void summary(struct text *t)
 	if (!empty)
 		strbuf_addf(t->out, s->capture ? " (%s recorded after TensorFlow started)" : " (%s after TensorFlow started)",
 			    duration_format(b, sizeof(b), s->active_ns));
-	strbuf_addf(t->out, ", exit %d", s->exit_status);
+	if (s->exit_known)
+		strbuf_addf(t->out, ", exit %d", s->exit_status);
+	else
+		strbuf_addstr(t->out, ", exit status unknown");
 	if (s->tf_version)
 		strbuf_addf(t->out, ", TensorFlow %s", s->tf_version);
 	if (s->python_version)
 		strbuf_addf(t->out, ", Python %.*s", (int)strcspn(s->python_version, " "), s->python_version);
 	strbuf_addch(t->out, '\n');
+	if (s->cut_short)
+		strbuf_addf(t->out, "  %scut short:%s %s\n", col(t, C_YELLOW), col(t, C_RESET), s->cut_short);
 	capture_line(t);
 	budget_line(t);
 	if (empty) {

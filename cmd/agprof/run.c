@@ -9,6 +9,8 @@
 #include "options.h"
 #include "config.h"
 #include "db.h"
+#include "keeper.h"
+#include "publish.h"
 #include "recording.h"
 #include "run_attach.h"
 #include "run_writer.h"
@@ -50,8 +52,11 @@ static const char *const run_epilogue =
 	"before) or internal error.  PROGRAM's own failure takes precedence.\n"
 	"The recording is written to a hidden file beside FILE and renamed to FILE\n"
 	"once PROGRAM ran: a program that cannot start leaves FILE as it was.\n"
-	"If agprof itself is killed (SIGKILL), the recording stays in that hidden\n"
-	"file, readable up to its last commit; agprof report FILE names it.\n"
+	"If agprof itself is killed (SIGKILL, a crash), a small keeper process it\n"
+	"started moves the recording to FILE, marked cut short (no exit status:\n"
+	"nobody saw PROGRAM end), with what was committed until then (rows of the\n"
+	"last half second can be missing).  Only if the keeper is killed too does\n"
+	"it stay in the hidden file; agprof report FILE then names it.\n"
 	"SIGUSR2 sent to agprof (not to PROGRAM) toggles the capture window:\n"
 	"it stops recording eager ops, graph calls, black boxes and Session steps,\n"
 	"and the next one starts again (the recording keeps the windows).\n"
@@ -148,6 +153,7 @@ struct run_state {
 	int shm_fd;              /* our session folder, flock'ed while we live */
 	char output_path[PATH_MAX];
 	char tmp_path[PATH_MAX]; /* the recording until the program has run */
+	struct keeper keeper;    /* publishes tmp_path if agprof is killed before it does */
 	int default_name;        /* output_path was chosen as agprof-N.agprof */
 	int write_error_said;
 	pid_t child;
@@ -365,61 +371,33 @@ static int make_tmp_output(struct run_state *rs)
 	}
 	fchmod(fd, 0666 & ~mask);  /* as a plain creat() would have made FILE */
 	close(fd);
+	/* without a keeper a kill leaves the hidden file, which recording_open's hint names */
+	keeper_start(&rs->keeper, rs->tmp_path, rs->output_path,
+		     &(struct keeper_run){ .argv = rs->argv, .force = rs->force, .default_name = rs->default_name });
 	return 0;
 }
 
-/* Remove the temporary recording and SQLite's side files. */
+/* Remove the temporary recording and SQLite's side files; the keeper has nothing left to keep. */
 static void remove_tmp_output(struct run_state *rs)
 {
+	keeper_done(&rs->keeper);
 	if (!rs->tmp_path[0])
 		return;
 	db_remove(rs->tmp_path);
 	rs->tmp_path[0] = '\0';
 }
 
-/* rename() that never replaces an existing file (EEXIST instead). */
-static int rename_noreplace(const char *from, const char *to)
-{
-	if (renameat2(AT_FDCWD, from, AT_FDCWD, to, RENAME_NOREPLACE) == 0)
-		return 0;
-	if (errno != EINVAL && errno != ENOSYS)
-		return -1;
-	if (link(from, to) != 0)  /* a file system without RENAME_NOREPLACE */
-		return -1;
-	unlink(from);
-	return 0;
-}
-
-/*
- * Move the finished recording to its name.  Without --force it never
- * replaces a file (a default name moves on to the next free N).  A WAL that
- * could not be folded back (disk full) moves along: it holds committed rows.
- */
+/* Move the finished recording to its name (publish.h). */
 static int publish_output(struct run_state *rs)
 {
-	char wal[PATH_MAX + 8], to_wal[PATH_MAX + 8], to_shm[PATH_MAX + 8];
-	int rc;
-
-	for (int n = 2;; n++) {
-		rc = rs->force ? rename(rs->tmp_path, rs->output_path) : rename_noreplace(rs->tmp_path, rs->output_path);
-		if (rc == 0 || errno != EEXIST || !rs->default_name || n >= 100000)
-			break;
-		snprintf(rs->output_path, sizeof(rs->output_path), "agprof-%d.agprof", n);
-	}
-	if (rc != 0) {
+	if (recording_publish(rs->tmp_path, rs->output_path, sizeof(rs->output_path), rs->force,
+			      rs->default_name) != 0) {
 		error("cannot move the recording to '%s' (%s); it is in '%s'", rs->output_path, strerror(errno),
 		      rs->tmp_path);
 		rs->tmp_path[0] = '\0';
 		return -1;
 	}
-	snprintf(wal, sizeof(wal), "%s-wal", rs->tmp_path);
-	snprintf(to_wal, sizeof(to_wal), "%s-wal", rs->output_path);
-	snprintf(to_shm, sizeof(to_shm), "%s-shm", rs->output_path);
-	if (access(wal, F_OK) == 0) {
-		unlink(to_shm);
-		rename(wal, to_wal);
-	}
-	remove_tmp_output(rs);  /* only side files are left under that name */
+	rs->tmp_path[0] = '\0';
 	return 0;
 }
 
@@ -1061,7 +1039,7 @@ int cmd_run(int argc, char **argv)
 	pid_t pid;
 
 	memset(&rs, 0, sizeof(rs));
-	rs.shm_fd = rs.shm_base_fd = -1;
+	rs.shm_fd = rs.shm_base_fd = rs.keeper.fd = -1;
 	rs.budget.max_events = RUN_DEFAULT_MAX_EVENTS;
 	first = parse_options(&rs, argc, argv);
 	if (first < 0) {
@@ -1102,7 +1080,7 @@ struct run_state *run_attach_prepare(const char *output, int force, int quiet, i
 	*rc = EXIT_INTERNAL;
 	if (!rs)
 		return NULL;
-	rs->shm_fd = rs->shm_base_fd = -1;
+	rs->shm_fd = rs->shm_base_fd = rs->keeper.fd = -1;
 	rs->output = output;
 	rs->force = force;
 	rs->quiet = quiet;
