@@ -414,6 +414,35 @@ static int classify_followup(struct retrace_ctx *c)
 	return 1;
 }
 
+/*
+ * A trace inside a running trace of the same tf.function object, on the
+ * same thread: the function calls itself while traced (the guide's
+ * recursive tf.function, or recursion on a Python value).  One call, one
+ * trace tree: part of the outer trace's time, not a retrace of its own.
+ */
+static int classify_nested(struct retrace_ctx *c)
+{
+	const struct model_function *f = c->f;
+	const struct model_trace *b = c->b;
+	size_t k = (size_t)(b - f->traces);
+
+	for (size_t j = k; j-- > 0;) {
+		const struct model_trace *o = &f->traces[j];
+
+		if (o->function_object != b->function_object || o->pid != b->pid || o->tid != b->tid ||
+		    o->start_ns > b->start_ns || o->end_ns < b->end_ns || o->end_ns <= b->start_ns)
+			continue;
+		c->why->compared_with = j;
+		c->why->cause = o->why.cause != CAUSE_NONE ? o->why.cause : CAUSE_UNKNOWN;
+		c->why->followup = 1;
+		c->why->nested = 1;
+		c->why->detail = model_strf(c->m, "traced again inside its own trace #%zu (%s calls itself while traced):"
+					    " part of that trace, not a retrace", j + 1, f->name);
+		return 1;
+	}
+	return 0;
+}
+
 static int classify_new_object(struct retrace_ctx *c)
 {
 	if (c->object_seen || c->b->object_trace_no > 1)
@@ -606,7 +635,7 @@ static int explain_one(struct model *m, sqlite3_stmt *consts, const struct graph
 		       struct model_function *f, size_t k)
 {
 	static const retrace_classifier classifiers[] = {
-		classify_followup, classify_new_object, classify_structure,
+		classify_nested, classify_followup, classify_new_object, classify_structure,
 		classify_input_diff, classify_unequal_object, classify_unknown,
 	};
 	struct retrace_ctx c = { .m = m, .consts = consts, .gfs = gfs, .ngfs = ngfs, .f = f,

@@ -1315,6 +1315,21 @@ const struct model_function *model_find_function(const struct model *m, const ch
 	return NULL;
 }
 
+const struct model_function *model_finding_function(const struct model *m, const struct finding *f)
+{
+	const struct model_function *found = NULL;
+
+	if (f->fn || !f->function)
+		return f->fn;
+	for (size_t i = 0; i < m->nfunctions; i++)
+		if (!strcmp(m->functions[i].name, f->function)) {
+			if (found)
+				return NULL;
+			found = &m->functions[i];
+		}
+	return found;
+}
+
 struct finding *model_add_finding(struct model *m, const struct finding *f)
 {
 	struct finding *d;

@@ -83,6 +83,12 @@ struct retrace_explanation {
 	 * trace is inherent, not avoidable (cause is the earlier trace's).
 	 */
 	int followup;
+	/*
+	 * 1 (with followup) for a trace inside a running trace of the same
+	 * tf.function object: the function called itself while traced.  One
+	 * trace tree, part of the outer trace's time.
+	 */
+	int nested;
 };
 
 /* One argument of a trace's concrete signature (a trace_inputs row). */
@@ -134,7 +140,7 @@ struct model_function {
 	int reduce_retracing;       /* any trace with reduce_retracing */
 	int64_t variables_created;  /* over all traces */
 	size_t traces_creating_variables; /* the most of one use (the line of the objects' first calls) */
-	size_t followups;           /* traces TensorFlow made again because the call's first created variables */
+	size_t followups;           /* traces of a call already traced: again after creating variables, or nested (why.followup) */
 	size_t jit_shapes;          /* distinct input signatures among jit_compile traces */
 	int64_t blackbox_nodes;     /* py_function nodes in its graphs */
 	int64_t blackbox_execs;
@@ -339,6 +345,7 @@ struct finding {
 	const char *title;          /* rule's one-line title */
 	enum severity severity;
 	const char *function;       /* Python function name, or NULL */
+	const struct model_function *fn; /* the function it is about when the rule's row is one, else NULL */
 	enum retrace_cause cause;   /* CAUSE_NONE when not about a retrace */
 	struct source_loc loc;      /* user source line to show and annotate */
 	const char *message;
@@ -376,6 +383,7 @@ struct metric_value {
 /* What a finding made from a row points at. Unknown members stay 0/NULL. */
 struct metric_anchor {
 	const char *function;
+	const struct model_function *fn; /* the very function (two may share a name), or NULL */
 	enum retrace_cause cause;
 	struct source_loc loc;
 	int64_t cost_ns;
@@ -512,6 +520,11 @@ const char *model_strdup(struct model *m, const char *s);
  */
 /* Find a function by Python name (first match), or NULL. */
 const struct model_function *model_find_function(const struct model *m, const char *name);
+/*
+ * The function finding f is about: its own (f->fn), else the only one with
+ * its name; NULL when none or several have it (no estimate is shared).
+ */
+const struct model_function *model_finding_function(const struct model *m, const struct finding *f);
 
 struct finding *model_add_finding(struct model *m, const struct finding *f);
 /*

@@ -98,6 +98,7 @@ static void pt_anchor(const struct model *m, void *data, size_t row, struct metr
 
 	(void)m;
 	a->function = r->function;
+	a->fn = r->fn;
 	a->loc = r->loc;
 	a->start_ns = r->start_ns;
 	a->end_ns = r->end_ns;
