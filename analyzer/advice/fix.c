@@ -1503,6 +1503,7 @@ void fix_annotate(struct model *m)
 			annotate(&c, f);
 			saving_estimate(m, f);
 		}
+		model_bound_finding(m, f);
 	}
 	for (size_t i = 0; i < c.nfiles; i++)
 		srcfile_release(&c.files[i].sf);

@@ -1050,6 +1050,21 @@ static size_t creating_traces_of_one_use(const struct model_function *f, size_t 
 	return most;
 }
 
+/* Whether trace k of f runs inside an earlier trace of f on its thread (the function calling itself while traced). */
+static int inside_earlier_trace(const struct model_function *f, size_t k)
+{
+	const struct model_trace *t = &f->traces[k];
+
+	for (size_t j = 0; j < k; j++) {
+		const struct model_trace *o = &f->traces[j];
+
+		if (o->pid == t->pid && o->tid == t->tid && o->start_ns <= t->start_ns && o->end_ns >= t->end_ns &&
+		    o->end_ns > t->start_ns)
+			return 1;
+	}
+	return 0;
+}
+
 static void function_totals(struct model *m)
 {
 	struct model_session *s = &m->session;
@@ -1065,7 +1080,8 @@ static void function_totals(struct model *m)
 			struct model_trace *t = &f->traces[k];
 			int seen = 0, shape_seen = 0;
 
-			f->trace_ns = dur_add(f->trace_ns, span_ns(t->start_ns, t->end_ns));
+			if (!inside_earlier_trace(f, k))  /* a trace tree's time once */
+				f->trace_ns = dur_add(f->trace_ns, span_ns(t->start_ns, t->end_ns));
 			if (t->start_ns < s->first_tf_ns)
 				s->first_tf_ns = t->start_ns;
 			if (k > 0)

@@ -132,7 +132,7 @@ struct model_function {
 	size_t function_objects;    /* distinct tf.function objects among the traces */
 	int64_t calls;              /* graph function executions (inference/forward/loaded) */
 	int64_t calls_failed;
-	int64_t trace_ns;           /* total time tracing */
+	int64_t trace_ns;           /* total time tracing (a trace inside another of its traces counted once) */
 	int64_t retrace_ns;         /* time tracing in traces after the first, follow-ups excluded */
 	int64_t exec_ns;            /* total time of its graph function calls */
 	int jit_compile;            /* any trace with jit_compile */
@@ -527,6 +527,12 @@ const struct model_function *model_find_function(const struct model *m, const ch
 const struct model_function *model_finding_function(const struct model *m, const struct finding *f);
 
 struct finding *model_add_finding(struct model *m, const struct finding *f);
+/*
+ * Hold f's cost and saving to what they can be (bounds.c): at most the
+ * run's wall time and, when f is about one function, that function's own
+ * time; a cut is said in its saving_method.  fix_annotate() calls it last.
+ */
+void model_bound_finding(struct model *m, struct finding *f);
 /*
  * The GPU metric sources (analyzer/model/gpu_metrics.c): loads the GPU model of
  * m->rec once and registers the gpu, gpu_kernels, gpu_syncs and gpu_gaps
