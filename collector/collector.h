@@ -450,7 +450,8 @@ const char *agp_py_version(void) AGP_HIDDEN;
 struct agp_open_trace;
 struct agp_open_trace *agp_pytrace_begin(struct agp_thread *t) AGP_HIDDEN;
 void agp_pytrace_open(struct agp_thread *t, struct agp_open_trace *ot, void *graph) AGP_HIDDEN;
-void agp_pytrace_close_graph(struct agp_thread *t, const void *graph, const char *tf_name, const char *status) AGP_HIDDEN;
+void agp_pytrace_close_graph(struct agp_thread *t, const void *graph, const char *tf_name,
+			     const char *status) AGP_HIDDEN;
 void agp_pytrace_raised(struct agp_thread *t, const void *frame) AGP_HIDDEN;
 uint64_t agp_pytrace_seq(const struct agp_open_trace *ot) AGP_HIDDEN;
 void agp_pytrace_count_variable(struct agp_open_trace *ot) AGP_HIDDEN;

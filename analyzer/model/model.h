@@ -140,7 +140,7 @@ struct model_function {
 	int reduce_retracing;       /* any trace with reduce_retracing */
 	int64_t variables_created;  /* over all traces */
 	size_t traces_creating_variables; /* the most of one use (the line of the objects' first calls) */
-	size_t followups;           /* traces of a call already traced: again after creating variables, or nested (why.followup) */
+	size_t followups;           /* traces of a call already traced (why.followup): after variables, or nested */
 	size_t jit_shapes;          /* distinct input signatures among jit_compile traces */
 	int64_t blackbox_nodes;     /* py_function nodes in its graphs */
 	int64_t blackbox_execs;

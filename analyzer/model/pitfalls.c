@@ -253,7 +253,8 @@ static const char *const error_fields[] = {
 	"message: its message, TensorFlow's cause when AutoGraph wrapped it (text)",
 	"function, file, line: the traced function and the user's line that raised",
 	"failures: traces that failed with it (a trace tree of a function calling itself once)",
-	"traces, calls: traces (failed ones included; a trace tree or a call's second trace after creating variables once) and graph calls of the function",
+	"traces, calls: the calls that traced (failed ones included; a trace tree, or a first trace and its"
+	" follow-up after creating variables, once) and graph calls of the function",
 	"fix: the article's fix for this kind of failure (text)",
 	NULL,
 };
