@@ -3,13 +3,18 @@
 TensorFlow's tf.function guide shows a tf.function calling itself on a
 tensor: tracing follows the call again at every level (the tensor has no
 value to stop on) until Python's RecursionError, which the caller catches.
-After it, the program goes on: a different tf.function of the same name
+After it, the program goes on: a tf.function `outer` whose trace calls
+`inner`, whose trace raises ValueError, which `outer`'s Python catches (an
+exception at depth 2 that the outer trace survives), then `inner` traced
+on its own; a different tf.function of the same name
 (samples/trace_recursion_other.py) is traced for three shapes, and a step
 with a Keras optimizer runs, whose first call traces twice because the
 optimizer creates its variables on the first trace.
 
 An expert expects: one failed trace tree of recursive_fn (one tf.function
-object, no retrace, a trace-error about the recursion at its line), the
+object, no retrace, a trace-error about the recursion at its line), one
+failed trace of inner inside outer's ok trace (a trace-error at the raise),
+the
 other recursive_fn's shape retraces with estimates of its own, the step's
 second trace as TensorFlow's follow-up of variable creation (no finding),
 every later trace timed at its real length, and no cost or saving above
@@ -32,6 +37,21 @@ def recursive_fn(n):
     return 1
 
 
+@tf.function
+def inner(x):
+    if x.shape[0] > 3:
+        raise ValueError("x is too long for inner")  # agprof: inner-error
+    return x * 2.0
+
+
+@tf.function
+def outer(x):
+    try:
+        return inner(x)
+    except ValueError:  # the inner trace failed; this trace goes on
+        return x + 1.0
+
+
 def main():
     start = time.perf_counter()
     facts = {"call_s": {}}
@@ -42,6 +62,11 @@ def main():
     except Exception as e:  # StagingError around the RecursionError
         facts["raised"] = "%s: %s" % (type(e).__name__, str(e).strip().splitlines()[-1])
     facts["call_s"]["recursion"] = time.perf_counter() - t
+
+    t = time.perf_counter()
+    outer(tf.ones([5]))
+    inner(tf.ones([2]))
+    facts["call_s"]["outer_inner"] = time.perf_counter() - t
 
     for n in (3, 4, 5):
         t = time.perf_counter()
@@ -68,6 +93,8 @@ def main():
         "recursive_fn": recursive_fn.experimental_get_tracing_count(),
         "other.recursive_fn": other.recursive_fn.experimental_get_tracing_count(),
         "train_step": train_step.experimental_get_tracing_count(),
+        "inner": inner.experimental_get_tracing_count(),
+        "outer": outer.experimental_get_tracing_count(),
     }
     facts["wall_s"] = time.perf_counter() - start
     print("facts " + json.dumps(facts, sort_keys=True))
