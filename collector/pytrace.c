@@ -18,6 +18,7 @@ struct agp_open_trace {
 	struct agp_open_trace *outer; /* the trace open below it on its thread's stack, or NULL */
 	void *graph;
 	const void *root;        /* its root frame (_maybe_define_function): compared, never dereferenced */
+	long long cache_id;      /* id() of its function_cache, 0 when none */
 	uint64_t start_ns;
 	uint64_t seq;
 	uint64_t own_ns;         /* the collector's time before start_ns (describe()) */
@@ -45,11 +46,13 @@ static struct {
 	PyObject *(*Tuple_GetItem)(PyObject *, long);
 	const char *(*Unicode_AsUTF8)(PyObject *);
 	long long (*Long_AsLongLong)(PyObject *);
+	PyObject *(*Long_FromLongLong)(long long);
 	void (*Err_Clear)(void);
 	void (*IncRef)(PyObject *);
 	void (*DecRef)(PyObject *);
 	PyObject *None;
 	PyObject *describe;
+	PyObject *failed;        /* pytrace.py failed(): an unwatched trace raised */
 } P;
 
 #define RESOLVE(field, sym) \
@@ -73,6 +76,7 @@ static int pytrace_ready(void)
 	    !RESOLVE(CallFunctionObjArgs, "PyObject_CallFunctionObjArgs") ||
 	    !RESOLVE(Tuple_Size, "PyTuple_Size") || !RESOLVE(Tuple_GetItem, "PyTuple_GetItem") ||
 	    !RESOLVE(Unicode_AsUTF8, "PyUnicode_AsUTF8") || !RESOLVE(Long_AsLongLong, "PyLong_AsLongLong") ||
+	    !RESOLVE(Long_FromLongLong, "PyLong_FromLongLong") ||
 	    !RESOLVE(Err_Clear, "PyErr_Clear") || !RESOLVE(DecRef, "Py_DecRef") ||
 	    !RESOLVE(IncRef, "Py_IncRef") || !(P.None = dlsym(RTLD_DEFAULT, "_Py_NoneStruct")))
 		return 0;
@@ -87,6 +91,7 @@ static int pytrace_ready(void)
 	}
 	P.DecRef(res);
 	P.describe = P.Dict_GetItemString(ns, "describe");  /* ns keeps it alive */
+	P.failed = P.Dict_GetItemString(ns, "failed");
 	if (!P.describe)
 		return 0;
 	agp_pywatch_init(P.Dict_GetItemString, ns);
@@ -199,6 +204,48 @@ static int on_stack(PyObject *frame, const void *root)
 }
 
 /*
+ * A failed trace added nothing to its cache: pytrace.py failed() learns its
+ * cache's id, so that the object's next trace keeps its serial (the watch's
+ * end() tells it too).  Where a trace closes the GIL may not be held
+ * (TF_GraphToFunction's wrapper releases it): the ids wait here, per
+ * thread, for the thread's next agp_pytrace_begin.
+ */
+enum { FAILED_PENDING = 8 };
+static __thread long long failed_pending[FAILED_PENDING] __attribute__((tls_model("initial-exec")));
+static __thread int failed_npending __attribute__((tls_model("initial-exec")));
+
+static void close_trace(struct agp_thread *t, struct agp_open_trace *ot, const char *tf_name, const char *status)
+{
+	int i = 0;
+
+	if (ot->cache_id && !strcmp(status, "failed")) {
+		while (i < failed_npending && failed_pending[i] != ot->cache_id)
+			i++;
+		if (i == failed_npending && i < FAILED_PENDING)
+			failed_pending[failed_npending++] = ot->cache_id;
+	}
+	trace_end(ot, t->tid, tf_name, status);
+}
+
+/* Hand the pending failed caches to pytrace.py.  GIL held. */
+static void tell_failed(void)
+{
+	for (int i = 0; i < failed_npending; i++) {
+		PyObject *n = P.Long_FromLongLong(failed_pending[i]), *r = NULL;
+
+		if (n && P.failed)
+			r = P.CallFunctionObjArgs(P.failed, n, NULL);
+		if (r)
+			P.DecRef(r);
+		else
+			P.Err_Clear();
+		if (n)
+			P.DecRef(n);
+	}
+	failed_npending = 0;
+}
+
+/*
  * Close the open traces of t whose root frame is no longer on the stack:
  * an exception left them while no profile function watched the thread
  * (pywatch.c closes them as it happens).  Their end is not known any
@@ -212,7 +259,7 @@ static void close_unwound(struct agp_thread *t, PyObject *frame)
 		struct agp_open_trace *ot = t->trace_top;
 
 		t->trace_top = ot->outer;
-		trace_end(ot, t->tid, NULL, "failed");
+		close_trace(t, ot, NULL, "failed");
 	}
 }
 
@@ -232,6 +279,8 @@ struct agp_open_trace *agp_pytrace_begin(struct agp_thread *t)
 	frame = P.Eval_GetFrame();
 	if (t && t->trace_top)
 		close_unwound(t, frame);
+	if (failed_npending)
+		tell_failed();
 	desc = frame ? P.CallFunctionObjArgs(P.describe, frame, NULL) : NULL;
 	if (!desc) {
 		P.Err_Clear();
@@ -243,6 +292,7 @@ struct agp_open_trace *agp_pytrace_begin(struct agp_thread *t)
 		ot->own_at_start = t ? t->py_own_ns : 0;
 		ot->seq = atomic_fetch_add(&agp_proc.next_trace_seq, 1);
 		ot->root = P.Tuple_GetItem(desc, 7);
+		ot->cache_id = int_at(desc, 8);
 		agp_side_begin(&ot->rec, AGP_SIDE_TRACE);
 		agp_side_int(&ot->rec, AGP_F_TRACE_SEQ, (int64_t)ot->seq);
 		agp_side_text(&ot->rec, AGP_F_NAME, text_at(desc, 0));
@@ -290,10 +340,10 @@ void agp_pytrace_close_graph(struct agp_thread *t, const void *graph, const char
 		struct agp_open_trace *above = t->trace_top;
 
 		t->trace_top = above->outer;
-		trace_end(above, t->tid, NULL, "failed");
+		close_trace(t, above, NULL, "failed");
 	}
 	t->trace_top = ot->outer;
-	trace_end(ot, t->tid, tf_name, status);
+	close_trace(t, ot, tf_name, status);
 }
 
 /*
@@ -309,7 +359,7 @@ void agp_pytrace_raised(struct agp_thread *t, const void *frame)
 		struct agp_open_trace *ot = t->trace_top;
 
 		t->trace_top = ot->outer;
-		trace_end(ot, t->tid, NULL, "failed");
+		close_trace(t, ot, NULL, "failed");
 	}
 }
 

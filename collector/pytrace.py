@@ -69,7 +69,14 @@ _object_serials = {}
 _last_serial = [0]
 
 
-_failed_caches = set()  # caches whose last watched trace raised (end())
+_failed_caches = set()  # caches whose last trace raised (end(), or failed() when not watched)
+
+
+def failed(cache_id):
+    """A trace into the cache with this id raised and no watch saw it
+    (collector/pytrace.c closes it when its root frame is gone)."""
+    if cache_id is not None:
+        _failed_caches.add(cache_id)
 
 
 def _object_serial(cache, count, nested=False):
@@ -157,8 +164,8 @@ def describe(frame):
                        cache is not None and _traced_inside(f, cache)),
         count,
         str(key) if key is not None else None,
-        # the root frame: the trace is over when it returns (collector/pytrace.c)
-        _site_frames(f.f_back), f, None,
+        # the root frame: the trace is over when it returns (collector/pytrace.c); its cache
+        _site_frames(f.f_back), f, id(cache) if cache is not None else None,
         1 if attrs.get('_XlaMustCompile') else 0,
         1 if getattr(opts, 'reduce_retracing', False) else 0,
         # TensorFlow gives a function without parameters the signature (): none the user wrote

@@ -70,8 +70,7 @@ def check_depth2(tag, tr, tc):
         o, i = outer[0], inner[0]
         check(o["start"] <= i["start"] and i["end"] <= o["end"], tag + ": inner's failed trace inside outer's")
         check(i["end"] < o["end"], tag + ": inner's trace closed when it raised, before outer's ends")
-        if tag == "watched":  # unwatched, a failed trace is not known in describe(): a new serial (docs/collector.md)
-            check_eq(len({t["obj"] for t in inner}), 1, tag + ": inner's tf.function objects")
+        check_eq(len({t["obj"] for t in inner}), 1, tag + ": inner's tf.function objects (a failed trace is no object)")
 
 
 def check_traces(tag, tr, facts):
