@@ -128,8 +128,7 @@ struct agp_thread {
 	int fastpath_depth;     /* inside TFE_Py_FastPathExecute_C */
 	const char *fastpath_op; /* the op it was asked to run */
 	uint64_t last_dispatch_end; /* end of this thread's previous TFE_Execute */
-	int trace_depth;
-	struct agp_open_trace *traces[AGP_TRACE_STACK];
+	struct agp_open_trace *trace_top; /* pytrace.c: the innermost open trace, linked to the outer ones */
 	/* pywatch.c: root frames (PyObject *) of the watched traces, innermost last */
 	void *py_roots[AGP_TRACE_STACK];
 	int py_nroots;
@@ -443,16 +442,19 @@ const char *agp_py_version(void) AGP_HIDDEN;
 
 /*
  * pytrace.c: a trace seen from TF_NewGraph (begin, NULL when the graph is
- * no trace) to the conversion of its graph into a function (end, which
- * writes it and frees it); hooks_tf.c drives it.
+ * no trace; open puts it on its thread's stack of open traces) to the
+ * conversion of its graph into a function or the return of its root frame
+ * (_maybe_define_function) by an exception, which write it and free it;
+ * hooks_tf.c and pywatch.c drive it.
  */
 struct agp_open_trace;
 struct agp_open_trace *agp_pytrace_begin(struct agp_thread *t) AGP_HIDDEN;
-void agp_pytrace_set_graph(struct agp_open_trace *ot, void *graph) AGP_HIDDEN;
-void *agp_pytrace_graph(const struct agp_open_trace *ot) AGP_HIDDEN;
+void agp_pytrace_open(struct agp_thread *t, struct agp_open_trace *ot, void *graph) AGP_HIDDEN;
+void agp_pytrace_close_graph(struct agp_thread *t, const void *graph, const char *tf_name,
+			     const char *status) AGP_HIDDEN;
+void agp_pytrace_raised(struct agp_thread *t, const void *frame) AGP_HIDDEN;
 uint64_t agp_pytrace_seq(const struct agp_open_trace *ot) AGP_HIDDEN;
 void agp_pytrace_count_variable(struct agp_open_trace *ot) AGP_HIDDEN;
-void agp_pytrace_end(struct agp_open_trace *ot, int32_t tid, const char *tf_name, const char *status) AGP_HIDDEN;
 
 /* pywatch.c: what the traced code does while a trace runs (docs/collector.md, "Pitfalls inside traced code"). */
 void agp_pywatch_init(struct _object *(*get)(struct _object *, const char *), struct _object *ns) AGP_HIDDEN;

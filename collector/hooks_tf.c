@@ -207,7 +207,7 @@ static int fn_set_has(const char *name)
 
 static struct agp_open_trace *innermost_trace(struct agp_thread *t)
 {
-	return t->trace_depth > 0 ? t->traces[t->trace_depth - 1] : NULL;
+	return t->trace_top;
 }
 
 /* Eager ops and graph-function calls */
@@ -374,28 +374,9 @@ AGP_EXPORT TF_Graph *TF_NewGraph(void)
 		t->in_hook = 0;
 	}
 	g = real_TF_NewGraph();
-	if (ot) {
-		agp_pytrace_set_graph(ot, g);
-		if (t->trace_depth < AGP_TRACE_STACK)
-			t->traces[t->trace_depth++] = ot;
-		else
-			agp_pytrace_end(ot, t->tid, NULL, "failed");
-	}
+	if (ot)
+		agp_pytrace_open(t, ot, g);
 	return g;
-}
-
-/* Close the trace of graph g (and any traces opened above it), with status. */
-static void close_traces_of(struct agp_thread *t, const void *g, const char *tf_name, const char *status)
-{
-	for (int i = t->trace_depth - 1; i >= 0; i--) {
-		if (agp_pytrace_graph(t->traces[i]) != g)
-			continue;
-		while (t->trace_depth > i + 1)
-			agp_pytrace_end(t->traces[--t->trace_depth], t->tid, NULL, "failed");
-		agp_pytrace_end(t->traces[i], t->tid, tf_name, status);
-		t->trace_depth = i;
-		return;
-	}
 }
 
 AGP_EXPORT void TF_DeleteGraph(TF_Graph *g)
@@ -404,8 +385,8 @@ AGP_EXPORT void TF_DeleteGraph(TF_Graph *g)
 
 	REAL(void, TF_DeleteGraph, TF_Graph *);
 	t = agp_thread_get();
-	if (t && t->trace_depth)
-		close_traces_of(t, g, NULL, "failed");
+	if (t && t->trace_top)
+		agp_pytrace_close_graph(t, g, NULL, "failed");
 	real_TF_DeleteGraph(g);
 }
 
@@ -428,8 +409,8 @@ AGP_EXPORT TF_Function *TF_GraphToFunctionWithControlOutputs(
 						       control_outputs, control_output_names, opts, description,
 						       status);
 	t = agp_thread_get();
-	if (t && t->trace_depth && tf_api_ready())
-		close_traces_of(t, fn_body, fn ? tf.FunctionName(fn) : fn_name, fn ? "ok" : "failed");
+	if (t && t->trace_top && tf_api_ready())
+		agp_pytrace_close_graph(t, fn_body, fn ? tf.FunctionName(fn) : fn_name, fn ? "ok" : "failed");
 	return fn;
 }
 
@@ -552,7 +533,7 @@ AGP_EXPORT TF_OperationDescription *TF_NewOperation(TF_Graph *g, const char *op_
 
 	REAL(TF_OperationDescription *, TF_NewOperation, TF_Graph *, const char *, const char *);
 	t = agp_thread_get();
-	if (t && t->trace_depth && op_type && !strcmp(op_type, "VarHandleOp"))
+	if (t && t->trace_top && op_type && !strcmp(op_type, "VarHandleOp"))
 		agp_pytrace_count_variable(innermost_trace(t));
 	return real_TF_NewOperation(g, op_type, name);
 }

@@ -15,7 +15,10 @@ typedef struct _object PyObject;
 extern const char agp_pytrace_py[];
 
 struct agp_open_trace {
+	struct agp_open_trace *outer; /* the trace open below it on its thread's stack, or NULL */
 	void *graph;
+	const void *root;        /* its root frame (_maybe_define_function): compared, never dereferenced */
+	long long cache_id;      /* id() of its function_cache, 0 when none */
 	uint64_t start_ns;
 	uint64_t seq;
 	uint64_t own_ns;         /* the collector's time before start_ns (describe()) */
@@ -32,6 +35,7 @@ static struct {
 	int (*GILState_Ensure)(void);
 	void (*GILState_Release)(int);
 	PyObject *(*Eval_GetFrame)(void);
+	PyObject *(*Frame_GetBack)(PyObject *);
 	PyObject *(*Dict_New)(void);
 	int (*Dict_SetItemString)(PyObject *, const char *, PyObject *);
 	PyObject *(*Dict_GetItemString)(PyObject *, const char *);
@@ -42,10 +46,13 @@ static struct {
 	PyObject *(*Tuple_GetItem)(PyObject *, long);
 	const char *(*Unicode_AsUTF8)(PyObject *);
 	long long (*Long_AsLongLong)(PyObject *);
+	PyObject *(*Long_FromLongLong)(long long);
 	void (*Err_Clear)(void);
+	void (*IncRef)(PyObject *);
 	void (*DecRef)(PyObject *);
 	PyObject *None;
 	PyObject *describe;
+	PyObject *failed;        /* pytrace.py failed(): an unwatched trace raised */
 } P;
 
 #define RESOLVE(field, sym) \
@@ -61,15 +68,17 @@ static int pytrace_ready(void)
 	if (!agp_py_available())
 		return 0;
 	if (!RESOLVE(GILState_Ensure, "PyGILState_Ensure") || !RESOLVE(GILState_Release, "PyGILState_Release") ||
-	    !RESOLVE(Eval_GetFrame, "PyEval_GetFrame") || !RESOLVE(Dict_New, "PyDict_New") ||
+	    !RESOLVE(Eval_GetFrame, "PyEval_GetFrame") || !RESOLVE(Frame_GetBack, "PyFrame_GetBack") ||
+	    !RESOLVE(Dict_New, "PyDict_New") ||
 	    !RESOLVE(Dict_SetItemString, "PyDict_SetItemString") ||
 	    !RESOLVE(Dict_GetItemString, "PyDict_GetItemString") ||
 	    !RESOLVE(Eval_GetBuiltins, "PyEval_GetBuiltins") || !RESOLVE(Run_String, "PyRun_String") ||
 	    !RESOLVE(CallFunctionObjArgs, "PyObject_CallFunctionObjArgs") ||
 	    !RESOLVE(Tuple_Size, "PyTuple_Size") || !RESOLVE(Tuple_GetItem, "PyTuple_GetItem") ||
 	    !RESOLVE(Unicode_AsUTF8, "PyUnicode_AsUTF8") || !RESOLVE(Long_AsLongLong, "PyLong_AsLongLong") ||
+	    !RESOLVE(Long_FromLongLong, "PyLong_FromLongLong") ||
 	    !RESOLVE(Err_Clear, "PyErr_Clear") || !RESOLVE(DecRef, "Py_DecRef") ||
-	    !(P.None = dlsym(RTLD_DEFAULT, "_Py_NoneStruct")))
+	    !RESOLVE(IncRef, "Py_IncRef") || !(P.None = dlsym(RTLD_DEFAULT, "_Py_NoneStruct")))
 		return 0;
 	ns = P.Dict_New();
 	if (!ns)
@@ -82,6 +91,7 @@ static int pytrace_ready(void)
 	}
 	P.DecRef(res);
 	P.describe = P.Dict_GetItemString(ns, "describe");  /* ns keeps it alive */
+	P.failed = P.Dict_GetItemString(ns, "failed");
 	if (!P.describe)
 		return 0;
 	agp_pywatch_init(P.Dict_GetItemString, ns);
@@ -172,6 +182,87 @@ static void add_site(struct agp_side *rec, PyObject *frames)
 	}
 }
 
+static void trace_end(struct agp_open_trace *ot, int32_t tid, const char *tf_name, const char *status);
+
+/* Whether frame is the current frame or one of its callers.  GIL held. */
+static int on_stack(PyObject *frame, const void *root)
+{
+	PyObject *f = frame, *back;
+	int found = 0;
+
+	if (f)
+		P.IncRef(f);
+	while (f && !found) {
+		found = (const void *)f == root;
+		back = P.Frame_GetBack(f);  /* a new reference, NULL at the bottom */
+		P.DecRef(f);
+		f = back;
+	}
+	if (f)
+		P.DecRef(f);
+	return found;
+}
+
+/*
+ * A failed trace added nothing to its cache: pytrace.py failed() learns its
+ * cache's id, so that the object's next trace keeps its serial (the watch's
+ * end() tells it too).  Where a trace closes the GIL may not be held
+ * (TF_GraphToFunction's wrapper releases it): the ids wait here, per
+ * thread, for the thread's next agp_pytrace_begin.
+ */
+enum { FAILED_PENDING = 8 };
+static __thread long long failed_pending[FAILED_PENDING] __attribute__((tls_model("initial-exec")));
+static __thread int failed_npending __attribute__((tls_model("initial-exec")));
+
+static void close_trace(struct agp_thread *t, struct agp_open_trace *ot, const char *tf_name, const char *status)
+{
+	int i = 0;
+
+	if (ot->cache_id && !strcmp(status, "failed")) {
+		while (i < failed_npending && failed_pending[i] != ot->cache_id)
+			i++;
+		if (i == failed_npending && i < FAILED_PENDING)
+			failed_pending[failed_npending++] = ot->cache_id;
+	}
+	trace_end(ot, t->tid, tf_name, status);
+}
+
+/* Hand the pending failed caches to pytrace.py.  GIL held. */
+static void tell_failed(void)
+{
+	for (int i = 0; i < failed_npending; i++) {
+		PyObject *n = P.Long_FromLongLong(failed_pending[i]), *r = NULL;
+
+		if (n && P.failed)
+			r = P.CallFunctionObjArgs(P.failed, n, NULL);
+		if (r)
+			P.DecRef(r);
+		else
+			P.Err_Clear();
+		if (n)
+			P.DecRef(n);
+	}
+	failed_npending = 0;
+}
+
+/*
+ * Close the open traces of t whose root frame is no longer on the stack:
+ * an exception left them while no profile function watched the thread
+ * (pywatch.c closes them as it happens).  Their end is not known any
+ * better than now.  An open trace's root is still running, so its address
+ * is no other frame's; a stale root whose address a new frame took only
+ * keeps that trace open until a later check.  GIL held.
+ */
+static void close_unwound(struct agp_thread *t, PyObject *frame)
+{
+	while (t->trace_top && !on_stack(frame, t->trace_top->root)) {
+		struct agp_open_trace *ot = t->trace_top;
+
+		t->trace_top = ot->outer;
+		close_trace(t, ot, NULL, "failed");
+	}
+}
+
 /* Called from the TF_NewGraph hook before the graph exists; NULL if not a trace. */
 struct agp_open_trace *agp_pytrace_begin(struct agp_thread *t)
 {
@@ -186,6 +277,10 @@ struct agp_open_trace *agp_pytrace_begin(struct agp_thread *t)
 	gil = P.GILState_Ensure();
 	agp_py_discover_layout();
 	frame = P.Eval_GetFrame();
+	if (t && t->trace_top)
+		close_unwound(t, frame);
+	if (failed_npending)
+		tell_failed();
 	desc = frame ? P.CallFunctionObjArgs(P.describe, frame, NULL) : NULL;
 	if (!desc) {
 		P.Err_Clear();
@@ -196,6 +291,8 @@ struct agp_open_trace *agp_pytrace_begin(struct agp_thread *t)
 		ot->own_ns = ot->start_ns - t0;
 		ot->own_at_start = t ? t->py_own_ns : 0;
 		ot->seq = atomic_fetch_add(&agp_proc.next_trace_seq, 1);
+		ot->root = P.Tuple_GetItem(desc, 7);
+		ot->cache_id = int_at(desc, 8);
 		agp_side_begin(&ot->rec, AGP_SIDE_TRACE);
 		agp_side_int(&ot->rec, AGP_F_TRACE_SEQ, (int64_t)ot->seq);
 		agp_side_text(&ot->rec, AGP_F_NAME, text_at(desc, 0));
@@ -218,14 +315,52 @@ struct agp_open_trace *agp_pytrace_begin(struct agp_thread *t)
 	return ot;
 }
 
-void agp_pytrace_set_graph(struct agp_open_trace *ot, void *graph)
+/* Put ot, whose FuncGraph is graph, on top of t's open traces. */
+void agp_pytrace_open(struct agp_thread *t, struct agp_open_trace *ot, void *graph)
 {
 	ot->graph = graph;
+	ot->outer = t->trace_top;
+	t->trace_top = ot;
 }
 
-void *agp_pytrace_graph(const struct agp_open_trace *ot)
+/*
+ * The graph of an open trace became a function (or died unconverted):
+ * close that trace with status, and as failed any trace still open above
+ * it, which an exception left unseen.
+ */
+void agp_pytrace_close_graph(struct agp_thread *t, const void *graph, const char *tf_name, const char *status)
 {
-	return ot->graph;
+	struct agp_open_trace *ot;
+
+	for (ot = t->trace_top; ot && ot->graph != graph; ot = ot->outer)
+		;
+	if (!ot)
+		return;
+	while (t->trace_top != ot) {
+		struct agp_open_trace *above = t->trace_top;
+
+		t->trace_top = above->outer;
+		close_trace(t, above, NULL, "failed");
+	}
+	t->trace_top = ot->outer;
+	close_trace(t, ot, tf_name, status);
+}
+
+/*
+ * frame left by an exception while the profile function watched the
+ * thread (pywatch.c): the open traces it is the root of failed, now.  (A
+ * trace whose graph became a function was closed then.)  Nested traces of one function (a tf.function calling
+ * itself while traced) each have their own root: an exception unwinding
+ * them closes each at its own frame's exit, innermost first.
+ */
+void agp_pytrace_raised(struct agp_thread *t, const void *frame)
+{
+	while (t->trace_top && t->trace_top->root == frame) {
+		struct agp_open_trace *ot = t->trace_top;
+
+		t->trace_top = ot->outer;
+		close_trace(t, ot, NULL, "failed");
+	}
 }
 
 uint64_t agp_pytrace_seq(const struct agp_open_trace *ot)
@@ -246,7 +381,7 @@ void agp_pytrace_count_variable(struct agp_open_trace *ot)
  * run without agprof does not pay it: the analyzer takes it off the trace's
  * step when it prices a retrace (docs/collector.md).
  */
-void agp_pytrace_end(struct agp_open_trace *ot, int32_t tid, const char *tf_name, const char *status)
+static void trace_end(struct agp_open_trace *ot, int32_t tid, const char *tf_name, const char *status)
 {
 	struct agp_thread *t = agp_thread_get();
 	uint64_t end = agp_now_ns(), span = end - ot->start_ns, calls = 0;

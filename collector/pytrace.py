@@ -69,11 +69,22 @@ _object_serials = {}
 _last_serial = [0]
 
 
-_failed_caches = set()  # caches whose last watched trace raised (end())
+_failed_caches = set()  # caches whose last trace raised (end(), or failed() when not watched)
 
 
-def _object_serial(cache, count):
+def failed(cache_id):
+    """A trace into the cache with this id raised and no watch saw it
+    (collector/pytrace.c closes it when its root frame is gone)."""
+    if cache_id is not None:
+        _failed_caches.add(cache_id)
+
+
+def _object_serial(cache, count, nested=False):
     key = id(cache)
+    if nested and key in _object_serials:
+        # traced again inside its own trace (a tf.function calling itself):
+        # one trace tree of the same object, whose cache is still empty
+        return _object_serials[key]
     if count <= 1 and key in _failed_caches and key in _object_serials:
         # a trace that raised added nothing to the cache: the same object
         # tracing again, not a new one
@@ -94,6 +105,18 @@ def _site_frames(frame, limit=32):
             out.append((frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name))
         frame = frame.f_back
     return tuple(out)
+
+
+def _traced_inside(root, cache):
+    """Whether a trace into `cache` is already running below `root`."""
+    f = root.f_back
+    while f is not None:
+        if f.f_code is root.f_code:
+            opts = f.f_locals.get('tracing_options')
+            if getattr(opts, 'function_cache', None) is cache:
+                return True
+        f = f.f_back
+    return False
 
 
 def _unwrap(fn):
@@ -137,10 +160,12 @@ def describe(frame):
         str(name),
         code.co_filename if code is not None else None,
         code.co_firstlineno if code is not None else 0,
-        _object_serial(cache if cache is not None else opts, count),
+        _object_serial(cache if cache is not None else opts, count,
+                       cache is not None and _traced_inside(f, cache)),
         count,
         str(key) if key is not None else None,
-        _site_frames(f.f_back), None, None,
+        # the root frame: the trace is over when it returns (collector/pytrace.c); its cache
+        _site_frames(f.f_back), f, id(cache) if cache is not None else None,
         1 if attrs.get('_XlaMustCompile') else 0,
         1 if getattr(opts, 'reduce_retracing', False) else 0,
         # TensorFlow gives a function without parameters the signature (): none the user wrote

@@ -209,6 +209,8 @@ static int on_profile(PyObject *obj, PyObject *frame, int what, PyObject *arg)
 			call_event(t, PYTRACE_CALL, frame, NULL);
 		break;
 	case PYTRACE_RETURN:
+		if (!arg && t->trace_top)
+			agp_pytrace_raised(t, frame);  /* before root_end: the trace ends as the exception leaves it */
 		if (t->py_nroots && frame == t->py_roots[t->py_nroots - 1]) {
 			root_end(t, frame, arg == NULL);
 			break;

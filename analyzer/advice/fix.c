@@ -1442,7 +1442,7 @@ static void no_edit_words(struct fixctx *c, struct finding *f, const struct mode
 
 static const struct model_function *function_of(const struct model *m, const struct finding *f)
 {
-	return f->function ? model_find_function(m, f->function) : NULL;
+	return model_finding_function(m, f);
 }
 
 static void annotate(struct fixctx *c, struct finding *f)
@@ -1503,6 +1503,7 @@ void fix_annotate(struct model *m)
 			annotate(&c, f);
 			saving_estimate(m, f);
 		}
+		model_bound_finding(m, f);
 	}
 	for (size_t i = 0; i < c.nfiles; i++)
 		srcfile_release(&c.files[i].sf);

@@ -367,7 +367,7 @@ static void saving_input(struct model *m, struct finding *f)
 
 void saving_estimate(struct model *m, struct finding *f)
 {
-	const struct model_function *fn = f->function ? model_find_function(m, f->function) : NULL;
+	const struct model_function *fn = model_finding_function(m, f);
 
 	f->saving_ns = 0;
 	f->saving_method = NULL;

@@ -441,6 +441,30 @@ static int classify_followup(struct retrace_ctx *c)
 	return 1;
 }
 
+/*
+ * A trace inside a running trace of the same tf.function object, on the
+ * same thread: the function calls itself while traced (the guide's
+ * recursive tf.function, or recursion on a Python value).  One call, one
+ * trace tree: part of the outer trace's time, not a retrace of its own.
+ */
+static int classify_nested(struct retrace_ctx *c)
+{
+	const struct model_function *f = c->f;
+	size_t k = (size_t)(c->b - f->traces), j = trace_finder_enclosing(c->finder, k);
+	const struct model_trace *o;
+
+	if (j == SIZE_MAX)
+		return 0;
+	o = &f->traces[j];
+	c->why->compared_with = j;
+	c->why->cause = o->why.cause != CAUSE_NONE ? o->why.cause : CAUSE_UNKNOWN;
+	c->why->followup = 1;
+	c->why->nested = 1;
+	c->why->detail = model_strf(c->m, "traced again inside its own trace #%zu (%s calls itself while traced):"
+				    " part of that trace, not a retrace", j + 1, f->name);
+	return 1;
+}
+
 static int classify_new_object(struct retrace_ctx *c)
 {
 	if (c->object_seen || c->b->object_trace_no > 1)
@@ -633,7 +657,7 @@ static int explain_one(struct model *m, struct graph_index *gx, struct trace_fin
 		       struct model_function *f, size_t k)
 {
 	static const retrace_classifier classifiers[] = {
-		classify_followup, classify_new_object, classify_structure,
+		classify_nested, classify_followup, classify_new_object, classify_structure,
 		classify_input_diff, classify_unequal_object, classify_unknown,
 	};
 	struct retrace_ctx c = { .m = m, .gx = gx, .finder = finder, .f = f,

@@ -1052,6 +1052,21 @@ static size_t creating_traces_of_one_use(const struct model_function *f, size_t 
 	return most;
 }
 
+/* Whether trace k of f runs inside an earlier trace of f on its thread (the function calling itself while traced). */
+static int inside_earlier_trace(const struct model_function *f, size_t k)
+{
+	const struct model_trace *t = &f->traces[k];
+
+	for (size_t j = 0; j < k; j++) {
+		const struct model_trace *o = &f->traces[j];
+
+		if (o->pid == t->pid && o->tid == t->tid && o->start_ns <= t->start_ns && o->end_ns >= t->end_ns &&
+		    o->end_ns > t->start_ns)
+			return 1;
+	}
+	return 0;
+}
+
 static void function_totals(struct model *m)
 {
 	struct model_session *s = &m->session;
@@ -1067,7 +1082,8 @@ static void function_totals(struct model *m)
 			struct model_trace *t = &f->traces[k];
 			int seen = 0, shape_seen = 0;
 
-			f->trace_ns = dur_add(f->trace_ns, span_ns(t->start_ns, t->end_ns));
+			if (!inside_earlier_trace(f, k))  /* a trace tree's time once */
+				f->trace_ns = dur_add(f->trace_ns, span_ns(t->start_ns, t->end_ns));
 			if (t->start_ns < s->first_tf_ns)
 				s->first_tf_ns = t->start_ns;
 			if (k > 0)
@@ -1315,6 +1331,21 @@ const struct model_function *model_find_function(const struct model *m, const ch
 		if (!strcmp(m->functions[i].name, name))
 			return &m->functions[i];
 	return NULL;
+}
+
+const struct model_function *model_finding_function(const struct model *m, const struct finding *f)
+{
+	const struct model_function *found = NULL;
+
+	if (f->fn || !f->function)
+		return f->fn;
+	for (size_t i = 0; i < m->nfunctions; i++)
+		if (!strcmp(m->functions[i].name, f->function)) {
+			if (found)
+				return NULL;
+			found = &m->functions[i];
+		}
+	return found;
 }
 
 struct finding *model_add_finding(struct model *m, const struct finding *f)

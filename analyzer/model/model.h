@@ -83,6 +83,12 @@ struct retrace_explanation {
 	 * trace is inherent, not avoidable (cause is the earlier trace's).
 	 */
 	int followup;
+	/*
+	 * 1 (with followup) for a trace inside a running trace of the same
+	 * tf.function object: the function called itself while traced.  One
+	 * trace tree, part of the outer trace's time.
+	 */
+	int nested;
 };
 
 /* One argument of a trace's concrete signature (a trace_inputs row). */
@@ -126,7 +132,7 @@ struct model_function {
 	size_t function_objects;    /* distinct tf.function objects among the traces */
 	int64_t calls;              /* graph function executions (inference/forward/loaded) */
 	int64_t calls_failed;
-	int64_t trace_ns;           /* total time tracing */
+	int64_t trace_ns;           /* total time tracing (a trace inside another of its traces counted once) */
 	int64_t retrace_ns;         /* time tracing in traces after the first, follow-ups excluded */
 	int64_t exec_ns;            /* total time of its graph function calls */
 	int jit_compile;            /* any trace with jit_compile */
@@ -134,7 +140,7 @@ struct model_function {
 	int reduce_retracing;       /* any trace with reduce_retracing */
 	int64_t variables_created;  /* over all traces */
 	size_t traces_creating_variables; /* the most of one use (the line of the objects' first calls) */
-	size_t followups;           /* traces TensorFlow made again because the call's first created variables */
+	size_t followups;           /* traces of a call already traced (why.followup): after variables, or nested */
 	size_t jit_shapes;          /* distinct input signatures among jit_compile traces */
 	int64_t blackbox_nodes;     /* py_function nodes in its graphs */
 	int64_t blackbox_execs;
@@ -341,6 +347,7 @@ struct finding {
 	const char *title;          /* rule's one-line title */
 	enum severity severity;
 	const char *function;       /* Python function name, or NULL */
+	const struct model_function *fn; /* the function it is about when the rule's row is one, else NULL */
 	enum retrace_cause cause;   /* CAUSE_NONE when not about a retrace */
 	struct source_loc loc;      /* user source line to show and annotate */
 	const char *message;
@@ -378,6 +385,7 @@ struct metric_value {
 /* What a finding made from a row points at. Unknown members stay 0/NULL. */
 struct metric_anchor {
 	const char *function;
+	const struct model_function *fn; /* the very function (two may share a name), or NULL */
 	enum retrace_cause cause;
 	struct source_loc loc;
 	int64_t cost_ns;
@@ -514,8 +522,19 @@ const char *model_strdup(struct model *m, const char *s);
  */
 /* Find a function by Python name (first match), or NULL. */
 const struct model_function *model_find_function(const struct model *m, const char *name);
+/*
+ * The function finding f is about: its own (f->fn), else the only one with
+ * its name; NULL when none or several have it (no estimate is shared).
+ */
+const struct model_function *model_finding_function(const struct model *m, const struct finding *f);
 
 struct finding *model_add_finding(struct model *m, const struct finding *f);
+/*
+ * Hold f's cost and saving to what they can be (bounds.c): at most the
+ * run's wall time and, when f is about one function, that function's own
+ * time; a cut is said in its saving_method.  fix_annotate() calls it last.
+ */
+void model_bound_finding(struct model *m, struct finding *f);
 /*
  * The GPU metric sources (analyzer/model/gpu_metrics.c): loads the GPU model of
  * m->rec once and registers the gpu, gpu_kernels, gpu_syncs and gpu_gaps

@@ -98,6 +98,7 @@ static void pt_anchor(const struct model *m, void *data, size_t row, struct metr
 
 	(void)m;
 	a->function = r->function;
+	a->fn = r->fn;
 	a->loc = r->loc;
 	a->start_ns = r->start_ns;
 	a->end_ns = r->end_ns;
@@ -251,8 +252,9 @@ static const char *const error_fields[] = {
 	"exception: the exception type, e.g. OperatorNotAllowedInGraphError (text)",
 	"message: its message, TensorFlow's cause when AutoGraph wrapped it (text)",
 	"function, file, line: the traced function and the user's line that raised",
-	"failures: traces that failed with it",
-	"traces, calls: traces (failed ones included) and graph calls of the function",
+	"failures: traces that failed with it (a trace tree of a function calling itself once)",
+	"traces, calls: the calls that traced (failed ones included; a trace tree, or a first trace and its"
+	" follow-up after creating variables, once) and graph calls of the function",
 	"fix: the article's fix for this kind of failure (text)",
 	NULL,
 };
@@ -263,6 +265,10 @@ static const char *error_fix(const char *type, const char *message)
 	if (message && strstr(message, "unhashable"))
 		return "Do not key a Python dict by tensors: key it by Python values, by tensor.ref(), or use a "
 		       "tf.lookup.StaticHashTable when the keys are data";
+	if ((type && strstr(type, "RecursionError")) || (message && strstr(message, "RecursionError")))
+		return "Do not call a tf.function from inside itself: tracing follows the call again at every level, "
+		       "with no tensor value to stop on, until Python's recursion limit. Write the recursion as a loop "
+		       "(a Python while on the tensor, which AutoGraph converts to tf.while_loop)";
 	if ((type && strstr(type, "OperatorNotAllowedInGraph")) || (message && strstr(message, "as a Python `bool`")))
 		return "Keep the tensor condition a tensor expression that AutoGraph converts: a Python if/while "
 		       "directly on the tensor inside the tf.function (AutoGraph on, no Python value mixed into the "
@@ -280,7 +286,7 @@ static void error_fill(struct model *m, struct pt_table *t, sqlite3_stmt *s, con
 	r->text[1] = col_text(m, s, 6);
 	r->text[2] = error_fix(r->text[0], r->text[1]);
 	r->num[0] = sqlite3_column_double(s, 7);
-	r->num[1] = f ? (double)f->ntraces : r->num[0];
+	r->num[1] = f ? (double)(f->ntraces - f->followups) : r->num[0];  /* its calls that traced */
 	r->num[2] = f ? (double)f->calls : 0;
 }
 
@@ -430,8 +436,12 @@ static const struct pt_spec {
 	  " WHERE e.kind IN ('print', 'list-append', 'global-store', 'attr-store', 'random', 'time')"
 	  " GROUP BY " EV_KEY ", e.file, e.line, e.kind, e.name ORDER BY " EV_KEY ", e.line",
 	  effect_fill, 1 },
+	/* a trace inside another of the same function on its thread (it calls itself) fails with it: one failure */
 	{ "trace_errors", error_fields, error_nums, error_texts,
-	  "SELECT " EV_KEY ", e.file, e.line, e.name, max(e.detail), count(*) FROM trace_events e"
+	  "SELECT " EV_KEY ", e.file, e.line, e.name, max(e.detail), sum(NOT EXISTS (SELECT 1 FROM traces o"
+	  "   WHERE o.function_id = t.function_id AND o.pid = t.pid AND o.tid = t.tid AND o.id != t.id"
+	  "   AND o.start_ns <= t.start_ns AND o.end_ns >= t.end_ns))"
+	  " FROM trace_events e LEFT JOIN traces t ON t.id = e.trace_id"
 	  " WHERE e.kind = 'exception' GROUP BY " EV_KEY ", e.file, e.line, e.name ORDER BY min(e.id)",
 	  error_fill, 1 },
 	{ "autograph_fallbacks", fallback_fields, fallback_nums, fallback_texts,

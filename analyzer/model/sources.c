@@ -115,6 +115,7 @@ static void functions_anchor(const struct model *m, void *data, size_t row, stru
 
 	(void)data;
 	a->function = f->name;
+	a->fn = f;
 	a->cause = f->main_cause;
 	/* The call that triggered the retrace is where the fix usually goes. */
 	a->loc = t && t->callsite.file ? t->callsite : model_function_user_loc(f);
@@ -204,6 +205,7 @@ static void retraces_anchor(const struct model *m, void *data, size_t row, struc
 	if (retrace_at(m, row, &f, &t))
 		return;
 	a->function = f->name;
+	a->fn = f;
 	a->cause = t->why.cause;
 	a->loc = t->callsite.file ? t->callsite : model_function_user_loc(f);
 	a->cost_ns = t->end_ns - t->start_ns;

@@ -200,6 +200,7 @@ int trace_finder_init(struct trace_finder *tf, const struct model_function *f, t
 
 void trace_finder_release(struct trace_finder *tf)
 {
+	free(tf->open);
 	idmap_release(&tf->keys);
 	idmap_release(&tf->objects);
 	memset(tf, 0, sizeof(*tf));
@@ -240,6 +241,9 @@ int trace_finder_add(struct trace_finder *tf, size_t k)
 	}
 	if (t->ninputs > tf->most_inputs)
 		tf->most_inputs = t->ninputs;
+	if (ARRAY_GROW(tf->open, tf->nopen, tf->open_cap))
+		return -1;
+	tf->open[tf->nopen++] = k;
 	if (put_keys(tf, ALL_POOL, k))
 		return -1;
 	return tf->per_object ? put_keys(tf, t->function_object, k) : 0;
@@ -344,4 +348,24 @@ size_t trace_finder_nearest(struct trace_finder *tf, size_t k, int *object_seen)
 	/* at least two arguments differ from every trace, and at least `unseen` (values never seen there) */
 	scan(&s, s.wrong ? 0 : (unseen > 2 ? unseen : 2));
 	return s.best;
+}
+
+size_t trace_finder_enclosing(struct trace_finder *tf, size_t k)
+{
+	const struct model_trace *b = &tf->f->traces[k];
+	size_t kept = 0, found = SIZE_MAX;
+
+	/* a span that ended by b's start holds no later trace either: dropped */
+	for (size_t i = 0; i < tf->nopen; i++)
+		if (tf->f->traces[tf->open[i]].end_ns > b->start_ns)
+			tf->open[kept++] = tf->open[i];
+	tf->nopen = kept;
+	for (size_t i = kept; i-- > 0 && found == SIZE_MAX;) {
+		const struct model_trace *o = &tf->f->traces[tf->open[i]];
+
+		if (tf->open[i] < k && o->function_object == b->function_object && o->pid == b->pid &&
+		    o->tid == b->tid && o->start_ns <= b->start_ns && o->end_ns >= b->end_ns)
+			found = tf->open[i];
+	}
+	return found;
 }

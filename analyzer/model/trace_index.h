@@ -65,6 +65,8 @@ struct trace_finder {
 	int per_object;           /* keys are also kept per object (a second object was seen) */
 	size_t most_inputs;       /* the longest argument list added */
 	size_t scan_limit;        /* most traces compared one by one for one nearest (hostile recordings) */
+	size_t *open;             /* traces whose span may still hold a later one's start (start order) */
+	size_t nopen, open_cap;
 };
 
 int trace_finder_init(struct trace_finder *tf, const struct model_function *f, trace_distance_fn distance);
@@ -75,6 +77,13 @@ void trace_finder_release(struct trace_finder *tf);
  * object.  Returns its index (k - 1 when no candidate is closer).
  */
 size_t trace_finder_nearest(struct trace_finder *tf, size_t k, int *object_seen);
+/*
+ * The latest earlier trace of the same tf.function object and thread whose
+ * span holds f->traces[k]'s (the function traced again inside its own
+ * trace), or SIZE_MAX.  Traces come in start order, so only those still
+ * open at k's start are looked at.
+ */
+size_t trace_finder_enclosing(struct trace_finder *tf, size_t k);
 /* Add f->traces[k] (after trace_finder_nearest for k).  0, or -1 out of memory. */
 int trace_finder_add(struct trace_finder *tf, size_t k);
 

@@ -412,7 +412,8 @@ static void retracing(struct text *t)
 			const struct model_trace *tr = &f->traces[k];
 			char a[DURATION_MAX];
 
-			strbuf_addf(t->out, "    #%-3zu %-19s %s", k + 1, retrace_cause_name(tr->why.cause), tr->why.detail);
+			strbuf_addf(t->out, "    #%-3zu %-19s %s", k + 1,
+				    tr->why.nested ? "nested" : retrace_cause_name(tr->why.cause), tr->why.detail);
 			duration_format(a, sizeof(a), (int64_t)(tr->end_ns - tr->start_ns));
 			retrace_at(t, 29 + text_columns(tr->why.detail), &tr->callsite, a);
 		}

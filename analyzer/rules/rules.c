@@ -1193,8 +1193,10 @@ static int rule_anchor(struct eval *ev, struct metric_anchor *a)
 	memset(a, 0, sizeof(*a));
 	if (ev->src->anchor)
 		ev->src->anchor(ev->m, ev->src->data, ev->row, a);
-	if (eval_anchor(ev, r->f_function, &v) > 0)
+	if (eval_anchor(ev, r->f_function, &v) > 0) {
 		a->function = v.type == METRIC_TEXT ? v.text : NULL;
+		a->fn = NULL;  /* a name of the rule's own: which function of that name is not known */
+	}
 	if (eval_anchor(ev, r->f_file, &v) > 0) {
 		/* a file of the rule's own: the source's library frame is not its */
 		memset(&a->loc, 0, sizeof(a->loc));
@@ -1296,6 +1298,7 @@ static int rule_finding(struct eval *ev, struct finding *f, struct strbuf *msg, 
 	f->title = r->title;
 	f->severity = worse ? SEV_ERROR : r->severity;
 	f->function = a.function;
+	f->fn = a.fn;
 	f->cause = a.cause;
 	f->loc = a.loc;
 	if (!f->loc.file)

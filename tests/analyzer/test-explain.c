@@ -216,6 +216,118 @@ Test(explain, second_trace_after_variable_creation_is_a_followup)
 	recording_close(&rec);
 }
 
+/* A trace of function fn from start to end (ns), on thread 1, failed or not. */
+static void add_span(int id, int fn, long long start, long long end, int obj, const char *status)
+{
+	char sql[512];
+
+	snprintf(sql, sizeof(sql),
+		 "INSERT INTO traces(id, function_id, pid, tid, start_ns, end_ns, function_object, object_trace_no,"
+		 " signature, callsite_id, status) VALUES (%d, %d, 1, 1, %lld, %lld, %d, 1, 'sig', 1, '%s')",
+		 id, fn, start, end, obj, status);
+	cr_assert_eq(db_exec(db, sql), 0);
+	add_input(id, 0, "n", "tensor", "int32", "[]", NULL);
+}
+
+/*
+ * A tf.function calling itself while traced (the guide's recursion until
+ * RecursionError): one object, each level a trace inside the one before.
+ * One trace tree: no retrace, its time once.
+ */
+Test(explain, nested_traces_of_one_object_are_one_tree)
+{
+	struct recording rec;
+	struct model m;
+	const struct model_function *f;
+
+	add_span(1, 1, 1000000, 11000000, 7, "failed");
+	add_span(2, 1, 2000000, 10000000, 7, "failed");
+	add_span(3, 1, 3000000, 9000000, 7, "failed");
+	load(&rec, &m);
+	f = &m.functions[0];
+	cr_assert(retrace(&m, 1)->why.nested && retrace(&m, 1)->why.followup);
+	cr_assert(retrace(&m, 2)->why.nested);
+	cr_assert_eq(retrace(&m, 2)->why.compared_with, 1, "inside the trace just outside it");
+	cr_assert_eq(f->function_objects, 1);
+	cr_assert_eq(f->followups, 2);
+	cr_assert_eq(f->retrace_ns, 0, "nested traces are not avoidable tracing");
+	cr_assert_eq(f->trace_ns, 10000000, "the tree's time once, not %lld", (long long)f->trace_ns);
+	cr_assert_eq(m.session.retrace_ns, 0);
+	for (int c = CAUSE_NONE; c < CAUSE__COUNT; c++)
+		cr_assert_eq(f->cause_counts[c], 0);
+	model_release(&m);
+	recording_close(&rec);
+}
+
+/* Traces one after the other are retraces, not a tree. */
+Test(explain, traces_one_after_another_are_not_nested)
+{
+	struct recording rec;
+	struct model m;
+
+	add_span(1, 1, 1000000, 2000000, 7, "ok");
+	add_span(2, 1, 3000000, 4000000, 7, "ok");
+	load(&rec, &m);
+	cr_assert_not(retrace(&m, 1)->why.nested);
+	cr_assert_eq(m.functions[0].trace_ns, 2000000);
+	model_release(&m);
+	recording_close(&rec);
+}
+
+/*
+ * The invariants of every finding (bounds.c): cost and saving at most the
+ * run's wall time (10 s here) and the function's own time; two functions
+ * of one name never share an estimate.
+ */
+Test(explain, findings_are_bounded_and_never_share_a_function)
+{
+	struct recording rec;
+	struct model m;
+	struct finding f = { .rule = "retracing", .function = "f" };
+	const struct model_function *a, *b;
+
+	cr_assert_eq(db_exec(db, "INSERT INTO strings(id, text) VALUES (20, '/src/other.py');"
+				 "INSERT INTO functions(id, pid, name_id, file_id, line) VALUES (2, 1, 1, 20, 5);"),
+		     0);
+	add_span(1, 1, 1000000, 4000000, 7, "ok");
+	add_span(2, 2, 5000000, 6000000, 8, "ok");
+	load(&rec, &m);
+	cr_assert_eq(m.nfunctions, 2);
+	a = &m.functions[0];
+	b = &m.functions[1];
+	cr_assert_str_eq(a->name, b->name);
+	cr_assert_null(model_finding_function(&m, &f), "two functions named f: the name alone picks none");
+	f.fn = b;
+	cr_assert_eq(model_finding_function(&m, &f), b);
+
+	f.cost_ns = 26000000000LL;  /* 26 s in a 10 s run */
+	f.saving_ns = 20700000000LL;
+	f.saving_method = "retraces";
+	model_bound_finding(&m, &f);
+	cr_assert_eq(f.cost_ns, b->trace_ns + b->exec_ns, "at most the function's own time");
+	cr_assert_eq(f.saving_ns, b->trace_ns + b->exec_ns);
+	cr_assert(strstr(f.saving_method, "cut to the function's own time"), "%s", f.saving_method);
+
+	f.fn = NULL;
+	f.function = "main";
+	f.cost_ns = 26000000000LL;
+	f.saving_ns = 3000000000LL;
+	f.saving_method = "eager";
+	model_bound_finding(&m, &f);
+	cr_assert_eq(f.cost_ns, 10000000000LL, "at most the run's wall time");
+	cr_assert_eq(f.saving_ns, 3000000000LL, "a saving within the bounds is kept");
+	cr_assert(strstr(f.saving_method, "wall time"));
+
+	f.cost_ns = 5;
+	f.saving_ns = 4;
+	f.saving_method = "small";
+	model_bound_finding(&m, &f);
+	cr_assert_eq(f.cost_ns, 5);
+	cr_assert_str_eq(f.saving_method, "small", "nothing cut, nothing said");
+	model_release(&m);
+	recording_close(&rec);
+}
+
 Test(explain, unknown_only_without_any_difference)
 {
 	struct recording rec;
