@@ -149,6 +149,14 @@ struct model_function {
 	 * "Keras"; NULL for the user's own functions.
 	 */
 	const char *made_by;
+	/*
+	 * Who owns it: 0 the user's code, 1 a library (its def is in an
+	 * installed package: Keras' one_step_on_data, TensorFlow's
+	 * initialize_variables; or it is a tf.data function).  A library's
+	 * traces are the consequence of a user call (model_function_user_loc),
+	 * not avoidable retraces of the user's function.  Set once at load.
+	 */
+	int library;
 };
 
 /* Eager dispatch aggregated by op type. */
