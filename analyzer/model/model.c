@@ -1241,6 +1241,8 @@ int model_load_parts(struct model *m, struct recording *rec, unsigned parts)
 		goto cleanup;
 	if (pitfalls_register(m))  /* analyzer/model/pitfalls.c */
 		goto cleanup;
+	if (calls_register(m))  /* analyzer/model/calls.c */
+		goto cleanup;
 	ret = 0;
 cleanup:
 	free(l.strings);

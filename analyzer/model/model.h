@@ -236,6 +236,7 @@ struct model_dataset_op {
 	struct source_loc loc;      /* the user line that built it */
 	const char *func;           /* the Python function holding that line */
 	int64_t pid, tid, start_ns;
+	int64_t built;              /* times the line built it (once per Keras fit/predict call) */
 	int parallel;               /* runs its function in parallel (num_parallel_calls) */
 	int64_t blackbox_execs, blackbox_ns; /* py_function runs inside its function */
 };

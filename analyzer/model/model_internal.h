@@ -75,5 +75,7 @@ int model_load_windows(struct model *m, struct sqlite3 *db);
 
 /* Register the built-in metric sources.  0 or -1. */
 int model_register_builtin_sources(struct model *m);
+/* The user's calls into a library that traces its own functions: source library_calls (calls.c). */
+int calls_register(struct model *m);
 
 #endif
