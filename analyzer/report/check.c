@@ -315,12 +315,12 @@ static void eval_max_traces(struct check *c, const struct model *m, struct strbu
 		if ((double)f->ntraces > c->limit)
 			traces_violation(c, f);
 	}
-	if (!c->function)
+	if (c->function)
+		strbuf_addf(passed, found ? "%s traced %zu times" : "%s was never traced", c->function, n);
+	else
 		strbuf_addf(passed, "most traces of one function: %zu", most);
 	if (skipped)
 		strbuf_addf(passed, " (%zu library-owned functions not counted: --include-library counts them)", skipped);
-	else
-		strbuf_addf(passed, found ? "%s traced %zu times" : "%s was never traced", c->function, n);
 }
 
 static void eval_eager_share(struct check *c, const struct model *m, struct strbuf *passed)

@@ -10,7 +10,8 @@ fit (samples/keras_five_models.py: five models, each fit once):
   one_step_on_data");
 - every traced function is library-owned in the JSON (`owner`), with the
   marked fit line as its `owner_call`;
-- `agprof check --max-traces 3` passes; with --include-library it fails, and
+- `agprof check --max-traces 3` passes (--max-traces one_step_on_data=3,
+  naming Keras' function, fails); with --include-library it fails, and
   the traces it counts for Keras' step functions equal TensorFlow's own
   tracing counts (experimental_get_tracing_count summed over the models).
 
@@ -84,6 +85,9 @@ def test_fit():
               f["owner_call"], "%s:%d" % (sample, line))
     rc, out, _ = agtest.agprof_cmd("check", rec, "--max-traces", "3")
     check_eq(rc, 0, "check --max-traces 3 on five models (%s)" % out.strip()[-400:])
+    check("library-owned functions not counted" in out, "check says what it left out", out[-400:])
+    rc, out, _ = agtest.agprof_cmd("check", rec, "--max-traces", "one_step_on_data=3")
+    check_eq(rc, 1, "check --max-traces FUNC=N counts the function it names, a library's too")
     rc, out, _ = agtest.agprof_cmd("check", rec, "--max-traces", "3", "--include-library")
     check_eq(rc, 1, "check --max-traces 3 --include-library counts Keras' and tf.data's traces")
     traced = {f["name"]: f["traces"] for f in doc["functions"]}
