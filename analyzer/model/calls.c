@@ -13,7 +13,7 @@
  */
 #include "metric_fields.h"
 #include "model_internal.h"
-#include "pathdisp.h"
+#include "recording.h"
 #include "srcfile.h"
 #include "util.h"
 
@@ -57,17 +57,55 @@ static struct lib_call *call_at(struct lib_calls *c, const struct source_loc *lo
 	return &c->v[c->n++];
 }
 
-/* 1 when another library trace of the same thread holds t (Keras traces one_step_on_data inside another). */
-static int nested(const struct model *m, const struct model_trace *t)
+/* The time some span of rows (pid, tid, start, end) covers, per thread, added up: nested traces once. */
+static int64_t union_ns(int64_t (*rows)[4], size_t n)
 {
+	int64_t total = 0, end = INT64_MIN;
+
+	sort_array(rows, n, sizeof(*rows), cmp_thread_start);
+	for (size_t i = 0; i < n; i++) {
+		int64_t from;
+
+		if (!i || rows[i][0] != rows[i - 1][0] || rows[i][1] != rows[i - 1][1])
+			end = INT64_MIN;
+		from = rows[i][2] > end ? rows[i][2] : end;
+		if (rows[i][3] > from)
+			total = dur_add(total, rows[i][3] - from);
+		if (rows[i][3] > end)
+			end = rows[i][3];
+	}
+	return total;
+}
+
+/*
+ * lc's tracing time (its traces' union) and of it the objects' own first
+ * traces (and TensorFlow's second of each): the price of each model, paid
+ * once.  tf.data's traces are per call.  0 or -1.
+ */
+static int trace_times(const struct model *m, struct lib_call *lc)
+{
+	int64_t (*all)[4] = NULL, (*build)[4] = NULL;
+	size_t n = 0, nb = 0;
+
+	if (lc->traces && (!(all = calloc((size_t)lc->traces, sizeof(*all))) ||
+			   !(build = calloc((size_t)lc->traces, sizeof(*build))))) {
+		free(all);
+		return -1;
+	}
 	for (size_t i = 0; i < m->nfunctions; i++)
 		for (size_t k = 0; m->functions[i].library && k < m->functions[i].ntraces; k++) {
-			const struct model_trace *o = &m->functions[i].traces[k];
+			const struct model_trace *t = &m->functions[i].traces[k];
 
-			if (o != t && o->tid == t->tid && o->pid == t->pid && o->start_ns <= t->start_ns &&
-			    o->end_ns >= t->end_ns && (o->start_ns < t->start_ns || o->end_ns > t->end_ns))
-				return 1;
+			if (!same_line(&t->callsite, &lc->loc) || t->callsite.library_only || n >= (size_t)lc->traces)
+				continue;
+			all[n][0] = t->pid, all[n][1] = t->tid, all[n][2] = t->start_ns, all[n++][3] = t->end_ns;
+			if (!m->functions[i].tf_data && (t->object_trace_no <= 1 || t->why.followup))
+				memcpy(build[nb++], all[n - 1], sizeof(*build));
 		}
+	lc->trace_ns = union_ns(all, n);
+	lc->build_ns = union_ns(build, nb);
+	free(all);
+	free(build);
 	return 0;
 }
 
@@ -107,12 +145,6 @@ static int add_traces(struct model *m, struct lib_calls *c, size_t *cap)
 			if (!lc->library || (!f->tf_data && !strcmp(lc->library, "tf.data")))
 				lc->library = library_of(f);
 			lc->traces++;
-			if (nested(m, t))
-				continue;
-			lc->trace_ns = dur_add(lc->trace_ns, span_ns(t->start_ns, t->end_ns));
-			/* each object's first trace is the price of the object; tf.data's are per call */
-			if (!f->tf_data && (t->object_trace_no <= 1 || t->why.followup))
-				lc->build_ns = dur_add(lc->build_ns, span_ns(t->start_ns, t->end_ns));
 		}
 		for (size_t j = 0; f->library && j < c->n; j++)
 			if (!f->tf_data && objects_at(f, &c->v[j].loc) > c->v[j].models)
@@ -121,6 +153,9 @@ static int add_traces(struct model *m, struct lib_calls *c, size_t *cap)
 			if (same_line(&c->v[j].loc, &home))
 				c->v[j].exec_ns = dur_add(c->v[j].exec_ns, f->exec_ns);
 	}
+	for (size_t j = 0; j < c->n; j++)
+		if (trace_times(m, &c->v[j]))
+			return -1;
 	return 0;
 }
 
@@ -213,6 +248,13 @@ static const char *advice_for(struct model *m, const char *api, const char *call
 	       "pipeline, iterator and traced functions again.";
 }
 
+static int changed_since(const struct model *m, const struct srcfile *sf, const char *path)
+{
+	char recorded[17];
+
+	return m->rec && m->rec->db && !srcfile_recorded_hash(m->rec->db, path, recorded) && strcmp(recorded, sf->hash);
+}
+
 /* Name each line's call as written, from the recorded program's source. */
 static void name_calls(struct model *m, struct lib_calls *c)
 {
@@ -224,11 +266,12 @@ static void name_calls(struct model *m, struct lib_calls *c)
 		struct srcfile sf;
 		const char *text;
 
+		lc->call = "the library call on this line";
 		if (srcfile_load(&sf, lc->loc.file, m->session.cwd))
 			continue;
-		text = srcfile_line(&sf, lc->loc.line);
-		lc->call = call_text(m, text, names, &lc->api);
-		if (!lc->call && text) {
+		/* a file edited since the recording: its line may be another now */
+		text = changed_since(m, &sf, lc->loc.file) ? NULL : srcfile_line(&sf, lc->loc.line);
+		if (text && !(lc->call = call_text(m, text, names, &lc->api))) {
 			while (isspace((unsigned char)*text))
 				text++;
 			lc->call = model_strf(m, "%.*s", (int)strcspn(text, "#\r\n"), text);
@@ -340,5 +383,16 @@ int calls_register(struct model *m)
 		calls_release(c);
 		return -1;
 	}
+	return 0;
+}
+
+int calls_repeated_at(const struct model *m, const struct source_loc *loc)
+{
+	const struct metric_source *src = model_find_source(m, "library_calls");
+	const struct lib_calls *c = src && src->release == calls_release ? src->data : NULL;
+
+	for (size_t j = 0; c && loc && j < c->n; j++)
+		if (same_line(&c->v[j].loc, loc))
+			return c->v[j].models >= 1 && repeated(&c->v[j]) > 0;
 	return 0;
 }

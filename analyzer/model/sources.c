@@ -358,6 +358,8 @@ static const char *const thread_fields[] = {
 	"blackbox_execs, blackbox_ns, blackbox_eager_ops: black-box runs on it, eager ops inside them",
 	"top_sites: its five busiest eager lines (text); top_site: the first, as 'line N (func)' or '<no Python frame>'",
 	"top_site_file, top_site_line, top_site_func, top_site_count, top_op: the first of them",
+	"top_site_library_call: 1 when that line calls a library again on the same compiled model (Keras' predict in"
+	" a loop): its eager ops are the library's set-up (library_calls)",
 	NULL,
 };
 
@@ -402,6 +404,7 @@ static int threads_get(const struct model *m, void *data, size_t row, const char
 	TEXT("top_site_func", t->top_func);
 	NUM("top_site_count", t->top_count);
 	TEXT("top_op", t->top_op);
+	NUM("top_site_library_call", calls_repeated_at(m, &t->top_loc));
 	return -1;
 }
 
