@@ -106,7 +106,8 @@ static const char *pooled(struct model *m, sqlite3_stmt *s, int col)
 /* The graph functions, with their user function's name.  0 or -1. */
 static int load_fns(struct loader *l, sqlite3 *db)
 {
-	sqlite3_stmt *s = db_prepare(db, "SELECT g.id, s.text, g.jit_compile, fs.text, g.node_count FROM graph_functions g"
+	sqlite3_stmt *s = db_prepare(db, "SELECT g.id, s.text, g.jit_compile, fs.text, g.node_count, g.function_id"
+					 " FROM graph_functions g"
 					 " JOIN strings s ON s.id = g.name_id LEFT JOIN functions f ON f.id = g.function_id"
 					 " LEFT JOIN strings fs ON fs.id = f.name_id ORDER BY g.id");
 	size_t cap = 0;
@@ -126,6 +127,7 @@ static int load_fns(struct loader *l, sqlite3 *db)
 		f->jit_compile = sqlite3_column_int(s, 2);
 		f->function = pooled(l->m, s, 3);
 		f->nodes = sqlite3_column_int64(s, 4);
+		f->function_id = sqlite3_column_int64(s, 5);
 	}
 	return stmt_end(db, s, rc);
 }

@@ -47,6 +47,7 @@ struct graph_fn_ops {
 	int64_t id;                 /* graph_functions.id */
 	const char *graph_function;
 	const char *function;       /* user function, or NULL */
+	int64_t function_id;        /* functions.id of that function, 0 when none */
 	int jit_compile;
 	int64_t calls, call_ns;     /* calls with kernels, their wall time */
 	int64_t sampled_calls;      /* of those, the calls recorded one by one (schema v5; 0: all of them) */

@@ -6,8 +6,13 @@
  *   graph_op_types   one row per (graph function, op type)
  */
 #include "graph_ops.h"
+#include "duration.h"
 #include "metric_fields.h"
+#include "model_internal.h"
+#include "pathdisp.h"
+#include "checked.h"
 
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -53,6 +58,95 @@ static double jit_saving(const struct graph_fn_ops *f)
 	return f->jit_compile || f->overhead_ns <= left ? 0 : (double)f->overhead_ns - left;
 }
 
+/* The user function whose graph f is (its traces and def), or NULL. */
+static const struct model_function *owner_fn(const struct model *m, const struct graph_fn_ops *f)
+{
+	for (size_t i = 0; f->function_id && i < m->nfunctions; i++)
+		if (m->functions[i].id == f->function_id)
+			return &m->functions[i];
+	return NULL;
+}
+
+/* Its calls in the recording, the first (instantiating) one included. */
+static int64_t all_calls(const struct graph_fn_ops *f)
+{
+	return f->calls + (f->first_left_out ? 1 : 0);
+}
+
+/*
+ * What graph mode paid before the work, measured here: the function's
+ * tracing, and its first call's time beyond a warm call (graph
+ * optimisation, kernel creation).  jit_compile=True pays that and XLA's
+ * compilation on top, which a recording without it does not show: a lower
+ * bound of the up-front cost.  With one call the instantiation cannot be
+ * told from the work: tracing only.
+ */
+static int64_t setup_ns(const struct model *m, const struct graph_fn_ops *f)
+{
+	const struct model_function *fn = owner_fn(m, f);
+	int64_t ns = fn ? fn->trace_ns : 0, warm = f->calls > 0 ? f->call_ns / f->calls : 0;
+
+	if (f->first_left_out && f->first_call_ns > warm)
+		ns = dur_add(ns, f->first_call_ns - warm);
+	return ns;
+}
+
+/* jit_compile=True only when the recorded calls pay back at least the measured set-up: never for one call. */
+static int jit_pays_back(const struct model *m, const struct graph_fn_ops *f)
+{
+	return all_calls(f) >= 2 && jit_saving(f) > (double)setup_ns(m, f);
+}
+
+/* The line that made most nodes is the user's (a loop they can vectorize), not a library's. */
+static int top_line_is_users(const struct graph_fn_ops *f)
+{
+	return f->top_line.file && !path_is_installed(f->top_line.file);
+}
+
+/* What the recording lacks for the estimate, said in the finding; "" when nothing. */
+static const char *estimate_note(const struct model *m, const struct graph_fn_ops *f)
+{
+	const struct graph_ops_model *g = graph_ops_model(m);
+
+	if (g && (g->dropped_kernels > 0 || g->kernels_refused > 0))
+		return model_strf((struct model *)m, " (%lld kernels were not recorded one by one: too many a second or past"
+				  " --max-events; the overhead is estimated from those recorded)",
+				  (long long)(g->dropped_kernels + g->kernels_refused));
+	if (f->sampled_calls && f->sampled_calls < f->calls)
+		return model_strf((struct model *)m, " (kernels recorded one by one in %lld of the %lld calls; the"
+				  " others' busy time is scaled from them)", (long long)f->sampled_calls,
+				  (long long)f->calls);
+	return "";
+}
+
+static const char *dispatch_advice(const struct model *m, const struct graph_fn_ops *f)
+{
+	char save[DURATION_MAX], setup[DURATION_MAX];
+	const char *vectorize = "vectorize the Python loop at the line shown, whose unrolled body made most of the"
+				" ops (loop with tf.range, or operate on whole tensors)";
+
+	duration_format(save, sizeof(save), (int64_t)jit_saving(f));
+	duration_format(setup, sizeof(setup), setup_ns(m, f));
+	if (jit_pays_back(m, f))
+		return model_strf((struct model *)m, "Compile it with @tf.function(jit_compile=True): XLA fuses the small"
+				  " ops into a few kernels, saving about %s of executor overhead over these %lld calls,"
+				  " against %s of tracing and first-call set-up measured here (XLA's own compile time"
+				  " comes on top; time the first call)%s%s.", save, (long long)all_calls(f), setup,
+				  top_line_is_users(f) ? "; or " : "", top_line_is_users(f) ? vectorize : "");
+	return model_strf((struct model *)m, "%c%s. Not jit_compile=True: %s", toupper((unsigned char)vectorize[0]),
+			  vectorize + 1, all_calls(f) < 2
+				  ? "the function ran once, and an XLA compile is paid before that one call"
+				  : model_strf((struct model *)m, "its %lld calls' overhead (%s) does not pay back even the"
+					       " %s of tracing and first-call set-up measured here, and XLA compiles on"
+					       " top of that", (long long)all_calls(f), save, setup));
+}
+
+/* jit (compile it), vectorize (the user's loop), or none (one call into a library's graph). */
+static const char *remedy(const struct model *m, const struct graph_fn_ops *f)
+{
+	return jit_pays_back(m, f) ? "jit" : top_line_is_users(f) ? "vectorize" : "none";
+}
+
 /* Dense compute ops, expected to dominate a model's kernel time. */
 static int is_compute_op(const char *t)
 {
@@ -94,6 +188,10 @@ static const char *const fn_fields[] = {
 	"jit_saving_ns: overhead jit_compile=True would remove (all but 4 kernels' worth per call)",
 	"nodes, top_line_nodes, top_line_share: its graph's nodes, those the top line created, their share",
 	"top_type, top_type_share: the op type with most kernel time (text), its share of kernel_ns",
+	"all_calls: its calls, the first included; setup_ns: its tracing and first call beyond a warm one (measured)",
+	"jit_pays_back: 1 when all_calls >= 2 and jit_saving_ns > setup_ns (XLA's compile comes on top)",
+	"remedy: jit, vectorize (the top line is the user's) or none (text); advice: it in words (text)",
+	"estimate_note: what the recording lacks for the estimate (kernels not recorded), else empty (text)",
 	NULL,
 };
 
@@ -127,16 +225,27 @@ static int fn_get(const struct model *m, void *data, size_t row, const char *fie
 	NUM("top_line_share", ratio((double)f->top_line_nodes, (double)f->nodes));
 	TEXT("top_type", f->ntypes ? f->types[0].op_type : NULL);
 	NUM("top_type_share", f->ntypes ? ratio((double)f->types[0].total_ns, (double)f->kernel_ns) : 0);
+	NUM("all_calls", all_calls(f));
+	NUM("setup_ns", setup_ns(m, f));
+	NUM("jit_pays_back", jit_pays_back(m, f));
+	TEXT("remedy", remedy(m, f));
+	TEXT("advice", dispatch_advice(m, f));
+	TEXT("estimate_note", estimate_note(m, f));
 	return -1;
 }
 
 static void fn_anchor(const struct model *m, void *data, size_t row, struct metric_anchor *a)
 {
 	const struct graph_fn_ops *f = &((struct ops_shared *)data)->g.fns[row];
+	const struct model_function *fn = owner_fn(m, f);
 
-	(void)m;
 	a->function = f->function ? f->function : f->graph_function;
 	a->loc = f->top_line;
+	/* a library's line (TFP's) is not the user's: their function, with that line beside it */
+	if (fn && !top_line_is_users(f)) {
+		a->loc = model_function_user_loc(fn);
+		a->loc.lib_file = f->top_line.file, a->loc.lib_line = f->top_line.line;
+	}
 	a->cost_ns = (int64_t)jit_saving(f);
 	a->start_ns = f->first_ns;
 	a->end_ns = f->last_ns;

@@ -634,6 +634,7 @@ static int collect_dataset_ops(struct input_state *st)
 		d->pid = KEY_PID(g->k1);
 		d->tid = KEY_LOW(g->k1);
 		d->start_ns = g->first_ns;
+		d->built = g->count;
 		if (KEY_LOW(g->k2) > 0)
 			d->loc = st->lk->site(st->lk->ctx, KEY_LOW(g->k2), &d->func);
 	}

@@ -980,7 +980,8 @@ int64_t model_trace_union_ns(const struct model *m, int retraces_only, int64_t *
 	if (!cap || !(spans = calloc(cap, sizeof(*spans))))
 		return 0;
 	for (size_t i = 0; i < m->nfunctions; i++)
-		for (size_t k = retraces_only ? 1 : 0; k < m->functions[i].ntraces; k++) {
+		/* a library's retraces are its own bookkeeping: the user's call is library-call's subject */
+		for (size_t k = retraces_only ? 1 : 0; k < m->functions[i].ntraces && !(retraces_only && m->functions[i].library); k++) {
 			const struct model_trace *t = &m->functions[i].traces[k];
 
 			if ((retraces_only && t->why.followup) || t->end_ns <= t->start_ns)
@@ -1245,6 +1246,9 @@ int model_load_parts(struct model *m, struct recording *rec, unsigned parts)
 		if (f)
 			f->tf_data = 1;
 	}
+	for (size_t i = 0; i < m->nfunctions; i++)
+		m->functions[i].library = m->functions[i].tf_data || path_is_installed(m->functions[i].def.file) ||
+					   path_is_framework(m->functions[i].def.file);
 	if ((parts & MODEL_EVENTS) && model_input_finish(m))
 		goto cleanup;
 	if (model_explain_retraces(m, l.gfs, l.ngfs))
@@ -1254,6 +1258,8 @@ int model_load_parts(struct model *m, struct recording *rec, unsigned parts)
 	if (model_register_builtin_sources(m))
 		goto cleanup;
 	if (pitfalls_register(m))  /* analyzer/model/pitfalls.c */
+		goto cleanup;
+	if (calls_register(m))  /* analyzer/model/calls.c */
 		goto cleanup;
 	ret = 0;
 cleanup:

@@ -155,6 +155,14 @@ struct model_function {
 	 * "Keras"; NULL for the user's own functions.
 	 */
 	const char *made_by;
+	/*
+	 * Who owns it: 0 the user's code, 1 a library (its def is in an
+	 * installed package: Keras' one_step_on_data, TensorFlow's
+	 * initialize_variables; or it is a tf.data function).  A library's
+	 * traces are the consequence of a user call (model_function_user_loc),
+	 * not avoidable retraces of the user's function.  Set once at load.
+	 */
+	int library;
 };
 
 /* Eager dispatch aggregated by op type. */
@@ -234,6 +242,7 @@ struct model_dataset_op {
 	struct source_loc loc;      /* the user line that built it */
 	const char *func;           /* the Python function holding that line */
 	int64_t pid, tid, start_ns;
+	int64_t built;              /* times the line built it (once per Keras fit/predict call) */
 	int parallel;               /* runs its function in parallel (num_parallel_calls) */
 	int64_t blackbox_execs, blackbox_ns; /* py_function runs inside its function */
 };

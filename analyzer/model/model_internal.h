@@ -75,5 +75,14 @@ int model_load_windows(struct model *m, struct sqlite3 *db);
 
 /* Register the built-in metric sources.  0 or -1. */
 int model_register_builtin_sources(struct model *m);
+/* The user's calls into a library that traces its own functions: source library_calls (calls.c). */
+int calls_register(struct model *m);
+/*
+ * 1 when loc is a user line calling a library again on the same compiled
+ * model (library_calls: models >= 1, calls > models): its eager ops are
+ * the library's set-up, library-call's subject, not a loop to put in a
+ * tf.function.
+ */
+int calls_repeated_at(const struct model *m, const struct source_loc *loc);
 
 #endif

@@ -469,6 +469,8 @@ static const struct pt_spec {
 	  "SELECT n.text, fs.text, f.line, NULL, 0, count(*), sum(g.node_count), sum(length(g.function_def)),"
 	  " max(g.node_count) FROM graph_functions g JOIN functions f ON f.id = g.function_id"
 	  " JOIN strings n ON n.id = f.name_id LEFT JOIN strings fs ON fs.id = f.file_id"
+	  /* a library's functions (path_is_installed): a new object per user call, freed with it (library-call) */
+	  " WHERE coalesce(fs.text, '') NOT LIKE '%/site-packages/%' AND coalesce(fs.text, '') NOT LIKE '%/dist-packages/%'"
 	  " GROUP BY f.id ORDER BY sum(length(g.function_def)) DESC",
 	  memory_fill, 0 },
 };

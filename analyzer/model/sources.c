@@ -33,7 +33,7 @@ static const char *const function_fields[] = {
 	"has_input_signature, reduce_retracing: tf.function options (0/1)",
 	"function_objects: distinct tf.function objects that traced it",
 	"tf_data: 1 for a tf.data function (a Dataset transformation's function)",
-	"library: 1 when its def is in an installed package (site-packages), not user code",
+	"library: 1 when a library owns it (its def is in an installed package, or a tf.data function), not user code",
 	"framework: 1 when its def is TensorFlow's or Keras's own code",
 	"retrace_share: retrace_ns as a share of the run (0..1)",
 	"variables_created, traces_creating_variables: tf.Variables made while tracing; the most traces creating them"
@@ -89,7 +89,7 @@ static int functions_get(const struct model *m, void *data, size_t row, const ch
 	NUM("reduce_retracing", f->reduce_retracing);
 	NUM("function_objects", f->function_objects);
 	NUM("tf_data", f->tf_data);
-	NUM("library", path_is_installed(f->def.file));
+	NUM("library", f->library);
 	NUM("framework", f->def.file && path_is_framework(f->def.file));
 	NUM("retrace_share", share(m, f->retrace_ns));
 	NUM("variables_created", f->variables_created);
@@ -360,6 +360,8 @@ static const char *const thread_fields[] = {
 	"blackbox_execs, blackbox_ns, blackbox_eager_ops: black-box runs on it, eager ops inside them",
 	"top_sites: its five busiest eager lines (text); top_site: the first, as 'line N (func)' or '<no Python frame>'",
 	"top_site_file, top_site_line, top_site_func, top_site_count, top_op: the first of them",
+	"top_site_library_call: 1 when that line calls a library again on the same compiled model (Keras' predict in"
+	" a loop): its eager ops are the library's set-up (library_calls)",
 	NULL,
 };
 
@@ -404,6 +406,7 @@ static int threads_get(const struct model *m, void *data, size_t row, const char
 	TEXT("top_site_func", t->top_func);
 	NUM("top_site_count", t->top_count);
 	TEXT("top_op", t->top_op);
+	NUM("top_site_library_call", calls_repeated_at(m, &t->top_loc));
 	return -1;
 }
 
@@ -688,7 +691,7 @@ static const char *const session_fields[] = {
 	"wall_ns: duration of the run; active_ns: from the first TensorFlow event to the end (shares are of it)",
 	"eager_ops, eager_ns, eager_share: eager dispatches, their time, its share of the run",
 	"trace_ns, trace_share, traces, retraces: tracing",
-	"retrace_ns, retrace_share: tracing after each function's first trace (avoidable tracing)",
+	"retrace_ns, retrace_share: tracing after each user function's first trace (avoidable tracing; a library's own functions left out)",
 	"function_calls, function_call_ns: graph function executions",
 	"blackbox_execs, blackbox_ns: py_function executions",
 	"input_waits, input_ns: eager reads of a tf.data iterator (not in eager_ops)",
@@ -714,6 +717,12 @@ static size_t session_count(const struct model *m, void *data)
 	return 1;
 }
 
+/* A library's retraces are not the user's avoidable tracing (model_trace_union_ns). */
+static int64_t avoidable_ns(const struct model_function *f)
+{
+	return f->library ? 0 : f->retrace_ns;
+}
+
 static const struct model_function *top_tracer(const struct model *m)
 {
 	const struct model_function *best = NULL;
@@ -722,8 +731,8 @@ static const struct model_function *top_tracer(const struct model *m)
 	for (size_t i = 0; i < m->nfunctions; i++) {
 		const struct model_function *f = &m->functions[i];
 
-		if (!best || f->retrace_ns > best->retrace_ns ||
-		    (f->retrace_ns == best->retrace_ns && f->trace_ns > best->trace_ns))
+		if (!best || avoidable_ns(f) > avoidable_ns(best) ||
+		    (avoidable_ns(f) == avoidable_ns(best) && f->trace_ns > best->trace_ns))
 			best = f;
 	}
 	return best;
@@ -796,7 +805,7 @@ static int session_get(const struct model *m, void *data, size_t row, const char
 	TEXT("top_trace_file", tt ? model_function_user_loc(tt).file : NULL);
 	NUM("top_trace_line", tt ? model_function_user_loc(tt).line : 0);
 	NUM("top_trace_ns", tt ? tt->trace_ns : 0);
-	NUM("top_retrace_ns", tt ? tt->retrace_ns : 0);
+	NUM("top_retrace_ns", tt ? avoidable_ns(tt) : 0);
 	TEXT("top_trace_see_also", retracing_see_also(m, tt));
 	NUM("session_runs", s->session_runs);
 	NUM("session_run_ns", s->session_run_ns);

@@ -22,12 +22,15 @@ enum {
 	CO_FORMAT,
 	CO_RULES,
 	CO_SET,
+	CO_INCLUDE_LIBRARY,
 };
 
 const struct opt check_options[] = {
 	OPT_TEXT("thresholds (exit 1 when one is crossed):"),
 	{ "max-traces", CO_MAX_TRACES, "N", "no function traced more than N times" },
 	OPT_TEXT("  --max-traces FUNC=N     function FUNC (its Python name) traced at most N times; repeatable"),
+	OPT_TEXT("  (--max-traces N counts the user's own functions: Keras' and tf.data's are left out)"),
+	{ "include-library", CO_INCLUDE_LIBRARY, NULL, "--max-traces N counts library-owned functions too" },
 	{ "max-eager-share", CO_MAX_EAGER_SHARE, "PCT", "eager dispatch at most PCT percent of the run" },
 	{ "forbid", CO_FORBID, "RULE", "no finding of rule RULE; repeatable" },
 	{ "fail-on", CO_FAIL_ON, "SEVERITY", "no finding of severity warning (or error) or worse" },
@@ -65,6 +68,7 @@ struct check_config {
 	const char *rules_dir;
 	const char **sets;
 	size_t nsets, capsets;
+	int include_library;  /* --max-traces N counts library-owned functions too */
 };
 
 void check_config_free(struct check_config *st)
@@ -211,6 +215,9 @@ int check_option(void *ctx, int key, const char *val)
 		return 0;
 	case CO_SET:
 		return add_set(st, val);
+	case CO_INCLUDE_LIBRARY:
+		st->include_library = 1;
+		return 0;
 	}
 	return error("unknown check option");
 }
@@ -268,21 +275,28 @@ static void traces_violation(struct check *c, const struct model_function *f)
 	struct strbuf sb = STRBUF_INIT;
 	struct source_loc loc = function_loc(f);
 
-	strbuf_addf(&sb, "%s traced %zu times (limit %.0f)", f->name, f->ntraces, c->limit);
+	strbuf_addf(&sb, "%s traced %zu times (limit %.0f)", f->made_by ? f->made_by : f->name, f->ntraces, c->limit);
 	for (size_t k = 1; k < f->ntraces; k++)
 		if (f->traces[k].why.cause == f->main_cause) {
 			strbuf_addf(&sb, "; %zu retraces by %s, e.g. %s", f->cause_counts[f->main_cause],
 				    retrace_cause_name(f->main_cause), f->traces[k].why.detail);
 			break;
 		}
+	if (f->library)
+		strbuf_addstr(&sb, " (a library's function, traced under the call at this line)");
 	add_violation(c, f->name, &loc, sb.buf);
 	strbuf_release(&sb);
 }
 
-/* --max-traces N, or FUNC=N (c->function): one violation per function over the limit. */
-static void eval_max_traces(struct check *c, const struct model *m, struct strbuf *passed)
+/*
+ * --max-traces N, or FUNC=N (c->function): one violation per function over
+ * the limit.  N counts the user's own functions unless library is set
+ * (--include-library): Keras' and tf.data's trace once per model or per
+ * call, which the user does not write.  FUNC=N names its function.
+ */
+static void eval_max_traces(struct check *c, const struct model *m, struct strbuf *passed, int library)
 {
-	size_t most = 0, n = 0;
+	size_t most = 0, n = 0, skipped = 0;
 	int found = 0;
 
 	for (size_t j = 0; j < m->nfunctions; j++) {
@@ -290,6 +304,10 @@ static void eval_max_traces(struct check *c, const struct model *m, struct strbu
 
 		if (c->function && strcmp(f->name, c->function))
 			continue;
+		if (!c->function && f->library && !library) {
+			skipped++;
+			continue;
+		}
 		found = 1;
 		n += f->ntraces;
 		if (f->ntraces > most)
@@ -297,10 +315,12 @@ static void eval_max_traces(struct check *c, const struct model *m, struct strbu
 		if ((double)f->ntraces > c->limit)
 			traces_violation(c, f);
 	}
-	if (!c->function)
-		strbuf_addf(passed, "most traces of one function: %zu", most);
-	else
+	if (c->function)
 		strbuf_addf(passed, found ? "%s traced %zu times" : "%s was never traced", c->function, n);
+	else
+		strbuf_addf(passed, "most traces of one function: %zu", most);
+	if (skipped)
+		strbuf_addf(passed, " (%zu library-owned functions not counted: --include-library counts them)", skipped);
 }
 
 static void eval_eager_share(struct check *c, const struct model *m, struct strbuf *passed)
@@ -350,7 +370,7 @@ static int evaluate(struct check_config *st, const struct model *m)
 		struct strbuf sb = STRBUF_INIT;
 
 		if (c->kind == CK_MAX_TRACES || c->kind == CK_MAX_TRACES_FN)
-			eval_max_traces(c, m, &sb);
+			eval_max_traces(c, m, &sb, st->include_library);
 		else if (c->kind == CK_EAGER_SHARE)
 			eval_eager_share(c, m, &sb);
 		else

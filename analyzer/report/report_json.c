@@ -178,6 +178,8 @@ static void json_retrace(struct json *j, const struct model_trace *t)
 
 static void json_function(struct json *j, const struct model_function *f)
 {
+	struct source_loc owner_call = model_function_user_loc(f);
+
 	json_begin_object(j);
 	json_kv_str(j, "name", f->name);
 	json_key(j, "location");
@@ -195,6 +197,9 @@ static void json_function(struct json *j, const struct model_function *f)
 	json_kv_int(j, "blackbox_nodes", f->blackbox_nodes);
 	json_kv_int(j, "blackbox_execs", f->blackbox_execs);
 	json_kv_str(j, "made_by", f->made_by);
+	json_kv_str(j, "owner", f->library ? "library" : "user");
+	json_key(j, "owner_call");  /* the user call that made a library's function */
+	report_json_loc(j, f->library ? &owner_call : NULL);
 	json_kv_str(j, "first_signature", f->ntraces ? f->traces[0].signature : NULL);
 	json_key(j, "first_location");
 	report_json_loc(j, f->ntraces ? &f->traces[0].callsite : NULL);
