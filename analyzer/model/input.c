@@ -603,6 +603,8 @@ static int input_loops(struct input_state *st)
 			return error("out of memory");
 		l->waits += g->count;
 		l->wait_ns = dur_add(l->wait_ns, g->total_ns);
+		l->startup_ns = dur_add(l->startup_ns, pipelines_startup_ns(st->pipelines, t->pid, t->tid, g->first_ns,
+									    g->last_ns));
 		span_add(&l->first_ns, &l->last_ns, g->first_ns, g->last_ns);
 		if (g->count > l->loc_reads && KEY_LOW(g->k2) > 0) {
 			l->loc_reads = g->count;

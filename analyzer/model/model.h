@@ -245,6 +245,7 @@ struct model_input_loop {
 	const struct model_thread *thread;
 	long last;
 	int64_t waits, wait_ns, first_ns, last_ns;
+	int64_t startup_ns;         /* of wait_ns, the first reads of its iterators (each starts the pipeline) */
 	struct source_loc loc;      /* the line reading it most */
 	const char *func;
 	int64_t loc_reads;

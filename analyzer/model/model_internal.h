@@ -73,6 +73,8 @@ struct scan_group;
 int pipelines_load(struct model *m, const struct model_lookup *lk, const struct scan_group *g, size_t ng,
 		   struct pipelines **out);
 long pipelines_read_end(const struct pipelines *p, int64_t pid, int64_t tid, int64_t first_ns, int64_t last_ns);
+/* The time of the first reads of iterators among those reads: each starts its pipeline (threads, functions). */
+int64_t pipelines_startup_ns(const struct pipelines *p, int64_t pid, int64_t tid, int64_t first_ns, int64_t last_ns);
 void pipelines_release(struct pipelines *p);
 
 /* After the session's active time and the functions are known: per-thread shares, made_by.  0 or -1. */

@@ -24,7 +24,7 @@
 #include <string.h>
 
 struct link {
-	int64_t pid, tid, start_ns, input, input2, output;
+	int64_t pid, tid, start_ns, end_ns, input, input2, output;
 	const char *op;
 	long ds;                        /* its entry in m->datasets, -1: a stage TensorFlow adds */
 };
@@ -117,7 +117,7 @@ static int read_links(struct model *m, const struct model_lookup *lk, const stru
 		      struct pipelines *p)
 {
 	sqlite3_stmt *s = db_prepare(m->rec->db, "SELECT pid, tid, op_id, start_ns, coalesce(input, 0),"
-				     " coalesce(input2, 0), coalesce(output, 0) FROM dataset_ops ORDER BY start_ns, id");
+				     " coalesce(input2, 0), coalesce(output, 0), end_ns FROM dataset_ops ORDER BY start_ns, id");
 	size_t cap = 0, capds = 0;
 	int rc;
 
@@ -139,6 +139,7 @@ static int read_links(struct model *m, const struct model_lookup *lk, const stru
 		l->input = sqlite3_column_int64(s, 4);
 		l->input2 = sqlite3_column_int64(s, 5);
 		l->output = sqlite3_column_int64(s, 6);
+		l->end_ns = sqlite3_column_int64(s, 7);
 		l->ds = -1;
 		if (l->output && add_stage(m, lk, g, ng, sqlite3_column_int64(s, 2), l, &capds)) {
 			sqlite3_finalize(s);
@@ -225,6 +226,34 @@ long pipelines_read_end(const struct pipelines *p, int64_t pid, int64_t tid, int
 		    !strcmp(p->v[i].op, "MakeIterator"))
 			make = &p->v[i];
 	return make ? stage_of(p, pid, make->input, make->start_ns) : -1;
+}
+
+/* Whether read link r is the first read of its iterator (no read of it since the MakeIterator before r). */
+static int first_read(const struct pipelines *p, const struct link *r)
+{
+	int64_t made = INT64_MIN;
+
+	for (const struct link *l = p->v; l < r; l++)
+		if (l->pid == r->pid && l->input2 == r->input && !strcmp(l->op, "MakeIterator"))
+			made = l->start_ns;
+	for (const struct link *l = p->v; l < r; l++)
+		if (l->pid == r->pid && is_read(l) && l->input == r->input && l->start_ns > made)
+			return 0;
+	return made > INT64_MIN;
+}
+
+int64_t pipelines_startup_ns(const struct pipelines *p, int64_t pid, int64_t tid, int64_t first_ns, int64_t last_ns)
+{
+	int64_t ns = 0;
+
+	for (size_t i = 0; p && i < p->n; i++) {
+		const struct link *l = &p->v[i];
+
+		if (l->pid == pid && l->tid == tid && is_read(l) && l->start_ns >= first_ns && l->start_ns <= last_ns &&
+		    first_read(p, l))
+			ns += l->end_ns - l->start_ns;
+	}
+	return ns;
 }
 
 void pipelines_release(struct pipelines *p)

@@ -424,6 +424,7 @@ static const char *const input_fields[] = {
 	"one row per loop: a thread's reads of one pipeline (schema 8), else all of a thread's reads",
 	"thread: the thread reading (main, tf.data, other)",
 	"waits, wait_ns: its iterator reads (IteratorGetNext) and their time",
+	"steady_wait_ns: wait_ns less each iterator's first read, which starts its pipeline (schema 8; else wait_ns)",
 	"loop_ns: from its first read to the end of its last; wait_share: wait_ns / loop_ns",
 	"verdict: TensorFlow's input-pipeline analyzer's words for wait_share: highly input-bound (20% or more),",
 	"  moderately input-bound (5% or more), not input-bound (text)",
@@ -444,6 +445,7 @@ static const char *const input_fields[] = {
 struct input_row {
 	const struct model_thread *t;
 	int64_t waits, wait_ns, first_ns, last_ns; /* its reads: the thread's, or one loop's (schema 8) */
+	int64_t startup_ns;                        /* of wait_ns, its iterators' first reads (schema 8) */
 	struct source_loc loc;
 	const char *func;
 	const struct model_dataset_op *ops[INPUT_OPS_MAX], *fix; /* the pipeline's stages, source first; the stage to fix */
@@ -532,6 +534,17 @@ static void input_slow_advice(struct model *m, const struct input_row *r, struct
 		strbuf_addstr(a, "; a generator runs serially, one element at a time under the GIL, so neither prefetch "
 			      "nor parallel calls make it faster: make its next() cheaper, build the data as tensors "
 			      "once (from_tensor_slices) or read files (TFRecordDataset)");
+	else
+		strbuf_addstr(a, "; its Python black box holds the GIL, so parallel calls overlap only its waits outside "
+			      "Python (files, network): rewrite its body with TensorFlow ops so that tf.data can run it "
+			      "in parallel, or move the py_function out of the pipeline");
+}
+
+/* Whether stage d's measured Python is a small part of the slow stage's (advice on it would not help). */
+static int quick_next_to_slow(const struct input_row *r, const struct model_dataset_op *d)
+{
+	return r->slow && d != r->slow && d->blackbox_execs &&
+	       d->blackbox_ns / d->blackbox_execs < r->slow->blackbox_ns / r->slow->blackbox_execs / 10;
 }
 
 /* Advice on each op of the pipeline that runs Python or one element at a time. */
@@ -540,7 +553,9 @@ static void input_op_advice(struct model *m, const struct input_row *r, struct s
 	for (size_t i = 0; i < r->n; i++) {
 		const struct model_dataset_op *d = r->ops[i];
 
-		if (d->blackbox_execs && strcmp(d->transformation, "from_generator") && d != r->slow) {
+		if (d == r->slow || quick_next_to_slow(r, d))
+			continue;
+		if (d->blackbox_execs && strcmp(d->transformation, "from_generator")) {
 			char took[DURATION_MAX];
 
 			strbuf_addf(a, "%sthe Python black box in %s at %s ran %lld times (%s), one element at a "
@@ -548,7 +563,7 @@ static void input_op_advice(struct model *m, const struct input_row *r, struct s
 				    "it in parallel, or move the py_function out of the pipeline",
 				    a->len ? "; " : "", ds_name(m, d), ds_line(m, d), (long long)d->blackbox_execs,
 				    duration_format(took, sizeof(took), d->blackbox_ns));
-		} else if (!strcmp(d->transformation, "from_generator") && d != r->slow)
+		} else if (!strcmp(d->transformation, "from_generator"))
 			strbuf_addf(a, "%sfrom_generator at %s calls Python for every element: build the data as "
 				    "tensors once (from_tensor_slices) or read files (TFRecordDataset)",
 				    a->len ? "; " : "", ds_line(m, d));
@@ -655,6 +670,7 @@ static void input_row_of_loop(struct model *m, const struct model_input_loop *l,
 	r->t = l->thread;
 	r->waits = l->waits;
 	r->wait_ns = l->wait_ns;
+	r->startup_ns = l->startup_ns < l->wait_ns ? l->startup_ns : l->wait_ns;
 	r->first_ns = l->first_ns;
 	r->last_ns = l->last_ns;
 	r->loc = l->loc;
@@ -722,6 +738,7 @@ static int input_get(const struct model *m, void *data, size_t row, const char *
 	TEXT("thread", r->t->role);
 	NUM("waits", r->waits);
 	NUM("wait_ns", r->wait_ns);
+	NUM("steady_wait_ns", r->wait_ns - r->startup_ns);
 	NUM("loop_ns", loop);
 	NUM("wait_share", share_of_loop);
 	TEXT("verdict", share_of_loop >= 0.20 ? "highly input-bound"
