@@ -149,7 +149,8 @@ static int read_links(struct model *m, const struct model_lookup *lk, const stru
 	sqlite3_finalize(s);
 	if (rc != SQLITE_DONE)
 		return error("cannot read recording: %s", sqlite3_errmsg(m->rec->db));
-	return p->n ? 0 : 1;
+	/* no stage (no dataset ops, or a TensorFlow without TFE_OpGetFlatInput): by time, as before schema 8 */
+	return m->ndatasets ? 0 : 1;
 }
 
 /* Each link's stage and each stage's upstream, once m->datasets is in its final order. */
