@@ -907,14 +907,21 @@ static void blackbox_fold(struct model_blackbox *a, struct model_blackbox *b)
 	b->execs = b->total_ns = b->eager_ops = b->eager_ns = 0;
 }
 
-/* The first tf.data black box before b made at b's line by the same transformation, or NULL. */
+/*
+ * The first tf.data black box before b made at b's line by the same
+ * transformation, or NULL; without a dataset (built where no op was
+ * recorded), the first of the same function and node, as any retrace.
+ */
 static struct model_blackbox *blackbox_same_line(struct model *m, const struct model_blackbox *b)
 {
-	for (struct model_blackbox *p = m->blackboxes; p < b; p++)
-		if (p->made_by && b->made_by && !strcmp(p->made_by, b->made_by) && p->loc.file && b->loc.file &&
-		    p->loc.line == b->loc.line && !strcmp(p->loc.file, b->loc.file) && p->node_name && b->node_name &&
-		    !strcmp(p->node_name, b->node_name))
+	for (struct model_blackbox *p = m->blackboxes; p < b; p++) {
+		if (!p->in_tf_data || !p->node_name || !b->node_name || strcmp(p->node_name, b->node_name))
+			continue;
+		if (!b->made_by ? !p->made_by && p->function && b->function && !strcmp(p->function, b->function)
+		    : p->made_by && !strcmp(p->made_by, b->made_by) && p->loc.file && b->loc.file &&
+		      p->loc.line == b->loc.line && !strcmp(p->loc.file, b->loc.file))
 			return p;
+	}
 	return NULL;
 }
 
@@ -934,8 +941,11 @@ static int blackbox_datasets(struct model *m)
 		struct model_dataset_op *d = b->in_tf_data ? dataset_of_blackbox(m, s, b) : NULL;
 		int gen;
 
-		if (!d)
+		if (!d) {
+			if (b->in_tf_data && (same = blackbox_same_line(m, b)))
+				blackbox_fold(same, b);
 			continue;
+		}
 		gen = !strcmp(d->transformation, "from_generator");
 		b->made_by = gen ? model_strf(m, "from_generator (%s)", b->function ? b->function : "?")
 				 : model_strf(m, "%s(%s)", d->transformation, d->function);

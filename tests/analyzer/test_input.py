@@ -184,6 +184,31 @@ def input_bound(report, oracle, marks, parallel):
               r["wait_share"], r["verdict"]))
 
 
+def as_schema_7(rec):
+    """A copy of recording rec without dataset_ops, as agprof before schema 8 wrote it."""
+    import shutil
+    import sqlite3
+    old = rec + ".v7.agprof"
+    shutil.copyfile(rec, old)
+    db = sqlite3.connect(old)
+    db.execute("DROP TABLE dataset_ops")
+    db.execute("PRAGMA user_version = 7")
+    db.commit()
+    db.close()
+    return old
+
+
+def two_pipelines_v7(rec, oracle, marks):
+    """Schema 7 has no handles: one input row per thread, as before, and the generators' runs still apart."""
+    report = agcheck.report_json(as_schema_7(rec))
+    rows = report["input"]
+    check(len(rows) == 1 and rows[0]["thread"] == "main", "schema 7: one input row, the main thread's (%s)" % rows)
+    nexts = {b["location"]["line"]: b["execs"] for b in report["blackboxes"]
+             if b["execs"] and b["location"] and (b["graph_function"] or "").find("generator_next_fn") >= 0}
+    check(nexts.get(marks["slow"][0]) == oracle["extra"]["counts"]["slow"] + 1,
+          "schema 7: slow generator's next() runs at line %d: %s" % (marks["slow"][0], nexts))
+
+
 def two_pipelines(report, oracle, marks, args):
     """The slow pipeline, not the quick one read first: its line, its stage and time per element."""
     extra = oracle["extra"]
@@ -241,6 +266,8 @@ def main():
         input_bound(report, oracle, marks, "--parallel" in args)
     elif sample == "two_pipelines":
         two_pipelines(report, oracle, marks, args)
+        if not args:
+            two_pipelines_v7(rec, oracle, marks)
     agcheck.finish("input-" + sample + "".join(args))
 
 
