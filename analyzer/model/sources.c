@@ -540,11 +540,20 @@ static void input_slow_advice(struct model *m, const struct input_row *r, struct
 			      "in parallel, or move the py_function out of the pipeline");
 }
 
-/* Whether stage d's measured Python is a small part of the slow stage's (advice on it would not help). */
+/*
+ * Whether advice on stage d would not help: the slow stage takes as long
+ * per element as the loop waits per read (it is what the loop waits for),
+ * or d's measured Python is under a tenth of the slow stage's.
+ */
 static int quick_next_to_slow(const struct input_row *r, const struct model_dataset_op *d)
 {
-	return r->slow && d != r->slow && d->blackbox_execs &&
-	       d->blackbox_ns / d->blackbox_execs < r->slow->blackbox_ns / r->slow->blackbox_execs / 10;
+	int64_t slow = r->slow ? r->slow->blackbox_ns / r->slow->blackbox_execs : 0;
+
+	if (!r->slow || d == r->slow)
+		return 0;
+	if (r->waits && slow >= r->wait_ns / r->waits)
+		return 1;
+	return d->blackbox_execs && d->blackbox_ns / d->blackbox_execs < slow / 10;
 }
 
 /* Advice on each op of the pipeline that runs Python or one element at a time. */
