@@ -339,11 +339,14 @@ static inline uint64_t hash_name(const char *s, size_t *len)
 }
 
 /* Flags kept in a cache slot's len: what agp_intern_op learned about the text. */
+#define STRCACHE_READ 0x04000000u
+#define STRCACHE_DATASET 0x08000000u
 #define STRCACHE_COLLECTIVE 0x10000000u
 #define STRCACHE_CAPTURE 0x20000000u
 #define STRCACHE_CLASSIFIED 0x40000000u
 #define STRCACHE_FUNCTION 0x80000000u
-#define STRCACHE_LEN(slot) ((slot)->len & ~(STRCACHE_CLASSIFIED | STRCACHE_FUNCTION | STRCACHE_CAPTURE | STRCACHE_COLLECTIVE))
+#define STRCACHE_LEN(slot) ((slot)->len & ~(STRCACHE_CLASSIFIED | STRCACHE_FUNCTION | STRCACHE_CAPTURE | \
+					  STRCACHE_COLLECTIVE | STRCACHE_DATASET | STRCACHE_READ))
 
 /*
  * text's cache slot (h its hash_text), or NULL.  Short texts are compared
@@ -421,11 +424,33 @@ uint32_t agp_intern(struct agp_thread *t, const char *text, size_t len)
 	return intern_slot(t, text, len, &slot);
 }
 
+/*
+ * tf.data's eager ops that make a dataset ("...Dataset", "...DatasetV2") or
+ * an iterator, bind one to the other, or read it: their handles link a
+ * pipeline's stages, its iterator and the loop reading it.
+ */
+static int dataset_op_flags(const char *name)
+{
+	static const char *const reads[] = {
+		"IteratorGetNext", "IteratorGetNextSync", "IteratorGetNextAsOptional", NULL,
+	};
+	const char *ds = strstr(name, "Dataset");
+
+	for (size_t i = 0; reads[i]; i++)
+		if (!strcmp(name, reads[i]))
+			return AGP_OP_DATASET | AGP_OP_READ;
+	if (!strncmp(name, "AnonymousIterator", 17) || !strcmp(name, "MakeIterator"))
+		return AGP_OP_DATASET;
+	if (ds && (!ds[7] || (ds[7] == 'V' && ds[8] >= '0' && ds[8] <= '9' && !ds[9])))
+		return AGP_OP_DATASET;
+	return 0;
+}
+
 /* AGP_OP_* flags of an op name (asked once per cached name). */
 static int classify_op(const char *name, int (*is_function)(const char *))
 {
 	if (!is_function(name))
-		return agp_collective_kind(name, strlen(name)) ? AGP_OP_COLLECTIVE : 0;
+		return agp_collective_kind(name, strlen(name)) ? AGP_OP_COLLECTIVE : dataset_op_flags(name);
 	return AGP_OP_FUNCTION | (agp_capture_match(name) ? AGP_OP_CAPTURE : 0);
 }
 
@@ -446,10 +471,12 @@ uint32_t agp_intern_op(struct agp_thread *t, const char *name, int (*is_function
 	if (__builtin_expect(!(slot->len & STRCACHE_CLASSIFIED), 0)) {
 		f = classify_op(name, is_function);
 		slot->len |= STRCACHE_CLASSIFIED | (f & AGP_OP_FUNCTION ? STRCACHE_FUNCTION : 0) |
-			     (f & AGP_OP_CAPTURE ? STRCACHE_CAPTURE : 0) | (f & AGP_OP_COLLECTIVE ? STRCACHE_COLLECTIVE : 0);
+			     (f & AGP_OP_CAPTURE ? STRCACHE_CAPTURE : 0) | (f & AGP_OP_COLLECTIVE ? STRCACHE_COLLECTIVE : 0) |
+			     (f & AGP_OP_DATASET ? STRCACHE_DATASET : 0) | (f & AGP_OP_READ ? STRCACHE_READ : 0);
 	}
 	*flags = (slot->len & STRCACHE_FUNCTION ? AGP_OP_FUNCTION : 0) | (slot->len & STRCACHE_CAPTURE ? AGP_OP_CAPTURE : 0) |
-		 (slot->len & STRCACHE_COLLECTIVE ? AGP_OP_COLLECTIVE : 0);
+		 (slot->len & STRCACHE_COLLECTIVE ? AGP_OP_COLLECTIVE : 0) |
+		 (slot->len & STRCACHE_DATASET ? AGP_OP_DATASET : 0) | (slot->len & STRCACHE_READ ? AGP_OP_READ : 0);
 	return id;
 }
 

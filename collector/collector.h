@@ -129,6 +129,7 @@ struct agp_thread {
 	const char *fastpath_op; /* the op it was asked to run */
 	uint64_t last_dispatch_end; /* end of this thread's previous TFE_Execute */
 	struct agp_open_trace *trace_top; /* pytrace.c: the innermost open trace, linked to the outer ones */
+	const void *last_iterator;  /* iterator handle of this thread's previous read (AGP_SIDE_DATASET) */
 	/* pywatch.c: root frames (PyObject *) of the watched traces, innermost last */
 	void *py_roots[AGP_TRACE_STACK];
 	int py_nroots;
@@ -339,6 +340,8 @@ void agp_capture_call_end(uint64_t n) AGP_HIDDEN;
 #define AGP_OP_FUNCTION 1   /* a registered graph function: a call */
 #define AGP_OP_CAPTURE 2    /* a call of the --capture function */
 #define AGP_OP_COLLECTIVE 4 /* a collective op (hooks_collective.c) */
+#define AGP_OP_DATASET 8    /* a tf.data dataset or iterator op (hooks_tf.c, AGP_SIDE_DATASET) */
+#define AGP_OP_READ 16      /* an iterator read (IteratorGetNext, ...) */
 
 /* Append a span record (eager op, call, black box). */
 void agp_emit_span(struct agp_thread *t, uint16_t type, uint32_t arg, uint64_t start, uint64_t end,

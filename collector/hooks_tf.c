@@ -103,6 +103,8 @@ static struct {
 	TF_Buffer *(*NewBuffer)(void);
 	void (*DeleteBuffer)(TF_Buffer *);
 	const char *(*Version)(void);
+	int (*OpGetFlatInputCount)(TFE_Op *, TF_Status *);
+	TFE_TensorHandle *(*OpGetFlatInput)(TFE_Op *, int, TF_Status *);
 	int ready;
 } tf;
 
@@ -122,6 +124,9 @@ static int tf_api_ready(void)
 	tf.NewBuffer = agp_tf_symbol("TF_NewBuffer", NULL);
 	tf.DeleteBuffer = agp_tf_symbol("TF_DeleteBuffer", NULL);
 	tf.Version = agp_tf_symbol("TF_Version", NULL);
+	/* optional: without them tf.data's pipelines are told apart by time only */
+	tf.OpGetFlatInputCount = agp_tf_symbol("TFE_OpGetFlatInputCount", NULL);
+	tf.OpGetFlatInput = agp_tf_symbol("TFE_OpGetFlatInput", NULL);
 	tf.ready = (tf.OpGetName && tf.OpGetDevice && tf.GetCode && tf.NewStatus && tf.DeleteStatus &&
 		    tf.FunctionName && tf.FunctionToFunctionDef && tf.NewBuffer && tf.DeleteBuffer) ? 1 : -1;
 	tf_status_record();
@@ -248,8 +253,53 @@ static void kernels_leave(struct agp_thread *t, int is_call, uint64_t outer_call
 	t->call_seq = outer_call;
 }
 
+/* tf.data */
+
+/* The first two input handles of a dataset or iterator op (before it runs: TFE_Execute may consume them). */
+static void dataset_inputs(TFE_Op *op, TF_Status *status, const void *in[2])
+{
+	int n;
+
+	in[0] = in[1] = NULL;
+	if (!tf.OpGetFlatInputCount || !tf.OpGetFlatInput)
+		return;
+	n = tf.OpGetFlatInputCount(op, status);
+	for (int i = 0; i < n && i < 2 && tf.GetCode(status) == 0; i++)
+		in[i] = tf.OpGetFlatInput(op, i, status);
+}
+
+/*
+ * One AGP_SIDE_DATASET record: a dataset or iterator made (rare: once per
+ * transformation the program builds), or a read of an iterator other than
+ * the one this thread read last (once per loop, not per element).
+ */
+static void dataset_record(struct agp_thread *t, const char *name, int op_flags, const void *in[2],
+			   TFE_TensorHandle **retvals, const int *num_retvals, uint64_t start, uint64_t end)
+{
+	struct agp_side s;
+
+	if (op_flags & AGP_OP_READ) {
+		if (in[0] == t->last_iterator)
+			return;
+		t->last_iterator = in[0];
+	} else {
+		t->last_iterator = NULL;  /* a new iterator may take a freed one's address */
+	}
+	agp_side_begin(&s, AGP_SIDE_DATASET);
+	agp_side_text(&s, AGP_F_NAME, name);
+	agp_side_int(&s, AGP_F_TID, t->tid);
+	agp_side_int(&s, AGP_F_START, (int64_t)start);
+	agp_side_int(&s, AGP_F_END, (int64_t)end);
+	agp_side_int(&s, AGP_F_DS_IN, (int64_t)(uintptr_t)in[0]);
+	agp_side_int(&s, AGP_F_DS_IN2, (int64_t)(uintptr_t)in[1]);
+	if (!(op_flags & AGP_OP_READ) && num_retvals && *num_retvals > 0 && retvals)
+		agp_side_int(&s, AGP_F_DS_OUT, (int64_t)(uintptr_t)retvals[0]);
+	agp_side_end(&s);
+}
+
 AGP_EXPORT void TFE_Execute(TFE_Op *op, TFE_TensorHandle **retvals, int *num_retvals, TF_Status *status)
 {
+	const void *ds_in[2] = { NULL, NULL };
 	struct agp_thread *t;
 	const char *name, *device;
 	uint32_t name_id, device_id = 0, site, flags, gap = 0;
@@ -283,6 +333,8 @@ AGP_EXPORT void TFE_Execute(TFE_Op *op, TFE_TensorHandle **retvals, int *num_ret
 		capture_call = agp_capture_call_begin();  /* may open the window: before the call starts */
 	if (__builtin_expect(op_flags & AGP_OP_COLLECTIVE, 0) && (coll_kind = agp_collective_kind(name, strlen(name))))
 		agp_collective_eager_keys(op, coll_kind, &coll);  /* its inputs are read before it runs */
+	if (__builtin_expect(op_flags & AGP_OP_DATASET, 0))
+		dataset_inputs(op, status, ds_in);
 	t->in_hook = 0;
 	outer_call = t->call_seq;
 	start = agp_now_ns();  /* before the sampling decision: the test's oracle reads the recorded start */
@@ -311,6 +363,8 @@ AGP_EXPORT void TFE_Execute(TFE_Op *op, TFE_TensorHandle **retvals, int *num_ret
 		      seq);
 	if (coll_kind)
 		agp_collective_eager_done(t, &coll, start, end);
+	if (__builtin_expect(op_flags & AGP_OP_DATASET, 0) && !(flags & AGP_SPAN_FAILED))
+		dataset_record(t, name, op_flags, ds_in, retvals, num_retvals, start, end);
 	if (capture_call)
 		agp_capture_call_end(capture_call);  /* may close it: once the call is recorded */
 }

@@ -292,6 +292,7 @@ enum agp_side_type {
 	AGP_SIDE_KERNELS = 11,  /* kernel hook status, or a trace's node source lines (AGP_F_NODE_LINES) */
 	AGP_SIDE_CAPTURE = 12,    /* the collector's capture bits changed: AGP_F_CAPTURE_OFF at AGP_F_START */
 	AGP_SIDE_COLLECTIVE = 13, /* one collective op execution and its keys (collector/hooks_collective.c) */
+	AGP_SIDE_DATASET = 14,    /* a tf.data dataset or iterator op run eagerly, with its handles (hooks_tf.c) */
 };
 
 struct agp_side_hdr {
@@ -342,6 +343,13 @@ enum agp_tag {
 	 * slowdown of the watched code, at its calibrated share (pywatch.c)
 	 */
 	AGP_F_COLLECTOR_NS = 170,
+	/*
+	 * dataset (side type 14, with AGP_F_NAME the op, AGP_F_TID, AGP_F_START,
+	 * AGP_F_END): the addresses of its first two input handles and of its
+	 * first output, which tell a dataset from the next and an iterator's
+	 * dataset (0: none)
+	 */
+	AGP_F_DS_IN = 180, AGP_F_DS_IN2, AGP_F_DS_OUT,
 };
 
 #endif /* AGPROF_PROTOCOL_H */

@@ -1,6 +1,6 @@
 -- agprof recording schema, version 7.  docs/schema.md explains every table.
 -- Times are nanoseconds on CLOCK_MONOTONIC of the recording host.
-PRAGMA user_version = 7;
+PRAGMA user_version = 8;
 PRAGMA application_id = 1634168946;  -- 'agpr'
 
 CREATE TABLE meta (
@@ -470,6 +470,23 @@ CREATE TABLE collective_execs (
     group_key    INTEGER,
     instance_key INTEGER,
     key_status   TEXT
+);
+
+-- v8: tf.data ops run eagerly with the addresses of their handles
+-- (collector/hooks_tf.c): a dataset's output is the next one's input, an
+-- iterator's is MakeIterator's second input, and a read names its
+-- iterator.  Reads are recorded when a thread reads another iterator than
+-- its previous read did (the reads themselves are eager_ops rows).
+CREATE TABLE dataset_ops (
+    id       INTEGER PRIMARY KEY,
+    pid      INTEGER NOT NULL,
+    tid      INTEGER NOT NULL,
+    op_id    INTEGER NOT NULL REFERENCES strings(id),  -- FlatMapDataset, MakeIterator, IteratorGetNext, ...
+    start_ns INTEGER NOT NULL,
+    end_ns   INTEGER NOT NULL,
+    input    INTEGER,           -- address of its first input handle, NULL: none
+    input2   INTEGER,           -- of its second (MakeIterator: the iterator)
+    output   INTEGER            -- of its first output (not for reads)
 );
 
 -- @indexes: created by the launcher right after the tables (schema 4; kept

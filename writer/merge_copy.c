@@ -70,6 +70,8 @@ static const struct merge_table merge_tables[] = {
 				   " name_id:strings callsite_id:callsites", 0 },
 	{ "blackbox_buckets", "id:id pid:pid start_ns:time end_ns:time node_id:strings op_type_id:strings"
 			      " blackbox_node_id:blackbox_nodes", 0 },
+	/* schema 8: tf.data ops with their handles */
+	{ "dataset_ops", "id:id pid:pid op_id:strings start_ns:time end_ns:time", 0 },
 	/* schema 6: eager_ops is a view over these (an older input's table of that name goes in through it) */
 	{ "eager_op_keys", "id:id pid:pid op_id:strings device_id:strings callsite_id:callsites base_ns:time", 0 },
 	{ "eager_op_rows", "id:id key:eager_op_keys", 0 },

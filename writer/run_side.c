@@ -443,6 +443,25 @@ static void side_collective(struct run_writer *w, struct stream *s, const struct
 	free(op), free(why);
 }
 
+/* A tf.data op with its handles' addresses (collector/hooks_tf.c); 0 is none. */
+static void side_dataset(struct run_writer *w, struct stream *s, const struct fields *fs)
+{
+	static const int handle_tags[3] = { AGP_F_DS_IN, AGP_F_DS_IN2, AGP_F_DS_OUT };
+	sqlite3_stmt *st = w->ins_dataset;
+	char *op = fields_text(fs, AGP_F_NAME);
+	int64_t start = fields_int(fs, AGP_F_START), end = fields_int(fs, AGP_F_END);
+
+	sqlite3_bind_int(st, 1, s->pid);
+	sqlite3_bind_int64(st, 2, fields_int(fs, AGP_F_TID));
+	sqlite3_bind_int64(st, 3, writer_intern(w, op ? op : "?"));
+	sqlite3_bind_int64(st, 4, start);
+	sqlite3_bind_int64(st, 5, end > start ? end : start);
+	for (int i = 0; i < 3; i++)
+		db_bind_id_or_null(st, 6 + i, fields_int(fs, handle_tags[i]));
+	writer_step(w, st);
+	free(op);
+}
+
 /* A process's collector changed its capture bits (collector/capture.c). */
 static void side_capture(struct run_writer *w, struct stream *s, const struct fields *fs)
 {
@@ -488,6 +507,9 @@ static void side_record(struct run_writer *w, struct stream *s, uint32_t type, c
 		break;
 	case AGP_SIDE_COLLECTIVE:
 		side_collective(w, s, &fs);
+		break;
+	case AGP_SIDE_DATASET:
+		side_dataset(w, s, &fs);
 		break;
 	}
 }

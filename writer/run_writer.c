@@ -218,6 +218,7 @@ static int prepare_all(struct run_writer *w)
 		{ &w->ins_call_seq, "INSERT OR REPLACE INTO temp.call_seq(pid, seq, call_id) VALUES (?,?,?)" },
 		{ &w->ins_node_src, "INSERT INTO temp.node_src(pid, trace_seq, name, file, line) VALUES (?,?,?,?,?)" },
 		{ &w->upd_process_kernels, "UPDATE processes SET kernel_status = ?, kernel_detail = ? WHERE pid = ?" },
+		{ &w->ins_dataset, "INSERT INTO dataset_ops(pid, tid, op_id, start_ns, end_ns, input, input2, output) VALUES (?,?,?,?,?,?,?,?)" },
 		{ &w->ins_collective, "INSERT INTO collective_execs(pid, tid, op_id, start_ns, end_ns, graph, group_size, group_key, instance_key, key_status) VALUES (?,?,?,?,?,?,?,?,?,?)" },
 		{ &w->ins_ktotal, "INSERT INTO kernel_totals(pid, tid, node_id, call_id, count, timed, timed_ns) VALUES (?,?,?,?,?,?,?)" },
 		{ &w->ins_session, "INSERT INTO session_runs(pid, tid, start_ns, end_ns, kind, callsite_id, feeds, fetches, targets, ok) VALUES (?,?,?,?,?,?,?,?,?,?)" },

@@ -1287,12 +1287,13 @@ static int pipeline_of(const struct model *m, const struct finding *f, struct pi
 		const struct model_dataset_op *d = &m->datasets[i];
 
 		if (d->pid != at->pid || !d->func || strcmp(d->func, at->func) || !d->loc.file || d->loc.line < 1 ||
-		    strcmp(d->loc.file, at->loc.file))
+		    strcmp(d->loc.file, at->loc.file) || (at->pipeline >= 0 && d->pipeline != at->pipeline))
 			continue;
 		if (p->n == sizeof(p->ops) / sizeof(p->ops[0]))
 			return -1;
 		p->ops[p->n++] = d;
-		p->prefetch |= !strcmp(d->transformation, "prefetch");
+		/* prefetched by the program, or by TensorFlow (inject_prefetch): another one does nothing */
+		p->prefetch |= !strcmp(d->transformation, "prefetch") || d->prefetched;
 	}
 	return p->n ? 0 : -1;
 }
@@ -1376,7 +1377,10 @@ static void edit_pipeline(struct fixctx *c, struct finding *f)
 		strbuf_add(&e.after, lines[n - from].buf, lines[n - from].len);
 	for (long n = from; n <= to; n++)
 		strbuf_release(&lines[n - from]);
-	if (!first) {
+	if (!first && p.prefetch) {
+		set_no_edit(c, f, "the pipeline is prefetched already (by the program or by TensorFlow's inject_prefetch)"
+			    " and has no sequential map agprof can make parallel safely");
+	} else if (!first) {
 		set_no_edit(c, f, "the pipeline's lines %ld-%ld have no sequential map or last call agprof can edit safely"
 			    " (a py_function in the map, a call spanning lines, code after it)", from, to);
 	} else {

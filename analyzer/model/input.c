@@ -88,6 +88,17 @@ static int dataset_op_kind(const char *op)
 	return -1;
 }
 
+int model_dataset_kind(const char *op, const char **name, int *parallel)
+{
+	int kind = dataset_op_kind(op);
+
+	if (kind < 0)
+		return 0;
+	*name = dataset_ops[kind].name;
+	*parallel = dataset_ops[kind].parallel;
+	return 1;
+}
+
 static const char *role_name(const char *role)
 {
 	if (role && (!strcmp(role, "python-main") || !strcmp(role, "main")))
@@ -104,6 +115,7 @@ struct input_state {
 	size_t capthreads;
 	int64_t *tids;                  /* the threads table: tid, pid pairs */
 	size_t ntids;
+	struct pipelines *pipelines;    /* schema 8: the datasets' handles, NULL before */
 };
 
 /* The threads table's (tid, pid) pairs, read once. */
@@ -155,6 +167,19 @@ static void rekey(struct input_state *st)
 		g->k1 = KEY(pid_of(st, tid), tid);
 		g->k2 = KEY(g->k2 >> 32, site);
 	}
+}
+
+/*
+ * Whether TensorFlow prefetches at the end of a pipeline that does not:
+ * tf.data's inject_prefetch optimization, on by default since 2.12 (while
+ * autotuning, which is the default).
+ */
+static int tf_injects_prefetch(const struct model *m)
+{
+	const char *v = m->session.tf_version;
+	int major, minor;
+
+	return v && sscanf(v, "%d.%d", &major, &minor) == 2 && (major > 2 || (major == 2 && minor >= 12));
 }
 
 static int cmp_group(const void *a, const void *b)
@@ -524,6 +549,74 @@ static void input_lines(struct input_state *st)
 	}
 }
 
+/* Thread t's loop over the pipeline that ends at stage last: found or added (NULL: out of memory). */
+static struct model_input_loop *loop_of(struct model *m, const struct model_thread *t, long last, size_t *cap)
+{
+	struct model_input_loop *l;
+
+	for (size_t i = 0; i < m->ninput_loops; i++)
+		if (m->input_loops[i].thread == t && m->input_loops[i].last == last)
+			return &m->input_loops[i];
+	if (ARRAY_GROW(m->input_loops, m->ninput_loops, *cap))
+		return NULL;
+	l = &m->input_loops[m->ninput_loops++];
+	memset(l, 0, sizeof(*l));
+	l->thread = t;
+	l->last = last;
+	l->first_ns = INT64_MAX;
+	l->last_ns = INT64_MIN;
+	return l;
+}
+
+/* Each stage of the pipeline ending at last: that pipeline, and whether it ends prefetched. */
+static void mark_pipeline(struct model *m, long last)
+{
+	int prefetched = tf_injects_prefetch(m);
+
+	for (long i = last, hops = 0; i >= 0 && hops < 64; i = m->datasets[i].upstream, hops++)
+		prefetched |= !strcmp(m->datasets[i].transformation, "prefetch");
+	for (long i = last, hops = 0; i >= 0 && hops < 64; i = m->datasets[i].upstream, hops++) {
+		m->datasets[i].pipeline = last;
+		m->datasets[i].prefetched = prefetched;
+	}
+}
+
+/*
+ * Schema 8: each thread's iterator reads split by the pipeline they read
+ * (m->input_loops), so that a quick pipeline read first does not stand for
+ * the slow one the loop waited for.  After thread_facts (m->threads final).
+ */
+static int input_loops(struct input_state *st)
+{
+	struct model *m = st->m;
+	size_t cap = 0;
+
+	for (size_t i = 0; st->pipelines && i < st->r.ngroups; i++) {
+		const struct scan_group *g = &st->r.groups[i];
+		struct model_thread *t;
+		struct model_input_loop *l;
+
+		if (!g->count || !is_input_wait(op_of(st, g)))
+			continue;
+		if (!(t = thread_of(st, KEY_PID(g->k1), KEY_LOW(g->k1))) ||
+		    !(l = loop_of(m, t, pipelines_read_end(st->pipelines, t->pid, t->tid, g->first_ns, g->last_ns), &cap)))
+			return error("out of memory");
+		l->waits += g->count;
+		l->wait_ns = dur_add(l->wait_ns, g->total_ns);
+		l->startup_ns = dur_add(l->startup_ns, pipelines_startup_ns(st->pipelines, t->pid, t->tid, g->first_ns,
+									    g->last_ns));
+		span_add(&l->first_ns, &l->last_ns, g->first_ns, g->last_ns);
+		if (g->count > l->loc_reads && KEY_LOW(g->k2) > 0) {
+			l->loc_reads = g->count;
+			l->loc = st->lk->site(st->lk->ctx, KEY_LOW(g->k2), &l->func);
+		}
+	}
+	for (size_t i = 0; i < m->ninput_loops; i++)
+		if (m->input_loops[i].last >= 0)
+			mark_pipeline(m, m->input_loops[i].last);
+	return 0;
+}
+
 static int cmp_count_desc(const void *a, const void *b)
 {
 	const struct scan_group *x = a, *y = b;
@@ -635,6 +728,8 @@ static int collect_dataset_ops(struct input_state *st)
 		d->tid = KEY_LOW(g->k1);
 		d->start_ns = g->first_ns;
 		d->built = g->count;
+		d->upstream = d->pipeline = -1;
+		d->prefetched = tf_injects_prefetch(m);
 		if (KEY_LOW(g->k2) > 0)
 			d->loc = st->lk->site(st->lk->ctx, KEY_LOW(g->k2), &d->func);
 	}
@@ -712,9 +807,10 @@ static int load_datasets(struct input_state *st)
 {
 	struct model *m = st->m;
 	sqlite3_stmt *s;
-	int rc;
+	int rc = pipelines_load(m, st->lk, st->r.groups, st->r.ngroups, &st->pipelines);
 
-	if (collect_dataset_ops(st))
+	/* before schema 8: one dataset per dataset-op group, in the order built */
+	if (rc < 0 || (rc > 0 && collect_dataset_ops(st)))
 		return -1;
 	/*
 	 * A transformation's function is traced and registered right before its
@@ -734,7 +830,8 @@ static int load_datasets(struct input_state *st)
 			attach_dataset_function(m, name + 8, sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2));
 	}
 	sqlite3_finalize(s);
-	drop_generator_seeds(m);
+	if (!st->pipelines)
+		drop_generator_seeds(m);
 	return rc == SQLITE_DONE ? 0 : error("cannot read recording: %s", sqlite3_errmsg(m->rec->db));
 }
 
@@ -760,23 +857,110 @@ static struct model_dataset_op *dataset_of_graph(struct model *m, const char *gr
 	return NULL;
 }
 
-/* Black boxes in tf.data functions: the transformation that made them, its line. */
-static void blackbox_datasets(struct model *m)
+/*
+ * The dataset that a tf.data graph function (after "Dataset_") registered
+ * in pid at created belongs to: the first of its transformation built
+ * after it (TensorFlow traces a transformation's functions right before it
+ * makes the op; a generator's are in its flat_map), or NULL.
+ */
+static struct model_dataset_op *dataset_made_after(struct model *m, const char *name, int64_t created, int64_t pid)
 {
-	for (size_t j = 0; j < m->nblackboxes; j++) {
-		struct model_blackbox *b = &m->blackboxes[j];
-		struct model_dataset_op *d = b->in_tf_data ? dataset_of_graph(m, b->graph_function) : NULL;
+	int gen = !strncmp(name, "from_generator_", 15);
 
-		if (!d)
+	for (size_t i = 0; i < m->ndatasets; i++) {
+		struct model_dataset_op *d = &m->datasets[i];
+		size_t tl = strlen(d->transformation);
+
+		if (d->pid == pid && d->start_ns >= created &&
+		    (gen ? !strcmp(d->transformation, "from_generator")
+			 : !strncmp(name, d->transformation, tl) && name[tl] == '_'))
+			return d;
+	}
+	return NULL;
+}
+
+/* The dataset of black box b, from its graph function's creation (else its name: a recording without times). */
+static struct model_dataset_op *dataset_of_blackbox(struct model *m, sqlite3_stmt *s, const struct model_blackbox *b)
+{
+	struct model_dataset_op *d = NULL;
+	const char *name = b->graph_function ? strstr(b->graph_function, "Dataset_") : NULL;
+
+	if (!name)
+		return NULL;
+	sqlite3_bind_text(s, 1, b->graph_function, -1, SQLITE_STATIC);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		d = dataset_made_after(m, name + 8, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1));
+	sqlite3_reset(s);
+	return d ? d : dataset_of_graph(m, b->graph_function);
+}
+
+/* Black box b's runs into a, the same node of the same line's dataset (built again, traced again). */
+static void blackbox_fold(struct model_blackbox *a, struct model_blackbox *b)
+{
+	a->execs += b->execs;
+	a->total_ns = dur_add(a->total_ns, b->total_ns);
+	a->eager_ops += b->eager_ops;
+	a->eager_ns = dur_add(a->eager_ns, b->eager_ns);
+	if (b->execs && (b->first_ns < a->first_ns || !a->execs))
+		a->first_ns = b->first_ns;
+	if (b->last_ns > a->last_ns)
+		a->last_ns = b->last_ns;
+	b->execs = b->total_ns = b->eager_ops = b->eager_ns = 0;
+}
+
+/*
+ * The first tf.data black box before b made at b's line by the same
+ * transformation, or NULL; without a dataset (built where no op was
+ * recorded), the first of the same function and node, as any retrace.
+ */
+static struct model_blackbox *blackbox_same_line(struct model *m, const struct model_blackbox *b)
+{
+	for (struct model_blackbox *p = m->blackboxes; p < b; p++) {
+		if (!p->in_tf_data || !p->node_name || !b->node_name || strcmp(p->node_name, b->node_name))
 			continue;
-		b->made_by = !strcmp(d->transformation, "from_generator")
-				     ? model_strf(m, "from_generator (%s)", b->function ? b->function : "?")
-				     : model_strf(m, "%s(%s)", d->transformation, d->function);
+		if (!b->made_by ? !p->made_by && p->function && b->function && !strcmp(p->function, b->function)
+		    : p->made_by && !strcmp(p->made_by, b->made_by) && p->loc.file && b->loc.file &&
+		      p->loc.line == b->loc.line && !strcmp(p->loc.file, b->loc.file))
+			return p;
+	}
+	return NULL;
+}
+
+/*
+ * Black boxes in tf.data functions: the transformation that made them, its
+ * line; a generator's per-element runs (its next()) on its dataset.
+ */
+static int blackbox_datasets(struct model *m)
+{
+	sqlite3_stmt *s = db_prepare(m->rec->db, "SELECT g.created_ns, g.pid FROM graph_functions g"
+				     " JOIN strings s ON s.id = g.name_id WHERE s.text = ?1 LIMIT 1");
+
+	if (!s)
+		return -1;
+	for (size_t j = 0; j < m->nblackboxes; j++) {
+		struct model_blackbox *b = &m->blackboxes[j], *same;
+		struct model_dataset_op *d = b->in_tf_data ? dataset_of_blackbox(m, s, b) : NULL;
+		int gen;
+
+		if (!d) {
+			if (b->in_tf_data && (same = blackbox_same_line(m, b)))
+				blackbox_fold(same, b);
+			continue;
+		}
+		gen = !strcmp(d->transformation, "from_generator");
+		b->made_by = gen ? model_strf(m, "from_generator (%s)", b->function ? b->function : "?")
+				 : model_strf(m, "%s(%s)", d->transformation, d->function);
 		if (d->loc.file)
 			b->loc = d->loc;
-		d->blackbox_execs += b->execs;
-		d->blackbox_ns = dur_add(d->blackbox_ns, b->total_ns);
+		if (!gen || (b->function && !strcmp(b->function, "generator_next_fn"))) {
+			d->blackbox_execs += b->execs;
+			d->blackbox_ns = dur_add(d->blackbox_ns, b->total_ns);
+		}
+		if ((same = blackbox_same_line(m, b)))
+			blackbox_fold(same, b);
 	}
+	sqlite3_finalize(s);
+	return 0;
 }
 
 /* Functions TensorFlow or Keras defines: what made them. */
@@ -931,13 +1115,13 @@ int model_load_input(struct model *m, const struct model_lookup *lk, int64_t *ro
 	input_lines(&st);
 	if (load_datasets(&st))
 		goto cleanup;
-	blackbox_datasets(m);
-	if (graph_readers(m, lk))
+	if (blackbox_datasets(m) || input_loops(&st) || graph_readers(m, lk))
 		goto cleanup;
 	timing("datasets, readers");
 	ret = 0;
 cleanup:
 	scan_result_release(&st.r);
+	pipelines_release(st.pipelines);
 	free(st.tids);
 	return ret;
 }

@@ -747,7 +747,10 @@ static struct model_blackbox *blackbox_by_id(struct model *m, int64_t id)
 static struct model_blackbox *blackbox_same_as(struct model *m, struct model_blackbox *b)
 {
 	for (struct model_blackbox *p = m->blackboxes; p < b; p++)
+		/* tf.data's: one per dataset (input.c folds those of one line) */
 		if (p->function && b->function && !strcmp(p->function, b->function) && p->in_tf_data == b->in_tf_data &&
+		    (!p->in_tf_data || (p->graph_function && b->graph_function &&
+					!strcmp(p->graph_function, b->graph_function))) &&
 		    p->node_name && b->node_name && !strcmp(p->node_name, b->node_name) &&
 		    p->op_type && b->op_type && !strcmp(p->op_type, b->op_type))
 			return p;
@@ -1294,6 +1297,7 @@ void model_release(struct model *m)
 	free(m->threads);
 	free(m->datasets);
 	free(m->graph_readers);
+	free(m->input_loops);
 	free(m->findings);
 	saving_reads_release(m->saving_reads);
 	eager_runs_release(m->eager_runs);

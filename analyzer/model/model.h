@@ -244,7 +244,26 @@ struct model_dataset_op {
 	int64_t pid, tid, start_ns;
 	int64_t built;              /* times the line built it (once per Keras fit/predict call) */
 	int parallel;               /* runs its function in parallel (num_parallel_calls) */
-	int64_t blackbox_execs, blackbox_ns; /* py_function runs inside its function */
+	int64_t blackbox_execs, blackbox_ns; /* py_function runs inside its function (a generator: its next()) */
+	/* schema 8 (dataset_ops): its handles, the stage it reads (index in m->datasets, -1: none) */
+	int64_t input, output;
+	long upstream;
+	long pipeline;              /* the last stage of the pipeline an iterator read it through, -1: unknown */
+	int prefetched;             /* that pipeline ends prefetched: by the program or by TensorFlow (inject_prefetch) */
+};
+
+/*
+ * A loop waiting for one iterator (schema 8): the reads of a thread from
+ * the pipeline that ends at m->datasets[last].
+ */
+struct model_input_loop {
+	const struct model_thread *thread;
+	long last;
+	int64_t waits, wait_ns, first_ns, last_ns;
+	int64_t startup_ns;         /* of wait_ns, the first reads of its iterators (each starts the pipeline) */
+	struct source_loc loc;      /* the line reading it most */
+	const char *func;
+	int64_t loc_reads;
 };
 
 /* A graph function that reads an iterator inside the graph (IteratorGetNext node). */
@@ -461,6 +480,8 @@ struct model {
 	size_t ndatasets;
 	struct model_graph_reader *graph_readers;
 	size_t ngraph_readers;
+	struct model_input_loop *input_loops; /* empty before schema 8: the input rows are per thread */
+	size_t ninput_loops;
 	struct finding *findings;         /* after rules_run(): by cost_ns, largest first, then severity */
 	size_t nfindings;
 	size_t capfindings;               /* private: allocated findings */

@@ -55,6 +55,28 @@ struct model_lookup {
  */
 int model_load_input(struct model *m, const struct model_lookup *lk, int64_t *rows, int64_t *first_ns,
 		     int64_t *last_ns);
+/* Whether op makes a dataset the user writes (*name: "map", ...; *parallel: runs its function in parallel). */
+int model_dataset_kind(const char *op, const char **name, int *parallel);
+
+/*
+ * tf.data pipelines from dataset_ops (schema 8, analyzer/model/pipelines.c):
+ * pipelines_load() fills m->datasets, one per dataset made, with its line
+ * from the eager-op groups g (k1 pid << 32 | tid, k2 op << 32 | site) and
+ * the stage it reads (upstream); 0, 1 when the recording has none (older
+ * schemas: m->datasets is left empty), -1 on error.
+ * pipelines_read_end(): the last stage (index in m->datasets) of the
+ * pipeline that thread tid's reads from first_ns to last_ns read, -1 when
+ * unknown.
+ */
+struct pipelines;
+struct scan_group;
+int pipelines_load(struct model *m, const struct model_lookup *lk, const struct scan_group *g, size_t ng,
+		   struct pipelines **out);
+long pipelines_read_end(const struct pipelines *p, int64_t pid, int64_t tid, int64_t first_ns, int64_t last_ns);
+/* The time of the first reads of iterators among those reads: each starts its pipeline (threads, functions). */
+int64_t pipelines_startup_ns(const struct pipelines *p, int64_t pid, int64_t tid, int64_t first_ns, int64_t last_ns);
+void pipelines_release(struct pipelines *p);
+
 /* After the session's active time and the functions are known: per-thread shares, made_by.  0 or -1. */
 int model_input_finish(struct model *m);
 

@@ -426,8 +426,10 @@ static void threads_anchor(const struct model *m, void *data, size_t row, struct
 /* input: one row per thread that read a tf.data iterator eagerly */
 
 static const char *const input_fields[] = {
+	"one row per loop: a thread's reads of one pipeline (schema 8), else all of a thread's reads",
 	"thread: the thread reading (main, tf.data, other)",
 	"waits, wait_ns: its iterator reads (IteratorGetNext) and their time",
+	"steady_wait_ns: wait_ns less each iterator's first read, which starts its pipeline (schema 8; else wait_ns)",
 	"loop_ns: from its first read to the end of its last; wait_share: wait_ns / loop_ns",
 	"verdict: TensorFlow's input-pipeline analyzer's words for wait_share: highly input-bound (20% or more),",
 	"  moderately input-bound (5% or more), not input-bound (text)",
@@ -437,17 +439,25 @@ static const char *const input_fields[] = {
 	"pipeline: the transformations built before the first read, with their lines (text)",
 	"serial_maps, parallel_maps, prefetch, cache, generators: counts in that pipeline",
 	"blackbox_execs, blackbox_ns: py_function runs inside its functions",
+	"slow_stage, slow_line, slow_elements, slow_ns_per_element: the stage whose Python (a generator's next(),",
+	"  a py_function) took longest per element, with its runs and time per run (schema 8; else empty)",
 	"advice: what to change, chosen from the pipeline (text)",
 	"graph_readers: graph functions that read an iterator inside the graph (text, all threads)",
 	NULL,
 };
 
+#define INPUT_OPS_MAX ((size_t)32)
 struct input_row {
 	const struct model_thread *t;
-	const struct model_dataset_op *first, *fix; /* pipeline bounds in m->datasets; the line to fix */
+	int64_t waits, wait_ns, first_ns, last_ns; /* its reads: the thread's, or one loop's (schema 8) */
+	int64_t startup_ns;                        /* of wait_ns, its iterators' first reads (schema 8) */
+	struct source_loc loc;
+	const char *func;
+	const struct model_dataset_op *ops[INPUT_OPS_MAX], *fix; /* the pipeline's stages, source first; the stage to fix */
 	size_t n;
 	int serial_maps, parallel_maps, prefetch, cache, generators, map_before_batch;
 	int64_t blackbox_execs, blackbox_ns;
+	const struct model_dataset_op *slow; /* the stage with the longest measured time per element, or NULL */
 	const char *pipeline, *advice;
 };
 
@@ -484,7 +494,7 @@ static void input_pipeline_facts(struct model *m, struct input_row *r, struct st
 				 const struct model_dataset_op **last, const struct model_dataset_op **batch)
 {
 	for (size_t i = 0; i < r->n; i++) {
-		const struct model_dataset_op *d = &r->first[i];
+		const struct model_dataset_op *d = r->ops[i];
 		int is_map = !strcmp(d->transformation, "map");
 
 		strbuf_addf(p, "%s%s at %s%s", i ? " -> " : "", ds_name(m, d), ds_line(m, d),
@@ -502,18 +512,63 @@ static void input_pipeline_facts(struct model *m, struct input_row *r, struct st
 		if (!r->fix && (d->blackbox_execs || (is_map && !d->parallel) ||
 				!strcmp(d->transformation, "from_generator")))
 			r->fix = d;
+		/* the slowest per element of the stages whose Python runs were timed */
+		if (d->blackbox_execs && (!r->slow || d->blackbox_ns / d->blackbox_execs >
+						       r->slow->blackbox_ns / r->slow->blackbox_execs))
+			r->slow = d;
 		*last = d;
 	}
+	if (r->slow)
+		r->fix = r->slow;
 	if (!r->fix)
 		r->fix = *last;
+}
+
+/* The slow stage and its time per element, first: what the loop waits for. */
+static void input_slow_advice(struct model *m, const struct input_row *r, struct strbuf *a)
+{
+	const struct model_dataset_op *d = r->slow;
+	char per[DURATION_MAX], took[DURATION_MAX];
+
+	if (!d)
+		return;
+	strbuf_addf(a, "the slow stage is %s at %s: %s per element (%lld elements, %s)", ds_name(m, d), ds_line(m, d),
+		    duration_format(per, sizeof(per), d->blackbox_ns / d->blackbox_execs), (long long)d->blackbox_execs,
+		    duration_format(took, sizeof(took), d->blackbox_ns));
+	if (!strcmp(d->transformation, "from_generator"))
+		strbuf_addstr(a, "; a generator runs serially, one element at a time under the GIL, so neither prefetch "
+			      "nor parallel calls make it faster: make its next() cheaper, build the data as tensors "
+			      "once (from_tensor_slices) or read files (TFRecordDataset)");
+	else
+		strbuf_addstr(a, "; its Python black box holds the GIL, so parallel calls overlap only its waits outside "
+			      "Python (files, network): rewrite its body with TensorFlow ops so that tf.data can run it "
+			      "in parallel, or move the py_function out of the pipeline");
+}
+
+/*
+ * Whether advice on stage d would not help: the slow stage takes as long
+ * per element as the loop waits per read (it is what the loop waits for),
+ * or d's measured Python is under a tenth of the slow stage's.
+ */
+static int quick_next_to_slow(const struct input_row *r, const struct model_dataset_op *d)
+{
+	int64_t slow = r->slow ? r->slow->blackbox_ns / r->slow->blackbox_execs : 0;
+
+	if (!r->slow || d == r->slow)
+		return 0;
+	if (r->waits && slow >= r->wait_ns / r->waits)
+		return 1;
+	return d->blackbox_execs && d->blackbox_ns / d->blackbox_execs < slow / 10;
 }
 
 /* Advice on each op of the pipeline that runs Python or one element at a time. */
 static void input_op_advice(struct model *m, const struct input_row *r, struct strbuf *a)
 {
 	for (size_t i = 0; i < r->n; i++) {
-		const struct model_dataset_op *d = &r->first[i];
+		const struct model_dataset_op *d = r->ops[i];
 
+		if (d == r->slow || quick_next_to_slow(r, d))
+			continue;
 		if (d->blackbox_execs && strcmp(d->transformation, "from_generator")) {
 			char took[DURATION_MAX];
 
@@ -537,11 +592,16 @@ static void input_op_advice(struct model *m, const struct input_row *r, struct s
 static void input_pipeline_advice(struct model *m, const struct input_row *r, struct strbuf *a,
 				  const struct model_dataset_op *last, const struct model_dataset_op *batch)
 {
-	if (!r->prefetch && last)
+	int prefetched = r->prefetch;
+
+	for (size_t i = 0; i < r->n; i++)
+		prefetched |= r->ops[i]->prefetched;
+	if (!prefetched && last)
 		strbuf_addf(a, "%send the pipeline with .prefetch(tf.data.AUTOTUNE) (after %s at %s) so that "
 			    "batches are made while the step runs", a->len ? "; " : "", ds_name(m, last), ds_line(m, last));
 	if (!a->len && last) {
-		strbuf_addstr(a, "the pipeline is parallel and prefetched, and still slower than the step: ");
+		strbuf_addf(a, "the pipeline is parallel and %s, and still slower than the step: ",
+			    r->prefetch ? "prefetched" : "TensorFlow prefetches at its end (inject_prefetch)");
 		if (!r->cache)
 			strbuf_addstr(a, "add .cache() after the expensive transformation if the data fits in memory");
 		if (r->map_before_batch)
@@ -562,6 +622,7 @@ static void input_describe(struct model *m, struct input_row *r)
 	const struct model_dataset_op *last = NULL, *batch = NULL;
 
 	input_pipeline_facts(m, r, &p, &last, &batch);
+	input_slow_advice(m, r, &a);
 	input_op_advice(m, r, &a);
 	input_pipeline_advice(m, r, &a, last, batch);
 	if (a.buf && a.buf[0] >= 'a' && a.buf[0] <= 'z')
@@ -592,35 +653,76 @@ static int built_for_graph_reader(const struct model *m, const struct model_data
 	return 0;
 }
 
+/* Thread t's reads as one row, its pipeline the datasets of its process built before its first read. */
+static void input_row_of_thread(struct model *m, const struct model_thread *t, struct input_row *r)
+{
+	size_t lo = 0, hi;
+
+	r->t = t;
+	r->waits = t->input_waits;
+	r->wait_ns = t->input_ns;
+	r->first_ns = t->input_first_ns;
+	r->last_ns = t->input_last_ns;
+	r->loc = t->input_loc;
+	r->func = t->input_func;
+	while (lo < m->ndatasets && (m->datasets[lo].pid != t->pid || built_for_graph_reader(m, &m->datasets[lo], t)))
+		lo++;
+	for (hi = lo; hi < m->ndatasets && m->datasets[hi].pid == t->pid &&
+		      m->datasets[hi].start_ns < t->input_first_ns && r->n < INPUT_OPS_MAX; hi++)
+		r->ops[r->n++] = &m->datasets[hi];
+}
+
+/*
+ * One loop's reads as one row (schema 8), its pipeline the stages its
+ * iterator was made over, source first; from_generator's seed (the
+ * from_tensors TensorFlow builds at the same line) is not a stage.
+ */
+static void input_row_of_loop(struct model *m, const struct model_input_loop *l, struct input_row *r)
+{
+	size_t n = 0;
+
+	r->t = l->thread;
+	r->waits = l->waits;
+	r->wait_ns = l->wait_ns;
+	r->startup_ns = l->startup_ns < l->wait_ns ? l->startup_ns : l->wait_ns;
+	r->first_ns = l->first_ns;
+	r->last_ns = l->last_ns;
+	r->loc = l->loc;
+	r->func = l->func;
+	for (long i = l->last; i >= 0 && n < INPUT_OPS_MAX; i = m->datasets[i].upstream) {
+		const struct model_dataset_op *d = &m->datasets[i];
+
+		if (n && !strcmp(d->transformation, "from_tensors") &&
+		    !strcmp(r->ops[n - 1]->transformation, "from_generator"))
+			continue;
+		r->ops[n++] = d;
+	}
+	for (size_t i = 0; i < n / 2; i++) {
+		const struct model_dataset_op *x = r->ops[i];
+
+		r->ops[i] = r->ops[n - 1 - i];
+		r->ops[n - 1 - i] = x;
+	}
+	r->n = n;
+}
+
 static struct input_rows *input_rows_build(struct model *m)
 {
 	struct input_rows *rows = calloc(1, sizeof(*rows));
+	size_t cap = m->ninput_loops ? m->ninput_loops : m->nthreads;
 	struct strbuf gr = STRBUF_INIT;
 
-	if (!rows || !(rows->v = calloc(m->nthreads ? m->nthreads : 1, sizeof(*rows->v)))) {
+	if (!rows || !(rows->v = calloc(cap ? cap : 1, sizeof(*rows->v)))) {
 		free(rows);
 		return NULL;
 	}
-	for (size_t i = 0; i < m->nthreads; i++) {
-		const struct model_thread *t = &m->threads[i];
-		struct input_row *r;
-		size_t lo = 0, hi = 0;
-
-		if (!t->input_waits)
-			continue;
-		/* The pipeline: transformations of that process built before its first read. */
-		while (lo < m->ndatasets && (m->datasets[lo].pid != t->pid ||
-					     built_for_graph_reader(m, &m->datasets[lo], t)))
-			lo++;
-		for (hi = lo; hi < m->ndatasets && m->datasets[hi].pid == t->pid &&
-			      m->datasets[hi].start_ns < t->input_first_ns; hi++)
-			;
-		r = &rows->v[rows->n++];
-		r->t = t;
-		r->first = lo < hi ? &m->datasets[lo] : NULL;
-		r->n = hi - lo;
-		input_describe(m, r);
-	}
+	for (size_t i = 0; i < m->ninput_loops; i++)
+		input_row_of_loop(m, &m->input_loops[i], &rows->v[rows->n++]);
+	for (size_t i = 0; !m->ninput_loops && i < m->nthreads; i++)
+		if (m->threads[i].input_waits)
+			input_row_of_thread(m, &m->threads[i], &rows->v[rows->n++]);
+	for (size_t i = 0; i < rows->n; i++)
+		input_describe(m, &rows->v[i]);
 	for (size_t i = 0; i < m->ngraph_readers; i++)
 		strbuf_addf(&gr, "%s%s (%lld calls)", i ? "; " : "",
 			    m->graph_readers[i].function ? m->graph_readers[i].function : m->graph_readers[i].graph_function,
@@ -642,21 +744,22 @@ static void input_rows_release(void *data)
 static int input_get(const struct model *m, void *data, size_t row, const char *field, struct metric_value *out)
 {
 	const struct input_row *r = &((struct input_rows *)data)->v[row];
-	const struct model_thread *t = r->t;
-	int64_t loop = t->input_last_ns - t->input_first_ns;
-	double share_of_loop = loop > 0 ? (double)t->input_ns / (double)loop : 0;
+	int64_t loop = r->last_ns - r->first_ns;
+	double share_of_loop = loop > 0 ? (double)r->wait_ns / (double)loop : 0;
+	const struct model_dataset_op *slow = r->slow;
 
 	(void)m;
-	TEXT("thread", t->role);
-	NUM("waits", t->input_waits);
-	NUM("wait_ns", t->input_ns);
+	TEXT("thread", r->t->role);
+	NUM("waits", r->waits);
+	NUM("wait_ns", r->wait_ns);
+	NUM("steady_wait_ns", r->wait_ns - r->startup_ns);
 	NUM("loop_ns", loop);
 	NUM("wait_share", share_of_loop);
 	TEXT("verdict", share_of_loop >= 0.20 ? "highly input-bound"
 			: share_of_loop >= 0.05 ? "moderately input-bound" : "not input-bound");
-	TEXT("file", t->input_loc.file);
-	NUM("line", t->input_loc.line);
-	TEXT("func", t->input_func);
+	TEXT("file", r->loc.file);
+	NUM("line", r->loc.line);
+	TEXT("func", r->func);
 	TEXT("dataset_file", r->fix ? r->fix->loc.file : NULL);
 	NUM("dataset_line", r->fix ? r->fix->loc.line : 0);
 	TEXT("pipeline", r->n ? r->pipeline : "not recorded (built before TensorFlow's hooks)");
@@ -667,6 +770,10 @@ static int input_get(const struct model *m, void *data, size_t row, const char *
 	NUM("generators", r->generators);
 	NUM("blackbox_execs", r->blackbox_execs);
 	NUM("blackbox_ns", r->blackbox_ns);
+	TEXT("slow_stage", slow ? slow->transformation : NULL);
+	NUM("slow_line", slow ? slow->loc.line : 0);
+	NUM("slow_elements", slow ? slow->blackbox_execs : 0);
+	NUM("slow_ns_per_element", slow && slow->blackbox_execs ? slow->blackbox_ns / slow->blackbox_execs : 0);
 	TEXT("advice", r->advice);
 	TEXT("graph_readers", ((struct input_rows *)data)->graph_readers);
 	return -1;
@@ -677,11 +784,11 @@ static void input_anchor(const struct model *m, void *data, size_t row, struct m
 	const struct input_row *r = &((struct input_rows *)data)->v[row];
 
 	(void)m;
-	a->function = r->fix && r->fix->loc.file ? r->fix->func : r->t->input_func;
-	a->loc = r->fix && r->fix->loc.file ? r->fix->loc : r->t->input_loc;
-	a->cost_ns = r->t->input_ns;
-	a->start_ns = r->t->input_first_ns;
-	a->end_ns = r->t->input_last_ns;
+	a->function = r->fix && r->fix->loc.file ? r->fix->func : r->func;
+	a->loc = r->fix && r->fix->loc.file ? r->fix->loc : r->loc;
+	a->cost_ns = r->wait_ns;
+	a->start_ns = r->first_ns;
+	a->end_ns = r->last_ns;
 	a->thread = r->t->role;
 }
 

@@ -258,6 +258,8 @@ static void json_input_row(struct json *j, const struct model *m, const struct m
 		{ "thread", "thread" }, { "waits", "waits" }, { "wait_ns", "wait_ns" }, { "loop_ns", "loop_ns" },
 		{ "wait_share", "wait_share" }, { "verdict", "verdict" }, { "function", "func" },
 		{ "pipeline", "pipeline" },
+		{ "slow_stage", "slow_stage" }, { "slow_line", "slow_line" }, { "slow_elements", "slow_elements" },
+		{ "slow_ns_per_element", "slow_ns_per_element" },
 		{ "advice", "advice" },
 	};
 	struct metric_value file = { 0 }, line = { 0 };

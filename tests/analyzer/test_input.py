@@ -20,6 +20,13 @@ clocks), then `agprof report --format json` is compared with it:
   prefetch; the waits agprof measured are those the program measured
   around next() (never more, most of them).  With --parallel the pipeline
   is parallel and prefetched: the advice must not ask for either.
+- two_pipelines: a quick from_generator read first, then a slow one
+  (20 ms per element) read by the loop: one input row for that loop, its
+  pipeline the slow dataset only; the finding at the slow stage's line
+  (the generator, or with --map the py_function map) with a time per
+  element 0.9-2x the sleep; each generator's next() runs at its own line;
+  no prefetch or parallel-call edit (with --prefetch: there is one; else
+  TensorFlow 2.21 injects one).
 """
 import json
 import os
@@ -169,11 +176,80 @@ def input_bound(report, oracle, marks, parallel):
           "dataset line is the map's (%s)" % r["dataset_location"])
     check("num_parallel_calls=tf.data.AUTOTUNE" in f["recommendation"] and "map(heavy)" in f["recommendation"],
           "recommends num_parallel_calls for map(heavy): %s" % f["recommendation"])
-    check(".prefetch(tf.data.AUTOTUNE)" in f["recommendation"], "recommends prefetch: %s" % f["recommendation"])
+    # TensorFlow 2.21 prefetches at the end of the pipeline itself (inject_prefetch): one more does nothing
+    check(".prefetch(" not in f["recommendation"], "no prefetch where TensorFlow injects one: %s" % f["recommendation"])
     check(f["thread"] == "main", "input-bound on the main thread (%r)" % f["thread"])
     check(r["verdict"] == "highly input-bound" and "highly input-bound" in f["message"],
           "20%% or more waiting is what TensorFlow's analyzer calls highly input-bound (%.2f: %r)" % (
               r["wait_share"], r["verdict"]))
+
+
+def as_schema_7(rec):
+    """A copy of recording rec without dataset_ops, as agprof before schema 8 wrote it."""
+    import shutil
+    import sqlite3
+    old = rec + ".v7.agprof"
+    shutil.copyfile(rec, old)
+    db = sqlite3.connect(old)
+    db.execute("DROP TABLE dataset_ops")
+    db.execute("PRAGMA user_version = 7")
+    db.commit()
+    db.close()
+    return old
+
+
+def two_pipelines_v7(rec, oracle, marks):
+    """Schema 7 has no handles: one input row per thread, as before, and the generators' runs still apart."""
+    report = agcheck.report_json(as_schema_7(rec))
+    rows = report["input"]
+    check(len(rows) == 1 and rows[0]["thread"] == "main", "schema 7: one input row, the main thread's (%s)" % rows)
+    nexts = {b["location"]["line"]: b["execs"] for b in report["blackboxes"]
+             if b["execs"] and b["location"] and (b["graph_function"] or "").find("generator_next_fn") >= 0}
+    check(nexts.get(marks["slow"][0]) == oracle["extra"]["counts"]["slow"] + 1,
+          "schema 7: slow generator's next() runs at line %d: %s" % (marks["slow"][0], nexts))
+
+
+def two_pipelines(report, oracle, marks, args):
+    """The slow pipeline, not the quick one read first: its line, its stage and time per element."""
+    extra = oracle["extra"]
+    slow_line = marks["map"][0] if "--map" in args else marks["slow"][0]
+    rows = [r for r in report["input"] if r["location"] and r["location"]["line"] in marks["loop"]]
+    if not check(len(rows) == 1, "one input row for the loop at line %s (got %s)" % (
+            marks["loop"], [(r["location"], r["pipeline"]) for r in report["input"]])):
+        return
+    r = rows[0]
+    check(r["waits"] == extra["counts"]["slow"] + 1,
+          "the loop's reads (%d) are the slow pipeline's elements + 1 (%d)" % (r["waits"], extra["counts"]["slow"] + 1))
+    check("line %d" % marks["quick"][0] not in r["pipeline"], "the quick pipeline is not the loop's: %s" % r["pipeline"])
+    check(here(r["dataset_location"], "two_pipelines") and r["dataset_location"]["line"] == slow_line,
+          "the stage to fix is at line %d (got %s)" % (slow_line, r["dataset_location"]))
+    check(r["slow_line"] == slow_line and r["slow_stage"] == ("map" if "--map" in args else "from_generator"),
+          "slow stage %s at line %s" % (r["slow_stage"], r["slow_line"]))
+    per = r["slow_ns_per_element"] / 1e9
+    check(0.9 * 0.02 <= per <= 2 * 0.02, "time per element %.4f s close to the program's sleep 0.02 s" % per)
+    f = [f for f in report["findings"] if f["rule"] == "input-bound"]
+    if check(len(f) == 1, "one input-bound finding (got %d)" % len(f)):
+        f = f[0]
+        check(f["location"]["line"] == slow_line, "input-bound at line %d (got %s)" % (slow_line, f["location"]))
+        check("per element" in f["recommendation"] and "line %d" % slow_line in f["recommendation"],
+              "names the slow stage and its time per element: %s" % f["recommendation"])
+        check(".prefetch(" not in f["recommendation"], "no prefetch advised: %s" % f["recommendation"])
+        edit = (f.get("fix") or {}).get("after") or ""
+        check("prefetch" not in edit and "num_parallel_calls" not in edit,
+              "no prefetch or parallel-call edit (TensorFlow prefetches already; a generator and a py_function "
+              "run serially): %r" % edit)
+    # the generators' runs at their own lines
+    nexts = {b["location"]["line"]: b["execs"] for b in report["blackboxes"]
+             if b["execs"] and b["location"] and (b["graph_function"] or "").find("generator_next_fn") >= 0}
+    check(nexts.get(marks["slow"][0]) == extra["counts"]["slow"] + 1,
+          "slow generator's next() runs at line %d: %s, the program counted %d + the end" % (
+              marks["slow"][0], nexts, extra["counts"]["slow"]))
+    check(nexts.get(marks["quick"][0], 0) <= extra["counts"]["quick"] + 1,
+          "quick generator's next() runs at line %d: %s" % (marks["quick"][0], nexts))
+    py = [f for f in report["findings"] if f["rule"] == "py-function" and f["location"]
+          and f["location"]["line"] == marks["quick"][0]]
+    check(all(f["execs"] <= extra["counts"]["quick"] + 1 for f in py if "execs" in f),
+          "no slow runs charged to the quick line")
 
 
 def main():
@@ -188,6 +264,10 @@ def main():
         generator_dataset(report, oracle, marks)
     elif sample == "input_bound":
         input_bound(report, oracle, marks, "--parallel" in args)
+    elif sample == "two_pipelines":
+        two_pipelines(report, oracle, marks, args)
+        if not args:
+            two_pipelines_v7(rec, oracle, marks)
     agcheck.finish("input-" + sample + "".join(args))
 
 
