@@ -11,14 +11,14 @@ import tensorflow as tf
 
 tf.random.set_seed(19)
 rng = np.random.default_rng(19)
-images = rng.normal(size=(1536, 48, 48)).astype("float32")
+images = rng.normal(size=(1536, 64, 64)).astype("float32")
 targets = images.mean(axis=(1, 2)).astype("float32")
-basis = tf.constant(rng.normal(size=(48, 48)).astype("float32") / 7.0)
+basis = tf.constant(rng.normal(size=(64, 64)).astype("float32") / 8.0)
 
 
 def features(img, t):
     x = img
-    for _ in range(12):
+    for _ in range(8):
         x = tf.tanh(x @ basis)
     return tf.reshape(x, [-1])[:64], t
 
