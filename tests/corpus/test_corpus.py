@@ -1,0 +1,259 @@
+"""agprof on real third-party code: one corpus program against its sidecar.
+
+Usage: test_corpus.py PROGRAM            (e.g. keras_fit; tests/corpus/PROGRAM.py)
+
+Each program of tests/corpus/ drives a library built on TensorFlow (Keras,
+TensorFlow Probability, GPflow, tf.data, tf.experimental.numpy) on small
+synthetic data.  Its sidecar PROGRAM.expect (JSON, written before agprof ran
+on the program; README.md) says what an expert expects:
+- `expected`: findings that must be there (a finding matching one but
+  for its line, level or advice is judged "partial": the right issue,
+  said wrongly);
+- `allowed`: true findings that may be there;
+- `false_alarms`: findings that must not be there (a finding matching an
+  expected or allowed entry is never counted as a false alarm);
+- `fix`: whether `agprof fix` must print a diff (`diff`), whether the
+  patched program prints the same (`keeps_output`), and which findings the
+  patch must remove (`removes`, in the patched program's recording).
+A finding matches an entry when each field the entry gives holds: `rule`
+("*" for any), `function`, `cause`, `severity` (at least), `at` (the
+location is this program's line marked `# corpus: NAME`), `not_at`,
+`outside` (the location is not in this program: null or a library's),
+`recommends` (one of the strings is in the message or recommendation).
+
+The program is copied to a temporary directory and recorded there with
+`agprof run`; the fix is applied with `patch -p1` to a second copy, which is
+recorded again.  An entry with `known_failure` (a one-line reason; for the
+fix, `known_failures` by key) is today's known failure: its failing is
+reported as XFAIL; its passing fails the test (XPASS: remove the mark).
+`known_flaky` instead marks a false alarm that comes and goes with the
+machine's load (a threshold in milliseconds): reported, never failing.
+With AGPROF_CORPUS_SUMMARY=DIR, DIR/PROGRAM.json gets the findings and
+their judgement (tests/corpus/table.py makes README.md's table from them).
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import agtestlib  # noqa: E402
+from agtestlib import check, fail  # noqa: E402
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+RANK = {"info": 0, "warning": 1, "error": 2}
+results = []  # (status, what): PASS, FAIL, XFAIL, XPASS
+
+
+def verdict(ok, what, known, flaky=None):
+    """One expectation's outcome; a known failure inverts what fails the test;
+    a known flaky one (it depends on the machine's load) fails it neither way."""
+    if flaky:
+        results.append(("PASS" if ok else "XFAIL", what + " [known flaky: %s]" % flaky))
+        return
+    if known:
+        status = "XPASS" if ok else "XFAIL"
+        check(not ok, "%s: passes now; remove its known_failure mark (%s)" % (what, known))
+    else:
+        status = "PASS" if ok else "FAIL"
+        check(ok, what)
+    results.append((status, what + (" [known: %s]" % known if known else "")))
+
+
+def markers(path):
+    found = {}
+    with open(path) as fh:
+        for no, text in enumerate(fh, 1):
+            m = re.search(r"#\s*corpus:\s*([\w-]+)", text)
+            if m:
+                found.setdefault(m.group(1), set()).add(no)
+    return found
+
+
+def at_line(f, prog, lines):
+    loc = f.get("location")
+    return bool(loc) and os.path.basename(loc["file"]) == prog and loc["line"] in lines
+
+
+def matches(e, f, prog, marks):
+    """Does finding f have every property entry e names?"""
+    rule = e.get("rule", "*")
+    if rule != "*" and f["rule"] not in ([rule] if isinstance(rule, str) else rule):
+        return False
+    for key in ("function", "cause"):
+        if key in e and f.get(key) != e[key]:
+            return False
+    if RANK.get(f["severity"], 0) < RANK[e.get("severity", "info")]:
+        return False
+    if "at" in e and not at_line(f, prog, marks.get(e["at"], ())):
+        return False
+    if "not_at" in e and at_line(f, prog, marks.get(e["not_at"], ())):
+        return False
+    if e.get("outside"):
+        loc = f.get("location")
+        if loc and os.path.realpath(loc["file"]) == os.path.realpath(os.path.join(f["_dir"], prog)):
+            return False
+    if "recommends" in e:
+        text = ((f.get("message") or "") + " " + (f.get("recommendation") or "")).lower()
+        if not any(s.lower() in text for s in e["recommends"]):
+            return False
+    return True
+
+
+def near_miss(e, f, prog, marks):
+    """Does f match e but for one of its line, level or advice (the right issue, said wrongly)?"""
+    return any(matches({k: v for k, v in e.items() if k != drop}, f, prog, marks)
+               for drop in ("at", "severity", "recommends"))
+
+
+def describe(f):
+    loc = f.get("location")
+    where = "%s:%d" % (os.path.basename(loc["file"]), loc["line"]) if loc else "-"
+    lib = f.get("library_location")
+    if lib:
+        where += " (lib %s:%d)" % (os.path.basename(lib["file"]), lib["line"])
+    return "%s %s%s %s at %s" % (f["severity"], f["rule"], "[%s]" % f["cause"] if f.get("cause") else "",
+                                 f.get("function") or "-", where)
+
+
+def record(d, prog, name):
+    """Record d/prog with cwd d; return (program output lines, recording)."""
+    out = os.path.join(d, name + ".agprof")
+    env = dict(os.environ, PYTHONHASHSEED="0", TF_CPP_MIN_LOG_LEVEL="2")
+    p = subprocess.run([agtestlib.AGPROF, "run", "-q", "-o", out, "--", agtestlib.PYTHON, prog],
+                       cwd=d, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=280)
+    if p.returncode != 0 or not os.path.exists(out):
+        print(p.stderr.decode("utf-8", "replace")[-3000:])
+        fail("%s exited %d under agprof (%s)" % (prog, p.returncode, name))
+        agtestlib.finish("corpus " + prog)
+    return p.stdout.decode("utf-8", "replace").splitlines(), out
+
+
+def report(rec, d):
+    rc, text, err = agtestlib.agprof("report", "--format", "json", rec, env_extra={"NO_COLOR": "1"})
+    if rc != 0:
+        fail("agprof report --format json exited %d: %s" % (rc, err.strip()[-500:]))
+        agtestlib.finish("corpus")
+    findings = json.loads(text)["findings"]
+    for f in findings:
+        f["_dir"] = d
+    return findings
+
+
+def judge(spec, findings, prog, marks):
+    """Check expected, allowed and false alarms; return each finding's judgement."""
+    judged = []
+    for f in findings:
+        kind = "unjudged"
+        near = [e for e in spec["expected"] if near_miss(e, f, prog, marks)]
+        named = [e for e in spec["false_alarms"] if e.get("rule", "*") != "*" and matches(e, f, prog, marks)]
+        if near and all(matches(e, f, prog, marks) for e in near):
+            kind = "true"
+        elif named:  # a false alarm named by its rule, not the right issue said wrongly
+            kind = "false alarm"
+        elif near:
+            kind = "partial"
+        elif any(matches(e, f, prog, marks) for e in spec.get("allowed", [])):
+            kind = "allowed"
+        elif any(matches(e, f, prog, marks) for e in spec["false_alarms"]):
+            kind = "false alarm"
+        judged.append((f, kind))
+    for e in spec["expected"]:
+        hit = [f for f in findings if matches(e, f, prog, marks)]
+        verdict(bool(hit), "expected %s (%s)" % (entry_text(e), e["why"]), e.get("known_failure"))
+    for e in spec["false_alarms"]:
+        bad = [describe(f) for f, kind in judged if kind in ("partial", "false alarm") and matches(e, f, prog, marks)]
+        verdict(not bad, "no %s (%s)%s" % (entry_text(e), e["why"], ": got " + "; ".join(bad) if bad else ""),
+                e.get("known_failure"), e.get("known_flaky"))
+    return judged
+
+
+def entry_text(e):
+    keys = ("rule", "cause", "function", "severity", "at", "not_at")
+    parts = ["%s=%s" % (k, e[k]) for k in keys if k in e]
+    if e.get("outside"):
+        parts.append("finding outside the program")
+    return " ".join(parts) or "finding"
+
+
+def compact(e):
+    """An expected entry in a table's words: 'retracing[python-value] train_step @lr-call >=warning'."""
+    text = ("any rule" if e.get("rule", "*") == "*" else e["rule"]) + ("[%s]" % e["cause"] if "cause" in e else "")
+    text += "".join(" " + p for p in (e.get("function"), "@" + e["at"] if "at" in e else None,
+                                      ">=" + e["severity"] if "severity" in e else None) if p)
+    if "recommends" in e:
+        text += " advising " + " or ".join(repr(r) for r in e["recommends"])
+    return text
+
+
+def same_output(a, b):
+    return [ln.rstrip() for ln in a] == [ln.rstrip() for ln in b]
+
+
+def check_fix(spec, rec, prog, lines0, tmp):
+    """agprof fix: a diff or none, as expected; applied to a copy, the same output and the removed findings."""
+    fx = spec["fix"]
+    known = fx.get("known_failures", {})
+    rc, diff, err = agtestlib.agprof("fix", rec)
+    verdict((rc == 0) == fx["diff"], "agprof fix %s (exit %d)" % ("prints a diff" if fx["diff"] else "has nothing to fix", rc),
+            known.get("diff"))
+    if rc != 0:
+        return None
+    print(diff)
+    d1 = os.path.join(tmp, "patched")
+    os.makedirs(d1)
+    shutil.copy(os.path.join(HERE, prog), os.path.join(d1, prog))
+    p = subprocess.run(["patch", "-p1"], input=diff.encode(), cwd=d1, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    check(p.returncode == 0, "patch -p1 applies agprof fix's diff", p.stdout.decode()[-500:])
+    if p.returncode != 0:
+        return None
+    lines1, rec1 = record(d1, prog, "patched")
+    verdict(same_output(lines0, lines1), "the patched program prints the same (before %r, after %r)" % (lines0, lines1),
+            known.get("keeps_output"))
+    after = report(rec1, d1)
+    for e in fx.get("removes", []):
+        left = [describe(f) for f in after if matches(e, f, prog, markers(os.path.join(d1, prog)))]
+        verdict(not left, "the fix removes %s%s" % (entry_text(e), ": left " + "; ".join(left) if left else ""),
+                known.get("removes"))
+    return [describe(f) for f in after]
+
+
+def main():
+    if len(sys.argv) != 2:
+        agtestlib.die("usage: test_corpus.py PROGRAM")
+    name = sys.argv[1]
+    prog = name + ".py"
+    agtestlib.need_agprof(tensorflow=True)
+    with open(os.path.join(HERE, name + ".expect")) as fh:
+        spec = json.load(fh)
+    marks = markers(os.path.join(HERE, prog))
+    tmp = agtestlib.tmpdir("agprof-corpus-")
+    d0 = os.path.join(tmp, "original")
+    os.makedirs(d0)
+    shutil.copy(os.path.join(HERE, prog), os.path.join(d0, prog))
+    lines0, rec = record(d0, prog, "original")
+    print("\n".join(lines0))
+    findings = report(rec, d0)
+    judged = judge(spec, findings, prog, marks)
+    after = check_fix(spec, rec, prog, lines0, tmp)
+    print("findings of %s:" % prog)
+    for f, kind in judged:
+        print("  %-11s %s" % (kind, describe(f)))
+    for status, what in results:
+        print("%-5s %s" % (status, what))
+    if os.environ.get("AGPROF_CORPUS_SUMMARY"):
+        summary = {"program": prog, "project": spec["project"], "kind": spec["kind"],
+                   "expected": [compact(e) for e in spec["expected"]],
+                   "missed": [compact(e) for e in spec["expected"]
+                              if not any(matches(e, f, prog, marks) for f in findings)],
+                   "findings": [{"text": describe(f), "judgement": k} for f, k in judged],
+                   "after_fix": after, "results": results}
+        with open(os.path.join(os.environ["AGPROF_CORPUS_SUMMARY"], name + ".json"), "w") as fh:
+            json.dump(summary, fh, indent=1)
+    agtestlib.finish("corpus " + prog)
+
+
+if __name__ == "__main__":
+    main()
