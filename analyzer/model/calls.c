@@ -170,7 +170,39 @@ static int is_source_dataset(const char *transformation)
 	return 0;
 }
 
-/* Eager ops at each line, and the pipelines it built (its most built source dataset). */
+/*
+ * The input pipelines built at loc: the times its most built kind of
+ * source dataset was made there (datasets are one entry per line with its
+ * count before schema 8, one per dataset made since).
+ */
+static int64_t pipelines_built_at(const struct model *m, const struct source_loc *loc)
+{
+	struct { const char *kind; int64_t n; } kinds[32];
+	size_t nkinds = 0;
+	int64_t most = 0;
+
+	for (size_t i = 0; i < m->ndatasets; i++) {
+		const struct model_dataset_op *d = &m->datasets[i];
+		size_t k = 0;
+
+		if (!same_line(&d->loc, loc) || !is_source_dataset(d->transformation))
+			continue;
+		while (k < nkinds && strcmp(kinds[k].kind, d->transformation))
+			k++;
+		if (k == nkinds) {
+			if (nkinds == sizeof(kinds) / sizeof(kinds[0]))
+				continue;
+			kinds[nkinds].kind = d->transformation;
+			kinds[nkinds++].n = 0;
+		}
+		kinds[k].n += d->built;
+		if (kinds[k].n > most)
+			most = kinds[k].n;
+	}
+	return most;
+}
+
+/* Eager ops at each line, and the pipelines it built. */
 static void add_eager_and_pipelines(struct model *m, struct lib_calls *c)
 {
 	for (size_t j = 0; j < c->n; j++) {
@@ -181,13 +213,7 @@ static void add_eager_and_pipelines(struct model *m, struct lib_calls *c)
 				lc->eager_ops += m->sites[i].count;
 				lc->eager_ns = dur_add(lc->eager_ns, m->sites[i].total_ns);
 			}
-		for (size_t i = 0; i < m->ndatasets; i++) {
-			const struct model_dataset_op *d = &m->datasets[i];
-
-			if (same_line(&d->loc, &lc->loc) && is_source_dataset(d->transformation) &&
-			    d->built > lc->pipelines)
-				lc->pipelines = d->built;
-		}
+		lc->pipelines = pipelines_built_at(m, &lc->loc);
 	}
 }
 

@@ -108,6 +108,7 @@ static int add_stage(struct model *m, const struct model_lookup *lk, const struc
 	d->input = l->input;
 	d->output = l->output;
 	d->upstream = d->pipeline = -1;
+	d->built = 1;  /* one entry per dataset made (before schema 8: one per line, with its count) */
 	link_site(lk, g, ng, op_id, l, d);
 	return 0;
 }
