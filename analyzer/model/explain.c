@@ -703,6 +703,37 @@ cleanup:
 	return ret;
 }
 
+static int cmp_loc(const void *x, const void *y)
+{
+	const struct source_loc *a = *(const struct source_loc *const *)x, *b = *(const struct source_loc *const *)y;
+	int c = strcmp(a->file ? a->file : "", b->file ? b->file : "");
+
+	return c ? c : (a->line > b->line) - (a->line < b->line);
+}
+
+/* f->line_traces: the most traces (follow-ups and nested ones apart) that one user line made.  0 or -1. */
+static int busiest_line(struct model_function *f)
+{
+	const struct source_loc **v = f->ntraces ? malloc(f->ntraces * sizeof(*v)) : NULL;
+	size_t n = 0, run = 0;
+
+	f->line_traces = 0;
+	if (f->ntraces && !v)
+		return -1;
+	for (size_t k = 0; k < f->ntraces; k++)
+		if (!f->traces[k].why.followup)
+			v[n++] = &f->traces[k].callsite;
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_loc);
+	for (size_t i = 0; i < n; i++) {
+		run = i && !cmp_loc(&v[i - 1], &v[i]) ? run + 1 : 1;
+		if (run > f->line_traces)
+			f->line_traces = run;
+	}
+	free(v);
+	return 0;
+}
+
 /* The main cause: the most frequent, the more specific on ties. */
 static void main_cause(struct model_function *f)
 {
@@ -735,6 +766,8 @@ int model_explain_retraces(struct model *m, const struct graph_fn *gfs, size_t n
 				f->retrace_ns += f->traces[k].end_ns - f->traces[k].start_ns;
 		/* the session's is a union (model_trace_union_ns): nested retraces once */
 		main_cause(f);
+		if (busiest_line(f))
+			goto cleanup;
 	}
 	m->session.retrace_ns = model_trace_union_ns(m, 1, &recorded);
 	m->session.retrace_share = m->session.active_ns ? (double)recorded / (double)m->session.active_ns : 0;

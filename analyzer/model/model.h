@@ -163,6 +163,13 @@ struct model_function {
 	 * not avoidable retraces of the user's function.  Set once at load.
 	 */
 	int library;
+	/*
+	 * The most traces one user line made (its calls' callsite; follow-ups
+	 * and nested traces not counted): a library function traced again by
+	 * each of several calls (Keras: fit, then evaluate) against one line
+	 * that traces it again and again (a library call in a loop).
+	 */
+	size_t line_traces;
 };
 
 /* Eager dispatch aggregated by op type. */

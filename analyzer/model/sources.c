@@ -34,6 +34,7 @@ static const char *const function_fields[] = {
 	"function_objects: distinct tf.function objects that traced it",
 	"tf_data: 1 for a tf.data function (a Dataset transformation's function)",
 	"library: 1 when a library owns it (its def is in an installed package, or a tf.data function), not user code",
+	"line_traces: the most traces one user line made (follow-ups and nested traces not counted)",
 	"framework: 1 when its def is TensorFlow's or Keras's own code",
 	"retrace_share: retrace_ns as a share of the run (0..1)",
 	"variables_created, traces_creating_variables: tf.Variables made while tracing; the most traces creating them"
@@ -90,6 +91,7 @@ static int functions_get(const struct model *m, void *data, size_t row, const ch
 	NUM("function_objects", f->function_objects);
 	NUM("tf_data", f->tf_data);
 	NUM("library", f->library);
+	NUM("line_traces", f->line_traces);
 	NUM("framework", f->def.file && path_is_framework(f->def.file));
 	NUM("retrace_share", share(m, f->retrace_ns));
 	NUM("variables_created", f->variables_created);
