@@ -11,6 +11,7 @@
 #include "util.h"
 
 #include <math.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +103,12 @@ static int environment_warnings(struct diff *d)
 {
 	const struct model_session *a = &d->base->session, *b = &d->new_->session;
 	static const char why[] = "times may differ for that reason too";
+	struct stat sa, sb;
+
+	if (d->base_path && d->new_path && !stat(d->base_path, &sa) && !stat(d->new_path, &sb) &&
+	    sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino &&
+	    add_warning(d, "BASE and NEW are the same file: nothing can differ"))
+		return -1;
 
 	if (a->tf_version && b->tf_version && strcmp(a->tf_version, b->tf_version) &&
 	    add_warning(d, "TensorFlow %s in BASE, %s in NEW: %s", a->tf_version, b->tf_version, why))
