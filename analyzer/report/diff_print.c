@@ -138,6 +138,7 @@ static const char *where(struct strpool *p, const char *file, int a, int b)
 {
 	if (!file)
 		return "-";
+	file = path_display(file, NULL);  /* site-packages/... shortened; relative paths stay */
 	if (a && b && a != b)
 		return strpool_printf(p, "%s:%d -> %d", file, a, b);
 	return strpool_printf(p, "%s:%d", file, a ? a : b);
