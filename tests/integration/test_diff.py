@@ -18,8 +18,9 @@ experimental_get_tracing_count() of both functions: the oracle.
   every function and every eager line matches its counterpart (none only
   on one side), the def lines shifted by exactly the inserted count, and
   check --baseline exits 0 both ways.
-- noise: the fixed program recorded 5 times: check --baseline exits 0 for
-  each of the 20 ordered pairs (no false regression from the step-time
+- noise: the fixed program recorded 4 times (two at a time, disturbing
+  each other as a loaded CI machine would): check --baseline exits 0 for
+  each of the 12 ordered pairs (no false regression from the step-time
   test on this shared machine); prints the largest step ratio seen.
   A schema 5 copy of the same recording compares as the same run; a
   schema 1 recording of another program compares with nothing matched.
@@ -27,6 +28,7 @@ experimental_get_tracing_count() of both functions: the oracle.
   exit 2 with one "error:" line; the same file twice: exit 0, a warning
   line, nothing changed.
 """
+import concurrent.futures
 import json
 import os
 import re
@@ -210,10 +212,11 @@ def test_moved(tmp):
 def test_noise(tmp):
     d = os.path.join(tmp, "fixed")
     write_program(d, PROGRAM.replace("loss = sgd_step(x, y, lr)", FIXED_CALL))
-    recs = []
-    for i in range(5):
-        recs.append(os.path.join(tmp, "r%d.agprof" % i))
-        check_eq(record(d, recs[-1]).get("sgd_step"), 1, "TensorFlow's count, run %d" % i)
+    recs = [os.path.join(tmp, "r%d.agprof" % i) for i in range(4)]
+    # two at a time: the test's time, and runs that disturb each other (harder on the test)
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        for i, counts in enumerate(pool.map(lambda r: record(d, r), recs)):
+            check_eq(counts.get("sgd_step"), 1, "TensorFlow's count, run %d" % i)
     worst = 1.0
     for a in recs:
         for b in recs:
@@ -221,9 +224,10 @@ def test_noise(tmp):
                 continue
             rc, out, _ = agtest.agprof_cmd("check", "--baseline", a, b)
             check_eq(rc, 0, "check --baseline of two runs of one program (%s)" % out)
-            j = diff_json(a, b)
-            if j.get("step") and "ratio" in j["step"]:
-                worst = max(worst, j["step"]["ratio"], 1 / j["step"]["ratio"])
+            m = re.search(r"per-step time of sgd_step ([-+][0-9.]+)%", out)
+            if check(m, "check names the step's change", out):
+                ratio = 1 + float(m.group(1)) / 100
+                worst = max(worst, ratio, 1 / ratio)
     print("largest per-step ratio between two runs of one program: %.2f" % worst)
 
 
