@@ -1,6 +1,6 @@
 """`agprof diff` and `agprof check --baseline` on real TensorFlow (issue 37).
 
-Usage: test_diff.py fix | moved | noise | badinput
+Usage: test_diff.py fix | moved | noise | badinput | verify | verify-output
 
 The program (written here, PROGRAM below) trains with a Python float
 learning rate that decays each epoch: sgd_step retraces once per epoch
@@ -24,11 +24,18 @@ experimental_get_tracing_count() of both functions: the oracle.
   test on this shared machine); prints the largest step ratio seen.
   A schema 5 copy of the same recording compares as the same run; a
   schema 1 recording of another program compares with nothing matched.
+- verify: `agprof fix --verify` on the program (its counts written to a
+  file): "verified: sgd_step 5 traces -> 1, ..., output identical", the
+  counts TensorFlow wrote in the two runs 5 then 1, the user's directory
+  unchanged (checksums, no file added), the scratch copies gone.
+- verify-output: the same with a COMMAND that prints the count: "not
+  verified" (exit 1), naming the changed line; the user's files untouched.
 - badinput: not a recording, a missing file, one argument, a newer schema:
   exit 2 with one "error:" line; the same file twice: exit 0, a warning
   line, nothing changed.
 """
 import concurrent.futures
+import hashlib
 import json
 import os
 import re
@@ -231,6 +238,80 @@ def test_noise(tmp):
     print("largest per-step ratio between two runs of one program: %.2f" % worst)
 
 
+def tree_sums(d):
+    """{relative path: sha256} of every file under d, and the set of directories."""
+    sums = {}
+    for root, dirs, files in os.walk(d):
+        for name in files:
+            path = os.path.join(root, name)
+            with open(path, "rb") as fh:
+                sums[os.path.relpath(path, d)] = hashlib.sha256(fh.read()).hexdigest()
+        for name in dirs:
+            sums[os.path.relpath(os.path.join(root, name), d) + "/"] = "dir"
+    return sums
+
+
+def verify_setup(tmp):
+    """The program writing its counts to $COUNTS, recorded in tmp/orig: (recording, env, counts file, scratch)."""
+    orig = os.path.join(tmp, "orig")
+    counts = os.path.join(tmp, "counts.txt")
+    scratch = os.path.join(tmp, "scratch")
+    os.makedirs(scratch)
+    # the counts go to a file (not stdout, which must stay the same); --print-count also prints them
+    write_program(orig, "import os\nimport sys\n" + PROGRAM.replace(
+        '    print("tracing count sgd_step:", sgd_step.experimental_get_tracing_count())\n', '').replace(
+        '    print("tracing count evaluate:", evaluate.experimental_get_tracing_count())\n',
+        '    counts = "sgd_step %d" % sgd_step.experimental_get_tracing_count()\n'
+        '    if "--print-count" in sys.argv:\n'
+        '        print(counts)\n'
+        '    with open(os.environ["COUNTS"], "a") as fh:\n'
+        '        fh.write(counts + "\\n")\n'))
+    os.makedirs(os.path.join(orig, "data"))
+    with open(os.path.join(orig, "data", "keep.txt"), "w") as fh:
+        fh.write("a file the program does not touch\n")
+    a = os.path.join(orig, "a.agprof")
+    env = dict(os.environ, COUNTS=counts, TMPDIR=scratch, NO_COLOR="1")
+    p = subprocess.run([agtest.AGPROF, "run", "-q", "-o", a, "--", agtest.PYTHON, "prog.py"], cwd=orig, env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=240)
+    check_eq(p.returncode, 0, "the program under agprof")
+    os.unlink(counts)
+    return a, env, counts, scratch
+
+
+def test_verify(tmp):
+    """fix --verify: traces 5 -> 1 as TensorFlow counts them, output identical, the user's files untouched."""
+    a, env, counts, scratch = verify_setup(tmp)
+    orig = os.path.dirname(a)
+    before = tree_sums(orig)
+    p = subprocess.run([agtest.AGPROF, "fix", "--verify", a], env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=280)
+    out = p.stdout.decode("utf-8", "replace")
+    check_eq(p.returncode, 0, "fix --verify exit status (%s)" % p.stderr.decode("utf-8", "replace")[-500:])
+    check(re.search(r"^verified: sgd_step 5 traces -> 1, the run [0-9.]+ \w+ (faster|slower), output identical$",
+                    out, re.M), "the verdict line", out)
+    with open(counts) as fh:
+        check_eq(fh.read().split("\n"), ["sgd_step 5", "sgd_step 1", ""],
+                 "TensorFlow's own counts: as it is, then as edited")
+    check_eq(tree_sums(orig), before, "the user's files untouched (checksums, no file added or removed)")
+    check_eq(os.listdir(scratch), [], "the scratch copies removed")
+
+
+def test_verify_output(tmp):
+    """fix --verify with a command whose output the edit changes (it prints the tracing count): not verified."""
+    a, env, counts, scratch = verify_setup(tmp)
+    orig = os.path.dirname(a)
+    before = tree_sums(orig)
+    p = subprocess.run([agtest.AGPROF, "fix", "--verify", a, "--", agtest.PYTHON, "prog.py", "--print-count"],
+                       env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=280)
+    out = p.stdout.decode("utf-8", "replace")
+    check_eq(p.returncode, 1, "fix --verify of a changed output: exit 1")
+    check(re.search(r"^not verified: sgd_step 5 traces -> 1, .*output differs from line 6: "
+                    r"'sgd_step 5' -> 'sgd_step 1'$", out, re.M), "the changed output named", out)
+    check_eq(tree_sums(orig), before, "the user's files still untouched")
+    rc, _, err = agtest.agprof_cmd("fix", "--verify", os.path.join(tmp, "none.agprof"))
+    check(rc == 2 and err.startswith("error:"), "fix --verify of no recording: exit 2", (rc, err))
+
+
 def test_badinput(tmp):
     base = os.path.join(agtest.SOURCE_ROOT, "tests", "fuzz", "base.agprof")
     text = os.path.join(tmp, "notes.txt")
@@ -261,9 +342,10 @@ def test_badinput(tmp):
 def main():
     agtest.need_agprof()
     mode = sys.argv[1] if len(sys.argv) > 1 else ""
-    tests = {"fix": test_fix, "moved": test_moved, "noise": test_noise, "badinput": test_badinput}
+    tests = {"fix": test_fix, "moved": test_moved, "noise": test_noise, "badinput": test_badinput,
+             "verify": test_verify, "verify-output": test_verify_output}
     if mode not in tests:
-        agtest.agtestlib.die("usage: test_diff.py fix|moved|noise|badinput")
+        agtest.agtestlib.die("usage: test_diff.py fix|moved|noise|badinput|verify|verify-output")
     tests[mode](agtest.tmpdir())
     agtest.finish("diff-" + mode)
 
