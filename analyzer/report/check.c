@@ -46,7 +46,8 @@ const struct opt check_options[] = {
 						     "(default 0; one BASE never traced: 1 + N)" },
 	{ "max-slowdown", CO_MAX_SLOWDOWN, "PCT", "per-step time may be PCT percent slower (default 50:\n"
 						   "runs on a loaded machine differ); fails when significant\n"
-						   "(Mann-Whitney, p<0.01) with the 95% interval above PCT" },
+						   "(Mann-Whitney, p<0.01) with the 95% interval above PCT;\n"
+						   "with 20 steps or more on both sides" },
 	{ "max-eager-increase", CO_MAX_EAGER_INCREASE, "PTS", "eager share may grow PTS percentage points\n"
 							     "(default 5; fails only with 10% more eager ops too)" },
 	OPT_TEXT("  (and none of RECORDING's findings at warning or worse may be new)"),

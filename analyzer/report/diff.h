@@ -108,6 +108,12 @@ struct diff_limits {
 	int fail_on;                /* new findings of this severity or worse (SEV_WARNING) */
 };
 #define DIFF_LIMITS_INIT { 0, 50, 0.01, 5, SEV_WARNING }
+/*
+ * The step gate needs this many steps on both sides: two runs of a short
+ * program (16 Keras steps) differed threefold on a loaded machine, and so
+ * few steps cannot tell that from a regression.
+ */
+#define DIFF_MIN_STEPS 20
 
 enum diff_gate { GATE_TRACES, GATE_FINDINGS, GATE_STEP, GATE_EAGER, GATE__COUNT };
 /* "new-traces", "new-findings", "step-time", "eager-share". */

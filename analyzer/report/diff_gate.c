@@ -88,6 +88,11 @@ static size_t gate_step(const struct diff *d, const struct diff_limits *lim, str
 		strbuf_addstr(passed, "no step to compare (no function called twice in both)");
 		return 0;
 	}
+	if (s->na < DIFF_MIN_STEPS || s->nb < DIFF_MIN_STEPS) {
+		strbuf_addf(passed, "per-step time of %s not compared: %zu and %zu steps, %d needed", d->step->name, s->na,
+			    s->nb, DIFF_MIN_STEPS);
+		return 0;
+	}
 	/*
 	 * Slower beyond chance (the test) and beyond the tolerance even at the
 	 * interval's low end: two runs of one program differ by a whole run's

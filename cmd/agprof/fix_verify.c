@@ -7,7 +7,9 @@
  * The scratch copy: a directory on the path to an edited file is made anew,
  * Python files in it are copied (so the interpreter's sys.path[0], the
  * script's real directory, is the copy) and every other entry is a symbolic
- * link to the original.  Removed when done.
+ * link to the original.  Removed when done.  agprof writes none of the
+ * user's files; the program itself writes where it writes (through the
+ * links: its checkpoints, logs), as it did when it was recorded.
  */
 #include "builtin.h"
 #include "checked.h"

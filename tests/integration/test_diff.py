@@ -13,7 +13,9 @@ experimental_get_tracing_count() of both functions: the oracle.
   resolved, the summary first; `check --baseline FIXED ORIGINAL` exits 1
   (new-traces and new-findings crossed, annotated at sgd_step's file in
   github format, failures in JUnit), `check --baseline ORIGINAL FIXED`
-  exits 0; markdown has GitHub tables.
+  exits 0; markdown has GitHub tables.  The fixed copy with 20 eager ops
+  added to each step, recorded: check --baseline FIXED SLOW crosses the
+  step-time and eager-share gates.
 - moved: the same program with lines inserted above every def, recorded:
   every function and every eager line matches its counterpart (none only
   on one side), the def lines shifted by exactly the inserted count, and
@@ -170,6 +172,17 @@ def test_fix(tmp):
     check(rc == 1 and re.search(r"ok\s+baseline new-traces", out), "--max-new-traces 4 lets 4 more traces pass", out)
     rc, out, _ = agtest.agprof_cmd("check", "--baseline", a, b)
     check_eq(rc, 0, "check --baseline ORIGINAL FIXED: nothing regressed (%s)" % out)
+
+    # the fixed program made slower by eager work in its loop: the step and eager gates must see it
+    slow = os.path.join(tmp, "slow")
+    write_program(slow, open(os.path.join(fixed, "prog.py")).read().replace(
+        "            " + FIXED_CALL + "\n",
+        "            " + FIXED_CALL + "\n            for _ in range(20):\n                tf.reduce_sum(x)\n"))
+    c = os.path.join(tmp, "c.agprof")
+    record(slow, c)
+    rc, out, _ = agtest.agprof_cmd("check", "--baseline", b, c)
+    check(rc == 1 and re.search(r"FAIL\s+baseline step-time", out) and re.search(r"FAIL\s+baseline eager-share", out),
+          "20 eager ops per step: step-time and eager-share crossed", out)
 
     rc, out, _ = agtest.agprof_cmd("diff", "--format", "markdown", a, b)
     check(rc == 0 and "| function | defined | traces |" in out and "| sgd_step | prog.py:%d | 5 -> 1 |" % DEF_LINE in out,
