@@ -16,11 +16,6 @@ static const char *rel_file(struct diff *d, const struct model *m, const char *f
 	return file ? strpool_str(&d->pool, report_rel_path(m, file)) : NULL;
 }
 
-static int same_str(const char *a, const char *b)
-{
-	return a == b || (a && b && !strcmp(a, b));
-}
-
 /* Which def of f's name in f's file it is, by line: the n-th stays the n-th when lines move. */
 static int def_ordinal(const struct model *m, const struct model_function *f)
 {
@@ -30,10 +25,10 @@ static int def_ordinal(const struct model *m, const struct model_function *f)
 		const struct model_function *g = &m->functions[i];
 		int seen = 0;
 
-		if (strcmp(g->name, f->name) || !same_str(g->def.file, f->def.file) || g->def.line >= f->def.line)
+		if (strcmp(g->name, f->name) || !diff_same(g->def.file, f->def.file) || g->def.line >= f->def.line)
 			continue;
 		for (size_t k = 0; k < i && !seen; k++) /* count each earlier line once (several processes) */
-			seen = !strcmp(m->functions[k].name, f->name) && same_str(m->functions[k].def.file, f->def.file) &&
+			seen = !strcmp(m->functions[k].name, f->name) && diff_same(m->functions[k].def.file, f->def.file) &&
 			       m->functions[k].def.line == g->def.line;
 		n += !seen;
 	}
@@ -45,7 +40,7 @@ static struct diff_function *fn_slot(struct diff *d, size_t *cap, const char *na
 	struct diff_function *x;
 
 	for (size_t i = 0; i < d->nfns; i++)
-		if (!strcmp(d->fns[i].name, name) && same_str(d->fns[i].file, file) && d->fns[i].ordinal == ordinal)
+		if (!strcmp(d->fns[i].name, name) && diff_same(d->fns[i].file, file) && d->fns[i].ordinal == ordinal)
 			return &d->fns[i];
 	if (ARRAY_GROW(d->fns, d->nfns, *cap))
 		return NULL;

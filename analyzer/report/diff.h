@@ -22,6 +22,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* One function (or line, black box) in one of the two recordings. */
 struct diff_side {
@@ -78,6 +79,12 @@ struct diff {
 	char *summary;              /* the one line */
 	struct strpool pool;
 };
+
+/* Two strings equal, or both NULL: how diff's keys compare (file, function, op type). */
+static inline int diff_same(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
 
 /* Compare the analyzed base and new models.  0, or -1 after an error line (d released). */
 int diff_build(struct diff *d, const struct model *base, const struct model *new_, const char *base_path,

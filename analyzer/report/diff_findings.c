@@ -16,14 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int same(const char *a, const char *b)
-{
-	return a == b || (a && b && !strcmp(a, b));
-}
-
 static int same_finding(const struct diff *d, const struct finding *a, const struct finding *b)
 {
-	return !strcmp(a->rule, b->rule) && same(a->function, b->function) && a->cause == b->cause &&
+	return !strcmp(a->rule, b->rule) && diff_same(a->function, b->function) && a->cause == b->cause &&
 	       ((!a->loc.file && !b->loc.file) ||
 		(a->loc.file && b->loc.file &&
 		 !strcmp(report_rel_path(d->base, a->loc.file), report_rel_path(d->new_, b->loc.file))));

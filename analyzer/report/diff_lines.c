@@ -18,11 +18,6 @@ struct line_in {
 	int64_t count, ns;
 };
 
-static int same(const char *a, const char *b)
-{
-	return a == b || (a && b && !strcmp(a, b));
-}
-
 enum find_mode { F_BASE, F_EXACT, F_MOVED, F_NEW_ONLY };
 
 static int line_fits(const struct diff_line *x, const struct line_in *in, enum find_mode mode)
@@ -33,7 +28,7 @@ static int line_fits(const struct diff_line *x, const struct line_in *in, enum f
 	case F_EXACT:
 		return x->line_base == in->line && (!x->line_new || x->line_new == in->line);
 	case F_MOVED:
-		return x->line_base && !x->line_new && same(x->what, in->what);
+		return x->line_base && !x->line_new && diff_same(x->what, in->what);
 	case F_NEW_ONLY:
 		return !x->line_base && x->line_new == in->line;
 	}
@@ -45,7 +40,7 @@ static struct diff_line *find_line(struct diff *d, const struct line_in *in, enu
 	for (size_t i = 0; i < d->nlines; i++) {
 		struct diff_line *x = &d->lines[i];
 
-		if (!strcmp(x->kind, in->kind) && same(x->file, in->file) && same(x->func, in->func) &&
+		if (!strcmp(x->kind, in->kind) && diff_same(x->file, in->file) && diff_same(x->func, in->func) &&
 		    line_fits(x, in, mode))
 			return x;
 	}

@@ -51,15 +51,6 @@ void rules_args_release(struct rules_args *ra);
 /* -h, --help alone: the last table of a subcommand whose others are shared. */
 extern const struct opt help_options[];
 
-/*
- * fix_verify.c: `agprof fix --verify`: apply pick's edits to a scratch copy
- * of m's working directory, run command (NULL: the recorded one) under
- * agprof as it is and as edited, print the comparison.  An exit code: 0
- * verified (output identical, something saved), 1 not, 2 cannot run.
- */
-struct finding;
-int fix_verify(const struct model *m, const struct finding *const *pick, size_t n, char **command);
-
 int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_check(int argc, char **argv);

@@ -2,6 +2,7 @@
 #include "builtin.h"
 #include "analyze.h"
 #include "fix.h"
+#include "fix_verify.h"
 #include "recording.h"
 #include "strbuf.h"
 #include "util.h"
@@ -129,8 +130,12 @@ int cmd_fix(int argc, char **argv)
 	for (size_t i = 0; i < n && !c.verify; i++)
 		fix_diff(&out, &m, pick[i], i == 0 || strcmp(pick[i - 1]->fix.file, pick[i]->fix.file) != 0);
 	ret = n ? EXIT_OK : EXIT_VIOLATION;
-	if (c.verify && n)
-		ret = fix_verify(&m, pick, n, first + 1 < argc ? argv + first + 1 : NULL);
+	if (c.verify && n) {
+		static const int codes[] = { [VERIFY_OK] = EXIT_OK, [VERIFY_NOT] = EXIT_VIOLATION,
+					     [VERIFY_CANNOT] = EXIT_USAGE, [VERIFY_FAILED] = EXIT_INTERNAL };
+
+		ret = codes[fix_verify(&m, pick, n, first + 1 < argc ? argv + first + 1 : NULL)];
+	}
 	if (!n)
 		fprintf(stderr, "agprof fix: nothing to fix in '%s'\n", c.path);
 	if (out.len && fwrite(out.buf, 1, out.len, stdout) != out.len)

@@ -11,9 +11,9 @@
  * user's files; the program itself writes where it writes (through the
  * links: its checkpoints, logs), as it did when it was recorded.
  */
-#include "builtin.h"
 #include "checked.h"
 #include "diff.h"
+#include "fix_verify.h"
 #include "duration.h"
 #include "recording.h"
 #include "strbuf.h"
@@ -392,8 +392,8 @@ static int prepare(struct verify *v, const char *cwd, const struct finding *cons
 	return 0;
 }
 
-/* Analyze both new recordings, print the diff's summary and the verdict.  An exit code. */
-static int compare_runs(struct verify *v, const struct finding *const *pick, size_t n, long differs,
+/* Analyze both new recordings, print the diff's summary and the verdict. */
+static enum verify_result compare_runs(struct verify *v, const struct finding *const *pick, size_t n, long differs,
 			const char *what)
 {
 	struct diff_baseline b;
@@ -402,10 +402,11 @@ static int compare_runs(struct verify *v, const struct finding *const *pick, siz
 	struct ruleset rs;
 	struct analyze_opts ao = { .allow_empty = 1 };
 	struct strbuf out = STRBUF_INIT;
-	int saved = 0, ret = EXIT_USAGE;
+	int saved = 0;
+	enum verify_result ret = VERIFY_CANNOT;
 
 	if (recording_open(&rec, v->path[V_NEW_REC]))
-		return EXIT_USAGE;
+		return VERIFY_CANNOT;
 	if (analyze(&m, &rs, &rec, &ao) != ANALYZE_OK)
 		goto close;
 	if (!diff_baseline_load(&b, v->path[V_BASE_REC], &ao, &m, v->path[V_NEW_REC])) {
@@ -421,7 +422,7 @@ static int compare_runs(struct verify *v, const struct finding *const *pick, siz
 			strbuf_addf(&out, "output identical%s\n", saved ? "" : ", but the edits saved nothing measurable");
 		strbuf_sanitize_text(&out, 0, 0);
 		fputs(out.buf ? out.buf : "", stdout);
-		ret = !differs && saved ? EXIT_OK : EXIT_VIOLATION;
+		ret = !differs && saved ? VERIFY_OK : VERIFY_NOT;
 		diff_baseline_release(&b);
 	}
 	model_release(&m);
@@ -432,11 +433,12 @@ close:
 	return ret;
 }
 
-int fix_verify(const struct model *m, const struct finding *const *pick, size_t n, char **command)
+enum verify_result fix_verify(const struct model *m, const struct finding *const *pick, size_t n, char **command)
 {
 	struct verify v;
 	char **recorded = NULL, **argv = command;
-	int sb, sn, ret = EXIT_USAGE;
+	int sb, sn;
+	enum verify_result ret = VERIFY_CANNOT;
 	long differs;
 	struct stat st;
 	struct strbuf what = STRBUF_INIT;
@@ -444,12 +446,12 @@ int fix_verify(const struct model *m, const struct finding *const *pick, size_t 
 	memset(&v, 0, sizeof(v));
 	if (!m->session.cwd || stat(m->session.cwd, &st) || !S_ISDIR(st.st_mode))
 		return error("the recording's working directory '%s' is not here", m->session.cwd ? m->session.cwd : "?"),
-		       EXIT_USAGE;
+		       VERIFY_CANNOT;
 	for (size_t i = 0; i < n; i++)
 		if (pick[i]->fix.file[0] == '/' || strstr(pick[i]->fix.file, ".."))
-			return error("%s is outside the working directory: cannot verify", pick[i]->fix.file), EXIT_USAGE;
+			return error("%s is outside the working directory: cannot verify", pick[i]->fix.file), VERIFY_CANNOT;
 	if (!argv && !(argv = recorded = argv_of_json(m->session.argv)))
-		return error("the recording has no command line to run: give one after --"), EXIT_USAGE;
+		return error("the recording has no command line to run: give one after --"), VERIFY_CANNOT;
 	if (prepare(&v, m->session.cwd, pick, n))
 		goto out;
 	printf("agprof fix --verify: %zu edit%s applied to a copy of %s in %s (your files are untouched);\n"
@@ -460,7 +462,7 @@ int fix_verify(const struct model *m, const struct finding *const *pick, size_t 
 		goto out;
 	if (sb != sn) {
 		printf("not verified: the program exited %d as it is, %d as edited\n", sb, sn);
-		ret = EXIT_VIOLATION;
+		ret = VERIFY_NOT;
 		goto out;
 	}
 	if ((differs = first_difference(v.path[V_BASE_OUT], v.path[V_NEW_OUT], &what)) < 0) {
