@@ -2,6 +2,7 @@
 #include "diff.h"
 #include "call_times.h"
 #include "checked.h"
+#include "ranks.h"
 #include "report.h"
 #include "util.h"
 
@@ -35,12 +36,14 @@ static int def_ordinal(const struct model *m, const struct model_function *f)
 	return n;
 }
 
-static struct diff_function *fn_slot(struct diff *d, size_t *cap, const char *name, const char *file, int ordinal)
+static struct diff_function *fn_slot(struct diff *d, size_t *cap, const char *name, const char *file, int ordinal,
+				     int rank)
 {
 	struct diff_function *x;
 
 	for (size_t i = 0; i < d->nfns; i++)
-		if (!strcmp(d->fns[i].name, name) && diff_same(d->fns[i].file, file) && d->fns[i].ordinal == ordinal)
+		if (!strcmp(d->fns[i].name, name) && diff_same(d->fns[i].file, file) && d->fns[i].ordinal == ordinal &&
+		    d->fns[i].rank == rank)
 			return &d->fns[i];
 	if (ARRAY_GROW(d->fns, d->nfns, *cap))
 		return NULL;
@@ -49,6 +52,7 @@ static struct diff_function *fn_slot(struct diff *d, size_t *cap, const char *na
 	x->name = strpool_str(&d->pool, name);
 	x->file = file;
 	x->ordinal = ordinal;
+	x->rank = rank;
 	return x;
 }
 
@@ -73,7 +77,8 @@ static int add_functions(struct diff *d, size_t *cap, struct call_times **ct, si
 {
 	for (size_t i = 0; i < m->nfunctions; i++) {
 		const struct model_function *f = &m->functions[i];
-		struct diff_function *x = fn_slot(d, cap, f->name, rel_file(d, m, f->def.file), def_ordinal(m, f));
+		struct diff_function *x = fn_slot(d, cap, f->name, rel_file(d, m, f->def.file), def_ordinal(m, f),
+						  ranks_of_pid(m, f->pid));
 		size_t at;
 
 		if (!x)
@@ -176,7 +181,8 @@ static void sort_functions(struct diff *d)
 		step = *d->step;
 	sort_array(d->fns, d->nfns, sizeof(*d->fns), cmp_abs_delta_fn);
 	for (size_t i = 0; has && i < d->nfns; i++)
-		if (d->fns[i].name == step.name && d->fns[i].file == step.file && d->fns[i].ordinal == step.ordinal)
+		if (d->fns[i].name == step.name && d->fns[i].file == step.file && d->fns[i].ordinal == step.ordinal &&
+		    d->fns[i].rank == step.rank)
 			d->step = &d->fns[i];
 }
 

@@ -3,7 +3,8 @@
  * recordings of one program (before and after a change) compared.
  *
  * Owns: matching the two models' functions (by name and defining file, the
- * n-th def of that name in the file: robust to lines moved by an edit),
+ * n-th def of that name in the file: robust to lines moved by an edit; in
+ * merged recordings, rank by rank),
  * eager source lines, black boxes and findings; the per-call and per-step
  * comparisons (Mann-Whitney U and the Hodges-Lehmann ratio, common/stats.h);
  * the summary; the regressions check --baseline gates on; the text,
@@ -39,6 +40,7 @@ struct diff_function {
 	const char *name;
 	const char *file;           /* relative to the recording's cwd when under it, or NULL */
 	int ordinal;                /* the n-th def of name in file (0-based), by line */
+	int rank;                   /* merged recordings (agprof merge): the rank, compared rank by rank; -1 */
 	const char *made_by;        /* NULL: the user's own function */
 	struct diff_side base, new_;
 	int compared;               /* calls has a test: both sides have 2 calls or more */

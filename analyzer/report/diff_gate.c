@@ -33,6 +33,8 @@ static size_t gate_traces(const struct diff *d, const struct diff_limits *lim, s
 			most = x->new_.traces - x->base.traces;
 		if (x->new_.traces <= allowed)
 			continue;
+		if (x->rank >= 0)
+			strbuf_addf(&msg, "rank %d: ", x->rank);
 		strbuf_addf(&msg, "traced %zu times, %zu in BASE (at most %ld more allowed)", x->new_.traces,
 			    x->base.traces, lim->max_new_traces);
 		for (int c = 1; c < CAUSE__COUNT; c++)

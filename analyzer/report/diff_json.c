@@ -51,6 +51,8 @@ static void functions_json(struct json *j, const struct diff *d)
 		json_kv_str(j, "function", x->name);
 		json_kv_str(j, "file", x->file);
 		json_kv_str(j, "made_by", x->made_by);
+		if (x->rank >= 0)
+			json_kv_int(j, "rank", x->rank);
 		json_key(j, "base");
 		side_json(j, &x->base);
 		json_key(j, "new");

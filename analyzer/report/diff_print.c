@@ -155,7 +155,8 @@ static void functions_table(struct table *t, struct strpool *p, const struct dif
 	for (size_t i = 0; i < d->nfns && (!top || i < (size_t)top); i++) {
 		const struct diff_function *x = &d->fns[i];
 		const char *row[7] = {
-			x->made_by ? strpool_printf(p, "%s (%s)", x->name, x->made_by) : x->name,
+			strpool_printf(p, "%s%s%s", x->rank >= 0 ? strpool_printf(p, "rank %d: ", x->rank) : "", x->name,
+				       x->made_by ? strpool_printf(p, " (%s)", x->made_by) : ""),
 			where(p, x->file, x->base.def.line, x->new_.def.line),
 			pair_int(p, x->base.present, (long long)x->base.traces, x->new_.present, (long long)x->new_.traces),
 			pair_int(p, x->base.present, x->base.calls, x->new_.present, x->new_.calls),

@@ -1,6 +1,6 @@
 """`agprof diff` and `agprof check --baseline` on real TensorFlow (issue 37).
 
-Usage: test_diff.py fix | moved | noise | badinput | verify | verify-output
+Usage: test_diff.py fix | gates | moved | noise | badinput | verify | verify-output
 
 The program (written here, PROGRAM below) trains with a Python float
 learning rate that decays each epoch: sgd_step retraces once per epoch
@@ -13,9 +13,12 @@ experimental_get_tracing_count() of both functions: the oracle.
   resolved, the summary first; `check --baseline FIXED ORIGINAL` exits 1
   (new-traces and new-findings crossed, annotated at sgd_step's file in
   github format, failures in JUnit), `check --baseline ORIGINAL FIXED`
-  exits 0; markdown has GitHub tables.  The fixed copy with 20 eager ops
-  added to each step, recorded: check --baseline FIXED SLOW crosses the
-  step-time and eager-share gates.
+  exits 0; markdown has GitHub tables.  Merged recordings (ORIGINAL+FIXED,
+  FIXED+FIXED) compare rank by rank: rank 0's sgd_step 5 -> 1.
+- gates: the fixed program and a copy with 60 eager ops added to each
+  step: check --baseline FIXED SLOW crosses the step-time and eager-share
+  gates, SLOW FIXED passes, and so do wide --max-slowdown and
+  --max-eager-increase.
 - moved: the same program with lines inserted above every def, recorded:
   every function and every eager line matches its counterpart (none only
   on one side), the def lines shifted by exactly the inserted count, and
@@ -173,22 +176,45 @@ def test_fix(tmp):
     rc, out, _ = agtest.agprof_cmd("check", "--baseline", a, b)
     check_eq(rc, 0, "check --baseline ORIGINAL FIXED: nothing regressed (%s)" % out)
 
-    # the fixed program made slower by eager work in its loop: the step and eager gates must see it
-    slow = os.path.join(tmp, "slow")
-    write_program(slow, open(os.path.join(fixed, "prog.py")).read().replace(
-        "            " + FIXED_CALL + "\n",
-        "            " + FIXED_CALL + "\n            for _ in range(20):\n                tf.reduce_sum(x)\n"))
-    c = os.path.join(tmp, "c.agprof")
-    record(slow, c)
-    rc, out, _ = agtest.agprof_cmd("check", "--baseline", b, c)
-    check(rc == 1 and re.search(r"FAIL\s+baseline step-time", out) and re.search(r"FAIL\s+baseline eager-share", out),
-          "20 eager ops per step: step-time and eager-share crossed", out)
+    # merged recordings (agprof merge) compare rank by rank: rank 0 is ORIGINAL in m1, FIXED in m2
+    m1, m2 = os.path.join(tmp, "m1.agprof"), os.path.join(tmp, "m2.agprof")
+    for out_path, inputs in ((m1, (a, b)), (m2, (b, b))):
+        rc, _, err = agtest.agprof_cmd("merge", "-o", out_path, *inputs)
+        check_eq(rc, 0, "agprof merge (%s)" % err.strip())
+    j = diff_json(m1, m2)
+    rank0 = [f for f in j["functions"] if f.get("rank") == 0 and f["function"] == "sgd_step"]
+    check(len(rank0) == 1 and rank0[0]["base"] and rank0[0]["new"] and
+          (rank0[0]["base"]["traces"], rank0[0]["new"]["traces"]) == (counts_a["sgd_step"], counts_b["sgd_step"]),
+          "merged: rank 0's sgd_step compared on its own, 5 -> 1", rank0)
+    rc, out, _ = agtest.agprof_cmd("check", "--baseline", m2, m1)
+    check(rc == 1 and "rank 0: traced 5 times, 1 in BASE" in out, "merged: check --baseline names rank 0", out)
 
     rc, out, _ = agtest.agprof_cmd("diff", "--format", "markdown", a, b)
     check(rc == 0 and "| function | defined | traces |" in out and "| sgd_step | prog.py:%d | 5 -> 1 |" % DEF_LINE in out,
           "markdown: a GitHub table with sgd_step 5 -> 1", out)
     rc, out, _ = agtest.agprof_cmd("diff", a, b)
     check(rc == 0 and out.splitlines()[1].startswith("4 fewer traces"), "text: the summary first", out[:300])
+
+
+def test_gates(tmp):
+    """The fixed program, and a copy with eager ops added to its loop: the step and eager gates see it."""
+    fixed = os.path.join(tmp, "fixed")
+    write_program(fixed, PROGRAM.replace("loss = sgd_step(x, y, lr)", FIXED_CALL))
+    b = os.path.join(tmp, "b.agprof")
+    record(fixed, b)
+    slow = os.path.join(tmp, "slow")
+    write_program(slow, PROGRAM.replace("loss = sgd_step(x, y, lr)", FIXED_CALL + "\n" +
+                                        "            for _ in range(60):\n                tf.reduce_sum(x)"))
+    c = os.path.join(tmp, "c.agprof")
+    record(slow, c)
+    rc, out, _ = agtest.agprof_cmd("check", "--baseline", b, c)
+    check(rc == 1 and re.search(r"FAIL\s+baseline step-time", out) and re.search(r"FAIL\s+baseline eager-share", out),
+          "60 eager ops per step: step-time and eager-share crossed", out)
+    rc, out, _ = agtest.agprof_cmd("check", "--baseline", c, b)
+    check_eq(rc, 0, "the other way round: faster, fewer eager ops (%s)" % out)
+    rc, out, _ = agtest.agprof_cmd("check", "--baseline", b, "--max-slowdown", "100000", "--max-eager-increase", "100",
+                                   c)
+    check_eq(rc, 0, "with the gates opened wide (%s)" % out)
 
 
 def test_moved(tmp):
@@ -355,10 +381,10 @@ def test_badinput(tmp):
 def main():
     agtest.need_agprof()
     mode = sys.argv[1] if len(sys.argv) > 1 else ""
-    tests = {"fix": test_fix, "moved": test_moved, "noise": test_noise, "badinput": test_badinput,
+    tests = {"fix": test_fix, "gates": test_gates, "moved": test_moved, "noise": test_noise, "badinput": test_badinput,
              "verify": test_verify, "verify-output": test_verify_output}
     if mode not in tests:
-        agtest.agtestlib.die("usage: test_diff.py fix|moved|noise|badinput|verify|verify-output")
+        agtest.agtestlib.die("usage: test_diff.py fix|gates|moved|noise|badinput|verify|verify-output")
     tests[mode](agtest.tmpdir())
     agtest.finish("diff-" + mode)
 
