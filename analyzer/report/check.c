@@ -83,7 +83,6 @@ struct check_config {
 	size_t nsets, capsets;
 	const char *baseline;       /* --baseline BASE */
 	struct diff_limits limits;
-	int fail_on_set;
 	const struct diff *diff;    /* BASE compared with the recording, while evaluating */
 };
 
