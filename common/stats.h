@@ -31,7 +31,7 @@ struct stats_compare {
 
 /*
  * Compare samples a and b (durations, sorted ascending, each value > 0);
- * samples over 2000 values are thinned to 2000 evenly spaced quantiles for
+ * samples over 1000 values are thinned to 1000 evenly spaced quantiles for
  * the ratio (the test uses every value).  0, or -1 when memory is short.
  */
 int stats_compare(const int64_t *a, size_t na, const int64_t *b, size_t nb, struct stats_compare *out);

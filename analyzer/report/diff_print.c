@@ -144,17 +144,30 @@ static const char *where(struct strpool *p, const char *file, int a, int b)
 	return strpool_printf(p, "%s:%d", file, a ? a : b);
 }
 
+/* "python-value 4 -> 0, shape 0 -> 1": the retrace causes either side has; "" when none. */
+static const char *causes(struct strpool *p, const struct diff_function *x)
+{
+	const char *out = "";
+
+	for (int c = 1; c < CAUSE__COUNT; c++)
+		if (x->base.cause_counts[c] || x->new_.cause_counts[c])
+			out = strpool_printf(p, "%s%s%s %zu -> %zu", out, *out ? ", " : "",
+					     retrace_cause_name((enum retrace_cause)c), x->base.cause_counts[c],
+					     x->new_.cause_counts[c]);
+	return out;
+}
+
 static void functions_table(struct table *t, struct strpool *p, const struct diff *d, int top)
 {
 	static const char *const head[] = { "function", "defined", "traces", "calls", "tracing",
-					    "per call (median)", "time change" };
+					    "per call (median)", "time change", "retraces by cause" };
 
 	memcpy(t->head, head, sizeof(head));
-	t->ncols = 7;
+	t->ncols = 8;
 	t->nleft = 2;
 	for (size_t i = 0; i < d->nfns && (!top || i < (size_t)top); i++) {
 		const struct diff_function *x = &d->fns[i];
-		const char *row[7] = {
+		const char *row[8] = {
 			strpool_printf(p, "%s%s%s", x->rank >= 0 ? strpool_printf(p, "rank %d: ", x->rank) : "", x->name,
 				       x->made_by ? strpool_printf(p, " (%s)", x->made_by) : ""),
 			where(p, x->file, x->base.def.line, x->new_.def.line),
@@ -163,6 +176,7 @@ static void functions_table(struct table *t, struct strpool *p, const struct dif
 			pair_dur(p, x->base.present, x->base.trace_ns, x->new_.present, x->new_.trace_ns),
 			per_call(p, x),
 			signed_dur(p, x->delta_ns),
+			causes(p, x),
 		};
 
 		cell_row(t, p, row);
