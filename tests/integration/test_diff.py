@@ -377,6 +377,9 @@ def test_badinput(tmp):
     j = json.loads(out) if rc == 0 else {"functions": []}
     check(j["functions"] and all(f["delta_ns"] == 0 and f["base"] == f["new"] for f in j["functions"]),
           "the same file twice: nothing changed")
+    kinds = {x["kind"] for x in j["lines"]}
+    check_eq(kinds, {"eager", "blackbox", "input"}, "lines: eager dispatch, black boxes (py_function), input reads")
+    check(all(x["base"] == x["new"] and x["delta_ns"] == 0 for x in j["lines"]), "the same file twice: lines equal")
 
 
 def main():
