@@ -5,6 +5,7 @@
  */
 #include "diff.h"
 #include "duration.h"
+#include "pathdisp.h"
 #include "util.h"
 
 #include <math.h>
@@ -27,7 +28,8 @@ static size_t gate_traces(const struct diff *d, const struct diff_limits *lim, s
 		size_t allowed = (x->base.present ? x->base.traces : 1) + (size_t)lim->max_new_traces;
 		struct strbuf msg = STRBUF_INIT;
 
-		if (x->made_by || !x->new_.present)
+		/* the user's functions: not TensorFlow's or Keras's, not a def in an installed package */
+		if (x->made_by || !x->new_.present || (x->new_.def.file && path_is_installed(x->new_.def.file)))
 			continue;
 		if (x->new_.traces > x->base.traces && x->new_.traces - x->base.traces > most)
 			most = x->new_.traces - x->base.traces;
