@@ -248,6 +248,8 @@ int check_option(void *ctx, int key, const char *val)
 	case CO_SET:
 		return add_set(st, val);
 	case CO_BASELINE:
+		if (st->baseline)
+			return error("--baseline: one BASE recording ('%s' and '%s')", st->baseline, val);
 		st->baseline = val;
 		return 0;
 	case CO_MAX_NEW_TRACES:
