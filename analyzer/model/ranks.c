@@ -175,3 +175,19 @@ const char *ranks_text(const struct model *m, size_t row, const char *field)
 
 	return ranks_get(m, row, field, &v) == 0 && v.type == METRIC_TEXT ? v.text : NULL;
 }
+
+int ranks_of_pid(const struct model *m, int64_t pid)
+{
+	sqlite3_stmt *s;
+	int rank = -1;
+
+	if (!is_merged(m->rec->db) || !db_has_column(m->rec->db, "processes", "rank") ||
+	    sqlite3_prepare_v2(m->rec->db, "SELECT rank FROM processes WHERE pid = ?1 AND rank IS NOT NULL", -1, &s,
+			       NULL) != SQLITE_OK)
+		return -1;
+	sqlite3_bind_int64(s, 1, pid);
+	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int64(s, 0) >= 0 && sqlite3_column_int64(s, 0) < 1 << 20)
+		rank = sqlite3_column_int(s, 0);
+	sqlite3_finalize(s);
+	return rank;
+}

@@ -25,4 +25,7 @@ size_t ranks_count(const struct model *m);
 double ranks_num(const struct model *m, size_t row, const char *field);  /* NAN when missing */
 const char *ranks_text(const struct model *m, size_t row, const char *field); /* NULL when missing */
 
+/* The rank of process pid in a merged recording; -1 when not merged (or unknown). */
+int ranks_of_pid(const struct model *m, int64_t pid);
+
 #endif

@@ -2,6 +2,7 @@
 #include "check.h"
 #include "checked.h"
 #include "analyze.h"
+#include "diff.h"
 #include "recording.h"
 #include "report.h"
 #include "strbuf.h"
@@ -23,6 +24,10 @@ enum {
 	CO_RULES,
 	CO_SET,
 	CO_INCLUDE_LIBRARY,
+	CO_BASELINE,
+	CO_MAX_NEW_TRACES,
+	CO_MAX_SLOWDOWN,
+	CO_MAX_EAGER_INCREASE,
 };
 
 const struct opt check_options[] = {
@@ -38,10 +43,21 @@ const struct opt check_options[] = {
 	{ "format", CO_FORMAT, "FMT", "text (default), junit (JUnit XML), github (workflow annotations)" },
 	{ "rules", CO_RULES, "DIR", "also load the rule files of DIR" },
 	{ "set", CO_SET, "RULE.NAME=VALUE", "change a rule's threshold" },
+	OPT_TEXT("against a baseline (exit 1 when RECORDING regresses from BASE):"),
+	{ "baseline", CO_BASELINE, "BASE", "compare with the recording BASE (e.g. of the main branch)" },
+	{ "max-new-traces", CO_MAX_NEW_TRACES, "N", "a user function may trace N more times than in BASE\n"
+						     "(default 0; one BASE never traced: 1 + N)" },
+	{ "max-slowdown", CO_MAX_SLOWDOWN, "PCT", "per-step time may be PCT percent slower (default 50:\n"
+						   "runs on a loaded machine differ); fails when significant\n"
+						   "(Mann-Whitney, p<0.01) with the 95% interval above PCT;\n"
+						   "with 20 steps or more on both sides" },
+	{ "max-eager-increase", CO_MAX_EAGER_INCREASE, "PTS", "eager share may grow PTS percentage points\n"
+							     "(default 5; fails only with 10% more eager ops too)" },
+	OPT_TEXT("  (and none of RECORDING's findings at warning or worse may be new)"),
 	OPT_END,
 };
 
-enum check_kind { CK_MAX_TRACES, CK_MAX_TRACES_FN, CK_EAGER_SHARE, CK_FORBID, CK_FAIL_ON };
+enum check_kind { CK_MAX_TRACES, CK_MAX_TRACES_FN, CK_EAGER_SHARE, CK_FORBID, CK_FAIL_ON, CK_BASELINE };
 enum check_format { CF_TEXT, CF_JUNIT, CF_GITHUB };
 
 struct violation {
@@ -55,7 +71,7 @@ struct check {
 	char *name;         /* "max-traces=5", shown as the test name */
 	char *function;     /* CK_MAX_TRACES_FN */
 	char *rule;         /* CK_FORBID */
-	double limit;       /* traces, percent, severity */
+	double limit;       /* traces, percent, severity; CK_BASELINE: the gate (enum diff_gate) */
 	char *passed;       /* what held, for the text output */
 	struct violation *v;
 	size_t nv, capv;
@@ -69,6 +85,9 @@ struct check_config {
 	const char **sets;
 	size_t nsets, capsets;
 	int include_library;  /* --max-traces N counts library-owned functions too */
+	const char *baseline;       /* --baseline BASE */
+	struct diff_limits limits;
+	const struct diff *diff;    /* BASE compared with the recording, while evaluating */
 };
 
 void check_config_free(struct check_config *st)
@@ -193,6 +212,23 @@ static int add_set(struct check_config *st, const char *val)
 	return 0;
 }
 
+/* --max-new-traces N, --max-slowdown PCT, --max-eager-increase PTS. */
+static int baseline_limit(struct check_config *st, int key, const char *val)
+{
+	char *end;
+	double v = strtod(val, &end);
+
+	if (end == val || (*end && strcmp(end, "%")) || v < 0 || v > 1e6 || (key == CO_MAX_NEW_TRACES && v != (long)v))
+		return error("--%s wants a number, not '%s'", opt_name(check_options, key), val);
+	if (key == CO_MAX_NEW_TRACES)
+		st->limits.max_new_traces = (long)v;
+	else if (key == CO_MAX_SLOWDOWN)
+		st->limits.max_slowdown = v;
+	else
+		st->limits.max_eager_increase = v;
+	return 0;
+}
+
 int check_option(void *ctx, int key, const char *val)
 {
 	struct check_config *st = ctx;
@@ -218,13 +254,27 @@ int check_option(void *ctx, int key, const char *val)
 	case CO_INCLUDE_LIBRARY:
 		st->include_library = 1;
 		return 0;
+	case CO_BASELINE:
+		if (st->baseline)
+			return error("--baseline: one BASE recording ('%s' and '%s')", st->baseline, val);
+		st->baseline = val;
+		return 0;
+	case CO_MAX_NEW_TRACES:
+	case CO_MAX_SLOWDOWN:
+	case CO_MAX_EAGER_INCREASE:
+		return baseline_limit(st, key, val);
 	}
 	return error("unknown check option");
 }
 
 struct check_config *check_config_new(void)
 {
-	return calloc(1, sizeof(struct check_config));
+	struct check_config *st = calloc(1, sizeof(struct check_config));
+	struct diff_limits lim = DIFF_LIMITS_INIT;
+
+	if (st)
+		st->limits = lim;
+	return st;
 }
 
 /* With no threshold at all, --fail-on error applies. */
@@ -232,6 +282,12 @@ static int add_default_check(struct check_config *st)
 {
 	struct check *c;
 
+	/* --baseline: its gates, and the absolute thresholds asked for beside them */
+	for (int g = 0; st->baseline && g < GATE__COUNT; g++) {
+		if (!(c = add_check(st, CK_BASELINE, "baseline %s", diff_gate_name((enum diff_gate)g))))
+			return error("out of memory");
+		c->limit = g;
+	}
 	if (st->n)
 		return 0;
 	if (!(c = add_check(st, CK_FAIL_ON, "fail-on error")))
@@ -360,6 +416,11 @@ static void eval_findings(struct check *c, const struct model *m, struct strbuf 
 		strbuf_addf(passed, "no finding of severity %s or worse", severity_name((enum severity)c->limit));
 }
 
+static void baseline_violation(void *ctx, const char *function, const struct source_loc *loc, const char *msg)
+{
+	add_violation(ctx, function, loc, msg);
+}
+
 /* Evaluate every check on m; the number crossed. */
 static int evaluate(struct check_config *st, const struct model *m)
 {
@@ -373,6 +434,8 @@ static int evaluate(struct check_config *st, const struct model *m)
 			eval_max_traces(c, m, &sb, st->include_library);
 		else if (c->kind == CK_EAGER_SHARE)
 			eval_eager_share(c, m, &sb);
+		else if (c->kind == CK_BASELINE)
+			diff_regressions(st->diff, (enum diff_gate)c->limit, &st->limits, &sb, baseline_violation, c);
 		else
 			eval_findings(c, m, &sb);
 		c->passed = strbuf_detach(&sb);
@@ -497,7 +560,7 @@ static int load_for_checks(struct model *m, struct ruleset *rs, struct recording
 	unsigned parts = 0;
 
 	for (size_t i = 0; i < st->n; i++) {
-		if (st->checks[i].kind == CK_FORBID || st->checks[i].kind == CK_FAIL_ON)
+		if (st->checks[i].kind == CK_FORBID || st->checks[i].kind == CK_FAIL_ON || st->checks[i].kind == CK_BASELINE)
 			parts |= MODEL_ALL;
 		else if (st->checks[i].kind == CK_EAGER_SHARE)
 			parts |= MODEL_EAGER_TOTALS;
@@ -530,6 +593,22 @@ static void print_result(struct strbuf *out, const struct check_config *st, cons
 		strbuf_sanitize_text(out, 0, want_color(1));
 }
 
+/* --baseline BASE: analyzed with the same rules and compared with m; its warnings, and the summary in text. */
+static int load_baseline(struct check_config *st, struct diff_baseline *b, const struct model *m,
+			 struct recording *rec, struct strbuf *out)
+{
+	struct analyze_opts ao = { .rules_dir = st->rules_dir, .sets = st->sets, .nsets = st->nsets, .allow_empty = 1 };
+
+	if (diff_baseline_load(b, st->baseline, &ao, m, rec->path))
+		return -1;
+	st->diff = &b->d;
+	for (size_t i = 0; i < b->d.nwarnings; i++)
+		warning("%s", b->d.warnings[i]);
+	if (st->format == CF_TEXT)
+		strbuf_addf(out, "baseline %s: %s\n", st->baseline, b->d.summary);
+	return 0;
+}
+
 enum check_result check_run(struct recording *rec, struct check_config *st)
 {
 	struct model m;
@@ -538,6 +617,7 @@ enum check_result check_run(struct recording *rec, struct check_config *st)
 	enum check_result ret = CHECK_BAD_INPUT;
 	const char *empty;
 	int crossed;
+	struct diff_baseline base;
 
 	if (add_default_check(st))
 		return CHECK_FAILED;
@@ -550,6 +630,8 @@ enum check_result check_run(struct recording *rec, struct check_config *st)
 		}
 	if ((empty = model_empty_reason(&m)))
 		warning("'%s' holds no TensorFlow activity: %s", rec->path, empty);
+	if (st->baseline && load_baseline(st, &base, &m, rec, &out))
+		goto cleanup;
 	crossed = evaluate(st, &m);
 	print_result(&out, st, &m, crossed);
 	if (strbuf_failed(&out)) {
@@ -560,6 +642,9 @@ enum check_result check_run(struct recording *rec, struct check_config *st)
 	else
 		ret = crossed ? CHECK_CROSSED : CHECK_HELD;
 cleanup:
+	if (st->diff)
+		diff_baseline_release(&base);
+	st->diff = NULL;
 	strbuf_release(&out);
 	model_release(&m);
 	ruleset_release(&rs);

@@ -54,6 +54,7 @@ extern const struct opt help_options[];
 int cmd_run(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_check(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_fix(int argc, char **argv);

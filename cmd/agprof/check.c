@@ -10,16 +10,20 @@
 
 static const char *const check_usage =
 	"usage: agprof check RECORDING [THRESHOLDS] [--format text|junit|github]\n"
+	"       agprof check --baseline BASE [THRESHOLDS] RECORDING\n"
 	"\n"
 	"Check a recording against thresholds, for CI.  Each crossed threshold is\n"
-	"printed with its function and source location.\n"
+	"printed with its function and source location.  With --baseline, fail when\n"
+	"RECORDING regresses from BASE (a recording of the main branch): see below.\n"
 	"\n";
 
 static const char *const check_epilogue =
 	"\n"
 	"A recording without TensorFlow activity crosses no threshold (a warning says\n"
-	"so).  Exit codes: 0 all thresholds hold, 1 one is crossed, 2 usage error or a\n"
-	"file that is not a readable recording, 3 internal error.\n";
+	"so).  Recordings of other TensorFlow or Python versions or hosts are compared\n"
+	"with a warning.  Exit codes: 0 all thresholds hold (nothing regressed), 1 one\n"
+	"is crossed, 2 usage error or a file that is not a readable recording,\n"
+	"3 internal error.\n";
 
 int cmd_check(int argc, char **argv)
 {

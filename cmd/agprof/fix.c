@@ -2,6 +2,7 @@
 #include "builtin.h"
 #include "analyze.h"
 #include "fix.h"
+#include "fix_verify.h"
 #include "recording.h"
 #include "strbuf.h"
 #include "util.h"
@@ -12,6 +13,7 @@
 
 static const char *const fix_usage =
 	"usage: agprof fix [--rule R] [--function F] [--rules DIR] RECORDING\n"
+	"       agprof fix --verify [--rule R] [--function F] RECORDING [-- COMMAND...]\n"
 	"\n"
 	"Print the edits that fix the recording's findings as a unified diff: paths\n"
 	"are relative to the recording's working directory (a/ and b/ prefixes), so\n"
@@ -26,20 +28,28 @@ static const char *const fix_usage =
 
 static const char *const fix_epilogue =
 	"\n"
-	"Exit codes: 0 a diff was printed, 1 nothing to fix, 2 usage error or a file\n"
-	"that is not a readable recording, 3 internal error.\n";
+	"--verify applies the edits to a scratch copy of the recording's working\n"
+	"directory (never to your files), runs the recorded command line (or COMMAND)\n"
+	"there under agprof as it is and as edited, and prints the comparison:\n"
+	"\"verified: sgd_step 6 traces -> 1, the run 41 ms faster, output identical\".\n"
+	"Exit codes: 0 a diff was printed (--verify: verified), 1 nothing to fix\n"
+	"(--verify: the output changed or nothing was saved), 2 usage error, a file\n"
+	"that is not a readable recording or a program that cannot run, 3 internal error.\n";
 
-enum { FIX_RULE = OPT_KEY_BASE, FIX_FUNCTION };
+enum { FIX_RULE = OPT_KEY_BASE, FIX_FUNCTION, FIX_VERIFY };
 
 static const struct opt fix_options[] = {
 	OPT_TEXT("options:"),
 	{ "rule", FIX_RULE, "R", "only findings of rule R (e.g. retracing)" },
 	{ "function", FIX_FUNCTION, "F", "only findings about the Python function F" },
+	{ "verify", FIX_VERIFY, NULL, "run the program as it is and as edited (on a scratch\n"
+				      "copy) and compare: traces, time, output" },
 	OPT_END,
 };
 
 struct fix_cmd {
 	const char *rule, *function, *path;
+	int verify;
 	struct rules_args rules;
 };
 
@@ -51,6 +61,8 @@ static int fix_option(void *ctx, int key, const char *value)
 		c->rule = value;
 	else if (key == FIX_FUNCTION)
 		c->function = value;
+	else if (key == FIX_VERIFY)
+		c->verify = 1;
 	return 0;
 }
 
@@ -87,11 +99,13 @@ int cmd_fix(int argc, char **argv)
 	struct strbuf out = STRBUF_INIT;
 	const struct finding **pick = NULL;
 	size_t n = 0;
-	int ret;
+	int first = opt_parse(&cmd, argc, argv), ret;
 
-	if ((ret = parse_recording_command(&cmd, argc, argv, &c.path)) != 0 || recording_open(&rec, c.path)) {
+	/* --verify: RECORDING [-- COMMAND...] */
+	if (first < 0 || !(c.path = c.verify && first < argc ? argv[first] : one_recording(&cmd, argc, argv, first)) ||
+	    recording_open(&rec, c.path)) {
 		rules_args_release(&c.rules);
-		return ret < 0 ? EXIT_OK : EXIT_USAGE;
+		return first == OPT_DONE ? EXIT_OK : EXIT_USAGE;
 	}
 	c.rules.ao.allow_empty = 1;
 	if (analyze(&m, &rs, &rec, &c.rules.ao) != ANALYZE_OK) {
@@ -113,9 +127,15 @@ int cmd_fix(int argc, char **argv)
 	}
 	/* hunks of one file in line order, so that patch applies them without fuzz */
 	qsort(pick, n, sizeof(*pick), cmp_fix);
-	for (size_t i = 0; i < n; i++)
+	for (size_t i = 0; i < n && !c.verify; i++)
 		fix_diff(&out, &m, pick[i], i == 0 || strcmp(pick[i - 1]->fix.file, pick[i]->fix.file) != 0);
 	ret = n ? EXIT_OK : EXIT_VIOLATION;
+	if (c.verify && n) {
+		static const int codes[] = { [VERIFY_OK] = EXIT_OK, [VERIFY_NOT] = EXIT_VIOLATION,
+					     [VERIFY_CANNOT] = EXIT_USAGE, [VERIFY_FAILED] = EXIT_INTERNAL };
+
+		ret = codes[fix_verify(&m, pick, n, first + 1 < argc ? argv + first + 1 : NULL)];
+	}
 	if (!n)
 		fprintf(stderr, "agprof fix: nothing to fix in '%s'\n", c.path);
 	if (out.len && fwrite(out.buf, 1, out.len, stdout) != out.len)

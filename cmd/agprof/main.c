@@ -31,6 +31,7 @@ static const struct cmd_struct commands[] = {
 	{ "run", cmd_run, "run a program and record it into an SQLite recording" },
 	{ "report", cmd_report, "analyze a recording and print tuning recommendations" },
 	{ "check", cmd_check, "gate CI on thresholds (tracing count, eager share, rules)" },
+	{ "diff", cmd_diff, "compare two recordings of a program: before and after a change" },
 	{ "view", cmd_view, "interactive timeline of a recording (ncurses)" },
 	{ "export", cmd_export, "convert a recording (Chrome trace-event JSON)" },
 	{ "fix", cmd_fix, "the findings' edits of your code as a diff (patch -p1)" },

@@ -9,7 +9,8 @@ rows (huge ids, extreme timestamps, names that are not UTF-8 or hold
 terminal control sequences, rows referring to rows that do not exist), all
 made from one real recording of samples/retrace_shape.py.  Columns are
 commands: `report` in every format, `check`, `export`, `merge` with the real
-recording (and `report --format json` on the merge when it succeeds), and
+recording (and `report --format json` on the merge when it succeeds), `diff`
+and `check --baseline` with the real recording, and
 `view` started in tmux then quit with 'q'.
 
 Each cell must end within its timeout, never by a signal, and either exit 2
@@ -190,7 +191,7 @@ def check_cell(row, col, args, kind):
         if len(lines) != 1 or not lines[0].startswith('error: '):
             fail(row, col, 'exit 2 without exactly one error line', err)
         return
-    ok = (0, 1) if col == 'check' else (0,)
+    ok = (0, 1) if col.startswith('check') else (0,)
     if r.returncode not in ok:
         fail(row, col, 'exit %d' % r.returncode, err)
         return
@@ -211,7 +212,7 @@ def check_cell(row, col, args, kind):
     except (ValueError, AssertionError) as e:
         fail(row, col, 'output does not parse: %s' % e, out[:300])
         return
-    if kind in ('text', 'csv') and not text_is_clean(out):
+    if kind in ('text', 'csv', 'plain') and not text_is_clean(out):
         fail(row, col, 'a control character reaches the terminal', repr(out[:300]))
     if kind == 'text' and re.search(r'-\d[\d.]*%', out):
         fail(row, col, 'a negative percentage (overflow)', out[:600])
@@ -225,6 +226,14 @@ def check_merge(row, base, path, d):
     if os.path.exists(out):
         check_cell(row, 'merged-report-json', ['report', '--format', 'json', out], 'json')
         os.unlink(out)
+
+
+def check_diff(row, base, path):
+    """agprof diff and check --baseline between the real recording and this one, both ways
+    (their text holds signed percentages: 'plain' text, control characters only)."""
+    check_cell(row, 'diff-json', ['diff', '--format', 'json', base, path], 'json')
+    check_cell(row, 'diff-markdown', ['diff', '--format', 'markdown', path, base], 'plain')
+    check_cell(row, 'check-baseline', ['check', '--baseline', path, base], 'plain')
 
 
 def check_rule_files(base, d):
@@ -307,6 +316,7 @@ def main():
             for col, args, kind in COMMANDS:
                 check_cell(row, col, args + [path], kind)
             check_merge(row, base, path, d)
+            check_diff(row, base, path)
             if shutil.which('tmux'):
                 check_view(row, path, d)
         check_rule_files(base, d)

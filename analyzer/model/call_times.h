@@ -1,0 +1,41 @@
+/*
+ * call_times.h - the graph calls of one user function, one by one: what
+ * `agprof diff` and `check --baseline` compare between two recordings
+ * (the model keeps only their totals).
+ */
+#ifndef AGPROF_CALL_TIMES_H
+#define AGPROF_CALL_TIMES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct model;
+struct model_function;
+
+/* At most this many calls of one function are read (the first ones, in time order). */
+#define CALL_TIMES_MAX 1000000
+
+struct call_times {
+	int64_t *dur_ns;    /* each call's end_ns - start_ns, sorted ascending */
+	size_t n;
+	/*
+	 * The step period: from the start of each call to the start of the
+	 * next on the same thread (the call, and whatever the loop did until
+	 * the next one: tracing, eager ops, input waits), sorted ascending.
+	 */
+	int64_t *period_ns;
+	size_t nperiods;
+	size_t cap_dur, cap_period;  /* private */
+};
+
+/*
+ * Append the kept (row) graph calls of f to *ct (zeroed by the caller, or
+ * filled by an earlier call: several processes' copies of one function add
+ * up), then keep both arrays sorted.  Calls past the budget's switch (in
+ * buckets) have no single durations and are left out.  0, or -1 after an
+ * error line.
+ */
+int call_times_add(const struct model *m, const struct model_function *f, struct call_times *ct);
+void call_times_release(struct call_times *ct);
+
+#endif

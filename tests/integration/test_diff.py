@@ -1,0 +1,397 @@
+"""`agprof diff` and `agprof check --baseline` on real TensorFlow (issue 37).
+
+Usage: test_diff.py fix | gates | moved | noise | badinput | verify | verify-output
+
+The program (written here, PROGRAM below) trains with a Python float
+learning rate that decays each epoch: sgd_step retraces once per epoch
+(python-value); evaluate traces once.  It prints TensorFlow's own
+experimental_get_tracing_count() of both functions: the oracle.
+
+- fix: record it; `agprof fix | patch -p1` on a copy; record the copy.
+  diff's JSON has sgd_step and evaluate with base and new traces equal to
+  TensorFlow's counts in each run (5 -> 1, 1 -> 1), the retracing finding
+  resolved, the summary first; `check --baseline FIXED ORIGINAL` exits 1
+  (new-traces and new-findings crossed, annotated at sgd_step's file in
+  github format, failures in JUnit), `check --baseline ORIGINAL FIXED`
+  exits 0; markdown has GitHub tables.  Merged recordings (ORIGINAL+FIXED,
+  FIXED+FIXED) compare rank by rank: rank 0's sgd_step 5 -> 1.
+- gates: the fixed program and a copy with 60 eager ops added to each
+  step: check --baseline FIXED SLOW crosses the step-time and eager-share
+  gates, SLOW FIXED passes, and wide --max-slowdown and
+  --max-eager-increase let those two gates hold.
+- moved: the same program with lines inserted above every def, recorded:
+  every function and every eager line matches its counterpart (none only
+  on one side), the def lines shifted by exactly the inserted count, and
+  check --baseline exits 0 both ways.
+- noise: the fixed program recorded 4 times (two at a time, disturbing
+  each other as a loaded CI machine would): check --baseline exits 0 for
+  each of the 12 ordered pairs (no false regression from the step-time
+  test on this shared machine); prints the largest step ratio seen.
+  A schema 5 copy of the same recording compares as the same run; a
+  schema 1 recording of another program compares with nothing matched.
+- verify: `agprof fix --verify` on the program (its counts written to a
+  file): "verified: sgd_step 5 traces -> 1, ..., output identical", the
+  counts TensorFlow wrote in the two runs 5 then 1, the user's directory
+  unchanged (checksums, no file added), the scratch copies gone.
+- verify-output: the same with a COMMAND that prints the count: "not
+  verified" (exit 1), naming the changed line; the user's files untouched.
+- badinput: not a recording, a missing file, one argument, a newer schema:
+  exit 2 with one "error:" line; the same file twice: exit 0, a warning
+  line, nothing changed.
+"""
+import concurrent.futures
+import hashlib
+import json
+import os
+import re
+import shutil
+import sqlite3
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import agtest  # noqa: E402
+from agtest import check, check_eq  # noqa: E402
+
+PROGRAM = '''"""A training loop that retraces: a Python float learning rate decaying each epoch."""
+import numpy as np
+import tensorflow as tf
+
+w = tf.Variable(tf.zeros([64, 1]))
+
+
+@tf.function
+def sgd_step(x, y, lr):
+    with tf.GradientTape() as tape:
+        loss = tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
+    w.assign_sub(lr * tape.gradient(loss, w))
+    return loss
+
+
+@tf.function
+def evaluate(x, y):
+    return tf.reduce_mean(tf.square(tf.matmul(x, w) - y))
+
+
+def main():
+    rng = np.random.default_rng(0)
+    x = tf.constant(rng.normal(size=(256, 64)).astype(np.float32))
+    y = tf.constant(rng.normal(size=(256, 1)).astype(np.float32))
+    lr = 0.1
+    for epoch in range(5):
+        for _ in range(40):
+            loss = sgd_step(x, y, lr)
+        norm = tf.reduce_sum(tf.abs(w))
+        print("epoch %d loss %.4f eval %.4f norm %.3f" % (epoch, float(loss), float(evaluate(x, y)), float(norm)))
+        lr *= 0.7
+    print("tracing count sgd_step:", sgd_step.experimental_get_tracing_count())
+    print("tracing count evaluate:", evaluate.experimental_get_tracing_count())
+
+
+main()
+'''
+FIXED_CALL = "loss = sgd_step(x, y, tf.constant(lr, tf.float32))"
+INSERTED = 4  # lines the moved copy adds at the top
+# sgd_step's def as Python gives it (co_firstlineno: its decorator's line)
+DEF_LINE = PROGRAM.split("\n").index("def sgd_step(x, y, lr):")
+
+
+def write_program(d, text):
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "prog.py"), "w") as fh:
+        fh.write(text)
+
+
+def record(d, out):
+    """Record d/prog.py with cwd d; return {function: TensorFlow's tracing count}."""
+    p = subprocess.run([agtest.AGPROF, "run", "-q", "-o", out, "--", agtest.PYTHON, "prog.py"], cwd=d,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=240)
+    if p.returncode != 0:
+        print(p.stderr.decode("utf-8", "replace")[-3000:])
+        agtest.fail("prog.py exited %d under agprof" % p.returncode)
+        agtest.finish("diff")
+    return {m.group(1): int(m.group(2))
+            for m in re.finditer(r"tracing count (\w+): (\d+)", p.stdout.decode())}
+
+
+def diff_json(base, new):
+    rc, out, err = agtest.agprof_cmd("diff", "--format", "json", base, new)
+    check_eq(rc, 0, "agprof diff exit status (%s)" % err.strip())
+    return json.loads(out) if rc == 0 else {"functions": [], "lines": [], "findings": {}}
+
+
+def function(j, name):
+    for f in j["functions"]:
+        if f["function"] == name:
+            return f
+    agtest.fail("no function %s in the diff" % name)
+    return {"base": None, "new": None}
+
+
+def test_fix(tmp):
+    orig, fixed = os.path.join(tmp, "orig"), os.path.join(tmp, "fixed")
+    write_program(orig, PROGRAM)
+    a = os.path.join(tmp, "a.agprof")
+    counts_a = record(orig, a)
+    rc, patch, err = agtest.agprof_cmd("fix", a)
+    check_eq(rc, 0, "agprof fix exit status (%s)" % err.strip())
+    shutil.copytree(orig, fixed)
+    p = subprocess.run(["patch", "-p1", "-s"], cwd=fixed, input=patch.encode(), stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT)
+    check_eq(p.returncode, 0, "patch -p1 of agprof fix's diff (%s)" % p.stdout.decode())
+    check(FIXED_CALL in open(os.path.join(fixed, "prog.py")).read(), "the fix passes tf.constant(lr)")
+    b = os.path.join(tmp, "b.agprof")
+    counts_b = record(fixed, b)
+    check_eq((counts_a.get("sgd_step"), counts_b.get("sgd_step")), (5, 1), "TensorFlow's own counts before, after")
+
+    j = diff_json(a, b)
+    check(j["summary"].startswith("4 fewer traces (6 -> 2)"), "summary first: %r" % j["summary"])
+    for name in ("sgd_step", "evaluate"):
+        f = function(j, name)
+        check_eq((f["base"] or {}).get("traces"), counts_a.get(name), "%s: base traces = TensorFlow's count" % name)
+        check_eq((f["new"] or {}).get("traces"), counts_b.get(name), "%s: new traces = TensorFlow's count" % name)
+        check_eq(f["file"], "prog.py", "%s: file relative to each run's directory" % name)
+        check_eq(((f["base"] or {}).get("calls"), (f["new"] or {}).get("calls")), (200, 200) if name == "sgd_step"
+                 else (5, 5), "%s: calls" % name)
+        check(f["base"]["call_median_ns"] > 0 and f["base"]["call_p25_ns"] <= f["base"]["call_median_ns"]
+              <= f["base"]["call_p75_ns"], "%s: per-call median inside its quartiles" % name)
+    check_eq(function(j, "sgd_step")["base"]["retrace_causes"], {"python-value": 4}, "sgd_step's retrace causes")
+    deltas = [abs(f["delta_ns"]) for f in j["functions"]]
+    check_eq(deltas, sorted(deltas, reverse=True), "functions ranked by absolute time change")
+    check_eq([(f["rule"], f["function"]) for f in j["findings"]["resolved"]], [("retracing", "sgd_step")],
+             "the retracing finding resolved")
+    check_eq(j["findings"]["new"], [], "no new finding")
+    check_eq(j["step"]["function"], "sgd_step", "the step function")
+
+    rc, out, _ = agtest.agprof_cmd("check", "--baseline", b, a)
+    check_eq(rc, 1, "check --baseline FIXED ORIGINAL: a regression")
+    check(re.search(r"FAIL\s+baseline new-traces", out) and re.search(r"FAIL\s+baseline new-findings", out),
+          "new-traces and new-findings crossed", out)
+    rc, out, _ = agtest.agprof_cmd("check", "--baseline", b, "--format", "github", a)
+    check(rc == 1 and "::error file=prog.py,line=%d," % DEF_LINE in out, "github annotation at sgd_step's def", out)
+    rc, out, _ = agtest.agprof_cmd("check", "--baseline", b, "--format", "junit", a)
+    check(rc == 1 and 'failures="2"' in out, "JUnit: two failures", out)
+    rc, out, _ = agtest.agprof_cmd("check", "--baseline", b, "--max-new-traces", "4", a)
+    check(rc == 1 and re.search(r"ok\s+baseline new-traces", out), "--max-new-traces 4 lets 4 more traces pass", out)
+    rc, out, _ = agtest.agprof_cmd("check", "--baseline", a, b)
+    check_eq(rc, 0, "check --baseline ORIGINAL FIXED: nothing regressed (%s)" % out)
+
+    # merged recordings (agprof merge) compare rank by rank: rank 0 is ORIGINAL in m1, FIXED in m2
+    m1, m2 = os.path.join(tmp, "m1.agprof"), os.path.join(tmp, "m2.agprof")
+    for out_path, inputs in ((m1, (a, b)), (m2, (b, b))):
+        rc, _, err = agtest.agprof_cmd("merge", "-o", out_path, *inputs)
+        check_eq(rc, 0, "agprof merge (%s)" % err.strip())
+    j = diff_json(m1, m2)
+    rank0 = [f for f in j["functions"] if f.get("rank") == 0 and f["function"] == "sgd_step"]
+    check(len(rank0) == 1 and rank0[0]["base"] and rank0[0]["new"] and
+          (rank0[0]["base"]["traces"], rank0[0]["new"]["traces"]) == (counts_a["sgd_step"], counts_b["sgd_step"]),
+          "merged: rank 0's sgd_step compared on its own, 5 -> 1", rank0)
+    rc, out, _ = agtest.agprof_cmd("check", "--baseline", m2, m1)
+    check(rc == 1 and "rank 0: traced 5 times, 1 in BASE" in out, "merged: check --baseline names rank 0", out)
+
+    rc, out, _ = agtest.agprof_cmd("diff", "--format", "markdown", a, b)
+    check(rc == 0 and "| function | defined | traces |" in out and "| sgd_step | prog.py:%d | 5 -> 1 |" % DEF_LINE in out,
+          "markdown: a GitHub table with sgd_step 5 -> 1", out)
+    rc, out, _ = agtest.agprof_cmd("diff", a, b)
+    check(rc == 0 and out.splitlines()[1].startswith("4 fewer traces"), "text: the summary first", out[:300])
+
+
+def test_gates(tmp):
+    """The fixed program, and a copy with eager ops added to its loop: the step and eager gates see it."""
+    fixed = os.path.join(tmp, "fixed")
+    write_program(fixed, PROGRAM.replace("loss = sgd_step(x, y, lr)", FIXED_CALL))
+    b = os.path.join(tmp, "b.agprof")
+    record(fixed, b)
+    slow = os.path.join(tmp, "slow")
+    write_program(slow, PROGRAM.replace("loss = sgd_step(x, y, lr)", FIXED_CALL + "\n" +
+                                        "            for _ in range(60):\n                tf.reduce_sum(x)"))
+    c = os.path.join(tmp, "c.agprof")
+    record(slow, c)
+    rc, out, _ = agtest.agprof_cmd("check", "--baseline", b, c)
+    check(rc == 1 and re.search(r"FAIL\s+baseline step-time", out) and re.search(r"FAIL\s+baseline eager-share", out),
+          "60 eager ops per step: step-time and eager-share crossed", out)
+    rc, out, _ = agtest.agprof_cmd("check", "--baseline", c, b)
+    check_eq(rc, 0, "the other way round: faster, fewer eager ops (%s)" % out)
+    rc, out, _ = agtest.agprof_cmd("check", "--baseline", b, "--max-slowdown", "100000", "--max-eager-increase", "100",
+                                   c)
+    check(re.search(r"ok\s+baseline step-time", out) and re.search(r"ok\s+baseline eager-share", out),
+          "with the step and eager gates opened wide, both hold", out)
+
+
+def test_moved(tmp):
+    orig, moved = os.path.join(tmp, "orig"), os.path.join(tmp, "moved")
+    write_program(orig, PROGRAM)
+    lines = PROGRAM.split("\n")
+    write_program(moved, "\n".join(lines[:1] + ["# an edit that moves every line below"] * INSERTED + lines[1:]))
+    a, b = os.path.join(tmp, "a.agprof"), os.path.join(tmp, "b.agprof")
+    record(orig, a)
+    record(moved, b)
+    j = diff_json(a, b)
+    check_eq(sorted(f["function"] for f in j["functions"]), ["evaluate", "sgd_step"], "functions")
+    for f in j["functions"]:
+        if check(f["base"] and f["new"], "%s matched across the moved lines" % f["function"]):
+            check_eq(f["new"]["line"] - f["base"]["line"], INSERTED, "%s: def moved by the edit" % f["function"])
+            check_eq(f["new"]["traces"], f["base"]["traces"], "%s: same traces" % f["function"])
+    user_lines = [x for x in j["lines"] if x["file"] == "prog.py"]
+    check(len(user_lines) >= 3, "eager lines of prog.py", len(user_lines), ">= 3")
+    for x in user_lines:
+        if check(x["base"] and x["new"], "%s line %s matched" % (x["kind"], (x["base"] or x["new"])["line"])):
+            check_eq(x["new"]["line"] - x["base"]["line"], INSERTED, "%s moved by the edit" % x["kind"])
+    check_eq((j["findings"]["new"], j["findings"]["resolved"]), ([], []), "findings matched across the move")
+    for base, new in ((a, b), (b, a)):
+        rc, out, _ = agtest.agprof_cmd("check", "--baseline", base, new)
+        check_eq(rc, 0, "check --baseline of the moved copy (%s)" % out)
+    # schema versions: a schema 5 copy of the same recording compares as the same run
+    old = os.path.join(tmp, "schema5.agprof")
+    agtest.agtestlib.copy_as_schema5(a, old)
+    k = diff_json(old, a)
+    check(k["functions"] and all(f["base"] == f["new"] for f in k["functions"]),
+          "schema 5 and 7 copies of one recording: the same functions")
+    rc, out, _ = agtest.agprof_cmd("check", "--baseline", old, a)
+    check_eq(rc, 0, "check --baseline across schema versions (%s)" % out)
+    # and a schema 1 recording of another program: compared, every function on one side
+    old1 = os.path.join(agtest.SOURCE_ROOT, "tests", "fuzz", "base.agprof")
+    k = diff_json(old1, a)
+    check(k["functions"] and all(bool(f["base"]) != bool(f["new"]) for f in k["functions"]),
+          "schema 1 recording of another program: nothing matched")
+
+
+def test_noise(tmp):
+    d = os.path.join(tmp, "fixed")
+    write_program(d, PROGRAM.replace("loss = sgd_step(x, y, lr)", FIXED_CALL))
+    recs = [os.path.join(tmp, "r%d.agprof" % i) for i in range(4)]
+    # two at a time: the test's time, and runs that disturb each other (harder on the test)
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        for i, counts in enumerate(pool.map(lambda r: record(d, r), recs)):
+            check_eq(counts.get("sgd_step"), 1, "TensorFlow's count, run %d" % i)
+    worst = 1.0
+    for a in recs:
+        for b in recs:
+            if a == b:
+                continue
+            rc, out, _ = agtest.agprof_cmd("check", "--baseline", a, b)
+            check_eq(rc, 0, "check --baseline of two runs of one program (%s)" % out)
+            m = re.search(r"per-step time of sgd_step ([-+][0-9.]+)%", out)
+            if check(m, "check names the step's change", out):
+                ratio = 1 + float(m.group(1)) / 100
+                worst = max(worst, ratio, 1 / ratio)
+    print("largest per-step ratio between two runs of one program: %.2f" % worst)
+
+
+def tree_sums(d):
+    """{relative path: sha256} of every file under d, and the set of directories."""
+    sums = {}
+    for root, dirs, files in os.walk(d):
+        for name in files:
+            path = os.path.join(root, name)
+            with open(path, "rb") as fh:
+                sums[os.path.relpath(path, d)] = hashlib.sha256(fh.read()).hexdigest()
+        for name in dirs:
+            sums[os.path.relpath(os.path.join(root, name), d) + "/"] = "dir"
+    return sums
+
+
+def verify_setup(tmp):
+    """The program writing its counts to $COUNTS, recorded in tmp/orig: (recording, env, counts file, scratch)."""
+    orig = os.path.join(tmp, "orig")
+    counts = os.path.join(tmp, "counts.txt")
+    scratch = os.path.join(tmp, "scratch")
+    os.makedirs(scratch)
+    # the counts go to a file (not stdout, which must stay the same); --print-count also prints them
+    write_program(orig, "import os\nimport sys\n" + PROGRAM.replace(
+        '    print("tracing count sgd_step:", sgd_step.experimental_get_tracing_count())\n', '').replace(
+        '    print("tracing count evaluate:", evaluate.experimental_get_tracing_count())\n',
+        '    counts = "sgd_step %d" % sgd_step.experimental_get_tracing_count()\n'
+        '    if "--print-count" in sys.argv:\n'
+        '        print(counts)\n'
+        '    with open(os.environ["COUNTS"], "a") as fh:\n'
+        '        fh.write(counts + "\\n")\n'))
+    os.makedirs(os.path.join(orig, "data"))
+    with open(os.path.join(orig, "data", "keep.txt"), "w") as fh:
+        fh.write("a file the program does not touch\n")
+    a = os.path.join(orig, "a.agprof")
+    env = dict(os.environ, COUNTS=counts, TMPDIR=scratch, NO_COLOR="1")
+    p = subprocess.run([agtest.AGPROF, "run", "-q", "-o", a, "--", agtest.PYTHON, "prog.py"], cwd=orig, env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=240)
+    check_eq(p.returncode, 0, "the program under agprof")
+    os.unlink(counts)
+    return a, env, counts, scratch
+
+
+def test_verify(tmp):
+    """fix --verify: traces 5 -> 1 as TensorFlow counts them, output identical, the user's files untouched."""
+    a, env, counts, scratch = verify_setup(tmp)
+    orig = os.path.dirname(a)
+    before = tree_sums(orig)
+    p = subprocess.run([agtest.AGPROF, "fix", "--verify", a], env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=280)
+    out = p.stdout.decode("utf-8", "replace")
+    check_eq(p.returncode, 0, "fix --verify exit status (%s)" % p.stderr.decode("utf-8", "replace")[-500:])
+    check(re.search(r"^verified: sgd_step 5 traces -> 1, the run [0-9.]+ \w+ (faster|slower), output identical$",
+                    out, re.M), "the verdict line", out)
+    with open(counts) as fh:
+        check_eq(fh.read().split("\n"), ["sgd_step 5", "sgd_step 1", ""],
+                 "TensorFlow's own counts: as it is, then as edited")
+    check_eq(tree_sums(orig), before, "the user's files untouched (checksums, no file added or removed)")
+    check_eq(os.listdir(scratch), [], "the scratch copies removed")
+
+
+def test_verify_output(tmp):
+    """fix --verify with a command whose output the edit changes (it prints the tracing count): not verified."""
+    a, env, counts, scratch = verify_setup(tmp)
+    orig = os.path.dirname(a)
+    before = tree_sums(orig)
+    p = subprocess.run([agtest.AGPROF, "fix", "--verify", a, "--", agtest.PYTHON, "prog.py", "--print-count"],
+                       env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=280)
+    out = p.stdout.decode("utf-8", "replace")
+    check_eq(p.returncode, 1, "fix --verify of a changed output: exit 1")
+    check(re.search(r"^not verified: sgd_step 5 traces -> 1, .*output differs from line 6: "
+                    r"'sgd_step 5' -> 'sgd_step 1'$", out, re.M), "the changed output named", out)
+    check_eq(tree_sums(orig), before, "the user's files still untouched")
+    rc, _, err = agtest.agprof_cmd("fix", "--verify", os.path.join(tmp, "none.agprof"))
+    check(rc == 2 and err.startswith("error:"), "fix --verify of no recording: exit 2", (rc, err))
+
+
+def test_badinput(tmp):
+    base = os.path.join(agtest.SOURCE_ROOT, "tests", "fuzz", "base.agprof")
+    text = os.path.join(tmp, "notes.txt")
+    with open(text, "w") as fh:
+        fh.write("not a recording\n")
+    newer = os.path.join(tmp, "newer.agprof")
+    shutil.copy(base, newer)
+    db = sqlite3.connect(newer)
+    db.execute("PRAGMA user_version = 999")
+    db.commit()
+    db.close()
+    for args, what in (((text, base), "not a recording"), ((base, os.path.join(tmp, "missing.agprof")), "missing"),
+                       ((base,), "one recording"), ((newer, base), "a newer schema"),
+                       (("--format", "html", base, base), "unknown format")):
+        rc, out, err = agtest.agprof_cmd("diff", *args)
+        check_eq(rc, 2, "diff, %s: exit status" % what)
+        check(out == "" and len(err.strip().splitlines()) == 1 and err.startswith("error:"),
+              "diff, %s: one error line" % what, err)
+    rc, out, err = agtest.agprof_cmd("check", "--baseline", text, base)
+    check(rc == 2 and err.startswith("error:"), "check --baseline with a bad BASE: exit 2", (rc, err))
+    rc, out, err = agtest.agprof_cmd("diff", "--format", "json", base, base)
+    check(rc == 0 and "same file" in out, "the same file twice: a warning", (rc, err))
+    j = json.loads(out) if rc == 0 else {"functions": []}
+    check(j["functions"] and all(f["delta_ns"] == 0 and f["base"] == f["new"] for f in j["functions"]),
+          "the same file twice: nothing changed")
+    kinds = {x["kind"] for x in j["lines"]}
+    check_eq(kinds, {"eager", "blackbox", "input"}, "lines: eager dispatch, black boxes (py_function), input reads")
+    check(all(x["base"] == x["new"] and x["delta_ns"] == 0 for x in j["lines"]), "the same file twice: lines equal")
+
+
+def main():
+    agtest.need_agprof()
+    mode = sys.argv[1] if len(sys.argv) > 1 else ""
+    tests = {"fix": test_fix, "gates": test_gates, "moved": test_moved, "noise": test_noise, "badinput": test_badinput,
+             "verify": test_verify, "verify-output": test_verify_output}
+    if mode not in tests:
+        agtest.agtestlib.die("usage: test_diff.py fix|gates|moved|noise|badinput|verify|verify-output")
+    tests[mode](agtest.tmpdir())
+    agtest.finish("diff-" + mode)
+
+
+if __name__ == "__main__":
+    main()
