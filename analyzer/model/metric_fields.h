@@ -1,6 +1,6 @@
 /*
  * metric_fields.h - the two lines every metric source's get() is made of
- * (analyzer/model/sources.c, analyzer/model/gpu_metrics.c): "if the field is this name,
+ * (analyzer/model/sources.c, analyzer/gpu/gpu_metrics.c): "if the field is this name,
  * the value is this expression".  Used inside
  *   int get(..., const char *field, struct metric_value *out)
  * which they return from.

@@ -405,7 +405,7 @@ struct finding {
  * rows ("functions", "eager_sites", "session", ...); each row has named
  * fields, numeric or text.  A rule selects one source and evaluates its
  * condition on each row.  The built-in sources are registered by
- * model_load(); another module (analyzer/model/gpu_metrics.c) adds its own with
+ * model_load(); another module (analyzer/gpu/gpu_metrics.c) adds its own with
  * model_add_source() before the rules run.  Field names are lowercase
  * identifiers.
  */
@@ -573,7 +573,7 @@ struct finding *model_add_finding(struct model *m, const struct finding *f);
  */
 void model_bound_finding(struct model *m, struct finding *f);
 /*
- * The GPU metric sources (analyzer/model/gpu_metrics.c): loads the GPU model of
+ * The GPU metric sources (analyzer/gpu/gpu_metrics.c): loads the GPU model of
  * m->rec once and registers the gpu, gpu_kernels, gpu_syncs and gpu_gaps
  * sources on it.  The model does not know its plug-ins: the caller
  * (analyze()) registers them after model_load().  0 or -1.

@@ -36,7 +36,7 @@ struct report_opts {
 	int color;              /* ANSI colours */
 	int top;                /* rows per table in the default report (0: all) */
 	const char *recording;  /* path shown in the header and JSON */
-	const struct gpu_model *gpu; /* the GPU part (analyzer/model/gpu.h), or NULL */
+	const struct gpu_model *gpu; /* the GPU part (analyzer/gpu/gpu.h), or NULL */
 	const struct graph_ops_model *graph_ops; /* kernels inside graph calls (graph_ops.h), or NULL */
 };
 

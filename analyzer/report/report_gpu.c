@@ -1,4 +1,4 @@
-/* report_gpu.c - the GPU section of `agprof report` (text and JSON), from analyzer/model/gpu.h. */
+/* report_gpu.c - the GPU section of `agprof report` (text and JSON), from analyzer/gpu/gpu.h. */
 #include "report.h"
 #include "gpu.h"
 #include "model.h"

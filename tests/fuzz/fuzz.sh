@@ -32,7 +32,7 @@ rules|recording) for f in $analyzer; do srcs="$srcs $root/analyzer/$f"; done ;;
 esac
 # shellcheck disable=SC2086
 $cc -g -O1 -std=gnu11 -D_GNU_SOURCE -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-	-DFUZZ_SOURCE_ROOT="\"$root\"" -I"$root/build" -I"$root" -I"$root/common" -I"$root/analyzer/model" -I"$root/analyzer/rules" -I"$root/analyzer/advice" \
+	-DFUZZ_SOURCE_ROOT="\"$root\"" -I"$root/build" -I"$root" -I"$root/common" -I"$root/analyzer/model" -I"$root/analyzer/gpu" -I"$root/analyzer/rules" -I"$root/analyzer/advice" \
 	-I"$root/analyzer/report" -I"$root/analyzer/timeline" -I"$root/analyzer/export" \
 	-o "$out/fuzz-$name" "$root/tests/fuzz/fuzz_$name.c" $srcs -lsqlite3 -lm -ldl -lpthread
 

@@ -1,6 +1,6 @@
 /*
  * gpu.h - the GPU part of the analyzed recording: what `agprof report --gpu`
- * prints and what the GPU rules read (through analyzer/model/gpu_metrics.c).
+ * prints and what the GPU rules read (through analyzer/gpu/gpu_metrics.c).
  *
  * Owns: the kernel summary, copies, per-stream activity, GPU utilisation
  * over the run, idle gaps with the host activity that overlapped them,
