@@ -454,6 +454,33 @@ static int load_overall(struct loader *l, sqlite3 *db)
 	return stmt_end(db, s, rc);
 }
 
+/*
+ * Whether a trace ran the top line's body more than once (trace_events'
+ * node-line: a Python loop unrolled into the graph), for each function with
+ * a top line.  Without trace_events (before its schema) it stays 0.
+ */
+static void load_top_line_repeats(struct loader *l, sqlite3 *db)
+{
+	sqlite3_stmt *s;
+
+	if (!db_has_table(db, "trace_events") ||
+	    sqlite3_prepare_v2(db, "SELECT coalesce(max(repeats), 0) FROM trace_events WHERE kind = 'node-line'"
+			       " AND file = ?1 AND line = ?2", -1, &s, NULL) != SQLITE_OK)
+		return;
+	for (size_t i = 0; i < l->g->nfns; i++) {
+		struct graph_fn_ops *f = &l->g->fns[i];
+
+		if (!f->top_line.file)
+			continue;
+		sqlite3_bind_text(s, 1, f->top_line.file, -1, SQLITE_STATIC);
+		sqlite3_bind_int(s, 2, f->top_line.line);
+		if (sqlite3_step(s) == SQLITE_ROW)
+			f->top_line_repeats = sqlite3_column_int64(s, 0);
+		sqlite3_reset(s);
+	}
+	sqlite3_finalize(s);
+}
+
 /* Per graph function, the user line that created most of its nodes.  0 or -1. */
 static int load_top_lines(struct loader *l, sqlite3 *db)
 {
@@ -546,6 +573,8 @@ int graph_ops_model_load(struct graph_ops_model *g, struct model *m)
 	if (load_fns(&l, db) || load_calls(&l, db) || (l.totals && scale_to_all_calls(&l, db)) || load_fn_ops(&l, db) ||
 	    load_overall(&l, db) || load_top_lines(&l, db))
 		rc = -1;
+	else
+		load_top_line_repeats(&l, db);
 	if (l.totals)
 		totals_to_fns(g);
 	keep_fns_with_kernels(g);

@@ -70,6 +70,7 @@ struct graph_fn_ops {
 	int64_t op_kernel_ns;       /* kernel time of ops and types (the same calls as kernel_ns) */
 	struct source_loc top_line; /* the user line that created most of its nodes */
 	int64_t top_line_nodes, nodes;
+	int64_t top_line_repeats;   /* most times a trace ran that line's body (a Python loop unrolled: > 1) */
 };
 
 struct graph_ops_model {

@@ -103,6 +103,17 @@ static int top_line_is_users(const struct graph_fn_ops *f)
 	return f->top_line.file && !path_is_installed(f->top_line.file);
 }
 
+/*
+ * Vectorizing helps when the user's top line is a Python loop's body that
+ * a trace unrolled (it ran more than once).  One call that builds many ops
+ * through a library (GPflow's optimizer.minimize: the whole gradient) is
+ * no loop to vectorize.
+ */
+static int top_line_is_users_loop(const struct graph_fn_ops *f)
+{
+	return top_line_is_users(f) && f->top_line_repeats > 1;
+}
+
 /* What the recording lacks for the estimate, said in the finding; "" when nothing. */
 static const char *estimate_note(const struct model *m, const struct graph_fn_ops *f)
 {
@@ -132,7 +143,7 @@ static const char *dispatch_advice(const struct model *m, const struct graph_fn_
 				  " ops into a few kernels, saving about %s of executor overhead over these %lld calls,"
 				  " against %s of tracing and first-call set-up measured here (XLA's own compile time"
 				  " comes on top; time the first call)%s%s.", save, (long long)all_calls(f), setup,
-				  top_line_is_users(f) ? "; or " : "", top_line_is_users(f) ? vectorize : "");
+				  top_line_is_users_loop(f) ? "; or " : "", top_line_is_users_loop(f) ? vectorize : "");
 	return model_strf((struct model *)m, "%c%s. Not jit_compile=True: %s", toupper((unsigned char)vectorize[0]),
 			  vectorize + 1, all_calls(f) < 2
 				  ? "the function ran once, and an XLA compile is paid before that one call"
@@ -141,10 +152,10 @@ static const char *dispatch_advice(const struct model *m, const struct graph_fn_
 					       " top of that", (long long)all_calls(f), save, setup));
 }
 
-/* jit (compile it), vectorize (the user's loop), or none (one call into a library's graph). */
+/* jit (compile it), vectorize (the user's unrolled loop), or none (nothing to advise: no finding). */
 static const char *remedy(const struct model *m, const struct graph_fn_ops *f)
 {
-	return jit_pays_back(m, f) ? "jit" : top_line_is_users(f) ? "vectorize" : "none";
+	return jit_pays_back(m, f) ? "jit" : top_line_is_users_loop(f) ? "vectorize" : "none";
 }
 
 /* Dense compute ops, expected to dominate a model's kernel time. */
@@ -190,7 +201,7 @@ static const char *const fn_fields[] = {
 	"top_type, top_type_share: the op type with most kernel time (text), its share of kernel_ns",
 	"all_calls: its calls, the first included; setup_ns: its tracing and first call beyond a warm one (measured)",
 	"jit_pays_back: 1 when all_calls >= 2 and jit_saving_ns > setup_ns (XLA's compile comes on top)",
-	"remedy: jit, vectorize (the top line is the user's) or none (text); advice: it in words (text)",
+	"remedy: jit, vectorize (the top line is a loop of the user's that a trace unrolled) or none (text); advice: it in words (text)",
 	"estimate_note: what the recording lacks for the estimate (kernels not recorded), else empty (text)",
 	NULL,
 };
