@@ -844,6 +844,9 @@ static void edit_hoist(struct fixctx *c, struct finding *f, const struct model_f
 			    t->callsite.file, t->callsite.line);
 		return;
 	}
+	/* the line to change is where the object is made, not the call that traced it */
+	if (f->loc.file && !strcmp(f->loc.file, t->callsite.file) && f->loc.line == t->callsite.line)
+		f->loc.line = (int)build;
 	if (!(loop = enclosing_loop(l, build))) {
 		set_no_edit(c, f, "the tf.function of %s is not built directly inside a loop", fn->name);
 		return;
