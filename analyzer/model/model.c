@@ -1,5 +1,6 @@
 /* model.c - load a recording into the model, see model.h. */
 #include "model_internal.h"
+#include "idmap.h"
 #include "recording.h"
 #include "scan.h"
 #include "pitfalls.h"
@@ -430,32 +431,63 @@ static void trace_of_row(struct loader *l, sqlite3_stmt *s, struct model_trace *
 }
 
 /* The inputs of trace t (statement in: trace_inputs of one trace).  0 or -1. */
-static int load_trace_inputs(struct loader *l, sqlite3_stmt *in, struct model_trace *t)
+/* One trace_inputs row into t (the rows of one trace come together, in position order). */
+static int add_trace_input(struct strpool *pool, sqlite3_stmt *in, struct model_trace *t, size_t *cap)
 {
-	struct strpool *pool = l->m->pool;
-	size_t cap = 0;
-	int rc;
+	struct model_trace_input *x;
 
-	sqlite3_bind_int64(in, 1, t->id);
-	while ((rc = sqlite3_step(in)) == SQLITE_ROW) {
-		struct model_trace_input *x;
-
-		if (ARRAY_GROW(t->inputs, t->ninputs, cap)) {
-			sqlite3_reset(in);
-			return -1;
-		}
-		x = &t->inputs[t->ninputs++];
-		x->position = sqlite3_column_int(in, 0);
-		x->name = db_col_pooled(in, 1, pool);
-		x->kind = db_col_pooled(in, 2, pool);
-		x->dtype = db_col_pooled(in, 3, pool);
-		x->shape = db_col_pooled(in, 4, pool);
-		x->value = db_col_pooled(in, 5, pool);
-	}
-	sqlite3_reset(in);
-	if (rc != SQLITE_DONE)
-		return error("cannot read recording: %s", sqlite3_errmsg(l->db));
+	if (ARRAY_GROW(t->inputs, t->ninputs, *cap))
+		return -1;
+	x = &t->inputs[t->ninputs++];
+	x->position = sqlite3_column_int(in, 1);
+	x->name = db_col_pooled(in, 2, pool);
+	x->kind = db_col_pooled(in, 3, pool);
+	x->dtype = db_col_pooled(in, 4, pool);
+	x->shape = db_col_pooled(in, 5, pool);
+	x->value = db_col_pooled(in, 6, pool);
 	return 0;
+}
+
+/*
+ * Every trace's inputs in one pass over trace_inputs in its key's order
+ * (a lookup per trace was a B-tree seek each: 28 us a trace on 100,000).
+ * traces.id is the table's rowid: unique.  0 or -1.
+ */
+static int load_trace_inputs(struct loader *l)
+{
+	struct model *m = l->m;
+	struct idmap where = IDMAP_INIT;   /* traces.id -> function index << 32 | trace index */
+	sqlite3_stmt *in = NULL;
+	struct model_trace *t = NULL;
+	int64_t last = 0;
+	size_t cap = 0, at;
+	int rc, ret = -1;
+
+	for (size_t i = 0; i < m->nfunctions; i++)
+		for (size_t k = 0; k < m->functions[i].ntraces && k <= UINT32_MAX; k++)
+			if (idmap_put(&where, m->functions[i].traces[k].id, (i << 32) | k) < 0)
+				goto cleanup;
+	if (!(in = db_prepare(l->db, "SELECT trace_id, position, name, kind, dtype, shape, value FROM trace_inputs"
+				     " ORDER BY trace_id, position")))
+		goto cleanup;
+	while ((rc = sqlite3_step(in)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(in, 0);
+
+		if (!t || id != last) {
+			last = id;
+			cap = 0;
+			t = idmap_get(&where, id, &at) ? &m->functions[at >> 32].traces[at & UINT32_MAX] : NULL;
+			if (t && t->ninputs)  /* its rows came earlier: not in key order, keep the first set */
+				t = NULL;
+		}
+		if (t && add_trace_input(m->pool, in, t, &cap))
+			goto cleanup;
+	}
+	ret = step_finished(l->db, in, rc);
+cleanup:
+	sqlite3_finalize(in);
+	idmap_release(&where);
+	return ret;
 }
 
 static int load_traces(struct loader *l)
@@ -469,12 +501,10 @@ static int load_traces(struct loader *l)
 		"SELECT id, function_id, start_ns, end_ns, function_object, object_trace_no, tf_name_id, signature,"
 		" callsite_id, jit_compile, reduce_retracing, has_input_signature, variables_created, status, pid, tid, 0"
 		" FROM traces ORDER BY function_id, start_ns, id");
-	sqlite3_stmt *in = db_prepare(l->db,
-		"SELECT position, name, kind, dtype, shape, value FROM trace_inputs WHERE trace_id = ? ORDER BY position");
 	size_t *caps = calloc(m->nfunctions ? m->nfunctions : 1, sizeof(size_t));
 	int rc, ret = -1;
 
-	if (!s || !in || !caps)
+	if (!s || !caps)
 		goto cleanup;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		struct model_function *f = function_by_id(m, sqlite3_column_int64(s, 1));
@@ -486,14 +516,13 @@ static int load_traces(struct loader *l)
 			goto cleanup;
 		t = &f->traces[f->ntraces++];
 		trace_of_row(l, s, t);
-		if (load_trace_inputs(l, in, t))
-			goto cleanup;
 	}
 	ret = step_finished(l->db, s, rc);
+	if (!ret)
+		ret = load_trace_inputs(l);
 cleanup:
 	free(caps);
 	sqlite3_finalize(s);
-	sqlite3_finalize(in);
 	return ret;
 }
 
@@ -1056,19 +1085,61 @@ static size_t creating_traces_of_one_use(const struct model_function *f, size_t 
 	return most;
 }
 
-/* Whether trace k of f runs inside an earlier trace of f on its thread (the function calling itself while traced). */
-static int inside_earlier_trace(const struct model_function *f, size_t k)
+/*
+ * Per thread, the latest end among f's traces so far: traces come in start
+ * order, so trace k runs inside an earlier one of its thread (the function
+ * calling itself while traced) when that end reaches past k's.
+ */
+struct thread_end {
+	int64_t pid, tid, end;
+};
+
+static int inside_earlier_trace(const struct model_trace *t, struct thread_end **ends, size_t *n, size_t *cap)
 {
-	const struct model_trace *t = &f->traces[k];
+	struct thread_end *e = NULL;
+	int inside;
 
-	for (size_t j = 0; j < k; j++) {
-		const struct model_trace *o = &f->traces[j];
-
-		if (o->pid == t->pid && o->tid == t->tid && o->start_ns <= t->start_ns && o->end_ns >= t->end_ns &&
-		    o->end_ns > t->start_ns)
-			return 1;
+	for (size_t i = 0; i < *n && !e; i++)
+		if ((*ends)[i].pid == t->pid && (*ends)[i].tid == t->tid)
+			e = &(*ends)[i];
+	if (!e) {
+		if (ARRAY_GROW(*ends, *n, *cap))
+			return 0;  /* out of memory: counted as not nested, the time once more */
+		e = &(*ends)[(*n)++];
+		*e = (struct thread_end){ t->pid, t->tid, INT64_MIN };
 	}
-	return 0;
+	inside = e->end >= t->end_ns && e->end > t->start_ns;
+	if (t->end_ns > e->end)
+		e->end = t->end_ns;
+	return inside;
+}
+
+static int cmp_text(const void *x, const void *y)
+{
+	const char *a = *(const char *const *)x, *b = *(const char *const *)y;
+
+	if (!a || !b)
+		return (a != NULL) - (b != NULL);
+	return strcmp(a, b);
+}
+
+/* Distinct signatures among f's jit_compile traces (NULL is one of them). */
+static size_t jit_shapes_of(const struct model_function *f)
+{
+	const char **v = f->ntraces ? malloc(f->ntraces * sizeof(*v)) : NULL;
+	size_t n = 0, distinct = 0;
+
+	if (!v)
+		return 0;
+	for (size_t k = 0; k < f->ntraces; k++)
+		if (f->traces[k].jit_compile)
+			v[n++] = f->traces[k].signature;
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_text);
+	for (size_t i = 0; i < n; i++)
+		distinct += !i || cmp_text(&v[i - 1], &v[i]);
+	free(v);
+	return distinct;
 }
 
 static void function_totals(struct model *m)
@@ -1077,16 +1148,17 @@ static void function_totals(struct model *m)
 
 	for (size_t i = 0; i < m->nfunctions; i++) {
 		struct model_function *f = &m->functions[i];
-		size_t nobj = 0;
+		struct idmap objects = IDMAP_INIT;
+		struct thread_end *ends = NULL;
+		size_t nobj = 0, nends = 0, cap = 0, seen;
 
 		f->retraces = f->ntraces ? f->ntraces - 1 : 0;
 		if (!f->ntraces)
 			f->has_input_signature = 0;
 		for (size_t k = 0; k < f->ntraces; k++) {
 			struct model_trace *t = &f->traces[k];
-			int seen = 0, shape_seen = 0;
 
-			if (!inside_earlier_trace(f, k))  /* a trace tree's time once */
+			if (!inside_earlier_trace(t, &ends, &nends, &cap))  /* a trace tree's time once */
 				f->trace_ns = dur_add(f->trace_ns, span_ns(t->start_ns, t->end_ns));
 			if (t->start_ns < s->first_tf_ns)
 				s->first_tf_ns = t->start_ns;
@@ -1098,15 +1170,14 @@ static void function_totals(struct model *m)
 			f->variables_created += t->variables_created;
 			f->traces_creating_variables += t->variables_created > 0;
 			span_add(&f->first_ns, &f->last_ns, t->start_ns, t->end_ns);
-			for (size_t j = 0; j < k && !seen; j++)
-				seen = f->traces[j].function_object == t->function_object;
-			nobj += !seen;
-			if (!t->jit_compile)
-				continue;
-			for (size_t j = 0; j < k && !shape_seen; j++)
-				shape_seen = f->traces[j].jit_compile && same_str(f->traces[j].signature, t->signature);
-			f->jit_shapes += !shape_seen;
+			if (!idmap_get(&objects, t->function_object, &seen)) {
+				nobj++;
+				idmap_put(&objects, t->function_object, k);  /* out of memory: one object counted again */
+			}
 		}
+		f->jit_shapes = jit_shapes_of(f);
+		idmap_release(&objects);
+		free(ends);
 		f->function_objects = nobj;
 		f->traces_creating_variables = creating_traces_of_one_use(f, f->traces_creating_variables);
 		if (f->first_ns == INT64_MAX)
