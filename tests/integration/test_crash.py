@@ -17,6 +17,7 @@ import glob
 import json
 import os
 import random
+import shutil
 import signal
 import subprocess
 import sys
@@ -129,8 +130,15 @@ def trial(d, name, moment, kill_workload=False, steps=30):
     if not check(not hidden and os.path.exists(out), "%s: the recording is FILE, nothing hidden" % what,
                  (hidden, os.listdir(d))):
         return
-    rc, text, err = agtest.agprof_cmd("report", "--format", "json", out)
+    try:
+        rc, text, err = agtest.agprof_cmd("report", "--format", "json", out, timeout=120)
+    except subprocess.TimeoutExpired:
+        rc, text, err = -1, "", "timed out after 120 s"
     if not check(rc == 0, "%s: agprof report FILE exits 0" % what, (rc, err[-300:])):
+        keep = os.environ.get("AGPROF_CRASH_KEEP")
+        if keep:  # the recording, for a look at what went wrong
+            os.makedirs(keep, exist_ok=True)
+            shutil.copy(out, os.path.join(keep, name))
         return
     s = json.loads(text)["session"]
     if s.get("cut_short"):
