@@ -22,6 +22,10 @@ struct fdef_node {
 	char *token;        /* py_func nodes: the registry token */
 	char *const_dtype;  /* scalar Const nodes: dtype and value as text */
 	char *const_value;
+	char *dst_type;     /* Cast nodes: attr DstT ("float32") */
+	char *fused_ops;    /* _Fused* nodes: attr fused_ops, comma-separated ("BiasAdd,Relu") */
+	size_t ninputs;
+	char **inputs;      /* "x" (an argument), "node:out:0", "^ctrl" */
 };
 
 struct functiondef {

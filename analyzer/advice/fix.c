@@ -8,6 +8,7 @@
  * none.
  */
 #include "fix.h"
+#include "graph_dtype.h"
 #include "json.h"
 #include "model.h"
 #include "model_internal.h"
@@ -617,15 +618,16 @@ static int number_list_arg(const struct model_trace *t, const char *leaf, char *
 }
 
 /*
- * The dtype to wrap the retraced argument in (python-value: float32 for a
- * float; dtype: the first trace's), and its input in trace t; 0, or -1 with
- * f's no_edit set.
+ * The dtype to wrap the retraced argument in: the one every recorded graph
+ * computes it with (graph_dtype.h: a python-value's graph constant, a dtype
+ * argument's Cast), never another; and its input in trace t.  0, or -1
+ * with f's no_edit set.
  */
 static int call_arg_dtype(struct fixctx *c, struct finding *f, const struct model_function *fn,
 			  const struct model_trace *t, const struct model_trace_input **in, char *dtype, size_t cap)
 {
-	const struct model_trace *t0 = &fn->traces[0];
-	const struct model_trace_input *first = NULL;
+	char why[512];
+	int rc;
 
 	*in = NULL;
 	for (size_t i = 0; i < t->ninputs; i++)
@@ -634,20 +636,12 @@ static int call_arg_dtype(struct fixctx *c, struct finding *f, const struct mode
 	if (!*in || strpbrk(t->why.argument, "[."))
 		return set_no_edit(c, f, "%s is part of a nested argument (not a flat list of Python numbers)",
 				   t->why.argument), -1;
-	if (f->cause == CAUSE_PYTHON_VALUE) {
-		if (!is_float_repr((*in)->value))
-			return set_no_edit(c, f, "%s is not a float (%s): as a tensor it may change what %s does with it",
-					   t->why.argument, (*in)->value ? (*in)->value : "?", fn->name), -1;
-		snprintf(dtype, cap, "float32");
-		return 0;
-	}
-	for (size_t i = 0; i < t0->ninputs; i++)
-		if (t0->inputs[i].name && !strcmp(t0->inputs[i].name, t->why.argument))
-			first = &t0->inputs[i];
-	if (!first || !first->dtype)
-		return set_no_edit(c, f, "the first dtype of %s is not known", t->why.argument), -1;
-	snprintf(dtype, cap, "%s", first->dtype);
-	return 0;
+	rc = f->cause == CAUSE_PYTHON_VALUE
+		     ? graph_value_dtype(c->m, fn, t->why.argument, dtype, cap, why, sizeof(why))
+		     : graph_arg_dtype(c->m, fn, t->why.argument, dtype, cap, why, sizeof(why));
+	if (rc)
+		set_no_edit(c, f, "%s", why);
+	return rc;
 }
 
 /*
