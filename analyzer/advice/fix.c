@@ -433,10 +433,34 @@ static int merge_dims(const char *p, char dims[][24], int *rank)
 	return 0;
 }
 
+/* Does every traced shape of argument a parse ("[..]" or "?"), with more than one rank among them? */
+static int rank_changes(const struct model_function *fn, int a)
+{
+	int first = -2, changes = 0;
+
+	for (size_t i = 0; i < fn->ntraces; i++) {
+		const struct model_trace *t = &fn->traces[i];
+		char dims[MAX_ARGS][24];
+		int rank = -1;
+
+		if (!t->ok)
+			continue;
+		if (strcmp(t->inputs[a].shape, "?") && merge_dims(t->inputs[a].shape, dims, &rank))
+			return 0;
+		if (first != -2 && rank != first)
+			changes = 1;
+		first = rank;
+	}
+	return changes;
+}
+
 /*
  * input_signature of f from its traces: one TensorSpec per parameter, None
- * in every dimension that differed; 0, or -1 when one cannot be written
- * (non-tensor or nested arguments, names that are not the def's).
+ * in every dimension that differed, shape=None for a parameter whose rank
+ * changed (reduce_retracing would trace again for a new rank; one spec of
+ * unknown rank serves them all); 0, or -1 when one cannot be written
+ * (non-tensor or nested arguments, names that are not the def's, dtypes
+ * that differ).
  */
 static int build_signature(const struct model_function *fn, const struct param *ps, int np, const char *tf,
 			   struct strbuf *sig)
@@ -448,20 +472,25 @@ static int build_signature(const struct model_function *fn, const struct param *
 	strbuf_addf(sig, "input_signature=[");
 	for (int a = 0; a < np; a++) {
 		char dims[MAX_ARGS][24];
-		int rank = -1;
+		int rank = -1, any_rank = rank_changes(fn, a);
 
-		if (merge_dims(t0->inputs[a].shape, dims, &rank))
+		if (!any_rank && merge_dims(t0->inputs[a].shape, dims, &rank))
 			return -1;
 		for (size_t i = 0; i < fn->ntraces; i++) {
 			const struct model_trace *t = &fn->traces[i];
 
-			if (t->ok && (strcmp(t->inputs[a].dtype, t0->inputs[a].dtype) || merge_dims(t->inputs[a].shape, dims, &rank)))
+			if (t->ok && (strcmp(t->inputs[a].dtype, t0->inputs[a].dtype) ||
+				      (!any_rank && merge_dims(t->inputs[a].shape, dims, &rank))))
 				return -1;
 		}
-		strbuf_addf(sig, "%s%s.TensorSpec(shape=[", a ? ", " : "", tf);
+		strbuf_addf(sig, "%s%s.TensorSpec(shape=", a ? ", " : "", tf);
+		if (any_rank)
+			strbuf_addstr(sig, "None");
+		else
+			strbuf_addch(sig, '[');
 		for (int d = 0; d < rank; d++)
 			strbuf_addf(sig, "%s%s", d ? ", " : "", dims[d]);
-		strbuf_addf(sig, "], dtype=%s.%s, name='%s')", tf, t0->inputs[a].dtype, ps[a].name);
+		strbuf_addf(sig, "%s, dtype=%s.%s, name='%s')", any_rank ? "" : "]", tf, t0->inputs[a].dtype, ps[a].name);
 	}
 	strbuf_addch(sig, ']');
 	return 0;
@@ -493,7 +522,7 @@ static void edit_signature(struct fixctx *c, struct finding *f, const struct mod
 	struct edit e = { .after = STRBUF_INIT };
 	char tf[64];
 	const struct loaded *l;
-	const char *dl, *s, *rest;
+	const char *dl, *s, *rest, *relax;
 	long dec, def;
 	int np;
 	size_t ind;
@@ -523,6 +552,11 @@ static void edit_signature(struct fixctx *c, struct finding *f, const struct mod
 	strbuf_addf(&e.after, "@%s.function(", tf);
 	if (blank(rest)) {
 		strbuf_addf(&e.after, "%s)%s\n", sig.buf, rest);
+	} else if (e.pins_signature && rest[0] == '(' && (relax = strstr(rest, "reduce_retracing=True")) &&
+		   !strstr(rest, "input_signature")) {
+		/* reduce_retracing did not stop the retraces: the signature replaces it */
+		strbuf_add(&e.after, rest + 1, (size_t)(relax - rest - 1));
+		strbuf_addf(&e.after, "%s%s\n", sig.buf, relax + strlen("reduce_retracing=True"));
 	} else if (rest[0] == '(' && !strstr(rest, "input_signature") && !strstr(rest, "reduce_retracing")) {
 		long close = match_close(rest, 0);
 
