@@ -1605,6 +1605,7 @@ void fix_json_members(struct json *j, const struct finding *f)
 {
 	json_kv_int(j, "saving_ns", f->saving_ns);
 	json_kv_str(j, "saving_method", f->saving_method);
+	json_kv_str(j, "saving_summary", f->saving_summary);
 	json_key(j, "fix");
 	if (!f->fix.file) {
 		json_null(j);

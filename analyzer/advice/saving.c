@@ -29,6 +29,7 @@
 #include "recording.h"
 #include "scan.h"
 #include "saving_reads.h"
+#include "saving_summary.h"
 #include "util.h"
 
 #include <sqlite3.h>
@@ -389,4 +390,5 @@ void saving_estimate(struct model *m, struct finding *f)
 		f->saving_ns = f->cost_ns;
 		set_method(m, f, "upper bound: the symptom's time (cost_ns); the fix saves part of it");
 	}
+	saving_summarize(m, f, fn);
 }
