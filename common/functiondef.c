@@ -308,30 +308,7 @@ static char *attr_type(struct pb v)
 	return NULL;
 }
 
-/* AttrValue.list (1) of strings (2), joined with commas; NULL when none. */
-static char *attr_strings(struct pb v)
-{
-	struct strbuf sb = STRBUF_INIT;
-	struct pb_field f;
-
-	while (pb_next(&v, &f) > 0) {
-		struct pb l = f.sub;
-		struct pb_field lf;
-
-		if (f.num != 1 || f.wire != 2)
-			continue;
-		while (pb_next(&l, &lf) > 0)
-			if (lf.num == 2 && lf.wire == 2)
-				strbuf_addf(&sb, "%s%.*s", sb.len ? "," : "", (int)(lf.sub.end - lf.sub.p),
-					    (const char *)lf.sub.p);
-	}
-	if (sb.len)
-		return strbuf_detach(&sb);
-	strbuf_release(&sb);
-	return NULL;
-}
-
-/* The attributes agprof reads from a node: token, Const value, DstT, fused_ops. */
+/* The attributes agprof reads from a node: token, Const value, DstT. */
 static void node_attr(struct functiondef *fd, struct fdef_node *n, struct pb key, struct pb value)
 {
 	collect_attr_refs(fd, value);
@@ -353,8 +330,6 @@ static void node_attr(struct functiondef *fd, struct fdef_node *n, struct pb key
 			}
 	} else if (pb_streq(&key, "DstT") && !n->dst_type) {
 		n->dst_type = attr_type(value);
-	} else if (pb_streq(&key, "fused_ops") && !n->fused_ops) {
-		n->fused_ops = attr_strings(value);
 	}
 }
 
@@ -512,7 +487,6 @@ void functiondef_release(struct functiondef *fd)
 		free(fd->nodes[i].const_dtype);
 		free(fd->nodes[i].const_value);
 		free(fd->nodes[i].dst_type);
-		free(fd->nodes[i].fused_ops);
 		for (size_t k = 0; k < fd->nodes[i].ninputs; k++)
 			free(fd->nodes[i].inputs[k]);
 		free(fd->nodes[i].inputs);

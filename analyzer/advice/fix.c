@@ -1537,6 +1537,11 @@ void fix_annotate(struct model *m)
 		} else {
 			annotate(&c, f);
 			saving_estimate(m, f);
+			if (f->fix.file && f->saving_ns <= 0 && !strcmp(f->rule, "retracing")) {
+				/* an edit that removes no time (what it adds back costs as much) is not offered */
+				memset(&f->fix, 0, sizeof(f->fix));
+				set_no_edit(&c, f, "the edit would add back as much as it removes (%s)", f->saving_method);
+			}
 		}
 		model_bound_finding(m, f);
 	}

@@ -43,7 +43,8 @@ static const char *retrace_words(struct model *m, const struct finding *f, const
 				  n, n == 1 ? "" : "s");
 	duration_format(each, sizeof(each), f->saving_ns / (int64_t)n);
 	return model_strf(m, "%zu retrace%s at ~%s each%s%s", n, n == 1 ? "" : "s", each,
-			  strstr(f->saving_method, "; minus ") ? ", net of what the edit adds" : "",
+			  strstr(f->saving_method, "; minus ") && !strstr(f->saving_method, "; minus nothing")
+				  ? ", net of what the edit adds" : "",
 			  f->saving_ns > f->cost_ns ? " (tracing + each new graph's first-call set-up; the cost counts"
 						      " the tracing only)" : "");
 }
