@@ -33,6 +33,12 @@ static size_t retraces_of(const struct model *m, const struct finding *f, const 
 	return n;
 }
 
+/* Does the saving take off a price of what the edit adds (casts, constants, a relaxed retrace)? */
+static int adds_back(const struct finding *f)
+{
+	return strstr(f->saving_method, "; minus ") && !strstr(f->saving_method, "; minus nothing");
+}
+
 /* "N retraces at ~X each", and why it can exceed the cost (tracing only). */
 static const char *retrace_words(struct model *m, const struct finding *f, const struct model_function *fn, size_t n)
 {
@@ -43,8 +49,7 @@ static const char *retrace_words(struct model *m, const struct finding *f, const
 				  n, n == 1 ? "" : "s");
 	duration_format(each, sizeof(each), f->saving_ns / (int64_t)n);
 	return model_strf(m, "%zu retrace%s at ~%s each%s%s", n, n == 1 ? "" : "s", each,
-			  strstr(f->saving_method, "; minus ") && !strstr(f->saving_method, "; minus nothing")
-				  ? ", net of what the edit adds" : "",
+			  adds_back(f) ? ", net of what the edit adds" : "",
 			  f->saving_ns > f->cost_ns ? " (tracing + each new graph's first-call set-up; the cost counts"
 						      " the tracing only)" : "");
 }
@@ -56,6 +61,11 @@ void saving_summarize(struct model *m, struct finding *f, const struct model_fun
 	f->saving_summary = NULL;
 	if (!f->saving_method)
 		return;
+	if (f->saving_ns <= 0 && adds_back(f)) {
+		/* the retraces are measured; only this edit's estimated price ate them: still a warning */
+		f->saving_summary = "what the edit adds back (estimated) is about what it removes, so it is not offered";
+		return;
+	}
 	if (f->saving_ns <= 0) {
 		if (f->cost_ns > 0 && f->severity > SEV_INFO) {
 			f->severity = SEV_INFO;  /* nothing to save is not a warning */
