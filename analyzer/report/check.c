@@ -374,6 +374,8 @@ static void eval_max_traces(struct check *c, const struct model *m, struct strbu
 	}
 	if (c->function)
 		strbuf_addf(passed, found ? "%s traced %zu times" : "%s was never traced", c->function, n);
+	else if (!m->nfunctions)
+		strbuf_addstr(passed, "no tf.function was traced");  /* eager ops only, or nothing: not "0 traces" */
 	else
 		strbuf_addf(passed, "most traces of one function: %zu", most);
 	if (skipped)

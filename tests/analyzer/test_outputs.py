@@ -313,7 +313,8 @@ def test_bad_recordings(rec, schema_sql):
     db.commit()
     db.close()
     rc, out, err = agprof("check", "--max-traces", "5", eager)
-    check(rc == 0 and "0 of 1 threshold crossed" in out and "no TensorFlow activity" not in err,
+    check(rc == 0 and "0 of 1 threshold crossed" in out and "no tf.function was traced" in out
+          and "no TensorFlow activity" not in err,
           "check --max-traces on eager ops only: exit %d, no 'no TensorFlow activity' warning: %r %r" % (rc, out, err))
 
 
