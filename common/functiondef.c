@@ -285,6 +285,54 @@ static int map_entry(struct pb e, struct pb *key, struct pb *value)
 	return seen == 3 ? 0 : -1;
 }
 
+static void add_input(struct fdef_node *n, const struct pb *name)
+{
+	char **ni = realloc(n->inputs, (n->ninputs + 1) * sizeof(*ni));
+	char *copy;
+
+	if (!ni)
+		return;
+	n->inputs = ni;
+	if ((copy = pb_strdup(name)))
+		n->inputs[n->ninputs++] = copy;
+}
+
+/* AttrValue.type (6) as a dtype name, or NULL. */
+static char *attr_type(struct pb v)
+{
+	struct pb_field f;
+
+	while (pb_next(&v, &f) > 0)
+		if (f.num == 6 && f.wire == 0 && functiondef_dtype_name((int64_t)f.varint))
+			return strdup(functiondef_dtype_name((int64_t)f.varint));
+	return NULL;
+}
+
+/* The attributes agprof reads from a node: token, Const value, DstT. */
+static void node_attr(struct functiondef *fd, struct fdef_node *n, struct pb key, struct pb value)
+{
+	collect_attr_refs(fd, value);
+	if (pb_streq(&key, "token")) {
+		struct pb v = value;
+		struct pb_field vf;
+
+		while (pb_next(&v, &vf) > 0)
+			if (vf.num == 2 && vf.wire == 2 && !n->token)
+				n->token = pb_strdup(&vf.sub);
+	} else if (pb_streq(&key, "value") && n->op && !strcmp(n->op, "Const")) {
+		struct pb v = value;
+		struct pb_field vf;
+
+		while (pb_next(&v, &vf) > 0)
+			if (vf.num == 8 && vf.wire == 2 && !n->const_value) {
+				free(n->const_dtype);
+				n->const_value = scalar_tensor(vf.sub, &n->const_dtype);
+			}
+	} else if (pb_streq(&key, "DstT") && !n->dst_type) {
+		n->dst_type = attr_type(value);
+	}
+}
+
 static int parse_node(struct functiondef *fd, struct pb s)
 {
 	struct fdef_node *n, *nn = realloc(fd->nodes, (fd->nnodes + 1) * sizeof(*nn));
@@ -297,7 +345,7 @@ static int parse_node(struct functiondef *fd, struct pb s)
 	n = &fd->nodes[fd->nnodes++];
 	memset(n, 0, sizeof(*n));
 	while ((rc = pb_next(&s, &f)) > 0) {
-		struct pb key, value;
+		struct pb key = { NULL, NULL }, value = { NULL, NULL };
 
 		if (f.wire != 2)
 			continue;
@@ -305,26 +353,10 @@ static int parse_node(struct functiondef *fd, struct pb s)
 			n->name = pb_strdup(&f.sub);
 		else if (f.num == 2 && !n->op)
 			n->op = pb_strdup(&f.sub);
-		else if (f.num == 5 && map_entry(f.sub, &key, &value) == 0) {
-			collect_attr_refs(fd, value);
-			if (pb_streq(&key, "token")) {
-				struct pb v = value;
-				struct pb_field vf;
-
-				while (pb_next(&v, &vf) > 0)
-					if (vf.num == 2 && vf.wire == 2 && !n->token)
-						n->token = pb_strdup(&vf.sub);
-			} else if (pb_streq(&key, "value") && n->op && !strcmp(n->op, "Const")) {
-				struct pb v = value;
-				struct pb_field vf;
-
-				while (pb_next(&v, &vf) > 0)
-					if (vf.num == 8 && vf.wire == 2 && !n->const_value) {
-						free(n->const_dtype);
-						n->const_value = scalar_tensor(vf.sub, &n->const_dtype);
-					}
-			}
-		}
+		else if (f.num == 3)
+			add_input(n, &f.sub);
+		else if (f.num == 5 && map_entry(f.sub, &key, &value) == 0)
+			node_attr(fd, n, key, value);
 	}
 	return rc;
 }
@@ -454,6 +486,10 @@ void functiondef_release(struct functiondef *fd)
 		free(fd->nodes[i].token);
 		free(fd->nodes[i].const_dtype);
 		free(fd->nodes[i].const_value);
+		free(fd->nodes[i].dst_type);
+		for (size_t k = 0; k < fd->nodes[i].ninputs; k++)
+			free(fd->nodes[i].inputs[k]);
+		free(fd->nodes[i].inputs);
 	}
 	for (size_t i = 0; i < fd->nrefs; i++)
 		free(fd->refs[i]);

@@ -1,7 +1,7 @@
 /*
  * functiondef.h - a reader for serialized tensorflow.FunctionDef protocol
  * buffers: just what agprof records (inputs, attributes, black-box nodes,
- * scalar constants, referenced functions).  No protobuf library: the wire
+ * scalar constants, referenced functions, node inputs and Cast targets).  No protobuf library: the wire
  * format is walked directly, and malformed input is rejected, never trusted.
  */
 #ifndef AGPROF_FUNCTIONDEF_H
@@ -22,6 +22,9 @@ struct fdef_node {
 	char *token;        /* py_func nodes: the registry token */
 	char *const_dtype;  /* scalar Const nodes: dtype and value as text */
 	char *const_value;
+	char *dst_type;     /* Cast nodes: attr DstT ("float32") */
+	size_t ninputs;
+	char **inputs;      /* "x" (an argument), "node:out:0", "^ctrl" */
 };
 
 struct functiondef {

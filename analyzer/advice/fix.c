@@ -8,6 +8,7 @@
  * none.
  */
 #include "fix.h"
+#include "graph_dtype.h"
 #include "json.h"
 #include "model.h"
 #include "model_internal.h"
@@ -432,10 +433,34 @@ static int merge_dims(const char *p, char dims[][24], int *rank)
 	return 0;
 }
 
+/* Does every traced shape of argument a parse ("[..]" or "?"), with more than one rank among them? */
+static int rank_changes(const struct model_function *fn, int a)
+{
+	int first = -2, changes = 0;
+
+	for (size_t i = 0; i < fn->ntraces; i++) {
+		const struct model_trace *t = &fn->traces[i];
+		char dims[MAX_ARGS][24];
+		int rank = -1;
+
+		if (!t->ok)
+			continue;
+		if (strcmp(t->inputs[a].shape, "?") && merge_dims(t->inputs[a].shape, dims, &rank))
+			return 0;
+		if (first != -2 && rank != first)
+			changes = 1;
+		first = rank;
+	}
+	return changes;
+}
+
 /*
  * input_signature of f from its traces: one TensorSpec per parameter, None
- * in every dimension that differed; 0, or -1 when one cannot be written
- * (non-tensor or nested arguments, names that are not the def's).
+ * in every dimension that differed, shape=None for a parameter whose rank
+ * changed (reduce_retracing would trace again for a new rank; one spec of
+ * unknown rank serves them all); 0, or -1 when one cannot be written
+ * (non-tensor or nested arguments, names that are not the def's, dtypes
+ * that differ).
  */
 static int build_signature(const struct model_function *fn, const struct param *ps, int np, const char *tf,
 			   struct strbuf *sig)
@@ -447,20 +472,25 @@ static int build_signature(const struct model_function *fn, const struct param *
 	strbuf_addf(sig, "input_signature=[");
 	for (int a = 0; a < np; a++) {
 		char dims[MAX_ARGS][24];
-		int rank = -1;
+		int rank = -1, any_rank = rank_changes(fn, a);
 
-		if (merge_dims(t0->inputs[a].shape, dims, &rank))
+		if (!any_rank && merge_dims(t0->inputs[a].shape, dims, &rank))
 			return -1;
 		for (size_t i = 0; i < fn->ntraces; i++) {
 			const struct model_trace *t = &fn->traces[i];
 
-			if (t->ok && (strcmp(t->inputs[a].dtype, t0->inputs[a].dtype) || merge_dims(t->inputs[a].shape, dims, &rank)))
+			if (t->ok && (strcmp(t->inputs[a].dtype, t0->inputs[a].dtype) ||
+				      (!any_rank && merge_dims(t->inputs[a].shape, dims, &rank))))
 				return -1;
 		}
-		strbuf_addf(sig, "%s%s.TensorSpec(shape=[", a ? ", " : "", tf);
+		strbuf_addf(sig, "%s%s.TensorSpec(shape=", a ? ", " : "", tf);
+		if (any_rank)
+			strbuf_addstr(sig, "None");
+		else
+			strbuf_addch(sig, '[');
 		for (int d = 0; d < rank; d++)
 			strbuf_addf(sig, "%s%s", d ? ", " : "", dims[d]);
-		strbuf_addf(sig, "], dtype=%s.%s, name='%s')", tf, t0->inputs[a].dtype, ps[a].name);
+		strbuf_addf(sig, "%s, dtype=%s.%s, name='%s')", any_rank ? "" : "]", tf, t0->inputs[a].dtype, ps[a].name);
 	}
 	strbuf_addch(sig, ']');
 	return 0;
@@ -492,7 +522,7 @@ static void edit_signature(struct fixctx *c, struct finding *f, const struct mod
 	struct edit e = { .after = STRBUF_INIT };
 	char tf[64];
 	const struct loaded *l;
-	const char *dl, *s, *rest;
+	const char *dl, *s, *rest, *relax;
 	long dec, def;
 	int np;
 	size_t ind;
@@ -522,6 +552,11 @@ static void edit_signature(struct fixctx *c, struct finding *f, const struct mod
 	strbuf_addf(&e.after, "@%s.function(", tf);
 	if (blank(rest)) {
 		strbuf_addf(&e.after, "%s)%s\n", sig.buf, rest);
+	} else if (e.pins_signature && rest[0] == '(' && (relax = strstr(rest, "reduce_retracing=True")) &&
+		   !strstr(rest, "input_signature")) {
+		/* reduce_retracing did not stop the retraces: the signature replaces it */
+		strbuf_add(&e.after, rest + 1, (size_t)(relax - rest - 1));
+		strbuf_addf(&e.after, "%s%s\n", sig.buf, relax + strlen("reduce_retracing=True"));
 	} else if (rest[0] == '(' && !strstr(rest, "input_signature") && !strstr(rest, "reduce_retracing")) {
 		long close = match_close(rest, 0);
 
@@ -617,15 +652,16 @@ static int number_list_arg(const struct model_trace *t, const char *leaf, char *
 }
 
 /*
- * The dtype to wrap the retraced argument in (python-value: float32 for a
- * float; dtype: the first trace's), and its input in trace t; 0, or -1 with
- * f's no_edit set.
+ * The dtype to wrap the retraced argument in: the one every recorded graph
+ * computes it with (graph_dtype.h: a python-value's graph constant, a dtype
+ * argument's Cast), never another; and its input in trace t.  0, or -1
+ * with f's no_edit set.
  */
 static int call_arg_dtype(struct fixctx *c, struct finding *f, const struct model_function *fn,
 			  const struct model_trace *t, const struct model_trace_input **in, char *dtype, size_t cap)
 {
-	const struct model_trace *t0 = &fn->traces[0];
-	const struct model_trace_input *first = NULL;
+	char why[512];
+	int rc;
 
 	*in = NULL;
 	for (size_t i = 0; i < t->ninputs; i++)
@@ -634,20 +670,12 @@ static int call_arg_dtype(struct fixctx *c, struct finding *f, const struct mode
 	if (!*in || strpbrk(t->why.argument, "[."))
 		return set_no_edit(c, f, "%s is part of a nested argument (not a flat list of Python numbers)",
 				   t->why.argument), -1;
-	if (f->cause == CAUSE_PYTHON_VALUE) {
-		if (!is_float_repr((*in)->value))
-			return set_no_edit(c, f, "%s is not a float (%s): as a tensor it may change what %s does with it",
-					   t->why.argument, (*in)->value ? (*in)->value : "?", fn->name), -1;
-		snprintf(dtype, cap, "float32");
-		return 0;
-	}
-	for (size_t i = 0; i < t0->ninputs; i++)
-		if (t0->inputs[i].name && !strcmp(t0->inputs[i].name, t->why.argument))
-			first = &t0->inputs[i];
-	if (!first || !first->dtype)
-		return set_no_edit(c, f, "the first dtype of %s is not known", t->why.argument), -1;
-	snprintf(dtype, cap, "%s", first->dtype);
-	return 0;
+	rc = f->cause == CAUSE_PYTHON_VALUE
+		     ? graph_value_dtype(c->m, fn, t->why.argument, dtype, cap, why, sizeof(why))
+		     : graph_arg_dtype(c->m, fn, t->why.argument, dtype, cap, why, sizeof(why));
+	if (rc)
+		set_no_edit(c, f, "%s", why);
+	return rc;
 }
 
 /*
@@ -1509,6 +1537,11 @@ void fix_annotate(struct model *m)
 		} else {
 			annotate(&c, f);
 			saving_estimate(m, f);
+			if (f->fix.file && f->saving_ns <= 0 && !strcmp(f->rule, "retracing")) {
+				/* an edit that removes no time (what it adds back costs as much) is not offered */
+				memset(&f->fix, 0, sizeof(f->fix));
+				set_no_edit(&c, f, "the edit would add back as much as it removes (%s)", f->saving_method);
+			}
 		}
 		model_bound_finding(m, f);
 	}
@@ -1577,6 +1610,7 @@ void fix_json_members(struct json *j, const struct finding *f)
 {
 	json_kv_int(j, "saving_ns", f->saving_ns);
 	json_kv_str(j, "saving_method", f->saving_method);
+	json_kv_str(j, "saving_summary", f->saving_summary);
 	json_key(j, "fix");
 	if (!f->fix.file) {
 		json_null(j);

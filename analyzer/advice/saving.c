@@ -29,6 +29,7 @@
 #include "recording.h"
 #include "scan.h"
 #include "saving_reads.h"
+#include "saving_summary.h"
 #include "util.h"
 
 #include <sqlite3.h>
@@ -186,9 +187,12 @@ struct fix_cost {
  * dtype: the fix casts the argument at the call site to the first trace's
  * dtype, an eager Cast on every call that passed another dtype: the first
  * of each new dtype (one per removed retrace) creates its kernel, priced at
- * a first dispatch (cold_op_sql), the others at a recorded Cast (any eager
- * op when none ran).  python-value: a tf.constant per call, priced at a
- * recorded _EagerConst (or any op).  shape, when the fix is
+ * a first dispatch (cold_op_sql), the others at a recorded warm Cast (any
+ * warm eager op when none ran).  python-value: a tf.constant per call,
+ * priced at a recorded warm _EagerConst (or any warm op): a type's first
+ * dispatch creates its kernel, and a short program's one _EagerConst (a
+ * variable's initial value, 55 ms) priced 4 calls above the 2 retraces
+ * they saved.  shape, when the fix is
  * reduce_retracing=True (no signature could be written, or no edit at
  * all): TensorFlow still traces once more, at the first new shape, for the
  * relaxed function, one more retrace: the median of those removed.
@@ -214,8 +218,7 @@ static struct fix_cost fix_added(struct model *m, const struct finding *f, const
 				calls += trace_calls(m, fn->traces[i].id);
 			}
 		cold = saving_cold_dispatch(m);
-		if ((warm = saving_median_dispatch(m, "Cast")) < 0)
-			warm = saving_median_dispatch(m, NULL);
+		warm = saving_warm_dispatch(m, "Cast");
 		cold = cold > 0 ? cold : 0;
 		warm = warm > 0 ? warm : 0;
 		calls = calls > (int64_t)n ? calls - (int64_t)n : 0;
@@ -225,12 +228,14 @@ static struct fix_cost fix_added(struct model *m, const struct finding *f, const
 				   " (%.3f ms)", n + (size_t)calls, n + (size_t)calls == 1 ? "" : "s", ms(c.ns), ms(cold),
 				   (long long)calls, ms(warm));
 	} else if (f->cause == CAUSE_PYTHON_VALUE) {
-		if ((warm = saving_median_dispatch(m, "_EagerConst")) < 0)
-			warm = saving_median_dispatch(m, NULL);
-		warm = warm > 0 ? warm : 0;
-		c.ns = fn->calls * warm;
-		c.how = model_strf(m, "the tf.constant it adds to each of the %lld calls, at a recorded _EagerConst"
-				   " dispatch (%.3f ms): %.1f ms", (long long)fn->calls, ms(warm), ms(c.ns));
+		warm = saving_warm_dispatch(m, "_EagerConst");
+		c.ns = fn->calls * (warm > 0 ? warm : 0);
+		c.how = warm < 0 ? model_strf(m, "nothing for the tf.constant it adds to each of the %lld calls: no warm"
+					      " eager dispatch is recorded (each op type's first one creates its kernel)",
+					      (long long)fn->calls)
+				 : model_strf(m, "the tf.constant it adds to each of the %lld calls, at a recorded warm"
+					      " _EagerConst dispatch (%.3f ms): %.1f ms", (long long)fn->calls, ms(warm),
+					      ms(c.ns));
 	}
 	return c;
 }
@@ -389,4 +394,5 @@ void saving_estimate(struct model *m, struct finding *f)
 		f->saving_ns = f->cost_ns;
 		set_method(m, f, "upper bound: the symptom's time (cost_ns); the fix saves part of it");
 	}
+	saving_summarize(m, f, fn);
 }

@@ -10,6 +10,8 @@
  */
 #include "graph_ops.h"
 #include "db.h"
+#include "strbuf.h"
+#include "functiondef.h"
 #include "idmap.h"
 #include "model_internal.h"
 #include "recording.h"
@@ -304,11 +306,111 @@ static void totals_to_fns(struct graph_ops_model *g)
 	}
 }
 
-static void op_from_row(struct model *m, sqlite3_stmt *s, struct graph_op *op)
+/*
+ * Names of fused kernels.  Grappler replaces Conv2D and the
+ * BiasAdd (and activation) after it with one kernel (_FusedConv2D, oneDNN's
+ * _MklNativeFusedConv2D) named after the last op it fuses: the recording
+ * ties its kernels to the FunctionDef node of that name (BiasAdd), so
+ * slow-op said "BiasAdd took 100% of conv_fn's kernel time".  The kernel's
+ * own type survives in the unlinked graph_nodes row of its name; the
+ * FunctionDef's inputs, walked back from the named node to the op the
+ * kernel is built on, say which ops it covers: "Conv2D+BiasAdd+Relu".
+ *
+ * The SQL expression, over graph_nodes n, of the kernel's own type when it is
+ * a fused kernel named after n (NULL otherwise): one more column of a query.
+ */
+#define GRAPH_FUSED_TYPE_SQL \
+	"(SELECT u.op_type FROM graph_nodes u WHERE u.pid = n.pid AND u.name = n.name AND u.graph_function_id IS NULL" \
+	" AND u.op_type != n.op_type AND u.op_type LIKE '%Fused%' LIMIT 1)"
+
+#define MAX_CHAIN 6     /* ops one fused kernel covers: a conv, a bias, an add, an activation, ... */
+
+/* "_MklNativeFusedConv2D" -> "Conv2D": the op the fused kernel is built on. */
+static const char *base_op(const char *t)
+{
+	static const char *const parts[] = { "_", "Mkl", "Native", "Fused" };
+
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++)
+		if (!strncmp(t, parts[i], strlen(parts[i])))
+			t += strlen(parts[i]);
+	return t;
+}
+
+static const struct fdef_node *node_named(const struct functiondef *fd, const char *name, size_t len)
+{
+	for (size_t i = 0; i < fd->nnodes; i++)
+		if (fd->nodes[i].name && strlen(fd->nodes[i].name) == len && !strncmp(fd->nodes[i].name, name, len))
+			return &fd->nodes[i];
+	return NULL;
+}
+
+/* The first data input's node of n in fd, or NULL ("conv:output:0" -> node conv; an argument: NULL). */
+static const struct fdef_node *producer(const struct functiondef *fd, const struct fdef_node *n)
+{
+	for (size_t k = 0; k < n->ninputs; k++)
+		if (n->inputs[k][0] != '^')
+			return node_named(fd, n->inputs[k], strcspn(n->inputs[k], ":"));
+	return NULL;
+}
+
+/* ops[] from the base op up to node, walked back through first inputs; how many, 0 when not reached. */
+static size_t chain(const struct functiondef *fd, const char *node, const char *base, const char **ops)
+{
+	const struct fdef_node *n = node_named(fd, node, strlen(node));
+	size_t k = 0;
+
+	for (; n && n->op && k < MAX_CHAIN; n = producer(fd, n)) {
+		ops[k++] = n->op;
+		if (!strcmp(n->op, base))
+			return k;
+	}
+	return 0;
+}
+
+/*
+ * What fused kernel type kernel_type, named after node node (op node_op) of
+ * graph function gf, computes: "Conv2D+BiasAdd" (a string of m's pool).
+ */
+static const char *graph_fused_name(struct model *m, int64_t gf, const char *node, const char *node_op,
+				    const char *kernel_type)
+{
+	const char *base = base_op(kernel_type), *ops[MAX_CHAIN];
+	struct strbuf sb = STRBUF_INIT;
+	struct functiondef fd;
+	sqlite3_stmt *s = m->rec ? db_prepare(m->rec->db, "SELECT function_def FROM graph_functions WHERE id = ?") : NULL;
+	size_t n = 0;
+	const char *name;
+
+	if (s) {
+		sqlite3_bind_int64(s, 1, gf);
+		if (sqlite3_step(s) == SQLITE_ROW &&
+		    functiondef_parse(&fd, sqlite3_column_blob(s, 0), (size_t)sqlite3_column_bytes(s, 0)) == 0) {
+			n = chain(&fd, node, base, ops);
+			for (size_t i = n; i-- > 0;)
+				strbuf_addf(&sb, "%s%s", i + 1 < n ? "+" : "", ops[i]);
+			functiondef_release(&fd);
+		}
+		sqlite3_finalize(s);
+	}
+	if (!n)  /* the graph does not show the chain: the base and the op it is named after */
+		strbuf_addf(&sb, "%s+%s", base, node_op);
+	name = model_strdup(m, sb.buf ? sb.buf : kernel_type);
+	strbuf_release(&sb);
+	return name;
+}
+
+/*
+ * One node's row (graph function, name, op type, file, line, count, time),
+ * its kernel's own type in column fused: a fused kernel is named for what
+ * it fuses (graph_fused_name()), not for the node it took its name from.
+ */
+static void op_from_row(struct model *m, sqlite3_stmt *s, struct graph_op *op, int fused)
 {
 	memset(op, 0, sizeof(*op));
 	op->name = db_col_text(s, 1) ? pooled(m, s, 1) : "?";
 	op->op_type = db_col_text(s, 2) ? pooled(m, s, 2) : "?";
+	if (db_col_text(s, fused) && db_col_text(s, 1) && db_col_text(s, 2))
+		op->op_type = graph_fused_name(m, sqlite3_column_int64(s, 0), op->name, op->op_type, db_col_text(s, fused));
 	op->loc.file = pooled(m, s, 3);
 	op->loc.line = op->loc.file ? sqlite3_column_int(s, 4) : 0;
 	op->count = sqlite3_column_int64(s, 5);
@@ -347,7 +449,7 @@ static void finish_ops(struct graph_op *ops, size_t nops, struct graph_op_type *
 }
 
 /* total(): a float sum, which a hostile recording cannot make overflow (clamped when read) */
-#define NODE_COLS "n.name, n.op_type, n.file, n.line, count(*), total(max(k.end_ns - k.start_ns, 0))"
+#define NODE_COLS "n.name, n.op_type, n.file, n.line, count(*), total(max(k.end_ns - k.start_ns, 0)), " GRAPH_FUSED_TYPE_SQL
 
 /* Each function's first call with kernels, when others have some: left out of its sums (as load_calls). */
 #define FIRST_CALLS "SELECT min(c2.id) FROM function_calls c2 WHERE EXISTS (SELECT 1 FROM kernels k2" \
@@ -368,7 +470,8 @@ static const char fn_ops_sql[] =
 static const char fn_ops_totals_sql[] =
 	"SELECT e.gf, n.name, n.op_type, n.file, n.line, e.cnt - coalesce(f.cnt, 0),"
 	" CASE WHEN e.tc - coalesce(f.cnt, 0) > 0 THEN max(e.tns - coalesce(f.ns, 0), 0) * (e.cnt - coalesce(f.cnt, 0))"
-	"  / (e.tc - coalesce(f.cnt, 0)) WHEN e.tc > 0 THEN e.tns * (e.cnt - coalesce(f.cnt, 0)) / e.tc ELSE 0 END"
+	"  / (e.tc - coalesce(f.cnt, 0)) WHEN e.tc > 0 THEN e.tns * (e.cnt - coalesce(f.cnt, 0)) / e.tc ELSE 0 END, "
+	GRAPH_FUSED_TYPE_SQL
 	" FROM (SELECT graph_function_id AS gf, node_id AS node, sum(count) AS cnt, sum(timed) AS tc,"
 	"  total(timed_ns) AS tns FROM kernel_totals WHERE graph_function_id IS NOT NULL GROUP BY 1, 2) e"
 	" LEFT JOIN graph_nodes n ON n.id = e.node"
@@ -396,7 +499,7 @@ static int load_fn_ops(struct loader *l, sqlite3 *db)
 			error("out of memory");
 			goto out;
 		}
-		op_from_row(l->m, s, &f->ops[f->nops]);
+		op_from_row(l->m, s, &f->ops[f->nops], 7);
 		f->ops[f->nops].graph_function = f->graph_function;
 		f->ops[f->nops].function = f->function;
 		if (add_type(&f->types, &f->ntypes, &typecap[fi], &f->ops[f->nops])) {
@@ -421,12 +524,15 @@ out:
 static int load_overall(struct loader *l, sqlite3 *db)
 {
 	sqlite3_stmt *s = db_prepare(db, l->totals ? "SELECT n.graph_function_id, n.name, n.op_type, n.file, n.line, e.cnt,"
-						     " e.ns, e.call_cnt FROM (SELECT node_id AS node, sum(count) AS cnt,"
+						     " e.ns, e.call_cnt, " GRAPH_FUSED_TYPE_SQL " FROM (SELECT node_id AS node,"
+						     " sum(count) AS cnt,"
 						     " CASE WHEN sum(timed) > 0 THEN total(timed_ns) * sum(count) / sum(timed)"
 						     " ELSE 0 END AS ns, total(CASE WHEN call_id IS NOT NULL THEN count END)"
 						     " AS call_cnt FROM kernel_totals GROUP BY node_id) e"
 						     " LEFT JOIN graph_nodes n ON n.id = e.node"
-						   : "SELECT n.graph_function_id, " NODE_COLS ", count(k.call_id) FROM kernels k"
+						   : "SELECT n.graph_function_id, n.name, n.op_type, n.file, n.line, count(*),"
+						     " total(max(k.end_ns - k.start_ns, 0)), count(k.call_id), " GRAPH_FUSED_TYPE_SQL
+						     " FROM kernels k"
 						     " LEFT JOIN graph_nodes n ON n.id = k.node_id GROUP BY k.node_id");
 	struct graph_ops_model *g = l->g;
 	size_t opcap = 0, typecap = 0;
@@ -438,7 +544,7 @@ static int load_overall(struct loader *l, sqlite3 *db)
 		struct graph_op op;
 		const struct graph_fn_ops *f = fn_of(l, sqlite3_column_int64(s, 0));
 
-		op_from_row(l->m, s, &op);
+		op_from_row(l->m, s, &op, 8);
 		op.graph_function = f ? f->graph_function : NULL;
 		op.function = f ? f->function : NULL;
 		g->kernels += op.count;

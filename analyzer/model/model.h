@@ -395,6 +395,7 @@ struct finding {
 	/* Filled by fix_annotate() (analyzer/advice/fix.h) after the rules ran; findings are ranked by saving_ns. */
 	int64_t saving_ns;          /* what the run would save with the fix applied (estimate) */
 	const char *saving_method;  /* how saving_ns was estimated, one line */
+	const char *saving_summary; /* saving_method in a few words ("4 retraces at ~5 ms each"), or NULL */
 	struct finding_fix fix;     /* the edit, fix.file NULL when none */
 	const char *code;           /* the real source lines the finding is about ("  12 | ..."), or NULL */
 	const char *no_edit;        /* why no edit is offered (the advice then is in words), or NULL */

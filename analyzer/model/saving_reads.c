@@ -796,37 +796,74 @@ static int pick_cold(const struct dispatch_op *o, const void *ctx)
 	       idmap_get(&c->first, o->op_id, &ix) && c->start[ix] == o->start;
 }
 
-int64_t saving_cold_dispatch(struct model *m)
+/* Each op type's first start, and the first of all, into c; 0, or -1 when out of memory. */
+static int first_starts(const struct saving_reads *r, struct cold_ctx *c)
 {
-	const struct saving_reads *r = dispatch_reads(m);
-	struct cold_ctx c = { .first = IDMAP_INIT };
 	size_t n = 0, ix;
-	int64_t v = -1;
 
-	if (!r || !(c.start = malloc((r->nops ? r->nops : 1) * sizeof(*c.start))))
+	if (!(c->start = malloc((r->nops ? r->nops : 1) * sizeof(*c->start))))
 		return -1;
 	for (size_t i = 0; i < r->nops; i++) {
 		const struct dispatch_op *o = &r->ops[i];
 
 		if (o->start_null)
 			continue;  /* min() skips a NULL; a NULL start joins nothing */
-		if (!c.any || o->start < c.min_start)
-			c.min_start = o->start;
-		c.any = 1;
+		if (!c->any || o->start < c->min_start)
+			c->min_start = o->start;
+		c->any = 1;
 		if (o->op_null)
 			continue;
-		if (!idmap_get(&c.first, o->op_id, &ix)) {
-			if (idmap_put(&c.first, o->op_id, n) < 0)
-				goto cleanup;
-			c.start[n++] = o->start;
-		} else if (o->start < c.start[ix]) {
-			c.start[ix] = o->start;
+		if (!idmap_get(&c->first, o->op_id, &ix)) {
+			if (idmap_put(&c->first, o->op_id, n) < 0)
+				return -1;
+			c->start[n++] = o->start;
+		} else if (o->start < c->start[ix]) {
+			c->start[ix] = o->start;
 		}
 	}
-	v = lower_median(r, pick_cold, &c);
-cleanup:
+	return 0;
+}
+
+int64_t saving_cold_dispatch(struct model *m)
+{
+	const struct saving_reads *r = dispatch_reads(m);
+	struct cold_ctx c = { .first = IDMAP_INIT };
+	int64_t v = -1;
+
+	if (r && first_starts(r, &c) == 0)
+		v = lower_median(r, pick_cold, &c);
 	idmap_release(&c.first);
 	free(c.start);
+	return v;
+}
+
+/* A warm dispatch: not its op type's first (which creates the kernel), of type c->type (NULL: any named). */
+struct warm_ctx {
+	struct cold_ctx cold;
+	const char *type;
+};
+
+static int pick_warm(const struct dispatch_op *o, const void *ctx)
+{
+	const struct warm_ctx *w = ctx;
+	size_t ix;
+
+	return pick_type(o, w->type) && !o->op_null && !o->start_null &&
+	       idmap_get(&w->cold.first, o->op_id, &ix) && w->cold.start[ix] != o->start;
+}
+
+int64_t saving_warm_dispatch(struct model *m, const char *op)
+{
+	const struct saving_reads *r = dispatch_reads(m);
+	struct warm_ctx w = { .cold = { .first = IDMAP_INIT }, .type = op };
+	int64_t v = -1;
+
+	if (r && first_starts(r, &w.cold) == 0 && (v = lower_median(r, pick_warm, &w)) < 0 && op) {
+		w.type = NULL;
+		v = lower_median(r, pick_warm, &w);
+	}
+	idmap_release(&w.cold.first);
+	free(w.cold.start);
 	return v;
 }
 

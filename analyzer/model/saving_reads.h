@@ -68,6 +68,13 @@ void saving_calls_walked(struct model *m, int scan_ok);
 int64_t saving_median_dispatch(struct model *m, const char *op);
 
 /*
+ * The same of the warm dispatches only (not an op type's first, which
+ * creates its kernel): of type op, else of any op; -1 when none was
+ * recorded (a short program's few eager ops are all first ones).
+ */
+int64_t saving_warm_dispatch(struct model *m, const char *op);
+
+/*
  * The lower median of each op type's first recorded dispatch among the
  * same ops, the very first op's (which also starts the eager context)
  * aside; -1 when none.

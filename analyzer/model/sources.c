@@ -43,9 +43,24 @@ static const char *const function_fields[] = {
 	"cause: the most frequent retrace cause (text; none when never retraced)",
 	"cause_count: retraces with that cause (TensorFlow's second trace of a variable-creating call not counted)",
 	"argument, before, after, detail: the first retrace with that cause",
+	"rank_changed: 1 when that retrace's shapes have different ranks ([] -> [2])",
 	"site_file, site_line: the user call that triggered that retrace",
 	NULL,
 };
+
+/* Rank of shape text "[32,10]" ("[]": 0), -1 when not one. */
+static int shape_rank(const char *s)
+{
+	int r = 0;
+
+	if (!s || s[0] != '[')
+		return -1;
+	if (s[1] == ']')
+		return 0;
+	for (r = 1; *s; s++)
+		r += *s == ',';
+	return r;
+}
 
 /* First retrace of f whose cause is its main cause. */
 static const struct model_trace *main_retrace(const struct model_function *f)
@@ -105,6 +120,8 @@ static int functions_get(const struct model *m, void *data, size_t row, const ch
 	TEXT("before", t ? t->why.before : NULL);
 	TEXT("after", t ? t->why.after : NULL);
 	TEXT("detail", t ? t->why.detail : NULL);
+	NUM("rank_changed", t && t->why.cause == CAUSE_SHAPE && shape_rank(t->why.before) >= 0 &&
+				    shape_rank(t->why.after) >= 0 && shape_rank(t->why.before) != shape_rank(t->why.after));
 	TEXT("site_file", t ? t->callsite.file : NULL);
 	NUM("site_line", t ? t->callsite.line : 0);
 	return -1;

@@ -1,6 +1,7 @@
 /* check.c - thresholds for CI; see check.h. */
 #include "check.h"
 #include "checked.h"
+#include "db.h"
 #include "analyze.h"
 #include "diff.h"
 #include "recording.h"
@@ -373,6 +374,8 @@ static void eval_max_traces(struct check *c, const struct model *m, struct strbu
 	}
 	if (c->function)
 		strbuf_addf(passed, found ? "%s traced %zu times" : "%s was never traced", c->function, n);
+	else if (!m->nfunctions)
+		strbuf_addstr(passed, "no tf.function was traced");  /* eager ops only, or nothing: not "0 traces" */
 	else
 		strbuf_addf(passed, "most traces of one function: %zu", most);
 	if (skipped)
@@ -580,6 +583,39 @@ static int load_for_checks(struct model *m, struct ruleset *rs, struct recording
 	return 0;
 }
 
+/* Does the recording hold a row of table (a cheap look: check loads only what its checks read)? */
+static int has_rows(sqlite3 *db, const char *table)
+{
+	char q[128];
+	sqlite3_stmt *s;
+	int any = 0;
+
+	if (!db_has_table(db, table))
+		return 0;
+	snprintf(q, sizeof(q), "SELECT 1 FROM %s LIMIT 1", table);
+	if ((s = db_prepare(db, q))) {
+		any = sqlite3_step(s) == SQLITE_ROW;
+		sqlite3_finalize(s);
+	}
+	return any;
+}
+
+/*
+ * Why the recording holds no TensorFlow activity, or NULL: the model of a
+ * --max-traces check has no eager-op or call counts loaded, so a run of
+ * eager ops only (no tf.function) is not empty; the recording says.
+ */
+static const char *empty_reason(const struct model *m, struct recording *rec)
+{
+	static const char *const tables[] = { "eager_op_rows", "eager_ops", "eager_op_buckets", "function_calls", "session_runs" };
+	const char *why = model_empty_reason(m);
+
+	for (size_t i = 0; why && i < sizeof(tables) / sizeof(tables[0]); i++)
+		if (has_rows(rec->db, tables[i]))
+			why = NULL;
+	return why;
+}
+
 static void print_result(struct strbuf *out, const struct check_config *st, const struct model *m, int crossed)
 {
 	if (st->format == CF_JUNIT)
@@ -628,7 +664,7 @@ enum check_result check_run(struct recording *rec, struct check_config *st)
 			error("--forbid: no rule '%s'", st->checks[i].rule);
 			goto cleanup;
 		}
-	if ((empty = model_empty_reason(&m)))
+	if ((empty = empty_reason(&m, rec)))
 		warning("'%s' holds no TensorFlow activity: %s", rec->path, empty);
 	if (st->baseline && load_baseline(st, &base, &m, rec, &out))
 		goto cleanup;

@@ -35,6 +35,7 @@ struct report_opts {
 	unsigned sections;      /* SEC_* bits; 0 means the default report */
 	int color;              /* ANSI colours */
 	int top;                /* rows per table in the default report (0: all) */
+	int verbose;            /* text: each saving's derivation (saving_method) under its summary */
 	const char *recording;  /* path shown in the header and JSON */
 	const struct gpu_model *gpu; /* the GPU part (analyzer/gpu/gpu.h), or NULL */
 	const struct graph_ops_model *graph_ops; /* kernels inside graph calls (graph_ops.h), or NULL */

@@ -313,9 +313,14 @@ static void fix_text(struct text *t, const struct finding *f)
 {
 	char a[DURATION_MAX];
 
-	if (f->saving_method)
-		strbuf_addf(t->out, "    %ssaves:%s ~%s (%s)\n", col(t, C_BOLD), col(t, C_RESET),
-			    duration_format(a, sizeof(a), f->saving_ns), f->saving_method);
+	/* one short line; the derivation with --verbose (and in JSON) */
+	if (f->saving_method && (f->saving_ns > 0 || f->cost_ns > 0)) {
+		strbuf_addf(t->out, "    %ssaves:%s ~%s", col(t, C_BOLD), col(t, C_RESET),
+			    duration_format(a, sizeof(a), f->saving_ns));
+		strbuf_addf(t->out, "%s%s\n", f->saving_summary ? ": " : "", f->saving_summary ? f->saving_summary : "");
+		if (t->o->verbose)
+			strbuf_addf(t->out, "      %show:%s %s\n", col(t, C_DIM), col(t, C_RESET), f->saving_method);
+	}
 	if (f->fix.file) {
 		strbuf_addf(t->out, "    edit %s:%d (agprof fix applies it):\n", f->fix.file, f->fix.line);
 		indent_block(t, "before:", f->fix.before);

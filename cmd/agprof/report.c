@@ -33,6 +33,7 @@ enum {
 	RO_TOP,
 	RO_COLOR,
 	RO_NO_COLOR,
+	RO_VERBOSE,
 	RO_SECTION,  /* RO_SECTION + bit number of SEC_* */
 };
 
@@ -56,6 +57,7 @@ static const struct opt report_options[] = {
 	{ "top", RO_TOP, "N", "rows per table in text output (default 10, 0 for all)" },
 	{ "color", RO_COLOR, NULL, "force colours on (default: on a terminal, unless NO_COLOR)" },
 	{ "no-color", RO_NO_COLOR, NULL, "force colours off" },
+	{ "verbose", RO_VERBOSE, NULL, "text: how each finding's saving was derived (as JSON's saving_method)" },
 	OPT_END,
 };
 /* then rules_options (--rules, --set) and help_options */
@@ -93,6 +95,9 @@ static int report_option(void *ctx, int key, const char *v)
 	case RO_COLOR:
 	case RO_NO_COLOR:
 		c->color = key == RO_COLOR;
+		return 0;
+	case RO_VERBOSE:
+		c->opts.verbose = 1;
 		return 0;
 	}
 	c->opts.sections |= 1u << (key - RO_SECTION);

@@ -302,6 +302,20 @@ def test_bad_recordings(rec, schema_sql):
           "check on an empty recording: exit %d, %r %r" % (rc, out, err))
     rc, out, err = agprof("export", "--format", "chrome", empty)
     check(rc == 2 and "TensorFlow" in err, "export on an empty recording: exit %d, %r" % (rc, err))
+    # eager ops and no tf.function (issue 34): --max-traces loads no eager counts, yet the
+    # recording holds TensorFlow activity, and check must not say it holds none
+    eager = os.path.join(os.path.dirname(empty), "eager-only.agprof")
+    shutil.copy(empty, eager)
+    db = sqlite3.connect(eager)
+    db.execute("INSERT INTO strings(id, text) VALUES (1, 'AddV2')")
+    db.executemany("INSERT INTO eager_ops(pid, tid, start_ns, end_ns, op_id, ok) VALUES (1, 1, ?, ?, 1, 1)",
+                   [(1100 + i, 1101 + i) for i in range(10)])
+    db.commit()
+    db.close()
+    rc, out, err = agprof("check", "--max-traces", "5", eager)
+    check(rc == 0 and "0 of 1 threshold crossed" in out and "no tf.function was traced" in out
+          and "no TensorFlow activity" not in err,
+          "check --max-traces on eager ops only: exit %d, no 'no TensorFlow activity' warning: %r %r" % (rc, out, err))
 
 
 def main():

@@ -1,6 +1,6 @@
 """Kernels inside graph calls (issue 10) on real TensorFlow runs.
 
-usage: test_kernels.py dispatch|matmuls|slow_op|no_kernels|totals|all|budget|large
+usage: test_kernels.py fused|dispatch|matmuls|slow_op|no_kernels|totals|all|budget|large
 
 The oracle of counts: by default (run --kernels=sampled) agprof counts
 every kernel execution (kernel_totals) and records one by one (kernels)
@@ -27,6 +27,8 @@ calls counted by the program itself, and timed once per sampled call.
   too; no rule fires at all; `agprof report --ops` shows them in 80 columns.
 - slow_op (samples/graph_slow_op.py): slow-op names TopKV2 at the marked
   line; `agprof export --format chrome` has every kernel, with its line.
+- fused (samples/graph_fused_conv.py): the fused Conv2D+BiasAdd+Relu kernel is
+  named for the ops it fuses (not Relu, the node it is named after): no slow-op.
 - no_kernels: `agprof run --no-kernels` records no kernel and says why.
 - totals (samples/graph_counted.py, 1 s of calls): detail for exactly
   calls 1-5 and those the time budget picks; every node's
@@ -207,6 +209,21 @@ def test_slow_op():
     check_eq(topk, {str(line)}, "created_at of the TopKV2 kernel events")
 
 
+def test_fused():
+    """A fused Conv2D+BiasAdd+Relu kernel is named for what it fuses, not for the node it is named after."""
+    proc, db, oracle = run_sample_recorded("graph_fused_conv.py")
+    check_eq(proc.returncode, 0, "agprof run exit status")
+    rep = report(agtest.last_recording)
+    fn = [f for f in rep["graph_ops"]["functions"] if f["function"] == "conv_fn"]
+    types = fn[0]["op_types"] if fn else []
+    check(types and types[0]["op_type"].startswith("Conv2D"), "conv_fn's kernel time is named for the convolution",
+          [t["op_type"] for t in types])
+    fused = q1(db, "SELECT count(*) FROM graph_nodes WHERE op_type LIKE '%Fused%Conv2D'")
+    if fused:
+        check_eq(types[0]["op_type"], "Conv2D+BiasAdd+Relu", "the fused kernel's name")
+    check_eq(findings_of(rep, "slow-op"), [], "no slow-op finding on a fused convolution")
+
+
 def test_no_kernels():
     out = os.path.join(tmpdir(), "nok.agprof")
     proc = subprocess.run([agtest.AGPROF, "run", "--no-kernels", "-o", out, "--", PYTHON, sample("graph_matmuls.py")],
@@ -283,7 +300,7 @@ def test_large():
         print(totals_by_thread(db), file=sys.stderr)
 
 
-TESTS = {"dispatch": test_dispatch, "matmuls": test_matmuls, "slow_op": test_slow_op, "no_kernels": test_no_kernels,
+TESTS = {"fused": test_fused, "dispatch": test_dispatch, "matmuls": test_matmuls, "slow_op": test_slow_op, "no_kernels": test_no_kernels,
          "totals": test_totals, "all": test_all, "budget": test_budget, "large": test_large}
 
 if __name__ == "__main__":

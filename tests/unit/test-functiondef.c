@@ -64,6 +64,31 @@ Test(functiondef, jit_function_inputs_and_constants)
 	free(buf);
 }
 
+/* Node inputs and a Cast's DstT: what graph_dtype.c reads to see the dtype a graph computes an argument with. */
+Test(functiondef, node_inputs_and_cast_target)
+{
+	size_t len;
+	unsigned char *buf = load("cast.pb", &len);
+	struct functiondef fd;
+	const struct fdef_node *cast, *mul;
+
+	cr_assert_eq(functiondef_parse(&fd, buf, len), 0);
+	cr_assert_str_eq(fd.inputs[0].name, "a");
+	cr_assert_str_eq(fd.inputs[0].dtype, "int32");
+	cast = node_by_op(&fd, "Cast");
+	mul = node_by_op(&fd, "Mul");
+	cr_assert(cast && mul);
+	cr_assert_eq(cast->ninputs, 1);
+	cr_assert_str_eq(cast->inputs[0], "a");
+	cr_assert_str_eq(cast->dst_type, "int64");
+	cr_assert_eq(mul->ninputs, 2);
+	cr_assert_str_eq(mul->inputs[0], "Cast:y:0");
+	cr_assert_str_eq(mul->inputs[1], "mul/y:output:0");
+	cr_assert_null(mul->dst_type);
+	functiondef_release(&fd);
+	free(buf);
+}
+
 Test(functiondef, black_box_and_branch_references)
 {
 	size_t len;
