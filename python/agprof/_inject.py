@@ -37,6 +37,19 @@ def _alive(pid):
         return True
 
 
+def _remove(folder):
+    """agprof attach is gone (kill -9): nobody else will remove its folder."""
+    for name in ("status", "status.tmp", "stop"):
+        try:
+            os.unlink(os.path.join(folder, name))
+        except OSError:
+            pass
+    try:
+        os.rmdir(folder)
+    except OSError:
+        pass
+
+
 def _busy():
     session = _record._session
     if _record._preloaded or os.environ.get("AGPROF_SHM"):
@@ -51,6 +64,9 @@ def start(folder, exe, path, force, agprof_pid):
     folder, exe, path = (os.fsdecode(p) for p in (folder, exe, path))
     if not os.path.isdir(folder) or os.path.exists(os.path.join(folder, "status")):
         return  # too late (agprof attach gave up), or queued twice
+    if not _alive(agprof_pid):
+        _remove(folder)  # agprof attach was killed before its line ran here
+        return
     try:
         why = _busy()
         if why:
@@ -74,3 +90,5 @@ def _watch(folder, agprof_pid):
         _say(folder, "stopped\t%s" % _record.stop())
     except BaseException as e:  # noqa: B902 - the program's exit stopped it first, or the writer failed
         _say(folder, "error\t%s" % e)
+    if not _alive(agprof_pid):
+        _remove(folder)
