@@ -43,6 +43,26 @@ struct saved_regs {
 	int have_xstate;
 };
 
+int inject_find_python(pid_t pid, char *out, size_t len)
+{
+	char maps[64], line[4096], path[4096];
+	int found = 0;
+	FILE *f;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	if (!(f = fopen(maps, "re")))
+		return INJECT_NO_PROCESS;
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*s %*s %*s %*s %*s %4095s", path) == 1 && path[0] == '/' &&
+		    strstr(strrchr(path, '/'), "python")) {
+			snprintf(out, len, "%s", path);
+			found = 1;
+		}
+	fclose(f);
+	return found ? INJECT_OK : INJECT_NOT_PYTHON;
+}
+
+#if defined(__x86_64__)
 static int symbol_in_file(const char *path, const char *name, uint64_t *value, uint64_t *min_vaddr)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC), found = 0;
@@ -116,25 +136,6 @@ static uint64_t remote_symbol(pid_t pid, const char *lib, const char *name)
 	}
 	fclose(f);
 	return addr;
-}
-
-int inject_find_python(pid_t pid, char *out, size_t len)
-{
-	char maps[64], line[4096], path[4096];
-	int found = 0;
-	FILE *f;
-
-	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
-	if (!(f = fopen(maps, "re")))
-		return INJECT_NO_PROCESS;
-	while (!found && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%*s %*s %*s %*s %*s %4095s", path) == 1 && path[0] == '/' &&
-		    strstr(strrchr(path, '/'), "python")) {
-			snprintf(out, len, "%s", path);
-			found = 1;
-		}
-	fclose(f);
-	return found ? INJECT_OK : INJECT_NOT_PYTHON;
 }
 
 /* Wait for pid's next stop, up to 5 s: its stop signal, 0 when it exited or the wait failed. */
@@ -261,6 +262,15 @@ static int inject_now(pid_t pid, const char *code, char *err, size_t errlen)
 	ptrace(PTRACE_DETACH, pid, NULL, NULL);
 	return rc;
 }
+
+#else /* the call sequence below is x86-64's (SysV ABI, user_regs_struct) */
+static int inject_now(pid_t pid, const char *code, char *err, size_t errlen)
+{
+	(void)pid, (void)code;
+	snprintf(err, errlen, "attaching is implemented for x86-64 only");
+	return INJECT_UNSUPPORTED;
+}
+#endif
 
 int inject_python(pid_t pid, const char *code, char *err, size_t errlen)
 {
