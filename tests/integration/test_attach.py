@@ -4,7 +4,8 @@ window: `attach --duration 4` records the traces and eager ops the job's own
   counters (TF's tracing count, its eager-op counter, printed every 50 ms on
   the recording's clock) say happened in the window, within the 50 ms
   edges; the job ends with its usual output and exit 0.
-again: attach, detach, attach again (two recordings, both with traces).
+again: attach, detach, attach again (two recordings, both with traces); a third
+  attach until Ctrl-C while a fourth is refused (exit 8: already recording).
 errors: a non-Python process (sleep), a PID that does not exist, a Python
   without TensorFlow; one line each and their exit codes.
 kill: kill -9 of agprof at several moments of an attach; the job still
@@ -78,13 +79,23 @@ def case_window(d):
 
 
 def case_again(d):
-    job = start_job(11)
+    job = start_job(16)
     for i in range(2):
         out = os.path.join(d, "again%d.agprof" % i)
         r = attach(job.pid, out, "--duration", "1.5")
         agtest.check_eq(r.returncode, 0, "attach #%d (%s)" % (i + 1, r.stderr.strip()))
         agtest.check(counts(out)[2] >= 2, "attach #%d recorded the retraces" % (i + 1))
         time.sleep(0.5)
+    # a third, until Ctrl-C; meanwhile a fourth finds the program busy (no double hooks)
+    first = subprocess.Popen([agtest.AGPROF, "attach", "-q", "-o", os.path.join(d, "again2.agprof"), str(job.pid)],
+                             stderr=subprocess.PIPE, text=True)
+    time.sleep(2)
+    r = attach(job.pid, os.path.join(d, "busy.agprof"), "--duration", "1")
+    agtest.check_eq(r.returncode, 8, "a second attach while recording: exit 8 (%s)" % r.stderr.strip())
+    agtest.check("already recording" in r.stderr, "its message", r.stderr, "already recording")
+    first.send_signal(signal.SIGINT)
+    agtest.check_eq(first.wait(timeout=60), 0, "the first attach after Ctrl-C (%s)" % first.stderr.read().strip())
+    agtest.check(counts(os.path.join(d, "again2.agprof"))[2] >= 2, "it recorded the retraces")
     finish_job(job)
 
 
