@@ -8,6 +8,7 @@ again: attach, detach, attach again (two recordings, both with traces); a third
   attach until Ctrl-C while a fourth is refused (exit 8: already recording).
 errors: a non-Python process (sleep), a PID that does not exist, a Python
   without TensorFlow; one line each and their exit codes.
+exit: --wait-tf on a program importing TensorFlow late, recorded to its exit.
 kill: kill -9 of agprof at several moments of an attach; the job still
   ends with exit 0 and its full output.
 """
@@ -119,6 +120,20 @@ def case_errors(d):
     agtest.check(not os.path.exists(os.path.join(d, "x.agprof")), "no recording left by the failures")
 
 
+def case_exit(d):
+    """--wait-tf on a program that imports TensorFlow late; no --duration: the program's exit ends it."""
+    late = ("import sys, time, runpy; time.sleep(1.5); sys.argv = [%r, '4']; "
+            "runpy.run_path(%r, run_name='__main__')" % (TARGET, TARGET))
+    job = subprocess.Popen([agtest.PYTHON, "-c", late], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    time.sleep(0.5)
+    out = os.path.join(d, "exit.agprof")
+    r = attach(job.pid, out, "--wait-tf", timeout=90)
+    agtest.check_eq(r.returncode, 0, "attach --wait-tf until the program's exit (%s)" % r.stderr.strip())
+    agtest.check_eq(job.stdout.readline().strip(), "ready", "the program's first line")
+    finish_job(job)
+    agtest.check(os.path.exists(out) and counts(out)[2] >= 2, "the recording holds the retraces")
+
+
 def attach_folders():
     return [f for f in os.listdir("/tmp") if f.startswith("agprof-attach-")]
 
@@ -147,7 +162,8 @@ def main():
     agtest.need_agprof()
     case = sys.argv[1]
     d = agtest.tmpdir()
-    {"window": case_window, "again": case_again, "errors": case_errors, "kill": case_kill}[case](d)
+    {"window": case_window, "again": case_again, "errors": case_errors, "kill": case_kill,
+     "exit": case_exit}[case](d)
     agtest.finish("attach-" + case)
 
 
