@@ -36,6 +36,7 @@ static const struct cmd_struct commands[] = {
 	{ "export", cmd_export, "convert a recording (Chrome trace-event JSON)" },
 	{ "fix", cmd_fix, "the findings' edits of your code as a diff (patch -p1)" },
 	{ "merge", cmd_merge, "merge the recordings of a multi-worker job's workers" },
+	{ "attach", cmd_attach_pid, "record a running Python program by its PID, then let it go on" },
 	{ "__attach", cmd_attach, NULL },  /* hidden: the writer behind agprof.start() in Python */
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))

@@ -177,7 +177,7 @@ def _capture(on):
     return fn(1 if on else 0) == 0
 
 
-def start(path=None, force=False, quiet=False):
+def start(path=None, force=False, quiet=False, _exe=None):
     """Start recording this process's TensorFlow activity into the recording `path`.
 
     Under `agprof run`, open its capture window instead (path is then not
@@ -199,7 +199,7 @@ def start(path=None, force=False, quiet=False):
         if path is None:
             raise AgprofError("agprof.start() needs a recording path outside 'agprof run'")
         try:
-            exe = agprof_binary()
+            exe = _exe or agprof_binary()  # agprof attach names itself
         except FileNotFoundError as e:
             raise AgprofError(str(e)) from None
         ctx, names = _functions_before()

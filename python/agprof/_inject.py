@@ -1,0 +1,94 @@
+"""`agprof attach PID`: what runs inside the attached program.
+
+agprof attach (cmd/agprof/attach_pid.c) queues one line of Python in the
+program's main thread (cmd/agprof/inject.c: Py_AddPendingCall through
+ptrace); that line imports this module and calls start().  start() begins
+an in-process recording (the same as agprof.start(), _record.py) and a
+thread that stops it when agprof attach asks (a file `stop` in its folder)
+or is gone.  Answers go to the file `status` in the folder agprof attach
+made, one line: "started\\t<writer pid>", "stopped\\t<path>", "busy\\t<why>"
+or "error\\t<why>".  Nothing here may raise: an exception would surface in
+the program's own code.
+"""
+import os
+import threading
+import time
+
+from . import _record
+
+
+def _say(folder, text):
+    try:
+        tmp = os.path.join(folder, "status.tmp")
+        with open(tmp, "w") as f:
+            f.write(text + "\n")
+        os.replace(tmp, os.path.join(folder, "status"))
+    except OSError:
+        pass  # agprof attach gave up and removed its folder
+
+
+def _alive(pid):
+    try:
+        os.kill(pid, 0)
+        return True
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True
+
+
+def _remove(folder):
+    """agprof attach is gone (kill -9): nobody else will remove its folder."""
+    for name in ("status", "status.tmp", "stop"):
+        try:
+            os.unlink(os.path.join(folder, name))
+        except OSError:
+            pass
+    try:
+        os.rmdir(folder)
+    except OSError:
+        pass
+
+
+def _busy():
+    session = _record._session
+    if _record._preloaded or os.environ.get("AGPROF_SHM"):
+        return "this program runs under 'agprof run', which records it already"
+    if session is not None:
+        return "this program is already recording to '%s' (agprof.start() or an earlier attach)" % session.path
+    return None
+
+
+def start(folder, exe, path, force, agprof_pid):
+    """Begin recording into path for agprof attach (pid agprof_pid, talking through folder)."""
+    folder, exe, path = (os.fsdecode(p) for p in (folder, exe, path))
+    if not os.path.isdir(folder) or os.path.exists(os.path.join(folder, "status")):
+        return  # too late (agprof attach gave up), or queued twice
+    if not _alive(agprof_pid):
+        _remove(folder)  # agprof attach was killed before its line ran here
+        return
+    try:
+        why = _busy()
+        if why:
+            _say(folder, "busy\t" + why)
+            return
+        _record.start(path, force=force, quiet=True, _exe=exe)
+        writer = _record._session.proc.pid
+    except BaseException as e:  # noqa: B902 - the program must not see it
+        _say(folder, "error\t%s" % e)
+        return
+    watcher = threading.Thread(target=_watch, args=(folder, agprof_pid), name="agprof-attach", daemon=True)
+    watcher.start()
+    _say(folder, "started\t%d" % writer)
+
+
+def _watch(folder, agprof_pid):
+    stop_file = os.path.join(folder, "stop")
+    while _record._session is not None and _alive(agprof_pid) and not os.path.exists(stop_file):
+        time.sleep(0.1)
+    try:
+        _say(folder, "stopped\t%s" % _record.stop())
+    except BaseException as e:  # noqa: B902 - the program's exit stopped it first, or the writer failed
+        _say(folder, "error\t%s" % e)
+    if not _alive(agprof_pid):
+        _remove(folder)
