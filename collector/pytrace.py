@@ -218,12 +218,59 @@ _WATCHED_RANDOM = ('randint', 'randrange', 'uniform', 'choice', 'shuffle', 'samp
 
 
 class _Trace(object):
-    __slots__ = ('seq', 'root', 'fn', 'events', 'exc', 'lines', 'nodes', 'cache', 'sources')
+    __slots__ = ('seq', 'root', 'fn', 'events', 'exc', 'lines', 'nodes', 'cache', 'sources', 'raising')
 
     def __init__(self, seq, root, fn):
         self.seq, self.root, self.fn = seq, root, fn
         self.events, self.exc, self.lines, self.nodes, self.cache = {}, None, None, 0, None
-        self.sources = None
+        self.sources, self.raising = None, False
+
+
+# CPython 3.12.0 and 3.12.1 give a C profile function's return event None,
+# not NULL, when an exception leaves a frame (CPython gh-110892): pywatch.c
+# cannot tell a failed trace from a returning one, and never turns on the
+# trace function that sees the exception.  There, sys.monitoring's RAISE,
+# RERAISE and EXCEPTION_HANDLED events in the root frame say it instead
+# (the last one before the root leaves: raised, or handled), for as long as
+# a trace is watched.  The profile function's unwind comes after RAISE.
+_mon = {'tool': None, 'open': 0, 'events': 0}
+
+
+def _on_raise(code, offset, exc):
+    tr = _top()
+    if tr is not None and code is tr.root.f_code and _sys._getframe(1) is tr.root:
+        tr.exc, tr.raising = exc, True
+
+
+def _on_handled(code, offset, exc):
+    tr = _top()
+    if tr is not None and code is tr.root.f_code and _sys._getframe(1) is tr.root:
+        tr.raising = False
+
+
+def _monitor_open(n):
+    """n traces were opened (n < 0: closed); the root frame's exceptions
+    are watched while any is open (3.12 only)."""
+    mon = getattr(_sys, 'monitoring', None)
+    if mon is None or _sys.version_info[:2] != (3, 12):
+        return
+    if _mon['tool'] is None:
+        _mon['tool'] = -1
+        for tool in (4, 3):
+            try:
+                mon.use_tool_id(tool, 'agprof')
+            except ValueError:
+                continue
+            ev = mon.events
+            mon.register_callback(tool, ev.RAISE, _on_raise)
+            mon.register_callback(tool, ev.RERAISE, _on_raise)
+            mon.register_callback(tool, ev.EXCEPTION_HANDLED, _on_handled)
+            _mon['tool'], _mon['events'] = tool, ev.RAISE | ev.RERAISE | ev.EXCEPTION_HANDLED
+            break
+    was = _mon['open']
+    _mon['open'] = max(0, was + n)
+    if _mon['tool'] >= 0 and (was == 0) != (_mon['open'] == 0):
+        mon.set_events(_mon['tool'], _mon['events'] if _mon['open'] else 0)
 
 
 def _add(tr, kind, name, file, line, detail=None, count=1):
@@ -471,8 +518,10 @@ def _stores(code, params, out, depth=0):
     line = code.co_firstlineno
     objs, attrs = {}, set()   # this line: loaded objects (name -> opname), loaded attributes
     for ins in dis.get_instructions(code):
-        if ins.starts_line:
-            line = ins.starts_line
+        start = ins.starts_line
+        if start:
+            # 3.13 made starts_line a flag (True), the line is line_number
+            line = (ins.line_number or line) if start is True else start
             objs, attrs = {}, set()
         if ins.opname in ('LOAD_FAST', 'LOAD_GLOBAL', 'LOAD_DEREF', 'LOAD_NAME'):
             objs.setdefault(ins.argval, ins.opname)
@@ -510,6 +559,7 @@ def watch(seq):
         for kind, name, line in found:
             _add(tr, kind, str(name), code.co_filename, line)
     _stacks.setdefault(_thread.get_ident(), []).append(tr)
+    _monitor_open(1)
     return root
 
 
@@ -580,6 +630,8 @@ def end(root, failed):
     out = []
     while st and st[-1].root is root:
         tr = st.pop()
+        _monitor_open(-1)
+        failed = failed or tr.raising
         code = getattr(tr.fn, '__code__', None)
         fn = (getattr(tr.fn, '__name__', None), code.co_filename if code is not None else None,
               code.co_firstlineno if code is not None else 0)
