@@ -218,59 +218,12 @@ _WATCHED_RANDOM = ('randint', 'randrange', 'uniform', 'choice', 'shuffle', 'samp
 
 
 class _Trace(object):
-    __slots__ = ('seq', 'root', 'fn', 'events', 'exc', 'lines', 'nodes', 'cache', 'sources', 'raising')
+    __slots__ = ('seq', 'root', 'fn', 'events', 'exc', 'lines', 'nodes', 'cache', 'sources')
 
     def __init__(self, seq, root, fn):
         self.seq, self.root, self.fn = seq, root, fn
         self.events, self.exc, self.lines, self.nodes, self.cache = {}, None, None, 0, None
-        self.sources, self.raising = None, False
-
-
-# CPython 3.12.0 and 3.12.1 give a C profile function's return event None,
-# not NULL, when an exception leaves a frame (CPython gh-110892): pywatch.c
-# cannot tell a failed trace from a returning one, and never turns on the
-# trace function that sees the exception.  There, sys.monitoring's RAISE,
-# RERAISE and EXCEPTION_HANDLED events in the root frame say it instead
-# (the last one before the root leaves: raised, or handled), for as long as
-# a trace is watched.  The profile function's unwind comes after RAISE.
-_mon = {'tool': None, 'open': 0, 'events': 0}
-
-
-def _on_raise(code, offset, exc):
-    tr = _top()
-    if tr is not None and code is tr.root.f_code and _sys._getframe(1) is tr.root:
-        tr.exc, tr.raising = exc, True
-
-
-def _on_handled(code, offset, exc):
-    tr = _top()
-    if tr is not None and code is tr.root.f_code and _sys._getframe(1) is tr.root:
-        tr.raising = False
-
-
-def _monitor_open(n):
-    """n traces were opened (n < 0: closed); the root frame's exceptions
-    are watched while any is open (3.12 only)."""
-    mon = getattr(_sys, 'monitoring', None)
-    if mon is None or _sys.version_info[:2] != (3, 12):
-        return
-    if _mon['tool'] is None:
-        _mon['tool'] = -1
-        for tool in (4, 3):
-            try:
-                mon.use_tool_id(tool, 'agprof')
-            except ValueError:
-                continue
-            ev = mon.events
-            mon.register_callback(tool, ev.RAISE, _on_raise)
-            mon.register_callback(tool, ev.RERAISE, _on_raise)
-            mon.register_callback(tool, ev.EXCEPTION_HANDLED, _on_handled)
-            _mon['tool'], _mon['events'] = tool, ev.RAISE | ev.RERAISE | ev.EXCEPTION_HANDLED
-            break
-    was = _mon['open']
-    _mon['open'] = max(0, was + n)
-    if _mon['tool'] >= 0 and (was == 0) != (_mon['open'] == 0):
-        mon.set_events(_mon['tool'], _mon['events'] if _mon['open'] else 0)
+        self.sources = None
 
 
 def _add(tr, kind, name, file, line, detail=None, count=1):
@@ -559,7 +512,6 @@ def watch(seq):
         for kind, name, line in found:
             _add(tr, kind, str(name), code.co_filename, line)
     _stacks.setdefault(_thread.get_ident(), []).append(tr)
-    _monitor_open(1)
     return root
 
 
@@ -630,8 +582,6 @@ def end(root, failed):
     out = []
     while st and st[-1].root is root:
         tr = st.pop()
-        _monitor_open(-1)
-        failed = failed or tr.raising
         code = getattr(tr.fn, '__code__', None)
         fn = (getattr(tr.fn, '__name__', None), code.co_filename if code is not None else None,
               code.co_firstlineno if code is not None else 0)
