@@ -3,9 +3,10 @@
  * thread's own Python frame chain.
  *
  * Nothing is linked against a Python version: libpython's functions are
- * resolved at run time, and the interpreter's frame layout (CPython 3.11 and
- * newer) is learned once, with the GIL held, by comparing raw memory with
- * what the public API reports (agp_py_discover_layout).  After that, finding
+ * resolved at run time, and the interpreter's frame layout (CPython 3.10's
+ * frame objects, 3.11 and newer's interpreter frames) is learned once, with
+ * the GIL held, by comparing raw memory with what the public API reports
+ * (agp_py_discover_layout).  After that, finding
  * the call site is a handful of pointer loads per frame plus two per-thread
  * caches: "is this code object TensorFlow's" per code object, and
  * (code object, instruction) -> site id.  The hot path takes no GIL: the
@@ -51,13 +52,14 @@ static struct py_api py;
 static struct {
 	int ok;
 	int tries;            /* discovery attempts; given up after LAYOUT_TRIES */
+	int frame_objects;    /* 3.10: the chain is of PyFrameObjects, ip_off an int f_lasti */
 	size_t ts_off;        /* PyThreadState -> current frame (or cframe) */
 	int ts_indirect;      /* 3.11/3.12: through _PyCFrame */
 	size_t cf_off;        /* current_frame within _PyCFrame */
-	size_t code_off;      /* _PyInterpreterFrame: code object */
-	size_t prev_off;      /* _PyInterpreterFrame: previous frame */
-	size_t ip_off;        /* _PyInterpreterFrame: instruction pointer */
-	size_t code_base;     /* code object: first instruction */
+	size_t code_off;      /* _PyInterpreterFrame (3.10: frame object): code object */
+	size_t prev_off;      /* _PyInterpreterFrame: previous frame (3.10: f_back) */
+	size_t ip_off;        /* _PyInterpreterFrame: instruction pointer (3.10: f_lasti) */
+	size_t code_base;     /* code object: first instruction (3.10: 0, see frame_ip) */
 	size_t filename_off;  /* code object: co_filename */
 	size_t name_off;      /* code object: co_name */
 	size_t str_data_off;  /* compact ASCII str: first character */
@@ -113,10 +115,24 @@ static void *word_at(const void *base, size_t off)
 	return *(void *const *)((const char *)base + off);
 }
 
-/* The interpreter frame behind a frame object (3.11+: f_frame after f_back). */
+/* The interpreter frame behind a frame object (3.11+: f_frame after f_back; 3.10: itself). */
 static void *iframe_of(PyObject *frame)
 {
-	return word_at(frame, 24);
+	return L.frame_objects ? (void *)frame : word_at(frame, 24);
+}
+
+/*
+ * A frame's instruction as an address, code + code_base + byte offset, so
+ * that (code, ip) keys the caches and frame_line on every version: 3.11+
+ * keep the pointer; 3.10 keeps f_lasti, an index in 2-byte code units (-1
+ * before the first instruction, which PyCode_Addr2Line takes as the
+ * function's first line), made code + 2 * f_lasti with code_base 0.
+ */
+static uintptr_t frame_ip(const void *iframe, uintptr_t code)
+{
+	if (L.frame_objects)
+		return code + (uintptr_t)(2 * (long)*(const int *)((const char *)iframe + L.ip_off));
+	return (uintptr_t)word_at(iframe, L.ip_off);
 }
 
 static int find_word(const void *base, size_t nwords, const void *value, size_t *off)
@@ -212,21 +228,23 @@ static int code_type_basicsize(PyObject *code, size_t *size)
 	return 0;
 }
 
-static int discover_code_base(PyObject *frame)
+/*
+ * Whether the line of every frame on the stack (up to 12), read from raw
+ * memory with code_base as the first instruction's offset, is the one the
+ * public API gives; at least min_frames frames must be seen.
+ */
+static int stack_lines_agree(PyObject *frame, size_t base, int min_frames)
 {
-	PyObject *f = frame, *code = word_at(iframe_of(frame), L.code_off);
+	PyObject *f = frame;
 	int frames = 0, good = 1;
-	size_t base;
 
-	if (code_type_basicsize(code, &base) != 0)
-		return -1;
 	for (int depth = 0; f && depth < 12 && good; depth++) {
 		void *iframe = iframe_of(f);
+		uintptr_t code = (uintptr_t)word_at(iframe, L.code_off);
 		PyObject *back;
 
-		code = word_at(iframe, L.code_off);
-		good = py.Code_Addr2Line(code, (int)((long)((uintptr_t)word_at(iframe, L.ip_off) - (uintptr_t)code) -
-						       (long)base)) == py.Frame_GetLineNumber(f);
+		good = py.Code_Addr2Line((PyObject *)code, (int)((long)(frame_ip(iframe, code) - code) - (long)base)) ==
+		       py.Frame_GetLineNumber(f);
 		frames++;
 		back = py.Frame_GetBack(f);  /* new reference */
 		if (f != frame)
@@ -235,15 +253,82 @@ static int discover_code_base(PyObject *frame)
 	}
 	if (f && f != frame)
 		py.DecRef(f);
-	if (!good || frames < 2)
+	return good && frames >= min_frames;
+}
+
+static int discover_code_base(PyObject *frame)
+{
+	size_t base;
+
+	if (L.frame_objects) {
+		L.code_base = 0;  /* frame_ip counts from the code object itself */
+		return 0;
+	}
+	if (code_type_basicsize(word_at(iframe_of(frame), L.code_off), &base) != 0 ||
+	    !stack_lines_agree(frame, base, 2))
 		return -1;
 	L.code_base = base;
 	return 0;
 }
 
+/*
+ * 3.10's f_lasti: an int of the frame object that gives every frame's line
+ * as the API does.  Offset 96 (its place in CPython 3.10's PyFrameObject on
+ * 64-bit machines) is tried first, then the other ints after f_code, which
+ * must agree on a deeper stack (a small f_stackdepth can point at a short
+ * function's first line by chance).  All lie inside the object: a 3.10
+ * frame object is over 300 bytes (its block stack alone is 240).
+ */
+static int discover_lasti(PyObject *frame)
+{
+	L.ip_off = 96;
+	if (stack_lines_agree(frame, 0, 2))
+		return 0;
+	for (L.ip_off = L.code_off + 8; L.ip_off < 160; L.ip_off += 4)
+		if (L.ip_off != 96 && stack_lines_agree(frame, 0, 4))
+			return 0;
+	L.ip_off = 0;
+	return -1;
+}
+
+/* The instruction pointer (3.11+): the word of the interpreter frame that points inside the code object. */
+static int discover_ip(PyObject *frame, void *iframe, PyObject *code)
+{
+	if (L.frame_objects)
+		return discover_lasti(frame);
+	L.ip_off = 0;
+	for (size_t i = 0; i < 10; i++) {
+		uintptr_t w = (uintptr_t)word_at(iframe, i * 8);
+
+		if (w > (uintptr_t)code && w < (uintptr_t)code + 65536 && i * 8 != L.code_off) {
+			L.ip_off = i * 8;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* The code object's and its strings' layout, then the first instruction's offset. */
+static void discover_code(PyObject *frame, PyObject *code)
+{
+	PyObject *filename = py.Object_GetAttrString(code, "co_filename");
+	PyObject *name = py.Object_GetAttrString(code, "co_name");
+
+	if (!filename || !name || find_word(code, 40, filename, &L.filename_off) != 0 ||
+	    find_word(code, 40, name, &L.name_off) != 0 || discover_string_layout(filename) != 0 ||
+	    discover_code_base(frame) != 0)
+		py.Err_Clear();
+	else
+		L.ok = 1;
+	if (filename)
+		py.DecRef(filename);
+	if (name)
+		py.DecRef(name);
+}
+
 void agp_py_discover_layout(void)
 {
-	PyObject *frame, *back, *code, *filename, *name;
+	PyObject *frame, *back, *code;
 	void *iframe, *back_iframe, *ts;
 	const char *ver;
 
@@ -251,11 +336,12 @@ void agp_py_discover_layout(void)
 		return;
 	L.tries++;
 	ver = py.GetVersion();
-	/* 3.10 and older keep frames as objects: no raw layout (no call sites). */
-	if (!ver || ver[0] != '3' || ver[1] != '.' || atoi(ver + 2) < 11) {
+	/* 3.9 and older: not supported by TensorFlow 2.21, no call sites. */
+	if (!ver || ver[0] != '3' || ver[1] != '.' || atoi(ver + 2) < 10) {
 		L.tries = LAYOUT_TRIES;
 		return;
 	}
+	L.frame_objects = atoi(ver + 2) == 10;
 	frame = py.Eval_GetFrame();
 	ts = py.GILState_GetThisThreadState();
 	if (!frame || !ts)
@@ -266,36 +352,9 @@ void agp_py_discover_layout(void)
 	iframe = iframe_of(frame);
 	back_iframe = iframe_of(back);
 	code = py.Frame_GetCode(frame);
-	if (discover_thread_state(ts, iframe) != 0 ||
-	    find_word(iframe, 10, code, &L.code_off) != 0 ||
-	    find_word(iframe, 10, back_iframe, &L.prev_off) != 0)
-		goto out;
-	/* The instruction pointer is the word that points inside the code object. */
-	L.ip_off = 0;
-	for (size_t i = 0; i < 10; i++) {
-		uintptr_t w = (uintptr_t)word_at(iframe, i * 8);
-
-		if (w > (uintptr_t)code && w < (uintptr_t)code + 65536 && i * 8 != L.code_off) {
-			L.ip_off = i * 8;
-			break;
-		}
-	}
-	filename = py.Object_GetAttrString(code, "co_filename");
-	name = py.Object_GetAttrString(code, "co_name");
-	if (!L.ip_off || !filename || !name ||
-	    find_word(code, 40, filename, &L.filename_off) != 0 ||
-	    find_word(code, 40, name, &L.name_off) != 0 ||
-	    discover_string_layout(filename) != 0 ||
-	    discover_code_base(frame) != 0) {
-		py.Err_Clear();
-	} else {
-		L.ok = 1;
-	}
-	if (filename)
-		py.DecRef(filename);
-	if (name)
-		py.DecRef(name);
-out:
+	if (discover_thread_state(ts, iframe) == 0 && find_word(iframe, 10, code, &L.code_off) == 0 &&
+	    find_word(iframe, 10, back_iframe, &L.prev_off) == 0 && discover_ip(frame, iframe, code) == 0)
+		discover_code(frame, code);
 	py.DecRef(code);
 	py.DecRef(back);
 }
@@ -368,6 +427,20 @@ static int in_stdlib(const char *path, size_t len)
 	return 0;
 }
 
+/*
+ * The code objects of frames CPython pushes itself, with no source line:
+ * 3.12's entry frame of every call from C into Python (the "interpreter
+ * trampoline", file "<shim>"), and 3.13's frame that checks what a Python
+ * __init__ returned when a class is called (file "__init__", no directory).
+ * Taken for the user's, one of them ended the walk at "<shim>:0" under
+ * every operator a tensor overloads in Python (tensor % 2: C calls
+ * Tensor.__mod__).
+ */
+static int interpreter_shim(const char *path, size_t len)
+{
+	return (len == 6 && !memcmp(path, "<shim>", 6)) || (len == 8 && !memcmp(path, "__init__", 8));
+}
+
 /* Classification by the path alone (no overrides). */
 static int builtin_kind(const char *path, size_t len)
 {
@@ -377,7 +450,7 @@ static int builtin_kind(const char *path, size_t len)
 						 "/__autograph_generated_file", NULL };
 	static const char *const library[] = { "/site-packages/", "/dist-packages/", NULL };
 
-	if (len >= 7 && !memcmp(path, "<frozen", 7))
+	if ((len >= 7 && !memcmp(path, "<frozen", 7)) || interpreter_shim(path, len))
 		return AGP_FRAME_FRAMEWORK;
 	for (int i = 0; framework[i]; i++)
 		if (contains(path, len, framework[i]))
@@ -607,7 +680,7 @@ static struct agp_walkmemo_slot *walkmemo_set(struct agp_thread *t, uintptr_t co
  */
 static uint32_t walkmemo_find(struct agp_thread *t, char *iframe)
 {
-	uintptr_t code = (uintptr_t)word_at(iframe, L.code_off), ip = (uintptr_t)word_at(iframe, L.ip_off);
+	uintptr_t code = (uintptr_t)word_at(iframe, L.code_off), ip = frame_ip(iframe, code);
 	struct agp_walkmemo_slot *set = walkmemo_set(t, code, ip);
 	int want0 = set[0].code == code && set[0].ip == ip && set[0].site;
 	int want1 = set[1].code == code && set[1].ip == ip && set[1].site;
@@ -618,7 +691,9 @@ static uint32_t walkmemo_find(struct agp_thread *t, char *iframe)
 	if (!want0 && !want1)
 		return 0;
 	for (uint32_t depth = 0; iframe && depth <= last; depth++) {
-		h = path_step(h, (uintptr_t)word_at(iframe, L.code_off), (uintptr_t)word_at(iframe, L.ip_off));
+		uintptr_t c = (uintptr_t)word_at(iframe, L.code_off);
+
+		h = path_step(h, c, frame_ip(iframe, c));
 		if (want0 && depth == set[0].depth && h == set[0].path)
 			return set[0].site;
 		if (want1 && depth == set[1].depth && h == set[1].path)
@@ -661,7 +736,7 @@ uint32_t agp_py_callsite(struct agp_thread *t)
 	if ((site = walkmemo_find(t, iframe)))
 		return site;
 	for (depth = 0; iframe && depth < 64 && !user.code; depth++) {
-		uintptr_t code = (uintptr_t)word_at(iframe, L.code_off), ip = (uintptr_t)word_at(iframe, L.ip_off);
+		uintptr_t code = (uintptr_t)word_at(iframe, L.code_off), ip = frame_ip(iframe, code);
 
 		path = path_step(path, code, ip);
 		if (code && word_at((void *)code, 8) == py.Code_Type) {
@@ -691,8 +766,10 @@ uint32_t agp_py_callsite(struct agp_thread *t)
 		ss->site = define_chain(t, lib, nlib, user.code ? &user : NULL);
 	}
 	/* Only walks that end at a user frame: the others went to the bottom of the stack. */
-	if (user.code && ss->site && depth <= AGP_WALKMEMO_DEPTH)
-		walkmemo_add(t, (uintptr_t)word_at(innermost, L.code_off), (uintptr_t)word_at(innermost, L.ip_off), path,
-			     (uint32_t)(depth - 1), ss->site);
+	if (user.code && ss->site && depth <= AGP_WALKMEMO_DEPTH) {
+		uintptr_t code = (uintptr_t)word_at(innermost, L.code_off);
+
+		walkmemo_add(t, code, frame_ip(innermost, code), path, (uint32_t)(depth - 1), ss->site);
+	}
 	return ss->site;
 }

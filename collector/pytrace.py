@@ -471,8 +471,10 @@ def _stores(code, params, out, depth=0):
     line = code.co_firstlineno
     objs, attrs = {}, set()   # this line: loaded objects (name -> opname), loaded attributes
     for ins in dis.get_instructions(code):
-        if ins.starts_line:
-            line = ins.starts_line
+        start = ins.starts_line
+        if start:
+            # 3.13 made starts_line a flag (True), the line is line_number
+            line = (ins.line_number or line) if start is True else start
             objs, attrs = {}, set()
         if ins.opname in ('LOAD_FAST', 'LOAD_GLOBAL', 'LOAD_DEREF', 'LOAD_NAME'):
             objs.setdefault(ins.argval, ins.opname)

@@ -46,6 +46,11 @@ static struct {
 	PyObject *None, *True, *False;
 	PyObject *on_event, *watch, *end, *setup, *hooks_free, *saves; /* pytrace.py, kept alive by its namespace */
 	PyObject *calibrate;        /* pytrace.py; NULL: the watch's cost not priced */
+	int none_unwinds;           /* 3.12: an exception's return event comes with None (unwinding()) */
+	int (*Frame_GetLasti)(PyObject *);
+	PyObject *(*Code_GetCode)(PyObject *);
+	char *(*Bytes_AsString)(PyObject *);
+	long (*Bytes_Size)(PyObject *);
 	int calibrated;
 	uint32_t cost_ppm;          /* share of a watched stretch's time the profile function costs, ppm (calibrate()) */
 	PyObject *watched;          /* setup()'s tuple, kept alive */
@@ -84,6 +89,9 @@ void agp_pywatch_init(PyObject *(*get)(PyObject *, const char *), PyObject *ns)
 	W.hooks_free = get(ns, "hooks_free");
 	W.saves = get(ns, "saves");
 	W.calibrate = get(ns, "calibrate");
+	W.none_unwinds = agp_py_version() && !strncmp(agp_py_version(), "3.12.", 5) &&
+			 RESOLVE(Frame_GetLasti, "PyFrame_GetLasti") && RESOLVE(Code_GetCode, "PyCode_GetCode") &&
+			 RESOLVE(Bytes_AsString, "PyBytes_AsString") && RESOLVE(Bytes_Size, "PyBytes_Size");
 	if (W.on_event && W.watch && W.end && W.setup && W.hooks_free && W.saves)
 		W.state = 0;
 }
@@ -193,9 +201,42 @@ static void root_end(struct agp_thread *t, PyObject *frame, int failed)
 
 static int on_trace(PyObject *obj, PyObject *frame, int what, PyObject *arg);
 
+enum { OP312_RETURN_VALUE = 83, OP312_RETURN_CONST = 121 };
+
+/*
+ * Whether a frame whose return event came with arg is left by an exception.
+ * That is arg NULL, except on CPython 3.12.0 and 3.12.1, which give None
+ * (CPython gh-110892): there, a frame that returns stands on a return
+ * instruction (co_code: neither specialized nor instrumented), one that
+ * unwinds on the instruction that raised.  Only None returns pay for it.
+ */
+static int unwinding(PyObject *frame, PyObject *arg)
+{
+	PyObject *code, *bytes;
+	int lasti, op = -1;
+
+	if (!arg)
+		return 1;
+	if (arg != W.None || !W.none_unwinds || !(code = W.Frame_GetCode(frame)))
+		return 0;
+	lasti = W.Frame_GetLasti(frame);
+	if ((bytes = W.Code_GetCode(code))) {
+		const char *s = W.Bytes_AsString(bytes);
+
+		if (s && lasti >= 0 && lasti < W.Bytes_Size(bytes))
+			op = (unsigned char)s[lasti];
+		W.DecRef(bytes);
+	}
+	if (op < 0)
+		W.Err_Clear();
+	W.DecRef(code);
+	return op >= 0 && op != OP312_RETURN_VALUE && op != OP312_RETURN_CONST;
+}
+
 static int on_profile(PyObject *obj, PyObject *frame, int what, PyObject *arg)
 {
 	struct agp_thread *t = agp_thread_get();
+	int unwound;
 
 	(void)obj;
 	/* calibrating: every filter below runs as in a trace (its cost is the event's), nothing matches */
@@ -209,10 +250,11 @@ static int on_profile(PyObject *obj, PyObject *frame, int what, PyObject *arg)
 			call_event(t, PYTRACE_CALL, frame, NULL);
 		break;
 	case PYTRACE_RETURN:
-		if (!arg && t->trace_top)
+		unwound = unwinding(frame, arg);
+		if (unwound && t->trace_top)
 			agp_pytrace_raised(t, frame);  /* before root_end: the trace ends as the exception leaves it */
 		if (t->py_nroots && frame == t->py_roots[t->py_nroots - 1]) {
-			root_end(t, frame, arg == NULL);
+			root_end(t, frame, unwound);
 			break;
 		}
 		/*
@@ -220,11 +262,11 @@ static int on_profile(PyObject *obj, PyObject *frame, int what, PyObject *arg)
 		 * on every instruction) only while an exception unwinds: from
 		 * a frame leaving by an exception to the next normal return.
 		 */
-		if ((arg == NULL) != t->py_unwinding) {
-			t->py_unwinding = arg == NULL;
-			W.SetTrace(arg ? NULL : on_trace, NULL);
+		if (unwound != t->py_unwinding) {
+			t->py_unwinding = unwound;
+			W.SetTrace(unwound ? on_trace : NULL, NULL);
 		}
-		if (arg && watched_code(frame) == 2)
+		if (!unwound && watched_code(frame) == 2)
 			call_event(t, PYTRACE_RETURN, frame, arg);
 		break;
 	case PYTRACE_C_CALL:

@@ -358,6 +358,11 @@ Test(ring, frames_are_classified)
 		{ "<frozen runpy>", AGP_FRAME_FRAMEWORK },
 		{ "/tmp/__autograph_generated_filecv5vwudm.py", AGP_FRAME_FRAMEWORK },
 		{ "<stdin>", AGP_FRAME_USER },
+		/* CPython's own frames: 3.12's trampoline, 3.13's __init__ clean-up */
+		{ "<shim>", AGP_FRAME_FRAMEWORK },
+		{ "__init__", AGP_FRAME_FRAMEWORK },
+		{ "<shim>.py", AGP_FRAME_USER },
+		{ "pkg/__init__.py", AGP_FRAME_USER },
 		{ "/home/u/lib/python_tools/x.py", AGP_FRAME_USER },
 		{ "/opt/py/lib64/python3.11/json/decoder.py", AGP_FRAME_LIBRARY },
 		/* overrides (set below): --user-code beats the path, --library marks user code */
