@@ -14,9 +14,33 @@
 
 #include <string.h>
 
-void html_esc(struct strbuf *sb, const char *s)
+void html_esc(struct strbuf *sb, const char *str)
 {
-	strbuf_add_xml_escaped(sb, s ? s : "-");
+	const unsigned char *s = (const unsigned char *)(str ? str : "-");
+	size_t len = strlen((const char *)s);
+
+	while (len) {
+		uint32_t c;
+		size_t n = utf8_seq(s, len, &c);
+
+		/* bytes that are not UTF-8 and control characters (C0, DEL, C1): U+FFFD */
+		if (!n || (c < 0x20 && c != '\n' && c != '\t') || (c >= 0x7f && c <= 0x9f))
+			strbuf_addstr(sb, "\xef\xbf\xbd");
+		else if (c == '<')
+			strbuf_addstr(sb, "&lt;");
+		else if (c == '>')
+			strbuf_addstr(sb, "&gt;");
+		else if (c == '&')
+			strbuf_addstr(sb, "&amp;");
+		else if (c == '"')
+			strbuf_addstr(sb, "&quot;");
+		else if (c == '\'')
+			strbuf_addstr(sb, "&#39;");
+		else
+			strbuf_add(sb, s, n);
+		n = n ? n : 1;
+		s += n, len -= n;
+	}
 }
 
 void html_loc(struct html *h, const struct source_loc *loc)
