@@ -13,7 +13,8 @@
 #include <string.h>
 
 #define COLS 400       /* columns of the whole run */
-#define NBINS 4000     /* timeline bins: 10 a column */
+#define NBINS 4000     /* timeline bins over the part drawn: 10 a column */
+#define MAX_BINS 262144 /* 3 MB a lane */
 #define ROW 18         /* height of a lane, px and viewBox units */
 #define LEVELS 8       /* busy share steps: equal neighbours merge into one rect */
 #define MAX_LANES 48
@@ -28,20 +29,26 @@ static const char *pattern_of(enum tl_kind k)
 }
 
 /* The lane's busy time per column: its bins, then its long events spread over the columns they cover. */
-static void lane_busy(const struct timeline *tl, const struct tl_lane *l, double *busy)
+static void lane_busy(const struct timeline *tl, int64_t t0, const struct tl_lane *l, double *busy)
 {
-	double span = (double)(tl->end_ns - tl->start_ns), per = span / COLS;
+	double span = (double)(tl->end_ns - t0), per = span / COLS, skip = (double)(t0 - tl->start_ns);
 
 	memset(busy, 0, COLS * sizeof(*busy));
 	if (span <= 0)
 		return;
 	for (uint32_t b = 0; b < tl->nbins; b++) {
-		int c = (int)((double)b * (double)tl->bin_ns / per);
+		double at = (double)b * (double)tl->bin_ns - skip;
+		/* once loaded, the bins are running sums (timeline_lanes.c) */
+		uint64_t v = l->busy[b] - (b ? l->busy[b - 1] : 0);
+		int c;
 
-		busy[c < COLS ? c : COLS - 1] += (double)l->busy[b];
+		if (at < 0 || !v)
+			continue;
+		c = (int)(at / per);
+		busy[c < COLS ? c : COLS - 1] += (double)v;
 	}
 	for (size_t i = 0; i < l->nlongs; i++) {
-		double s = (double)(l->longs[i].start_ns - tl->start_ns), e = (double)(l->longs[i].end_ns - tl->start_ns);
+		double s = (double)(l->longs[i].start_ns - t0), e = (double)(l->longs[i].end_ns - t0);
 
 		if (s >= span || e <= 0 || e <= s)
 			continue;
@@ -88,16 +95,16 @@ static const struct model_trace *find_trace(const struct model *m, int64_t id, c
 }
 
 /* The retraces row: a mark per retrace, its cause on hover and on focus. */
-static void marks(struct html *h, const struct timeline *tl)
+static void marks(struct html *h, const struct timeline *tl, int64_t t0)
 {
 	struct strbuf *o = h->out;
-	double span = (double)(tl->end_ns - tl->start_ns);
+	double span = (double)(tl->end_ns - t0);
 
 	for (size_t i = 0; i < tl->nretraces && i < MAX_MARKS && span > 0; i++) {
 		const struct tl_mark *mk = &tl->retraces[i];
 		const struct model_function *fn = NULL;
 		const struct model_trace *tr = find_trace(h->m, mk->slice.id, &fn);
-		double x = 1000.0 * (double)(mk->slice.start_ns - tl->start_ns) / span;
+		double x = 1000.0 * (double)(mk->slice.start_ns - t0) / span;
 		double w = 1000.0 * (double)(mk->slice.end_ns - mk->slice.start_ns) / span;
 
 		strbuf_addf(o, "<rect class=\"mark\" tabindex=\"0\" x=\"%.2f\" y=\"2\" width=\"%.2f\" height=\"%d\" "
@@ -117,6 +124,27 @@ static void marks(struct html *h, const struct timeline *tl)
 	}
 }
 
+/*
+ * The drawing starts at TensorFlow's first event: interpreter start-up and
+ * imports can be most of a short run and hold nothing to draw.
+ */
+static int64_t first_tf(const struct model *m, const struct timeline *tl)
+{
+	int64_t t = m->session.first_tf_ns;
+
+	return t > tl->start_ns && t < tl->end_ns ? t : tl->start_ns;
+}
+
+/* Bins enough for COLS columns of 10 over the part drawn, at most MAX_BINS. */
+static uint32_t bins_for(const struct model *m)
+{
+	const struct model_session *s = &m->session;
+	double all = (double)(s->end_ns - s->start_ns), drawn = (double)(s->end_ns - s->first_tf_ns);
+	double n = drawn > 0 && all > drawn ? NBINS * all / drawn : NBINS;
+
+	return n < MAX_BINS ? (uint32_t)n : MAX_BINS;
+}
+
 static void label(struct strbuf *o, const char *track, const char *kind, const char *extra)
 {
 	strbuf_addstr(o, "<div class=\"lab\">");
@@ -130,6 +158,7 @@ static void draw(struct html *h, const struct timeline *tl)
 	struct strbuf svg = STRBUF_INIT, *o = h->out;
 	double *level = malloc(COLS * sizeof(*level));
 	int row = 1, left = 0;
+	int64_t t0 = first_tf(h->m, tl);
 
 	strbuf_addstr(o, "<div class=\"tl\"><div>\n");
 	label(o, "retraces", "marks", "");
@@ -144,7 +173,7 @@ static void draw(struct html *h, const struct timeline *tl)
 				continue;
 			}
 			label(o, tk->label, tl_kind_name(l->kind), "");
-			lane_busy(tl, l, level);
+			lane_busy(tl, t0, l, level);
 			lane_area(&svg, level, row, l->kind);
 			strbuf_addf(&svg, "<line x1=\"0\" x2=\"1000\" y1=\"%d\" y2=\"%d\" stroke=\"var(--line)\" "
 				    "vector-effect=\"non-scaling-stroke\"/>\n", (row + 1) * ROW, (row + 1) * ROW);
@@ -155,8 +184,8 @@ static void draw(struct html *h, const struct timeline *tl)
 		    "data-ns=\"%lld\" data-h=\"%d\" height=\"%d\" viewBox=\"0 0 1000 %d\" preserveAspectRatio=\"none\">"
 		    "<title id=\"tl-title\">timeline: per thread, the busy share of each kind of event; "
 		    "retraces marked on top (keys: + - arrows 0)</title>\n",
-		    (long long)(tl->end_ns - tl->start_ns), row * ROW, row * ROW, row * ROW);
-	marks(h, tl);
+		    (long long)(tl->end_ns - t0), row * ROW, row * ROW, row * ROW);
+	marks(h, tl, t0);
 	strbuf_addstr(o, svg.buf ? svg.buf : "");
 	strbuf_addstr(o, "</svg></div>\n");
 	if (left)
@@ -178,7 +207,7 @@ int html_timeline(struct html *h)
 		      "<button type=\"button\" data-zoom=\"right\">&rarr;</button>"
 		      "<button type=\"button\" data-zoom=\"reset\">whole run (0)</button> "
 		      "<span id=\"tl-range\" class=\"dim\" aria-live=\"polite\"></span></p>\n");
-	if (!h->m->rec || timeline_open(&tl, h->m->rec, NBINS) < 0) {
+	if (!h->m->rec || timeline_open(&tl, h->m->rec, bins_for(h->m)) < 0) {
 		strbuf_addstr(o, "<p>the timeline cannot be read from this recording</p>\n</section>\n");
 		return -1;
 	}
@@ -187,7 +216,8 @@ int html_timeline(struct html *h)
 		ret = -1;
 	} else {
 		strbuf_addstr(o, "<p class=\"dim\">Each lane's height is the share of the column's time its events "
-			      "took (a full lane: busy all the time); hover or focus a retrace mark for its cause.</p>\n");
+			      "took (a full lane: busy all the time), from TensorFlow's first event to the end; hover or focus a retrace mark "
+			      "for its cause.</p>\n");
 		draw(h, &tl);
 	}
 	timeline_release(&tl);
