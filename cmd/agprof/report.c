@@ -3,18 +3,20 @@
 #include "analyze.h"
 #include "gpu.h"
 #include "graph_ops.h"
+#include "html.h"
 #include "options.h"
 #include "recording.h"
 #include "report.h"
 #include "strbuf.h"
 #include "util.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char *const report_usage =
-	"usage: agprof report [SECTION...] [--format text|json|csv|sarif] [options] RECORDING\n"
+	"usage: agprof report [SECTION...] [--format text|json|csv|sarif|html] [-o FILE] [options] RECORDING\n"
 	"\n"
 	"Analyze a recording: the run, the findings ranked by what fixing them saves\n"
 	"(each with its fix and source line), then per-section tables.\n"
@@ -26,7 +28,7 @@ static const char *const report_epilogue =
 	"seen).  Exit codes: 0 success, 2 usage error or a file that is not a readable\n"
 	"recording, 3 internal error.\n";
 
-enum report_format { RF_TEXT, RF_JSON, RF_CSV, RF_SARIF };
+enum report_format { RF_TEXT, RF_JSON, RF_CSV, RF_SARIF, RF_HTML };
 
 enum {
 	RO_FORMAT = OPT_KEY_BASE,
@@ -53,7 +55,9 @@ static const struct opt report_options[] = {
 	SECTION("sessions", SEC_SESSIONS, "TF1 Session.run steps per source line: runs, time, feeds, fetches"),
 	SECTION("ranks", SEC_RANKS, "per-rank summary of a merged recording (agprof merge)"),
 	OPT_TEXT("options:"),
-	{ "format", RO_FORMAT, "FMT", "text (default), json (docs/report-json.md), csv, sarif (SARIF 2.1.0)" },
+	{ "format", RO_FORMAT, "FMT", "text (default), json (docs/report-json.md), csv, sarif (SARIF 2.1.0),\n"
+				      "html (one self-contained page, docs/html.md)" },
+	{ "output", 'o', "FILE", "write to FILE, not standard output" },
 	{ "top", RO_TOP, "N", "rows per table in text output (default 10, 0 for all)" },
 	{ "color", RO_COLOR, NULL, "force colours on (default: on a terminal, unless NO_COLOR)" },
 	{ "no-color", RO_NO_COLOR, NULL, "force colours off" },
@@ -67,6 +71,7 @@ struct report_cmd {
 	enum report_format format;
 	struct rules_args rules;
 	const char *path;
+	const char *output;  /* -o FILE, or NULL: standard output */
 	int color;  /* -1: decide from the terminal */
 };
 
@@ -77,7 +82,7 @@ static int report_option(void *ctx, int key, const char *v)
 	long n;
 
 	static const char *const formats[] = { [RF_TEXT] = "text", [RF_JSON] = "json", [RF_CSV] = "csv",
-					       [RF_SARIF] = "sarif", NULL };
+					       [RF_SARIF] = "sarif", [RF_HTML] = "html", NULL };
 	int i;
 
 	switch (key) {
@@ -91,6 +96,9 @@ static int report_option(void *ctx, int key, const char *v)
 		if (*end || !*v || n < 0 || n > 1000000)
 			return error("--top wants a number, not '%s'", v);
 		c->opts.top = (int)n;
+		return 0;
+	case 'o':
+		c->output = v;
 		return 0;
 	case RO_COLOR:
 	case RO_NO_COLOR:
@@ -120,10 +128,31 @@ static void render(struct report_cmd *c, struct strbuf *out, const struct model 
 	case RF_SARIF:
 		report_sarif(out, m, rs);
 		break;
+	case RF_HTML:
+		report_html(out, m, &c->opts); /* a timeline it cannot read: the page says so */
+		break;
 	}
 	/* names from the recording must not drive the terminal */
 	if (c->format == RF_TEXT || c->format == RF_CSV)
 		strbuf_sanitize_text(out, 0, c->opts.color);
+}
+
+/* Write out to path (NULL: standard output); an exit code. */
+static int write_out(const char *path, const struct strbuf *out)
+{
+	FILE *f = path ? fopen(path, "w") : stdout;
+	int ok;
+
+	if (!f) {
+		error("cannot create '%s': %s", path, strerror(errno));
+		return EXIT_USAGE;
+	}
+	ok = !out->len || fwrite(out->buf, 1, out->len, f) == out->len;
+	if (path && fclose(f) != 0)
+		ok = 0;
+	if (!ok && path)
+		error("cannot write '%s': %s", path, strerror(errno));
+	return ok ? EXIT_OK : EXIT_INTERNAL;
 }
 
 /* Print the report of an analyzed recording; an exit code. */
@@ -132,7 +161,7 @@ static int print_report(struct report_cmd *c, const struct model *m, const struc
 	struct strbuf out = STRBUF_INIT;
 	int ret = EXIT_OK;
 
-	if (c->format == RF_JSON || (c->format == RF_TEXT && (!c->opts.sections || (c->opts.sections & SEC_GPU))))
+	if (c->format == RF_JSON || c->format == RF_HTML || (c->format == RF_TEXT && (!c->opts.sections || (c->opts.sections & SEC_GPU))))
 		c->opts.gpu = gpu_metrics_model(m); /* the analysis's one GPU model */
 	c->opts.graph_ops = graph_ops_model(m);
 	c->opts.recording = c->path;
@@ -141,8 +170,8 @@ static int print_report(struct report_cmd *c, const struct model *m, const struc
 	if (strbuf_failed(&out)) {
 		error("out of memory");
 		ret = EXIT_INTERNAL;
-	} else if (out.len && fwrite(out.buf, 1, out.len, stdout) != out.len)
-		ret = EXIT_INTERNAL;
+	} else
+		ret = write_out(c->output, &out);
 	strbuf_release(&out);
 	return ret;
 }

@@ -41,14 +41,34 @@ def _cell_output():
     return os.path.join(_state["dir"], "cell-%d.agprof" % _state["n"])
 
 
+def _show_html(path):
+    """The HTML page too, where the front-end shows HTML (a notebook; never a terminal's IPython).
+
+    In a sandboxed iframe: the page's styles and script stay out of the notebook's."""
+    import html
+
+    from IPython import get_ipython
+    from IPython.display import display
+
+    ip = get_ipython()
+    if ip is None or "text/html" not in ip.display_formatter.active_types:
+        return
+    page = _report.report_html(path)
+    display({"text/html": '<iframe title="agprof report" sandbox="allow-scripts" '
+             'style="width:100%%;height:640px;border:1px solid #ccc" srcdoc="%s"></iframe>' % html.escape(page)},
+            raw=True)
+
+
 def _show(path):
-    """Findings first: the run and its findings (`agprof report --summary`)."""
+    """Findings first: the run and its findings (`agprof report --summary`); in a notebook, the HTML page too."""
     text = _report.report_text(path, ["--summary"])
     note = _report.attached_note(path)
     sys.stdout.write(text)
     if note:
         sys.stdout.write("note: %s\n" % note)
     sys.stdout.write("(recording: %s; agprof.report(%r) for the dict and every section)\n" % (path, path))
+    sys.stdout.flush()
+    _show_html(path)
 
 
 def load_ipython_extension(ipython):

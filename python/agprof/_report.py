@@ -39,6 +39,14 @@ def report_text(path, sections=(), top=None):
     return out
 
 
+def report_html(path):
+    """The HTML page (`agprof report --format html`, docs/html.md); raises AgprofError."""
+    status, out, err = _run(["report", "--format", "html", str(path)])
+    if status != 0:
+        raise AgprofError(err.strip() or "agprof report exited with status %d" % status)
+    return out
+
+
 def report(path=None, show=True, sections=(), rules=None, settings=()):
     """Analyze a recording; returns the JSON report (docs/report-json.md) as a dict.
 

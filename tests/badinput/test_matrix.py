@@ -20,6 +20,7 @@ parses (JSON, SARIF, CSV) and, for text, holds no control character.
 Environment (tests/meson.build): AGPROF, AGPROF_SOURCE_ROOT, AGPROF_BUILD_ROOT.
 """
 import csv
+import html.parser
 import io
 import json
 import os
@@ -209,10 +210,16 @@ def check_cell(row, col, args, kind):
         elif kind == 'csv':
             rows = list(csv.reader(io.StringIO(out, newline='')))
             assert rows and rows[0][0] == 'rule', 'no CSV header'
+        elif kind == 'html':
+            page = html.parser.HTMLParser()
+            page.feed(out)
+            page.close()
+            assert out.startswith('<!DOCTYPE html>') and out.rstrip().endswith('</html>'), 'not a whole page'
+            assert out.count('<script') == 1, 'a script tag from the recording'
     except (ValueError, AssertionError) as e:
         fail(row, col, 'output does not parse: %s' % e, out[:300])
         return
-    if kind in ('text', 'csv', 'plain') and not text_is_clean(out):
+    if kind in ('text', 'csv', 'plain', 'html') and not text_is_clean(out):
         fail(row, col, 'a control character reaches the terminal', repr(out[:300]))
     if kind == 'text' and re.search(r'-\d[\d.]*%', out):
         fail(row, col, 'a negative percentage (overflow)', out[:600])
@@ -301,6 +308,7 @@ COMMANDS = [
     ('report-json', ['report', '--format', 'json'], 'json'),
     ('report-csv', ['report', '--format', 'csv'], 'csv'),
     ('report-sarif', ['report', '--format', 'sarif'], 'sarif'),
+    ('report-html', ['report', '--format', 'html'], 'html'),
     ('check', ['check'], 'text'),
     ('export', ['export', '--format', 'chrome'], 'json'),
 ]

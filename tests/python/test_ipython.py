@@ -3,7 +3,7 @@
 `%load_ext agprof`, then `%%agprof` on cells that define and call a
 retracing tf.function: the report is shown below the cell (findings first),
 the trace count equals TensorFlow's experimental_get_tracing_count(), a
-second recorded cell works, `%agprof_report` shows the last one again,
+second recorded cell works, the HTML page is displayed too (rich display), `%agprof_report` shows the last one again,
 `%%agprof --check` reports the crossed threshold, a bad option is a usage
 error, and a cell that raises still leaves its recording.
 """
@@ -45,9 +45,12 @@ def main():
     tempfile.tempdir = tmp  # the extension's own cell recordings (agprof-cells-*) are removed with it
     shell = InteractiveShell.instance()
 
+    rich = []
+
     def cell(code):
         with capture_output() as cap:
             res = shell.run_cell(code)
+        rich[:] = [o.data for o in cap.outputs]
         return res, cap.stdout + cap.stderr
 
     res, out = cell("%load_ext agprof\nimport tensorflow as tf")
@@ -61,6 +64,9 @@ def main():
     agtest.check_eq(traces(first, "step"), [count], "traces of step in the cell's recording")
     f_at, r_at = out.find("Findings"), out.find("retracing")
     agtest.check(0 <= f_at < r_at and "step" in out[f_at:], "the report below the cell, findings first", out[-3000:])
+    pages = [d["text/html"] for d in rich if "text/html" in d]
+    agtest.check(len(pages) == 1 and "srcdoc=" in pages[0] and "id=&quot;findings&quot;" in pages[0]
+                 and "step" in pages[0], "the HTML report displayed too (IPython's rich display)", rich)
 
     second = os.path.join(tmp, "second.agprof")
     res, out = cell(TRAIN.format(out=second).replace("range(1, 6)", "range(6, 9)"))
