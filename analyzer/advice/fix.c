@@ -872,9 +872,6 @@ static void edit_hoist(struct fixctx *c, struct finding *f, const struct model_f
 			    t->callsite.file, t->callsite.line);
 		return;
 	}
-	/* the line to change is where the object is made, not the call that traced it */
-	if (f->loc.file && !strcmp(f->loc.file, t->callsite.file) && f->loc.line == t->callsite.line)
-		f->loc.line = (int)build;
 	if (!(loop = enclosing_loop(l, build))) {
 		set_no_edit(c, f, "the tf.function of %s is not built directly inside a loop", fn->name);
 		return;
@@ -893,6 +890,9 @@ static void edit_hoist(struct fixctx *c, struct finding *f, const struct model_f
 	e.file = t->callsite.file;
 	e.line = loop;
 	e.nlines = build - loop + 1;
+	/* the line to change is where the object is made in the loop, not the call that traced it */
+	if (f->loc.file && !strcmp(f->loc.file, t->callsite.file) && f->loc.line == t->callsite.line)
+		f->loc.line = (int)build;
 	store_edit(c, f, l, &e);
 	strbuf_release(&e.after);
 }
