@@ -74,18 +74,19 @@ static const char link_sql[] =
 	"  (SELECT pid FROM processes WHERE python_version IS NOT NULL);"
 	"UPDATE threads SET role = 'other' WHERE role = 'main';";
 
-/*
- * Kernels: each to its call (by the call's seq), then each kernel of a call
- * from its (name, type) node to the node of that name in the call's graph
- * function, else in the one graph function of the process that has it (a
- * nested function's body); the nodes get their creation lines.
- */
 /* The rows of calls the collector cut (kernel_call_cut): none kept, the call not detailed. */
 static const char cut_calls_sql[] =
 	"DELETE FROM kernels WHERE call_id < 0 AND EXISTS (SELECT 1 FROM temp.kernel_cut c"
 	"  WHERE c.pid = kernels.pid AND c.seq = -kernels.call_id);"
 	"UPDATE function_calls SET kernel_detail = 0 WHERE id IN (SELECT q.call_id FROM temp.call_seq q"
 	"  JOIN temp.kernel_cut c ON c.pid = q.pid AND c.seq = q.seq);";
+
+/*
+ * Kernels: each to its call (by the call's seq), then each kernel of a call
+ * from its (name, type) node to the node of that name in the call's graph
+ * function, else in the one graph function of the process that has it (a
+ * nested function's body); the nodes get their creation lines.
+ */
 static const char link_kernel_calls_sql[] =  /* before kernels_call, a late index (schema.sql), is built */
 	"UPDATE kernels SET call_id = (SELECT q.call_id FROM temp.call_seq q"
 	"  WHERE q.pid = kernels.pid AND q.seq = -kernels.call_id) WHERE call_id < 0;";
