@@ -544,7 +544,8 @@ void agp_emit_kernel(struct agp_thread *t, uint32_t name, uint32_t type, uint64_
 			atomic_load_explicit(&t->ring->tail, memory_order_acquire);
 	struct agp_rec_kernel *rec;
 
-	if (used >= t->ring_bytes / AGP_KERNEL_ROOM_DIV) {
+	/* a call's cut goes past the room: the launcher must learn it, or keep the call's rows (one record a call) */
+	if (used >= t->ring_bytes / AGP_KERNEL_ROOM_DIV && !(flags & AGP_KERNEL_CUT)) {
 		if (agp_capture_open())  /* a closed window drops nothing */
 			atomic_fetch_add_explicit(&t->ring->dropped_kernels, 1, memory_order_relaxed);
 		return;

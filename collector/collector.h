@@ -123,6 +123,8 @@ struct agp_thread {
 	uint32_t kpred;         /* slot of the kernel expected next (kcache[kprev].next) */
 	uint32_t kused;         /* slots taken so far (kernel_slot_new) */
 	uint64_t free_kernels;  /* kernels of no call seen so far (agp_kernel_detailed) */
+	uint64_t kdetail_call;  /* the sampled call whose kernels kdetail_n counts (agp_kernel_detailed) */
+	uint32_t kdetail_n;     /* its kernels detailed on this thread so far, up to AGP_KDETAIL_CALL_MAX */
 	char *data;             /* ring data area */
 	uint64_t ring_bytes;    /* its capacity (ring->capacity) */
 	int fastpath_depth;     /* inside TFE_Py_FastPathExecute_C */
@@ -213,6 +215,11 @@ static inline uint64_t agp_now_ns(void)
  * the low 32 bits only).  Kernels of no call (eager ops, Session.run,
  * tf.data) are detailed in bursts: the first AGP_KDETAIL_FREE of a thread,
  * then AGP_KDETAIL_BURST in every AGP_KDETAIL_BURST * AGP_KDETAIL_EVERY.
+ * A sampled call is detailed for its first AGP_KDETAIL_CALL_MAX kernels on
+ * each thread: one that runs more (an MCMC sampler's while loop: 5 M
+ * kernels in one call) is cut there, its last record flagged
+ * AGP_KERNEL_CUT, and the launcher keeps none of its rows (all or none
+ * still); its kernels stay counted, the cut ones untimed.
  */
 #define AGP_CALL_DETAIL (1ull << 63)
 #define AGP_KDETAIL_FIRST 5u
@@ -220,6 +227,7 @@ static inline uint64_t agp_now_ns(void)
 #define AGP_KDETAIL_EVERY 64u   /* power of two: the bursts of kernels of no call */
 #define AGP_KDETAIL_FREE 4096u
 #define AGP_KDETAIL_BURST 1024u /* power of two */
+#define AGP_KDETAIL_CALL_MAX 65536u
 
 /* The thread's sampling state of graph function name_id (a colliding function takes the entry over, from its first call). */
 static inline struct agp_call_count *agp_call_count_of(struct agp_thread *t, uint32_t name_id)
@@ -259,7 +267,26 @@ static inline void agp_call_sampled(struct agp_thread *t, uint32_t name_id, uint
 	c->next_ns = dur < UINT64_MAX / AGP_KDETAIL_GAP / 2 ? end + dur * AGP_KDETAIL_GAP : UINT64_MAX;
 }
 
-/* Whether a kernel run under call (a call seq with its AGP_CALL_DETAIL bit, 0 = none) is recorded in detail. */
+/*
+ * A kernel of sampled call on this thread: 1 detailed, AGP_KERNEL_CUT the
+ * last one detailed (the call's detail is cut there), 0 past it.
+ */
+static inline int agp_kernel_call_room(struct agp_thread *t, uint64_t call)
+{
+	if (t->kdetail_call != call) {
+		t->kdetail_call = call;
+		t->kdetail_n = 0;
+	}
+	if (t->kdetail_n >= AGP_KDETAIL_CALL_MAX)
+		return 0;
+	return ++t->kdetail_n == AGP_KDETAIL_CALL_MAX ? (int)AGP_KERNEL_CUT : 1;
+}
+
+/*
+ * Whether a kernel run under call (a call seq with its AGP_CALL_DETAIL bit,
+ * 0 = none) is recorded in detail: nonzero (AGP_KERNEL_CUT: the last of
+ * its call, agp_kernel_call_room) or 0.
+ */
 static inline int agp_kernel_detailed(struct agp_thread *t, uint64_t call)
 {
 	uint64_t n;
@@ -267,7 +294,7 @@ static inline int agp_kernel_detailed(struct agp_thread *t, uint64_t call)
 	if (!t->ktotals || agp_proc.kernels_all)
 		return 1;
 	if (call)
-		return (call & AGP_CALL_DETAIL) != 0;
+		return (call & AGP_CALL_DETAIL) ? agp_kernel_call_room(t, call) : 0;
 	if (atomic_load_explicit(&agp_proc.shm->detail_off, memory_order_relaxed) & AGP_DETAIL_FREE_KERNELS)
 		return 0;  /* the launcher would refuse it: not timed, not sent */
 	n = t->free_kernels++;

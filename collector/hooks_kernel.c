@@ -361,7 +361,7 @@ static inline void kernel_totals_ready(struct agp_thread *t)
 /* One execution: timed when its call is sampled. */
 struct kernel_span {
 	uint64_t start_ns;
-	int detail;
+	int detail;             /* agp_kernel_detailed */
 };
 
 static inline void kernel_begin(struct kernel_span *k)
@@ -391,7 +391,8 @@ static inline void kernel_end(struct agp_thread *t, uint32_t slot, const struct 
 		}
 	}
 	if (k->detail && agp_proc.kbench != AGP_KBENCH_NOSTORE)
-		agp_emit_kernel(t, t->knames[slot].name, t->knames[slot].type, k->start_ns, end, (uint32_t)call, flags);
+		agp_emit_kernel(t, t->knames[slot].name, t->knames[slot].type, k->start_ns, end, (uint32_t)call,
+				flags | (k->detail == (int)AGP_KERNEL_CUT ? AGP_KERNEL_CUT : 0));
 }
 
 /* The thread's state for a kernel the hooks record; NULL: call TensorFlow's function straight through. */

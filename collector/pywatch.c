@@ -390,7 +390,14 @@ static void write_events(PyObject *events)
 
 enum { CALIBRATE_TRACES = 1, CALIBRATE_ROUNDS = 7 };
 
-/* Nanoseconds of one pytrace.py calibrate() run, with our profile function or without; 0 on failure. */
+/*
+ * CPU nanoseconds of the thread in one pytrace.py calibrate() run, with our
+ * profile function or without; 0 on failure.  CPU, not wall: on a loaded
+ * machine a run that loses its CPU for a time slice (10 ms and more, against
+ * runs of 2 to 4 ms) made the wall share anything from 0.06 to 0.9 from one
+ * process to the next (bench/real_overhead.py, keras: traces' collector_ns
+ * 89% of their span in one run, 25% in the next).
+ */
 static uint64_t calibrate_run(struct agp_thread *t, PyObject *n, int profiled)
 {
 	uint64_t t0;
@@ -400,9 +407,9 @@ static uint64_t calibrate_run(struct agp_thread *t, PyObject *n, int profiled)
 		t->py_calibrating = 1;
 		W.SetProfile(on_profile, NULL);
 	}
-	t0 = agp_now_ns();
+	t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	r = W.Call(W.calibrate, n, NULL);
-	t0 = agp_now_ns() - t0;
+	t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	if (profiled) {
 		W.SetProfile(NULL, NULL);
 		t->py_calibrating = 0;

@@ -232,6 +232,11 @@ struct agp_rec_session {
 /* A kernel ran through ThreadPoolDevice::ComputeAsync: dur_ns is its dispatch only. */
 #define AGP_KERNEL_ASYNC 1u
 /*
+ * The last kernel of its call detailed on its thread (AGP_KDETAIL_CALL_MAX,
+ * collector.h): the launcher stores none of the call's kernels one by one.
+ */
+#define AGP_KERNEL_CUT 2u
+/*
  * Kernel records are written only while the ring is less than this share
  * full (1/AGP_KERNEL_ROOM_DIV), so that they never crowd out the eager ops
  * and calls of the same thread; the others are counted in dropped_kernels.
@@ -252,7 +257,7 @@ struct agp_rec_kernel {
 	uint32_t dur_ns;      /* saturates at AGP_KERNEL_DUR_MAX */
 	uint32_t type;        /* op type string id */
 	uint32_t call_seq;
-	uint32_t flags;       /* AGP_KERNEL_ASYNC */
+	uint32_t flags;       /* AGP_KERNEL_ASYNC, AGP_KERNEL_CUT */
 };
 _Static_assert(sizeof(struct agp_rec_kernel) == 32, "kernel record layout");
 

@@ -74,6 +74,13 @@ static const char link_sql[] =
 	"  (SELECT pid FROM processes WHERE python_version IS NOT NULL);"
 	"UPDATE threads SET role = 'other' WHERE role = 'main';";
 
+/* The rows of calls the collector cut (kernel_call_cut): none kept, the call not detailed. */
+static const char cut_calls_sql[] =
+	"DELETE FROM kernels WHERE call_id < 0 AND EXISTS (SELECT 1 FROM temp.kernel_cut c"
+	"  WHERE c.pid = kernels.pid AND c.seq = -kernels.call_id);"
+	"UPDATE function_calls SET kernel_detail = 0 WHERE id IN (SELECT q.call_id FROM temp.call_seq q"
+	"  JOIN temp.kernel_cut c ON c.pid = q.pid AND c.seq = q.seq);";
+
 /*
  * Kernels: each to its call (by the call's seq), then each kernel of a call
  * from its (name, type) node to the node of that name in the call's graph
@@ -213,6 +220,8 @@ static int unmark_refused_calls(struct run_writer *w)
 		db_meta_set_int(w->db, "kernels_refused", (int64_t)(w->kernels_refused > INT64_MAX ? INT64_MAX : w->kernels_refused));
 	if (w->kernels_capped_ns)
 		db_meta_set_int(w->db, "kernels_capped_ns", (int64_t)(w->kernels_capped_ns & INT64_MAX));
+	if (w->kernel_cut_calls)
+		db_meta_set_int(w->db, "kernel_cut_calls", (int64_t)(w->kernel_cut_calls & INT64_MAX));
 	return rc;
 }
 
@@ -222,7 +231,8 @@ static int link_rows(struct run_writer *w, const struct run_session *sess)
 	sqlite3_stmt *st;
 	int rc = 0;
 
-	if (db_exec(w->db, link_kernel_calls_sql) != 0 || db_exec(w->db, link_sql) != 0 || unmark_refused_calls(w) != 0)
+	if ((w->kernel_cut_calls && db_exec(w->db, cut_calls_sql) != 0) || db_exec(w->db, link_kernel_calls_sql) != 0 ||
+	    db_exec(w->db, link_sql) != 0 || unmark_refused_calls(w) != 0)
 		rc = -1;
 	for (int depth = 0; depth < 8; depth++)
 		db_exec(w->db, link_parents_sql);
@@ -402,7 +412,7 @@ static void finish_timing(const char *step, uint64_t *t)
 
 int run_writer_finish(struct run_writer *w, const struct run_session *sess, struct run_totals *totals)
 {
-	uint64_t t = clock_ns(CLOCK_MONOTONIC);
+	uint64_t t = clock_ns(CLOCK_MONOTONIC), cpu = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
 	int rc = 0;
 
 	checkpointer_stop(w->ckpt);  /* the final checkpoint below is the writer's (or none, on a write failure) */
@@ -435,6 +445,10 @@ int run_writer_finish(struct run_writer *w, const struct run_session *sess, stru
 		db_exec(w->db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE;");
 		finish_timing("checkpoint", &t);
 	}
+	/* the launcher's CPU in it: on a loaded machine the steps' wall above is mostly waiting for a CPU */
+	if (getenv("AGPROF_TIMING"))
+		fprintf(stderr, "agprof: timing: finish %-12s %.3f s\n", "cpu",
+			(double)(clock_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu) / 1e9);
 	if (totals) {
 		*totals = w->committed;
 		totals->error = db_write_failure(w->db) ? sqlite3_errstr(db_write_failure(w->db)) : NULL;

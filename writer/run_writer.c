@@ -216,6 +216,7 @@ static int prepare_all(struct run_writer *w)
 		{ &w->ins_knode, "INSERT INTO graph_nodes(pid, name, op_type) VALUES (?, coalesce((SELECT text FROM strings WHERE id = ?), '?'), coalesce((SELECT text FROM strings WHERE id = ?), '?'))" },
 		{ &w->ins_gnode, "INSERT INTO graph_nodes(pid, graph_function_id, name, op_type) VALUES (?,?,?,?)" },
 		{ &w->ins_call_seq, "INSERT OR REPLACE INTO temp.call_seq(pid, seq, call_id) VALUES (?,?,?)" },
+		{ &w->ins_kernel_cut, "INSERT OR IGNORE INTO temp.kernel_cut(pid, seq) VALUES (?,?)" },
 		{ &w->ins_node_src, "INSERT INTO temp.node_src(pid, trace_seq, name, file, line) VALUES (?,?,?,?,?)" },
 		{ &w->upd_process_kernels, "UPDATE processes SET kernel_status = ?, kernel_detail = ? WHERE pid = ?" },
 		{ &w->ins_dataset, "INSERT INTO dataset_ops(pid, tid, op_id, start_ns, end_ns, input, input2, output) VALUES (?,?,?,?,?,?,?,?)" },
@@ -229,6 +230,7 @@ static int prepare_all(struct run_writer *w)
 			   "CREATE TEMP TABLE link_name(gf_id INTEGER, pid INTEGER, user_name TEXT);"
 			   "CREATE TEMP TABLE trace_seq(pid INTEGER, seq INTEGER, trace_id INTEGER, PRIMARY KEY (pid, seq));"
 			   "CREATE TEMP TABLE call_seq(pid INTEGER, seq INTEGER, call_id INTEGER, PRIMARY KEY (pid, seq));"
+			   "CREATE TEMP TABLE kernel_cut(pid INTEGER, seq INTEGER, PRIMARY KEY (pid, seq));"
 			   "CREATE TEMP TABLE node_src(pid INTEGER, trace_seq INTEGER, name TEXT, file TEXT, line INTEGER);") != 0)
 		return -1;
 	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
@@ -453,13 +455,39 @@ static int kernel_detail_refused(struct run_writer *w, struct stream *s, uint32_
 	return 0;
 }
 
+/*
+ * A call the collector detailed for its first AGP_KDETAIL_CALL_MAX kernels
+ * on a thread and cut there (AGP_KERNEL_CUT on the last): none of its rows
+ * is kept, so that a call's kernels are all stored or none.  Its later
+ * rows (other threads') are refused here; those stored before the cut go
+ * at the finish (cut_calls_sql), and the call's kernel_detail with them.
+ */
+static int kernel_call_cut(struct run_writer *w, struct stream *s, const struct agp_rec_kernel *r)
+{
+	if (!r->call_seq)
+		return 0;
+	for (unsigned i = 0; i < KERNEL_CUTS; i++)
+		if (s->kernel_cut[i] == r->call_seq)
+			goto refused;
+	if (!(r->flags & AGP_KERNEL_CUT))
+		return 0;
+	s->kernel_cut[s->nkernel_cut++ % KERNEL_CUTS] = r->call_seq;
+	sqlite3_bind_int(w->ins_kernel_cut, 1, s->pid);
+	sqlite3_bind_int64(w->ins_kernel_cut, 2, r->call_seq);
+	writer_step(w, w->ins_kernel_cut);
+	w->kernel_cut_calls++;
+refused:
+	w->kernels_refused++;
+	return 1;
+}
+
 /* call_id holds -(call seq) until the end of the run resolves it (link_kernels_sql). */
 static void write_kernel(struct run_writer *w, struct stream *s, int tid, const struct agp_rec_kernel *r)
 {
 	struct batch *b = &w->kernel;
 	int64_t node, *v;
 
-	if (kernel_detail_refused(w, s, r->call_seq))
+	if (kernel_detail_refused(w, s, r->call_seq) || kernel_call_cut(w, s, r))
 		return;
 	node = kernel_node(w, s, r->h.arg, r->type);
 	v = batch_row(b);

@@ -32,6 +32,9 @@ struct agg_call {
 	int64_t row;
 };
 
+/* Cut calls a stream remembers, to refuse their kernels from other threads (kernel_call_cut). */
+#define KERNEL_CUTS 8
+
 struct stream {
 	char name[64];
 	int pid;
@@ -53,6 +56,8 @@ struct stream {
 	uint32_t kernel_seq_seen;          /* the latest call seq whose kernels were stored one by one */
 	uint32_t kernel_seq_cap;           /* past the kernel budget: calls after this seq are counted only */
 	int kernel_capped;
+	uint32_t kernel_cut[KERNEL_CUTS];  /* the latest calls whose detail the collector cut (AGP_KERNEL_CUT) */
+	unsigned nkernel_cut;
 };
 
 /*
@@ -100,7 +105,7 @@ struct run_writer {
 		*ins_bbnode, *ins_gpu, *ins_api, *ins_ext, *ins_link_ref, *ins_link_trace,
 		*ins_link_name, *ins_trace_seq, *get_trace_seq, *ins_trace_event;
 	sqlite3_stmt *ins_session, *ins_kernel, *ins_knode, *ins_gnode, *ins_call_seq, *ins_node_src,
-		*upd_process_kernels, *ins_collective, *ins_ktotal, *ins_dataset;
+		*upd_process_kernels, *ins_collective, *ins_ktotal, *ins_dataset, *ins_kernel_cut;
 	struct capture_log capture;    /* the capture windows' changes (capture_log.h) */
 	char *capture_desc;            /* what opened and closed them (meta.capture) */
 	int capture_note_said;         /* the bound on changes was reached (said once) */
@@ -114,7 +119,8 @@ struct run_writer {
 	struct eager_keys keys;        /* eager_op_keys of the kept eager ops (eager_keys.h) */
 	struct eager_blocks blocks;    /* their eager_op_blocks (eager_blocks.h) */
 	int aggregating;               /* the budget is spent: eager ops, calls, black boxes go to buckets */
-	uint64_t kernels_refused;      /* kernel rows past the budget (kernel_detail_refused) */
+	uint64_t kernels_refused;      /* kernel rows past the budget (kernel_detail_refused) or of cut calls */
+	uint64_t kernel_cut_calls;     /* calls whose detail the collector cut (kernel_call_cut) */
 	uint64_t kernels_capped_ns;    /* when the first process's kernel budget ran out (writer's clock) */
 	int64_t aggregate_from_ns;     /* the first aggregated op's start (meta.aggregate_from_ns) */
 	const char *aggregate_why;     /* which bound was reached (meta.aggregate_reason) */

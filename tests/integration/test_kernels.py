@@ -1,6 +1,6 @@
 """Kernels inside graph calls (issue 10) on real TensorFlow runs.
 
-usage: test_kernels.py fused|dispatch|matmuls|slow_op|no_kernels|totals|all|budget|large
+usage: test_kernels.py fused|dispatch|matmuls|slow_op|no_kernels|totals|all|budget|large|cut
 
 The oracle of counts: by default (run --kernels=sampled) agprof counts
 every kernel execution (kernel_totals) and records one by one (kernels)
@@ -43,6 +43,15 @@ calls counted by the program itself, and timed once per sampled call.
   thread's kernel cache has slots, so that every call evicts some: every
   node's executions = the program's call count all the same, and its
   timed executions = the sampled calls.
+- cut (samples/graph_counted.py --long): a while loop of some 400,000
+  kernels a call: each sampled call's detail is cut past 65,536 kernels on
+  a thread (AGP_KDETAIL_CALL_MAX), so none of its kernels is stored one by
+  one and it is not marked kernel_detail (all or none), meta
+  kernel_cut_calls counts them; the loop body's Mul ran LOOP times a call
+  by the totals all the same; small_steps' first 5 calls, before it, are
+  detailed, each with all its kernels.  (The long calls' records before
+  the cut outrun the launcher: processes.dropped_kernels, of rows that are
+  not kept anyway.)
 """
 import os
 import sys
@@ -300,8 +309,34 @@ def test_large():
         print(totals_by_thread(db), file=sys.stderr)
 
 
+def test_cut():
+    proc, db, oracle = run_sample_recorded("graph_counted.py", args=["--long"])
+    check_eq(proc.returncode, 0, "agprof run exit status")
+    want = oracle["extra"]["function_defs"]["small_steps"]
+    small = db.execute("SELECT c.kernel_detail, (SELECT count(*) FROM kernels k WHERE k.call_id = c.id)"
+                       " FROM function_calls c JOIN strings s ON s.id = c.name_id WHERE s.text = ? ORDER BY c.start_ns",
+                       (want["name"],)).fetchall()
+    check_eq(len(small), oracle["functions"]["small_steps"]["calls"], "small_steps: recorded calls")
+    # its calls ran before the long ones, with the rings empty: none of their kernels dropped
+    check_eq([tuple(r) for r in small[:KDETAIL_FIRST]], [(1, want["kernels"])] * KDETAIL_FIRST,
+             "small_steps' first 5 calls: (kernel_detail, kernels), each its FunctionDef's")
+    calls = oracle["functions"]["long_loop"]["calls"]
+    rows = db.execute("SELECT c.kernel_detail, (SELECT count(*) FROM kernels k WHERE k.call_id = c.id)"
+                      " FROM function_calls c JOIN strings s ON s.id = c.name_id WHERE s.text LIKE '%long_loop%'"
+                      " ORDER BY c.start_ns").fetchall()
+    check_eq(len(rows), calls, "long_loop: recorded calls vs the program's count")
+    check_eq([tuple(r) for r in rows], [(0, 0)] * calls, "long_loop calls: (kernel_detail, kernel rows), all cut")
+    check_eq(int(q1(db, "SELECT value FROM meta WHERE key = 'kernel_cut_calls'") or 0), calls,
+             "meta kernel_cut_calls: every long_loop call was sampled (its first 5) and cut")
+    check_eq(q1(db, "SELECT sum(t.count) FROM kernel_totals t JOIN graph_nodes n ON n.id = t.node_id"
+                    " WHERE n.op_type = 'Mul' AND t.graph_function_id IN (SELECT g.id FROM graph_functions g"
+                    " JOIN strings s ON s.id = g.name_id WHERE s.text LIKE '%long_loop%')"),
+             oracle["extra"]["loop"] * calls, "the loop body's Mul executions (kernel_totals) vs LOOP x calls")
+
+
 TESTS = {"fused": test_fused, "dispatch": test_dispatch, "matmuls": test_matmuls, "slow_op": test_slow_op, "no_kernels": test_no_kernels,
-         "totals": test_totals, "all": test_all, "budget": test_budget, "large": test_large}
+         "totals": test_totals, "all": test_all, "budget": test_budget, "large": test_large,
+         "cut": test_cut}
 
 if __name__ == "__main__":
     need_agprof()
