@@ -6,6 +6,7 @@
 #include "recording.h"
 #include "util.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 
 /* The calls of graph functions that are f's user-level call (roles as model.c counts calls). */
@@ -37,8 +38,9 @@ int call_times_add(const struct model *m, const struct model_function *f, struct
 		int64_t tid = sqlite3_column_int64(s, 0), start = sqlite3_column_int64(s, 1);
 		int64_t end = sqlite3_column_int64(s, 2);
 
-		if (end < start)
-			continue;  /* a damaged row: no duration */
+		/* a damaged row (times are untrusted): no duration, and no difference that overflows */
+		if (end < start || (start < 0 && end > INT64_MAX + start))
+			continue;
 		if (push(&ct->dur_ns, &ct->n, &ct->cap_dur, end - start) ||
 		    (prev_start >= 0 && tid == prev_tid && start > prev_start &&
 		     push(&ct->period_ns, &ct->nperiods, &ct->cap_period, start - prev_start))) {

@@ -272,11 +272,14 @@ def test_noise(tmp):
         for i, counts in enumerate(pool.map(lambda r: record(d, r), recs)):
             check_eq(counts.get("sgd_step"), 1, "TensorFlow's count, run %d" % i)
     worst = 1.0
+    # Under the sanitizers agprof's own launcher takes a CPU from the program, more in one run than in
+    # another: two runs of one program were seen 2.1x apart per step.  The default 50% is for plain builds.
+    wide = [] if os.environ.get("AGPROF_SANITIZE", "none") == "none" else ["--max-slowdown", "200"]
     for a in recs:
         for b in recs:
             if a == b:
                 continue
-            rc, out, _ = agtest.agprof_cmd("check", "--baseline", a, b)
+            rc, out, _ = agtest.agprof_cmd("check", "--baseline", a, *wide, b)
             check_eq(rc, 0, "check --baseline of two runs of one program (%s)" % out)
             m = re.search(r"per-step time of sgd_step ([-+][0-9.]+)%", out)
             if check(m, "check names the step's change", out):
