@@ -143,6 +143,17 @@ size_t utf8_seq(const unsigned char *s, size_t avail, uint32_t *cp)
 
 #define REPLACEMENT "\xef\xbf\xbd" /* U+FFFD */
 
+void strbuf_add_json_argv(struct strbuf *sb, char *const *argv)
+{
+	strbuf_addch(sb, '[');
+	for (char *const *a = argv; a && *a; a++) {
+		if (a != argv)
+			strbuf_addch(sb, ',');
+		strbuf_add_json_string(sb, *a);
+	}
+	strbuf_addch(sb, ']');
+}
+
 void strbuf_add_json_string(struct strbuf *sb, const char *str)
 {
 	const unsigned char *s = (const unsigned char *)(str ? str : "");

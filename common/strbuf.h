@@ -36,6 +36,8 @@ void strbuf_vaddf(struct strbuf *sb, const char *fmt, va_list ap);
  */
 /* Append s as a JSON string literal, quotes included; controls as \uXXXX. */
 void strbuf_add_json_string(struct strbuf *sb, const char *s);
+/* A NULL-terminated argv as a JSON array of strings: ["python","train.py"]. */
+void strbuf_add_json_argv(struct strbuf *sb, char *const *argv);
 /* Append s with XML special characters escaped; controls XML cannot hold become '?'. */
 void strbuf_add_xml_escaped(struct strbuf *sb, const char *s);
 /*

@@ -2,7 +2,6 @@
 #include "keeper.h"
 #include "publish.h"
 #include "db.h"
-#include "json.h"
 #include "strbuf.h"
 #include "util.h"
 
@@ -30,13 +29,7 @@ static void run_meta(sqlite3 *db, const struct keeper_run *run, uint64_t start_n
 	if (!s)
 		return;
 	if (run->argv) {
-		strbuf_addch(&argv, '[');
-		for (char *const *a = run->argv; *a; a++) {
-			if (a != run->argv)
-				strbuf_addch(&argv, ',');
-			strbuf_add_json_string(&argv, *a);
-		}
-		strbuf_addch(&argv, ']');
+		strbuf_add_json_argv(&argv, run->argv);
 		if (!strbuf_failed(&argv)) {
 			sqlite3_bind_text(s, 1, "argv", -1, SQLITE_STATIC);
 			sqlite3_bind_text(s, 2, argv.buf, -1, SQLITE_STATIC);

@@ -269,13 +269,7 @@ static void write_meta(struct run_writer *w, const struct run_session *sess, uin
 	struct strbuf argv = STRBUF_INIT;
 	char host[256] = "";
 
-	strbuf_addch(&argv, '[');
-	for (char **a = sess->argv; *a; a++) {
-		if (a != sess->argv)
-			strbuf_addch(&argv, ',');
-		strbuf_add_json_string(&argv, *a);
-	}
-	strbuf_addch(&argv, ']');
+	strbuf_add_json_argv(&argv, sess->argv);
 	gethostname(host, sizeof(host) - 1);
 	db_meta_set(w->db, "agprof_version", AGPROF_VERSION);
 	db_meta_set(w->db, "argv", strbuf_failed(&argv) ? "[]" : argv.buf);

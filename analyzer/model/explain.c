@@ -275,13 +275,12 @@ static int same_number(const char *a, const char *b)
 	return x == y || (x != 0 && (x - y) / x < 1e-6 && (x - y) / x > -1e-6);
 }
 
-static const struct graph_constant *sort_consts;
-
 /* By node name, then position: the first constant of a name comes first. */
-static int cmp_by_node(const void *x, const void *y)
+static int cmp_by_node(const void *x, const void *y, void *consts)
 {
+	const struct graph_constant *k = consts;
 	size_t i = *(const size_t *)x, j = *(const size_t *)y;
-	const char *a = sort_consts[i].node ? sort_consts[i].node : "", *b = sort_consts[j].node ? sort_consts[j].node : "";
+	const char *a = k[i].node ? k[i].node : "", *b = k[j].node ? k[j].node : "";
 	int c = strcmp(a, b);
 
 	return c ? c : (i > j) - (i < j);
@@ -294,9 +293,8 @@ static int constants_by_node(const struct graph_constant *c, size_t n, size_t **
 		return -1;
 	for (size_t i = 0; i < n; i++)
 		(*out)[i] = i;
-	sort_consts = c;  /* qsort has no context argument; explaining runs on one thread */
 	if (n)
-		qsort(*out, n, sizeof(**out), cmp_by_node);
+		qsort_r(*out, n, sizeof(**out), cmp_by_node, (void *)c);
 	return 0;
 }
 

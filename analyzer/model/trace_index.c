@@ -10,11 +10,10 @@
 
 /* ---- a trace's graph functions and their constants ---- */
 
-static const struct graph_fn *sort_gfs;
-
-static int cmp_by_trace(const void *a, const void *b)
+static int cmp_by_trace(const void *a, const void *b, void *gfs_arg)
 {
-	int64_t x = sort_gfs[*(const size_t *)a].trace_id, y = sort_gfs[*(const size_t *)b].trace_id;
+	const struct graph_fn *gfs = gfs_arg;
+	int64_t x = gfs[*(const size_t *)a].trace_id, y = gfs[*(const size_t *)b].trace_id;
 
 	if (x != y)
 		return x < y ? -1 : 1;
@@ -34,8 +33,7 @@ int graph_index_init(struct graph_index *x, struct model *m, const struct graph_
 		return -1;
 	for (size_t i = 0; i < ngfs; i++)
 		x->by_trace[i] = i;
-	sort_gfs = gfs;  /* qsort has no context argument; the analyzer sorts on one thread here */
-	qsort(x->by_trace, ngfs, sizeof(*x->by_trace), cmp_by_trace);
+	qsort_r(x->by_trace, ngfs, sizeof(*x->by_trace), cmp_by_trace, (void *)gfs);
 	return 0;
 }
 
