@@ -251,6 +251,45 @@ static int load_calls(struct loader *l, sqlite3 *db)
 }
 
 /*
+ * The calls whose detail the collector cut (meta kernel_cut_calls: a call of
+ * more than 65,536 kernels on a thread, an MCMC sampler's while loop) have
+ * no kernel rows, only their totals.  A function with no other sampled call
+ * gets them as its sampled calls, so that its row is not lost: kernel time
+ * is the timed kernels' mean times the count, and busy time that sum within
+ * the call's wall, an upper bound (kernels on two threads overlap), so the
+ * dispatch overhead read from it is a lower bound.  0 or -1.
+ */
+static int load_cut_calls(struct loader *l, sqlite3 *db)
+{
+	char *cut = db_meta_get(db, "kernel_cut_calls");
+	sqlite3_stmt *s;
+	int rc;
+
+	if (!cut)
+		return 0;
+	free(cut);
+	s = db_prepare(db, "SELECT c.graph_function_id, c.start_ns, c.end_ns, CAST(min(total(k.count), 4e18) AS INTEGER),"
+			   " total(k.timed), total(k.timed_ns) FROM function_calls c JOIN kernel_totals k ON k.call_id = c.id"
+			   " WHERE c.kernel_detail = 0 AND c.graph_function_id IS NOT NULL GROUP BY c.id"
+			   " HAVING total(k.timed) > 0 ORDER BY c.id");
+	if (!s)
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct graph_fn_ops *f = fn_of(l, sqlite3_column_int64(s, 0));
+		struct call_sum c = { sqlite3_column_int64(s, 1), sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3), 0, 0 };
+		double ns = sqlite3_column_double(s, 5) * (double)c.kernels / sqlite3_column_double(s, 4);
+
+		if (!f || f->sampled_from_cut != f->calls || f->first_left_out)
+			continue;  /* a function with calls detailed: they speak for it (scale_to_all_calls) */
+		c.kernel_ns = ns > 0 && ns < 4e18 ? (int64_t)ns : 0;
+		c.busy = c.kernel_ns;
+		fn_add(f, &c);
+		f->sampled_from_cut++;
+	}
+	return stmt_end(db, s, rc);
+}
+
+/*
  * Schema v5: from the sampled calls (load_calls) to all of them.  A
  * function's calls, wall time and first/last come from function_calls
  * (less the first call when load_calls left it out), its busy time is the
@@ -676,7 +715,7 @@ int graph_ops_model_load(struct graph_ops_model *g, struct model *m)
 	load_status(&l, db);
 	l.totals = has_totals(db);
 	g->sampled = l.totals;
-	if (load_fns(&l, db) || load_calls(&l, db) || (l.totals && scale_to_all_calls(&l, db)) || load_fn_ops(&l, db) ||
+	if (load_fns(&l, db) || load_calls(&l, db) || (l.totals && load_cut_calls(&l, db)) || (l.totals && scale_to_all_calls(&l, db)) || load_fn_ops(&l, db) ||
 	    load_overall(&l, db) || load_top_lines(&l, db))
 		rc = -1;
 	else

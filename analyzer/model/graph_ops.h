@@ -51,6 +51,7 @@ struct graph_fn_ops {
 	int jit_compile;
 	int64_t calls, call_ns;     /* calls with kernels, their wall time */
 	int64_t sampled_calls;      /* of those, the calls recorded one by one (schema v5; 0: all of them) */
+	int64_t sampled_from_cut;   /* of those, calls whose detail the collector cut: estimated from totals */
 	int64_t kernels, kernel_ns; /* kernel runs and their summed time */
 	int64_t busy_ns;            /* per call, time some kernel ran (union), summed; v5: from the sampled calls */
 	int64_t overhead_ns;        /* call_ns - busy_ns */
