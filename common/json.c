@@ -11,6 +11,20 @@ void json_init(struct json *j, struct strbuf *out)
 	j->out = out;
 }
 
+void json_set_sink(struct json *j, FILE *f)
+{
+	j->sink = f;
+}
+
+/* Out's text to the sink (errors stay in ferror), out emptied; a failed strbuf's is left for its owner to report. */
+static void drain(struct json *j)
+{
+	if (strbuf_failed(j->out))
+		return;
+	fwrite(j->out->buf, 1, j->out->len, j->sink);
+	strbuf_reset(j->out);
+}
+
 /*
  * s as a JSON string.  Plain printable ASCII (keys, names, most paths) is
  * copied as it is; anything else takes strbuf_add_json_string's escaping.
@@ -33,6 +47,8 @@ static void add_string(struct strbuf *sb, const char *s)
 /* Before any value or key: the comma (and line break) that separates it from the previous member. */
 static void separate(struct json *j)
 {
+	if (j->sink && j->out->len >= JSON_SINK_BYTES)
+		drain(j);
 	if (j->after_key) {
 		j->after_key = 0;
 		return;

@@ -32,6 +32,8 @@
 
 #include "strbuf.h"
 
+#include <stdio.h>
+
 #define JSON_MAX_DEPTH 32
 
 /* json_begin_array flag: each element starts on a line of its own (long lists stay diffable). */
@@ -39,6 +41,7 @@
 
 struct json {
 	struct strbuf *out;
+	FILE *sink;        /* json_set_sink: out is written there and emptied as it fills */
 	int depth;
 	int after_key;                        /* a key was written: its value comes next, no comma */
 	unsigned char used[JSON_MAX_DEPTH];   /* the container at that depth has a member */
@@ -46,6 +49,14 @@ struct json {
 };
 
 void json_init(struct json *j, struct strbuf *out);
+/*
+ * Stream to f: between two values, once out holds JSON_SINK_BYTES, its text
+ * is written to f and out emptied, so that a report of a million traces
+ * (600 MB of JSON) never holds more than that.  What is left in out at the
+ * end is the caller's to write; ferror(f) says whether a write failed.
+ */
+#define JSON_SINK_BYTES ((size_t)1 << 20)
+void json_set_sink(struct json *j, FILE *f);
 
 void json_begin_object(struct json *j);
 void json_end_object(struct json *j);

@@ -495,6 +495,8 @@ struct model {
 	size_t capfindings;               /* private: allocated findings */
 	struct model_source_list *sources;
 	struct strpool *pool;
+	struct model_trace_input *trace_inputs; /* private: every trace's inputs, one block */
+	size_t ntrace_inputs;
 	struct saving_reads *saving_reads; /* private: the savings' reads, made on first use */
 	struct eager_runs_table *eager_runs; /* private: every user function's eager runs, walked once */
 };

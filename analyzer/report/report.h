@@ -4,12 +4,16 @@
  * only; none of them touches SQL.
  *
  * Every printer builds its output in a strbuf and returns it whole; the
- * command writes it (one place that sees write errors).
+ * command writes it (one place that sees write errors).  JSON may stream
+ * instead (report_opts.sink): the strbuf then holds only the text not yet
+ * written there.
  */
 #ifndef AGPROF_REPORT_H
 #define AGPROF_REPORT_H
 
 #include "strbuf.h"
+
+#include <stdio.h>
 
 struct model;
 struct ruleset;
@@ -39,6 +43,7 @@ struct report_opts {
 	const char *recording;  /* path shown in the header and JSON */
 	const struct gpu_model *gpu; /* the GPU part (analyzer/gpu/gpu.h), or NULL */
 	const struct graph_ops_model *graph_ops; /* kernels inside graph calls (graph_ops.h), or NULL */
+	FILE *sink;             /* JSON: written there as it is made (json_set_sink), or NULL: all in out */
 };
 
 void report_text(struct strbuf *out, const struct model *m, const struct report_opts *o);

@@ -429,6 +429,8 @@ void report_json(struct strbuf *out, const struct model *m, const struct report_
 	struct json j;
 
 	json_init(&j, out);
+	if (o->sink)
+		json_set_sink(&j, o->sink);
 	json_begin_object(&j);
 	json_kv_int(&j, "version", JSON_VERSION);
 	json_kv_str(&j, "agprof_version", AGPROF_VERSION);

@@ -6,10 +6,12 @@
 Records samples/retrace_scalar.py once (a function retraced by a Python
 float each step; or takes --source), grows it with grow_traces.py to each
 size (cached in /tmp/agprof-scale), and prints, per command and size, the
-wall time and the peak resident memory, with the growth per tenfold size:
-10x is linear, 100x quadratic.  Commands: report (text and JSON), check,
-export (Chrome, CSV).  view's first frame is not timed here (it needs a
-terminal: tests/tui).
+CPU time (user + system: wall time inflates on a loaded machine) and the
+peak resident memory, with the growth per tenfold size: 10x is linear,
+100x quadratic.  Commands: report (text and JSON), check, export (Chrome,
+CSV), merge (two recordings of half the size) and diff (half against
+whole).  view's first frame is not timed here (it needs a terminal:
+bench/view/run-bench.sh AGPROF RECORDING times it).
 """
 import argparse
 import os
@@ -17,7 +19,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -28,6 +29,8 @@ COMMANDS = [
     ("check", ["check", "--max-traces", "5"]),
     ("export chrome", ["export", "--format", "chrome", "-o", "{tmp}/x.json"]),
     ("export csv", ["export", "--format", "csv", "-o", "{tmp}/csv"]),
+    ("merge", ["merge", "-o", "{tmp}/m.agprof", "{half}", "{half}"]),
+    ("diff", ["diff", "{half}", "{rec}"]),
 ]
 
 
@@ -50,15 +53,14 @@ def grown(source, n):
 
 
 def timed(argv):
-    """Wall seconds and peak RSS (MiB) of one command, its output thrown away."""
-    t0 = time.monotonic()
+    """CPU seconds (user + system) and peak RSS (MiB) of one command, its output thrown away."""
     p = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     _, status, usage = os.wait4(p.pid, 0)
-    wall = time.monotonic() - t0
+    cpu = usage.ru_utime + usage.ru_stime
     code = os.waitstatus_to_exitcode(status)
     if code not in (0, 1):
         sys.exit("bench: %s exited %d: %s" % (" ".join(argv), code, p.stderr.read().decode()[-300:]))
-    return wall, usage.ru_maxrss / 1024.0
+    return cpu, usage.ru_maxrss / 1024.0
 
 
 def main():
@@ -71,16 +73,17 @@ def main():
     source = a.source or record_source(a.agprof)
     rows = {}
     for n in sizes:
-        rec = grown(source, n)
+        rec, half = grown(source, n), grown(source, max(n // 2, 1))
         for name, args in COMMANDS:
             tmp = tempfile.mkdtemp(prefix="agprof-scale-")
             try:
-                rows[(name, n)] = timed([a.agprof] + [x.format(tmp=tmp) for x in args] + [rec])
+                argv = [x.format(tmp=tmp, rec=rec, half=half) for x in args]
+                rows[(name, n)] = timed([a.agprof] + argv + ([] if "{rec}" in args or "{half}" in args else [rec]))
             finally:
                 shutil.rmtree(tmp, ignore_errors=True)
     print("%-14s" % "command" + "".join("%22s" % ("%d traces" % n) for n in sizes) + "   growth per 10x")
     for name, _ in COMMANDS:
-        cells = "".join("%13.2f s %5.0f MiB" % rows[(name, n)] for n in sizes)
+        cells = "".join("%11.2f s %6.0f MiB" % rows[(name, n)] for n in sizes)
         growth = ""
         if len(sizes) > 1:
             t0, t1 = rows[(name, sizes[-2])][0], rows[(name, sizes[-1])][0]

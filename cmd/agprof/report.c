@@ -137,41 +137,35 @@ static void render(struct report_cmd *c, struct strbuf *out, const struct model 
 		strbuf_sanitize_text(out, 0, c->opts.color);
 }
 
-/* Write out to path (NULL: standard output); an exit code. */
-static int write_out(const char *path, const struct strbuf *out)
-{
-	FILE *f = path ? fopen(path, "w") : stdout;
-	int ok;
-
-	if (!f) {
-		error("cannot create '%s': %s", path, strerror(errno));
-		return EXIT_USAGE;
-	}
-	ok = !out->len || fwrite(out->buf, 1, out->len, f) == out->len;
-	if (path && fclose(f) != 0)
-		ok = 0;
-	if (!ok && path)
-		error("cannot write '%s': %s", path, strerror(errno));
-	return ok ? EXIT_OK : EXIT_INTERNAL;
-}
-
-/* Print the report of an analyzed recording; an exit code. */
+/* Print the report of an analyzed recording to path (NULL: standard output); an exit code. */
 static int print_report(struct report_cmd *c, const struct model *m, const struct ruleset *rs)
 {
 	struct strbuf out = STRBUF_INIT;
+	FILE *f = c->output ? fopen(c->output, "w") : stdout;
 	int ret = EXIT_OK;
 
+	if (!f) {
+		error("cannot create '%s': %s", c->output, strerror(errno));
+		return EXIT_USAGE;
+	}
 	if (c->format == RF_JSON || c->format == RF_HTML || (c->format == RF_TEXT && (!c->opts.sections || (c->opts.sections & SEC_GPU))))
 		c->opts.gpu = gpu_metrics_model(m); /* the analysis's one GPU model */
 	c->opts.graph_ops = graph_ops_model(m);
 	c->opts.recording = c->path;
 	c->opts.color = c->color >= 0 ? c->color : want_color(1);
+	/* JSON streams: a million traces make 600 MB of it */
+	c->opts.sink = c->format == RF_JSON ? f : NULL;
 	render(c, &out, m, rs);
 	if (strbuf_failed(&out)) {
 		error("out of memory");
 		ret = EXIT_INTERNAL;
-	} else
-		ret = write_out(c->output, &out);
+	} else if ((out.len && fwrite(out.buf, 1, out.len, f) != out.len) || ferror(f) || fflush(f)) {
+		ret = EXIT_INTERNAL;
+	}
+	if (c->output && fclose(f) != 0)
+		ret = EXIT_INTERNAL;
+	if (ret == EXIT_INTERNAL && c->output && !strbuf_failed(&out))
+		error("cannot write '%s': %s", c->output, strerror(errno));
 	strbuf_release(&out);
 	return ret;
 }
