@@ -105,16 +105,30 @@ static const char *pooled(struct model *m, sqlite3_stmt *s, int col)
 	return t ? model_strdup(m, t) : NULL;
 }
 
-/* The graph functions, with their user function's name.  0 or -1. */
+/*
+ * The graph functions a kernel row or total names (through its call or its
+ * node), with their user function's name: the only ones the steps below
+ * look up.  A loop that retraces each step has a million graph functions
+ * and a few with kernels.  0 or -1.
+ */
 static int load_fns(struct loader *l, sqlite3 *db)
 {
-	sqlite3_stmt *s = db_prepare(db, "SELECT g.id, s.text, g.jit_compile, fs.text, g.node_count, g.function_id"
-					 " FROM graph_functions g"
-					 " JOIN strings s ON s.id = g.name_id LEFT JOIN functions f ON f.id = g.function_id"
-					 " LEFT JOIN strings fs ON fs.id = f.name_id ORDER BY g.id");
+	char q[1024];
+	sqlite3_stmt *s;
 	size_t cap = 0;
 	int rc;
 
+	snprintf(q, sizeof(q), "SELECT g.id, s.text, g.jit_compile, fs.text, g.node_count, g.function_id"
+		 " FROM graph_functions g"
+		 " JOIN strings s ON s.id = g.name_id LEFT JOIN functions f ON f.id = g.function_id"
+		 " LEFT JOIN strings fs ON fs.id = f.name_id WHERE g.id IN ("
+		 "SELECT c.graph_function_id FROM kernels k JOIN function_calls c ON c.id = k.call_id"
+		 " UNION SELECT n.graph_function_id FROM kernels k JOIN graph_nodes n ON n.id = k.node_id%s)"
+		 " ORDER BY g.id", l->totals ?
+		 " UNION SELECT c.graph_function_id FROM kernel_totals k JOIN function_calls c ON c.id = k.call_id"
+		 " UNION SELECT graph_function_id FROM kernel_totals"
+		 " UNION SELECT n.graph_function_id FROM kernel_totals k JOIN graph_nodes n ON n.id = k.node_id" : "");
+	s = db_prepare(db, q);
 	if (!s)
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -289,6 +303,23 @@ static int load_cut_calls(struct loader *l, sqlite3 *db)
 	return stmt_end(db, s, rc);
 }
 
+/* f's sums from its sampled calls to all its calls (calls, call_ns: of all; row s: their first and last). */
+static void scale_fn(struct graph_fn_ops *f, sqlite3_stmt *s, int64_t calls, int64_t call_ns)
+{
+	if (f->first_left_out) {
+		calls--;
+		call_ns = sat_sub64(call_ns, f->first_call_ns);
+	}
+	f->sampled_calls = f->calls;
+	if (f->call_ns > 0)
+		f->busy_ns = (int64_t)((double)call_ns * ((double)f->busy_ns / (double)f->call_ns));
+	f->calls = calls;
+	f->call_ns = call_ns;
+	f->first_ns = sqlite3_column_int64(s, 2);
+	f->last_ns = sqlite3_column_int64(s, 3);
+	f->overhead_ns = f->call_ns > f->busy_ns ? f->call_ns - f->busy_ns : 0;
+}
+
 /*
  * Schema v5: from the sampled calls (load_calls) to all of them.  A
  * function's calls, wall time and first/last come from function_calls
@@ -300,32 +331,29 @@ static int scale_to_all_calls(struct loader *l, sqlite3 *db)
 {
 	char q[640];
 	sqlite3_stmt *s;
-	int rc;
+	int rc = SQLITE_DONE;
 
-	/* the calls past the recording's budget too (schema 7: scan_all_calls) */
-	snprintf(q, sizeof(q), "SELECT c.graph_function_id, CAST(min(total(c.n), 4e18) AS INTEGER), total(c.ns),"
-		 " min(c.start_ns), max(c.end_ns) FROM %s c WHERE c.graph_function_id IS NOT NULL GROUP BY 1",
-		 scan_all_calls(db));
+	/*
+	 * the calls past the recording's budget too (schema 7: scan_all_calls);
+	 * one indexed look-up per function with kernels, not a GROUP BY of every call
+	 */
+	snprintf(q, sizeof(q), "SELECT CAST(min(total(c.n), 4e18) AS INTEGER), total(c.ns),"
+		 " min(c.start_ns), max(c.end_ns) FROM %s c WHERE c.graph_function_id = ?1", scan_all_calls(db));
 	if (!(s = db_prepare(db, q)))
 		return -1;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		struct graph_fn_ops *f = fn_of(l, sqlite3_column_int64(s, 0));
-		int64_t calls = sqlite3_column_int64(s, 1), call_ns = col_total(s, 2);
+	for (size_t i = 0; i < l->g->nfns && rc == SQLITE_DONE; i++) {
+		struct graph_fn_ops *f = &l->g->fns[i];
+		int64_t calls, call_ns;
 
-		if (!f || f->calls <= 0 || calls < f->calls)
+		if (f->calls <= 0)
 			continue;  /* no sampled call: nothing to scale from */
-		if (f->first_left_out) {
-			calls--;
-			call_ns = sat_sub64(call_ns, f->first_call_ns);
-		}
-		f->sampled_calls = f->calls;
-		if (f->call_ns > 0)
-			f->busy_ns = (int64_t)((double)call_ns * ((double)f->busy_ns / (double)f->call_ns));
-		f->calls = calls;
-		f->call_ns = call_ns;
-		f->first_ns = sqlite3_column_int64(s, 3);
-		f->last_ns = sqlite3_column_int64(s, 4);
-		f->overhead_ns = f->call_ns > f->busy_ns ? f->call_ns - f->busy_ns : 0;
+		sqlite3_bind_int64(s, 1, f->id);
+		if ((rc = sqlite3_step(s)) != SQLITE_ROW)
+			break;
+		calls = sqlite3_column_int64(s, 0), call_ns = col_total(s, 1);
+		if (calls >= f->calls)
+			scale_fn(f, s, calls, call_ns);
+		rc = sqlite3_reset(s) == SQLITE_OK ? SQLITE_DONE : SQLITE_ERROR;
 	}
 	return stmt_end(db, s, rc);
 }
