@@ -67,17 +67,22 @@ const char *strpool_intern(struct strpool *p, const char *s, size_t len)
 {
 	struct strpool_entry *e;
 	int64_t h;
-	size_t i, *link = NULL;
+	size_t i, *link = NULL, *recent;
 	char *copy;
 
 	if (!s || len == SIZE_MAX)
 		return NULL;
 	h = hash_bytes(s, len);
+	recent = &p->recent[((uint64_t)h ^ (uint64_t)h >> 32) % STRPOOL_RECENT];
+	if (*recent && (e = &p->entries[*recent - 1])->len == len && !memcmp(e->s, s, len))
+		return e->s;
 	if (idmap_get(&p->by_hash, h, &i)) {
 		for (;;) {
 			e = &p->entries[i];
-			if (e->len == len && !memcmp(e->s, s, len))
+			if (e->len == len && !memcmp(e->s, s, len)) {
+				*recent = i + 1;
 				return e->s;
+			}
 			if (!e->next_plus1)
 				break;
 			i = e->next_plus1 - 1;
@@ -93,7 +98,7 @@ const char *strpool_intern(struct strpool *p, const char *s, size_t len)
 	if (link)
 		*link = p->used + 1;
 	p->entries[p->used] = (struct strpool_entry){ copy, len, 0 };
-	p->used++;
+	*recent = ++p->used;
 	return copy;
 }
 

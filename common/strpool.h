@@ -21,6 +21,8 @@
 struct strpool_block;
 struct strpool_entry;
 
+#define STRPOOL_RECENT 256
+
 struct strpool {
 	struct strpool_block *blocks;    /* newest first */
 	struct strpool_entry *entries;   /* every string once */
@@ -28,9 +30,16 @@ struct strpool {
 	struct idmap by_hash;            /* hash of the text -> first entry with that hash */
 	size_t bytes;                    /* bytes of text held (NULs included) */
 	size_t limit;                    /* most bytes held, 0: no limit */
+	/*
+	 * A string interned lately, by a few bits of its hash (entry index + 1,
+	 * 0: none): the names, kinds and shapes repeated row after row are found
+	 * here, not by a probe of by_hash, whose table a million strings put
+	 * out of the cache.
+	 */
+	size_t recent[STRPOOL_RECENT];
 };
 
-#define STRPOOL_INIT { NULL, NULL, 0, 0, IDMAP_INIT, 0, 0 }
+#define STRPOOL_INIT { NULL, NULL, 0, 0, IDMAP_INIT, 0, 0, { 0 } }
 
 /*
  * The pooled copy of len bytes at s (need not be NUL-terminated; the copy

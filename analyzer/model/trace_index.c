@@ -65,41 +65,72 @@ size_t graph_index_of_trace(const struct graph_index *x, int64_t trace_id, const
 	return hi - first;
 }
 
-/* graph_constants has no index on graph_function_id: one sorted pass, grouped here. */
+/*
+ * Constants in rowid order (tmp, their group in grp) into x->consts grouped
+ * by graph function, rowid order kept within a group: a counting sort.
+ */
+static int group_constants(struct graph_index *x, const struct graph_constant *tmp, const size_t *grp)
+{
+	size_t at = 0, *fill = alloc_zeroed(x->nspans, sizeof(*fill));
+
+	if (!fill || !(x->consts = alloc_zeroed(x->nconsts, sizeof(*x->consts)))) {
+		free(fill);
+		return -1;
+	}
+	for (size_t g = 0; g < x->nspans; g++) {
+		x->spans[g].first = fill[g] = at;
+		at += x->spans[g].n;
+	}
+	for (size_t i = 0; i < x->nconsts; i++)
+		x->consts[fill[grp[i]]++] = tmp[i];
+	free(fill);
+	return 0;
+}
+
+/*
+ * graph_constants has no index on graph_function_id: one pass in rowid
+ * order (an ORDER BY sorted a million graphs' constants in SQLite's
+ * sorter), grouped here.
+ */
 static int read_constants(struct graph_index *x)
 {
 	sqlite3_stmt *s = db_prepare(x->m->rec->db,
-		"SELECT graph_function_id, node_name, coalesce(value, '') FROM graph_constants "
-		"ORDER BY graph_function_id, rowid");
-	size_t cap = 0, scap = 0;
-	int64_t last = 0;
-	int rc;
+		"SELECT graph_function_id, node_name, coalesce(value, '') FROM graph_constants");
+	struct graph_constant *tmp = NULL;
+	size_t *grp = NULL, cap = 0, gcap = 0, scap = 0, g;
+	int rc = SQLITE_ERROR, ret = -1;
 
 	if (!s)
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t gf = sqlite3_column_int64(s, 0);
 
-		if (ARRAY_GROW(x->consts, x->nconsts, cap))
+		if (ARRAY_GROW(tmp, x->nconsts, cap) || ARRAY_GROW(grp, x->nconsts, gcap))
 			goto oom;
-		if (!x->nspans || gf != last) {
+		if (!idmap_get(&x->groups, gf, &g)) {
 			if (ARRAY_GROW(x->spans, x->nspans, scap) || idmap_put(&x->groups, gf, x->nspans) < 0)
 				goto oom;
-			x->spans[x->nspans].first = x->nconsts;
-			x->spans[x->nspans++].n = 0;
-			last = gf;
+			x->spans[g = x->nspans++].n = 0;
 		}
-		x->consts[x->nconsts].node = model_strdup(x->m, (const char *)sqlite3_column_text(s, 1));
-		x->consts[x->nconsts++].value = model_strdup(x->m, (const char *)sqlite3_column_text(s, 2));
-		x->spans[x->nspans - 1].n++;
+		x->spans[g].n++;
+		grp[x->nconsts] = g;
+		tmp[x->nconsts].node = model_strdup(x->m, (const char *)sqlite3_column_text(s, 1));
+		tmp[x->nconsts++].value = model_strdup(x->m, (const char *)sqlite3_column_text(s, 2));
 	}
 	if (rc != SQLITE_DONE)
 		error("cannot read graph constants: %s", sqlite3_errmsg(x->m->rec->db));
-	sqlite3_finalize(s);
-	return rc == SQLITE_DONE ? 0 : -1;
+	else if (group_constants(x, tmp, grp))
+		goto oom;
+	else
+		ret = 0;
+	goto out;
 oom:
+	ret = error("out of memory reading graph constants");
+out:
 	sqlite3_finalize(s);
-	return error("out of memory reading graph constants");
+	free(tmp);
+	free(grp);
+	return ret;
 }
 
 int graph_index_constants(struct graph_index *x, int64_t gf_id, const struct graph_constant **out, size_t *n)
