@@ -118,8 +118,17 @@ void json_str(struct json *j, const char *s)
 
 void json_int(struct json *j, long long v)
 {
+	/* by hand: printf's machinery was a tenth of a million-trace report */
+	char buf[24], *p = buf + sizeof(buf);
+	unsigned long long u = v < 0 ? 0ULL - (unsigned long long)v : (unsigned long long)v;
+
 	separate(j);
-	strbuf_addf(j->out, "%lld", v);
+	do
+		*--p = (char)('0' + u % 10);
+	while (u /= 10);
+	if (v < 0)
+		*--p = '-';
+	strbuf_add(j->out, p, (size_t)(buf + sizeof(buf) - p));
 }
 
 void json_num(struct json *j, double v)

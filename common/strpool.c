@@ -102,6 +102,17 @@ const char *strpool_intern(struct strpool *p, const char *s, size_t len)
 	return copy;
 }
 
+const char *strpool_copy(struct strpool *p, const char *s, size_t len)
+{
+	char *copy;
+
+	if (!s || len == SIZE_MAX || !(copy = take(p, len + 1)))
+		return NULL;
+	memcpy(copy, s, len);
+	copy[len] = '\0';
+	return copy;
+}
+
 const char *strpool_str(struct strpool *p, const char *s)
 {
 	return s ? strpool_intern(p, s, strlen(s)) : NULL;

@@ -46,6 +46,12 @@ struct strpool {
  * is): NULL when s is NULL, memory is short or the limit is reached.
  */
 const char *strpool_intern(struct strpool *p, const char *s, size_t len);
+/*
+ * A copy of len bytes at s in the pool, not interned: for text that is new
+ * almost every time (a trace's signature, a retrace's detail), which would
+ * only grow the intern table.  NULL as strpool_intern.
+ */
+const char *strpool_copy(struct strpool *p, const char *s, size_t len);
 /* strpool_intern of a NUL-terminated string. */
 const char *strpool_str(struct strpool *p, const char *s);
 /* printf into the pool; NULL on error. */

@@ -604,7 +604,8 @@ static int classify_input_diff(struct retrace_ctx *c)
 		describe_nested(c, cause, x, y);
 	else if ((describers[cause] ? describers[cause] : describe_kind)(c, x, y))
 		return -1;
-	c->why->detail = model_strdup(c->m, c->sb.buf);
+	/* a detail names the values: new at nearly every retrace, not worth interning */
+	c->why->detail = c->sb.buf ? strpool_copy(c->m->pool, c->sb.buf, strlen(c->sb.buf)) : NULL;
 	return 1;
 }
 

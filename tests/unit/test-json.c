@@ -3,6 +3,8 @@
 
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static struct strbuf out = STRBUF_INIT;
@@ -91,4 +93,44 @@ Test(json, file_uris_are_percent_encoded)
 	json_end_array(&j);
 	cr_assert_str_eq(out.buf, "[\"file:///home/me/my%20proj/%231/%C3%A9.py\",\"file:///work/\",\"file:///\","
 				  "\"src/a%20b.py\"]");
+}
+
+Test(json, integers_at_the_edges)
+{
+	json_begin_array(&j, 0);
+	json_int(&j, 0);
+	json_int(&j, -1);
+	json_int(&j, 1234567890123LL);
+	json_int(&j, -9223372036854775807LL - 1);
+	json_int(&j, 9223372036854775807LL);
+	json_end_array(&j);
+	cr_assert_str_eq(out.buf, "[0,-1,1234567890123,-9223372036854775808,9223372036854775807]");
+}
+
+Test(json, a_sink_gets_the_text_as_it_fills_and_the_rest_stays)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+	char big[1000];
+	size_t n = 3 * JSON_SINK_BYTES / sizeof(big);
+
+	cr_assert_not_null(f);
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	json_set_sink(&j, f);
+	json_begin_array(&j, 0);
+	for (size_t i = 0; i < n; i++)
+		json_str(&j, big);
+	json_end_array(&j);
+	cr_assert_lt(out.len, JSON_SINK_BYTES + sizeof(big) + 4, "out holds at most a sink's worth");
+	fwrite(out.buf, 1, out.len, f);
+	cr_assert_eq(fclose(f), 0);
+	/* the whole text, in order: [, n quoted strings of 999 x's with commas between, ] */
+	cr_assert_eq(len, 2 + n * (sizeof(big) + 2) - 1);
+	cr_assert_eq(text[0], '[');
+	cr_assert_eq(text[len - 1], ']');
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(text[1 + i * (sizeof(big) + 2)], '"');
+	free(text);
 }
