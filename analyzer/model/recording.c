@@ -258,7 +258,7 @@ static int check_tables(sqlite3 *db, const char *path, char *err, size_t len)
 	return rc;
 }
 
-int recording_open(struct recording *rec, const char *path)
+static int open_with(struct recording *rec, const char *path, int flags)
 {
 	char err[512];
 	sqlite3 *db = NULL;
@@ -267,7 +267,7 @@ int recording_open(struct recording *rec, const char *path)
 	memset(rec, 0, sizeof(*rec));
 	if (check_header(path, err, sizeof(err)))
 		return error("%s", err);
-	if (db_open_readonly(path, 0, &db) != SQLITE_OK) {
+	if (db_open_readonly(path, flags, &db) != SQLITE_OK) {
 		error("cannot open '%s': %s", path, db ? sqlite3_errmsg(db) : "out of memory");
 		sqlite3_close(db);
 		return -1;
@@ -303,6 +303,16 @@ fail:
 	sqlite3_close(db);
 	rec->db = NULL;
 	return -1;
+}
+
+int recording_open(struct recording *rec, const char *path)
+{
+	return open_with(rec, path, 0);
+}
+
+int recording_open_private(struct recording *rec, const char *path)
+{
+	return open_with(rec, path, SQLITE_OPEN_NOMUTEX);
 }
 
 void recording_close(struct recording *rec)

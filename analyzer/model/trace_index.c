@@ -34,6 +34,13 @@ int graph_index_init(struct graph_index *x, struct model *m, const struct graph_
 	for (size_t i = 0; i < ngfs; i++)
 		x->by_trace[i] = i;
 	qsort_r(x->by_trace, ngfs, sizeof(*x->by_trace), cmp_by_trace, (void *)gfs);
+	/* a trace's first graph function in by_trace: one probe, not a binary search of a million */
+	for (size_t i = 0; i < ngfs; i++)
+		if ((!i || gfs[x->by_trace[i]].trace_id != gfs[x->by_trace[i - 1]].trace_id) &&
+		    idmap_put(&x->traces, gfs[x->by_trace[i]].trace_id, i) < 0) {
+			graph_index_release(x);
+			return -1;
+		}
 	return 0;
 }
 
@@ -43,25 +50,20 @@ void graph_index_release(struct graph_index *x)
 	free(x->consts);
 	free(x->spans);
 	idmap_release(&x->groups);
+	idmap_release(&x->traces);
 	memset(x, 0, sizeof(*x));
 }
 
 size_t graph_index_of_trace(const struct graph_index *x, int64_t trace_id, const size_t **idx)
 {
-	size_t lo = 0, hi = x->ngfs, first;
+	size_t first, hi;
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (x->gfs[x->by_trace[mid]].trace_id < trace_id)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	first = lo;
-	while (hi < x->ngfs && x->gfs[x->by_trace[hi]].trace_id == trace_id)
-		hi++;
-	*idx = x->by_trace ? x->by_trace + first : NULL;
+	*idx = NULL;
+	if (!idmap_get(&x->traces, trace_id, &first))
+		return 0;
+	for (hi = first; hi < x->ngfs && x->gfs[x->by_trace[hi]].trace_id == trace_id; hi++)
+		;
+	*idx = x->by_trace + first;
 	return hi - first;
 }
 

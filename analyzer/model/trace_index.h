@@ -32,6 +32,7 @@ struct graph_index {
 	const struct graph_fn *gfs;
 	size_t ngfs;
 	size_t *by_trace;               /* indexes into gfs, sorted by trace_id */
+	struct idmap traces;            /* trace_id -> its first place in by_trace */
 	int constants_read;             /* 0 not yet, 1 read, -1 failed */
 	struct graph_constant *consts;  /* grouped by graph function, rowid order within */
 	size_t nconsts;

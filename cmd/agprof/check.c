@@ -42,7 +42,7 @@ int cmd_check(int argc, char **argv)
 		check_config_free(cfg);
 		return ret < 0 ? EXIT_OK : ret;
 	}
-	if (recording_open(&rec, path)) {
+	if (recording_open_private(&rec, path)) {
 		check_config_free(cfg);
 		return EXIT_USAGE;
 	}

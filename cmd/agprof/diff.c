@@ -115,7 +115,7 @@ int cmd_diff(int argc, char **argv)
 	}
 	c.rules.ao.allow_empty = 1;
 	for (; opened < 2; opened++)
-		if (recording_open(&rec[opened], argv[first + opened]))
+		if (recording_open_private(&rec[opened], argv[first + opened]))
 			goto out;
 	for (; analyzed < 2; analyzed++)
 		if (analyze(&m[analyzed], &rs[analyzed], &rec[analyzed], &c.rules.ao) != ANALYZE_OK)

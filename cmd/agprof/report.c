@@ -181,7 +181,7 @@ int cmd_report(int argc, char **argv)
 	struct ruleset rs;
 	int ret;
 
-	if ((ret = parse_recording_command(&cmd, argc, argv, &c.path)) != 0 || recording_open(&rec, c.path)) {
+	if ((ret = parse_recording_command(&cmd, argc, argv, &c.path)) != 0 || recording_open_private(&rec, c.path)) {
 		rules_args_release(&c.rules);
 		return ret < 0 ? EXIT_OK : EXIT_USAGE;
 	}

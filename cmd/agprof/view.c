@@ -139,7 +139,7 @@ static int view_open(const struct view_cmd *c, struct recording *rec, struct tim
 		recording_close(rec);
 		return EXIT_INTERNAL;
 	}
-	if (recording_open(&(*a)->rec, c->path) || timeline_open(tl, rec, 0) < 0) {
+	if (recording_open_private(&(*a)->rec, c->path) || timeline_open(tl, rec, 0) < 0) {
 		recording_close(&(*a)->rec);  /* a no-op when it was not opened */
 		free(*a);
 		recording_close(rec);
