@@ -114,6 +114,9 @@ struct loader {
 	size_t nsites, capsites;
 	struct graph_fn *gfs;
 	size_t ngfs, capgfs;
+	int owners_made;              /* trace_owner and gf_by_name made (on first need) */
+	struct idmap trace_owner;     /* traces.id -> function index */
+	struct idmap gf_by_name;      /* pooled name pointer -> the first graph function of that name */
 };
 
 static int cmp_id_text(const void *a, const void *b)
@@ -598,21 +601,54 @@ cleanup:
 	return ret;
 }
 
+/*
+ * The maps behind owner_of_graph_fn and graph_fn_named, made once (a scan
+ * of every trace per graph function was quadratic in a loop that retraces).
+ * Names are pooled: the same text is the same pointer.  0 or -1.
+ */
+static int make_owner_maps(struct loader *l)
+{
+	if (l->owners_made)
+		return l->owners_made > 0 ? 0 : -1;
+	l->owners_made = -1;
+	for (size_t i = 0; i < l->m->nfunctions; i++)
+		for (size_t k = 0; k < l->m->functions[i].ntraces; k++)
+			if (idmap_put(&l->trace_owner, l->m->functions[i].traces[k].id, i) < 0)
+				return -1;
+	for (size_t j = 0; j < l->ngfs; j++)
+		if (l->gfs[j].name && idmap_put(&l->gf_by_name, (int64_t)(uintptr_t)l->gfs[j].name, j) < 0)
+			return -1;
+	l->owners_made = 1;
+	return 0;
+}
+
+static void release_owner_maps(struct loader *l)
+{
+	idmap_release(&l->trace_owner);
+	idmap_release(&l->gf_by_name);
+	l->owners_made = 0;
+}
+
+/* The first graph function named name (a pooled string), or NULL. */
+static struct graph_fn *graph_fn_named(struct loader *l, const char *name)
+{
+	size_t j;
+
+	if (!name || make_owner_maps(l) || !idmap_get(&l->gf_by_name, (int64_t)(uintptr_t)name, &j))
+		return NULL;
+	return &l->gfs[j];
+}
+
 /* The user function a graph function belongs to: its own link, its trace's, or its parent's. */
 static struct model_function *owner_of_graph_fn(struct loader *l, struct graph_fn *g)
 {
+	size_t i;
+
 	for (int depth = 0; g && depth < 32; depth++) {
 		if (g->function_id)
 			return function_by_id(l->m, g->function_id);
-		if (g->trace_id) {
-			for (size_t i = 0; i < l->m->nfunctions; i++) {
-				struct model_function *f = &l->m->functions[i];
-
-				for (size_t k = 0; k < f->ntraces; k++)
-					if (f->traces[k].id == g->trace_id)
-						return f;
-			}
-		}
+		if (g->trace_id && !make_owner_maps(l) && idmap_get(&l->trace_owner, g->trace_id, &i))
+			return &l->m->functions[i];
 		g = g->parent_id ? graph_fn_of(l, g->parent_id) : NULL;
 	}
 	return NULL;
@@ -658,14 +694,8 @@ static int load_function_calls(struct loader *l)
 		struct graph_fn *gf = g->k1 > 0 ? graph_fn_of(l, g->k1) : NULL;
 		struct model_function *f = NULL;
 
-		if (!gf) {
-			/* Unregistered in this process: match the TensorFlow name. */
-			const char *name = str_of(l, g->k2);
-
-			for (size_t j = 0; name && j < l->ngfs && !gf; j++)
-				if (l->gfs[j].name && !strcmp(l->gfs[j].name, name))
-					gf = &l->gfs[j];
-		}
+		if (!gf)  /* unregistered in this process: match the TensorFlow name */
+			gf = graph_fn_named(l, str_of(l, g->k2));
 		if (gf)
 			f = owner_of_graph_fn(l, gf);
 		if (!f)
@@ -1379,6 +1409,7 @@ int model_load_parts(struct model *m, struct recording *rec, unsigned parts)
 		goto cleanup;
 	ret = 0;
 cleanup:
+	release_owner_maps(&l);
 	free(l.strings);
 	free(l.sites);
 	free(l.gfs);
