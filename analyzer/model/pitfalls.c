@@ -466,12 +466,14 @@ static const struct pt_spec {
 	  " GROUP BY " EV_KEY ", e.file, e.line, e.kind, e.name ORDER BY min(e.id)",
 	  save_fill, 1 },
 	{ "graph_memory", memory_fields, memory_nums, memory_texts,
-	  "SELECT n.text, fs.text, f.line, NULL, 0, count(*), sum(g.node_count), sum(length(g.function_def)),"
-	  " max(g.node_count) FROM graph_functions g JOIN functions f ON f.id = g.function_id"
+	  /* summed per function first: three look-ups per graph function were 5% of a million-trace report */
+	  "SELECT n.text, fs.text, f.line, NULL, 0, g.cnt, g.nodes, g.bytes, g.most FROM (SELECT function_id,"
+	  " count(*) AS cnt, sum(node_count) AS nodes, sum(length(function_def)) AS bytes, max(node_count) AS most"
+	  " FROM graph_functions GROUP BY function_id) g JOIN functions f ON f.id = g.function_id"
 	  " JOIN strings n ON n.id = f.name_id LEFT JOIN strings fs ON fs.id = f.file_id"
 	  /* a library's functions (path_is_installed): a new object per user call, freed with it (library-call) */
 	  " WHERE coalesce(fs.text, '') NOT LIKE '%/site-packages/%' AND coalesce(fs.text, '') NOT LIKE '%/dist-packages/%'"
-	  " GROUP BY f.id ORDER BY sum(length(g.function_def)) DESC",
+	  " ORDER BY g.bytes DESC, f.id",
 	  memory_fill, 0 },
 };
 
