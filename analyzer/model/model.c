@@ -484,45 +484,86 @@ static void add_trace_input(struct model *m, sqlite3_stmt *in, struct model_trac
 }
 
 /*
- * Every trace's inputs in one pass over trace_inputs in its key's order
- * (a lookup per trace was a B-tree seek each: 28 us a trace on 100,000),
- * into one block of the model counted first: a block per trace cost 768
- * bytes a trace (a first capacity of 16) and a malloc each.  traces.id is
- * the table's rowid: unique.  0 or -1.
+ * trace_inputs' rows in the order sql gives into the model's block, by the
+ * map where (traces.id -> function index << 32 | trace index).  With
+ * in_order, the rows must come in (trace_id, position) order: 1 at the
+ * first that does not (nothing is kept then).  0, 1 or -1.
  */
-static int load_trace_inputs(struct loader *l)
+static int read_trace_inputs(struct loader *l, const struct idmap *where, const char *sql, size_t cap, int in_order)
 {
 	struct model *m = l->m;
-	struct idmap where = IDMAP_INIT;   /* traces.id -> function index << 32 | trace index */
 	sqlite3_stmt *in = NULL;
 	struct model_trace *t = NULL;
-	int64_t last = 0, rows = query_int(l->db, "SELECT count(*) FROM trace_inputs");
-	size_t at, cap = rows > 0 ? (size_t)rows : 0;
-	int rc, ret = -1;
+	int64_t last = 0, last_pos = 0;
+	size_t at;
+	int rc;
 
-	for (size_t i = 0; i < m->nfunctions; i++)
-		for (size_t k = 0; k < m->functions[i].ntraces && k <= UINT32_MAX; k++)
-			if (idmap_put(&where, m->functions[i].traces[k].id, (i << 32) | k) < 0)
-				goto cleanup;
-	if (rows < 0 || !(m->trace_inputs = alloc_zeroed(cap, sizeof(*m->trace_inputs))) ||
-	    !(in = db_prepare(l->db, "SELECT trace_id, position, name, kind, dtype, shape, value FROM trace_inputs"
-				     " ORDER BY trace_id, position")))
-		goto cleanup;
+	/* a table without rowid (not agprof's writing) cannot be read in rowid order: read it by its key */
+	if (in_order && sqlite3_prepare_v2(l->db, sql, -1, &in, NULL) != SQLITE_OK) {
+		sqlite3_finalize(in);
+		return 1;
+	}
+	if (!in && !(in = db_prepare(l->db, sql)))
+		return -1;
 	while ((rc = sqlite3_step(in)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(in, 0);
+		int64_t id = sqlite3_column_int64(in, 0), pos = sqlite3_column_int64(in, 1);
 
+		if (in_order && t && (id < last || (id == last && pos < last_pos))) {
+			sqlite3_finalize(in);
+			return 1;
+		}
+		last_pos = pos;
 		if (!t || id != last) {
 			last = id;
-			t = idmap_get(&where, id, &at) ? &m->functions[at >> 32].traces[at & UINT32_MAX] : NULL;
+			t = idmap_get(where, id, &at) ? &m->functions[at >> 32].traces[at & UINT32_MAX] : NULL;
 			if (t && t->ninputs)  /* its rows came earlier: not in key order, keep the first set */
 				t = NULL;
 		}
 		if (t && m->ntrace_inputs < cap)  /* more rows than counted: a writer added some, left out */
 			add_trace_input(m, in, t);
 	}
-	ret = step_finished(l->db, in, rc);
-cleanup:
+	rc = step_finished(l->db, in, rc);
 	sqlite3_finalize(in);
+	return rc;
+}
+
+/*
+ * Every trace's inputs in one pass over trace_inputs in its key's order
+ * (a lookup per trace was a B-tree seek each: 28 us a trace on 100,000),
+ * into one block of the model counted first: a block per trace cost 768
+ * bytes a trace (a first capacity of 16) and a malloc each.  The writer
+ * inserts the rows in key order, so the table is read in rowid order (a
+ * scan, not an index walk with a table seek per row) and only when a row
+ * is out of order again through the key.  traces.id is the table's rowid:
+ * unique.  0 or -1.
+ */
+static int load_trace_inputs(struct loader *l)
+{
+	struct model *m = l->m;
+	struct idmap where = IDMAP_INIT;
+	int64_t rows = query_int(l->db, "SELECT count(*) FROM trace_inputs");
+	size_t cap = rows > 0 ? (size_t)rows : 0;
+	int ret = -1;
+
+	for (size_t i = 0; i < m->nfunctions; i++)
+		for (size_t k = 0; k < m->functions[i].ntraces && k <= UINT32_MAX; k++)
+			if (idmap_put(&where, m->functions[i].traces[k].id, (i << 32) | k) < 0)
+				goto cleanup;
+	if (rows < 0 || !(m->trace_inputs = alloc_zeroed(cap, sizeof(*m->trace_inputs))))
+		goto cleanup;
+	ret = read_trace_inputs(l, &where, "SELECT trace_id, position, name, kind, dtype, shape, value"
+				" FROM trace_inputs ORDER BY rowid", cap, 1);
+	if (ret == 1) {
+		m->ntrace_inputs = 0;
+		for (size_t i = 0; i < m->nfunctions; i++)
+			for (size_t k = 0; k < m->functions[i].ntraces; k++) {
+				m->functions[i].traces[k].inputs = NULL;
+				m->functions[i].traces[k].ninputs = 0;
+			}
+		ret = read_trace_inputs(l, &where, "SELECT trace_id, position, name, kind, dtype, shape, value"
+					" FROM trace_inputs ORDER BY trace_id, position", cap, 0);
+	}
+cleanup:
 	idmap_release(&where);
 	return ret;
 }
