@@ -568,20 +568,58 @@ cleanup:
 	return ret;
 }
 
+/*
+ * Whether reading traces in rowid order gives each function's traces in
+ * (start_ns, id) order, as ORDER BY function_id, start_ns, id would: the
+ * writer inserts them as they start.  Then the load is a table scan, not
+ * an index walk with a table seek per row.  Only integer keys and start
+ * times that ts_clamp keeps count as in order.
+ */
+static int traces_in_rowid_order(struct loader *l)
+{
+	struct model *m = l->m;
+	sqlite3_stmt *s = NULL;
+	int64_t *last = calloc(2 * (m->nfunctions ? m->nfunctions : 1), sizeof(*last));
+	int rc = SQLITE_ERROR;
+
+	if (!last || sqlite3_prepare_v2(l->db, "SELECT function_id, start_ns, id FROM traces ORDER BY rowid", -1, &s,
+					NULL) != SQLITE_OK)
+		goto out;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		struct model_function *f = function_by_id(m, sqlite3_column_int64(s, 0));
+		int64_t start = sqlite3_column_int64(s, 1), id = sqlite3_column_int64(s, 2), *at;
+
+		if (!f)
+			continue;
+		at = &last[2 * (size_t)(f - m->functions)];
+		if (sqlite3_column_type(s, 0) != SQLITE_INTEGER || sqlite3_column_type(s, 1) != SQLITE_INTEGER ||
+		    ts_clamp(start) != start ||
+		    (at[1] && (start < at[0] || (start == at[0] && id < at[1]))))
+			break;
+		at[0] = start;
+		at[1] = id;
+	}
+out:
+	sqlite3_finalize(s);
+	free(last);
+	return rc == SQLITE_DONE;
+}
+
 static int load_traces(struct loader *l)
 {
 	struct model *m = l->m;
-	/* schema 6 added collector_ns */
-	sqlite3_stmt *s = db_prepare(l->db, db_has_column(l->db, "traces", "collector_ns") ?
-		"SELECT id, function_id, start_ns, end_ns, function_object, object_trace_no, tf_name_id, signature,"
-		" callsite_id, jit_compile, reduce_retracing, has_input_signature, variables_created, status, pid, tid,"
-		" collector_ns FROM traces ORDER BY function_id, start_ns, id" :
-		"SELECT id, function_id, start_ns, end_ns, function_object, object_trace_no, tf_name_id, signature,"
-		" callsite_id, jit_compile, reduce_retracing, has_input_signature, variables_created, status, pid, tid, 0"
-		" FROM traces ORDER BY function_id, start_ns, id");
+	char q[512];
+	sqlite3_stmt *s;
 	size_t *caps = calloc(m->nfunctions ? m->nfunctions : 1, sizeof(size_t));
 	int rc, ret = -1;
 
+	/* schema 6 added collector_ns */
+	snprintf(q, sizeof(q), "SELECT id, function_id, start_ns, end_ns, function_object, object_trace_no, tf_name_id,"
+		 " signature, callsite_id, jit_compile, reduce_retracing, has_input_signature, variables_created, status,"
+		 " pid, tid, %s FROM traces ORDER BY %s",
+		 db_has_column(l->db, "traces", "collector_ns") ? "collector_ns" : "0",
+		 traces_in_rowid_order(l) ? "rowid" : "function_id, start_ns, id");
+	s = db_prepare(l->db, q);
 	if (!s || !caps)
 		goto cleanup;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
