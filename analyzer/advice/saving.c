@@ -15,6 +15,8 @@
  *   input-bound: the waits that overlapping input with compute would hide,
  *     at most the loop's time not spent waiting (the compute they overlap).
  * Other findings: the symptom's time, said to be an upper bound.
+ * A rule picks its estimator by name with `saving:` (estimators[] below,
+ * the names in analyzer/rules/rule_advice.h).
  * Every term is a recorded time; the collector's own time in a trace
  * (traces.collector_ns) is taken off wherever a trace is counted, so the
  * saving is what a run without agprof would save.
