@@ -13,6 +13,7 @@
 #include "model.h"
 #include "model_internal.h"
 #include "recording.h"
+#include "rule_advice.h"
 #include "srcfile.h"
 
 #include <ctype.h>
@@ -1446,24 +1447,31 @@ static void add_code(struct fixctx *c, struct finding *f, const struct model_fun
 }
 
 /*
- * Why xla-recompile, variable-creation and py-function get no edit: each
- * fix needs a decision the recording cannot make.
+ * The advice in words of the fixes that need a decision the recording
+ * cannot make (pad-shapes, build-once, py-function-body), and of the others
+ * with no edit.
  */
-static void no_edit_words(struct fixctx *c, struct finding *f, const struct model_function *fn)
+static void fix_pad_shapes(struct fixctx *c, struct finding *f, const struct model_function *fn)
 {
-	const char *name = fn ? fn->name : f->function ? f->function : "the function";
+	set_no_edit(c, f, "an input_signature with None dimensions (the retracing finding's edit) removes the"
+		    " retraces but not the compilations: XLA compiles %s once per concrete input shape."
+		    " Pad or bucket its inputs to a few fixed shapes where they are made, or drop jit_compile=True;"
+		    " which one keeps the results right is not in the recording",
+		    fn ? fn->name : f->function ? f->function : "the function");
+}
 
-	if (!strcmp(f->rule, "xla-recompile"))
-		set_no_edit(c, f, "an input_signature with None dimensions (the retracing finding's edit) removes the"
-			    " retraces but not the compilations: XLA compiles %s once per concrete input shape."
-			    " Pad or bucket its inputs to a few fixed shapes where they are made, or drop jit_compile=True;"
-			    " which one keeps the results right is not in the recording", name);
-	else if (!strcmp(f->rule, "variable-creation"))
-		set_no_edit(c, f, "%s creates its variables at the first trace of each new tf.function object%s:"
-			    " build the object that owns it once, outside the loop, or create the variables in __init__."
-			    " Whether the loop means to start from fresh variables each time is not in the recording",
-			    name, f->cause == CAUSE_NEW_FUNCTION_OBJECT ? " (a new object per call)" : "");
-	else if (f->function && !strcmp(f->function, "generator_next_fn"))  /* tf.data's from_generator body */
+static void fix_build_once(struct fixctx *c, struct finding *f, const struct model_function *fn)
+{
+	set_no_edit(c, f, "%s creates its variables at the first trace of each new tf.function object%s:"
+		    " build the object that owns it once, outside the loop, or create the variables in __init__."
+		    " Whether the loop means to start from fresh variables each time is not in the recording",
+		    fn ? fn->name : f->function ? f->function : "the function",
+		    f->cause == CAUSE_NEW_FUNCTION_OBJECT ? " (a new object per call)" : "");
+}
+
+static void fix_py_function(struct fixctx *c, struct finding *f, const struct model_function *fn)
+{
+	if (f->function && !strcmp(f->function, "generator_next_fn"))  /* tf.data's from_generator body */
 		set_no_edit(c, f, "from_generator calls the Python generator for every element, under the GIL: when the"
 			    " elements fit in memory, build the dataset from tensors instead (tf.data.Dataset."
 			    "from_tensor_slices, with tf.ragged.constant for sequences of different lengths); else keep"
@@ -1472,51 +1480,93 @@ static void no_edit_words(struct fixctx *c, struct finding *f, const struct mode
 	else
 		set_no_edit(c, f, "the body of a py_function is Python that TensorFlow runs under the GIL, one call at"
 			    " a time: rewrite it with TensorFlow ops (or move it out of %s); no mechanical edit keeps"
-			    " what it computes", name);
+			    " what it computes", fn ? fn->name : f->function ? f->function : "the function");
 }
 
-static const struct model_function *function_of(const struct model *m, const struct finding *f)
+static void fix_see_retracing(struct fixctx *c, struct finding *f, const struct model_function *fn)
 {
-	return model_finding_function(m, f);
+	(void)fn;
+	set_no_edit(c, f, "the edits are in the retracing findings of the functions that retrace");
+}
+
+static void fix_none(struct fixctx *c, struct finding *f, const struct model_function *fn)
+{
+	(void)fn;
+	set_no_edit(c, f, "no edit is written for %s: the fix depends on code agprof did not record", f->rule);
+}
+
+/* retrace: the edit follows the cause of the function's retraces. */
+static void fix_retrace(struct fixctx *c, struct finding *f, const struct model_function *fn)
+{
+	switch (f->cause) {
+	case CAUSE_SHAPE:
+		edit_signature(c, f, fn);
+		break;
+	case CAUSE_PYTHON_VALUE:
+	case CAUSE_DTYPE:
+		edit_call_arg(c, f, fn);
+		break;
+	case CAUSE_NEW_FUNCTION_OBJECT:
+		edit_hoist(c, f, fn);
+		break;
+	case CAUSE_UNKNOWN:
+		set_no_edit(c, f, "the cause of the retraces is unknown");
+		break;
+	default:
+		set_no_edit(c, f, "a %s retrace has no edit agprof can write safely", retrace_cause_name(f->cause));
+		break;
+	}
+}
+
+static void fix_eager_loop(struct fixctx *c, struct finding *f, const struct model_function *fn)
+{
+	(void)fn;
+	eager_advice(c, f);
+}
+
+static void fix_input_pipeline(struct fixctx *c, struct finding *f, const struct model_function *fn)
+{
+	(void)fn;
+	edit_pipeline(c, f);
+}
+
+/*
+ * The edit builders a rule names with `fix:` (rule_advice.h).  needs_function:
+ * without the finding's function, none is written (fix_none).  after_saving:
+ * the edit is offered only for a positive saving, so the saving comes first.
+ * drop_unsaved: an edit that saves nothing (what it adds back costs as much
+ * as it removes) is taken back.
+ */
+static const struct {
+	void (*build)(struct fixctx *c, struct finding *f, const struct model_function *fn);
+	unsigned needs_function : 1, after_saving : 1, drop_unsaved : 1;
+} builders[] = {
+	[FIX_NONE] = { fix_none, 0, 0, 0 },
+	[FIX_RETRACE] = { fix_retrace, 1, 0, 1 },
+	[FIX_EAGER_LOOP] = { fix_eager_loop, 0, 1, 0 },
+	[FIX_INPUT_PIPELINE] = { fix_input_pipeline, 0, 0, 0 },
+	[FIX_SEE_RETRACING] = { fix_see_retracing, 0, 0, 0 },
+	[FIX_PAD_SHAPES] = { fix_pad_shapes, 0, 0, 0 },
+	[FIX_BUILD_ONCE] = { fix_build_once, 0, 0, 0 },
+	[FIX_PY_FUNCTION] = { fix_py_function, 0, 0, 0 },
+};
+_Static_assert(sizeof(builders) / sizeof(builders[0]) == FIX_NKINDS, "a fix kind without its builder");
+
+static int fix_kind_of(const struct finding *f)
+{
+	return f->fix_kind >= 0 && f->fix_kind < FIX_NKINDS ? f->fix_kind : FIX_NONE;
 }
 
 static void annotate(struct fixctx *c, struct finding *f)
 {
-	const struct model_function *fn = function_of(c->m, f);
+	const struct model_function *fn = model_finding_function(c->m, f);
+	int kind = fix_kind_of(f);
 
 	memset(&f->fix, 0, sizeof(f->fix));
 	f->code = f->no_edit = NULL;
-	if (!strcmp(f->rule, "retracing") && fn) {
-		switch (f->cause) {
-		case CAUSE_SHAPE:
-			edit_signature(c, f, fn);
-			break;
-		case CAUSE_PYTHON_VALUE:
-		case CAUSE_DTYPE:
-			edit_call_arg(c, f, fn);
-			break;
-		case CAUSE_NEW_FUNCTION_OBJECT:
-			edit_hoist(c, f, fn);
-			break;
-		case CAUSE_UNKNOWN:
-			set_no_edit(c, f, "the cause of the retraces is unknown");
-			break;
-		default:
-			set_no_edit(c, f, "a %s retrace has no edit agprof can write safely", retrace_cause_name(f->cause));
-			break;
-		}
-	} else if (!strcmp(f->rule, "eager-hotspot")) {
-		eager_advice(c, f);
-	} else if (!strcmp(f->rule, "input-bound")) {
-		edit_pipeline(c, f);
-	} else if (!strcmp(f->rule, "tracing-overhead")) {
-		set_no_edit(c, f, "the edits are in the retracing findings of the functions that retrace");
-	} else if (!strcmp(f->rule, "xla-recompile") || !strcmp(f->rule, "variable-creation") ||
-		   !strcmp(f->rule, "py-function")) {
-		no_edit_words(c, f, fn);
-	} else if (!f->no_edit) {
-		set_no_edit(c, f, "no edit is written for %s: the fix depends on code agprof did not record", f->rule);
-	}
+	if (builders[kind].needs_function && !fn)
+		kind = FIX_NONE;
+	builders[kind].build(c, f, fn);
 	if (f->fix.file)
 		f->no_edit = NULL;
 	add_code(c, f, fn);
@@ -1529,16 +1579,15 @@ void fix_annotate(struct model *m)
 	for (size_t i = 0; i < m->nfindings; i++) {
 		struct finding *f = &m->findings[i];
 
-		/* user rules' examples stay theirs; built-in rules carry none.  An eager-hotspot edit
-		 * needs a positive saving; a shape retrace's saving depends on the edit (signature or not) */
-		if (!strcmp(f->rule, "eager-hotspot")) {
+		/* user rules' examples stay theirs; built-in rules carry none.  A shape retrace's
+		 * saving depends on the edit (signature or not), so most edits come first */
+		if (builders[fix_kind_of(f)].after_saving) {
 			saving_estimate(m, f);
 			annotate(&c, f);
 		} else {
 			annotate(&c, f);
 			saving_estimate(m, f);
-			if (f->fix.file && f->saving_ns <= 0 && !strcmp(f->rule, "retracing")) {
-				/* an edit that removes no time (what it adds back costs as much) is not offered */
+			if (f->fix.file && f->saving_ns <= 0 && builders[fix_kind_of(f)].drop_unsaved) {
 				memset(&f->fix, 0, sizeof(f->fix));
 				set_no_edit(&c, f, "the edit would add back as much as it removes (%s)", f->saving_method);
 			}

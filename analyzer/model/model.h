@@ -392,6 +392,7 @@ struct finding {
 	int64_t cost_ns;
 	int64_t start_ns, end_ns;
 	const char *thread;         /* role of the thread it is about: main, tf.data, other; or NULL */
+	int fix_kind, saving_kind;  /* the rule's fix: and saving: (enums of analyzer/rules/rule_advice.h); 0: none, cost */
 	/* Filled by fix_annotate() (analyzer/advice/fix.h) after the rules ran; findings are ranked by saving_ns. */
 	int64_t saving_ns;          /* what the run would save with the fix applied (estimate) */
 	const char *saving_method;  /* how saving_ns was estimated, one line */
