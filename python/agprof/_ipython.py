@@ -8,9 +8,10 @@ import shlex
 import sys
 import tempfile
 
-from . import _record, _report
+from . import _cells, _record, _report
 
-_state = {"last": None, "dir": None, "n": 0}
+# bodies: {file name of a %%agprof cell's body: (label, first_line, the cell as typed)}
+_state = {"last": None, "dir": None, "n": 0, "bodies": {}}
 
 
 def _parse(line):
@@ -87,6 +88,12 @@ def load_ipython_extension(ipython):
             except ValueError as e:
                 raise UsageError(str(e)) from None
             path = opts["output"] or _cell_output()
+            # IPython counted this cell before running it; the body runs under the next number
+            number = self.shell.execution_count - 1
+            name = _cells.body_name(self.shell, cell)
+            if name is not None:
+                _state["bodies"][name] = ("In [%d]" % number, 2,
+                                          _cells.visible_cell(self.shell, number, line, cell))
             try:
                 _record.start(path, force=opts["force"] or opts["output"] is None, quiet=True)
             except _record.AgprofError as e:
@@ -100,6 +107,7 @@ def load_ipython_extension(ipython):
                     print("agprof: %s" % e, file=sys.stderr)
                     return None
             _state["last"] = path
+            _cells.record(path, self.shell, _state["bodies"])
             if result is not None and not result.success:
                 print("agprof: the cell raised; what ran before is recorded in %s" % path)
             _show(path)
