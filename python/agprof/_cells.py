@@ -25,25 +25,31 @@ def body_name(shell, body):
         return None
 
 
-def visible_cell(shell, number, line, body):
-    """The %%agprof cell as the user typed it: the history's text when it is this cell, else rebuilt."""
+def _history(shell, number):
     try:
-        raw = shell.history_manager.input_hist_raw[number]
+        return shell.history_manager.input_hist_raw[number]
     except (AttributeError, IndexError, TypeError):
-        raw = None
-    if raw and raw.lstrip().startswith("%%agprof") and raw.split("\n", 1)[-1].rstrip() == body.rstrip():
-        return raw
-    return "%%agprof" + (" " + line if line.strip() else "") + "\n" + body
+        return None
+
+
+def this_cell(shell, line, body):
+    """(label, first_line, text) of the running %%agprof cell, as the user typed it.
+
+    IPython counted a cell it stores in its history before running it (the
+    body then runs under the next number); a cell run without history keeps
+    the current number."""
+    number = shell.execution_count - 1
+    raw = _history(shell, number)
+    if raw and raw.startswith("%%agprof") and raw.split("\n", 1)[-1].rstrip() == body.rstrip():
+        return "In [%d]" % number, 2, raw
+    return "In [%d]" % shell.execution_count, 2, "%%agprof" + (" " + line if line.strip() else "") + "\n" + body
 
 
 def _cell_text(shell, name, number):
     """The cell's text as typed when its lines are the compiled code's, else the code IPython compiled."""
     entry = linecache.cache.get(name)
     code = "".join(entry[2]) if entry and len(entry) > 2 and entry[2] else None
-    try:
-        raw = shell.history_manager.input_hist_raw[number]
-    except (AttributeError, IndexError, TypeError):
-        raw = None
+    raw = _history(shell, number)
     if raw is not None and (code is None or len(raw.splitlines()) == len(code.splitlines())):
         return raw
     return code

@@ -88,12 +88,9 @@ def load_ipython_extension(ipython):
             except ValueError as e:
                 raise UsageError(str(e)) from None
             path = opts["output"] or _cell_output()
-            # IPython counted this cell before running it; the body runs under the next number
-            number = self.shell.execution_count - 1
             name = _cells.body_name(self.shell, cell)
             if name is not None:
-                _state["bodies"][name] = ("In [%d]" % number, 2,
-                                          _cells.visible_cell(self.shell, number, line, cell))
+                _state["bodies"][name] = _cells.this_cell(self.shell, line, cell)
             try:
                 _record.start(path, force=opts["force"] or opts["output"] is None, quiet=True)
             except _record.AgprofError as e:
