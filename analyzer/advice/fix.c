@@ -383,6 +383,14 @@ static void store_line_edit(struct fixctx *c, struct finding *f, const struct lo
 	strbuf_release(&e->after);
 }
 
+/* How a reason names file: a notebook cell by its label ("In [3]"). */
+static const char *shown(const struct fixctx *c, const char *file)
+{
+	const struct model_cell *cell = model_cell(c->m, file);
+
+	return cell ? cell->label : file;
+}
+
 /* Checks shared by every edit of file: readable, unchanged, under cwd, TensorFlow imported. */
 static const struct loaded *editable(struct fixctx *c, struct finding *f, const char *file, char *alias, size_t cap)
 {
@@ -391,13 +399,13 @@ static const struct loaded *editable(struct fixctx *c, struct finding *f, const 
 	if (!file)
 		return set_no_edit(c, f, "the source line is not known"), NULL;
 	if (!l)
-		return set_no_edit(c, f, "'%s' cannot be read now", file), NULL;
+		return set_no_edit(c, f, "'%s' cannot be read now", shown(c, file)), NULL;
 	if (l->changed)
-		return set_no_edit(c, f, "'%s' changed since the recording", file), NULL;
+		return set_no_edit(c, f, "'%s' changed since the recording", shown(c, file)), NULL;
 	if (!edit_path(c, l, file))
-		return set_no_edit(c, f, "'%s' is outside the recording's working directory", file), NULL;
+		return set_no_edit(c, f, "'%s' is outside the recording's working directory", shown(c, file)), NULL;
 	if (!tf_alias(l, alias, cap))
-		return set_no_edit(c, f, "'%s' does not `import tensorflow` at the top level", file), NULL;
+		return set_no_edit(c, f, "'%s' does not `import tensorflow` at the top level", shown(c, file)), NULL;
 	return l;
 }
 
@@ -1498,7 +1506,7 @@ static void add_code(struct fixctx *c, struct finding *f, const struct model_fun
 	if (f->fix.file || f->code || !file || line <= 0)
 		return;
 	if (!(l = load(c, file))) {
-		set_no_edit(c, f, "the source '%s' cannot be read now", file);
+		set_no_edit(c, f, "the source '%s' cannot be read now", shown(c, file));
 		return;
 	}
 	quote_lines(&sb, l, line > 1 ? line - 1 : line, line + 1);

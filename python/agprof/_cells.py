@@ -12,9 +12,12 @@ offers a finding's edit as the corrected cell.
 import linecache
 import re
 import sqlite3
+import sys
 
 _IMPORTS_TF = re.compile(r"^(import|from)\s+tensorflow\b", re.M)
 MAX_CELLS = 500  # the newest cells of a long session, at most
+# {file name of a %%agprof cell's body: (label, first_line, the cell as typed)}, filled by the magic
+BODIES = {}
 
 
 def body_name(shell, body):
@@ -70,6 +73,17 @@ def _candidates(shell, bodies):
             cells[name] = ("In [%d]" % number, 1, text)
     cells.update(bodies)
     return cells
+
+
+def record_in_ipython(path):
+    """After agprof.stop() in IPython or Jupyter (the magic's or the user's own): write the cells; never raises."""
+    ipython = sys.modules.get("IPython")
+    try:
+        shell = ipython.get_ipython() if ipython is not None else None
+        if shell is not None and hasattr(shell, "compile"):
+            record(path, shell, BODIES)
+    except Exception:  # the recording is complete without them
+        pass
 
 
 def record(path, shell, bodies):

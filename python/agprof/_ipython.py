@@ -10,8 +10,7 @@ import tempfile
 
 from . import _cells, _record, _report
 
-# bodies: {file name of a %%agprof cell's body: (label, first_line, the cell as typed)}
-_state = {"last": None, "dir": None, "n": 0, "bodies": {}}
+_state = {"last": None, "dir": None, "n": 0}
 
 
 def _parse(line):
@@ -90,7 +89,7 @@ def load_ipython_extension(ipython):
             path = opts["output"] or _cell_output()
             name = _cells.body_name(self.shell, cell)
             if name is not None:
-                _state["bodies"][name] = _cells.this_cell(self.shell, line, cell)
+                _cells.BODIES[name] = _cells.this_cell(self.shell, line, cell)
             try:
                 _record.start(path, force=opts["force"] or opts["output"] is None, quiet=True)
             except _record.AgprofError as e:
@@ -104,7 +103,6 @@ def load_ipython_extension(ipython):
                     print("agprof: %s" % e, file=sys.stderr)
                     return None
             _state["last"] = path
-            _cells.record(path, self.shell, _state["bodies"])
             if result is not None and not result.success:
                 print("agprof: the cell raised; what ran before is recorded in %s" % path)
             _show(path)

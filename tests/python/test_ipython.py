@@ -29,6 +29,17 @@ count = step.experimental_get_tracing_count()
 """
 
 
+RECORD_BLOCK = """import agprof
+@tf.function
+def scale(x, k):
+    for _ in range(12):  # a graph that takes a while to trace: a retrace costs more than the edit's tf.constant
+        x = tf.tanh(x * k + 0.5)
+    return tf.reduce_sum(x)
+with agprof.record({out!r}, force=True):
+    total = sum(float(scale(tf.ones([2]), k)) for k in range(5))
+"""
+
+
 def traces(path, name):
     r = subprocess.run([agtest.AGPROF, "report", "--format", "json", path], stdout=subprocess.PIPE, text=True)
     if r.returncode != 0:
@@ -102,6 +113,14 @@ def main():
     agtest.check("inside the cell" in out and os.path.exists(raised), "a cell that raises keeps its recording", out[-2000:])
     res, out = cell("after = float(step(tf.ones([2])))")
     agtest.check(res.success and shell.user_ns.get("after") == 4.0, "the shell goes on", out[-2000:])
+
+    # agprof.record() in a cell, without the magic: its locations name the cell too
+    block = os.path.join(tmp, "block.agprof")
+    res, out = cell(RECORD_BLOCK.format(out=block))
+    number = shell.execution_count - 1
+    fix = cell_fix(block) if res.success else None
+    agtest.check(fix and fix["cell"] == "In [%d]" % number and fix["cell_line"] == 8,
+                 "agprof.record() in a cell: the edit is the cell's (In [%d], line 8)" % number, (fix, out[-2000:]))
 
     # the edit checked against the program: the corrected cell defines step again, with its signature
     res, out = cell(corrected["cell_after"] if corrected else "")
