@@ -4,10 +4,12 @@ IPython compiles each cell under a made-up file name: `<ipython-input-N-HASH>`
 in a terminal, `/tmp/ipykernel_PID/HASH.py` in a Jupyter kernel (ipykernel's
 compiler), and keeps the cell's code in linecache, its number in
 `compile._filename_map` and the text as typed in the history.  No reader can
-open those names afterwards, so the %%agprof magic writes, for each one the
-recording names, the cell's label ("In [3]"), the cell's line of the code's
-line 1 and the cell's text: agprof report then says "In [3], line 4" and
-offers a finding's edit as the corrected cell.
+open those names afterwards, so agprof.stop() in IPython (the %%agprof magic's
+or the user's own) writes, for each one the recording names, the cell's label
+("In [3]"), the cell's line of the code's line 1 and the cell's text: agprof
+report then says "In [3], line 4" and offers a finding's edit as the
+corrected cell.  Not under `agprof run`, whose launcher still writes the
+recording when stop() returns.
 """
 import linecache
 import re
