@@ -78,6 +78,7 @@ static const struct merge_table merge_tables[] = {
 	{ "eager_op_blocks", "id:id pid:pid first_id:eager_op_rows last_id:eager_op_rows min_start_ns:time"
 			     " max_start_ns:time", 0 },
 	{ "source_files", "", 1 },
+	{ "notebook_cells", "", 1 },
 };
 #define NTABLES (sizeof(merge_tables) / sizeof(merge_tables[0]))
 

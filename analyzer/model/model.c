@@ -1325,7 +1325,7 @@ int model_load_parts(struct model *m, struct recording *rec, unsigned parts)
 					   path_is_framework(m->functions[i].def.file);
 	if ((parts & MODEL_EVENTS) && model_input_finish(m))
 		goto cleanup;
-	if (model_explain_retraces(m, l.gfs, l.ngfs))
+	if (model_explain_retraces(m, l.gfs, l.ngfs) || model_load_cells(m))
 		goto cleanup;
 	if (m->nfunctions > 1)
 		qsort(m->functions, m->nfunctions, sizeof(*m->functions), cmp_functions);
@@ -1347,6 +1347,7 @@ cleanup:
 
 void model_release(struct model *m)
 {
+	free(m->cells);
 	if (m->sources) {
 		for (size_t i = 0; i < m->sources->n; i++)
 			if (m->sources->v[i].release)

@@ -369,6 +369,9 @@ struct finding_fix {
 	const char *before;         /* those lines as the file has them now, '\n'-terminated */
 	const char *after;          /* their replacement, '\n'-terminated */
 	int pins_signature;         /* the edit gives the function an input_signature: one trace for every shape */
+	const char *cell;           /* a notebook cell's edit: its label ("In [3]"), else NULL */
+	int cell_line;              /* the cell's line of `line` */
+	const char *cell_after;     /* the whole corrected cell */
 };
 
 /*
@@ -498,7 +501,24 @@ struct model {
 	struct strpool *pool;
 	struct saving_reads *saving_reads; /* private: the savings' reads, made on first use */
 	struct eager_runs_table *eager_runs; /* private: every user function's eager runs, walked once */
+	struct model_cell *cells;         /* notebook cells the recording keeps (cells.c), by path */
+	size_t ncells;
 };
+
+/*
+ * A notebook cell (table notebook_cells): the file name its code was
+ * compiled with, its label as IPython shows it, the cell's line of the
+ * code's line 1 (2 for a %%agprof cell's body), and the cell's text.
+ */
+struct model_cell {
+	const char *path, *label, *source;
+	int first_line;
+};
+
+/* cells.c: read notebook_cells into m->cells (none without the table); 0 or -1. */
+int model_load_cells(struct model *m);
+/* The cell whose code file is `file`, or NULL. */
+const struct model_cell *model_cell(const struct model *m, const char *file);
 
 /*
  * Read rec into m.  Prints one "error: ..." line and returns -1 on failure

@@ -321,6 +321,14 @@ static void fix_text(struct text *t, const struct finding *f)
 		if (t->o->verbose)
 			strbuf_addf(t->out, "      %show:%s %s\n", col(t, C_DIM), col(t, C_RESET), f->saving_method);
 	}
+	if (f->fix.cell) {  /* a notebook cell: the whole corrected cell, to run in its place */
+		strbuf_addf(t->out, "    edit %s, line %d (run the corrected cell in its place):\n", f->fix.cell,
+			    f->fix.cell_line);
+		indent_block(t, "before:", f->fix.before);
+		indent_block(t, "after:", f->fix.after);
+		indent_block(t, "corrected cell:", f->fix.cell_after);
+		return;
+	}
 	if (f->fix.file) {
 		strbuf_addf(t->out, "    edit %s:%d (agprof fix applies it):\n", f->fix.file, f->fix.line);
 		indent_block(t, "before:", f->fix.before);
