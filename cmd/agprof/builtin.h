@@ -61,5 +61,6 @@ int cmd_fix(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
 int cmd_attach_pid(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 #endif
