@@ -503,7 +503,7 @@ int live_refresh(struct live *lv, int64_t to_ns)
 	count_new_calls(lv);
 	w->nlines = 0;
 	w->calls = w->call_ns = w->eager_ops = w->eager_ns = w->input_waits = w->input_ns = 0;
-	w->to_ns = lv->ended || to_ns <= 0 ? lv->end_ns : to_ns - COMMIT_LAG_NS;
+	w->to_ns = to_ns <= 0 ? lv->end_ns : to_ns - COMMIT_LAG_NS;
 	w->from_ns = w->to_ns - WINDOW_NS;
 	if (window_calls(lv) || window_eager(lv) < 0)
 		goto cleanup;

@@ -81,8 +81,9 @@ int live_init(struct live *lv, struct recording *rec, unsigned parts);
 
 /*
  * Read what was committed since the last refresh; the window is the second
- * before to_ns (CLOCK_MONOTONIC of the recording's host), or before the
- * run's last activity once it ended or when to_ns is 0.  0 or -1 (error said).
+ * before to_ns (CLOCK_MONOTONIC of the recording's host) less the 300 ms
+ * the launcher may take to commit, or when to_ns is 0 the second before the
+ * run's last activity (a finished run: see ended).  0 or -1 (error said).
  */
 int live_refresh(struct live *lv, int64_t to_ns);
 

@@ -143,7 +143,7 @@ static int top_refresh(struct top_cmd *c)
 		return -1;
 	if (!c->live_started && live_init(&c->lv, &c->rec, 0) == 0)
 		c->live_started = 1;
-	ret = c->live_started ? live_refresh(&c->lv, now_ns()) : -1;
+	ret = c->live_started ? live_refresh(&c->lv, c->lv.ended ? 0 : now_ns()) : -1;
 	if (!ret && !c->lv.ended && (c->writer <= 0 || !top_pid_alive(c->writer)))
 		c->lv.ended = 1;  /* nobody writes it (its agprof was killed): nothing more will come */
 	if (!ret && c->lv.ended && !(c->lv.parts & MODEL_EVENTS)) {
