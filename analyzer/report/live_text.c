@@ -146,7 +146,7 @@ void live_text(const struct live *lv, const struct live_text_opts *opts,
 	char a[DURATION_MAX];
 
 	put(&o, LIVE_TITLE, "agprof top - %s - %s, refresh %s CPU", opts->subject,
-	    lv->ended ? "the run ended" : "live", dur(a, (int64_t)(lv->cpu_s * 1e9)));
+	    opts->state ? opts->state : lv->ended ? "the run ended" : "live", dur(a, (int64_t)(lv->cpu_s * 1e9)));
 	put_window(&o, lv);
 	put_totals(&o, lv);
 	put_last_retrace(&o, lv, now);

@@ -18,6 +18,7 @@ struct live_text_opts {
 	int64_t now_ns;         /* CLOCK_MONOTONIC now; retraces say how long ago from it (the end once ended) */
 	int width;              /* the lines' width: a longer one is cut; 0: 100 */
 	int max_functions, max_lines; /* rows of each table; 0: 10 */
+	const char *state;      /* the title's state instead of "live" / "the run ended", or NULL */
 };
 
 /* Each line, in order, handed to emit (NUL-terminated, no newline). */

@@ -83,6 +83,7 @@ struct top_cmd {
 	struct recording rec;
 	struct live lv;
 	int live_started;
+	int gone;              /* the writer died before the run's end */
 };
 
 static volatile sig_atomic_t interrupted;
@@ -143,15 +144,17 @@ static int top_refresh(struct top_cmd *c)
 		return -1;
 	if (!c->live_started && live_init(&c->lv, &c->rec, 0) == 0)
 		c->live_started = 1;
-	ret = c->live_started ? live_refresh(&c->lv, c->lv.ended ? 0 : now_ns()) : -1;
+	ret = c->live_started ? live_refresh(&c->lv, c->lv.ended || c->gone ? 0 : now_ns()) : -1;
 	if (!ret && !c->lv.ended && (c->writer <= 0 || !top_pid_alive(c->writer)))
-		c->lv.ended = 1;  /* nobody writes it (its agprof was killed): nothing more will come */
-	if (!ret && c->lv.ended && !(c->lv.parts & MODEL_EVENTS)) {
+		c->gone = 1;  /* nobody writes it (its agprof was killed): nothing more will come */
+	if (!ret && (c->lv.ended || c->gone) && !(c->lv.parts & MODEL_EVENTS)) {
 		/* the last refresh reads the whole run, as agprof report does */
 		c->lv.parts = MODEL_ALL;
 		c->lv.trace_mark = -1;
 		ret = live_refresh(&c->lv, 0);
 	}
+	if (c->gone)
+		c->lv.ended = 1;
 	recording_close(&c->rec);
 	return ret;
 }
@@ -167,7 +170,8 @@ static void top_lines(void *ctx, int width, int rows, void (*emit)(void *, enum 
 	struct top_cmd *c = ctx;
 	/* 6 lines of header and blanks, then the two tables share the rest */
 	int table = rows > 12 ? (rows - 8) / 2 : 2;
-	struct live_text_opts o = { c->subject, now_ns(), width, table, table };
+	struct live_text_opts o = { c->subject, now_ns(), width, table, table,
+				    c->gone ? "nobody writes it any more (its agprof was killed?)" : NULL };
 
 	live_text(&c->lv, &o, emit, ectx);
 }
@@ -277,6 +281,9 @@ static void attach_end(struct top_cmd *c)
 	while (waitpid(c->attach, &status, 0) < 0 && errno == EINTR)
 		;
 	c->attach = 0;
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		fprintf(stderr, "agprof: process %d goes on; its recording is '%s'\n", (int)c->pid,
+			c->final[0] ? c->final : c->path);
 }
 
 /* The recording of process PID, attaching to it when nobody records it.  0 or an exit code. */

@@ -142,9 +142,18 @@ def case_live(work):
     stop = time.monotonic_ns()
     for p in panes:
         check_latency("pane " + p, seen[p], prog, stop - 2_000_000_000)
+    check_eq(prog.wait(), 0, "agprof run's exit status")
+    # the run's end: the view follows the hidden file to its name and reads the whole run
+    for p in panes:
+        ended = wait_for(lambda: "the run ended" in tmux("capture-pane", "-p", "-t", p, check_rc=False), 10)
+        screen = tmux("capture-pane", "-p", "-t", p, check_rc=False)
+        check(ended and "whole run:" in screen, "pane %s says the run ended, with its totals" % p, screen)
     for p in panes:
         quit_pane(p)
-    check_eq(prog.wait(), 0, "agprof run's exit status")
+    # a reader that closes between refreshes leaves the launcher's finish as it is: no WAL left
+    check(os.path.exists(out) and not os.path.exists(out + "-wal"), "the recording, folded back", os.listdir(work))
+    rc, _, err = agprof("report", out)
+    check_eq(rc, 0, "agprof report on it (%s)" % err.strip())
     check("tracing count:" in "".join(prog.lines), "the program ran to its end")
 
 
