@@ -319,6 +319,8 @@ static pid_t arg_pid(const char *arg)
 static int top_run(struct top_cmd *c)
 {
 	struct top_screen s = { screen_refresh, top_lines, c, c->delay };
+	FILE *held = NULL;
+	int saved, ret;
 
 	if (c->once || !isatty(STDOUT_FILENO) || !isatty(STDIN_FILENO))
 		return top_plain(c);
@@ -329,7 +331,10 @@ static int top_run(struct top_cmd *c)
 		top_lines(c, 132, 60, emit_line, stdout);
 		return EXIT_OK;
 	}
-	return top_view_run(&s) < 0 ? EXIT_USAGE : EXIT_OK;
+	saved = stderr_hold(&held);
+	ret = top_view_run(&s) < 0 ? EXIT_USAGE : EXIT_OK;
+	stderr_release(held, saved);
+	return ret;
 }
 
 int cmd_top(int argc, char **argv)
