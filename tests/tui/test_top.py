@@ -135,6 +135,11 @@ def case_live(work):
     check(wait_for(lambda: prog.retraces, 90), "the program retraced")
     kids = children_of(prog.p.pid)
     check(len(kids) >= 1, "agprof run's workload found", kids, "a child")
+    # not a terminal: plain text, one frame per refresh
+    rc, text, err = agprof("top", "-n", "2", "-d", "0.5", out, timeout=30)
+    check_eq(rc, 0, "agprof top -n 2 (plain text) exit status (%s)" % err.strip())
+    check_eq(len(re.findall(r"^agprof top - .* - live, refresh", text, re.M)), 2, "two live frames of plain text")
+    check(re.search(r"^step +\d+ +\d+ ", text, re.M), "the frames show step's traces", text)
     panes = [start_top([out])]
     if kids:
         panes.append(start_top([str(kids[0])], first=False))
@@ -178,6 +183,8 @@ def case_once(work):
     check_eq(rc, 0, "agprof run: " + err[-300:])
     rc, text, err = agprof("top", "--once", out)
     check_eq(rc, 0, "agprof top --once exit status (%s)" % err)
+    rc, again, _ = agprof("top", "-n", "3", "-d", "0.2", out)
+    check(rc == 0 and again.count("agprof top - ") == 1, "a finished recording is shown once, -n or not", again)
     rc, js, _ = agprof("report", "--format", "json", out)
     rep = json.loads(js)
     s = rep["session"]
