@@ -207,20 +207,27 @@ static int screen_refresh(void *ctx)
 	return top_refresh(c) ? -1 : c->lv.ended;
 }
 
-/* The recording FILE names: FILE, or while its run goes on the hidden file beside it.  0 or an exit code. */
+/*
+ * The recording FILE names: the hidden file beside it while a run writes
+ * it (even when FILE is there from an earlier run: -f replaces it at the
+ * end), else FILE, else a hidden file nobody writes any more.  0.
+ */
 static int find_file(struct top_cmd *c, const char *arg)
 {
 	char hidden[PATH_MAX];
+	int has_hidden = recording_hidden_path(arg, hidden, sizeof(hidden));
+	pid_t writer = has_hidden ? top_path_writer(hidden) : 0;
 
-	if (access(arg, F_OK) != 0 && recording_hidden_path(arg, hidden, sizeof(hidden))) {
+	if (has_hidden && (writer > 0 || access(arg, F_OK) != 0)) {
 		snprintf(c->path, sizeof(c->path), "%s", hidden);
 		snprintf(c->final, sizeof(c->final), "%s", arg);
+		c->writer = writer;
 	} else {
 		snprintf(c->path, sizeof(c->path), "%s", arg);
 		if (top_final_path(arg, c->final, sizeof(c->final)) != 0)
 			c->final[0] = '\0';
+		c->writer = top_path_writer(c->path);
 	}
-	c->writer = top_path_writer(c->path);
 	snprintf(c->subject, sizeof(c->subject), "%s", c->final[0] ? c->final : c->path);
 	return 0;
 }
