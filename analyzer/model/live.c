@@ -215,9 +215,18 @@ static struct live_line *window_line(struct live *lv, int64_t site)
 	const char *func;
 	struct source_loc loc = cache_loc(lv->cache, lv->rec->db, site, &func);
 
-	for (size_t i = 0; i < w->nlines; i++)
-		if (w->lines[i].loc.file == loc.file && w->lines[i].loc.line == loc.line)
-			return &w->lines[i];
+	for (size_t i = 0; i < w->nlines; i++) {
+		struct live_line *l = &w->lines[i];
+
+		if (l->loc.file != loc.file || l->loc.line != loc.line)
+			continue;
+		if (!l->loc.lib_file && loc.lib_file) {
+			/* the first library frame a site of the line went through */
+			l->loc.lib_file = loc.lib_file;
+			l->loc.lib_line = loc.lib_line;
+		}
+		return l;
+	}
 	if (ARRAY_GROW(w->lines, w->nlines, w->caplines))
 		return NULL;
 	memset(&w->lines[w->nlines], 0, sizeof(w->lines[0]));

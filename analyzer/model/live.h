@@ -33,7 +33,7 @@ struct live_cache; /* private: call sites and strings read so far */
 
 /* One user line's cost in the window: eager dispatch, input waits and graph calls it made. */
 struct live_line {
-	struct source_loc loc;      /* file NULL: ops with no Python frame */
+	struct source_loc loc;      /* file NULL: no Python frame; lib_file: the first library frame seen */
 	const char *func;
 	int64_t cost_ns;            /* eager_ns + input_ns + call_ns */
 	int64_t eager_ops, eager_ns;
