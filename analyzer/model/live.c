@@ -1,5 +1,6 @@
 /* live.c - see live.h. */
 #include "live.h"
+#include "model_internal.h"
 #include "checked.h"
 #include "db.h"
 #include "idmap.h"
@@ -235,19 +236,13 @@ static struct live_line *window_line(struct live *lv, int64_t site)
 	return &w->lines[w->nlines++];
 }
 
-static int is_input_op(const char *op)
-{
-	return op && (!strcmp(op, "IteratorGetNext") || !strcmp(op, "IteratorGetNextSync") ||
-		      !strcmp(op, "IteratorGetNextAsOptional") || !strcmp(op, "MultiDeviceIteratorGetNextFromShard"));
-}
-
 /* Eager ops of one (op, call site) in the window. */
 static void add_eager(struct live *lv, int64_t op_id, int64_t site, int64_t n, int64_t ns)
 {
 	const char *op = cache_str(lv->cache, lv->rec->db, op_id);
 	struct live_line *l = window_line(lv, site);
 
-	if (is_input_op(op)) {
+	if (model_is_input_wait(op)) {
 		lv->win.input_waits += n;
 		lv->win.input_ns += ns;
 		if (l) {
@@ -438,19 +433,22 @@ static int64_t window_traces(const struct live *lv)
  */
 static void read_end(struct live *lv)
 {
-	static const char *const last[] = {
-		"SELECT max(start_ns) FROM function_calls", "SELECT max(end_ns) FROM traces",
-		"SELECT max(max_start_ns) FROM (SELECT max_start_ns FROM eager_op_blocks ORDER BY id DESC LIMIT 64)",
-		"SELECT max(start_ns) FROM eager_op_buckets", "SELECT max(start_ns) FROM function_call_buckets",
+	static const struct {
+		const char *table, *sql;
+	} last[] = {
+		{ "function_calls", "SELECT max(start_ns) FROM function_calls" },
+		{ "traces", "SELECT max(end_ns) FROM traces" },
+		{ "eager_op_blocks", "SELECT max(max_start_ns) FROM"
+				     " (SELECT max_start_ns FROM eager_op_blocks ORDER BY id DESC LIMIT 64)" },
+		{ "eager_op_buckets", "SELECT max(start_ns) FROM eager_op_buckets" },
+		{ "function_call_buckets", "SELECT max(start_ns) FROM function_call_buckets" },
 	};
 	sqlite3 *db = lv->rec->db;
 
 	lv->ended = query_int(db, "SELECT count(*) FROM meta WHERE key IN ('end_ns', 'cut_short')", 0, 0) > 0;
 	lv->end_ns = 0;
 	for (size_t i = 0; i < sizeof(last) / sizeof(last[0]); i++) {
-		int64_t t = i < 2 || db_has_table(db, i == 2 ? "eager_op_blocks" : i == 3 ? "eager_op_buckets"
-											   : "function_call_buckets")
-				    ? query_int(db, last[i], 0, 0) : 0;
+		int64_t t = db_has_table(db, last[i].table) ? query_int(db, last[i].sql, 0, 0) : 0;
 
 		if (t > lv->end_ns)
 			lv->end_ns = t;
