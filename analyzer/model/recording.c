@@ -55,12 +55,11 @@ static int pragma_int(sqlite3 *db, const char *sql, int *out)
 }
 
 /*
- * A run whose agprof was killed (SIGKILL, a crash) before its finish
- * leaves the recording in the hidden file beside FILE (.FILE.XXXXXX, run
- * --help), never renamed: say so when FILE is missing.  The newest such
- * file wins; "" when there is none.
+ * A run's recording is the hidden file beside FILE (.FILE.XXXXXX, run
+ * --help) until the run's finish renames it; a run whose agprof was killed
+ * (SIGKILL, a crash) with its keeper leaves it there.
  */
-static void killed_run_hint(const char *path, char *hint, size_t len)
+int recording_hidden_path(const char *path, char *out, size_t len)
 {
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
@@ -68,17 +67,17 @@ static void killed_run_hint(const char *path, char *hint, size_t len)
 	size_t blen = strlen(base);
 	time_t newest = 0;
 	struct dirent *e;
+	int found = 0;
 	DIR *d;
 
-	hint[0] = '\0';
 	if (!slash)
 		snprintf(dir, sizeof(dir), ".");
 	else if (slash == path)
 		snprintf(dir, sizeof(dir), "/");
 	else if (snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path) >= (int)sizeof(dir))
-		return;
+		return 0;
 	if (!blen || blen > 255 || !(d = opendir(dir)))
-		return;
+		return 0;
 	while ((e = readdir(d))) {
 		struct stat st;
 
@@ -90,9 +89,20 @@ static void killed_run_hint(const char *path, char *hint, size_t len)
 		    stat(cand, &st) != 0 || !S_ISREG(st.st_mode) || st.st_mtime < newest)
 			continue;
 		newest = st.st_mtime;
-		snprintf(hint, len, "; agprof was killed before the run's finish: the recording is '%s'", cand);
+		found = (size_t)snprintf(out, len, "%s", cand) < len;
 	}
 	closedir(d);
+	return found;
+}
+
+/* When FILE is missing, name the hidden file a killed run left. */
+static void killed_run_hint(const char *path, char *hint, size_t len)
+{
+	char hidden[4096];
+
+	hint[0] = '\0';
+	if (recording_hidden_path(path, hidden, sizeof(hidden)))
+		snprintf(hint, len, "; agprof was killed before the run's finish: the recording is '%s'", hidden);
 }
 
 /* Whether path has a non-empty WAL beside it ("PATH-wal"). */
