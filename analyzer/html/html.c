@@ -12,7 +12,10 @@
 #include "model.h"
 #include "report.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void html_esc(struct strbuf *sb, const char *str)
 {
@@ -149,17 +152,33 @@ static void head(struct html *h)
 		      "<a href=\"#retraces\">Retraces</a><a href=\"#kernels\">Kernels</a></nav></header>\n<main>\n");
 }
 
+/* AGPROF_TIMING=1: the CPU time of each section (bench/report, docs/html.md). */
+static void timing(const char *what)
+{
+	static double last;
+	double now = (double)clock() / CLOCKS_PER_SEC;
+
+	if (what && getenv("AGPROF_TIMING"))
+		fprintf(stderr, "agprof: html %-12s %.3f s CPU\n", what, now - last);
+	last = now;
+}
+
 int report_html(struct strbuf *out, const struct model *m, const struct report_opts *o)
 {
 	struct html h = { out, m, o };
 	int ret;
 
+	timing(NULL);
 	head(&h);
 	html_glance(&h);
+	timing("glance");
 	html_findings(&h);
+	timing("findings");
 	ret = html_timeline(&h);
+	timing("timeline");
 	html_retraces(&h);
 	html_kernels(&h);
+	timing("tables");
 	strbuf_addf(out, "</main>\n<footer class=\"dim\"><p>Made by agprof from the recording's aggregates: "
 		    "no network, no external files.</p></footer>\n<script>\n%s</script>\n</body>\n</html>\n",
 		    script);
