@@ -85,9 +85,18 @@ static const char css[] =
 	".dim{color:var(--dim)}.legend span{display:inline-block;margin-right:1.2em}\n"
 	".sw{display:inline-block;width:1.4em;height:1em;vertical-align:middle;margin-right:.3em;"
 	"border:1px solid var(--fg)}\n"
-	".tl{display:grid;grid-template-columns:11em 1fr;align-items:stretch}.tl .lab{font-size:12px;"
+	".tl{display:grid;grid-template-columns:15em 1fr;align-items:stretch}.tl .lab{font-size:12px;"
 	"height:18px;line-height:18px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}\n"
-	"#tl-svg{width:100%;border:1px solid var(--line)}button{font:inherit;margin-right:.3em}\n";
+	"#tl-svg{width:100%;border:1px solid var(--line)}button{font:inherit;margin-right:.3em}\n"
+	".flame{position:relative;border:1px solid var(--line);overflow:hidden}.fl{position:absolute;height:21px;"
+	"line-height:21px;font-size:12px;overflow:hidden;white-space:nowrap;text-overflow:ellipsis;box-sizing:border-box;"
+	"border:1px solid var(--bg);padding:0 3px;cursor:pointer;color:#111}.fl .dim{color:#333}\n"
+	".fl:focus{outline:3px solid var(--info);outline-offset:-3px;z-index:1}\n"
+	".c-all{background:#ced4da}.c-trace{background:repeating-linear-gradient(45deg,#ffc9a8 0 5px,#ffe8d9 5px 8px)}"
+	".c-call{background:#a5d8ff}.c-eager{background:radial-gradient(#e0b000 1px,#ffec99 1.5px) 0 0/5px 5px}"
+	".c-bb{background:repeating-linear-gradient(0deg,#d0bfff 0 4px,#e5dbff 4px 6px),#e5dbff}"
+	".c-kern{background:repeating-linear-gradient(-45deg,#99e9f2 0 5px,#c5f6fa 5px 8px)}\n"
+	".bar{display:inline-block;height:.9em;vertical-align:middle;border:1px solid var(--fg)}\n";
 
 /* Zoom and pan of the timeline: the SVG's viewBox; keys, buttons and the wheel. */
 static const char script[] =
@@ -106,7 +115,18 @@ static const char script[] =
 	"'ArrowRight':'right','0':'reset'}[e.key];if(k){act[k]();e.preventDefault();}});\n"
 	"s.addEventListener('wheel',function(e){var r=s.getBoundingClientRect();\n"
 	"zoom(e.deltaY<0?1.25:.8,x+w*(e.clientX-r.left)/r.width);e.preventDefault();},{passive:false});\n"
-	"set(0,W);})();\n";
+	"set(0,W);})();\n"
+	"(function(){var f=document.getElementById('fl');if(!f)return;var ns=f.querySelectorAll('.fl');\n"
+	"var lab=document.getElementById('fl-range');\n"
+	"function z(x,w,name){ns.forEach(function(n){var a=+n.getAttribute('data-x'),b=+n.getAttribute('data-w');\n"
+	"var l=(a-x)/w,r=(a+b-x)/w;if(r<=1e-6||l>=1-1e-6){n.style.display='none';return;}\n"
+	"n.style.display='';l=Math.max(0,l);r=Math.min(1,r);n.style.left=100*l+'%';n.style.width=100*(r-l)+'%';});\n"
+	"if(lab)lab.textContent=name?'zoomed to '+name:'showing the whole run';}\n"
+	"function to(n){z(+n.getAttribute('data-x'),+n.getAttribute('data-w'),n.title);}\n"
+	"ns.forEach(function(n){n.addEventListener('click',function(){to(n);});\n"
+	"n.addEventListener('keydown',function(e){if(e.key==='Enter'||e.key===' '){to(n);e.preventDefault();}\n"
+	"else if(e.key==='Escape'){z(0,1);}});});\n"
+	"var r=document.getElementById('fl-reset');if(r)r.addEventListener('click',function(){z(0,1);});z(0,1);})();\n";
 
 /* Fill patterns, one per kind of time: the second cue besides colour. */
 static const char patterns[] =
@@ -148,7 +168,8 @@ static void head(struct html *h)
 	strbuf_addstr(o, "<header><h1>agprof report <span class=\"mono\">");
 	html_esc(o, h->o->recording);
 	strbuf_addstr(o, "</span></h1>\n<nav aria-label=\"sections\"><a href=\"#glance\">At a glance</a>"
-		      "<a href=\"#findings\">Findings</a><a href=\"#timeline\">Timeline</a>"
+		      "<a href=\"#findings\">Findings</a><a href=\"#flame\">Call stacks</a><a href=\"#timeline\">Timeline</a>"
+		      "<a href=\"#gpu\">GPU</a>"
 		      "<a href=\"#retraces\">Retraces</a><a href=\"#kernels\">Kernels</a></nav></header>\n<main>\n");
 }
 
@@ -174,8 +195,12 @@ int report_html(struct strbuf *out, const struct model *m, const struct report_o
 	timing("glance");
 	html_findings(&h);
 	timing("findings");
+	html_flame(&h);
+	timing("flame");
 	ret = html_timeline(&h);
 	timing("timeline");
+	html_gpu(&h);
+	timing("gpu");
 	html_retraces(&h);
 	html_kernels(&h);
 	timing("tables");

@@ -28,5 +28,7 @@ void html_findings(struct html *h);
 int html_timeline(struct html *h);   /* html_timeline.c */
 void html_retraces(struct html *h);  /* html_tables.c */
 void html_kernels(struct html *h);
+void html_flame(struct html *h);    /* html_flame.c */
+void html_gpu(struct html *h);      /* html_gpu.c */
 
 #endif
