@@ -78,7 +78,7 @@ static const char css[] =
 	"pre{background:var(--card);padding:.5em;overflow-x:auto;margin:.3em 0}\n"
 	".del{background:var(--del);display:block}.add{background:var(--add);display:block}\n"
 	"table{border-collapse:collapse;margin:.5em 0}td,th{border-bottom:1px solid var(--line);"
-	"padding:.2em .6em;text-align:left;vertical-align:top}td.n,th.n{text-align:right}\n"
+	"padding:.2em .6em;text-align:left;vertical-align:top}td.n,th.n{text-align:right}td.n{white-space:nowrap}\n"
 	".card{background:var(--card);border-radius:6px;padding:.6em 1em;margin:.8em 0}\n"
 	".sev-error{color:var(--err);font-weight:bold}.sev-warning{color:var(--warn);font-weight:bold}"
 	".sev-info{color:var(--info);font-weight:bold}\n"
@@ -96,7 +96,8 @@ static const char css[] =
 	".c-call{background:#a5d8ff}.c-eager{background:radial-gradient(#e0b000 1px,#ffec99 1.5px) 0 0/5px 5px}"
 	".c-bb{background:repeating-linear-gradient(0deg,#d0bfff 0 4px,#e5dbff 4px 6px),#e5dbff}"
 	".c-kern{background:repeating-linear-gradient(-45deg,#99e9f2 0 5px,#c5f6fa 5px 8px)}\n"
-	".bar{display:inline-block;height:.9em;vertical-align:middle;border:1px solid var(--fg)}\n";
+	".bar{display:inline-block;height:.9em;vertical-align:middle;border:1px solid var(--fg)}\n"
+	".up{color:var(--err)}.down{color:var(--input)}th{font-weight:600}\n";
 
 /* Zoom and pan of the timeline: the SVG's viewBox; keys, buttons and the wheel. */
 static const char script[] =
@@ -155,22 +156,33 @@ static const char patterns[] =
 	"opacity=\".5\"/></pattern>\n"
 	"</defs></svg>\n";
 
-static void head(struct html *h)
+void html_page_begin(struct strbuf *o, const char *what, const char *title, const char *nav)
 {
-	struct strbuf *o = h->out;
-
 	strbuf_addstr(o, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
 		      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
 		      "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n"
-		      "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n<title>agprof report ");
-	html_esc(o, h->o->recording);
+		      "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n<title>");
+	strbuf_addf(o, "%s ", what);
+	html_esc(o, title);
 	strbuf_addf(o, "</title>\n<style>\n%s</style>\n</head>\n<body>\n%s", css, patterns);
-	strbuf_addstr(o, "<header><h1>agprof report <span class=\"mono\">");
-	html_esc(o, h->o->recording);
-	strbuf_addstr(o, "</span></h1>\n<nav aria-label=\"sections\"><a href=\"#glance\">At a glance</a>"
-		      "<a href=\"#findings\">Findings</a><a href=\"#flame\">Call stacks</a><a href=\"#timeline\">Timeline</a>"
-		      "<a href=\"#gpu\">GPU</a>"
-		      "<a href=\"#retraces\">Retraces</a><a href=\"#kernels\">Kernels</a></nav></header>\n<main>\n");
+	strbuf_addf(o, "<header><h1>%s <span class=\"mono\">", what);
+	html_esc(o, title);
+	strbuf_addf(o, "</span></h1>\n<nav aria-label=\"sections\">%s</nav></header>\n<main>\n", nav);
+}
+
+void html_page_end(struct strbuf *o)
+{
+	strbuf_addf(o, "</main>\n<footer class=\"dim\"><p>Made by agprof from the recording's aggregates: "
+		    "no network, no external files.</p></footer>\n<script>\n%s</script>\n</body>\n</html>\n",
+		    script);
+}
+
+static void head(struct html *h)
+{
+	html_page_begin(h->out, "agprof report", h->o->recording,
+			"<a href=\"#glance\">At a glance</a><a href=\"#findings\">Findings</a>"
+			"<a href=\"#flame\">Call stacks</a><a href=\"#timeline\">Timeline</a><a href=\"#gpu\">GPU</a>"
+			"<a href=\"#retraces\">Retraces</a><a href=\"#kernels\">Kernels</a>");
 }
 
 /* AGPROF_TIMING=1: the CPU time of each section (bench/report, docs/html.md). */
@@ -204,8 +216,6 @@ int report_html(struct strbuf *out, const struct model *m, const struct report_o
 	html_retraces(&h);
 	html_kernels(&h);
 	timing("tables");
-	strbuf_addf(out, "</main>\n<footer class=\"dim\"><p>Made by agprof from the recording's aggregates: "
-		    "no network, no external files.</p></footer>\n<script>\n%s</script>\n</body>\n</html>\n",
-		    script);
+	html_page_end(out);
 	return ret;
 }

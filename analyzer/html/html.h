@@ -11,6 +11,7 @@
 
 #include "strbuf.h"
 
+struct diff;
 struct model;
 struct report_opts;
 
@@ -20,5 +21,8 @@ struct report_opts;
  * be read (the page then says so in its timeline section).
  */
 int report_html(struct strbuf *out, const struct model *m, const struct report_opts *o);
+
+/* `agprof diff --format html`: the page of a built diff (html_diff.c). */
+void diff_html(struct strbuf *out, const struct diff *d);
 
 #endif
