@@ -22,7 +22,7 @@
 #include <string.h>
 
 #define HB_CAP 131072 /* rows read per table at most */
-#define HB_RUN 64     /* consecutive ids read per seek when sampling */
+#define HB_RUN 16     /* consecutive ids read per seek when sampling */
 
 const char *hb_kind_name(enum hb_kind k)
 {
@@ -182,16 +182,18 @@ static int id_range(sqlite3 *db, const char *table, int64_t *lo, int64_t *hi)
 static int read_sampled(struct hb *b, sqlite3 *db, const struct hb_source *src, int64_t lo, int64_t hi)
 {
 	sqlite3_stmt *st = prepare(db, src->rows, "WHERE id BETWEEN ? AND ?");
-	int64_t runs = HB_CAP / HB_RUN, step = (hi - lo + 1) / runs;
-	double weight = (double)step / HB_RUN;
+	int64_t runs = HB_CAP / HB_RUN;
+	double step = (double)(hi - lo + 1) / (double)runs, weight = step / HB_RUN;
 	int sampled = (int)(weight + 0.5);
 	int rc = SQLITE_DONE;
 
 	if (!st)
 		return 0;
 	for (int64_t r = 0; r < runs && rc != SQLITE_ERROR; r++) {
-		sqlite3_bind_int64(st, 1, lo + r * step);
-		sqlite3_bind_int64(st, 2, lo + r * step + HB_RUN - 1);
+		int64_t first = lo + (int64_t)((double)r * step); /* the runs cover the ids evenly, to the last */
+
+		sqlite3_bind_int64(st, 1, first);
+		sqlite3_bind_int64(st, 2, first + HB_RUN - 1);
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			(src->keyed ? add_keyed : add_row)(b, st, weight, sampled);
 			b->rows_read++;
