@@ -1,8 +1,9 @@
 /*
  * html_timeline.c - the timeline section: per thread (and GPU stream) one
- * row per kind of event, drawn from the timeline's density bins as an area
- * (height: the busy share of each column), and the retraces as marks whose
- * tooltip gives the function, the cause and the time.  The element count
+ * row per kind of event, drawn from a bounded read of the event tables
+ * (html_bins.c) as an area (height: the busy share of each column), and
+ * the retraces as marks whose tooltip gives the function, the cause and
+ * the time.  The element count
  * is bounded by COLS x MAX_LANES + MAX_MARKS, whatever the recording holds.
  */
 #include "html_internal.h"
