@@ -124,9 +124,16 @@ static const char script[] =
 	"n.style.display='';l=Math.max(0,l);r=Math.min(1,r);n.style.left=100*l+'%';n.style.width=100*(r-l)+'%';});\n"
 	"if(lab)lab.textContent=name?'zoomed to '+name:'showing the whole run';}\n"
 	"function to(n){z(+n.getAttribute('data-x'),+n.getAttribute('data-w'),n.title);}\n"
-	"ns.forEach(function(n){n.addEventListener('click',function(){to(n);});\n"
+	"function dep(i){return +ns[i].getAttribute('data-d');}\n"
+	"function walk(i,step,want){for(var j=i+step;j>=0&&j<ns.length;j+=step){var d=dep(j);\n"
+	"if(d===want&&ns[j].style.display!=='none')return j;if(d<want&&(step>0||want===dep(i)))return -1;}return -1;}\n"
+	"function move(i,k){var d=dep(i),j=-1;if(k==='ArrowUp')j=walk(i,-1,d-1);\n"
+	"else if(k==='ArrowDown')j=i+1<ns.length&&dep(i+1)===d+1&&ns[i+1].style.display!=='none'?i+1:-1;\n"
+	"else if(k==='ArrowLeft')j=walk(i,-1,d);else if(k==='ArrowRight')j=walk(i,1,d);\n"
+	"if(j<0)return;ns[i].tabIndex=-1;ns[j].tabIndex=0;ns[j].focus();}\n"
+	"ns.forEach(function(n,i){n.addEventListener('click',function(){to(n);});\n"
 	"n.addEventListener('keydown',function(e){if(e.key==='Enter'||e.key===' '){to(n);e.preventDefault();}\n"
-	"else if(e.key==='Escape'){z(0,1);}});});\n"
+	"else if(e.key==='Escape'){z(0,1);}else if(e.key.indexOf('Arrow')===0){move(i,e.key);e.preventDefault();}});});\n"
 	"var r=document.getElementById('fl-reset');if(r)r.addEventListener('click',function(){z(0,1);});z(0,1);})();\n";
 
 /* Fill patterns, one per kind of time: the second cue besides colour. */

@@ -5,9 +5,10 @@
  * line went through (the call site chains the collector records, as the
  * model aggregates them: no row is read here).
  *
- * Each node is a focusable <div> placed by percentages (its text is cut by
- * CSS, its whole label is its title); the page's script zooms to a node on
- * click or Enter (its ancestors then span the width), Escape zooms out.  At
+ * Each node is a <div> placed by percentages (its text is cut by CSS, its
+ * whole label is its title), in pre-order with its depth; the page's script
+ * zooms to a node on click or Enter (its ancestors then span the width),
+ * Escape zooms out, arrows move the focus (one tab stop: the root).  At
  * most MAX_NODES nodes; a node under 0.1% of the whole is not drawn.
  */
 #include "html_internal.h"
@@ -158,9 +159,10 @@ static void emit(struct html *h, struct flame *f, long node, int *shown)
 		return;
 	}
 	(*shown)++;
-	strbuf_addf(o, "<div class=\"fl %s\" tabindex=\"0\" role=\"button\" data-x=\"%.6f\" data-w=\"%.6f\" "
-		    "style=\"left:%.4f%%;width:%.4f%%;top:%dpx\" title=\"", cat_class[nd->cat], nd->x, w,
-		    100 * nd->x, 100 * w, nd->depth * ROW_PX);
+	/* one tab stop (the root); arrows move between boxes (the page's script) */
+	strbuf_addf(o, "<div class=\"fl %s\" tabindex=\"%d\" role=\"button\" data-x=\"%.6f\" data-w=\"%.6f\" "
+		    "data-d=\"%d\" style=\"left:%.4f%%;width:%.4f%%;top:%dpx\" title=\"", cat_class[nd->cat],
+		    node ? -1 : 0, nd->x, w, nd->depth, 100 * nd->x, 100 * w, nd->depth * ROW_PX);
 	html_esc(o, nd->label);
 	strbuf_addstr(o, ": ");
 	html_dur(o, nd->ns);
@@ -198,8 +200,10 @@ void html_flame(struct html *h)
 		depth = f.n[i].depth > depth ? f.n[i].depth : depth;
 	strbuf_addstr(o, "<p class=\"dim\">An icicle: each row splits the one above, widths are time. Rows: the kind "
 		      "of time (the pattern and the label say which), the Python function, the user's line, the "
-		      "innermost library frame it went through. Click a box or press Enter on it to zoom to it; "
-		      "Escape or the button zooms out. Times of several threads add up.</p>\n"
+		      "innermost library frame it went through (the two frames a call site records). Click a box "
+		      "or press Enter on it to zoom to it; Escape or the button zooms out. Keys: Tab to the "
+		      "drawing, then arrows: up to the caller, down to the first callee, left and right to the "
+		      "neighbours. Times of several threads add up.</p>\n"
 		      "<p><button type=\"button\" id=\"fl-reset\">whole run (Esc)</button> "
 		      "<span id=\"fl-range\" class=\"dim\" aria-live=\"polite\"></span></p>\n");
 	strbuf_addf(o, "<div id=\"fl\" class=\"flame\" role=\"group\" aria-label=\"time by call stack\" "

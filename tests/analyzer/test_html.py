@@ -244,6 +244,39 @@ def chromium_shot(exe, path, profile, png):
     return os.path.exists(png) and png_not_blank(png)
 
 
+# Appended to a copy of a page (the page's CSP allows inline scripts): drives the icicle with
+# key events and clicks as a user would, and writes what happened into the DOM Chromium dumps.
+PROBE = """<script>(function(){var ns=document.querySelectorAll('#fl .fl'),out=[];
+function key(n,k){n.dispatchEvent(new KeyboardEvent('keydown',{key:k,bubbles:true}));}
+var root=ns[0];root.focus();out.push('tab0='+root.tabIndex);
+key(root,'ArrowDown');var a=document.activeElement;out.push('down='+(a===ns[1]));
+key(a,'ArrowRight');var b=document.activeElement;out.push('right='+(b!==a&&b.getAttribute('data-d')===a.getAttribute('data-d')));
+key(b,'ArrowUp');out.push('up='+(document.activeElement===root));
+key(ns[1],'Enter');out.push('zoom='+(ns[1].style.width==='100%')+'/'+document.getElementById('fl-range').textContent.indexOf('zoomed to'));
+var hidden=0;ns.forEach(function(n){if(n.style.display==='none')hidden++;});out.push('hidden='+hidden);
+key(ns[1],'Escape');out.push('reset='+(ns[1].style.width!=='100%'));
+ns[ns.length-1].click();out.push('click='+(ns[ns.length-1].style.width==='100%'));
+var p=document.createElement('pre');p.id='probe';p.textContent=out.join(' ');document.body.appendChild(p);})();</script>"""
+
+
+def check_icicle_keys(exe, path, profile, d):
+    """The icicle's keyboard and click zoom, in Chromium."""
+    raw = open(path, encoding="utf-8").read()
+    if raw.count('class="fl ') < 3:
+        return
+    probe = os.path.join(d, "probe.html")
+    open(probe, "w", encoding="utf-8").write(raw.replace("</body>", PROBE + "</body>"))
+    r, errors = chromium_console(exe, probe, profile)
+    m = re.search(r'<pre id="probe">(.*?)</pre>', r.stdout)
+    got = dict(kv.split("=", 1) for kv in m.group(1).split()) if m else {}
+    check(got.get("tab0") == "0", "icicle: the root is the one tab stop", got)
+    check(got.get("down") == "true" and got.get("up") == "true", "icicle: arrows down to a callee, up to the caller", got)
+    check(got.get("right") == "true" or raw.count('data-d="1"') < 2, "icicle: right arrow to the neighbour", got)
+    check(got.get("zoom", "").startswith("true/") and got["zoom"] != "true/-1", "icicle: Enter zooms to the box", got)
+    check(got.get("reset") == "true" and got.get("click") == "true", "icicle: Escape zooms out, a click zooms in", got)
+    check(not errors, "icicle probe: nothing in the console", errors[:3])
+
+
 def check_chromium(name, path, d, sections=SECTIONS):
     exe = shutil.which("chromium") or shutil.which("chromium-browser")
     if not exe:
@@ -264,6 +297,8 @@ def check_chromium(name, path, d, sections=SECTIONS):
         check("showing the whole run" in r.stdout or 'id="fl"' not in r.stdout,
               "%s: the icicle's script ran (its range label)" % name)
     check(not errors, "%s: nothing in the console (no script error)" % name, errors[:3])
+    if name == "pyfunc_pipeline":
+        check_icicle_keys(exe, path, profile, d)
     png = os.path.join(d, name + ".png")
     check(chromium_shot(exe, path, profile, png), "%s: the screenshot is not blank" % name, png)
 
