@@ -53,12 +53,13 @@ static struct hb_lane *lane_of(struct hb *b, int64_t pid, int64_t tid, int64_t d
 }
 
 /* busy ns spread over the columns [s, e) covers (all in one column when e <= s). */
-static void spread(struct hb *b, struct hb_lane *l, int64_t s, int64_t e, double busy)
+/* Times from the file in double: a damaged row's int64 differences could overflow. */
+static void spread(struct hb *b, struct hb_lane *l, double s, double e, double busy)
 {
-	double span = (double)(b->t1 - b->t0), per = span / HB_COLS;
-	double fs = (double)(s - b->t0), fe = (double)(e - b->t0);
+	double span = (double)b->t1 - (double)b->t0, per = span / HB_COLS;
+	double fs = s - (double)b->t0, fe = e - (double)b->t0;
 
-	if (span <= 0 || fe < 0 || fs >= span)
+	if (span <= 0 || fe < 0 || fs >= span || !(busy > 0)) /* NaN and negative (damaged aggregates) too */
 		return;
 	if (fe <= fs) {
 		int c = fs > 0 ? (int)(fs / per) : 0;
@@ -114,7 +115,7 @@ static void add_keyed(struct hb *b, sqlite3_stmt *st, double weight, int sampled
 	if (!k || d < 0 || !(l = lane_of(b, k->pid, k->tid, -1, HB_EAGER)))
 		return;
 	b->lastkey = k;
-	spread(b, l, k->base + s, k->base + s + d, (double)d * weight);
+	spread(b, l, (double)k->base + (double)s, (double)k->base + (double)s + (double)d, (double)d * weight);
 	l->events += (int64_t)weight;
 	if (sampled > l->sampled)
 		l->sampled = sampled;
@@ -132,8 +133,8 @@ static void add_row(struct hb *b, sqlite3_stmt *st, double weight, int sampled)
 	l = lane_of(b, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 4), kind);
 	if (!l)
 		return;
-	busy = sqlite3_column_type(st, 6) == SQLITE_NULL ? (double)(e - s) : sqlite3_column_double(st, 6);
-	spread(b, l, s, e, busy * weight);
+	busy = sqlite3_column_type(st, 6) == SQLITE_NULL ? (double)e - (double)s : sqlite3_column_double(st, 6);
+	spread(b, l, (double)s, (double)e, busy * weight);
 	l->events += (int64_t)weight;
 	if (sampled > l->sampled)
 		l->sampled = sampled;

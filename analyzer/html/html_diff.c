@@ -8,6 +8,7 @@
  */
 #include "html.h"
 #include "html_internal.h"
+#include "checked.h"
 #include "diff.h"
 #include "report.h"
 
@@ -18,7 +19,7 @@
 /* "+12.3 ms ▲" or "-1.0 ms ▼" (more / less), or "=": a cell. */
 static void delta_dur(struct strbuf *o, int64_t base, int64_t new_)
 {
-	int64_t d = new_ - base;
+	int64_t d = sat_sub64(new_, base);
 
 	strbuf_addf(o, "<td class=\"n %s\">", d > 0 ? "up" : d < 0 ? "down" : "");
 	if (!d) {
@@ -26,7 +27,7 @@ static void delta_dur(struct strbuf *o, int64_t base, int64_t new_)
 		return;
 	}
 	strbuf_addch(o, d > 0 ? '+' : '-');
-	html_dur(o, d > 0 ? d : -d);
+	html_dur(o, d > 0 ? d : d == INT64_MIN ? INT64_MAX : -d);
 	if (base > 0)
 		strbuf_addf(o, " (%+.0f%%)", 100.0 * (double)d / (double)base);
 	strbuf_addstr(o, d > 0 ? " &#9650;</td>" : " &#9660;</td>");
@@ -34,7 +35,7 @@ static void delta_dur(struct strbuf *o, int64_t base, int64_t new_)
 
 static void delta_count(struct strbuf *o, int64_t base, int64_t new_)
 {
-	int64_t d = new_ - base;
+	int64_t d = sat_sub64(new_, base);
 
 	strbuf_addf(o, "<td class=\"n %s\">", d > 0 ? "up" : d < 0 ? "down" : "");
 	if (d)
@@ -157,11 +158,11 @@ static void function_row(struct strbuf *o, const struct diff_function *f)
 	delta_count(o, (int64_t)a->traces, (int64_t)b->traces);
 	strbuf_addf(o, "<td class=\"n\">%lld</td><td class=\"n\">%lld</td><td class=\"n\">", (long long)a->calls,
 		    (long long)b->calls);
-	html_dur(o, a->trace_ns + a->call_ns);
+	html_dur(o, sat_add64(a->trace_ns, a->call_ns));
 	strbuf_addstr(o, "</td><td class=\"n\">");
-	html_dur(o, b->trace_ns + b->call_ns);
+	html_dur(o, sat_add64(b->trace_ns, b->call_ns));
 	strbuf_addstr(o, "</td>");
-	delta_dur(o, a->trace_ns + a->call_ns, b->trace_ns + b->call_ns);
+	delta_dur(o, sat_add64(a->trace_ns, a->call_ns), sat_add64(b->trace_ns, b->call_ns));
 	if (f->compared)
 		strbuf_addf(o, "<td class=\"n\">&times;%.2f [%.2f, %.2f]%s</td></tr>\n", f->calls.ratio, f->calls.ratio_lo,
 			    f->calls.ratio_hi, f->calls.p_larger < 0.01 ? " slower" :

@@ -12,6 +12,7 @@
  * most MAX_NODES nodes; a node under 0.1% of the whole is not drawn.
  */
 #include "html_internal.h"
+#include "checked.h"
 #include "model.h"
 #include "pathdisp.h"
 
@@ -65,20 +66,26 @@ static long child(struct flame *f, long parent, const char *label, enum cat cat)
 	return f->n[f->len].label ? (long)f->len++ : -1;
 }
 
-/* Add ns along the path of labels (NULL ends it) under the kind's node. */
+/* Add ns along the path of labels (NULL ends it) under the kind's node; sums saturate (damaged times). */
 static void add_path(struct flame *f, enum cat cat, int64_t ns, const char *const *path)
 {
 	long at = child(f, 0, cat_name[cat], cat);
 
 	if (ns <= 0 || at < 0)
 		return;
-	f->n[0].ns += ns;
-	f->n[at].ns += ns;
+	f->n[0].ns = sat_add64(f->n[0].ns, ns);
+	f->n[at].ns = sat_add64(f->n[at].ns, ns);
 	for (int i = 0; path[i] && at >= 0; i++) {
 		at = child(f, at, path[i], cat);
 		if (at >= 0)
-			f->n[at].ns += ns;
+			f->n[at].ns = sat_add64(f->n[at].ns, ns);
 	}
+}
+
+/* strcmp, NULL equal to NULL only */
+static int diff_str(const char *a, const char *b)
+{
+	return a == b ? 0 : !a || !b ? 1 : strcmp(a, b);
 }
 
 static void loc_text(char *buf, size_t sz, const struct model *m, const char *file, int line, const char *pre)
@@ -105,6 +112,26 @@ static void add_loc(struct flame *f, const struct model *m, enum cat cat, int64_
 	add_path(f, cat, ns, path);
 }
 
+static int same_loc(const struct source_loc *a, const struct source_loc *b)
+{
+	return a->line == b->line && a->lib_line == b->lib_line && diff_str(a->file, b->file) == 0 &&
+	       diff_str(a->lib_file, b->lib_file) == 0;
+}
+
+/* A function's traces by call site, one add per run of traces from one site (a loop: one run). */
+static void add_traces(struct flame *f, const struct model *m, const struct model_function *fn, const char *name)
+{
+	int64_t ns = 0;
+
+	for (size_t k = 0; k < fn->ntraces; k++) {
+		ns = sat_add64(ns, sat_sub64(fn->traces[k].end_ns, fn->traces[k].start_ns));
+		if (k + 1 == fn->ntraces || !same_loc(&fn->traces[k].callsite, &fn->traces[k + 1].callsite)) {
+			add_loc(f, m, C_TRACE, ns, name, &fn->traces[k].callsite);
+			ns = 0;
+		}
+	}
+}
+
 static void build(struct flame *f, const struct model *m)
 {
 	child(f, -1, "all recorded time", C_ALL);
@@ -114,9 +141,7 @@ static void build(struct flame *f, const struct model *m)
 		char def[512];
 		const char *path[3] = { name, def, NULL };
 
-		for (size_t k = 0; k < fn->ntraces; k++)
-			add_loc(f, m, C_TRACE, fn->traces[k].end_ns - fn->traces[k].start_ns, name,
-				&fn->traces[k].callsite);
+		add_traces(f, m, fn, name);
 		loc_text(def, sizeof(def), m, fn->def.file, fn->def.line, "def ");
 		if (!def[0])
 			path[1] = NULL;

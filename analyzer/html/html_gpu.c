@@ -6,6 +6,7 @@
  * recording has no GPU activity.
  */
 #include "html_internal.h"
+#include "checked.h"
 #include "gpu.h"
 #include "model.h"
 #include "report.h"
@@ -50,7 +51,7 @@ static void utilisation(struct html *h, const struct gpu_model *g)
 
 		strbuf_addf(o, "<rect x=\"%zu\" y=\"%.2f\" width=\"1\" height=\"%.2f\" fill=\"url(#p-kern)\">"
 			    "<title>", i, UTIL_H * (1 - u), UTIL_H * u);
-		html_dur(o, g->buckets[i].start_ns - g->run_start_ns);
+		html_dur(o, sat_sub64(g->buckets[i].start_ns, g->run_start_ns));
 		strbuf_addf(o, ": %.0f%% busy</title></rect>", 100 * u);
 	}
 	strbuf_addstr(o, "\n</svg>\n<p class=\"dim\">each bar: the GPU's busy share of ");
@@ -96,9 +97,9 @@ static void gaps(struct html *h, const struct gpu_model *g)
 		struct source_loc loc = { gp->site.file, gp->site.line, NULL, 0, 0 };
 
 		strbuf_addstr(o, "<tr><td class=\"n\">");
-		html_dur(o, gp->start_ns - g->run_start_ns);
+		html_dur(o, sat_sub64(gp->start_ns, g->run_start_ns));
 		strbuf_addstr(o, "</td><td class=\"n\">");
-		html_dur(o, gp->end_ns - gp->start_ns);
+		html_dur(o, sat_sub64(gp->end_ns, gp->start_ns));
 		strbuf_addstr(o, "</td><td class=\"n\">");
 		html_dur(o, gp->host_ns);
 		strbuf_addf(o, "</td><td class=\"n\">%lld</td><td class=\"n\">%lld</td><td class=\"mono\">",

@@ -34,10 +34,11 @@ static const char *pattern_of(enum hb_kind k)
 /* The lane's busy share per column, in LEVELS steps (rounded up: a busy column is never empty). */
 static void lane_levels(const struct hb *b, const struct hb_lane *l, double *level)
 {
-	double per = (double)(b->t1 - b->t0) / COLS;
+	double per = ((double)b->t1 - (double)b->t0) / COLS;
 
 	for (int c = 0; c < COLS; c++)
-		level[c] = per <= 0 ? 0 : l->busy[c] / per > 1 ? LEVELS : (double)(int)(l->busy[c] / per * LEVELS + 0.999);
+		level[c] = !(per > 0) || !(l->busy[c] > 0) ? 0 : l->busy[c] / per > 1 ? LEVELS :
+			   (double)(int)(l->busy[c] / per * LEVELS + 0.999);
 }
 
 /* One lane's area: a rect per run of columns with the same level. */
@@ -65,15 +66,15 @@ static void marks(struct html *h, const struct hb *b)
 {
 	struct strbuf *o = h->out;
 	const struct model *m = h->m;
-	double span = (double)(b->t1 - b->t0);
+	double span = (double)b->t1 - (double)b->t0;
 	size_t shown = 0;
 
 	for (size_t i = 0; i < m->nfunctions && span > 0; i++)
 		for (size_t k = 1; k < m->functions[i].ntraces && shown < MAX_MARKS; k++, shown++) {
 			const struct model_function *fn = &m->functions[i];
 			const struct model_trace *tr = &fn->traces[k];
-			double x = 1000.0 * (double)(tr->start_ns - b->t0) / span;
-			double w = 1000.0 * (double)(tr->end_ns - tr->start_ns) / span;
+			double x = 1000.0 * ((double)tr->start_ns - (double)b->t0) / span;
+			double w = 1000.0 * ((double)tr->end_ns - (double)tr->start_ns) / span;
 
 			strbuf_addf(o, "<rect class=\"mark\" tabindex=\"0\" x=\"%.2f\" y=\"2\" width=\"%.2f\" height=\"%d\" "
 				    "fill=\"url(#p-trace)\" stroke=\"var(--fg)\" stroke-width=\"1\" "
@@ -155,7 +156,7 @@ static void draw(struct html *h, const struct hb *b)
 		    "data-ns=\"%lld\" data-h=\"%d\" height=\"%d\" viewBox=\"0 0 1000 %d\" preserveAspectRatio=\"none\">"
 		    "<title id=\"tl-title\">timeline: per thread, the busy share of each kind of event; "
 		    "retraces marked on top (keys: + - arrows 0)</title>\n",
-		    (long long)(b->t1 - b->t0), row * ROW, row * ROW, row * ROW);
+		    (long long)((double)b->t1 - (double)b->t0), row * ROW, row * ROW, row * ROW);
 	marks(h, b);
 	strbuf_addstr(o, svg.buf ? svg.buf : "");
 	strbuf_addstr(o, "</svg></div>\n");

@@ -250,6 +250,7 @@ def check_diff(row, base, path):
     (their text holds signed percentages: 'plain' text, control characters only)."""
     check_cell(row, 'diff-json', ['diff', '--format', 'json', base, path], 'json')
     check_cell(row, 'diff-markdown', ['diff', '--format', 'markdown', path, base], 'plain')
+    check_cell(row, 'diff-html', ['diff', '--format', 'html', base, path], 'html')
     check_cell(row, 'check-baseline', ['check', '--baseline', path, base], 'plain')
 
 
