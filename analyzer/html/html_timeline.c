@@ -131,7 +131,7 @@ static void draw(struct html *h, const struct hb *b)
 	struct strbuf svg = STRBUF_INIT, *o = h->out;
 	double level[COLS];
 	sqlite3_stmt *role = NULL;
-	int row = 1, left = b->lanes_left;
+	int row = 1, left = 0;
 
 	if (sqlite3_prepare_v2(h->m->rec->db, "SELECT role FROM threads WHERE pid = ? AND tid = ?", -1, &role,
 			       NULL) != SQLITE_OK) {
@@ -160,8 +160,9 @@ static void draw(struct html *h, const struct hb *b)
 	marks(h, b);
 	strbuf_addstr(o, svg.buf ? svg.buf : "");
 	strbuf_addstr(o, "</svg></div>\n");
-	if (left)
-		strbuf_addf(o, "<p class=\"dim\">%d more lanes not drawn (agprof view shows them all)</p>\n", left);
+	if (left || b->lanes_left)
+		strbuf_addf(o, "<p class=\"dim\">%d more lanes not drawn%s (agprof view shows them all)</p>\n", left,
+			    b->lanes_left ? ", nor any past the first 256 found" : "");
 	strbuf_release(&svg);
 }
 
