@@ -13,6 +13,7 @@
  * spread over the span they cover.
  */
 #include "html_bins.h"
+#include "checked.h"
 #include "model.h"
 #include "recording.h"
 
@@ -116,7 +117,7 @@ static void add_keyed(struct hb *b, sqlite3_stmt *st, double weight, int sampled
 		return;
 	b->lastkey = k;
 	spread(b, l, (double)k->base + (double)s, (double)k->base + (double)s + (double)d, (double)d * weight);
-	l->events += (int64_t)weight;
+	l->events = sat_add64(l->events, (int64_t)weight);
 	if (sampled > l->sampled)
 		l->sampled = sampled;
 }
@@ -135,7 +136,7 @@ static void add_row(struct hb *b, sqlite3_stmt *st, double weight, int sampled)
 		return;
 	busy = sqlite3_column_type(st, 6) == SQLITE_NULL ? (double)e - (double)s : sqlite3_column_double(st, 6);
 	spread(b, l, (double)s, (double)e, busy * weight);
-	l->events += (int64_t)weight;
+	l->events = sat_add64(l->events, (int64_t)weight);
 	if (sampled > l->sampled)
 		l->sampled = sampled;
 }
@@ -184,17 +185,20 @@ static int read_sampled(struct hb *b, sqlite3 *db, const struct hb_source *src, 
 {
 	sqlite3_stmt *st = prepare(db, src->rows, "WHERE id BETWEEN ? AND ?");
 	int64_t runs = HB_CAP / HB_RUN;
-	double step = (double)(hi - lo + 1) / (double)runs, weight = step / HB_RUN;
-	int sampled = (int)(weight + 0.5);
+	/* in double: ids from a damaged file may span all of int64 */
+	double step = ((double)hi - (double)lo + 1) / (double)runs, weight = step / HB_RUN;
+	int sampled = weight < 1e9 ? (int)(weight + 0.5) : 1000000000;
 	int rc = SQLITE_DONE;
 
 	if (!st)
 		return 0;
 	for (int64_t r = 0; r < runs && rc != SQLITE_ERROR; r++) {
-		int64_t first = lo + (int64_t)((double)r * step); /* the runs cover the ids evenly, to the last */
+		/* the runs cover the ids evenly, to the last */
+		double at = (double)lo + (double)r * step;
+		int64_t first = at >= (double)hi ? hi : at <= (double)lo ? lo : (int64_t)at;
 
 		sqlite3_bind_int64(st, 1, first);
-		sqlite3_bind_int64(st, 2, first + HB_RUN - 1);
+		sqlite3_bind_int64(st, 2, sat_add64(first, HB_RUN - 1));
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			(src->keyed ? add_keyed : add_row)(b, st, weight, sampled);
 			b->rows_read++;
@@ -246,7 +250,7 @@ static int read_source(struct hb *b, sqlite3 *db, const struct hb_source *src)
 		return 0;
 	if (src->bounds && !id_range(db, src->bounds, &lo, &hi))
 		return 0;
-	if (src->bounds && hi - lo >= 2 * HB_CAP)
+	if (src->bounds && sat_sub64(hi, lo) >= 2 * HB_CAP)
 		return read_sampled(b, db, src, lo, hi);
 	st = prepare(db, src->rows, "");
 	if (!st)
