@@ -22,10 +22,11 @@ killed); AGPROF_CRASH_KEEP=DIR keeps a failed trial's recording.
     test_crash.py                       the suite: 6 seeded trials, each moment and victim
     test_crash.py --trials N [--seed S] N random (moment, victim) trials, then a table
 
-The 100-trial run (outside the suite; about 15 minutes on 2 loaded cores):
+The 100-trial run (outside the suite; about 16 minutes on 2 cores at a load of 13):
     AGPROF=build/cmd/agprof/agprof AGPROF_SOURCE_ROOT=. \\
         .venv/bin/python tests/integration/test_crash.py --trials 100 --seed 7
-Last result (2026-12-06, load average 12-16 on 2 cores): see tests/integration/README-crash.md.
+Its results, and the failures that led to fixes, are in tests/integration/README.md
+("Kill trials").
 """
 import glob
 import json
