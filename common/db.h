@@ -59,6 +59,13 @@ void db_remove(const char *path);
 int db_create_indexes(sqlite3 *db);
 /* The indexes of columns the launcher rewrites when the run ends (kernels.call_id): after that. */
 int db_create_late_indexes(sqlite3 *db);
+/*
+ * Make whatever part of the schema is missing (tables, indexes, late
+ * indexes), each in a transaction of its own: what a launcher killed
+ * before its schema was made, or before its finish built the late
+ * indexes, left out (writer/keeper.c).  0 or -1.
+ */
+int db_schema_complete(sqlite3 *db);
 
 /*
  * Prepare sql; on failure print "error: <sqlite message> in '<sql>'" to

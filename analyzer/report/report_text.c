@@ -275,6 +275,8 @@ static void summary(struct text *t)
 	strbuf_addch(t->out, '\n');
 	if (s->cut_short)
 		strbuf_addf(t->out, "  %scut short:%s %s\n", col(t, C_YELLOW), col(t, C_RESET), s->cut_short);
+	if (s->incomplete)
+		strbuf_addf(t->out, "  %sincomplete:%s %s\n", col(t, C_YELLOW), col(t, C_RESET), s->incomplete);
 	capture_line(t);
 	budget_line(t);
 	if (empty) {
