@@ -1,6 +1,7 @@
 /* csv_export.c - see csv_export.h. */
 #include "csv_export.h"
 #include "db.h"
+#include "kinds.h"
 #include "recording.h"
 #include "util.h"
 
@@ -9,14 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* 1 when name is a table of agprof's own schema ("CREATE TABLE name (" in common/schema.sql). */
+/*
+ * 1 when name is a table of agprof's own schema (the catalog's; a table
+ * that is a view in the current schema, eager_ops, is exported as that
+ * view below, and not from an older file's table of that name).
+ */
 static int schema_table(const char *name)
 {
-	char pat[96];
+	const struct agp_kind *k = agp_kind_find(name, strlen(name));
 
-	if (snprintf(pat, sizeof(pat), "CREATE TABLE %s (", name) >= (int)sizeof(pat))
-		return 0;
-	return strstr(agprof_schema_sql, pat) != NULL;
+	return k && !k->view_over;
 }
 
 static void csv_field(FILE *out, sqlite3_stmt *s, int c)
@@ -184,8 +187,12 @@ int csv_export(struct recording *rec, const char *dir)
 	}
 	sqlite3_finalize(s);
 	/* schema 6: eager_ops is the reader's view (db_define_eager_view()); SQL run in DuckDB reads that name */
-	if (rc == 0 && db_has_table(rec->db, "eager_op_rows") && (rc = export_table(rec, dir, "eager_ops")) == 0)
-		rc = load_lines(rec, load, absdir, "eager_ops", 1);
+	for (size_t i = 0; i < agp_nkinds && rc == 0; i++) {
+		const struct agp_kind *k = &agp_kinds[i];
+
+		if (k->view_over && db_has_table(rec->db, k->view_over) && (rc = export_table(rec, dir, k->table)) == 0)
+			rc = load_lines(rec, load, absdir, k->table, 1);
+	}
 	if ((ferror(load) | fclose(load)) && rc == 0) {
 		error("cannot write '%s': %s", path, strerror(errno));
 		rc = CSV_WRITE_FAILED;
