@@ -11,6 +11,7 @@
 #include <string.h>
 
 /* A lane's common slice columns: id, pid, tid, start_ns, end_ns (timeline.c lists the rest). */
+/* colours: curses COLOR_RED 1, GREEN 2, YELLOW 3, BLUE 4, MAGENTA 5, CYAN 6 */
 #define K(t, c, f, v) .table = (t), .columns = (c), .flags = (f), .since = (v)
 #define SLICE "SELECT id, pid, tid, start_ns, end_ns, "
 #define THREAD_LANE "pid = ?1 AND tid = ?2"
@@ -41,7 +42,7 @@ const struct agp_kind agp_kinds[] = {
 		       " LEFT JOIN callsites c ON c.id = t.callsite_id LEFT JOIN strings cf ON cf.id = c.file_id"
 		       " LEFT JOIN strings df ON df.id = fn.file_id WHERE t.id = ?1",
 		       { "trace #", "function", "signature", "tf function", "source", "tf.function id", "options",
-			 "new variables", "status", "defined at" } } },
+			 "new variables", "status", "defined at" }, 5, 170 } },
 	  /* the name's number as sqlite3_column_int() reads it: the low 32 bits */
 	  .chrome = { .how = AGP_CHROME_SLICE, .cat = "tracing",
 		      .sql = "SELECT t.pid, t.tid, t.start_ns, t.end_ns, 'trace ' || coalesce(s.text, '') || ' #'"
@@ -69,7 +70,7 @@ const struct agp_kind agp_kinds[] = {
 		       " LEFT JOIN graph_functions g ON g.id = x.graph_function_id"
 		       " LEFT JOIN functions fn ON fn.id = g.function_id LEFT JOIN strings fs ON fs.id = fn.name_id"
 		       CALLSITE_JOIN " WHERE x.id = ?1",
-		       { "tf function", "function", "graph role", "source", "status", "graph nodes" } } },
+		       { "tf function", "function", "graph role", "source", "status", "graph nodes" }, 4, 33 } },
 	  .chrome = { .how = AGP_CHROME_SLICE, .cat = "graph",
 		      .sql = "SELECT c.pid, c.tid, c.start_ns, c.end_ns, n.text, coalesce(u.text, ''), c.ok, f.text, cs.line"
 		      " FROM function_calls c JOIN strings n ON n.id = c.name_id"
@@ -89,7 +90,7 @@ const struct agp_kind agp_kinds[] = {
 		       " CASE ok WHEN 1 THEN 'ok' ELSE 'failed' END"
 		       " FROM eager_ops x JOIN strings o ON o.id = x.op_id LEFT JOIN strings d ON d.id = x.device_id"
 		       CALLSITE_JOIN " LEFT JOIN strings cfn ON cfn.id = c.func_id WHERE x.id = ?1",
-		       { "op", "device", "source", "in function", "dispatch", "status" } } },
+		       { "op", "device", "source", "in function", "dispatch", "status" }, 2, 71 } },
 	  .chrome = { .how = AGP_CHROME_SLICE, .cat = "eager",
 		      .sql = "SELECT e.pid, e.tid, e.start_ns, e.end_ns, o.text, e.slow_path, f.text, cs.line"
 		      " FROM eager_ops e JOIN strings o ON o.id = e.op_id"
@@ -118,7 +119,7 @@ const struct agp_kind agp_kinds[] = {
 		       SLICE "-1, node_id, -1, 0, 0 FROM blackbox_execs", THREAD_LANE, "node_id",
 		       "SELECT n.text, o.text FROM blackbox_execs x JOIN strings n ON n.id = x.node_id"
 		       " JOIN strings o ON o.id = x.op_type_id WHERE x.id = ?1",
-		       { "node", "op type" } } },
+		       { "node", "op type" }, 1, 167 } },
 	  .chrome = { .how = AGP_CHROME_SLICE, .cat = "py_function",
 		      .sql = "SELECT b.pid, b.tid, b.start_ns, b.end_ns, n.text, t.text FROM blackbox_execs b"
 		      " JOIN strings n ON n.id = b.node_id JOIN strings t ON t.id = b.op_type_id", .args = "op_type:s" } },
@@ -144,7 +145,7 @@ const struct agp_kind agp_kinds[] = {
 		       " LEFT JOIN functions fn ON fn.id = g.function_id LEFT JOIN strings fs ON fs.id = fn.name_id"
 		       " LEFT JOIN function_calls c ON c.id = x.call_id LEFT JOIN strings cn ON cn.id = c.name_id"
 		       " WHERE x.id = ?1",
-		       { "op type", "source", "graph function", "function", "call", "compute" } } },
+		       { "op type", "source", "graph function", "function", "call", "compute" }, 6, 73 } },
 	  .chrome = { .how = AGP_CHROME_SLICE, .cat = "kernel",
 		      .sql = "SELECT k.pid, k.tid, k.start_ns, k.end_ns, coalesce(n.name, '?'), coalesce(n.op_type, '?'),"
 		      " n.file, n.line, k.call_id, k.async FROM kernels k LEFT JOIN graph_nodes n ON n.id = k.node_id",
@@ -162,7 +163,7 @@ const struct agp_kind agp_kinds[] = {
 		       "SELECT n.text, x.device, x.stream, x.grid_x || 'x' || x.grid_y || 'x' || x.grid_z,"
 		       " x.block_x || 'x' || x.block_y || 'x' || x.block_z, x.correlation_id"
 		       " FROM gpu_activity x LEFT JOIN strings n ON n.id = x.name_id WHERE x.id = ?1",
-		       { "kernel", "device", "stream", "grid", "block", "correlation" } },
+		       { "kernel", "device", "stream", "grid", "block", "correlation" }, 6, 37 },
 		     { "copy", "copy", AGP_LANE_COPY,
 		       "SELECT id, pid, coalesce(stream, -1), start_ns, end_ns, -1, coalesce(name_id, -1),"
 		       " coalesce(device, 0), 0, 1 FROM gpu_activity",
@@ -170,7 +171,7 @@ const struct agp_kind agp_kinds[] = {
 		       "kind IN ('memcpy', 'memset') AND name_id",
 		       "SELECT x.kind, x.copy_kind, x.bytes, x.device, x.stream, x.correlation_id"
 		       " FROM gpu_activity x WHERE x.id = ?1",
-		       { "activity", "copy kind", "bytes", "device", "stream", "correlation" } } },
+		       { "activity", "copy kind", "bytes", "device", "stream", "correlation" }, 3, 179 } },
 	  .chrome = { .how = AGP_CHROME_GPU, .cat = "gpu",
 		      .sql = "SELECT g.pid, coalesce(g.stream, 0), g.start_ns, g.end_ns, coalesce(n.text, g.kind, ''), g.kind,"
 		      " coalesce(g.device, 0), coalesce(g.stream, 0) FROM gpu_activity g LEFT JOIN strings n ON n.id = g.name_id",

@@ -39,6 +39,8 @@ struct agp_lane {
 	const char *slice, *filter, *search;
 	const char *details;
 	const char *labels[12];
+	short color8;           /* its colour on 8-colour terminals: curses' COLOR_* (1 red ... 6 cyan) */
+	short color256;         /* and on 256-colour ones */
 };
 
 /* How a table's rows become Chrome trace events (analyzer/export/chrome.c). */

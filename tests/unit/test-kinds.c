@@ -191,6 +191,8 @@ Test(kinds, every_lane_once_with_its_queries)
 
 		cr_assert(l, "lane kind %d has no entry", kind);
 		cr_expect(strlen(l->short_name) <= 5, "%s: short name '%s'", l->long_name, l->short_name);
+		cr_expect(l->color8 >= 1 && l->color8 <= 7 && l->color256 >= 16 && l->color256 <= 255,
+			  "%s: colours %d, %d", l->long_name, l->color8, l->color256);
 		cr_expect_eq(columns_of(l->slice), 10, "%s: slice columns", l->long_name);
 		snprintf(sql, sizeof(sql), "%s WHERE %s", l->slice, l->filter);
 		columns_of(sql);
