@@ -149,7 +149,7 @@ const struct agp_kind agp_kinds[] = {
 	  .chrome = { .how = AGP_CHROME_SLICE, .cat = "kernel",
 		      .sql = "SELECT k.pid, k.tid, k.start_ns, k.end_ns, coalesce(n.name, '?'), coalesce(n.op_type, '?'),"
 		      " n.file, n.line, k.call_id, k.async FROM kernels k LEFT JOIN graph_nodes n ON n.id = k.node_id",
-		      .args = "op_type:s created_at:loc call:L async:n", .needs = "graph_nodes" } },
+		      .args = "op_type:s created_at:loc call:L async:n" } },
 	/* GPU kernels and copies: one scan, two lanes per stream (tid is the stream) */
 	{ K("gpu_activity", "id:id pid:pid name_id:strings start_ns:time end_ns:time", AGP_KIND_EVENT, 1),
 	  .scan = "SELECT id, pid, coalesce(stream, -1), start_ns, end_ns, coalesce(device, 0), kind <> 'kernel'"

@@ -66,7 +66,6 @@ struct agp_chrome {
 	 * the file is NULL).  COUNTER: the counter's name, before ", tid N".
 	 */
 	const char *args;
-	const char *needs;  /* another table the query reads, or NULL (the recording may lack it) */
 };
 
 #define AGP_KIND_EVENT 0x1          /* rows are events with a pid and times */

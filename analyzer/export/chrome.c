@@ -221,12 +221,6 @@ static void gpu_stream_row(struct chrome *c, sqlite3_stmt *s)
 	strbuf_release(&n);
 }
 
-/* 1 when the recording has k's table and the other one its query reads (older schemas lack some). */
-static int kind_present(struct recording *rec, const struct agp_kind *k)
-{
-	return (k->since <= 1 || db_has_table(rec->db, k->table)) && (!k->chrome.needs || db_has_table(rec->db, k->chrome.needs));
-}
-
 /* The events of every kind of the catalog that has them, kind by kind. */
 static int export_kinds(struct chrome *c)
 {
@@ -234,7 +228,7 @@ static int export_kinds(struct chrome *c)
 		const struct agp_kind *k = &agp_kinds[i];
 
 		cur_kind = k;
-		if (!k->chrome.how || !kind_present(c->rec, k))
+		if (!k->chrome.how)  /* the tables older schemas lack are empty (compat.c) */
 			continue;
 		if (k->chrome.how == AGP_CHROME_GPU &&
 		    each_row(c, "SELECT DISTINCT pid, coalesce(stream, 0), coalesce(device, 0) FROM gpu_activity",

@@ -312,14 +312,13 @@ const char *recording_empty_reason(struct recording *rec)
 	const char *why = NULL;
 	char sql[512];
 
-	/* Session steps (TF1 graph mode) are activity too; schema 1 has no such table. */
+	/* Session steps (TF1 graph mode) are activity too (schema 1: an empty table, compat.c). */
 	snprintf(sql, sizeof(sql),
 		 "SELECT EXISTS (SELECT 1 FROM traces) OR EXISTS (SELECT 1 FROM function_calls)"
-		 " OR EXISTS (SELECT 1 FROM eager_ops)%s,"
+		 " OR EXISTS (SELECT 1 FROM eager_ops) OR EXISTS (SELECT 1 FROM session_runs),"
 		 " (SELECT value FROM meta WHERE key = 'tf_status'),"
 		 " (SELECT tf_detail FROM processes WHERE tf_detail IS NOT NULL LIMIT 1),"
-		 " coalesce((SELECT value FROM meta WHERE key = 'exit_status'), 0)",
-		 db_has_table(rec->db, "session_runs") ? " OR EXISTS (SELECT 1 FROM session_runs)" : "");
+		 " coalesce((SELECT value FROM meta WHERE key = 'exit_status'), 0)");
 	if (sqlite3_prepare_v2(rec->db, sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW &&
 	    !sqlite3_column_int(s, 0))
 		why = recording_empty_why((const char *)sqlite3_column_text(s, 1), (const char *)sqlite3_column_text(s, 2),

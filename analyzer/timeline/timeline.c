@@ -162,9 +162,8 @@ static int load_maps(struct timeline *tl)
 	    load_id_rows(tl, "SELECT id, name_id FROM functions", &tl->functions, 0) < 0 ||
 	    load_id_rows(tl, "SELECT id, coalesce(function_id, -1) FROM graph_functions", &tl->graph_fns, 0) < 0)
 		return -1;
-	if (db_has_table(tl->rec->db, "graph_nodes") &&
-	    (load_id_rows(tl, "SELECT id, name FROM graph_nodes", &tl->nodes, 1) < 0 ||
-	     load_id_rows(tl, "SELECT id, op_type FROM graph_nodes", &tl->node_types, 1) < 0))
+	if (load_id_rows(tl, "SELECT id, name FROM graph_nodes", &tl->nodes, 1) < 0 ||
+	    load_id_rows(tl, "SELECT id, op_type FROM graph_nodes", &tl->node_types, 1) < 0)
 		return -1;
 	return 0;
 }
@@ -389,11 +388,6 @@ int timeline_open(struct timeline *tl, struct recording *rec, uint32_t nbins)
 	if (tl->nbins < 1)
 		tl->nbins = 1;
 	for (int k = 0; k < TL_NKINDS; k++) {
-		const struct agp_kind *t = agp_lane_table(k);
-
-		/* recordings before schema 4 have no kernels: that kind has no statements */
-		if (!t || (t->since > 1 && !db_has_table(rec->db, t->table)))
-			continue;
 		if (prepare_kind_queries(tl, (enum tl_kind)k))
 			goto fail;
 	}

@@ -368,10 +368,11 @@ done:
 	return NULL;
 }
 
-/* 0 for a table the scan does not read, or the recording's schema does not have (kernels before schema 4). */
+/* 0 for a table the scan does not read (the ones older schemas lack are empty: compat.c). */
 static int scan_table_present(const struct timeline *tl, size_t t)
 {
-	return agp_kinds[t].scan && (agp_kinds[t].since <= 1 || db_has_table(tl->rec->db, agp_kinds[t].table));
+	(void)tl;
+	return agp_kinds[t].scan != NULL;
 }
 
 /*
@@ -603,16 +604,11 @@ static void rank_label(struct tl_track *t, int64_t rank)
 /* Role and name of a thread, its process's start (for ordering) and command. */
 static void thread_info(struct timeline *tl, struct tl_track *t)
 {
-	sqlite3_stmt *st, *has_rank;
-	int ranked = 0;
+	sqlite3_stmt *st;
 
 	t->proc_start = INT64_MAX;
-	/* processes.rank is schema 4: older recordings have no such column */
-	has_rank = db_prepare(tl->rec->db, "SELECT 1 FROM pragma_table_info('processes') WHERE name = 'rank'");
-	ranked = has_rank && sqlite3_step(has_rank) == SQLITE_ROW;
-	sqlite3_finalize(has_rank);
-	st = db_prepare(tl->rec->db, ranked ? "SELECT start_ns, argv, rank FROM processes WHERE pid = ?1"
-					    : "SELECT start_ns, argv, NULL FROM processes WHERE pid = ?1");
+	/* processes.rank is schema 4: NULL in older recordings (compat.c) */
+	st = db_prepare(tl->rec->db, "SELECT start_ns, argv, rank FROM processes WHERE pid = ?1");
 	if (st) {
 		sqlite3_bind_int64(st, 1, t->pid);
 		if (sqlite3_step(st) == SQLITE_ROW) {

@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "db.h"
 #include "kinds.h"
@@ -250,4 +251,76 @@ Test(kinds, scan_and_chrome_queries_prepare)
 			cr_expect_eq(columns_of(k->chrome.sql), 5 + n, "%s: chrome columns", k->table);
 		}
 	}
+}
+
+/*
+ * compat.c: a recording of an older schema (here 3: no kernels, no
+ * traces.collector_ns; and 1's callsites without parent_id and library) is
+ * read as the current one, while db_has_table() and db_has_column() still
+ * answer for the file; a current recording gets nothing added.
+ */
+static void make_recording(const char *path, int version)
+{
+	char err[256], sql[128];
+	sqlite3 *w;
+
+	unlink(path);
+	cr_assert_eq(db_create_recording(path, &w, err, sizeof(err)), 0, "%s", err);
+	cr_assert_eq(db_exec(w, "INSERT INTO strings VALUES (1, 'f.py');"
+				"INSERT INTO functions (id, pid, name_id) VALUES (1, 7, 1);"
+				"INSERT INTO traces (id, function_id, pid, tid, start_ns, end_ns, function_object, object_trace_no)"
+				" VALUES (1, 1, 7, 7, 10, 20, 1, 1);"), 0);
+	if (version < AGPROF_SCHEMA_VERSION)
+		cr_assert_eq(db_exec(w, "DROP TABLE kernels; ALTER TABLE traces DROP COLUMN collector_ns;"
+					"CREATE TABLE cs1 (id INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, line INTEGER NOT NULL,"
+					" func_id INTEGER NOT NULL); DROP TABLE callsites; ALTER TABLE cs1 RENAME TO callsites;"
+					"INSERT INTO callsites VALUES (1, 1, 3, 1);"), 0);
+	snprintf(sql, sizeof(sql), "PRAGMA user_version = %d", version);
+	cr_assert_eq(db_exec(w, sql), 0);
+	sqlite3_close(w);
+}
+
+static int64_t one_int(sqlite3 *r, const char *sql)
+{
+	sqlite3_stmt *s = NULL;
+	int64_t v;
+
+	cr_assert_eq(sqlite3_prepare_v2(r, sql, -1, &s, NULL), SQLITE_OK, "%s: %s", sqlite3_errmsg(r), sql);
+	cr_assert_eq(sqlite3_step(s), SQLITE_ROW, "%s", sql);
+	v = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return v;
+}
+
+Test(kinds, old_schema_read_as_current)
+{
+	const char *path = "test-kinds-v3.agprof";
+	sqlite3 *r = NULL;
+
+	make_recording(path, 3);
+	cr_assert_eq(db_open_readonly(path, 0, &r), SQLITE_OK);
+	cr_expect_eq(one_int(r, "SELECT count(*) FROM kernels"), 0);
+	cr_expect_eq(one_int(r, "SELECT count(*) FROM dataset_ops"), 0);
+	cr_expect_eq(one_int(r, "SELECT collector_ns FROM traces WHERE id = 1"), 0, "the column's default");
+	cr_expect_eq(one_int(r, "SELECT library FROM callsites WHERE id = 1"), 0);
+	cr_expect_eq(one_int(r, "SELECT parent_id IS NULL AND line = 3 FROM callsites WHERE id = 1"), 1);
+	cr_expect_eq(one_int(r, "SELECT count(*) FROM processes WHERE rank IS NOT NULL"), 0);
+	cr_expect(!db_has_table(r, "kernels") && !db_has_column(r, "traces", "collector_ns"),
+		  "db_has_table and db_has_column answer for the file");
+	cr_expect(db_has_table(r, "session_runs"));
+	sqlite3_close(r);
+	unlink(path);
+}
+
+Test(kinds, current_schema_gets_nothing)
+{
+	const char *path = "test-kinds-v8.agprof";
+	sqlite3 *r = NULL;
+
+	make_recording(path, AGPROF_SCHEMA_VERSION);
+	cr_assert_eq(db_open_readonly(path, 0, &r), SQLITE_OK);
+	/* the eager ops' view only (db_define_eager_view()) */
+	cr_expect_eq(one_int(r, "SELECT count(*) FROM sqlite_temp_schema WHERE name <> 'eager_ops'"), 0);
+	sqlite3_close(r);
+	unlink(path);
 }
