@@ -168,6 +168,7 @@ int db_open_readonly(const char *path, int flags, sqlite3 **out)
 	sqlite3_trace_v2(*out, SQLITE_TRACE_STMT, stmt_started, (void *)(intptr_t)budget);
 	sqlite3_progress_handler(*out, PROGRESS_STEPS, stmt_progress, NULL);
 	db_define_eager_view(*out);  /* a file that cannot have it fails on its first use, with SQLite's message */
+	db_define_compat(*out);      /* the same */
 	return SQLITE_OK;
 }
 

@@ -189,7 +189,7 @@ int srcfile_recorded_hash(sqlite3 *db, const char *path, char out[17])
 	sqlite3_stmt *s;
 	int rc = -1;
 
-	if (!db || !path || !db_has_table(db, "source_files"))
+	if (!db || !path)
 		return -1;
 	if (sqlite3_prepare_v2(db, "SELECT hash FROM source_files WHERE path = ?", -1, &s, NULL) != SQLITE_OK)
 		return -1;

@@ -288,8 +288,6 @@ static int64_t bucket_count(struct loader *l, const char *table)
 	sqlite3_stmt *st;
 	int64_t n = 0;
 
-	if (!db_has_table(l->db, table))
-		return 0;
 	snprintf(q, sizeof(q), "SELECT CAST(min(total(min(max(count, 0), 4294967296)), 4e18) AS INTEGER) FROM %s",
 		 table);
 	if ((st = db_prepare(l->db, q)) && sqlite3_step(st) == SQLITE_ROW)
@@ -494,14 +492,11 @@ cleanup:
 static int load_traces(struct loader *l)
 {
 	struct model *m = l->m;
-	/* schema 6 added collector_ns */
-	sqlite3_stmt *s = db_prepare(l->db, db_has_column(l->db, "traces", "collector_ns") ?
+	/* collector_ns: 0 before schema 6 (compat.c) */
+	sqlite3_stmt *s = db_prepare(l->db,
 		"SELECT id, function_id, start_ns, end_ns, function_object, object_trace_no, tf_name_id, signature,"
 		" callsite_id, jit_compile, reduce_retracing, has_input_signature, variables_created, status, pid, tid,"
-		" collector_ns FROM traces ORDER BY function_id, start_ns, id" :
-		"SELECT id, function_id, start_ns, end_ns, function_object, object_trace_no, tf_name_id, signature,"
-		" callsite_id, jit_compile, reduce_retracing, has_input_signature, variables_created, status, pid, tid, 0"
-		" FROM traces ORDER BY function_id, start_ns, id");
+		" collector_ns FROM traces ORDER BY function_id, start_ns, id");
 	size_t *caps = calloc(m->nfunctions ? m->nfunctions : 1, sizeof(size_t));
 	int rc, ret = -1;
 
@@ -950,8 +945,6 @@ static int load_session_runs(struct loader *l)
 	size_t cap = 0;
 	int rc, ret = -1;
 
-	if (!db_has_table(l->db, "session_runs"))
-		return 0;
 	s = db_prepare(l->db, "SELECT callsite_id, max(kind), count(*), sum(end_ns - start_ns), sum(ok = 0),"
 			      " max(feeds), max(fetches), max(targets), min(start_ns), max(end_ns)"
 			      " FROM session_runs GROUP BY callsite_id");
