@@ -207,7 +207,7 @@ static int32_t classify_thread(void)
 struct agp_thread *agp_thread_new(void)
 {
 	struct agp_thread *t = agp_tls;
-	uint32_t slot, capacity;
+	uint32_t slot = 0, capacity;
 	int32_t tid, role;
 	void *mem;
 
@@ -218,8 +218,12 @@ struct agp_thread *agp_thread_new(void)
 		munmap(t, sizeof(*t));
 		agp_tls = NULL;
 	}
-	slot = atomic_fetch_add(&agp_proc.shm->nthreads, 1);
-	if (slot >= AGP_MAX_THREADS) {
+	/*
+	 * Past the cap a thread comes back here at each event: look before
+	 * claiming, else 2^32 such events would wrap nthreads to a taken slot.
+	 */
+	if (atomic_load_explicit(&agp_proc.shm->nthreads, memory_order_relaxed) >= AGP_MAX_THREADS ||
+	    (slot = atomic_fetch_add(&agp_proc.shm->nthreads, 1)) >= AGP_MAX_THREADS) {
 		atomic_fetch_add(&agp_proc.shm->dropped_no_slot, 1);
 		return NULL;
 	}

@@ -168,6 +168,7 @@ int db_open_readonly(const char *path, int flags, sqlite3 **out)
 	sqlite3_trace_v2(*out, SQLITE_TRACE_STMT, stmt_started, (void *)(intptr_t)budget);
 	sqlite3_progress_handler(*out, PROGRESS_STEPS, stmt_progress, NULL);
 	db_define_eager_view(*out);  /* a file that cannot have it fails on its first use, with SQLite's message */
+	db_define_compat(*out);      /* the same */
 	return SQLITE_OK;
 }
 
@@ -212,16 +213,59 @@ static char *schema_part(enum schema_part part)
 	}
 }
 
+/*
+ * One part in one savepoint (a transaction of its own, or nested in the
+ * caller's): a launcher killed while making it leaves all of it or none,
+ * which db_schema_complete() relies on.
+ */
 static int create_part(sqlite3 *db, enum schema_part part)
 {
 	char *sql = schema_part(part);
 	int rc;
 
-	if (!sql)
+	if (!sql || db_exec(db, "SAVEPOINT schema_part") != 0) {
+		free(sql);
 		return -1;
+	}
 	rc = db_exec(db, sql);
+	if (rc != 0)
+		db_exec(db, "ROLLBACK TO schema_part");
+	if (db_exec(db, "RELEASE schema_part") != 0)
+		rc = -1;
 	free(sql);
 	return rc;
+}
+
+/* Whether the first table or index a part creates exists (a part is made whole or not at all). */
+static int part_present(sqlite3 *db, enum schema_part part)
+{
+	char *sql = schema_part(part), *at = NULL, name[64];
+	sqlite3_stmt *s = NULL;
+	int found = -1;
+
+	if (sql && ((at = strstr(sql, "CREATE TABLE ")) || (at = strstr(sql, "CREATE INDEX "))) &&
+	    sscanf(at + 13, "%63[A-Za-z0-9_]", name) == 1 &&
+	    (s = db_prepare(db, "SELECT count(*) FROM sqlite_master WHERE name = ?"))) {
+		sqlite3_bind_text(s, 1, name, -1, SQLITE_STATIC);
+		if (sqlite3_step(s) == SQLITE_ROW)
+			found = sqlite3_column_int(s, 0) > 0;
+	}
+	sqlite3_finalize(s);
+	free(sql);
+	return found;
+}
+
+int db_schema_complete(sqlite3 *db)
+{
+	static const enum schema_part parts[] = { SCHEMA_TABLES, SCHEMA_INDEXES, SCHEMA_LATE_INDEXES };
+
+	for (size_t i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		int present = part_present(db, parts[i]);
+
+		if (present < 0 || (!present && create_part(db, parts[i]) != 0))
+			return -1;
+	}
+	return 0;
 }
 
 int db_create_indexes(sqlite3 *db)
@@ -269,8 +313,9 @@ int db_create_recording(const char *path, sqlite3 **out, char *err, size_t errle
 	 * (run_writer.c says why); merge keeps them.
 	 */
 	if (!tables ||
-	    sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;", NULL, NULL, &msg) != SQLITE_OK ||
-	    sqlite3_exec(db, tables, NULL, NULL, &msg) != SQLITE_OK) {
+	    sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; BEGIN", NULL, NULL, &msg) != SQLITE_OK ||
+	    sqlite3_exec(db, tables, NULL, NULL, &msg) != SQLITE_OK ||
+	    sqlite3_exec(db, "COMMIT", NULL, NULL, &msg) != SQLITE_OK) {  /* one transaction: all tables or none */
 		snprintf(err, errlen, "cannot create '%s': %s", path, msg ? msg : sqlite3_errmsg(db));
 		sqlite3_free(msg);
 		sqlite3_close(db);

@@ -28,9 +28,21 @@ extern const char agprof_schema_sql[];
  * file's size, after which the statement fails with "interrupted".
  * Returns an SQLite code; *out is set (and must be closed) as with
  * sqlite3_open_v2().  A schema 6 file also gets the view eager_ops, as a
- * TEMP view of the connection (db_define_eager_view()).
+ * TEMP view of the connection (db_define_eager_view()); an older one the
+ * current schema's tables and columns (db_define_compat()).
  */
 int db_open_readonly(const char *path, int flags, sqlite3 **out);
+
+/*
+ * A recording of an older schema version read as the current one
+ * (common/compat.c): each table of the catalog of kinds it lacks becomes an
+ * empty TEMP table, each table of an older version that lacks columns a
+ * TEMP view of the same name with them at their defaults (the file's own
+ * stays main.TABLE).
+ * db_has_table() and db_has_column() still answer for the file.  0 (also
+ * for a current file) or -1.
+ */
+int db_define_compat(sqlite3 *db);
 
 /*
  * Schema 6: where eager_op_rows is a table of main, define eager_ops (the
@@ -59,6 +71,13 @@ void db_remove(const char *path);
 int db_create_indexes(sqlite3 *db);
 /* The indexes of columns the launcher rewrites when the run ends (kernels.call_id): after that. */
 int db_create_late_indexes(sqlite3 *db);
+/*
+ * Make whatever part of the schema is missing (tables, indexes, late
+ * indexes), each in a transaction of its own: what a launcher killed
+ * before its schema was made, or before its finish built the late
+ * indexes, left out (writer/keeper.c).  0 or -1.
+ */
+int db_schema_complete(sqlite3 *db);
 
 /*
  * Prepare sql; on failure print "error: <sqlite message> in '<sql>'" to

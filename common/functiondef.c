@@ -142,6 +142,74 @@ static char *shape_text(struct pb s)
 	return strbuf_detach(&sb);
 }
 
+/*
+ * float_val (5) or double_val (6): packed (wire 2) or single values (fixed32
+ * for float, fixed64 for double); a packed run shorter than one value is
+ * malformed.  1 when buf holds the first value.
+ */
+static int scalar_float(const struct pb_field *f, char *buf, size_t len)
+{
+	size_t width = f->num == 5 ? 4 : 8;
+	const unsigned char *p = f->wire == 2 ? f->sub.p : (const unsigned char *)&f->varint;
+
+	if (f->wire == 2 ? (size_t)(f->sub.end - f->sub.p) < width : f->wire != (f->num == 5 ? 5u : 1u))
+		return 0;
+	if (f->num == 5) {
+		float v;
+		memcpy(&v, p, 4);
+		snprintf(buf, len, "%.9g", (double)v);
+	} else {
+		double v;
+		memcpy(&v, p, 8);
+		snprintf(buf, len, "%.17g", v);
+	}
+	return 1;
+}
+
+/* int_val (7), int64_val (10) or bool_val (11), single or packed.  1 when buf holds the first value. */
+static int scalar_int(const struct pb_field *f, char *buf, size_t len)
+{
+	uint64_t v = f->varint;
+
+	if (f->wire != 0 && f->wire != 2)
+		return 0;
+	if (f->wire == 2) {
+		struct pb q = f->sub;
+		if (pb_varint(&q, &v) != 0)
+			return 0;
+	}
+	if (f->num == 11)
+		snprintf(buf, len, "%s", v ? "True" : "False");
+	else if (f->num == 7)
+		snprintf(buf, len, "%d", (int32_t)v);
+	else
+		snprintf(buf, len, "%lld", (long long)v);
+	return 1;
+}
+
+/* tensor_content (4) of one float, double, int32 or int64.  1 when buf holds it. */
+static int scalar_content(int64_t dtype, const struct pb_field *f, char *buf, size_t len)
+{
+	size_t n = (size_t)(f->sub.end - f->sub.p);
+
+	if (dtype == 1 && n == 4) {
+		float v;
+		memcpy(&v, f->sub.p, 4);
+		snprintf(buf, len, "%.9g", (double)v);
+	} else if (dtype == 2 && n == 8) {
+		double v;
+		memcpy(&v, f->sub.p, 8);
+		snprintf(buf, len, "%.17g", v);
+	} else if ((dtype == 3 && n == 4) || (dtype == 9 && n == 8)) {
+		int64_t v = 0;
+		memcpy(&v, f->sub.p, n);
+		snprintf(buf, len, "%lld", (long long)(n == 4 ? (int32_t)v : v));
+	} else {
+		return 0;
+	}
+	return 1;
+}
+
 /* A scalar TensorProto's value as text, or NULL when not a scalar. */
 static char *scalar_tensor(struct pb s, char **dtype_out)
 {
@@ -161,62 +229,12 @@ static char *scalar_tensor(struct pb s, char **dtype_out)
 			while (pb_next(&d, &df) > 0)
 				if (df.num == 2)
 					rank++;
-		} else if ((f.num == 5 || f.num == 6) && !have) {  /* float_val, double_val */
-			/*
-			 * Packed (wire 2) or single values (fixed32 for float, fixed64
-			 * for double); a packed run shorter than one value is malformed.
-			 */
-			size_t width = f.num == 5 ? 4 : 8;
-			const unsigned char *p = f.wire == 2 ? f.sub.p : (const unsigned char *)&f.varint;
-
-			if (f.wire == 2 ? (size_t)(f.sub.end - f.sub.p) < width : f.wire != (f.num == 5 ? 5u : 1u))
-				continue;
-			if (f.num == 5) {
-				float v;
-				memcpy(&v, p, 4);
-				snprintf(buf, sizeof(buf), "%.9g", (double)v);
-			} else {
-				double v;
-				memcpy(&v, p, 8);
-				snprintf(buf, sizeof(buf), "%.17g", v);
-			}
-			have = 1;
-		} else if ((f.num == 7 || f.num == 10 || f.num == 11) && !have) {  /* int_val, int64_val, bool_val */
-			uint64_t v = f.varint;
-
-			if (f.wire != 0 && f.wire != 2)
-				continue;
-			if (f.wire == 2) {
-				struct pb q = f.sub;
-				if (pb_varint(&q, &v) != 0)
-					continue;
-			}
-			if (f.num == 11)
-				snprintf(buf, sizeof(buf), "%s", v ? "True" : "False");
-			else if (f.num == 7)
-				snprintf(buf, sizeof(buf), "%d", (int32_t)v);
-			else
-				snprintf(buf, sizeof(buf), "%lld", (long long)v);
-			have = 1;
-		} else if (f.num == 4 && f.wire == 2 && !have) {  /* tensor_content */
-			size_t n = (size_t)(f.sub.end - f.sub.p);
-
-			if (dtype == 1 && n == 4) {
-				float v;
-				memcpy(&v, f.sub.p, 4);
-				snprintf(buf, sizeof(buf), "%.9g", (double)v);
-				have = 1;
-			} else if (dtype == 2 && n == 8) {
-				double v;
-				memcpy(&v, f.sub.p, 8);
-				snprintf(buf, sizeof(buf), "%.17g", v);
-				have = 1;
-			} else if ((dtype == 3 && n == 4) || (dtype == 9 && n == 8)) {
-				int64_t v = 0;
-				memcpy(&v, f.sub.p, n);
-				snprintf(buf, sizeof(buf), "%lld", (long long)(n == 4 ? (int32_t)v : v));
-				have = 1;
-			}
+		} else if (!have && (f.num == 5 || f.num == 6)) {
+			have = scalar_float(&f, buf, sizeof(buf));
+		} else if (!have && (f.num == 7 || f.num == 10 || f.num == 11)) {
+			have = scalar_int(&f, buf, sizeof(buf));
+		} else if (!have && f.num == 4 && f.wire == 2) {
+			have = scalar_content(dtype, &f, buf, sizeof(buf));
 		}
 	}
 	if (rank != 0 || !functiondef_dtype_name(dtype))

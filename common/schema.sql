@@ -359,6 +359,16 @@ CREATE TABLE source_files (
     hash     TEXT NOT NULL
 );
 
+-- Notebook cells (the IPython magic %%agprof writes them): each file name a
+-- cell's code was compiled with, the cell's label ("In [3]"), the cell's line
+-- of the code's line 1, and the cell's text as the user wrote it.
+CREATE TABLE notebook_cells (
+    path       TEXT PRIMARY KEY,
+    label      TEXT NOT NULL,
+    first_line INTEGER NOT NULL DEFAULT 1,
+    source     TEXT NOT NULL
+);
+
 -- agprof merge: one row per input recording (a worker of a multi-worker
 -- job), with the clock offset added to its times and how it was found.
 CREATE TABLE ranks (

@@ -68,21 +68,12 @@ static void fnv1a_hex(const char *data, size_t len, char out[17])
 	snprintf(out, 17, "%016llx", (unsigned long long)h);
 }
 
-int srcfile_load(struct srcfile *sf, const char *path, const char *cwd)
+/* Hash sf->data and split it into lines (in place); 0 or -1. */
+static int split_lines(struct srcfile *sf)
 {
-	char full[PATH_MAX];
-	struct stat st;
 	size_t n = 1;
 
-	memset(sf, 0, sizeof(*sf));
-	if (!path || !*path)
-		return -1;
-	resolve(full, sizeof(full), path, cwd);
-	if (!(sf->data = read_whole(full, &sf->len, &st)))
-		return -1;
 	fnv1a_hex(sf->data, sf->len, sf->hash);
-	sf->size = (int64_t)st.st_size;
-	sf->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
 	for (size_t i = 0; i < sf->len; i++)
 		n += sf->data[i] == '\n';
 	if (!(sf->lines = calloc(n, sizeof(*sf->lines)))) {
@@ -101,6 +92,34 @@ int srcfile_load(struct srcfile *sf, const char *path, const char *cwd)
 		p = nl + 1;
 	}
 	return 0;
+}
+
+int srcfile_load(struct srcfile *sf, const char *path, const char *cwd)
+{
+	char full[PATH_MAX];
+	struct stat st;
+
+	memset(sf, 0, sizeof(*sf));
+	if (!path || !*path)
+		return -1;
+	resolve(full, sizeof(full), path, cwd);
+	if (!(sf->data = read_whole(full, &sf->len, &st)))
+		return -1;
+	sf->size = (int64_t)st.st_size;
+	sf->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	return split_lines(sf);
+}
+
+int srcfile_from_text(struct srcfile *sf, const char *text, size_t len)
+{
+	memset(sf, 0, sizeof(*sf));
+	if (len > SRCFILE_MAX_BYTES || !(sf->data = malloc(len + 1)))
+		return -1;
+	memcpy(sf->data, text, len);
+	sf->data[len] = '\0';
+	sf->len = strlen(sf->data);  /* text from a recording: up to its first NUL */
+	sf->size = (int64_t)sf->len;
+	return split_lines(sf);
 }
 
 void srcfile_release(struct srcfile *sf)
@@ -170,7 +189,7 @@ int srcfile_recorded_hash(sqlite3 *db, const char *path, char out[17])
 	sqlite3_stmt *s;
 	int rc = -1;
 
-	if (!db || !path || !db_has_table(db, "source_files"))
+	if (!db || !path)
 		return -1;
 	if (sqlite3_prepare_v2(db, "SELECT hash FROM source_files WHERE path = ?", -1, &s, NULL) != SQLITE_OK)
 		return -1;

@@ -33,6 +33,8 @@ struct srcfile {
  * 0, or -1 when it cannot be read (missing, not a regular file, too large).
  */
 int srcfile_load(struct srcfile *sf, const char *path, const char *cwd);
+/* The same from text held in memory (a notebook cell the recording keeps); 0 or -1. */
+int srcfile_from_text(struct srcfile *sf, const char *text, size_t len);
 void srcfile_release(struct srcfile *sf);
 /* Line n (1-based), or NULL when out of range. */
 const char *srcfile_line(const struct srcfile *sf, long n);

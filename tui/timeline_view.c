@@ -541,17 +541,17 @@ static int mouse(struct tui *t, struct view *v)
 	return TUI_HANDLED | TUI_REDRAW;
 }
 
-static int tlview_request(struct tui *t, struct view *v, enum request req)
+/* Pan and zoom requests: 1 when req was one (the window moved), 0 otherwise. */
+static int move_window(struct tui *t, enum request req)
 {
-	int64_t span = t->win.t1 - t->win.t0;
+	int64_t span = t->win.t1 - t->win.t0, step = span / 8 > 0 ? span / 8 : 1;
 
-	ensure_layout(t);
 	switch (req) {
 	case REQ_PAN_LEFT:
-		pan(t, -(span / 8 > 0 ? span / 8 : 1));
+		pan(t, -step);
 		break;
 	case REQ_PAN_RIGHT:
-		pan(t, span / 8 > 0 ? span / 8 : 1);
+		pan(t, step);
 		break;
 	case REQ_PAN_LEFT_FAR:
 		pan(t, -span);
@@ -586,6 +586,18 @@ static int tlview_request(struct tui *t, struct view *v, enum request req)
 		pan(t, t->tl->end_ns - t->win.t1);
 		t->cursor = t->tl->end_ns - 1;
 		break;
+	default:
+		return 0;
+	}
+	return 1;
+}
+
+static int tlview_request(struct tui *t, struct view *v, enum request req)
+{
+	ensure_layout(t);
+	if (move_window(t, req))
+		return TUI_HANDLED | TUI_REDRAW;
+	switch (req) {
 	case REQ_PREV_SLICE:
 		return step_slice(t, -1);
 	case REQ_NEXT_SLICE:

@@ -43,11 +43,6 @@ void tui_message(struct tui *t, int is_error, const char *fmt, ...)
 
 /* ---- colours ---- */
 
-/* Per kind: 8-colour and 256-colour choices. */
-static const short kind_color8[TL_NKINDS] = { COLOR_MAGENTA, COLOR_BLUE, COLOR_GREEN, COLOR_RED, COLOR_CYAN, COLOR_YELLOW,
-						COLOR_CYAN };
-static const short kind_color256[TL_NKINDS] = { 170, 33, 71, 167, 37, 179, 73 };
-
 static void colors_init(struct tui *t)
 {
 	const char *no = getenv("NO_COLOR");
@@ -64,7 +59,9 @@ static void colors_init(struct tui *t)
 	init_pair(PAIR_ERROR, COLOR_WHITE, COLOR_RED);
 	init_pair(PAIR_HEADER, COLOR_YELLOW, -1);
 	for (int k = 0; k < TL_NKINDS; k++) {
-		short c = t->colors == 256 ? kind_color256[k] : kind_color8[k];
+		/* per kind: the catalog's 8-colour and 256-colour choices (common/kinds.c) */
+		const struct agp_lane *l = agp_lane_find(k);
+		short c = t->colors == 256 ? l->color256 : l->color8;
 		init_pair((short)(PAIR_SLICE + k), t->colors == 256 ? 16 : COLOR_BLACK, c);
 		init_pair((short)(PAIR_DENSITY + k), c, -1);
 	}

@@ -1,6 +1,6 @@
 /*
  * merge.h - `agprof merge`'s parts: the copy of one input into the merged
- * recording (merge_copy.c, driven by its one table list) and the clock
+ * recording (merge_copy.c, driven by the catalog of kinds, common/kinds.c) and the clock
  * alignment of the ranks (merge_clock.c).  merge.c is the command.
  */
 #ifndef AGPROF_MERGE_H
@@ -36,7 +36,7 @@ int merge_copy(sqlite3 *db, struct merge_input *in);
 /* Why writing the merged recording failed (a -2 of merge_copy, a write of db.h's), or NULL. */
 const char *merge_write_error(sqlite3 *db);
 
-/* 0 when every table of the schema has a line in the table list; else -1 after naming it. */
+/* 0 when every table of the schema has an entry in the catalog of kinds; else -1 after naming it. */
 int merge_check_table_list(sqlite3 *db);
 
 /*

@@ -3,129 +3,43 @@
  * INSERT ... SELECT from the attached input: SQLite streams the rows, so
  * memory does not grow with the inputs' sizes or number.
  *
- * The ONE table list below says, for each table of the schema, which of
- * its columns need rewriting; every other column is copied as it is, and
- * only the columns that both the input and the merged schema have are
- * copied (an older input lacks newer columns: they take their default).
- * A table added to common/schema.sql needs one line here:
- * merge_check_table_list() refuses to merge while one is missing.
+ * The catalog of kinds (common/kinds.c) says, for each table of the
+ * schema, which of its columns need rewriting (their roles); every other
+ * column is copied as it is, and only the columns that both the input and
+ * the merged schema have are copied (an older input lacks newer columns:
+ * they take their default).  merge_check_table_list() refuses to merge
+ * while a table of the schema has no entry there.
  */
 #include "merge.h"
 #include "db.h"
+#include "kinds.h"
 #include "strbuf.h"
 #include "util.h"
 
 #include <stdio.h>
 #include <string.h>
 
-/*
- * Column kinds, as "column:kind" words:
- *   id       this table's INTEGER PRIMARY KEY: shifted past the merged rows
- *   TABLE    a reference to TABLE's id: shifted as TABLE's ids are
- *   strings  a reference to strings(id): re-interned (same text, one id)
- *   pid      a process id: moved when it collides with an earlier input's
- *   time     a CLOCK_MONOTONIC time: plus the input's clock offset
- *   rank     the input's rank (the column is not read from the input)
- *   @COLUMN  an id of the table that COLUMN names (gpu_external_ids.event_id)
- */
-struct merge_table {
-	const char *name;
-	const char *columns;
-	int or_ignore;  /* rows that repeat across inputs (the same file): keep the first */
-};
-
-static const struct merge_table merge_tables[] = {
-	{ "processes", "pid:pid ppid:pid start_ns:time end_ns:time rank:rank", 0 },
-	{ "threads", "pid:pid", 0 },
-	{ "callsites", "id:id file_id:strings func_id:strings parent_id:callsites", 0 },
-	{ "functions", "id:id pid:pid name_id:strings file_id:strings", 0 },
-	{ "traces", "id:id function_id:functions pid:pid start_ns:time end_ns:time tf_name_id:strings"
-		    " callsite_id:callsites", 0 },
-	{ "trace_inputs", "trace_id:traces", 0 },
-	{ "graph_functions", "id:id pid:pid name_id:strings trace_id:traces function_id:functions"
-			     " parent_id:graph_functions created_ns:time", 0 },
-	{ "graph_inputs", "graph_function_id:graph_functions", 0 },
-	{ "graph_constants", "graph_function_id:graph_functions", 0 },
-	{ "blackbox_nodes", "id:id graph_function_id:graph_functions", 0 },
-	{ "graph_nodes", "id:id pid:pid graph_function_id:graph_functions", 0 },
-	{ "function_calls", "id:id pid:pid start_ns:time end_ns:time graph_function_id:graph_functions"
-			    " name_id:strings callsite_id:callsites", 0 },
-	{ "eager_ops", "id:id pid:pid start_ns:time end_ns:time op_id:strings device_id:strings"
-		       " callsite_id:callsites", 0 },
-	{ "blackbox_execs", "id:id pid:pid start_ns:time end_ns:time node_id:strings op_type_id:strings"
-			    " blackbox_node_id:blackbox_nodes", 0 },
-	{ "gpu_activity", "id:id pid:pid name_id:strings start_ns:time end_ns:time", 0 },
-	{ "gpu_api_calls", "id:id pid:pid name_id:strings start_ns:time end_ns:time", 0 },
-	{ "gpu_external_ids", "pid:pid event_id:@event_table", 0 },
-	{ "kernels", "id:id pid:pid start_ns:time end_ns:time node_id:graph_nodes call_id:function_calls", 0 },
-	{ "kernel_totals", "pid:pid node_id:graph_nodes call_id:function_calls graph_function_id:graph_functions", 0 },
-	{ "session_runs", "id:id pid:pid start_ns:time end_ns:time callsite_id:callsites", 0 },
-	{ "trace_events", "id:id pid:pid trace_id:traces", 0 },
-	{ "capture_windows", "pid:pid start_ns:time end_ns:time", 0 },
-	{ "eager_op_buckets", "id:id pid:pid start_ns:time end_ns:time op_id:strings device_id:strings"
-			      " callsite_id:callsites", 0 },
-	{ "collective_execs", "id:id pid:pid op_id:strings start_ns:time end_ns:time", 0 },
-	/* schema 7: graph calls and black-box runs past the budget */
-	{ "function_call_buckets", "id:id pid:pid start_ns:time end_ns:time graph_function_id:graph_functions"
-				   " name_id:strings callsite_id:callsites", 0 },
-	{ "blackbox_buckets", "id:id pid:pid start_ns:time end_ns:time node_id:strings op_type_id:strings"
-			      " blackbox_node_id:blackbox_nodes", 0 },
-	/* schema 8: tf.data ops with their handles */
-	{ "dataset_ops", "id:id pid:pid op_id:strings start_ns:time end_ns:time", 0 },
-	/* schema 6: eager_ops is a view over these (an older input's table of that name goes in through it) */
-	{ "eager_op_keys", "id:id pid:pid op_id:strings device_id:strings callsite_id:callsites base_ns:time", 0 },
-	{ "eager_op_rows", "id:id key:eager_op_keys", 0 },
-	{ "eager_op_blocks", "id:id pid:pid first_id:eager_op_rows last_id:eager_op_rows min_start_ns:time"
-			     " max_start_ns:time", 0 },
-	{ "source_files", "", 1 },
-};
-#define NTABLES (sizeof(merge_tables) / sizeof(merge_tables[0]))
-
 /* What gpu_external_ids.event_table calls t's rows: schema 6's eager ops are eager_ops (the view). */
-static const char *event_table_name(const struct merge_table *t)
+static const char *event_table_name(const struct agp_kind *t)
 {
-	return strcmp(t->name, "eager_op_rows") ? t->name : "eager_ops";
+	return strcmp(t->table, "eager_op_rows") ? t->table : "eager_ops";
 }
 
-/* Tables merge.c fills itself. */
-static int merged_elsewhere(const char *name)
-{
-	return !strcmp(name, "meta") || !strcmp(name, "strings") || !strcmp(name, "ranks");
-}
+#define NTABLES agp_nkinds
 
 /* Per input: how far each table's ids and the pids move. */
 struct shifts {
-	int64_t id[NTABLES];
-	int has_id[NTABLES];
+	int64_t id[AGP_MAX_KINDS];
+	int has_id[AGP_MAX_KINDS];
 	int64_t pid;
 	const struct merge_input *in;
 };
 
 static int table_index(const char *name, size_t len)
 {
-	for (size_t i = 0; i < NTABLES; i++)
-		if (strlen(merge_tables[i].name) == len && !strncmp(merge_tables[i].name, name, len))
-			return (int)i;
-	return -1;
-}
+	const struct agp_kind *k = agp_kind_find(name, len);
 
-/* The kind of column col in t's list (a pointer into the list, up to a space), or NULL. */
-static const char *column_kind(const struct merge_table *t, const char *col, size_t *kindlen)
-{
-	size_t n = strlen(col);
-
-	for (const char *p = t->columns; *p;) {
-		const char *colon = strchr(p, ':'), *end = strchr(p, ' ');
-
-		if (!end)
-			end = p + strlen(p);
-		if (colon && colon < end && (size_t)(colon - p) == n && !strncmp(p, col, n)) {
-			*kindlen = (size_t)(end - colon - 1);
-			return colon + 1;
-		}
-		p = *end ? end + 1 : end;
-	}
-	return NULL;
+	return k ? (int)(k - agp_kinds) : -1;
 }
 
 static int64_t query_int(sqlite3 *db, const char *sql, int *failed)
@@ -149,13 +63,13 @@ static int compute_shifts(sqlite3 *db, struct shifts *sh)
 
 	for (size_t i = 0; i < NTABLES && !failed; i++) {
 		size_t kl;
-		const char *k = column_kind(&merge_tables[i], "id", &kl);
+		const char *k = agp_kind_role(&agp_kinds[i], "id", &kl);
 
-		if (!k || kl != 2 || strncmp(k, "id", 2) || !db_schema_has_table(db, "src", merge_tables[i].name))
+		if (!k || kl != 2 || strncmp(k, "id", 2) || !db_schema_has_table(db, "src", agp_kinds[i].table))
 			continue;
 		snprintf(sql, sizeof(sql),
 			 "SELECT coalesce((SELECT max(id) FROM main.%s), 0) - coalesce((SELECT min(id) FROM src.%s), 1) + 1",
-			 merge_tables[i].name, merge_tables[i].name);
+			 agp_kinds[i].table, agp_kinds[i].table);
 		sh->id[i] = query_int(db, sql, &failed);
 		sh->has_id[i] = 1;
 	}
@@ -168,10 +82,10 @@ static int compute_shifts(sqlite3 *db, struct shifts *sh)
 }
 
 /* The expression that stands for src column col of table t in the SELECT. */
-static void add_column_expr(struct strbuf *sb, const struct shifts *sh, const struct merge_table *t, const char *col)
+static void add_column_expr(struct strbuf *sb, const struct shifts *sh, const struct agp_kind *t, const char *col)
 {
 	size_t kl;
-	const char *k = column_kind(t, col, &kl);
+	const char *k = agp_kind_role(t, col, &kl);
 	int ref;
 
 	/* the shifts are integers computed here, not input: pasting them is safe */
@@ -192,11 +106,11 @@ static void add_column_expr(struct strbuf *sb, const struct shifts *sh, const st
 		for (size_t i = 0; i < NTABLES; i++)
 			if (sh->has_id[i])
 				strbuf_addf(sb, " WHEN '%s' THEN \"%s\" + %lld",
-					    event_table_name(&merge_tables[i]),
+					    event_table_name(&agp_kinds[i]),
 					    col, (long long)sh->id[i]);
 		strbuf_addf(sb, " ELSE \"%s\" END", col);
 	} else if (kl == 2 && !strncmp(k, "id", 2))
-		strbuf_addf(sb, "\"%s\" + %lld", col, (long long)sh->id[t - merge_tables]);
+		strbuf_addf(sb, "\"%s\" + %lld", col, (long long)sh->id[t - agp_kinds]);
 	else if ((ref = table_index(k, kl)) >= 0)
 		strbuf_addf(sb, "\"%s\" + %lld", col, (long long)sh->id[ref]);
 	else
@@ -229,7 +143,7 @@ const char *merge_write_error(sqlite3 *db)
 }
 
 /* INSERT INTO main.T (the columns both have) SELECT (their expressions) FROM src.T. */
-static int copy_table(sqlite3 *db, const struct shifts *sh, const struct merge_table *t)
+static int copy_table(sqlite3 *db, const struct shifts *sh, const struct agp_kind *t)
 {
 	struct strbuf cols = STRBUF_INIT, exprs = STRBUF_INIT, sql = STRBUF_INIT;
 	sqlite3_stmt *s = db_prepare(db, "SELECT name FROM pragma_table_info(?, 'main') ORDER BY cid");
@@ -237,21 +151,21 @@ static int copy_table(sqlite3 *db, const struct shifts *sh, const struct merge_t
 
 	if (!s)
 		return -1;
-	sqlite3_bind_text(s, 1, t->name, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 1, t->table, -1, SQLITE_STATIC);
 	while (sqlite3_step(s) == SQLITE_ROW) {
 		const char *col = db_col_text(s, 0);
 		size_t kl;
-		const char *k = column_kind(t, col, &kl);
+		const char *k = agp_kind_role(t, col, &kl);
 		int is_rank = k && kl == 4 && !strncmp(k, "rank", 4);
 
-		if (!is_rank && !db_schema_has_column(db, "src", t->name, col))
+		if (!is_rank && !db_schema_has_column(db, "src", t->table, col))
 			continue;
 		strbuf_addf(&cols, "%s\"%s\"", cols.len ? ", " : "", col);
 		strbuf_addstr(&exprs, exprs.len ? ", " : "");
 		add_column_expr(&exprs, sh, t, col);
 	}
-	strbuf_addf(&sql, "INSERT%s INTO main.%s (%s) SELECT %s FROM src.%s", t->or_ignore ? " OR IGNORE" : "",
-		    t->name, cols.buf, exprs.buf, t->name);
+	strbuf_addf(&sql, "INSERT%s INTO main.%s (%s) SELECT %s FROM src.%s", t->flags & AGP_KIND_OR_IGNORE ? " OR IGNORE" : "",
+		    t->table, cols.buf, exprs.buf, t->table);
 	if (strbuf_failed(&cols) || strbuf_failed(&exprs) || strbuf_failed(&sql))
 		error("out of memory");
 	else if (sqlite3_exec(db, sql.buf, NULL, NULL, NULL) == SQLITE_OK)
@@ -259,7 +173,7 @@ static int copy_table(sqlite3 *db, const struct shifts *sh, const struct merge_t
 	else if (is_write_error(db))
 		rc = -2;  /* said once by the caller */
 	else  /* e.g. ids so large that they cannot move past the earlier inputs' */
-		error("cannot merge table '%s' of '%s': %s", t->name, sh->in->path, sqlite3_errmsg(db));
+		error("cannot merge table '%s' of '%s': %s", t->table, sh->in->path, sqlite3_errmsg(db));
 	sqlite3_finalize(s);
 	strbuf_release(&cols);
 	strbuf_release(&exprs);
@@ -288,8 +202,8 @@ int merge_copy(sqlite3 *db, struct merge_input *in)
 		rc = is_write_error(db) ? -2 : -1;
 	in->pid_shift = sh.pid;
 	for (size_t i = 0; i < NTABLES && rc == 0; i++)
-		if (db_schema_has_table(db, "src", merge_tables[i].name))
-			rc = copy_table(db, &sh, &merge_tables[i]);
+		if (!(agp_kinds[i].flags & AGP_KIND_MERGED_ELSEWHERE) && db_schema_has_table(db, "src", agp_kinds[i].table))
+			rc = copy_table(db, &sh, &agp_kinds[i]);
 	if (rc == 0 && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) == SQLITE_OK)
 		return 0;
 	if (rc == 0)
@@ -308,8 +222,8 @@ int merge_check_table_list(sqlite3 *db)
 	while (sqlite3_step(s) == SQLITE_ROW && rc == 0) {
 		const char *name = db_col_text(s, 0);
 
-		if (!merged_elsewhere(name) && table_index(name, strlen(name)) < 0)
-			rc = error("table '%s' of the schema has no line in merge_copy.c's table list", name);
+		if (!name || table_index(name, strlen(name)) < 0)
+			rc = error("table '%s' of the schema has no entry in common/kinds.c's catalog", name ? name : "?");
 	}
 	sqlite3_finalize(s);
 	return rc;

@@ -168,10 +168,23 @@ static void count_dropped_kernels(struct run_writer *w, struct stream *s)
 	w->totals.dropped_kernels = w->totals.dropped_kernels + d < d ? UINT64_MAX : w->totals.dropped_kernels + d;
 }
 
+/* The caps a hostile or huge workload reached (docs/collector.md, "Caps"): in meta.incomplete. */
+static void note_caps(struct run_writer *w, uint64_t no_slot, size_t processes)
+{
+	if (no_slot)
+		writer_note(w, "%llu events of threads that got no buffer were not recorded (%zu process%s past "
+			    "%d threads, or the buffer folder full)", (unsigned long long)no_slot, processes,
+			    processes == 1 ? "" : "es", AGP_MAX_THREADS);
+	if (w->streams_refused)
+		writer_note(w, "%zu processes past the first %d were not recorded", w->streams_refused,
+			    WRITER_MAX_STREAMS);
+}
+
 /* Drain every stream a last time and store the events each lost; their sum. */
 static uint64_t drain_all_and_count_drops(struct run_writer *w)
 {
-	uint64_t dropped = 0;
+	uint64_t dropped = 0, no_slot = 0;
+	size_t short_of_slots = 0;
 	sqlite3_stmt *st;
 
 	writer_scan_streams(w);
@@ -180,8 +193,11 @@ static uint64_t drain_all_and_count_drops(struct run_writer *w)
 		uint64_t d = 0, v;
 
 		writer_drain_stream(w, s);
-		if (!s->damaged && SHM_LOAD(&s->shm->dropped_no_slot, &v) == 0)
+		if (!s->damaged && SHM_LOAD(&s->shm->dropped_no_slot, &v) == 0 && v) {
 			d = v;
+			no_slot = no_slot + v < no_slot ? UINT64_MAX : no_slot + v;
+			short_of_slots++;
+		}
 		for (uint32_t t = 0; t < AGP_MAX_THREADS && !s->damaged; t++)
 			if (SHM_LOAD(&s->shm->threads[t].dropped, &v) == 0)
 				d = d + v < d ? UINT64_MAX : d + v;  /* the workload's numbers: saturate */
@@ -197,6 +213,7 @@ static uint64_t drain_all_and_count_drops(struct run_writer *w)
 		}
 		dropped = dropped + d < dropped ? INT64_MAX : dropped + d;
 	}
+	note_caps(w, no_slot, short_of_slots);
 	return dropped > INT64_MAX ? INT64_MAX : dropped;
 }
 

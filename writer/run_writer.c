@@ -1079,11 +1079,17 @@ static int stream_known(const struct run_writer *w, const char *name)
 	return 0;
 }
 
-/* New processes: the ring files of the session folder not seen before. */
+/*
+ * New processes: the ring files of the session folder not seen before.
+ * Past WRITER_MAX_STREAMS a new file is only counted (streams_refused):
+ * a workload that forks thousands of processes costs the launcher neither
+ * a mapping nor a stream (about 70 KiB) each, nor a name compare per scan.
+ */
 void writer_scan_streams(struct run_writer *w)
 {
 	DIR *d = opendir(w->shm_dir);
 	struct dirent *de;
+	size_t rings = 0;
 
 	if (!d)
 		return;
@@ -1093,14 +1099,18 @@ void writer_scan_streams(struct run_writer *w)
 		int32_t pid;
 		void *map;
 
-		if (len < 6 || len >= sizeof(((struct stream *)0)->name) || strcmp(de->d_name + len - 5, ".ring") ||
-		    stream_known(w, de->d_name))
+		if (len < 6 || len >= sizeof(((struct stream *)0)->name) || strcmp(de->d_name + len - 5, ".ring"))
+			continue;
+		rings++;
+		if (w->nstreams >= WRITER_MAX_STREAMS || stream_known(w, de->d_name))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", w->shm_dir, de->d_name);
 		if ((map = map_ring_file(path, &pid)) && add_stream(w, de->d_name, path, map, pid) != 0)
 			break;
 	}
 	closedir(d);
+	if (w->nstreams >= WRITER_MAX_STREAMS && rings > w->nstreams && rings - w->nstreams > w->streams_refused)
+		w->streams_refused = rings - w->nstreams;
 }
 
 /* The recording's size in bytes (WAL mode: the logical size, WAL pages included). */

@@ -35,6 +35,13 @@ struct agg_call {
 /* Cut calls a stream remembers, to refuse their kernels from other threads (kernel_call_cut). */
 #define KERNEL_CUTS 8
 
+/*
+ * The processes (ring files) one recording holds: a stream costs about
+ * 70 KiB and a descriptor; a workload that forks more gets the first ones
+ * recorded, the others counted (meta.incomplete), and runs on.
+ */
+#define WRITER_MAX_STREAMS 1024
+
 struct stream {
 	char name[64];
 	int pid;
@@ -87,6 +94,7 @@ struct run_writer {
 	struct string_table st;
 	struct stream **streams;
 	size_t nstreams;
+	size_t streams_refused;        /* ring files past WRITER_MAX_STREAMS, not read (meta.incomplete) */
 	uint64_t last_commit_ns, last_scan_ns;
 	uint32_t fullest;              /* the fullest ring the last poll found, in 1/RING_FILL_ONE of it */
 	uint32_t fullest_before;       /* the poll before it's (falling_behind) */

@@ -13,6 +13,7 @@
 #include "model.h"
 #include "model_internal.h"
 #include "recording.h"
+#include "rule_advice.h"
 #include "srcfile.h"
 
 #include <ctype.h>
@@ -30,6 +31,8 @@ struct loaded {
 	struct srcfile sf;
 	int ok;                 /* 1: read */
 	int changed;            /* 1: its hash differs from the recorded one */
+	const struct model_cell *cell; /* a notebook cell's code (its lines from the cell's first_line) */
+	const struct model *m;
 };
 
 struct fixctx {
@@ -39,13 +42,24 @@ struct fixctx {
 	size_t nfiles;
 };
 
-/* The file as it is now (cached); NULL when it cannot be read. */
+/* A cell's code: its text from line first_line on (what the file name was compiled from). */
+static int cell_code(struct srcfile *sf, const struct model_cell *cell)
+{
+	const char *p = cell->source;
+
+	for (int n = 1; n < cell->first_line && p; n++)
+		p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL;
+	return srcfile_from_text(sf, p ? p : "", p ? strlen(p) : 0);
+}
+
+/* The file as it is now, or the notebook cell the recording keeps (cached); NULL when it cannot be read. */
 static struct loaded *load(struct fixctx *c, const char *path)
 {
+	const struct model_cell *cell = model_cell(c->m, path);
 	struct loaded *l;
 	char hash[17];
 
-	if (!path || path[0] == '<')
+	if (!path || (path[0] == '<' && !cell))
 		return NULL;
 	for (size_t i = 0; i < c->nfiles; i++)
 		if (!strcmp(c->files[i].path, path))
@@ -54,6 +68,9 @@ static struct loaded *load(struct fixctx *c, const char *path)
 		return NULL;
 	l = &c->files[c->nfiles++];
 	l->path = path;
+	l->m = c->m;
+	if ((l->cell = cell))  /* the cell as it ran: never changed since */
+		return (l->ok = cell_code(&l->sf, cell) == 0) ? l : NULL;
 	l->ok = srcfile_load(&l->sf, path, c->cwd) == 0;
 	if (l->ok && c->m->rec && srcfile_recorded_hash(c->m->rec->db, path, hash) == 0)
 		l->changed = strcmp(hash, l->sf.hash) != 0;
@@ -74,6 +91,12 @@ static const char *under_cwd(const char *cwd, const char *path)
 	return NULL;
 }
 
+/* The path an edit of l names: a cell's own, else relative to cwd (NULL when not under it). */
+static const char *edit_path(const struct fixctx *c, const struct loaded *l, const char *path)
+{
+	return l && l->cell ? path : under_cwd(c->cwd, path);
+}
+
 static size_t indent_of(const char *s)
 {
 	size_t n = strspn(s, " \t");
@@ -87,14 +110,14 @@ static int blank(const char *s)
 	return !*s || *s == '#';
 }
 
-/* "  12 | code\n" for lines from..to of l. */
+/* "  12 | code\n" for lines from..to of l (a cell's lines numbered as the cell's). */
 static void quote_lines(struct strbuf *sb, const struct loaded *l, long from, long to)
 {
 	for (long n = from; n <= to; n++) {
 		const char *s = srcfile_line(&l->sf, n);
 
 		if (s)
-			strbuf_addf(sb, "%5ld | %s\n", n, s);
+			strbuf_addf(sb, "%5ld | %s\n", n + (l->cell ? l->cell->first_line - 1 : 0), s);
 	}
 }
 
@@ -143,16 +166,31 @@ static const char *tf_in_import(const char *s, char *buf, size_t cap)
 	}
 }
 
-/* The module name TensorFlow is imported as in l ("tf"), or NULL. */
-static const char *tf_alias(const struct loaded *l, char *buf, size_t cap)
+static const char *tf_alias_in(const struct srcfile *sf, char *buf, size_t cap)
 {
-	for (size_t i = 0; i < l->sf.nlines; i++) {
-		const char *s = l->sf.lines[i];
+	for (size_t i = 0; i < sf->nlines; i++) {
+		const char *s = sf->lines[i];
 
 		if (!strncmp(s, "import ", 7) && tf_in_import(s + 7, buf, cap))
 			return buf;
 	}
 	return NULL;
+}
+
+/* The module name TensorFlow is imported as in l ("tf"), or NULL.  A cell: in it, else in the notebook's other cells. */
+static const char *tf_alias(const struct loaded *l, char *buf, size_t cap)
+{
+	const char *alias = tf_alias_in(&l->sf, buf, cap);
+
+	for (size_t i = 0; !alias && l->cell && i < l->m->ncells; i++) {
+		struct srcfile sf;
+
+		if (cell_code(&sf, &l->m->cells[i]))
+			continue;
+		alias = tf_alias_in(&sf, buf, cap);
+		srcfile_release(&sf);
+	}
+	return alias;
 }
 
 /* --- a tiny reader of one Python line: calls and their arguments --- */
@@ -290,6 +328,30 @@ static void set_no_edit(struct fixctx *c, struct finding *f, const char *fmt, ..
 	va_end(ap);
 }
 
+/* A cell's edit: the whole cell as it reads with e applied, to run in its place. */
+static void corrected_cell(struct fixctx *c, struct finding *f, const struct loaded *l, const struct edit *e)
+{
+	const char *src = l->cell->source, *p = src;
+	struct strbuf sb = STRBUF_INIT;
+	size_t len = strlen(src);
+
+	for (int n = 1; n < l->cell->first_line && p; n++)  /* the lines before the code: %%agprof's */
+		p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL;
+	strbuf_add(&sb, src, p ? (size_t)(p - src) : len);
+	for (long n = 1; n <= (long)l->sf.nlines; n++) {
+		if (n == e->line)
+			strbuf_addstr(&sb, e->after.buf ? e->after.buf : "");
+		if (n < e->line || n >= e->line + e->nlines)
+			strbuf_addf(&sb, "%s\n", srcfile_line(&l->sf, n));
+	}
+	if (len && src[len - 1] != '\n' && sb.len && sb.buf[sb.len - 1] == '\n')
+		sb.buf[--sb.len] = '\0';
+	f->fix.cell = l->cell->label;
+	f->fix.cell_line = (int)e->line + l->cell->first_line - 1;
+	f->fix.cell_after = model_strdup(c->m, sb.buf ? sb.buf : "");
+	strbuf_release(&sb);
+}
+
 /* Store e as f's edit (before = the file's lines now); returns 0. */
 static int store_edit(struct fixctx *c, struct finding *f, const struct loaded *l, struct edit *e)
 {
@@ -299,7 +361,9 @@ static int store_edit(struct fixctx *c, struct finding *f, const struct loaded *
 		strbuf_addstr(&before, srcfile_line(&l->sf, n));
 		strbuf_addch(&before, '\n');
 	}
-	f->fix.file = model_strdup(c->m, under_cwd(c->cwd, e->file));
+	f->fix.file = model_strdup(c->m, edit_path(c, l, e->file));
+	if (l->cell)
+		corrected_cell(c, f, l, e);
 	f->fix.line = (int)e->line;
 	f->fix.nlines = (int)e->nlines;
 	f->fix.before = model_strdup(c->m, before.buf ? before.buf : "");
@@ -320,6 +384,14 @@ static void store_line_edit(struct fixctx *c, struct finding *f, const struct lo
 	strbuf_release(&e->after);
 }
 
+/* How a reason names file: a notebook cell by its label ("In [3]"). */
+static const char *shown(const struct fixctx *c, const char *file)
+{
+	const struct model_cell *cell = model_cell(c->m, file);
+
+	return cell ? cell->label : file;
+}
+
 /* Checks shared by every edit of file: readable, unchanged, under cwd, TensorFlow imported. */
 static const struct loaded *editable(struct fixctx *c, struct finding *f, const char *file, char *alias, size_t cap)
 {
@@ -328,13 +400,13 @@ static const struct loaded *editable(struct fixctx *c, struct finding *f, const 
 	if (!file)
 		return set_no_edit(c, f, "the source line is not known"), NULL;
 	if (!l)
-		return set_no_edit(c, f, "'%s' cannot be read now", file), NULL;
+		return set_no_edit(c, f, "'%s' cannot be read now", shown(c, file)), NULL;
 	if (l->changed)
-		return set_no_edit(c, f, "'%s' changed since the recording", file), NULL;
-	if (!under_cwd(c->cwd, file))
-		return set_no_edit(c, f, "'%s' is outside the recording's working directory", file), NULL;
+		return set_no_edit(c, f, "'%s' changed since the recording", shown(c, file)), NULL;
+	if (!edit_path(c, l, file))
+		return set_no_edit(c, f, "'%s' is outside the recording's working directory", shown(c, file)), NULL;
 	if (!tf_alias(l, alias, cap))
-		return set_no_edit(c, f, "'%s' does not `import tensorflow` at the top level", file), NULL;
+		return set_no_edit(c, f, "'%s' does not `import tensorflow` at the top level", shown(c, file)), NULL;
 	return l;
 }
 
@@ -1073,7 +1145,7 @@ static int edit_wrap(struct fixctx *c, struct finding *f, const char *func, long
 		return set_no_edit(c, f, "'%s' changed since the recording: decorate %s with @tf.function by hand, once"
 				   " you know that its arguments are tensors and that it has no Python side effects",
 				   f->loc.file, func), 0;
-	if (f->saving_ns <= 0 || !l || !under_cwd(c->cwd, f->loc.file) || !tf_alias(l, tf, sizeof(tf)))
+	if (f->saving_ns <= 0 || !l || !edit_path(c, l, f->loc.file) || !tf_alias(l, tf, sizeof(tf)))
 		return -1;
 	dl = srcfile_line(&l->sf, def);
 	if (indent_of(dl) || (def > 1 && srcfile_line(&l->sf, def - 1)[0] == '@') || def_params(dl, func, ps) < 1 ||
@@ -1148,7 +1220,7 @@ static int edit_eager_switch(struct fixctx *c, struct finding *f)
 	long line = 0, col = -1;
 	char tf[64];
 
-	if (!busiest || !under_cwd(c->cwd, f->loc.file))
+	if (!busiest || !edit_path(c, l, f->loc.file))
 		return -1;
 	for (long n = 1, in_doc = 0; srcfile_line(&l->sf, n); n++) {
 		const char *s = srcfile_line(&l->sf, n);
@@ -1435,7 +1507,7 @@ static void add_code(struct fixctx *c, struct finding *f, const struct model_fun
 	if (f->fix.file || f->code || !file || line <= 0)
 		return;
 	if (!(l = load(c, file))) {
-		set_no_edit(c, f, "the source '%s' cannot be read now", file);
+		set_no_edit(c, f, "the source '%s' cannot be read now", shown(c, file));
 		return;
 	}
 	quote_lines(&sb, l, line > 1 ? line - 1 : line, line + 1);
@@ -1446,24 +1518,31 @@ static void add_code(struct fixctx *c, struct finding *f, const struct model_fun
 }
 
 /*
- * Why xla-recompile, variable-creation and py-function get no edit: each
- * fix needs a decision the recording cannot make.
+ * The advice in words of the fixes that need a decision the recording
+ * cannot make (pad-shapes, build-once, py-function-body), and of the others
+ * with no edit.
  */
-static void no_edit_words(struct fixctx *c, struct finding *f, const struct model_function *fn)
+static void fix_pad_shapes(struct fixctx *c, struct finding *f, const struct model_function *fn)
 {
-	const char *name = fn ? fn->name : f->function ? f->function : "the function";
+	set_no_edit(c, f, "an input_signature with None dimensions (the retracing finding's edit) removes the"
+		    " retraces but not the compilations: XLA compiles %s once per concrete input shape."
+		    " Pad or bucket its inputs to a few fixed shapes where they are made, or drop jit_compile=True;"
+		    " which one keeps the results right is not in the recording",
+		    fn ? fn->name : f->function ? f->function : "the function");
+}
 
-	if (!strcmp(f->rule, "xla-recompile"))
-		set_no_edit(c, f, "an input_signature with None dimensions (the retracing finding's edit) removes the"
-			    " retraces but not the compilations: XLA compiles %s once per concrete input shape."
-			    " Pad or bucket its inputs to a few fixed shapes where they are made, or drop jit_compile=True;"
-			    " which one keeps the results right is not in the recording", name);
-	else if (!strcmp(f->rule, "variable-creation"))
-		set_no_edit(c, f, "%s creates its variables at the first trace of each new tf.function object%s:"
-			    " build the object that owns it once, outside the loop, or create the variables in __init__."
-			    " Whether the loop means to start from fresh variables each time is not in the recording",
-			    name, f->cause == CAUSE_NEW_FUNCTION_OBJECT ? " (a new object per call)" : "");
-	else if (f->function && !strcmp(f->function, "generator_next_fn"))  /* tf.data's from_generator body */
+static void fix_build_once(struct fixctx *c, struct finding *f, const struct model_function *fn)
+{
+	set_no_edit(c, f, "%s creates its variables at the first trace of each new tf.function object%s:"
+		    " build the object that owns it once, outside the loop, or create the variables in __init__."
+		    " Whether the loop means to start from fresh variables each time is not in the recording",
+		    fn ? fn->name : f->function ? f->function : "the function",
+		    f->cause == CAUSE_NEW_FUNCTION_OBJECT ? " (a new object per call)" : "");
+}
+
+static void fix_py_function(struct fixctx *c, struct finding *f, const struct model_function *fn)
+{
+	if (f->function && !strcmp(f->function, "generator_next_fn"))  /* tf.data's from_generator body */
 		set_no_edit(c, f, "from_generator calls the Python generator for every element, under the GIL: when the"
 			    " elements fit in memory, build the dataset from tensors instead (tf.data.Dataset."
 			    "from_tensor_slices, with tf.ragged.constant for sequences of different lengths); else keep"
@@ -1472,51 +1551,93 @@ static void no_edit_words(struct fixctx *c, struct finding *f, const struct mode
 	else
 		set_no_edit(c, f, "the body of a py_function is Python that TensorFlow runs under the GIL, one call at"
 			    " a time: rewrite it with TensorFlow ops (or move it out of %s); no mechanical edit keeps"
-			    " what it computes", name);
+			    " what it computes", fn ? fn->name : f->function ? f->function : "the function");
 }
 
-static const struct model_function *function_of(const struct model *m, const struct finding *f)
+static void fix_see_retracing(struct fixctx *c, struct finding *f, const struct model_function *fn)
 {
-	return model_finding_function(m, f);
+	(void)fn;
+	set_no_edit(c, f, "the edits are in the retracing findings of the functions that retrace");
+}
+
+static void fix_none(struct fixctx *c, struct finding *f, const struct model_function *fn)
+{
+	(void)fn;
+	set_no_edit(c, f, "no edit is written for %s: the fix depends on code agprof did not record", f->rule);
+}
+
+/* retrace: the edit follows the cause of the function's retraces. */
+static void fix_retrace(struct fixctx *c, struct finding *f, const struct model_function *fn)
+{
+	switch (f->cause) {
+	case CAUSE_SHAPE:
+		edit_signature(c, f, fn);
+		break;
+	case CAUSE_PYTHON_VALUE:
+	case CAUSE_DTYPE:
+		edit_call_arg(c, f, fn);
+		break;
+	case CAUSE_NEW_FUNCTION_OBJECT:
+		edit_hoist(c, f, fn);
+		break;
+	case CAUSE_UNKNOWN:
+		set_no_edit(c, f, "the cause of the retraces is unknown");
+		break;
+	default:
+		set_no_edit(c, f, "a %s retrace has no edit agprof can write safely", retrace_cause_name(f->cause));
+		break;
+	}
+}
+
+static void fix_eager_loop(struct fixctx *c, struct finding *f, const struct model_function *fn)
+{
+	(void)fn;
+	eager_advice(c, f);
+}
+
+static void fix_input_pipeline(struct fixctx *c, struct finding *f, const struct model_function *fn)
+{
+	(void)fn;
+	edit_pipeline(c, f);
+}
+
+/*
+ * The edit builders a rule names with `fix:` (rule_advice.h).  needs_function:
+ * without the finding's function, none is written (fix_none).  after_saving:
+ * the edit is offered only for a positive saving, so the saving comes first.
+ * drop_unsaved: an edit that saves nothing (what it adds back costs as much
+ * as it removes) is taken back.
+ */
+static const struct {
+	void (*build)(struct fixctx *c, struct finding *f, const struct model_function *fn);
+	unsigned needs_function : 1, after_saving : 1, drop_unsaved : 1;
+} builders[] = {
+	[FIX_NONE] = { fix_none, 0, 0, 0 },
+	[FIX_RETRACE] = { fix_retrace, 1, 0, 1 },
+	[FIX_EAGER_LOOP] = { fix_eager_loop, 0, 1, 0 },
+	[FIX_INPUT_PIPELINE] = { fix_input_pipeline, 0, 0, 0 },
+	[FIX_SEE_RETRACING] = { fix_see_retracing, 0, 0, 0 },
+	[FIX_PAD_SHAPES] = { fix_pad_shapes, 0, 0, 0 },
+	[FIX_BUILD_ONCE] = { fix_build_once, 0, 0, 0 },
+	[FIX_PY_FUNCTION] = { fix_py_function, 0, 0, 0 },
+};
+_Static_assert(sizeof(builders) / sizeof(builders[0]) == FIX_NKINDS, "a fix kind without its builder");
+
+static int fix_kind_of(const struct finding *f)
+{
+	return f->fix_kind >= 0 && f->fix_kind < FIX_NKINDS ? f->fix_kind : FIX_NONE;
 }
 
 static void annotate(struct fixctx *c, struct finding *f)
 {
-	const struct model_function *fn = function_of(c->m, f);
+	const struct model_function *fn = model_finding_function(c->m, f);
+	int kind = fix_kind_of(f);
 
 	memset(&f->fix, 0, sizeof(f->fix));
 	f->code = f->no_edit = NULL;
-	if (!strcmp(f->rule, "retracing") && fn) {
-		switch (f->cause) {
-		case CAUSE_SHAPE:
-			edit_signature(c, f, fn);
-			break;
-		case CAUSE_PYTHON_VALUE:
-		case CAUSE_DTYPE:
-			edit_call_arg(c, f, fn);
-			break;
-		case CAUSE_NEW_FUNCTION_OBJECT:
-			edit_hoist(c, f, fn);
-			break;
-		case CAUSE_UNKNOWN:
-			set_no_edit(c, f, "the cause of the retraces is unknown");
-			break;
-		default:
-			set_no_edit(c, f, "a %s retrace has no edit agprof can write safely", retrace_cause_name(f->cause));
-			break;
-		}
-	} else if (!strcmp(f->rule, "eager-hotspot")) {
-		eager_advice(c, f);
-	} else if (!strcmp(f->rule, "input-bound")) {
-		edit_pipeline(c, f);
-	} else if (!strcmp(f->rule, "tracing-overhead")) {
-		set_no_edit(c, f, "the edits are in the retracing findings of the functions that retrace");
-	} else if (!strcmp(f->rule, "xla-recompile") || !strcmp(f->rule, "variable-creation") ||
-		   !strcmp(f->rule, "py-function")) {
-		no_edit_words(c, f, fn);
-	} else if (!f->no_edit) {
-		set_no_edit(c, f, "no edit is written for %s: the fix depends on code agprof did not record", f->rule);
-	}
+	if (builders[kind].needs_function && !fn)
+		kind = FIX_NONE;
+	builders[kind].build(c, f, fn);
 	if (f->fix.file)
 		f->no_edit = NULL;
 	add_code(c, f, fn);
@@ -1529,16 +1650,15 @@ void fix_annotate(struct model *m)
 	for (size_t i = 0; i < m->nfindings; i++) {
 		struct finding *f = &m->findings[i];
 
-		/* user rules' examples stay theirs; built-in rules carry none.  An eager-hotspot edit
-		 * needs a positive saving; a shape retrace's saving depends on the edit (signature or not) */
-		if (!strcmp(f->rule, "eager-hotspot")) {
+		/* user rules' examples stay theirs; built-in rules carry none.  A shape retrace's
+		 * saving depends on the edit (signature or not), so most edits come first */
+		if (builders[fix_kind_of(f)].after_saving) {
 			saving_estimate(m, f);
 			annotate(&c, f);
 		} else {
 			annotate(&c, f);
 			saving_estimate(m, f);
-			if (f->fix.file && f->saving_ns <= 0 && !strcmp(f->rule, "retracing")) {
-				/* an edit that removes no time (what it adds back costs as much) is not offered */
+			if (f->fix.file && f->saving_ns <= 0 && builders[fix_kind_of(f)].drop_unsaved) {
 				memset(&f->fix, 0, sizeof(f->fix));
 				set_no_edit(&c, f, "the edit would add back as much as it removes (%s)", f->saving_method);
 			}
@@ -1581,6 +1701,13 @@ int fix_diff(struct strbuf *out, const struct model *m, const struct finding *f,
 
 	if (!f->fix.file)
 		return -1;
+	if (f->fix.cell) {  /* no file to patch: the corrected cell, to run in its place */
+		strbuf_addf(out, "# %s, line %d (a notebook cell, no file to patch): run this corrected cell in its place\n%s%s"
+			    "# end of %s\n", f->fix.cell, f->fix.cell_line, f->fix.cell_after,
+			    count_lines(f->fix.cell_after) && f->fix.cell_after[strlen(f->fix.cell_after) - 1] == '\n'
+				    ? "" : "\n", f->fix.cell);
+		return 0;
+	}
 	/* 3 lines of context, as diff -u: git apply wants them */
 	if (srcfile_load(&sf, f->fix.file, m->session.cwd))
 		memset(&sf, 0, sizeof(sf));
@@ -1621,6 +1748,9 @@ void fix_json_members(struct json *j, const struct finding *f)
 		json_kv_int(j, "lines", f->fix.nlines);
 		json_kv_str(j, "before", f->fix.before);
 		json_kv_str(j, "after", f->fix.after);
+		json_kv_str(j, "cell", f->fix.cell);
+		json_kv_int(j, "cell_line", f->fix.cell ? f->fix.cell_line : 0);
+		json_kv_str(j, "cell_after", f->fix.cell_after);
 		json_end_object(j);
 	}
 	json_kv_str(j, "code", f->code);
@@ -1630,7 +1760,7 @@ void fix_json_members(struct json *j, const struct finding *f)
 /* SARIF 2.1.0 "fixes": the edit as one replacement of whole lines. */
 void fix_sarif_fixes(struct json *j, const struct finding *f)
 {
-	if (!f->fix.file)
+	if (!f->fix.file || f->fix.cell)  /* a notebook cell is no artifact SARIF can name */
 		return;
 	json_key(j, "fixes");
 	json_begin_array(j, 0);

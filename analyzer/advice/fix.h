@@ -5,7 +5,8 @@
  * Owns: after the rules ran, filling every finding's code quote, its edit
  * (struct finding_fix: the replaced lines and their replacement, read from
  * the source file at report time), or the reason no safe edit can be
- * written, and its estimated saving (analyzer/advice/saving.c).  Also the unified
+ * written (the builder the rule names with `fix:`, analyzer/rules/rule_advice.h),
+ * and its estimated saving (analyzer/advice/saving.c).  Also the unified
  * diff of `agprof fix` and the JSON/SARIF pieces that carry the edit.
  *
  * An edit is offered only when it can be written from what the recording

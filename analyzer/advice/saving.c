@@ -15,6 +15,8 @@
  *   input-bound: the waits that overlapping input with compute would hide,
  *     at most the loop's time not spent waiting (the compute they overlap).
  * Other findings: the symptom's time, said to be an upper bound.
+ * A rule picks its estimator by name with `saving:` (estimators[] below,
+ * the names in analyzer/rules/rule_advice.h).
  * Every term is a recorded time; the collector's own time in a trace
  * (traces.collector_ns) is taken off wherever a trace is counted, so the
  * saving is what a run without agprof would save.
@@ -27,6 +29,7 @@
 #include "model.h"
 #include "model_internal.h"
 #include "recording.h"
+#include "rule_advice.h"
 #include "scan.h"
 #include "saving_reads.h"
 #include "saving_summary.h"
@@ -264,11 +267,12 @@ static void saving_retracing(struct model *m, struct finding *f, const struct mo
 		   ms(steps > sum.tracing ? steps - sum.tracing : 0), add.how ? "; minus " : "", add.how ? add.how : "");
 }
 
-static void saving_all_retraces(struct model *m, struct finding *f)
+static void saving_all_retraces(struct model *m, struct finding *f, const struct model_function *fn)
 {
 	int64_t total = 0, tracing_all = 0, own = 0;
 	size_t count = 0;
 
+	(void)fn;  /* the estimators' one signature: this one reads no function */
 	for (size_t i = 0; i < m->nfunctions; i++) {
 		struct retrace_sum sum;
 
@@ -324,13 +328,14 @@ static int64_t typical_trace(const struct model *m, size_t *n)
  * also traces once, which the eager loop never paid: a typical trace of
  * the recording (typical_trace()).
  */
-static void saving_eager(struct model *m, struct finding *f)
+static void saving_eager(struct model *m, struct finding *f, const struct model_function *fn)
 {
 	const char *func = NULL;
 	struct eager_runs r;
 	int64_t ops, eager, graph, long_gaps, trace;
 	size_t ntraces;
 
+	(void)fn;  /* the estimators' one signature: this one reads no function */
 	for (size_t i = 0; i < m->nsites; i++)
 		if (m->sites[i].loc.file && f->loc.file && !strcmp(m->sites[i].loc.file, f->loc.file) &&
 		    m->sites[i].loc.line == f->loc.line)
@@ -360,39 +365,60 @@ static void saving_eager(struct model *m, struct finding *f)
  * finding's span is the loop's first to last read).  Not the run's whole
  * active time: start-up and data preparation are no step's compute.
  */
-static void saving_input(struct model *m, struct finding *f)
+static void saving_input(struct model *m, struct finding *f, const struct model_function *fn)
 {
 	int64_t loop = f->end_ns > f->start_ns ? f->end_ns - f->start_ns : m->session.active_ns;
 	int64_t compute = loop > f->cost_ns ? loop - f->cost_ns : 0;
 
+	(void)fn;  /* the estimators' one signature: this one reads no function */
 	f->saving_ns = f->cost_ns < compute ? f->cost_ns : compute;
 	set_method(m, f, "the iterator waits that overlapping input with compute would hide: at most the loop's %.1f ms"
 		   " not waiting for input (loop %.1f ms, waits %.1f ms)", ms(compute), ms(loop), ms(f->cost_ns));
 }
 
+/* XLA's extra compilations: each retrace of a jit_compile function compiles again on its first call. */
+static void saving_recompiles(struct model *m, struct finding *f, const struct model_function *fn)
+{
+	struct retrace_sum sum;
+
+	f->saving_ns = retrace_saving(m, fn, CAUSE_NONE, &sum);
+	set_method(m, f, "upper bound: the %zu extra compilations (tracing %.1f ms + first-call compile %.1f ms)",
+		   sum.n, ms(sum.tracing), ms(f->saving_ns > sum.tracing ? f->saving_ns - sum.tracing : 0));
+}
+
+static void saving_cost(struct model *m, struct finding *f, const struct model_function *fn)
+{
+	(void)fn;
+	f->saving_ns = f->cost_ns;
+	set_method(m, f, "upper bound: the symptom's time (cost_ns); the fix saves part of it");
+}
+
+/*
+ * The estimators a rule names with `saving:` (rule_advice.h); one that needs
+ * the finding's function falls back to the cost when the finding has none.
+ */
+static const struct {
+	void (*estimate)(struct model *m, struct finding *f, const struct model_function *fn);
+	int needs_function;
+} estimators[] = {
+	[SAVING_COST] = { saving_cost, 0 },
+	[SAVING_RETRACES] = { saving_retracing, 1 },
+	[SAVING_ALL_RETRACES] = { saving_all_retraces, 0 },
+	[SAVING_EAGER_LOOP] = { saving_eager, 0 },
+	[SAVING_INPUT_OVERLAP] = { saving_input, 0 },
+	[SAVING_RECOMPILES] = { saving_recompiles, 1 },
+};
+_Static_assert(sizeof(estimators) / sizeof(estimators[0]) == SAVING_NKINDS, "a saving kind without its estimator");
+
 void saving_estimate(struct model *m, struct finding *f)
 {
 	const struct model_function *fn = model_finding_function(m, f);
+	int kind = f->saving_kind >= 0 && f->saving_kind < SAVING_NKINDS ? f->saving_kind : SAVING_COST;
 
 	f->saving_ns = 0;
 	f->saving_method = NULL;
-	if (!strcmp(f->rule, "retracing") && fn) {
-		saving_retracing(m, f, fn);
-	} else if (!strcmp(f->rule, "tracing-overhead")) {
-		saving_all_retraces(m, f);
-	} else if (!strcmp(f->rule, "eager-hotspot")) {
-		saving_eager(m, f);
-	} else if (!strcmp(f->rule, "input-bound")) {
-		saving_input(m, f);
-	} else if (!strcmp(f->rule, "xla-recompile") && fn) {
-		struct retrace_sum sum;
-
-		f->saving_ns = retrace_saving(m, fn, CAUSE_NONE, &sum);
-		set_method(m, f, "upper bound: the %zu extra compilations (tracing %.1f ms + first-call compile %.1f ms)",
-			   sum.n, ms(sum.tracing), ms(f->saving_ns > sum.tracing ? f->saving_ns - sum.tracing : 0));
-	} else {
-		f->saving_ns = f->cost_ns;
-		set_method(m, f, "upper bound: the symptom's time (cost_ns); the fix saves part of it");
-	}
+	if (estimators[kind].needs_function && !fn)
+		kind = SAVING_COST;
+	estimators[kind].estimate(m, f, fn);
 	saving_summarize(m, f, fn);
 }

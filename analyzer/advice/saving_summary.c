@@ -3,6 +3,7 @@
 #include "duration.h"
 #include "model.h"
 #include "model_internal.h"
+#include "rule_advice.h"
 
 #include <string.h>
 
@@ -23,9 +24,9 @@ static size_t retraces_of(const struct model *m, const struct finding *f, const 
 {
 	size_t n = 0;
 
-	if (!strcmp(f->rule, "retracing"))
+	if (f->saving_kind == SAVING_RETRACES)
 		return fn ? removed_count(fn, f->cause) : 0;
-	if (strcmp(f->rule, "tracing-overhead"))
+	if (f->saving_kind != SAVING_ALL_RETRACES)
 		return 0;
 	for (size_t i = 0; i < m->nfunctions; i++)
 		if (!m->functions[i].tf_data)
@@ -44,7 +45,7 @@ static const char *retrace_words(struct model *m, const struct finding *f, const
 {
 	char each[DURATION_MAX];
 
-	if (fn && fn->jit_compile && !strcmp(f->rule, "retracing"))
+	if (fn && fn->jit_compile && f->saving_kind == SAVING_RETRACES)
 		return model_strf(m, "the tracing of %zu retrace%s (XLA still compiles each new shape on its first call)",
 				  n, n == 1 ? "" : "s");
 	duration_format(each, sizeof(each), f->saving_ns / (int64_t)n);
@@ -77,8 +78,8 @@ void saving_summarize(struct model *m, struct finding *f, const struct model_fun
 		f->saving_summary = "at most what it costs (an upper bound: the fix saves part of it)";
 	else if ((n = retraces_of(m, f, fn)))
 		f->saving_summary = retrace_words(m, f, fn, n);
-	else if (!strcmp(f->rule, "eager-hotspot"))
+	else if (f->saving_kind == SAVING_EAGER_LOOP)
 		f->saving_summary = "its eager ops' dispatch and the Python between them, less the same ops in one graph";
-	else if (!strcmp(f->rule, "input-bound"))
+	else if (f->saving_kind == SAVING_INPUT_OVERLAP)
 		f->saving_summary = "the input waits that overlapping input with compute hides";
 }

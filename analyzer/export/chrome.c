@@ -5,6 +5,7 @@
 #include "recording.h"
 #include "strbuf.h"
 #include "json.h"
+#include "kinds.h"
 #include "util.h"
 
 #include <errno.h>
@@ -123,52 +124,61 @@ static void thread_row(struct chrome *c, sqlite3_stmt *s)
 	strbuf_release(&n);
 }
 
-static void trace_row(struct chrome *c, sqlite3_stmt *s)
+/* The args of the kind being written (kinds.h: agp_chrome.args), from column 5 on. */
+static void add_args(struct chrome *c, sqlite3_stmt *s, const char *args)
 {
-	struct strbuf n = STRBUF_INIT;
+	int col = 5;
 
-	strbuf_addf(&n, "trace %s #%d", db_col_text_or(s, 4, ""), sqlite3_column_int(s, 6));
-	begin_x(c, n.buf, "tracing", sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
-		sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3));
-	strbuf_release(&n);
-	json_kv_str(&c->j, "signature", db_col_text_or(s, 5, ""));
-	arg_loc(c, "called_at", s, 7, 8);
-	end_x(c);
+	for (const char *p = args; *p;) {
+		const char *colon = strchr(p, ':'), *end = strchr(p, ' ');
+		char key[32];
+
+		if (!end)
+			end = p + strlen(p);
+		if (!colon || colon > end || (size_t)(colon - p) >= sizeof(key))
+			break;  /* the catalog is ours: check_kinds.py checks its spelling */
+		snprintf(key, sizeof(key), "%.*s", (int)(colon - p), p);
+		switch (end - colon == 4 ? 'o' : colon[1]) {  /* "loc" is 'o' */
+		case 's': json_kv_str(&c->j, key, db_col_text_or(s, col, "")); break;
+		case 'i': json_kv_int(&c->j, key, sqlite3_column_int(s, col)); break;
+		case 'l': json_kv_int(&c->j, key, (long long)sqlite3_column_int64(s, col)); break;
+		case 'L':
+			if (sqlite3_column_type(s, col) != SQLITE_NULL)
+				json_kv_int(&c->j, key, (long long)sqlite3_column_int64(s, col));
+			break;
+		case 'n':
+			if (sqlite3_column_int(s, col))
+				json_kv_int(&c->j, key, 1);
+			break;
+		default:  /* 'o', loc: file and line */
+			arg_loc(c, key, s, col, col + 1);
+			col++;
+		}
+		col++;
+		p = *end ? end + 1 : end;
+	}
 }
 
-static void call_row(struct chrome *c, sqlite3_stmt *s)
-{
-	begin_x(c, db_col_text_or(s, 4, ""), "graph", sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
-		sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3));
-	json_kv_str(&c->j, "function", db_col_text_or(s, 5, ""));
-	json_kv_int(&c->j, "ok", sqlite3_column_int(s, 8));
-	arg_loc(c, "called_at", s, 6, 7);
-	end_x(c);
-}
+static const struct agp_kind *cur_kind;  /* the kind each_row is writing: chrome_export's loop sets it */
 
-static void eager_row(struct chrome *c, sqlite3_stmt *s)
+/* One event of a SLICE or GPU kind: pid, tid (GPU: stream), start, end, name, then its args. */
+static void slice_row(struct chrome *c, sqlite3_stmt *s)
 {
-	begin_x(c, db_col_text_or(s, 4, ""), "eager", sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
-		sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3));
-	json_kv_int(&c->j, "slow_path", sqlite3_column_int(s, 7));
-	arg_loc(c, "line", s, 5, 6);
-	end_x(c);
-}
+	int64_t tid = sqlite3_column_int64(s, 1);
 
-static void blackbox_row(struct chrome *c, sqlite3_stmt *s)
-{
-	begin_x(c, db_col_text_or(s, 4, ""), "py_function", sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
+	if (cur_kind->chrome.how == AGP_CHROME_GPU)
+		tid = sat_add64(GPU_TID_BASE, tid);
+	begin_x(c, db_col_text_or(s, 4, ""), cur_kind->chrome.cat, sqlite3_column_int64(s, 0), tid,
 		sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3));
-	json_kv_str(&c->j, "op_type", db_col_text_or(s, 5, ""));
+	add_args(c, s, cur_kind->chrome.args);
 	end_x(c);
 }
 
 /*
- * Eager ops past the budget are per-second aggregates (eager_op_buckets):
- * a counter per thread and op type, the ops of each second, set at the
+ * Events past the budget are per-second aggregates (eager_op_buckets): a
+ * counter per thread and op type, the events of each second, set at the
  * second's start and back to 0 at its end (a counter holds its value
- * until the next event).  Rows are grouped by the writer's own grid
- * (CLOCK_MONOTONIC seconds), which merges a second's call sites.
+ * until the next event).
  */
 static void counter_event(struct chrome *c, int64_t pid, const char *name, int64_t ts, const char *series, int64_t v)
 {
@@ -176,7 +186,7 @@ static void counter_event(struct chrome *c, int64_t pid, const char *name, int64
 
 	json_begin_object(j);
 	json_kv_str(j, "name", name);
-	json_kv_str(j, "cat", "eager-aggregate");
+	json_kv_str(j, "cat", cur_kind->chrome.cat);
 	json_kv_str(j, "ph", "C");
 	json_kv_int(j, "pid", (long long)pid);
 	json_key(j, "ts");
@@ -194,36 +204,11 @@ static void bucket_row(struct chrome *c, sqlite3_stmt *s)
 	int64_t second = sqlite3_column_int64(s, 3);
 	int64_t start = sat_mul64(second, 1000000000LL);
 
-	strbuf_addf(&name, "eager ops/s past the budget, tid %lld", (long long)sqlite3_column_int64(s, 1));
+	strbuf_addf(&name, "%s, tid %lld", cur_kind->chrome.args, (long long)sqlite3_column_int64(s, 1));
 	counter_event(c, sqlite3_column_int64(s, 0), name.buf, start, db_col_text_or(s, 2, "?"),
 		      sqlite3_column_int64(s, 4));
 	counter_event(c, sqlite3_column_int64(s, 0), name.buf, sat_add64(start, 999999999), db_col_text_or(s, 2, "?"), 0);
 	strbuf_release(&name);
-}
-
-/* One CPU kernel (schema v4): node name, type, the line that created it, its call. */
-static void kernel_row(struct chrome *c, sqlite3_stmt *s)
-{
-	begin_x(c, db_col_text_or(s, 4, "?"), "kernel", sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
-		sqlite3_column_int64(s, 2), sqlite3_column_int64(s, 3));
-	json_kv_str(&c->j, "op_type", db_col_text_or(s, 5, "?"));
-	arg_loc(c, "created_at", s, 6, 7);
-	if (sqlite3_column_type(s, 8) != SQLITE_NULL)
-		json_kv_int(&c->j, "call", (long long)sqlite3_column_int64(s, 8));
-	if (sqlite3_column_int(s, 9))
-		json_kv_int(&c->j, "async", 1);
-	end_x(c);
-}
-
-static void gpu_row(struct chrome *c, sqlite3_stmt *s)
-{
-	begin_x(c, sqlite3_column_type(s, 4) == SQLITE_NULL ? db_col_text_or(s, 5, "") : db_col_text_or(s, 4, ""), "gpu",
-		sqlite3_column_int64(s, 0), sat_add64(GPU_TID_BASE, sqlite3_column_int64(s, 1)), sqlite3_column_int64(s, 2),
-		sqlite3_column_int64(s, 3));
-	json_kv_str(&c->j, "kind", db_col_text_or(s, 5, ""));
-	json_kv_int(&c->j, "device", sqlite3_column_int(s, 6));
-	json_kv_int(&c->j, "stream", (long long)sqlite3_column_int64(s, 1));
-	end_x(c);
 }
 
 static void gpu_stream_row(struct chrome *c, sqlite3_stmt *s)
@@ -234,6 +219,25 @@ static void gpu_stream_row(struct chrome *c, sqlite3_stmt *s)
 	name_event(c, "thread_name", sqlite3_column_int64(s, 0), sat_add64(GPU_TID_BASE, sqlite3_column_int64(s, 1)),
 		   n.buf);
 	strbuf_release(&n);
+}
+
+/* The events of every kind of the catalog that has them, kind by kind. */
+static int export_kinds(struct chrome *c)
+{
+	for (size_t i = 0; i < agp_nkinds; i++) {
+		const struct agp_kind *k = &agp_kinds[i];
+
+		cur_kind = k;
+		if (!k->chrome.how)  /* the tables older schemas lack are empty (compat.c) */
+			continue;
+		if (k->chrome.how == AGP_CHROME_GPU &&
+		    each_row(c, "SELECT DISTINCT pid, coalesce(stream, 0), coalesce(device, 0) FROM gpu_activity",
+			     gpu_stream_row))
+			return -1;
+		if (each_row(c, k->chrome.sql, k->chrome.how == AGP_CHROME_COUNTER ? bucket_row : slice_row))
+			return -1;
+	}
+	return 0;
 }
 
 /* {"displayTimeUnit": ..., "otherData": ..., "traceEvents": [ (events one a line follow) */
@@ -274,33 +278,7 @@ int chrome_export(struct recording *rec, FILE *out)
 	if (each_row(&c, "SELECT pid, coalesce(CASE WHEN json_valid(argv) THEN json_extract(argv, '$[0]') END, 'process')"
 			 " FROM processes", process_row) ||
 	    each_row(&c, "SELECT pid, tid, coalesce(name, ''), role FROM threads", thread_row) ||
-	    each_row(&c, "SELECT t.pid, t.tid, t.start_ns, t.end_ns, s.text, coalesce(t.signature, ''),"
-			 " t.object_trace_no, f.text, cs.line FROM traces t JOIN functions fn ON fn.id = t.function_id"
-			 " JOIN strings s ON s.id = fn.name_id LEFT JOIN callsites cs ON cs.id = t.callsite_id"
-			 " LEFT JOIN strings f ON f.id = cs.file_id ORDER BY t.start_ns", trace_row) ||
-	    each_row(&c, "SELECT c.pid, c.tid, c.start_ns, c.end_ns, n.text, coalesce(u.text, ''), f.text, cs.line, c.ok"
-			 " FROM function_calls c JOIN strings n ON n.id = c.name_id"
-			 " LEFT JOIN graph_functions g ON g.id = c.graph_function_id"
-			 " LEFT JOIN functions fn ON fn.id = g.function_id LEFT JOIN strings u ON u.id = fn.name_id"
-			 " LEFT JOIN callsites cs ON cs.id = c.callsite_id LEFT JOIN strings f ON f.id = cs.file_id",
-		     call_row) ||
-	    each_row(&c, "SELECT e.pid, e.tid, e.start_ns, e.end_ns, o.text, f.text, cs.line, e.slow_path"
-			 " FROM eager_ops e JOIN strings o ON o.id = e.op_id"
-			 " LEFT JOIN callsites cs ON cs.id = e.callsite_id LEFT JOIN strings f ON f.id = cs.file_id",
-		     eager_row) ||
-	    (db_has_table(rec->db, "eager_op_buckets") &&
-	     each_row(&c, "SELECT b.pid, b.tid, o.text, b.start_ns / 1000000000, max(0, sum(b.count))"
-			  " FROM eager_op_buckets b JOIN strings o ON o.id = b.op_id"
-			  " GROUP BY b.pid, b.tid, b.op_id, b.start_ns / 1000000000 ORDER BY 4", bucket_row)) ||
-	    each_row(&c, "SELECT b.pid, b.tid, b.start_ns, b.end_ns, n.text, t.text FROM blackbox_execs b"
-			 " JOIN strings n ON n.id = b.node_id JOIN strings t ON t.id = b.op_type_id", blackbox_row) ||
-	    (db_has_table(rec->db, "kernels") && db_has_table(rec->db, "graph_nodes") &&
-	     each_row(&c, "SELECT k.pid, k.tid, k.start_ns, k.end_ns, n.name, n.op_type, n.file, n.line, k.call_id, k.async"
-			  " FROM kernels k LEFT JOIN graph_nodes n ON n.id = k.node_id", kernel_row)) ||
-	    each_row(&c, "SELECT DISTINCT pid, coalesce(stream, 0), coalesce(device, 0) FROM gpu_activity",
-		     gpu_stream_row) ||
-	    each_row(&c, "SELECT g.pid, coalesce(g.stream, 0), g.start_ns, g.end_ns, n.text, g.kind, coalesce(g.device, 0)"
-			 " FROM gpu_activity g LEFT JOIN strings n ON n.id = g.name_id", gpu_row))
+	    export_kinds(&c))
 		goto cleanup;
 	end_trace(&c);
 	if (fflush(out) || ferror(out)) {

@@ -1,6 +1,7 @@
 /* csv_export.c - see csv_export.h. */
 #include "csv_export.h"
 #include "db.h"
+#include "kinds.h"
 #include "recording.h"
 #include "util.h"
 
@@ -9,14 +10,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* 1 when name is a table of agprof's own schema ("CREATE TABLE name (" in common/schema.sql). */
+/*
+ * 1 when name is a table of agprof's own schema (the catalog's; a table
+ * that is a view in the current schema, eager_ops, is exported as that
+ * view below, and not from an older file's table of that name).
+ */
 static int schema_table(const char *name)
 {
-	char pat[96];
+	const struct agp_kind *k = agp_kind_find(name, strlen(name));
 
-	if (snprintf(pat, sizeof(pat), "CREATE TABLE %s (", name) >= (int)sizeof(pat))
-		return 0;
-	return strstr(agprof_schema_sql, pat) != NULL;
+	return k && !k->view_over;
 }
 
 static void csv_field(FILE *out, sqlite3_stmt *s, int c)
@@ -57,14 +60,15 @@ static void csv_field(FILE *out, sqlite3_stmt *s, int c)
 }
 
 /* SELECT * FROM table into dir/table.csv; 0 or CSV_*_FAILED after the error. */
-static int export_table(struct recording *rec, const char *dir, const char *table)
+static int export_table(struct recording *rec, const char *dir, const char *schema, const char *table)
 {
 	char path[4096], sql[128];
 	sqlite3_stmt *s;
 	FILE *out;
 	int rc, ncols;
 
-	snprintf(sql, sizeof(sql), "SELECT * FROM \"%s\"", table);  /* a name of our schema, not of the file */
+	/* a name of our schema, not of the file; the file's table (main), not an old file's view of it (compat.c) */
+	snprintf(sql, sizeof(sql), "SELECT * FROM %s.\"%s\"", schema, table);
 	if (!(s = db_prepare(rec->db, sql)))
 		return CSV_READ_FAILED;
 	snprintf(path, sizeof(path), "%s/%s.csv", dir, table);
@@ -130,15 +134,17 @@ static void put_sql_string(FILE *out, const char *s)
  * a COPY of its CSV file, by absolute path (DuckDB resolves paths from its
  * working directory, not the script's).
  */
-static int load_lines(struct recording *rec, FILE *out, const char *absdir, const char *table, int computed_integer)
+static int load_lines(struct recording *rec, FILE *out, const char *absdir, const char *schema, const char *table,
+		      int computed_integer)
 {
-	sqlite3_stmt *s = db_prepare(rec->db, "SELECT name, type FROM pragma_table_info(?) ORDER BY cid");
+	sqlite3_stmt *s = db_prepare(rec->db, "SELECT name, type FROM pragma_table_info(?1, ?2) ORDER BY cid");
 	char path[4200];
 	int n = 0;
 
 	if (!s)
 		return CSV_READ_FAILED;
 	sqlite3_bind_text(s, 1, table, -1, SQLITE_STATIC);
+	sqlite3_bind_text(s, 2, schema, -1, SQLITE_STATIC);
 	fprintf(out, "CREATE TABLE %s (", table);
 	while (sqlite3_step(s) == SQLITE_ROW) {
 		fprintf(out, "%s\"", n++ ? ", " : "");
@@ -179,13 +185,18 @@ int csv_export(struct recording *rec, const char *dir)
 	while (rc == 0 && sqlite3_step(s) == SQLITE_ROW) {
 		const char *name = db_col_text(s, 0);
 
-		if (name && schema_table(name) && (rc = export_table(rec, dir, name)) == 0)
-			rc = load_lines(rec, load, absdir, name, 0);
+		if (name && schema_table(name) && (rc = export_table(rec, dir, "main", name)) == 0)
+			rc = load_lines(rec, load, absdir, "main", name, 0);
 	}
 	sqlite3_finalize(s);
 	/* schema 6: eager_ops is the reader's view (db_define_eager_view()); SQL run in DuckDB reads that name */
-	if (rc == 0 && db_has_table(rec->db, "eager_op_rows") && (rc = export_table(rec, dir, "eager_ops")) == 0)
-		rc = load_lines(rec, load, absdir, "eager_ops", 1);
+	for (size_t i = 0; i < agp_nkinds && rc == 0; i++) {
+		const struct agp_kind *k = &agp_kinds[i];
+
+		if (k->view_over && db_has_table(rec->db, k->view_over) &&
+		    (rc = export_table(rec, dir, "temp", k->table)) == 0)
+			rc = load_lines(rec, load, absdir, "temp", k->table, 1);
+	}
 	if ((ferror(load) | fclose(load)) && rc == 0) {
 		error("cannot write '%s': %s", path, strerror(errno));
 		rc = CSV_WRITE_FAILED;

@@ -12,7 +12,10 @@
 #include "model.h"
 #include "report.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 void html_esc(struct strbuf *sb, const char *str)
 {
@@ -75,16 +78,26 @@ static const char css[] =
 	"pre{background:var(--card);padding:.5em;overflow-x:auto;margin:.3em 0}\n"
 	".del{background:var(--del);display:block}.add{background:var(--add);display:block}\n"
 	"table{border-collapse:collapse;margin:.5em 0}td,th{border-bottom:1px solid var(--line);"
-	"padding:.2em .6em;text-align:left;vertical-align:top}td.n,th.n{text-align:right}\n"
+	"padding:.2em .6em;text-align:left;vertical-align:top}td.n,th.n{text-align:right}td.n{white-space:nowrap}\n"
 	".card{background:var(--card);border-radius:6px;padding:.6em 1em;margin:.8em 0}\n"
 	".sev-error{color:var(--err);font-weight:bold}.sev-warning{color:var(--warn);font-weight:bold}"
 	".sev-info{color:var(--info);font-weight:bold}\n"
 	".dim{color:var(--dim)}.legend span{display:inline-block;margin-right:1.2em}\n"
 	".sw{display:inline-block;width:1.4em;height:1em;vertical-align:middle;margin-right:.3em;"
 	"border:1px solid var(--fg)}\n"
-	".tl{display:grid;grid-template-columns:11em 1fr;align-items:stretch}.tl .lab{font-size:12px;"
+	".tl{display:grid;grid-template-columns:15em 1fr;align-items:stretch}.tl .lab{font-size:12px;"
 	"height:18px;line-height:18px;white-space:nowrap;overflow:hidden;text-overflow:ellipsis}\n"
-	"#tl-svg{width:100%;border:1px solid var(--line)}button{font:inherit;margin-right:.3em}\n";
+	"#tl-svg{width:100%;border:1px solid var(--line)}button{font:inherit;margin-right:.3em}\n"
+	".flame{position:relative;border:1px solid var(--line);overflow:hidden}.fl{position:absolute;height:21px;"
+	"line-height:21px;font-size:12px;overflow:hidden;white-space:nowrap;text-overflow:ellipsis;box-sizing:border-box;"
+	"border:1px solid var(--bg);padding:0 3px;cursor:pointer;color:#111}.fl .dim{color:#333}\n"
+	".fl:focus{outline:3px solid var(--info);outline-offset:-3px;z-index:1}\n"
+	".c-all{background:#ced4da}.c-trace{background:repeating-linear-gradient(45deg,#ffc9a8 0 5px,#ffe8d9 5px 8px)}"
+	".c-call{background:#a5d8ff}.c-eager{background:radial-gradient(#e0b000 1px,#ffec99 1.5px) 0 0/5px 5px}"
+	".c-bb{background:repeating-linear-gradient(0deg,#d0bfff 0 4px,#e5dbff 4px 6px),#e5dbff}"
+	".c-kern{background:repeating-linear-gradient(-45deg,#99e9f2 0 5px,#c5f6fa 5px 8px)}\n"
+	".bar{display:inline-block;height:.9em;vertical-align:middle;border:1px solid var(--fg)}\n"
+	".up{color:var(--err)}.down{color:var(--input)}th{font-weight:600}\n";
 
 /* Zoom and pan of the timeline: the SVG's viewBox; keys, buttons and the wheel. */
 static const char script[] =
@@ -103,7 +116,25 @@ static const char script[] =
 	"'ArrowRight':'right','0':'reset'}[e.key];if(k){act[k]();e.preventDefault();}});\n"
 	"s.addEventListener('wheel',function(e){var r=s.getBoundingClientRect();\n"
 	"zoom(e.deltaY<0?1.25:.8,x+w*(e.clientX-r.left)/r.width);e.preventDefault();},{passive:false});\n"
-	"set(0,W);})();\n";
+	"set(0,W);})();\n"
+	"(function(){var f=document.getElementById('fl');if(!f)return;var ns=f.querySelectorAll('.fl');\n"
+	"var lab=document.getElementById('fl-range');\n"
+	"function z(x,w,name){ns.forEach(function(n){var a=+n.getAttribute('data-x'),b=+n.getAttribute('data-w');\n"
+	"var l=(a-x)/w,r=(a+b-x)/w;if(r<=1e-6||l>=1-1e-6){n.style.display='none';return;}\n"
+	"n.style.display='';l=Math.max(0,l);r=Math.min(1,r);n.style.left=100*l+'%';n.style.width=100*(r-l)+'%';});\n"
+	"if(lab)lab.textContent=name?'zoomed to '+name:'showing the whole run';}\n"
+	"function to(n){z(+n.getAttribute('data-x'),+n.getAttribute('data-w'),n.title);}\n"
+	"function dep(i){return +ns[i].getAttribute('data-d');}\n"
+	"function walk(i,step,want){for(var j=i+step;j>=0&&j<ns.length;j+=step){var d=dep(j);\n"
+	"if(d===want&&ns[j].style.display!=='none')return j;if(d<want&&(step>0||want===dep(i)))return -1;}return -1;}\n"
+	"function move(i,k){var d=dep(i),j=-1;if(k==='ArrowUp')j=walk(i,-1,d-1);\n"
+	"else if(k==='ArrowDown')j=i+1<ns.length&&dep(i+1)===d+1&&ns[i+1].style.display!=='none'?i+1:-1;\n"
+	"else if(k==='ArrowLeft')j=walk(i,-1,d);else if(k==='ArrowRight')j=walk(i,1,d);\n"
+	"if(j<0)return;ns[i].tabIndex=-1;ns[j].tabIndex=0;ns[j].focus();}\n"
+	"ns.forEach(function(n,i){n.addEventListener('click',function(){to(n);});\n"
+	"n.addEventListener('keydown',function(e){if(e.key==='Enter'||e.key===' '){to(n);e.preventDefault();}\n"
+	"else if(e.key==='Escape'){z(0,1);}else if(e.key.indexOf('Arrow')===0){move(i,e.key);e.preventDefault();}});});\n"
+	"var r=document.getElementById('fl-reset');if(r)r.addEventListener('click',function(){z(0,1);});z(0,1);})();\n";
 
 /* Fill patterns, one per kind of time: the second cue besides colour. */
 static const char patterns[] =
@@ -132,21 +163,44 @@ static const char patterns[] =
 	"opacity=\".5\"/></pattern>\n"
 	"</defs></svg>\n";
 
-static void head(struct html *h)
+void html_page_begin(struct strbuf *o, const char *what, const char *title, const char *nav)
 {
-	struct strbuf *o = h->out;
-
 	strbuf_addstr(o, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
 		      "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
 		      "style-src 'unsafe-inline'; script-src 'unsafe-inline'\">\n"
-		      "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n<title>agprof report ");
-	html_esc(o, h->o->recording);
+		      "<meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\n<title>");
+	strbuf_addf(o, "%s ", what);
+	html_esc(o, title);
 	strbuf_addf(o, "</title>\n<style>\n%s</style>\n</head>\n<body>\n%s", css, patterns);
-	strbuf_addstr(o, "<header><h1>agprof report <span class=\"mono\">");
-	html_esc(o, h->o->recording);
-	strbuf_addstr(o, "</span></h1>\n<nav aria-label=\"sections\"><a href=\"#glance\">At a glance</a>"
-		      "<a href=\"#findings\">Findings</a><a href=\"#timeline\">Timeline</a>"
-		      "<a href=\"#retraces\">Retraces</a><a href=\"#kernels\">Kernels</a></nav></header>\n<main>\n");
+	strbuf_addf(o, "<header><h1>%s <span class=\"mono\">", what);
+	html_esc(o, title);
+	strbuf_addf(o, "</span></h1>\n<nav aria-label=\"sections\">%s</nav></header>\n<main>\n", nav);
+}
+
+void html_page_end(struct strbuf *o)
+{
+	strbuf_addf(o, "</main>\n<footer class=\"dim\"><p>Made by agprof from the recording's aggregates: "
+		    "no network, no external files.</p></footer>\n<script>\n%s</script>\n</body>\n</html>\n",
+		    script);
+}
+
+static void head(struct html *h)
+{
+	html_page_begin(h->out, "agprof report", h->o->recording,
+			"<a href=\"#glance\">At a glance</a><a href=\"#findings\">Findings</a>"
+			"<a href=\"#flame\">Call stacks</a><a href=\"#timeline\">Timeline</a><a href=\"#gpu\">GPU</a>"
+			"<a href=\"#retraces\">Retraces</a><a href=\"#kernels\">Kernels</a>");
+}
+
+/* AGPROF_TIMING=1: the CPU time of each section (bench/report, docs/html.md). */
+static void timing(const char *what)
+{
+	static double last;
+	double now = (double)clock() / CLOCKS_PER_SEC;
+
+	if (what && getenv("AGPROF_TIMING"))
+		fprintf(stderr, "agprof: html %-12s %.3f s CPU\n", what, now - last);
+	last = now;
 }
 
 int report_html(struct strbuf *out, const struct model *m, const struct report_opts *o)
@@ -154,14 +208,21 @@ int report_html(struct strbuf *out, const struct model *m, const struct report_o
 	struct html h = { out, m, o };
 	int ret;
 
+	timing(NULL);
 	head(&h);
 	html_glance(&h);
+	timing("glance");
 	html_findings(&h);
+	timing("findings");
+	html_flame(&h);
+	timing("flame");
 	ret = html_timeline(&h);
+	timing("timeline");
+	html_gpu(&h);
+	timing("gpu");
 	html_retraces(&h);
 	html_kernels(&h);
-	strbuf_addf(out, "</main>\n<footer class=\"dim\"><p>Made by agprof from the recording's aggregates: "
-		    "no network, no external files.</p></footer>\n<script>\n%s</script>\n</body>\n</html>\n",
-		    script);
+	timing("tables");
+	html_page_end(out);
 	return ret;
 }

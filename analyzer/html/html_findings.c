@@ -169,12 +169,19 @@ static void fix(struct html *h, const struct finding *f)
 	}
 	if (f->fix.file) {
 		strbuf_addstr(o, "<p>edit <span class=\"mono\">");
-		html_esc(o, f->fix.file);
-		strbuf_addf(o, ":%d</span> (agprof fix applies it):</p>\n<pre class=\"diff\" aria-label=\"edit: "
-			    "lines marked minus are removed, plus added\">", f->fix.line);
+		html_esc(o, f->fix.cell ? f->fix.cell : f->fix.file);  /* a notebook cell: "In [3], line 4" */
+		strbuf_addf(o, f->fix.cell ? ", line %d</span> (run the corrected cell in its place):</p>\n<pre class="
+			    "\"diff\" aria-label=\"edit: lines marked minus are removed, plus added\">" : ":%d</span> (agprof "
+			    "fix applies it):</p>\n<pre class=\"diff\" aria-label=\"edit: lines marked minus are removed, plus"
+			    " added\">", f->fix.cell ? f->fix.cell_line : f->fix.line);
 		lines(o, f->fix.before, "del", "- ");
 		lines(o, f->fix.after, "add", "+ ");
 		strbuf_addstr(o, "</pre>\n");
+		if (f->fix.cell) {
+			strbuf_addstr(o, "<p>corrected cell:</p>\n<pre class=\"cell\">");
+			lines(o, f->fix.cell_after, "", "");
+			strbuf_addstr(o, "</pre>\n");
+		}
 		return;
 	}
 	if (f->code) {

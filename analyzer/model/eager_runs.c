@@ -673,8 +673,7 @@ static void add_buckets(sqlite3 *db, struct eager_runs_table *t)
 	sqlite3_stmt *s;
 	size_t ix;
 
-	if (!db_has_table(db, "eager_op_buckets") ||
-	    !(s = db_prepare(db, "SELECT callsite_id, op_id, count, total_ns, python_ns FROM eager_op_buckets")))
+	if (!(s = db_prepare(db, "SELECT callsite_id, op_id, count, total_ns, python_ns FROM eager_op_buckets")))
 		return;
 	while (sqlite3_step(s) == SQLITE_ROW) {
 		int64_t count = sqlite3_column_int64(s, 2), total = sqlite3_column_int64(s, 3), each;

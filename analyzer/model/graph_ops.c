@@ -636,8 +636,7 @@ static void load_top_line_repeats(struct loader *l, sqlite3 *db)
 {
 	sqlite3_stmt *s;
 
-	if (!db_has_table(db, "trace_events") ||
-	    sqlite3_prepare_v2(db, "SELECT coalesce(max(repeats), 0) FROM trace_events WHERE kind = 'node-line'"
+	if (sqlite3_prepare_v2(db, "SELECT coalesce(max(repeats), 0) FROM trace_events WHERE kind = 'node-line'"
 			       " AND file = ?1 AND line = ?2", -1, &s, NULL) != SQLITE_OK)
 		return;
 	for (size_t i = 0; i < l->g->nfns; i++) {
@@ -738,8 +737,6 @@ int graph_ops_model_load(struct graph_ops_model *g, struct model *m)
 	int rc = 0;
 
 	memset(g, 0, sizeof(*g));
-	if (!db_has_table(db, "kernels") || !db_has_table(db, "graph_nodes"))
-		return 0;
 	load_status(&l, db);
 	l.totals = has_totals(db);
 	g->sampled = l.totals;

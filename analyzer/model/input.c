@@ -56,6 +56,11 @@ static int is_input_wait(const char *op)
 	return 0;
 }
 
+int model_is_input_wait(const char *op)
+{
+	return is_input_wait(op);
+}
+
 /*
  * Dataset ops as the user wrote them: op-name prefix, transformation,
  * whether it runs its function in parallel.  Internal ones (ModelDataset,

@@ -312,8 +312,6 @@ static int64_t bucket_count(struct loader *l, const char *table)
 	sqlite3_stmt *st;
 	int64_t n = 0;
 
-	if (!db_has_table(l->db, table))
-		return 0;
 	snprintf(q, sizeof(q), "SELECT CAST(min(total(min(max(count, 0), 4294967296)), 4e18) AS INTEGER) FROM %s",
 		 table);
 	if ((st = db_prepare(l->db, q)) && sqlite3_step(st) == SQLITE_ROW)
@@ -339,6 +337,7 @@ static int load_session(struct loader *l)
 	s->exit_status = (int)meta_int(l, "exit_status", 0);
 	s->exit_known = meta(l, "exit_status") != NULL;
 	s->cut_short = meta(l, "cut_short");
+	s->incomplete = meta(l, "incomplete");
 	s->exit_signal = (int)meta_int(l, "exit_signal", 0);
 	s->start_ns = ts_clamp(meta_int(l, "start_ns", 0));
 	s->end_ns = ts_clamp(meta_int(l, "end_ns", 0));
@@ -613,11 +612,10 @@ static int load_traces(struct loader *l)
 	size_t *caps = calloc(m->nfunctions ? m->nfunctions : 1, sizeof(size_t));
 	int rc, ret = -1;
 
-	/* schema 6 added collector_ns */
+	/* collector_ns: 0 before schema 6 (compat.c) */
 	snprintf(q, sizeof(q), "SELECT id, function_id, start_ns, end_ns, function_object, object_trace_no, tf_name_id,"
 		 " signature, callsite_id, jit_compile, reduce_retracing, has_input_signature, variables_created, status,"
-		 " pid, tid, %s FROM traces ORDER BY %s",
-		 db_has_column(l->db, "traces", "collector_ns") ? "collector_ns" : "0",
+		 " pid, tid, collector_ns FROM traces ORDER BY %s",
 		 traces_in_rowid_order(l) ? "rowid" : "function_id, start_ns, id");
 	s = db_prepare(l->db, q);
 	if (!s || !caps)
@@ -1100,8 +1098,6 @@ static int load_session_runs(struct loader *l)
 	size_t cap = 0;
 	int rc, ret = -1;
 
-	if (!db_has_table(l->db, "session_runs"))
-		return 0;
 	s = db_prepare(l->db, "SELECT callsite_id, max(kind), count(*), sum(end_ns - start_ns), sum(ok = 0),"
 			      " max(feeds), max(fetches), max(targets), min(start_ns), max(end_ns)"
 			      " FROM session_runs GROUP BY callsite_id");
@@ -1476,7 +1472,7 @@ int model_load_parts(struct model *m, struct recording *rec, unsigned parts)
 					   path_is_framework(m->functions[i].def.file);
 	if ((parts & MODEL_EVENTS) && model_input_finish(m))
 		goto cleanup;
-	if (model_explain_retraces(m, l.gfs, l.ngfs))
+	if (model_explain_retraces(m, l.gfs, l.ngfs) || model_load_cells(m))
 		goto cleanup;
 	if (m->nfunctions > 1)
 		qsort(m->functions, m->nfunctions, sizeof(*m->functions), cmp_functions);
@@ -1499,6 +1495,7 @@ cleanup:
 
 void model_release(struct model *m)
 {
+	free(m->cells);
 	if (m->sources) {
 		for (size_t i = 0; i < m->sources->n; i++)
 			if (m->sources->v[i].release)

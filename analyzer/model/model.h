@@ -307,6 +307,7 @@ struct model_session {
 	int exit_status, exit_signal;
 	int exit_known;             /* the launcher saw the program end and wrote its status */
 	const char *cut_short;      /* why the recording ended before the run's finish (meta cut_short), or NULL */
+	const char *incomplete;     /* why events are missing besides dropped ones (meta incomplete), or NULL */
 	int64_t start_ns, end_ns;
 	int64_t wall_ns;            /* end_ns - start_ns */
 	/*
@@ -369,6 +370,9 @@ struct finding_fix {
 	const char *before;         /* those lines as the file has them now, '\n'-terminated */
 	const char *after;          /* their replacement, '\n'-terminated */
 	int pins_signature;         /* the edit gives the function an input_signature: one trace for every shape */
+	const char *cell;           /* a notebook cell's edit: its label ("In [3]"), else NULL */
+	int cell_line;              /* the cell's line of `line` */
+	const char *cell_after;     /* the whole corrected cell */
 };
 
 /*
@@ -392,6 +396,7 @@ struct finding {
 	int64_t cost_ns;
 	int64_t start_ns, end_ns;
 	const char *thread;         /* role of the thread it is about: main, tf.data, other; or NULL */
+	int fix_kind, saving_kind;  /* the rule's fix: and saving: (enums of analyzer/rules/rule_advice.h); 0: none, cost */
 	/* Filled by fix_annotate() (analyzer/advice/fix.h) after the rules ran; findings are ranked by saving_ns. */
 	int64_t saving_ns;          /* what the run would save with the fix applied (estimate) */
 	const char *saving_method;  /* how saving_ns was estimated, one line */
@@ -499,7 +504,24 @@ struct model {
 	size_t ntrace_inputs;
 	struct saving_reads *saving_reads; /* private: the savings' reads, made on first use */
 	struct eager_runs_table *eager_runs; /* private: every user function's eager runs, walked once */
+	struct model_cell *cells;         /* notebook cells the recording keeps (cells.c), by path */
+	size_t ncells;
 };
+
+/*
+ * A notebook cell (table notebook_cells): the file name its code was
+ * compiled with, its label as IPython shows it, the cell's line of the
+ * code's line 1 (2 for a %%agprof cell's body), and the cell's text.
+ */
+struct model_cell {
+	const char *path, *label, *source;
+	int first_line;
+};
+
+/* cells.c: read notebook_cells into m->cells (none without the table); 0 or -1. */
+int model_load_cells(struct model *m);
+/* The cell whose code file is `file`, or NULL. */
+const struct model_cell *model_cell(const struct model *m, const char *file);
 
 /*
  * Read rec into m.  Prints one "error: ..." line and returns -1 on failure

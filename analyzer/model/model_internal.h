@@ -55,6 +55,8 @@ struct model_lookup {
  */
 int model_load_input(struct model *m, const struct model_lookup *lk, int64_t *rows, int64_t *first_ns,
 		     int64_t *last_ns);
+/* Whether eager op type op reads an iterator (IteratorGetNext, ...): time waiting for input. */
+int model_is_input_wait(const char *op);
 /* Whether op makes a dataset the user writes (*name: "map", ...; *parallel: runs its function in parallel). */
 int model_dataset_kind(const char *op, const char **name, int *parallel);
 

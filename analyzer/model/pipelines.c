@@ -178,7 +178,7 @@ int pipelines_load(struct model *m, const struct model_lookup *lk, const struct 
 	*out = NULL;
 	if (!p)
 		return error("out of memory");
-	if (!db_has_table(m->rec->db, "dataset_ops") || (rc = read_links(m, lk, g, ng, p)) == 1) {
+	if ((rc = read_links(m, lk, g, ng, p)) == 1) {
 		pipelines_release(p);
 		free(m->datasets);
 		m->datasets = NULL;

@@ -11,7 +11,7 @@
  *   unrolled             per function, the line that created most nodes of its largest graph
  *   saves                per exported entry point lacking a serving signature, or jit_compile
  *   graph_memory         per function, the graphs (concrete functions) it keeps
- * A recording older than schema 3 has no trace_events: the sources are empty.
+ * A recording older than schema 3 has no trace_events (an empty one, compat.c): the sources are empty.
  *
  * All rows are one generic table (numbers and texts by field name), so a
  * source is its SQL, its field names and how a row points at code.
@@ -131,19 +131,6 @@ static const char *col_text(struct model *m, sqlite3_stmt *s, int col)
 	const unsigned char *t = sqlite3_column_text(s, col);
 
 	return t ? model_strdup(m, (const char *)t) : NULL;
-}
-
-static int has_trace_events(sqlite3 *db)
-{
-	sqlite3_stmt *s;
-	int found = 0;
-
-	if (sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'trace_events'", -1,
-			       &s, NULL) != SQLITE_OK)
-		return 0;
-	found = sqlite3_step(s) == SQLITE_ROW;
-	sqlite3_finalize(s);
-	return found;
 }
 
 /*
@@ -428,14 +415,13 @@ static const struct pt_spec {
 	const char *const *fields, *const *nums, *const *texts;
 	const char *sql;
 	pt_fill fill;
-	int needs_events;
 } specs[] = {
 	{ "trace_effects", effect_fields, effect_nums, effect_texts,
 	  "SELECT " EV_KEY ", e.file, e.line, e.kind, e.name, count(DISTINCT e.pid || ':' || e.trace_seq),"
 	  " sum(e.count), max(e.detail) FROM trace_events e"
 	  " WHERE e.kind IN ('print', 'list-append', 'global-store', 'attr-store', 'random', 'time')"
 	  " GROUP BY " EV_KEY ", e.file, e.line, e.kind, e.name ORDER BY " EV_KEY ", e.line",
-	  effect_fill, 1 },
+	  effect_fill },
 	/* a trace inside another of the same function on its thread (it calls itself) fails with it: one failure */
 	{ "trace_errors", error_fields, error_nums, error_texts,
 	  "SELECT " EV_KEY ", e.file, e.line, e.name, max(e.detail), sum(NOT EXISTS (SELECT 1 FROM traces o"
@@ -443,12 +429,12 @@ static const struct pt_spec {
 	  "   AND o.start_ns <= t.start_ns AND o.end_ns >= t.end_ns))"
 	  " FROM trace_events e LEFT JOIN traces t ON t.id = e.trace_id"
 	  " WHERE e.kind = 'exception' GROUP BY " EV_KEY ", e.file, e.line, e.name ORDER BY min(e.id)",
-	  error_fill, 1 },
+	  error_fill },
 	{ "autograph_fallbacks", fallback_fields, fallback_nums, fallback_texts,
 	  "SELECT " EV_KEY ", e.file, e.line, e.name, max(e.detail), count(DISTINCT e.pid || ':' || e.trace_seq)"
 	  " FROM trace_events e WHERE e.kind = 'autograph-fallback'"
 	  " GROUP BY " EV_KEY ", e.file, e.line, e.name ORDER BY min(e.id)",
-	  fallback_fill, 1 },
+	  fallback_fill },
 	/* per function, its largest graph's top node line (window functions: one pass, no correlated scan) */
 	{ "unrolled", unrolled_fields, unrolled_nums, unrolled_texts,
 	  "WITH best AS (SELECT e.*, row_number() OVER (PARTITION BY " EV_KEY " ORDER BY e.count DESC, e.id) AS r"
@@ -459,12 +445,12 @@ static const struct pt_spec {
 	  " l.loop_line, coalesce(t.end_ns - t.start_ns, 0) FROM best e"
 	  " JOIN top l ON l.pid = e.pid AND l.trace_seq = e.trace_seq AND l.r = 1"
 	  " LEFT JOIN traces t ON t.id = e.trace_id WHERE e.r = 1",
-	  unrolled_fill, 1 },
+	  unrolled_fill },
 	{ "saves", save_fields, save_nums, save_texts,
 	  "SELECT " EV_KEY ", e.file, e.line, e.kind, e.name, max(e.detail) FROM trace_events e"
 	  " WHERE e.kind IN ('save-no-signature', 'save-jit')"
 	  " GROUP BY " EV_KEY ", e.file, e.line, e.kind, e.name ORDER BY min(e.id)",
-	  save_fill, 1 },
+	  save_fill },
 	{ "graph_memory", memory_fields, memory_nums, memory_texts,
 	  /* summed per function first: three look-ups per graph function were 5% of a million-trace report */
 	  "SELECT n.text, fs.text, f.line, NULL, 0, g.cnt, g.nodes, g.bytes, g.most FROM (SELECT function_id,"
@@ -474,13 +460,11 @@ static const struct pt_spec {
 	  /* a library's functions (path_is_installed): a new object per user call, freed with it (library-call) */
 	  " WHERE coalesce(fs.text, '') NOT LIKE '%/site-packages/%' AND coalesce(fs.text, '') NOT LIKE '%/dist-packages/%'"
 	  " ORDER BY g.bytes DESC, f.id",
-	  memory_fill, 0 },
+	  memory_fill },
 };
 
 int pitfalls_register(struct model *m)
 {
-	int events = m->rec && m->rec->db && has_trace_events(m->rec->db);
-
 	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
 		const struct pt_spec *sp = &specs[i];
 		struct pt_table *t = calloc(1, sizeof(*t));
@@ -490,7 +474,7 @@ int pitfalls_register(struct model *m)
 			return -1;
 		t->nums = sp->nums;
 		t->texts = sp->texts;
-		if ((events || !sp->needs_events) && m->rec && m->rec->db && pt_query(m, t, sp->sql, sp->fill)) {
+		if (m->rec && m->rec->db && pt_query(m, t, sp->sql, sp->fill)) {
 			pt_release(t);
 			return -1;
 		}

@@ -57,8 +57,6 @@ static int is_merged(sqlite3 *db)
 	sqlite3_stmt *s;
 	int merged = 0;
 
-	if (!db_has_table(db, "ranks"))
-		return 0;
 	if (sqlite3_prepare_v2(db, "SELECT EXISTS (SELECT 1 FROM ranks)", -1, &s, NULL) == SQLITE_OK &&
 	    sqlite3_step(s) == SQLITE_ROW)
 		merged = sqlite3_column_int(s, 0);
@@ -91,42 +89,12 @@ static void explain_rank_retraces(const struct model *m, struct metric_source *s
 	}
 }
 
-/* An empty temporary table standing in for one an older merge does not have; 0 or -1. */
-static int empty_stand_in(sqlite3 *db, const char *table, const char *columns)
-{
-	char sql[512];
-
-	if (db_has_table(db, table))
-		return 0;
-	if (snprintf(sql, sizeof(sql), "CREATE TEMP TABLE %s (%s)", table, columns) >= (int)sizeof(sql))
-		return -1;
-	return db_exec(db, sql);
-}
-
-/*
- * A merge of recordings before schema 5 has no collective_execs, which
- * collectives.sql reads (its eager collectives then come from eager_ops,
- * unkeyed); one before schema 7 no function_call_buckets, which ranks.sql
- * reads.
- */
-static int stand_ins(sqlite3 *db)
-{
-	return empty_stand_in(db, "collective_execs", "id INTEGER PRIMARY KEY, pid INTEGER, tid INTEGER,"
-			      " op_id INTEGER, start_ns INTEGER, end_ns INTEGER, graph INTEGER, group_size INTEGER,"
-			      " group_key INTEGER, instance_key INTEGER, key_status TEXT") ||
-	       empty_stand_in(db, "function_call_buckets", "id INTEGER PRIMARY KEY, pid INTEGER, tid INTEGER,"
-			      " start_ns INTEGER, end_ns INTEGER, graph_function_id INTEGER, name_id INTEGER,"
-			      " callsite_id INTEGER, count INTEGER, total_ns INTEGER, failed INTEGER, histogram BLOB");
-}
-
 int ranks_register(struct model *m)
 {
 	sqlite3 *db = m->rec->db;
 
 	if (!is_merged(db))
 		return 0;
-	if (stand_ins(db) != 0)
-		return error("'%s': cannot read its collectives and graph calls", m->rec->path);
 	for (size_t i = 0; i < sizeof(job_sources) / sizeof(job_sources[0]); i++) {
 		struct strbuf sql = STRBUF_INIT;
 		struct metric_source src;
@@ -181,7 +149,7 @@ int ranks_of_pid(const struct model *m, int64_t pid)
 	sqlite3_stmt *s;
 	int rank = -1;
 
-	if (!is_merged(m->rec->db) || !db_has_column(m->rec->db, "processes", "rank") ||
+	if (!is_merged(m->rec->db) ||
 	    sqlite3_prepare_v2(m->rec->db, "SELECT rank FROM processes WHERE pid = ?1 AND rank IS NOT NULL", -1, &s,
 			       NULL) != SQLITE_OK)
 		return -1;

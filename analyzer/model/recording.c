@@ -10,6 +10,7 @@
  */
 #include "recording.h"
 #include "db.h"
+#include "kinds.h"
 #include "util.h"
 
 #include <errno.h>
@@ -23,13 +24,6 @@
 #include <limits.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* Tables every reader relies on; a file without them is not a recording. */
-static const char *const required_tables[] = {
-	"meta", "strings", "processes", "callsites", "functions", "traces", "trace_inputs",
-	"graph_functions", "graph_constants", "blackbox_nodes", "function_calls",
-	"blackbox_execs", NULL,
-};
 
 /*
  * The eager ops: schema 6's tables (eager_ops is then a view, defined by the
@@ -55,12 +49,11 @@ static int pragma_int(sqlite3 *db, const char *sql, int *out)
 }
 
 /*
- * A run whose agprof was killed (SIGKILL, a crash) before its finish
- * leaves the recording in the hidden file beside FILE (.FILE.XXXXXX, run
- * --help), never renamed: say so when FILE is missing.  The newest such
- * file wins; "" when there is none.
+ * A run's recording is the hidden file beside FILE (.FILE.XXXXXX, run
+ * --help) until the run's finish renames it; a run whose agprof was killed
+ * (SIGKILL, a crash) with its keeper leaves it there.
  */
-static void killed_run_hint(const char *path, char *hint, size_t len)
+int recording_hidden_path(const char *path, char *out, size_t len)
 {
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
@@ -68,17 +61,17 @@ static void killed_run_hint(const char *path, char *hint, size_t len)
 	size_t blen = strlen(base);
 	time_t newest = 0;
 	struct dirent *e;
+	int found = 0;
 	DIR *d;
 
-	hint[0] = '\0';
 	if (!slash)
 		snprintf(dir, sizeof(dir), ".");
 	else if (slash == path)
 		snprintf(dir, sizeof(dir), "/");
 	else if (snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path) >= (int)sizeof(dir))
-		return;
+		return 0;
 	if (!blen || blen > 255 || !(d = opendir(dir)))
-		return;
+		return 0;
 	while ((e = readdir(d))) {
 		struct stat st;
 
@@ -90,9 +83,20 @@ static void killed_run_hint(const char *path, char *hint, size_t len)
 		    stat(cand, &st) != 0 || !S_ISREG(st.st_mode) || st.st_mtime < newest)
 			continue;
 		newest = st.st_mtime;
-		snprintf(hint, len, "; agprof was killed before the run's finish: the recording is '%s'", cand);
+		found = (size_t)snprintf(out, len, "%s", cand) < len;
 	}
 	closedir(d);
+	return found;
+}
+
+/* When FILE is missing, name the hidden file a killed run left. */
+static void killed_run_hint(const char *path, char *hint, size_t len)
+{
+	char hidden[4096];
+
+	hint[0] = '\0';
+	if (recording_hidden_path(path, hidden, sizeof(hidden)))
+		snprintf(hint, len, "; agprof was killed before the run's finish: the recording is '%s'", hidden);
 }
 
 /* Whether path has a non-empty WAL beside it ("PATH-wal"). */
@@ -215,20 +219,14 @@ static int check_table(sqlite3 *db, sqlite3_stmt *s, const char *path, const cha
 	return 0;
 }
 
-static int is_required(const char *name)
-{
-	for (int i = 0; required_tables[i]; i++)
-		if (!strcmp(required_tables[i], name))
-			return 1;
-	return 0;
-}
-
+/*
+ * The tables this agprof knows, the catalog's (common/kinds.c; a file
+ * without one of AGP_KIND_REQUIRED is not a recording), and the eager ops'.
+ */
 static int check_tables(sqlite3 *db, const char *path, char *err, size_t len)
 {
-	static const char create[] = "CREATE TABLE ";
 	const char *const *eager;
 	sqlite3_stmt *s = NULL;
-	const char *p = agprof_schema_sql;
 	int rc = 0;
 
 	if (sqlite3_prepare_v2(db, "SELECT type, sql FROM sqlite_schema WHERE name = ?1 COLLATE NOCASE", -1, &s,
@@ -236,21 +234,9 @@ static int check_tables(sqlite3 *db, const char *path, char *err, size_t len)
 		snprintf(err, len, "'%s' is corrupt: %s", path, sqlite3_errmsg(db));
 		return -1;
 	}
-	/* the tables this agprof knows: the CREATE TABLE statements of its schema */
-	while (!rc && (p = strstr(p, create))) {
-		char name[64];
-		size_t n;
-
-		p += sizeof(create) - 1;
-		n = strspn(p, "abcdefghijklmnopqrstuvwxyz_0123456789");
-		if (n && n < sizeof(name)) {
-			memcpy(name, p, n);
-			name[n] = '\0';
-			rc = check_table(db, s, path, name, is_required(name), err, len);
-		}
-	}
-	for (int i = 0; !rc && required_tables[i]; i++)
-		rc = check_table(db, s, path, required_tables[i], 1, err, len);
+	for (size_t i = 0; !rc && i < agp_nkinds; i++)
+		if (!agp_kinds[i].view_over)
+			rc = check_table(db, s, path, agp_kinds[i].table, agp_kinds[i].flags & AGP_KIND_REQUIRED, err, len);
 	eager = db_has_table(db, "eager_op_rows") ? eager_v6_tables : eager_old_tables;
 	for (int i = 0; !rc && eager[i]; i++)
 		rc = check_table(db, s, path, eager[i], 1, err, len);
@@ -346,14 +332,13 @@ const char *recording_empty_reason(struct recording *rec)
 	const char *why = NULL;
 	char sql[512];
 
-	/* Session steps (TF1 graph mode) are activity too; schema 1 has no such table. */
+	/* Session steps (TF1 graph mode) are activity too (schema 1: an empty table, compat.c). */
 	snprintf(sql, sizeof(sql),
 		 "SELECT EXISTS (SELECT 1 FROM traces) OR EXISTS (SELECT 1 FROM function_calls)"
-		 " OR EXISTS (SELECT 1 FROM eager_ops)%s,"
+		 " OR EXISTS (SELECT 1 FROM eager_ops) OR EXISTS (SELECT 1 FROM session_runs),"
 		 " (SELECT value FROM meta WHERE key = 'tf_status'),"
 		 " (SELECT tf_detail FROM processes WHERE tf_detail IS NOT NULL LIMIT 1),"
-		 " coalesce((SELECT value FROM meta WHERE key = 'exit_status'), 0)",
-		 db_has_table(rec->db, "session_runs") ? " OR EXISTS (SELECT 1 FROM session_runs)" : "");
+		 " coalesce((SELECT value FROM meta WHERE key = 'exit_status'), 0)");
 	if (sqlite3_prepare_v2(rec->db, sql, -1, &s, NULL) == SQLITE_OK && sqlite3_step(s) == SQLITE_ROW &&
 	    !sqlite3_column_int(s, 0))
 		why = recording_empty_why((const char *)sqlite3_column_text(s, 1), (const char *)sqlite3_column_text(s, 2),

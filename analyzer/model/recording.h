@@ -24,6 +24,13 @@ int recording_open_private(struct recording *rec, const char *path);
 void recording_close(struct recording *rec);
 
 /*
+ * The recording of a run still in progress (or whose agprof and keeper
+ * were killed) that will be named path: the newest hidden .NAME.XXXXXX
+ * beside it.  1 with out filled, else 0.
+ */
+int recording_hidden_path(const char *path, char *out, size_t len);
+
+/*
  * Why a recording holds nothing to analyze, from the session facts: one
  * line (static storage) such as "the workload exited with status 1 before
  * TensorFlow was loaded".  Only meaningful when there are no events.

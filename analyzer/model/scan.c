@@ -826,9 +826,8 @@ const char *scan_all_calls(sqlite3 *db)
 #define ROWS "SELECT id, pid, tid, start_ns, end_ns, graph_function_id, name_id, 1 AS n," \
 	     " max(end_ns - start_ns, 0) AS ns FROM function_calls"
 	/* a hostile bucket's count or time: clamped as scan_buckets clamps them */
-	return db_has_table(db, "function_call_buckets") ?
-		"(" ROWS " UNION ALL SELECT NULL, pid, tid, start_ns, end_ns, graph_function_id, name_id,"
-		" min(max(count, 0), 4294967296), max(total_ns, 0) FROM function_call_buckets)" :
-		"(" ROWS ")";
+	(void)db;  /* schema 1-6: an empty function_call_buckets (compat.c) */
+	return "(" ROWS " UNION ALL SELECT NULL, pid, tid, start_ns, end_ns, graph_function_id, name_id,"
+	       " min(max(count, 0), 4294967296), max(total_ns, 0) FROM function_call_buckets)";
 #undef ROWS
 }

@@ -41,7 +41,7 @@ int model_load_windows(struct model *m, sqlite3 *db)
 
 	m->nwindows = 0;
 	/* Recordings before schema 4, or made without a capture option: the whole run. */
-	if (!m->session.capture || !db_has_table(db, "capture_windows"))
+	if (!m->session.capture)
 		return 0;
 	st = db_prepare(db, "SELECT start_ns, end_ns, why FROM capture_windows WHERE end_ns > start_ns LIMIT 1000000");
 	if (!st)

@@ -590,8 +590,6 @@ static int has_rows(sqlite3 *db, const char *table)
 	sqlite3_stmt *s;
 	int any = 0;
 
-	if (!db_has_table(db, table))
-		return 0;
 	snprintf(q, sizeof(q), "SELECT 1 FROM %s LIMIT 1", table);
 	if ((s = db_prepare(db, q))) {
 		any = sqlite3_step(s) == SQLITE_ROW;

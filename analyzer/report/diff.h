@@ -97,7 +97,7 @@ void diff_release(struct diff *d);
 int diff_build_lines(struct diff *d);
 int diff_build_findings(struct diff *d);
 
-enum diff_format { DIFF_TEXT, DIFF_JSON, DIFF_MARKDOWN };
+enum diff_format { DIFF_TEXT, DIFF_JSON, DIFF_MARKDOWN, DIFF_HTML }; /* DIFF_HTML: diff_html(), html.h */
 /* top: rows per table in text and markdown (0: all). */
 void diff_print(struct strbuf *out, const struct diff *d, enum diff_format format, int top, int color);
 void diff_print_json(struct strbuf *out, const struct diff *d);  /* diff_json.c */

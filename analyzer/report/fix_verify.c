@@ -448,6 +448,10 @@ enum verify_result fix_verify(const struct model *m, const struct finding *const
 		return error("the recording's working directory '%s' is not here", m->session.cwd ? m->session.cwd : "?"),
 		       VERIFY_CANNOT;
 	for (size_t i = 0; i < n; i++)
+		if (pick[i]->fix.cell)
+			return error("the edit of %s is a notebook cell's: run the corrected cell in the notebook"
+				     " (agprof fix prints it)", pick[i]->fix.cell), VERIFY_CANNOT;
+	for (size_t i = 0; i < n; i++)
 		if (pick[i]->fix.file[0] == '/' || strstr(pick[i]->fix.file, ".."))
 			return error("%s is outside the working directory: cannot verify", pick[i]->fix.file), VERIFY_CANNOT;
 	if (!argv && !(argv = recorded = argv_of_json(m->session.argv)))

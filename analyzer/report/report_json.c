@@ -89,6 +89,7 @@ static void json_session(struct json *j, const struct model *m)
 		json_null(j);
 	}
 	json_kv_str(j, "cut_short", s->cut_short);
+	json_kv_str(j, "incomplete", s->incomplete);
 	json_kv_int(j, "exit_signal", s->exit_signal);
 	json_kv_int(j, "start_ns", s->start_ns);
 	json_kv_int(j, "end_ns", s->end_ns);
@@ -398,6 +399,17 @@ static void json_blackbox(struct json *j, const struct model_blackbox *b)
 	json_end_object(j);
 }
 
+/* A notebook cell the recording keeps: a location whose file is `file` is the cell's line `line + first_line - 1`. */
+static void json_cell(struct json *j, const struct model_cell *c)
+{
+	json_begin_object(j);
+	json_kv_str(j, "file", c->path);
+	json_kv_str(j, "label", c->label);
+	json_kv_int(j, "first_line", c->first_line);
+	json_kv_str(j, "source", c->source);
+	json_end_object(j);
+}
+
 static void json_session_run(struct json *j, const struct model_session_run *r)
 {
 	json_begin_object(j);
@@ -451,6 +463,7 @@ void report_json(struct strbuf *out, const struct model *m, const struct report_
 	report_graph_ops_json(&j, o->graph_ops);
 	json_key(&j, "ranks");
 	report_ranks_json(&j, m);
+	JSON_LIST(&j, "cells", m->cells, m->ncells, json_cell);
 	json_end_object(&j);
 	strbuf_addch(out, '\n');
 }

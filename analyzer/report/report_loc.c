@@ -24,6 +24,17 @@ const char *report_rel_path(const struct model *m, const char *file)
 	return file;
 }
 
+/* "In [3], line 4" for a notebook cell's code (cells.c), as IPython names the cell. */
+static int add_cell_loc(struct strbuf *sb, const struct model *m, const char *file, int line)
+{
+	const struct model_cell *c = model_cell(m, file);
+
+	if (!c)
+		return 0;
+	strbuf_addf(sb, "%s, line %d", c->label, line + c->first_line - 1);
+	return 1;
+}
+
 /* "train.py:84 → gpflow/optimizers/scipy.py:224": the user's line, then the library's. */
 void report_add_loc(struct strbuf *sb, const struct model *m, const struct source_loc *loc)
 {
@@ -31,7 +42,8 @@ void report_add_loc(struct strbuf *sb, const struct model *m, const struct sourc
 		strbuf_addch(sb, '-');
 		return;
 	}
-	strbuf_addf(sb, "%s:%d", path_display(loc->file, m->session.cwd), loc->line);
+	if (!add_cell_loc(sb, m, loc->file, loc->line))
+		strbuf_addf(sb, "%s:%d", path_display(loc->file, m->session.cwd), loc->line);
 	if (loc->lib_file)
 		strbuf_addf(sb, " \u2192 %s:%d", path_display(loc->lib_file, m->session.cwd), loc->lib_line);
 }

@@ -23,12 +23,15 @@ static size_t top_n(int top, size_t n)
 	return top > 0 && (size_t)top < n ? (size_t)top : n;
 }
 
+/* The user's line as report_add_loc writes it (a notebook cell's as "In [3], line 4"). */
 static const char *where(char *buf, size_t len, const struct model *m, const struct source_loc *loc)
 {
-	if (!loc->file)
-		snprintf(buf, len, "-");
-	else
-		snprintf(buf, len, "%s:%d", path_display(loc->file, m->session.cwd), loc->line);
+	struct source_loc user = { loc->file, loc->line, NULL, 0, 0 };
+	struct strbuf sb = STRBUF_INIT;
+
+	report_add_loc(&sb, m, &user);
+	snprintf(buf, len, "%s", sb.buf ? sb.buf : "-");
+	strbuf_release(&sb);
 	return buf;
 }
 

@@ -275,6 +275,8 @@ static void summary(struct text *t)
 	strbuf_addch(t->out, '\n');
 	if (s->cut_short)
 		strbuf_addf(t->out, "  %scut short:%s %s\n", col(t, C_YELLOW), col(t, C_RESET), s->cut_short);
+	if (s->incomplete)
+		strbuf_addf(t->out, "  %sincomplete:%s %s\n", col(t, C_YELLOW), col(t, C_RESET), s->incomplete);
 	capture_line(t);
 	budget_line(t);
 	if (empty) {
@@ -320,6 +322,14 @@ static void fix_text(struct text *t, const struct finding *f)
 		strbuf_addf(t->out, "%s%s\n", f->saving_summary ? ": " : "", f->saving_summary ? f->saving_summary : "");
 		if (t->o->verbose)
 			strbuf_addf(t->out, "      %show:%s %s\n", col(t, C_DIM), col(t, C_RESET), f->saving_method);
+	}
+	if (f->fix.cell) {  /* a notebook cell: the whole corrected cell, to run in its place */
+		strbuf_addf(t->out, "    edit %s, line %d (run the corrected cell in its place):\n", f->fix.cell,
+			    f->fix.cell_line);
+		indent_block(t, "before:", f->fix.before);
+		indent_block(t, "after:", f->fix.after);
+		indent_block(t, "corrected cell:", f->fix.cell_after);
+		return;
 	}
 	if (f->fix.file) {
 		strbuf_addf(t->out, "    edit %s:%d (agprof fix applies it):\n", f->fix.file, f->fix.line);

@@ -3,6 +3,7 @@
 #include "duration.h"
 #include "model_internal.h"
 #include "recording.h"
+#include "rule_advice.h"
 #include "sql_rows.h"
 #include "strbuf.h"
 #include "util.h"
@@ -353,6 +354,8 @@ struct rule {
 	struct variant *var;
 	size_t nvar;
 	long limit;
+	int fix, saving;              /* enum fix_kind, enum saving_kind (rule_advice.h) */
+	int line_fix, line_saving;    /* 0: not given (a rule replacing a built-in one keeps its) */
 };
 
 static void rule_free(struct rule *r)
@@ -561,6 +564,23 @@ static int set_threshold(struct rule *r, const struct rule_key *k, const char *v
 	return add_threshold(r, value, line);
 }
 
+/* fix: and saving: name an entry of analyzer/advice's tables (rule_advice.h). */
+static int set_fix(struct rule *r, const struct rule_key *k, const char *variant, char *value, int line)
+{
+	(void)k, (void)variant;
+	if ((r->fix = fix_kind_parse(value)) < 0)
+		return rule_error(r->path, line, "unknown fix '%s' (docs/rules.md lists them)", value);
+	return 0;
+}
+
+static int set_saving(struct rule *r, const struct rule_key *k, const char *variant, char *value, int line)
+{
+	(void)k, (void)variant;
+	if ((r->saving = saving_kind_parse(value)) < 0)
+		return rule_error(r->path, line, "unknown saving '%s' (docs/rules.md lists them)", value);
+	return 0;
+}
+
 /* The variant named NAME ("default" or none: the default); NULL when out of memory. */
 static struct variant *named_variant(struct rule *r, const char *name, int line)
 {
@@ -635,6 +655,8 @@ static const struct rule_key rule_keys[] = {
 	RULE_VARIANT("recommendation", recommendation),
 	RULE_VARIANT("before", before),
 	RULE_VARIANT("after", after),
+	{ "fix", set_fix, 0, offsetof(struct rule, line_fix), 0 },
+	{ "saving", set_saving, 0, offsetof(struct rule, line_saving), 0 },
 };
 
 /* Apply one "key[variant]: value" line of a rule file. */
@@ -817,6 +839,11 @@ static int ruleset_add(struct ruleset *rs, struct rule *r)
 {
 	for (size_t i = 0; i < rs->nrules; i++)
 		if (!strcmp(rs->rules[i]->id, r->id)) {
+			/* a user's rule that changes a built-in one's texts or thresholds keeps its edit and saving */
+			if (!r->line_fix)
+				r->fix = rs->rules[i]->fix;
+			if (!r->line_saving)
+				r->saving = rs->rules[i]->saving;
 			rule_free(rs->rules[i]);
 			rs->rules[i] = r;
 			return 0;
@@ -1307,6 +1334,8 @@ static int rule_finding(struct eval *ev, struct finding *f, struct strbuf *msg, 
 	f->start_ns = a.start_ns;
 	f->end_ns = a.end_ns;
 	f->thread = a.thread;
+	f->fix_kind = r->fix;
+	f->saving_kind = r->saving;
 	if (pick_variant(ev, f->cause, &var))
 		return -1;
 	strbuf_reset(msg);

@@ -10,55 +10,41 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const kind_names[TL_NKINDS] = {
-	"tracing", "call", "eager", "py_function", "kernel", "copy", "cpu kernel",
-};
-static const char *const kind_shorts[TL_NKINDS] = {
-	"trace", "call", "eager", "pyfn", "kern", "copy", "cpuk",
-};
+const struct agp_lane *tl_lane_def(enum tl_kind kind)
+{
+	static const struct agp_lane *def[TL_NKINDS];
+
+	/* the catalog is constant: racing threads store the same pointer */
+	if ((unsigned)kind >= TL_NKINDS)
+		return NULL;
+	if (!__atomic_load_n(&def[kind], __ATOMIC_RELAXED))
+		__atomic_store_n(&def[kind], agp_lane_find(kind), __ATOMIC_RELAXED);
+	return def[kind];
+}
 
 const char *tl_kind_name(enum tl_kind kind)
 {
-	return kind < TL_NKINDS ? kind_names[kind] : "?";
+	const struct agp_lane *l = tl_lane_def(kind);
+
+	return l ? l->long_name : "?";
 }
 
 const char *tl_kind_short(enum tl_kind kind)
 {
-	return kind < TL_NKINDS ? kind_shorts[kind] : "?";
+	const struct agp_lane *l = tl_lane_def(kind);
+
+	return l ? l->short_name : "?";
 }
 
 /*
- * Every query on an event table returns the same columns, so that one
- * function turns a row into a slice:
+ * Every query on an event table (a lane's slice query, common/kinds.c)
+ * returns the same columns, so that one function turns a row into a slice:
  *   0 id, 1 pid, 2 tid (GPU: stream), 3 start_ns, 4 end_ns,
  *   5 aux (traces: function_id, calls: graph_function_id, CPU kernels: call_id, else -1),
  *   6 name_id (-1 none; CPU kernels: node_id, their names live in graph_nodes), 7 device (-1 for threads), 8 failed, 9 copy (GPU)
- * lane is the filter that selects one lane's rows: ?1 pid, ?2 tid, ?6 device.
+ * The lane's filter selects one lane's rows: ?1 pid, ?2 tid, ?6 device;
  * search is the column matched against the ids of matching strings.
  */
-const struct kind_sql tl_kind_sql[TL_NKINDS] = {
-	[TL_TRACE] = { "SELECT id, pid, tid, start_ns, end_ns, function_id, -1, -1, status <> 'ok', 0 FROM traces",
-		       "pid = ?1 AND tid = ?2", "function_id" },
-	[TL_CALL] = { "SELECT id, pid, tid, start_ns, end_ns, coalesce(graph_function_id, -1), name_id, -1, ok = 0, 0"
-		      " FROM function_calls",
-		      "pid = ?1 AND tid = ?2", "name_id" },
-	[TL_EAGER] = { "SELECT id, pid, tid, start_ns, end_ns, -1, op_id, -1, ok = 0, 0 FROM eager_ops",
-		       "pid = ?1 AND tid = ?2", "op_id" },
-	[TL_BLACKBOX] = { "SELECT id, pid, tid, start_ns, end_ns, -1, node_id, -1, 0, 0 FROM blackbox_execs",
-			  "pid = ?1 AND tid = ?2", "node_id" },
-	[TL_KERNEL] = { "SELECT id, pid, coalesce(stream, -1), start_ns, end_ns, -1, coalesce(name_id, -1),"
-			" coalesce(device, 0), 0, 0 FROM gpu_activity",
-			"kind = 'kernel' AND pid = ?1 AND coalesce(stream, -1) = ?2 AND coalesce(device, 0) = ?6",
-			"kind = 'kernel' AND name_id" },
-	[TL_COPY] = { "SELECT id, pid, coalesce(stream, -1), start_ns, end_ns, -1, coalesce(name_id, -1),"
-		      " coalesce(device, 0), 0, 1 FROM gpu_activity",
-		      "kind IN ('memcpy', 'memset') AND pid = ?1 AND coalesce(stream, -1) = ?2 AND coalesce(device, 0) = ?6",
-		      "kind IN ('memcpy', 'memset') AND name_id" },
-	/* the lane filter and the range are answered by kernels_thread (pid, tid, start_ns) */
-	[TL_CPUK] = { "SELECT id, pid, tid, start_ns, end_ns, coalesce(call_id, -1), coalesce(node_id, -1), -1, 0, 0"
-		      " FROM kernels",
-		      "pid = ?1 AND tid = ?2", "node_id" },
-};
 
 /* ---- strings and small maps ---- */
 
@@ -176,9 +162,8 @@ static int load_maps(struct timeline *tl)
 	    load_id_rows(tl, "SELECT id, name_id FROM functions", &tl->functions, 0) < 0 ||
 	    load_id_rows(tl, "SELECT id, coalesce(function_id, -1) FROM graph_functions", &tl->graph_fns, 0) < 0)
 		return -1;
-	if (db_has_table(tl->rec->db, "graph_nodes") &&
-	    (load_id_rows(tl, "SELECT id, name FROM graph_nodes", &tl->nodes, 1) < 0 ||
-	     load_id_rows(tl, "SELECT id, op_type FROM graph_nodes", &tl->node_types, 1) < 0))
+	if (load_id_rows(tl, "SELECT id, name FROM graph_nodes", &tl->nodes, 1) < 0 ||
+	    load_id_rows(tl, "SELECT id, op_type FROM graph_nodes", &tl->node_types, 1) < 0)
 		return -1;
 	return 0;
 }
@@ -214,7 +199,7 @@ static int64_t resolve_name(const struct timeline *tl, enum tl_kind kind, int64_
 	return name_id;
 }
 
-/* Column layout of tl_kind_sql: see there. */
+/* Column layout of the lanes' slice queries: see above. */
 void tl_row_to_slice(const struct timeline *tl, sqlite3_stmt *st, enum tl_kind kind, struct tl_slice *s)
 {
 	if (kind == TL_KERNEL && sqlite3_column_int(st, 9))
@@ -323,7 +308,7 @@ static sqlite3_stmt *prepare_kind(struct timeline *tl, enum tl_kind kind, const 
 {
 	char sql[6144];  /* schema 6's eager tails are long (eager_block_tails) */
 
-	snprintf(sql, sizeof(sql), "%s WHERE %s %s", tl_kind_sql[kind].select, tl_kind_sql[kind].lane, tail);
+	snprintf(sql, sizeof(sql), "%s WHERE %s %s", tl_lane_def(kind)->slice, tl_lane_def(kind)->filter, tail);
 	return db_prepare(tl->rec->db, sql);
 }
 
@@ -403,9 +388,6 @@ int timeline_open(struct timeline *tl, struct recording *rec, uint32_t nbins)
 	if (tl->nbins < 1)
 		tl->nbins = 1;
 	for (int k = 0; k < TL_NKINDS; k++) {
-		/* recordings before schema 4 have no kernels: that kind has no statements */
-		if (k == TL_CPUK && !db_has_table(rec->db, "kernels"))
-			continue;
 		if (prepare_kind_queries(tl, (enum tl_kind)k))
 			goto fail;
 	}

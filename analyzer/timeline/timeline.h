@@ -32,20 +32,22 @@
 #include <stdint.h>
 
 #include "idmap.h"
+#include "kinds.h"
 #include "strpool.h"
 
 struct recording;
 struct sqlite3_stmt;
 
+/* The lane kinds of the catalog (common/kinds.h: where each is described). */
 enum tl_kind {
-	TL_TRACE,    /* traces: time spent tracing a tf.function */
-	TL_CALL,     /* function_calls: graph function executions */
-	TL_EAGER,    /* eager_ops: ops dispatched eagerly */
-	TL_BLACKBOX, /* blackbox_execs: tf.py_function / numpy_function bodies */
-	TL_KERNEL,   /* gpu_activity kind 'kernel' */
-	TL_COPY,     /* gpu_activity kinds 'memcpy' and 'memset' ('sync' rows are not drawn) */
-	TL_CPUK,     /* kernels (schema 4): CPU kernel executions, on the executor threads */
-	TL_NKINDS
+	TL_TRACE = AGP_LANE_TRACE,
+	TL_CALL = AGP_LANE_CALL,
+	TL_EAGER = AGP_LANE_EAGER,
+	TL_BLACKBOX = AGP_LANE_BLACKBOX,
+	TL_KERNEL = AGP_LANE_KERNEL,
+	TL_COPY = AGP_LANE_COPY,
+	TL_CPUK = AGP_LANE_CPUK,
+	TL_NKINDS = AGP_NLANES
 };
 
 /* "tracing", "call", "eager", "py_function", "kernel", "copy", "cpu kernel". */

@@ -74,8 +74,7 @@ int timeline_collective_peer(struct timeline *tl, const struct tl_slice *s, stru
 	int rc, found = 0;
 
 	memset(c, 0, sizeof(*c));
-	if ((s->kind != TL_EAGER && s->kind != TL_CPUK) || s->lane >= tl->nlanes ||
-	    !db_has_table(tl->rec->db, "collective_execs") || !db_has_table(tl->rec->db, "ranks"))
+	if ((s->kind != TL_EAGER && s->kind != TL_CPUK) || s->lane >= tl->nlanes)
 		return 0;
 	l = &tl->lanes[s->lane];
 	strbuf_addf(&sql, peer_sql, agprof_sql_collectives);

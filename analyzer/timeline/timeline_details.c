@@ -44,64 +44,6 @@ static void detail_add(struct details *d, const char *label, const char *fmt, ..
 }
 
 
-/* One-row detail query per kind; columns are described by labels[]. */
-static const struct detail_sql {
-	const char *sql;
-	const char *labels[12];
-} detail_sql[TL_NKINDS] = {
-	/* options, variables and status only when they say something */
-	[TL_TRACE] = { "SELECT t.object_trace_no, fs.text, t.signature, tn.text, cf.text || ':' || c.line,"
-		       " t.function_object, trim(CASE WHEN t.jit_compile THEN 'jit_compile ' ELSE '' END ||"
-		       " CASE WHEN t.reduce_retracing THEN 'reduce_retracing ' ELSE '' END ||"
-		       " CASE WHEN t.has_input_signature THEN 'input_signature' ELSE '' END),"
-		       " nullif(t.variables_created, 0), nullif(t.status, 'ok'), df.text || ':' || fn.line"
-		       " FROM traces t JOIN functions fn ON fn.id = t.function_id"
-		       " LEFT JOIN strings fs ON fs.id = fn.name_id LEFT JOIN strings tn ON tn.id = t.tf_name_id"
-		       " LEFT JOIN callsites c ON c.id = t.callsite_id LEFT JOIN strings cf ON cf.id = c.file_id"
-		       " LEFT JOIN strings df ON df.id = fn.file_id WHERE t.id = ?1",
-		       { "trace #", "function", "signature", "tf function", "source", "tf.function id", "options",
-			 "new variables", "status", "defined at" } },
-	[TL_CALL] = { "SELECT n.text, fs.text, g.role, cf.text || ':' || c.line, CASE ok WHEN 1 THEN 'ok' ELSE 'failed' END,"
-		      " g.node_count"
-		      " FROM function_calls x JOIN strings n ON n.id = x.name_id"
-		      " LEFT JOIN graph_functions g ON g.id = x.graph_function_id"
-		      " LEFT JOIN functions fn ON fn.id = g.function_id LEFT JOIN strings fs ON fs.id = fn.name_id"
-		      " LEFT JOIN callsites c ON c.id = x.callsite_id LEFT JOIN strings cf ON cf.id = c.file_id"
-		      " WHERE x.id = ?1",
-		      { "tf function", "function", "graph role", "source", "status", "graph nodes" } },
-	[TL_EAGER] = { "SELECT o.text, d.text, cf.text || ':' || c.line, cfn.text,"
-		       " CASE slow_path WHEN 1 THEN 'slow (Python fallback)' ELSE 'fast (C)' END,"
-		       " CASE ok WHEN 1 THEN 'ok' ELSE 'failed' END"
-		       " FROM eager_ops x JOIN strings o ON o.id = x.op_id LEFT JOIN strings d ON d.id = x.device_id"
-		       " LEFT JOIN callsites c ON c.id = x.callsite_id LEFT JOIN strings cf ON cf.id = c.file_id"
-		       " LEFT JOIN strings cfn ON cfn.id = c.func_id WHERE x.id = ?1",
-		       { "op", "device", "source", "in function", "dispatch", "status" } },
-	[TL_BLACKBOX] = { "SELECT n.text, o.text FROM blackbox_execs x JOIN strings n ON n.id = x.node_id"
-			  " JOIN strings o ON o.id = x.op_type_id WHERE x.id = ?1",
-			  { "node", "op type" } },
-	[TL_KERNEL] = { "SELECT n.text, x.device, x.stream, x.grid_x || 'x' || x.grid_y || 'x' || x.grid_z,"
-			" x.block_x || 'x' || x.block_y || 'x' || x.block_z, x.correlation_id"
-			" FROM gpu_activity x LEFT JOIN strings n ON n.id = x.name_id WHERE x.id = ?1",
-			{ "kernel", "device", "stream", "grid", "block", "correlation" } },
-	[TL_COPY] = { "SELECT x.kind, x.copy_kind, x.bytes, x.device, x.stream, x.correlation_id"
-		      " FROM gpu_activity x WHERE x.id = ?1",
-		      { "activity", "copy kind", "bytes", "device", "stream", "correlation" } },
-	/*
-	 * The name is the node's (the op name); the graph function is the
-	 * node's, the call is the function_calls row the kernel ran under.
-	 */
-	[TL_CPUK] = { "SELECT n.op_type, n.file || ':' || n.line, gn.text, fs.text,"
-		      " CASE WHEN x.call_id IS NULL THEN 'none (eager, Session.run or unknown)'"
-		      " ELSE '#' || x.call_id || ' ' || coalesce(cn.text, '') END,"
-		      " CASE x.async WHEN 1 THEN 'async (the span is the dispatch only)' END"
-		      " FROM kernels x LEFT JOIN graph_nodes n ON n.id = x.node_id"
-		      " LEFT JOIN graph_functions g ON g.id = n.graph_function_id LEFT JOIN strings gn ON gn.id = g.name_id"
-		      " LEFT JOIN functions fn ON fn.id = g.function_id LEFT JOIN strings fs ON fs.id = fn.name_id"
-		      " LEFT JOIN function_calls c ON c.id = x.call_id LEFT JOIN strings cn ON cn.id = c.name_id"
-		      " WHERE x.id = ?1",
-		      { "op type", "source", "graph function", "function", "call", "compute" } },
-};
-
 /*
  * What a small pane must show first: what it is, which trace, where in the
  * source, how long; the rest keeps its order (a stable insertion sort_array).
@@ -148,22 +90,22 @@ static void details_common(struct timeline *tl, const struct tl_slice *s, struct
 			   t->name ? t->name : "", t->name ? "'" : "", t->role, t->pid);
 }
 
-/* The kind's own columns (detail_sql), one labelled detail each.  0 or -1. */
+/* The kind's own columns (its details query in the catalog), one labelled detail each.  0 or -1. */
 static int details_of_kind(struct timeline *tl, const struct tl_slice *s, struct details *d)
 {
-	sqlite3_stmt *st = db_prepare(tl->rec->db, detail_sql[s->kind].sql);
+	const struct agp_lane *def = tl_lane_def((enum tl_kind)s->kind);
+	sqlite3_stmt *st = db_prepare(tl->rec->db, def->details);
 	int rc;
 
 	if (!st)
 		return -1;
 	sqlite3_bind_int64(st, 1, s->id);
 	rc = sqlite3_step(st);
-	for (int i = 0; rc == SQLITE_ROW && i < sqlite3_column_count(st) && i < 12 && detail_sql[s->kind].labels[i];
-	     i++) {
+	for (int i = 0; rc == SQLITE_ROW && i < sqlite3_column_count(st) && i < 12 && def->labels[i]; i++) {
 		const char *v = db_col_text(st, i);
 
 		if (v && *v)
-			detail_add(d, detail_sql[s->kind].labels[i], "%s", v);
+			detail_add(d, def->labels[i], "%s", v);
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)

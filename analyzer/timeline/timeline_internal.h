@@ -26,7 +26,7 @@ struct lane_key {
 };
 
 struct scan_task {
-	const struct scan_table *table;
+	const struct agp_kind *table;
 	int64_t lo, hi;
 };
 
@@ -50,15 +50,10 @@ struct tl_loader {
 	double t_start;
 };
 
-/* Columns of every event query; see timeline.c. */
-struct kind_sql {
-	const char *select;
-	const char *lane;
-	const char *search;
-};
-extern const struct kind_sql tl_kind_sql[TL_NKINDS];
+/* The catalog's description of a lane kind (kind < TL_NKINDS): its queries, names and details; see timeline.c. */
+const struct agp_lane *tl_lane_def(enum tl_kind kind);
 
-/* A row of a tl_kind_sql query as a slice (lane not set). */
+/* A row of a lane kind's slice query as a slice (lane not set). */
 void tl_row_to_slice(const struct timeline *tl, sqlite3_stmt *st, enum tl_kind kind, struct tl_slice *s);
 /* Slices by start, longer first, then id. */
 int tl_slice_cmp(const void *a, const void *b);

@@ -17,36 +17,14 @@
 #include <unistd.h>
 
 /*
- * The tables the scan reads, and only the columns the bins need: id, pid,
- * tid (stream), start_ns, end_ns, device, copy.  Every column costs time on
- * ten million rows; the rest of a long event is read by id when one is met.
- * GPU kernels and copies come from one scan.
+ * The scan reads the tables with a scan query in the catalog (common/
+ * kinds.c), and only the columns the bins need: id, pid, tid (stream),
+ * start_ns, end_ns, then device and copy (GPU) or count and total_ns
+ * (buckets).  Every column costs time on ten million rows; the rest of a
+ * long event is read by id when one is met.  GPU kernels and copies come
+ * from one scan.
  */
-static const struct scan_table {
-	const char *table;
-	enum tl_kind kind;
-	const char *select;
-	int aggregate;  /* rows are buckets (eager_op_buckets, ...): count, total_ns follow (lane_add_bucket) */
-} scan_tables[] = {
-	{ "traces", TL_TRACE, "SELECT id, pid, tid, start_ns, end_ns FROM traces WHERE id BETWEEN ?1 AND ?2", 0 },
-	{ "function_calls", TL_CALL,
-	  "SELECT id, pid, tid, start_ns, end_ns FROM function_calls WHERE id BETWEEN ?1 AND ?2", 0 },
-	{ "eager_ops", TL_EAGER, "SELECT id, pid, tid, start_ns, end_ns FROM eager_ops WHERE id BETWEEN ?1 AND ?2", 0 },
-	{ "blackbox_execs", TL_BLACKBOX,
-	  "SELECT id, pid, tid, start_ns, end_ns FROM blackbox_execs WHERE id BETWEEN ?1 AND ?2", 0 },
-	{ "gpu_activity", TL_KERNEL,
-	  "SELECT id, pid, coalesce(stream, -1), start_ns, end_ns, coalesce(device, 0), kind <> 'kernel'"
-	  " FROM gpu_activity WHERE id BETWEEN ?1 AND ?2 AND kind IN ('kernel', 'memcpy', 'memset')", 0 },
-	{ "kernels", TL_CPUK, "SELECT id, pid, tid, start_ns, end_ns FROM kernels WHERE id BETWEEN ?1 AND ?2", 0 },
-	{ "eager_op_buckets", TL_EAGER, "SELECT id, pid, tid, start_ns, end_ns, max(count, 0), max(total_ns, 0)"
-					" FROM eager_op_buckets WHERE id BETWEEN ?1 AND ?2", 1 },
-	/* schema 7: graph calls and black-box runs past the budget, drawn as density too */
-	{ "function_call_buckets", TL_CALL, "SELECT id, pid, tid, start_ns, end_ns, max(count, 0), max(total_ns, 0)"
-					    " FROM function_call_buckets WHERE id BETWEEN ?1 AND ?2", 1 },
-	{ "blackbox_buckets", TL_BLACKBOX, "SELECT id, pid, tid, start_ns, end_ns, max(count, 0), max(total_ns, 0)"
-					   " FROM blackbox_buckets WHERE id BETWEEN ?1 AND ?2", 1 },
-};
-#define NSCAN_TABLES (sizeof(scan_tables) / sizeof(scan_tables[0]))
+#define NSCAN_TABLES agp_nkinds
 
 /* ---- the scan ---- */
 
@@ -262,7 +240,7 @@ static int scan_long(struct timeline *tl, sqlite3 *db, sqlite3_stmt **find, enum
 	int rc;
 
 	if (!find[kind]) {
-		snprintf(sql, sizeof(sql), "%s WHERE id = ?1", tl_kind_sql[kind].select);
+		snprintf(sql, sizeof(sql), "%s WHERE id = ?1", tl_lane_def(kind)->slice);
 		if (sqlite3_prepare_v2(db, sql, -1, &find[kind], NULL) != SQLITE_OK) {
 			loader_fail(tl->loader, "%.100s in '%.140s'", sqlite3_errmsg(db), sql);
 			return -1;
@@ -285,13 +263,13 @@ static int scan_long(struct timeline *tl, sqlite3 *db, sqlite3_stmt **find, enum
 static int scan_one(struct scan_worker *w, sqlite3 *db, sqlite3_stmt **find, const struct scan_task *task)
 {
 	struct timeline *tl = w->tl;
-	const struct scan_table *t = task->table;
+	const struct agp_kind *t = task->table;
 	sqlite3_stmt *st = NULL;
-	int gpu = t->kind == TL_KERNEL, rc, n = 0;
+	int gpu = t->scan_lane == TL_KERNEL, aggregate = t->flags & AGP_KIND_AGGREGATE, rc, n = 0;
 	int64_t long_ns = sat_mul64(TL_LONG_BINS, tl->bin_ns);
 
-	if (sqlite3_prepare_v2(db, t->select, -1, &st, NULL) != SQLITE_OK) {
-		loader_fail(tl->loader, "%.100s in '%.140s'", sqlite3_errmsg(db), t->select);
+	if (sqlite3_prepare_v2(db, t->scan, -1, &st, NULL) != SQLITE_OK) {
+		loader_fail(tl->loader, "%.100s in '%.140s'", sqlite3_errmsg(db), t->scan);
 		sqlite3_finalize(st);
 		return -1;
 	}
@@ -307,11 +285,11 @@ static int scan_one(struct scan_worker *w, sqlite3 *db, sqlite3_stmt **find, con
 		s.end_ns = ts_clamp(sqlite3_column_int64(st, 4));
 		if (s.end_ns < s.start_ns)
 			s.end_ns = s.start_ns;
-		key.kind = gpu && sqlite3_column_int(st, 6) ? TL_COPY : (int)t->kind;
+		key.kind = gpu && sqlite3_column_int(st, 6) ? TL_COPY : t->scan_lane;
 		key.pid = sqlite3_column_int64(st, 1);
 		key.tid = sqlite3_column_int64(st, 2);
 		key.device = gpu ? sqlite3_column_int64(st, 5) : -1;
-		if (!t->aggregate && s.end_ns - s.start_ns > long_ns) {
+		if (!aggregate && s.end_ns - s.start_ns > long_ns) {
 			if (scan_long(tl, db, find, (enum tl_kind)key.kind, sqlite3_column_int64(st, 0), &s) < 0) {
 				sqlite3_finalize(st);
 				return -1;
@@ -328,7 +306,7 @@ static int scan_one(struct scan_worker *w, sqlite3 *db, sqlite3_stmt **find, con
 			continue;
 		}
 		s.lane = (uint32_t)(l - tl->lanes);
-		if (t->aggregate) {
+		if (aggregate) {
 			int64_t count = sqlite3_column_int64(st, 5);
 
 			*events = sat_add64(*events, count);
@@ -390,11 +368,11 @@ done:
 	return NULL;
 }
 
-/* 0 for a table the recording's schema does not have (kernels before schema 4). */
+/* 0 for a table the scan does not read (the ones older schemas lack are empty: compat.c). */
 static int scan_table_present(const struct timeline *tl, size_t t)
 {
-	return (scan_tables[t].kind != TL_CPUK && !scan_tables[t].aggregate) ||
-	       db_has_table(tl->rec->db, scan_tables[t].table);
+	(void)tl;
+	return agp_kinds[t].scan != NULL;
 }
 
 /*
@@ -404,13 +382,13 @@ static int scan_table_present(const struct timeline *tl, size_t t)
  */
 int tl_make_tasks(struct timeline *tl, struct tl_loader *ld)
 {
-	int64_t lo[NSCAN_TABLES], hi[NSCAN_TABLES];
-	int has[NSCAN_TABLES];
+	int64_t lo[AGP_MAX_KINDS], hi[AGP_MAX_KINDS];
+	int has[AGP_MAX_KINDS];
 	size_t alloc = 0;
 
 	for (size_t t = 0; t < NSCAN_TABLES; t++) {
 		lo[t] = 0, hi[t] = -1;
-		if (scan_table_present(tl, t) && scan_id_range(tl->rec->db, scan_tables[t].table, &lo[t], &hi[t]))
+		if (scan_table_present(tl, t) && scan_id_range(tl->rec->db, agp_kinds[t].table, &lo[t], &hi[t]))
 			return -1;
 		has[t] = hi[t] >= lo[t];
 	}
@@ -419,8 +397,8 @@ int tl_make_tasks(struct timeline *tl, struct tl_loader *ld)
 	 * 3/4 of the rows, ...): the first seconds of the scan sketch the whole
 	 * run, which the rest refines.
 	 */
-	int64_t nchunks[NSCAN_TABLES], most = 0;
-	uint64_t chunk[NSCAN_TABLES];
+	int64_t nchunks[AGP_MAX_KINDS], most = 0;
+	uint64_t chunk[AGP_MAX_KINDS];
 	int bits = 0;
 	for (size_t t = 0; t < NSCAN_TABLES; t++) {
 		/*
@@ -448,7 +426,7 @@ int tl_make_tasks(struct timeline *tl, struct tl_loader *ld)
 			a = (int64_t)((uint64_t)lo[t] + (uint64_t)k * chunk[t]);
 			if (ARRAY_GROW(ld->tasks, ld->ntasks, alloc))
 				return error("out of memory");
-			ld->tasks[ld->ntasks].table = &scan_tables[t];
+			ld->tasks[ld->ntasks].table = &agp_kinds[t];
 			ld->tasks[ld->ntasks].lo = a;
 			ld->tasks[ld->ntasks].hi = (uint64_t)hi[t] - (uint64_t)a > chunk[t] - 1
 							   ? (int64_t)((uint64_t)a + chunk[t] - 1) : hi[t];
@@ -465,8 +443,8 @@ int tl_make_tasks(struct timeline *tl, struct tl_loader *ld)
  */
 static int span_by_ids(const struct timeline *tl, size_t t)
 {
-	return scan_tables[t].kind == TL_CPUK ||
-	       (!strcmp(scan_tables[t].table, "eager_ops") && db_has_table(tl->rec->db, "eager_op_rows"));
+	return (agp_kinds[t].flags & AGP_KIND_NO_START_INDEX) ||
+	       (agp_kinds[t].view_over && db_has_table(tl->rec->db, agp_kinds[t].view_over));
 }
 
 /* Span of the recording: meta start/end, widened to every event's start. */
@@ -494,7 +472,7 @@ int tl_find_span(struct timeline *tl)
 		 * covered by the slack below.
 		 */
 		for (int m = 0; m < 2; m++) {
-			snprintf(sql, sizeof(sql), "SELECT %s(start_ns) FROM %s", m ? "max" : "min", scan_tables[t].table);
+			snprintf(sql, sizeof(sql), "SELECT %s(start_ns) FROM %s", m ? "max" : "min", agp_kinds[t].table);
 			/*
 			 * kernels has no start_ns index (its per-thread one cannot answer
 			 * min or max, and millions of rows make a scan cost the first
@@ -503,7 +481,7 @@ int tl_find_span(struct timeline *tl)
 			 */
 			if (span_by_ids(tl, t))
 				snprintf(sql, sizeof(sql), "SELECT %s(start_ns) FROM (SELECT start_ns FROM %s"
-					 " ORDER BY id %s LIMIT 4096)", m ? "max" : "min", scan_tables[t].table,
+					 " ORDER BY id %s LIMIT 4096)", m ? "max" : "min", agp_kinds[t].table,
 					 m ? "DESC" : "ASC");
 			st = db_prepare(db, sql);
 			if (!st)
@@ -626,16 +604,11 @@ static void rank_label(struct tl_track *t, int64_t rank)
 /* Role and name of a thread, its process's start (for ordering) and command. */
 static void thread_info(struct timeline *tl, struct tl_track *t)
 {
-	sqlite3_stmt *st, *has_rank;
-	int ranked = 0;
+	sqlite3_stmt *st;
 
 	t->proc_start = INT64_MAX;
-	/* processes.rank is schema 4: older recordings have no such column */
-	has_rank = db_prepare(tl->rec->db, "SELECT 1 FROM pragma_table_info('processes') WHERE name = 'rank'");
-	ranked = has_rank && sqlite3_step(has_rank) == SQLITE_ROW;
-	sqlite3_finalize(has_rank);
-	st = db_prepare(tl->rec->db, ranked ? "SELECT start_ns, argv, rank FROM processes WHERE pid = ?1"
-					    : "SELECT start_ns, argv, NULL FROM processes WHERE pid = ?1");
+	/* processes.rank is schema 4: NULL in older recordings (compat.c) */
+	st = db_prepare(tl->rec->db, "SELECT start_ns, argv, rank FROM processes WHERE pid = ?1");
 	if (st) {
 		sqlite3_bind_int64(st, 1, t->pid);
 		if (sqlite3_step(st) == SQLITE_ROW) {

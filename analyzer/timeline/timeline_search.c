@@ -78,7 +78,7 @@ int timeline_find(struct timeline *tl, enum tl_kind kind, int64_t id, struct tl_
 
 	if (kind >= TL_NKINDS || !tl->range[kind])
 		return 0;
-	snprintf(sql, sizeof(sql), "%s WHERE id = ?1", tl_kind_sql[kind].select);
+	snprintf(sql, sizeof(sql), "%s WHERE id = ?1", tl_lane_def(kind)->slice);
 	st = db_prepare(tl->rec->db, sql);
 	if (!st)
 		return -1;
@@ -153,7 +153,7 @@ ptrdiff_t timeline_search(struct timeline *tl, const char *needle, unsigned mask
 		if (!(mask & (1u << k)) || !tl->range[k])
 			continue;
 		snprintf(sql, sizeof(sql), "%s WHERE %s IN (SELECT value FROM json_each(?1)) ORDER BY start_ns LIMIT ?2",
-			 tl_kind_sql[k].select, tl_kind_sql[k].search);
+			 tl_lane_def(k)->slice, tl_lane_def(k)->search);
 		st = db_prepare(tl->rec->db, sql);
 		if (!st)
 			goto cleanup;

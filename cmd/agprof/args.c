@@ -1,9 +1,11 @@
-/* args.c - argument handling shared by the subcommands that read one recording. */
+/* args.c - what the subcommands share: arguments of those that read one recording, stderr under curses. */
 #include "builtin.h"
 #include "check.h"
 #include "util.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 const struct opt rules_options[] = {
 	{ "rules", RULES_DIR, "DIR", "also load the rule files of DIR (docs/rules.md)" },
@@ -76,4 +78,44 @@ int check_exit_code(int result)
 		break;
 	}
 	return EXIT_INTERNAL;
+}
+
+/*
+ * While curses owns the terminal, what the analysis or the scan print to
+ * stderr would land in the middle of the screen: keep it in a temporary
+ * file and print it once the terminal is back.
+ */
+int stderr_hold(FILE **tmp)
+{
+	int saved;
+
+	*tmp = tmpfile();
+	if (!*tmp)
+		return -1;
+	fflush(stderr);
+	saved = dup(STDERR_FILENO);
+	if (saved < 0 || dup2(fileno(*tmp), STDERR_FILENO) < 0) {
+		if (saved >= 0)
+			close(saved);
+		fclose(*tmp);
+		*tmp = NULL;
+		return -1;
+	}
+	return saved;
+}
+
+void stderr_release(FILE *tmp, int saved)
+{
+	char buf[4096];
+	size_t n;
+
+	if (!tmp)
+		return;
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(tmp);
+	while ((n = fread(buf, 1, sizeof(buf), tmp)) > 0)
+		fwrite(buf, 1, n, stderr);
+	fclose(tmp);
 }

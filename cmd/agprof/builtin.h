@@ -5,6 +5,8 @@
 #include "analyze.h"
 #include "options.h"
 
+#include <stdio.h>
+
 /*
  * Exit codes shared by every subcommand (documented in agprof(1)):
  *   0  success / all checks hold
@@ -48,6 +50,15 @@ extern const struct opt rules_options[];
 int rules_option(void *ctx, int key, const char *value);  /* ctx: struct rules_args */
 void rules_args_release(struct rules_args *ra);
 
+/*
+ * While curses owns the terminal (view, top), stderr goes to a temporary
+ * file, printed once the terminal is back: stderr_hold() returns the
+ * saved descriptor (or -1: nothing held), stderr_release() prints and
+ * restores it.
+ */
+int stderr_hold(FILE **tmp);
+void stderr_release(FILE *tmp, int saved);
+
 /* -h, --help alone: the last table of a subcommand whose others are shared. */
 extern const struct opt help_options[];
 
@@ -61,5 +72,6 @@ int cmd_fix(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
 int cmd_attach_pid(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 #endif

@@ -2,6 +2,7 @@
 #include "builtin.h"
 #include "analyze.h"
 #include "diff.h"
+#include "html.h"
 #include "options.h"
 #include "recording.h"
 #include "strbuf.h"
@@ -12,7 +13,7 @@
 #include <string.h>
 
 static const char *const diff_usage =
-	"usage: agprof diff [--format text|json|markdown] [options] BASE NEW\n"
+	"usage: agprof diff [--format text|json|markdown|html] [options] BASE NEW\n"
 	"\n"
 	"Compare two recordings of one program (BASE before a change, NEW after):\n"
 	"the summary first, then per function (matched by name and defining file,\n"
@@ -31,7 +32,7 @@ static const char *const diff_epilogue =
 enum { DO_FORMAT = OPT_KEY_BASE, DO_TOP, DO_COLOR, DO_NO_COLOR };
 
 static const struct opt diff_options[] = {
-	{ "format", DO_FORMAT, "FMT", "text (default), json (docs/report-json.md), markdown (GitHub tables)" },
+	{ "format", DO_FORMAT, "FMT", "text (default), json (docs/report-json.md), markdown (GitHub tables), html (one page, docs/html.md)" },
 	{ "top", DO_TOP, "N", "rows per table in text and markdown (default 20, 0 for all)" },
 	{ "color", DO_COLOR, NULL, "force colours on (default: on a terminal, unless NO_COLOR)" },
 	{ "no-color", DO_NO_COLOR, NULL, "force colours off" },
@@ -48,7 +49,7 @@ struct diff_cmd {
 static int diff_option(void *ctx, int key, const char *v)
 {
 	static const char *const formats[] = { [DIFF_TEXT] = "text", [DIFF_JSON] = "json",
-					       [DIFF_MARKDOWN] = "markdown", NULL };
+					       [DIFF_MARKDOWN] = "markdown", [DIFF_HTML] = "html", NULL };
 	struct diff_cmd *c = ctx;
 	char *end;
 	long n;
@@ -80,9 +81,12 @@ static int run_diff(struct diff_cmd *c, struct model *m, const char *const *path
 
 	if (diff_build(&d, &m[0], &m[1], paths[0], paths[1]))
 		return EXIT_INTERNAL;
-	diff_print(&out, &d, c->format, c->top, color);
+	if (c->format == DIFF_HTML)
+		diff_html(&out, &d); /* escapes what it shows, control characters included */
+	else
+		diff_print(&out, &d, c->format, c->top, color);
 	/* names from the recordings must not drive the terminal */
-	if (c->format != DIFF_JSON)
+	if (c->format != DIFF_JSON && c->format != DIFF_HTML)
 		strbuf_sanitize_text(&out, 0, color);
 	if (strbuf_failed(&out)) {
 		error("out of memory");

@@ -23,6 +23,8 @@ static const char *const fix_usage =
 	"for python-value/dtype retraces, the tf.function(...) moved out of the loop\n"
 	"for new function objects, num_parallel_calls/prefetch on an input-bound\n"
 	"pipeline, @tf.function on an eager hot function called with tensors only.\n"
+	"An edit of a notebook cell (a %%agprof recording) is printed as the whole\n"
+	"corrected cell, between # lines, to run in its place.\n"
 	"`agprof report` says why the others have no edit.\n"
 	"\n";
 

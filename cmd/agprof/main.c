@@ -33,6 +33,7 @@ static const struct cmd_struct commands[] = {
 	{ "check", cmd_check, "gate CI on thresholds (tracing count, eager share, rules)" },
 	{ "diff", cmd_diff, "compare two recordings of a program: before and after a change" },
 	{ "view", cmd_view, "interactive timeline of a recording (ncurses)" },
+	{ "top", cmd_top, "live view of a run in progress: retraces, eager share, costly lines" },
 	{ "export", cmd_export, "convert a recording (Chrome trace-event JSON)" },
 	{ "fix", cmd_fix, "the findings' edits of your code as a diff (patch -p1)" },
 	{ "merge", cmd_merge, "merge the recordings of a multi-worker job's workers" },

@@ -81,46 +81,6 @@ static int analysis_ready(void *ctx, const struct model **m, const char **why)
 }
 
 /*
- * While curses owns the terminal, what the analysis or the scan print to
- * stderr would land in the middle of the screen: keep it in a temporary
- * file and print it once the terminal is back.
- */
-static int stderr_hold(FILE **tmp)
-{
-	int saved;
-
-	*tmp = tmpfile();
-	if (!*tmp)
-		return -1;
-	fflush(stderr);
-	saved = dup(STDERR_FILENO);
-	if (saved < 0 || dup2(fileno(*tmp), STDERR_FILENO) < 0) {
-		if (saved >= 0)
-			close(saved);
-		fclose(*tmp);
-		*tmp = NULL;
-		return -1;
-	}
-	return saved;
-}
-
-static void stderr_release(FILE *tmp, int saved)
-{
-	char buf[4096];
-	size_t n;
-
-	if (!tmp)
-		return;
-	fflush(stderr);
-	dup2(saved, STDERR_FILENO);
-	close(saved);
-	rewind(tmp);
-	while ((n = fread(buf, 1, sizeof(buf), tmp)) > 0)
-		fwrite(buf, 1, n, stderr);
-	fclose(tmp);
-}
-
-/*
  * The recording for the timeline (rec, tl) and, on its own connection, for
  * the analysis (*a).  0, or an exit code after an error (nothing left open).
  */

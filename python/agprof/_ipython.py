@@ -8,7 +8,7 @@ import shlex
 import sys
 import tempfile
 
-from . import _record, _report
+from . import _cells, _record, _report
 
 _state = {"last": None, "dir": None, "n": 0}
 
@@ -87,6 +87,9 @@ def load_ipython_extension(ipython):
             except ValueError as e:
                 raise UsageError(str(e)) from None
             path = opts["output"] or _cell_output()
+            name = _cells.body_name(self.shell, cell)
+            if name is not None:
+                _cells.BODIES[name] = _cells.this_cell(self.shell, line, cell)
             try:
                 _record.start(path, force=opts["force"] or opts["output"] is None, quiet=True)
             except _record.AgprofError as e:

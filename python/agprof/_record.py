@@ -26,6 +26,7 @@ import sys
 import threading
 import warnings
 
+from . import _cells
 from ._paths import agprof_binary
 
 
@@ -258,6 +259,7 @@ def stop():
             raise AgprofError(err.splitlines()[-1] if err else
                               "agprof __attach exited with status %d" % status)
         _last_path = session.path
+        _cells.record_in_ipython(session.path)  # a notebook's cells, for locations by cell (docs/schema.md)
         return session.path
 
 

@@ -6,6 +6,7 @@
 #include "db.h"
 #include "model.h"
 #include "recording.h"
+#include "rule_advice.h"
 #include "rules.h"
 
 #include <criterion/criterion.h>
@@ -167,6 +168,9 @@ Test(rules, parse_errors_count_and_do_not_stop_others)
 		"id: a\nselect: functions\nwhen: 1\nmessage: m\ncase[x]: traces >\n",
 		"id: a\nselect: functions\nwhen: 1\nmessage: m\ncase[x]: 1\nmessage[y]: n\n",
 		"id: a\nselect: functions\nwhen: 1\nmessage: m\nwhen[x]: 1\n",
+		"id: a\nselect: functions\nwhen: 1\nmessage: m\nfix: rewrite-it\n",
+		"id: a\nselect: functions\nwhen: 1\nmessage: m\nsaving: all\n",
+		"id: a\nselect: functions\nwhen: 1\nmessage: m\nfix[shape]: retrace\n",
 	};
 	struct ruleset rs;
 
@@ -184,6 +188,40 @@ Test(rules, parse_errors_count_and_do_not_stop_others)
 	cr_assert_eq(rules_run(&rs, &m), 1);
 	cr_assert_eq(rs.errors, (int)(sizeof(bad) / sizeof(bad[0])) + 2);
 	cr_assert_str_eq(m.findings[0].rule, "d");
+	ruleset_release(&rs);
+}
+
+/* The fix: and saving: names reach the finding; a rule replacing one by id keeps those it does not name. */
+Test(rules, fix_and_saving_keys_reach_the_finding_and_survive_a_replacement)
+{
+	static const char head[] = "id: k\nselect: functions\nwhen: traces == 3\nmessage: m\n";
+	struct ruleset rs;
+	char text[256];
+
+	ruleset_init(&rs);
+	snprintf(text, sizeof(text), "%sfix: retrace\nsaving: recompiles\n", head);
+	cr_assert_eq(ruleset_load_text(&rs, "k.rule", text), 0);
+	cr_assert_eq(rules_run(&rs, &m), 1);
+	cr_assert_eq(m.findings[0].fix_kind, FIX_RETRACE);
+	cr_assert_eq(m.findings[0].saving_kind, SAVING_RECOMPILES);
+	snprintf(text, sizeof(text), "%ssaving: eager-loop\n", head);
+	cr_assert_eq(ruleset_load_text(&rs, "k2.rule", text), 0);
+	cr_assert_eq(ruleset_count(&rs), 1, "same id: replaced");
+	m.nfindings = 0;
+	cr_assert_eq(rules_run(&rs, &m), 1);
+	cr_assert_eq(m.findings[0].fix_kind, FIX_RETRACE, "fix not named: the replaced rule's");
+	cr_assert_eq(m.findings[0].saving_kind, SAVING_EAGER_LOOP, "saving named: its own");
+	snprintf(text, sizeof(text), "%sfix: none\n", head);
+	cr_assert_eq(ruleset_load_text(&rs, "k3.rule", text), 0);
+	m.nfindings = 0;
+	cr_assert_eq(rules_run(&rs, &m), 1);
+	cr_assert_eq(m.findings[0].fix_kind, FIX_NONE, "none named: none");
+	cr_assert_eq(m.findings[0].saving_kind, SAVING_EAGER_LOOP);
+	cr_assert_eq(rs.errors, 0);
+	for (int k = 0; k < FIX_NKINDS; k++)
+		cr_assert_eq(fix_kind_parse(fix_kind_name(k)), k);
+	for (int k = 0; k < SAVING_NKINDS; k++)
+		cr_assert_eq(saving_kind_parse(saving_kind_name(k)), k);
 	ruleset_release(&rs);
 }
 

@@ -160,6 +160,16 @@ def make_inputs(base, d):
         " WHERE id = (SELECT min(id) FROM eager_op_blocks)",
         'UPDATE eager_op_rows SET key = 999999 WHERE id = (SELECT min(id) FROM eager_op_rows)',
         "UPDATE eager_op_keys SET pid = 'abc' WHERE id = (SELECT max(id) FROM eager_op_keys)")
+    # notebook cells (written by %%agprof): the sample's own files as cells whose text holds control sequences
+    # and bytes that are not UTF-8, a label that is a control sequence, first lines past the end and at INT64_MAX
+    inputs['hostile-cells'] = mutated(
+        base, p('cells.agprof'),
+        "INSERT OR REPLACE INTO notebook_cells (path, label, first_line, source) SELECT DISTINCT s.text, 'In [7]',"
+        " 2, '%%agprof' || char(10) || CAST(x'1b5d303b70776e6564071b5b324a0dfffe' AS TEXT) || char(10) ||"
+        " 'import tensorflow as tf' || char(10) || '@tf.function' FROM strings s"
+        " WHERE s.id IN (SELECT file_id FROM callsites WHERE library = 0 UNION SELECT file_id FROM functions)",
+        "INSERT OR REPLACE INTO notebook_cells VALUES ('x.py', CAST(x'1b5b324a' AS TEXT), 1, 'a'),"
+        " ('y.py', 'In [1]', 9223372036854775807, 'b'), ('z.py', 'In [2]', -1, zeroblob(100))")
     inputs['non-utf8'] = mutated(
         base, p('utf.agprof'),
         "UPDATE strings SET text = CAST(x'66fffec0afeda080f4908080' AS TEXT) || id")
@@ -240,6 +250,7 @@ def check_diff(row, base, path):
     (their text holds signed percentages: 'plain' text, control characters only)."""
     check_cell(row, 'diff-json', ['diff', '--format', 'json', base, path], 'json')
     check_cell(row, 'diff-markdown', ['diff', '--format', 'markdown', path, base], 'plain')
+    check_cell(row, 'diff-html', ['diff', '--format', 'html', base, path], 'html')
     check_cell(row, 'check-baseline', ['check', '--baseline', path, base], 'plain')
 
 

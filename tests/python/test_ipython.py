@@ -5,7 +5,9 @@ retracing tf.function: the report is shown below the cell (findings first),
 the trace count equals TensorFlow's experimental_get_tracing_count(), a
 second recorded cell works, the HTML page is displayed too (rich display), `%agprof_report` shows the last one again,
 `%%agprof --check` reports the crossed threshold, a bad option is a usage
-error, and a cell that raises still leaves its recording.
+error, and a cell that raises still leaves its recording.  Locations read as
+IPython names the cell (`In [2], line 6`) and the edit comes as the
+corrected cell, which, run in the shell, traces step once (issue 39).
 """
 import importlib.util
 import json
@@ -17,7 +19,7 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
 import agtest  # noqa: E402
 
-TRAIN = """%%agprof -o {out}
+TRAIN = """%%agprof -f -o {out}
 @tf.function
 def step(x):
     return tf.reduce_sum(x * 2.0)
@@ -27,11 +29,29 @@ count = step.experimental_get_tracing_count()
 """
 
 
+RECORD_BLOCK = """import agprof
+@tf.function
+def scale(x, k):
+    for _ in range(12):  # a graph that takes a while to trace: a retrace costs more than the edit's tf.constant
+        x = tf.tanh(x * k + 0.5)
+    return tf.reduce_sum(x)
+with agprof.record({out!r}, force=True):
+    total = sum(float(scale(tf.ones([2]), k)) for k in range(5))
+"""
+
+
 def traces(path, name):
     r = subprocess.run([agtest.AGPROF, "report", "--format", "json", path], stdout=subprocess.PIPE, text=True)
     if r.returncode != 0:
         return None
     return [f["traces"] for f in json.loads(r.stdout)["functions"] if f["name"] == name]
+
+
+def cell_fix(path):
+    """The fix of the retracing finding of path's report (JSON), or None."""
+    r = subprocess.run([agtest.AGPROF, "report", "--format", "json", path], stdout=subprocess.PIPE, text=True)
+    fixes = [f["fix"] for f in json.loads(r.stdout)["findings"] if f["rule"] == "retracing" and f["fix"]]
+    return fixes[0] if r.returncode == 0 and fixes else None
 
 
 def main():
@@ -49,7 +69,7 @@ def main():
 
     def cell(code):
         with capture_output() as cap:
-            res = shell.run_cell(code)
+            res = shell.run_cell(code, store_history=True)  # as IPython's shell runs what is typed
         rich[:] = [o.data for o in cap.outputs]
         return res, cap.stdout + cap.stderr
 
@@ -64,6 +84,11 @@ def main():
     agtest.check_eq(traces(first, "step"), [count], "traces of step in the cell's recording")
     f_at, r_at = out.find("Findings"), out.find("retracing")
     agtest.check(0 <= f_at < r_at and "step" in out[f_at:], "the report below the cell, findings first", out[-3000:])
+    corrected = cell_fix(first)
+    agtest.check("In [2], line 6" in out and "corrected cell:" in out and corrected
+                 and corrected["cell"] == "In [2]" and corrected["cell_after"].startswith("%%agprof -f -o ")
+                 and "input_signature" in corrected["cell_after"],
+                 "the location names the cell (In [2], line 6) and the edit is the corrected cell", out[-3000:])
     pages = [d["text/html"] for d in rich if "text/html" in d]
     agtest.check(len(pages) == 1 and "srcdoc=" in pages[0] and "id=&quot;findings&quot;" in pages[0]
                  and "step" in pages[0], "the HTML report displayed too (IPython's rich display)", rich)
@@ -88,6 +113,19 @@ def main():
     agtest.check("inside the cell" in out and os.path.exists(raised), "a cell that raises keeps its recording", out[-2000:])
     res, out = cell("after = float(step(tf.ones([2])))")
     agtest.check(res.success and shell.user_ns.get("after") == 4.0, "the shell goes on", out[-2000:])
+
+    # agprof.record() in a cell, without the magic: its locations name the cell too
+    block = os.path.join(tmp, "block.agprof")
+    res, out = cell(RECORD_BLOCK.format(out=block))
+    number = shell.execution_count - 1
+    fix = cell_fix(block) if res.success else None
+    agtest.check(fix and fix["cell"] == "In [%d]" % number and fix["cell_line"] == 8,
+                 "agprof.record() in a cell: the edit is the cell's (In [%d], line 8)" % number, (fix, out[-2000:]))
+
+    # the edit checked against the program: the corrected cell defines step again, with its signature
+    res, out = cell(corrected["cell_after"] if corrected else "")
+    agtest.check(res.success and shell.user_ns.get("count") == 1, "the corrected cell traces step once",
+                 out[-2000:])
 
 
 if __name__ == "__main__":

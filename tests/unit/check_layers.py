@@ -2,12 +2,14 @@
 """The layout's rules, checked on the source tree (docs/architecture.md).
 
 - analyzer/'s stages are layers, lowest first: model, gpu, rules, advice, report,
-  timeline, export, html.  A file includes headers of its own layer and of the
+  live, timeline, export, html.  A file includes headers of its own layer and of the
   layers below it, never one above (perf's util/ never includes a UI).
 - The layers under the front-ends (common/, collector/, writer/, analyzer/,
   tui/) include nothing from cmd/.  common/ includes no other folder's
   headers; collector/ and writer/ none of analyzer/'s or tui/'s.
 - No folder holds more than 20 C files.
+- No C function is longer than 80 lines (from its opening brace in column 0
+  to its closing one), in the folders above and in tests/fuzz.
 Prints one line per breach and exits 1 when there is any.
 """
 import glob
@@ -16,7 +18,7 @@ import re
 import sys
 
 ROOT = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] != "--self-test" else os.path.join(os.path.dirname(__file__), "..", "..")
-STAGES = ["model", "gpu", "rules", "advice", "report", "timeline", "export", "html"]
+STAGES = ["model", "gpu", "rules", "advice", "report", "live", "timeline", "export", "html"]
 # Folders in layer order; a folder may include headers of folders before it.
 FOLDERS = ["common", "collector", "writer"] + ["analyzer/" + s for s in STAGES] + ["tui", "cmd/agprof"]
 # collector/ and writer/ are siblings (the ring's two ends), neither above the other.
@@ -31,9 +33,37 @@ def headers_by_folder():
     return owner
 
 
+MAX_FUNCTION_LINES = 80
+
+
+def long_functions(path):
+    """(name, first line, lines) of each function of path over MAX_FUNCTION_LINES."""
+    lines = open(path, encoding="utf-8", errors="replace").read().split("\n")
+    out, i = [], 1
+    while i < len(lines):
+        if lines[i].startswith("{"):
+            head = i - 1
+            while head > 0 and "(" not in lines[head]:
+                head -= 1
+            name = re.search(r"(\w+)\s*\(", lines[head])
+            end = i + 1
+            while end < len(lines) and not lines[end].startswith("}"):
+                end += 1
+            if end - i + 1 > MAX_FUNCTION_LINES:
+                out.append((name.group(1) if name else "?", i + 1, end - i + 1))
+            i = end
+        i += 1
+    return out
+
+
 def breaches():
     owner = headers_by_folder()
     out = []
+    for folder in FOLDERS + ["tests/fuzz"]:
+        for f in sorted(glob.glob(os.path.join(ROOT, folder, "*.c"))):
+            for name, line, n in long_functions(f):
+                out.append("%s:%d: %s() has %d lines (at most %d)"
+                           % (os.path.relpath(f, ROOT), line, name, n, MAX_FUNCTION_LINES))
     for folder in FOLDERS:
         files = glob.glob(os.path.join(ROOT, folder, "*.[ch]"))
         nc = sum(1 for f in files if f.endswith(".c"))
@@ -57,8 +87,10 @@ def self_test():
     import tempfile
     global ROOT
     with tempfile.TemporaryDirectory() as tmp:
-        for folder in FOLDERS:
+        for folder in FOLDERS + ["tests/fuzz"]:
             os.makedirs(os.path.join(tmp, folder))
+        with open(os.path.join(tmp, "writer/long.c"), "w") as fh:
+            fh.write("static int too_long(void)\n{\n" + "\tx++;\n" * 80 + "}\n")
         open(os.path.join(tmp, "analyzer/report/report.h"), "w").close()
         with open(os.path.join(tmp, "analyzer/model/model.c"), "w") as fh:
             fh.write('#include "report.h"\n')
@@ -69,11 +101,11 @@ def self_test():
             found = breaches()
         finally:
             ROOT = saved
-    want = ["analyzer/model/model.c includes report.h", "tui: 21 C files"]
+    want = ["analyzer/model/model.c includes report.h", "tui: 21 C files", "writer/long.c:2: too_long() has 82 lines"]
     missing = [w for w in want if not any(line.startswith(w) for line in found)]
     for w in missing:
         print("self-test: not found: %s" % w)
-    return 1 if missing or len(found) != 2 else 0
+    return 1 if missing or len(found) != 3 else 0
 
 
 def main():
@@ -82,7 +114,7 @@ def main():
     found = breaches()
     for line in found:
         print(line)
-    print("%d breaches of the layering" % len(found))
+    print("%d breaches of the layout" % len(found))
     return 1 if found else 0
 
 
