@@ -167,3 +167,17 @@ int cmp_thread_start(const void *a, const void *b)
 			return x[i] < y[i] ? -1 : 1;
 	return 0;
 }
+
+int process_running(pid_t pid)
+{
+	char path[64], state = 'X';
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (pid <= 0 || !(f = fopen(path, "re")))
+		return 0;
+	if (fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
+		state = 'X';
+	fclose(f);
+	return state != 'Z' && state != 'X';
+}

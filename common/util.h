@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 /* Print "error: <msg>" to stderr; returns -1 so that `return error(...)` reads well. */
@@ -12,6 +13,9 @@ int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 uint64_t clock_ns(clockid_t id);
 /* CLOCK_MONOTONIC in seconds: for timing a step. */
 double monotonic_seconds(void);
+
+/* Whether process pid runs (exists, and is neither a zombie nor dead), from /proc/PID/stat. */
+int process_running(pid_t pid);
 
 /* Print "warning: <msg>" to stderr. */
 void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -1,5 +1,6 @@
 /* top_view.c - see top_view.h. */
 #include "top_view.h"
+#include "term.h"
 #include "util.h"
 
 #include <curses.h>
@@ -71,16 +72,7 @@ static SCREEN *screen_open(void)
 	SCREEN *scr;
 
 	setlocale(LC_ALL, "");
-	scr = newterm(NULL, stdout, stdin);
-	if (!scr) {
-		error("cannot use the terminal '%s'; --once prints plain text", getenv("TERM") ? getenv("TERM") : "");
-		return NULL;
-	}
-	cbreak();
-	noecho();
-	nonl();
-	keypad(stdscr, TRUE);
-	curs_set(0);
+	scr = term_open("--once prints plain text");
 	return scr;
 }
 

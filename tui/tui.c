@@ -1,10 +1,12 @@
 /* tui.c - terminal setup, the main loop and the helpers the views share. */
 #include "view.h"
+#include "term.h"
 #include "duration.h"
 #include "model.h"
 #include "util.h"
 
 #include <langinfo.h>
+#include <limits.h>
 #include <locale.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -697,20 +699,13 @@ static void write_stats(const struct tui *t, const char *path)
 static SCREEN *screen_open(const struct tui_input *in)
 {
 	SCREEN *scr;
+	char instead[PATH_MAX + 32];
 
 	if (!getenv("ESCDELAY"))
 		set_escdelay(25);
-	scr = newterm(NULL, stdout, stdin);
-	if (!scr) {
-		error("cannot use the terminal '%s'; try 'agprof report %s'", getenv("TERM") ? getenv("TERM") : "",
-		      in->path);
+	snprintf(instead, sizeof(instead), "try 'agprof report %s'", in->path);
+	if (!(scr = term_open(instead)))
 		return NULL;
-	}
-	cbreak();
-	noecho();
-	nonl();
-	keypad(stdscr, TRUE);
-	curs_set(0);
 	mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
 	mouseinterval(0);
 	return scr;

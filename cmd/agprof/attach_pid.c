@@ -106,21 +106,6 @@ static int attach_option(void *ctx, int key, const char *value)
 	return 0;
 }
 
-static int alive(pid_t pid)
-{
-	char path[64];
-	FILE *f;
-	char state = 'X';
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (!(f = fopen(path, "re")))
-		return 0;
-	if (fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
-		state = 'X';
-	fclose(f);
-	return state != 'Z' && state != 'X';
-}
-
 static void sleep_ms(int ms)
 {
 	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
@@ -162,7 +147,7 @@ static int check_target(struct attach_pid *a)
 {
 	char python[PATH_MAX];
 
-	if (!alive(a->pid))
+	if (!process_running(a->pid))
 		return error("no such process: %d", (int)a->pid), EXIT_NO_PROCESS;
 	if (ptrace_disabled())
 		return error("ptrace is not permitted: kernel.yama.ptrace_scope is 3 (no process may be traced)"),
@@ -172,9 +157,9 @@ static int check_target(struct attach_pid *a)
 			     (int)a->pid), EXIT_NOT_PYTHON;
 	if (a->wait_tf && !tf_loaded(a->pid) && !a->quiet)
 		fprintf(stderr, "agprof: waiting for process %d to load TensorFlow (Ctrl-C to give up)\n", (int)a->pid);
-	while (a->wait_tf && !tf_loaded(a->pid) && alive(a->pid) && !interrupted)
+	while (a->wait_tf && !tf_loaded(a->pid) && process_running(a->pid) && !interrupted)
 		sleep_ms(100);
-	if (!alive(a->pid))
+	if (!process_running(a->pid))
 		return error("process %d exited", (int)a->pid), EXIT_NO_PROCESS;
 	if (!tf_loaded(a->pid))
 		return error("process %d has not loaded TensorFlow%s", (int)a->pid,
@@ -299,7 +284,7 @@ static int start_recording(struct attach_pid *a)
 		return error("cannot attach to process %d: %s", (int)a->pid, err), inject_exit_code(r);
 	}
 	for (int i = 0; i < 200 && !read_status(a, word, text, sizeof(text)); i++) {
-		if (!alive(a->pid))
+		if (!process_running(a->pid))
 			return error("process %d exited before it ran agprof", (int)a->pid), EXIT_NO_PROCESS;
 		sleep_ms(100);
 	}
@@ -321,17 +306,17 @@ static int record_and_stop(struct attach_pid *a)
 	char stop[sizeof(a->folder) + 8], word[16] = "", text[PATH_MAX + 512];
 	FILE *f;
 
-	while (!interrupted && alive(a->pid) && clock_ns(CLOCK_MONOTONIC) < end)
+	while (!interrupted && process_running(a->pid) && clock_ns(CLOCK_MONOTONIC) < end)
 		sleep_ms(50);
 	snprintf(stop, sizeof(stop), "%s/stop", a->folder);
 	if ((f = fopen(stop, "w")))
 		fclose(f);
 	/* the watcher answers within 0.1 s; the writer then finishes the file (seconds on a big one) */
-	while (alive(a->pid) && (!read_status(a, word, text, sizeof(text)) || !strcmp(word, "started")))
+	while (process_running(a->pid) && (!read_status(a, word, text, sizeof(text)) || !strcmp(word, "started")))
 		sleep_ms(50);
-	if (!alive(a->pid)) {
+	if (!process_running(a->pid)) {
 		/* its exit stopped the recording (atexit): the writer finishes it, then exits */
-		for (int i = 0; i < 6000 && a->writer > 0 && alive(a->writer); i++)
+		for (int i = 0; i < 6000 && a->writer > 0 && process_running(a->writer); i++)
 			sleep_ms(50);
 		if (access(a->out, F_OK) != 0)
 			return error("process %d exited and '%s' was not written", (int)a->pid, a->out), EXIT_INTERNAL;

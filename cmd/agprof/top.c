@@ -145,7 +145,7 @@ static int top_refresh(struct top_cmd *c)
 	if (!c->live_started && live_init(&c->lv, &c->rec, 0) == 0)
 		c->live_started = 1;
 	ret = c->live_started ? live_refresh(&c->lv, c->lv.ended || c->gone ? 0 : now_ns()) : -1;
-	if (!ret && !c->lv.ended && (c->writer <= 0 || !top_pid_alive(c->writer)))
+	if (!ret && !c->lv.ended && (c->writer <= 0 || !process_running(c->writer)))
 		c->gone = 1;  /* nobody writes it (its agprof was killed): nothing more will come */
 	if (!ret && (c->lv.ended || c->gone) && !(c->lv.parts & MODEL_EVENTS)) {
 		/* the last refresh reads the whole run, as agprof report does */
@@ -298,7 +298,7 @@ static int find_pid(struct top_cmd *c)
 {
 	int rc;
 
-	if (!top_pid_alive(c->pid))
+	if (!process_running(c->pid))
 		return error("no such process: %d", (int)c->pid), EXIT_NO_PROCESS;
 	c->writer = top_pid_recording(c->pid, c->path, sizeof(c->path));
 	if (!c->writer && c->no_attach)

@@ -13,20 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int top_pid_alive(pid_t pid)
-{
-	char path[64], state = 'X';
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (pid <= 0 || !(f = fopen(path, "re")))
-		return 0;
-	if (fscanf(f, "%*d (%*[^)]) %c", &state) != 1)
-		state = 'X';
-	fclose(f);
-	return state != 'Z' && state != 'X';
-}
-
 /* The parent of pid (after the last ')' of /proc/PID/stat: a name may hold one), 0 when unknown. */
 static pid_t parent_of(pid_t pid)
 {

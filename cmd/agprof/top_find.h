@@ -14,8 +14,6 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-/* Whether pid runs (a zombie does not). */
-int top_pid_alive(pid_t pid);
 
 /*
  * The recording being written for process pid: one that pid itself holds
