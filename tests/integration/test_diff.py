@@ -375,7 +375,7 @@ def test_badinput(tmp):
     db.close()
     for args, what in (((text, base), "not a recording"), ((base, os.path.join(tmp, "missing.agprof")), "missing"),
                        ((base,), "one recording"), ((newer, base), "a newer schema"),
-                       (("--format", "html", base, base), "unknown format")):
+                       (("--format", "yaml", base, base), "unknown format")):
         rc, out, err = agtest.agprof_cmd("diff", *args)
         check_eq(rc, 2, "diff, %s: exit status" % what)
         check(out == "" and len(err.strip().splitlines()) == 1 and err.startswith("error:"),
