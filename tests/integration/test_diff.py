@@ -245,8 +245,10 @@ def test_moved(tmp):
         if check(x["base"] and x["new"], "%s line %s matched" % (x["kind"], (x["base"] or x["new"])["line"])):
             check_eq(x["new"]["line"] - x["base"]["line"], INSERTED, "%s moved by the edit" % x["kind"])
     check_eq((j["findings"]["new"], j["findings"]["resolved"]), ([], []), "findings matched across the move")
+    # the traces and findings gates across the move; the step-time gate compares two runs made
+    # at different moments of a shared machine (+61% at a load of 16 once): diff-noise tests it
     for base, new in ((a, b), (b, a)):
-        rc, out, _ = agtest.agprof_cmd("check", "--baseline", base, new)
+        rc, out, _ = agtest.agprof_cmd("check", "--baseline", base, new, "--max-slowdown", "100000")
         check_eq(rc, 0, "check --baseline of the moved copy (%s)" % out)
     # schema versions: a schema 5 copy of the same recording compares as the same run
     old = os.path.join(tmp, "schema5.agprof")
