@@ -71,6 +71,8 @@ static struct {
 	int (*SetExtra)(PyObject *, long, void *);
 	PyObject *(*GetAttr)(PyObject *, const char *);
 	long extra;                 /* our co_extra slot: a code object's verdict (enum verdict), -1 none */
+	int func_slot;              /* the function in the frame the eval function gets (3.11: f_func), -1 none */
+	PyObject *origin;           /* pytrace.py generated_origin */
 	int hooked;                 /* threads whose open traces want the frame hook */
 } W;
 
@@ -97,6 +99,7 @@ static void frame_hook_init(const char *opt)
 	const char *v = agp_py_version();
 
 	W.extra = -1;
+	W.func_slot = v && !strncmp(v, "3.11.", 5) ? 0 : -1;
 	if ((opt && !strcmp(opt, "profile")) || !v || (strncmp(v, "3.10.", 5) && strncmp(v, "3.11.", 5)))
 		return;
 	if (!RESOLVE(Interp_Get, "PyInterpreterState_Get") ||
@@ -132,6 +135,7 @@ void agp_pywatch_init(PyObject *(*get)(PyObject *, const char *), PyObject *ns)
 	W.hooks_free = get(ns, "hooks_free");
 	W.saves = get(ns, "saves");
 	W.calibrate = get(ns, "calibrate");
+	W.origin = get(ns, "generated_origin");
 	W.none_unwinds = agp_py_version() && !strncmp(agp_py_version(), "3.12.", 5) &&
 			 RESOLVE(Frame_GetLasti, "PyFrame_GetLasti") && RESOLVE(Code_GetCode, "PyCode_GetCode") &&
 			 RESOLVE(Bytes_AsString, "PyBytes_AsString") && RESOLVE(Bytes_Size, "PyBytes_Size");
@@ -245,8 +249,44 @@ static int ends_with(const char *s, size_t n, const char *tail)
 	return n >= m && !memcmp(s + n - m, tail, m);
 }
 
+static enum verdict user_or_not(const char *s, size_t n)
+{
+	return agp_classify_path(s, n) == AGP_FRAME_USER ? V_ON : V_OFF;
+}
+
+/*
+ * AutoGraph's converted copy of a function: on when the function it was
+ * converted from is the user's (pytrace.py generated_origin(), from the
+ * function the frame runs: 3.11's _PyInterpreterFrame f_func), off when a
+ * library's (GPflow's code, converted inside the user's tf.function); on
+ * where that cannot be told (3.10's frames name no function; the loop and
+ * branch bodies AutoGraph defines inside it).
+ */
+static enum verdict generated_verdict(struct agp_thread *t, void *frame)
+{
+	PyObject *fn = W.func_slot >= 0 ? ((PyObject **)frame)[W.func_slot] : NULL, *file;
+	const char *s;
+	enum verdict v = V_ON;
+
+	if (!fn || !W.origin)
+		return V_ON;
+	t->py_inside++;
+	file = W.Call(W.origin, fn, NULL);
+	t->py_inside--;
+	if (!file) {
+		W.Err_Clear();
+		return V_ON;
+	}
+	if (file != W.None && (s = W.Unicode_AsUTF8(file)))
+		v = user_or_not(s, strlen(s));
+	else if (file != W.None)
+		W.Err_Clear();
+	W.DecRef(file);
+	return v;
+}
+
 /* A code object's verdict from its file, the first time the frame hook sees it. */
-static enum verdict verdict_new(PyObject *code)
+static enum verdict verdict_new(struct agp_thread *t, PyObject *code, void *frame)
 {
 	PyObject *file = W.GetAttr(code, "co_filename");
 	const char *s = file ? W.Unicode_AsUTF8(file) : NULL;
@@ -258,8 +298,10 @@ static enum verdict verdict_new(PyObject *code)
 		if (ends_with(s, n, "/tensorflow/python/autograph/impl/api.py") ||
 		    ends_with(s, n, "/tensorflow/python/autograph/operators/py_builtins.py"))
 			v = V_INHERIT;  /* pytrace.py _AG_CALLERS */
-		else if (!strstr(s, "/__autograph_generated_file") && agp_classify_path(s, n) != AGP_FRAME_USER)
-			v = V_OFF;
+		else if (strstr(s, "/__autograph_generated_file"))
+			v = generated_verdict(t, frame);
+		else
+			v = user_or_not(s, n);
 	} else {
 		W.Err_Clear();
 	}
@@ -268,17 +310,25 @@ static enum verdict verdict_new(PyObject *code)
 	return v;
 }
 
-/* Whether the profile function should run in code's frames; cached in the code object (co_extra). */
-static enum verdict verdict_of(PyObject *code)
+/*
+ * Whether the profile function should run in the frame; cached in its code
+ * object (co_extra).  A frame that starts by having an exception thrown in
+ * (a generator's throw()) has it pending: nothing may call Python then, and
+ * an unknown code is watched.
+ */
+static enum verdict verdict_of(struct agp_thread *t, void *frame, int throwflag)
 {
+	PyObject *code = ((PyObject **)frame)[FRAME_CODE_SLOT];
 	void *v = NULL;
 
 	if (W.GetExtra(code, W.extra, &v) < 0) {
-		W.Err_Clear();
+		W.Err_Clear();  /* only on a bad index, never with an exception pending: it checks before it fails */
 		return V_ON;
 	}
+	if (!v && throwflag)
+		return V_ON;
 	if (!v) {
-		v = (void *)(uintptr_t)verdict_new(code);
+		v = (void *)(uintptr_t)verdict_new(t, code, frame);
 		verdict_set(code, (enum verdict)(uintptr_t)v);
 	}
 	return (enum verdict)(uintptr_t)v;
@@ -439,7 +489,7 @@ static PyObject *eval_hook(void *ts, void *frame, int throwflag)
 	if (!t || t->generation != agp_proc.generation || t->py_inside || (!t->py_nroots && !t->py_calibrating))
 		return W.eval(ts, frame, throwflag);
 	prev = t->py_profiling;
-	want = verdict_of(((PyObject **)frame)[FRAME_CODE_SLOT]);
+	want = verdict_of(t, frame, throwflag);
 	want = want == V_INHERIT ? prev : want == V_ON;
 	if (want != prev)
 		profile_set(t, want);
