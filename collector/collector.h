@@ -138,6 +138,8 @@ struct agp_thread {
 	int py_unwinding;       /* pywatch.c: the trace function is set (an exception unwinds) */
 	uint64_t py_own_ns;     /* pytrace.c, pywatch.c: time in the collector's Python work for traces so far */
 	int py_calibrating;     /* pywatch.c: its calibration loop runs on this thread (other threads may run meanwhile) */
+	int py_profiling;       /* pywatch.c: the profile function is set now (the frame hook turns it on and off) */
+	int py_inside;          /* pywatch.c: the watch's own Python runs (the frame hook stands aside) */
 	/*
 	 * Cache-line aligned, and so are the tables after it (their sizes are
 	 * multiples of 64): at offset 360, every 64-byte string slot spanned

@@ -388,20 +388,29 @@ def _node_line_counts(graph, counts, sources):
     # Placeholders become the FunctionDef's arguments (inputs, captures):
     # what is left is the FunctionDef's node count.
     ops = [op for op in graph.get_operations() if op.type != 'Placeholder']
+    user_frames = _tf_user_frames_exact()
+    skip = {}  # file -> framework or generated (a few dozen files, thousands of frames)
     for op in ops:
         try:
             tb = op.traceback
+            # TensorFlow's own filter drops only its frames (below): reading
+            # each frame out of the C++ trace is most of the cost
+            tb = tb.get_user_frames() if user_frames else tb
         except Exception:
             continue
         inner = outer = None
         for i in range(len(tb) - 1, -1, -1):
             fr = tb[i]
-            if _is_framework(fr.filename) or _GENERATED in fr.filename:
+            fname = fr.filename
+            out = skip.get(fname)
+            if out is None:
+                out = skip[fname] = _is_framework(fname) or _GENERATED in fname
+            if out:
                 continue
             if inner is None:
-                inner = (fr.filename, fr.lineno, fr.name)
+                inner = (fname, fr.lineno, fr.name)
             else:
-                if fr.filename == inner[0] and fr.name == inner[2] and fr.lineno != inner[1]:
+                if fname == inner[0] and fr.name == inner[2] and fr.lineno != inner[1]:
                     outer = fr.lineno
                 break
         if inner is not None:
@@ -410,6 +419,28 @@ def _node_line_counts(graph, counts, sources):
             if '\t' not in inner[0] and '\n' not in inner[0]:
                 sources.append('%s\t%s\t%d\n' % (op.name, inner[0], inner[1]))
     return len(ops)
+
+
+_user_frames_ok = [None, -1]  # (verdict, len(sys.modules) it was made at)
+
+
+def _tf_user_frames_exact():
+    """Whether StackTrace.get_user_frames() leaves out only frames that
+    _is_framework() leaves out too.  TensorFlow drops the frames whose file
+    has "tensorflow/python" in it (unless "keras" or "test.py" is): all
+    under /tensorflow/ here, unless a loaded module's file has it after
+    another character than "/" (a .../mytensorflow/python/ tree): then the
+    full trace is read."""
+    n = len(_sys.modules)
+    if _user_frames_ok[1] != n:
+        ok = True
+        for m in list(_sys.modules.values()):
+            f = getattr(m, '__file__', None)
+            if isinstance(f, str) and 'tensorflow/python' in f.replace('\\', '/').replace('/tensorflow/python', ''):
+                ok = False
+                break
+        _user_frames_ok[0], _user_frames_ok[1] = ok, n
+    return _user_frames_ok[0]
 
 
 def _on_graph(tr, graph):
@@ -513,6 +544,17 @@ def watch(seq):
             _add(tr, kind, str(name), code.co_filename, line)
     _stacks.setdefault(_thread.get_ident(), []).append(tr)
     return root
+
+
+def generated_origin(fn):
+    """The file AutoGraph converted fn from (fn runs its generated code), or
+    None: the frame hook (pywatch.c) watches converted user code only."""
+    try:
+        for origin in fn.ag_source_map.values():
+            return origin.loc.filename
+    except Exception:
+        pass
+    return None
 
 
 def hooks_free():

@@ -61,9 +61,55 @@ static struct {
 	int ncodes;
 	void *cfunc_type;           /* builtin_function_or_method */
 	void *append_ml;            /* list.append's PyMethodDef */
+	/* the frame hook (CPython 3.10 and 3.11; eval NULL elsewhere: the profile function stays on) */
+	PyObject *(*eval)(void *, void *, int);  /* _PyEval_EvalFrameDefault */
+	void *(*Interp_Get)(void);
+	void *(*GetEvalFrame)(void *);
+	void (*SetEvalFrame)(void *, void *);
+	long (*RequestExtra)(void *);
+	int (*GetExtra)(PyObject *, long, void **);
+	int (*SetExtra)(PyObject *, long, void *);
+	PyObject *(*GetAttr)(PyObject *, const char *);
+	long extra;                 /* our co_extra slot: a code object's verdict (enum verdict), -1 none */
+	int func_slot;              /* the function in the frame the eval function gets (3.11: f_func), -1 none */
+	PyObject *origin;           /* pytrace.py generated_origin */
+	int hooked;                 /* threads whose open traces want the frame hook */
 } W;
 
+/*
+ * What the frame hook does with the profile function while a code object's
+ * frame runs: on (the user's code, AutoGraph's generated code, the watched
+ * functions and the traces' root), off (libraries, TensorFlow), or as its
+ * caller had it (AutoGraph's converted_call and builtins: the user's when the
+ * user's converted code calls them).
+ */
+enum verdict { V_UNKNOWN = 0, V_OFF, V_ON, V_INHERIT };
+/* The code object in the frame the eval function gets: PyFrameObject's f_code (3.10), _PyInterpreterFrame's (3.11). */
+enum { FRAME_CODE_SLOT = 4 };
+
 #define RESOLVE(field, sym) (W.field = (__typeof__(W.field))dlsym(RTLD_DEFAULT, sym))
+
+/*
+ * The frame hook's functions, on the CPython versions whose frame layout it
+ * knows (3.10, 3.11) and whose profile function is per thread and cheap to
+ * set; AGPROF_TRACE_WATCH=profile keeps the profile function on throughout.
+ */
+static void frame_hook_init(const char *opt)
+{
+	const char *v = agp_py_version();
+
+	W.extra = -1;
+	W.func_slot = v && !strncmp(v, "3.11.", 5) ? 0 : -1;
+	if ((opt && !strcmp(opt, "profile")) || !v || (strncmp(v, "3.10.", 5) && strncmp(v, "3.11.", 5)))
+		return;
+	if (!RESOLVE(Interp_Get, "PyInterpreterState_Get") ||
+	    !RESOLVE(GetEvalFrame, "_PyInterpreterState_GetEvalFrameFunc") ||
+	    !RESOLVE(SetEvalFrame, "_PyInterpreterState_SetEvalFrameFunc") ||
+	    !RESOLVE(RequestExtra, "_PyEval_RequestCodeExtraIndex") || !RESOLVE(GetExtra, "_PyCode_GetExtra") ||
+	    !RESOLVE(SetExtra, "_PyCode_SetExtra") || !RESOLVE(GetAttr, "PyObject_GetAttrString"))
+		return;
+	RESOLVE(eval, "_PyEval_EvalFrameDefault");
+}
 
 /* Borrow the functions pytrace.py defines; called once its namespace exists. */
 void agp_pywatch_init(PyObject *(*get)(PyObject *, const char *), PyObject *ns)
@@ -89,17 +135,25 @@ void agp_pywatch_init(PyObject *(*get)(PyObject *, const char *), PyObject *ns)
 	W.hooks_free = get(ns, "hooks_free");
 	W.saves = get(ns, "saves");
 	W.calibrate = get(ns, "calibrate");
+	W.origin = get(ns, "generated_origin");
 	W.none_unwinds = agp_py_version() && !strncmp(agp_py_version(), "3.12.", 5) &&
 			 RESOLVE(Frame_GetLasti, "PyFrame_GetLasti") && RESOLVE(Code_GetCode, "PyCode_GetCode") &&
 			 RESOLVE(Bytes_AsString, "PyBytes_AsString") && RESOLVE(Bytes_Size, "PyBytes_Size");
 	if (W.on_event && W.watch && W.end && W.setup && W.hooks_free && W.saves)
 		W.state = 0;
+	frame_hook_init(getenv("AGPROF_TRACE_WATCH"));
 }
 
 /* Python objects are a refcount then a type pointer (CPython's PyObject). */
 static void *type_of(PyObject *o)
 {
 	return ((void **)o)[1];
+}
+
+static void verdict_set(PyObject *code, enum verdict v)
+{
+	if (W.eval && code && W.SetExtra(code, W.extra, (void *)(uintptr_t)v) < 0)
+		W.Err_Clear();
 }
 
 /* Fill the watched pointers from setup(); TensorFlow is imported by now. */
@@ -131,6 +185,11 @@ static int watch_ready(void)
 	/* A builtin method: PyObject header, then m_ml (its PyMethodDef). */
 	W.cfunc_type = type_of(append);
 	W.append_ml = ((void **)append)[2];
+	if (W.eval && (W.extra = W.RequestExtra(NULL)) < 0)
+		W.eval = NULL;
+	verdict_set(W.fgraph_code, V_ON);
+	for (int i = 0; i < W.ncodes; i++)
+		verdict_set(W.codes[i], V_ON);
 	W.state = 1;
 	return 1;
 }
@@ -154,7 +213,9 @@ static void call_event(struct agp_thread *t, int what, PyObject *frame, PyObject
 		W.Err_Clear();
 		return;
 	}
+	t->py_inside++;
 	r = W.Call(W.on_event, n, frame, arg ? arg : W.None, NULL);
+	t->py_inside--;
 	if (r)
 		W.DecRef(r);
 	else
@@ -181,12 +242,107 @@ static int watched_code(PyObject *frame)
 static void write_events(PyObject *events);
 static void hooks_set(int on);
 
+static int ends_with(const char *s, size_t n, const char *tail)
+{
+	size_t m = strlen(tail);
+
+	return n >= m && !memcmp(s + n - m, tail, m);
+}
+
+static enum verdict user_or_not(const char *s, size_t n)
+{
+	return agp_classify_path(s, n) == AGP_FRAME_USER ? V_ON : V_OFF;
+}
+
+/*
+ * AutoGraph's converted copy of a function: on when the function it was
+ * converted from is the user's (pytrace.py generated_origin(), from the
+ * function the frame runs: 3.11's _PyInterpreterFrame f_func), off when a
+ * library's (GPflow's code, converted inside the user's tf.function); on
+ * where that cannot be told (3.10's frames name no function; the loop and
+ * branch bodies AutoGraph defines inside it).
+ */
+static enum verdict generated_verdict(struct agp_thread *t, void *frame)
+{
+	PyObject *fn = W.func_slot >= 0 ? ((PyObject **)frame)[W.func_slot] : NULL, *file;
+	const char *s;
+	enum verdict v = V_ON;
+
+	if (!fn || !W.origin)
+		return V_ON;
+	t->py_inside++;
+	file = W.Call(W.origin, fn, NULL);
+	t->py_inside--;
+	if (!file) {
+		W.Err_Clear();
+		return V_ON;
+	}
+	if (file != W.None && (s = W.Unicode_AsUTF8(file)))
+		v = user_or_not(s, strlen(s));
+	else if (file != W.None)
+		W.Err_Clear();
+	W.DecRef(file);
+	return v;
+}
+
+/* A code object's verdict from its file, the first time the frame hook sees it. */
+static enum verdict verdict_new(struct agp_thread *t, PyObject *code, void *frame)
+{
+	PyObject *file = W.GetAttr(code, "co_filename");
+	const char *s = file ? W.Unicode_AsUTF8(file) : NULL;
+	enum verdict v = V_ON;  /* unreadable: watched, as without the hook */
+	size_t n;
+
+	if (s) {
+		n = strlen(s);
+		if (ends_with(s, n, "/tensorflow/python/autograph/impl/api.py") ||
+		    ends_with(s, n, "/tensorflow/python/autograph/operators/py_builtins.py"))
+			v = V_INHERIT;  /* pytrace.py _AG_CALLERS */
+		else if (strstr(s, "/__autograph_generated_file"))
+			v = generated_verdict(t, frame);
+		else
+			v = user_or_not(s, n);
+	} else {
+		W.Err_Clear();
+	}
+	if (file)
+		W.DecRef(file);
+	return v;
+}
+
+/*
+ * Whether the profile function should run in the frame; cached in its code
+ * object (co_extra).  A frame that starts by having an exception thrown in
+ * (a generator's throw()) has it pending: nothing may call Python then, and
+ * an unknown code is watched.
+ */
+static enum verdict verdict_of(struct agp_thread *t, void *frame, int throwflag)
+{
+	PyObject *code = ((PyObject **)frame)[FRAME_CODE_SLOT];
+	void *v = NULL;
+
+	if (W.GetExtra(code, W.extra, &v) < 0) {
+		W.Err_Clear();  /* only on a bad index, never with an exception pending: it checks before it fails */
+		return V_ON;
+	}
+	if (!v && throwflag)
+		return V_ON;
+	if (!v) {
+		v = (void *)(uintptr_t)verdict_new(t, code, frame);
+		verdict_set(code, (enum verdict)(uintptr_t)v);
+	}
+	return (enum verdict)(uintptr_t)v;
+}
+
 /* The root frame of the innermost watched trace returned. */
 static void root_end(struct agp_thread *t, PyObject *frame, int failed)
 {
 	uint64_t t0 = agp_now_ns();
-	PyObject *r = W.Call(W.end, frame, failed ? W.True : W.False, NULL);
+	PyObject *r;
 
+	t->py_inside++;
+	r = W.Call(W.end, frame, failed ? W.True : W.False, NULL);
+	t->py_inside--;
 	if (r) {
 		write_events(r);
 		W.DecRef(r);
@@ -241,7 +397,9 @@ static int on_profile(PyObject *obj, PyObject *frame, int what, PyObject *arg)
 	(void)obj;
 	/* calibrating: every filter below runs as in a trace (its cost is the event's), nothing matches */
 	if (!t || (!t->py_nroots && !t->py_calibrating)) {
-		hooks_set(0);
+		W.SetProfile(NULL, NULL);
+		if (t)
+			t->py_profiling = 0;
 		return 0;
 	}
 	switch (what) {
@@ -299,7 +457,66 @@ static int on_trace(PyObject *obj, PyObject *frame, int what, PyObject *arg)
 	return 0;
 }
 
-/* The profile function while traces are open; the trace function only ever set by it. */
+static void profile_set(struct agp_thread *t, int on)
+{
+	W.SetProfile(on ? on_profile : NULL, NULL);
+	t->py_profiling = on;
+}
+
+/* The trace function from a frame left by an exception to the next normal return. */
+static void unwinding_set(struct agp_thread *t, int on)
+{
+	t->py_unwinding = on;
+	W.SetTrace(on ? on_trace : NULL, NULL);
+}
+
+/*
+ * The PEP 523 frame evaluator while traces are open: every Python frame
+ * starts here.  On the threads with open traces it sets the profile
+ * function for the frame as the code's verdict says, runs the frame with
+ * CPython's own evaluator and puts the caller's setting back.  Where no
+ * profile or trace function is set CPython runs its fast path: TensorFlow's
+ * tracing code, most of a trace, is not slowed (docs/collector.md).  A
+ * frame left by an exception sets the trace function as on_profile() does
+ * for the frames it sees, so that the root frame still sees the exception.
+ */
+static PyObject *eval_hook(void *ts, void *frame, int throwflag)
+{
+	struct agp_thread *t = agp_tls;  /* not agp_thread_get(): a thread without one has no traces open */
+	PyObject *r;
+	int prev, want;
+
+	if (!t || t->generation != agp_proc.generation || t->py_inside || (!t->py_nroots && !t->py_calibrating))
+		return W.eval(ts, frame, throwflag);
+	prev = t->py_profiling;
+	want = verdict_of(t, frame, throwflag);
+	want = want == V_INHERIT ? prev : want == V_ON;
+	if (want != prev)
+		profile_set(t, want);
+	r = W.eval(ts, frame, throwflag);
+	if (!t->py_nroots && !t->py_calibrating)
+		return r;  /* the last root returned inside: hooks_set(0) put everything back */
+	if (t->py_profiling != prev)
+		profile_set(t, prev);
+	if ((r == NULL) != t->py_unwinding && t->py_nroots)
+		unwinding_set(t, !r);
+	return r;
+}
+
+/* Install the frame hook for one more thread with open traces (on), or one fewer. */
+static void frame_hook(int on)
+{
+	void *interp;
+
+	if (!W.eval || !(interp = W.Interp_Get()))
+		return;
+	if (on && W.hooked++ == 0 && W.GetEvalFrame(interp) == (void *)W.eval)
+		W.SetEvalFrame(interp, (void *)eval_hook);  /* not over another evaluator (a debugger's, a JIT's) */
+	if (!on && W.hooked > 0 && --W.hooked == 0 && W.GetEvalFrame(interp) == (void *)eval_hook)
+		W.SetEvalFrame(interp, (void *)W.eval);
+}
+
+/* The hooks while traces are open: the frame hook, the profile function; the trace function only ever set by them. */
 static void hooks_set(int on)
 {
 	struct agp_thread *t = agp_thread_get();
@@ -307,8 +524,11 @@ static void hooks_set(int on)
 	W.SetProfile(on ? on_profile : NULL, NULL);
 	if (!on && (!t || t->py_unwinding))
 		W.SetTrace(NULL, NULL);
-	if (t)
+	if (t) {
 		t->py_unwinding = 0;
+		t->py_profiling = on;
+	}
+	frame_hook(on);
 }
 
 static const char *text_at(PyObject *tuple, long i)
@@ -405,14 +625,16 @@ static uint64_t calibrate_run(struct agp_thread *t, PyObject *n, int profiled)
 
 	if (profiled) {
 		t->py_calibrating = 1;
-		W.SetProfile(on_profile, NULL);
+		frame_hook(1);
+		profile_set(t, 1);
 	}
 	t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	r = W.Call(W.calibrate, n, NULL);
 	t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	if (profiled) {
-		W.SetProfile(NULL, NULL);
+		profile_set(t, 0);
 		t->py_calibrating = 0;
+		frame_hook(0);
 	}
 	if (!r) {
 		W.Err_Clear();
@@ -470,6 +692,21 @@ uint32_t agp_pywatch_cost_ppm(void)
 	return W.cost_ppm;
 }
 
+/*
+ * The frame hook runs the profile function in every frame of the root's
+ * code (TensorFlow's _maybe_define_function): a trace that starts inside
+ * another, where the hook had turned it off, sees its root return.
+ */
+static void root_watched(PyObject *root)
+{
+	PyObject *code = W.eval ? W.Frame_GetCode(root) : NULL;
+
+	if (code) {
+		verdict_set(code, V_ON);
+		W.DecRef(code);
+	}
+}
+
 /* Start watching trace seq (agp_pywatch_begin). */
 static void watch_begin(struct agp_thread *t, uint64_t seq)
 {
@@ -491,7 +728,9 @@ static void watch_begin(struct agp_thread *t, uint64_t seq)
 			calibrate(t);
 	}
 	n = W.Long_FromULL(seq);
+	t->py_inside++;
 	root = n ? W.Call(W.watch, n, NULL) : NULL;
+	t->py_inside--;
 	if (n)
 		W.DecRef(n);
 	if (!root) {
@@ -503,6 +742,7 @@ static void watch_begin(struct agp_thread *t, uint64_t seq)
 		return;
 	}
 	t->py_roots[t->py_nroots++] = root;  /* keeps the frame, and its address, alive */
+	root_watched(root);
 	if (t->py_nroots == 1)
 		hooks_set(1);
 }
@@ -527,11 +767,14 @@ int agp_pywatch_begin(struct agp_thread *t, uint64_t seq)
  */
 void agp_pywatch_saves(PyObject *frame)
 {
+	struct agp_thread *t = agp_thread_get();
 	PyObject *r;
 
-	if (!W.saves || !frame)
+	if (!W.saves || !frame || !t)
 		return;
+	t->py_inside++;
 	r = W.Call(W.saves, frame, NULL);
+	t->py_inside--;
 	if (!r) {
 		W.Err_Clear();
 		return;
