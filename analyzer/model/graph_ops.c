@@ -519,8 +519,13 @@ static void finish_ops(struct graph_op *ops, size_t nops, struct graph_op_type *
 #define NODE_COLS "n.name, n.op_type, n.file, n.line, count(*), total(max(k.end_ns - k.start_ns, 0)), " GRAPH_FUSED_TYPE_SQL
 
 /* Each function's first call with kernels, when others have some: left out of its sums (as load_calls). */
-#define FIRST_CALLS "SELECT min(c2.id) FROM function_calls c2 WHERE EXISTS (SELECT 1 FROM kernels k2" \
-		    " WHERE k2.call_id = c2.id) GROUP BY c2.graph_function_id HAVING count(*) > 1"
+/*
+ * (IN builds the kernels' call ids once: a recording whose launcher and
+ * keeper were both killed has no kernels_call index, and EXISTS scanned
+ * every kernel per call.)
+ */
+#define FIRST_CALLS "SELECT min(c2.id) FROM function_calls c2 WHERE c2.id IN (SELECT k2.call_id FROM kernels k2)" \
+		    " GROUP BY c2.graph_function_id HAVING count(*) > 1"
 
 /*
  * Per graph function and node, from the kernel rows (schema v4) or the
