@@ -982,7 +982,7 @@ static int blackbox_node(struct loader *l, sqlite3_stmt *s, size_t *cap)
 static struct model_blackbox *blackbox_of_group(struct loader *l, const struct scan_group *g, size_t *cap)
 {
 	struct model *m = l->m;
-	const char *node = str_of(l, g->k1), *type = g->k2 < 0 ? str_of(l, -g->k2) : NULL;
+	const char *node = str_of(l, g->k1), *type = g->k2 < 0 && g->k2 != INT64_MIN ? str_of(l, -g->k2) : NULL;
 	struct model_blackbox *hit = g->k2 > 0 ? blackbox_by_id(m, g->k2) : NULL;
 
 	for (size_t j = 0; !hit && j < m->nblackboxes; j++) {
