@@ -880,8 +880,25 @@ static const char *capture_calls_text(int64_t calls)
 	return buf;
 }
 
+/*
+ * A write-ahead log left beside FILE: the finish could not fold it in (the
+ * disk full, or the recording failed before and kept it on purpose).  Any
+ * SQLite reader joins the two, but FILE copied alone loses those rows.
+ */
+static void warn_wal_kept(const struct run_state *rs)
+{
+	char wal[PATH_MAX];
+	struct stat st;
+
+	if ((size_t)snprintf(wal, sizeof(wal), "%s-wal", rs->output_path) < sizeof(wal) &&
+	    stat(wal, &st) == 0 && st.st_size > 0)
+		fprintf(stderr, "agprof: warning: the recording's last rows are in '%s' (no room to fold them into"
+			" '%s'): keep or copy the two together\n", wal, rs->output_path);
+}
+
 static void print_summary(const struct run_state *rs, const struct run_totals *totals)
 {
+	warn_wal_kept(rs);
 	if (rs->quiet)
 		return;
 	fprintf(stderr, "agprof: recorded %llu events (%llu traces, %llu graph-function calls, %llu eager ops",
