@@ -38,7 +38,8 @@
  */
 #define SCAN_K1 "callsite_id"
 #define SCAN_K2 "(op_id << 32) | tid"
-#define KEY(hi, lo) ((int64_t)(hi) * 4294967296LL + (int64_t)(lo))
+/* in unsigned arithmetic: a hostile pid or op id wraps instead of overflowing */
+#define KEY(hi, lo) ((int64_t)(((uint64_t)(hi) << 32) + (uint64_t)(lo)))
 #define KEY_PID(k) ((k) >> 32)
 #define KEY_LOW(k) ((k) & 0xffffffffLL)
 
