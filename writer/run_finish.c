@@ -256,9 +256,12 @@ static int link_rows(struct run_writer *w, const struct run_session *sess)
 	if (db_exec(w->db, link_kernel_totals_sql) != 0 || db_exec(w->db, link_kernels_sql) != 0 ||
 	    db_create_late_indexes(w->db) != 0)
 		rc = -1;
-	/* The main process's status is the one waitpid saw. */
+	/* The main process's status is the one waitpid saw (none when attached: nobody waited for it). */
 	if ((st = db_prepare(w->db, "UPDATE processes SET exit_status = ?, end_ns = coalesce(end_ns, ?) WHERE pid = ?"))) {
-		sqlite3_bind_int(st, 1, sess->exit_status);
+		if (sess->attached)
+			sqlite3_bind_null(st, 1);
+		else
+			sqlite3_bind_int(st, 1, sess->exit_status);
 		sqlite3_bind_int64(st, 2, (int64_t)sess->end_ns);
 		sqlite3_bind_int(st, 3, sess->main_pid);
 		writer_step(w, st);
@@ -296,10 +299,13 @@ static void write_meta(struct run_writer *w, const struct run_session *sess, uin
 	db_meta_set_int(w->db, "start_wall_ns", (int64_t)sess->start_wall_ns);
 	db_meta_set_int(w->db, "start_ns", (int64_t)sess->start_ns);
 	db_meta_set_int(w->db, "end_ns", (int64_t)sess->end_ns);
-	db_meta_set_int(w->db, "exit_status", sess->exit_status);
-	db_meta_set_int(w->db, "exit_signal", sess->exit_signal);
-	if (sess->attached)
+	/* an attached recording ends before the program, or sees it end without its status: none */
+	if (!sess->attached) {
+		db_meta_set_int(w->db, "exit_status", sess->exit_status);
+		db_meta_set_int(w->db, "exit_signal", sess->exit_signal);
+	} else {
 		db_meta_set(w->db, "attached", sess->attached);
+	}
 	if (sess->tf) {
 		db_meta_set(w->db, "tf_task_type", sess->tf->task_type[0] ? sess->tf->task_type : NULL);
 		if (sess->tf->task_index >= 0)

@@ -337,6 +337,7 @@ static int load_session(struct loader *l)
 	s->exit_status = (int)meta_int(l, "exit_status", 0);
 	s->exit_known = meta(l, "exit_status") != NULL;
 	s->cut_short = meta(l, "cut_short");
+	s->attached = meta(l, "attached");
 	s->incomplete = meta(l, "incomplete");
 	s->exit_signal = (int)meta_int(l, "exit_signal", 0);
 	s->start_ns = ts_clamp(meta_int(l, "start_ns", 0));

@@ -307,6 +307,7 @@ struct model_session {
 	int exit_status, exit_signal;
 	int exit_known;             /* the launcher saw the program end and wrote its status */
 	const char *cut_short;      /* why the recording ended before the run's finish (meta cut_short), or NULL */
+	const char *attached;       /* meta attached: recorded inside a running program (no exit status), or NULL */
 	const char *incomplete;     /* why events are missing besides dropped ones (meta incomplete), or NULL */
 	int64_t start_ns, end_ns;
 	int64_t wall_ns;            /* end_ns - start_ns */

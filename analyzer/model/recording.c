@@ -89,14 +89,20 @@ int recording_hidden_path(const char *path, char *out, size_t len)
 	return found;
 }
 
-/* When FILE is missing, name the hidden file a killed run left. */
+/*
+ * When FILE is missing, name the hidden file of a run that has not
+ * published it: one still running or finishing (an agprof.start() whose
+ * program ended with os._exit() is finished by its writer a moment later),
+ * or whose agprof and keeper were killed.
+ */
 static void killed_run_hint(const char *path, char *hint, size_t len)
 {
 	char hidden[4096];
 
 	hint[0] = '\0';
 	if (recording_hidden_path(path, hidden, sizeof(hidden)))
-		snprintf(hint, len, "; agprof was killed before the run's finish: the recording is '%s'", hidden);
+		snprintf(hint, len, "; its run has not published it (still writing it, or agprof was killed before"
+			 " the run's finish): the recording so far is '%s'", hidden);
 }
 
 /* Whether path has a non-empty WAL beside it ("PATH-wal"). */
@@ -126,7 +132,7 @@ static int check_header(const char *path, char *err, size_t len)
 
 	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)) < 0) {
 		int saved = errno;
-		char hint[4200];
+		char hint[4300];
 
 		if (saved == ENOENT)
 			killed_run_hint(path, hint, sizeof(hint));

@@ -89,6 +89,7 @@ static void json_session(struct json *j, const struct model *m)
 		json_null(j);
 	}
 	json_kv_str(j, "cut_short", s->cut_short);
+	json_kv_str(j, "attached", s->attached);
 	json_kv_str(j, "incomplete", s->incomplete);
 	json_kv_int(j, "exit_signal", s->exit_signal);
 	json_kv_int(j, "start_ns", s->start_ns);

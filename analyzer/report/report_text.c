@@ -266,6 +266,8 @@ static void summary(struct text *t)
 			    duration_format(b, sizeof(b), s->active_ns));
 	if (s->exit_known)
 		strbuf_addf(t->out, ", exit %d", s->exit_status);
+	else if (s->attached && !s->cut_short)
+		strbuf_addstr(t->out, ", recorded attached (no exit status)");
 	else
 		strbuf_addstr(t->out, ", exit status unknown");
 	if (s->tf_version)

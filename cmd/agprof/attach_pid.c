@@ -17,6 +17,7 @@
 #include "strbuf.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -347,13 +348,52 @@ static int choose_output(struct attach_pid *a)
 	return 0;
 }
 
+/*
+ * Folders of an agprof attach killed before it injected anything: the
+ * program's side removes the folder of an agprof that died after (it
+ * watches for it), nobody that of one that died before.  A folder is
+ * /tmp/agprof-attach-PID-XXXXXX; one whose PID is gone and that no program
+ * answered in (no status file) is removed.
+ */
+static void sweep_stale_folders(void)
+{
+	static const char *const names[] = { "status.tmp", "stop" };
+	struct dirent *e;
+	DIR *d = opendir("/tmp");
+
+	while (d && (e = readdir(d))) {
+		char path[320], file[352];
+		struct stat st;
+		long pid;
+		char *end;
+
+		if (strncmp(e->d_name, "agprof-attach-", 14))
+			continue;
+		pid = strtol(e->d_name + 14, &end, 10);
+		if (end == e->d_name + 14 || *end != '-' || pid <= 0 || pid > INT_MAX || process_running((pid_t)pid))
+			continue;
+		snprintf(path, sizeof(path), "/tmp/%.255s", e->d_name);
+		snprintf(file, sizeof(file), "%s/status", path);
+		if (lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != geteuid() || stat(file, &st) == 0)
+			continue;
+		for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+			snprintf(file, sizeof(file), "%s/%s", path, names[i]);
+			unlink(file);
+		}
+		rmdir(path);
+	}
+	if (d)
+		closedir(d);
+}
+
 /* Our folder for the status and stop files, writable by the program's user. */
 static int make_folder(struct attach_pid *a)
 {
 	char proc[64];
 	struct stat st;
 
-	snprintf(a->folder, sizeof(a->folder), "/tmp/agprof-attach-XXXXXX");
+	sweep_stale_folders();
+	snprintf(a->folder, sizeof(a->folder), "/tmp/agprof-attach-%d-XXXXXX", (int)getpid());
 	if (!mkdtemp(a->folder))
 		return error("cannot create a folder in /tmp: %s", strerror(errno)), EXIT_INTERNAL;
 	snprintf(a->status, sizeof(a->status), "%s/status", a->folder);
