@@ -128,3 +128,13 @@ def same_file(a, b):
         return os.path.realpath(a) == os.path.realpath(b)
     except OSError:
         return a == b
+
+
+def trials_from_argv(suite_seed=40):
+    """--trials N [--seed S] (a random-trial run outside the suite): (N, random.Random(S), S defaulting
+    to 1); without them, the suite's seeded plan: (None, random.Random(suite_seed))."""
+    import random
+    if "--trials" not in sys.argv:
+        return None, random.Random(suite_seed)
+    seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else 1
+    return int(sys.argv[sys.argv.index("--trials") + 1]), random.Random(seed)

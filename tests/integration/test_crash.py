@@ -31,7 +31,6 @@ Its results, and the failures that led to fixes, are in tests/integration/README
 import glob
 import json
 import os
-import random
 import shutil
 import signal
 import subprocess
@@ -322,13 +321,10 @@ def main():
     d = agtest.tmpdir()
     with open(os.path.join(d, "prog.py"), "w") as fh:
         fh.write(PROGRAM)
-    if "--trials" in sys.argv:
-        n = int(sys.argv[sys.argv.index("--trials") + 1])
-        seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else 1
-        rng = random.Random(seed)
+    n, rng = agtest.trials_from_argv()
+    if n is not None:
         plan = [(rng.choice(MOMENTS), rng.choice(VICTIMS)) for _ in range(n)]
     else:
-        rng = random.Random(40)
         plan = [("startup", "launcher"), ("import", "both"), ("tracing", "launcher"),
                 ("tracing", "workload"), ("checkpoint", "both"), ("finish", "launcher")]
     results = []

@@ -28,7 +28,6 @@ nothing: exit 77, meson's skip.
 """
 import math
 import os
-import random
 import shutil
 import subprocess
 import sys
@@ -176,12 +175,10 @@ def main():
     prog = os.path.join(d, "prog.py")
     with open(prog, "w") as fh:
         fh.write(PROGRAM)
-    if "--trials" in sys.argv:
-        n = int(sys.argv[sys.argv.index("--trials") + 1])
-        rng = random.Random(int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else 1)
+    n, rng = agtest.trials_from_argv()
+    if n is not None:
         sizes = [int(math.exp(rng.uniform(math.log(LOW), math.log(HIGH)))) for _ in range(n)]
     else:
-        rng = random.Random(40)
         sizes = [rng.randrange(lo, hi) for lo, hi in BANDS]
     rows = []
     for size in sizes:

@@ -22,7 +22,6 @@ the recording's end).
 import glob
 import json
 import os
-import random
 import subprocess
 import sys
 import time
@@ -126,13 +125,8 @@ def main():
     prog = os.path.join(d, "prog.py")
     with open(prog, "w") as fh:
         fh.write(PROGRAM)
-    if "--trials" in sys.argv:
-        n = int(sys.argv[sys.argv.index("--trials") + 1])
-        rng = random.Random(int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else 1)
-        plan = [rng.choice(WAYS) for _ in range(n)]
-    else:
-        rng = random.Random(40)
-        plan = list(WAYS)
+    n, rng = agtest.trials_from_argv()
+    plan = [rng.choice(WAYS) for _ in range(n)] if n is not None else list(WAYS)
     rows = []
     for i, way in enumerate(plan):
         steps, pause = rng.randint(2, 6), rng.uniform(0, 0.05)
