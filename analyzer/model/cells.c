@@ -14,6 +14,7 @@
 #include "srcfile.h"
 #include "checked.h"
 #include "recording.h"
+#include "util.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -72,7 +73,7 @@ int model_load_cells(struct model *m)
 		}
 	}
 	sqlite3_finalize(s);
-	qsort(m->cells, m->ncells, sizeof(*m->cells), cmp_cells);  /* SQLite's order may differ from strcmp's */
+	sort_array(m->cells, m->ncells, sizeof(*m->cells), cmp_cells);  /* SQLite's order may differ from strcmp's */
 	return 0;
 }
 
