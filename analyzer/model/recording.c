@@ -106,7 +106,7 @@ static void killed_run_hint(const char *path, char *hint, size_t len)
 }
 
 /* Whether path has a non-empty WAL beside it ("PATH-wal"). */
-static int has_wal(const char *path)
+int recording_has_wal(const char *path)
 {
 	char wal[PATH_MAX];
 	struct stat st;
@@ -182,7 +182,7 @@ static int check_header(const char *path, char *err, size_t len)
 	 * not the pages after it, which SQLite still reads from the WAL.
 	 */
 	if (pages && be32(hdr + 92) == be32(hdr + 24) &&
-	    (uint64_t)st.st_size < (uint64_t)pages * page_size && !has_wal(path)) {
+	    (uint64_t)st.st_size < (uint64_t)pages * page_size && !recording_has_wal(path)) {
 		snprintf(err, len, "'%s' is truncated (%lld of %llu bytes)", path, (long long)st.st_size,
 			 (unsigned long long)pages * page_size);
 		return -1;

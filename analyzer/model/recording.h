@@ -23,6 +23,9 @@ int recording_open(struct recording *rec, const char *path);
 int recording_open_private(struct recording *rec, const char *path);
 void recording_close(struct recording *rec);
 
+/* Whether path has a non-empty WAL beside it ("PATH-wal"): rows SQLite joins to the file. */
+int recording_has_wal(const char *path);
+
 /*
  * The recording of a run still in progress (or whose agprof and keeper
  * were killed) that will be named path: the newest hidden .NAME.XXXXXX

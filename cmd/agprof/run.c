@@ -887,13 +887,9 @@ static const char *capture_calls_text(int64_t calls)
  */
 static void warn_wal_kept(const struct run_state *rs)
 {
-	char wal[PATH_MAX];
-	struct stat st;
-
-	if ((size_t)snprintf(wal, sizeof(wal), "%s-wal", rs->output_path) < sizeof(wal) &&
-	    stat(wal, &st) == 0 && st.st_size > 0)
-		fprintf(stderr, "agprof: warning: the recording's last rows are in '%s' (no room to fold them into"
-			" '%s'): keep or copy the two together\n", wal, rs->output_path);
+	if (recording_has_wal(rs->output_path))
+		fprintf(stderr, "agprof: warning: the recording's last rows are in '%s-wal' (no room to fold them into"
+			" '%s'): keep or copy the two together\n", rs->output_path, rs->output_path);
 }
 
 static void print_summary(const struct run_state *rs, const struct run_totals *totals)
