@@ -487,6 +487,10 @@ void agp_pytrace_close_graph(struct agp_thread *t, const void *graph, const char
 void agp_pytrace_raised(struct agp_thread *t, const void *frame) AGP_HIDDEN;
 uint64_t agp_pytrace_seq(const struct agp_open_trace *ot) AGP_HIDDEN;
 void agp_pytrace_count_variable(struct agp_open_trace *ot) AGP_HIDDEN;
+void agp_pytrace_op(struct agp_thread *t, const void *graph, const char *name) AGP_HIDDEN;
+struct _object *agp_pytrace_graph_arg(struct agp_thread *t, struct _object *graph) AGP_HIDDEN;
+/* pyframe.c: the user line of the op being made on this thread (agp_pytrace_op). */
+int agp_py_op_line(char *buf, size_t cap) AGP_HIDDEN;
 
 /* pywatch.c: what the traced code does while a trace runs (docs/collector.md, "Pitfalls inside traced code"). */
 void agp_pywatch_init(struct _object *(*get)(struct _object *, const char *), struct _object *ns) AGP_HIDDEN;

@@ -580,7 +580,7 @@ static int funcdef_name(const unsigned char *p, size_t len, char *out, size_t ou
 	return 0;
 }
 
-/* Variables created while tracing (graph-mode VarHandleOp). */
+/* Variables created while tracing (graph-mode VarHandleOp), and each op's user line in a watched trace. */
 AGP_EXPORT TF_OperationDescription *TF_NewOperation(TF_Graph *g, const char *op_type, const char *name)
 {
 	struct agp_thread *t;
@@ -589,6 +589,8 @@ AGP_EXPORT TF_OperationDescription *TF_NewOperation(TF_Graph *g, const char *op_
 	t = agp_thread_get();
 	if (t && t->trace_top && op_type && !strcmp(op_type, "VarHandleOp"))
 		agp_pytrace_count_variable(innermost_trace(t));
+	if (t && t->trace_top)
+		agp_pytrace_op(t, g, name);  /* the op's user line, for the trace's node lines */
 	return real_TF_NewOperation(g, op_type, name);
 }
 

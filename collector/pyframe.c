@@ -773,3 +773,95 @@ uint32_t agp_py_callsite(struct agp_thread *t)
 	}
 	return ss->site;
 }
+
+/*
+ * Node lines read as a trace's ops are made (pytrace.c agp_pytrace_op), not
+ * from their StackTraces afterwards: TensorFlow turns each op's whole stack
+ * into frames the first time it is read, 20 to 40 us an op (Keras fit's
+ * graphs: 10,154 ops, 0.47 s of 9.5 s).  The same answer as pytrace.py
+ * _innermost_user_line() or none: a frame in AutoGraph's generated code
+ * (TensorFlow maps it to the user's source, we cannot) or a file that is
+ * not plain ASCII leaves the op to pytrace.py.
+ */
+enum op_file { OPF_USER, OPF_SKIP, OPF_UNKNOWN };
+
+/* pytrace.py _is_framework() and its generated-code test, on a frame's file. */
+static enum op_file op_file_kind(const char *s, long n)
+{
+	if (n < 0 || memchr(s, '\t', (size_t)n) || memchr(s, '\n', (size_t)n))
+		return OPF_UNKNOWN;
+	if ((n >= 7 && !memcmp(s, "<frozen", 7)) || contains(s, (size_t)n, "/tensorflow/") ||
+	    contains(s, (size_t)n, "/keras/") || contains(s, (size_t)n, "/tf_keras/") || contains(s, (size_t)n, "/absl/"))
+		return OPF_SKIP;
+	return contains(s, (size_t)n, "__autograph_generated_file") ? OPF_UNKNOWN : OPF_USER;
+}
+
+enum { OPF_CACHE = 256 };
+static __thread struct { uintptr_t code, filename; int kind; } opf_cache[OPF_CACHE]
+	__attribute__((tls_model("initial-exec")));
+
+static enum op_file op_code_kind(uintptr_t code, const char **file, long *flen)
+{
+	uintptr_t filename = (uintptr_t)word_at((void *)code, L.filename_off);
+	size_t i = (code >> 4) & (OPF_CACHE - 1);
+
+	*flen = read_ascii((PyObject *)filename, file);
+	if (opf_cache[i].code != code || opf_cache[i].filename != filename) {
+		opf_cache[i].code = code;
+		opf_cache[i].filename = filename;
+		opf_cache[i].kind = op_file_kind(*file, *flen);
+	}
+	return (enum op_file)opf_cache[i].kind;
+}
+
+/*
+ * "file\tline\tfunction\tloop line" of the op being made on this thread:
+ * its innermost user frame, and the line of the next user frame out when
+ * that is the same function at another line (0 otherwise).  Returns the
+ * length written, 0 when no frame is the user's, -1 when pytrace.py must
+ * read the op's StackTrace.  The GIL is not held (TF_NewOperation): the
+ * thread's own frames, read as agp_py_callsite() reads them.  CPython 3.10
+ * and 3.11 only: 3.12's interpreter frames include its trampoline's
+ * ("<shim>"), which StackTraces leave out (tests/integration/test_node_lines.py).
+ */
+int agp_py_op_line(char *buf, size_t cap)
+{
+	static int known;  /* 0 untold, 1 3.10 or 3.11, -1 another (set alike by any thread) */
+	const char *file = NULL, *ifile = NULL, *name, *iname = NULL;
+	long flen, nlen, iflen = 0, inlen = 0;
+	int line, iline = 0, outer = 0, n;
+	char *iframe;
+
+	if (!known) {
+		const char *v = agp_py_version();
+
+		known = v && (!strncmp(v, "3.10.", 5) || !strncmp(v, "3.11.", 5)) ? 1 : -1;
+	}
+	if (known < 0 || !L.ok || !(iframe = current_iframe()))
+		return -1;
+	for (int depth = 0; iframe; depth++, iframe = word_at(iframe, L.prev_off)) {
+		uintptr_t code = (uintptr_t)word_at(iframe, L.code_off);
+		enum op_file kind;
+
+		if (depth >= 1024 || !code || word_at((void *)code, 8) != py.Code_Type)
+			return -1;
+		if ((kind = op_code_kind(code, &file, &flen)) == OPF_SKIP)
+			continue;
+		nlen = read_ascii((PyObject *)word_at((void *)code, L.name_off), &name);
+		if (kind == OPF_UNKNOWN || nlen < 0 || memchr(name, '\t', (size_t)nlen) || memchr(name, '\n', (size_t)nlen))
+			return -1;
+		line = (int)frame_line(&(struct chain_frame){ code, frame_ip(iframe, code), 0, 0 });
+		if (!ifile) {
+			ifile = file, iflen = flen, iname = name, inlen = nlen, iline = line;
+			continue;
+		}
+		if (flen == iflen && !memcmp(file, ifile, (size_t)flen) && nlen == inlen &&
+		    !memcmp(name, iname, (size_t)nlen) && line != iline)
+			outer = line;
+		break;
+	}
+	if (!ifile)
+		return 0;
+	n = snprintf(buf, cap, "%.*s\t%d\t%.*s\t%d", (int)iflen, ifile, iline, (int)inlen, iname, outer);
+	return n > 0 && (size_t)n < cap ? n : -1;
+}

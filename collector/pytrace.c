@@ -28,6 +28,8 @@ struct agp_open_trace {
 	struct agp_side rec;     /* the trace record, completed at the end */
 	struct agp_side *inputs; /* one record per input */
 	size_t ninputs;
+	char *ops;               /* "name\tfile\tline\tfunction\tloop line\n" per op made in graph (agp_pytrace_op) */
+	size_t ops_len, ops_cap;
 };
 
 static struct {
@@ -47,6 +49,8 @@ static struct {
 	const char *(*Unicode_AsUTF8)(PyObject *);
 	long long (*Long_AsLongLong)(PyObject *);
 	PyObject *(*Long_FromLongLong)(long long);
+	PyObject *(*Unicode_FromStringAndSize)(const char *, long);
+	PyObject *(*Tuple_Pack)(long, ...);
 	void (*Err_Clear)(void);
 	void (*IncRef)(PyObject *);
 	void (*DecRef)(PyObject *);
@@ -77,6 +81,7 @@ static int pytrace_ready(void)
 	    !RESOLVE(Tuple_Size, "PyTuple_Size") || !RESOLVE(Tuple_GetItem, "PyTuple_GetItem") ||
 	    !RESOLVE(Unicode_AsUTF8, "PyUnicode_AsUTF8") || !RESOLVE(Long_AsLongLong, "PyLong_AsLongLong") ||
 	    !RESOLVE(Long_FromLongLong, "PyLong_FromLongLong") ||
+	    !RESOLVE(Unicode_FromStringAndSize, "PyUnicode_FromStringAndSize") || !RESOLVE(Tuple_Pack, "PyTuple_Pack") ||
 	    !RESOLVE(Err_Clear, "PyErr_Clear") || !RESOLVE(DecRef, "Py_DecRef") ||
 	    !RESOLVE(IncRef, "Py_IncRef") || !(P.None = dlsym(RTLD_DEFAULT, "_Py_NoneStruct")))
 		return 0;
@@ -363,6 +368,70 @@ void agp_pytrace_raised(struct agp_thread *t, const void *frame)
 	}
 }
 
+enum { OPS_MAX = 64 << 20 };  /* a graph's op lines past this are read by pytrace.py */
+
+/*
+ * An op named name is being made in graph (TF_NewOperation, the GIL not
+ * held): when it is the innermost watched trace's own graph, keep the op's
+ * user line (pyframe.c agp_py_op_line) for pytrace.py's node lines.
+ */
+void agp_pytrace_op(struct agp_thread *t, const void *graph, const char *name)
+{
+	struct agp_open_trace *ot = t->trace_top;
+	char loc[2048];
+	size_t need, len;
+	int n;
+
+	if (!ot || !ot->watched || ot->graph != graph || !name || strpbrk(name, "\t\n") ||
+	    (n = agp_py_op_line(loc, sizeof(loc))) < 0)
+		return;
+	if (!n)
+		n = (int)strlen(strcpy(loc, "\t0\t\t0"));  /* no user frame: an empty file */
+	len = strlen(name);
+	need = ot->ops_len + len + (size_t)n + 2;
+	if (need > ot->ops_cap) {
+		size_t cap = ot->ops_cap ? ot->ops_cap * 2 : 4096;
+		char *p;
+
+		while (cap < need)
+			cap *= 2;
+		if (cap > OPS_MAX || !(p = realloc(ot->ops, cap)))
+			return;
+		ot->ops = p;
+		ot->ops_cap = cap;
+	}
+	memcpy(ot->ops + ot->ops_len, name, len);
+	ot->ops[ot->ops_len + len] = '\t';
+	memcpy(ot->ops + ot->ops_len + len + 1, loc, (size_t)n);
+	ot->ops[need - 1] = '\n';
+	ot->ops_len = need;
+}
+
+/*
+ * (graph, seq, op lines) for pytrace.py on_event() when a FuncGraph is made
+ * (pywatch.c): the op lines of the innermost open trace, whose number tells
+ * pytrace.py whether the graph is that trace's; a new reference or NULL.
+ */
+PyObject *agp_pytrace_graph_arg(struct agp_thread *t, PyObject *graph)
+{
+	struct agp_open_trace *ot = t->trace_top;
+	PyObject *seq, *text, *r = NULL;
+
+	if (!ot || !ot->ops_len || P.state <= 0)
+		return NULL;
+	seq = P.Long_FromLongLong((long long)ot->seq);
+	text = P.Unicode_FromStringAndSize(ot->ops, (long)ot->ops_len);
+	if (seq && text)
+		r = P.Tuple_Pack(3, graph, seq, text);
+	if (!r)
+		P.Err_Clear();
+	if (seq)
+		P.DecRef(seq);
+	if (text)
+		P.DecRef(text);
+	return r;
+}
+
 uint64_t agp_pytrace_seq(const struct agp_open_trace *ot)
 {
 	return ot->seq;
@@ -404,5 +473,6 @@ static void trace_end(struct agp_open_trace *ot, int32_t tid, const char *tf_nam
 		agp_side_end(&ot->inputs[i]);
 	}
 	free(ot->inputs);
+	free(ot->ops);
 	free(ot);
 }

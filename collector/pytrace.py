@@ -367,51 +367,86 @@ def _on_append(tr, frame, lst):
          'inside a tf.while_loop/tf.cond body' if in_loop else 'a list that outlives the trace')
 
 
-def _node_lines(graph):
+def _node_lines(graph, made=None):
     """Node count of graph, ((file, line, function, loop line), nodes,
     repeats) of the user lines that created most of its nodes, largest
     first, and each node's own line as "name\tfile\tline\n" text (the
-    kernels of its calls are named after these nodes)."""
+    kernels of its calls are named after these nodes).  made: the lines
+    the collector read as the graph's ops were made (_made_lines)."""
     counts, sources = {}, []
-    n = _node_line_counts(graph, counts, sources)
+    n = _node_line_counts(graph, counts, sources, made)
     rows = [(key, sum(t.values()), min(t.values())) for key, t in counts.items()]
     rows.sort(key=lambda r: -r[1])
     return n, rows[:_MAX_LINES], ''.join(sources)
 
 
-def _node_line_counts(graph, counts, sources):
+def _made_lines(text):
+    """{op name: (inner, outer)} as _innermost_user_line() gives them, from
+    the collector's "name\tfile\tline\tfunction\tloop line\n" lines
+    (pytrace.c agp_pytrace_op; an empty file: no user frame)."""
+    made, locs = {}, {}
+    for row in text.split('\n'):
+        name, _, loc = row.partition('\t')
+        found = locs.get(loc)
+        if found is None:
+            parts = loc.split('\t')
+            if len(parts) != 4:
+                continue
+            found = locs[loc] = (((parts[0], int(parts[1]), parts[2]), int(parts[3]) or None)
+                                 if parts[0] else (None, None))
+        made[name] = found
+    return made
+
+
+# AGPROF_NODE_LINES_CHECK=1 (tests/watch): every op's StackTrace read too, and compared
+_check = [_os.environ.get('AGPROF_NODE_LINES_CHECK') == '1', 0, 0, 0]  # on, ops read, from the collector, differing
+
+
+def _check_report():
+    _sys.stderr.write('agprof: node lines check: %d ops, %d from the collector, %d differ\n' % tuple(_check[1:]))
+
+
+if _check[0]:
+    import atexit
+    atexit.register(_check_report)
+
+
+def _node_line_counts(graph, counts, sources, made=None):
     """Fill counts (see _node_lines) and sources; the node count.  The loop
     line is the next frame out in the same function (the `for` AutoGraph
     unrolled); repeats, the fewest nodes of one op type the line created, is
     how many times its body ran: 3 calls of a layer make hundreds of nodes
     but repeat 3 times."""
+    all_ops = graph.get_operations()
+    if made and sum(1 for op in all_ops if op.name in made) != len(made):
+        made = None  # ops made in another graph: not this one's lines
     # Placeholders become the FunctionDef's arguments (inputs, captures):
     # what is left is the FunctionDef's node count.
-    ops = [op for op in graph.get_operations() if op.type != 'Placeholder']
+    ops = [op for op in all_ops if op.type != 'Placeholder']
     user_frames = _tf_user_frames_exact()
     skip = {}  # file -> framework or generated (a few dozen files, thousands of frames)
-    # A StackTrace compares and hashes by its frames: the ops a Python line
-    # makes in a loop or a layer's calls share one, read once (Keras: 10,154
-    # ops, 132 graphs; hashing is a third of reading the frames)
+    # The ops the collector did not see made (AutoGraph's generated code on
+    # their stack): read from their StackTrace, which TensorFlow turns into
+    # frames on first reading (20-40 us an op).  Its user frames compare and
+    # hash by their frames: the ops a Python line makes in a loop or a
+    # layer's calls share them, read once.
     seen = {}
     for op in ops:
-        try:
-            tb = op.traceback
-        except Exception:
-            continue
-        found = None
-        if seen is not None:
+        found = made.get(op.name) if made else None
+        if found is None or _check[0]:
             try:
-                found = seen.get(tb)
-            except TypeError:  # a TensorFlow whose StackTrace does not hash: read each
-                seen = None
-        try:
-            if found is None:
-                found = _innermost_user_line(tb, user_frames, skip)
-                if seen is not None:
-                    seen[tb] = found
-        except Exception:
-            continue
+                read = _read_line(op, user_frames, skip, seen)
+            except Exception:
+                continue
+            if found is not None:
+                _check[1] += 1
+                _check[2] += 1
+                if read != found:
+                    _check[3] += 1
+                    _sys.stderr.write('agprof: node line of %s: collector %r, StackTrace %r\n' % (op.name, found, read))
+            elif _check[0]:
+                _check[1] += 1
+            found = read
         inner, outer = found
         if inner is not None:
             per_type = counts.setdefault(inner + (outer,), {})
@@ -421,13 +456,30 @@ def _node_line_counts(graph, counts, sources):
     return len(ops)
 
 
-def _innermost_user_line(tb, user_frames, skip):
+def _read_line(op, user_frames, skip, seen):
+    """_innermost_user_line() of op's StackTrace, through seen (its user
+    frames -> the answer; None: a TensorFlow whose StackTrace does not hash)."""
+    tb = op.traceback
+    if user_frames:
+        # TensorFlow's own filter drops only its frames (below): fewer to hash and read
+        tb = tb.get_user_frames()
+    try:
+        found = seen.get(tb)
+    except TypeError:
+        found = None
+    if found is None:
+        found = _innermost_user_line(tb, skip)
+        try:
+            seen[tb] = found
+        except TypeError:
+            pass
+    return found
+
+
+def _innermost_user_line(tb, skip):
     """(inner, outer) of one op's StackTrace: the innermost user frame as
     (file, line, function), and the line of the next frame out when it is
     the same function at another line (the loop), else None."""
-    # TensorFlow's own filter drops only its frames (below): reading
-    # each frame out of the C++ trace is most of the cost
-    tb = tb.get_user_frames() if user_frames else tb
     inner = outer = None
     for i in range(len(tb) - 1, -1, -1):
         fr = tb[i]
@@ -468,10 +520,16 @@ def _tf_user_frames_exact():
     return _user_frames_ok[0]
 
 
-def _on_graph(tr, graph):
+def _on_graph(tr, arg):
+    # arg: the graph, or (graph, trace number, op lines) when the collector
+    # read its ops' lines as they were made (pytrace.c agp_pytrace_graph_arg)
+    graph, made = arg, None
+    if type(arg) is tuple and len(arg) == 3:
+        graph = arg[0]
+        made = _made_lines(arg[2]) if arg[1] == tr.seq else None
     if tr.lines is not None or type(graph).__name__ != 'FuncGraph':
         return
-    tr.nodes, tr.lines, tr.sources = _node_lines(graph)
+    tr.nodes, tr.lines, tr.sources = _node_lines(graph, made)
 
 
 def _on_fallback(tr, frame):

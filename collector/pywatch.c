@@ -424,8 +424,14 @@ static int on_profile(PyObject *obj, PyObject *frame, int what, PyObject *arg)
 			t->py_unwinding = unwound;
 			W.SetTrace(unwound ? on_trace : NULL, NULL);
 		}
-		if (!unwound && watched_code(frame) == 2)
-			call_event(t, PYTRACE_RETURN, frame, arg);
+		if (!unwound && watched_code(frame) == 2) {
+			/* the graph, with the op lines read as its ops were made (pytrace.c) */
+			PyObject *ops = arg ? agp_pytrace_graph_arg(t, arg) : NULL;
+
+			call_event(t, PYTRACE_RETURN, frame, ops ? ops : arg);
+			if (ops)
+				W.DecRef(ops);
+		}
 		break;
 	case PYTRACE_C_CALL:
 		for (int i = 0; i < W.ncfuncs; i++)
