@@ -136,7 +136,7 @@ struct agp_thread {
 	void *py_roots[AGP_TRACE_STACK];
 	int py_nroots;
 	int py_unwinding;       /* pywatch.c: the trace function is set (an exception unwinds) */
-	uint64_t py_own_ns;     /* pytrace.c, pywatch.c: time in the collector's Python work for traces so far */
+	uint64_t py_own_ns;     /* pytrace.c, pywatch.c: thread CPU time in the collector's Python work for traces so far */
 	int py_calibrating;     /* pywatch.c: its calibration loop runs on this thread (other threads may run meanwhile) */
 	int py_profiling;       /* pywatch.c: the profile function is set now (the frame hook turns it on and off) */
 	int py_inside;          /* pywatch.c: the watch's own Python runs (the frame hook stands aside) */
@@ -487,7 +487,7 @@ void agp_pytrace_close_graph(struct agp_thread *t, const void *graph, const char
 void agp_pytrace_raised(struct agp_thread *t, const void *frame) AGP_HIDDEN;
 uint64_t agp_pytrace_seq(const struct agp_open_trace *ot) AGP_HIDDEN;
 void agp_pytrace_count_variable(struct agp_open_trace *ot) AGP_HIDDEN;
-void agp_pytrace_op(struct agp_thread *t, const void *graph, const char *name) AGP_HIDDEN;
+void agp_pytrace_op(struct agp_thread *t, const void *graph, const char *op_type, const char *name) AGP_HIDDEN;
 struct _object *agp_pytrace_graph_arg(struct agp_thread *t, struct _object *graph) AGP_HIDDEN;
 /* pyframe.c: the user line of the op being made on this thread (agp_pytrace_op). */
 int agp_py_op_line(char *buf, size_t cap) AGP_HIDDEN;

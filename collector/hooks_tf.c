@@ -590,7 +590,7 @@ AGP_EXPORT TF_OperationDescription *TF_NewOperation(TF_Graph *g, const char *op_
 	if (t && t->trace_top && op_type && !strcmp(op_type, "VarHandleOp"))
 		agp_pytrace_count_variable(innermost_trace(t));
 	if (t && t->trace_top)
-		agp_pytrace_op(t, g, name);  /* the op's user line, for the trace's node lines */
+		agp_pytrace_op(t, g, op_type, name);  /* the op's user line, for the trace's node lines */
 	return real_TF_NewOperation(g, op_type, name);
 }
 

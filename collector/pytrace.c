@@ -6,6 +6,7 @@
  * GIL and call Python.  Records go to the side file.
  */
 #include "collector.h"
+#include "util.h"
 
 #include <dlfcn.h>
 #include <stdlib.h>
@@ -20,15 +21,16 @@ struct agp_open_trace {
 	const void *root;        /* its root frame (_maybe_define_function): compared, never dereferenced */
 	long long cache_id;      /* id() of its function_cache, 0 when none */
 	uint64_t start_ns;
+	uint64_t start_cpu;      /* the thread's CPU time at start_ns */
 	uint64_t seq;
-	uint64_t own_ns;         /* the collector's time before start_ns (describe()) */
+	uint64_t own_ns;         /* the collector's CPU time before start_ns (describe()) */
 	uint64_t own_at_start;   /* the thread's py_own_ns at start_ns */
 	int watched;             /* its thread's profile function was on from start_ns (pywatch.c) */
 	int32_t variables;
 	struct agp_side rec;     /* the trace record, completed at the end */
 	struct agp_side *inputs; /* one record per input */
 	size_t ninputs;
-	char *ops;               /* "name\tfile\tline\tfunction\tloop line\n" per op made in graph (agp_pytrace_op) */
+	char *ops;               /* "name\ttype\tfile\tline\tfunction\tloop line\n" per op made in graph (agp_pytrace_op) */
 	size_t ops_len, ops_cap;
 };
 
@@ -278,7 +280,7 @@ struct agp_open_trace *agp_pytrace_begin(struct agp_thread *t)
 
 	if (!pytrace_ready())
 		return NULL;
-	t0 = agp_now_ns();
+	t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	gil = P.GILState_Ensure();
 	agp_py_discover_layout();
 	frame = P.Eval_GetFrame();
@@ -293,7 +295,8 @@ struct agp_open_trace *agp_pytrace_begin(struct agp_thread *t)
 		agp_pywatch_saves(frame);
 	} else if (desc != P.None && P.Tuple_Size(desc) == 13 && (ot = calloc(1, sizeof(*ot)))) {
 		ot->start_ns = agp_now_ns();
-		ot->own_ns = ot->start_ns - t0;
+		ot->start_cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		ot->own_ns = ot->start_cpu - t0;
 		ot->own_at_start = t ? t->py_own_ns : 0;
 		ot->seq = atomic_fetch_add(&agp_proc.next_trace_seq, 1);
 		ot->root = P.Tuple_GetItem(desc, 7);
@@ -371,24 +374,26 @@ void agp_pytrace_raised(struct agp_thread *t, const void *frame)
 enum { OPS_MAX = 64 << 20 };  /* a graph's op lines past this are read by pytrace.py */
 
 /*
- * An op named name is being made in graph (TF_NewOperation, the GIL not
- * held): when it is the innermost watched trace's own graph, keep the op's
- * user line (pyframe.c agp_py_op_line) for pytrace.py's node lines.
+ * An op named name, of type op_type, is being made in graph (TF_NewOperation,
+ * the GIL not held): when it is the innermost watched trace's own graph,
+ * keep the op's user line (pyframe.c agp_py_op_line) for pytrace.py's node
+ * lines.
  */
-void agp_pytrace_op(struct agp_thread *t, const void *graph, const char *name)
+void agp_pytrace_op(struct agp_thread *t, const void *graph, const char *op_type, const char *name)
 {
 	struct agp_open_trace *ot = t->trace_top;
 	char loc[2048];
-	size_t need, len;
+	size_t need, len, tlen;
 	int n;
 
-	if (!ot || !ot->watched || ot->graph != graph || !name || strpbrk(name, "\t\n") ||
-	    (n = agp_py_op_line(loc, sizeof(loc))) < 0)
+	if (!ot || !ot->watched || ot->graph != graph || !name || !op_type || strpbrk(name, "\t\n") ||
+	    strpbrk(op_type, "\t\n") || (n = agp_py_op_line(loc, sizeof(loc))) < 0)
 		return;
 	if (!n)
 		n = (int)strlen(strcpy(loc, "\t0\t\t0"));  /* no user frame: an empty file */
 	len = strlen(name);
-	need = ot->ops_len + len + (size_t)n + 2;
+	tlen = strlen(op_type);
+	need = ot->ops_len + len + tlen + (size_t)n + 3;
 	if (need > ot->ops_cap) {
 		size_t cap = ot->ops_cap ? ot->ops_cap * 2 : 4096;
 		char *p;
@@ -402,7 +407,9 @@ void agp_pytrace_op(struct agp_thread *t, const void *graph, const char *name)
 	}
 	memcpy(ot->ops + ot->ops_len, name, len);
 	ot->ops[ot->ops_len + len] = '\t';
-	memcpy(ot->ops + ot->ops_len + len + 1, loc, (size_t)n);
+	memcpy(ot->ops + ot->ops_len + len + 1, op_type, tlen);
+	ot->ops[ot->ops_len + len + 1 + tlen] = '\t';
+	memcpy(ot->ops + ot->ops_len + len + tlen + 2, loc, (size_t)n);
 	ot->ops[need - 1] = '\n';
 	ot->ops_len = need;
 }
@@ -448,18 +455,24 @@ void agp_pytrace_count_variable(struct agp_open_trace *ot)
  * since, and the slowdown its profile function puts on the traced code, at
  * the share of the rest of the trace's time that pywatch.c calibrated.  A
  * run without agprof does not pay it: the analyzer takes it off the trace's
- * step when it prices a retrace (docs/collector.md).
+ * step when it prices a retrace (docs/collector.md).  All three in the
+ * thread's CPU time, then stretched as the trace's wall stretched its CPU
+ * time: on a loaded machine the wall of the watch's calls was anything
+ * from their CPU time to many times it (docs/collector.md).
  */
 static void trace_end(struct agp_open_trace *ot, int32_t tid, const char *tf_name, const char *status)
 {
 	struct agp_thread *t = agp_thread_get();
 	uint64_t end = agp_now_ns(), span = end - ot->start_ns, calls = 0;
+	uint64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - ot->start_cpu;
 
 	if (t && t->py_own_ns >= ot->own_at_start)
 		calls = t->py_own_ns - ot->own_at_start;
 	ot->own_ns += calls;
-	if (ot->watched && span > calls)
-		ot->own_ns += (span - calls) / 1000 * agp_pywatch_cost_ppm() / 1000;
+	if (ot->watched && cpu > calls)
+		ot->own_ns += (cpu - calls) / 1000 * agp_pywatch_cost_ppm() / 1000;
+	if (cpu && span > cpu)
+		ot->own_ns = (uint64_t)((double)ot->own_ns * (double)span / (double)cpu);
 	agp_side_int(&ot->rec, AGP_F_COLLECTOR_NS, (int64_t)ot->own_ns);
 	agp_side_int(&ot->rec, AGP_F_TID, tid);
 	agp_side_int(&ot->rec, AGP_F_START, (int64_t)ot->start_ns);

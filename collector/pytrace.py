@@ -381,12 +381,14 @@ def _node_lines(graph, made=None):
 
 
 def _made_lines(text):
-    """{op name: (inner, outer)} as _innermost_user_line() gives them, from
-    the collector's "name\tfile\tline\tfunction\tloop line\n" lines
-    (pytrace.c agp_pytrace_op; an empty file: no user frame)."""
-    made, locs = {}, {}
+    """[(op name, op type, (inner, outer))] as _innermost_user_line() gives
+    them, in the order the ops were made, from the collector's
+    "name\ttype\tfile\tline\tfunction\tloop line\n" lines (pytrace.c
+    agp_pytrace_op; an empty file: no user frame)."""
+    made, locs = [], {}
     for row in text.split('\n'):
-        name, _, loc = row.partition('\t')
+        name, _, rest = row.partition('\t')
+        kind, _, loc = rest.partition('\t')
         found = locs.get(loc)
         if found is None:
             parts = loc.split('\t')
@@ -394,11 +396,11 @@ def _made_lines(text):
                 continue
             found = locs[loc] = (((parts[0], int(parts[1]), parts[2]), int(parts[3]) or None)
                                  if parts[0] else (None, None))
-        made[name] = found
+        made.append((name, kind, found))
     return made
 
 
-# AGPROF_NODE_LINES_CHECK=1 (tests/watch): every op's StackTrace read too, and compared
+# AGPROF_NODE_LINES_CHECK=1 (tests/integration/test_node_lines.py): every op's StackTrace read too, and compared
 _check = [_os.environ.get('AGPROF_NODE_LINES_CHECK') == '1', 0, 0, 0]  # on, ops read, from the collector, differing
 
 
@@ -411,6 +413,25 @@ if _check[0]:
     atexit.register(_check_report)
 
 
+def _count(counts, sources, name, kind, found):
+    inner, outer = found
+    if inner is not None:
+        per_type = counts.setdefault(inner + (outer,), {})
+        per_type[kind] = per_type.get(kind, 0) + 1
+        if '\t' not in inner[0] and '\n' not in inner[0]:
+            sources.append('%s\t%s\t%d\n' % (name, inner[0], inner[1]))
+
+
+def _all_made(graph, ops, made):
+    """Whether made names every op of graph: as many, each one of its names."""
+    if not made or len(made) != len(ops):
+        return False
+    names = getattr(graph, '_nodes_by_name', None)
+    if not isinstance(names, dict):
+        names = {op.name for op in ops}
+    return all(m[0] in names for m in made)
+
+
 def _node_line_counts(graph, counts, sources, made=None):
     """Fill counts (see _node_lines) and sources; the node count.  The loop
     line is the next frame out in the same function (the `for` AutoGraph
@@ -418,12 +439,20 @@ def _node_line_counts(graph, counts, sources, made=None):
     how many times its body ran: 3 calls of a layer make hundreds of nodes
     but repeat 3 times."""
     all_ops = graph.get_operations()
-    if made and sum(1 for op in all_ops if op.name in made) != len(made):
-        made = None  # ops made in another graph: not this one's lines
     # Placeholders become the FunctionDef's arguments (inputs, captures):
     # what is left is the FunctionDef's node count.
+    if _all_made(graph, all_ops, made) and not _check[0]:
+        n = 0
+        for name, kind, found in made:
+            if kind != 'Placeholder':
+                n += 1
+                _count(counts, sources, name, kind, found)
+        return n
+    made = {m[0]: m[2] for m in made} if made else None
+    if made and sum(1 for op in all_ops if op.name in made) != len(made):
+        made = None  # ops made in another graph: not this one's lines
     ops = [op for op in all_ops if op.type != 'Placeholder']
-    user_frames = _tf_user_frames_exact()
+    user_frames = None
     skip = {}  # file -> framework or generated (a few dozen files, thousands of frames)
     # The ops the collector did not see made (AutoGraph's generated code on
     # their stack): read from their StackTrace, which TensorFlow turns into
@@ -434,6 +463,8 @@ def _node_line_counts(graph, counts, sources, made=None):
     for op in ops:
         found = made.get(op.name) if made else None
         if found is None or _check[0]:
+            if user_frames is None:
+                user_frames = _tf_user_frames_exact()
             try:
                 read = _read_line(op, user_frames, skip, seen)
             except Exception:
@@ -447,12 +478,7 @@ def _node_line_counts(graph, counts, sources, made=None):
             elif _check[0]:
                 _check[1] += 1
             found = read
-        inner, outer = found
-        if inner is not None:
-            per_type = counts.setdefault(inner + (outer,), {})
-            per_type[op.type] = per_type.get(op.type, 0) + 1
-            if '\t' not in inner[0] and '\n' not in inner[0]:
-                sources.append('%s\t%s\t%d\n' % (op.name, inner[0], inner[1]))
+        _count(counts, sources, op.name, op.type, found)
     return len(ops)
 
 
@@ -523,12 +549,10 @@ def _tf_user_frames_exact():
 def _on_graph(tr, arg):
     # arg: the graph, or (graph, trace number, op lines) when the collector
     # read its ops' lines as they were made (pytrace.c agp_pytrace_graph_arg)
-    graph, made = arg, None
-    if type(arg) is tuple and len(arg) == 3:
-        graph = arg[0]
-        made = _made_lines(arg[2]) if arg[1] == tr.seq else None
+    graph = arg[0] if type(arg) is tuple and len(arg) == 3 else arg
     if tr.lines is not None or type(graph).__name__ != 'FuncGraph':
         return
+    made = _made_lines(arg[2]) if graph is not arg and arg[1] == tr.seq else None
     tr.nodes, tr.lines, tr.sources = _node_lines(graph, made)
 
 
@@ -814,3 +838,4 @@ def saves(frame):
             out.append((0, 'save-jit', what, file, line, 1,
                         'dynamic' if _any_none_dim(getattr(tfn, 'input_signature', None)) else None, 0, 0) + fn)
     return tuple(out)
+
