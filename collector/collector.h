@@ -140,6 +140,7 @@ struct agp_thread {
 	int py_calibrating;     /* pywatch.c: its calibration loop runs on this thread (other threads may run meanwhile) */
 	int py_profiling;       /* pywatch.c: the profile function is set now (the frame hook turns it on and off) */
 	int py_inside;          /* pywatch.c: the watch's own Python runs (the frame hook stands aside) */
+	struct agp_opfile_slot *op_files; /* pyframe.c agp_py_op_line: files' kinds by code object, made on first use */
 	/*
 	 * Cache-line aligned, and so are the tables after it (their sizes are
 	 * multiples of 64): at offset 360, every 64-byte string slot spanned
@@ -490,7 +491,7 @@ void agp_pytrace_count_variable(struct agp_open_trace *ot) AGP_HIDDEN;
 void agp_pytrace_op(struct agp_thread *t, const void *graph, const char *op_type, const char *name) AGP_HIDDEN;
 struct _object *agp_pytrace_graph_arg(struct agp_thread *t, struct _object *graph) AGP_HIDDEN;
 /* pyframe.c: the user line of the op being made on this thread (agp_pytrace_op). */
-int agp_py_op_line(char *buf, size_t cap) AGP_HIDDEN;
+int agp_py_op_line(struct agp_thread *t, char *buf, size_t cap) AGP_HIDDEN;
 
 /* pywatch.c: what the traced code does while a trace runs (docs/collector.md, "Pitfalls inside traced code"). */
 void agp_pywatch_init(struct _object *(*get)(struct _object *, const char *), struct _object *ns) AGP_HIDDEN;

@@ -796,22 +796,25 @@ static enum op_file op_file_kind(const char *s, long n)
 	return contains(s, (size_t)n, "__autograph_generated_file") ? OPF_UNKNOWN : OPF_USER;
 }
 
-enum { OPF_CACHE = 256 };
-static __thread struct { uintptr_t code, filename; int kind; } opf_cache[OPF_CACHE]
-	__attribute__((tls_model("initial-exec")));
+/* A Keras op's stack is some 60 frames of as many code objects: 1024 slots, per thread (no GIL here). */
+enum { OPF_CACHE = 1024 };
+struct agp_opfile_slot {
+	uintptr_t code, filename;
+	int kind;
+};
 
-static enum op_file op_code_kind(uintptr_t code, const char **file, long *flen)
+static enum op_file op_code_kind(struct agp_opfile_slot *cache, uintptr_t code, const char **file, long *flen)
 {
 	uintptr_t filename = (uintptr_t)word_at((void *)code, L.filename_off);
-	size_t i = (code >> 4) & (OPF_CACHE - 1);
+	struct agp_opfile_slot *slot = &cache[(code >> 4) & (OPF_CACHE - 1)];
 
 	*flen = read_ascii((PyObject *)filename, file);
-	if (opf_cache[i].code != code || opf_cache[i].filename != filename) {
-		opf_cache[i].code = code;
-		opf_cache[i].filename = filename;
-		opf_cache[i].kind = op_file_kind(*file, *flen);
+	if (slot->code != code || slot->filename != filename) {
+		slot->code = code;
+		slot->filename = filename;
+		slot->kind = op_file_kind(*file, *flen);
 	}
-	return (enum op_file)opf_cache[i].kind;
+	return (enum op_file)slot->kind;
 }
 
 /*
@@ -824,7 +827,7 @@ static enum op_file op_code_kind(uintptr_t code, const char **file, long *flen)
  * and 3.11 only: 3.12's interpreter frames include its trampoline's
  * ("<shim>"), which StackTraces leave out (tests/integration/test_node_lines.py).
  */
-int agp_py_op_line(char *buf, size_t cap)
+int agp_py_op_line(struct agp_thread *t, char *buf, size_t cap)
 {
 	static int known;  /* 0 untold, 1 3.10 or 3.11, -1 another (set alike by any thread) */
 	const char *file = NULL, *ifile = NULL, *name, *iname = NULL;
@@ -839,13 +842,15 @@ int agp_py_op_line(char *buf, size_t cap)
 	}
 	if (known < 0 || !L.ok || !(iframe = current_iframe()))
 		return -1;
+	if (!t->op_files && !(t->op_files = calloc(OPF_CACHE, sizeof(*t->op_files))))
+		return -1;
 	for (int depth = 0; iframe; depth++, iframe = word_at(iframe, L.prev_off)) {
 		uintptr_t code = (uintptr_t)word_at(iframe, L.code_off);
 		enum op_file kind;
 
 		if (depth >= 1024 || !code || word_at((void *)code, 8) != py.Code_Type)
 			return -1;
-		if ((kind = op_code_kind(code, &file, &flen)) == OPF_SKIP)
+		if ((kind = op_code_kind(t->op_files, code, &file, &flen)) == OPF_SKIP)
 			continue;
 		nlen = read_ascii((PyObject *)word_at((void *)code, L.name_off), &name);
 		if (kind == OPF_UNKNOWN || nlen < 0 || memchr(name, '\t', (size_t)nlen) || memchr(name, '\n', (size_t)nlen))

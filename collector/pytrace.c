@@ -387,7 +387,7 @@ void agp_pytrace_op(struct agp_thread *t, const void *graph, const char *op_type
 	int n;
 
 	if (!ot || !ot->watched || ot->graph != graph || !name || !op_type || strpbrk(name, "\t\n") ||
-	    strpbrk(op_type, "\t\n") || (n = agp_py_op_line(loc, sizeof(loc))) < 0)
+	    strpbrk(op_type, "\t\n") || (n = agp_py_op_line(t, loc, sizeof(loc))) < 0)
 		return;
 	if (!n)
 		n = (int)strlen(strcpy(loc, "\t0\t\t0"));  /* no user frame: an empty file */
