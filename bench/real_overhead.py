@@ -36,7 +36,9 @@ bare" is that CPU measure under agprof over the bare program's.  Without --share
 recorded inside those first calls are summed too (outermost traces only), less their collector_ns
 ("recorded"); the part of the first calls outside any trace (first - second - spans, wall) is taken off the
 bare program's measure, leaving its tracing time ("bare tracing"); "recorded / bare tracing" is the target
-(within 5%).
+(within 5%).  "The same in cpu" (--shared-core too, where the programs' walls are not theirs): the recorded spans
+less collector_ns over the first calls' own wall/CPU ratio, against the bare first calls' CPU less agprof's first
+calls' CPU outside traces (the spans over that ratio).
 With --keep DIR the recordings are kept, and `agprof report --format json` of each full and baseline run is
 written beside them (REC.json), for comparing findings between builds.  Say the machine's load beside the
 figures: `uptime` is printed first and last.
@@ -167,7 +169,7 @@ def main():
     try:
         print_load()
         stats = {(w, c): {k: [] for k in ("wall", "cpu", "launcher", "finish", "mb", "kernels", "recorded", "finish_cpu",
-                                          "first_ratio")}
+                                          "first_ratio", "recorded_cpu")}
                  for w in workloads for c in configs}
         for r in range(args.rounds):
             for w in workloads:
@@ -211,14 +213,21 @@ def one_round(args, w, configs, tmp, r, stats):
         raw, own = traced(rec, calls)
         bare_tracing = bare_first - (first - raw)  # the bare first calls less what was no trace under agprof
         st["first_ratio"].append(first_cpu / bare_first_cpu if bare_first_cpu > 0 else float("nan"))
+        # the same in CPU, which a loaded machine does not stretch: the recorded spans put on the thread's CPU by
+        # the first calls' own wall/CPU ratio (the program's timer), the bare program's first calls' CPU less
+        # agprof's first calls' CPU outside traces
+        stretch = first / first_cpu if first_cpu > 0 else float("nan")
+        bare_tracing_cpu = bare_first_cpu - (first_cpu - raw / stretch)
+        st["recorded_cpu"].append(own / stretch / bare_tracing_cpu if bare_tracing_cpu > 0 else float("nan"))
         if not args.shared_core:
             st["recorded"].append(own / bare_tracing if bare_tracing > 0 else float("nan"))
         line.append("%s: bare wall %.2f s cpu %.2f s; wall %.3f cpu %.3f launcher %.3f finish %.2f s (cpu %.2f s), %.1f MB, %d kernel"
                     " rows; first calls cpu %.3f s vs bare %.3f s, wall %.3f s vs bare %.3f s; traces %.3f s (%.3f s"
-                    " less collector_ns)%s"
+                    " less collector_ns)%s; in cpu %.3f s vs bare tracing %.3f s"
                     % (c, bare[0], bare[1], st["wall"][-1], st["cpu"][-1], st["launcher"][-1], finish, finish_cpu, st["mb"][-1],
                        st["kernels"][-1], first_cpu, bare_first_cpu, first, bare_first, raw, own,
-                       "" if args.shared_core else " vs bare tracing %.3f s" % bare_tracing))
+                       "" if args.shared_core else " vs bare tracing %.3f s" % bare_tracing, own / stretch,
+                       bare_tracing_cpu))
         if args.keep and c in ("full", "baseline"):
             rep = subprocess.run([args.agprof, "report", "--format", "json", rec], stdout=subprocess.PIPE, text=True)
             # findings by the same analyzer for both builds' recordings: what the recordings hold is compared
@@ -233,17 +242,17 @@ def summary(workloads, configs, stats, rounds, shared_core):
     print("\n%d rounds%s; medians over rounds, 95%% interval in brackets (6 rounds at least)"
           % (rounds, ", bare and agprof side by side on one CPU, the launcher on the other" if shared_core else ""))
     print("| workload | config | %s | program cpu ratio | launcher cpu / bare cpu | finish s (its cpu) | MB | kernel rows"
-          " | first calls' cpu / bare | recorded tracing / bare tracing |"
+          " | first calls' cpu / bare | recorded tracing / bare tracing | the same in cpu |"
           % ("2-core wall ratio" if shared_core else "wall ratio"))
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for w in workloads:
         for c in configs:
             st = stats[(w, c)]
-            print("| %s | %s | %s | %s | %s | %s (%s) | %.1f | %d | %s | %s |"
+            print("| %s | %s | %s | %s | %s | %s (%s) | %.1f | %d | %s | %s | %s |"
                   % (w, c, fmt(st["wall"]), fmt(st["cpu"]), fmt(st["launcher"]), fmt(st["finish"], 2),
                      fmt([x for x in st["finish_cpu"] if x == x], 2),
                      statistics.median(st["mb"]), statistics.median(st["kernels"]), fmt(st["first_ratio"]),
-                     fmt([x for x in st["recorded"] if x == x])))
+                     fmt([x for x in st["recorded"] if x == x]), fmt([x for x in st["recorded_cpu"] if x == x])))
 
 
 if __name__ == "__main__":
