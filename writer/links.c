@@ -7,15 +7,24 @@
 #include "links.h"
 #include "db.h"
 
-#include <stdlib.h>
+/*
+ * The writer's link tables: what it learns while the run goes on and the
+ * links read at the finish.  In the recording, not TEMP: committed with
+ * the rows they link, so that the keeper of a killed launcher links as the
+ * finish does; both drop them once linked (links_drop_sql).
+ */
+const char links_tables_sql[] =
+	"CREATE TABLE IF NOT EXISTS link_ref(pid INTEGER, parent_id INTEGER, child_name_id INTEGER);"
+	"CREATE TABLE IF NOT EXISTS link_trace(gf_id INTEGER, pid INTEGER, trace_seq INTEGER);"
+	"CREATE TABLE IF NOT EXISTS link_name(gf_id INTEGER, pid INTEGER, user_name TEXT);"
+	"CREATE TABLE IF NOT EXISTS link_trace_seq(pid INTEGER, seq INTEGER, trace_id INTEGER, PRIMARY KEY (pid, seq));"
+	"CREATE TABLE IF NOT EXISTS link_kernel_cut(pid INTEGER, seq INTEGER, PRIMARY KEY (pid, seq));"
+	"CREATE TABLE IF NOT EXISTS link_node_src(pid INTEGER, trace_seq INTEGER, name TEXT, file TEXT, line INTEGER);";
 
-const char links_temp_sql[] =
-	"CREATE TEMP TABLE IF NOT EXISTS link_ref(pid INTEGER, parent_id INTEGER, child_name_id INTEGER);"
-	"CREATE TEMP TABLE IF NOT EXISTS link_trace(gf_id INTEGER, pid INTEGER, trace_seq INTEGER);"
-	"CREATE TEMP TABLE IF NOT EXISTS link_name(gf_id INTEGER, pid INTEGER, user_name TEXT);"
-	"CREATE TEMP TABLE IF NOT EXISTS trace_seq(pid INTEGER, seq INTEGER, trace_id INTEGER, PRIMARY KEY (pid, seq));"
-	"CREATE TEMP TABLE IF NOT EXISTS kernel_cut(pid INTEGER, seq INTEGER, PRIMARY KEY (pid, seq));"
-	"CREATE TEMP TABLE IF NOT EXISTS node_src(pid INTEGER, trace_seq INTEGER, name TEXT, file TEXT, line INTEGER);";
+/* Before the late indexes: they take the pages back. */
+static const char links_drop_sql[] =
+	"DROP TABLE IF EXISTS link_ref; DROP TABLE IF EXISTS link_trace; DROP TABLE IF EXISTS link_name;"
+	"DROP TABLE IF EXISTS link_trace_seq; DROP TABLE IF EXISTS link_kernel_cut; DROP TABLE IF EXISTS link_node_src;";
 
 static const char link_sql[] =
 	/* graph functions built by a trace */
@@ -24,21 +33,24 @@ static const char link_sql[] =
 	"UPDATE graph_functions SET function_id = (SELECT function_id FROM traces WHERE id = trace_id)"
 	"  WHERE trace_id IS NOT NULL;"
 	/* forward/backward pairs, by the user function's name (latest definition) */
-	"UPDATE graph_functions SET function_id = (SELECT f.id FROM temp.link_name l JOIN strings s"
+	"UPDATE graph_functions SET function_id = (SELECT f.id FROM link_name l JOIN strings s"
 	"  ON s.text = l.user_name JOIN functions f ON f.name_id = s.id AND f.pid = l.pid"
 	"  WHERE l.gf_id = graph_functions.id ORDER BY f.id DESC LIMIT 1) WHERE function_id IS NULL;"
 	/* functions referenced by another function's nodes (cond/while branches) */
-	"UPDATE graph_functions SET parent_id = (SELECT l.parent_id FROM temp.link_ref l"
+	"UPDATE graph_functions SET parent_id = (SELECT l.parent_id FROM link_ref l"
 	"  WHERE l.pid = graph_functions.pid AND l.child_name_id = graph_functions.name_id LIMIT 1)"
 	"  WHERE parent_id IS NULL;"
 	/* functions registered while a trace was being built */
-	"UPDATE graph_functions SET function_id = (SELECT t.function_id FROM temp.link_trace l"
-	"  JOIN temp.trace_seq q ON q.pid = l.pid AND q.seq = l.trace_seq JOIN traces t ON t.id = q.trace_id"
+	"UPDATE graph_functions SET function_id = (SELECT t.function_id FROM link_trace l"
+	"  JOIN link_trace_seq q ON q.pid = l.pid AND q.seq = l.trace_seq JOIN traces t ON t.id = q.trace_id"
 	"  WHERE l.gf_id = graph_functions.id) WHERE function_id IS NULL;"
 	"UPDATE graph_functions SET role = 'branch' WHERE role = 'other' AND parent_id IS NOT NULL;"
 	/* trace events written before their trace (a failed trace closes late) */
-	"UPDATE trace_events SET trace_id = (SELECT q.trace_id FROM temp.trace_seq q"
+	"UPDATE trace_events SET trace_id = (SELECT q.trace_id FROM link_trace_seq q"
 	"  WHERE q.pid = trace_events.pid AND q.seq = trace_events.trace_seq) WHERE trace_id IS NULL;"
+	/* an __inference_ function no trace of this process built was loaded (SavedModel) */
+	"UPDATE graph_functions SET role = 'loaded' WHERE role = 'inference' AND trace_id IS NULL"
+	"  AND function_id IS NULL AND id NOT IN (SELECT gf_id FROM link_trace);"
 	"UPDATE function_calls SET graph_function_id = (SELECT g.id FROM graph_functions g"
 	"  WHERE g.pid = function_calls.pid AND g.name_id = function_calls.name_id);"
 	"UPDATE function_call_buckets SET graph_function_id = (SELECT g.id FROM graph_functions g"
@@ -74,14 +86,6 @@ static const char link_sql[] =
 	"UPDATE threads SET role = 'other' WHERE role = 'main';";
 
 /*
- * Only with the whole run's temp.link_trace: an __inference_ function no
- * trace of this process built was loaded (SavedModel).
- */
-static const char loaded_sql[] =
-	"UPDATE graph_functions SET role = 'loaded' WHERE role = 'inference' AND trace_id IS NULL"
-	"  AND function_id IS NULL AND id NOT IN (SELECT gf_id FROM temp.link_trace);";
-
-/*
  * The map from a process's call seq (kernels.call_id holds -seq) to its
  * row, from the rows themselves (function_calls.seq): those of sampled
  * calls (their kernels, cuts and budget) and those kernel totals name.
@@ -95,10 +99,10 @@ static const char call_seq_sql[] =
 
 /* The rows of calls the collector cut (kernel_call_cut): none kept, the call not detailed. */
 static const char cut_calls_sql[] =
-	"DELETE FROM kernels WHERE call_id < 0 AND EXISTS (SELECT 1 FROM temp.kernel_cut c"
+	"DELETE FROM kernels WHERE call_id < 0 AND EXISTS (SELECT 1 FROM link_kernel_cut c"
 	"  WHERE c.pid = kernels.pid AND c.seq = -kernels.call_id);"
 	"UPDATE function_calls SET kernel_detail = 0 WHERE id IN (SELECT q.call_id FROM temp.call_seq q"
-	"  JOIN temp.kernel_cut c ON c.pid = q.pid AND c.seq = q.seq);";
+	"  JOIN link_kernel_cut c ON c.pid = q.pid AND c.seq = q.seq);";
 
 /*
  * Kernels: each to its call (by the call's seq), then each kernel of a call
@@ -152,8 +156,8 @@ static const char link_kernels_sql[] =
 	"UPDATE kernel_totals SET call_id = NULL, graph_function_id = NULL WHERE call_id IS NOT NULL AND EXISTS"
 	"  (SELECT 1 FROM graph_nodes n JOIN graph_functions g ON g.id = n.graph_function_id"
 	"   WHERE n.id = kernel_totals.node_id AND g.parent_id IS NULL AND g.id IS NOT kernel_totals.graph_function_id);"
-	"UPDATE graph_nodes SET file = s.file, line = s.line FROM temp.node_src s"
-	"  JOIN temp.trace_seq q ON q.pid = s.pid AND q.seq = s.trace_seq JOIN graph_functions g ON g.trace_id = q.trace_id"
+	"UPDATE graph_nodes SET file = s.file, line = s.line FROM link_node_src s"
+	"  JOIN link_trace_seq q ON q.pid = s.pid AND q.seq = s.trace_seq JOIN graph_functions g ON g.trace_id = q.trace_id"
 	"  WHERE g.id = graph_nodes.graph_function_id AND s.name = graph_nodes.name;";
 
 /* Kernel totals: to a call they ran under, and so to its graph function (after link_sql). */
@@ -173,31 +177,40 @@ int links_calls(sqlite3 *db, int cut_calls)
 	       db_exec(db, link_kernel_calls_sql) != 0 ? -1 : 0;
 }
 
-int links_graph(sqlite3 *db, int whole)
+int links_graph(sqlite3 *db)
 {
-	int rc = db_exec(db, link_sql) != 0 || (whole && db_exec(db, loaded_sql) != 0) ? -1 : 0;
+	int rc = db_exec(db, link_sql) != 0 ? -1 : 0;
 
 	for (int depth = 0; depth < 8; depth++)
 		db_exec(db, link_parents_sql);
-	if (db_exec(db, link_kernel_totals_sql) != 0 || db_exec(db, link_kernels_sql) != 0)
+	if (db_exec(db, link_kernel_totals_sql) != 0 || db_exec(db, link_kernels_sql) != 0 ||
+	    db_exec(db, links_drop_sql) != 0)
 		rc = -1;
 	return rc;
 }
 
+/* 1 when the query (SELECT EXISTS ...) answers 1. */
+static int query_true(sqlite3 *db, const char *sql)
+{
+	sqlite3_stmt *s = db_prepare(db, sql);
+	int yes = s && sqlite3_step(s) == SQLITE_ROW && sqlite3_column_int(s, 0);
+
+	sqlite3_finalize(s);
+	return yes;
+}
+
 int links_cut_short(sqlite3 *db)
 {
-	char *end;
 	int rc;
 
-	if (!db_has_column(db, "function_calls", "seq"))
-		return 0;  /* killed before the schema was made */
-	end = db_meta_get(db, "end_ns");
-	free(end);
-	if (end)
-		return 0;  /* the finish committed its links */
-	if (db_exec(db, links_temp_sql) != 0 || db_exec(db, "BEGIN IMMEDIATE") != 0)
+	if (!db_has_column(db, "function_calls", "seq") ||
+	    query_true(db, "SELECT EXISTS (SELECT 1 FROM meta WHERE key = 'end_ns')"))
+		return 0;  /* killed before the schema was made, or the finish committed its links */
+	if (db_exec(db, "BEGIN IMMEDIATE") != 0)
 		return -1;
-	rc = links_calls(db, 0) || links_graph(db, 0) ? -1 : 0;
+	rc = db_exec(db, links_tables_sql) != 0 ||
+	     links_calls(db, query_true(db, "SELECT EXISTS (SELECT 1 FROM link_kernel_cut)")) != 0 ||
+	     links_graph(db) != 0 ? -1 : 0;
 	if (db_exec(db, rc ? "ROLLBACK" : "COMMIT") != 0)
 		rc = -1;
 	return rc;

@@ -5,26 +5,25 @@
  * nodes of their calls' graph functions, calls to their graph functions,
  * graph functions to their traces and parents.
  *
- * Owns: that SQL.  The writer runs it at the run's finish (run_finish.c),
- * with the temp tables it filled while it ran (links_temp_sql); the keeper
- * (keeper.h) runs it on a cut-short recording, from the committed rows
- * alone: kernels and calls are linked as at a finish; what only the temp
- * tables told (forward/backward pairs' and branches' functions, nodes'
- * creation lines, calls cut by the collector) stays unlinked.
+ * Owns: that SQL and the link tables (links_tables_sql) the writer fills
+ * while the run goes on, committed with the rows they link.  The writer
+ * links at the run's finish (run_finish.c); the keeper (keeper.h) links a
+ * cut-short recording from what was committed, the same way.  Both drop
+ * the link tables once linked: a published recording has none.
  */
 #ifndef AGPROF_LINKS_H
 #define AGPROF_LINKS_H
 
 #include <sqlite3.h>
 
-/* The writer's temp tables that links_graph() reads (CREATE ... IF NOT EXISTS). */
-extern const char links_temp_sql[];
+/* The link tables (CREATE TABLE IF NOT EXISTS: link_ref, link_trace, link_name, link_trace_seq, ...). */
+extern const char links_tables_sql[];
 
 /* Kernels to their calls (first dropping the rows of calls the collector cut when cut_calls); 0 or -1. */
 int links_calls(sqlite3 *db, int cut_calls);
 
-/* The rest, after links_calls(); whole: the writer's temp tables are the whole run's.  0 or -1. */
-int links_graph(sqlite3 *db, int whole);
+/* The rest, after links_calls(), then the link tables dropped; 0 or -1. */
+int links_graph(sqlite3 *db);
 
 /*
  * A cut-short recording's links, in one transaction, unless the launcher's

@@ -117,7 +117,7 @@ static int link_rows(struct run_writer *w, const struct run_session *sess)
 	int rc = 0;
 
 	if (links_calls(w->db, w->kernel_cut_calls != 0) != 0 || unmark_refused_calls(w) != 0 ||
-	    links_graph(w->db, 1) != 0 || db_create_late_indexes(w->db) != 0)
+	    links_graph(w->db) != 0 || db_create_late_indexes(w->db) != 0)
 		rc = -1;
 	/* The main process's status is the one waitpid saw (none when attached: nobody waited for it). */
 	if ((st = db_prepare(w->db, "UPDATE processes SET exit_status = ?, end_ns = coalesce(end_ns, ?) WHERE pid = ?"))) {

@@ -207,17 +207,17 @@ static int prepare_all(struct run_writer *w)
 		{ &w->ins_gpu, "INSERT INTO gpu_activity(pid, kind, name_id, device, context, stream, start_ns, end_ns, correlation_id, grid_x, grid_y, grid_z, block_x, block_y, block_z, bytes, copy_kind) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" },
 		{ &w->ins_api, "INSERT INTO gpu_api_calls(pid, tid, api, name_id, start_ns, end_ns, correlation_id, external_id) VALUES (?,?,?,?,?,?,?,?)" },
 		{ &w->ins_ext, "INSERT OR REPLACE INTO gpu_external_ids(pid, external_id, event_table, event_id) VALUES (?,?,?,?)" },
-		{ &w->ins_link_ref, "INSERT INTO temp.link_ref(pid, parent_id, child_name_id) VALUES (?,?,?)" },
-		{ &w->ins_link_trace, "INSERT INTO temp.link_trace(gf_id, pid, trace_seq) VALUES (?,?,?)" },
-		{ &w->ins_link_name, "INSERT INTO temp.link_name(gf_id, pid, user_name) VALUES (?,?,?)" },
-		{ &w->ins_trace_seq, "INSERT OR REPLACE INTO temp.trace_seq(pid, seq, trace_id) VALUES (?,?,?)" },
-		{ &w->get_trace_seq, "SELECT trace_id FROM temp.trace_seq WHERE pid = ? AND seq = ?" },
-		{ &w->ins_trace_event, "INSERT INTO trace_events(pid, trace_seq, trace_id, kind, name, file, line, count, detail, function, function_file, function_line, repeats, loop_line) VALUES (?1,?2,(SELECT trace_id FROM temp.trace_seq WHERE pid = ?1 AND seq = ?2),?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)" },
+		{ &w->ins_link_ref, "INSERT INTO link_ref(pid, parent_id, child_name_id) VALUES (?,?,?)" },
+		{ &w->ins_link_trace, "INSERT INTO link_trace(gf_id, pid, trace_seq) VALUES (?,?,?)" },
+		{ &w->ins_link_name, "INSERT INTO link_name(gf_id, pid, user_name) VALUES (?,?,?)" },
+		{ &w->ins_trace_seq, "INSERT OR REPLACE INTO link_trace_seq(pid, seq, trace_id) VALUES (?,?,?)" },
+		{ &w->get_trace_seq, "SELECT trace_id FROM link_trace_seq WHERE pid = ? AND seq = ?" },
+		{ &w->ins_trace_event, "INSERT INTO trace_events(pid, trace_seq, trace_id, kind, name, file, line, count, detail, function, function_file, function_line, repeats, loop_line) VALUES (?1,?2,(SELECT trace_id FROM link_trace_seq WHERE pid = ?1 AND seq = ?2),?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)" },
 		{ &w->ins_kernel, "INSERT INTO kernels(pid, tid, start_ns, end_ns, node_id, call_id, async) VALUES (?,?,?,?,?,?,?)" },
 		{ &w->ins_knode, "INSERT INTO graph_nodes(pid, name, op_type) VALUES (?, coalesce((SELECT text FROM strings WHERE id = ?), '?'), coalesce((SELECT text FROM strings WHERE id = ?), '?'))" },
 		{ &w->ins_gnode, "INSERT INTO graph_nodes(pid, graph_function_id, name, op_type) VALUES (?,?,?,?)" },
-		{ &w->ins_kernel_cut, "INSERT OR IGNORE INTO temp.kernel_cut(pid, seq) VALUES (?,?)" },
-		{ &w->ins_node_src, "INSERT INTO temp.node_src(pid, trace_seq, name, file, line) VALUES (?,?,?,?,?)" },
+		{ &w->ins_kernel_cut, "INSERT OR IGNORE INTO link_kernel_cut(pid, seq) VALUES (?,?)" },
+		{ &w->ins_node_src, "INSERT INTO link_node_src(pid, trace_seq, name, file, line) VALUES (?,?,?,?,?)" },
 		{ &w->upd_process_kernels, "UPDATE processes SET kernel_status = ?, kernel_detail = ? WHERE pid = ?" },
 		{ &w->ins_dataset, "INSERT INTO dataset_ops(pid, tid, op_id, start_ns, end_ns, input, input2, output) VALUES (?,?,?,?,?,?,?,?)" },
 		{ &w->ins_collective, "INSERT INTO collective_execs(pid, tid, op_id, start_ns, end_ns, graph, group_size, group_key, instance_key, key_status) VALUES (?,?,?,?,?,?,?,?,?,?)" },
@@ -225,7 +225,7 @@ static int prepare_all(struct run_writer *w)
 		{ &w->ins_session, "INSERT INTO session_runs(pid, tid, start_ns, end_ns, kind, callsite_id, feeds, fetches, targets, ok) VALUES (?,?,?,?,?,?,?,?,?,?)" },
 	};
 
-	if (db_exec(w->db, links_temp_sql) != 0)
+	if (db_exec(w->db, links_tables_sql) != 0)
 		return -1;
 	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
 		if (!(*stmts[i].s = db_prepare(w->db, stmts[i].sql)))

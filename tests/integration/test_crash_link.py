@@ -13,7 +13,9 @@ call.  Checked against a complete run of the same program:
 - each sampled call has the complete run's kernels per call (the last one
   may miss those of another thread's ring that the kill lost);
 - `agprof report --format json`'s graph_ops give `step` the complete run's
-  kernels per call, nodes and op types, and `report --ops` lists its ops.
+  kernels per call, nodes, op types and creation lines (the writer's link
+  tables are committed with the rows), and `report --ops` lists its ops;
+- the link tables are gone from the published recording.
 
     AGPROF=build/cmd/agprof/agprof AGPROF_SOURCE_ROOT=. .venv/bin/python tests/integration/test_crash_link.py
 """
@@ -137,6 +139,8 @@ def main():
     db = agtest.open_recording(cut)
     check(agtest.meta(db).get("cut_short") is not None, "the killed run's recording is cut short")
     check_links(db)
+    check_eq(agtest.q1(db, "SELECT group_concat(name) FROM sqlite_schema WHERE name LIKE 'link!_%' ESCAPE '!'"),
+             None, "the writer's link tables left in the recording")
     counts = per_call(db)
     check(len(counts) >= 5, "sampled calls committed before the kill", len(counts), ">= 5")
     body = list(counts.values())[:-1]  # the last call's kernels of another thread may be in the lost transaction
@@ -144,10 +148,14 @@ def main():
     db.close()
     a, b = step_ops(full), step_ops(cut)
     if check(a is not None and b is not None, "report JSON graph_ops has step", (a is None, b is None)):
-        for key in ("kernels_per_call", "nodes"):
+        for key in ("kernels_per_call", "nodes", "top_line", "top_line_nodes"):
             check_eq(b[key], a[key], "report JSON: step's %s" % key)
         check_eq(sorted(o["op_type"] for o in b["op_types"]), sorted(o["op_type"] for o in a["op_types"]),
                  "report JSON: step's op types")
+        check(a["top_line"] is not None, "the complete run names step's nodes' creation line", a["top_line"])
+        check_eq(sorted((o["name"], o["op_type"], json.dumps(o["location"])) for o in b["ops"]),
+                 sorted((o["name"], o["op_type"], json.dumps(o["location"])) for o in a["ops"]),
+                 "report JSON: step's ops and their creation lines")
         # the report leaves the first call (its trace's run) out of both
         check_eq(sum(1 for n in counts.values() if n) - b["sampled_calls"],
                  sum(1 for n in full_counts.values() if n) - a["sampled_calls"],
