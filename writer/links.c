@@ -19,7 +19,7 @@ const char links_tables_sql[] =
 	"CREATE TABLE IF NOT EXISTS link_name(gf_id INTEGER, pid INTEGER, user_name TEXT);"
 	"CREATE TABLE IF NOT EXISTS link_trace_seq(pid INTEGER, seq INTEGER, trace_id INTEGER, PRIMARY KEY (pid, seq));"
 	"CREATE TABLE IF NOT EXISTS link_kernel_cut(pid INTEGER, seq INTEGER, PRIMARY KEY (pid, seq));"
-	"CREATE TABLE IF NOT EXISTS link_node_src(pid INTEGER, trace_seq INTEGER, name TEXT, file TEXT, line INTEGER);";
+	"CREATE TABLE IF NOT EXISTS link_node_src(pid INTEGER, trace_seq INTEGER, name TEXT, file_id INTEGER, line INTEGER);";
 
 /* Before the late indexes: they take the pages back. */
 static const char links_drop_sql[] =
@@ -156,9 +156,9 @@ static const char link_kernels_sql[] =
 	"UPDATE kernel_totals SET call_id = NULL, graph_function_id = NULL WHERE call_id IS NOT NULL AND EXISTS"
 	"  (SELECT 1 FROM graph_nodes n JOIN graph_functions g ON g.id = n.graph_function_id"
 	"   WHERE n.id = kernel_totals.node_id AND g.parent_id IS NULL AND g.id IS NOT kernel_totals.graph_function_id);"
-	"UPDATE graph_nodes SET file = s.file, line = s.line FROM link_node_src s"
+	"UPDATE graph_nodes SET file = f.text, line = s.line FROM link_node_src s"
 	"  JOIN link_trace_seq q ON q.pid = s.pid AND q.seq = s.trace_seq JOIN graph_functions g ON g.trace_id = q.trace_id"
-	"  WHERE g.id = graph_nodes.graph_function_id AND s.name = graph_nodes.name;";
+	"  JOIN strings f ON f.id = s.file_id WHERE g.id = graph_nodes.graph_function_id AND s.name = graph_nodes.name;";
 
 /* Kernel totals: to a call they ran under, and so to its graph function (after link_sql). */
 static const char link_kernel_totals_sql[] =

@@ -217,7 +217,7 @@ static int prepare_all(struct run_writer *w)
 		{ &w->ins_knode, "INSERT INTO graph_nodes(pid, name, op_type) VALUES (?, coalesce((SELECT text FROM strings WHERE id = ?), '?'), coalesce((SELECT text FROM strings WHERE id = ?), '?'))" },
 		{ &w->ins_gnode, "INSERT INTO graph_nodes(pid, graph_function_id, name, op_type) VALUES (?,?,?,?)" },
 		{ &w->ins_kernel_cut, "INSERT OR IGNORE INTO link_kernel_cut(pid, seq) VALUES (?,?)" },
-		{ &w->ins_node_src, "INSERT INTO link_node_src(pid, trace_seq, name, file, line) VALUES (?,?,?,?,?)" },
+		{ &w->ins_node_src, "INSERT INTO link_node_src(pid, trace_seq, name, file_id, line) VALUES (?,?,?,?,?)" },
 		{ &w->upd_process_kernels, "UPDATE processes SET kernel_status = ?, kernel_detail = ? WHERE pid = ?" },
 		{ &w->ins_dataset, "INSERT INTO dataset_ops(pid, tid, op_id, start_ns, end_ns, input, input2, output) VALUES (?,?,?,?,?,?,?,?)" },
 		{ &w->ins_collective, "INSERT INTO collective_execs(pid, tid, op_id, start_ns, end_ns, graph, group_size, group_key, instance_key, key_status) VALUES (?,?,?,?,?,?,?,?,?,?)" },
