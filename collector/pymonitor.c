@@ -47,7 +47,8 @@ struct local {      /* a code object with local events of ours, and which */
 };
 
 static struct {
-	int state;  /* 0 untried, 1 ready, -1 unusable */
+	int usable; /* agp_pymonitor_init() found this Python's functions */
+	int state;  /* ready(): 0 untried, 1 ready, -1 unusable */
 	int users;  /* threads with open traces (or calibrating) holding our tool */
 	PyObject *(*Import)(const char *);
 	PyObject *(*GetAttr)(PyObject *, const char *);
@@ -96,6 +97,7 @@ int agp_pymonitor_init(const char *opt)
 	    !(M.None = dlsym(RTLD_DEFAULT, "_Py_NoneStruct")) || !(M.list_type = dlsym(RTLD_DEFAULT, "PyList_Type")))
 		return 0;
 	M.state = 0;
+	M.usable = 1;
 	return 1;
 }
 
@@ -460,7 +462,7 @@ static int start(struct agp_thread *t)
 
 int agp_pymonitor_set(struct agp_thread *t, int on)
 {
-	if (M.state < 0 || !t)
+	if (!M.usable || M.state < 0 || !t)
 		return 0;
 	if (on && M.users) {
 		for (int i = 0; i < t->py_nroots; i++)
