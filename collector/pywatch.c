@@ -12,6 +12,8 @@
  * (AGP_SIDE_TRACE_EVENT) and the hooks are removed: outside traces nothing
  * of this runs.  A thread that already has a profile or trace function (a
  * debugger, coverage, cProfile) is left alone: its traces are not watched.
+ * On CPython 3.12 and 3.13, pymonitor.c gets the same events from
+ * sys.monitoring in the user's frames, and hands them to the functions here.
  *
  * Everything here runs with the GIL held, inside a trace: it may allocate
  * and call Python.
@@ -798,6 +800,9 @@ void agp_pywatch_saves(PyObject *frame)
 }
 
 /* For pymonitor.c: what its callbacks need of the watch. */
+_Static_assert((int)V_OFF == AGP_VERDICT_OFF && (int)V_ON == AGP_VERDICT_ON && (int)V_INHERIT == AGP_VERDICT_INHERIT,
+	       "pymonitor.h's verdicts are pywatch.c's");
+
 int agp_pywatch_verdict(struct agp_thread *t, PyObject *code, void *iframe)
 {
 	return (int)verdict_new(t, code, iframe);
