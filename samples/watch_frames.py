@@ -15,6 +15,9 @@ import tensorflow as tf
 
 seen = []
 tools_seen = []
+if len(sys.argv) > 1 and sys.argv[1] == "--take-tools":
+    for tool in (2, 3, 4):  # what another profiler may hold: the watch falls back to the profile function
+        sys.monitoring.use_tool_id(tool, "other")
 
 
 def monitor_tools():

@@ -17,7 +17,9 @@ the mechanism before the hook).  Checked:
 - TensorFlow's own tracing counts (2 traces of outer, 2 of inner);
 - on 3.12+, that the traced code saw agprof's sys.monitoring tool as
   shipped, not with AGPROF_TRACE_WATCH=profile, and no tool is left after
-  the traces either way;
+  the traces either way; and a third run whose program holds the tool ids
+  agprof may take (2, 3, 4): the watch falls back to the profile function,
+  with the same events, and leaves the program's tools as they were;
 - each marked line has its event (print at the three print lines, time,
   random, list-append, exception at the dict line);
 - the two recordings' trace events are the same rows (kind, name, line,
@@ -46,9 +48,9 @@ def events(path):
     return [(k, n, os.path.basename(f or ""), ln, c, d, r, lp, fn) for k, n, f, ln, c, d, r, lp, fn in rows]
 
 
-def run(tag, env_extra):
+def run(tag, env_extra, args=()):
     out = os.path.join(agtest.tmpdir(), "watch-%s.agprof" % tag)
-    proc = agtest.run_agprof(out, [agtest.PYTHON, agtest.sample(SAMPLE)], env_extra=env_extra)
+    proc = agtest.run_agprof(out, [agtest.PYTHON, agtest.sample(SAMPLE)] + list(args), env_extra=env_extra)
     text = proc.stdout.decode("utf-8", "replace")
     check_eq(proc.returncode, 0, tag + ": exit status")
     check("traces 2 2" in text, tag + ": TensorFlow traced outer and inner twice each", text[-300:])
@@ -58,7 +60,8 @@ def run(tag, env_extra):
         check(tools, tag + ": the sample printed the tools", text[-300:])
         line = tools[-1] if tools else ""
         check(("'agprof'" in line) == (tag == "hook"), tag + ": sys.monitoring tool agprof during the traces", line)
-        check(line.endswith("after [None, None, None, None, None, None]"), tag + ": no tool left after", line)
+        left = "[None, None, 'other', 'other', 'other', None]" if args else "[None, None, None, None, None, None]"
+        check(line.endswith("after " + left), tag + ": no tool of agprof's left after", line)
     return events(out)
 
 
@@ -76,6 +79,9 @@ def main():
     only_profile = sorted(set(profiled) - set(hooked))
     check(not only_hook and not only_profile, "the same trace events either way",
           "hook only %s, profile only %s" % (only_hook[:5], only_profile[:5]))
+    if sys.version_info >= (3, 12):
+        taken = run("taken", None, ["--take-tools"])
+        check_eq(sorted(taken), sorted(profiled), "tool ids taken: the profile function's trace events")
     agtest.finish("watch_hook")
 
 
