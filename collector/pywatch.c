@@ -33,7 +33,8 @@ enum { PYTRACE_CALL = 0, PYTRACE_EXCEPTION = 1, PYTRACE_RETURN = 3, PYTRACE_C_CA
 enum { MAX_CFUNCS = 32, MAX_CODES = 16 };
 
 static struct {
-	int state;  /* 0 untried, 1 ready, -1 unusable */
+	int state;  /* 0 usable, -1 not (turned off, or a part missing) */
+	atomic_int ready;  /* agp_py_once()'s state of watch_setup() */
 	void (*SetProfile)(py_tracefunc, PyObject *);
 	void (*SetTrace)(py_tracefunc, PyObject *);
 	PyObject *(*Frame_GetCode)(PyObject *);
@@ -163,13 +164,10 @@ static void verdict_set(PyObject *code, enum verdict v)
 }
 
 /* Fill the watched pointers from setup(); TensorFlow is imported by now. */
-static int watch_ready(void)
+static int watch_setup(void)
 {
 	PyObject *w, *cf, *codes, *append;
 
-	if (W.state)
-		return W.state > 0;
-	W.state = -1;
 	w = W.Call(W.setup, NULL);
 	if (!w) {
 		W.Err_Clear();
@@ -196,8 +194,12 @@ static int watch_ready(void)
 	verdict_set(W.fgraph_code, V_ON);
 	for (int i = 0; i < W.ncodes; i++)
 		verdict_set(W.codes[i], V_ON);
-	W.state = 1;
 	return 1;
+}
+
+static int watch_ready(void)
+{
+	return W.state == 0 && agp_py_once(&W.ready, watch_setup);
 }
 
 /* Add the time since t0 to t's collector time in traces (the trace records carry it, pytrace.c). */
@@ -728,7 +730,7 @@ static void watch_begin(struct agp_thread *t, uint64_t seq)
 {
 	PyObject *n, *root, *ok;
 
-	if (W.state < 0 || !watch_ready() || t->py_nroots >= AGP_TRACE_STACK)
+	if (!watch_ready() || t->py_nroots >= AGP_TRACE_STACK)
 		return;
 	if (!t->py_nroots) {
 		ok = W.Call(W.hooks_free, NULL);
