@@ -152,6 +152,12 @@ int idmap_get(const struct idmap *m, int64_t id, size_t *value)
 	return 1;
 }
 
+void idmap_prefetch(const struct idmap *m, int64_t id)
+{
+	if (m->cap && dense_at(m, id) == SIZE_MAX)
+		__builtin_prefetch(&m->slots[(size_t)id_hash(id) & (m->cap - 1)]);
+}
+
 void idmap_release(struct idmap *m)
 {
 	free(m->slots);

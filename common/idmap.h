@@ -40,6 +40,8 @@ int idmap_put(struct idmap *m, int64_t id, size_t value);
 int idmap_set(struct idmap *m, int64_t id, size_t value);
 /* 1 and *value when id is present, else 0. */
 int idmap_get(const struct idmap *m, int64_t id, size_t *value);
+/* Start fetching the memory idmap_get(m, id) will read: several misses wait together. */
+void idmap_prefetch(const struct idmap *m, int64_t id);
 void idmap_release(struct idmap *m);
 
 #endif

@@ -684,8 +684,7 @@ static int explain_function(struct model *m, struct graph_index *gx, struct mode
 	struct trace_finder finder;
 	int ret = -1;
 
-	trace_finder_init(&finder, f, trace_distance);
-	if (f->ntraces && trace_finder_add(&finder, 0))
+	if (trace_finder_init(&finder, f, trace_distance) || (f->ntraces && trace_finder_add(&finder, 0)))
 		goto oom;
 	for (size_t k = 1; k < f->ntraces; k++) {
 		if (explain_one(m, gx, &finder, f, k))

@@ -195,63 +195,101 @@ static uint64_t arg_hash(const struct model_trace_input *in)
 	return h;
 }
 
-static uint64_t struct_hash(const struct model_trace *t)
-{
-	uint64_t h = mix(2, t->ninputs);
-
-	for (size_t i = 0; i < t->ninputs; i++)
-		h = mix_text(h, t->inputs[i].name);
-	return h;
-}
-
 static int64_t key_id(int64_t pool, enum key_kind kind, uint64_t h)
 {
 	return (int64_t)mix(mix((uint64_t)pool, (uint64_t)kind), h);
 }
 
-/* The hash of t's arguments, leaving out position skip (SIZE_MAX: none). */
-static uint64_t args_hash(const struct model_trace *t, uint64_t st, size_t skip)
+/* The hash of the arguments (their hashes ah[0..n)), leaving out position skip (SIZE_MAX: none). */
+static uint64_t args_hash(const uint64_t *ah, size_t n, uint64_t st, size_t skip)
 {
 	uint64_t h = mix(st, skip);
 
-	for (size_t i = 0; i < t->ninputs; i++)
+	for (size_t i = 0; i < n; i++)
 		if (i != skip)
-			h = mix(h, arg_hash(&t->inputs[i]));
+			h = mix(h, ah[i]);
 	return h;
+}
+
+/*
+ * The parts of trace k's keys, in tf->kh (see enum key_slot): computed
+ * once for the search and the add of the same trace, each argument's text
+ * hashed once (the keys leaving one argument out hash every other).
+ */
+enum key_slot { KS_EXACT, KS_ARGS, KS_STRUCT, KS_NINPUTS, KS_PER_ARG };
+
+static const uint64_t *key_parts(struct trace_finder *tf, size_t k)
+{
+	const struct model_trace *t = &tf->f->traces[k];
+	uint64_t *kh = tf->kh, *ah = tf->kh + KS_PER_ARG + 2 * t->ninputs, st;
+
+	if (tf->kh_of == k)
+		return kh;
+	st = mix(2, t->ninputs);
+	for (size_t i = 0; i < t->ninputs; i++) {
+		st = mix_text(st, t->inputs[i].name);
+		ah[i] = arg_hash(&t->inputs[i]);
+	}
+	kh[KS_ARGS] = args_hash(ah, t->ninputs, st, SIZE_MAX);
+	kh[KS_EXACT] = mix_text(kh[KS_ARGS], t->signature);
+	kh[KS_STRUCT] = st;
+	kh[KS_NINPUTS] = t->ninputs;
+	for (size_t i = 0; i < t->ninputs; i++) {
+		kh[KS_PER_ARG + 2 * i] = args_hash(ah, t->ninputs, st, i);           /* K_WILD */
+		kh[KS_PER_ARG + 2 * i + 1] = mix(mix(st, i), ah[i]);                  /* K_SEEN */
+	}
+	tf->kh_of = k;
+	return kh;
 }
 
 int trace_finder_init(struct trace_finder *tf, const struct model_function *f, trace_distance_fn distance)
 {
+	size_t most = 0;
+
 	memset(tf, 0, sizeof(*tf));
 	tf->f = f;
 	tf->distance = distance;
 	tf->scan_limit = 100000;
-	return 0;
+	tf->kh_of = SIZE_MAX;
+	for (size_t k = 0; k < f->ntraces; k++)
+		if (f->traces[k].ninputs > most)
+			most = f->traces[k].ninputs;
+	/* the parts of one trace's keys, then its arguments' hashes (most: bounded by the inputs in memory) */
+	tf->kh = alloc_array(KS_PER_ARG + 3 * most, sizeof(*tf->kh));
+	return tf->kh ? 0 : -1;
 }
 
 void trace_finder_release(struct trace_finder *tf)
 {
 	free(tf->open);
+	free(tf->kh);
 	idmap_release(&tf->keys);
 	idmap_release(&tf->objects);
 	memset(tf, 0, sizeof(*tf));
 }
 
+/* The key in slot i of key_parts' array, in pool. */
+static int64_t slot_key(int64_t pool, const uint64_t *kh, size_t i)
+{
+	static const enum key_kind kinds[KS_PER_ARG] = { K_EXACT, K_ARGS, K_STRUCT, K_NINPUTS };
+
+	if (i < KS_PER_ARG)
+		return key_id(pool, kinds[i], kh[i]);
+	return key_id(pool, (i - KS_PER_ARG) % 2 ? K_SEEN : K_WILD, kh[i]);
+}
+
 static int put_keys(struct trace_finder *tf, int64_t pool, size_t k)
 {
-	const struct model_trace *t = &tf->f->traces[k];
-	uint64_t st = struct_hash(t), args = args_hash(t, st, SIZE_MAX);
-	int bad = 0;
+	size_t nkeys = KS_PER_ARG + 2 * tf->f->traces[k].ninputs;
+	const uint64_t *kh = key_parts(tf, k);
 
-	bad |= idmap_set(&tf->keys, key_id(pool, K_EXACT, mix_text(args, t->signature)), k);
-	bad |= idmap_set(&tf->keys, key_id(pool, K_ARGS, args), k);
-	bad |= idmap_set(&tf->keys, key_id(pool, K_STRUCT, st), k);
-	bad |= idmap_set(&tf->keys, key_id(pool, K_NINPUTS, t->ninputs), k);
-	for (size_t i = 0; i < t->ninputs && !bad; i++) {
-		bad |= idmap_set(&tf->keys, key_id(pool, K_WILD, args_hash(t, st, i)), k);
-		bad |= idmap_set(&tf->keys, key_id(pool, K_SEEN, mix(mix(st, i), arg_hash(&t->inputs[i]))), k);
-	}
-	return bad ? -1 : 0;
+	/* fetch the slots together: one wait for memory, not one per key */
+	for (size_t i = 0; i < nkeys; i++)
+		idmap_prefetch(&tf->keys, slot_key(pool, kh, i));
+	for (size_t i = 0; i < nkeys; i++)
+		if (idmap_set(&tf->keys, slot_key(pool, kh, i), k))
+			return -1;
+	return 0;
 }
 
 int trace_finder_add(struct trace_finder *tf, size_t k)
@@ -351,27 +389,28 @@ size_t trace_finder_nearest(struct trace_finder *tf, size_t k, int *object_seen)
 {
 	const struct model_trace *b = &tf->f->traces[k];
 	struct search s = { .tf = tf, .k = k, .pool = ALL_POOL, .best = k - 1, .best_d = SIZE_MAX };
-	uint64_t st = struct_hash(b), args = args_hash(b, st, SIZE_MAX);
-	size_t unseen = 0, j;
+	const uint64_t *kh = key_parts(tf, k);
+	size_t unseen = 0, j, nkeys = KS_PER_ARG + 2 * b->ninputs;
+	int64_t pool;
 
 	*object_seen = idmap_get(&tf->objects, b->function_object, &j);
 	if (*object_seen)
 		s.pool = b->function_object;
-	offer(&s, K_EXACT, mix_text(args, b->signature), 0);
+	pool = tf->per_object ? s.pool : ALL_POOL;
+	for (size_t i = 0; i < nkeys; i++)
+		idmap_prefetch(&tf->keys, slot_key(pool, kh, i));
+	offer(&s, K_EXACT, kh[KS_EXACT], 0);
 	if (s.best_d == 0 && !s.wrong)
 		return s.best;
-	offer(&s, K_ARGS, args, 1);
+	offer(&s, K_ARGS, kh[KS_ARGS], 1);
 	for (size_t i = 0; i < b->ninputs; i++) {
-		size_t seen;
-
-		offer(&s, K_WILD, args_hash(b, st, i), 1);
-		if (!idmap_get(&tf->keys, key_id(tf->per_object ? s.pool : ALL_POOL, K_SEEN,
-						  mix(mix(st, i), arg_hash(&b->inputs[i]))), &seen))
+		offer(&s, K_WILD, kh[KS_PER_ARG + 2 * i], 1);
+		if (!idmap_get(&tf->keys, slot_key(pool, kh, KS_PER_ARG + 2 * i + 1), &j))
 			unseen++;
 	}
 	if (s.best_d <= 1 && !s.wrong)
 		return s.best;
-	if (!idmap_get(&tf->keys, key_id(tf->per_object ? s.pool : ALL_POOL, K_STRUCT, st), &j) && !s.wrong) {
+	if (!idmap_get(&tf->keys, key_id(pool, K_STRUCT, kh[KS_STRUCT]), &j) && !s.wrong) {
 		nearest_ninputs(&s, tf->most_inputs);
 		if (s.best_d != SIZE_MAX && !s.wrong)
 			return s.best;

@@ -68,8 +68,11 @@ struct trace_finder {
 	size_t scan_limit;        /* most traces compared one by one for one nearest (hostile recordings) */
 	size_t *open;             /* traces whose span may still hold a later one's start (start order) */
 	size_t nopen, open_cap;
+	uint64_t *kh;             /* the parts of trace kh_of's keys (trace_index.c's key_parts) */
+	size_t kh_of;
 };
 
+/* 0, or -1 out of memory (trace_finder_release still applies). */
 int trace_finder_init(struct trace_finder *tf, const struct model_function *f, trace_distance_fn distance);
 void trace_finder_release(struct trace_finder *tf);
 /*
