@@ -97,6 +97,7 @@ static size_t dense_extend(struct idmap *m, int64_t id)
 			ncap *= 2;
 		if (!(nd = realloc_array(m->dense, ncap, sizeof(*nd))))
 			return SIZE_MAX;
+		alloc_advise_huge(nd, ncap * sizeof(*nd));
 		memset(nd + m->dcap, 0, (ncap - m->dcap) * sizeof(*nd));
 		m->dense = nd;
 		m->dcap = ncap;
