@@ -745,13 +745,13 @@ static void main_cause(struct model_function *f)
 		}
 }
 
-int model_explain_retraces(struct model *m, const struct graph_fn *gfs, size_t ngfs)
+int model_explain_retraces(struct model *m, const struct graph_fn *gfs, size_t ngfs, struct const_table *ct)
 {
 	struct graph_index gx;
 	int64_t recorded;
 	int ret = -1;
 
-	if (graph_index_init(&gx, m, gfs, ngfs))
+	if (graph_index_init(&gx, m, gfs, ngfs, ct))
 		return error("out of memory indexing graph functions");
 	for (size_t i = 0; i < m->nfunctions; i++) {
 		struct model_function *f = &m->functions[i];
