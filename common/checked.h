@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 /*
  * Ask for 2 MB pages in a big block not yet touched (transparent huge
@@ -26,15 +27,16 @@
  */
 static inline void alloc_advise_huge(void *p, size_t bytes)
 {
-	const uintptr_t page = 4096;
+#ifdef MADV_HUGEPAGE
+	long sz = bytes >= ((size_t)8 << 20) ? sysconf(_SC_PAGESIZE) : -1;
+	uintptr_t page = sz > 0 ? (uintptr_t)sz : 1;
 	uintptr_t a = (uintptr_t)p & ~(page - 1), e = ((uintptr_t)p + bytes + page - 1) & ~(page - 1);
 
-#ifdef MADV_HUGEPAGE
-	if (bytes >= ((size_t)8 << 20) && e > a)
+	if (sz > 0 && e > a)
 		madvise((void *)a, e - a, MADV_HUGEPAGE);
 #else
-	(void)a;
-	(void)e;
+	(void)p;
+	(void)bytes;
 #endif
 }
 
