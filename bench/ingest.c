@@ -21,7 +21,10 @@
  *
  * KIND is what the producer emits: eager (ops, the default), call (graph
  * function calls of four functions, none kernel-sampled: past the budget
- * function_call_buckets) or blackbox (py_function runs: blackbox_buckets).
+ * function_call_buckets), blackbox (py_function runs: blackbox_buckets) or
+ * kernel (sampled calls of KERNELS_PER_CALL kernels each, the call after
+ * its kernels as the collector writes them; EVENTS counts the kernels and
+ * the CPU is per kernel, its call's share included).
  *
  * usage: ingest [EVENTS [RATE [MAX_EVENTS [KIND]]]]   (defaults: 2000000 events, RATE 0, MAX_EVENTS 0, eager)
  */
@@ -38,6 +41,7 @@
 
 static long events = 2000000, rate;
 static uint16_t kind = AGP_REC_EAGER;
+#define KERNELS_PER_CALL 8
 static uint32_t op_type;  /* a black box's op type (KIND blackbox) */
 static volatile int producer_done;
 
@@ -60,7 +64,7 @@ static uint64_t sys_ns(void)
 
 struct producer {
 	struct agp_thread *t;
-	uint32_t name[4], site[4];
+	uint32_t name[4], site[4], call;
 	long next;
 };
 
@@ -79,8 +83,20 @@ static int producer_init(struct producer *p)
 		p->site[i] = agp_site_define(p->t, file, func, 40 + (uint32_t)i, 0, 0);
 	}
 	op_type = agp_intern(p->t, "EagerPyFunc", 11);
+	p->call = agp_intern(p->t, "__inference_step_42", 19);
 	p->next = 0;
 	return 0;
+}
+
+/* KIND kernel: kernel i of call i / KERNELS_PER_CALL, then the call after its last kernel. */
+static void produce_kernel(struct producer *p, long i, uint64_t now)
+{
+	uint64_t seq = (uint64_t)(i / KERNELS_PER_CALL) + 1;
+
+	agp_emit_kernel(p->t, p->name[i & 3], p->name[i & 3], now, now + 900, (uint32_t)seq, 0);
+	if (i % KERNELS_PER_CALL == KERNELS_PER_CALL - 1)
+		agp_emit_span(p->t, AGP_REC_CALL, p->call, now - 9000, now + 1000, 0, p->site[0], AGP_SPAN_KERNEL_DETAIL,
+			      0, seq);
 }
 
 static void produce(struct producer *p, long n)
@@ -89,6 +105,10 @@ static void produce(struct producer *p, long n)
 		uint64_t now = agp_now_ns();
 		long i = p->next;
 
+		if (kind == AGP_REC_KERNEL) {
+			produce_kernel(p, i, now);
+			continue;
+		}
 		agp_emit_span(p->t, kind, p->name[i & 3], now, now + 900, kind == AGP_REC_BLACKBOX ? op_type : 0,
 			      p->site[i & 3], 0, 0, (uint64_t)i + 1);
 	}
@@ -184,8 +204,10 @@ int main(int argc, char **argv)
 	if (argc > 3)
 		budget.max_events = strtoull(argv[3], NULL, 10);
 	if (argc > 4)
-		kind = !strcmp(argv[4], "call") ? AGP_REC_CALL : !strcmp(argv[4], "blackbox") ? AGP_REC_BLACKBOX
-											: AGP_REC_EAGER;
+		kind = !strcmp(argv[4], "call")       ? AGP_REC_CALL
+		       : !strcmp(argv[4], "blackbox") ? AGP_REC_BLACKBOX
+		       : !strcmp(argv[4], "kernel")   ? AGP_REC_KERNEL
+						      : AGP_REC_EAGER;
 	if (!mkdtemp(dir) || agp_start(dir) != 0)
 		return perror("ingest: session folder"), 1;
 	snprintf(db, sizeof(db), "%s.agprof", dir);
@@ -221,6 +243,8 @@ int main(int argc, char **argv)
 		return fprintf(stderr, "ingest: finish failed\n"), 1;
 	c2 = cpu_ns();
 	n = tot.eager_ops + tot.eager_aggregated + tot.calls + tot.calls_aggregated + tot.blackbox + tot.blackbox_aggregated;
+	if (kind == AGP_REC_KERNEL)
+		n = tot.kernels;  /* per kernel, its call's row included */
 	printf("ingest: %s: stored %llu (%llu as rows, %llu aggregated: %s) dropped %llu in %.2f s wall; writer cpu %.3f us/event"
 	       " (%.2f M events/s of cpu), thread sys %.3f s, finish %.3f s, longest poll %.1f ms\n",
 	       argc > 4 ? argv[4] : "eager", (unsigned long long)n,

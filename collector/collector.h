@@ -16,6 +16,7 @@
 
 #include "agp_protocol.h"
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -472,6 +473,11 @@ struct _object;
 const char *agp_py_tuple_str(struct _object *tuple, long i) AGP_HIDDEN;
 /* pyframe.c: the interpreter's version, "3.11.7", or NULL. */
 const char *agp_py_version(void) AGP_HIDDEN;
+/*
+ * pyonce.c: run setup() once per process (state starts at 0), the other
+ * threads waiting with the GIL released while it runs; whether it succeeded.
+ */
+int agp_py_once(atomic_int *state, int (*setup)(void)) AGP_HIDDEN;
 
 /*
  * pytrace.c: a trace seen from TF_NewGraph (begin, NULL when the graph is

@@ -35,7 +35,7 @@ struct agp_open_trace {
 };
 
 static struct {
-	int state;  /* 0 untried, 1 ready, -1 unusable */
+	atomic_int ready;  /* agp_py_once()'s state */
 	int (*GILState_Ensure)(void);
 	void (*GILState_Release)(int);
 	PyObject *(*Eval_GetFrame)(void);
@@ -64,13 +64,10 @@ static struct {
 #define RESOLVE(field, sym) \
 	(P.field = (__typeof__(P.field))dlsym(RTLD_DEFAULT, sym))
 
-static int pytrace_ready(void)
+static int pytrace_setup(void)
 {
 	PyObject *ns, *res;
 
-	if (P.state)
-		return P.state > 0;
-	P.state = -1;
 	if (!agp_py_available())
 		return 0;
 	if (!RESOLVE(GILState_Ensure, "PyGILState_Ensure") || !RESOLVE(GILState_Release, "PyGILState_Release") ||
@@ -102,8 +99,12 @@ static int pytrace_ready(void)
 	if (!P.describe)
 		return 0;
 	agp_pywatch_init(P.Dict_GetItemString, ns);
-	P.state = 1;
 	return 1;
+}
+
+static int pytrace_ready(void)
+{
+	return agp_py_once(&P.ready, pytrace_setup);
 }
 
 static const char *text_at(PyObject *tuple, long i)
@@ -424,7 +425,7 @@ PyObject *agp_pytrace_graph_arg(struct agp_thread *t, PyObject *graph)
 	struct agp_open_trace *ot = t->trace_top;
 	PyObject *seq, *text, *r = NULL;
 
-	if (!ot || !ot->ops_len || P.state <= 0)
+	if (!ot || !ot->ops_len)  /* an open trace: pytrace.py and P are ready */
 		return NULL;
 	seq = P.Long_FromLongLong((long long)ot->seq);
 	text = P.Unicode_FromStringAndSize(ot->ops, (long)ot->ops_len);

@@ -155,7 +155,7 @@ def describe(frame):
         for pname, param in key.parameters.items():
             _flatten(pname, param.type_constraint, inputs)
     attrs = getattr(opts, 'attributes', None) or {}
-    _last_desc[0] = (f, fn, id(cache) if cache is not None else None)
+    _last_desc.d = (f, fn, id(cache) if cache is not None else None)
     return (
         str(name),
         code.co_filename if code is not None else None,
@@ -201,7 +201,9 @@ _CF_GRAPHS = ('WhileBodyFuncGraph', 'WhileCondFuncGraph', 'CondBranchFuncGraph')
 _fgraph_code = [None]  # func_graph_from_py_func's code: where a (body) graph's trace begins (setup)
 _MAX_LINES = 16        # node-creating lines kept per trace
 _MAX_EVENTS = 64       # distinct side effects kept per trace
-_last_desc = [None]    # (root frame, python function) of the trace describe() saw
+# (root frame, python function, cache id) of the trace describe() saw last on
+# this thread: threads trace at once, and switch between describe() and watch()
+_last_desc = _thread._local()
 _stacks = {}           # thread id -> open watched traces, innermost last
 _watch = {'c': {}, 'py': {}}  # id of watched object -> (kind, name)
 # C functions whose value freezes into the graph: (module, kind, names).
@@ -634,7 +636,7 @@ def _stores(code, params, out, depth=0):
 def watch(seq):
     """Start watching the trace describe() just described (seq: its number).
     Returns its root frame, or None when it cannot be watched."""
-    desc, _last_desc[0] = _last_desc[0], None
+    desc, _last_desc.d = getattr(_last_desc, 'd', None), None
     if desc is None:
         return None
     root, fn, cache = desc

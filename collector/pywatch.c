@@ -12,11 +12,14 @@
  * (AGP_SIDE_TRACE_EVENT) and the hooks are removed: outside traces nothing
  * of this runs.  A thread that already has a profile or trace function (a
  * debugger, coverage, cProfile) is left alone: its traces are not watched.
+ * On CPython 3.12 and 3.13, pymonitor.c gets the same events from
+ * sys.monitoring in the user's frames, and hands them to the functions here.
  *
  * Everything here runs with the GIL held, inside a trace: it may allocate
  * and call Python.
  */
 #include "collector.h"
+#include "pymonitor.h"
 #include "util.h"
 
 #include <dlfcn.h>
@@ -30,7 +33,8 @@ enum { PYTRACE_CALL = 0, PYTRACE_EXCEPTION = 1, PYTRACE_RETURN = 3, PYTRACE_C_CA
 enum { MAX_CFUNCS = 32, MAX_CODES = 16 };
 
 static struct {
-	int state;  /* 0 untried, 1 ready, -1 unusable */
+	int state;  /* 0 usable, -1 not (turned off, or a part missing) */
+	atomic_int ready;  /* agp_py_once()'s state of watch_setup() */
 	void (*SetProfile)(py_tracefunc, PyObject *);
 	void (*SetTrace)(py_tracefunc, PyObject *);
 	PyObject *(*Frame_GetCode)(PyObject *);
@@ -142,6 +146,9 @@ void agp_pywatch_init(PyObject *(*get)(PyObject *, const char *), PyObject *ns)
 	if (W.on_event && W.watch && W.end && W.setup && W.hooks_free && W.saves)
 		W.state = 0;
 	frame_hook_init(getenv("AGPROF_TRACE_WATCH"));
+	/* 3.12, 3.13: sys.monitoring instead (pymonitor.c); their interpreter frames have f_funcobj third */
+	if (W.state == 0 && agp_pymonitor_init(opt) && RESOLVE(GetAttr, "PyObject_GetAttrString"))
+		W.func_slot = 2;
 }
 
 /* Python objects are a refcount then a type pointer (CPython's PyObject). */
@@ -157,13 +164,10 @@ static void verdict_set(PyObject *code, enum verdict v)
 }
 
 /* Fill the watched pointers from setup(); TensorFlow is imported by now. */
-static int watch_ready(void)
+static int watch_setup(void)
 {
 	PyObject *w, *cf, *codes, *append;
 
-	if (W.state)
-		return W.state > 0;
-	W.state = -1;
 	w = W.Call(W.setup, NULL);
 	if (!w) {
 		W.Err_Clear();
@@ -190,8 +194,12 @@ static int watch_ready(void)
 	verdict_set(W.fgraph_code, V_ON);
 	for (int i = 0; i < W.ncodes; i++)
 		verdict_set(W.codes[i], V_ON);
-	W.state = 1;
 	return 1;
+}
+
+static int watch_ready(void)
+{
+	return W.state == 0 && agp_py_once(&W.ready, watch_setup);
 }
 
 /*
@@ -235,17 +243,24 @@ static void call_event(struct agp_thread *t, int what, PyObject *frame, PyObject
 	own_time(t, t0);
 }
 
+/* 1: a watched Python function's code, 2: func_graph_from_py_func's */
+int agp_pywatch_code(PyObject *code)
+{
+	int hit = code == W.fgraph_code ? 2 : 0;
+
+	for (int i = 0; !hit && i < W.ncodes; i++)
+		hit = W.codes[i] == code;
+	return hit;
+}
+
 static int watched_code(PyObject *frame)
 {
 	PyObject *code = W.Frame_GetCode(frame);
-	int hit = 0;
+	int hit;
 
 	if (!code)
 		return 0;
-	if (code == W.fgraph_code)
-		hit = 2;
-	for (int i = 0; !hit && i < W.ncodes; i++)
-		hit = W.codes[i] == code;
+	hit = agp_pywatch_code(code);
 	W.DecRef(code);
 	return hit;
 }
@@ -281,9 +296,11 @@ static enum verdict generated_verdict(struct agp_thread *t, void *frame)
 
 	if (!fn || !W.origin)
 		return V_ON;
-	t->py_inside++;
+	if (t)
+		t->py_inside++;
 	file = W.Call(W.origin, fn, NULL);
-	t->py_inside--;
+	if (t)
+		t->py_inside--;
 	if (!file) {
 		W.Err_Clear();
 		return V_ON;
@@ -538,6 +555,8 @@ static void hooks_set(int on)
 {
 	struct agp_thread *t = agp_thread_get();
 
+	if (agp_pymonitor_set(t, on))
+		return;  /* sys.monitoring in the user's frames (3.12, 3.13) */
 	W.SetProfile(on ? on_profile : NULL, NULL);
 	if (!on && (!t || t->py_unwinding))
 		W.SetTrace(NULL, NULL);
@@ -642,16 +661,14 @@ static uint64_t calibrate_run(struct agp_thread *t, PyObject *n, int profiled)
 
 	if (profiled) {
 		t->py_calibrating = 1;
-		frame_hook(1);
-		profile_set(t, 1);
+		hooks_set(1);
 	}
 	t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	r = W.Call(W.calibrate, n, NULL);
 	t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
 	if (profiled) {
-		profile_set(t, 0);
+		hooks_set(0);
 		t->py_calibrating = 0;
-		frame_hook(0);
 	}
 	if (!r) {
 		W.Err_Clear();
@@ -718,6 +735,7 @@ static void root_watched(PyObject *root)
 {
 	PyObject *code = W.eval ? W.Frame_GetCode(root) : NULL;
 
+	agp_pymonitor_root(root);
 	if (code) {
 		verdict_set(code, V_ON);
 		W.DecRef(code);
@@ -729,7 +747,7 @@ static void watch_begin(struct agp_thread *t, uint64_t seq)
 {
 	PyObject *n, *root, *ok;
 
-	if (W.state < 0 || !watch_ready() || t->py_nroots >= AGP_TRACE_STACK)
+	if (!watch_ready() || t->py_nroots >= AGP_TRACE_STACK)
 		return;
 	if (!t->py_nroots) {
 		ok = W.Call(W.hooks_free, NULL);
@@ -798,4 +816,44 @@ void agp_pywatch_saves(PyObject *frame)
 	}
 	write_events(r);
 	W.DecRef(r);
+}
+
+/* For pymonitor.c: what its callbacks need of the watch. */
+_Static_assert((int)V_OFF == AGP_VERDICT_OFF && (int)V_ON == AGP_VERDICT_ON && (int)V_INHERIT == AGP_VERDICT_INHERIT,
+	       "pymonitor.h's verdicts are pywatch.c's");
+
+int agp_pywatch_verdict(struct agp_thread *t, PyObject *code, void *iframe)
+{
+	return (int)verdict_new(t, code, iframe);
+}
+
+PyObject *agp_pywatch_fgraph(void)
+{
+	return W.fgraph_code;
+}
+
+int agp_pywatch_cfunc(const PyObject *callable)
+{
+	for (int i = 0; i < W.ncfuncs; i++)
+		if (callable == W.cfuncs[i])
+			return 1;
+	return 0;
+}
+
+PyObject *agp_pywatch_bound_append(PyObject *callable)
+{
+	if (type_of(callable) == W.cfunc_type && ((void **)callable)[2] == W.append_ml)
+		return ((PyObject **)callable)[3];
+	return NULL;
+}
+
+void agp_pywatch_event(struct agp_thread *t, int what, PyObject *frame, PyObject *arg)
+{
+	if (frame)
+		call_event(t, what, frame, arg);
+}
+
+void agp_pywatch_root_end(struct agp_thread *t, PyObject *frame, int failed)
+{
+	root_end(t, frame, failed);
 }

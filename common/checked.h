@@ -13,6 +13,32 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+/*
+ * Ask for 2 MB pages in a big block not yet touched (transparent huge
+ * pages are often "madvise" only): an analysis of a million traces
+ * touches gigabytes of fresh tables and arrays, and a fault per 4 KB page
+ * was a tenth of its time.  The whole pages of the block are advised, not
+ * only its 2 MB-aligned middle: a block malloc maps on its own stays one
+ * mapping, which realloc can still move without a copy (mremap).  Blocks
+ * under 8 MB are left alone.
+ */
+static inline void alloc_advise_huge(void *p, size_t bytes)
+{
+#ifdef MADV_HUGEPAGE
+	long sz = bytes >= ((size_t)8 << 20) ? sysconf(_SC_PAGESIZE) : -1;
+	uintptr_t page = sz > 0 ? (uintptr_t)sz : 1;
+	uintptr_t a = (uintptr_t)p & ~(page - 1), e = ((uintptr_t)p + bytes + page - 1) & ~(page - 1);
+
+	if (sz > 0 && e > a)
+		madvise((void *)a, e - a, MADV_HUGEPAGE);
+#else
+	(void)p;
+	(void)bytes;
+#endif
+}
 
 /* malloc(n * size), NULL when the product overflows or memory is short. */
 static inline void *alloc_array(size_t n, size_t size)
@@ -29,9 +55,14 @@ static inline void *alloc_zeroed(size_t n, size_t size)
 {
 	size_t bytes;
 
+	void *p;
+
 	if (__builtin_mul_overflow(n, size, &bytes))
 		return NULL;
-	return calloc(bytes ? n : 1, bytes ? size : 1);
+	p = calloc(bytes ? n : 1, bytes ? size : 1);
+	if (p)
+		alloc_advise_huge(p, bytes);  /* a big calloc is fresh pages, not touched yet */
+	return p;
 }
 
 /* realloc(p, n * size); NULL (p untouched) on overflow or when memory is short. */
@@ -64,6 +95,7 @@ static inline int grow_array(void **arr, size_t *cap, size_t need, size_t elem)
 	p = realloc_array(*arr, ncap, elem);
 	if (!p)
 		return -1;
+	alloc_advise_huge(p, ncap * elem);
 	__builtin_memset((char *)p + *cap * elem, 0, (ncap - *cap) * elem);
 	*arr = p;
 	*cap = ncap;

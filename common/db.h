@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <stddef.h>
 
-#define AGPROF_SCHEMA_VERSION 8
+#define AGPROF_SCHEMA_VERSION 9
 #define AGPROF_APPLICATION_ID 1634168946
 
 extern const char agprof_schema_sql[];

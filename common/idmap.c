@@ -65,20 +65,85 @@ static int store(struct idmap *m, int64_t id, size_t value, int replace)
 	return 0;
 }
 
+/* id's place in the dense array, or SIZE_MAX when it is outside its range. */
+static size_t dense_at(const struct idmap *m, int64_t id)
+{
+	uint64_t off = (uint64_t)id - (uint64_t)m->base;
+
+	return m->dlen && id >= m->base && off < m->dlen ? (size_t)off : SIZE_MAX;
+}
+
+/*
+ * Make the dense array reach id if it may: nothing hashed yet (else an id
+ * already hashed could fall in the new range) and the array stays at least
+ * half full (memory follows the entries, as in the hashed table).
+ */
+static size_t dense_extend(struct idmap *m, int64_t id)
+{
+	uint64_t off = (uint64_t)id - (uint64_t)m->base;
+
+	if (m->used || (m->dlen && id < m->base))
+		return SIZE_MAX;
+	if (!m->dlen) {
+		m->base = id;
+		off = 0;
+	} else if (off >= 2 * (uint64_t)m->dused + 64) {
+		return SIZE_MAX;
+	}
+	if (off >= m->dcap) {
+		size_t ncap = m->dcap ? m->dcap * 2 : 64, *nd;
+
+		while (ncap <= off)
+			ncap *= 2;
+		if (!(nd = realloc_array(m->dense, ncap, sizeof(*nd))))
+			return SIZE_MAX;
+		alloc_advise_huge(nd, ncap * sizeof(*nd));
+		memset(nd + m->dcap, 0, (ncap - m->dcap) * sizeof(*nd));
+		m->dense = nd;
+		m->dcap = ncap;
+	}
+	m->dlen = (size_t)off + 1;
+	return (size_t)off;
+}
+
+static int put_or_set(struct idmap *m, int64_t id, size_t value, int replace)
+{
+	size_t at = dense_at(m, id);
+
+	if (value == SIZE_MAX)
+		return -1;
+	if (at == SIZE_MAX)
+		at = dense_extend(m, id);
+	if (at == SIZE_MAX)
+		return store(m, id, value, replace);
+	if (m->dense[at] && !replace)
+		return 1;
+	m->dused += !m->dense[at];
+	m->dense[at] = value + 1;
+	return 0;
+}
+
 int idmap_put(struct idmap *m, int64_t id, size_t value)
 {
-	return store(m, id, value, 0);
+	return put_or_set(m, id, value, 0);
 }
 
 int idmap_set(struct idmap *m, int64_t id, size_t value)
 {
-	return store(m, id, value, 1);
+	return put_or_set(m, id, value, 1);
 }
 
 int idmap_get(const struct idmap *m, int64_t id, size_t *value)
 {
 	const struct idmap_slot *s;
+	size_t at = dense_at(m, id);
 
+	if (at != SIZE_MAX) {
+		if (!m->dense[at])
+			return 0;
+		*value = m->dense[at] - 1;
+		return 1;
+	}
 	if (!m->cap)
 		return 0;
 	s = find(m->slots, m->cap, id);
@@ -88,8 +153,15 @@ int idmap_get(const struct idmap *m, int64_t id, size_t *value)
 	return 1;
 }
 
+void idmap_prefetch(const struct idmap *m, int64_t id)
+{
+	if (m->cap && dense_at(m, id) == SIZE_MAX)
+		__builtin_prefetch(&m->slots[(size_t)id_hash(id) & (m->cap - 1)]);
+}
+
 void idmap_release(struct idmap *m)
 {
 	free(m->slots);
+	free(m->dense);
 	memset(m, 0, sizeof(*m));
 }

@@ -1,6 +1,6 @@
--- agprof recording schema, version 7.  docs/schema.md explains every table.
+-- agprof recording schema, version 9.  docs/schema.md explains every table.
 -- Times are nanoseconds on CLOCK_MONOTONIC of the recording host.
-PRAGMA user_version = 8;
+PRAGMA user_version = 9;
 PRAGMA application_id = 1634168946;  -- 'agpr'
 
 CREATE TABLE meta (
@@ -140,7 +140,8 @@ CREATE TABLE function_calls (
     name_id           INTEGER NOT NULL REFERENCES strings(id),
     callsite_id       INTEGER REFERENCES callsites(id),
     ok                INTEGER NOT NULL DEFAULT 1,
-    kernel_detail     INTEGER NOT NULL DEFAULT 0  -- v5: 1 = every kernel of the call is in kernels (a sampled call)
+    kernel_detail     INTEGER NOT NULL DEFAULT 0, -- v5: 1 = every kernel of the call is in kernels (a sampled call)
+    seq               INTEGER  -- v9: the collector's call seq (low 32 bits): kernels.call_id is -seq until linked
 );
 
 -- v6: eager ops kept as rows, compact (issue 11: <= 32 bytes per op, no

@@ -142,6 +142,24 @@ const char *strpool_printf(struct strpool *p, const char *fmt, ...)
 	return r;
 }
 
+void strpool_adopt(struct strpool *into, struct strpool *from)
+{
+	struct strpool_block **tail = &from->blocks;
+
+	while (*tail)
+		tail = &(*tail)->next;
+	/* after into's newest block, which keeps filling */
+	if (from->blocks && into->blocks) {
+		*tail = into->blocks->next;
+		into->blocks->next = from->blocks;
+	} else if (from->blocks) {
+		into->blocks = from->blocks;
+	}
+	into->bytes += from->bytes;
+	from->blocks = NULL;
+	strpool_release(from);
+}
+
 void strpool_release(struct strpool *p)
 {
 	size_t limit = p->limit;

@@ -57,6 +57,11 @@ const char *strpool_str(struct strpool *p, const char *s);
 /* printf into the pool; NULL on error. */
 const char *strpool_printf(struct strpool *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 const char *strpool_vprintf(struct strpool *p, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+/*
+ * Move from's strings into into: they live (and are freed) with into's,
+ * not interned there (copies, as strpool_copy's); from is empty after.
+ */
+void strpool_adopt(struct strpool *into, struct strpool *from);
 /* Free every string of the pool; p is empty (STRPOOL_INIT, limit kept) after. */
 void strpool_release(struct strpool *p);
 

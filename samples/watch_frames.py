@@ -4,14 +4,26 @@ the user's code through AutoGraph (print, time, random.random, a global list's
 append), a user callback TensorFlow calls back (tf.nest.map_structure), a
 tf.function traced inside another's trace, a user method reached through
 a library-like helper, and a trace that fails.  tests/integration/
-test_watch_hook.py records it with the frame hook and with the profile
-function on throughout (AGPROF_TRACE_WATCH=profile): same trace events."""
+test_watch_hook.py records it with the frame hook (3.10, 3.11), or
+sys.monitoring in user frames (3.12, 3.13), and with the profile function on
+throughout (AGPROF_TRACE_WATCH=profile): same trace events."""
 import random
+import sys
 import time
 
 import tensorflow as tf
 
 seen = []
+tools_seen = []
+if len(sys.argv) > 1 and sys.argv[1] == "--take-tools":
+    for tool in (2, 3, 4):  # what another profiler may hold: the watch falls back to the profile function
+        sys.monitoring.use_tool_id(tool, "other")
+
+
+def monitor_tools():
+    """sys.monitoring's tool names now (3.12+): which watch runs."""
+    mon = getattr(sys, "monitoring", None)
+    return [mon.get_tool(i) for i in range(6)] if mon else []
 
 
 def noisy(x):
@@ -29,6 +41,7 @@ class Model:
     def step(self, x):
         t = time.time()  # agprof: time
         seen.append(x)  # agprof: append
+        tools_seen.extend(monitor_tools())
         return x * float(t > 0)
 
 
@@ -57,3 +70,4 @@ try:
 except TypeError as e:  # a tensor is no dict key: the trace fails
     print("trace failed:", type(e).__name__)
 print("traces", outer.experimental_get_tracing_count(), inner.experimental_get_tracing_count())
+print("tools during traces", sorted(set(str(n) for n in tools_seen)), "after", monitor_tools())

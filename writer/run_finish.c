@@ -1,9 +1,10 @@
 /*
  * run_finish.c - the recording's end: the last drain, the links only the
- * whole recording tells (kernels to calls and nodes, graph functions to
- * their traces), meta, and the WAL folded back into one file.
+ * whole recording tells (links.c), meta, and the WAL folded back into one
+ * file.
  */
 #include "run_writer_int.h"
+#include "links.h"
 #include "shm_guard.h"
 #include "srcfile.h"
 #include "tfconfig.h"
@@ -14,139 +15,6 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
-
-static const char link_sql[] =
-	/* graph functions built by a trace */
-	"UPDATE graph_functions SET trace_id = (SELECT t.id FROM traces t WHERE t.pid = graph_functions.pid"
-	"  AND t.tf_name_id = graph_functions.name_id) WHERE trace_id IS NULL;"
-	"UPDATE graph_functions SET function_id = (SELECT function_id FROM traces WHERE id = trace_id)"
-	"  WHERE trace_id IS NOT NULL;"
-	/* forward/backward pairs, by the user function's name (latest definition) */
-	"UPDATE graph_functions SET function_id = (SELECT f.id FROM temp.link_name l JOIN strings s"
-	"  ON s.text = l.user_name JOIN functions f ON f.name_id = s.id AND f.pid = l.pid"
-	"  WHERE l.gf_id = graph_functions.id ORDER BY f.id DESC LIMIT 1) WHERE function_id IS NULL;"
-	/* functions referenced by another function's nodes (cond/while branches) */
-	"UPDATE graph_functions SET parent_id = (SELECT l.parent_id FROM temp.link_ref l"
-	"  WHERE l.pid = graph_functions.pid AND l.child_name_id = graph_functions.name_id LIMIT 1)"
-	"  WHERE parent_id IS NULL;"
-	/* functions registered while a trace was being built */
-	"UPDATE graph_functions SET function_id = (SELECT t.function_id FROM temp.link_trace l"
-	"  JOIN temp.trace_seq q ON q.pid = l.pid AND q.seq = l.trace_seq JOIN traces t ON t.id = q.trace_id"
-	"  WHERE l.gf_id = graph_functions.id) WHERE function_id IS NULL;"
-	"UPDATE graph_functions SET role = 'branch' WHERE role = 'other' AND parent_id IS NOT NULL;"
-	/* trace events written before their trace (a failed trace closes late) */
-	"UPDATE trace_events SET trace_id = (SELECT q.trace_id FROM temp.trace_seq q"
-	"  WHERE q.pid = trace_events.pid AND q.seq = trace_events.trace_seq) WHERE trace_id IS NULL;"
-	/* an __inference_ function no trace of this process built was loaded (SavedModel) */
-	"UPDATE graph_functions SET role = 'loaded' WHERE role = 'inference' AND trace_id IS NULL"
-	"  AND function_id IS NULL AND id NOT IN (SELECT gf_id FROM temp.link_trace);"
-	"UPDATE function_calls SET graph_function_id = (SELECT g.id FROM graph_functions g"
-	"  WHERE g.pid = function_calls.pid AND g.name_id = function_calls.name_id);"
-	"UPDATE function_call_buckets SET graph_function_id = (SELECT g.id FROM graph_functions g"
-	"  WHERE g.pid = function_call_buckets.pid AND g.name_id = function_call_buckets.name_id);"
-	/* aggregated black-box runs as the rows (schema 7), by token, else by the one node of their name */
-	"UPDATE blackbox_buckets SET blackbox_node_id = (SELECT n.id FROM blackbox_nodes n"
-	"  JOIN graph_functions g ON g.id = n.graph_function_id"
-	"  WHERE g.pid = blackbox_buckets.pid AND n.token = blackbox_buckets.token LIMIT 1) WHERE token IS NOT NULL;"
-	"UPDATE blackbox_buckets SET blackbox_node_id = (SELECT CASE WHEN count(DISTINCT n.graph_function_id) = 1"
-	"  THEN min(n.id) END FROM blackbox_nodes n"
-	"  JOIN graph_functions g ON g.id = n.graph_function_id JOIN strings s ON s.id = blackbox_buckets.node_id"
-	"  WHERE g.pid = blackbox_buckets.pid AND n.node_name = s.text) WHERE blackbox_node_id IS NULL;"
-	/* each black-box run to its node (tokens are unique per process) */
-	"UPDATE blackbox_execs SET blackbox_node_id = (SELECT n.id FROM blackbox_nodes n"
-	"  JOIN graph_functions g ON g.id = n.graph_function_id"
-	"  WHERE g.pid = blackbox_execs.pid AND n.token = blackbox_execs.token LIMIT 1) WHERE token IS NOT NULL;"
-	/* a run whose kernel token was not read: by node name, only when one node has it */
-	"UPDATE blackbox_execs SET blackbox_node_id = (SELECT CASE WHEN count(DISTINCT n.graph_function_id) = 1"
-	"  THEN min(n.id) END FROM blackbox_nodes n"
-	"  JOIN graph_functions g ON g.id = n.graph_function_id JOIN strings s ON s.id = blackbox_execs.node_id"
-	"  WHERE g.pid = blackbox_execs.pid AND n.node_name = s.text) WHERE blackbox_node_id IS NULL;"
-	/* threads that ran a tf.data function's black box are tf.data threads */
-	"UPDATE threads SET role = 'tf-data' WHERE role NOT IN ('main', 'tf-data') AND EXISTS"
-	"  (SELECT 1 FROM blackbox_execs b JOIN blackbox_nodes n ON n.id = b.blackbox_node_id"
-	"   JOIN graph_functions g ON g.id = n.graph_function_id JOIN strings s ON s.id = g.name_id"
-	"   WHERE b.pid = threads.pid AND b.tid = threads.tid AND s.text LIKE '%Dataset%');"
-	"UPDATE threads SET role = 'tf-data' WHERE role NOT IN ('main', 'tf-data') AND EXISTS"
-	"  (SELECT 1 FROM blackbox_buckets b JOIN blackbox_nodes n ON n.id = b.blackbox_node_id"
-	"   JOIN graph_functions g ON g.id = n.graph_function_id JOIN strings s ON s.id = g.name_id"
-	"   WHERE b.pid = threads.pid AND b.tid = threads.tid AND s.text LIKE '%Dataset%');"
-	"UPDATE threads SET role = 'python-main' WHERE role = 'main' AND pid IN"
-	"  (SELECT pid FROM processes WHERE python_version IS NOT NULL);"
-	"UPDATE threads SET role = 'other' WHERE role = 'main';";
-
-/* The rows of calls the collector cut (kernel_call_cut): none kept, the call not detailed. */
-static const char cut_calls_sql[] =
-	"DELETE FROM kernels WHERE call_id < 0 AND EXISTS (SELECT 1 FROM temp.kernel_cut c"
-	"  WHERE c.pid = kernels.pid AND c.seq = -kernels.call_id);"
-	"UPDATE function_calls SET kernel_detail = 0 WHERE id IN (SELECT q.call_id FROM temp.call_seq q"
-	"  JOIN temp.kernel_cut c ON c.pid = q.pid AND c.seq = q.seq);";
-
-/*
- * Kernels: each to its call (by the call's seq), then each kernel of a call
- * from its (name, type) node to the node of that name in the call's graph
- * function, else in the one graph function of the process that has it (a
- * nested function's body); the nodes get their creation lines.
- */
-static const char link_kernel_calls_sql[] =  /* before kernels_call, a late index (schema.sql), is built */
-	"UPDATE kernels SET call_id = (SELECT q.call_id FROM temp.call_seq q"
-	"  WHERE q.pid = kernels.pid AND q.seq = -kernels.call_id) WHERE call_id < 0;";
-static const char link_kernels_sql[] =
-	"CREATE TEMP TABLE kmap(u INTEGER, gf INTEGER, n INTEGER, PRIMARY KEY (u, gf));"
-	"INSERT OR IGNORE INTO temp.kmap(u, gf) SELECT DISTINCT k.node_id, c.graph_function_id FROM kernels k"
-	"  JOIN function_calls c ON c.id = k.call_id WHERE k.node_id IS NOT NULL AND c.graph_function_id IS NOT NULL;"
-	"INSERT OR IGNORE INTO temp.kmap(u, gf) SELECT DISTINCT node_id, graph_function_id FROM kernel_totals"
-	"  WHERE node_id IS NOT NULL AND graph_function_id IS NOT NULL;"
-	"UPDATE temp.kmap SET n = (SELECT n.id FROM graph_nodes u JOIN graph_nodes n ON n.graph_function_id = kmap.gf"
-	"  AND n.name = u.name WHERE u.id = kmap.u LIMIT 1);"
-	/* by name in the process: one lookup per node (a scan of graph_nodes per node took minutes on TFP's HMC) */
-	"CREATE TEMP TABLE kname(pid INTEGER, name TEXT, nodes INTEGER, id INTEGER, PRIMARY KEY (pid, name));"
-	"INSERT INTO temp.kname SELECT pid, name, count(*), min(id) FROM graph_nodes"
-	"  WHERE graph_function_id IS NOT NULL GROUP BY pid, name;"
-	"UPDATE temp.kmap SET n = (SELECT CASE WHEN k.nodes = 1 THEN k.id END FROM graph_nodes u JOIN temp.kname k"
-	"  ON k.pid = u.pid AND k.name = u.name WHERE u.id = kmap.u) WHERE n IS NULL;"
-	"UPDATE kernels SET node_id = coalesce((SELECT m.n FROM temp.kmap m JOIN function_calls c ON c.id = kernels.call_id"
-	"  WHERE m.u = kernels.node_id AND m.gf = c.graph_function_id), node_id) WHERE call_id IS NOT NULL;"
-	"UPDATE kernel_totals SET node_id = coalesce((SELECT m.n FROM temp.kmap m WHERE m.u = kernel_totals.node_id"
-	"  AND m.gf = kernel_totals.graph_function_id), node_id) WHERE graph_function_id IS NOT NULL;"
-	/*
-	 * A kernel on another thread while one call was in flight was given that
-	 * call; if its node is of another top-level function (a tf.data map's, a
-	 * variable initializer's) it ran beside the call, not in it: a sequential
-	 * map's py_function was "95% of the train step's kernel time".  A thread
-	 * that ran a tf.data function's kernels is a tf.data thread (the
-	 * collector could not tell from its stack), and none of its kernels is
-	 * another thread's call's: a map's Cast is no Cast of the step.
-	 */
-	"UPDATE threads SET role = 'tf-data' WHERE role NOT IN ('python-main', 'tf-data') AND EXISTS (SELECT 1"
-	"  FROM kernels k JOIN graph_nodes n ON n.id = k.node_id JOIN graph_functions g ON g.id = n.graph_function_id"
-	"  JOIN strings s ON s.id = g.name_id WHERE k.pid = threads.pid AND k.tid = threads.tid"
-	"  AND g.parent_id IS NULL AND s.text LIKE '%!_Dataset!_%' ESCAPE '!');"
-	"UPDATE kernels SET call_id = NULL WHERE call_id IS NOT NULL AND EXISTS (SELECT 1 FROM threads t"
-	"  JOIN function_calls c ON c.id = kernels.call_id WHERE t.pid = kernels.pid AND t.tid = kernels.tid"
-	"  AND t.role = 'tf-data' AND c.tid != kernels.tid);"
-	"UPDATE kernel_totals SET call_id = NULL, graph_function_id = NULL WHERE call_id IS NOT NULL AND EXISTS"
-	"  (SELECT 1 FROM threads t JOIN function_calls c ON c.id = kernel_totals.call_id WHERE t.pid = kernel_totals.pid"
-	"   AND t.tid = kernel_totals.tid AND t.role = 'tf-data' AND c.tid != kernel_totals.tid);"
-	"UPDATE kernels SET call_id = NULL WHERE call_id IS NOT NULL AND EXISTS (SELECT 1 FROM graph_nodes n"
-	"  JOIN graph_functions g ON g.id = n.graph_function_id JOIN function_calls c ON c.id = kernels.call_id"
-	"  WHERE n.id = kernels.node_id AND g.parent_id IS NULL AND g.id IS NOT c.graph_function_id);"
-	"UPDATE kernel_totals SET call_id = NULL, graph_function_id = NULL WHERE call_id IS NOT NULL AND EXISTS"
-	"  (SELECT 1 FROM graph_nodes n JOIN graph_functions g ON g.id = n.graph_function_id"
-	"   WHERE n.id = kernel_totals.node_id AND g.parent_id IS NULL AND g.id IS NOT kernel_totals.graph_function_id);"
-	"UPDATE graph_nodes SET file = s.file, line = s.line FROM temp.node_src s"
-	"  JOIN temp.trace_seq q ON q.pid = s.pid AND q.seq = s.trace_seq JOIN graph_functions g ON g.trace_id = q.trace_id"
-	"  WHERE g.id = graph_nodes.graph_function_id AND s.name = graph_nodes.name;";
-
-/* Kernel totals: to a call they ran under, and so to its graph function (after link_sql). */
-static const char link_kernel_totals_sql[] =
-	"UPDATE kernel_totals SET call_id = (SELECT q.call_id FROM temp.call_seq q"
-	"  WHERE q.pid = kernel_totals.pid AND q.seq = -kernel_totals.call_id) WHERE call_id < 0;"
-	"UPDATE kernel_totals SET graph_function_id = (SELECT c.graph_function_id FROM function_calls c"
-	"  WHERE c.id = kernel_totals.call_id) WHERE call_id IS NOT NULL;";
-
-static const char link_parents_sql[] =
-	"UPDATE graph_functions SET function_id = (SELECT p.function_id FROM graph_functions p"
-	"  WHERE p.id = graph_functions.parent_id) WHERE function_id IS NULL AND parent_id IS NOT NULL;";
 
 /* Kernels a stream's threads did not record (kept apart: they never cost an exact count). */
 static void count_dropped_kernels(struct run_writer *w, struct stream *s)
@@ -248,13 +116,8 @@ static int link_rows(struct run_writer *w, const struct run_session *sess)
 	sqlite3_stmt *st;
 	int rc = 0;
 
-	if ((w->kernel_cut_calls && db_exec(w->db, cut_calls_sql) != 0) || db_exec(w->db, link_kernel_calls_sql) != 0 ||
-	    db_exec(w->db, link_sql) != 0 || unmark_refused_calls(w) != 0)
-		rc = -1;
-	for (int depth = 0; depth < 8; depth++)
-		db_exec(w->db, link_parents_sql);
-	if (db_exec(w->db, link_kernel_totals_sql) != 0 || db_exec(w->db, link_kernels_sql) != 0 ||
-	    db_create_late_indexes(w->db) != 0)
+	if (links_calls(w->db, w->kernel_cut_calls != 0) != 0 || unmark_refused_calls(w) != 0 ||
+	    links_graph(w->db) != 0 || db_create_late_indexes(w->db) != 0)
 		rc = -1;
 	/* The main process's status is the one waitpid saw (none when attached: nobody waited for it). */
 	if ((st = db_prepare(w->db, "UPDATE processes SET exit_status = ?, end_ns = coalesce(end_ns, ?) WHERE pid = ?"))) {

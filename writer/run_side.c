@@ -393,7 +393,8 @@ static void node_sources(struct run_writer *w, struct stream *s, int64_t trace_s
 			sqlite3_bind_int(w->ins_node_src, 1, s->pid);
 			sqlite3_bind_int64(w->ins_node_src, 2, trace_seq);
 			sqlite3_bind_text(w->ins_node_src, 3, p, (int)(t1 - p), SQLITE_TRANSIENT);
-			sqlite3_bind_text(w->ins_node_src, 4, t1 + 1, (int)(t2 - t1 - 1), SQLITE_TRANSIENT);
+			/* interned: the table is in the recording until the finish, a file's name once */
+			sqlite3_bind_int64(w->ins_node_src, 4, string_table_intern(&w->st, t1 + 1, (size_t)(t2 - t1 - 1)));
 			sqlite3_bind_int64(w->ins_node_src, 5, digits_value(t2 + 1, stop));
 			writer_step(w, w->ins_node_src);
 		}

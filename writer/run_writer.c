@@ -4,6 +4,7 @@
  * output).  Ids in the rings are per process; this file maps them to rows.
  */
 #include "run_writer_int.h"
+#include "links.h"
 #include "shm_guard.h"
 #include "util.h"
 
@@ -186,7 +187,7 @@ static int prepare_all(struct run_writer *w)
 {
 	struct { sqlite3_stmt **s; const char *sql; } stmts[] = {
 		{ &w->ins_eager, "INSERT INTO eager_op_rows(key, start, dur, python_ns, flags) VALUES (?,?,?,?,?)" },
-		{ &w->ins_call, "INSERT INTO function_calls(pid, tid, start_ns, end_ns, name_id, callsite_id, ok, kernel_detail) VALUES (?,?,?,?,?,?,?,?)" },
+		{ &w->ins_call, "INSERT INTO function_calls(pid, tid, start_ns, end_ns, name_id, callsite_id, ok, kernel_detail, seq) VALUES (?,?,?,?,?,?,?,?,?)" },
 		{ &w->ins_bb, "INSERT INTO blackbox_execs(pid, tid, start_ns, end_ns, node_id, op_type_id, token) VALUES (?,?,?,?,?,?,(SELECT text FROM strings WHERE id = ?))" },
 		{ &w->ins_site, "INSERT INTO callsites(file_id, line, func_id, parent_id, library) VALUES (?,?,?,?,?)" },
 		{ &w->get_site, "SELECT id FROM callsites WHERE file_id = ? AND line = ? AND func_id = ? AND parent_id IS ? AND library = ?" },
@@ -206,18 +207,17 @@ static int prepare_all(struct run_writer *w)
 		{ &w->ins_gpu, "INSERT INTO gpu_activity(pid, kind, name_id, device, context, stream, start_ns, end_ns, correlation_id, grid_x, grid_y, grid_z, block_x, block_y, block_z, bytes, copy_kind) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)" },
 		{ &w->ins_api, "INSERT INTO gpu_api_calls(pid, tid, api, name_id, start_ns, end_ns, correlation_id, external_id) VALUES (?,?,?,?,?,?,?,?)" },
 		{ &w->ins_ext, "INSERT OR REPLACE INTO gpu_external_ids(pid, external_id, event_table, event_id) VALUES (?,?,?,?)" },
-		{ &w->ins_link_ref, "INSERT INTO temp.link_ref(pid, parent_id, child_name_id) VALUES (?,?,?)" },
-		{ &w->ins_link_trace, "INSERT INTO temp.link_trace(gf_id, pid, trace_seq) VALUES (?,?,?)" },
-		{ &w->ins_link_name, "INSERT INTO temp.link_name(gf_id, pid, user_name) VALUES (?,?,?)" },
-		{ &w->ins_trace_seq, "INSERT OR REPLACE INTO temp.trace_seq(pid, seq, trace_id) VALUES (?,?,?)" },
-		{ &w->get_trace_seq, "SELECT trace_id FROM temp.trace_seq WHERE pid = ? AND seq = ?" },
-		{ &w->ins_trace_event, "INSERT INTO trace_events(pid, trace_seq, trace_id, kind, name, file, line, count, detail, function, function_file, function_line, repeats, loop_line) VALUES (?1,?2,(SELECT trace_id FROM temp.trace_seq WHERE pid = ?1 AND seq = ?2),?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)" },
+		{ &w->ins_link_ref, "INSERT INTO link_ref(pid, parent_id, child_name_id) VALUES (?,?,?)" },
+		{ &w->ins_link_trace, "INSERT INTO link_trace(gf_id, pid, trace_seq) VALUES (?,?,?)" },
+		{ &w->ins_link_name, "INSERT INTO link_name(gf_id, pid, user_name) VALUES (?,?,?)" },
+		{ &w->ins_trace_seq, "INSERT OR REPLACE INTO link_trace_seq(pid, seq, trace_id) VALUES (?,?,?)" },
+		{ &w->get_trace_seq, "SELECT trace_id FROM link_trace_seq WHERE pid = ? AND seq = ?" },
+		{ &w->ins_trace_event, "INSERT INTO trace_events(pid, trace_seq, trace_id, kind, name, file, line, count, detail, function, function_file, function_line, repeats, loop_line) VALUES (?1,?2,(SELECT trace_id FROM link_trace_seq WHERE pid = ?1 AND seq = ?2),?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)" },
 		{ &w->ins_kernel, "INSERT INTO kernels(pid, tid, start_ns, end_ns, node_id, call_id, async) VALUES (?,?,?,?,?,?,?)" },
 		{ &w->ins_knode, "INSERT INTO graph_nodes(pid, name, op_type) VALUES (?, coalesce((SELECT text FROM strings WHERE id = ?), '?'), coalesce((SELECT text FROM strings WHERE id = ?), '?'))" },
 		{ &w->ins_gnode, "INSERT INTO graph_nodes(pid, graph_function_id, name, op_type) VALUES (?,?,?,?)" },
-		{ &w->ins_call_seq, "INSERT OR REPLACE INTO temp.call_seq(pid, seq, call_id) VALUES (?,?,?)" },
-		{ &w->ins_kernel_cut, "INSERT OR IGNORE INTO temp.kernel_cut(pid, seq) VALUES (?,?)" },
-		{ &w->ins_node_src, "INSERT INTO temp.node_src(pid, trace_seq, name, file, line) VALUES (?,?,?,?,?)" },
+		{ &w->ins_kernel_cut, "INSERT OR IGNORE INTO link_kernel_cut(pid, seq) VALUES (?,?)" },
+		{ &w->ins_node_src, "INSERT INTO link_node_src(pid, trace_seq, name, file_id, line) VALUES (?,?,?,?,?)" },
 		{ &w->upd_process_kernels, "UPDATE processes SET kernel_status = ?, kernel_detail = ? WHERE pid = ?" },
 		{ &w->ins_dataset, "INSERT INTO dataset_ops(pid, tid, op_id, start_ns, end_ns, input, input2, output) VALUES (?,?,?,?,?,?,?,?)" },
 		{ &w->ins_collective, "INSERT INTO collective_execs(pid, tid, op_id, start_ns, end_ns, graph, group_size, group_key, instance_key, key_status) VALUES (?,?,?,?,?,?,?,?,?,?)" },
@@ -225,13 +225,7 @@ static int prepare_all(struct run_writer *w)
 		{ &w->ins_session, "INSERT INTO session_runs(pid, tid, start_ns, end_ns, kind, callsite_id, feeds, fetches, targets, ok) VALUES (?,?,?,?,?,?,?,?,?,?)" },
 	};
 
-	if (db_exec(w->db, "CREATE TEMP TABLE link_ref(pid INTEGER, parent_id INTEGER, child_name_id INTEGER);"
-			   "CREATE TEMP TABLE link_trace(gf_id INTEGER, pid INTEGER, trace_seq INTEGER);"
-			   "CREATE TEMP TABLE link_name(gf_id INTEGER, pid INTEGER, user_name TEXT);"
-			   "CREATE TEMP TABLE trace_seq(pid INTEGER, seq INTEGER, trace_id INTEGER, PRIMARY KEY (pid, seq));"
-			   "CREATE TEMP TABLE call_seq(pid INTEGER, seq INTEGER, call_id INTEGER, PRIMARY KEY (pid, seq));"
-			   "CREATE TEMP TABLE kernel_cut(pid INTEGER, seq INTEGER, PRIMARY KEY (pid, seq));"
-			   "CREATE TEMP TABLE node_src(pid INTEGER, trace_seq INTEGER, name TEXT, file TEXT, line INTEGER);") != 0)
+	if (db_exec(w->db, links_tables_sql) != 0)
 		return -1;
 	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
 		if (!(*stmts[i].s = db_prepare(w->db, stmts[i].sql)))
@@ -382,15 +376,6 @@ static void thread_seen(struct run_writer *w, struct stream *s, int tid, int32_t
 	db_bind_text_or_null(w->ins_thread, 3, name[0] ? name : NULL);
 	sqlite3_bind_text(w->ins_thread, 4, role, -1, SQLITE_STATIC);
 	writer_step(w, w->ins_thread);
-}
-
-/* A call's seq (its kernels carry the low 32 bits), resolved at the end of the run. */
-static void call_seq_row(struct run_writer *w, struct stream *s, uint64_t seq, int64_t call)
-{
-	sqlite3_bind_int(w->ins_call_seq, 1, s->pid);
-	sqlite3_bind_int64(w->ins_call_seq, 2, (int64_t)(seq & 0xffffffffu));
-	sqlite3_bind_int64(w->ins_call_seq, 3, call);
-	writer_step(w, w->ins_call_seq);
 }
 
 /*
@@ -745,6 +730,11 @@ static void write_span(struct run_writer *w, struct stream *s, int tid, const st
 		db_bind_id_or_null(st, 6, site);
 		sqlite3_bind_int(st, 7, (r->flags & AGP_SPAN_FAILED) == 0);
 		sqlite3_bind_int(st, 8, (r->flags & AGP_SPAN_KERNEL_DETAIL) != 0);
+		/* its kernels' key (they hold -seq), on disk: a cut-short recording is linked without the writer */
+		if (r->seq)
+			sqlite3_bind_int64(st, 9, (int64_t)(r->seq & 0xffffffffu));
+		else
+			sqlite3_bind_null(st, 9);
 		count = &w->totals.calls;
 		table = "function_calls";
 	} else {
@@ -768,8 +758,6 @@ static void write_span(struct run_writer *w, struct stream *s, int tid, const st
 		w->totals.events++;
 		if (r->h.type == AGP_REC_CALL)
 			idmap_put(&s->fn_rows, name, (size_t)sqlite3_last_insert_rowid(w->db));  /* the first wins */
-		if (r->h.type == AGP_REC_CALL && r->seq)
-			call_seq_row(w, s, r->seq, sqlite3_last_insert_rowid(w->db));
 		if (table && s->gpu_on && r->seq) {
 			sqlite3_bind_int(w->ins_ext, 1, s->pid);
 			sqlite3_bind_int64(w->ins_ext, 2, (int64_t)r->seq);

@@ -112,7 +112,7 @@ struct run_writer {
 		*get_function, *ins_trace, *ins_input, *ins_gf, *ins_ginput, *ins_gconst,
 		*ins_bbnode, *ins_gpu, *ins_api, *ins_ext, *ins_link_ref, *ins_link_trace,
 		*ins_link_name, *ins_trace_seq, *get_trace_seq, *ins_trace_event;
-	sqlite3_stmt *ins_session, *ins_kernel, *ins_knode, *ins_gnode, *ins_call_seq, *ins_node_src,
+	sqlite3_stmt *ins_session, *ins_kernel, *ins_knode, *ins_gnode, *ins_node_src,
 		*upd_process_kernels, *ins_collective, *ins_ktotal, *ins_dataset, *ins_kernel_cut;
 	struct capture_log capture;    /* the capture windows' changes (capture_log.h) */
 	char *capture_desc;            /* what opened and closed them (meta.capture) */

@@ -684,8 +684,7 @@ static int explain_function(struct model *m, struct graph_index *gx, struct mode
 	struct trace_finder finder;
 	int ret = -1;
 
-	trace_finder_init(&finder, f, trace_distance);
-	if (f->ntraces && trace_finder_add(&finder, 0))
+	if (trace_finder_init(&finder, f, trace_distance) || (f->ntraces && trace_finder_add(&finder, 0)))
 		goto oom;
 	for (size_t k = 1; k < f->ntraces; k++) {
 		if (explain_one(m, gx, &finder, f, k))
@@ -746,13 +745,13 @@ static void main_cause(struct model_function *f)
 		}
 }
 
-int model_explain_retraces(struct model *m, const struct graph_fn *gfs, size_t ngfs)
+int model_explain_retraces(struct model *m, const struct graph_fn *gfs, size_t ngfs, struct const_table *ct)
 {
 	struct graph_index gx;
 	int64_t recorded;
 	int ret = -1;
 
-	if (graph_index_init(&gx, m, gfs, ngfs))
+	if (graph_index_init(&gx, m, gfs, ngfs, ct))
 		return error("out of memory indexing graph functions");
 	for (size_t i = 0; i < m->nfunctions; i++) {
 		struct model_function *f = &m->functions[i];

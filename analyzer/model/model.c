@@ -11,6 +11,7 @@
 #include "strpool.h"
 #include "saving_reads.h"
 #include "eager_runs.h"
+#include "trace_index.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -1446,8 +1447,11 @@ static int run_load_steps(struct loader *l, unsigned parts)
 int model_load_parts(struct model *m, struct recording *rec, unsigned parts)
 {
 	struct loader l = { 0 };
+	struct const_table consts;
 	int ret = -1;
 
+	/* read on the other core while the rest loads (trace_index.h) */
+	const_table_start(&consts, rec->path);
 	memset(m, 0, sizeof(*m));
 	m->rec = rec;
 	m->pool = calloc(1, sizeof(*m->pool));
@@ -1473,7 +1477,7 @@ int model_load_parts(struct model *m, struct recording *rec, unsigned parts)
 					   path_is_framework(m->functions[i].def.file);
 	if ((parts & MODEL_EVENTS) && model_input_finish(m))
 		goto cleanup;
-	if (model_explain_retraces(m, l.gfs, l.ngfs) || model_load_cells(m))
+	if (model_explain_retraces(m, l.gfs, l.ngfs, &consts) || model_load_cells(m))
 		goto cleanup;
 	if (m->nfunctions > 1)
 		qsort(m->functions, m->nfunctions, sizeof(*m->functions), cmp_functions);
@@ -1485,6 +1489,7 @@ int model_load_parts(struct model *m, struct recording *rec, unsigned parts)
 		goto cleanup;
 	ret = 0;
 cleanup:
+	const_table_release(&consts);
 	release_owner_maps(&l);
 	free(l.strings);
 	free(l.sites);

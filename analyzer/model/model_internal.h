@@ -34,7 +34,9 @@ struct graph_fn {
  * model_trace.why and the per-function cause counts).  Reads
  * graph_constants for python-value.  0 or -1.
  */
-int model_explain_retraces(struct model *m, const struct graph_fn *gfs, size_t ngfs);
+struct const_table;
+/* ct: the graph constants the load started reading (trace_index.h), or NULL to read them here. */
+int model_explain_retraces(struct model *m, const struct graph_fn *gfs, size_t ngfs, struct const_table *ct);
 
 /* The black box that node blackbox_nodes.id counts under (retraces folded), or NULL. */
 struct model_blackbox *model_blackbox_of_node(struct model *m, int64_t id);

@@ -49,8 +49,8 @@ static int group_table_grow(struct group_table *t)
 
 	nt.cap = t->cap * 2;
 	nt.n = t->n;
-	nt.slots = calloc(nt.cap, sizeof(*nt.slots));
-	nt.used = calloc(nt.cap, 1);
+	nt.slots = alloc_zeroed(nt.cap, sizeof(*nt.slots));
+	nt.used = alloc_zeroed(nt.cap, 1);
 	if (!nt.slots || !nt.used) {
 		free(nt.slots);
 		free(nt.used);

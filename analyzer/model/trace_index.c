@@ -6,6 +6,7 @@
 #include "util.h"
 
 #include <sqlite3.h>
+#include <stdio.h>
 #include <string.h>
 
 /* ---- a trace's graph functions and their constants ---- */
@@ -20,12 +21,14 @@ static int cmp_by_trace(const void *a, const void *b, void *gfs_arg)
 	return *(const size_t *)a < *(const size_t *)b ? -1 : *(const size_t *)a > *(const size_t *)b;
 }
 
-int graph_index_init(struct graph_index *x, struct model *m, const struct graph_fn *gfs, size_t ngfs)
+int graph_index_init(struct graph_index *x, struct model *m, const struct graph_fn *gfs, size_t ngfs,
+		     struct const_table *ct)
 {
 	memset(x, 0, sizeof(*x));
 	x->m = m;
 	x->gfs = gfs;
 	x->ngfs = ngfs;
+	x->ct = ct ? ct : &x->own;
 	if (!ngfs)
 		return 0;
 	x->by_trace = malloc(ngfs * sizeof(*x->by_trace));
@@ -47,9 +50,7 @@ int graph_index_init(struct graph_index *x, struct model *m, const struct graph_
 void graph_index_release(struct graph_index *x)
 {
 	free(x->by_trace);
-	free(x->consts);
-	free(x->spans);
-	idmap_release(&x->groups);
+	const_table_release(&x->own);
 	idmap_release(&x->traces);
 	memset(x, 0, sizeof(*x));
 }
@@ -68,66 +69,77 @@ size_t graph_index_of_trace(const struct graph_index *x, int64_t trace_id, const
 }
 
 /*
- * Constants in rowid order (tmp, their group in grp) into x->consts grouped
+ * Constants in rowid order (tmp, their group in grp) into c->consts grouped
  * by graph function, rowid order kept within a group: a counting sort.
  */
-static int group_constants(struct graph_index *x, const struct graph_constant *tmp, const size_t *grp)
+static int group_constants(struct const_table *c, const struct graph_constant *tmp, const size_t *grp)
 {
-	size_t at = 0, *fill = alloc_zeroed(x->nspans, sizeof(*fill));
+	size_t at = 0, *fill = alloc_zeroed(c->nspans, sizeof(*fill));
 
-	if (!fill || !(x->consts = alloc_zeroed(x->nconsts, sizeof(*x->consts)))) {
+	if (!fill || !(c->consts = alloc_zeroed(c->nconsts, sizeof(*c->consts)))) {
 		free(fill);
 		return -1;
 	}
-	for (size_t g = 0; g < x->nspans; g++) {
-		x->spans[g].first = fill[g] = at;
-		at += x->spans[g].n;
+	for (size_t g = 0; g < c->nspans; g++) {
+		c->spans[g].first = fill[g] = at;
+		at += c->spans[g].n;
 	}
-	for (size_t i = 0; i < x->nconsts; i++)
-		x->consts[fill[grp[i]]++] = tmp[i];
+	for (size_t i = 0; i < c->nconsts; i++)
+		c->consts[fill[grp[i]]++] = tmp[i];
 	free(fill);
+	return 0;
+}
+
+/* One graph_constants row (its graph function gf) into tmp/grp and c's spans.  0 or -1. */
+static int add_constant(struct const_table *c, sqlite3_stmt *s, struct strpool *pool,
+			struct graph_constant **tmp, size_t **grp, size_t caps[3])
+{
+	int64_t gf = sqlite3_column_int64(s, 0);
+	size_t g;
+
+	if (ARRAY_GROW(*tmp, c->nconsts, caps[0]) || ARRAY_GROW(*grp, c->nconsts, caps[1]))
+		return -1;
+	if (!idmap_get(&c->groups, gf, &g)) {
+		if (ARRAY_GROW(c->spans, c->nspans, caps[2]) || idmap_put(&c->groups, gf, c->nspans) < 0)
+			return -1;
+		c->spans[g = c->nspans++].n = 0;
+	}
+	c->spans[g].n++;
+	(*grp)[c->nconsts] = g;
+	(*tmp)[c->nconsts].node = db_col_pooled(s, 1, pool);
+	(*tmp)[c->nconsts++].value = db_col_pooled(s, 2, pool);
 	return 0;
 }
 
 /*
  * graph_constants has no index on graph_function_id: one pass in rowid
  * order (an ORDER BY sorted a million graphs' constants in SQLite's
- * sorter), grouped here.
+ * sorter), grouped here.  Strings into pool.  0, or -1 with err set.
  */
-static int read_constants(struct graph_index *x)
+static int read_constants(struct const_table *c, sqlite3 *db, struct strpool *pool, char *err, size_t errlen)
 {
-	sqlite3_stmt *s = db_prepare(x->m->rec->db,
-		"SELECT graph_function_id, node_name, coalesce(value, '') FROM graph_constants");
+	static const char sql[] = "SELECT graph_function_id, node_name, coalesce(value, '') FROM graph_constants";
+	sqlite3_stmt *s = NULL;
 	struct graph_constant *tmp = NULL;
-	size_t *grp = NULL, cap = 0, gcap = 0, scap = 0, g;
+	size_t *grp = NULL, caps[3] = { 0, 0, 0 };
 	int rc = SQLITE_ERROR, ret = -1;
 
-	if (!s)
-		return -1;
-	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		int64_t gf = sqlite3_column_int64(s, 0);
-
-		if (ARRAY_GROW(tmp, x->nconsts, cap) || ARRAY_GROW(grp, x->nconsts, gcap))
-			goto oom;
-		if (!idmap_get(&x->groups, gf, &g)) {
-			if (ARRAY_GROW(x->spans, x->nspans, scap) || idmap_put(&x->groups, gf, x->nspans) < 0)
-				goto oom;
-			x->spans[g = x->nspans++].n = 0;
-		}
-		x->spans[g].n++;
-		grp[x->nconsts] = g;
-		tmp[x->nconsts].node = model_strdup(x->m, (const char *)sqlite3_column_text(s, 1));
-		tmp[x->nconsts++].value = model_strdup(x->m, (const char *)sqlite3_column_text(s, 2));
+	if (sqlite3_prepare_v2(db, sql, -1, &s, NULL) != SQLITE_OK) {
+		snprintf(err, errlen, "%s in '%s'", sqlite3_errmsg(db), sql);  /* db_prepare's words */
+		goto out;
 	}
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW)
+		if (add_constant(c, s, pool, &tmp, &grp, caps))
+			goto oom;
 	if (rc != SQLITE_DONE)
-		error("cannot read graph constants: %s", sqlite3_errmsg(x->m->rec->db));
-	else if (group_constants(x, tmp, grp))
+		snprintf(err, errlen, "cannot read graph constants: %s", sqlite3_errmsg(db));
+	else if (group_constants(c, tmp, grp))
 		goto oom;
 	else
 		ret = 0;
 	goto out;
 oom:
-	ret = error("out of memory reading graph constants");
+	snprintf(err, errlen, "out of memory reading graph constants");
 out:
 	sqlite3_finalize(s);
 	free(tmp);
@@ -135,19 +147,66 @@ out:
 	return ret;
 }
 
+static void *const_worker(void *arg)
+{
+	struct const_table *c = arg;
+	sqlite3 *db = NULL;
+
+	if (db_open_readonly(c->path, SQLITE_OPEN_NOMUTEX, &db) != SQLITE_OK)
+		snprintf(c->err, sizeof(c->err), "cannot open '%s': %s", c->path, db ? sqlite3_errmsg(db) : "out of memory");
+	else
+		read_constants(c, db, &c->pool, c->err, sizeof(c->err));
+	sqlite3_close(db);
+	return NULL;
+}
+
+void const_table_start(struct const_table *c, const char *path)
+{
+	memset(c, 0, sizeof(*c));
+	c->path = path;
+	if (path && pthread_create(&c->thread, NULL, const_worker, c) == 0)
+		c->state = 1;
+}
+
+int const_table_wait(struct const_table *c, struct model *m)
+{
+	if (c->state == 0) {  /* no worker: read here, into the model's pool */
+		c->state = read_constants(c, m->rec->db, m->pool, c->err, sizeof(c->err)) ? -1 : 2;
+	} else if (c->state == 1) {
+		pthread_join(c->thread, NULL);
+		strpool_adopt(m->pool, &c->pool);
+		c->state = c->err[0] ? -1 : 2;
+	}
+	if (c->state < 0 && c->err[0]) {
+		error("%s", c->err);
+		c->err[0] = '\0';  /* said once */
+	}
+	return c->state < 0 ? -1 : 0;
+}
+
+void const_table_release(struct const_table *c)
+{
+	if (c->state == 1)
+		pthread_join(c->thread, NULL);
+	free(c->consts);
+	free(c->spans);
+	idmap_release(&c->groups);
+	strpool_release(&c->pool);
+	memset(c, 0, sizeof(*c));
+}
+
 int graph_index_constants(struct graph_index *x, int64_t gf_id, const struct graph_constant **out, size_t *n)
 {
+	struct const_table *c = x->ct;
 	size_t span;
 
 	*out = NULL;
 	*n = 0;
-	if (!x->constants_read)
-		x->constants_read = read_constants(x) ? -1 : 1;
-	if (x->constants_read < 0)
+	if (const_table_wait(c, x->m))
 		return -1;
-	if (idmap_get(&x->groups, gf_id, &span)) {
-		*out = x->consts + x->spans[span].first;
-		*n = x->spans[span].n;
+	if (idmap_get(&c->groups, gf_id, &span)) {
+		*out = c->consts + c->spans[span].first;
+		*n = c->spans[span].n;
 	}
 	return 0;
 }
@@ -195,63 +254,101 @@ static uint64_t arg_hash(const struct model_trace_input *in)
 	return h;
 }
 
-static uint64_t struct_hash(const struct model_trace *t)
-{
-	uint64_t h = mix(2, t->ninputs);
-
-	for (size_t i = 0; i < t->ninputs; i++)
-		h = mix_text(h, t->inputs[i].name);
-	return h;
-}
-
 static int64_t key_id(int64_t pool, enum key_kind kind, uint64_t h)
 {
 	return (int64_t)mix(mix((uint64_t)pool, (uint64_t)kind), h);
 }
 
-/* The hash of t's arguments, leaving out position skip (SIZE_MAX: none). */
-static uint64_t args_hash(const struct model_trace *t, uint64_t st, size_t skip)
+/* The hash of the arguments (their hashes ah[0..n)), leaving out position skip (SIZE_MAX: none). */
+static uint64_t args_hash(const uint64_t *ah, size_t n, uint64_t st, size_t skip)
 {
 	uint64_t h = mix(st, skip);
 
-	for (size_t i = 0; i < t->ninputs; i++)
+	for (size_t i = 0; i < n; i++)
 		if (i != skip)
-			h = mix(h, arg_hash(&t->inputs[i]));
+			h = mix(h, ah[i]);
 	return h;
+}
+
+/*
+ * The parts of trace k's keys, in tf->kh (see enum key_slot): computed
+ * once for the search and the add of the same trace, each argument's text
+ * hashed once (the keys leaving one argument out hash every other).
+ */
+enum key_slot { KS_EXACT, KS_ARGS, KS_STRUCT, KS_NINPUTS, KS_PER_ARG };
+
+static const uint64_t *key_parts(struct trace_finder *tf, size_t k)
+{
+	const struct model_trace *t = &tf->f->traces[k];
+	uint64_t *kh = tf->kh, *ah = tf->kh + KS_PER_ARG + 2 * t->ninputs, st;
+
+	if (tf->kh_of == k)
+		return kh;
+	st = mix(2, t->ninputs);
+	for (size_t i = 0; i < t->ninputs; i++) {
+		st = mix_text(st, t->inputs[i].name);
+		ah[i] = arg_hash(&t->inputs[i]);
+	}
+	kh[KS_ARGS] = args_hash(ah, t->ninputs, st, SIZE_MAX);
+	kh[KS_EXACT] = mix_text(kh[KS_ARGS], t->signature);
+	kh[KS_STRUCT] = st;
+	kh[KS_NINPUTS] = t->ninputs;
+	for (size_t i = 0; i < t->ninputs; i++) {
+		kh[KS_PER_ARG + 2 * i] = args_hash(ah, t->ninputs, st, i);           /* K_WILD */
+		kh[KS_PER_ARG + 2 * i + 1] = mix(mix(st, i), ah[i]);                  /* K_SEEN */
+	}
+	tf->kh_of = k;
+	return kh;
 }
 
 int trace_finder_init(struct trace_finder *tf, const struct model_function *f, trace_distance_fn distance)
 {
+	size_t most = 0;
+
 	memset(tf, 0, sizeof(*tf));
 	tf->f = f;
 	tf->distance = distance;
 	tf->scan_limit = 100000;
-	return 0;
+	tf->kh_of = SIZE_MAX;
+	for (size_t k = 0; k < f->ntraces; k++)
+		if (f->traces[k].ninputs > most)
+			most = f->traces[k].ninputs;
+	/* the parts of one trace's keys, then its arguments' hashes (most: bounded by the inputs in memory) */
+	tf->kh = alloc_array(KS_PER_ARG + 3 * most, sizeof(*tf->kh));
+	return tf->kh ? 0 : -1;
 }
 
 void trace_finder_release(struct trace_finder *tf)
 {
 	free(tf->open);
+	free(tf->kh);
 	idmap_release(&tf->keys);
 	idmap_release(&tf->objects);
 	memset(tf, 0, sizeof(*tf));
 }
 
+/* The key in slot i of key_parts' array, in pool. */
+static int64_t slot_key(int64_t pool, const uint64_t *kh, size_t i)
+{
+	static const enum key_kind kinds[KS_PER_ARG] = { K_EXACT, K_ARGS, K_STRUCT, K_NINPUTS };
+
+	if (i < KS_PER_ARG)
+		return key_id(pool, kinds[i], kh[i]);
+	return key_id(pool, (i - KS_PER_ARG) % 2 ? K_SEEN : K_WILD, kh[i]);
+}
+
 static int put_keys(struct trace_finder *tf, int64_t pool, size_t k)
 {
-	const struct model_trace *t = &tf->f->traces[k];
-	uint64_t st = struct_hash(t), args = args_hash(t, st, SIZE_MAX);
-	int bad = 0;
+	size_t nkeys = KS_PER_ARG + 2 * tf->f->traces[k].ninputs;
+	const uint64_t *kh = key_parts(tf, k);
 
-	bad |= idmap_set(&tf->keys, key_id(pool, K_EXACT, mix_text(args, t->signature)), k);
-	bad |= idmap_set(&tf->keys, key_id(pool, K_ARGS, args), k);
-	bad |= idmap_set(&tf->keys, key_id(pool, K_STRUCT, st), k);
-	bad |= idmap_set(&tf->keys, key_id(pool, K_NINPUTS, t->ninputs), k);
-	for (size_t i = 0; i < t->ninputs && !bad; i++) {
-		bad |= idmap_set(&tf->keys, key_id(pool, K_WILD, args_hash(t, st, i)), k);
-		bad |= idmap_set(&tf->keys, key_id(pool, K_SEEN, mix(mix(st, i), arg_hash(&t->inputs[i]))), k);
-	}
-	return bad ? -1 : 0;
+	/* fetch the slots together: one wait for memory, not one per key */
+	for (size_t i = 0; i < nkeys; i++)
+		idmap_prefetch(&tf->keys, slot_key(pool, kh, i));
+	for (size_t i = 0; i < nkeys; i++)
+		if (idmap_set(&tf->keys, slot_key(pool, kh, i), k))
+			return -1;
+	return 0;
 }
 
 int trace_finder_add(struct trace_finder *tf, size_t k)
@@ -351,27 +448,28 @@ size_t trace_finder_nearest(struct trace_finder *tf, size_t k, int *object_seen)
 {
 	const struct model_trace *b = &tf->f->traces[k];
 	struct search s = { .tf = tf, .k = k, .pool = ALL_POOL, .best = k - 1, .best_d = SIZE_MAX };
-	uint64_t st = struct_hash(b), args = args_hash(b, st, SIZE_MAX);
-	size_t unseen = 0, j;
+	const uint64_t *kh = key_parts(tf, k);
+	size_t unseen = 0, j, nkeys = KS_PER_ARG + 2 * b->ninputs;
+	int64_t pool;
 
 	*object_seen = idmap_get(&tf->objects, b->function_object, &j);
 	if (*object_seen)
 		s.pool = b->function_object;
-	offer(&s, K_EXACT, mix_text(args, b->signature), 0);
+	pool = tf->per_object ? s.pool : ALL_POOL;
+	for (size_t i = 0; i < nkeys; i++)
+		idmap_prefetch(&tf->keys, slot_key(pool, kh, i));
+	offer(&s, K_EXACT, kh[KS_EXACT], 0);
 	if (s.best_d == 0 && !s.wrong)
 		return s.best;
-	offer(&s, K_ARGS, args, 1);
+	offer(&s, K_ARGS, kh[KS_ARGS], 1);
 	for (size_t i = 0; i < b->ninputs; i++) {
-		size_t seen;
-
-		offer(&s, K_WILD, args_hash(b, st, i), 1);
-		if (!idmap_get(&tf->keys, key_id(tf->per_object ? s.pool : ALL_POOL, K_SEEN,
-						  mix(mix(st, i), arg_hash(&b->inputs[i]))), &seen))
+		offer(&s, K_WILD, kh[KS_PER_ARG + 2 * i], 1);
+		if (!idmap_get(&tf->keys, slot_key(pool, kh, KS_PER_ARG + 2 * i + 1), &j))
 			unseen++;
 	}
 	if (s.best_d <= 1 && !s.wrong)
 		return s.best;
-	if (!idmap_get(&tf->keys, key_id(tf->per_object ? s.pool : ALL_POOL, K_STRUCT, st), &j) && !s.wrong) {
+	if (!idmap_get(&tf->keys, key_id(pool, K_STRUCT, kh[KS_STRUCT]), &j) && !s.wrong) {
 		nearest_ninputs(&s, tf->most_inputs);
 		if (s.best_d != SIZE_MAX && !s.wrong)
 			return s.best;

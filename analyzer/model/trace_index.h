@@ -14,7 +14,9 @@
 #define AGPROF_TRACE_INDEX_H
 
 #include "idmap.h"
+#include "strpool.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -27,22 +29,46 @@ struct graph_constant {
 	const char *node, *value;
 };
 
+/*
+ * Every graph function's scalar constants.  Reading them (four million
+ * rows for a million traces) needs nothing of the model, so the load starts
+ * it on a thread of its own with its own connection and string pool
+ * (const_table_start), and the explanation waits for it at its first use:
+ * on two cores the read costs no wall time.  The worker's strings join the
+ * model's pool then (copies, like strpool_copy's: compared by content).
+ */
+struct const_table {
+	struct graph_constant *consts;  /* grouped by graph function, rowid order within */
+	size_t nconsts;
+	struct idmap groups;            /* graph_functions.id -> index into spans */
+	struct { size_t first, n; } *spans;
+	size_t nspans;
+	struct strpool pool;            /* the worker's strings until const_table_wait */
+	const char *path;               /* the worker's: the recording to open */
+	pthread_t thread;
+	int state;                      /* 0 unread, 1 worker running, 2 read, -1 failed */
+	char err[256];                  /* the worker's error, printed by const_table_wait */
+};
+
+/* Start reading path's graph_constants on a thread (read on first use when it cannot start). */
+void const_table_start(struct const_table *c, const char *path);
+/* The worker's table, its strings moved into m's pool.  0, or -1 (error printed). */
+int const_table_wait(struct const_table *c, struct model *m);
+void const_table_release(struct const_table *c);
+
 struct graph_index {
 	struct model *m;
 	const struct graph_fn *gfs;
 	size_t ngfs;
 	size_t *by_trace;               /* indexes into gfs, sorted by trace_id */
 	struct idmap traces;            /* trace_id -> its first place in by_trace */
-	int constants_read;             /* 0 not yet, 1 read, -1 failed */
-	struct graph_constant *consts;  /* grouped by graph function, rowid order within */
-	size_t nconsts;
-	struct idmap groups;            /* graph_functions.id -> index into spans */
-	struct { size_t first, n; } *spans;
-	size_t nspans;
+	struct const_table *ct;         /* the load's (started early), or own: read on first use */
+	struct const_table own;
 };
 
-/* 0, or -1 (out of memory; nothing to release). */
-int graph_index_init(struct graph_index *x, struct model *m, const struct graph_fn *gfs, size_t ngfs);
+/* 0, or -1 (out of memory; nothing to release).  ct: the constants the load started reading, or NULL. */
+int graph_index_init(struct graph_index *x, struct model *m, const struct graph_fn *gfs, size_t ngfs,
+		     struct const_table *ct);
 void graph_index_release(struct graph_index *x);
 /* The graph functions built by a trace: *idx points at n indexes into gfs. */
 size_t graph_index_of_trace(const struct graph_index *x, int64_t trace_id, const size_t **idx);
@@ -68,8 +94,11 @@ struct trace_finder {
 	size_t scan_limit;        /* most traces compared one by one for one nearest (hostile recordings) */
 	size_t *open;             /* traces whose span may still hold a later one's start (start order) */
 	size_t nopen, open_cap;
+	uint64_t *kh;             /* the parts of trace kh_of's keys (trace_index.c's key_parts) */
+	size_t kh_of;
 };
 
+/* 0, or -1 out of memory (trace_finder_release still applies). */
 int trace_finder_init(struct trace_finder *tf, const struct model_function *f, trace_distance_fn distance);
 void trace_finder_release(struct trace_finder *tf);
 /*

@@ -49,6 +49,37 @@ Test(idmap, many_sequential_ids)
 	idmap_release(&m);
 }
 
+/* Rowids in order go to the dense array; gaps, holes and strays keep the map's meaning. */
+Test(idmap, dense_rowids_with_gaps_and_strays)
+{
+	struct idmap m = IDMAP_INIT;
+	size_t v;
+
+	for (int64_t id = 10; id < 20000; id += (id % 7) ? 1 : 3)
+		cr_assert_eq(idmap_put(&m, id, (size_t)id * 2), 0);
+	cr_assert_eq(m.cap, 0, "ascending rowids with narrow gaps stay dense");
+	cr_assert_eq(idmap_get(&m, 13, &v), 1);
+	cr_assert_eq(v, 26);
+	cr_assert_eq(idmap_get(&m, 9, &v), 0, "before the first id");
+	cr_assert_eq(idmap_get(&m, 15, &v), 0, "a gap (14 is followed by 17)");
+	cr_assert_eq(idmap_put(&m, 13, 1), 1, "a duplicate keeps the first value");
+	cr_assert_eq(idmap_set(&m, 13, 1), 0);
+	cr_assert(idmap_get(&m, 13, &v) && v == 1, "set replaces");
+	/* a wide jump and an id below the range: hashed, and the range is frozen */
+	cr_assert_eq(idmap_put(&m, (int64_t)1 << 40, 5), 0);
+	cr_assert_eq(idmap_put(&m, -3, 6), 0);
+	cr_assert_eq(idmap_put(&m, 19999 + 1, 7), 0);
+	cr_assert_eq(idmap_put(&m, 15, 8), 0, "a hole in the range is filled");
+	cr_assert(idmap_get(&m, (int64_t)1 << 40, &v) && v == 5);
+	cr_assert(idmap_get(&m, -3, &v) && v == 6);
+	cr_assert(idmap_get(&m, 20000, &v) && v == 7);
+	cr_assert(idmap_get(&m, 15, &v) && v == 8);
+	cr_assert_eq(m.used, 3, "the hole went to the array, not the table");
+	cr_assert_eq(idmap_put(&m, 20000, 9), 1, "a hashed id is not also dense");
+	cr_assert(idmap_get(&m, 19999, &v) && v == 39998);
+	idmap_release(&m);
+}
+
 Test(checked, allocations_refuse_wrapping_sizes)
 {
 	void *p;

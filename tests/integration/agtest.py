@@ -100,7 +100,7 @@ def meta(db):
 
 
 def check_recording_header(db):
-    check_eq(q1(db, "PRAGMA user_version"), 8, "PRAGMA user_version")
+    check_eq(q1(db, "PRAGMA user_version"), 9, "PRAGMA user_version")
     check_eq(q1(db, "PRAGMA application_id"), 1634168946, "PRAGMA application_id")
     check_eq(q1(db, "PRAGMA integrity_check"), "ok", "PRAGMA integrity_check")
 

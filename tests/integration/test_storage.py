@@ -110,7 +110,7 @@ def schema5_case(d, path, planned, rows):
     rc, _, err = agtest.agprof_cmd("merge", "-o", merged, old, old)
     check_eq(rc, 0, "agprof merge of two schema 5 recordings (%s)" % err.strip()[-300:])
     db = agtest.open_recording(merged)
-    check_eq(q1(db, "PRAGMA user_version"), 8, "the merge is written in schema 8")
+    check_eq(q1(db, "PRAGMA user_version"), 9, "the merge is written in schema 9")
     check_eq(q1(db, "SELECT count(*) FROM eager_op_rows"), 2 * rows, "merged schema 5 inputs: the ops of both")
     check_eq(step_counts_in_file(db), {op: planned // 2 for op in STEP_OPS}, "merged schema 5 inputs: per-op counts")
     check_blocks_bound_rows(db, "merge of two schema 5 recordings")

@@ -1,6 +1,7 @@
-"""The trace watch's frame hook (CPython 3.10, 3.11) sees what the profile
-function on throughout sees (docs/collector.md, "Pitfalls inside traced
-code").
+"""The trace watch in user frames only, the frame hook on CPython 3.10 and
+3.11, sys.monitoring on 3.12 and 3.13 (collector/pymonitor.c), sees what the
+profile function on throughout sees (docs/collector.md, "Pitfalls inside
+traced code").
 
 samples/watch_frames.py makes side effects from each kind of frame the hook
 decides for: the user's code through AutoGraph (print, time.time, a
@@ -12,8 +13,13 @@ fails on a TypeError raised in TensorFlow's code (the trace function set
 by the hook when that frame unwinds, so the root sees the exception).
 Recorded twice with real TensorFlow: as shipped, and with
 AGPROF_TRACE_WATCH=profile (the profile function on for the whole trace,
-the mechanism before the hook, and the one 3.12+ keeps).  Checked:
+the mechanism before the hook).  Checked:
 - TensorFlow's own tracing counts (2 traces of outer, 2 of inner);
+- on 3.12+, that the traced code saw agprof's sys.monitoring tool as
+  shipped, not with AGPROF_TRACE_WATCH=profile, and no tool is left after
+  the traces either way; and a third run whose program holds the tool ids
+  agprof may take (2, 3, 4): the watch falls back to the profile function,
+  with the same events, and leaves the program's tools as they were;
 - each marked line has its event (print at the three print lines, time,
   random, list-append, exception at the dict line);
 - the two recordings' trace events are the same rows (kind, name, line,
@@ -42,13 +48,20 @@ def events(path):
     return [(k, n, os.path.basename(f or ""), ln, c, d, r, lp, fn) for k, n, f, ln, c, d, r, lp, fn in rows]
 
 
-def run(tag, env_extra):
+def run(tag, env_extra, args=()):
     out = os.path.join(agtest.tmpdir(), "watch-%s.agprof" % tag)
-    proc = agtest.run_agprof(out, [agtest.PYTHON, agtest.sample(SAMPLE)], env_extra=env_extra)
+    proc = agtest.run_agprof(out, [agtest.PYTHON, agtest.sample(SAMPLE)] + list(args), env_extra=env_extra)
     text = proc.stdout.decode("utf-8", "replace")
     check_eq(proc.returncode, 0, tag + ": exit status")
     check("traces 2 2" in text, tag + ": TensorFlow traced outer and inner twice each", text[-300:])
     check("trace failed: TypeError" in text, tag + ": broken's trace failed", text[-300:])
+    if sys.version_info >= (3, 12):
+        tools = [ln for ln in text.splitlines() if ln.startswith("tools during traces")]
+        check(tools, tag + ": the sample printed the tools", text[-300:])
+        line = tools[-1] if tools else ""
+        check(("'agprof'" in line) == (tag == "hook"), tag + ": sys.monitoring tool agprof during the traces", line)
+        left = "[None, None, 'other', 'other', 'other', None]" if args else "[None, None, None, None, None, None]"
+        check(line.endswith("after " + left), tag + ": no tool of agprof's left after", line)
     return events(out)
 
 
@@ -66,6 +79,9 @@ def main():
     only_profile = sorted(set(profiled) - set(hooked))
     check(not only_hook and not only_profile, "the same trace events either way",
           "hook only %s, profile only %s" % (only_hook[:5], only_profile[:5]))
+    if sys.version_info >= (3, 12):
+        taken = run("taken", None, ["--take-tools"])
+        check_eq(sorted(taken), sorted(profiled), "tool ids taken: the profile function's trace events")
     agtest.finish("watch_hook")
 
 

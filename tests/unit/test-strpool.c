@@ -34,6 +34,34 @@ Test(strpool, embedded_nul_and_empty)
 	strpool_release(&p);
 }
 
+/* A worker's pool moved into the model's: its strings live on there, the model's block keeps filling. */
+Test(strpool, adopt_moves_the_strings)
+{
+	struct strpool into = STRPOOL_INIT, from = STRPOOL_INIT;
+	const char *mine = strpool_str(&into, "mine"), *theirs[3];
+	size_t bytes;
+	char big[100000];
+
+	memset(big, 'x', sizeof(big) - 1);
+	big[sizeof(big) - 1] = '\0';
+	theirs[0] = strpool_str(&from, "graph constant");
+	theirs[1] = strpool_str(&from, big);  /* a block of its own */
+	theirs[2] = strpool_str(&from, "0.1");
+	bytes = into.bytes + from.bytes;
+	strpool_adopt(&into, &from);
+	cr_assert_eq(into.bytes, bytes);
+	cr_assert_null(from.blocks, "from is empty");
+	cr_assert_eq(from.used, 0);
+	cr_assert_str_eq(theirs[0], "graph constant");
+	cr_assert_str_eq(theirs[1], big);
+	cr_assert_str_eq(theirs[2], "0.1");
+	cr_assert_eq(strpool_str(&into, "mine"), mine, "into's own strings stay interned");
+	cr_assert_eq(strpool_str(&into, "next") - mine, 5, "into's newest block keeps filling");
+	strpool_adopt(&into, &from);  /* an empty pool: nothing moves */
+	cr_assert_eq(into.bytes, bytes + 5);
+	strpool_release(&into);
+}
+
 Test(strpool, many_and_long_strings_survive_growth)
 {
 	struct strpool p = STRPOOL_INIT;
