@@ -74,12 +74,15 @@ static int stmt_end(sqlite3 *db, sqlite3_stmt *s, int rc)
 	return ret;
 }
 
-/* A total() column (a float, which a hostile recording cannot make overflow), clamped to int64. */
+/*
+ * A total() column (a float, which a hostile recording cannot make overflow),
+ * clamped to [0, INT64_MAX]: a time or a count; NaN and negative totals are 0.
+ */
 static int64_t col_total(sqlite3_stmt *s, int col)
 {
 	double v = sqlite3_column_double(s, col);
 
-	return v < 9.0e18 ? (int64_t)v : INT64_MAX;
+	return v >= 9.0e18 ? INT64_MAX : v > 0 ? (int64_t)v : 0;
 }
 
 /* Whether kernel_totals (schema v5) has rows: a v4 recording, or a merge of them, has none. */
@@ -481,7 +484,7 @@ static void op_from_row(struct model *m, sqlite3_stmt *s, struct graph_op *op, i
 	op->loc.file = pooled(m, s, 3);
 	op->loc.line = op->loc.file ? sqlite3_column_int(s, 4) : 0;
 	op->count = sqlite3_column_int64(s, 5);
-	op->total_ns = sqlite3_column_double(s, 6) < 9.0e18 ? (int64_t)sqlite3_column_double(s, 6) : INT64_MAX;
+	op->total_ns = col_total(s, 6);
 }
 
 /* Add op's time to its type in types[]; 0 or -1. */
@@ -697,7 +700,7 @@ static void load_status(struct loader *l, sqlite3 *db)
 	s = NULL;
 	if (sqlite3_prepare_v2(db, "SELECT total(max(dropped_kernels, 0)) FROM processes", -1, &s, NULL) == SQLITE_OK &&
 	    sqlite3_step(s) == SQLITE_ROW)
-		l->g->dropped_kernels = sqlite3_column_double(s, 0) < 9.0e18 ? (int64_t)sqlite3_column_double(s, 0) : INT64_MAX;
+		l->g->dropped_kernels = col_total(s, 0);
 	sqlite3_finalize(s);
 	s = NULL;
 	if (sqlite3_prepare_v2(db, "SELECT max(CAST(value AS INTEGER), 0) FROM meta WHERE key = 'kernels_refused'", -1, &s,
