@@ -622,9 +622,9 @@ static int load_overall(struct loader *l, sqlite3 *db)
 		op_from_row(l->m, s, &op, 8);
 		op.graph_function = f ? f->graph_function : NULL;
 		op.function = f ? f->function : NULL;
-		g->kernels += op.count;
+		g->kernels = sat_add64(g->kernels, op.count);
 		g->kernel_ns = sat_add64(g->kernel_ns, op.total_ns);
-		g->call_kernels += col_total(s, 7);
+		g->call_kernels = sat_add64(g->call_kernels, col_total(s, 7));
 		if (add_type(&g->types, &g->ntypes, &typecap, &op) || ARRAY_GROW(g->ops, g->nops, opcap))
 			break;
 		g->ops[g->nops++] = op;
