@@ -196,7 +196,7 @@ static void fn_add(struct graph_fn_ops *f, const struct call_sum *c)
 	f->calls++;
 	f->call_ns = sat_add64(f->call_ns, wall);
 	f->busy_ns = sat_add64(f->busy_ns, c->busy < wall ? c->busy : wall);
-	f->kernels += c->kernels;
+	f->kernels = sat_add64(f->kernels, c->kernels);
 	f->kernel_ns = sat_add64(f->kernel_ns, c->kernel_ns);
 	if (!f->first_ns || c->start < f->first_ns)
 		f->first_ns = c->start;
@@ -502,7 +502,7 @@ static int add_type(struct graph_op_type **types, size_t *n, size_t *cap, const 
 		(*types)[i].op_type = op->op_type;
 		(*n)++;
 	}
-	(*types)[i].count += op->count;
+	(*types)[i].count = sat_add64((*types)[i].count, op->count);
 	(*types)[i].total_ns = sat_add64((*types)[i].total_ns, op->total_ns);
 	return 0;
 }
