@@ -18,7 +18,7 @@ secs=${2:-600}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 out=$root/build-fuzz
 cc=${CC_FUZZ:-clang}
-mkdir -p "$out/corpus-$name" "$out/obj"
+mkdir -p "$out/obj"
 [ -f "$root/build/config.h" ] || { echo "fuzz.sh: run meson setup build first (config.h)" >&2; exit 2; }
 python3 "$root/common/embed.py" "$root/common/schema.sql" "$out/obj/schema_sql.c" agprof_schema_sql
 # the job queries analyzer/model embeds (analyzer/model/meson.build)
@@ -58,6 +58,7 @@ recording|recording-*)
 *) name=bad ;;
 esac
 [ "$name" != bad ] || { echo "fuzz.sh: no harness '$given' (functiondef, rules, ring, recording[-current][-report|-chrome|-view])" >&2; exit 2; }
+mkdir -p "$out/corpus-$name"
 case $src in rules|recording) for f in $analyzer; do srcs="$srcs $root/analyzer/$f"; done; srcs="$srcs $sqlsrcs" ;; esac
 # SQLite's allocations outside ASan for the recording harnesses (sqlite_heap.c):
 # that file is built without sanitizers or coverage
