@@ -743,8 +743,10 @@ static int load_latency(struct gpu_model *g, sqlite3 *db)
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		if (GROW(v, n, cap))
 			break;
+		/* within +-2^62 and summed saturating: a hostile file's mean still fits int64 (reports cast it) */
 		v[n] = sqlite3_column_int64(s, 0);
-		sum += v[n++];
+		v[n] = v[n] < -TS_MAX_NS ? -TS_MAX_NS : v[n] > TS_MAX_NS ? TS_MAX_NS : v[n];
+		sum = sat_add64(sum, v[n++]);
 	}
 	if (finish(db, s, rc)) {
 		free(v);

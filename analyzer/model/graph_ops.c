@@ -74,12 +74,15 @@ static int stmt_end(sqlite3 *db, sqlite3_stmt *s, int rc)
 	return ret;
 }
 
-/* A total() column (a float, which a hostile recording cannot make overflow), clamped to int64. */
+/*
+ * A total() column (a float, which a hostile recording cannot make overflow),
+ * clamped to [0, INT64_MAX]: a time or a count; NaN and negative totals are 0.
+ */
 static int64_t col_total(sqlite3_stmt *s, int col)
 {
 	double v = sqlite3_column_double(s, col);
 
-	return v < 9.0e18 ? (int64_t)v : INT64_MAX;
+	return v >= 9.0e18 ? INT64_MAX : v > 0 ? (int64_t)v : 0;
 }
 
 /* Whether kernel_totals (schema v5) has rows: a v4 recording, or a merge of them, has none. */
@@ -193,7 +196,7 @@ static void fn_add(struct graph_fn_ops *f, const struct call_sum *c)
 	f->calls++;
 	f->call_ns = sat_add64(f->call_ns, wall);
 	f->busy_ns = sat_add64(f->busy_ns, c->busy < wall ? c->busy : wall);
-	f->kernels += c->kernels;
+	f->kernels = sat_add64(f->kernels, c->kernels);
 	f->kernel_ns = sat_add64(f->kernel_ns, c->kernel_ns);
 	if (!f->first_ns || c->start < f->first_ns)
 		f->first_ns = c->start;
@@ -481,7 +484,7 @@ static void op_from_row(struct model *m, sqlite3_stmt *s, struct graph_op *op, i
 	op->loc.file = pooled(m, s, 3);
 	op->loc.line = op->loc.file ? sqlite3_column_int(s, 4) : 0;
 	op->count = sqlite3_column_int64(s, 5);
-	op->total_ns = sqlite3_column_double(s, 6) < 9.0e18 ? (int64_t)sqlite3_column_double(s, 6) : INT64_MAX;
+	op->total_ns = col_total(s, 6);
 }
 
 /* Add op's time to its type in types[]; 0 or -1. */
@@ -499,7 +502,7 @@ static int add_type(struct graph_op_type **types, size_t *n, size_t *cap, const 
 		(*types)[i].op_type = op->op_type;
 		(*n)++;
 	}
-	(*types)[i].count += op->count;
+	(*types)[i].count = sat_add64((*types)[i].count, op->count);
 	(*types)[i].total_ns = sat_add64((*types)[i].total_ns, op->total_ns);
 	return 0;
 }
@@ -619,9 +622,9 @@ static int load_overall(struct loader *l, sqlite3 *db)
 		op_from_row(l->m, s, &op, 8);
 		op.graph_function = f ? f->graph_function : NULL;
 		op.function = f ? f->function : NULL;
-		g->kernels += op.count;
+		g->kernels = sat_add64(g->kernels, op.count);
 		g->kernel_ns = sat_add64(g->kernel_ns, op.total_ns);
-		g->call_kernels += col_total(s, 7);
+		g->call_kernels = sat_add64(g->call_kernels, col_total(s, 7));
 		if (add_type(&g->types, &g->ntypes, &typecap, &op) || ARRAY_GROW(g->ops, g->nops, opcap))
 			break;
 		g->ops[g->nops++] = op;
@@ -697,7 +700,7 @@ static void load_status(struct loader *l, sqlite3 *db)
 	s = NULL;
 	if (sqlite3_prepare_v2(db, "SELECT total(max(dropped_kernels, 0)) FROM processes", -1, &s, NULL) == SQLITE_OK &&
 	    sqlite3_step(s) == SQLITE_ROW)
-		l->g->dropped_kernels = sqlite3_column_double(s, 0) < 9.0e18 ? (int64_t)sqlite3_column_double(s, 0) : INT64_MAX;
+		l->g->dropped_kernels = col_total(s, 0);
 	sqlite3_finalize(s);
 	s = NULL;
 	if (sqlite3_prepare_v2(db, "SELECT max(CAST(value AS INTEGER), 0) FROM meta WHERE key = 'kernels_refused'", -1, &s,

@@ -220,7 +220,7 @@ static struct graph_fn *graph_fn_of(const struct loader *l, int64_t id)
 
 	if (at != SIZE_MAX && l->gfs[at].id == id)
 		return &l->gfs[at];
-	return bsearch(&key, l->gfs, l->ngfs, sizeof(key), cmp_graph_fn);
+	return l->ngfs ? bsearch(&key, l->gfs, l->ngfs, sizeof(key), cmp_graph_fn) : NULL; /* gfs is NULL then */
 }
 
 /* Finish a row loop: the step must have ended with SQLITE_DONE. */

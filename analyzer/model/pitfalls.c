@@ -20,6 +20,7 @@
 #include "checked.h"
 #include "recording.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -330,7 +331,7 @@ static void unrolled_fill(struct model *m, struct pt_table *t, sqlite3_stmt *s, 
 	r->num[5] = sqlite3_column_double(s, 9);
 	r->num[6] = f ? (double)f->ntraces : 1;
 	r->num[7] = r->loc.line;
-	if (r->num[4] > 0)
+	if (r->num[4] > 0 && r->num[4] <= INT_MAX) /* a line: a hostile one does not fit an int */
 		r->loc.line = (int)r->num[4];
 }
 
