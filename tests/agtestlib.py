@@ -14,6 +14,7 @@ import atexit
 import os
 import re
 import shutil
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -99,6 +100,15 @@ def agprof(*args, timeout=300, env_extra=None):
     p = subprocess.run([AGPROF] + [str(a) for a in args], stdout=subprocess.PIPE,
                        stderr=subprocess.PIPE, timeout=timeout, env=env)
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def kill_quietly(pid):
+    """SIGKILL pid; True when it was still there to kill."""
+    try:
+        os.kill(pid, signal.SIGKILL)
+        return True
+    except ProcessLookupError:
+        return False
 
 
 def sample(name):

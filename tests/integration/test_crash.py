@@ -209,10 +209,7 @@ class Trial:
     def stop(self):
         for pid in (self.p.pid, self.pid):
             if pid:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
+                agtest.agtestlib.kill_quietly(pid)
         self.p.wait()
 
 

@@ -106,10 +106,7 @@ def killed_run(d):
         return None
     finally:
         if workload:
-            try:
-                os.kill(workload, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+            agtest.agtestlib.kill_quietly(workload)
         p.stdout.close()
 
 
