@@ -48,7 +48,7 @@ struct local {      /* a code object with local events of ours, and which */
 
 static struct {
 	int usable; /* agp_pymonitor_init() found this Python's functions */
-	int state;  /* ready(): 0 untried, 1 ready, -1 unusable */
+	atomic_int ready;  /* agp_py_once()'s state of ready_setup() */
 	int users;  /* threads with open traces (or calibrating) holding our tool */
 	PyObject *(*Import)(const char *);
 	PyObject *(*GetAttr)(PyObject *, const char *);
@@ -82,7 +82,6 @@ int agp_pymonitor_init(const char *opt)
 {
 	const char *v = agp_py_version();
 
-	M.state = -1;
 	M.extra = -1;
 	if ((opt && !strcmp(opt, "profile")) || !v || (strncmp(v, "3.12.", 5) && strncmp(v, "3.13.", 5)))
 		return 0;
@@ -96,7 +95,6 @@ int agp_pymonitor_init(const char *opt)
 	    !RESOLVE(Err_Clear, "PyErr_Clear") || !RESOLVE(IncRef, "Py_IncRef") || !RESOLVE(DecRef, "Py_DecRef") ||
 	    !(M.None = dlsym(RTLD_DEFAULT, "_Py_NoneStruct")) || !(M.list_type = dlsym(RTLD_DEFAULT, "PyList_Type")))
 		return 0;
-	M.state = 0;
 	M.usable = 1;
 	return 1;
 }
@@ -310,16 +308,13 @@ static struct methoddef defs[5] = {
 static const long def_events[5] = { EV_PY_START, EV_PY_RETURN, EV_CALL, EV_PY_UNWIND, EV_C_RETURN };
 
 /* sys.monitoring's functions and our callbacks, the first time a trace is watched. */
-static int ready(void)
+static int ready_setup(void)
 {
 	static const char *const fns[] = { "use_tool_id", "free_tool_id", "get_tool", "register_callback",
 					   "set_events", "set_local_events", "restart_events" };
 	PyObject **slots[] = { &M.use, &M.free, &M.get_tool, &M.reg, &M.set, &M.set_local, &M.restart };
 	PyObject *sys, *mon;
 
-	if (M.state)
-		return M.state > 0;
-	M.state = -1;
 	sys = M.Import("sys");
 	mon = sys ? M.GetAttr(sys, "monitoring") : NULL;
 	if (sys)
@@ -342,8 +337,12 @@ static int ready(void)
 		return 0;
 	}
 	M.extra = M.RequestExtra(NULL);
-	M.state = 1;
 	return 1;
+}
+
+static int ready(void)
+{
+	return agp_py_once(&M.ready, ready_setup);
 }
 
 /* A tool id of ours: the profiler's (2) or an unassigned one, never one in use (a debugger's, coverage's). */
@@ -462,7 +461,7 @@ static int start(struct agp_thread *t)
 
 int agp_pymonitor_set(struct agp_thread *t, int on)
 {
-	if (!M.usable || M.state < 0 || !t)
+	if (!M.usable || !t)
 		return 0;
 	if (on && M.users) {
 		for (int i = 0; i < t->py_nroots; i++)
