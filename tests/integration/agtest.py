@@ -90,6 +90,14 @@ def open_recording(path):
     return db
 
 
+def facts_of(stdout):
+    """The JSON of a sample's "facts {...}" line (its own counts and timers), or None."""
+    for line in stdout.decode("utf-8", "replace").splitlines():
+        if line.startswith("facts "):
+            return json.loads(line[len("facts "):])
+    return None
+
+
 def q1(db, sql, *args):
     row = db.execute(sql, args).fetchone()
     return None if row is None else row[0]

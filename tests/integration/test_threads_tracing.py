@@ -16,7 +16,6 @@ trace watch and twice without it (AGPROF_TRACE_WATCH=0); each time:
   one thread's function to another's trace);
 - unwatched: no such event.
 """
-import json
 import os
 import sys
 
@@ -28,19 +27,12 @@ SAMPLE = "threads_tracing.py"
 TRIALS = 3
 
 
-def facts_of(stdout):
-    for line in stdout.decode("utf-8", "replace").splitlines():
-        if line.startswith("facts "):
-            return json.loads(line[len("facts "):])
-    return None
-
-
 def trial(tag, env_extra, watched):
     d = agtest.tmpdir()
     out = os.path.join(d, "threads.agprof")
     p = agtest.run_agprof(out, [agtest.PYTHON, agtest.sample(SAMPLE)], env_extra=env_extra)
     check_eq(p.returncode, 0, tag + ": agprof run exit status")
-    facts = facts_of(p.stdout)
+    facts = agtest.facts_of(p.stdout)
     if not check(facts is not None, tag + ": the program's facts line"):
         return
     db = agtest.open_recording(out)

@@ -40,13 +40,6 @@ OTHER = "trace_recursion_other.py"
 MIN_SHARE = 1 / 40  # a trace is at least this share of the call around it (2-50% seen; the bug: 0.3-1%)
 
 
-def facts_of(stdout):
-    for line in stdout.decode("utf-8", "replace").splitlines():
-        if line.startswith("facts "):
-            return json.loads(line[len("facts "):])
-    return None
-
-
 def traces_by_file(db):
     rows = db.execute(
         "SELECT n.text, fs.text, t.start_ns, t.end_ns, t.status, t.function_object, t.variables_created, t.tid"
@@ -172,7 +165,7 @@ def run(tag, env_extra):
     out = os.path.join(d, "trace_recursion.agprof")
     p = agtest.run_agprof(out, [agtest.PYTHON, agtest.sample(SAMPLE)], env_extra=env_extra)
     check_eq(p.returncode, 0, tag + ": agprof run exit status")
-    facts = facts_of(p.stdout)
+    facts = agtest.facts_of(p.stdout)
     check(facts is not None, tag + ": the sample printed its facts")
     if p.returncode or facts is None:
         sys.stdout.write(p.stderr.decode("utf-8", "replace")[-3000:])
