@@ -587,10 +587,11 @@ AGP_EXPORT TF_OperationDescription *TF_NewOperation(TF_Graph *g, const char *op_
 
 	REAL(TF_OperationDescription *, TF_NewOperation, TF_Graph *, const char *, const char *);
 	t = agp_thread_get();
-	if (t && t->trace_top && op_type && !strcmp(op_type, "VarHandleOp"))
-		agp_pytrace_count_variable(innermost_trace(t));
-	if (t && t->trace_top)
+	if (t && t->trace_top) {
+		if (op_type && !strcmp(op_type, "VarHandleOp"))
+			agp_pytrace_count_variable(innermost_trace(t));
 		agp_pytrace_op(t, g, op_type, name);  /* the op's user line, for the trace's node lines */
+	}
 	return real_TF_NewOperation(g, op_type, name);
 }
 
