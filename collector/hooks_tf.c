@@ -105,6 +105,7 @@ static struct {
 	const char *(*Version)(void);
 	int (*OpGetFlatInputCount)(TFE_Op *, TF_Status *);
 	TFE_TensorHandle *(*OpGetFlatInput)(TFE_Op *, int, TF_Status *);
+	int (*TensorHandleDataType)(TFE_TensorHandle *);  /* TF_DataType */
 	int ready;
 } tf;
 
@@ -127,6 +128,7 @@ static int tf_api_ready(void)
 	/* optional: without them tf.data's pipelines are told apart by time only */
 	tf.OpGetFlatInputCount = agp_tf_symbol("TFE_OpGetFlatInputCount", NULL);
 	tf.OpGetFlatInput = agp_tf_symbol("TFE_OpGetFlatInput", NULL);
+	tf.TensorHandleDataType = agp_tf_symbol("TFE_TensorHandleDataType", NULL);
 	tf.ready = (tf.OpGetName && tf.OpGetDevice && tf.GetCode && tf.NewStatus && tf.DeleteStatus &&
 		    tf.FunctionName && tf.FunctionToFunctionDef && tf.NewBuffer && tf.DeleteBuffer) ? 1 : -1;
 	tf_status_record();
@@ -256,6 +258,15 @@ static void kernels_leave(struct agp_thread *t, int is_call, uint64_t outer_call
 /* tf.data */
 
 /* The first two input handles of a dataset or iterator op (before it runs: TFE_Execute may consume them). */
+enum { TF_RESOURCE_DTYPE = 20, TF_VARIANT_DTYPE = 21 };  /* tensorflow/c/tf_datatype.h */
+
+/*
+ * A dataset op's first two inputs, when they are handles: a dataset (a
+ * variant) or an iterator (a resource).  A source's inputs are tensors
+ * (from_tensor_slices' arrays, range's bounds), whose addresses may be a
+ * freed dataset's: taken for one, they chained Keras fit's from_tensors
+ * in front of the user's next pipeline.
+ */
 static void dataset_inputs(TFE_Op *op, TF_Status *status, const void *in[2])
 {
 	int n;
@@ -264,8 +275,12 @@ static void dataset_inputs(TFE_Op *op, TF_Status *status, const void *in[2])
 	if (!tf.OpGetFlatInputCount || !tf.OpGetFlatInput)
 		return;
 	n = tf.OpGetFlatInputCount(op, status);
-	for (int i = 0; i < n && i < 2 && tf.GetCode(status) == 0; i++)
-		in[i] = tf.OpGetFlatInput(op, i, status);
+	for (int i = 0; i < n && i < 2 && tf.GetCode(status) == 0; i++) {
+		TFE_TensorHandle *h = tf.OpGetFlatInput(op, i, status);
+		int dtype = h && tf.TensorHandleDataType ? tf.TensorHandleDataType(h) : TF_VARIANT_DTYPE;
+
+		in[i] = dtype == TF_VARIANT_DTYPE || dtype == TF_RESOURCE_DTYPE ? h : NULL;
+	}
 }
 
 /*

@@ -64,26 +64,27 @@ int model_is_input_wait(const char *op)
 
 /*
  * Dataset ops as the user wrote them: op-name prefix, transformation,
- * whether it runs its function in parallel.  Internal ones (ModelDataset,
- * OptionsDataset, ...) are not listed and not shown.
+ * whether it runs its function in parallel, whether it is a source (its
+ * inputs are tensors, not a dataset: nothing upstream).  Internal ones
+ * (ModelDataset, OptionsDataset, ...) are not listed and not shown.
  */
 static const struct {
 	const char *prefix, *name;
-	int parallel;
+	int parallel, source;
 } dataset_ops[] = {
-	{ "TensorSliceDataset", "from_tensor_slices", 0 }, { "TensorDataset", "from_tensors", 0 },
-	{ "ParallelMapDataset", "map", 1 }, { "MapDataset", "map", 0 },
-	{ "ParallelBatchDataset", "batch", 1 }, { "BatchDataset", "batch", 0 },
-	{ "PaddedBatchDataset", "padded_batch", 0 }, { "PrefetchDataset", "prefetch", 0 },
-	{ "CacheDataset", "cache", 0 }, { "ShuffleAndRepeatDataset", "shuffle", 0 },
-	{ "ShuffleDataset", "shuffle", 0 }, { "RepeatDataset", "repeat", 0 },
-	{ "FlatMapDataset", "flat_map", 0 }, { "ParallelInterleaveDataset", "interleave", 1 },
-	{ "InterleaveDataset", "interleave", 0 }, { "ParallelFilterDataset", "filter", 1 },
-	{ "FilterDataset", "filter", 0 }, { "GeneratorDataset", "from_generator", 0 },
-	{ "RangeDataset", "range", 0 }, { "TakeDataset", "take", 0 }, { "SkipDataset", "skip", 0 },
-	{ "TFRecordDataset", "TFRecordDataset", 0 }, { "TextLineDataset", "TextLineDataset", 0 },
-	{ "UnbatchDataset", "unbatch", 0 }, { "ZipDataset", "zip", 0 },
-	{ "ConcatenateDataset", "concatenate", 0 },
+	{ "TensorSliceDataset", "from_tensor_slices", 0, 1 }, { "TensorDataset", "from_tensors", 0, 1 },
+	{ "ParallelMapDataset", "map", 1, 0 }, { "MapDataset", "map", 0, 0 },
+	{ "ParallelBatchDataset", "batch", 1, 0 }, { "BatchDataset", "batch", 0, 0 },
+	{ "PaddedBatchDataset", "padded_batch", 0, 0 }, { "PrefetchDataset", "prefetch", 0, 0 },
+	{ "CacheDataset", "cache", 0, 0 }, { "ShuffleAndRepeatDataset", "shuffle", 0, 0 },
+	{ "ShuffleDataset", "shuffle", 0, 0 }, { "RepeatDataset", "repeat", 0, 0 },
+	{ "FlatMapDataset", "flat_map", 0, 0 }, { "ParallelInterleaveDataset", "interleave", 1, 0 },
+	{ "InterleaveDataset", "interleave", 0, 0 }, { "ParallelFilterDataset", "filter", 1, 0 },
+	{ "FilterDataset", "filter", 0, 0 }, { "GeneratorDataset", "from_generator", 0, 1 },
+	{ "RangeDataset", "range", 0, 1 }, { "TakeDataset", "take", 0, 0 }, { "SkipDataset", "skip", 0, 0 },
+	{ "TFRecordDataset", "TFRecordDataset", 0, 1 }, { "TextLineDataset", "TextLineDataset", 0, 1 },
+	{ "UnbatchDataset", "unbatch", 0, 0 }, { "ZipDataset", "zip", 0, 0 },
+	{ "ConcatenateDataset", "concatenate", 0, 0 },
 };
 
 static int dataset_op_kind(const char *op)
@@ -103,6 +104,13 @@ int model_dataset_kind(const char *op, const char **name, int *parallel)
 	*name = dataset_ops[kind].name;
 	*parallel = dataset_ops[kind].parallel;
 	return 1;
+}
+
+int model_dataset_is_source(const char *op)
+{
+	int kind = dataset_op_kind(op);
+
+	return kind >= 0 && dataset_ops[kind].source;
 }
 
 static const char *role_name(const char *role)

@@ -61,6 +61,8 @@ int model_load_input(struct model *m, const struct model_lookup *lk, int64_t *ro
 int model_is_input_wait(const char *op);
 /* Whether op makes a dataset the user writes (*name: "map", ...; *parallel: runs its function in parallel). */
 int model_dataset_kind(const char *op, const char **name, int *parallel);
+/* Whether dataset op op makes a dataset from tensors (from_tensor_slices, range, ...): nothing upstream. */
+int model_dataset_is_source(const char *op);
 
 /*
  * tf.data pipelines from dataset_ops (schema 8, analyzer/model/pipelines.c):

@@ -166,7 +166,8 @@ static void link_stages(struct model *m, struct pipelines *p)
 	for (size_t j = 0; j < m->ndatasets; j++) {
 		struct model_dataset_op *d = &m->datasets[j];
 
-		d->upstream = stage_of(p, d->pid, d->input, d->start_ns);
+		/* a source's input is a tensor, whose address may be a freed dataset's (recordings before stop 43) */
+		d->upstream = model_dataset_is_source(d->op) ? -1 : stage_of(p, d->pid, d->input, d->start_ns);
 	}
 }
 

@@ -50,6 +50,39 @@ def check_tracing_time(rec, doc):
     check_eq(doc.get("session", {}).get("trace_ns"), union, "session trace_ns = per-thread union of the traces")
 
 
+def main_pipeline(rec):
+    rc, text, err = agtest.agprof_cmd("report", "--format", "json", rec)
+    check_eq(rc, 0, "agprof report --format json exit status (%s)" % err.strip())
+    rows = [r for r in json.loads(text).get("input", []) if r.get("thread") in ("main", "python-main")] if rc == 0 else []
+    return rows[0]["pipeline"] if len(rows) == 1 else None
+
+
+def check_source_inputs(rec, line):
+    """A source dataset's inputs are tensors, not a dataset: the collector keeps no input for it (their
+    addresses may be those of freed datasets: the CI run of stop 42 chained Keras fit's from_tensors in front
+    of the user's from_tensor_slices, once in five runs); and a recording whose from_tensor_slices input is
+    an earlier dataset's output (as the collectors before stop 43 could write) still starts at the user's line."""
+    db = agtest.open_recording(rec)
+    rows = db.execute("SELECT s.text, d.input FROM dataset_ops d JOIN strings s ON s.id = d.op_id"
+                      " WHERE s.text IN ('TensorSliceDataset', 'TensorDataset', 'RangeDataset', 'MapDataset')").fetchall()
+    check_eq(sorted({(op, inp is not None) for op, inp in rows}),
+             [("MapDataset", True), ("RangeDataset", False), ("TensorDataset", False), ("TensorSliceDataset", False)],
+             "dataset ops with an input handle (only those over a dataset)")
+    import shutil
+    import sqlite3
+    copy = os.path.join(agtest.tmpdir(), "reused_address.agprof")
+    shutil.copyfile(rec, copy)
+    db = sqlite3.connect(copy)
+    db.execute("UPDATE dataset_ops SET input = (SELECT d.output FROM dataset_ops d JOIN strings s ON s.id = d.op_id"
+               " WHERE s.text = 'TensorDataset' ORDER BY d.start_ns DESC LIMIT 1)"
+               " WHERE op_id = (SELECT id FROM strings WHERE text = 'TensorSliceDataset')")
+    db.commit()
+    db.close()
+    pipeline = main_pipeline(copy)
+    check(pipeline and pipeline.startswith("from_tensor_slices at line %d" % line),
+          "the pipeline starts at the user's line when its source's input address was a freed dataset's", pipeline)
+
+
 def check_no_input_slow_op(rec):
     """Keras's train function reads its iterator in the graph: that wait is input's, never a slow op,
     even with slow-op's thresholds at 0 (every other op type of the function is then a finding)."""
@@ -117,6 +150,7 @@ def main():
         for keras_op in ("permutation", "grab_batch", "flat_map", "zip", "range"):
             check(keras_op not in pipeline, "none of Keras's adapter (%s) in the user's pipeline" % keras_op, pipeline)
     check_tracing_time(out, doc)
+    check_source_inputs(out, line)
     check_no_input_slow_op(out)
     check_budget_reader()
     check_closure_step()
