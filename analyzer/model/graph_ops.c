@@ -762,3 +762,133 @@ int graph_ops_model_load(struct graph_ops_model *g, struct model *m)
 		graph_ops_model_release(g);
 	return rc;
 }
+
+/* ---- steady times (graph_fn_steady) ------------------------------------ */
+
+/*
+ * Each node's runs at the median of its timed runs.  Why not the mean: the
+ * sums above estimate a node's time as its
+ * runs times the mean of its timed runs, and only the sampled calls are
+ * timed (7 of GPflow's 200 SVGP steps).  On a loaded machine a kernel
+ * descheduled for 2 ms is one timed run of a hundred, and that mean is then
+ * multiplied by every run of the node: a 5 ms op type read 50 ms and
+ * slow-op blamed it.  A median shrugs off a few descheduled runs; an op
+ * that is slow on every run keeps its time.  Read on demand: the rule asks
+ * for it only for its candidates, so one query per such function.
+ */
+
+static int cmp_op_name(const void *a, const void *b)
+{
+	const struct graph_op *const *x = a, *const *y = b;
+
+	return strcmp((*x)->name, (*y)->name);
+}
+
+/* Its first call with kernels (left out of its sums, as FIRST_CALLS does), or 0. */
+static int64_t first_call(sqlite3 *db, const struct graph_fn_ops *f)
+{
+	sqlite3_stmt *s = db_prepare(db, "SELECT min(k.call_id) FROM kernels k JOIN function_calls c"
+				     " ON c.id = k.call_id WHERE c.graph_function_id = ?1");
+	int64_t id = 0;
+
+	if (!s)
+		return 0;
+	sqlite3_bind_int64(s, 1, f->id);
+	if (sqlite3_step(s) == SQLITE_ROW)
+		id = sqlite3_column_int64(s, 0);
+	sqlite3_finalize(s);
+	return id;
+}
+
+/* The op named name among byname[0..n), or NULL. */
+static struct graph_op *op_named(struct graph_op **byname, size_t n, const char *name)
+{
+	struct graph_op key = { .name = name }, *k = &key, **hit;
+
+	hit = n ? bsearch(&k, byname, n, sizeof(*byname), cmp_op_name) : NULL;
+	return hit ? *hit : NULL;
+}
+
+/* Close one node's group: its op's steady time from the median of ns[0..n). */
+static void settle(struct graph_op *op, int64_t *ns, size_t n)
+{
+	if (!op || !n)
+		return;
+	op->steady_ns = sat_mul64(nth_int64(ns, n, n / 2), op->count);
+}
+
+/* Each op's median run from the timed kernels of f's calls, the first left out.  0 or -1. */
+static int read_medians(sqlite3 *db, struct graph_fn_ops *f, struct graph_op **byname)
+{
+	sqlite3_stmt *s = db_prepare(db, "SELECT k.node_id, n.name, max(k.end_ns - k.start_ns, 0) AS d FROM kernels k"
+				     " JOIN function_calls c ON c.id = k.call_id LEFT JOIN graph_nodes n ON n.id = k.node_id"
+				     " WHERE c.graph_function_id = ?1 AND k.call_id IS NOT ?2 ORDER BY k.node_id");
+	int64_t *ns = NULL, node = 0;
+	size_t n = 0, cap = 0;
+	struct graph_op *op = NULL;
+	int step = SQLITE_DONE, rc = -1;
+
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, f->id);
+	if (f->first_left_out)
+		sqlite3_bind_int64(s, 2, first_call(db, f));
+	while ((step = sqlite3_step(s)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(s, 0);
+		const char *name = (const char *)sqlite3_column_text(s, 1);
+
+		if (!n || id != node) {
+			settle(op, ns, n);
+			n = 0, node = id;
+			op = op_named(byname, f->nops, name ? name : "?");
+		}
+		if (ARRAY_GROW(ns, n, cap)) {
+			rc = error("out of memory");
+			goto out;
+		}
+		ns[n++] = sqlite3_column_int64(s, 2);
+	}
+	settle(op, ns, n);
+	rc = stmt_end(db, s, step);
+	s = NULL;
+out:
+	sqlite3_finalize(s);
+	free(ns);
+	return rc;
+}
+
+int graph_fn_steady(const struct model *m, struct graph_fn_ops *f)
+{
+	struct graph_op **byname;
+	int rc;
+
+	if (f->steady_read)
+		return f->steady_read > 0 ? 0 : -1;
+	byname = alloc_array(f->nops, sizeof(*byname));
+	rc = m->rec && byname ? 0 : -1;
+	for (size_t i = 0; i < f->nops; i++) {
+		f->ops[i].steady_ns = -1;
+		if (byname)
+			byname[i] = &f->ops[i];
+	}
+	if (!rc) {
+		sort_array(byname, f->nops, sizeof(*byname), cmp_op_name);
+		rc = read_medians(m->rec->db, f, byname);
+	}
+	f->op_steady_ns = 0;
+	for (size_t t = 0; t < f->ntypes; t++)
+		f->types[t].steady_ns = 0;
+	for (size_t i = 0; i < f->nops; i++) {
+		struct graph_op *op = &f->ops[i];
+
+		if (op->steady_ns < 0 || rc)  /* no timed run of its own (or none read): its estimate as it is */
+			op->steady_ns = op->total_ns;
+		f->op_steady_ns = sat_add64(f->op_steady_ns, op->steady_ns);
+		for (size_t t = 0; t < f->ntypes; t++)
+			if (!strcmp(f->types[t].op_type, op->op_type))
+				f->types[t].steady_ns = sat_add64(f->types[t].steady_ns, op->steady_ns);
+	}
+	free(byname);
+	f->steady_read = rc ? -1 : 1;
+	return rc;
+}

@@ -33,12 +33,14 @@ struct graph_op {
 	const char *function;       /* the user function, or NULL */
 	struct source_loc loc;      /* the user line that created the node; file NULL when unknown */
 	int64_t count, total_ns;
+	int64_t steady_ns;          /* count x its median timed run (graph_fn_steady()), 0 until read */
 };
 
 /* Kernel time of one op type (within a function, or overall). */
 struct graph_op_type {
 	const char *op_type;
 	int64_t count, total_ns;
+	int64_t steady_ns;          /* its ops' steady_ns, summed (graph_fn_steady()) */
 	struct source_loc loc;      /* the line whose nodes of this type took most of its time */
 };
 
@@ -72,6 +74,8 @@ struct graph_fn_ops {
 	struct source_loc top_line; /* the user line that created most of its nodes */
 	int64_t top_line_nodes, nodes;
 	int64_t top_line_repeats;   /* most times a trace ran that line's body (a Python loop unrolled: > 1) */
+	int64_t op_steady_ns;       /* its ops' steady_ns, summed (graph_fn_steady()) */
+	int steady_read;            /* 0: not yet, 1: read, -1: could not be read */
 };
 
 struct graph_ops_model {
@@ -93,6 +97,13 @@ struct graph_ops_model {
 /* Load m->rec's kernels into g (strings in m's pool); 0 or -1 (g is then empty). */
 int graph_ops_model_load(struct graph_ops_model *g, struct model *m);
 void graph_ops_model_release(struct graph_ops_model *g);
+
+/*
+ * Fill the steady_ns of f's ops and types and f->op_steady_ns: each node's
+ * runs at the median of its timed runs (not their mean); read once, on
+ * demand.  0, or -1 (then the steady times are the mean-based ones).
+ */
+int graph_fn_steady(const struct model *m, struct graph_fn_ops *f);
 
 /* Load m->rec's kernels into a graph ops model and register its sources.  0 or -1. */
 int graph_ops_register(struct model *m);

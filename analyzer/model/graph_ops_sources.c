@@ -245,18 +245,26 @@ static int fn_get(const struct model *m, void *data, size_t row, const char *fie
 	return -1;
 }
 
+/*
+ * Anchor a at loc, a node's line; a library's line (TFP's, GPflow's) is not
+ * the user's: their function fn, with that line beside it.
+ */
+static void anchor_loc(struct metric_anchor *a, const struct model_function *fn, struct source_loc loc)
+{
+	a->loc = loc;
+	if (fn && (!loc.file || path_is_installed(loc.file))) {
+		a->loc = model_function_user_loc(fn);
+		a->loc.lib_file = loc.file, a->loc.lib_line = loc.line;
+	}
+}
+
 static void fn_anchor(const struct model *m, void *data, size_t row, struct metric_anchor *a)
 {
 	const struct graph_fn_ops *f = &((struct ops_shared *)data)->g.fns[row];
 	const struct model_function *fn = owner_fn(m, f);
 
 	a->function = f->function ? f->function : f->graph_function;
-	a->loc = f->top_line;
-	/* a library's line (TFP's) is not the user's: their function, with that line beside it */
-	if (fn && !top_line_is_users(f)) {
-		a->loc = model_function_user_loc(fn);
-		a->loc.lib_file = f->top_line.file, a->loc.lib_line = f->top_line.line;
-	}
+	anchor_loc(a, fn, f->top_line);
 	a->cost_ns = (int64_t)jit_saving(f);
 	a->start_ns = f->first_ns;
 	a->end_ns = f->last_ns;
@@ -271,6 +279,8 @@ static const char *const type_fields[] = {
 	"calls, fn_kernel_ns: the function's calls (the first left out) and their kernel time",
 	"compute_op: 1 for dense compute ops (MatMul, Conv*, Einsum) and compiled functions (XLA), expected to dominate",
 	"input_op: 1 for iterator reads (IteratorGetNext...): their time is the wait for the input pipeline",
+	"steady_ns, steady_share: total_ns and share with each node's runs at the median of its timed runs"
+	" (a few runs descheduled on a loaded machine do not count)",
 	NULL,
 };
 
@@ -280,11 +290,18 @@ static size_t type_count(const struct model *m, void *data)
 	return ((struct ops_shared *)data)->nrows;
 }
 
+/* The steady times of r's function, read on first use (only the rules' candidates ask). */
+static void read_steady(const struct model *m, struct ops_shared *s, const struct type_row *r)
+{
+	graph_fn_steady(m, &s->g.fns[r->fn - s->g.fns]);
+}
+
 static int type_get(const struct model *m, void *data, size_t row, const char *field, struct metric_value *out)
 {
 	const struct type_row *r = &((struct ops_shared *)data)->rows[row];
 
-	(void)m;
+	if (!strncmp(field, "steady_", 7))
+		read_steady(m, data, r);
 	TEXT("graph_function", r->fn->graph_function);
 	TEXT("function", r->fn->function ? r->fn->function : r->fn->graph_function);
 	TEXT("op_type", r->type->op_type);
@@ -297,6 +314,8 @@ static int type_get(const struct model *m, void *data, size_t row, const char *f
 	NUM("fn_kernel_ns", r->fn->op_kernel_ns);
 	NUM("compute_op", is_compute_op(r->type->op_type));
 	NUM("input_op", is_input_op(r->type->op_type));
+	NUM("steady_ns", r->type->steady_ns);
+	NUM("steady_share", ratio((double)r->type->steady_ns, (double)r->fn->op_steady_ns));
 	return -1;
 }
 
@@ -304,9 +323,8 @@ static void type_anchor(const struct model *m, void *data, size_t row, struct me
 {
 	const struct type_row *r = &((struct ops_shared *)data)->rows[row];
 
-	(void)m;
 	a->function = r->fn->function ? r->fn->function : r->fn->graph_function;
-	a->loc = r->type->loc;
+	anchor_loc(a, owner_fn(m, r->fn), r->type->loc);
 	a->cost_ns = r->type->total_ns;
 	a->start_ns = r->fn->first_ns;
 	a->end_ns = r->fn->last_ns;
