@@ -55,6 +55,17 @@ struct agp_walkmemo_slot {
 	uint32_t site;
 };
 
+/* What the trace watch did on a thread, counted (AGPROF_WATCH_PRICE=1 prints them per trace: pytrace.c). */
+struct agp_watch_counts {
+	uint64_t frames;        /* frames the frame hook ran (3.12+: PY_START events) */
+	uint64_t events;        /* profile function calls (3.12+: CALL and C_RETURN events) */
+	uint64_t toggles;       /* profile function turned on or off by the frame hook */
+	uint64_t op_frames;     /* pyframe.c agp_py_op_line: frames walked for the ops' lines */
+};
+
+/* How a thread's traces are watched (pywatch.c, agp_thread.py_watch_mode). */
+enum { AGP_WATCH_FRAME_HOOK = 1, AGP_WATCH_MONITOR, AGP_WATCH_PROFILE };
+
 /* What a Python frame's file is (pyframe.c, agp_classify_path). */
 enum agp_frame_kind {
 	AGP_FRAME_USER = 0,      /* the user's code: where a finding points */
@@ -141,6 +152,8 @@ struct agp_thread {
 	int py_calibrating;     /* pywatch.c: its calibration loop runs on this thread (other threads may run meanwhile) */
 	int py_profiling;       /* pywatch.c: the profile function is set now (the frame hook turns it on and off) */
 	int py_inside;          /* pywatch.c: the watch's own Python runs (the frame hook stands aside) */
+	struct agp_watch_counts py_counts; /* pywatch.c, pymonitor.c, pyframe.c: what the watch did on this thread */
+	int py_watch_mode;      /* pywatch.c: how its traces were watched last (AGP_WATCH_*), 0: never */
 	struct agp_opfile_slot *op_files; /* pyframe.c agp_py_op_line: files' kinds by code object, made on first use */
 	/*
 	 * Cache-line aligned, and so are the tables after it (their sizes are
@@ -503,7 +516,7 @@ int agp_py_op_line(struct agp_thread *t, char *buf, size_t cap) AGP_HIDDEN;
 void agp_pywatch_init(struct _object *(*get)(struct _object *, const char *), struct _object *ns) AGP_HIDDEN;
 int agp_pywatch_begin(struct agp_thread *t, uint64_t seq) AGP_HIDDEN;
 void agp_pywatch_saves(struct _object *frame) AGP_HIDDEN;
-uint32_t agp_pywatch_cost_ppm(void) AGP_HIDDEN;
+uint32_t agp_pywatch_cost_ppm(const struct agp_thread *t) AGP_HIDDEN;
 
 /* got.c: the GOT slots of TensorFlow's objects that import a hooked symbol, rewritten to reach the hook. */
 struct got_hook {

@@ -848,6 +848,7 @@ int agp_py_op_line(struct agp_thread *t, char *buf, size_t cap)
 		uintptr_t code = (uintptr_t)word_at(iframe, L.code_off);
 		enum op_file kind;
 
+		t->py_counts.op_frames++;
 		if (depth >= 1024 || !code || word_at((void *)code, 8) != py.Code_Type)
 			return -1;
 		if ((kind = op_code_kind(t->op_files, code, &file, &flen)) == OPF_SKIP)

@@ -203,6 +203,8 @@ static PyObject *on_start(PyObject *self, PyObject *const *args, long nargs)
 		return ret(M.disable);
 	if (t && t->generation != agp_proc.generation)
 		t = NULL;
+	if (t)
+		t->py_counts.frames++;
 	if (t && t->py_inside)
 		return ret(M.None);  /* pytrace.py's own Python: undecided */
 	code = args[0];
@@ -224,7 +226,7 @@ static PyObject *on_call(PyObject *self, PyObject *const *args, long nargs)
 	struct agp_thread *t;
 
 	(void)self;
-	if (nargs >= 3 && (t = watching()) && agp_pywatch_cfunc(args[2]))
+	if (nargs >= 3 && (t = watching()) && (t->py_counts.events++, agp_pywatch_cfunc(args[2])))
 		agp_pywatch_event(t, 4, M.GetFrame(), args[2]);
 	return ret(M.None);
 }
@@ -243,6 +245,7 @@ static PyObject *on_c_return(PyObject *self, PyObject *const *args, long nargs)
 	(void)self;
 	if (nargs < 4 || !(t = watching()))
 		return ret(M.None);
+	t->py_counts.events++;
 	lst = args[2] == M.append ? (args[3] != M.missing ? args[3] : NULL) : agp_pywatch_bound_append(args[2]);
 	if (lst)
 		agp_pywatch_event(t, 6, M.GetFrame(), lst);

@@ -9,6 +9,7 @@
 #include "util.h"
 
 #include <dlfcn.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,7 @@ struct agp_open_trace {
 	uint64_t seq;
 	uint64_t own_ns;         /* the collector's CPU time before start_ns (describe()) */
 	uint64_t own_at_start;   /* the thread's py_own_ns at start_ns */
+	struct agp_watch_counts counts_at_start; /* the thread's py_counts at start_ns */
 	int watched;             /* its thread's profile function was on from start_ns (pywatch.c) */
 	int32_t variables;
 	struct agp_side rec;     /* the trace record, completed at the end */
@@ -299,6 +301,8 @@ struct agp_open_trace *agp_pytrace_begin(struct agp_thread *t)
 		ot->start_cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		ot->own_ns = ot->start_cpu - t0;
 		ot->own_at_start = t ? t->py_own_ns : 0;
+		if (t)
+			ot->counts_at_start = t->py_counts;
 		ot->seq = atomic_fetch_add(&agp_proc.next_trace_seq, 1);
 		ot->root = P.Tuple_GetItem(desc, 7);
 		ot->cache_id = int_at(desc, 8);
@@ -451,11 +455,32 @@ void agp_pytrace_count_variable(struct agp_open_trace *ot)
 }
 
 /*
+ * AGPROF_WATCH_PRICE=1 (bench/watch_price.py): the parts of the trace's
+ * collector time and what the watch did in it, on stderr.
+ */
+static void price_report(const struct agp_open_trace *ot, const struct agp_thread *t, uint64_t cpu, uint64_t calls,
+			 uint64_t slowdown)
+{
+	static int on = -1;
+	const struct agp_watch_counts *now = &t->py_counts, *then = &ot->counts_at_start;
+
+	if (on < 0)
+		on = getenv("AGPROF_WATCH_PRICE") != NULL;
+	if (on)
+		fprintf(stderr, "agprof: watch-price seq %llu watched %d cpu %llu calls %llu slowdown %llu frames %llu"
+			" events %llu toggles %llu op_frames %llu ppm %u\n", (unsigned long long)ot->seq, ot->watched,
+			(unsigned long long)cpu, (unsigned long long)calls, (unsigned long long)slowdown,
+			(unsigned long long)(now->frames - then->frames), (unsigned long long)(now->events - then->events),
+			(unsigned long long)(now->toggles - then->toggles),
+			(unsigned long long)(now->op_frames - then->op_frames), agp_pywatch_cost_ppm(t));
+}
+
+/*
  * Write the trace (and its inputs) and free it.  Its collector time: the
  * describing before its start, what the watch (pywatch.c) spent in Python
- * since, and the slowdown its profile function puts on the traced code, at
- * the share of the rest of the trace's time that pywatch.c calibrated.  A
- * run without agprof does not pay it: the analyzer takes it off the trace's
+ * since, and the slowdown its hooks put on the traced code, at the share
+ * of the rest of the trace's time agp_pywatch_cost_ppm() gives.  A run
+ * without agprof does not pay it: the analyzer takes it off the trace's
  * step when it prices a retrace (docs/collector.md).  All three in the
  * thread's CPU time, then stretched as the trace's wall stretched its CPU
  * time: on a loaded machine the wall of the watch's calls was anything
@@ -464,14 +489,16 @@ void agp_pytrace_count_variable(struct agp_open_trace *ot)
 static void trace_end(struct agp_open_trace *ot, int32_t tid, const char *tf_name, const char *status)
 {
 	struct agp_thread *t = agp_thread_get();
-	uint64_t end = agp_now_ns(), span = end - ot->start_ns, calls = 0;
+	uint64_t end = agp_now_ns(), span = end - ot->start_ns, calls = 0, slowdown = 0;
 	uint64_t cpu = clock_ns(CLOCK_THREAD_CPUTIME_ID) - ot->start_cpu;
 
 	if (t && t->py_own_ns >= ot->own_at_start)
 		calls = t->py_own_ns - ot->own_at_start;
-	ot->own_ns += calls;
-	if (ot->watched && cpu > calls)
-		ot->own_ns += (cpu - calls) / 1000 * agp_pywatch_cost_ppm() / 1000;
+	if (ot->watched && t && cpu > calls)
+		slowdown = (cpu - calls) / 1000 * agp_pywatch_cost_ppm(t) / 1000;
+	ot->own_ns += calls + slowdown;
+	if (t)
+		price_report(ot, t, cpu, calls, slowdown);
 	if (cpu && span > cpu)
 		ot->own_ns = (uint64_t)((double)ot->own_ns * (double)span / (double)cpu);
 	agp_side_int(&ot->rec, AGP_F_COLLECTOR_NS, (int64_t)ot->own_ns);

@@ -655,15 +655,41 @@ def watch(seq):
     return root
 
 
+_generated_files = {}  # AutoGraph's generated file -> the file its code was converted from
+
+
 def generated_origin(fn):
     """The file AutoGraph converted fn from (fn runs its generated code), or
-    None: the frame hook (pywatch.c) watches converted user code only."""
+    None: the frame hook (pywatch.c) watches converted user code only.  The
+    loop and branch bodies AutoGraph defines inside a converted function
+    (if_body, loop_body) have no source map of their own, but share its
+    generated file (one per converted function), which ran first.  None
+    for the file's module code and factories, which run before it: they
+    follow their caller (AutoGraph's converted_call)."""
+    code = getattr(fn, '__code__', None)
+    file = getattr(code, 'co_filename', None)
     try:
         for origin in fn.ag_source_map.values():
+            if isinstance(file, str):
+                _generated_files[file] = origin.loc.filename
             return origin.loc.filename
     except Exception:
         pass
-    return None
+    return _generated_files.get(file) if isinstance(file, str) else None
+
+
+def exec_origin(fn):
+    """The file of the module whose namespace fn, compiled from a string
+    ("<string>"), runs in; None when it belongs to none, and then it follows
+    its caller: a namedtuple's __new__ (34,000 calls from AutoGraph's
+    converted_call in one trace of a GPflow loss, each turning the profile
+    function on and off).  `python -c` code is the user's (__main__)."""
+    g = getattr(fn, '__globals__', None)
+    name = g.get('__name__') if isinstance(g, dict) else None
+    if name == '__main__':
+        return '<string>'
+    file = getattr(_sys.modules.get(name), '__file__', None) if isinstance(name, str) else None
+    return file if isinstance(file, str) else None
 
 
 def hooks_free():

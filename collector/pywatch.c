@@ -29,6 +29,21 @@
 typedef struct _object PyObject;
 typedef int (*py_tracefunc)(PyObject *, PyObject *, int, PyObject *);
 
+/*
+ * How much the watch slows a trace beyond its own calls (which are timed):
+ * CPython running every frame through the frame hook, or sys.monitoring's
+ * callbacks, and the profile function in the user's frames.  A share of the
+ * trace's CPU less those calls, measured by bench/watch_price.py (traces
+ * of one process watched and not, alternately; docs/collector.md, "What a
+ * trace's collector time holds"): on a Python loop, a Keras model, an
+ * AutoGraph loop and a GPflow loss, 1.7% to 2.8% on 3.10, 2.6% to 4.4% on
+ * 3.11, 0.6% to 2.6% on 3.12 and 3.13.  Calibrating it in each process on
+ * one small trace gave 2.4% to 9% from one process to the next on 3.11, and
+ * 4.6% to 12.5% on 3.12 (where it also priced sys.monitoring's set-up,
+ * which a trace's calls already hold).
+ */
+enum { FRAME_HOOK_PPM_310 = 18000, FRAME_HOOK_PPM_311 = 31000, MONITOR_PPM = 16000 };
+
 enum { PYTRACE_CALL = 0, PYTRACE_EXCEPTION = 1, PYTRACE_RETURN = 3, PYTRACE_C_CALL = 4, PYTRACE_C_RETURN = 6 };
 enum { MAX_CFUNCS = 32, MAX_CODES = 16 };
 
@@ -57,6 +72,8 @@ static struct {
 	long (*Bytes_Size)(PyObject *);
 	int calibrated;
 	uint32_t cost_ppm;          /* share of a watched stretch's time the profile function costs, ppm (calibrate()) */
+	int monitor;                /* sys.monitoring can watch (3.12, 3.13: pymonitor.c) */
+	uint32_t hook_ppm;          /* the frame hook's share (FRAME_HOOK_PPM_*), 0: no frame hook */
 	PyObject *watched;          /* setup()'s tuple, kept alive */
 	PyObject *fgraph_code;      /* func_graph_from_py_func.__code__ */
 	PyObject *cfuncs[MAX_CFUNCS];
@@ -77,6 +94,7 @@ static struct {
 	long extra;                 /* our co_extra slot: a code object's verdict (enum verdict), -1 none */
 	int func_slot;              /* the function in the frame the eval function gets (3.11: f_func), -1 none */
 	PyObject *origin;           /* pytrace.py generated_origin */
+	PyObject *exec_origin;      /* pytrace.py exec_origin */
 	int hooked;                 /* threads whose open traces want the frame hook */
 } W;
 
@@ -112,7 +130,8 @@ static void frame_hook_init(const char *opt)
 	    !RESOLVE(RequestExtra, "_PyEval_RequestCodeExtraIndex") || !RESOLVE(GetExtra, "_PyCode_GetExtra") ||
 	    !RESOLVE(SetExtra, "_PyCode_SetExtra") || !RESOLVE(GetAttr, "PyObject_GetAttrString"))
 		return;
-	RESOLVE(eval, "_PyEval_EvalFrameDefault");
+	if (RESOLVE(eval, "_PyEval_EvalFrameDefault"))
+		W.hook_ppm = W.func_slot == 0 ? FRAME_HOOK_PPM_311 : FRAME_HOOK_PPM_310;
 }
 
 /* Borrow the functions pytrace.py defines; called once its namespace exists. */
@@ -140,6 +159,7 @@ void agp_pywatch_init(PyObject *(*get)(PyObject *, const char *), PyObject *ns)
 	W.saves = get(ns, "saves");
 	W.calibrate = get(ns, "calibrate");
 	W.origin = get(ns, "generated_origin");
+	W.exec_origin = get(ns, "exec_origin");
 	W.none_unwinds = agp_py_version() && !strncmp(agp_py_version(), "3.12.", 5) &&
 			 RESOLVE(Frame_GetLasti, "PyFrame_GetLasti") && RESOLVE(Code_GetCode, "PyCode_GetCode") &&
 			 RESOLVE(Bytes_AsString, "PyBytes_AsString") && RESOLVE(Bytes_Size, "PyBytes_Size");
@@ -147,8 +167,10 @@ void agp_pywatch_init(PyObject *(*get)(PyObject *, const char *), PyObject *ns)
 		W.state = 0;
 	frame_hook_init(getenv("AGPROF_TRACE_WATCH"));
 	/* 3.12, 3.13: sys.monitoring instead (pymonitor.c); their interpreter frames have f_funcobj third */
-	if (W.state == 0 && agp_pymonitor_init(opt) && RESOLVE(GetAttr, "PyObject_GetAttrString"))
+	if (W.state == 0 && agp_pymonitor_init(opt) && RESOLVE(GetAttr, "PyObject_GetAttrString")) {
 		W.func_slot = 2;
+		W.monitor = 1;
+	}
 }
 
 /* Python objects are a refcount then a type pointer (CPython's PyObject). */
@@ -281,24 +303,24 @@ static enum verdict user_or_not(const char *s, size_t n)
 }
 
 /*
- * AutoGraph's converted copy of a function: on when the function it was
- * converted from is the user's (pytrace.py generated_origin(), from the
- * function the frame runs: 3.11's _PyInterpreterFrame f_func), off when a
- * library's (GPflow's code, converted inside the user's tf.function); on
- * where that cannot be told (3.10's frames name no function; the loop and
- * branch bodies AutoGraph defines inside it).
+ * The verdict of code whose file is no source (AutoGraph's generated files,
+ * "<string>") from the function the frame runs (3.11's _PyInterpreterFrame
+ * f_func, 3.12's f_funcobj): origin (pytrace.py) names the file it stands
+ * for, or None: then it follows its caller (a namedtuple's __new__,
+ * AutoGraph's factories); on where the function cannot be read (3.10's
+ * frames name none).
  */
-static enum verdict generated_verdict(struct agp_thread *t, void *frame)
+static enum verdict origin_verdict(struct agp_thread *t, void *frame, PyObject *origin)
 {
 	PyObject *fn = W.func_slot >= 0 ? ((PyObject **)frame)[W.func_slot] : NULL, *file;
 	const char *s;
-	enum verdict v = V_ON;
+	enum verdict v = V_INHERIT;
 
-	if (!fn || !W.origin)
+	if (!fn || !origin)
 		return V_ON;
 	if (t)
 		t->py_inside++;
-	file = W.Call(W.origin, fn, NULL);
+	file = W.Call(origin, fn, NULL);
 	if (t)
 		t->py_inside--;
 	if (!file) {
@@ -327,7 +349,9 @@ static enum verdict verdict_new(struct agp_thread *t, PyObject *code, void *fram
 		    ends_with(s, n, "/tensorflow/python/autograph/operators/py_builtins.py"))
 			v = V_INHERIT;  /* pytrace.py _AG_CALLERS */
 		else if (strstr(s, "/__autograph_generated_file"))
-			v = generated_verdict(t, frame);
+			v = origin_verdict(t, frame, W.origin);  /* user code converted: on; a library's: off */
+		else if (!strcmp(s, "<string>"))
+			v = origin_verdict(t, frame, W.exec_origin);
 		else
 			v = user_or_not(s, n);
 	} else {
@@ -430,6 +454,7 @@ static int on_profile(PyObject *obj, PyObject *frame, int what, PyObject *arg)
 			t->py_profiling = 0;
 		return 0;
 	}
+	t->py_counts.events++;
 	switch (what) {
 	case PYTRACE_CALL:
 		if (watched_code(frame) == 1)
@@ -493,6 +518,7 @@ static int on_trace(PyObject *obj, PyObject *frame, int what, PyObject *arg)
 
 static void profile_set(struct agp_thread *t, int on)
 {
+	t->py_counts.toggles++;
 	W.SetProfile(on ? on_profile : NULL, NULL);
 	t->py_profiling = on;
 }
@@ -522,6 +548,7 @@ static PyObject *eval_hook(void *ts, void *frame, int throwflag)
 
 	if (!t || t->generation != agp_proc.generation || t->py_inside || (!t->py_nroots && !t->py_calibrating))
 		return W.eval(ts, frame, throwflag);
+	t->py_counts.frames++;
 	prev = t->py_profiling;
 	want = verdict_of(t, frame, throwflag);
 	want = want == V_INHERIT ? prev : want == V_ON;
@@ -537,17 +564,18 @@ static PyObject *eval_hook(void *ts, void *frame, int throwflag)
 	return r;
 }
 
-/* Install the frame hook for one more thread with open traces (on), or one fewer. */
-static void frame_hook(int on)
+/* Install the frame hook for one more thread with open traces (on), or one fewer; whether it is installed now. */
+static int frame_hook(int on)
 {
 	void *interp;
 
 	if (!W.eval || !(interp = W.Interp_Get()))
-		return;
+		return 0;
 	if (on && W.hooked++ == 0 && W.GetEvalFrame(interp) == (void *)W.eval)
 		W.SetEvalFrame(interp, (void *)eval_hook);  /* not over another evaluator (a debugger's, a JIT's) */
 	if (!on && W.hooked > 0 && --W.hooked == 0 && W.GetEvalFrame(interp) == (void *)eval_hook)
 		W.SetEvalFrame(interp, (void *)W.eval);
+	return W.GetEvalFrame(interp) == (void *)eval_hook;
 }
 
 /* The hooks while traces are open: the frame hook, the profile function; the trace function only ever set by them. */
@@ -555,8 +583,13 @@ static void hooks_set(int on)
 {
 	struct agp_thread *t = agp_thread_get();
 
-	if (agp_pymonitor_set(t, on))
+	int hooked;
+
+	if (agp_pymonitor_set(t, on)) {
+		if (on && t)
+			t->py_watch_mode = AGP_WATCH_MONITOR;
 		return;  /* sys.monitoring in the user's frames (3.12, 3.13) */
+	}
 	W.SetProfile(on ? on_profile : NULL, NULL);
 	if (!on && (!t || t->py_unwinding))
 		W.SetTrace(NULL, NULL);
@@ -564,7 +597,9 @@ static void hooks_set(int on)
 		t->py_unwinding = 0;
 		t->py_profiling = on;
 	}
-	frame_hook(on);
+	hooked = frame_hook(on);
+	if (on && t)
+		t->py_watch_mode = hooked ? AGP_WATCH_FRAME_HOOK : AGP_WATCH_PROFILE;
 }
 
 static const char *text_at(PyObject *tuple, long i)
@@ -679,9 +714,10 @@ static uint64_t calibrate_run(struct agp_thread *t, PyObject *n, int profiled)
 }
 
 /*
- * What the profile function costs the traced code, which no clock inside
- * the hook sees (CPython calling it, building frame objects, running the
- * code without its specialized instructions): a share of the watched time.
+ * What the profile function over whole traces (no frame hook, no
+ * sys.monitoring) costs the traced code, which no clock inside the hook
+ * sees (CPython calling it, building frame objects, running the code
+ * without its specialized instructions): a share of the watched time.
  * Not a price per event: a tight loop of calls put it at 50 to 60 ns, while
  * alternate traces of one function, watched and not, showed 250 to 280 ns
  * per event, the slower instructions weighing more than the events in
@@ -720,10 +756,25 @@ static void calibrate(struct agp_thread *t)
 	}
 }
 
-/* The calibrated share of a watched stretch that the watch costs, ppm (0: not known); pytrace.c prices each trace. */
-uint32_t agp_pywatch_cost_ppm(void)
+/*
+ * The share of a watched trace's time (its CPU less the watch's own calls)
+ * by which the watch slows the traced code, ppm; pytrace.c prices each trace
+ * with it.  By the way t's traces are watched: the frame hook's and
+ * sys.monitoring's shares measured beforehand (FRAME_HOOK_PPM_310 ...), the
+ * profile function's over whole traces calibrated in the process (0 until
+ * then).
+ */
+uint32_t agp_pywatch_cost_ppm(const struct agp_thread *t)
 {
-	return W.cost_ppm;
+	switch (t->py_watch_mode) {
+	case AGP_WATCH_FRAME_HOOK:
+		return W.hook_ppm;
+	case AGP_WATCH_MONITOR:
+		return MONITOR_PPM;
+	case AGP_WATCH_PROFILE:
+		return W.cost_ppm;
+	}
+	return 0;
 }
 
 /*
@@ -759,8 +810,8 @@ static void watch_begin(struct agp_thread *t, uint64_t seq)
 			return;
 		}
 		W.DecRef(ok);
-		if (!W.calibrated)
-			calibrate(t);
+		if (!W.calibrated && ((!W.eval && !W.monitor) || t->py_watch_mode == AGP_WATCH_PROFILE))
+			calibrate(t);  /* the profile function over whole traces: no share measured beforehand */
 	}
 	n = W.Long_FromULL(seq);
 	t->py_inside++;
@@ -789,8 +840,13 @@ static void watch_begin(struct agp_thread *t, uint64_t seq)
  */
 int agp_pywatch_begin(struct agp_thread *t, uint64_t seq)
 {
+	static int alternate = -1;  /* AGPROF_WATCH_ALTERNATE=1 (bench/watch_price.py): odd traces not watched */
 	uint64_t t0 = own_clock();
 
+	if (alternate < 0)
+		alternate = getenv("AGPROF_WATCH_ALTERNATE") != NULL;
+	if (alternate && !t->py_nroots && (seq & 1))
+		return 0;
 	watch_begin(t, seq);
 	own_time(t, t0);
 	return t->py_nroots > 0;
