@@ -138,12 +138,15 @@ static const char link_kernels_sql[] =
 	 * map's py_function was "95% of the train step's kernel time".  A thread
 	 * that ran a tf.data function's kernels is a tf.data thread (the
 	 * collector could not tell from its stack), and none of its kernels is
-	 * another thread's call's: a map's Cast is no Cast of the step.
+	 * another thread's call's: a map's Cast is no Cast of the step.  The
+	 * threads in one pass over the kernels: an EXISTS per thread scanned
+	 * them all for each (no index on the thread yet: it comes late), 129 ms
+	 * of a 0.3 s finish on a Keras fit of 25,000 kernel rows.
 	 */
-	"UPDATE threads SET role = 'tf-data' WHERE role NOT IN ('python-main', 'tf-data') AND EXISTS (SELECT 1"
-	"  FROM kernels k JOIN graph_nodes n ON n.id = k.node_id JOIN graph_functions g ON g.id = n.graph_function_id"
-	"  JOIN strings s ON s.id = g.name_id WHERE k.pid = threads.pid AND k.tid = threads.tid"
-	"  AND g.parent_id IS NULL AND s.text LIKE '%!_Dataset!_%' ESCAPE '!');"
+	"UPDATE threads SET role = 'tf-data' WHERE role NOT IN ('python-main', 'tf-data') AND (pid, tid) IN (SELECT"
+	"  k.pid, k.tid FROM kernels k JOIN graph_nodes n ON n.id = k.node_id JOIN graph_functions g"
+	"  ON g.id = n.graph_function_id JOIN strings s ON s.id = g.name_id"
+	"  WHERE g.parent_id IS NULL AND s.text LIKE '%!_Dataset!_%' ESCAPE '!');"
 	"UPDATE kernels SET call_id = NULL WHERE call_id IS NOT NULL AND EXISTS (SELECT 1 FROM threads t"
 	"  JOIN function_calls c ON c.id = kernels.call_id WHERE t.pid = kernels.pid AND t.tid = kernels.tid"
 	"  AND t.role = 'tf-data' AND c.tid != kernels.tid);"
