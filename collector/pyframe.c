@@ -779,11 +779,13 @@ uint32_t agp_py_callsite(struct agp_thread *t)
  * from their StackTraces afterwards: TensorFlow turns each op's whole stack
  * into frames the first time it is read, 20 to 40 us an op (Keras fit's
  * graphs: 10,154 ops, 0.47 s of 9.5 s).  The same answer as pytrace.py
- * _innermost_user_line() or none: a frame in AutoGraph's generated code
- * (TensorFlow maps it to the user's source, we cannot) or a file that is
- * not plain ASCII leaves the op to pytrace.py.
+ * _innermost_user_line() or none.  A frame in AutoGraph's generated code
+ * (every user tf.function's, converted by default) stands for the user's
+ * line only through the conversion's source map, which pytrace.py holds:
+ * the frames are then written as they are, for it to map (_made_lines); a
+ * file that is not plain ASCII leaves the op to its StackTrace.
  */
-enum op_file { OPF_USER, OPF_SKIP, OPF_UNKNOWN };
+enum op_file { OPF_USER, OPF_SKIP, OPF_GENERATED, OPF_UNKNOWN };
 
 /* pytrace.py _is_framework() and its generated-code test, on a frame's file. */
 static enum op_file op_file_kind(const char *s, long n)
@@ -793,14 +795,22 @@ static enum op_file op_file_kind(const char *s, long n)
 	if ((n >= 7 && !memcmp(s, "<frozen", 7)) || contains(s, (size_t)n, "/tensorflow/") ||
 	    contains(s, (size_t)n, "/keras/") || contains(s, (size_t)n, "/tf_keras/") || contains(s, (size_t)n, "/absl/"))
 		return OPF_SKIP;
-	return contains(s, (size_t)n, "__autograph_generated_file") ? OPF_UNKNOWN : OPF_USER;
+	return contains(s, (size_t)n, "__autograph_generated_file") ? OPF_GENERATED : OPF_USER;
 }
 
-/* A Keras op's stack is some 60 frames of as many code objects: 1024 slots, per thread (no GIL here). */
+/*
+ * A Keras op's stack is some 60 frames of as many code objects: 1024 slots,
+ * per thread (no GIL here).  Each also keeps the line of the last
+ * instruction read in its code: an op's line is its frames' lines, and
+ * PyCode_Addr2Line() walks the line table from the start (AutoGraph's
+ * generated functions are long), while the ops one line makes share it.
+ */
 enum { OPF_CACHE = 1024 };
 struct agp_opfile_slot {
 	uintptr_t code, filename;
 	int kind;
+	int line;
+	uintptr_t ip;
 };
 
 static enum op_file op_code_kind(struct agp_opfile_slot *cache, uintptr_t code, const char **file, long *flen)
@@ -813,26 +823,77 @@ static enum op_file op_code_kind(struct agp_opfile_slot *cache, uintptr_t code, 
 		slot->code = code;
 		slot->filename = filename;
 		slot->kind = op_file_kind(*file, *flen);
+		slot->ip = 0;
 	}
 	return (enum op_file)slot->kind;
 }
 
+/* The line of code's instruction ip, through code's slot (op_code_kind() filled it). */
+static int op_code_line(struct agp_opfile_slot *cache, uintptr_t code, uintptr_t ip)
+{
+	struct agp_opfile_slot *slot = &cache[(code >> 4) & (OPF_CACHE - 1)];
+
+	if (slot->code != code || slot->ip != ip) {
+		slot->line = (int)frame_line(&(struct chain_frame){ code, ip, 0, 0 });
+		slot->ip = slot->code == code ? ip : 0;
+	}
+	return slot->code == code ? slot->line : (int)frame_line(&(struct chain_frame){ code, ip, 0, 0 });
+}
+
+/* The frames an op's line is decided on: the first two that are not skipped, more past generated ones. */
+enum { OP_FRAMES = 8 };
+struct op_frame {
+	const char *file, *name;
+	long flen, nlen;
+	int line, generated;
+};
+
 /*
- * "file\tline\tfunction\tloop line" of the op being made on this thread:
- * its innermost user frame, and the line of the next user frame out when
- * that is the same function at another line (0 otherwise).  Returns the
- * length written, 0 when no frame is the user's, -1 when pytrace.py must
- * read the op's StackTrace.  The GIL is not held (TF_NewOperation): the
- * thread's own frames, read as agp_py_callsite() reads them.  CPython 3.10
- * and 3.11 only: 3.12's interpreter frames include its trampoline's
- * ("<shim>"), which StackTraces leave out (tests/integration/test_node_lines.py).
+ * "file\tline\tfunction\tloop line" from the innermost frames f[0..n), none
+ * of them generated: the innermost user frame, and the line of the next
+ * one out when that is the same function at another line (0 otherwise).
+ */
+static int op_line_text(const struct op_frame *f, int n, char *buf, size_t cap)
+{
+	int outer = n > 1 && f[1].flen == f[0].flen && !memcmp(f[1].file, f[0].file, (size_t)f[0].flen) &&
+		    f[1].nlen == f[0].nlen && !memcmp(f[1].name, f[0].name, (size_t)f[0].nlen) &&
+		    f[1].line != f[0].line ? f[1].line : 0;
+	int len = snprintf(buf, cap, "%.*s\t%d\t%.*s\t%d", (int)f[0].flen, f[0].file, f[0].line, (int)f[0].nlen,
+			   f[0].name, outer);
+
+	return len > 0 && (size_t)len < cap ? len : -1;
+}
+
+/*
+ * "\x01\tmore\tfile\tline\tfunction..." of frames f[0..n), generated ones
+ * among them, for pytrace.py to map (more: 1 when frames past them were
+ * not written).
+ */
+static int op_chain_text(const struct op_frame *f, int n, int more, char *buf, size_t cap)
+{
+	int len = snprintf(buf, cap, "\x01\t%d", more);
+
+	for (int i = 0; i < n && len > 0 && (size_t)len < cap; i++)
+		len += snprintf(buf + len, cap - (size_t)len, "\t%.*s\t%d\t%.*s", (int)f[i].flen, f[i].file, f[i].line,
+				(int)f[i].nlen, f[i].name);
+	return len > 0 && (size_t)len < cap ? len : -1;
+}
+
+/*
+ * The op being made on this thread: its line as op_line_text() writes it,
+ * or the frames for pytrace.py (op_chain_text()) when generated code is
+ * among them.  Returns the length written, 0 when no frame is the user's,
+ * -1 when pytrace.py must read the op's StackTrace.  The GIL is not held
+ * (TF_NewOperation): the thread's own frames, read as agp_py_callsite()
+ * reads them.  CPython 3.10 and 3.11 only: 3.12's interpreter frames
+ * include its trampoline's ("<shim>"), which StackTraces leave out
+ * (tests/integration/test_node_lines.py).
  */
 int agp_py_op_line(struct agp_thread *t, char *buf, size_t cap)
 {
 	static int known;  /* 0 untold, 1 3.10 or 3.11, -1 another (set alike by any thread) */
-	const char *file = NULL, *ifile = NULL, *name, *iname = NULL;
-	long flen, nlen, iflen = 0, inlen = 0;
-	int line, iline = 0, outer = 0, n;
+	struct op_frame f[OP_FRAMES];
+	int n = 0, generated = 0, more = 0;
 	char *iframe;
 
 	if (!known) {
@@ -846,28 +907,33 @@ int agp_py_op_line(struct agp_thread *t, char *buf, size_t cap)
 		return -1;
 	for (int depth = 0; iframe; depth++, iframe = word_at(iframe, L.prev_off)) {
 		uintptr_t code = (uintptr_t)word_at(iframe, L.code_off);
+		struct op_frame *fr;
 		enum op_file kind;
+		const char *file = NULL;
+		long flen = -1;
 
 		t->py_counts.op_frames++;
 		if (depth >= 1024 || !code || word_at((void *)code, 8) != py.Code_Type)
 			return -1;
 		if ((kind = op_code_kind(t->op_files, code, &file, &flen)) == OPF_SKIP)
 			continue;
-		nlen = read_ascii((PyObject *)word_at((void *)code, L.name_off), &name);
-		if (kind == OPF_UNKNOWN || nlen < 0 || memchr(name, '\t', (size_t)nlen) || memchr(name, '\n', (size_t)nlen))
-			return -1;
-		line = (int)frame_line(&(struct chain_frame){ code, frame_ip(iframe, code), 0, 0 });
-		if (!ifile) {
-			ifile = file, iflen = flen, iname = name, inlen = nlen, iline = line;
-			continue;
+		if (n == (generated ? OP_FRAMES : 2)) {
+			more = 1;
+			break;
 		}
-		if (flen == iflen && !memcmp(file, ifile, (size_t)flen) && nlen == inlen &&
-		    !memcmp(name, iname, (size_t)nlen) && line != iline)
-			outer = line;
-		break;
+		fr = &f[n];
+		fr->file = file;
+		fr->flen = flen;
+		fr->nlen = read_ascii((PyObject *)word_at((void *)code, L.name_off), &fr->name);
+		if (kind == OPF_UNKNOWN || fr->nlen < 0 || memchr(fr->name, '\t', (size_t)fr->nlen) ||
+		    memchr(fr->name, '\n', (size_t)fr->nlen))
+			return -1;
+		fr->line = op_code_line(t->op_files, code, frame_ip(iframe, code));
+		fr->generated = kind == OPF_GENERATED;
+		generated |= fr->generated;
+		n++;
 	}
-	if (!ifile)
+	if (!n)
 		return 0;
-	n = snprintf(buf, cap, "%.*s\t%d\t%.*s\t%d", (int)iflen, ifile, iline, (int)inlen, iname, outer);
-	return n > 0 && (size_t)n < cap ? n : -1;
+	return generated ? op_chain_text(f, n, more, buf, cap) : op_line_text(f, n, buf, cap);
 }

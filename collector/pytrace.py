@@ -386,20 +386,64 @@ def _made_lines(text):
     """[(op name, op type, (inner, outer))] as _innermost_user_line() gives
     them, in the order the ops were made, from the collector's
     "name\ttype\tfile\tline\tfunction\tloop line\n" lines (pytrace.c
-    agp_pytrace_op; an empty file: no user frame)."""
+    agp_pytrace_op; an empty file: no user frame), or its frames when
+    AutoGraph's generated code is among them (_chain_line()).  An op whose
+    line cannot be told here is left out: its StackTrace is read."""
     made, locs = [], {}
     for row in text.split('\n'):
         name, _, rest = row.partition('\t')
         kind, _, loc = rest.partition('\t')
-        found = locs.get(loc)
-        if found is None:
+        found = locs.get(loc, False)
+        if found is False:
             parts = loc.split('\t')
-            if len(parts) != 4:
-                continue
-            found = locs[loc] = (((parts[0], int(parts[1]), parts[2]), int(parts[3]) or None)
-                                 if parts[0] else (None, None))
-        made.append((name, kind, found))
+            if parts[0] == '\x01':
+                found = _chain_line(parts[1:])
+            elif len(parts) == 4:
+                found = ((parts[0], int(parts[1]), parts[2]), int(parts[3]) or None) if parts[0] else (None, None)
+            else:
+                found = None
+            locs[loc] = found
+        if found is not None:
+            made.append((name, kind, found))
     return made
+
+
+def _chain_line(parts):
+    """(inner, outer) of an op from the frames the collector wrote (pyframe.c
+    op_chain_text: whether more frames followed, then file, line, function
+    of each, innermost first), as _innermost_user_line() reads its
+    StackTrace: a generated frame stands for the user's line its
+    conversion's source map gives (TensorFlow maps StackTraces with the same
+    maps), an unmapped one is skipped.  None when it cannot be told here: a
+    map not seen (pywatch.c asks generated_origin() for each generated code
+    object's verdict; 3.10's frames name no function), or too few frames."""
+    frames = []
+    try:
+        more = parts[0] == '1'
+        for i in range(1, len(parts) - 2, 3):
+            file, line, name = parts[i], int(parts[i + 1]), parts[i + 2]
+            if _GENERATED in file:
+                smap = _generated_maps.get(file)
+                if smap is None:
+                    return None
+                origin = smap.get((file, line))
+                if origin is None:
+                    continue
+                file, line, name = origin.loc.filename, origin.loc.lineno, origin.function_name or ''
+            if not _is_framework(file):
+                frames.append((file, line, name))
+                if len(frames) == 2:
+                    break
+    except Exception:
+        return None
+    if len(frames) < 2 and more:
+        return None
+    if not frames:
+        return None, None
+    inner = frames[0]
+    outer = frames[1] if len(frames) > 1 else None
+    return inner, (outer[1] if outer and outer[0] == inner[0] and outer[2] == inner[2] and outer[1] != inner[1]
+                   else None)
 
 
 # AGPROF_NODE_LINES_CHECK=1 (tests/integration/test_node_lines.py): every op's StackTrace read too, and compared
@@ -656,6 +700,7 @@ def watch(seq):
 
 
 _generated_files = {}  # AutoGraph's generated file -> the file its code was converted from
+_generated_maps = {}  # AutoGraph's generated file -> its conversion's source map (_chain_line)
 
 
 def generated_origin(fn):
@@ -669,9 +714,11 @@ def generated_origin(fn):
     code = getattr(fn, '__code__', None)
     file = getattr(code, 'co_filename', None)
     try:
-        for origin in fn.ag_source_map.values():
+        smap = fn.ag_source_map
+        for origin in smap.values():
             if isinstance(file, str):
                 _generated_files[file] = origin.loc.filename
+                _generated_maps[file] = smap
             return origin.loc.filename
     except Exception:
         pass

@@ -4,7 +4,9 @@ give what the ops' StackTraces give (pytrace.py _innermost_user_line).
 samples/keras_fit.py (Keras' own train, test and predict functions: no
 AutoGraph-generated code on the stack, every op's line comes from the
 collector) and samples/watch_frames.py (the user's AutoGraph-converted code
-and a trace inside a trace: read from StackTraces) run with
+and a trace inside a trace: on 3.11 the collector writes the frames and
+pytrace.py maps the generated ones by their conversions' source maps; on
+3.10, whose frames name no function, read from StackTraces) run with
 AGPROF_NODE_LINES_CHECK=1, which reads every op's StackTrace as well and
 compares: no op differs, and the collector gave lines (CPython 3.10 and
 3.11; on 3.12+ it gives none).  keras_fit.py runs
@@ -66,6 +68,9 @@ def main():
     check(differ == 0, "watch_frames: no op whose collector line differs",
           "\n".join(ln for ln in err.splitlines() if "node line of" in ln)[:2000])
     check(ops > 0, "watch_frames: node lines read (%d ops, %d from the collector)" % (ops, made))
+    if sys.version_info[:2] == (3, 11):  # the generated frames mapped by their conversions' source maps
+        check(made == ops, "watch_frames: every op's line from the collector, AutoGraph's code on the stack"
+              " (%d of %d; before stop 43, 2)" % (made, ops))
     agtest.finish("node_lines")
 
 
