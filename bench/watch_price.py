@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """What the trace watch costs each trace, against what the collector says it cost (collector_ns): the price
-model of pytrace.c trace_end() checked trace by trace on real traced code (docs/collector.md, "What a trace's
-collector time holds").
+model of pytrace.c trace_end() checked trace by trace on real traced code (docs/collector.md, the paragraphs
+from "Its own time").
 
 Each workload traces one function again and again (new shapes or new tf.function objects), after a warm-up
 trace (the process's first watched trace also runs the watch's calibration), under `agprof run` with

@@ -34,8 +34,8 @@ typedef int (*py_tracefunc)(PyObject *, PyObject *, int, PyObject *);
  * CPython running every frame through the frame hook, or sys.monitoring's
  * callbacks, and the profile function in the user's frames.  A share of the
  * trace's CPU less those calls, measured by bench/watch_price.py (traces
- * of one process watched and not, alternately; docs/collector.md, "What a
- * trace's collector time holds"): on a Python loop, a Keras model, an
+ * of one process watched and not, alternately; docs/collector.md, "Its own
+ * time"): on a Python loop, a Keras model, an
  * AutoGraph loop and a GPflow loss, 0.1% to 4.3% on 3.10, 1.9% to 5.4% on
  * 3.11 (its ops' lines read in C, AutoGraph's frames too), -0.9% to 2.6% on
  * 3.12 and 3.13: the spread is mostly the measure's.  3.11's is set between
