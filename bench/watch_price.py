@@ -4,7 +4,7 @@ model of pytrace.c trace_end() checked trace by trace on real traced code (docs/
 from "Its own time").
 
 Each workload traces one function again and again (new shapes or new tf.function objects), after a warm-up
-trace (the process's first watched trace also runs the watch's calibration), under `agprof run` with
+trace (the process's first: the watch's set-up), under `agprof run` with
 AGPROF_WATCH_ALTERNATE=1 (every other trace not watched) and AGPROF_WATCH_PRICE=1 (each trace's thread CPU, the
 watch's own calls, the frames, events, toggles and op frames it saw, and the slowdown it priced, on stderr).
 The watch's true cost on a watched trace is its thread CPU (the child's own clock around the call) less the
@@ -95,7 +95,7 @@ WORKLOADS = {"micro": micro_fn, "keras": keras_fn, "autograph": autograph_fn, "g
 def child(workload, traces):
     import time
     import tensorflow as tf
-    tf.function(lambda x: x + 1)(tf.zeros([1]))  # warm-up: the process's first trace (the calibration)
+    tf.function(lambda x: x + 1)(tf.zeros([1]))  # warm-up: the process's first trace (the watch's set-up)
     call = WORKLOADS[workload]()
     call(1)  # the workload's own first trace: imports, caches
     cpu = []
