@@ -97,10 +97,16 @@ static int jit_pays_back(const struct model *m, const struct graph_fn_ops *f)
 	return all_calls(f) >= 2 && jit_saving(f) > (double)setup_ns(m, f);
 }
 
-/* The line that made most nodes is the user's (a loop they can vectorize), not a library's. */
+/* A node's line is the user's, not a library's (TFP's, GPflow's) nor unknown. */
+static int loc_is_users(struct source_loc loc)
+{
+	return loc.file && !path_is_installed(loc.file);
+}
+
+/* The line that made most nodes is the user's (a loop they can vectorize). */
 static int top_line_is_users(const struct graph_fn_ops *f)
 {
-	return f->top_line.file && !path_is_installed(f->top_line.file);
+	return loc_is_users(f->top_line);
 }
 
 /*
@@ -252,7 +258,7 @@ static int fn_get(const struct model *m, void *data, size_t row, const char *fie
 static void anchor_loc(struct metric_anchor *a, const struct model_function *fn, struct source_loc loc)
 {
 	a->loc = loc;
-	if (fn && (!loc.file || path_is_installed(loc.file))) {
+	if (fn && !loc_is_users(loc)) {
 		a->loc = model_function_user_loc(fn);
 		a->loc.lib_file = loc.file, a->loc.lib_line = loc.line;
 	}
