@@ -38,8 +38,6 @@
  */
 #define SCAN_K1 "callsite_id"
 #define SCAN_K2 "(op_id << 32) | tid"
-/* in unsigned arithmetic: a hostile pid or op id wraps instead of overflowing */
-#define KEY(hi, lo) ((int64_t)(((uint64_t)(hi) << 32) + (uint64_t)(lo)))
 #define KEY_PID(k) ((k) >> 32)
 #define KEY_LOW(k) ((k) & 0xffffffffLL)
 
@@ -178,8 +176,8 @@ static void rekey(struct input_state *st)
 		struct scan_group *g = &st->r.groups[i];
 		int64_t site = g->k1 > 0 && g->k1 <= 0xffffffffLL ? g->k1 : 0, tid = KEY_LOW(g->k2);
 
-		g->k1 = KEY(pid_of(st, tid), tid);
-		g->k2 = KEY(g->k2 >> 32, site);
+		g->k1 = model_group_key(pid_of(st, tid), tid);
+		g->k2 = model_group_key(g->k2 >> 32, site);
 	}
 }
 
@@ -277,8 +275,8 @@ static int take_blackbox_ops(struct input_state *st)
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t pid = sqlite3_column_int64(s, 1), tid = sqlite3_column_int64(s, 2);
 		int64_t n = sqlite3_column_int64(s, 5), ns = sqlite3_column_int64(s, 6);
-		struct scan_group *g = group_of(st, KEY(pid, tid),
-						KEY(sqlite3_column_int64(s, 3), sqlite3_column_int64(s, 4)));
+		struct scan_group *g = group_of(st, model_group_key(pid, tid),
+						model_group_key(sqlite3_column_int64(s, 3), sqlite3_column_int64(s, 4)));
 		struct model_blackbox *b = model_blackbox_of_node(m, sqlite3_column_int64(s, 0));
 		struct model_thread *t = thread_of(st, pid, tid);
 

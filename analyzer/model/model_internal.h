@@ -65,6 +65,16 @@ int model_dataset_kind(const char *op, const char **name, int *parallel);
 int model_dataset_is_source(const char *op);
 
 /*
+ * An eager-op group's key half, hi << 32 | lo (input.c's k1 pid | tid, k2
+ * op | site), in unsigned arithmetic: a hostile pid or op id wraps instead
+ * of overflowing.
+ */
+static inline int64_t model_group_key(int64_t hi, int64_t lo)
+{
+	return (int64_t)(((uint64_t)hi << 32) + (uint64_t)lo);
+}
+
+/*
  * tf.data pipelines from dataset_ops (schema 8, analyzer/model/pipelines.c):
  * pipelines_load() fills m->datasets, one per dataset made, with its line
  * from the eager-op groups g (k1 pid << 32 | tid, k2 op << 32 | site) and

@@ -67,8 +67,7 @@ static void link_site(const struct model_lookup *lk, const struct scan_group *g,
 	for (size_t i = 0; i < ng; i++) {
 		int64_t site = g[i].k2 & 0xffffffffLL;
 
-		/* the group's key as input.c's KEY() makes it: unsigned, a hostile pid wraps */
-		if (g[i].k1 != (int64_t)(((uint64_t)l->pid << 32) + (uint64_t)l->tid) || g[i].k2 >> 32 != op_id ||
+		if (g[i].k1 != model_group_key(l->pid, l->tid) || g[i].k2 >> 32 != op_id ||
 		    l->start_ns < g[i].first_ns || l->start_ns > g[i].last_ns)
 			continue;
 		if (site > 0)
