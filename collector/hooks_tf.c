@@ -257,11 +257,11 @@ static void kernels_leave(struct agp_thread *t, int is_call, uint64_t outer_call
 
 /* tf.data */
 
-/* The first two input handles of a dataset or iterator op (before it runs: TFE_Execute may consume them). */
 enum { TF_RESOURCE_DTYPE = 20, TF_VARIANT_DTYPE = 21 };  /* tensorflow/c/tf_datatype.h */
 
 /*
- * A dataset op's first two inputs, when they are handles: a dataset (a
+ * The first two inputs of a dataset or iterator op, read before it runs
+ * (TFE_Execute may consume them), when they are handles: a dataset (a
  * variant) or an iterator (a resource).  A source's inputs are tensors
  * (from_tensor_slices' arrays, range's bounds), whose addresses may be a
  * freed dataset's: taken for one, they chained Keras fit's from_tensors

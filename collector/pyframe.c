@@ -798,19 +798,11 @@ static enum op_file op_file_kind(const char *s, long n)
 	return contains(s, (size_t)n, "__autograph_generated_file") ? OPF_GENERATED : OPF_USER;
 }
 
-/*
- * A Keras op's stack is some 60 frames of as many code objects: 1024 slots,
- * per thread (no GIL here).  Each also keeps the line of the last
- * instruction read in its code: an op's line is its frames' lines, and
- * PyCode_Addr2Line() walks the line table from the start (AutoGraph's
- * generated functions are long), while the ops one line makes share it.
- */
+/* A Keras op's stack is some 60 frames of as many code objects: 1024 slots, per thread (no GIL here). */
 enum { OPF_CACHE = 1024 };
 struct agp_opfile_slot {
 	uintptr_t code, filename;
 	int kind;
-	int line;
-	uintptr_t ip;
 };
 
 static enum op_file op_code_kind(struct agp_opfile_slot *cache, uintptr_t code, const char **file, long *flen)
@@ -823,21 +815,8 @@ static enum op_file op_code_kind(struct agp_opfile_slot *cache, uintptr_t code, 
 		slot->code = code;
 		slot->filename = filename;
 		slot->kind = op_file_kind(*file, *flen);
-		slot->ip = 0;
 	}
 	return (enum op_file)slot->kind;
-}
-
-/* The line of code's instruction ip, through code's slot (op_code_kind() filled it). */
-static int op_code_line(struct agp_opfile_slot *cache, uintptr_t code, uintptr_t ip)
-{
-	struct agp_opfile_slot *slot = &cache[(code >> 4) & (OPF_CACHE - 1)];
-
-	if (slot->code != code || slot->ip != ip) {
-		slot->line = (int)frame_line(&(struct chain_frame){ code, ip, 0, 0 });
-		slot->ip = slot->code == code ? ip : 0;
-	}
-	return slot->code == code ? slot->line : (int)frame_line(&(struct chain_frame){ code, ip, 0, 0 });
 }
 
 /* The frames an op's line is decided on: the first two that are not skipped, more past generated ones. */
@@ -928,7 +907,7 @@ int agp_py_op_line(struct agp_thread *t, char *buf, size_t cap)
 		if (kind == OPF_UNKNOWN || fr->nlen < 0 || memchr(fr->name, '\t', (size_t)fr->nlen) ||
 		    memchr(fr->name, '\n', (size_t)fr->nlen))
 			return -1;
-		fr->line = op_code_line(t->op_files, code, frame_ip(iframe, code));
+		fr->line = (int)frame_line(&(struct chain_frame){ code, frame_ip(iframe, code), 0, 0 });
 		fr->generated = kind == OPF_GENERATED;
 		generated |= fr->generated;
 		n++;

@@ -6,6 +6,7 @@
  * GIL and call Python.  Records go to the side file.
  */
 #include "collector.h"
+#include "checked.h"
 #include "util.h"
 
 #include <dlfcn.h>
@@ -399,17 +400,8 @@ void agp_pytrace_op(struct agp_thread *t, const void *graph, const char *op_type
 	len = strlen(name);
 	tlen = strlen(op_type);
 	need = ot->ops_len + len + tlen + (size_t)n + 3;
-	if (need > ot->ops_cap) {
-		size_t cap = ot->ops_cap ? ot->ops_cap * 2 : 4096;
-		char *p;
-
-		while (cap < need)
-			cap *= 2;
-		if (cap > OPS_MAX || !(p = realloc(ot->ops, cap)))
-			return;
-		ot->ops = p;
-		ot->ops_cap = cap;
-	}
+	if (need > OPS_MAX || grow_array((void **)&ot->ops, &ot->ops_cap, need, 1))
+		return;  /* OPS_MAX a power of two: the capacity stays within it */
 	memcpy(ot->ops + ot->ops_len, name, len);
 	ot->ops[ot->ops_len + len] = '\t';
 	memcpy(ot->ops + ot->ops_len + len + 1, op_type, tlen);

@@ -417,33 +417,18 @@ def _chain_line(parts):
     maps), an unmapped one is skipped.  None when it cannot be told here: a
     map not seen (pywatch.c asks generated_origin() for each generated code
     object's verdict; 3.10's frames name no function), or too few frames."""
-    frames = []
-    try:
-        more = parts[0] == '1'
+    def mapped():  # read as _inner_outer() asks: a frame past its answer needs no map
         for i in range(1, len(parts) - 2, 3):
-            file, line, name = parts[i], int(parts[i + 1]), parts[i + 2]
+            file, line, origin = parts[i], int(parts[i + 1]), None
             if _GENERATED in file:
-                smap = _generated_maps.get(file)
-                if smap is None:
-                    return None
-                origin = smap.get((file, line))
-                if origin is None:
-                    continue
-                file, line, name = origin.loc.filename, origin.loc.lineno, origin.function_name or ''
-            if not _is_framework(file):
-                frames.append((file, line, name))
-                if len(frames) == 2:
-                    break
+                origin = _generated_maps[file].get((file, line))  # None: unmapped, skipped as generated code
+            yield ((origin.loc.filename, origin.loc.lineno, origin.function_name or '') if origin
+                   else (file, line, parts[i + 2]))
+    try:
+        inner, outer, decided = _inner_outer(mapped(), {})
     except Exception:
         return None
-    if len(frames) < 2 and more:
-        return None
-    if not frames:
-        return None, None
-    inner = frames[0]
-    outer = frames[1] if len(frames) > 1 else None
-    return inner, (outer[1] if outer and outer[0] == inner[0] and outer[2] == inner[2] and outer[1] != inner[1]
-                   else None)
+    return None if not decided and parts[0] == '1' else (inner, outer)
 
 
 # AGPROF_NODE_LINES_CHECK=1 (tests/integration/test_node_lines.py): every op's StackTrace read too, and compared
@@ -548,25 +533,30 @@ def _read_line(op, user_frames, skip, seen):
     return found
 
 
-def _innermost_user_line(tb, skip):
-    """(inner, outer) of one op's StackTrace: the innermost user frame as
-    (file, line, function), and the line of the next frame out when it is
-    the same function at another line (the loop), else None."""
-    inner = outer = None
-    for i in range(len(tb) - 1, -1, -1):
-        fr = tb[i]
-        fname = fr.filename
+def _inner_outer(frames, skip):
+    """(inner, outer, decided) of (file, line, function) frames, innermost
+    first, TensorFlow's and generated code's skipped (skip caches that by
+    file): the innermost user frame, and the line of the next frame out
+    when it is the same function at another line (the loop), else None;
+    decided when that next frame was read (more frames change nothing)."""
+    inner = None
+    for fname, line, name in frames:
         out = skip.get(fname)
         if out is None:
             out = skip[fname] = _is_framework(fname) or _GENERATED in fname
         if out:
             continue
         if inner is None:
-            inner = (fname, fr.lineno, fr.name)
-        else:
-            if fname == inner[0] and fr.name == inner[2] and fr.lineno != inner[1]:
-                outer = fr.lineno
-            break
+            inner = (fname, line, name)
+            continue
+        return inner, (line if fname == inner[0] and name == inner[2] and line != inner[1] else None), True
+    return inner, None, False
+
+
+def _innermost_user_line(tb, skip):
+    """(inner, outer) of one op's StackTrace (_inner_outer())."""
+    frames = map(tb.__getitem__, range(len(tb) - 1, -1, -1))
+    inner, outer, _ = _inner_outer(((fr.filename, fr.lineno, fr.name) for fr in frames), skip)
     return inner, outer
 
 

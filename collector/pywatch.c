@@ -585,7 +585,6 @@ static int frame_hook(int on)
 static void hooks_set(int on)
 {
 	struct agp_thread *t = agp_thread_get();
-
 	int hooked;
 
 	if (agp_pymonitor_set(t, on)) {
