@@ -146,10 +146,19 @@ PRAGMA user_version = 5;
 """
 
 
-def copy_as_schema5(path, out):
-    """Copy the recording at path to out with its eager ops in schema 5's layout (readers of older files)."""
+def edited_copy(path, out, edit):
+    """Copy the recording at path to out and run edit(db) on the copy, committed: a file as an older
+    collector, a hostile writer or a loaded machine would have left it.  Returns out."""
     shutil.copy(path, out)
     db = sqlite3.connect(out)
-    db.executescript(_SCHEMA5_EAGER)
-    db.commit()
-    db.close()
+    try:
+        edit(db)
+        db.commit()
+    finally:
+        db.close()
+    return out
+
+
+def copy_as_schema5(path, out):
+    """Copy the recording at path to out with its eager ops in schema 5's layout (readers of older files)."""
+    edited_copy(path, out, lambda db: db.executescript(_SCHEMA5_EAGER))

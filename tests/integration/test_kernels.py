@@ -206,11 +206,7 @@ def check_descheduled(path, oracle):
     300 ms longer, as the collector would have timed it) is no slow op: only the sampled calls are timed, and
     their mean times every run of the node made Relu most of dense_chain's kernel time (CI's GPflow SVGP at
     load 16); each node at its median run, it is not."""
-    import shutil
-    import sqlite3
-    copy = os.path.join(tmpdir(), "descheduled.agprof")
-    shutil.copyfile(path, copy)
-    db = sqlite3.connect(copy)
+    db = open_recording(path)
     name = oracle["extra"]["function_defs"]["dense_chain"]["name"]
     row = db.execute("SELECT k.id, k.node_id, k.call_id FROM kernels k JOIN function_calls c ON c.id = k.call_id"
                      " JOIN strings s ON s.id = c.name_id JOIN graph_nodes n ON n.id = k.node_id"
@@ -221,12 +217,12 @@ def check_descheduled(path, oracle):
     if row is None:
         return
     late = 300 * 1000 * 1000
-    db.execute("UPDATE kernels SET end_ns = end_ns + ? WHERE id = ?", (late, row[0]))
-    db.execute("UPDATE kernel_totals SET timed_ns = timed_ns + ? WHERE rowid = (SELECT min(rowid) FROM kernel_totals"
-               " WHERE node_id = ? AND timed > 0)", (late, row[1]))
-    db.commit()
-    db.close()
-    rep = report(copy)
+
+    def deschedule(db):
+        db.execute("UPDATE kernels SET end_ns = end_ns + ? WHERE id = ?", (late, row[0]))
+        db.execute("UPDATE kernel_totals SET timed_ns = timed_ns + ? WHERE rowid = (SELECT min(rowid)"
+                   " FROM kernel_totals WHERE node_id = ? AND timed > 0)", (late, row[1]))
+    rep = report(agtest.agtestlib.edited_copy(path, os.path.join(tmpdir(), "descheduled.agprof"), deschedule))
     fn = [f for f in rep["graph_ops"]["functions"] if f["function"] == "dense_chain"]
     types = {t["op_type"]: t["total_ns"] for t in fn[0].get("op_types", [])} if fn else {}
     types = {k: v / max(sum(types.values()), 1) for k, v in types.items()}

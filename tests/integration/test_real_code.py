@@ -68,16 +68,10 @@ def check_source_inputs(rec, line):
     check_eq(sorted({(op, inp is not None) for op, inp in rows}),
              [("MapDataset", True), ("RangeDataset", False), ("TensorDataset", False), ("TensorSliceDataset", False)],
              "dataset ops with an input handle (only those over a dataset)")
-    import shutil
-    import sqlite3
-    copy = os.path.join(agtest.tmpdir(), "reused_address.agprof")
-    shutil.copyfile(rec, copy)
-    db = sqlite3.connect(copy)
-    db.execute("UPDATE dataset_ops SET input = (SELECT d.output FROM dataset_ops d JOIN strings s ON s.id = d.op_id"
-               " WHERE s.text = 'TensorDataset' ORDER BY d.start_ns DESC LIMIT 1)"
-               " WHERE op_id = (SELECT id FROM strings WHERE text = 'TensorSliceDataset')")
-    db.commit()
-    db.close()
+    copy = agtest.agtestlib.edited_copy(rec, os.path.join(agtest.tmpdir(), "reused_address.agprof"), lambda db: db.execute(
+        "UPDATE dataset_ops SET input = (SELECT d.output FROM dataset_ops d JOIN strings s ON s.id = d.op_id"
+        " WHERE s.text = 'TensorDataset' ORDER BY d.start_ns DESC LIMIT 1)"
+        " WHERE op_id = (SELECT id FROM strings WHERE text = 'TensorSliceDataset')"))
     pipeline = main_pipeline(copy)
     check(pipeline and pipeline.startswith("from_tensor_slices at line %d" % line),
           "the pipeline starts at the user's line when its source's input address was a freed dataset's", pipeline)

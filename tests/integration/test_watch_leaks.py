@@ -20,7 +20,6 @@ sys.monitoring):
 """
 import os
 import re
-import sqlite3
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -75,10 +74,11 @@ def main():
     text, err = proc.stdout.decode("utf-8", "replace"), proc.stderr.decode("utf-8", "replace")
     check_eq(proc.returncode, 0, "exit status (%s)" % err[-500:])
     check("traces 2" in text, "TensorFlow's tracing count", text[-300:], "traces 2")
-    db = sqlite3.connect("file:%s?mode=ro" % out, uri=True)
+    db = agtest.open_recording(out)
     check_eq(db.execute("SELECT count(*) FROM traces").fetchone()[0], 2, "traces recorded")
     prints = db.execute("SELECT count(*), min(e.line) FROM trace_events e WHERE e.kind = 'print'"
                         " AND e.file = ?", (prog,)).fetchone()
+    prints = tuple(prints) if prints else None
     check_eq(prints, (2, 11), "the user's print in both traces, at its line")
     check_eq(db.execute("SELECT count(*) FROM trace_events WHERE file LIKE ? AND kind NOT IN"
                         " ('node-line', 'nodes', 'node-sources')", (lib + "%",)).fetchone()[0], 0,
