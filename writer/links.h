@@ -19,10 +19,13 @@
 /* The link tables (CREATE TABLE IF NOT EXISTS: link_ref, link_trace, link_name, link_trace_seq, ...). */
 extern const char links_tables_sql[];
 
-/* Kernels to their calls (first dropping the rows of calls the collector cut when cut_calls); 0 or -1. */
+/*
+ * The map from call seqs to call rows (temp.call_seq), and the kernel rows
+ * of calls the collector cut dropped when cut_calls; 0 or -1.
+ */
 int links_calls(sqlite3 *db, int cut_calls);
 
-/* The rest, after links_calls(), then the link tables dropped; 0 or -1. */
+/* The rest (kernels to their calls and nodes too), after links_calls(), then the link tables dropped; 0 or -1. */
 int links_graph(sqlite3 *db);
 
 /*

@@ -13,6 +13,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -290,10 +291,26 @@ static void finish_timing(const char *step, uint64_t *t)
 	*t = now;
 }
 
+/* AGPROF_TIMING=statements: each statement of the finish that took 1 ms or more, and its first words. */
+static int finish_statement_timing(unsigned type, void *ctx, void *stmt, void *ns)
+{
+	const char *sql = sqlite3_sql(stmt);
+	int64_t took = *(int64_t *)ns;
+
+	(void)ctx;
+	if (type == SQLITE_TRACE_PROFILE && took >= 1000000)
+		fprintf(stderr, "agprof: timing: statement %7.3f s %.110s\n", (double)took / 1e9, sql ? sql : "?");
+	return 0;
+}
+
 int run_writer_finish(struct run_writer *w, const struct run_session *sess, struct run_totals *totals)
 {
 	uint64_t t = clock_ns(CLOCK_MONOTONIC), cpu = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
+	const char *timing = getenv("AGPROF_TIMING");
 	int rc = 0;
+
+	if (timing && !strcmp(timing, "statements"))
+		sqlite3_trace_v2(w->db, SQLITE_TRACE_PROFILE, finish_statement_timing, NULL);
 
 	checkpointer_stop(w->ckpt);  /* the final checkpoint below is the writer's (or none, on a write failure) */
 	w->ckpt = NULL;
