@@ -291,15 +291,25 @@ static void finish_timing(const char *step, uint64_t *t)
 	*t = now;
 }
 
-/* AGPROF_TIMING=statements: each statement of the finish that took 1 ms or more, and its first words. */
+/*
+ * AGPROF_TIMING=statements: each statement of the finish that took 1 ms or
+ * more, its first words on one line (the schema's statements open with
+ * comment lines).
+ */
 static int finish_statement_timing(unsigned type, void *ctx, void *stmt, void *ns)
 {
 	const char *sql = sqlite3_sql(stmt);
 	int64_t took = *(int64_t *)ns;
+	size_t len;
 
 	(void)ctx;
-	if (type == SQLITE_TRACE_PROFILE && took >= 1000000)
-		fprintf(stderr, "agprof: timing: statement %7.3f s %.110s\n", (double)took / 1e9, sql ? sql : "?");
+	if (type != SQLITE_TRACE_PROFILE || took < 1000000)
+		return 0;
+	while (sql && (sql += strspn(sql, " \t\n"), !strncmp(sql, "--", 2)))
+		sql += strcspn(sql, "\n");
+	len = sql ? strcspn(sql, "\n") : 0;
+	fprintf(stderr, "agprof: timing: statement %7.3f s %.*s\n", (double)took / 1e9, (int)(len < 110 ? len : 110),
+		sql ? sql : "?");
 	return 0;
 }
 
@@ -343,7 +353,7 @@ int run_writer_finish(struct run_writer *w, const struct run_session *sess, stru
 		finish_timing("checkpoint", &t);
 	}
 	/* the launcher's CPU in it: on a loaded machine the steps' wall above is mostly waiting for a CPU */
-	if (getenv("AGPROF_TIMING"))
+	if (timing)
 		fprintf(stderr, "agprof: timing: finish %-12s %.3f s\n", "cpu",
 			(double)(clock_ns(CLOCK_PROCESS_CPUTIME_ID) - cpu) / 1e9);
 	if (totals) {
