@@ -3,6 +3,7 @@
 #include "term.h"
 #include "duration.h"
 #include "model.h"
+#include "strbuf.h"
 #include "util.h"
 
 #include <langinfo.h>
@@ -96,20 +97,19 @@ int tui_put(struct tui *t, int y, int x, int w, const char *s, int pad)
 	if (w <= 0)
 		return 0;
 	move(y, x);
-	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p && col < w;) {
-		if (*p < 0x20 || *p == 0x7f) {
+	/* recorded text: control characters (C0, DEL, C1) and invalid UTF-8 never reach the terminal */
+	for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p && col < w; col++) {
+		uint32_t c;
+		size_t n = utf8_seq(p, strnlen((const char *)p, 4), &c);
+
+		if (!n || c < 0x20 || (c >= 0x7f && c <= 0x9f)) {
 			addch('?');
-			p++;
-			col++;
-		} else if (*p < 0x80) {
+			p += n ? n : 1;
+		} else if (n == 1) {
 			addch(*p++);
-			col++;
 		} else {
 			/* one UTF-8 sequence: one column (wide characters are rare here) */
-			size_t n = 1;
-			while (p[n] && (p[n] & 0xc0) == 0x80 && n < 4)
-				n++;
-			if (t->g.utf8 && n > 1) {
+			if (t->g.utf8) {
 				memcpy(out, p, n);
 				out[n] = '\0';
 				addstr(out);
@@ -117,7 +117,6 @@ int tui_put(struct tui *t, int y, int x, int w, const char *s, int pad)
 				addch('?');
 			}
 			p += n;
-			col++;
 		}
 	}
 	while (pad && col < w) {

@@ -4,6 +4,7 @@
 #include "publish.h"
 #include "db.h"
 #include "strbuf.h"
+#include "trust.h"
 #include "util.h"
 
 #include <errno.h>
@@ -39,9 +40,18 @@ static void run_meta(sqlite3 *db, const struct keeper_run *run, uint64_t start_n
 		}
 	}
 	if (getcwd(cwd, sizeof(cwd))) {
+		char mac[COMMAND_MAC_HEX];
+
 		sqlite3_bind_text(s, 1, "cwd", -1, SQLITE_STATIC);
 		sqlite3_bind_text(s, 2, cwd, -1, SQLITE_STATIC);
 		db_step_done(db, s);
+		sqlite3_reset(s);
+		/* what the launcher wrote wins: its argv and cwd come with its own MAC */
+		if (run->argv && !strbuf_failed(&argv) && !command_mac(argv.buf, cwd, mac)) {
+			sqlite3_bind_text(s, 1, "command_mac", -1, SQLITE_STATIC);
+			sqlite3_bind_text(s, 2, mac, -1, SQLITE_STATIC);
+			db_step_done(db, s);
+		}
 	}
 	sqlite3_finalize(s);
 	strbuf_release(&argv);

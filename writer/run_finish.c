@@ -8,6 +8,7 @@
 #include "shm_guard.h"
 #include "srcfile.h"
 #include "tfconfig.h"
+#include "trust.h"
 #include "util.h"
 #include "config.h"
 
@@ -147,6 +148,15 @@ static const char meta_from_processes_sql[] =
 	"INSERT OR REPLACE INTO meta SELECT 'gpu_detail', gpu_detail FROM processes"
 	" WHERE gpu_detail IS NOT NULL ORDER BY start_ns LIMIT 1;";
 
+/* meta.command_mac: proof that this user's agprof recorded this command here (trust.h); none without a key. */
+static void write_command_mac(sqlite3 *db, const char *argv_json, const char *cwd)
+{
+	char mac[COMMAND_MAC_HEX];
+
+	if (!command_mac(argv_json, cwd, mac))
+		db_meta_set(db, "command_mac", mac);
+}
+
 /* The meta table: the run as the launcher saw it. */
 static void write_meta(struct run_writer *w, const struct run_session *sess, uint64_t dropped)
 {
@@ -158,6 +168,7 @@ static void write_meta(struct run_writer *w, const struct run_session *sess, uin
 	db_meta_set(w->db, "agprof_version", AGPROF_VERSION);
 	db_meta_set(w->db, "argv", strbuf_failed(&argv) ? "[]" : argv.buf);
 	db_meta_set(w->db, "cwd", sess->cwd);
+	write_command_mac(w->db, strbuf_failed(&argv) ? "[]" : argv.buf, sess->cwd);
 	srcfile_record(w->db, sess->cwd); /* best effort: a missing fingerprint only loses "file changed" */
 	db_meta_set(w->db, "host", host);
 	db_meta_set_int(w->db, "start_wall_ns", (int64_t)sess->start_wall_ns);

@@ -24,10 +24,17 @@ static void __attribute__((format(printf, 3, 4))) put(struct out *o, enum live_s
 	va_start(ap, fmt);
 	strbuf_vaddf(&o->sb, fmt, ap);
 	va_end(ap);
+	/* recorded names reach a terminal (top --once) or curses: no control byte passes */
+	strbuf_sanitize_text(&o->sb, 0, 0);
 	if (o->sb.failed)
 		return;
-	if (o->sb.len > (size_t)o->width)
-		o->sb.buf[o->width] = '\0';
+	if (o->sb.len > (size_t)o->width) {
+		size_t cut = (size_t)o->width;
+
+		while (cut > 0 && ((unsigned char)o->sb.buf[cut] & 0xc0) == 0x80)
+			cut--; /* not inside a UTF-8 sequence */
+		o->sb.buf[cut] = '\0';
+	}
 	o->emit(o->ctx, style, o->sb.buf);
 }
 

@@ -328,6 +328,7 @@ static int load_session(struct loader *l)
 
 	s->argv = meta(l, "argv");
 	s->cwd = meta(l, "cwd");
+	s->command_mac = meta(l, "command_mac");
 	s->host = meta(l, "host");
 	s->agprof_version = meta(l, "agprof_version");
 	s->python_version = meta(l, "python_version");

@@ -299,6 +299,7 @@ struct model_session_run {
 /* Facts about the session (meta and processes). Strings may be NULL. */
 struct model_session {
 	const char *argv;           /* JSON array as recorded */
+	const char *command_mac;    /* meta command_mac: argv and cwd authenticated (common/trust.h), or NULL */
 	const char *cwd, *host, *agprof_version;
 	const char *python_version, *tf_version;
 	const char *tf_status;      /* hooked, not-loaded, mismatch */

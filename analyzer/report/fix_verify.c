@@ -13,10 +13,12 @@
  */
 #include "checked.h"
 #include "diff.h"
+#include "rule_advice.h"
 #include "fix_verify.h"
 #include "duration.h"
 #include "recording.h"
 #include "strbuf.h"
+#include "trust.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -196,7 +198,7 @@ static int apply_edit(const char *path, const struct finding_fix *fx)
 	struct strbuf sb = STRBUF_INIT;
 	char buf[65536];
 	const char *at;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), ret = -1, line = 1;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), ret = -1, line = 1;
 	ssize_t r;
 
 	if (fd < 0)
@@ -214,7 +216,7 @@ static int apply_edit(const char *path, const struct finding_fix *fx)
 		error("%s:%d no longer reads as recorded: edit not applied", fx->file, fx->line);
 		goto out;
 	}
-	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	fd = open(path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
 	if (fd >= 0) {
 		size_t head = (size_t)(at - sb.buf), tail = head + strlen(fx->before);
 		int ok = write(fd, sb.buf, head) == (ssize_t)head &&
@@ -336,12 +338,101 @@ static int remove_entry(const char *path, const struct stat *st, int flag, struc
 	return remove(path) ? -1 : 0;
 }
 
-/* What the edits did, from the two runs' recordings: one line; *saved when they saved something. */
-static void verdict(struct strbuf *out, const struct diff *d, const struct finding *const *pick, size_t n, int *saved)
+/* The function diff matched to f's (its name), or NULL. */
+static const struct diff_function *fixed_function(const struct diff *d, const struct finding *f)
+{
+	for (size_t i = 0; f->function && i < d->nfns; i++)
+		if (!d->fns[i].made_by && !strcmp(d->fns[i].name, f->function))
+			return &d->fns[i];
+	return NULL;
+}
+
+/* Whether a user frame of the edited run is at one of the lines f's edit wrote (its file: rel, or under a directory). */
+static int edited_lines_ran(sqlite3 *db, const struct finding *f)
+{
+	static const char sql[] =
+		"SELECT EXISTS (SELECT 1 FROM callsites c JOIN strings s ON s.id = c.file_id"
+		" WHERE c.library = 0 AND c.line BETWEEN ?1 AND ?2 AND (s.text = ?3 OR substr(s.text, -length(?4)) = ?4))"
+		" OR EXISTS (SELECT 1 FROM functions fn JOIN strings s ON s.id = fn.file_id"
+		" WHERE fn.line BETWEEN ?1 AND ?2 + 1 AND (s.text = ?3 OR substr(s.text, -length(?4)) = ?4)"
+		" AND EXISTS (SELECT 1 FROM traces t WHERE t.function_id = fn.id))";
+	struct strbuf tail = STRBUF_INIT;
+	sqlite3_stmt *st = NULL;
+	int lines = 0, ran = 0;
+
+	for (const char *p = f->fix.after; p && *p; p++)
+		lines += *p == '\n';
+	strbuf_addf(&tail, "/%s", f->fix.file);
+	if (!strbuf_failed(&tail) && sqlite3_prepare_v2(db, sql, -1, &st, NULL) == SQLITE_OK) {
+		sqlite3_bind_int(st, 1, f->fix.line);
+		sqlite3_bind_int(st, 2, f->fix.line + (lines > 0 ? lines - 1 : 0));
+		sqlite3_bind_text(st, 3, f->fix.file, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 4, tail.buf, -1, SQLITE_STATIC);
+		ran = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int(st, 0);
+	}
+	sqlite3_finalize(st);
+	strbuf_release(&tail);
+	return ran;
+}
+
+/*
+ * Whether f's edit ran in the edited run (its function traced and called,
+ * or a line it wrote executed) and its measure moved as the finding
+ * promised: the function's traces for a retrace, the eager share for an
+ * eager loop, the input wait for a pipeline, the run's time otherwise.
+ * When not, why into why.
+ */
+static int edit_kept_promise(const struct diff *d, sqlite3 *db, const struct finding *f, int faster,
+			     struct strbuf *why)
+{
+	const struct diff_function *x = fixed_function(d, f);
+	int ran = (x && x->new_.traces > 0 && x->new_.calls > 0) || edited_lines_ran(db, f);
+
+	if (!ran) {
+		strbuf_addf(why, "the edited code did not run (%s:%d%s%s)", f->fix.file, f->fix.line,
+			    f->function ? ", " : "", f->function ? f->function : "");
+		return 0;
+	}
+	switch (f->fix_kind) {
+	case FIX_RETRACE:
+	case FIX_SEE_RETRACING:
+		if (x && x->new_.traces < x->base.traces)
+			return 1;
+		strbuf_addf(why, "%s's traces did not drop", f->function ? f->function : "the function");
+		return 0;
+	case FIX_EAGER_LOOP:
+		if (d->new_->session.eager_share < d->base->session.eager_share)
+			return 1;
+		strbuf_addstr(why, "the eager share did not drop");
+		return 0;
+	case FIX_INPUT_PIPELINE:
+		if (d->new_->session.input_ns < d->base->session.input_ns)
+			return 1;
+		strbuf_addstr(why, "the input wait did not drop");
+		return 0;
+	default:
+		if (faster)
+			return 1;
+		strbuf_addstr(why, "the run was not faster");
+		return 0;
+	}
+}
+
+/*
+ * What the edits did, from the two runs' recordings: one line; *saved
+ * when every edit ran and kept its promise, else why into why.
+ */
+static void verdict(struct strbuf *out, const struct diff *d, sqlite3 *db, const struct finding *const *pick,
+		    size_t n, int *saved, struct strbuf *why)
 {
 	int64_t faster = d->base->session.active_ns - d->new_->session.active_ns;
 
-	*saved = faster > d->base->session.active_ns / 20;  /* 5%: less is a run's noise */
+	*saved = 1;
+	for (size_t k = 0; k < n; k++)
+		if (!edit_kept_promise(d, db, pick[k], faster > d->base->session.active_ns / 20, why)) {
+			*saved = 0; /* 5% faster at least: less is a run's noise */
+			break;
+		}
 	for (size_t i = 0; i < d->nfns; i++) {
 		const struct diff_function *x = &d->fns[i];
 		int fixed = 0;
@@ -352,7 +443,6 @@ static void verdict(struct strbuf *out, const struct diff *d, const struct findi
 			continue;
 		strbuf_addf(out, "%s %zu trace%s -> %zu, ", x->name, x->base.traces, x->base.traces == 1 ? "" : "s",
 			    x->new_.traces);
-		*saved |= x->new_.traces < x->base.traces;
 	}
 	strbuf_addstr(out, "the run ");
 	strbuf_add_duration(out, faster < 0 ? -faster : faster);
@@ -410,16 +500,19 @@ static enum verify_result compare_runs(struct verify *v, const struct finding *c
 	if (analyze(&m, &rs, &rec, &ao) != ANALYZE_OK)
 		goto close;
 	if (!diff_baseline_load(&b, v->path[V_BASE_REC], &ao, &m, v->path[V_NEW_REC])) {
-		struct strbuf line = STRBUF_INIT;
+		struct strbuf line = STRBUF_INIT, why = STRBUF_INIT;
 
-		verdict(&line, &b.d, pick, n, &saved);
-		strbuf_addf(&out, "  %s\n%s: %s, ", b.d.summary, !differs && saved ? "verified" : "not verified",
-			    line.buf ? line.buf : "");
-		strbuf_release(&line);
+		verdict(&line, &b.d, rec.db, pick, n, &saved, &why);
+		strbuf_addf(&out, "  %s\n%s: ", b.d.summary, !differs && saved ? "verified" : "not verified");
+		if (!differs && !saved)
+			strbuf_addf(&out, "%s; ", why.buf ? why.buf : "");
+		strbuf_addf(&out, "%s, ", line.buf ? line.buf : "");
 		if (differs)
 			strbuf_addf(&out, "output differs from line %ld: %s\n", differs, what);
 		else
-			strbuf_addf(&out, "output identical%s\n", saved ? "" : ", but the edits saved nothing measurable");
+			strbuf_addstr(&out, "output identical\n");
+		strbuf_release(&line);
+		strbuf_release(&why);
 		strbuf_sanitize_text(&out, 0, 0);
 		fputs(out.buf ? out.buf : "", stdout);
 		ret = !differs && saved ? VERIFY_OK : VERIFY_NOT;
@@ -433,29 +526,115 @@ close:
 	return ret;
 }
 
-enum verify_result fix_verify(const struct model *m, const struct finding *const *pick, size_t n, char **command)
+/* Whether rel is a relative path of plain names (no "", ".", ".." component). */
+static int plain_relative(const char *rel)
+{
+	if (!*rel || *rel == '/')
+		return 0;
+	for (const char *p = rel; *p;) {
+		size_t len = strcspn(p, "/");
+
+		if (!len || (len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
+			return 0;
+		p += len + (p[len] == '/');
+	}
+	return rel[strlen(rel) - 1] != '/';
+}
+
+/*
+ * The recording's working directory and the files its edits name, which
+ * come from an untrusted file: the directory must exist and be the user's,
+ * each file a regular file under it, reached through no symbolic link
+ * (its real path is the directory's real path and rel).  0, or -1 after an error line.
+ */
+static int check_paths(const char *cwd, const struct finding *const *pick, size_t n)
+{
+	char real_dir[PATH_MAX], real[PATH_MAX], want[2 * PATH_MAX], path[2 * PATH_MAX];
+	struct stat st;
+
+	if (!cwd || stat(cwd, &st) || !S_ISDIR(st.st_mode))
+		return error("the recording's working directory '%s' is not here", cwd ? cwd : "?");
+	if (st.st_uid != geteuid())
+		return error("the recording's working directory '%s' is not yours: cannot verify", cwd);
+	if (!realpath(cwd, real_dir))
+		return error("cannot resolve '%s': %s", cwd, strerror(errno));
+	for (size_t i = 0; i < n; i++) {
+		const char *rel = pick[i]->fix.file;
+
+		if (!plain_relative(rel))
+			return error("%s is outside the working directory: cannot verify", rel);
+		snprintf(want, sizeof(want), "%s/%s", real_dir, rel);
+		snprintf(path, sizeof(path), "%s/%s", cwd, rel);
+		if (lstat(path, &st) || !S_ISREG(st.st_mode) || !realpath(path, real) || strcmp(real, want))
+			return error("%s is not a file of %s reached without a symbolic link: cannot verify", rel, cwd);
+	}
+	return 0;
+}
+
+/* The recorded command as one line of JSON (control characters escaped, long ones cut) into sb. */
+static void add_recorded_command(struct strbuf *sb, const char *argv_json, char **argv)
+{
+	size_t from = sb->len;
+
+	if (argv)
+		strbuf_add_json_argv(sb, argv);
+	else
+		strbuf_add_json_string(sb, argv_json ? argv_json : "");
+	if (sb->len - from > 300) {
+		sb->len = from + 300;
+		sb->buf[sb->len] = '\0';
+		strbuf_addstr(sb, "...");
+	}
+	strbuf_sanitize_text(sb, from, 0);
+}
+
+/*
+ * The recorded command line, when the recording proves that this user's
+ * agprof wrote it (or trust is set): a NULL-terminated argv, or NULL after
+ * the one error line that shows the command and says how to run it anyway.
+ */
+static char **trusted_command(const struct model *m, int trust)
+{
+	enum command_trust t = trust ? COMMAND_TRUSTED
+				     : command_mac_check(m->session.argv, m->session.cwd, m->session.command_mac);
+	char **argv = argv_of_json(m->session.argv);
+	struct strbuf cmd = STRBUF_INIT;
+
+	if (t == COMMAND_TRUSTED && argv)
+		return argv;
+	add_recorded_command(&cmd, m->session.argv, argv);
+	if (!argv)
+		error("the recording has no command line to run (%s): give one after --", cmd.buf ? cmd.buf : "");
+	else
+		error("will not run the recorded command %s: %s; give the command after -- "
+		      "(agprof fix --verify REC -- COMMAND...) or pass --trust-recorded-command",
+		      cmd.buf ? cmd.buf : "", command_trust_reason(t));
+	strbuf_release(&cmd);
+	for (size_t i = 0; argv && argv[i]; i++)
+		free(argv[i]);
+	free(argv);
+	return NULL;
+}
+
+enum verify_result fix_verify(const struct model *m, const struct finding *const *pick, size_t n, char **command,
+			      int trust_recorded)
 {
 	struct verify v;
 	char **recorded = NULL, **argv = command;
 	int sb, sn;
 	enum verify_result ret = VERIFY_CANNOT;
 	long differs;
-	struct stat st;
 	struct strbuf what = STRBUF_INIT;
 
 	memset(&v, 0, sizeof(v));
-	if (!m->session.cwd || stat(m->session.cwd, &st) || !S_ISDIR(st.st_mode))
-		return error("the recording's working directory '%s' is not here", m->session.cwd ? m->session.cwd : "?"),
-		       VERIFY_CANNOT;
 	for (size_t i = 0; i < n; i++)
 		if (pick[i]->fix.cell)
 			return error("the edit of %s is a notebook cell's: run the corrected cell in the notebook"
 				     " (agprof fix prints it)", pick[i]->fix.cell), VERIFY_CANNOT;
-	for (size_t i = 0; i < n; i++)
-		if (pick[i]->fix.file[0] == '/' || strstr(pick[i]->fix.file, ".."))
-			return error("%s is outside the working directory: cannot verify", pick[i]->fix.file), VERIFY_CANNOT;
-	if (!argv && !(argv = recorded = argv_of_json(m->session.argv)))
-		return error("the recording has no command line to run: give one after --"), VERIFY_CANNOT;
+	if (check_paths(m->session.cwd, pick, n))
+		return VERIFY_CANNOT;
+	if (!argv && !(argv = recorded = trusted_command(m, trust_recorded)))
+		return VERIFY_CANNOT;
 	if (prepare(&v, m->session.cwd, pick, n))
 		goto out;
 	printf("agprof fix --verify: %zu edit%s applied to a copy of %s in %s (your files are untouched);\n"

@@ -25,7 +25,14 @@ enum verify_result {
  * command line) under agprof as it is and as edited, and print the
  * comparison's summary and the verdict ("verified: sgd_step 6 traces -> 1,
  * the run 41 ms faster, output identical") to stdout.
+ *
+ * A recording is data, never a command: the recorded command line runs
+ * only when its MAC proves this user's agprof recorded it here
+ * (common/trust.h) or trust_recorded is set; the working directory must be
+ * the user's, each edited file a regular file inside it reached through no
+ * symbolic link.  "verified" needs the edited code to have run as edited.
  */
-enum verify_result fix_verify(const struct model *m, const struct finding *const *pick, size_t n, char **command);
+enum verify_result fix_verify(const struct model *m, const struct finding *const *pick, size_t n, char **command,
+			      int trust_recorded);
 
 #endif

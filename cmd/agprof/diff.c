@@ -8,12 +8,13 @@
 #include "strbuf.h"
 #include "util.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 static const char *const diff_usage =
-	"usage: agprof diff [--format text|json|markdown|html] [options] BASE NEW\n"
+	"usage: agprof diff [--format text|json|markdown|html] [-o FILE] [options] BASE NEW\n"
 	"\n"
 	"Compare two recordings of one program (BASE before a change, NEW after):\n"
 	"the summary first, then per function (matched by name and defining file,\n"
@@ -33,6 +34,7 @@ enum { DO_FORMAT = OPT_KEY_BASE, DO_TOP, DO_COLOR, DO_NO_COLOR };
 
 static const struct opt diff_options[] = {
 	{ "format", DO_FORMAT, "FMT", "text (default), json (docs/report-json.md), markdown (GitHub tables), html (one page, docs/html.md)" },
+	{ "output", 'o', "FILE", "write to FILE, not standard output" },
 	{ "top", DO_TOP, "N", "rows per table in text and markdown (default 20, 0 for all)" },
 	{ "color", DO_COLOR, NULL, "force colours on (default: on a terminal, unless NO_COLOR)" },
 	{ "no-color", DO_NO_COLOR, NULL, "force colours off" },
@@ -43,6 +45,7 @@ static const struct opt diff_options[] = {
 struct diff_cmd {
 	enum diff_format format;
 	int top, color;
+	const char *output;  /* -o FILE, or NULL: standard output */
 	struct rules_args rules;
 };
 
@@ -61,6 +64,9 @@ static int diff_option(void *ctx, int key, const char *v)
 			return -1;
 		c->format = (enum diff_format)i;
 		return 0;
+	case 'o':
+		c->output = v;
+		return 0;
 	case DO_TOP:
 		n = strtol(v, &end, 10);
 		if (*end || !*v || n < 0 || n > 1000000)
@@ -77,10 +83,17 @@ static int run_diff(struct diff_cmd *c, struct model *m, const char *const *path
 {
 	struct diff d;
 	struct strbuf out = STRBUF_INIT;
-	int ret = EXIT_OK, color = c->format == DIFF_TEXT && (c->color >= 0 ? c->color : want_color(1));
+	int ret = EXIT_OK,
+	    color = c->format == DIFF_TEXT && (c->color >= 0 ? c->color : !c->output && want_color(1));
+	FILE *f = c->output ? fopen(c->output, "w") : stdout;
 
-	if (diff_build(&d, &m[0], &m[1], paths[0], paths[1]))
+	if (!f)
+		return error("cannot create '%s': %s", c->output, strerror(errno)), EXIT_USAGE;
+	if (diff_build(&d, &m[0], &m[1], paths[0], paths[1])) {
+		if (c->output)
+			fclose(f);
 		return EXIT_INTERNAL;
+	}
 	if (c->format == DIFF_HTML)
 		diff_html(&out, &d); /* escapes what it shows, control characters included */
 	else
@@ -91,8 +104,13 @@ static int run_diff(struct diff_cmd *c, struct model *m, const char *const *path
 	if (strbuf_failed(&out)) {
 		error("out of memory");
 		ret = EXIT_INTERNAL;
-	} else if (fwrite(out.buf, 1, out.len, stdout) != out.len)
+	} else if ((out.len && fwrite(out.buf, 1, out.len, f) != out.len) || fflush(f)) {
 		ret = EXIT_INTERNAL;
+	}
+	if (c->output && fclose(f) != 0)
+		ret = EXIT_INTERNAL;
+	if (ret == EXIT_INTERNAL && c->output && !strbuf_failed(&out))
+		error("cannot write '%s': %s", c->output, strerror(errno));
 	strbuf_release(&out);
 	diff_release(&d);
 	return ret;

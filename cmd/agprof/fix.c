@@ -13,7 +13,7 @@
 
 static const char *const fix_usage =
 	"usage: agprof fix [--rule R] [--function F] [--rules DIR] RECORDING\n"
-	"       agprof fix --verify [--rule R] [--function F] RECORDING [-- COMMAND...]\n"
+	"       agprof fix --verify [--rule R] [--function F] [--trust-recorded-command] RECORDING [-- COMMAND...]\n"
 	"\n"
 	"Print the edits that fix the recording's findings as a unified diff: paths\n"
 	"are relative to the recording's working directory (a/ and b/ prefixes), so\n"
@@ -34,11 +34,15 @@ static const char *const fix_epilogue =
 	"directory (never to your files), runs the recorded command line (or COMMAND)\n"
 	"there under agprof as it is and as edited, and prints the comparison:\n"
 	"\"verified: sgd_step 6 traces -> 1, the run 41 ms faster, output identical\".\n"
+	"The recorded command line runs only when the recording proves that your\n"
+	"agprof recorded it on this machine (a key in ~/.config/agprof); a\n"
+	"recording from elsewhere, or edited, needs the command after -- (or\n"
+	"--trust-recorded-command).  \"verified\" needs the edited code to have run.\n"
 	"Exit codes: 0 a diff was printed (--verify: verified), 1 nothing to fix\n"
 	"(--verify: the output changed or nothing was saved), 2 usage error, a file\n"
 	"that is not a readable recording or a program that cannot run, 3 internal error.\n";
 
-enum { FIX_RULE = OPT_KEY_BASE, FIX_FUNCTION, FIX_VERIFY };
+enum { FIX_RULE = OPT_KEY_BASE, FIX_FUNCTION, FIX_VERIFY, FIX_TRUST };
 
 static const struct opt fix_options[] = {
 	OPT_TEXT("options:"),
@@ -46,12 +50,14 @@ static const struct opt fix_options[] = {
 	{ "function", FIX_FUNCTION, "F", "only findings about the Python function F" },
 	{ "verify", FIX_VERIFY, NULL, "run the program as it is and as edited (on a scratch\n"
 				      "copy) and compare: traces, time, output" },
+	{ "trust-recorded-command", FIX_TRUST, NULL, "--verify: run the recording's command line even when\n"
+						      "nothing proves your agprof recorded it" },
 	OPT_END,
 };
 
 struct fix_cmd {
 	const char *rule, *function, *path;
-	int verify;
+	int verify, trust;
 	struct rules_args rules;
 };
 
@@ -65,6 +71,8 @@ static int fix_option(void *ctx, int key, const char *value)
 		c->function = value;
 	else if (key == FIX_VERIFY)
 		c->verify = 1;
+	else if (key == FIX_TRUST)
+		c->trust = 1;
 	return 0;
 }
 
@@ -136,7 +144,7 @@ int cmd_fix(int argc, char **argv)
 		static const int codes[] = { [VERIFY_OK] = EXIT_OK, [VERIFY_NOT] = EXIT_VIOLATION,
 					     [VERIFY_CANNOT] = EXIT_USAGE, [VERIFY_FAILED] = EXIT_INTERNAL };
 
-		ret = codes[fix_verify(&m, pick, n, first + 1 < argc ? argv + first + 1 : NULL)];
+		ret = codes[fix_verify(&m, pick, n, first + 1 < argc ? argv + first + 1 : NULL, c.trust)];
 	}
 	if (!n)
 		fprintf(stderr, "agprof fix: nothing to fix in '%s'\n", c.path);

@@ -1,6 +1,6 @@
 """`agprof diff` and `agprof check --baseline` on real TensorFlow (issue 37).
 
-Usage: test_diff.py fix | gates | moved | noise | badinput | verify | verify-output
+Usage: test_diff.py fix | gates | moved | noise | badinput | verify | verify-output | verify-hostile
 
 The program (written here, PROGRAM below) trains with a Python float
 learning rate that decays each epoch: sgd_step retraces once per epoch
@@ -35,6 +35,13 @@ experimental_get_tracing_count() of both functions: the oracle.
   unchanged (checksums, no file added), the scratch copies gone.
 - verify-output: the same with a COMMAND that prints the count: "not
   verified" (exit 1), naming the changed line; the user's files untouched.
+- verify-hostile: a recording is data, never a command (issue 49): its argv
+  edited (same machine, same user) into a command that makes a marker file:
+  fix --verify refuses with exit 2 and one line that shows the command, no
+  marker; --trust-recorded-command runs it and says "not verified: the
+  edited code did not run"; an explicit command runs as given.  No MAC,
+  another user's key, a working directory missing or not the user's, an
+  edited file that is a symbolic link out of it: exit 2, nothing written.
 - badinput: not a recording, a missing file, one argument, a newer schema:
   exit 2 with one "error:" line; the same file twice: exit 0, a warning
   line, nothing changed.
@@ -364,6 +371,107 @@ def test_verify_output(tmp):
     check(rc == 2 and err.startswith("error:"), "fix --verify of no recording: exit 2", (rc, err))
 
 
+def edited(src, dst, *sql):
+    """A copy of recording src with sql run on it (same machine, same user)."""
+    shutil.copy(src, dst)
+    db = sqlite3.connect(dst)
+    for q in sql:
+        db.execute(*((q,) if isinstance(q, str) else q))
+    db.commit()
+    db.close()
+    return dst
+
+
+def record_in(d, env):
+    """prog.py recorded with cwd d (its counts to $COUNTS): the recording, outside d."""
+    out = d + ".agprof"
+    p = subprocess.run([agtest.AGPROF, "run", "-q", "-o", out, "--", agtest.PYTHON, "prog.py"], cwd=d, env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=240)
+    check_eq(p.returncode, 0, "prog.py under agprof in %s" % d)
+    return out
+
+
+def verify_cmd(env, *args):
+    p = subprocess.run([agtest.AGPROF, "fix", "--verify"] + list(args), env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=280)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def test_verify_hostile(tmp):
+    """issue 49: a recording is data, never a command.  Its argv edited into one that would make a marker:
+    fix --verify refuses (exit 2, the command shown, no marker); --trust-recorded-command runs it, and as the
+    edited code never ran the verdict is "not verified"; an explicit command runs as given; no MAC, another
+    user's key, a working directory not the user's, an edited file that is a symbolic link: refused."""
+    a, env, counts, scratch = verify_setup(tmp)
+    orig = os.path.dirname(a)
+    marker = os.path.join(tmp, "PWNED")
+    evil_argv = json.dumps(["sh", "-c", "touch %s; printf '\\033]0;PWNED\\007hi\\n'" % marker])
+    evil = edited(a, os.path.join(orig, "evil.agprof"), ("UPDATE meta SET value = ? WHERE key = 'argv'", (evil_argv,)))
+    before = tree_sums(orig)
+
+    rc, out, err = verify_cmd(env, evil)
+    check_eq(rc, 2, "an edited argv: exit 2 (%s)" % err)
+    check(len(err.strip().splitlines()) == 1 and err.startswith("error: will not run the recorded command [")
+          and "touch" in err and "--trust-recorded-command" in err, "one error line showing the command", err)
+    check(not os.path.exists(marker), "the recorded command did not run")
+    check_eq(out, "", "nothing on standard output")
+
+    rc, out, err = verify_cmd(env, "--trust-recorded-command", evil)
+    check(os.path.exists(marker), "--trust-recorded-command runs it")
+    check_eq(rc, 1, "--trust-recorded-command: the edited code never ran: exit 1 (%s)" % err[-400:])
+    check(re.search(r"^not verified: the edited code did not run \(prog\.py:\d+, sgd_step\); ", out, re.M),
+          "the verdict: not verified, the edited code did not run", out)
+    check("\x1b" not in out and "\x07" not in out, "no control byte printed", repr(out))
+    os.unlink(marker)
+
+    other = os.path.join(tmp, "explicit")
+    rc, out, err = verify_cmd(env, evil, "--", "sh", "-c", "touch %s" % other)
+    check(os.path.exists(other) and not os.path.exists(marker), "an explicit command runs as given, not the recorded")
+    check_eq(rc, 1, "an explicit command that never runs the edit: not verified")
+
+    no_mac = edited(a, os.path.join(orig, "nomac.agprof"), "DELETE FROM meta WHERE key = 'command_mac'")
+    rc, out, err = verify_cmd(env, no_mac)
+    check(rc == 2 and "carries no proof" in err and len(err.strip().splitlines()) == 1,
+          "a recording without a MAC: exit 2", (rc, err))
+    rc, out, err = verify_cmd(dict(env, XDG_CONFIG_HOME=os.path.join(tmp, "another-user")), a)
+    check(rc == 2 and "will not run" in err, "another user's key: exit 2", (rc, err))
+    check(not os.path.exists(os.path.join(tmp, "another-user")), "checking makes no key")
+
+    # recorded elsewhere, then the directory gone: whatever happens, no command runs
+    gone = os.path.join(tmp, "gone")
+    shutil.copytree(orig, gone)
+    rec = record_in(gone, env)
+    shutil.rmtree(gone)
+    rc, out, err = verify_cmd(env, rec, "--", "sh", "-c", "touch %s" % marker)
+    check(rc in (1, 2) and len(err.strip().splitlines()) == 1 and not os.path.exists(marker),
+          "a working directory that is gone: exit 1 or 2, one line, nothing run", (rc, err))
+    if os.geteuid() == 0:  # root can give the directory away
+        theirs = os.path.join(tmp, "theirs")
+        shutil.copytree(orig, theirs)
+        rec = record_in(theirs, env)
+        os.chown(theirs, 65534, 65534)
+        rc, out, err = verify_cmd(env, rec, "--", "sh", "-c", "touch %s" % marker)
+        check(rc == 2 and "not yours" in err and not os.path.exists(marker),
+              "a working directory of another user: exit 2, nothing run", (rc, err))
+
+    # the edited file a symbolic link out of the directory: never written through, never run
+    linked = os.path.join(tmp, "linked")
+    shutil.copytree(orig, linked)
+    outside = os.path.join(tmp, "outside.py")
+    shutil.move(os.path.join(linked, "prog.py"), outside)
+    os.symlink(outside, os.path.join(linked, "prog.py"))
+    with open(outside, "rb") as fh:
+        outside_before = fh.read()
+    rec = record_in(linked, env)
+    rc, out, err = verify_cmd(env, rec, "--", "sh", "-c", "touch %s" % marker)
+    check(rc == 2 and "symbolic link" in err and len(err.strip().splitlines()) == 1 and not os.path.exists(marker),
+          "an edited file that is a symbolic link: exit 2, nothing run", (rc, err))
+    with open(outside, "rb") as fh:
+        check(fh.read() == outside_before, "the file behind the link untouched")
+    os.unlink(no_mac)
+    check_eq(tree_sums(orig), before, "the user's files untouched")
+
+
 def test_badinput(tmp):
     base = os.path.join(agtest.SOURCE_ROOT, "tests", "fuzz", "base.agprof")
     text = os.path.join(tmp, "notes.txt")
@@ -398,9 +506,9 @@ def main():
     agtest.need_agprof()
     mode = sys.argv[1] if len(sys.argv) > 1 else ""
     tests = {"fix": test_fix, "gates": test_gates, "moved": test_moved, "noise": test_noise, "badinput": test_badinput,
-             "verify": test_verify, "verify-output": test_verify_output}
+             "verify": test_verify, "verify-output": test_verify_output, "verify-hostile": test_verify_hostile}
     if mode not in tests:
-        agtest.agtestlib.die("usage: test_diff.py fix|gates|moved|noise|badinput|verify|verify-output")
+        agtest.agtestlib.die("usage: test_diff.py fix|gates|moved|noise|badinput|verify|verify-output|verify-hostile")
     tests[mode](agtest.tmpdir())
     agtest.finish("diff-" + mode)
 
