@@ -1,6 +1,7 @@
 /* util.c - see util.h. */
 #include "util.h"
 #include "config.h"
+#include "strbuf.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -9,15 +10,31 @@
 #include <string.h>
 #include <unistd.h>
 
+/*
+ * "PREFIX: message" as one line on stderr.  Messages quote names from
+ * recordings, programs and status files: no control character, newline or
+ * invalid UTF-8 of theirs reaches the terminal (strbuf_sanitize_text).
+ */
+static void print_line(const char *prefix, const char *fmt, va_list ap)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_vaddf(&sb, fmt, ap);
+	for (size_t i = 0; i < sb.len; i++)
+		if (sb.buf[i] == '\n')
+			sb.buf[i] = '?';
+	strbuf_sanitize_text(&sb, 0, 0);
+	fprintf(stderr, "%s: %s\n", prefix, sb.buf && !strbuf_failed(&sb) ? sb.buf : fmt);
+	strbuf_release(&sb);
+}
+
 int error(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("error: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	print_line("error", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 	return -1;
 }
 
@@ -38,11 +55,9 @@ void warning(const char *fmt, ...)
 {
 	va_list ap;
 
-	fputs("warning: ", stderr);
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	print_line("warning", fmt, ap);
 	va_end(ap);
-	fputc('\n', stderr);
 }
 
 const char *agprof_exe_dir(void)
@@ -180,4 +195,22 @@ int process_running(pid_t pid)
 		state = 'X';
 	fclose(f);
 	return state != 'Z' && state != 'X';
+}
+
+pid_t process_parent(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	size_t n;
+	int ppid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (pid <= 0 || !(f = fopen(path, "re")))
+		return 0;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	if (!(p = strrchr(buf, ')')) || sscanf(p + 1, " %*c %d", &ppid) != 1)
+		return 0;
+	return (pid_t)ppid;
 }

@@ -7,7 +7,10 @@
 #include <sys/types.h>
 #include <time.h>
 
-/* Print "error: <msg>" to stderr; returns -1 so that `return error(...)` reads well. */
+/*
+ * Print "error: <msg>" to stderr as one line, control characters and
+ * invalid UTF-8 made harmless; returns -1 so that `return error(...)` reads well.
+ */
 int error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* The clock id's time in nanoseconds (CLOCK_MONOTONIC, CLOCK_REALTIME, ...). */
 uint64_t clock_ns(clockid_t id);
@@ -16,6 +19,9 @@ double monotonic_seconds(void);
 
 /* Whether process pid runs (exists, and is neither a zombie nor dead), from /proc/PID/stat. */
 int process_running(pid_t pid);
+
+/* The parent of pid (after the last ')' of /proc/PID/stat: a name may hold one), 0 when unknown. */
+pid_t process_parent(pid_t pid);
 
 /* Print "warning: <msg>" to stderr. */
 void warning(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -242,21 +242,24 @@ static void add_eager(struct live *lv, int64_t op_id, int64_t site, int64_t n, i
 	const char *op = cache_str(lv->cache, lv->rec->db, op_id);
 	struct live_line *l = window_line(lv, site);
 
+	/* a recording's counts and times are untrusted: none below zero */
+	n = n > 0 ? n : 0;
+	ns = ns > 0 ? ns : 0;
 	if (model_is_input_wait(op)) {
-		lv->win.input_waits += n;
-		lv->win.input_ns += ns;
+		lv->win.input_waits = sat_add64(lv->win.input_waits, n);
+		lv->win.input_ns = sat_add64(lv->win.input_ns, ns);
 		if (l) {
-			l->input_waits += n;
-			l->input_ns += ns;
+			l->input_waits = sat_add64(l->input_waits, n);
+			l->input_ns = sat_add64(l->input_ns, ns);
 		}
 		return;
 	}
-	lv->win.eager_ops += n;
-	lv->win.eager_ns += ns;
+	lv->win.eager_ops = sat_add64(lv->win.eager_ops, n);
+	lv->win.eager_ns = sat_add64(lv->win.eager_ns, ns);
 	if (!l)
 		return;
-	l->eager_ops += n;
-	l->eager_ns += ns;
+	l->eager_ops = sat_add64(l->eager_ops, n);
+	l->eager_ns = sat_add64(l->eager_ns, ns);
 	if (ns > l->top_op_ns || !l->top_op) {
 		l->top_op = op;
 		l->top_op_ns = ns;
@@ -267,11 +270,13 @@ static void add_calls(struct live *lv, int64_t site, int64_t n, int64_t ns)
 {
 	struct live_line *l = window_line(lv, site);
 
-	lv->win.calls += n;
-	lv->win.call_ns += ns;
+	n = n > 0 ? n : 0;
+	ns = ns > 0 ? ns : 0;
+	lv->win.calls = sat_add64(lv->win.calls, n);
+	lv->win.call_ns = sat_add64(lv->win.call_ns, ns);
 	if (l) {
-		l->calls += n;
-		l->call_ns += ns;
+		l->calls = sat_add64(l->calls, n);
+		l->call_ns = sat_add64(l->call_ns, ns);
 	}
 }
 
@@ -515,7 +520,8 @@ int live_refresh(struct live *lv, int64_t to_ns)
 	if (window_calls(lv) || window_eager(lv) < 0)
 		goto cleanup;
 	w->traces = window_traces(lv);
-	w->eager_share = (double)w->eager_ns / (double)WINDOW_NS;
+	/* a window holds one second of the main thread at most; more is a recording's nonsense */
+	w->eager_share = w->eager_ns < WINDOW_NS ? (double)w->eager_ns / (double)WINDOW_NS : 1.0;
 	sort_lines(w);
 	ret = 0;
 cleanup:

@@ -296,7 +296,10 @@ static int start_recording(struct attach_pid *a)
 		return error("process %d: %s", (int)a->pid, text), EXIT_BUSY;
 	if (strcmp(word, "started") != 0)
 		return error("process %d could not start recording: %s", (int)a->pid, text), EXIT_INTERNAL;
-	a->writer = (pid_t)atoi(text);
+	/* the status file is the program's to write: only its own child is waited for as the writer */
+	a->writer = (pid_t)strtol(text, NULL, 10);
+	if (a->writer <= 0 || process_parent(a->writer) != a->pid)
+		a->writer = 0;
 	return 0;
 }
 

@@ -1,6 +1,7 @@
 /* top_find.c - see top_find.h. */
 #include "top_find.h"
 #include "db.h"
+#include "util.h"
 
 #include <ctype.h>
 #include <dirent.h>
@@ -12,25 +13,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-/* The parent of pid (after the last ')' of /proc/PID/stat: a name may hold one), 0 when unknown. */
-static pid_t parent_of(pid_t pid)
-{
-	char path[64], buf[1024], *p;
-	size_t n;
-	int ppid = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (!(f = fopen(path, "re")))
-		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	if (!(p = strrchr(buf, ')')) || sscanf(p + 1, " %*c %d", &ppid) != 1)
-		return 0;
-	return (pid_t)ppid;
-}
 
 /* Whether path names an agprof recording (not its -wal or -shm): its header says so. */
 static int is_recording(const char *path)
@@ -90,7 +72,7 @@ static pid_t child_recording(pid_t pid, char *out, size_t len)
 	while (!found && (e = readdir(d))) {
 		pid_t c = isdigit((unsigned char)e->d_name[0]) ? (pid_t)atoi(e->d_name) : 0;
 
-		if (c > 0 && parent_of(c) == pid && held_recording(c, NULL, out, len))
+		if (c > 0 && process_parent(c) == pid && held_recording(c, NULL, out, len))
 			found = c;
 	}
 	closedir(d);
@@ -102,7 +84,7 @@ pid_t top_pid_recording(pid_t pid, char *out, size_t len)
 	pid_t p = pid;
 
 	/* the launcher is an ancestor at most a few levels up (a shell, python -m, ...) */
-	for (int depth = 0; p > 1 && depth < 64; depth++, p = parent_of(p))
+	for (int depth = 0; p > 1 && depth < 64; depth++, p = process_parent(p))
 		if (held_recording(p, NULL, out, len))
 			return p;
 	return child_recording(pid, out, len);

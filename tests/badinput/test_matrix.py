@@ -8,14 +8,21 @@ a missing table, a view in place of a table) and recordings with hostile
 rows (huge ids, extreme timestamps, names that are not UTF-8 or hold
 terminal control sequences, rows referring to rows that do not exist), all
 made from one real recording of samples/retrace_shape.py.  Columns are
-commands: `report` in every format, `check`, `export`, `merge` with the real
-recording (and `report --format json` on the merge when it succeeds), `diff`
-and `check --baseline` with the real recording, and
-`view` started in tmux then quit with 'q'.
+commands: `report` in every format, `check`, `export`, `top --once`, `merge`
+with the real recording (and `report --format json` on the merge when it
+succeeds), `diff` in every format (`-o FILE` too) and `check --baseline`
+with the real recording, this one as BASE and as NEW, `fix` and
+`fix --verify` (issue 49: by a user with no key, so no recorded command may
+run: the 'hostile-argv' row's would make MARKER), and `view` and `top`
+started in tmux then quit with 'q' (no escape sequence of the recording may
+set the pane's title).  Rows 'markup' and 'hostile-argv' put markup and a
+command in every string and in meta.argv: inert in the HTML pages (no tag, no
+on* attribute from them).
 
 Each cell must end within its timeout, never by a signal, and either exit 2
-with exactly one line on stderr, or succeed (check: 0 or 1) with output that
-parses (JSON, SARIF, CSV) and, for text, holds no control character.
+with exactly one line on stderr, or succeed (check, fix: 0 or 1) with output
+that parses (JSON, SARIF, CSV) and, for text, holds no control character;
+stderr never holds one.
 
 Environment (tests/meson.build): AGPROF, AGPROF_SOURCE_ROOT, AGPROF_BUILD_ROOT.
 """
@@ -36,8 +43,11 @@ AGPROF = os.environ['AGPROF']
 SRC = os.environ['AGPROF_SOURCE_ROOT']
 BUILD = os.environ.get('AGPROF_BUILD_ROOT', os.path.dirname(os.path.dirname(os.path.dirname(AGPROF))))
 TIMEOUT = 20  # seconds per cell: a hang fails the cell, not the whole suite
+# the file a recorded command line ('hostile-argv') would make: no cell may run it
+MARKER = os.path.join(tempfile.gettempdir(), 'agprof-badinput-ran-%d' % os.getpid())
 
 failures = []
+sessions = 0  # tmux servers started
 
 
 def fail(row, col, why, detail=''):
@@ -173,6 +183,17 @@ def make_inputs(base, d):
     inputs['non-utf8'] = mutated(
         base, p('utf.agprof'),
         "UPDATE strings SET text = CAST(x'66fffec0afeda080f4908080' AS TEXT) || id")
+    # markup in every recorded string and in the command line: inert in the HTML pages (issue 49)
+    markup = "<script>alert(1)</script><img src=x onerror=alert(2)>"
+    inputs['markup'] = mutated(
+        base, p('markup.agprof'),
+        "UPDATE strings SET text = '%s' || id" % markup,
+        "UPDATE meta SET value = '[\"%s\", \"train.py\"]' WHERE key = 'argv'" % markup)
+    # a command line that would leave a marker: never run (fix --verify), shown escaped
+    inputs['hostile-argv'] = mutated(
+        base, p('argv.agprof'),
+        "UPDATE meta SET value = '[\"sh\", \"-c\", \"touch %s; printf \\\\033]0;PWNED\\\\007\"]'"
+        " WHERE key = 'argv'" % MARKER)
     inputs['control-chars'] = mutated(
         base, p('ctl.agprof'),
         "UPDATE strings SET text = CAST(x'1b5d303b70776e6564071b5b324a0d08c29b33316d' AS TEXT) || id")
@@ -187,9 +208,22 @@ def text_is_clean(out):
     return True
 
 
-def check_cell(row, col, args, kind):
+class Tags(html.parser.HTMLParser):
+    """The tags of a page, and any on* attribute (an event handler) they carry."""
+
+    def __init__(self):
+        super().__init__()
+        self.tags, self.handlers = [], []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.handlers += ['%s %s' % (tag, k) for k, _ in attrs if k.startswith('on')]
+
+
+def check_cell(row, col, args, kind, env=None, output=None):
+    """One cell; output: the file the command writes (-o), read as its output."""
     try:
-        r = subprocess.run([AGPROF] + args, capture_output=True, timeout=TIMEOUT)
+        r = subprocess.run([AGPROF] + args, capture_output=True, timeout=TIMEOUT, env=env)
     except subprocess.TimeoutExpired:
         fail(row, col, 'hung (no exit within %d s)' % TIMEOUT)
         return
@@ -197,18 +231,26 @@ def check_cell(row, col, args, kind):
     if r.returncode < 0 or r.returncode >= 128:
         fail(row, col, 'died with status %d' % r.returncode, err)
         return
+    if not text_is_clean(err):
+        fail(row, col, 'a control character on stderr', repr(err[:300]))
     if r.returncode == 2:
         lines = err.splitlines()
         if len(lines) != 1 or not lines[0].startswith('error: '):
             fail(row, col, 'exit 2 without exactly one error line', err)
+        if os.path.exists(MARKER):
+            fail(row, col, 'ran a command from the recording')
+            os.unlink(MARKER)
         return
-    ok = (0, 1) if col.startswith('check') else (0,)
+    ok = (0, 1) if col.startswith(('check', 'fix')) else (0,)
     if r.returncode not in ok:
         fail(row, col, 'exit %d' % r.returncode, err)
         return
+    if os.path.exists(MARKER):
+        fail(row, col, 'ran a command from the recording')
+        os.unlink(MARKER)
     try:
-        out = r.stdout.decode('utf-8')
-    except UnicodeDecodeError as e:
+        out = (open(output, 'rb').read() if output else r.stdout).decode('utf-8')
+    except (OSError, UnicodeDecodeError) as e:
         fail(row, col, 'output is not UTF-8: %s' % e)
         return
     try:
@@ -221,11 +263,12 @@ def check_cell(row, col, args, kind):
             rows = list(csv.reader(io.StringIO(out, newline='')))
             assert rows and rows[0][0] == 'rule', 'no CSV header'
         elif kind == 'html':
-            page = html.parser.HTMLParser()
+            page = Tags()
             page.feed(out)
             page.close()
             assert out.startswith('<!DOCTYPE html>') and out.rstrip().endswith('</html>'), 'not a whole page'
-            assert out.count('<script') == 1, 'a script tag from the recording'
+            assert out.count('<script') == 1 and page.tags.count('script') == 1, 'a script tag from the recording'
+            assert 'img' not in page.tags and not page.handlers, 'markup from the recording: %s' % page.handlers[:3]
     except (ValueError, AssertionError) as e:
         fail(row, col, 'output does not parse: %s' % e, out[:300])
         return
@@ -245,13 +288,30 @@ def check_merge(row, base, path, d):
         os.unlink(out)
 
 
-def check_diff(row, base, path):
-    """agprof diff and check --baseline between the real recording and this one, both ways
-    (their text holds signed percentages: 'plain' text, control characters only)."""
-    check_cell(row, 'diff-json', ['diff', '--format', 'json', base, path], 'json')
-    check_cell(row, 'diff-markdown', ['diff', '--format', 'markdown', path, base], 'plain')
-    check_cell(row, 'diff-html', ['diff', '--format', 'html', base, path], 'html')
+def check_diff(row, base, path, d):
+    """agprof diff in every format and check --baseline between the real recording and this
+    one, this one as BASE and as NEW (their text holds signed percentages: 'plain' text,
+    control characters only); diff's HTML page also through -o FILE."""
+    for fmt, kind in (('text', 'plain'), ('json', 'json'), ('markdown', 'plain'), ('html', 'html')):
+        check_cell(row, 'diff-%s-new' % fmt, ['diff', '--format', fmt, base, path], kind)
+        check_cell(row, 'diff-%s-base' % fmt, ['diff', '--format', fmt, path, base], kind)
+    page = os.path.join(d, 'diff.html')
+    check_cell(row, 'diff-html-o', ['diff', '--format', 'html', '-o', page, path, base], 'html', output=page)
+    if os.path.exists(page):
+        os.unlink(page)
     check_cell(row, 'check-baseline', ['check', '--baseline', path, base], 'plain')
+    check_cell(row, 'check-baseline-new', ['check', '--baseline', base, path], 'plain')
+
+
+def check_fix(row, path, d):
+    """agprof fix (a diff of the user's code, text) and fix --verify by a user with no key:
+    whatever the recording names, no command of it runs (MARKER) and no file is written."""
+    check_cell(row, 'fix', ['fix', path], 'plain')
+    env = dict(os.environ, XDG_CONFIG_HOME=os.path.join(d, 'no-key'), TMPDIR=os.path.join(d, 'verify-tmp'))
+    os.makedirs(env['TMPDIR'], exist_ok=True)
+    check_cell(row, 'fix-verify', ['fix', '--verify', path], 'plain', env=env)
+    if os.listdir(env['TMPDIR']) or os.path.exists(env['XDG_CONFIG_HOME']):
+        fail(row, 'fix-verify', 'left files: %s' % os.listdir(env['TMPDIR']))
 
 
 def check_rule_files(base, d):
@@ -276,16 +336,19 @@ def check_rule_files(base, d):
             fail('rule-' + name, 'report', 'exit %d, want 0 and one short error at deep.rule:6' % r.returncode, err)
 
 
-def check_view(row, path, d):
-    """agprof view in tmux: started, let run for a moment, quit with 'q'."""
-    sock = 'agprof-badinput-%d' % os.getpid()
+def check_view(row, path, d, cmd='view'):
+    """agprof view (or top) in tmux: started, let run for a moment, quit with 'q'; the screen
+    holds no raw escape sequence from the recording (tmux would have obeyed it: its title)."""
+    global sessions
+    sessions += 1
+    sock = 'agprof-badinput-%d-%d' % (os.getpid(), sessions)  # a server each: a killed one lingers
     rc_file, err_file = os.path.join(d, 'view.rc'), os.path.join(d, 'view.err')
     for f in (rc_file, err_file):
         if os.path.exists(f):
             os.remove(f)
-    cmd = "'%s' view '%s' 2>'%s'; echo $? >'%s'; sleep 30" % (AGPROF, path, err_file, rc_file)
+    shell = "'%s' %s '%s' 2>'%s'; echo $? >'%s'; sleep 30" % (AGPROF, cmd, path, err_file, rc_file)
     tmux = ['tmux', '-L', sock]
-    subprocess.run(tmux + ['-f', '/dev/null', 'new-session', '-d', '-x', '100', '-y', '30', cmd], check=True,
+    subprocess.run(tmux + ['-f', '/dev/null', 'new-session', '-d', '-x', '100', '-y', '30', shell], check=True,
                    env=dict(os.environ, TERM='xterm-256color'))
     try:
         deadline = time.time() + TIMEOUT
@@ -299,17 +362,21 @@ def check_view(row, path, d):
         time.sleep(0.1)
         if not os.path.exists(rc_file) or not open(rc_file).read().strip():
             screen = subprocess.run(tmux + ['capture-pane', '-p'], capture_output=True, text=True).stdout
-            fail(row, 'view', 'did not end after q within %d s' % TIMEOUT, screen)
+            fail(row, cmd, 'did not end after q within %d s' % TIMEOUT, screen)
             return
+        title = subprocess.run(tmux + ['display-message', '-p', '#{pane_title}'], capture_output=True,
+                               text=True).stdout
+        if 'PWNED' in title or 'pwned' in title:
+            fail(row, cmd, 'an escape sequence from the recording set the title', title)
         rc = int(open(rc_file).read())
         err = open(err_file, 'rb').read().decode('utf-8', 'replace')
         if rc >= 128:
-            fail(row, 'view', 'died with status %d' % rc, err)
+            fail(row, cmd, 'died with status %d' % rc, err)
         elif rc == 2:
             if len(err.splitlines()) != 1 or not err.startswith('error: '):
-                fail(row, 'view', 'exit 2 without exactly one error line', err)
+                fail(row, cmd, 'exit 2 without exactly one error line', err)
         elif rc != 0:
-            fail(row, 'view', 'exit %d' % rc, err)
+            fail(row, cmd, 'exit %d' % rc, err)
     finally:
         subprocess.run(tmux + ['kill-server'], capture_output=True)
 
@@ -322,6 +389,7 @@ COMMANDS = [
     ('report-html', ['report', '--format', 'html'], 'html'),
     ('check', ['check'], 'text'),
     ('export', ['export', '--format', 'chrome'], 'json'),
+    ('top-once', ['top', '--once'], 'text'),
 ]
 
 
@@ -335,9 +403,11 @@ def main():
             for col, args, kind in COMMANDS:
                 check_cell(row, col, args + [path], kind)
             check_merge(row, base, path, d)
-            check_diff(row, base, path)
+            check_diff(row, base, path, d)
+            check_fix(row, path, d)
             if shutil.which('tmux'):
                 check_view(row, path, d)
+                check_view(row, path, d, 'top')
         check_rule_files(base, d)
     print('%d inputs x %d commands in %.1f s' % (len(inputs), len(COMMANDS) + 1, time.time() - start))
     if failures:
