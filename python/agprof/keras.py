@@ -170,7 +170,11 @@ class Callback:
 
     def _loop_begin(self, loop):
         if self._loop is not None:
-            return
+            if loop is not _TRAIN:
+                return  # a fit's validation
+            # fits do not nest: the fit before this one raised, and Keras never called its on_train_end
+            self._loop = None
+            self._end()
         self._loop, self._batch, self._epoch = loop, 0, 0
         if self._first is None and (self._epochs is None or loop is not _TRAIN):
             self._begin()
