@@ -50,15 +50,6 @@ def _remove(folder):
         pass
 
 
-def _busy():
-    session = _record._session
-    if _record._preloaded or os.environ.get("AGPROF_SHM"):
-        return "this program runs under 'agprof run', which records it already"
-    if session is not None:
-        return "this program is already recording to '%s' (agprof.start() or an earlier attach)" % session.path
-    return None
-
-
 def start(folder, exe, path, force, agprof_pid):
     """Begin recording into path for agprof attach (pid agprof_pid, talking through folder)."""
     folder, exe, path = (os.fsdecode(p) for p in (folder, exe, path))
@@ -68,7 +59,7 @@ def start(folder, exe, path, force, agprof_pid):
         _remove(folder)  # agprof attach was killed before its line ran here
         return
     try:
-        why = _busy()
+        why = _record.recording_elsewhere()
         if why:
             _say(folder, "busy\t" + why)
             return

@@ -268,6 +268,17 @@ def is_recording():
     return _session is not None
 
 
+def recording_elsewhere():
+    """Why a new in-process recording must not start here (None when it may): the program runs
+    under `agprof run`, or agprof.start() (or an attach) is already recording it."""
+    if _preloaded or os.environ.get("AGPROF_SHM"):
+        return "this program runs under 'agprof run', which records it already"
+    session = _session
+    if session is not None:
+        return "this program is already recording to '%s' (agprof.start() or an earlier attach)" % session.path
+    return None
+
+
 def last_recording():
     """Path of the last recording stop() completed, or None."""
     return _last_path

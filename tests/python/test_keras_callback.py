@@ -1,0 +1,161 @@
+"""agprof.keras.Callback (issue 47) in real Keras fits: keras_workload.py, once with Keras 3 and once
+with tf-keras 2.
+
+Oracles are TensorFlow's and the program's own: the recorded traces of the planted function equal
+its experimental_get_tracing_count(); a window's recorded calls of the train function fall one in
+each batch of the window, by the batches' own clock; the TensorBoard scalars equal the report's
+numbers (and `agprof diff`'s step time); the retracing finding names the workload's marked line.
+"""
+import glob
+import json
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
+import agtest  # noqa: E402
+
+WORKLOAD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "keras_workload.py")
+TRAIN_FN = "__inference_multi_step_on_iterator_%"  # Keras 3's train function (steps_per_execution=1: a batch a call)
+
+
+def run_workload(flavour, out):
+    """Run the workload; returns its stdout, or None when it failed (a failure is recorded)."""
+    r = subprocess.run([agtest.PYTHON, WORKLOAD, flavour, out], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=240)
+    ok = agtest.check(r.returncode == 0, "%s workload: %s" % (flavour, r.stderr[-2000:]))
+    return r.stdout if ok else None
+
+
+def facts(out, case):
+    with open(os.path.join(out, case + ".json")) as f:
+        return json.load(f)
+
+
+def query(path, sql, *args):
+    db = sqlite3.connect("file:%s?mode=ro" % path, uri=True)
+    try:
+        return db.execute(sql, args).fetchall()
+    finally:
+        db.close()
+
+
+def recorded_traces(path, function):
+    return query(path, "SELECT count(*) FROM traces t JOIN functions f ON f.id = t.function_id "
+                       "JOIN strings s ON s.id = f.name_id WHERE s.text = ?", function)[0][0]
+
+
+def marked_line():
+    with open(WORKLOAD) as f:
+        return next(n for n, text in enumerate(f, 1) if re.search(r"#\s*agprof:\s*retrace", text))
+
+
+def check_whole(flavour, out, stdout):
+    """The whole fit: the planted function's traces, the retracing finding at the marked line, the printout."""
+    got = facts(out, "whole")
+    path = os.path.join(out, "whole.agprof")
+    agtest.check_eq(recorded_traces(path, "scale"), got["tracing_count"],
+                    "%s: recorded traces of scale = TensorFlow's tracing count" % flavour)
+    agtest.check(got["tracing_count"] >= 3, "%s: the planted retrace happened" % flavour, got["tracing_count"], ">= 3")
+    where = [(f["function"], f["cause"], f["location"]) for f in got["findings"] or [] if f["rule"] == "retracing"]
+    agtest.check(("scale", "python-value", {"file": WORKLOAD, "line": marked_line()}) in where,
+                 "%s: callback.findings has the retracing of scale at the marked line" % flavour, where)
+    agtest.check_eq(got["findings"], (got["report"] or {}).get("findings"), "%s: findings = report's" % flavour)
+    agtest.check(got["is_keras_callback"], "%s: an instance of the Keras's own Callback" % flavour, got["bases"])
+    agtest.check(re.search(r"^agprof: \d+ traces .*\n  1\. warning retracing scale \[python-value\] at ",
+                           stdout or "", re.M) is not None, "%s: the headline and top finding printed" % flavour,
+                 (stdout or "")[-800:])
+    return got["report"]
+
+
+def events(folder):
+    """{tag: (step, value)} of the event files in folder (TensorFlow's own reader)."""
+    import tensorflow as tf
+    from tensorflow.core.util import event_pb2
+    found = {}
+    for f in sorted(glob.glob(os.path.join(folder, "events.out.tfevents.*"))):
+        for record in tf.data.TFRecordDataset(f):
+            event = event_pb2.Event.FromString(record.numpy())
+            for v in event.summary.value:
+                found[v.tag] = (event.step, tf.make_ndarray(v.tensor))
+    return found
+
+
+def check_log_dir(out, report):
+    """The scalars are the report's numbers, written once at the end with the last epoch as step."""
+    path = os.path.join(out, "whole.agprof")
+    status, text, err = agtest.agtestlib.agprof("diff", "--format", "json", path, path)
+    step = json.loads(text)["step"] if status == 0 else None
+    agtest.check(step is not None, "agprof diff names a step function", err)
+    s = report["session"]
+    want = {"agprof/traces": s["traces"], "agprof/eager_share": s["eager_share"],
+            "agprof/retraces": sum(len(fn["retraces"]) for fn in report["functions"]),
+            "agprof/input_wait_share": s["input_ns"] / s["active_ns"],
+            "agprof/median_step_ms": step["base_median_ns"] / 1e6 if step else None,
+            "agprof/traces/scale": next(fn["traces"] for fn in report["functions"] if fn["name"] == "scale")}
+    got = events(os.path.join(out, "logs", "agprof"))
+    for tag, value in want.items():
+        step_no, written = got.get(tag, (None, None))
+        agtest.check(written is not None and value is not None and abs(float(written) - value) <= 1e-6 * max(1, value),
+                     "TensorBoard scalar %s = the report's" % tag, None if written is None else float(written), value)
+        agtest.check_eq(step_no, 2, "%s written at the last epoch (Keras numbers it 2)" % tag)
+    text = got.get("agprof/findings", (None, b""))[1]
+    text = text.item().decode() if hasattr(text, "item") else ""
+    agtest.check("| retracing |" in text and "scale was traced" in text, "the findings as markdown", text[:300])
+
+
+def check_window(out, case, numbers):
+    """The recorded calls of the train function: one inside each batch of the window, none elsewhere."""
+    spans = facts(out, case)["spans"]
+    starts = [r[0] for r in query(os.path.join(out, case + ".agprof"),
+                                  "SELECT c.start_ns FROM function_calls c JOIN strings s ON s.id = c.name_id "
+                                  "WHERE s.text LIKE ? ORDER BY c.start_ns", TRAIN_FN)]
+    agtest.check_eq(len(starts), len(numbers), "%s: calls of the train function recorded" % case)
+    placed = [next((int(n) for n, (b, e) in spans.items() if b <= t <= e), None) for t in starts]
+    agtest.check_eq(placed, list(numbers), "%s: the batches (from 1) the recorded calls ran in" % case)
+
+
+def check_keras3(out):
+    stdout = run_workload("keras3", out)
+    if stdout is None:
+        return
+    check_log_dir(out, check_whole("keras3", out, stdout))
+    check_window(out, "batches", range(3, 7))
+    check_window(out, "epochs", range(6, 11))  # epoch 2: batches 6 to 10, 5 an epoch
+    agtest.check(facts(out, "evaluate")["findings"] is not None and os.path.exists(os.path.join(out, "evaluate.agprof")),
+                 "evaluate() alone is recorded and reported")
+    nested = facts(out, "nested")
+    agtest.check_eq(nested["epochs_run"], 2, "under agprof.record(): the fit ran all its epochs")
+    agtest.check_eq([w[0] for w in nested["warnings"]], ["AgprofWarning"], "under agprof.record(): one warning")
+    agtest.check(all("already recording to '%s'" % os.path.join(out, "outer.agprof") in w[1] for w in nested["warnings"]),
+                 "the warning says who records", nested["warnings"])
+    agtest.check_eq(nested["findings"], None, "under agprof.record(): the callback reports nothing")
+    agtest.check(not os.path.exists(os.path.join(out, "nested.agprof")), "under agprof.record(): no second recording")
+    agtest.check(query(os.path.join(out, "outer.agprof"), "SELECT count(*) FROM function_calls")[0][0] > 0,
+                 "the outer recording holds the fit")
+    agtest.check_eq(facts(out, "modules")["tf_keras"], False, "Keras 3 alone: tf_keras never imported")
+
+
+def check_tf_keras(out):
+    stdout = run_workload("tf_keras", out)
+    if stdout is None:
+        return
+    check_whole("tf_keras", out, stdout)
+    bases = facts(out, "whole")["bases"]
+    agtest.check(any(b.startswith("tf_keras.") for b in bases), "tf_keras: the class has tf_keras's base", bases)
+
+
+def main():
+    tmp = agtest.agtestlib.tmpdir("agprof-keras-")
+    for flavour, check in (("keras3", check_keras3), ("tf_keras", check_tf_keras)):
+        out = os.path.join(tmp, flavour)
+        os.mkdir(out)
+        check(out)
+
+
+if __name__ == "__main__":
+    agtest.need_agprof()
+    main()
+    agtest.finish("python-keras-callback")
