@@ -203,7 +203,7 @@ static void count_new_calls(struct live *lv)
 		return;
 	sqlite3_bind_int64(s, 1, lv->call_mark);
 	if (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_type(s, 1) != SQLITE_NULL) {
-		lv->calls_total += sqlite3_column_int64(s, 0);
+		lv->calls_total = sat_add64(lv->calls_total, ts_clamp(sqlite3_column_int64(s, 0)));
 		lv->call_mark = sqlite3_column_int64(s, 1);
 	}
 	sqlite3_finalize(s);
@@ -286,11 +286,21 @@ static void add_calls(struct live *lv, int64_t site, int64_t n, int64_t ns)
  */
 static double bucket_share(const struct live_window *w, int64_t start, int64_t end)
 {
+	start = ts_clamp(start);
+	end = ts_clamp(end);
 	int64_t a = start > w->from_ns ? start : w->from_ns, b = end < w->to_ns ? end : w->to_ns;
 
 	if (end <= start)
 		return start >= w->from_ns && start < w->to_ns;
 	return b > a ? (double)(b - a) / (double)(end - start) : 0.0;
+}
+
+/* A bucket's count or time v scaled by its share f of the window, within [0, TS_MAX_NS]. */
+static int64_t scaled(int64_t v, double f)
+{
+	double x = (double)ts_clamp(v) * f + 0.5;
+
+	return x < (double)TS_MAX_NS ? (int64_t)x : TS_MAX_NS;
 }
 
 /* Graph calls in the window: rows by the start_ns index, buckets by theirs.  0 or -1. */
@@ -321,8 +331,8 @@ static int window_calls(struct live *lv)
 		double f = bucket_share(&lv->win, sqlite3_column_int64(s, 3), sqlite3_column_int64(s, 4));
 
 		if (f > 0)
-			add_calls(lv, sqlite3_column_int64(s, 0), (int64_t)(sqlite3_column_int64(s, 1) * f + 0.5),
-				  (int64_t)(sqlite3_column_int64(s, 2) * f));
+			add_calls(lv, sqlite3_column_int64(s, 0), scaled(sqlite3_column_int64(s, 1), f),
+				  scaled(sqlite3_column_int64(s, 2), f));
 	}
 	sqlite3_finalize(s);
 	return 0;
@@ -401,7 +411,7 @@ static int window_eager(struct live *lv)
 
 		if (f > 0)
 			add_eager(lv, sqlite3_column_int64(s, 0), sqlite3_column_int64(s, 1),
-				  (int64_t)(sqlite3_column_int64(s, 2) * f + 0.5), (int64_t)(sqlite3_column_int64(s, 3) * f));
+				  scaled(sqlite3_column_int64(s, 2), f), scaled(sqlite3_column_int64(s, 3), f));
 	}
 	sqlite3_finalize(s);
 	return 0;
@@ -453,7 +463,7 @@ static void read_end(struct live *lv)
 	lv->ended = query_int(db, "SELECT count(*) FROM meta WHERE key IN ('end_ns', 'cut_short')", 0, 0) > 0;
 	lv->end_ns = 0;
 	for (size_t i = 0; i < sizeof(last) / sizeof(last[0]); i++) {
-		int64_t t = db_has_table(db, last[i].table) ? query_int(db, last[i].sql, 0, 0) : 0;
+		int64_t t = db_has_table(db, last[i].table) ? ts_clamp(query_int(db, last[i].sql, 0, 0)) : 0;
 
 		if (t > lv->end_ns)
 			lv->end_ns = t;

@@ -303,6 +303,9 @@ static int start_recording(struct attach_pid *a)
 	return 0;
 }
 
+#define STOP_WAIT_NS (10 * 1000000000ull)
+#define STOP_WAIT_WRITER_NS (600 * 1000000000ull)
+
 /* Until --duration, Ctrl-C or the program's exit; then ask for the stop and wait for the recording. */
 static int record_and_stop(struct attach_pid *a)
 {
@@ -315,9 +318,19 @@ static int record_and_stop(struct attach_pid *a)
 	snprintf(stop, sizeof(stop), "%s/stop", a->folder);
 	if ((f = fopen(stop, "w")))
 		fclose(f);
-	/* the watcher answers within 0.1 s; the writer then finishes the file (seconds on a big one) */
-	while (process_running(a->pid) && (!read_status(a, word, text, sizeof(text)) || !strcmp(word, "started")))
+	/*
+	 * The watcher answers within 0.1 s; the writer then finishes the file
+	 * (seconds on a big one).  The status file is the program's to write:
+	 * a program that keeps saying "started" is waited for 10 minutes at
+	 * most when it named a writer (its own child), 10 s when it did not.
+	 */
+	end = clock_ns(CLOCK_MONOTONIC) + (a->writer > 0 ? STOP_WAIT_WRITER_NS : STOP_WAIT_NS);
+	while (process_running(a->pid) && (!read_status(a, word, text, sizeof(text)) || !strcmp(word, "started"))) {
+		if (clock_ns(CLOCK_MONOTONIC) > end)
+			return error("process %d did not answer the stop (its status: %s %s)", (int)a->pid, word, text),
+			       EXIT_INTERNAL;
 		sleep_ms(50);
+	}
 	if (!process_running(a->pid)) {
 		/* its exit stopped the recording (atexit): the writer finishes it, then exits */
 		for (int i = 0; i < 6000 && a->writer > 0 && process_running(a->writer); i++)

@@ -11,6 +11,9 @@ errors: a non-Python process (sleep), a PID that does not exist, a Python
 exit: --wait-tf on a program importing TensorFlow late, recorded to its exit.
 kill: kill -9 of agprof at several moments of an attach; the job still
   ends with exit 0 and its full output.
+hostile: a program that forges its status file (escape sequences, line
+  breaks, init named as its writer, never answering the stop): one clean
+  error line, within bounds.
 """
 import os
 import re
@@ -158,12 +161,61 @@ def case_kill(d):
     agtest.check_eq(left, [], "no attach folder of this job left in /tmp")
 
 
+HOSTILE = r"""
+import glob, os, sys, threading, time
+import tensorflow as tf
+
+status = sys.argv[1].encode().decode("unicode_escape")
+
+def forge():
+    # every attach folder's status, rewritten as fast as agprof could read it (status.tmp, then renamed)
+    while True:
+        for folder in glob.glob("/tmp/agprof-attach-*"):
+            try:
+                with open(os.path.join(folder, "forged.tmp"), "w") as f:
+                    f.write(status)
+                os.replace(os.path.join(folder, "forged.tmp"), os.path.join(folder, "status"))
+            except OSError:
+                pass
+        time.sleep(0.002)
+
+threading.Thread(target=forge, daemon=True).start()
+print("ready", flush=True)
+time.sleep(float(sys.argv[2]))
+"""
+
+
+def case_hostile(d):
+    """The status file is the program's to write (issue 49): escape sequences and line breaks in it
+    reach no terminal, and a program that claims init as its writer and never answers the stop is
+    let go of: agprof attach ends within bounds with one clean error line."""
+    escape = "\\x1b]0;PWNED\\x07\\x1b[31mred\\nsecond line\\x9b"
+    for name, status, wait in (("busy", "busy\\t" + escape, 20), ("started", "started\\t1 " + escape, 40)):
+        job = subprocess.Popen([agtest.PYTHON, "-c", HOSTILE, status, str(wait)], stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL, text=True)
+        agtest.check(job.stdout.readline().strip() == "ready", "the hostile job says ready")
+        t0 = time.time()
+        r = subprocess.run([agtest.AGPROF, "attach", "-q", "-o", os.path.join(d, name + ".agprof"), "--duration",
+                            "1", str(job.pid)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        took = time.time() - t0
+        err = r.stderr.decode("utf-8", "replace")
+        print("%s: exit %d in %.1f s: %s" % (name, r.returncode, took, err.strip()))
+        agtest.check(0 < r.returncode < 128, "%s: a documented failure, not a signal" % name, r.returncode)
+        agtest.check(len(err.strip().splitlines()) == 1 and err.startswith("error: "), "%s: one error line" % name,
+                     err)
+        agtest.check(not any(ord(c) < 0x20 and c != "\n" or 0x7f <= ord(c) <= 0x9f for c in err),
+                     "%s: no control character on stderr" % name, repr(err))
+        agtest.check(took < 30, "%s: let go of within bounds" % name, took, "< 30 s")
+        job.kill()
+        job.wait()
+
+
 def main():
     agtest.need_agprof()
     case = sys.argv[1]
     d = agtest.tmpdir()
     {"window": case_window, "again": case_again, "errors": case_errors, "kill": case_kill,
-     "exit": case_exit}[case](d)
+     "exit": case_exit, "hostile": case_hostile}[case](d)
     agtest.finish("attach-" + case)
 
 
