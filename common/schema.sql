@@ -360,6 +360,21 @@ CREATE TABLE source_files (
     hash     TEXT NOT NULL
 );
 
+-- What the user's source files say, read with CPython's own ast when the run
+-- ended (writer/codefacts.py): functions, loops, calls and what each callee
+-- is, attribute stores, a call's result used as NumPy.  Optional in 9
+-- (written since stop 45): an older recording reads it empty.
+CREATE TABLE code_facts (
+    path     TEXT NOT NULL,     -- as source_files.path
+    kind     TEXT NOT NULL,     -- function, loop, call, store, global, numpy-use, error
+    line     INTEGER NOT NULL,
+    col      INTEGER NOT NULL DEFAULT 0,
+    end_line INTEGER NOT NULL,
+    name     TEXT,
+    detail   TEXT,
+    PRIMARY KEY (path, kind, line, col)
+);
+
 -- Notebook cells (the IPython magic %%agprof writes them): each file name a
 -- cell's code was compiled with, the cell's label ("In [3]"), the cell's line
 -- of the code's line 1, and the cell's text as the user wrote it.

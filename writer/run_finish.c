@@ -4,6 +4,7 @@
  * file.
  */
 #include "run_writer_int.h"
+#include "code_facts.h"
 #include "links.h"
 #include "shm_guard.h"
 #include "srcfile.h"
@@ -170,6 +171,7 @@ static void write_meta(struct run_writer *w, const struct run_session *sess, uin
 	db_meta_set(w->db, "cwd", sess->cwd);
 	write_command_mac(w->db, strbuf_failed(&argv) ? "[]" : argv.buf, sess->cwd);
 	srcfile_record(w->db, sess->cwd); /* best effort: a missing fingerprint only loses "file changed" */
+	code_facts_record(w->db, sess->cwd, w->python_exe); /* best effort too: without facts, advice as before */
 	db_meta_set(w->db, "host", host);
 	db_meta_set_int(w->db, "start_wall_ns", (int64_t)sess->start_wall_ns);
 	db_meta_set_int(w->db, "start_ns", (int64_t)sess->start_ns);

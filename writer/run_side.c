@@ -10,6 +10,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <unistd.h>
 
 /* Longest side record accepted: FunctionDefs are the big ones (a few MiB). */
@@ -54,6 +55,17 @@ static void side_tf_status(struct run_writer *w, struct stream *s, const struct 
 	db_bind_text_or_null(w->upd_process_tf, 4, pyver);
 	sqlite3_bind_int(w->upd_process_tf, 5, s->pid);
 	writer_step(w, w->upd_process_tf);
+	if (pyver && !w->python_exe[0]) {
+		/* it runs now: the finish parses the user's files with this interpreter's ast */
+		char link[64];
+		ssize_t n;
+
+		snprintf(link, sizeof(link), "/proc/%d/exe", s->pid);
+		if ((n = readlink(link, w->python_exe, sizeof(w->python_exe) - 1)) > 0)
+			w->python_exe[n] = '\0';
+		else
+			w->python_exe[0] = '\0';
+	}
 	free(status), free(detail), free(tfver), free(pyver);
 }
 

@@ -8,6 +8,7 @@
  * none.
  */
 #include "fix.h"
+#include "fix_facts.h"
 #include "graph_dtype.h"
 #include "json.h"
 #include "model.h"
@@ -1267,6 +1268,7 @@ static void eager_advice(struct fixctx *c, struct finding *f)
 	struct strbuf code = STRBUF_INIT, vars = STRBUF_INIT;
 	long def = 0, end;
 	size_t ind;
+	int by_facts;
 
 	if (edit_eager_switch(c, f) == 0)
 		return;
@@ -1274,8 +1276,11 @@ static void eager_advice(struct fixctx *c, struct finding *f)
 		if (c->m->sites[i].loc.file && f->loc.file && !strcmp(c->m->sites[i].loc.file, f->loc.file) &&
 		    c->m->sites[i].loc.line == f->loc.line)
 			func = c->m->sites[i].func;
+	/* the facts say what stands in the way: their advice, and the function quoted below */
+	by_facts = facts_eager_advice(c->m, f, func);
 	if (!func || !(l = load(c, f->loc.file)) || func[0] == '<') {
-		set_no_edit(c, f, "the busiest line is not inside a function of its own: move the loop's body into a function and decorate it with @tf.function");
+		if (!by_facts)
+			set_no_edit(c, f, "the busiest line is not inside a function of its own: move the loop's body into a function and decorate it with @tf.function");
 		return;
 	}
 	for (long n = f->loc.line; n >= 1; n--) {
@@ -1288,7 +1293,8 @@ static void eager_advice(struct fixctx *c, struct finding *f)
 		}
 	}
 	if (!def) {
-		set_no_edit(c, f, "the def of %s is not found above line %d", func, f->loc.line);
+		if (!by_facts)
+			set_no_edit(c, f, "the def of %s is not found above line %d", func, f->loc.line);
 		return;
 	}
 	ind = indent_of(srcfile_line(&l->sf, def));
@@ -1303,7 +1309,9 @@ static void eager_advice(struct fixctx *c, struct finding *f)
 		strbuf_addstr(&code, "(the file changed since the recording: these are its lines now)\n");
 	f->code = model_strdup(c->m, code.buf);
 	closed_over(l, def + 1, end, &vars);
-	if (!strcmp(func, "main") || !strcmp(func, "run") || !strcmp(func, "train"))
+	if (by_facts)
+		;
+	else if (!strcmp(func, "main") || !strcmp(func, "run") || !strcmp(func, "train"))
 		set_no_edit(c, f, "the busiest line is in %s (lines %ld-%ld), which holds the loop itself: move the loop's body into a function decorated with @tf.function%s%s",
 			    func, def, end, vars.len ? "; it closes over " : "", vars.len ? vars.buf : "");
 	else if (edit_wrap(c, f, func, def, end))

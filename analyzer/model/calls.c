@@ -11,6 +11,7 @@
  * iterator again, traces tf.data's functions again and waits for the first
  * batch: that set-up is what calling less often saves.
  */
+#include "code_facts.h"
 #include "metric_fields.h"
 #include "model_internal.h"
 #include "recording.h"
@@ -248,8 +249,28 @@ static const char *call_text(struct model *m, const char *text, const char *cons
 	return NULL;
 }
 
-/* What to do instead, in the terms of the call (api, on the receiver recv). */
-static const char *advice_for(struct model *m, const char *api, const char *call)
+/* The use as written: "y.reshape(...)", "y[...] = ...", "np.argmax(y)". */
+static const char *numpy_use_text(struct model *m, const struct code_fact *use)
+{
+	size_t n = strlen(use->detail);
+
+	if (!strcmp(use->detail, ".T"))
+		return model_strf(m, "%s.T", use->name);
+	if (use->detail[0] == '.')
+		return model_strf(m, "%s%s(...)", use->name, use->detail);
+	if (!strcmp(use->detail, "item store"))
+		return model_strf(m, "%s[...] = ...", use->name);
+	if (n > 2 && !strcmp(use->detail + n - 2, "()"))
+		return model_strf(m, "%.*s(%s)", (int)(n - 2), use->detail, use->name);
+	return use->name;
+}
+
+/*
+ * What to do instead, in the terms of the call (api, on the receiver recv).
+ * use: how the next lines use predict()'s result as NumPy (code facts), or
+ * NULL: a direct call returns a tensor, so the advice then adds .numpy().
+ */
+static const char *advice_for(struct model *m, const char *api, const char *call, const struct code_fact *use)
 {
 	const char *dot = call ? strrchr(call, '.') : NULL;
 	int rl = dot ? (int)(dot - call) : 0;
@@ -257,6 +278,12 @@ static const char *advice_for(struct model *m, const char *api, const char *call
 
 	if (!dot || rl <= 0)
 		rl = (int)strlen(recv);
+	if (api && !strcmp(api, "predict") && use)
+		return model_strf(m, "For small inputs call the model directly (%.*s(x, training=False).numpy(): a"
+				  " direct call returns a tensor, and line %d uses the result as a NumPy array: %s) or "
+				  "%.*s.predict_on_batch(x), which returns NumPy: each predict() builds an input pipeline"
+				  " and iterator and traces tf.data's functions before it runs the model; or make one"
+				  " predict() over all the data.", rl, recv, use->end_line, numpy_use_text(m, use), rl, recv);
 	if (api && !strcmp(api, "predict"))
 		return model_strf(m, "For small inputs call the model directly (%.*s(x, training=False)) or "
 				  "%.*s.predict_on_batch(x): each predict() builds an input pipeline and iterator and "
@@ -305,7 +332,8 @@ static void name_calls(struct model *m, struct lib_calls *c)
 		srcfile_release(&sf);
 	}
 	for (size_t j = 0; j < c->n; j++)
-		c->v[j].advice = advice_for(m, c->v[j].api, c->v[j].call);
+		c->v[j].advice = advice_for(m, c->v[j].api, c->v[j].call,
+					    code_numpy_use(m, c->v[j].loc.file, c->v[j].loc.line));
 }
 
 /* ---- the metric source -------------------------------------------------- */

@@ -6,6 +6,7 @@
  *   graph_op_types   one row per (graph function, op type)
  */
 #include "graph_ops.h"
+#include "code_facts.h"
 #include "duration.h"
 #include "metric_fields.h"
 #include "model_internal.h"
@@ -112,12 +113,17 @@ static int top_line_is_users(const struct graph_fn_ops *f)
 /*
  * Vectorizing helps when the user's top line is a Python loop's body that
  * a trace unrolled (it ran more than once).  One call that builds many ops
- * through a library (GPflow's optimizer.minimize: the whole gradient) is
- * no loop to vectorize.
+ * through a library (GPflow's optimizer.minimize: the whole gradient, a
+ * Keras fit: its layers) is no loop to vectorize: where the code facts
+ * know the file, the line must be inside a loop (for, while, a
+ * comprehension) of the user's.
  */
-static int top_line_is_users_loop(const struct graph_fn_ops *f)
+static int top_line_is_users_loop(const struct model *m, const struct graph_fn_ops *f)
 {
-	return top_line_is_users(f) && f->top_line_repeats > 1;
+	const char *file = f->top_line.file;
+
+	return top_line_is_users(f) && f->top_line_repeats > 1 &&
+	       (!code_facts_known(m, file) || code_fact_around(m, "loop", file, f->top_line.line));
 }
 
 /* What the recording lacks for the estimate, said in the finding; "" when nothing. */
@@ -149,7 +155,7 @@ static const char *dispatch_advice(const struct model *m, const struct graph_fn_
 				  " ops into a few kernels, saving about %s of executor overhead over these %lld calls,"
 				  " against %s of tracing and first-call set-up measured here (XLA's own compile time"
 				  " comes on top; time the first call)%s%s.", save, (long long)all_calls(f), setup,
-				  top_line_is_users_loop(f) ? "; or " : "", top_line_is_users_loop(f) ? vectorize : "");
+				  top_line_is_users_loop(m, f) ? "; or " : "", top_line_is_users_loop(m, f) ? vectorize : "");
 	return model_strf((struct model *)m, "%c%s. Not jit_compile=True: %s", toupper((unsigned char)vectorize[0]),
 			  vectorize + 1, all_calls(f) < 2
 				  ? "the function ran once, and an XLA compile is paid before that one call"
@@ -161,7 +167,7 @@ static const char *dispatch_advice(const struct model *m, const struct graph_fn_
 /* jit (compile it), vectorize (the user's unrolled loop), or none (nothing to advise: no finding). */
 static const char *remedy(const struct model *m, const struct graph_fn_ops *f)
 {
-	return jit_pays_back(m, f) ? "jit" : top_line_is_users_loop(f) ? "vectorize" : "none";
+	return jit_pays_back(m, f) ? "jit" : top_line_is_users_loop(m, f) ? "vectorize" : "none";
 }
 
 /* Dense compute ops, expected to dominate a model's kernel time. */

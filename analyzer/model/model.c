@@ -1,5 +1,6 @@
 /* model.c - load a recording into the model, see model.h. */
 #include "model_internal.h"
+#include "code_facts.h"
 #include "idmap.h"
 #include "recording.h"
 #include "scan.h"
@@ -1478,7 +1479,7 @@ int model_load_parts(struct model *m, struct recording *rec, unsigned parts)
 					   path_is_framework(m->functions[i].def.file);
 	if ((parts & MODEL_EVENTS) && model_input_finish(m))
 		goto cleanup;
-	if (model_explain_retraces(m, l.gfs, l.ngfs, &consts) || model_load_cells(m))
+	if (model_explain_retraces(m, l.gfs, l.ngfs, &consts) || model_load_cells(m) || model_load_code_facts(m))
 		goto cleanup;
 	if (m->nfunctions > 1)
 		qsort(m->functions, m->nfunctions, sizeof(*m->functions), cmp_functions);
@@ -1503,6 +1504,7 @@ cleanup:
 void model_release(struct model *m)
 {
 	free(m->cells);
+	free(m->facts);
 	if (m->sources) {
 		for (size_t i = 0; i < m->sources->n; i++)
 			if (m->sources->v[i].release)

@@ -508,6 +508,8 @@ struct model {
 	struct eager_runs_table *eager_runs; /* private: every user function's eager runs, walked once */
 	struct model_cell *cells;         /* notebook cells the recording keeps (cells.c), by path */
 	size_t ncells;
+	struct code_fact *facts;          /* the user's code as CPython's ast read it (code_facts.h), by path, line */
+	size_t nfacts;
 };
 
 /*

@@ -15,6 +15,11 @@ on the program; README.md) says what an expert expects:
 - `fix`: whether `agprof fix` must print a diff (`diff`), whether the
   patched program prints the same (`keeps_output`), and which findings the
   patch must remove (`removes`, in the patched program's recording).
+- `follow`: advice in words followed literally on a copy (`edits`: pairs of
+  old and new text, written from what agprof advises): the copy must print
+  the same and lose the findings in `removes`.
+- an entry's `avoids`: strings that must not be in the finding's message,
+  recommendation or no_edit (advice that cannot be followed there).
 A finding matches an entry when each field the entry gives holds: `rule`
 ("*" for any), `function`, `cause`, `severity` (at least), `at` (the
 location is this program's line marked `# corpus: NAME`), `not_at`,
@@ -95,17 +100,18 @@ def matches(e, f, prog, marks):
         loc = f.get("location")
         if loc and os.path.realpath(loc["file"]) == os.path.realpath(os.path.join(f["_dir"], prog)):
             return False
-    if "recommends" in e:
-        text = ((f.get("message") or "") + " " + (f.get("recommendation") or "")).lower()
-        if not any(s.lower() in text for s in e["recommends"]):
-            return False
+    text = " ".join(f.get(k) or "" for k in ("message", "recommendation", "no_edit")).lower()
+    if "recommends" in e and not any(s.lower() in text for s in e["recommends"]):
+        return False
+    if "avoids" in e and any(s.lower() in text for s in e["avoids"]):
+        return False
     return True
 
 
 def near_miss(e, f, prog, marks):
     """Does f match e but for one of its line, level or advice (the right issue, said wrongly)?"""
     return any(matches({k: v for k, v in e.items() if k != drop}, f, prog, marks)
-               for drop in ("at", "severity", "recommends"))
+               for drop in ("at", "severity", "recommends", "avoids"))
 
 
 def describe(f):
@@ -220,6 +226,34 @@ def check_fix(spec, rec, prog, lines0, tmp):
     return [describe(f) for f in after]
 
 
+def check_follow(spec, rec, prog, lines0, tmp):
+    """The advice in words followed literally on a copy (spec's follow.edits, each old text there exactly
+    once, written from the advice agprof prints): the copy runs, prints the same, and the findings it
+    promised to remove are gone; the two runs' recorded wall times are printed."""
+    fw = spec["follow"]
+    d2 = os.path.join(tmp, "followed")
+    os.makedirs(d2)
+    with open(os.path.join(HERE, prog)) as fh:
+        text = fh.read()
+    for old, new in fw["edits"]:
+        check(text.count(old) == 1, "the advice's edit applies once: %r" % old)
+        text = text.replace(old, new, 1)
+    with open(os.path.join(d2, prog), "w") as fh:
+        fh.write(text)
+    lines2, rec2 = record(d2, prog, "followed")
+    verdict(same_output(lines0, lines2), "the program with the advice followed prints the same (before %r, after %r)"
+            % (lines0, lines2), fw.get("known_failure"))
+    after = report(rec2, d2)
+    for e in fw.get("removes", []):
+        left = [describe(f) for f in after if matches(e, f, prog, markers(os.path.join(d2, prog)))]
+        verdict(not left, "following the advice removes %s%s" % (entry_text(e), ": left " + "; ".join(left) if left
+                                                                  else ""), fw.get("known_failure"))
+    walls = [json.loads(agtestlib.agprof("report", "--format", "json", r)[1])["session"]["active_ns"] / 1e6
+             for r in (rec, rec2)]
+    print("followed %s: active time %.0f ms -> %.0f ms" % (fw["why"], walls[0], walls[1]))
+    return [describe(f) for f in after]
+
+
 def main():
     if len(sys.argv) != 2:
         agtestlib.die("usage: test_corpus.py PROGRAM")
@@ -238,6 +272,8 @@ def main():
     findings = report(rec, d0)
     judged = judge(spec, findings, prog, marks)
     after = check_fix(spec, rec, prog, lines0, tmp)
+    if "follow" in spec:
+        check_follow(spec, rec, prog, lines0, tmp)
     print("findings of %s:" % prog)
     for f, kind in judged:
         print("  %-11s %s" % (kind, describe(f)))

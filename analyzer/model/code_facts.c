@@ -1,0 +1,217 @@
+/*
+ * code_facts.c - see code_facts.h.  The rows are untrusted input: kinds and
+ * names are compared, never printed unescaped (the printers escape), lines
+ * bounded, and at most MAX_FACTS rows read.
+ */
+#include "code_facts.h"
+#include "model.h"
+#include "db.h"
+#include "checked.h"
+#include "recording.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_FACTS 500000
+#define MAX_LINE 10000000
+
+int model_load_code_facts(struct model *m)
+{
+	sqlite3_stmt *s;
+	size_t cap = 0;
+
+	if (!m->rec || !db_has_table(m->rec->db, "code_facts"))
+		return 0;
+	if (!(s = db_prepare(m->rec->db, "SELECT path, kind, line, col, end_line, name, detail FROM code_facts"
+				       " ORDER BY path, line, col LIMIT ?1")))
+		return -1;
+	sqlite3_bind_int(s, 1, MAX_FACTS);
+	while (sqlite3_step(s) == SQLITE_ROW) {
+		const char *path = db_col_text(s, 0), *kind = db_col_text(s, 1);
+		sqlite3_int64 line = sqlite3_column_int64(s, 2), end = sqlite3_column_int64(s, 4);
+		struct code_fact *f;
+
+		if (!path || !kind || line < 0 || line > MAX_LINE || end < line || end > MAX_LINE)
+			continue;
+		if (ARRAY_GROW(m->facts, m->nfacts, cap)) {
+			sqlite3_finalize(s);
+			return -1;
+		}
+		f = &m->facts[m->nfacts++];
+		f->path = model_strdup(m, path);
+		f->kind = model_strdup(m, kind);
+		f->line = (int)line;
+		f->end_line = (int)end;
+		f->col = (int)sqlite3_column_int64(s, 3);
+		f->name = model_strdup(m, db_col_text_or(s, 5, ""));
+		f->detail = model_strdup(m, db_col_text_or(s, 6, ""));
+	}
+	sqlite3_finalize(s);
+	return 0;
+}
+
+static int same_file(const struct code_fact *f, const char *file)
+{
+	return file && !strcmp(f->path, file);
+}
+
+int code_facts_known(const struct model *m, const char *file)
+{
+	for (size_t i = 0; i < m->nfacts; i++)
+		if (same_file(&m->facts[i], file))
+			return strcmp(m->facts[i].kind, "error") != 0;
+	return 0;
+}
+
+const struct code_fact *code_fact_around(const struct model *m, const char *kind, const char *file, int line)
+{
+	const struct code_fact *best = NULL;
+
+	for (size_t i = 0; i < m->nfacts; i++) {
+		const struct code_fact *f = &m->facts[i];
+
+		/* innermost: the latest start among those that hold the line */
+		if (same_file(f, file) && !strcmp(f->kind, kind) && f->line <= line && line <= f->end_line &&
+		    (!best || f->line >= best->line))
+			best = f;
+	}
+	return best;
+}
+
+/* Eager ops the recording saw at file:line (a call that did TensorFlow work there). */
+static long long eager_ops_at(const struct model *m, const char *file, int line)
+{
+	long long n = 0;
+
+	for (size_t i = 0; i < m->nsites; i++)
+		if (m->sites[i].loc.file && !strcmp(m->sites[i].loc.file, file) && m->sites[i].loc.line == line)
+			n += m->sites[i].count;
+	return n;
+}
+
+/* Eager ops the recording saw at lines from..to of file. */
+static long long eager_ops_in(const struct model *m, const char *file, int from, int to)
+{
+	long long n = 0;
+
+	for (size_t i = 0; i < m->nsites; i++)
+		if (m->sites[i].loc.file && !strcmp(m->sites[i].loc.file, file) && m->sites[i].loc.line >= from &&
+		    m->sites[i].loc.line <= to)
+			n += m->sites[i].count;
+	return n;
+}
+
+/* The user's function (any file) that call f names, by its last name part, or NULL. */
+static const struct code_fact *callee_def(const struct model *m, const struct code_fact *call)
+{
+	const char *dot = strrchr(call->name, '.'), *name = dot ? dot + 1 : call->name;
+
+	for (size_t i = 0; i < m->nfacts; i++)
+		if (!strcmp(m->facts[i].kind, "function") && !strcmp(m->facts[i].name, name))
+			return &m->facts[i];
+	return NULL;
+}
+
+/*
+ * Whether call did TensorFlow work: eager ops at its line, or in the body
+ * of the user's function it calls (the recording names the innermost user
+ * line only); 0 when not, -1 when nothing says (a plain name that is no
+ * function of the user's: a constructor, an import).
+ */
+static int does_tf_work(const struct model *m, const struct code_fact *call)
+{
+	const struct code_fact *def = callee_def(m, call);
+
+	if (eager_ops_at(m, call->path, call->line))
+		return 1;
+	if (def)
+		return eager_ops_in(m, def->path, def->line, def->end_line) > 0;
+	return strchr(call->name, '.') ? 0 : -1;
+}
+
+/* Python's own functions that a trace runs as it would run them eagerly, on Python values. */
+static int harmless_builtin(const char *name)
+{
+	static const char *const names[] = { "range", "len", "enumerate", "zip", "min", "max", "abs", "isinstance",
+					     "list", "tuple", "dict", "set", "sorted", "reversed", "super", "getattr",
+					     "hasattr", "map", "sum", "any", "all", "round", "str", "type", NULL };
+
+	for (const char *const *p = names; *p; p++)
+		if (!strcmp(name, *p))
+			return 1;
+	return 0;
+}
+
+/* Why fact f (in a range to be traced) stops the trace or runs once at tracing; NULL when it does not. */
+static const char *obstacle(const struct model *m, const struct code_fact *f)
+{
+	static const struct {
+		const char *kind, *detail, *why;
+	} table[] = {
+		{ "call", "to-python", "makes a tensor a NumPy or Python value, which a graph cannot do" },
+		{ "call", "numpy-random", "draws NumPy randomness, which a trace would freeze into the graph as a constant" },
+		{ "call", "python-random", "draws Python randomness, which a trace would freeze into the graph as a constant" },
+		{ "call", "numpy-io", "reads or writes a file through NumPy, once, when traced" },
+		{ "call", "io", "does Python I/O, once, when traced" },
+		{ "call", "time", "reads the clock in Python, once, when traced" },
+		{ "global", "", "rebinds a global, once, when traced" },
+		{ "store", "attribute", "sets Python state, once, when traced" },
+	};
+
+	for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+		if (!strcmp(f->kind, table[i].kind) && !strcmp(f->detail, table[i].detail))
+			return table[i].why;
+	if (!strcmp(f->kind, "call") && !strcmp(f->detail, "numpy") && !eager_ops_at(m, f->path, f->line))
+		return "computes in NumPy, which a graph cannot run (on a traced tensor it fails; on Python values it runs once, when traced)";
+	/* another Python object's method, or a function of the user's, that did no TensorFlow work: an environment */
+	if (!strcmp(f->kind, "call") && !strcmp(f->detail, "other") && !harmless_builtin(f->name) &&
+	    does_tf_work(m, f) == 0)
+		return "calls Python code that did no TensorFlow work in the recorded run";
+	return NULL;
+}
+
+size_t code_obstacles(const struct model *m, const char *file, int from, int to, struct code_obstacle *out,
+		      size_t max)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < m->nfacts; i++) {
+		const struct code_fact *f = &m->facts[i];
+		const char *why;
+
+		if (!same_file(f, file) || f->line < from || f->line > to || !(why = obstacle(m, f)))
+			continue;
+		if (n < max) {
+			out[n].fact = f;
+			out[n].why = why;
+		}
+		n++;
+	}
+	return n;
+}
+
+const struct code_fact *code_model_call(const struct model *m, const char *file, int from, int to)
+{
+	const struct code_fact *best = NULL;
+	long long most = 0;
+
+	for (size_t i = 0; i < m->nfacts; i++) {
+		const struct code_fact *f = &m->facts[i];
+		long long ops;
+
+		if (!same_file(f, file) || strcmp(f->kind, "call") || strcmp(f->detail, "other") || f->line < from ||
+		    f->line > to || harmless_builtin(f->name) || (ops = eager_ops_at(m, file, f->line)) <= most)
+			continue;
+		best = f;
+		most = ops;
+	}
+	return best;
+}
+
+const struct code_fact *code_numpy_use(const struct model *m, const char *file, int line)
+{
+	for (size_t i = 0; i < m->nfacts; i++)
+		if (same_file(&m->facts[i], file) && m->facts[i].line == line && !strcmp(m->facts[i].kind, "numpy-use"))
+			return &m->facts[i];
+	return NULL;
+}

@@ -1,0 +1,55 @@
+/*
+ * code_facts.h - what the user's code says at a line (table code_facts,
+ * written at record time from CPython's ast: writer/codefacts.py): the
+ * function and loop holding it, the calls in a range of lines and what each
+ * callee is, and how a call's result is used on the next lines.  The
+ * advice reads them to say only what fits the code: no "vectorize the loop"
+ * where there is none, no tf.function around code that cannot be traced.
+ *
+ * A recording without facts for a file (older, or the parse failed) answers
+ * "unknown" (code_facts_known() 0): callers then advise as before.
+ */
+#ifndef AGPROF_CODE_FACTS_MODEL_H
+#define AGPROF_CODE_FACTS_MODEL_H
+
+#include <stddef.h>
+
+struct model;
+
+struct code_fact {
+	const char *path, *kind;     /* kind: function, loop, call, store, global, numpy-use, error */
+	int line, col, end_line;
+	const char *name, *detail;   /* see docs/schema.md, code_facts */
+};
+
+/* What stops a range of lines from being traced as it is, or runs once at tracing. */
+struct code_obstacle {
+	const struct code_fact *fact;
+	const char *why;             /* "converts a tensor to NumPy", ... */
+};
+
+/* Read code_facts into the model (none without the table, or past a bound); 0 or -1. */
+int model_load_code_facts(struct model *m);
+/* Whether file has facts (it parsed). */
+int code_facts_known(const struct model *m, const char *file);
+/* The innermost fact of kind ("function", "loop") whose lines hold line, or NULL. */
+const struct code_fact *code_fact_around(const struct model *m, const char *kind, const char *file, int line);
+/*
+ * What in lines from..to of file cannot be traced or would run once at
+ * tracing: a tensor made NumPy or Python (.numpy(), .item()), NumPy or
+ * Python randomness (frozen into the graph as a constant), I/O, time,
+ * global statements, attribute stores, and calls into other Python objects
+ * at lines where the recording saw no TensorFlow work (env.step()).  Up to
+ * max into out, in line order; the count found.
+ */
+size_t code_obstacles(const struct model *m, const char *file, int from, int to, struct code_obstacle *out,
+		      size_t max);
+/*
+ * The call in from..to that did the most TensorFlow work (the eager ops at
+ * its line): the model or layer call that can go in a graph alone, or NULL.
+ */
+const struct code_fact *code_model_call(const struct model *m, const char *file, int from, int to);
+/* How the result of the call at file:line is used as NumPy on the next lines (".reshape", ...), or NULL. */
+const struct code_fact *code_numpy_use(const struct model *m, const char *file, int line);
+
+#endif

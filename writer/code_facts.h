@@ -1,0 +1,20 @@
+/*
+ * code_facts.h - the user's source files read with CPython's own ast when
+ * the run ends (writer/codefacts.py, run with the workload's interpreter),
+ * into the recording's code_facts table (docs/schema.md).  The analyzer
+ * chooses its advice with them (analyzer/model/code_facts.c).
+ */
+#ifndef AGPROF_CODE_FACTS_H
+#define AGPROF_CODE_FACTS_H
+
+#include <sqlite3.h>
+
+/*
+ * Parse the files of source_files (paths under cwd) with python (the
+ * interpreter that ran the workload, NULL or "": nothing is done) and
+ * insert their facts.  Bounded: 20 s, 32 MiB of output.  Best effort: 0,
+ * or -1 (nothing or part inserted; the analysis then advises as before).
+ */
+int code_facts_record(sqlite3 *db, const char *cwd, const char *python);
+
+#endif
