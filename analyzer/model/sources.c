@@ -45,8 +45,53 @@ static const char *const function_fields[] = {
 	"argument, before, after, detail: the first retrace with that cause",
 	"rank_changed: 1 when that retrace's shapes have different ranks ([] -> [2])",
 	"site_file, site_line: the user call that triggered that retrace",
+	"recurring: 1 when its retraces go on as it is used (2 or more, the last in the second half of its span,"
+	" its first trace to its last call): a longer run retraces more; 0: a one-time cost",
+	"recurrence: that in words for the message (\"; they recur as it is used (the last at 87% ...)\"), else empty",
 	NULL,
 };
+
+/*
+ * Where f's last retrace (not a follow-up) started, as a share of f's own
+ * span (its first trace to its last call, 0..1): how far into its use the
+ * retraces went on, whatever ran before or after it.  Its count in *n.
+ */
+static double last_retrace_at(const struct model_function *f, size_t *n)
+{
+	int64_t last = 0;
+
+	*n = 0;
+	for (size_t k = 1; k < f->ntraces; k++)
+		if (!f->traces[k].why.followup) {
+			(*n)++;
+			last = f->traces[k].start_ns;
+		}
+	if (!*n || f->last_ns <= f->first_ns || last <= f->first_ns)
+		return 0;
+	return last >= f->last_ns ? 1.0 : (double)(last - f->first_ns) / (double)(f->last_ns - f->first_ns);
+}
+
+/* Retraces that go on as the function is used: two or more, the last in the second half of its span. */
+static int recurring(const struct model *m, const struct model_function *f)
+{
+	size_t n;
+	double at = last_retrace_at(f, &n);
+
+	(void)m;
+	return n >= 2 && at >= 0.5;
+}
+
+/* recurring in words, for the message: "; they recur as the run goes on (...)", or "". */
+static const char *recurrence_text(const struct model *m, const struct model_function *f)
+{
+	size_t n;
+	double at = last_retrace_at(f, &n);
+
+	if (!recurring(m, f))
+		return "";
+	return model_strf((struct model *)m, "; they went on as it was used (the last at %.0f%% of its span, its first"
+			  " trace to its last call): a longer run may retrace more", 100.0 * at);
+}
 
 /* Rank of shape text "[32,10]" ("[]": 0), -1 when not one. */
 static int shape_rank(const char *s)
@@ -124,6 +169,8 @@ static int functions_get(const struct model *m, void *data, size_t row, const ch
 				    shape_rank(t->why.after) >= 0 && shape_rank(t->why.before) != shape_rank(t->why.after));
 	TEXT("site_file", t ? t->callsite.file : NULL);
 	NUM("site_line", t ? t->callsite.line : 0);
+	NUM("recurring", recurring(m, f));
+	TEXT("recurrence", recurrence_text(m, f));
 	return -1;
 }
 

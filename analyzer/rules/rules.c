@@ -346,9 +346,9 @@ struct rule {
 	char *id, *title, *select, *message, *query;
 	enum severity severity;
 	int skip_missing_source;
-	struct node *when, *escalate;
+	struct node *when, *escalate, *info_when;
 	struct node *f_function, *f_file, *f_line, *f_cost, *f_cause;
-	int line_when, line_escalate, line_message, line_select, line_anchor;
+	int line_when, line_escalate, line_info_when, line_message, line_select, line_anchor;
 	struct threshold *th;
 	size_t nth;
 	struct variant *var;
@@ -370,6 +370,7 @@ static void rule_free(struct rule *r)
 	free(r->query);
 	node_free(r->when);
 	node_free(r->escalate);
+	node_free(r->info_when);
 	node_free(r->f_function);
 	node_free(r->f_file);
 	node_free(r->f_line);
@@ -645,6 +646,7 @@ static const struct rule_key rule_keys[] = {
 	{ "threshold", set_threshold, 0, -1, 0 },
 	RULE_EXPR("when", when, line_when),
 	RULE_EXPR("escalate", escalate, line_escalate),
+	RULE_EXPR("info-when", info_when, line_info_when),
 	RULE_EXPR("function", f_function, line_anchor),
 	RULE_EXPR("file", f_file, line_anchor),
 	RULE_EXPR("line", f_line, line_anchor),
@@ -1315,15 +1317,16 @@ static int rule_finding(struct eval *ev, struct finding *f, struct strbuf *msg, 
 	const struct variant *var;
 	struct metric_anchor a;
 	const char *text;
-	int hit = rule_test(ev, r->when, r->line_when), worse = 0, line;
+	int hit = rule_test(ev, r->when, r->line_when), worse = 0, minor = 0, line;
 
 	if (hit <= 0 || (r->escalate && (worse = rule_test(ev, r->escalate, r->line_escalate)) < 0) ||
+	    (!worse && r->info_when && (minor = rule_test(ev, r->info_when, r->line_info_when)) < 0) ||
 	    rule_anchor(ev, &a))
 		return hit <= 0 ? hit : -1;
 	memset(f, 0, sizeof(*f));
 	f->rule = r->id;
 	f->title = r->title;
-	f->severity = worse ? SEV_ERROR : r->severity;
+	f->severity = worse ? SEV_ERROR : minor ? SEV_INFO : r->severity;
 	f->function = a.function;
 	f->fn = a.fn;
 	f->cause = a.cause;
