@@ -180,7 +180,8 @@ def check_bad(srv):
         before = srv.log().count("agprof tab:")
         got, _, text = srv.get("/data/plugin/agprof/" + query)
         check_eq(got, status, "%s: the status" % what)
-        check(words in text and text.count("\n") == 1 and text.endswith("\n"), "%s: one line saying why" % what, text[:300])
+        check(words in text and text.count("\n") == 1 and text.endswith("\n"), "%s: one line saying why" % what,
+              text[:300])
         check(srv.root not in text, "%s: names no path of the server's" % what, text)
         after = srv.log()
         check_eq(after.count("agprof tab:") - before, 1, "%s: one log line" % what)
@@ -221,8 +222,8 @@ def check_browser(srv, log, d, findings):
     shown = re.findall(r'<li class="finding">([^<]*)</li>', dom)
     check_eq(len(shown), len(findings), "the tab lists the findings")
     for f, text in zip(findings, shown):
-        check(f["rule"] in text and f["function"] in text, "the tab shows finding %s of %s" % (f["rule"], f["function"]),
-              text)
+        check(f["rule"] in text and f["function"] in text,
+              "the tab shows finding %s of %s" % (f["rule"], f["function"]), text)
     check('sandbox="allow-scripts"' in dom and "report?run=run1%2Fagprof&amp;name=base.agprof" in dom,
           "the report is in a sandboxed iframe", re.findall(r"<iframe[^>]*>", dom))
     for name in ("bad", "base.agprof", "new.agprof", "out.agprof"):

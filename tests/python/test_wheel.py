@@ -40,8 +40,8 @@ def check_tensorboard_tab(wheel):
         points = "".join(z.read(n).decode() for n in names if n.endswith(".dist-info/entry_points.txt"))
     for f in ("__init__.py", "_files.py", "_render.py", "index.js"):
         agtest.check("agprof/tensorboard_plugin/" + f in names, "the wheel holds the tab's " + f)
-    agtest.check(re.search(r"^\[tensorboard_plugins\]\nagprof = agprof\.tensorboard_plugin:AgprofPlugin$", points, re.M),
-                 "the wheel declares the tab's entry point", points)
+    declared = r"^\[tensorboard_plugins\]\nagprof = agprof\.tensorboard_plugin:AgprofPlugin$"
+    agtest.check(re.search(declared, points, re.M), "the wheel declares the tab's entry point", points)
 
 
 def main():
