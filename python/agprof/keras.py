@@ -28,6 +28,8 @@ class Callback:
     Callback(path="train.agprof", batches=None, epochs=None, log_dir=None, report=True)
 
     path: the recording, written anew on every fit (or evaluate, predict).
+      A relative path with log_dir is taken under log_dir/agprof, beside
+      the scalars, where TensorBoard's agprof tab lists it.
     batches: (first, last), record only those batches of the fit, both
       included, counted across epochs as TensorBoard's profile_batch counts
       them (the fit's first batch is 1; with steps_per_execution=N, Keras
@@ -70,8 +72,8 @@ class Callback:
 
     def __init__(self, path="train.agprof", batches=None, epochs=None, log_dir=None, report=True):
         self._init_keras_bases()
-        self.path = os.fspath(path)
         self.log_dir = os.fspath(log_dir) if log_dir is not None else None
+        self.path = _recording_path(os.fspath(path), self.log_dir)
         self.print_report = report
         self._first, self._last = _window(batches, "batches")
         self._epochs = _window(epochs, "epochs") if epochs is not None else None
@@ -192,8 +194,10 @@ class Callback:
             self._warn("agprof.keras.Callback records nothing: %s" % why)
             return
         try:
+            if self.log_dir is not None:
+                os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
             _record.start(self.path, force=True, quiet=True)
-        except _record.AgprofError as e:
+        except (OSError, _record.AgprofError) as e:
             self._warn("agprof.keras.Callback cannot record: %s" % e)
             return
         self._recording = True
@@ -233,6 +237,14 @@ def _window(pair, what):
     if first < 1 or last < first:
         raise ValueError("agprof.keras.Callback: %s=(%d, %d): need 1 <= first <= last" % (what, first, last))
     return first, last
+
+
+def _recording_path(path, log_dir):
+    """Where the recording goes: a relative path with a log_dir under log_dir/agprof (the
+    TensorBoard tab lists the recordings under its log directory), else path as given."""
+    if log_dir is None or os.path.isabs(path):
+        return path
+    return os.path.join(log_dir, "agprof", path)
 
 
 def _keras3_base():

@@ -21,6 +21,7 @@ import subprocess
 import sys
 import sysconfig
 import tempfile
+import zipfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
 import agtest  # noqa: E402
@@ -30,6 +31,17 @@ ROOT = agtest.SOURCE_ROOT
 
 def run(cmd, **kw):
     return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def check_tensorboard_tab(wheel):
+    """The TensorBoard tab's files and its entry point travel in the wheel (issue 47)."""
+    with zipfile.ZipFile(wheel) as z:
+        names = set(z.namelist())
+        points = "".join(z.read(n).decode() for n in names if n.endswith(".dist-info/entry_points.txt"))
+    for f in ("__init__.py", "_files.py", "_render.py", "index.js"):
+        agtest.check("agprof/tensorboard_plugin/" + f in names, "the wheel holds the tab's " + f)
+    declared = r"^\[tensorboard_plugins\]\nagprof = agprof\.tensorboard_plugin:AgprofPlugin$"
+    agtest.check(re.search(declared, points, re.M), "the wheel declares the tab's entry point", points)
 
 
 def main():
@@ -47,6 +59,7 @@ def main():
         if not agtest.check(r.returncode == 0 and len(wheels) == 1, "python -m build --wheel: %s"
                             % (r.stdout[-2000:] + r.stderr[-2000:])):
             return
+        check_tensorboard_tab(wheels[0])
         r = run([sys.executable, "-m", "venv", "--without-pip", venv])
         agtest.check(r.returncode == 0, "python -m venv: " + r.stderr)
         vpy = os.path.join(venv, "bin", "python")
