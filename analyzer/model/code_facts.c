@@ -215,3 +215,29 @@ const struct code_fact *code_numpy_use(const struct model *m, const char *file, 
 			return &m->facts[i];
 	return NULL;
 }
+
+/* A callee that exports or saves a traced function: its traces are the export's. */
+static int exports(const struct code_fact *f)
+{
+	static const char *const names[] = { "get_concrete_function", "export", "save", "save_model", NULL };
+	const char *dot = strrchr(f->name, '.'), *last = dot ? dot + 1 : f->name;
+	size_t n = strlen(f->name);
+
+	if (strcmp(f->kind, "call") || !strcmp(f->detail, "numpy-io") || !strcmp(f->detail, "io"))
+		return 0;
+	if (n >= 16 && !strcmp(f->name + n - 16, "saved_model.save"))
+		return 1;
+	for (const char *const *p = names; *p; p++)
+		if (!strcmp(last, *p))
+			return 1;
+	return 0;
+}
+
+const struct code_fact *code_export_call(const struct model *m, const char *file, int line)
+{
+	for (size_t i = 0; file && i < m->nfacts; i++)
+		if (same_file(&m->facts[i], file) && m->facts[i].line <= line && line <= m->facts[i].end_line &&
+		    exports(&m->facts[i]))
+			return &m->facts[i];
+	return NULL;
+}

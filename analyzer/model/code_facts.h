@@ -49,6 +49,12 @@ size_t code_obstacles(const struct model *m, const char *file, int from, int to,
  * its line): the model or layer call that can go in a graph alone, or NULL.
  */
 const struct code_fact *code_model_call(const struct model *m, const char *file, int from, int to);
+/*
+ * The export at file:line (tf.saved_model.save, get_concrete_function, a
+ * model's export or save), or NULL: the traces it makes are not retraces of
+ * the user's calls.
+ */
+const struct code_fact *code_export_call(const struct model *m, const char *file, int line);
 /* How the result of the call at file:line is used as NumPy on the next lines (".reshape", ...), or NULL. */
 const struct code_fact *code_numpy_use(const struct model *m, const char *file, int line);
 

@@ -8,6 +8,7 @@
  * seen before is a new-function-object retrace whatever its arguments.
  */
 #include "model_internal.h"
+#include "code_facts.h"
 #include "trace_index.h"
 #include "recording.h"
 #include "db.h"
@@ -652,6 +653,23 @@ static int classify_unknown(struct retrace_ctx *c)
 	return 1;
 }
 
+/*
+ * A trace whose user line is an export (tf.saved_model.save, a concrete
+ * function asked for): the export's, listed apart and counted as no retrace
+ * (a follow-up), so that the user's own retraces are the finding's.
+ */
+static void mark_export(struct model *m, struct model_trace *t)
+{
+	const struct code_fact *e;
+
+	if (t->why.followup || !(e = code_export_call(m, t->callsite.file, t->callsite.line)))
+		return;
+	t->why.followup = 1;
+	t->why.export_call = e->name;
+	t->why.detail = model_strf(m, "made by %s() at line %d, not by a call of yours; %s", e->name, e->line,
+				   t->why.detail);
+}
+
 static int explain_one(struct model *m, struct graph_index *gx, struct trace_finder *finder,
 		       struct model_function *f, size_t k)
 {
@@ -671,6 +689,7 @@ static int explain_one(struct model *m, struct graph_index *gx, struct trace_fin
 		return -1;
 	if (!c.why->detail)
 		c.why->detail = "";
+	mark_export(m, &f->traces[k]);
 	if (!c.why->followup)  /* TensorFlow's second trace of a variable-creating call is that call's, not a retrace */
 		f->cause_counts[c.why->cause]++;
 	else

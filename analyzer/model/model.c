@@ -1479,7 +1479,8 @@ int model_load_parts(struct model *m, struct recording *rec, unsigned parts)
 					   path_is_framework(m->functions[i].def.file);
 	if ((parts & MODEL_EVENTS) && model_input_finish(m))
 		goto cleanup;
-	if (model_explain_retraces(m, l.gfs, l.ngfs, &consts) || model_load_cells(m) || model_load_code_facts(m))
+	/* the code facts first: a trace an export made is no retrace (explain.c) */
+	if (model_load_code_facts(m) || model_explain_retraces(m, l.gfs, l.ngfs, &consts) || model_load_cells(m))
 		goto cleanup;
 	if (m->nfunctions > 1)
 		qsort(m->functions, m->nfunctions, sizeof(*m->functions), cmp_functions);

@@ -84,6 +84,12 @@ struct retrace_explanation {
 	 */
 	int followup;
 	/*
+	 * With followup: the export that made this trace (tf.saved_model.save,
+	 * get_concrete_function, ... at the trace's user line, from the code
+	 * facts), listed apart: not a retrace of the user's calls.  NULL otherwise.
+	 */
+	const char *export_call;
+	/*
 	 * 1 (with followup) for a trace inside a running trace of the same
 	 * tf.function object: the function called itself while traced.  One
 	 * trace tree, part of the outer trace's time.

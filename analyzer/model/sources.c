@@ -47,6 +47,7 @@ static const char *const function_fields[] = {
 	"site_file, site_line: the user call that triggered that retrace",
 	"recurring: 1 when its retraces go on as it is used (2 or more, the last in the second half of its span,"
 	" its first trace to its last call): a longer run retraces more; 0: a one-time cost",
+	"exports: the traces exports made (tf.saved_model.save, get_concrete_function) in words, else empty",
 	"recurrence: that in words for the message (\"; they recur as it is used (the last at 87% ...)\"), else empty",
 	NULL,
 };
@@ -107,13 +108,35 @@ static int shape_rank(const char *s)
 	return r;
 }
 
-/* First retrace of f whose cause is its main cause. */
+/* First retrace of f whose cause is its main cause (a follow-up, an export's trace, is none). */
 static const struct model_trace *main_retrace(const struct model_function *f)
 {
+	for (size_t k = 1; k < f->ntraces; k++)
+		if (f->traces[k].why.cause == f->main_cause && !f->traces[k].why.followup)
+			return &f->traces[k];
 	for (size_t k = 1; k < f->ntraces; k++)
 		if (f->traces[k].why.cause == f->main_cause)
 			return &f->traces[k];
 	return NULL;
+}
+
+/* "; 4 of them by tf.saved_model.save() at line 28, not by calls of yours", or "". */
+static const char *exports_text(const struct model *m, const struct model_function *f)
+{
+	const struct model_trace *first = NULL;
+	size_t n = 0, elsewhere = 0;
+
+	for (size_t k = 0; k < f->ntraces; k++)
+		if (f->traces[k].why.export_call) {
+			n++;
+			first = first ? first : &f->traces[k];
+			elsewhere += f->traces[k].callsite.line != first->callsite.line;
+		}
+	if (!n)
+		return "";
+	return model_strf((struct model *)m, "; %zu of those traces were made by %s() at line %d%s, not by calls of yours:"
+			  " listed apart, no part of the cost", n, first->why.export_call, first->callsite.line,
+			  elsewhere ? " and other exports" : "");
 }
 
 static size_t functions_count(const struct model *m, void *data)
@@ -171,6 +194,7 @@ static int functions_get(const struct model *m, void *data, size_t row, const ch
 	NUM("site_line", t ? t->callsite.line : 0);
 	NUM("recurring", recurring(m, f));
 	TEXT("recurrence", recurrence_text(m, f));
+	TEXT("exports", exports_text(m, f));
 	return -1;
 }
 

@@ -171,6 +171,7 @@ static void json_retrace(struct json *j, const struct model_trace *t)
 	kv_locs(j, "location", "library_location", &t->callsite);
 	json_kv_int(j, "compared_with", (long long)t->why.compared_with + 1);
 	json_kv_bool(j, "followup", t->why.followup);
+	json_kv_str(j, "export", t->why.export_call);
 	json_kv_bool(j, "nested", t->why.nested);
 	json_kv_str(j, "signature", t->signature);
 	json_kv_int(j, "trace_ns", t->end_ns - t->start_ns);
