@@ -1,5 +1,5 @@
 # codefacts.py - what the user's source files say, read with CPython's own
-# ast at the end of a run (writer/code_facts.c runs it with the workload's
+# ast at the end of a run (writer/parse_source.c runs it with the workload's
 # interpreter: `python -I -S -c THIS FILE...`).  The analyzer chooses its
 # advice with these facts (docs/schema.md, code_facts): which function or
 # loop holds a line, what in it cannot be traced, which calls go to

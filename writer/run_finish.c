@@ -4,7 +4,7 @@
  * file.
  */
 #include "run_writer_int.h"
-#include "code_facts.h"
+#include "parse_source.h"
 #include "links.h"
 #include "shm_guard.h"
 #include "srcfile.h"

@@ -132,7 +132,7 @@ struct run_writer {
 	uint64_t kernels_capped_ns;    /* when the first process's kernel budget ran out (writer's clock) */
 	int64_t aggregate_from_ns;     /* the first aggregated op's start (meta.aggregate_from_ns) */
 	const char *aggregate_why;     /* which bound was reached (meta.aggregate_reason) */
-	char python_exe[4096];         /* the first process that reported Python: its interpreter (code_facts.h) */
+	char python_exe[4096];         /* the first process that reported Python: its interpreter (parse_source.h) */
 };
 
 /* Set by run_writer_stop (a signal handler): drain no further. */

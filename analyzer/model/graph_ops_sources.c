@@ -188,6 +188,26 @@ static int is_compute_op(const char *t)
 }
 
 /*
+ * The arithmetic a function is written to do: elementwise math, a layer's
+ * bias and activation, variable reads and updates (an optimizer's, a soft
+ * target update's Mul).  When one of them takes most of a function's kernel
+ * time, that is the function's own work, not an op to move out of it.
+ */
+static int is_own_work_op(const char *t)
+{
+	static const char *const names[] = { "Mul", "AddV2", "Add", "Sub", "RealDiv", "Div", "Maximum", "Minimum",
+					     "Neg", "Square", "SquaredDifference", "AddN", "BiasAdd", "Relu", "Relu6",
+					     "Elu", "Selu", "Tanh", "Sigmoid", "Softplus", "Exp", "Log", "Sqrt", "Rsqrt",
+					     "ReadVariableOp", "AssignVariableOp", "AssignAddVariableOp",
+					     "AssignSubVariableOp", NULL };
+
+	for (int i = 0; names[i]; i++)
+		if (!strcmp(t, names[i]))
+			return 1;
+	return !strncmp(t, "ResourceApply", 13) || !strncmp(t, "_MklFusedMul", 12);
+}
+
+/*
  * Iterator reads inside a graph (Keras' train function's IteratorGetNext):
  * their kernel time is the wait for the input pipeline, input-bound's
  * subject, not an op to make cheaper.
@@ -291,6 +311,8 @@ static const char *const type_fields[] = {
 	"calls, fn_kernel_ns: the function's calls (the first left out) and their kernel time",
 	"compute_op: 1 for dense compute ops (MatMul, Conv*, Einsum) and compiled functions (XLA), expected to dominate",
 	"input_op: 1 for iterator reads (IteratorGetNext...): their time is the wait for the input pipeline",
+	"own_work_op: 1 for the arithmetic a function is written to do (elementwise math, bias and activations,"
+	" variable reads and updates): the function's own work",
 	"steady_ns, steady_share: total_ns and share with each node's runs at the median of its timed runs"
 	" (a few runs descheduled on a loaded machine do not count)",
 	NULL,
@@ -326,6 +348,7 @@ static int type_get(const struct model *m, void *data, size_t row, const char *f
 	NUM("fn_kernel_ns", r->fn->op_kernel_ns);
 	NUM("compute_op", is_compute_op(r->type->op_type));
 	NUM("input_op", is_input_op(r->type->op_type));
+	NUM("own_work_op", is_own_work_op(r->type->op_type));
 	NUM("steady_ns", r->type->steady_ns);
 	NUM("steady_share", ratio((double)r->type->steady_ns, (double)r->fn->op_steady_ns));
 	return -1;

@@ -512,7 +512,7 @@ struct model {
 	size_t ntrace_inputs;
 	struct saving_reads *saving_reads; /* private: the savings' reads, made on first use */
 	struct eager_runs_table *eager_runs; /* private: every user function's eager runs, walked once */
-	struct model_cell *cells;         /* notebook cells the recording keeps (cells.c), by path */
+	struct model_cell *cells;         /* notebook cells the recording keeps (user_code.c), by path */
 	size_t ncells;
 	struct code_fact *facts;          /* the user's code as CPython's ast read it (code_facts.h), by path, line */
 	size_t nfacts;
@@ -528,7 +528,7 @@ struct model_cell {
 	int first_line;
 };
 
-/* cells.c: read notebook_cells into m->cells (none without the table); 0 or -1. */
+/* user_code.c: read notebook_cells into m->cells (none without the table); 0 or -1. */
 int model_load_cells(struct model *m);
 /* The cell whose code file is `file`, or NULL. */
 const struct model_cell *model_cell(const struct model *m, const char *file);

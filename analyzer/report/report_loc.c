@@ -24,7 +24,7 @@ const char *report_rel_path(const struct model *m, const char *file)
 	return file;
 }
 
-/* "In [3], line 4" for a notebook cell's code (cells.c), as IPython names the cell. */
+/* "In [3], line 4" for a notebook cell's code (user_code.c), as IPython names the cell. */
 static int add_cell_loc(struct strbuf *sb, const struct model *m, const char *file, int line)
 {
 	const struct model_cell *c = model_cell(m, file);

@@ -1,5 +1,5 @@
-/* code_facts.c - see code_facts.h. */
-#include "code_facts.h"
+/* parse_source.c - see parse_source.h. */
+#include "parse_source.h"
 #include "db.h"
 #include "strbuf.h"
 #include "util.h"

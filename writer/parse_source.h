@@ -1,11 +1,11 @@
 /*
- * code_facts.h - the user's source files read with CPython's own ast when
+ * parse_source.h - the user's source files read with CPython's own ast when
  * the run ends (writer/codefacts.py, run with the workload's interpreter),
  * into the recording's code_facts table (docs/schema.md).  The analyzer
- * chooses its advice with them (analyzer/model/code_facts.c).
+ * chooses its advice with them (analyzer/model/user_code.c, code_facts.h).
  */
-#ifndef AGPROF_CODE_FACTS_H
-#define AGPROF_CODE_FACTS_H
+#ifndef AGPROF_PARSE_SOURCE_H
+#define AGPROF_PARSE_SOURCE_H
 
 #include <sqlite3.h>
 
