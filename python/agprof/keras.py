@@ -32,10 +32,14 @@ class Callback:
       the scalars, where TensorBoard's agprof tab lists it.
     batches: (first, last), record only those batches of the fit, both
       included, counted across epochs as TensorBoard's profile_batch counts
-      them (the fit's first batch is 1; with steps_per_execution=N, Keras
-      calls the batch hooks once per N steps, and one of those calls is a
-      batch here).  Before the window the batch hooks do one increment and
-      one integer compare.
+      them (the fit's first batch is 1).  A batch is one call of Keras's
+      batch hooks, which is one call of its train function: with
+      compile(steps_per_execution=N) that call runs N steps, an epoch's last
+      what is left (10 steps an epoch at N=4: batches of 4, 4 and 2 steps),
+      so batches=(2, 5) is 4 calls of the train function, up to 4N steps.
+      Keras hands the hooks the step number as their batch argument; the
+      count here ignores it.  Before the window the batch hooks do one
+      increment and one integer compare.
     epochs: (first, last), record only those epochs of the fit, numbered as
       Keras prints them ("Epoch 1/5" is 1).  Not with batches.
     log_dir: also write what agprof found into log_dir/agprof through

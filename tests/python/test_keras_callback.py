@@ -1,11 +1,16 @@
-"""agprof.keras.Callback (issue 47) in real Keras fits: keras_workload.py, once with Keras 3 and once
-with tf-keras 2.
+"""agprof.keras.Callback (issue 47) in real Keras fits: keras_workload.py with Keras 3, again with Keras 3
+in the code paths the issue names (flavour paths: a custom train_step, steps_per_execution=4,
+MirroredStrategy, evaluate and predict alone), and with tf-keras 2 when this Python has it (./setup's
+extra Pythons have not: that part is skipped, the Keras 3 parts still run).
 
-Oracles are TensorFlow's and the program's own: the recorded traces of the planted function equal
-its experimental_get_tracing_count(); a window's recorded calls of the train function fall one in
-each batch of the window, by the batches' own clock; the TensorBoard scalars equal the report's
-numbers (and `agprof diff`'s step time); the retracing finding names the workload's marked line.
+Oracles are TensorFlow's and the program's own: the recorded traces of a user function equal its
+experimental_get_tracing_count() (over the recorded loop), or the runs of its Python body; a window's
+recorded calls of Keras's step function fall one in each batch of the window, by the batches' own
+clock; the optimizer's step counter says how many steps each batch ran; the TensorBoard scalars equal
+the report's numbers (and `agprof diff`'s step time); the retracing finding names the workload's
+marked line.
 """
+import importlib.util
 import glob
 import json
 import os
@@ -18,7 +23,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
 import agtest  # noqa: E402
 
 WORKLOAD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "keras_workload.py")
-TRAIN_FN = "__inference_multi_step_on_iterator_%"  # Keras 3's train function (steps_per_execution=1: a batch a call)
+TRAIN_FN = "__inference_multi_step_on_iterator_%"  # Keras 3's train (and test) function: a batch a call
+PREDICT_FN = "__inference_one_step_on_data_distributed_%"  # Keras 3's predict function (steps_per_execution=1)
 
 
 def run_workload(flavour, out):
@@ -106,15 +112,33 @@ def check_log_dir(out, report):
     agtest.check("| retracing |" in text and "scale was traced" in text, "the findings as markdown", text[:300])
 
 
-def check_window(out, case, numbers):
-    """The recorded calls of the train function: one inside each batch of the window, none elsewhere."""
+def check_window(out, case, numbers, function=TRAIN_FN):
+    """The recorded calls of Keras's step function: one inside each batch of the window, none elsewhere."""
     spans = facts(out, case)["spans"]
     starts = [r[0] for r in query(os.path.join(out, case + ".agprof"),
                                   "SELECT c.start_ns FROM function_calls c JOIN strings s ON s.id = c.name_id "
-                                  "WHERE s.text LIKE ? ORDER BY c.start_ns", TRAIN_FN)]
-    agtest.check_eq(len(starts), len(numbers), "%s: calls of the train function recorded" % case)
+                                  "WHERE s.text LIKE ? ORDER BY c.start_ns", function)]
+    agtest.check_eq(len(starts), len(numbers), "%s: calls of %s recorded" % (case, function))
     placed = [next((int(n) for n, (b, e) in spans.items() if b <= t <= e), None) for t in starts]
     agtest.check_eq(placed, list(numbers), "%s: the batches (from 1) the recorded calls ran in" % case)
+
+
+def check_whole_loop(out, case, function=TRAIN_FN):
+    """A loop recorded whole: its step function's calls, one in each of its batches, and each user function's
+    recorded traces = its tracing count over the loop (at least one: the check can tell)."""
+    got = facts(out, case)
+    check_window(out, case, range(1, len(got["spans"]) + 1), function)
+    for name, count in got["traces"].items():
+        agtest.check_eq(recorded_traces(os.path.join(out, case + ".agprof"), name), count,
+                        "%s: recorded traces of %s = TensorFlow's tracing count over the loop" % (case, name))
+        agtest.check(count >= 1, "%s: %s was traced inside the loop" % (case, name), count, ">= 1")
+    return got
+
+
+def steps_per_batch(got):
+    """The steps each batch ran, by the optimizer's step counter at each batch's end."""
+    ends = [got["steps"][str(n)] for n in range(1, len(got["steps"]) + 1)]
+    return [b - a for a, b in zip([0] + ends, ends)]
 
 
 def check_keras3(out):
@@ -138,7 +162,63 @@ def check_keras3(out):
     agtest.check_eq(facts(out, "modules")["tf_keras"], False, "Keras 3 alone: tf_keras never imported")
 
 
+def check_custom_step(out):
+    """(a) fit through a Model subclass's train_step: a batch a step, Keras's step function traced once per
+    run of train_step's Python body, the user function it calls at its tracing count."""
+    got = check_whole_loop(out, "custom_step")
+    agtest.check_eq(steps_per_batch(got), [1] * len(got["spans"]), "custom_step: one step a batch (optimizer steps)")
+    agtest.check_eq(recorded_traces(os.path.join(out, "custom_step.agprof"), "one_step_on_data"), got["step_body_runs"],
+                    "custom_step: recorded traces of Keras's step function = runs of train_step's Python body")
+
+
+def check_steps_per_execution(out):
+    """(b) steps_per_execution=N: a batch is one call of the batch hooks = one call of the train function, which
+    runs N steps (an epoch's last runs what is left), so batches=(2, 5) is four calls."""
+    got = facts(out, "spe")
+    n, steps = got["steps_per_execution"], got["steps_per_epoch"]
+    per_epoch = [n] * (steps // n) + ([steps % n] if steps % n else [])
+    agtest.check_eq(steps_per_batch(got), per_epoch * 2, "spe: the steps each batch ran (the optimizer's counter)")
+    check_window(out, "spe", range(2, 6))
+
+
+def check_mirrored(out):
+    """(c) MirroredStrategy: the fit's calls, and the layer's function traced on the replica's thread(s), as the
+    trace's own Python body saw it."""
+    got = check_whole_loop(out, "mirrored")
+    agtest.check_eq((got["strategy"], got["replicas"]), ("MirroredStrategy", 1), "mirrored: the strategy, one replica")
+    agtest.check_eq(steps_per_batch(got), [1] * len(got["spans"]), "mirrored: one step a batch (optimizer steps)")
+    path = os.path.join(out, "mirrored.agprof")
+    begin, end = (int(query(path, "SELECT value FROM meta WHERE key = ?", k)[0][0]) for k in ("start_ns", "end_ns"))
+    tids = [r[0] for r in query(path, "SELECT t.tid FROM traces t JOIN functions f ON f.id = t.function_id JOIN strings "
+                                      "s ON s.id = f.name_id WHERE s.text = 'squash' ORDER BY t.start_ns")]
+    agtest.check_eq(tids, [tid for tid, ns in got["squash_traced"] if begin <= ns <= end],
+                    "mirrored: the threads of squash's recorded traces = those its Python body ran on")
+
+
+def check_alone(out):
+    """(d) evaluate() and predict() alone: each loop whole, then a window of predict's batches."""
+    check_whole_loop(out, "evaluate_alone")
+    got = check_whole_loop(out, "predict_alone", PREDICT_FN)
+    agtest.check_eq(recorded_traces(os.path.join(out, "predict_alone.agprof"), got["predict_fn"]), got["predict_traces"],
+                    "predict_alone: recorded traces of the predict function = its tracing count")
+    check_window(out, "predict_window", range(2, 5), PREDICT_FN)
+
+
+def check_paths(out):
+    if run_workload("paths", out) is None:
+        return
+    for check, cases in ((check_custom_step, ["custom_step"]), (check_steps_per_execution, ["spe"]),
+                         (check_mirrored, ["mirrored"]),
+                         (check_alone, ["evaluate_alone", "predict_alone", "predict_window"])):
+        missing = [c for c in cases if not os.path.exists(os.path.join(out, c + ".agprof"))]
+        if agtest.check(not missing, "paths: the callback wrote its recordings", missing, []):
+            check(out)
+
+
 def check_tf_keras(out):
+    if importlib.util.find_spec("tf_keras") is None:
+        print("skip the tf_keras part: no tf_keras in %s (the Keras 3 parts ran)" % agtest.PYTHON)
+        return
     stdout = run_workload("tf_keras", out)
     if stdout is None:
         return
@@ -149,7 +229,7 @@ def check_tf_keras(out):
 
 def main():
     tmp = agtest.agtestlib.tmpdir("agprof-keras-")
-    for flavour, check in (("keras3", check_keras3), ("tf_keras", check_tf_keras)):
+    for flavour, check in (("keras3", check_keras3), ("paths", check_paths), ("tf_keras", check_tf_keras)):
         out = os.path.join(tmp, flavour)
         os.mkdir(out)
         check(out)
