@@ -72,23 +72,24 @@ static double last_retrace_at(const struct model_function *f, size_t *n)
 	return last >= f->last_ns ? 1.0 : (double)(last - f->first_ns) / (double)(f->last_ns - f->first_ns);
 }
 
-/* Retraces that go on as the function is used: two or more, the last in the second half of its span. */
-static int recurring(const struct model *m, const struct model_function *f)
+/*
+ * Retraces that go on as the function is used: two or more, the last in
+ * the second half of its span; where the last one was in *at.
+ */
+static int recurring(const struct model_function *f, double *at)
 {
 	size_t n;
-	double at = last_retrace_at(f, &n);
 
-	(void)m;
-	return n >= 2 && at >= 0.5;
+	*at = last_retrace_at(f, &n);
+	return n >= 2 && *at >= 0.5;
 }
 
-/* recurring in words, for the message: "; they recur as the run goes on (...)", or "". */
+/* recurring in words, for the message: "; they went on as it was used (...)", or "". */
 static const char *recurrence_text(const struct model *m, const struct model_function *f)
 {
-	size_t n;
-	double at = last_retrace_at(f, &n);
+	double at;
 
-	if (!recurring(m, f))
+	if (!recurring(f, &at))
 		return "";
 	return model_strf((struct model *)m, "; they went on as it was used (the last at %.0f%% of its span, its first"
 			  " trace to its last call): a longer run may retrace more", 100.0 * at);
@@ -192,7 +193,7 @@ static int functions_get(const struct model *m, void *data, size_t row, const ch
 				    shape_rank(t->why.after) >= 0 && shape_rank(t->why.before) != shape_rank(t->why.after));
 	TEXT("site_file", t ? t->callsite.file : NULL);
 	NUM("site_line", t ? t->callsite.line : 0);
-	NUM("recurring", recurring(m, f));
+	NUM("recurring", recurring(f, &(double){ 0 }));
 	TEXT("recurrence", recurrence_text(m, f));
 	TEXT("exports", exports_text(m, f));
 	return -1;

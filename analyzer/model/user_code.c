@@ -161,17 +161,6 @@ const struct code_fact *code_fact_around(const struct model *m, const char *kind
 	return best;
 }
 
-/* Eager ops the recording saw at file:line (a call that did TensorFlow work there). */
-static long long eager_ops_at(const struct model *m, const char *file, int line)
-{
-	long long n = 0;
-
-	for (size_t i = 0; i < m->nsites; i++)
-		if (m->sites[i].loc.file && !strcmp(m->sites[i].loc.file, file) && m->sites[i].loc.line == line)
-			n += m->sites[i].count;
-	return n;
-}
-
 /* Eager ops the recording saw at lines from..to of file. */
 static long long eager_ops_in(const struct model *m, const char *file, int from, int to)
 {
@@ -182,6 +171,12 @@ static long long eager_ops_in(const struct model *m, const char *file, int from,
 		    m->sites[i].loc.line <= to)
 			n += m->sites[i].count;
 	return n;
+}
+
+/* Eager ops the recording saw at file:line (a call that did TensorFlow work there). */
+static long long eager_ops_at(const struct model *m, const char *file, int line)
+{
+	return eager_ops_in(m, file, line, line);
 }
 
 /* The user's function (any file) that call f names, by its last name part, or NULL. */

@@ -75,6 +75,14 @@ static int json_string(const char **p, struct strbuf *sb)
 	return 0;
 }
 
+/* A NULL-terminated argv of argv_of_json()'s, freed (NULL: nothing). */
+static void free_argv(char **v)
+{
+	for (size_t i = 0; v && v[i]; i++)
+		free(v[i]);
+	free(v);
+}
+
 /* The recorded command line (a JSON array of strings) as a NULL-terminated argv; NULL when malformed. */
 static char **argv_of_json(const char *s)
 {
@@ -98,9 +106,7 @@ static char **argv_of_json(const char *s)
 		}
 	}
 bad:
-	for (size_t i = 0; v && i < n; i++)
-		free(v[i]);
-	free(v);
+	free_argv(v);  /* v[n] and on are still NULL (calloc) */
 	return NULL;
 }
 
@@ -428,11 +434,9 @@ static void verdict(struct strbuf *out, const struct diff *d, sqlite3 *db, const
 	int64_t faster = d->base->session.active_ns - d->new_->session.active_ns;
 
 	*saved = 1;
-	for (size_t k = 0; k < n; k++)
-		if (!edit_kept_promise(d, db, pick[k], faster > d->base->session.active_ns / 20, why)) {
-			*saved = 0; /* 5% faster at least: less is a run's noise */
-			break;
-		}
+	/* faster: by 5% at least, less is a run's noise */
+	for (size_t k = 0; k < n && *saved; k++)
+		*saved = edit_kept_promise(d, db, pick[k], faster > d->base->session.active_ns / 20, why);
 	for (size_t i = 0; i < d->nfns; i++) {
 		const struct diff_function *x = &d->fns[i];
 		int fixed = 0;
@@ -610,9 +614,7 @@ static char **trusted_command(const struct model *m, int trust)
 		      "(agprof fix --verify REC -- COMMAND...) or pass --trust-recorded-command",
 		      cmd.buf ? cmd.buf : "", command_trust_reason(t));
 	strbuf_release(&cmd);
-	for (size_t i = 0; argv && argv[i]; i++)
-		free(argv[i]);
-	free(argv);
+	free_argv(argv);
 	return NULL;
 }
 
@@ -656,9 +658,7 @@ enum verify_result fix_verify(const struct model *m, const struct finding *const
 out:
 	if (v.scratch[0] && !getenv("AGPROF_KEEP_VERIFY"))
 		nftw(v.scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
-	for (size_t i = 0; recorded && recorded[i]; i++)
-		free(recorded[i]);
-	free(recorded);
+	free_argv(recorded);
 	strbuf_release(&what);
 	return ret;
 }
