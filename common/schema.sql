@@ -378,6 +378,18 @@ CREATE TABLE code_facts (
 -- Notebook cells (the IPython magic %%agprof writes them): each file name a
 -- cell's code was compiled with, the cell's label ("In [3]"), the cell's line
 -- of the code's line 1, and the cell's text as the user wrote it.
+-- v9 (optional): how long the program's threads waited for a CPU, sampled
+-- by the writer from /proc/PID/task/*/schedstat about every 50 ms; a row
+-- covers (the process's previous t_ns, t_ns].  A loaded machine shows as
+-- wait: agprof diff and check compare step times with it taken out.
+CREATE TABLE cpu_samples (
+    pid     INTEGER NOT NULL,
+    t_ns    INTEGER NOT NULL,   -- CLOCK_MONOTONIC, as the events
+    run_ns  INTEGER NOT NULL,   -- the threads' time on a CPU in the interval, summed
+    wait_ns INTEGER NOT NULL,   -- their time runnable but waiting for one (run-queue delay)
+    threads INTEGER NOT NULL    -- the threads read
+);
+
 CREATE TABLE notebook_cells (
     path       TEXT PRIMARY KEY,
     label      TEXT NOT NULL,

@@ -242,6 +242,7 @@ int writer_release(struct run_writer *w)
 	eager_buckets_release(&w->bb_buckets);
 	eager_keys_release(&w->keys);
 	eager_blocks_release(&w->blocks);
+	cpu_wait_release(&w->cpu);
 	free(w->capture_desc);
 	free(w->rec);
 	free(w->lost_why);
@@ -338,6 +339,7 @@ int run_writer_finish(struct run_writer *w, const struct run_session *sess, stru
 	checkpointer_stop(w->ckpt);  /* the final checkpoint below is the writer's (or none, on a write failure) */
 	w->ckpt = NULL;
 	if (!db_write_failure(w->db)) {
+		cpu_wait_tick(w, t, 1);  /* an in-process recording's last interval (a launcher's child has ended) */
 		w->totals.dropped = drain_all_and_count_drops(w);
 		writer_flush_batches(w);
 		finish_budget(w);

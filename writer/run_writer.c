@@ -227,6 +227,7 @@ static int prepare_all(struct run_writer *w)
 
 	if (db_exec(w->db, links_tables_sql) != 0)
 		return -1;
+	cpu_wait_init(&w->cpu, w->db);
 	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
 		if (!(*stmts[i].s = db_prepare(w->db, stmts[i].sql)))
 			return -1;
@@ -1218,6 +1219,7 @@ int run_writer_poll(struct run_writer *w)
 	for (size_t i = 0; i < w->nstreams; i++)
 		writer_drain_stream(w, w->streams[i]);
 	w->polling = 0;
+	cpu_wait_tick(w, now, 0);
 	if (now - w->last_commit_ns > 250000000ull) {
 		commit(w);
 		w->last_commit_ns = now;

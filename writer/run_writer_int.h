@@ -9,6 +9,7 @@
 #include "run_writer.h"
 #include "capture_log.h"
 #include "checkpointer.h"
+#include "cpu_wait.h"
 #include "eager_blocks.h"
 #include "eager_buckets.h"
 #include "eager_keys.h"
@@ -132,6 +133,7 @@ struct run_writer {
 	uint64_t kernels_capped_ns;    /* when the first process's kernel budget ran out (writer's clock) */
 	int64_t aggregate_from_ns;     /* the first aggregated op's start (meta.aggregate_from_ns) */
 	const char *aggregate_why;     /* which bound was reached (meta.aggregate_reason) */
+	struct cpu_wait cpu;           /* the threads' run-queue wait, sampled (cpu_wait.h) */
 	char python_exe[4096];         /* the first process that reported Python: its interpreter (parse_source.h) */
 };
 

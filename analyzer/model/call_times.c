@@ -8,14 +8,90 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* The calls of graph functions that are f's user-level call (roles as model.c counts calls). */
 static const char calls_sql[] =
-	"SELECT c.tid, c.start_ns, c.end_ns FROM function_calls c"
+	"SELECT c.tid, c.start_ns, c.end_ns, c.pid FROM function_calls c"
 	" WHERE c.graph_function_id IN (SELECT g.id FROM graph_functions g"
 	"  WHERE (g.function_id = ?1 OR g.trace_id IN (SELECT t.id FROM traces t WHERE t.function_id = ?1))"
 	"  AND g.role IN ('inference', 'forward', 'loaded', 'other'))"
-	" ORDER BY c.tid, c.start_ns LIMIT 1000000"; /* CALL_TIMES_MAX */
+	" ORDER BY c.pid, c.tid, c.start_ns LIMIT 1000000"; /* CALL_TIMES_MAX */
+
+/* cpu_samples (docs/schema.md), each row with the start of the interval it covers. */
+struct cpu_interval {
+	int64_t pid, t0, t1;
+	double run, wait;
+};
+
+struct cpu_intervals {
+	struct cpu_interval *v;
+	size_t n, cap;
+};
+
+/* A process's first row covers one sampling period (its baseline is not stored). */
+#define FIRST_INTERVAL_NS 50000000
+
+static const char samples_sql[] = "SELECT pid, t_ns, run_ns, wait_ns FROM cpu_samples"
+				  " WHERE run_ns >= 0 AND wait_ns >= 0 ORDER BY pid, t_ns LIMIT 10000000";
+
+/* The recording's samples by pid and time; none (not an error) when it has no table. */
+static int load_intervals(const struct model *m, struct cpu_intervals *ci)
+{
+	sqlite3_stmt *s;
+	int rc;
+
+	if (!db_has_table(m->rec->db, "cpu_samples"))
+		return 0;
+	if (!(s = db_prepare(m->rec->db, samples_sql)))
+		return -1;
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		int64_t pid = sqlite3_column_int64(s, 0), t = sqlite3_column_int64(s, 1);
+		struct cpu_interval *prev = ci->n ? &ci->v[ci->n - 1] : NULL;
+
+		if (t <= (prev && prev->pid == pid ? prev->t1 : INT64_MIN + FIRST_INTERVAL_NS))
+			continue;  /* a repeated or damaged time */
+		if (ARRAY_GROW(ci->v, ci->n, ci->cap))
+			break;
+		ci->v[ci->n] = (struct cpu_interval){ pid, prev && prev->pid == pid ? prev->t1 : t - FIRST_INTERVAL_NS, t,
+						      (double)sqlite3_column_int64(s, 2), (double)sqlite3_column_int64(s, 3) };
+		ci->n++;
+	}
+	sqlite3_finalize(s);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return error("%s: cannot read cpu_samples: %s", m->rec->path, sqlite3_errmsg(m->rec->db));
+	return rc == SQLITE_ROW ? error("out of memory") : 0;
+}
+
+/* The first interval of pid that ends after t (ci->n when none). */
+static size_t interval_after(const struct cpu_intervals *ci, int64_t pid, int64_t t)
+{
+	size_t lo = 0, hi = ci->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct cpu_interval *x = &ci->v[mid];
+
+		if (x->pid < pid || (x->pid == pid && x->t1 <= t))
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The threads' run and wait in [a, b), each interval's spread evenly over it. */
+static void cpu_between(const struct cpu_intervals *ci, int64_t pid, int64_t a, int64_t b, double *run, double *wait)
+{
+	for (size_t i = interval_after(ci, pid, a); i < ci->n && ci->v[i].pid == pid && ci->v[i].t0 < b; i++) {
+		const struct cpu_interval *x = &ci->v[i];
+		double lo = (double)(a > x->t0 ? a : x->t0), hi = (double)(b < x->t1 ? b : x->t1);
+		double part = (hi - lo) / (double)(x->t1 - x->t0);
+
+		*run += part * x->run;
+		*wait += part * x->wait;
+	}
+}
 
 static int push(int64_t **v, size_t *n, size_t *cap, int64_t x)
 {
@@ -25,28 +101,44 @@ static int push(int64_t **v, size_t *n, size_t *cap, int64_t x)
 	return 0;
 }
 
+/* One step period [a, b) of pid: its length, and its threads' CPU time and wait when there are samples. */
+static int add_period(struct call_times *ct, const struct cpu_intervals *ci, int64_t pid, int64_t a, int64_t b)
+{
+	if (push(&ct->period_ns, &ct->nperiods, &ct->cap_period, b - a))
+		return -1;
+	if (ci->n) {
+		ct->sampled = 1;
+		cpu_between(ci, pid, a, b, &ct->run_ns, &ct->wait_ns);
+	}
+	return 0;
+}
+
 int call_times_add(const struct model *m, const struct model_function *f, struct call_times *ct)
 {
-	sqlite3_stmt *s = db_prepare(m->rec->db, calls_sql);
-	int64_t prev_tid = 0, prev_start = -1;
-	int rc, ret = -1, oom = 0;
+	struct cpu_intervals ci = { 0 };
+	sqlite3_stmt *s;
+	int64_t prev_pid = 0, prev_tid = 0, prev_start = -1;
+	int rc = SQLITE_DONE, ret = -1, oom = 0;
 
-	if (!s)
+	if (load_intervals(m, &ci) || !(s = db_prepare(m->rec->db, calls_sql))) {
+		free(ci.v);
 		return -1;
+	}
 	sqlite3_bind_int64(s, 1, f->id);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t tid = sqlite3_column_int64(s, 0), start = sqlite3_column_int64(s, 1);
-		int64_t end = sqlite3_column_int64(s, 2);
+		int64_t end = sqlite3_column_int64(s, 2), pid = sqlite3_column_int64(s, 3);
 
 		/* a damaged row (times are untrusted): no duration, and no difference that overflows */
 		if (end < start || (start < 0 && end > INT64_MAX + start))
 			continue;
 		if (push(&ct->dur_ns, &ct->n, &ct->cap_dur, end - start) ||
-		    (prev_start >= 0 && tid == prev_tid && start > prev_start &&
-		     push(&ct->period_ns, &ct->nperiods, &ct->cap_period, start - prev_start))) {
+		    (prev_start >= 0 && pid == prev_pid && tid == prev_tid && start > prev_start &&
+		     add_period(ct, &ci, pid, prev_start, start))) {
 			oom = 1;
 			break;
 		}
+		prev_pid = pid;
 		prev_tid = tid;
 		prev_start = start;
 	}
@@ -57,15 +149,20 @@ int call_times_add(const struct model *m, const struct model_function *f, struct
 	else
 		ret = 0;
 	sqlite3_finalize(s);
+	free(ci.v);
 	sort_array(ct->dur_ns, ct->n, sizeof(int64_t), cmp_int64);
 	sort_array(ct->period_ns, ct->nperiods, sizeof(int64_t), cmp_int64);
 	return ret;
+}
+
+double call_times_wait_share(const struct call_times *ct)
+{
+	return ct->run_ns + ct->wait_ns > 0 ? ct->wait_ns / (ct->run_ns + ct->wait_ns) : 0;
 }
 
 void call_times_release(struct call_times *ct)
 {
 	free(ct->dur_ns);
 	free(ct->period_ns);
-	ct->dur_ns = ct->period_ns = NULL;
-	ct->n = ct->nperiods = ct->cap_dur = ct->cap_period = 0;
+	memset(ct, 0, sizeof(*ct));
 }

@@ -25,6 +25,15 @@ struct call_times {
 	 */
 	int64_t *period_ns;
 	size_t nperiods;
+	/*
+	 * The program's threads over the periods (cpu_samples, each sample
+	 * spread evenly over its interval): their time on a CPU, and runnable
+	 * but waiting for one (a machine loaded by other work).  sampled is 0
+	 * when the recording has no samples (before schema 9, or a kernel
+	 * without schedstat).
+	 */
+	double run_ns, wait_ns;
+	int sampled;
 	size_t cap_dur, cap_period;  /* private */
 };
 
@@ -37,5 +46,8 @@ struct call_times {
  */
 int call_times_add(const struct model *m, const struct model_function *f, struct call_times *ct);
 void call_times_release(struct call_times *ct);
+
+/* The share of the periods' runnable thread time spent waiting for a CPU (0 without samples). */
+double call_times_wait_share(const struct call_times *ct);
 
 #endif

@@ -322,6 +322,25 @@ static int64_t bucket_count(struct loader *l, const char *table)
 	return n;
 }
 
+/* session.cpu_wait_share: the samples' sums (a recording without them: none). */
+static int load_cpu_wait(sqlite3 *db, struct model_session *s)
+{
+	sqlite3_stmt *st;
+
+	if (!db_has_table(db, "cpu_samples"))
+		return 0;
+	if (!(st = db_prepare(db, "SELECT count(*), total(max(run_ns, 0)), total(max(wait_ns, 0)) FROM cpu_samples")))
+		return -1;
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0) {
+		double run = sqlite3_column_double(st, 1), wait = sqlite3_column_double(st, 2);
+
+		s->cpu_sampled = 1;
+		s->cpu_wait_share = run + wait > 0 ? wait / (run + wait) : 0;
+	}
+	sqlite3_finalize(st);
+	return 0;
+}
+
 static int load_session(struct loader *l)
 {
 	struct model_session *s = &l->m->session;
@@ -378,6 +397,8 @@ static int load_session(struct loader *l)
 			s->dropped_events = sqlite3_column_int64(st, 5);
 	}
 	sqlite3_finalize(st);
+	if (load_cpu_wait(l->db, s))
+		return -1;
 	s->wall_ns = s->end_ns > s->start_ns ? s->end_ns - s->start_ns : 0;
 	s->first_tf_ns = INT64_MAX; /* lowered by every TensorFlow event loaded */
 	return 0;

@@ -344,6 +344,14 @@ struct model_session {
 	int64_t aggregate_from_ns, aggregated_eager_ops, max_events, max_size_bytes;
 	int64_t aggregated_calls, aggregated_blackbox_execs; /* schema 7: in their buckets */
 	int64_t dropped_events;
+	/*
+	 * The program's threads' run-queue wait over the run (cpu_samples,
+	 * schema 9): wait / (wait + time on a CPU), 0..1.  A machine loaded by
+	 * other work makes every time in the recording longer, by up to
+	 * 1 / (1 - share).  cpu_sampled is 0 without samples.
+	 */
+	double cpu_wait_share;
+	int cpu_sampled;
 	int64_t processes;
 	int64_t eager_ops, eager_ns;
 	int64_t function_calls, function_call_ns;

@@ -113,6 +113,7 @@ static void side_quantiles(struct diff_side *s, const struct call_times *ct)
 static int compare_step(struct diff *d, const struct call_times *ct)
 {
 	const struct diff_function *best = NULL;
+	const struct call_times *a, *b;
 	size_t at = 0;
 
 	for (size_t i = 0; i < d->nfns; i++)
@@ -124,11 +125,23 @@ static int compare_step(struct diff *d, const struct call_times *ct)
 	if (!best)
 		return 0;
 	d->step = best;
-	d->step_median[0] = (int64_t)stats_quantile(ct[2 * at].period_ns, ct[2 * at].nperiods, 0.5);
-	d->step_median[1] = (int64_t)stats_quantile(ct[2 * at + 1].period_ns, ct[2 * at + 1].nperiods, 0.5);
-	d->step_compared = ct[2 * at].nperiods > 1 && ct[2 * at + 1].nperiods > 1;
-	if (d->step_compared && stats_compare(ct[2 * at].period_ns, ct[2 * at].nperiods, ct[2 * at + 1].period_ns,
-					      ct[2 * at + 1].nperiods, &d->step_period))
+	a = &ct[2 * at];
+	b = &ct[2 * at + 1];
+	d->step_median[0] = (int64_t)stats_quantile(a->period_ns, a->nperiods, 0.5);
+	d->step_median[1] = (int64_t)stats_quantile(b->period_ns, b->nperiods, 0.5);
+	d->step_compared = a->nperiods > 1 && b->nperiods > 1;
+	d->step_sampled = a->sampled && b->sampled;
+	d->step_wait_share[0] = call_times_wait_share(a);
+	d->step_wait_share[1] = call_times_wait_share(b);
+	d->step_load_factor = 1;
+	if (d->step_sampled) {
+		double wa = d->step_wait_share[0] < 0.95 ? d->step_wait_share[0] : 0.95;
+		double wb = d->step_wait_share[1] < 0.95 ? d->step_wait_share[1] : 0.95;
+
+		if ((1 - wa) / (1 - wb) > 1)
+			d->step_load_factor = (1 - wa) / (1 - wb);
+	}
+	if (d->step_compared && stats_compare(a->period_ns, a->nperiods, b->period_ns, b->nperiods, &d->step_period))
 		return error("out of memory");
 	return 0;
 }

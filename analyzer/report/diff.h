@@ -76,6 +76,15 @@ struct diff {
 	int step_compared;          /* both sides have 2 periods or more */
 	struct stats_compare step_period; /* call start to next call start, new over base */
 	int64_t step_median[2];
+	int step_sampled;           /* both recordings have cpu_samples */
+	double step_wait_share[2];  /* the steps' runnable thread time spent waiting for a CPU (call_times.h) */
+	/*
+	 * How much slower NEW's steps may be from the machine's load alone:
+	 * (1 - base wait share) / (1 - new wait share), at least 1; 1 without
+	 * samples.  A thread that waited a share w of its runnable time took up
+	 * to 1 / (1 - w) as long as on an idle machine.
+	 */
+	double step_load_factor;
 	char **warnings;            /* "TensorFlow 2.20.0 -> 2.21.0: ...", one line each */
 	size_t nwarnings;
 	char *summary;              /* the one line */

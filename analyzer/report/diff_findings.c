@@ -158,6 +158,9 @@ static int make_summary(struct diff *d)
 		if (isfinite(s->ratio_hi) && s->ratio_lo > 0)
 			strbuf_addf(&sb, " (95%% interval %+.0f%% to %+.0f%%)", 100 * (s->ratio_lo - 1),
 				    100 * (s->ratio_hi - 1));
+		if (d->step_sampled && (d->step_wait_share[0] >= 0.1 || d->step_wait_share[1] >= 0.1))
+			strbuf_addf(&sb, " (waits for a CPU %.0f%% -> %.0f%%)", 100 * d->step_wait_share[0],
+				    100 * d->step_wait_share[1]);
 	}
 	strbuf_addf(&sb, ", findings %zu new, %zu resolved", d->nadded, d->nresolved);
 	if (strbuf_failed(&sb))

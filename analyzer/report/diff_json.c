@@ -172,6 +172,11 @@ static void step_json(struct json *j, const struct diff *d)
 	json_kv_int(j, "new_steps", (long long)d->step_period.nb);
 	json_kv_int(j, "base_median_ns", d->step_median[0]);
 	json_kv_int(j, "new_median_ns", d->step_median[1]);
+	if (d->step_sampled) {
+		json_kv_num(j, "base_cpu_wait_share", d->step_wait_share[0]);
+		json_kv_num(j, "new_cpu_wait_share", d->step_wait_share[1]);
+		json_kv_num(j, "load_factor", d->step_load_factor);
+	}
 	if (d->step_compared)
 		compare_json(j, &d->step_period);
 	json_end_object(j);

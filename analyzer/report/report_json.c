@@ -99,6 +99,8 @@ static void json_session(struct json *j, const struct model *m)
 	json_kv_int(j, "active_ns", s->active_ns);
 	json_kv_int(j, "processes", s->processes);
 	json_kv_int(j, "dropped_events", s->dropped_events);
+	if (s->cpu_sampled)
+		json_kv_num(j, "cpu_wait_share", s->cpu_wait_share);
 	json_kv_int(j, "traces", s->traces);
 	json_kv_int(j, "trace_ns", s->trace_ns);
 	json_kv_int(j, "trace_recorded_ns", s->trace_recorded_ns);

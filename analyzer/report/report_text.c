@@ -293,6 +293,11 @@ static void summary(struct text *t)
 	if (s->dropped_events)
 		strbuf_addf(t->out, "  %swarning:%s %lld events were dropped; numbers are lower bounds\n",
 			    col(t, C_YELLOW), col(t, C_RESET), (long long)s->dropped_events);
+	/* a loaded machine: said, as every time above is longer for it (model.h, cpu_wait_share) */
+	if (s->cpu_sampled && s->cpu_wait_share >= 0.3)
+		strbuf_addf(t->out, "  %smachine load:%s the program's threads waited for a CPU %.0f%% of their runnable"
+			    " time; times may be up to %.1fx an idle machine's\n", col(t, C_YELLOW), col(t, C_RESET),
+			    100 * s->cpu_wait_share, 1 / (1 - (s->cpu_wait_share < 0.95 ? s->cpu_wait_share : 0.95)));
 	if (s->tf_status && strcmp(s->tf_status, "hooked"))
 		strbuf_addf(t->out, "  %swarning:%s TensorFlow status '%s'%s%s\n", col(t, C_YELLOW), col(t, C_RESET),
 			    s->tf_status, s->tf_detail ? ": " : "", s->tf_detail ? s->tf_detail : "");

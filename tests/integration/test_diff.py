@@ -26,7 +26,10 @@ experimental_get_tracing_count() of both functions: the oracle.
 - noise: the fixed program recorded 4 times (two at a time, disturbing
   each other as a loaded CI machine would): check --baseline exits 0 for
   each of the 12 ordered pairs (no false regression from the step-time
-  test on this shared machine); prints the largest step ratio seen.
+  test on this shared machine); prints the largest step ratio seen.  Once
+  more beside a CPU hog (a busy process per core, and one): the recording
+  has the threads' longer wait for a CPU (diff's cpu wait shares, load
+  factor above 1) and check --baseline exits 0 both ways.
   A schema 5 copy of the same recording compares as the same run; a
   schema 1 recording of another program compares with nothing matched.
 - verify: `agprof fix --verify` on the program (its counts written to a
@@ -295,6 +298,29 @@ def test_noise(tmp):
                 ratio = 1 + float(m.group(1)) / 100
                 worst = max(worst, ratio, 1 / ratio)
     print("largest per-step ratio between two runs of one program: %.2f" % worst)
+    noise_beside_hog(d, recs[0], wide)
+
+
+def noise_beside_hog(d, quiet, wide):
+    """One more run beside a CPU hog (a busy process per core, and one more): its threads' wait for a CPU
+    is in the recording, and check --baseline says the load explains a slower step instead of failing."""
+    loaded = os.path.join(os.path.dirname(quiet), "loaded.agprof")
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range((os.cpu_count() or 1) + 1)]
+    try:
+        check_eq(record(d, loaded).get("sgd_step"), 1, "TensorFlow's count, run beside the hog")
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
+    step = diff_json(quiet, loaded).get("step") or {}
+    print("beside a CPU hog: per-step ratio %.2f, waits for a CPU %.0f%% (quiet) and %.0f%% (loaded)" % (
+        step.get("ratio", 0), 100 * step.get("base_cpu_wait_share", -1), 100 * step.get("new_cpu_wait_share", -1)))
+    check(step.get("new_cpu_wait_share", 0) > step.get("base_cpu_wait_share", 1) + 0.1,
+          "the run beside the hog waited longer for a CPU (cpu_samples)", step)
+    check(step.get("load_factor", 0) > 1, "diff's load factor above 1 for the loaded run", step)
+    for base, new in ((quiet, loaded), (loaded, quiet)):
+        rc, out, _ = agtest.agprof_cmd("check", "--baseline", base, *wide, new)
+        check_eq(rc, 0, "check --baseline, one run beside a CPU hog (%s)" % out)
 
 
 def tree_sums(d):

@@ -1,0 +1,55 @@
+/*
+ * cpu_wait.h - how long the program's threads waited for a CPU: the
+ * writer reads /proc/PID/task/TID/schedstat (time on a CPU, time runnable
+ * but waiting on a run queue) of every recorded process about every 50 ms
+ * and stores the sums in cpu_samples (docs/schema.md).  Off the hot path:
+ * the collector does nothing for it.  A machine loaded by other work makes
+ * every time in the recording longer; this says by how much
+ * (analyzer/model/cpu_load.c).
+ */
+#ifndef AGPROF_CPU_WAIT_H
+#define AGPROF_CPU_WAIT_H
+
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* The sampling period. */
+#define CPU_WAIT_PERIOD_NS 50000000ull
+/* At most this many threads of one process are read per sample (the first in /proc's order). */
+#define CPU_WAIT_MAX_TASKS 1024
+
+struct cpu_task {
+	int tid;
+	uint64_t run_ns, wait_ns;  /* the thread's totals at the last sample */
+	int seen;
+};
+
+struct cpu_proc {
+	int pid;
+	struct cpu_task *tasks;
+	size_t n, cap;
+	int gone;                  /* /proc/PID/task no longer opens: sampled no more */
+	uint64_t seen_ns;          /* the tick that read it */
+};
+
+struct cpu_wait {
+	sqlite3_stmt *ins;         /* NULL: the recording has no cpu_samples table */
+	struct cpu_proc *procs;
+	size_t n, cap;
+	uint64_t last_ns;
+};
+
+struct run_writer;
+
+/* Prepare the insert; a recording without the table (an old schema) samples nothing. */
+void cpu_wait_init(struct cpu_wait *cw, sqlite3 *db);
+/*
+ * Sample every stream's process when a period passed since the last
+ * sample, or now when force (the finish); rows go into the open
+ * transaction.  The first sample of a process sets its baseline only.
+ */
+void cpu_wait_tick(struct run_writer *w, uint64_t now_ns, int force);
+void cpu_wait_release(struct cpu_wait *cw);
+
+#endif
