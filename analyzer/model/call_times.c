@@ -47,14 +47,15 @@ static int load_intervals(const struct model *m, struct cpu_intervals *ci)
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t pid = sqlite3_column_int64(s, 0), t = sqlite3_column_int64(s, 1);
-		struct cpu_interval *prev = ci->n ? &ci->v[ci->n - 1] : NULL;
+		int same = ci->n && ci->v[ci->n - 1].pid == pid;
+		int64_t t0 = same ? ci->v[ci->n - 1].t1 : t - FIRST_INTERVAL_NS;
 
-		if (t <= (prev && prev->pid == pid ? prev->t1 : INT64_MIN + FIRST_INTERVAL_NS))
+		if (same ? t <= t0 : t < INT64_MIN + FIRST_INTERVAL_NS)
 			continue;  /* a repeated or damaged time */
 		if (ARRAY_GROW(ci->v, ci->n, ci->cap))
 			break;
-		ci->v[ci->n] = (struct cpu_interval){ pid, prev && prev->pid == pid ? prev->t1 : t - FIRST_INTERVAL_NS, t,
-						      (double)sqlite3_column_int64(s, 2), (double)sqlite3_column_int64(s, 3) };
+		ci->v[ci->n] = (struct cpu_interval){ pid, t0, t, (double)sqlite3_column_int64(s, 2),
+						      (double)sqlite3_column_int64(s, 3) };
 		ci->n++;
 	}
 	sqlite3_finalize(s);
