@@ -26,7 +26,9 @@
 #include "strbuf.h"
 #include "util.h"
 
+#include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -42,15 +44,15 @@
 #define KEY_LOW(k) ((k) & 0xffffffffLL)
 
 /* Eager ops that read an iterator: the program waits for its input pipeline. */
+static const char *const input_wait_ops[] = {
+	"IteratorGetNext", "IteratorGetNextSync", "IteratorGetNextAsOptional",
+	"MultiDeviceIteratorGetNextFromShard", NULL,
+};
+
 static int is_input_wait(const char *op)
 {
-	static const char *const ops[] = {
-		"IteratorGetNext", "IteratorGetNextSync", "IteratorGetNextAsOptional",
-		"MultiDeviceIteratorGetNextFromShard", NULL,
-	};
-
-	for (size_t i = 0; op && ops[i]; i++)
-		if (!strcmp(op, ops[i]))
+	for (size_t i = 0; op && input_wait_ops[i]; i++)
+		if (!strcmp(op, input_wait_ops[i]))
 			return 1;
 	return 0;
 }
@@ -1147,4 +1149,62 @@ int model_input_finish(struct model *m)
 	ret = function_makers(m);
 	timing("threads' shares, made_by");
 	return ret;
+}
+
+/*
+ * The spread of a share within the run (model_internal.h): the thread's
+ * eager time in each of SHARE_BLOCKS equal blocks of [a, b), by the op's
+ * start, input waits apart from the rest.
+ */
+#define SHARE_BLOCKS 20
+
+static char *blocks_sql(const char *from, const char *dur)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	strbuf_addf(&sb, "SELECT min((start_ns - ?3) * %d / (?4 - ?3), %d), op_id IN (SELECT id FROM strings WHERE"
+		    " text IN (", SHARE_BLOCKS, SHARE_BLOCKS - 1);
+	for (int i = 0; input_wait_ops[i]; i++)
+		strbuf_addf(&sb, "%s'%s'", i ? ", " : "", input_wait_ops[i]);
+	strbuf_addf(&sb, ")), total(%s) FROM %s WHERE pid = ?1 AND tid = ?2 AND start_ns >= ?3 AND start_ns < ?4"
+		    " AND end_ns >= start_ns GROUP BY 1, 2", dur, from);
+	return strbuf_failed(&sb) ? (strbuf_release(&sb), NULL) : strbuf_detach(&sb);
+}
+
+static int add_blocks(const struct model *m, const char *from, const char *dur, const int64_t key[4], int waits,
+		      double *block)
+{
+	char *sql = blocks_sql(from, dur);
+	sqlite3_stmt *st = sql ? db_prepare(m->rec->db, sql) : NULL;
+	int rc;
+
+	free(sql);
+	if (!st)
+		return -1;
+	for (int i = 0; i < 4; i++)
+		sqlite3_bind_int64(st, i + 1, key[i]);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t b = sqlite3_column_int64(st, 0);
+
+		if (b >= 0 && b < SHARE_BLOCKS && sqlite3_column_int(st, 1) == waits)
+			block[b] += sqlite3_column_double(st, 2);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -1;
+}
+
+double model_share_se(const struct model *m, int64_t pid, int64_t tid, int64_t a, int64_t b, int waits)
+{
+	double block[SHARE_BLOCKS] = { 0 }, len = (double)(b - a) / SHARE_BLOCKS, mean = 0, var = 0;
+	const int64_t key[4] = { pid, tid, a, b };
+
+	if (b <= a || b - a < SHARE_BLOCKS || !m->rec || add_blocks(m, "eager_ops", "end_ns - start_ns", key, waits, block) ||
+	    (db_has_table(m->rec->db, "eager_op_buckets") &&
+	     add_blocks(m, "eager_op_buckets", "max(total_ns, 0)", key, waits, block)))
+		return 0;
+	for (int i = 0; i < SHARE_BLOCKS; i++)
+		mean += (block[i] /= len) / SHARE_BLOCKS;
+	for (int i = 0; i < SHARE_BLOCKS; i++)
+		var += (block[i] - mean) * (block[i] - mean) / (SHARE_BLOCKS - 1);
+	return sqrt(var / SHARE_BLOCKS);
 }

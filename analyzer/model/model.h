@@ -370,6 +370,7 @@ struct model_session {
 };
 
 enum severity { SEV_INFO = 0, SEV_WARNING, SEV_ERROR };
+enum { BORDERLINE_FIRES = 1, BORDERLINE_ESCALATES = 2 };
 /* "info", "warning", "error". */
 const char *severity_name(enum severity sev);
 /* -1 when name is not a severity. */
@@ -412,6 +413,12 @@ struct finding {
 	int64_t cost_ns;
 	int64_t start_ns, end_ns;
 	const char *thread;         /* role of the thread it is about: main, tf.data, other; or NULL */
+	/*
+	 * What the measure's uncertainty left open (docs/rules.md, "Borderline"):
+	 * BORDERLINE_FIRES, the rule's condition (the finding is then info);
+	 * BORDERLINE_ESCALATES, its escalation (it keeps the rule's severity).
+	 */
+	int borderline;
 	int fix_kind, saving_kind;  /* the rule's fix: and saving: (enums of analyzer/rules/rule_advice.h); 0: none, cost */
 	/* Filled by fix_annotate() (analyzer/advice/fix.h) after the rules ran; findings are ranked by saving_ns. */
 	int64_t saving_ns;          /* what the run would save with the fix applied (estimate) */
@@ -437,6 +444,14 @@ struct metric_value {
 	enum metric_type type;
 	double num;
 	const char *text;   /* owned by the source; valid until model_release() */
+	/*
+	 * The rules' evaluation only (analyzer/rules/rules.c): the field a
+	 * value was read from (its uncertainty is the field FIELD_se, one
+	 * standard error from the spread within the run, when the source has
+	 * it), and a comparison or condition that its uncertainty leaves open.
+	 */
+	const char *field;
+	int borderline;
 };
 
 /* What a finding made from a row points at. Unknown members stay 0/NULL. */

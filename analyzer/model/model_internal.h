@@ -59,6 +59,14 @@ int model_load_input(struct model *m, const struct model_lookup *lk, int64_t *ro
 		     int64_t *last_ns);
 /* Whether eager op type op reads an iterator (IteratorGetNext, ...): time waiting for input. */
 int model_is_input_wait(const char *op);
+/*
+ * One standard error of a thread's share of [a, b) in eager ops (input
+ * waits when waits, else the others), from the spread of that share over
+ * 20 equal blocks of the time: the blocks' standard deviation over
+ * sqrt(20).  What the rules read as FIELD_se (docs/rules.md,
+ * "Borderline").  0 when it cannot be read.
+ */
+double model_share_se(const struct model *m, int64_t pid, int64_t tid, int64_t a, int64_t b, int waits);
 /* Whether op makes a dataset the user writes (*name: "map", ...; *parallel: runs its function in parallel). */
 int model_dataset_kind(const char *op, const char **name, int *parallel);
 /* Whether dataset op op makes a dataset from tensors (from_tensor_slices, range, ...): nothing upstream. */

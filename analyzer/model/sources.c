@@ -10,6 +10,7 @@
 #include "strbuf.h"
 #include "metric_fields.h"
 
+#include <math.h>
 #include <string.h>
 
 
@@ -446,7 +447,8 @@ static const char *const thread_fields[] = {
 	"thread: main, tf.data or other; pid, tid, name",
 	"active_ns: the thread's time (main thread: the active run; others: first to last event)",
 	"eager_ops, eager_ns, eager_share: its eager dispatch (iterator reads and ops inside black boxes left out),",
-	"  and its share of the thread's time",
+	"  and its share of the thread's time; eager_share_se: one standard error of it (its spread over 20 blocks",
+	"  of the time)",
 	"input_waits, input_ns: its eager iterator reads",
 	"blackbox_execs, blackbox_ns, blackbox_eager_ops: black-box runs on it, eager ops inside them",
 	"top_sites: its five busiest eager lines (text); top_site: the first, as 'line N (func)' or '<no Python frame>'",
@@ -485,6 +487,9 @@ static int threads_get(const struct model *m, void *data, size_t row, const char
 	NUM("eager_ops", t->eager_ops);
 	NUM("eager_ns", t->eager_ns);
 	NUM("eager_share", t->eager_share);
+	NUM("eager_share_se", !strcmp(t->role, "main") ? model_share_se(m, t->pid, t->tid, m->session.first_tf_ns,
+									 m->session.end_ns, 0)
+						      : model_share_se(m, t->pid, t->tid, t->first_ns, t->last_ns, 0));
 	NUM("input_waits", t->input_waits);
 	NUM("input_ns", t->input_ns);
 	NUM("blackbox_execs", t->blackbox_execs);
@@ -521,7 +526,8 @@ static const char *const input_fields[] = {
 	"thread: the thread reading (main, tf.data, other)",
 	"waits, wait_ns: its iterator reads (IteratorGetNext) and their time",
 	"steady_wait_ns: wait_ns less each iterator's first read, which starts its pipeline (schema 8; else wait_ns)",
-	"loop_ns: from its first read to the end of its last; wait_share: wait_ns / loop_ns",
+	"loop_ns: from its first read to the end of its last; wait_share: wait_ns / loop_ns; wait_share_se: one",
+	"  standard error of it (its spread over 20 blocks of the loop)",
 	"verdict: TensorFlow's input-pipeline analyzer's words for wait_share: highly input-bound (20% or more),",
 	"  moderately input-bound (5% or more), not input-bound (text)",
 	"file, line, func: the line reading the iterator most (the loop)",
@@ -846,6 +852,7 @@ static int input_get(const struct model *m, void *data, size_t row, const char *
 	NUM("steady_wait_ns", r->wait_ns - r->startup_ns);
 	NUM("loop_ns", loop);
 	NUM("wait_share", share_of_loop);
+	NUM("wait_share_se", model_share_se(m, r->t->pid, r->t->tid, r->first_ns, r->last_ns, 1));
 	TEXT("verdict", share_of_loop >= 0.20 ? "highly input-bound"
 			: share_of_loop >= 0.05 ? "moderately input-bound" : "not input-bound");
 	TEXT("file", r->loc.file);
@@ -890,6 +897,7 @@ static const char *const session_fields[] = {
 	"eager_ops, eager_ns, eager_share: eager dispatches, their time, its share of the run",
 	"trace_ns, trace_share, traces, retraces: tracing",
 	"retrace_ns, retrace_share: tracing after each user function's first trace (avoidable tracing; a library's own functions left out)",
+	"retrace_share_se: one standard error of retrace_share (the retraces' times' spread)",
 	"function_calls, function_call_ns: graph function executions",
 	"blackbox_execs, blackbox_ns: py_function executions",
 	"input_waits, input_ns: eager reads of a tf.data iterator (not in eager_ops)",
@@ -960,6 +968,30 @@ static const char *share_base(const struct model *m)
 			  duration_format(d, sizeof(d), s->trace_ns - s->trace_recorded_ns));
 }
 
+/*
+ * One standard error of retrace_share from the spread of the retraces'
+ * times: n retraces whose times spread by sd sum to within sqrt(n) * sd.
+ */
+static double retrace_share_se(const struct model *m)
+{
+	double n = 0, sum = 0, sq = 0;
+
+	for (size_t i = 0; i < m->nfunctions; i++)
+		for (size_t k = 1; k < m->functions[i].ntraces; k++) {
+			const struct model_trace *t = &m->functions[i].traces[k];
+			double d = t->end_ns > t->start_ns ? (double)(t->end_ns - t->start_ns) : 0;
+
+			if (t->why.followup)
+				continue;
+			n++;
+			sum += d;
+			sq += d * d;
+		}
+	if (n < 2 || m->session.active_ns <= 0)
+		return 0;
+	return sqrt(n * fmax(sq - sum * sum / n, 0) / (n - 1)) / (double)m->session.active_ns;
+}
+
 static int session_get(const struct model *m, void *data, size_t row, const char *field, struct metric_value *out)
 {
 	const struct model_session *s = &m->session;
@@ -980,6 +1012,7 @@ static int session_get(const struct model *m, void *data, size_t row, const char
 	NUM("trace_share", s->trace_share);
 	NUM("retrace_ns", s->retrace_ns);
 	NUM("retrace_share", s->retrace_share);
+	NUM("retrace_share_se", retrace_share_se(m));
 	NUM("traces", s->traces);
 	NUM("retraces", retraces);
 	NUM("function_calls", s->function_calls);

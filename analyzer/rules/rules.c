@@ -1041,7 +1041,42 @@ static int lookup(struct eval *ev, const char *name, struct metric_value *out)
 			ev->bad_field = name;
 		return -1;
 	}
+	out->field = name;
 	return 0;
+}
+
+/* One standard error of v, read from its field's FIELD_se when the source has one; 0 otherwise. */
+static double field_se(struct eval *ev, const struct metric_value *v)
+{
+	char name[80];
+	struct metric_value se;
+
+	if (!v->field || v->type != METRIC_NUM || (size_t)snprintf(name, sizeof(name), "%s_se", v->field) >= sizeof(name))
+		return 0;
+	memset(&se, 0, sizeof(se));
+	if (ev->src->get(ev->m, ev->src->data, ev->row, name, &se) || se.type != METRIC_NUM || !(se.num > 0))
+		return 0;
+	return se.num;
+}
+
+/*
+ * An order comparison of a measured field with a threshold is left open
+ * (borderline) when the two differ by no more than BORDERLINE_SE standard
+ * errors of the field: two recordings of one program then agree on it
+ * (docs/rules.md, "Borderline").  Only near the threshold is the error
+ * read (it may take a query): within half of the threshold's value.
+ */
+#define BORDERLINE_SE 2.0
+
+static void compare_uncertain(struct eval *ev, const struct metric_value *a, const struct metric_value *b,
+			      struct metric_value *out)
+{
+	double gap = fabs(a->num - b->num), scale = fmax(fabs(a->num), fabs(b->num)), se;
+
+	if (gap > 0.5 * scale)
+		return;
+	se = hypot(field_se(ev, a), field_se(ev, b));
+	out->borderline = se > 0 && gap <= BORDERLINE_SE * se;
 }
 
 static int truthy(const struct metric_value *v)
@@ -1113,22 +1148,31 @@ static void eval_node(struct eval *ev, const struct node *n, struct metric_value
 	case N_NOT:
 		eval_node(ev, n->a, &a);
 		set_num(out, !truthy(&a));
+		out->borderline = a.borderline;
 		return;
 	case N_AND:
 	case N_OR:
-		/* short-circuit: the right side only when the left does not decide */
+		/* short-circuit: the right side only when the left decides for certain */
 		eval_node(ev, n->a, &a);
-		if (truthy(&a) == (n->kind == N_OR)) {
+		if (truthy(&a) == (n->kind == N_OR) && !a.borderline) {
 			set_num(out, n->kind == N_OR);
 			return;
 		}
 		eval_node(ev, n->b, &b);
-		set_num(out, truthy(&b));
+		if (truthy(&b) == (n->kind == N_OR) && !b.borderline) {
+			set_num(out, n->kind == N_OR);
+			return;
+		}
+		/* neither side decides for certain: open when either is */
+		set_num(out, n->kind == N_OR ? truthy(&a) || truthy(&b) : truthy(&a) && truthy(&b));
+		out->borderline = a.borderline || b.borderline;
 		return;
 	case N_BIN:
 		eval_node(ev, n->a, &a);
 		eval_node(ev, n->b, &b);
 		eval_binary(n->op, &a, &b, out);
+		if (strchr("<>lg", n->op) && a.type == METRIC_NUM && b.type == METRIC_NUM)
+			compare_uncertain(ev, &a, &b, out);
 		return;
 	}
 }
@@ -1241,6 +1285,9 @@ static int rule_anchor(struct eval *ev, struct metric_anchor *a)
 }
 
 /* Evaluate expression n on ev's row: 1 true, 0 false, -1 after an error. */
+/* rule_test(): 0 false, 1 true, TEST_OPEN when the measures' uncertainty leaves it open; -1 after an error. */
+#define TEST_OPEN 2
+
 static int rule_test(struct eval *ev, const struct node *n, int line)
 {
 	struct metric_value v;
@@ -1249,7 +1296,7 @@ static int rule_test(struct eval *ev, const struct node *n, int line)
 	eval_node(ev, n, &v);
 	if (ev->bad_field)
 		return bad_field_error(ev, line);
-	return truthy(&v);
+	return v.borderline ? TEST_OPEN : truthy(&v);
 }
 
 /* The default variant, or NULL. */
@@ -1326,7 +1373,9 @@ static int rule_finding(struct eval *ev, struct finding *f, struct strbuf *msg, 
 	memset(f, 0, sizeof(*f));
 	f->rule = r->id;
 	f->title = r->title;
-	f->severity = worse ? SEV_ERROR : minor ? SEV_INFO : r->severity;
+	/* open: the condition, info (said borderline); the escalation, the rule's severity; info-when, info */
+	f->severity = worse == 1 ? SEV_ERROR : minor || hit == TEST_OPEN ? SEV_INFO : r->severity;
+	f->borderline = hit == TEST_OPEN ? BORDERLINE_FIRES : worse == TEST_OPEN ? BORDERLINE_ESCALATES : 0;
 	f->function = a.function;
 	f->fn = a.fn;
 	f->cause = a.cause;
@@ -1348,6 +1397,10 @@ static int rule_finding(struct eval *ev, struct finding *f, struct strbuf *msg, 
 	}
 	if (render(ev, text, msg))
 		return bad_field_error(ev, line);
+	if (f->borderline)
+		strbuf_addf(msg, "; borderline%s: the measure is within %g standard errors (its spread within this run)"
+			    " of the rule's threshold, so it is %s", f->borderline == BORDERLINE_FIRES ? "" : " for error",
+			    BORDERLINE_SE, f->borderline == BORDERLINE_FIRES ? "info" : "not an error");
 	f->message = msg->buf ? msg->buf : "";
 	strbuf_reset(rec);
 	text = variant_text(r, var, offsetof(struct variant, recommendation), &line);
