@@ -1153,28 +1153,44 @@ int model_input_finish(struct model *m)
 
 /*
  * The spread of a share within the run (model_internal.h): the thread's
- * eager time in each of SHARE_BLOCKS equal blocks of [a, b), by the op's
- * start, input waits apart from the rest.
+ * eager time in each of SHARE_BLOCKS equal blocks of [a, b), each op's time
+ * spread over the blocks it overlaps (a long wait is not one block's), input
+ * waits apart from the rest.
  */
 #define SHARE_BLOCKS 20
 
-static char *blocks_sql(const char *from, const char *dur)
+static char *blocks_sql(const char *from, const char *weight)
 {
 	struct strbuf sb = STRBUF_INIT;
 
-	strbuf_addf(&sb, "SELECT min((start_ns - ?3) * %d / (?4 - ?3), %d), op_id IN (SELECT id FROM strings WHERE"
-		    " text IN (", SHARE_BLOCKS, SHARE_BLOCKS - 1);
+	strbuf_addf(&sb, "SELECT start_ns, end_ns, %s, op_id IN (SELECT id FROM strings WHERE text IN (", weight);
 	for (int i = 0; input_wait_ops[i]; i++)
 		strbuf_addf(&sb, "%s'%s'", i ? ", " : "", input_wait_ops[i]);
-	strbuf_addf(&sb, ")), total(%s) FROM %s WHERE pid = ?1 AND tid = ?2 AND start_ns >= ?3 AND start_ns < ?4"
-		    " AND end_ns >= start_ns GROUP BY 1, 2", dur, from);
+	strbuf_addf(&sb, ")) FROM %s WHERE pid = ?1 AND tid = ?2 AND start_ns < ?4 AND end_ns > ?3", from);
 	return strbuf_failed(&sb) ? (strbuf_release(&sb), NULL) : strbuf_detach(&sb);
 }
 
-static int add_blocks(const struct model *m, const char *from, const char *dur, const int64_t key[4], int waits,
+/* [s, e) (clipped to [a, b)) added to the blocks it overlaps, times w. */
+static void spread(double *block, int64_t a, int64_t b, int64_t s, int64_t e, double w)
+{
+	double len = (double)(b - a) / SHARE_BLOCKS;
+
+	s = s < a ? a : s;
+	e = e > b ? b : e;
+	for (int i = (int)((double)(s - a) / len); i < SHARE_BLOCKS && s < e; i++) {
+		double lo = (double)a + i * len, hi = lo + len;
+		double from = (double)s > lo ? (double)s : lo, to = (double)e < hi ? (double)e : hi;
+
+		if (to > from)
+			block[i] += w * (to - from);
+	}
+}
+
+/* weight: the share of a row's span its ops ran (1 for an op; a bucket's total over its span). */
+static int add_blocks(const struct model *m, const char *from, const char *weight, const int64_t key[4], int waits,
 		      double *block)
 {
-	char *sql = blocks_sql(from, dur);
+	char *sql = blocks_sql(from, weight);
 	sqlite3_stmt *st = sql ? db_prepare(m->rec->db, sql) : NULL;
 	int rc;
 
@@ -1184,10 +1200,12 @@ static int add_blocks(const struct model *m, const char *from, const char *dur, 
 	for (int i = 0; i < 4; i++)
 		sqlite3_bind_int64(st, i + 1, key[i]);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t b = sqlite3_column_int64(st, 0);
+		int64_t s = sqlite3_column_int64(st, 0), e = sqlite3_column_int64(st, 1);
 
-		if (b >= 0 && b < SHARE_BLOCKS && sqlite3_column_int(st, 1) == waits)
-			block[b] += sqlite3_column_double(st, 2);
+		double w = sqlite3_column_double(st, 2);
+
+		if (e > s && sqlite3_column_int(st, 3) == waits && w > 0)
+			spread(block, key[2], key[3], s, e, w < 1 ? w : 1);
 	}
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : -1;
@@ -1198,9 +1216,9 @@ double model_share_se(const struct model *m, int64_t pid, int64_t tid, int64_t a
 	double block[SHARE_BLOCKS] = { 0 }, len = (double)(b - a) / SHARE_BLOCKS, mean = 0, var = 0;
 	const int64_t key[4] = { pid, tid, a, b };
 
-	if (b <= a || b - a < SHARE_BLOCKS || !m->rec || add_blocks(m, "eager_ops", "end_ns - start_ns", key, waits, block) ||
+	if (b <= a || b - a < SHARE_BLOCKS || !m->rec || add_blocks(m, "eager_ops", "1.0", key, waits, block) ||
 	    (db_has_table(m->rec->db, "eager_op_buckets") &&
-	     add_blocks(m, "eager_op_buckets", "max(total_ns, 0)", key, waits, block)))
+	     add_blocks(m, "eager_op_buckets", "max(total_ns, 0) * 1.0 / (end_ns - start_ns)", key, waits, block)))
 		return 0;
 	for (int i = 0; i < SHARE_BLOCKS; i++)
 		mean += (block[i] /= len) / SHARE_BLOCKS;
