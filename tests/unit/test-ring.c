@@ -463,6 +463,7 @@ static void start_writer_only(void)
 	atomic_store(&fake.h->nthreads, 1);
 	fake.h->threads[0].capacity = FAKE_CAP;
 	atomic_store(&fake.h->threads[0].tid, FAKE_PID);
+	atomic_store(&fake.h->threads[0].state, AGP_SLOT_WORD(1, AGP_SLOT_LIVE));
 	fake.h->magic = AGP_SHM_MAGIC;
 	close(open(fake.side, O_WRONLY | O_CREAT | O_TRUNC, 0600));
 	writer = run_writer_create(db_path, dir, err, sizeof(err));
