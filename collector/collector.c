@@ -330,6 +330,8 @@ static void thread_end(void *arg)
 		agp_tls = NULL;  /* a hook later in this thread's exit claims anew: the next destructor round gives it back */
 	if (t->generation == agp_proc.generation && agp_proc.shm) {
 		word = atomic_load_explicit(&t->ring->state, memory_order_relaxed);
+		/* the launcher reads (and clears) no more of its totals than it used: a thread of no kernel, none */
+		t->ring->ktotals_used = t->ktotals ? t->kused : 0;
 		if ((word & AGP_SLOT_MASK) == AGP_SLOT_LIVE)
 			atomic_store_explicit(&t->ring->state, (word & ~AGP_SLOT_MASK) | AGP_SLOT_ENDED,
 					      memory_order_release);

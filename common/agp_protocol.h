@@ -108,7 +108,8 @@ struct agp_thread_ring {
 	uint32_t capacity;           /* bytes of the slot in use, power of two; likewise */
 	_Atomic uint32_t state;      /* AGP_SLOT_WORD(claims, enum agp_slot_state) */
 	_Atomic uint64_t dropped_kernels; /* kernel records not written: the ring was a quarter full */
-	char pad3[32];
+	uint32_t ktotals_used;       /* set before ENDED: the entries of its kernel totals table in use, from 0 */
+	char pad3[28];
 };
 
 struct agp_shm_header {

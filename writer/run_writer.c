@@ -608,32 +608,34 @@ static void write_kernel_agg(struct run_writer *w, struct stream *s, int tid, co
 }
 
 /*
- * The kernel totals table of slot's owner (agp_protocol.h), read when every
- * string it names has been drained: when the slot is freed, or at the
- * end.  With clear, each part of it that held totals is zeroed after it
- * is read, for the slot's next owner (a part that held some was reserved
- * by its owner: the store never meets a hole of the file); 0, or -1 when
- * the file shrank.
+ * The first `entries` of the kernel totals table of slot's owner
+ * (agp_protocol.h), read when every string they name has been drained:
+ * when the slot is freed, or at the end.  With clear, each part that held
+ * totals is zeroed after it is read, for the slot's next owner (a part
+ * that held some was reserved by its owner: the store never meets a hole
+ * of the file); 0, or -1 when the file shrank.
  */
-static int read_slot_kernel_totals(struct run_writer *w, struct stream *s, uint32_t slot, int32_t tid, int clear)
+static int read_slot_kernel_totals(struct run_writer *w, struct stream *s, uint32_t slot, int32_t tid,
+				   uint32_t entries, int clear)
 {
 	struct agp_kernel_total part[256];  /* 8 KiB: two pages */
 	char *base = (char *)s->shm + AGP_KTOTAL_OFFSET + (size_t)slot * AGP_KTOTAL_BYTES;
-	const uint32_t n = sizeof(part) / sizeof(part[0]);
 
-	_Static_assert(AGP_KTOTAL_SLOTS % (sizeof(part) / sizeof(part[0])) == 0, "whole parts");
-	for (uint32_t p = 0; p < AGP_KTOTAL_SLOTS / n; p++) {
-		char *src = base + (size_t)p * sizeof(part);
+	if (entries > AGP_KTOTAL_SLOTS)
+		entries = AGP_KTOTAL_SLOTS;
+	for (uint32_t first = 0; first < entries; first += 256) {
+		uint32_t n = entries - first < 256 ? entries - first : 256;
+		char *src = base + (size_t)first * sizeof(part[0]);
 		int used = 0;
 
-		if (shm_copy(part, src, sizeof(part)) != 0)
+		if (shm_copy(part, src, n * sizeof(part[0])) != 0)
 			return -1;
 		for (uint32_t i = 0; i < n; i++) {
 			used |= part[i].name || part[i].count;
 			write_kernel_total(w, s, tid, part[i].name, part[i].type, part[i].call_seq, part[i].count,
 					   part[i].timed, part[i].timed_ns);
 		}
-		if (clear && used && shm_zero(src, sizeof(part)) != 0)
+		if (clear && used && shm_zero(src, n * sizeof(part[0])) != 0)
 			return -1;
 	}
 	return 0;
@@ -650,7 +652,7 @@ void writer_read_kernel_totals(struct run_writer *w, struct stream *s)
 		/* CLAIMING: maybe a freed owner's table not yet cleared; FREE: read when freed */
 		if ((word & AGP_SLOT_MASK) != AGP_SLOT_LIVE && (word & AGP_SLOT_MASK) != AGP_SLOT_ENDED)
 			continue;
-		if (read_slot_kernel_totals(w, s, t, tid, 0) != 0)
+		if (read_slot_kernel_totals(w, s, t, tid, AGP_KTOTAL_SLOTS, 0) != 0)
 			break;
 	}
 }
@@ -937,9 +939,11 @@ static int falling_behind(const struct run_writer *w, uint32_t fill)
 static int slot_free(struct run_writer *w, struct stream *s, uint32_t slot, int32_t tid, uint32_t word)
 {
 	_Atomic uint32_t *state = &s->shm->threads[slot].state;
+	uint32_t used;
 	int swapped;
 
-	if (read_slot_kernel_totals(w, s, slot, tid, 1) != 0 || shm_add32(&s->shm->free_slots, 1) != 0)
+	if (shm_copy(&used, &s->shm->threads[slot].ktotals_used, sizeof(used)) != 0 ||
+	    read_slot_kernel_totals(w, s, slot, tid, used, 1) != 0 || shm_add32(&s->shm->free_slots, 1) != 0)
 		return -1;
 	swapped = shm_cas32(state, word, AGP_SLOT_WORD(word >> AGP_SLOT_BITS, AGP_SLOT_FREE));
 	if (swapped < 0)
