@@ -25,6 +25,9 @@ struct agp_process agp_proc;
 
 __thread struct agp_thread *agp_tls __attribute__((tls_model("initial-exec")));
 static pthread_mutex_t side_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Its destructor runs at each recording thread's end (thread_end); made once per process. */
+static pthread_key_t thread_key;
+static int thread_key_made;
 static char shm_dir[PATH_MAX];
 
 /* The launcher's variables, hidden from the workload's environment. */
@@ -257,10 +260,97 @@ static int32_t classify_thread(void)
 	return role;
 }
 
+/*
+ * A ring slot for the calling thread, in state CLAIMING: a FREE one taken
+ * back (the launcher has drained its last owner), else the next one never
+ * used; AGP_MAX_THREADS when every slot is LIVE or ENDED.  *claims gets the
+ * new owner's number.  Rare path (a thread's first event), but a thread
+ * past the cap comes back at each of its events: two loads then.
+ */
+static uint32_t slot_claim(uint32_t *claims)
+{
+	struct agp_shm_header *h = agp_proc.shm;
+	uint32_t n = atomic_load_explicit(&h->nthreads, memory_order_relaxed);
+
+	if (atomic_load_explicit(&h->free_slots, memory_order_relaxed)) {
+		for (uint32_t i = 0; i < n && i < AGP_MAX_THREADS; i++) {
+			_Atomic uint32_t *state = &h->threads[i].state;
+			uint32_t word = atomic_load_explicit(state, memory_order_relaxed);
+
+			if ((word & AGP_SLOT_MASK) != AGP_SLOT_FREE)
+				continue;
+			*claims = (word >> AGP_SLOT_BITS) + 1;
+			/* acquire: the launcher's reads of the last owner's ring and totals come before */
+			if (atomic_compare_exchange_strong_explicit(state, &word, AGP_SLOT_WORD(*claims, AGP_SLOT_CLAIMING),
+								    memory_order_acquire, memory_order_relaxed)) {
+				atomic_fetch_sub_explicit(&h->free_slots, 1, memory_order_relaxed);
+				return i;
+			}
+		}
+	}
+	/* Look before claiming, else 2^32 events past the cap would wrap nthreads to a taken slot. */
+	if (n >= AGP_MAX_THREADS || (n = atomic_fetch_add(&h->nthreads, 1)) >= AGP_MAX_THREADS)
+		return AGP_MAX_THREADS;
+	*claims = 1;
+	atomic_store_explicit(&h->threads[n].state, AGP_SLOT_WORD(1, AGP_SLOT_CLAIMING), memory_order_relaxed);
+	return n;
+}
+
+/* A slot claimed but not set up (no room in /dev/shm, no memory) goes back to FREE. */
+static void slot_unclaim(uint32_t slot, uint32_t claims)
+{
+	struct agp_shm_header *h = agp_proc.shm;
+
+	atomic_fetch_add_explicit(&h->free_slots, 1, memory_order_relaxed);  /* before the state: never below 0 */
+	atomic_store_explicit(&h->threads[slot].state, AGP_SLOT_WORD(claims, AGP_SLOT_FREE), memory_order_release);
+	atomic_fetch_add(&h->dropped_no_slot, 1);
+}
+
+/* The thread's state and what it allocated. */
+static void thread_state_free(struct agp_thread *t)
+{
+	free(t->op_files);
+	munmap(t, sizeof(*t));
+}
+
+/*
+ * The thread ends (the pthread key's destructor, after C++ thread_local
+ * destructors and with the thread's hooks all returned): its slot becomes
+ * ENDED, the release store ordering every record it published before it;
+ * the launcher drains the ring to that head, then frees the slot.  A
+ * state of an earlier process image (a forked child's copy, a stopped
+ * attach) has no slot here: only its memory goes.
+ */
+static void thread_end(void *arg)
+{
+	struct agp_thread *t = arg;
+	uint32_t word;
+
+	if (agp_tls == t)
+		agp_tls = NULL;  /* a hook later in this thread's exit claims anew: the next destructor round gives it back */
+	if (t->generation == agp_proc.generation && agp_proc.shm) {
+		word = atomic_load_explicit(&t->ring->state, memory_order_relaxed);
+		/* the launcher reads (and clears) no more of its totals than it used: a thread of no kernel, none */
+		t->ring->ktotals_used = t->ktotals ? t->kused : 0;
+		if ((word & AGP_SLOT_MASK) == AGP_SLOT_LIVE)
+			atomic_store_explicit(&t->ring->state, (word & ~AGP_SLOT_MASK) | AGP_SLOT_ENDED,
+					      memory_order_release);
+		atomic_fetch_sub_explicit(&agp_proc.shm->live_threads, 1, memory_order_relaxed);
+	}
+	thread_state_free(t);
+}
+
+/* Once per process: the key whose destructor tells thread_end (without it, slots are never given back). */
+static void thread_key_init(void)
+{
+	if (!thread_key_made)
+		thread_key_made = pthread_key_create(&thread_key, thread_end) == 0;
+}
+
 struct agp_thread *agp_thread_new(void)
 {
 	struct agp_thread *t = agp_tls;
-	uint32_t slot = 0, capacity;
+	uint32_t slot, capacity, claims = 0;
 	int32_t tid, role;
 	void *mem;
 
@@ -268,15 +358,10 @@ struct agp_thread *agp_thread_new(void)
 		return NULL;
 	/* First event of this thread in this process: the rare path. */
 	if (t && t->generation != agp_proc.generation) {
-		munmap(t, sizeof(*t));
+		thread_state_free(t);
 		agp_tls = NULL;
 	}
-	/*
-	 * Past the cap a thread comes back here at each event: look before
-	 * claiming, else 2^32 such events would wrap nthreads to a taken slot.
-	 */
-	if (atomic_load_explicit(&agp_proc.shm->nthreads, memory_order_relaxed) >= AGP_MAX_THREADS ||
-	    (slot = atomic_fetch_add(&agp_proc.shm->nthreads, 1)) >= AGP_MAX_THREADS) {
+	if ((slot = slot_claim(&claims)) >= AGP_MAX_THREADS) {
 		atomic_fetch_add(&agp_proc.shm->dropped_no_slot, 1);
 		return NULL;
 	}
@@ -292,12 +377,12 @@ struct agp_thread *agp_thread_new(void)
 	if (!fd_is_ours(agp_proc.shm_fd, agp_proc.shm_dev, agp_proc.shm_ino) ||
 	    fallocate(agp_proc.shm_fd, 0, (off_t)(AGP_HEADER_BYTES + (uint64_t)slot * AGP_RING_BYTES),
 		      capacity) != 0) {
-		atomic_fetch_add(&agp_proc.shm->dropped_no_slot, 1);
+		slot_unclaim(slot, claims);
 		return NULL;
 	}
 	mem = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (mem == MAP_FAILED) {
-		atomic_fetch_add(&agp_proc.shm->dropped_no_slot, 1);
+		slot_unclaim(slot, claims);
 		return NULL;
 	}
 	t = mem;
@@ -308,7 +393,12 @@ struct agp_thread *agp_thread_new(void)
 	t->ring_bytes = capacity;
 	t->ring->capacity = capacity;
 	t->ring->role = role;
-	atomic_store_explicit(&t->ring->tid, t->tid, memory_order_release);
+	atomic_store_explicit(&t->ring->tid, t->tid, memory_order_relaxed);
+	atomic_fetch_add_explicit(&agp_proc.shm->live_threads, 1, memory_order_relaxed);
+	/* head == tail (the last owner was drained): the ring is empty whatever its new capacity */
+	atomic_store_explicit(&t->ring->state, AGP_SLOT_WORD(claims, AGP_SLOT_LIVE), memory_order_release);
+	if (thread_key_made)
+		pthread_setspecific(thread_key, t);  /* may allocate: the rare path allows it */
 	agp_tls = t;
 	return t;
 }
@@ -327,6 +417,7 @@ struct agp_kernel_total *agp_kernel_totals_map(struct agp_thread *t)
 	if (!fd_is_ours(agp_proc.shm_fd, agp_proc.shm_dev, agp_proc.shm_ino) ||
 	    fallocate(agp_proc.shm_fd, 0, off, (off_t)AGP_KTOTAL_BYTES) != 0)
 		return NULL;
+	/* all zeros, also in a slot that had owners: the launcher cleared what it read before freeing it */
 	return (struct agp_kernel_total *)((char *)agp_proc.shm + off);
 }
 
@@ -870,6 +961,7 @@ int agp_start(const char *dir)
 	}
 	pthread_atfork(NULL, NULL, on_fork_child);
 	on_exit(on_exit_handler, NULL);
+	thread_key_init();
 	agp_proc_hooks_init();
 	agp_tf_init();
 	gpu_collector_init();
@@ -900,6 +992,7 @@ AGP_EXPORT int agprof_attach(const char *dir)
 		agp_kernels_init();
 		pthread_atfork(NULL, NULL, on_fork_child);
 		on_exit(on_exit_handler, NULL);
+		thread_key_init();
 		once = 1;
 	}
 	if (process_start() != 0)

@@ -318,7 +318,11 @@ static inline int agp_kernel_detailed(struct agp_thread *t, uint64_t call)
 	return n < AGP_KDETAIL_FREE || ((n / AGP_KDETAIL_BURST) & (AGP_KDETAIL_EVERY - 1)) == 0;
 }
 
-/* The thread's state (collector.c); agp_thread_new makes it on the thread's first event. */
+/*
+ * The thread's state (collector.c); agp_thread_new makes it on the thread's
+ * first event, and a pthread key's destructor gives its ring slot back
+ * when the thread ends (docs/collector.md, "Buffers").
+ */
 extern __thread struct agp_thread *agp_tls AGP_HIDDEN __attribute__((tls_model("initial-exec")));
 struct agp_thread *agp_thread_new(void) AGP_HIDDEN;
 

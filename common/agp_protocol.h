@@ -51,7 +51,7 @@
 #define AGP_ENV_EQ(name) name "="
 #define AGP_LITERAL_LEN(lit) (sizeof(lit) - 1)
 
-#define AGP_SHM_MAGIC 0x32474e4952504741ULL /* "AGPRING2": with the kernel totals */
+#define AGP_SHM_MAGIC 0x33474e4952504741ULL /* "AGPRING3": slots given back (agp_thread_ring.state) */
 #define AGP_RING_BYTES (4096u * 1024u)       /* a slot's address space, power of two */
 /*
  * Used by the main thread (eager loops): 44 ms of events at 2 M/s, past the
@@ -67,18 +67,49 @@
 #define AGP_MAX_THREADS 256
 #define AGP_HEADER_BYTES 65536u              /* header region, page aligned */
 
+/*
+ * A ring slot belongs to one thread at a time and is given back when the
+ * thread ends.  Its state word holds AGP_SLOT_* in the low AGP_SLOT_BITS
+ * bits and, above them, how many times the slot was claimed (the owner's
+ * number).  Hand-over:
+ *
+ *   UNUSED --(first owner: its index from nthreads)--> CLAIMING
+ *   FREE   --(a new owner's compare-and-swap; claims + 1)--> CLAIMING
+ *   CLAIMING --(tid, role, capacity set; release store)--> LIVE
+ *   LIVE   --(the owner thread ends; release store)--> ENDED
+ *   ENDED  --(the launcher drained it to its head and read its
+ *             kernel totals; compare-and-swap)--> FREE
+ *
+ * Only the launcher frees a slot, so it sees every owner: it reads a slot
+ * while it is LIVE or ENDED, and an owner's number other than the one it
+ * drained last is a new thread (its tid, role and capacity read anew).
+ * head and tail run on across owners: a new owner starts where the
+ * last one was drained to (an empty ring), whatever its capacity.
+ */
+#define AGP_SLOT_BITS 3u
+#define AGP_SLOT_MASK ((1u << AGP_SLOT_BITS) - 1u)
+enum agp_slot_state {
+	AGP_SLOT_UNUSED = 0,    /* never claimed */
+	AGP_SLOT_CLAIMING = 1,  /* a thread is setting it up: not read yet */
+	AGP_SLOT_LIVE = 2,      /* its thread records into it */
+	AGP_SLOT_ENDED = 3,     /* its thread ended: drained, then freed, by the launcher */
+	AGP_SLOT_FREE = 4,      /* drained: the next thread may claim it */
+};
+#define AGP_SLOT_WORD(claims, state) ((uint32_t)(claims) << AGP_SLOT_BITS | (uint32_t)(state))
+
 struct agp_thread_ring {
 	_Atomic uint64_t head;       /* bytes published by the producer */
 	char pad0[56];
 	_Atomic uint64_t tail;       /* bytes consumed by the launcher */
 	char pad1[56];
-	_Atomic uint64_t dropped;    /* records lost because the ring was full */
-	_Atomic int32_t tid;         /* 0 while the slot is unclaimed */
-	int32_t role;                /* enum agp_thread_role, set before tid */
-	uint32_t capacity;           /* bytes of the slot in use, power of two; set before tid */
-	uint32_t pad2;
+	_Atomic uint64_t dropped;    /* records lost because the ring was full (all its owners) */
+	_Atomic int32_t tid;         /* the owner's, set before the state says LIVE */
+	int32_t role;                /* enum agp_thread_role, likewise */
+	uint32_t capacity;           /* bytes of the slot in use, power of two; likewise */
+	_Atomic uint32_t state;      /* AGP_SLOT_WORD(claims, enum agp_slot_state) */
 	_Atomic uint64_t dropped_kernels; /* kernel records not written: the ring was a quarter full */
-	char pad3[32];
+	uint32_t ktotals_used;       /* set before ENDED: the entries of its kernel totals table in use, from 0 */
+	char pad3[28];
 };
 
 struct agp_shm_header {
@@ -88,9 +119,9 @@ struct agp_shm_header {
 	int32_t pid;
 	int32_t ppid;
 	uint64_t start_ns;
-	_Atomic uint32_t nthreads;          /* slots claimed so far */
-	uint32_t pad;
-	_Atomic uint64_t dropped_no_slot;   /* events from threads beyond max_threads */
+	_Atomic uint32_t nthreads;          /* slots used so far (a slot given back stays counted) */
+	_Atomic uint32_t live_threads;      /* threads that hold a slot now */
+	_Atomic uint64_t dropped_no_slot;   /* events of threads that found no slot (all LIVE or ENDED) */
 	_Atomic uint32_t finished;          /* set at clean process exit */
 	/*
 	 * The capture window (run --delay/--duration/--capture, SIGUSR2,
@@ -107,7 +138,9 @@ struct agp_shm_header {
 	 * on the path of a kernel of no call only.  The totals stay exact.
 	 */
 	_Atomic uint32_t detail_off;
-	char pad1[4096 - 60];
+	/* slots FREE now: the launcher adds one per slot it frees, a claim takes one (a hint; the state decides) */
+	_Atomic uint32_t free_slots;
+	char pad1[4096 - 64];
 	struct agp_thread_ring threads[AGP_MAX_THREADS];
 };
 

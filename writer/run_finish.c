@@ -44,7 +44,7 @@ static void note_caps(struct run_writer *w, uint64_t no_slot, size_t processes)
 {
 	if (no_slot)
 		writer_note(w, "%llu events of threads that got no buffer were not recorded (%zu process%s past "
-			    "%d threads, or the buffer folder full)", (unsigned long long)no_slot, processes,
+			    "%d threads at once, or the buffer folder full)", (unsigned long long)no_slot, processes,
 			    processes == 1 ? "" : "es", AGP_MAX_THREADS);
 	if (w->streams_refused)
 		writer_note(w, "%zu processes past the first %d were not recorded", w->streams_refused,

@@ -609,25 +609,53 @@ static void write_kernel_agg(struct run_writer *w, struct stream *s, int tid, co
 }
 
 /*
- * At the end: every thread's kernel totals table (agp_protocol.h), read
- * once, when every string it names has been drained.
+ * The first `entries` of the kernel totals table of slot's owner
+ * (agp_protocol.h), read when every string they name has been drained:
+ * when the slot is freed, or at the end.  With clear, each part that held
+ * totals is zeroed after it is read, for the slot's next owner (a part
+ * that held some was reserved by its owner: the store never meets a hole
+ * of the file); 0, or -1 when the file shrank.
  */
+static int read_slot_kernel_totals(struct run_writer *w, struct stream *s, uint32_t slot, int32_t tid,
+				   uint32_t entries, int clear)
+{
+	struct agp_kernel_total part[256];  /* 8 KiB: two pages */
+	char *base = (char *)s->shm + AGP_KTOTAL_OFFSET + (size_t)slot * AGP_KTOTAL_BYTES;
+
+	if (entries > AGP_KTOTAL_SLOTS)
+		entries = AGP_KTOTAL_SLOTS;
+	for (uint32_t first = 0; first < entries; first += 256) {
+		uint32_t n = entries - first < 256 ? entries - first : 256;
+		char *src = base + (size_t)first * sizeof(part[0]);
+		int used = 0;
+
+		if (shm_copy(part, src, n * sizeof(part[0])) != 0)
+			return -1;
+		for (uint32_t i = 0; i < n; i++) {
+			used |= part[i].name || part[i].count;
+			write_kernel_total(w, s, tid, part[i].name, part[i].type, part[i].call_seq, part[i].count,
+					   part[i].timed, part[i].timed_ns);
+		}
+		if (clear && used && shm_zero(src, n * sizeof(part[0])) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 void writer_read_kernel_totals(struct run_writer *w, struct stream *s)
 {
-	struct agp_kernel_total *tab = malloc(AGP_KTOTAL_BYTES);
-	const char *base = (const char *)s->shm + AGP_KTOTAL_OFFSET;
+	uint32_t word;
 	int32_t tid;
 
-	for (uint32_t t = 0; tab && t < AGP_MAX_THREADS && !s->damaged; t++) {
-		if (SHM_LOAD(&s->shm->threads[t].tid, &tid) != 0 || !tid)
+	for (uint32_t t = 0; t < AGP_MAX_THREADS && !s->damaged; t++) {
+		if (SHM_LOAD(&s->shm->threads[t].state, &word) != 0 || SHM_LOAD(&s->shm->threads[t].tid, &tid) != 0)
+			break;
+		/* CLAIMING: maybe a freed owner's table not yet cleared; FREE: read when freed */
+		if ((word & AGP_SLOT_MASK) != AGP_SLOT_LIVE && (word & AGP_SLOT_MASK) != AGP_SLOT_ENDED)
 			continue;
-		if (shm_copy(tab, base + (size_t)t * AGP_KTOTAL_BYTES, AGP_KTOTAL_BYTES) != 0)
-			continue;
-		for (uint32_t i = 0; i < AGP_KTOTAL_SLOTS; i++)
-			write_kernel_total(w, s, tid, tab[i].name, tab[i].type, tab[i].call_seq, tab[i].count,
-					   tab[i].timed, tab[i].timed_ns);
+		if (read_slot_kernel_totals(w, s, t, tid, AGP_KTOTAL_SLOTS, 0) != 0)
+			break;
 	}
-	free(tab);
 }
 
 /* Times from the ring kept within +-2^62 ns: the view's sums (eager_ops) stay integers. */
@@ -903,21 +931,60 @@ static int falling_behind(const struct run_writer *w, uint32_t fill)
 	       fill >= w->fullest_before;
 }
 
+/*
+ * An ended thread's slot, drained to its last record: its kernel totals
+ * stored (and cleared), then FREE for the next thread; the count of free
+ * slots goes up first, so that a claim never takes it below zero.  0, or
+ * -1 when the file shrank.
+ */
+static int slot_free(struct run_writer *w, struct stream *s, uint32_t slot, int32_t tid, uint32_t word)
+{
+	_Atomic uint32_t *state = &s->shm->threads[slot].state;
+	uint32_t used;
+	int swapped;
+
+	if (shm_copy(&used, &s->shm->threads[slot].ktotals_used, sizeof(used)) != 0 ||
+	    read_slot_kernel_totals(w, s, slot, tid, used, 1) != 0 || shm_add32(&s->shm->free_slots, 1) != 0)
+		return -1;
+	swapped = shm_cas32(state, word, AGP_SLOT_WORD(word >> AGP_SLOT_BITS, AGP_SLOT_FREE));
+	if (swapped < 0)
+		return -1;
+	if (!swapped)  /* not the collector's doing: the slot stays as the workload left it */
+		return shm_add32(&s->shm->free_slots, UINT32_MAX);
+	w->slots_freed++;
+	return 0;
+}
+
+/*
+ * Drain the ring of a LIVE or ENDED slot; an ENDED one drained to its
+ * head is freed.  A new owner number is a new thread: its threads row,
+ * role and capacity are its own; the tail runs on (the last owner was
+ * drained to the head its successor starts from).
+ */
 static void drain_ring(struct run_writer *w, struct stream *s, uint32_t slot)
 {
 	struct agp_thread_ring *ring = &s->shm->threads[slot];
 	const char *data = (const char *)s->shm + AGP_HEADER_BYTES + (size_t)slot * AGP_RING_BYTES;
 	int32_t tid;
 	uint64_t head, tail = s->tails[slot];
-	uint32_t cap, meta[2], fill;
+	uint32_t word, state, cap, meta[2], fill;
 
 	if (s->ring_damaged[slot])
 		return;
+	/* acquire: what the owner set before LIVE, and every record it published before ENDED */
+	if (SHM_LOAD(&ring->state, &word) != 0)
+		goto fault;
+	state = word & AGP_SLOT_MASK;
+	if (state != AGP_SLOT_LIVE && state != AGP_SLOT_ENDED)
+		return;
+	if (word >> AGP_SLOT_BITS != s->claims[slot]) {
+		s->claims[slot] = word >> AGP_SLOT_BITS;
+		s->thread_seen[slot] = 0;
+	}
 	if (SHM_LOAD(&ring->tid, &tid) != 0)
 		goto fault;
 	if (!tid)
 		return;
-	/* role and capacity are set before tid is published */
 	if (shm_copy(meta, &ring->role, sizeof(meta)) != 0)
 		goto fault;
 	cap = meta[1];
@@ -947,6 +1014,8 @@ static void drain_ring(struct run_writer *w, struct stream *s, uint32_t slot)
 	s->tails[slot] = tail;
 	/* A store into a shrunk file would be SIGBUS too: through the guarded copy. */
 	if (shm_store64(&ring->tail, tail) != 0)
+		goto fault;
+	if (state == AGP_SLOT_ENDED && tail == head && slot_free(w, s, slot, tid, word) != 0)
 		goto fault;
 	return;
 fault:
@@ -1190,6 +1259,11 @@ static void pace(struct run_writer *w, uint64_t now, uint64_t previous)
 {
 	uint64_t us;
 
+	/* threads come and go: an ended one's slot is free only once drained, and 256 can be spent in 50 ms */
+	if (w->slots_freed) {
+		w->idle_us = RUN_WRITER_IDLE_US;
+		return;
+	}
 	if (!w->fullest) {
 		w->idle_us = RUN_WRITER_QUIET_US;
 		return;
@@ -1208,6 +1282,7 @@ int run_writer_poll(struct run_writer *w)
 
 	w->fullest_before = w->fullest;
 	w->fullest = 0;
+	w->slots_freed = 0;
 	w->last_poll_ns = now;
 	if (db_write_failure(w->db))
 		return -1;  /* sticky: the file keeps what was committed */

@@ -47,8 +47,9 @@ struct stream {
 	char name[64];
 	int pid;
 	struct agp_shm_header *shm;
-	uint64_t tails[AGP_MAX_THREADS];
-	int thread_seen[AGP_MAX_THREADS];
+	uint64_t tails[AGP_MAX_THREADS];   /* run on across a slot's owners (agp_protocol.h) */
+	uint32_t claims[AGP_MAX_THREADS];  /* the owner drained last per slot (its state word's claims) */
+	int thread_seen[AGP_MAX_THREADS];  /* that owner's threads row is written */
 	int side_fd;
 	char *side_buf;
 	size_t side_len, side_cap;
@@ -100,6 +101,7 @@ struct run_writer {
 	uint32_t fullest;              /* the fullest ring the last poll found, in 1/RING_FILL_ONE of it */
 	uint32_t fullest_before;       /* the poll before it's (falling_behind) */
 	int polling;                   /* run_writer_poll drains: the workload still writes */
+	unsigned slots_freed;          /* ended threads' slots the last poll gave back (pace: poll again soon) */
 	unsigned idle_us;              /* the pause after a poll that is not behind (run_writer_idle_us) */
 	uint64_t last_poll_ns;
 	struct checkpointer *ckpt;     /* the WAL's checkpoints, off the writer's thread; NULL: SQLite's own */
@@ -160,6 +162,7 @@ int64_t writer_callsite_id(struct run_writer *w, int64_t file, int64_t line, int
 void writer_scan_streams(struct run_writer *w);
 void writer_drain_stream(struct run_writer *w, struct stream *s);
 void writer_flush_batches(struct run_writer *w);
+/* At the end: the kernel totals of the threads that still hold a slot (an ended one's went when it was freed). */
 void writer_read_kernel_totals(struct run_writer *w, struct stream *s);
 void writer_count_aggregated(struct run_writer *w);
 

@@ -70,6 +70,38 @@ int shm_store64(_Atomic uint64_t *p, uint64_t v)
 	return 0;
 }
 
+int shm_zero(void *dst, size_t n)
+{
+	if (sigsetjmp(shm_fault_jmp, 0))
+		return -1;
+	shm_fault_armed = 1;
+	memset(dst, 0, n);
+	shm_fault_armed = 0;
+	return 0;
+}
+
+int shm_cas32(_Atomic uint32_t *p, uint32_t expect, uint32_t want)
+{
+	int swapped;
+
+	if (sigsetjmp(shm_fault_jmp, 0))
+		return -1;
+	shm_fault_armed = 1;
+	swapped = atomic_compare_exchange_strong_explicit(p, &expect, want, memory_order_release, memory_order_relaxed);
+	shm_fault_armed = 0;
+	return swapped;
+}
+
+int shm_add32(_Atomic uint32_t *p, uint32_t v)
+{
+	if (sigsetjmp(shm_fault_jmp, 0))
+		return -1;
+	shm_fault_armed = 1;
+	atomic_fetch_add_explicit(p, v, memory_order_relaxed);
+	shm_fault_armed = 0;
+	return 0;
+}
+
 int shm_bits32(_Atomic uint32_t *p, uint32_t set, uint32_t clear)
 {
 	if (sigsetjmp(shm_fault_jmp, 0))

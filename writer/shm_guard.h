@@ -27,6 +27,15 @@ int shm_load(void *p, void *out, size_t size);
 /* A release store of a mapped 64-bit word; 0, or -1 as shm_copy. */
 int shm_store64(_Atomic uint64_t *p, uint64_t v);
 
+/* Compare-and-swap a mapped 32-bit word (release on success): 1 swapped, 0 not, -1 as shm_copy. */
+int shm_cas32(_Atomic uint32_t *p, uint32_t expect, uint32_t want);
+
+/* Zero n bytes of a mapping; 0, or -1 as shm_copy. */
+int shm_zero(void *dst, size_t n);
+
+/* Add to a mapped 32-bit counter; 0, or -1 as shm_copy. */
+int shm_add32(_Atomic uint32_t *p, uint32_t v);
+
 /* Set or clear bits of a mapped 32-bit word; 0, or -1 as shm_copy. */
 int shm_bits32(_Atomic uint32_t *p, uint32_t set, uint32_t clear);
 

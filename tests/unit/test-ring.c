@@ -397,6 +397,114 @@ Test(ring, overflow_is_counted_never_silent, .init = start, .fini = remove_files
 	sqlite3_close(db);
 }
 
+/*
+ * Short-lived threads (issue 46): a thread that ends gives its slot back
+ * once the writer has drained it.  Each records SHORT_EVENTS eager ops and
+ * one kernel's totals (entry 0 of its table, as hooks_kernel.c keeps
+ * them); returns whether it got a slot.
+ */
+#define SHORT_EVENTS 50
+#define SHORT_KERNELS 3
+
+static void *short_thread(void *arg)
+{
+	struct agp_thread *t = agp_thread_get();
+	struct agp_kernel_total *k;
+
+	(void)arg;
+	if (!t)
+		return NULL;
+	for (int i = 0; i < SHORT_EVENTS; i++)
+		agp_emit_span(t, AGP_REC_EAGER, agp_intern(t, "Identity", 8), 1000 + (uint64_t)i, 1500 + (uint64_t)i,
+			      0, 0, 0, 0, (uint64_t)i + 1);
+	k = agp_kernel_totals_map(t);
+	cr_assert_not_null(k);
+	cr_assert_eq(k[0].count, 0, "a slot's next owner finds its table cleared");
+	t->ktotals = k;  /* as kernel_totals_ready and kernel_slot_new leave them */
+	t->kused = 1;
+	k[0].name = agp_intern(t, "id", 2);
+	k[0].type = agp_intern(t, "Identity", 8);
+	k[0].count = SHORT_KERNELS;
+	return t;
+}
+
+/* n short threads, `together` at a time, the writer polled after each group (poll = 0: never); how many got a slot. */
+static int run_short_threads(int n, int together, int poll)
+{
+	pthread_t th[8];
+	int recorded = 0;
+	void *got;
+
+	cr_assert_leq(together, 8);
+	for (int i = 0; i < n; i += together) {
+		for (int j = 0; j < together; j++)
+			cr_assert_eq(pthread_create(&th[j], NULL, short_thread, NULL), 0);
+		for (int j = 0; j < together; j++) {
+			pthread_join(th[j], &got);
+			recorded += got != NULL;
+		}
+		if (poll)
+			run_writer_poll(writer);
+	}
+	return recorded;
+}
+
+/*
+ * 600 threads, 4 at a time, more than twice the slots: every one recorded
+ * whole (its events, its threads row, its kernel totals once: the writer
+ * reads them when it frees the slot and clears them for the next owner),
+ * in a handful of slots, none live at the end.
+ */
+Test(ring, ended_threads_give_their_slots_back, .init = start, .fini = remove_files)
+{
+	const int n = 600;
+	sqlite3 *db;
+	struct run_totals totals;
+	uint32_t used;
+
+	cr_assert_eq(run_short_threads(n, 4, 1), n);
+	used = atomic_load(&agp_proc.shm->nthreads);
+	cr_assert_leq(used, 8, "slots used: %u", used);
+	cr_assert_eq(atomic_load(&agp_proc.shm->live_threads), 0);
+	cr_assert_eq(atomic_load(&agp_proc.shm->free_slots), used);
+	totals = finish(&db);
+	cr_assert_eq(totals.dropped, 0);
+	cr_assert_eq(totals.eager_ops, (uint64_t)n * SHORT_EVENTS);
+	cr_assert_eq(query_int(db, "SELECT count(*) FROM threads"), n);
+	cr_assert_eq(query_int(db, "SELECT count(*) FROM (SELECT tid FROM eager_ops GROUP BY tid HAVING count(*) != 50)"), 0);
+	cr_assert_eq(query_int(db, "SELECT count(*) FROM kernel_totals"), n);
+	cr_assert_eq(query_int(db, "SELECT sum(k.count) FROM kernel_totals k JOIN graph_nodes g ON g.id = k.node_id"
+				   " WHERE g.name = 'id' AND g.op_type = 'Identity'"), (int64_t)n * SHORT_KERNELS);
+	cr_assert_eq(query_int(db, "SELECT count(*) FROM meta WHERE key = 'incomplete'"), 0);
+	sqlite3_close(db);
+}
+
+/*
+ * Nobody drains (a launcher killed, an attach stopped): an ended thread's
+ * slot stays taken, so 300 threads one after another fill the 256 slots
+ * and the last 44 are counted as threads that got no buffer; once the
+ * writer has drained the ended ones, new threads get slots again.
+ */
+Test(ring, without_a_drain_ended_slots_stay_taken, .init = start, .fini = remove_files)
+{
+	sqlite3 *db;
+	struct run_totals totals;
+	char note[512];
+
+	cr_assert_eq(run_short_threads(300, 1, 0), AGP_MAX_THREADS);
+	cr_assert_eq(atomic_load(&agp_proc.shm->dropped_no_slot), 300 - AGP_MAX_THREADS);
+	run_writer_poll(writer);
+	cr_assert_eq(atomic_load(&agp_proc.shm->free_slots), AGP_MAX_THREADS);
+	cr_assert_eq(run_short_threads(10, 2, 1), 10);
+	totals = finish(&db);
+	cr_assert_eq(totals.eager_ops, (uint64_t)(AGP_MAX_THREADS + 10) * SHORT_EVENTS);
+	cr_assert_eq(query_int(db, "SELECT dropped_events FROM processes"), 300 - AGP_MAX_THREADS);
+	cr_assert_eq(query_int(db, "SELECT sum(count) FROM kernel_totals"), (int64_t)(AGP_MAX_THREADS + 10) * SHORT_KERNELS);
+	snprintf(note, sizeof(note), "%s", totals.note);
+	cr_assert(strstr(note, "44 events of threads that got no buffer"), "%s", note);
+	sqlite3_close(db);
+}
+
 Test(ring, side_records_round_trip, .init = start, .fini = remove_files)
 {
 	struct agp_side s;
@@ -463,6 +571,7 @@ static void start_writer_only(void)
 	atomic_store(&fake.h->nthreads, 1);
 	fake.h->threads[0].capacity = FAKE_CAP;
 	atomic_store(&fake.h->threads[0].tid, FAKE_PID);
+	atomic_store(&fake.h->threads[0].state, AGP_SLOT_WORD(1, AGP_SLOT_LIVE));
 	fake.h->magic = AGP_SHM_MAGIC;
 	close(open(fake.side, O_WRONLY | O_CREAT | O_TRUNC, 0600));
 	writer = run_writer_create(db_path, dir, err, sizeof(err));
