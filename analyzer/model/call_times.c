@@ -114,6 +114,12 @@ static int add_period(struct call_times *ct, const struct cpu_intervals *ci, int
 	return 0;
 }
 
+/* A call or period starting at t is read (the caller's time range, call_times.from_ns and to_ns). */
+static int in_range(const struct call_times *ct, int64_t t)
+{
+	return !ct->to_ns || (t >= ct->from_ns && t < ct->to_ns);
+}
+
 int call_times_add(const struct model *m, const struct model_function *f, struct call_times *ct)
 {
 	struct cpu_intervals ci = { 0 };
@@ -133,9 +139,9 @@ int call_times_add(const struct model *m, const struct model_function *f, struct
 		/* a damaged row (times are untrusted): no duration, and no difference that overflows */
 		if (end < start || (start < 0 && end > INT64_MAX + start))
 			continue;
-		if (push(&ct->dur_ns, &ct->n, &ct->cap_dur, end - start) ||
+		if ((in_range(ct, start) && push(&ct->dur_ns, &ct->n, &ct->cap_dur, end - start)) ||
 		    (prev_start >= 0 && pid == prev_pid && tid == prev_tid && start > prev_start &&
-		     add_period(ct, &ci, pid, prev_start, start))) {
+		     in_range(ct, prev_start) && add_period(ct, &ci, pid, prev_start, start))) {
 			oom = 1;
 			break;
 		}
@@ -154,6 +160,16 @@ int call_times_add(const struct model *m, const struct model_function *f, struct
 	sort_array(ct->dur_ns, ct->n, sizeof(int64_t), cmp_int64);
 	sort_array(ct->period_ns, ct->nperiods, sizeof(int64_t), cmp_int64);
 	return ret;
+}
+
+const struct model_function *call_times_step_function(const struct model *m)
+{
+	const struct model_function *best = NULL;
+
+	for (size_t i = 0; i < m->nfunctions; i++)
+		if (m->functions[i].calls > 1 && (!best || m->functions[i].calls > best->calls))
+			best = &m->functions[i];
+	return best;
 }
 
 double call_times_wait_share(const struct call_times *ct)

@@ -34,6 +34,12 @@ struct call_times {
 	 */
 	double run_ns, wait_ns;
 	int sampled;
+	/*
+	 * Set by the caller before call_times_add(): only the calls, and the
+	 * periods, that start in [from_ns, to_ns) (to_ns 0: all of them).  A
+	 * period that starts there and ends after to_ns is kept whole.
+	 */
+	int64_t from_ns, to_ns;
 	size_t cap_dur, cap_period;  /* private */
 };
 
@@ -46,6 +52,12 @@ struct call_times {
  */
 int call_times_add(const struct model *m, const struct model_function *f, struct call_times *ct);
 void call_times_release(struct call_times *ct);
+
+/*
+ * The step function of m: the function called most (more than once), as
+ * `agprof diff` picks it in a recording; NULL when none.
+ */
+const struct model_function *call_times_step_function(const struct model *m);
 
 /* The share of the periods' runnable thread time spent waiting for a CPU (0 without samples). */
 double call_times_wait_share(const struct call_times *ct);

@@ -205,6 +205,52 @@ static void fn_add(struct graph_fn_ops *f, const struct call_sum *c)
 }
 
 /*
+ * The calls with kernels that start in [?1, ?2), each graph function's first
+ * such call left out when it has others (call_done's rule: it instantiates).
+ */
+static const char busy_in_sql[] =
+	"SELECT k.call_id, c.start_ns, c.end_ns, k.start_ns, k.end_ns FROM kernels k"
+	" JOIN function_calls c ON c.id = k.call_id WHERE c.start_ns >= ?1 AND c.start_ns < ?2"
+	" AND k.call_id NOT IN (SELECT min(k2.call_id) FROM kernels k2 JOIN function_calls c2 ON c2.id = k2.call_id"
+	"  GROUP BY c2.graph_function_id HAVING count(DISTINCT k2.call_id) > 1)"
+	" ORDER BY k.call_id, k.start_ns";
+
+int graph_ops_busy_in(const struct model *m, int64_t from, int64_t to, int64_t *call_ns, int64_t *busy_ns)
+{
+	sqlite3_stmt *s = db_prepare(m->rec->db, busy_in_sql);
+	struct span_union u = { 0, 0, 0 };
+	struct call_sum c = { 0, 0, 0, 0, 0 };
+	struct graph_fn_ops sum = { 0 };
+	int64_t call = -1;
+	int rc;
+
+	if (!s)
+		return -1;
+	sqlite3_bind_int64(s, 1, from);
+	sqlite3_bind_int64(s, 2, to);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		int64_t ks = sqlite3_column_int64(s, 3), ke = sqlite3_column_int64(s, 4);
+
+		if (sqlite3_column_int64(s, 0) != call) {
+			if (call >= 0) {
+				c.busy = union_done(&u);
+				fn_add(&sum, &c);
+			}
+			call = sqlite3_column_int64(s, 0);
+			c.start = sqlite3_column_int64(s, 1), c.end = sqlite3_column_int64(s, 2);
+		}
+		union_add(&u, ks > c.start ? ks : c.start, ke < c.end ? ke : c.end);  /* as load_calls */
+	}
+	if (call >= 0) {
+		c.busy = union_done(&u);
+		fn_add(&sum, &c);
+	}
+	*call_ns = sum.call_ns;
+	*busy_ns = sum.busy_ns;
+	return stmt_end(m->rec->db, s, rc);
+}
+
+/*
  * Calls come in id order, so a function's first call comes first: it is
  * kept aside (l->first) and counted only when no other call follows.
  */

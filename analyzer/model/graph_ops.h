@@ -105,6 +105,15 @@ void graph_ops_model_release(struct graph_ops_model *g);
  */
 int graph_fn_steady(const struct model *m, struct graph_fn_ops *f);
 
+/*
+ * The executor overhead of the graph calls that start in [from, to), by the
+ * same rule as the model's (each graph function's first call left out when
+ * it has others; since schema v5 the sampled calls): *call_ns their wall
+ * time, *busy_ns the time some kernel of theirs ran.  0 or -1 after an
+ * error line.
+ */
+int graph_ops_busy_in(const struct model *m, int64_t from, int64_t to, int64_t *call_ns, int64_t *busy_ns);
+
 /* Load m->rec's kernels into a graph ops model and register its sources.  0 or -1. */
 int graph_ops_register(struct model *m);
 /* The model those sources read, or NULL when not registered. */

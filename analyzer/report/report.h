@@ -21,6 +21,7 @@ struct source_loc;
 struct gpu_model;
 struct json;
 struct graph_ops_model;
+struct slices;
 
 enum report_section {
 	SEC_SUMMARY = 1 << 0,   /* the run and the top findings */
@@ -44,6 +45,7 @@ struct report_opts {
 	const struct gpu_model *gpu; /* the GPU part (analyzer/gpu/gpu.h), or NULL */
 	const struct graph_ops_model *graph_ops; /* kernels inside graph calls (graph_ops.h), or NULL */
 	FILE *sink;             /* JSON: written there as it is made (json_set_sink), or NULL: all in out */
+	const struct slices *slices; /* JSON: the figures per time slice (--slices, slices.h), or NULL */
 };
 
 void report_text(struct strbuf *out, const struct model *m, const struct report_opts *o);

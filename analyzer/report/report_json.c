@@ -7,6 +7,7 @@
 #include "fix.h"
 #include "model.h"
 #include "rules.h"
+#include "slices.h"
 #include "config.h"
 #include "json.h"
 
@@ -440,6 +441,53 @@ static void json_session_run(struct json *j, const struct model_session_run *r)
 		json_end_array(j);                         \
 	} while (0)
 
+/* One time slice (--slices): the whole run's figures over [start_ns, end_ns) (analyzer/slices/slices.h). */
+static void json_slice(struct json *j, const struct slice *sl)
+{
+	json_begin_object(j);
+	json_kv_int(j, "start_ns", sl->start_ns);
+	json_kv_int(j, "end_ns", sl->end_ns);
+	json_kv_int(j, "traces", sl->traces);
+	json_kv_int(j, "retraces", sl->retraces);
+	json_key(j, "functions");
+	json_begin_array(j, 0);
+	for (size_t i = 0; i < sl->nfunctions; i++) {
+		const struct slice_function *f = &sl->functions[i];
+
+		json_begin_object(j);
+		json_kv_str(j, "name", f->fn->name);
+		json_kv_str(j, "owner", f->fn->library ? "library" : "user");
+		json_key(j, "location");
+		report_json_loc(j, &f->fn->def);
+		json_kv_int(j, "traces", f->traces);
+		json_kv_int(j, "retraces", f->retraces);
+		json_end_object(j);
+	}
+	json_end_array(j);
+	json_kv_int(j, "active_ns", sl->active_ns);
+	json_kv_int(j, "eager_ops", sl->eager_ops);
+	json_kv_int(j, "eager_ns", sl->eager_ns);
+	json_kv_num(j, "eager_share", sl->eager_share);
+	json_kv_int(j, "input_waits", sl->input_waits);
+	json_kv_int(j, "input_ns", sl->input_ns);
+	json_kv_num(j, "input_share", sl->input_share);
+	json_kv_str(j, "step_function", sl->step ? sl->step->name : NULL);
+	json_kv_int(j, "step_periods", (long long)sl->step_periods);
+	json_key(j, "step_median_ns");
+	if (sl->step_periods)
+		json_int(j, sl->step_median_ns);
+	else
+		json_null(j);
+	json_kv_int(j, "call_ns", sl->call_ns);
+	json_kv_int(j, "busy_ns", sl->busy_ns);
+	json_key(j, "overhead_share");
+	if (sl->call_ns)
+		json_num(j, sl->overhead_share);
+	else
+		json_null(j);  /* no (sampled) graph call with kernels started in it */
+	json_end_object(j);
+}
+
 void report_json(struct strbuf *out, const struct model *m, const struct report_opts *o)
 {
 	struct json j;
@@ -468,6 +516,8 @@ void report_json(struct strbuf *out, const struct model *m, const struct report_
 	json_key(&j, "ranks");
 	report_ranks_json(&j, m);
 	JSON_LIST(&j, "cells", m->cells, m->ncells, json_cell);
+	if (o->slices)
+		JSON_LIST(&j, "slices", o->slices->v, o->slices->n, json_slice);
 	json_end_object(&j);
 	strbuf_addch(out, '\n');
 }

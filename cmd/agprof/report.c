@@ -7,6 +7,7 @@
 #include "options.h"
 #include "recording.h"
 #include "report.h"
+#include "slices.h"
 #include "strbuf.h"
 #include "util.h"
 
@@ -36,6 +37,7 @@ enum {
 	RO_COLOR,
 	RO_NO_COLOR,
 	RO_VERBOSE,
+	RO_SLICES,
 	RO_SECTION,  /* RO_SECTION + bit number of SEC_* */
 };
 
@@ -62,6 +64,8 @@ static const struct opt report_options[] = {
 	{ "color", RO_COLOR, NULL, "force colours on (default: on a terminal, unless NO_COLOR)" },
 	{ "no-color", RO_NO_COLOR, NULL, "force colours off" },
 	{ "verbose", RO_VERBOSE, NULL, "text: how each finding's saving was derived (as JSON's saving_method)" },
+	{ "slices", RO_SLICES, "T0,...,Tn", "json: the run's figures per slice [Ti, Ti+1) of the recording's clock\n"
+					      "(CLOCK_MONOTONIC ns: Python's time.monotonic_ns())" },
 	OPT_END,
 };
 /* then rules_options (--rules, --set) and help_options */
@@ -72,6 +76,8 @@ struct report_cmd {
 	struct rules_args rules;
 	const char *path;
 	const char *output;  /* -o FILE, or NULL: standard output */
+	int64_t *edges;      /* --slices, or NULL */
+	size_t nedges;
 	int color;  /* -1: decide from the terminal */
 };
 
@@ -107,6 +113,9 @@ static int report_option(void *ctx, int key, const char *v)
 	case RO_VERBOSE:
 		c->opts.verbose = 1;
 		return 0;
+	case RO_SLICES:
+		free(c->edges);
+		return slices_parse(v, &c->edges, &c->nedges);
 	}
 	c->opts.sections |= 1u << (key - RO_SECTION);
 	return 0;
@@ -170,6 +179,21 @@ static int print_report(struct report_cmd *c, const struct model *m, const struc
 	return ret;
 }
 
+/* print_report() with the slices of --slices computed first (when given); an exit code. */
+static int report_slices(struct report_cmd *c, const struct model *m, const struct ruleset *rs)
+{
+	struct slices sl = { 0 };
+	int ret;
+
+	if (c->edges && slices_compute(&sl, m, c->edges, c->nedges))
+		return EXIT_INTERNAL;
+	c->opts.slices = c->edges ? &sl : NULL;
+	ret = print_report(c, m, rs);
+	c->opts.slices = NULL;
+	slices_release(&sl);
+	return ret;
+}
+
 int cmd_report(int argc, char **argv)
 {
 	struct report_cmd c = { .opts = { .top = 10 }, .color = -1 };
@@ -183,16 +207,20 @@ int cmd_report(int argc, char **argv)
 
 	if ((ret = parse_recording_command(&cmd, argc, argv, &c.path)) != 0 || recording_open_private(&rec, c.path)) {
 		rules_args_release(&c.rules);
+		free(c.edges);
 		return ret < 0 ? EXIT_OK : EXIT_USAGE;
 	}
 	c.rules.ao.allow_empty = 1;
 	ret = EXIT_USAGE;
-	if (analyze(&m, &rs, &rec, &c.rules.ao) == ANALYZE_OK) {
-		ret = print_report(&c, &m, &rs);
+	if (c.edges && c.format != RF_JSON)
+		error("--slices needs --format json");
+	else if (analyze(&m, &rs, &rec, &c.rules.ao) == ANALYZE_OK) {
+		ret = report_slices(&c, &m, &rs);
 		model_release(&m);
 		ruleset_release(&rs);
 	}
 	recording_close(&rec);
 	rules_args_release(&c.rules);
+	free(c.edges);
 	return ret;
 }

@@ -47,17 +47,21 @@ def report_html(path):
     return out
 
 
-def report(path=None, show=True, sections=(), rules=None, settings=()):
+def report(path=None, show=True, sections=(), rules=None, settings=(), slices=None):
     """Analyze a recording; returns the JSON report (docs/report-json.md) as a dict.
 
     With show=True (the default) the text report is printed too, findings
     first, so that a notebook shows it below the cell.  `path` defaults to
     the last recording agprof.stop() completed.  settings: "RULE.NAME=VALUE"
-    strings (`agprof report --set`)."""
+    strings (`agprof report --set`).  slices: ascending times [T0, ..., Tn]
+    of time.monotonic_ns() (the recording's clock): the report's `slices`
+    then holds the run's figures over each [Ti, Ti+1) (`--slices`)."""
     path = path if path is not None else last_recording()
     if path is None:
         raise AgprofError("no recording: give agprof.report() a path, or record one with agprof.start()/stop()")
     extra = (["--rules", str(rules)] if rules else []) + [a for s in settings for a in ("--set", s)]
+    if slices is not None:
+        extra += ["--slices", ",".join(str(int(t)) for t in slices)]
     status, out, err = _run(["report", "--format", "json"] + extra + [str(path)])
     if status != 0:
         raise AgprofError(err.strip() or "agprof report exited with status %d" % status)

@@ -13,6 +13,7 @@ the program already uses; see Callback for how one object serves both Keras 3
 import json
 import os
 import sys
+import time
 import warnings
 
 from . import _record, _report
@@ -43,11 +44,14 @@ class Callback:
     epochs: (first, last), record only those epochs of the fit, numbered as
       Keras prints them ("Epoch 1/5" is 1).  Not with batches.
     log_dir: also write what agprof found into log_dir/agprof through
-      tf.summary, for TensorBoard (see _write_summaries for the tags).  Once,
-      when the recording ends, with step = the last recorded epoch as Keras
-      numbers it in its own epoch summaries (from 0; 0 for evaluate and
-      predict): the report needs the finished recording, so there is no
-      per-epoch value.
+      tf.summary, for TensorBoard (see _write_summaries for the tags): per
+      recorded epoch, with step = the epoch as Keras numbers it in its own
+      epoch summaries (from 0; 0 for evaluate and predict), its figures, and
+      the findings at the last one.  The fit is recorded once; the callback
+      notes when each epoch begins (time.monotonic_ns(), the recording's
+      clock) and, when the recording ends, asks the report for the figures
+      of each epoch's time slice (`agprof report --slices`): a retrace in
+      epoch 3 of a function first traced in epoch 0 is a retrace of epoch 3.
     report: print a few lines (the run in numbers, the top findings) at the end.
 
     After the recording: `findings` (list) and `report` (dict, the JSON report
@@ -90,6 +94,7 @@ class Callback:
         self._epoch = 0
         self._recording = False
         self._warned = False
+        self._marks = []  # (epoch, time.monotonic_ns()) where each recorded epoch's slice begins
 
     def _init_keras_bases(self):
         """Each base's state.  tf_keras's __init__ is not called: it assigns self.model, which is
@@ -138,7 +143,9 @@ class Callback:
 
     def on_epoch_begin(self, epoch, logs=None):
         self._epoch = epoch
-        if self._epochs is not None and self._loop is _TRAIN and epoch + 1 == self._epochs[0]:
+        if self._recording and self._loop is _TRAIN:
+            self._mark(epoch)
+        elif self._epochs is not None and self._loop is _TRAIN and epoch + 1 == self._epochs[0]:
             self._begin()
 
     def on_epoch_end(self, epoch, logs=None):
@@ -200,11 +207,20 @@ class Callback:
         try:
             if self.log_dir is not None:
                 os.makedirs(os.path.dirname(self.path) or ".", exist_ok=True)
+            self._marks = []
+            self._mark(self._epoch)  # before the start: every recorded event is after the first edge
             _record.start(self.path, force=True, quiet=True)
         except (OSError, _record.AgprofError) as e:
             self._warn("agprof.keras.Callback cannot record: %s" % e)
             return
         self._recording = True
+
+    def _mark(self, epoch):
+        """The slice of `epoch` begins now (the recording's clock), unless it has begun (a fit's recording
+        starts at on_train_begin, before epoch 0's on_epoch_begin) or no time passed since the last."""
+        now = time.monotonic_ns()
+        if not self._marks or (epoch != self._marks[-1][0] and now > self._marks[-1][1]):
+            self._marks.append((epoch, now))
 
     def _end(self):
         if not self._recording:
@@ -212,7 +228,8 @@ class Callback:
         self._recording = False
         try:
             path = _record.stop()
-            self.report = _report.report(path, show=False)
+            edges = [ns for _, ns in self._marks] + [max(time.monotonic_ns(), self._marks[-1][1] + 1)]
+            self.report = _report.report(path, show=False, slices=edges if self.log_dir is not None else None)
         except _record.AgprofError as e:
             self._warn("agprof.keras.Callback: %s" % e)
             return
@@ -222,7 +239,7 @@ class Callback:
             sys.stdout.write(_summary(self.report, median_ns, path))
             sys.stdout.flush()
         if self.log_dir is not None:
-            _write_summaries(os.path.join(self.log_dir, "agprof"), self.report, median_ns, self._epoch)
+            _write_summaries(os.path.join(self.log_dir, "agprof"), self.report, [e for e, _ in self._marks])
 
     def _warn(self, text):
         if not self._warned:
@@ -302,10 +319,6 @@ def _retraces(report):
     return sum(len(fn.get("retraces") or []) for fn in report["functions"])
 
 
-def _share(part, whole):
-    return part / whole if whole else 0.0
-
-
 def _where(loc):
     """A location as file:line, the file relative to the working directory when under it."""
     if not loc:
@@ -339,16 +352,31 @@ def _summary(report, median_ns, path):
     return "\n".join(lines) + "\n"
 
 
-def _scalars(report, median_ns):
-    """[(tag, value)] written to TensorBoard, all from the report (and agprof diff's step time)."""
-    s = report["session"]
-    values = [("agprof/traces", s["traces"]), ("agprof/retraces", _retraces(report)),
-              ("agprof/eager_share", s["eager_share"] or 0.0),
+def _user_functions(report):
+    """The names of the user's traced functions (owner "user"), in the report's order, once each."""
+    names = []
+    for fn in report["functions"]:
+        if fn["owner"] == "user" and fn["traces"] and fn["name"] not in names:
+            names.append(fn["name"])
+    return names
+
+
+def _scalars(piece, names):
+    """[(tag, value)] of one time slice of the report (its `slices`), all by the report's definitions;
+    every user function of the recording in `names` gets its traces and retraces (0 when none there)."""
+    values = [("agprof/traces", piece["traces"]), ("agprof/retraces", piece["retraces"]),
+              ("agprof/eager_share", piece["eager_share"]),
               # as the report's ranks define input_share: eager tf.data reads over the active time
-              ("agprof/input_wait_share", _share(s["input_ns"], s["active_ns"]))]
-    if median_ns:
-        values.append(("agprof/median_step_ms", median_ns / 1e6))
-    values += [("agprof/traces/" + fn["name"], fn["traces"]) for fn in report["functions"] if fn["owner"] == "user"]
+              ("agprof/input_wait_share", piece["input_share"])]
+    if piece["overhead_share"] is not None:
+        # the executor's own share of the graph calls' time (the graph_ops section's overhead_share)
+        values.append(("agprof/dispatch_overhead_share", piece["overhead_share"]))
+    if piece["step_median_ns"]:
+        values.append(("agprof/median_step_ms", piece["step_median_ns"] / 1e6))
+    for name in names:
+        fns = [fn for fn in piece["functions"] if fn["name"] == name and fn["owner"] == "user"]
+        values += [("agprof/traces/" + name, sum(fn["traces"] for fn in fns)),
+                   ("agprof/retraces/" + name, sum(fn["retraces"] for fn in fns))]
     return values
 
 
@@ -364,8 +392,9 @@ def _markdown(findings):
     return "\n".join(rows)
 
 
-def _write_summaries(folder, report, median_ns, step):
-    """Scalars (TensorBoard's scalars plugin) and the findings (its text plugin) into folder.
+def _write_summaries(folder, report, epochs):
+    """Scalars (TensorBoard's scalars plugin) per recorded epoch, at step = the epoch, from the report's
+    slices (one per epoch, in order); the findings (its text plugin) once, at the last epoch.
 
     Through tf.summary.write with the plugins' metadata: tf.summary.scalar and
     tf.summary.text are TensorBoard's code and fail without it installed."""
@@ -377,10 +406,12 @@ def _write_summaries(folder, report, median_ns, step):
                                            data_class=data_class)
 
     scalar = metadata("scalars", summary_pb2.DATA_CLASS_SCALAR)
+    names = _user_functions(report)
     writer = tf.summary.create_file_writer(folder)
-    with writer.as_default(step=step):
-        for tag, value in _scalars(report, median_ns):
-            tf.summary.write(tag, tf.constant(value, tf.float32), metadata=scalar)
-        tf.summary.write("agprof/findings", tf.constant(_markdown(report["findings"])),
+    with writer.as_default():
+        for epoch, piece in zip(epochs, report["slices"]):
+            for tag, value in _scalars(piece, names):
+                tf.summary.write(tag, tf.constant(value, tf.float32), step=epoch, metadata=scalar)
+        tf.summary.write("agprof/findings", tf.constant(_markdown(report["findings"])), step=epochs[-1],
                          metadata=metadata("text", summary_pb2.DATA_CLASS_TENSOR))
     writer.close()

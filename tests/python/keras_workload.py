@@ -43,6 +43,37 @@ class Planted(keras.callbacks.Callback):
         scale(float(epoch) + 0.5)  # agprof: retrace
 
 
+STORM_EPOCH = 1  # "Epoch 2/3": the only epoch of the storm
+
+
+@tf.function
+def storm(x):
+    return tf.reduce_sum(x)
+
+
+class Storm(keras.callbacks.Callback):
+    """A retrace storm in one epoch only: storm() traced once in epoch 0 (a [1, 4] batch), then, in epoch
+    STORM_EPOCH, called after each batch with a batch of another shape ([n + 1, 4] at its n-th batch): a
+    retrace a batch there, none elsewhere.  TensorFlow's tracing count at each epoch's end is the oracle."""
+
+    def __init__(self):
+        super().__init__()
+        self.epoch, self.n, self.counts = 0, 0, []
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.epoch, self.n = epoch, 0
+        if epoch == 0:
+            storm(tf.zeros([1, 4]))
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.n += 1
+        if self.epoch == STORM_EPOCH:
+            storm(tf.zeros([self.n + 1, 4]))
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.counts.append(storm.experimental_get_tracing_count())
+
+
 class BatchClock(keras.callbacks.Callback):
     """For one loop (train, test or predict): the monotonic time (the recording's clock) at each batch's
     begin and end, numbered from 1 as agprof.keras.Callback counts them; in a fit the optimizer's step
@@ -137,6 +168,13 @@ def whole():
     dump("whole", tracing_count=scale.experimental_get_tracing_count(), findings=cb.findings, report=cb.report,
          bases=[c.__module__ + "." + c.__qualname__ for c in type(cb).__mro__],
          is_keras_callback=isinstance(cb, keras.callbacks.Callback))
+
+
+def storm_fit():
+    """The whole fit with a retrace storm in epoch STORM_EPOCH only, TensorBoard summaries per epoch."""
+    cb, counter = callback("storm", log_dir=os.path.join(OUT, "storm_logs")), Storm()
+    model().fit(data(), epochs=EPOCHS, verbose=0, callbacks=[counter, cb])
+    dump("storm", counts=counter.counts, tracing_count=storm.experimental_get_tracing_count(), report=cb.report)
 
 
 def window(case, **kwargs):
@@ -277,6 +315,7 @@ def main():
             case()
         return
     whole()
+    storm_fit()
     if FLAVOUR == "keras3":
         window("batches", batches=(3, 6))
         window("epochs", epochs=(2, 2))

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The layout's rules, checked on the source tree (docs/architecture.md).
 
-- analyzer/'s stages are layers, lowest first: model, gpu, rules, advice, report,
+- analyzer/'s stages are layers, lowest first: model, slices, gpu, rules, advice, report,
   live, timeline, export, html.  A file includes headers of its own layer and of the
   layers below it, never one above (perf's util/ never includes a UI).
 - The layers under the front-ends (common/, collector/, writer/, analyzer/,
@@ -18,7 +18,7 @@ import re
 import sys
 
 ROOT = sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] != "--self-test" else os.path.join(os.path.dirname(__file__), "..", "..")
-STAGES = ["model", "gpu", "rules", "advice", "report", "live", "timeline", "export", "html"]
+STAGES = ["model", "slices", "gpu", "rules", "advice", "report", "live", "timeline", "export", "html"]
 # Folders in layer order; a folder may include headers of folders before it.
 FOLDERS = ["common", "collector", "writer"] + ["analyzer/" + s for s in STAGES] + ["tui", "cmd/agprof"]
 # collector/ and writer/ are siblings (the ring's two ends), neither above the other.
