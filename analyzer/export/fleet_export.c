@@ -213,14 +213,14 @@ static int publish(const char *dir, const char *tmp, const char *table, const ch
 	return 0;
 }
 
-/* The part of a damage message after its "'PATH' ": the same wherever the file lies. */
+/* A damage message less its "'PATH' is ": the same wherever the file lies. */
 static const char *damage_text(const char *damage, const char *path)
 {
 	size_t n = strlen(path);
 
 	if (damage[0] == '\'' && !strncmp(damage + 1, path, n) && damage[n + 1] == '\'' && damage[n + 2] == ' ')
-		return damage + n + 3;
-	return damage;
+		damage += n + 3;
+	return strncmp(damage, "is ", 3) ? damage : damage + 3;
 }
 
 struct index_facts {

@@ -261,7 +261,7 @@ static int open_with(struct recording *rec, const char *path, int flags, char *d
 		damage[0] = '\0';
 	if (check_header(path, err, sizeof(err), damage, dlen))
 		return error("%s", err);
-	if (db_open_readonly(path, flags, &db) != SQLITE_OK) {
+	if ((damage && damage[0] ? db_open_truncated : db_open_readonly)(path, flags, &db) != SQLITE_OK) {
 		error("cannot open '%s': %s", path, db ? sqlite3_errmsg(db) : "out of memory");
 		sqlite3_close(db);
 		return -1;
