@@ -151,7 +151,7 @@ int64_t db_step_budget(int64_t size)
 	return budget < 1000000000 ? 1000000000 : budget;
 }
 
-int db_open_readonly(const char *path, int flags, sqlite3 **out)
+static int open_ro(const char *path, int flags, int truncated, sqlite3 **out)
 {
 	struct stat st;
 	int64_t budget = db_step_budget(stat(path, &st) == 0 ? (int64_t)st.st_size : 0);
@@ -161,7 +161,9 @@ int db_open_readonly(const char *path, int flags, sqlite3 **out)
 		return rc;
 	if (budget > INTPTR_MAX)
 		budget = INTPTR_MAX;
-	sqlite3_db_config(*out, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+	sqlite3_db_config(*out, SQLITE_DBCONFIG_DEFENSIVE, !truncated, NULL);
+	if (truncated)
+		sqlite3_exec(*out, "PRAGMA writable_schema = ON", NULL, NULL, NULL);
 	sqlite3_db_config(*out, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, NULL);
 	sqlite3_db_config(*out, SQLITE_DBCONFIG_ENABLE_VIEW, 0, NULL);
 	sqlite3_db_config(*out, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, NULL);
@@ -170,6 +172,16 @@ int db_open_readonly(const char *path, int flags, sqlite3 **out)
 	db_define_eager_view(*out);  /* a file that cannot have it fails on its first use, with SQLite's message */
 	db_define_compat(*out);      /* the same */
 	return SQLITE_OK;
+}
+
+int db_open_readonly(const char *path, int flags, sqlite3 **out)
+{
+	return open_ro(path, flags, 0, out);
+}
+
+int db_open_truncated(const char *path, int flags, sqlite3 **out)
+{
+	return open_ro(path, flags, 1, out);
 }
 
 #define EAGER_VIEW "CREATE VIEW eager_ops AS "

@@ -32,6 +32,14 @@ extern const char agprof_schema_sql[];
  * current schema's tables and columns (db_define_compat()).
  */
 int db_open_readonly(const char *path, int flags, sqlite3 **out);
+/*
+ * db_open_readonly() of a file shorter than its header says (truncated):
+ * SQLite refuses such a file unless its schema is writable, so the
+ * connection (read-only all the same) is not defensive and has
+ * writable_schema on; the pages that are there read, the others fail with
+ * SQLITE_CORRUPT.  For salvage only (recording_open_salvage()).
+ */
+int db_open_truncated(const char *path, int flags, sqlite3 **out);
 
 /*
  * A recording of an older schema version read as the current one

@@ -199,10 +199,10 @@ const struct agp_kind agp_kinds[] = {
 	{ K("dataset_ops", "id:id pid:pid tid:tid op_id:strings start_ns:time end_ns:time", AGP_KIND_EVENT, 8) },
 	/* schema 6: the eager ops' tables under the eager_ops view */
 	{ K("eager_op_keys", "id:id pid:pid tid:tid op_id:strings device_id:strings callsite_id:callsites base_ns:time",
-	  0, 6) },
-	{ K("eager_op_rows", "id:id key:eager_op_keys", 0, 6) },
+	  AGP_KIND_STORAGE, 6) },
+	{ K("eager_op_rows", "id:id key:eager_op_keys", AGP_KIND_STORAGE, 6) },
 	{ K("eager_op_blocks", "id:id pid:pid tid:tid first_id:eager_op_rows last_id:eager_op_rows min_start_ns:time"
-			     " max_start_ns:time", 0, 6) },
+			     " max_start_ns:time", AGP_KIND_STORAGE, 6) },
 	{ K("source_files", "", AGP_KIND_OR_IGNORE, 3) },
 	{ K("notebook_cells", "", AGP_KIND_OR_IGNORE, 8) },  /* optional in 8: a recording made in IPython */
 	{ K("code_facts", "", AGP_KIND_OR_IGNORE, 9) },      /* optional in 9: written since stop 45 */

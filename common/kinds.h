@@ -74,6 +74,7 @@ struct agp_chrome {
 #define AGP_KIND_OR_IGNORE 0x8      /* merge: rows that repeat across inputs keep the first */
 #define AGP_KIND_AGGREGATE 0x10     /* rows are buckets: count and total_ns of many events */
 #define AGP_KIND_NO_START_INDEX 0x20 /* no index on start_ns: min/max by the first and last ids */
+#define AGP_KIND_STORAGE 0x40        /* rows readers see through another kind's view (eager_ops): not exported alone */
 
 struct agp_kind {
 	const char *table;

@@ -6,6 +6,7 @@
 #include "run_writer_int.h"
 #include "links.h"
 #include "shm_guard.h"
+#include "recid.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -252,6 +253,7 @@ static int wal_committed(void *arg, sqlite3 *db, const char *name, int frames)
 
 struct run_writer *run_writer_create(const char *path, const char *shm_dir, char *err, size_t errlen)
 {
+	char recid[RECID_LEN];
 	struct run_writer *w = calloc(1, sizeof(*w));
 
 	if (!w) {
@@ -296,6 +298,9 @@ struct run_writer *run_writer_create(const char *path, const char *shm_dir, char
 		return NULL;
 	}
 	db_meta_set_int(w->db, "schema_version", AGPROF_SCHEMA_VERSION);
+	/* the fleet's join key (docs/fleet.md): written first, so that a run cut short has it too */
+	if (recid_new(recid) == 0)
+		db_meta_set(w->db, "recording_id", recid);
 	w->budget.max_events = RUN_DEFAULT_MAX_EVENTS;
 	/*
 	 * Indexes from the start: the launcher keeps them up to date while the

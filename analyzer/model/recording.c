@@ -121,7 +121,7 @@ int recording_has_wal(const char *path)
  * with O_NONBLOCK and checked with fstat() first: a FIFO or a device given
  * as the recording must be refused, not block or be read forever.
  */
-static int check_header(const char *path, char *err, size_t len)
+static int check_header(const char *path, char *err, size_t len, char *damage, size_t dlen)
 {
 	unsigned char hdr[100];
 	struct stat st;
@@ -183,9 +183,9 @@ static int check_header(const char *path, char *err, size_t len)
 	 */
 	if (pages && be32(hdr + 92) == be32(hdr + 24) &&
 	    (uint64_t)st.st_size < (uint64_t)pages * page_size && !recording_has_wal(path)) {
-		snprintf(err, len, "'%s' is truncated (%lld of %llu bytes)", path, (long long)st.st_size,
-			 (unsigned long long)pages * page_size);
-		return -1;
+		snprintf(damage ? damage : err, damage ? dlen : len, "'%s' is truncated (%lld of %llu bytes)", path,
+			 (long long)st.st_size, (unsigned long long)pages * page_size);
+		return damage ? 0 : -1;
 	}
 	return 0;
 }
@@ -250,16 +250,18 @@ static int check_tables(sqlite3 *db, const char *path, char *err, size_t len)
 	return rc;
 }
 
-static int open_with(struct recording *rec, const char *path, int flags)
+static int open_with(struct recording *rec, const char *path, int flags, char *damage, size_t dlen)
 {
 	char err[512];
 	sqlite3 *db = NULL;
 	int version, appid;
 
 	memset(rec, 0, sizeof(*rec));
-	if (check_header(path, err, sizeof(err)))
+	if (damage)
+		damage[0] = '\0';
+	if (check_header(path, err, sizeof(err), damage, dlen))
 		return error("%s", err);
-	if (db_open_readonly(path, flags, &db) != SQLITE_OK) {
+	if ((damage && damage[0] ? db_open_truncated : db_open_readonly)(path, flags, &db) != SQLITE_OK) {
 		error("cannot open '%s': %s", path, db ? sqlite3_errmsg(db) : "out of memory");
 		sqlite3_close(db);
 		return -1;
@@ -299,12 +301,17 @@ fail:
 
 int recording_open(struct recording *rec, const char *path)
 {
-	return open_with(rec, path, 0);
+	return open_with(rec, path, 0, NULL, 0);
 }
 
 int recording_open_private(struct recording *rec, const char *path)
 {
-	return open_with(rec, path, SQLITE_OPEN_NOMUTEX);
+	return open_with(rec, path, SQLITE_OPEN_NOMUTEX, NULL, 0);
+}
+
+int recording_open_salvage(struct recording *rec, const char *path, char *damage, size_t len)
+{
+	return open_with(rec, path, 0, damage, len);
 }
 
 void recording_close(struct recording *rec)

@@ -21,6 +21,14 @@ int recording_open(struct recording *rec, const char *path);
  * column read, 4% of a million-trace report.
  */
 int recording_open_private(struct recording *rec, const char *path);
+/*
+ * recording_open() for a reader that keeps what it can of a damaged file
+ * (agprof export --fleet): a file shorter than its header says is opened
+ * all the same, with the reason in damage ("'PATH' is truncated (...)";
+ * "" when the file is whole); its queries stop with SQLITE_CORRUPT where
+ * the missing pages begin.  Every other check refuses as recording_open().
+ */
+int recording_open_salvage(struct recording *rec, const char *path, char *damage, size_t len);
 void recording_close(struct recording *rec);
 
 /* Whether path has a non-empty WAL beside it ("PATH-wal"): rows SQLite joins to the file. */

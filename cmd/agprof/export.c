@@ -2,6 +2,7 @@
 #include "builtin.h"
 #include "chrome.h"
 #include "csv_export.h"
+#include "fleet_export.h"
 #include "options.h"
 #include "recording.h"
 #include "util.h"
@@ -14,6 +15,7 @@
 static const char *const export_usage =
 	"usage: agprof export --format chrome [-o FILE] RECORDING\n"
 	"   or: agprof export --format csv -o DIR RECORDING\n"
+	"   or: agprof export --format csv --fleet DIR RECORDING...\n"
 	"\n"
 	"Write the recording as Chrome trace-event JSON (open it in Perfetto,\n"
 	"ui.perfetto.dev, or chrome://tracing): tracing, graph function calls,\n"
@@ -23,24 +25,34 @@ static const char *const export_usage =
 	"Writes to standard output unless -o FILE.\n"
 	"--format csv: every table as DIR/TABLE.csv (created if missing), for\n"
 	"DuckDB, Spark or Trino; docs/fleet.md runs agprof's job queries there.\n"
+	"--fleet DIR: each recording on its own, no merge, into Hive partitions\n"
+	"DIR/TABLE/recording=ID/part-0.csv (ID: the recording's meta recording_id,\n"
+	"or a UUID of its content), with DIR/TABLE/_schema.ddl and views for DuckDB\n"
+	"and Spark in DIR/_load; a recording DIR holds already is left as it is.\n"
+	"Run it as each recording arrives; Spark, DuckDB or Trino read DIR as one\n"
+	"table set (docs/fleet.md, its queries in analyzer/export/fleet_sql).\n"
 	"\n"
 	"options:\n";
 
 static const char *const export_epilogue =
 	"\n"
-	"Exit codes: 0 success, 2 usage error or unreadable recording, 3 write error.\n";
+	"Exit codes: 0 success (--fleet: damaged recordings exported as far as they\n"
+	"read, with a warning), 2 usage error, unreadable recording, or (--fleet) a\n"
+	"recording id given twice or already in DIR from another recording, nothing\n"
+	"written, 3 write error.\n";
 
-enum { EO_FORMAT = OPT_KEY_BASE };
+enum { EO_FORMAT = OPT_KEY_BASE, EO_FLEET };
 
 static const struct opt export_options[] = {
 	{ "format", EO_FORMAT, "FMT", "chrome or csv" },
 	{ "output", 'o', "FILE", "write to FILE, not standard output (csv: the folder)" },
+	{ "fleet", EO_FLEET, "DIR", "csv: each recording into DIR's partitions (docs/fleet.md)" },
 	OPT_HELP,
 	OPT_END,
 };
 
 struct export_cmd {
-	const char *format, *output;
+	const char *format, *output, *fleet;
 };
 
 static int export_option(void *ctx, int key, const char *value)
@@ -49,6 +61,8 @@ static int export_option(void *ctx, int key, const char *value)
 
 	if (key == EO_FORMAT)
 		c->format = value;
+	else if (key == EO_FLEET)
+		c->fleet = value;
 	else
 		c->output = value;
 	return 0;
@@ -87,6 +101,27 @@ static int export_csv(const struct export_cmd *c, struct recording *rec)
 	return ret == CSV_WRITE_FAILED ? EXIT_INTERNAL : ret ? EXIT_USAGE : EXIT_OK;
 }
 
+/* --fleet DIR RECORDING...: each recording into DIR's partitions; an exit code. */
+static int export_fleet(const struct export_cmd *c, int n, const char *const *paths)
+{
+	struct fleet_stats st;
+	int ret;
+
+	if (strcmp(c->format, "csv") || c->output) {
+		error("--fleet writes CSV partitions into its own folder: give --format csv and no -o");
+		return EXIT_USAGE;
+	}
+	if (n < 1) {
+		error("--fleet needs at least one recording; see 'agprof export --help'");
+		return EXIT_USAGE;
+	}
+	ret = fleet_export(c->fleet, paths, n, &st);
+	if (ret == 0)
+		printf("%d exported, %d already in '%s'%s\n", st.exported, st.unchanged, c->fleet,
+		       st.flagged ? " (some damaged: see recordings.status)" : "");
+	return ret == FLEET_WRITE_FAILED ? EXIT_INTERNAL : ret ? EXIT_USAGE : EXIT_OK;
+}
+
 int cmd_export(int argc, char **argv)
 {
 	struct export_cmd c = { 0 };
@@ -103,6 +138,8 @@ int cmd_export(int argc, char **argv)
 		      c.format ? c.format : "");
 		return EXIT_USAGE;
 	}
+	if (c.fleet)
+		return export_fleet(&c, argc - first, (const char *const *)argv + first);
 	if (!strcmp(c.format, "csv") && !c.output) {
 		error("--format csv writes a folder of files: give it with -o DIR");
 		return EXIT_USAGE;

@@ -14,6 +14,7 @@
 #include "json.h" /* strbuf_add_uri_path */
 #include "merge.h"
 #include "options.h"
+#include "recid.h"
 #include "recording.h"
 #include "strbuf.h"
 #include "util.h"
@@ -223,10 +224,14 @@ static int copy_input(sqlite3 *db, struct merge_input *in, int first)
  */
 static int write_meta(sqlite3 *db, const struct merge_cmd *c)
 {
-	char n[32];
+	char n[32], id[RECID_LEN];
 
 	snprintf(n, sizeof(n), "%d", c->n);
+	/* a new recording: its own id, not the first input's (docs/fleet.md) */
+	if (recid_new(id) != 0)
+		id[0] = '\0';
 	return db_meta_set_int(db, "schema_version", AGPROF_SCHEMA_VERSION) || db_meta_set(db, "merged_ranks", n) ||
+	       db_meta_set(db, "recording_id", id[0] ? id : NULL) ||
 	       db_meta_set(db, "clock_step_function", c->step_name) ||
 	       db_exec(db, "INSERT OR REPLACE INTO meta SELECT 'start_ns', min(start_ns) FROM processes;"
 			   "INSERT OR REPLACE INTO meta SELECT 'end_ns', max(end_ns) FROM processes;"
