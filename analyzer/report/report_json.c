@@ -131,6 +131,8 @@ static void json_finding(struct json *j, const struct finding *f)
 	json_kv_str(j, "rule", f->rule);
 	json_kv_str(j, "title", f->title);
 	json_kv_str(j, "severity", severity_name(f->severity));
+	json_kv_str(j, "borderline", f->borderline == BORDERLINE_FIRES ? "fires"
+				     : f->borderline == BORDERLINE_ESCALATES ? "escalates" : NULL);
 	json_kv_str(j, "function", f->function);
 	json_kv_str(j, "cause", retrace_cause_name(f->cause));
 	kv_locs(j, "location", "library_location", &f->loc);

@@ -302,6 +302,69 @@ Test(rules, cases_pick_the_texts_of_the_first_that_holds)
 	ruleset_release(&rs);
 }
 
+/* Three rows of share 0.22, 0.30, 0.22 with standard errors 0.02, 0.02, 0 (no spread known). */
+static size_t three(const struct model *mm, void *data)
+{
+	(void)mm;
+	(void)data;
+	return 3;
+}
+
+static int get_measured(const struct model *mm, void *data, size_t row, const char *field, struct metric_value *out)
+{
+	(void)mm;
+	(void)data;
+	out->type = METRIC_NUM;
+	if (!strcmp(field, "share"))
+		out->num = row == 1 ? 0.30 : 0.22;
+	else if (!strcmp(field, "share_se"))
+		out->num = row == 2 ? 0 : 0.02;
+	else if (!strcmp(field, "ops"))
+		out->num = 5000;
+	else
+		return -1;
+	return 0;
+}
+
+Test(rules, a_measure_within_two_standard_errors_of_its_threshold_is_borderline)
+{
+	static const char *const fields[] = { "share, share_se, ops", NULL };
+	struct metric_source src = { "measured", fields, three, get_measured, anchor, NULL, NULL };
+	struct ruleset rs;
+	const struct finding *f[3] = { NULL };
+
+	cr_assert_eq(model_add_source(&m, &src), 0);
+	ruleset_init(&rs);
+	cr_assert_eq(ruleset_load_text(&rs, "b.rule", "id: b\nseverity: warning\nselect: measured\n"
+						      "threshold: min = 20%\nthreshold: high = 26%\n"
+						      "when: ops > 1000 and share > min\nescalate: share > high\n"
+						      "message: share {share:pct}\n"), 0);
+	cr_assert_eq(rules_run(&rs, &m), 3);
+	cr_assert_eq(rs.errors, 0);
+	for (size_t i = 0; i < m.nfindings; i++)
+		f[m.findings[i].cost_ns - 5] = &m.findings[i];  /* anchor(): cost = row + 5 */
+	cr_assert(f[0] && f[1] && f[2]);
+	/* 0.22 is 1 standard error above 0.20: open, so info and said */
+	cr_assert_eq(f[0]->severity, SEV_INFO);
+	cr_assert_eq(f[0]->borderline, BORDERLINE_FIRES);
+	cr_assert(strstr(f[0]->message, "borderline"), "%s", f[0]->message);
+	/* 0.30 is 5 above 0.20 (certain) and 2 above 0.26 (open): the rule's severity, borderline for error */
+	cr_assert_eq(f[1]->severity, SEV_WARNING);
+	cr_assert_eq(f[1]->borderline, BORDERLINE_ESCALATES);
+	cr_assert(strstr(f[1]->message, "borderline for error"), "%s", f[1]->message);
+	/* no spread known: as before, exact */
+	cr_assert_eq(f[2]->severity, SEV_WARNING);
+	cr_assert_eq(f[2]->borderline, 0);
+	cr_assert_str_eq(f[2]->message, "share 22.0%");
+	ruleset_release(&rs);
+	/* a certain false side decides an and: no finding, open or not */
+	ruleset_init(&rs);
+	cr_assert_eq(ruleset_load_text(&rs, "n.rule", "id: n\nselect: measured\nthreshold: min = 20%\n"
+						      "when: ops < 1000 and share > min\nmessage: never\n"), 0);
+	cr_assert_eq(rules_run(&rs, &m), 0);
+	ruleset_release(&rs);
+}
+
 Test(rules, builtin_rules_load_without_errors)
 {
 	struct ruleset rs;
