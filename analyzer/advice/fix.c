@@ -1668,7 +1668,7 @@ void fix_annotate(struct model *m)
 			saving_estimate(m, f);
 			if (f->fix.file && f->saving_ns <= 0 && builders[fix_kind_of(f)].drop_unsaved) {
 				memset(&f->fix, 0, sizeof(f->fix));
-				set_no_edit(&c, f, "the edit would add back as much as it removes (%s)", f->saving_method);
+				set_no_edit(&c, f, "the edit saves nothing measurable (%s)", f->saving_method);
 			}
 		}
 		model_bound_finding(m, f);

@@ -47,7 +47,9 @@ static int removed(const struct model_function *fn, size_t i, enum retrace_cause
 {
 	const struct model_trace *t = &fn->traces[i];
 
-	return i > 0 && t->why.cause != CAUSE_NONE && !t->why.followup && (!cause || t->why.cause == cause);
+	/* a retrace inside another function's retrace: that one's fix removes it, and its saving counts it */
+	return i > 0 && t->why.cause != CAUSE_NONE && !t->why.followup && !t->why.inside &&
+	       (!cause || t->why.cause == cause);
 }
 
 /* The span of one retrace: its tracing time. */
@@ -243,12 +245,55 @@ static struct fix_cost fix_added(struct model *m, const struct finding *f, const
 	return c;
 }
 
+/*
+ * A retrace costs the program what a fix would remove of it: its tracing
+ * and its graph's first-call set-up (retrace_saved()), so the finding's
+ * cost counts them too (at least its tracing, the rule's cost): a saving
+ * is never more than the cost it comes from.
+ */
+static void cost_whole(struct model *m, struct finding *f, const struct model_function *fn)
+{
+	struct retrace_sum all;
+	int64_t whole = 0;
+
+	if (fn) {
+		whole = retrace_saving(m, fn, CAUSE_NONE, &all);
+	} else {
+		for (size_t i = 0; i < m->nfunctions; i++)
+			if (!m->functions[i].tf_data)
+				whole += retrace_saving(m, &m->functions[i], CAUSE_NONE, &all);
+	}
+	if (whole > f->cost_ns)
+		f->cost_ns = whole;
+}
+
+/* The function holding fn's retraces that ran inside another's (retrace_why.inside), and their number. */
+static const char *inside_of(const struct model_function *fn, size_t *n)
+{
+	const char *outer = NULL;
+
+	*n = 0;
+	for (size_t i = 1; i < fn->ntraces; i++)
+		if (fn->traces[i].why.inside && !fn->traces[i].why.followup && !(*n)++)
+			outer = fn->traces[i].why.inside;
+	return outer;
+}
+
 static void saving_retracing(struct model *m, struct finding *f, const struct model_function *fn)
 {
 	struct retrace_sum sum;
 	struct fix_cost add;
 	int64_t steps = retrace_saving(m, fn, f->cause, &sum);
+	const char *inside;
+	size_t nin;
 
+	cost_whole(m, f, fn);
+	if (!sum.n && (inside = inside_of(fn, &nin))) {
+		f->saving_ns = 0;
+		set_method(m, f, "none of its own: its %zu retrace%s ran inside retraces of %s, whose fix removes them"
+			   " (their time is counted there)", nin, nin == 1 ? "" : "s", inside);
+		return;
+	}
 	if (fn->jit_compile) {
 		/* one trace for all shapes still leaves XLA one compilation per new shape, on its first call */
 		f->saving_ns = sum.tracing;
@@ -273,6 +318,7 @@ static void saving_all_retraces(struct model *m, struct finding *f, const struct
 	size_t count = 0;
 
 	(void)fn;  /* the estimators' one signature: this one reads no function */
+	cost_whole(m, f, NULL);
 	for (size_t i = 0; i < m->nfunctions; i++) {
 		struct retrace_sum sum;
 

@@ -15,7 +15,7 @@ static size_t removed_count(const struct model_function *fn, enum retrace_cause 
 	for (size_t i = 1; i < fn->ntraces; i++) {
 		const struct model_trace *t = &fn->traces[i];
 
-		n += t->why.cause != CAUSE_NONE && !t->why.followup && (!cause || t->why.cause == cause);
+		n += t->why.cause != CAUSE_NONE && !t->why.followup && !t->why.inside && (!cause || t->why.cause == cause);
 	}
 	return n;
 }
@@ -49,10 +49,8 @@ static const char *retrace_words(struct model *m, const struct finding *f, const
 		return model_strf(m, "the tracing of %zu retrace%s (XLA still compiles each new shape on its first call)",
 				  n, n == 1 ? "" : "s");
 	duration_format(each, sizeof(each), f->saving_ns / (int64_t)n);
-	return model_strf(m, "%zu retrace%s at ~%s each%s%s", n, n == 1 ? "" : "s", each,
-			  adds_back(f) ? ", net of what the edit adds" : "",
-			  f->saving_ns > f->cost_ns ? " (tracing + each new graph's first-call set-up; the cost counts"
-						      " the tracing only)" : "");
+	return model_strf(m, "%zu retrace%s at ~%s each (tracing + the new graph's first-call set-up)%s", n,
+			  n == 1 ? "" : "s", each, adds_back(f) ? ", net of what the edit adds" : "");
 }
 
 void saving_summarize(struct model *m, struct finding *f, const struct model_function *fn)

@@ -5,7 +5,9 @@
  * tracing, a trace inside another of its traces counted once, plus its
  * graph calls).  An estimate past them is wrong where it was made; here,
  * after the rules and the savings, it is cut to the bound and its method
- * says so, so that a test (and a reader) sees that it happened.
+ * says so, so that a test (and a reader) sees that it happened.  Nor does
+ * a saving exceed its finding's cost: the cost counts what the fix removes
+ * (a retrace's tracing and its graph's first-call set-up, saving.c).
  */
 #include "model.h"
 #include "model_internal.h"
@@ -40,4 +42,10 @@ void model_bound_finding(struct model *m, struct finding *f)
 	if (cut)
 		f->saving_method = model_strf(m, "%s; cut to %s, %.1f ms, which an estimate cannot exceed",
 					      f->saving_method ? f->saving_method : "estimate", what, (double)limit / 1e6);
+	/* one definition of cost: what the fix removes is part of it (issue 46) */
+	if (f->saving_ns > f->cost_ns && f->cost_ns > 0) {
+		f->saving_method = model_strf(m, "%s; cut to the finding's cost, %.1f ms, which a saving cannot exceed",
+					      f->saving_method ? f->saving_method : "estimate", (double)f->cost_ns / 1e6);
+		f->saving_ns = f->cost_ns;
+	}
 }

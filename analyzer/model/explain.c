@@ -764,6 +764,63 @@ static void main_cause(struct model_function *f)
 		}
 }
 
+/* A retrace's span, for mark_inside(). */
+struct span_of {
+	int64_t pid, tid, start, end;
+	struct model_function *fn;
+	struct model_trace *t;
+};
+
+static int cmp_span(const void *x, const void *y)
+{
+	const struct span_of *a = x, *b = y;
+
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
+	if (a->tid != b->tid)
+		return a->tid < b->tid ? -1 : 1;
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	return a->end > b->end ? -1 : a->end < b->end;  /* the outer one first */
+}
+
+/* Looked back from a retrace at most this many earlier ones on its thread: nesting is shallow. */
+#define INSIDE_LOOKBACK 64
+
+/*
+ * retrace_why.inside: each avoidable retrace inside another function's
+ * avoidable retrace on the same thread, by their spans.  0 or -1 (out of
+ * memory: none marked).
+ */
+static int mark_inside(struct model *m)
+{
+	struct span_of *v;
+	size_t n = 0, total = 0;
+
+	for (size_t i = 0; i < m->nfunctions; i++)
+		total += m->functions[i].ntraces;
+	if (!total)
+		return 0;
+	if (!(v = calloc(total, sizeof(*v))))
+		return -1;
+	for (size_t i = 0; i < m->nfunctions; i++)
+		for (size_t k = 1; k < m->functions[i].ntraces; k++) {
+			struct model_trace *t = &m->functions[i].traces[k];
+
+			if (!t->why.followup && t->end_ns >= t->start_ns)
+				v[n++] = (struct span_of){ t->pid, t->tid, t->start_ns, t->end_ns, &m->functions[i], t };
+		}
+	sort_array(v, n, sizeof(*v), cmp_span);
+	for (size_t i = 1; i < n; i++)
+		for (size_t j = i; j-- > 0 && i - j <= INSIDE_LOOKBACK && v[j].pid == v[i].pid && v[j].tid == v[i].tid;)
+			if (v[j].fn != v[i].fn && v[j].end >= v[i].end) {
+				v[i].t->why.inside = v[j].fn->name;  /* a name: the functions are sorted later */
+				break;
+			}
+	free(v);
+	return 0;
+}
+
 int model_explain_retraces(struct model *m, const struct graph_fn *gfs, size_t ngfs, struct const_table *ct)
 {
 	struct graph_index gx;
@@ -786,6 +843,8 @@ int model_explain_retraces(struct model *m, const struct graph_fn *gfs, size_t n
 		if (busiest_line(f))
 			goto cleanup;
 	}
+	if (mark_inside(m))
+		goto cleanup;
 	m->session.retrace_ns = model_trace_union_ns(m, 1, &recorded);
 	m->session.retrace_share = m->session.active_ns ? (double)recorded / (double)m->session.active_ns : 0;
 	if (m->session.retrace_share > 1)

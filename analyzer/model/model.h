@@ -95,6 +95,14 @@ struct retrace_explanation {
 	 * trace tree, part of the outer trace's time.
 	 */
 	int nested;
+	/*
+	 * An avoidable retrace (not a follow-up) that ran inside an avoidable
+	 * retrace of another function on the same thread (a tf.function called
+	 * while another is traced again): the name of the function whose
+	 * retrace holds it, else NULL.  Fixing that one's retraces removes this
+	 * one; its time is in that one's trace: counted once, there.
+	 */
+	const char *inside;
 };
 
 /* One argument of a trace's concrete signature (a trace_inputs row). */

@@ -50,8 +50,44 @@ static const char *const function_fields[] = {
 	" its first trace to its last call): a longer run retraces more; 0: a one-time cost",
 	"exports: the traces exports made (tf.saved_model.save, get_concrete_function) in words, else empty",
 	"recurrence: that in words for the message (\"; they recur as it is used (the last at 87% ...)\"), else empty",
+	"own_retraces: avoidable retraces (not follow-ups) that did not run inside another function's avoidable retrace",
+	"inside: those that did, in words for the message (\"; its 7 retraces ran inside outer's, ...\"), else empty",
 	NULL,
 };
+
+/* f's avoidable retraces (not follow-ups); those inside another function's retrace in *inside, the first's function in *outer. */
+static size_t own_retraces(const struct model_function *f, size_t *inside, const char **outer)
+{
+	size_t own = 0;
+
+	*inside = 0;
+	*outer = NULL;
+	for (size_t k = 1; k < f->ntraces; k++) {
+		const struct model_trace *t = &f->traces[k];
+
+		if (t->why.followup)
+			continue;
+		if (!t->why.inside) {
+			own++;
+		} else if (!(*inside)++) {
+			*outer = t->why.inside;
+		}
+	}
+	return own;
+}
+
+/* "; its 7 retraces ran inside outer's retraces: ..." (the message's), else "". */
+static const char *inside_text(const struct model *m, const struct model_function *f)
+{
+	size_t inside;
+	const char *outer;
+
+	own_retraces(f, &inside, &outer);
+	if (!inside)
+		return "";
+	return model_strf((struct model *)m, "; %zu of its retraces ran inside retraces of %s, which a fix of %s removes"
+			  " with them: their time is counted there, not here", inside, outer, outer);
+}
 
 /*
  * Where f's last retrace (not a follow-up) started, as a share of f's own
@@ -197,6 +233,8 @@ static int functions_get(const struct model *m, void *data, size_t row, const ch
 	NUM("recurring", recurring(f, &(double){ 0 }));
 	TEXT("recurrence", recurrence_text(m, f));
 	TEXT("exports", exports_text(m, f));
+	NUM("own_retraces", own_retraces(f, &(size_t){ 0 }, &(const char *){ NULL }));
+	TEXT("inside", inside_text(m, f));
 	return -1;
 }
 
