@@ -109,5 +109,7 @@ int graph_fn_steady(const struct model *m, struct graph_fn_ops *f);
 int graph_ops_register(struct model *m);
 /* The model those sources read, or NULL when not registered. */
 const struct graph_ops_model *graph_ops_model(const struct model *m);
+/* What the graph_functions source's remedy field says of f: "jit", "vectorize" or "none". */
+const char *graph_fn_remedy(const struct model *m, const struct graph_fn_ops *f);
 
 #endif
