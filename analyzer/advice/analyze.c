@@ -5,6 +5,7 @@
 #include "ranks.h"
 #include "recording.h"
 #include "util.h"
+#include "verdicts.h"
 
 #include <string.h>
 
@@ -39,5 +40,7 @@ enum analyze_result analyze(struct model *m, struct ruleset *rs, struct recordin
 	}
 	rules_run(rs, m);
 	fix_annotate(m);
+	if (!o->no_verdicts)
+		verdicts_apply(m);
 	return ANALYZE_OK;
 }

@@ -17,6 +17,7 @@ struct analyze_opts {
 	const char *const *sets;    /* "RULE.THRESHOLD=VALUE" overrides */
 	size_t nsets;
 	int allow_empty;            /* 1: an empty recording is not an error */
+	int no_verdicts;            /* 1: the experiments' sidecar (verdicts.h) is not applied (fix --verify tries again) */
 };
 
 enum analyze_result {

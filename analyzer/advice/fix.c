@@ -10,12 +10,14 @@
 #include "fix.h"
 #include "fix_facts.h"
 #include "graph_dtype.h"
+#include "graph_ops.h"
 #include "json.h"
 #include "model.h"
 #include "model_internal.h"
 #include "recording.h"
 #include "rule_advice.h"
 #include "srcfile.h"
+#include "verdicts.h"
 
 #include <ctype.h>
 #include <stdarg.h>
@@ -587,6 +589,65 @@ static long find_decorator(const struct loaded *l, long def_line, const char *tf
 	return 0;
 }
 
+/*
+ * fn's file (editable), its def line into *def and its @tf.function line
+ * into *dec; NULL after set_no_edit() when there is none.
+ */
+static const struct loaded *fn_decorator(struct fixctx *c, struct finding *f, const struct model_function *fn,
+					 char *tf, size_t cap, long *def, long *dec)
+{
+	const struct loaded *l;
+	const char *dl;
+
+	if (!(l = editable(c, f, fn->def.file, tf, cap)))
+		return NULL;
+	/* co_firstlineno is the first decorator's line: the def follows the decorators */
+	for (*def = fn->def.line; (dl = srcfile_line(&l->sf, *def)) && dl[indent_of(dl)] == '@' && *def < fn->def.line + 8;)
+		(*def)++;
+	if (!dl || strncmp(dl + indent_of(dl), "def ", 4)) {
+		set_no_edit(c, f, "line %ld of '%s' is not the def of %s", *def, fn->def.file, fn->name);
+		return NULL;
+	}
+	if (!(*dec = find_decorator(l, *def, tf))) {
+		set_no_edit(c, f, "%s is not decorated with @%s.function at its def", fn->name, tf);
+		return NULL;
+	}
+	return l;
+}
+
+/*
+ * jit-compile: jit_compile=True added to fn's @tf.function line (the
+ * decorator without arguments, or with them on that one line).
+ */
+static void edit_jit(struct fixctx *c, struct finding *f, const struct model_function *fn)
+{
+	struct edit e = { .after = STRBUF_INIT };
+	char tf[64];
+	const struct loaded *l;
+	const char *s, *rest;
+	long dec, def, close;
+	size_t ind;
+
+	if (!(l = fn_decorator(c, f, fn, tf, sizeof(tf), &def, &dec)))
+		return;
+	s = srcfile_line(&l->sf, dec);
+	ind = indent_of(s);
+	rest = s + ind + 1 + strlen(tf) + strlen(".function");
+	strbuf_add(&e.after, s, ind);
+	strbuf_addf(&e.after, "@%s.function(jit_compile=True", tf);
+	if (blank(rest)) {
+		strbuf_addf(&e.after, ")%s\n", rest);
+	} else if (rest[0] == '(' && !strstr(rest, "jit_compile") && (close = match_close(rest, 0)) > 0) {
+		strbuf_addf(&e.after, "%s%s\n", close > 1 ? ", " : "", rest + 1);
+	} else {
+		set_no_edit(c, f, "the decorator of %s %s", fn->name, strstr(rest, "jit_compile") ? "already sets jit_compile"
+			    : "spans several lines");
+		strbuf_release(&e.after);
+		return;
+	}
+	store_line_edit(c, f, l, fn->def.file, dec, &e);
+}
+
 /* retracing by shape: an input_signature (or reduce_retracing) on the decorator. */
 static void edit_signature(struct fixctx *c, struct finding *f, const struct model_function *fn)
 {
@@ -600,17 +661,11 @@ static void edit_signature(struct fixctx *c, struct finding *f, const struct mod
 	int np;
 	size_t ind;
 
-	if (!(l = editable(c, f, fn->def.file, tf, sizeof(tf))))
+	if (!(l = fn_decorator(c, f, fn, tf, sizeof(tf), &def, &dec)))
 		return;
-	/* co_firstlineno is the first decorator's line: the def follows the decorators */
-	for (def = fn->def.line; (dl = srcfile_line(&l->sf, def)) && dl[indent_of(dl)] == '@' && def < fn->def.line + 8;)
-		def++;
-	if (!dl || (np = def_params(dl, fn->name, ps)) < 0) {
+	dl = srcfile_line(&l->sf, def);
+	if ((np = def_params(dl, fn->name, ps)) < 0) {
 		set_no_edit(c, f, "line %ld of '%s' is not a one-line `def %s(...)`", def, fn->def.file, fn->name);
-		return;
-	}
-	if (!(dec = find_decorator(l, def, tf))) {
-		set_no_edit(c, f, "%s is not decorated with @%s.function at its def", fn->name, tf);
 		return;
 	}
 	e.pins_signature = !build_signature(fn, ps, np, tf, &sig);
@@ -1574,6 +1629,21 @@ static void fix_none(struct fixctx *c, struct finding *f, const struct model_fun
 	set_no_edit(c, f, "no edit is written for %s: the fix depends on code agprof did not record", f->rule);
 }
 
+/* jit-compile: only where the graph ops model advises XLA for the function (its remedy is jit). */
+static void fix_jit_compile(struct fixctx *c, struct finding *f, const struct model_function *fn)
+{
+	const struct graph_ops_model *g = graph_ops_model(c->m);
+	const char *remedy = NULL;
+
+	for (size_t i = 0; g && i < g->nfns && !remedy; i++)
+		if (g->fns[i].function_id == fn->id)
+			remedy = graph_fn_remedy(c->m, &g->fns[i]);
+	if (!remedy || strcmp(remedy, "jit"))
+		set_no_edit(c, f, "the advice for %s is not jit_compile=True", fn->name);
+	else
+		edit_jit(c, f, fn);
+}
+
 /* retrace: the edit follows the cause of the function's retraces. */
 static void fix_retrace(struct fixctx *c, struct finding *f, const struct model_function *fn)
 {
@@ -1628,6 +1698,7 @@ static const struct {
 	[FIX_PAD_SHAPES] = { fix_pad_shapes, 0, 0, 0 },
 	[FIX_BUILD_ONCE] = { fix_build_once, 0, 0, 0 },
 	[FIX_PY_FUNCTION] = { fix_py_function, 0, 0, 0 },
+	[FIX_JIT_COMPILE] = { fix_jit_compile, 1, 0, 0 },
 };
 _Static_assert(sizeof(builders) / sizeof(builders[0]) == FIX_NKINDS, "a fix kind without its builder");
 
@@ -1763,6 +1834,9 @@ void fix_json_members(struct json *j, const struct finding *f)
 	}
 	json_kv_str(j, "code", f->code);
 	json_kv_str(j, "no_edit", f->no_edit);
+	json_kv_str(j, "experiment", f->experiment);
+	json_key(j, "verdict");
+	verdict_json(j, &f->verdict);
 }
 
 /* SARIF 2.1.0 "fixes": the edit as one replacement of whole lines. */

@@ -31,6 +31,7 @@
 #include "recording.h"
 #include "rule_advice.h"
 #include "scan.h"
+#include "strbuf.h"
 #include "saving_reads.h"
 #include "saving_summary.h"
 #include "util.h"
@@ -432,6 +433,43 @@ static void saving_recompiles(struct model *m, struct finding *f, const struct m
 		   sum.n, ms(sum.tracing), ms(f->saving_ns > sum.tracing ? f->saving_ns - sum.tracing : 0));
 }
 
+/* A path as one shell word: as it is when plain, else in single quotes. */
+static const char *shell_word(struct model *m, const char *s)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char *w;
+
+	if (s && *s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./-+=:,@%") == strlen(s))
+		return s;
+	strbuf_addch(&sb, '\'');
+	for (const char *p = s ? s : ""; *p; p++)
+		strbuf_addstr(&sb, *p == '\'' ? "'\\''" : (char[2]){ *p, 0 });
+	strbuf_addch(&sb, '\'');
+	w = model_strdup(m, sb.buf ? sb.buf : "''");
+	strbuf_release(&sb);
+	return w;
+}
+
+/*
+ * saving: experiment.  Compile-time and graph advice (jit_compile, more
+ * code in a tf.function) can make a program slower: XLA compiles first and
+ * its CPU kernels for small shapes can be slower than the executor's (an
+ * actor-critic's learn() called every step ran 1.8x slower with it).  No
+ * recorded time can tell, so nothing is claimed: the finding carries the
+ * command that measures it (the verdict of that experiment, verdicts.c,
+ * claims what it measured).
+ */
+static void saving_experiment(struct model *m, struct finding *f, const struct model_function *fn)
+{
+	(void)fn;
+	f->saving_ns = 0;
+	f->experiment = model_strf(m, "agprof fix --verify %s --rule %s%s%s", shell_word(m, m->rec ? m->rec->path : "REC"),
+				   f->rule, f->function ? " --function " : "",
+				   f->function ? shell_word(m, f->function) : "");
+	set_method(m, f, "not claimed: an edit to try, whose saving only an experiment on this program can tell (%s)",
+		   f->experiment);
+}
+
 static void saving_cost(struct model *m, struct finding *f, const struct model_function *fn)
 {
 	(void)fn;
@@ -453,6 +491,7 @@ static const struct {
 	[SAVING_EAGER_LOOP] = { saving_eager, 0 },
 	[SAVING_INPUT_OVERLAP] = { saving_input, 0 },
 	[SAVING_RECOMPILES] = { saving_recompiles, 1 },
+	[SAVING_EXPERIMENT] = { saving_experiment, 0 },
 };
 _Static_assert(sizeof(estimators) / sizeof(estimators[0]) == SAVING_NKINDS, "a saving kind without its estimator");
 
@@ -463,6 +502,7 @@ void saving_estimate(struct model *m, struct finding *f)
 
 	f->saving_ns = 0;
 	f->saving_method = NULL;
+	f->experiment = NULL;
 	if (estimators[kind].needs_function && !fn)
 		kind = SAVING_COST;
 	estimators[kind].estimate(m, f, fn);

@@ -60,6 +60,10 @@ void saving_summarize(struct model *m, struct finding *f, const struct model_fun
 	f->saving_summary = NULL;
 	if (!f->saving_method)
 		return;
+	if (f->experiment) {  /* nothing claimed, so nothing to demote: the experiment tells */
+		f->saving_summary = "not claimed: an edit to try (agprof fix --verify measures it)";
+		return;
+	}
 	if (f->saving_ns <= 0 && adds_back(f)) {
 		/* the retraces are measured; only this edit's estimated price ate them: still a warning */
 		f->saving_summary = "what the edit adds back (estimated) is about what it removes, so it is not offered";

@@ -118,5 +118,7 @@ int graph_ops_busy_in(const struct model *m, int64_t from, int64_t to, int64_t *
 int graph_ops_register(struct model *m);
 /* The model those sources read, or NULL when not registered. */
 const struct graph_ops_model *graph_ops_model(const struct model *m);
+/* What the graph_functions source's remedy field says of f: "jit", "vectorize" or "none". */
+const char *graph_fn_remedy(const struct model *m, const struct graph_fn_ops *f);
 
 #endif

@@ -401,6 +401,22 @@ struct finding_fix {
 };
 
 /*
+ * What an experiment measured of a finding's edit (`agprof fix --verify`,
+ * kept beside the recording in REC.verify.json: analyzer/advice/verdicts.h).
+ * kind 0: none recorded.
+ */
+enum verdict_kind { VERDICT_NONE, VERDICT_VERIFIED, VERDICT_REFUTED, VERDICT_FAILED };
+struct finding_verdict {
+	int kind;                   /* enum verdict_kind */
+	const char *measure;        /* the time measured: "learn's tracing and calls", "the run's active time" */
+	int64_t base_ns, new_ns;    /* its median as it is and as edited */
+	int64_t low_ns, high_ns;    /* new - base over every pair of runs: the lowest and highest */
+	int runs;                   /* runs on each side */
+	const char *output;         /* "identical", "identical within the tolerance", "differs from line 3: ..." */
+	const char *reason;         /* one line: why refuted or failed; NULL when verified */
+};
+
+/*
  * A finding: one rule firing on one row of a metric source.  Owned by the
  * model.  cost_ns is the time the problem costs (findings are ranked by it);
  * start_ns/end_ns is the span of the events it refers to, so a timeline can
@@ -435,6 +451,13 @@ struct finding {
 	struct finding_fix fix;     /* the edit, fix.file NULL when none */
 	const char *code;           /* the real source lines the finding is about ("  12 | ..."), or NULL */
 	const char *no_edit;        /* why no edit is offered (the advice then is in words), or NULL */
+	/*
+	 * The command that tries the edit (`agprof fix --verify REC --rule R`)
+	 * when its saving is not claimed (saving: experiment) and no experiment
+	 * measured it yet, else NULL.
+	 */
+	const char *experiment;
+	struct finding_verdict verdict; /* the recording's experiment on it (verdicts.h), kind 0 when none */
 };
 
 /*

@@ -1,348 +1,32 @@
 /*
- * fix_verify.c - `agprof fix --verify`: the closed loop.  The edits go into
- * a scratch copy of the recording's working directory (never the user's
- * files), the program runs again under agprof twice, as it is and as
- * edited, and the two new recordings and standard outputs are compared.
- *
- * The scratch copy: a directory on the path to an edited file is made anew,
- * Python files in it are copied (so the interpreter's sys.path[0], the
- * script's real directory, is the copy) and every other entry is a symbolic
- * link to the original.  Removed when done.  agprof writes none of the
- * user's files; the program itself writes where it writes (through the
- * links: its checkpoints, logs), as it did when it was recorded.
+ * fix_verify.c - `agprof fix --verify`: each finding's edit as an
+ * experiment (fix_verify.h).  The runs interleave (as it is, each edit, all
+ * edits; then again), so a machine whose load drifts slows every side
+ * alike.  Per finding, the time it named is measured in every run:
+ *   its function's tracing and calls (a retrace's or jit_compile's edit),
+ *   the input wait (a pipeline's), the run's active time otherwise
+ * and compared over every pair (edited - as it is): verified when every
+ * pair is faster and the medians differ by 5% or more (less is a run's
+ * noise), refuted when not or when the output differs, failed when the
+ * edited program crashed, ran past the time limit or never ran the edit.
+ * The scratch work (copies, runs) is verify_scratch.c's; the outputs'
+ * comparison verify_output.c's.
  */
 #include "checked.h"
 #include "diff.h"
-#include "rule_advice.h"
-#include "fix_verify.h"
 #include "duration.h"
 #include "recording.h"
+#include "rule_advice.h"
 #include "strbuf.h"
-#include "trust.h"
 #include "util.h"
+#include "verdicts.h"
+#include "verify_internal.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <ftw.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#define MAX_ARGS 4096
-
-/* One JSON string at *p (after its opening quote) into sb; p past the closing quote.  0 or -1. */
-static int json_string(const char **p, struct strbuf *sb)
-{
-	const char *s = *p;
-
-	for (; *s && *s != '"'; s++) {
-		unsigned v;
-
-		if (*s != '\\') {
-			strbuf_addch(sb, *s);
-			continue;
-		}
-		switch (*++s) {
-		case 'n': strbuf_addch(sb, '\n'); break;
-		case 't': strbuf_addch(sb, '\t'); break;
-		case 'r': strbuf_addch(sb, '\r'); break;
-		case 'b': strbuf_addch(sb, '\b'); break;
-		case 'f': strbuf_addch(sb, '\f'); break;
-		case '"': case '\\': case '/': strbuf_addch(sb, *s); break;
-		case 'u':
-			if (sscanf(s + 1, "%4x", &v) != 1 || !v)
-				return -1;
-			s += 4;
-			if (v < 0x80)
-				strbuf_addch(sb, (int)v);
-			else if (v < 0x800)
-				strbuf_addf(sb, "%c%c", 0xc0 | (v >> 6), 0x80 | (v & 0x3f));
-			else
-				strbuf_addf(sb, "%c%c%c", 0xe0 | (v >> 12), 0x80 | ((v >> 6) & 0x3f), 0x80 | (v & 0x3f));
-			break;
-		default:
-			return -1;
-		}
-	}
-	if (*s != '"')
-		return -1;
-	*p = s + 1;
-	return 0;
-}
-
-/* A NULL-terminated argv of argv_of_json()'s, freed (NULL: nothing). */
-static void free_argv(char **v)
-{
-	for (size_t i = 0; v && v[i]; i++)
-		free(v[i]);
-	free(v);
-}
-
-/* The recorded command line (a JSON array of strings) as a NULL-terminated argv; NULL when malformed. */
-static char **argv_of_json(const char *s)
-{
-	char **v = calloc(MAX_ARGS + 1, sizeof(*v));
-	size_t n = 0;
-
-	if (!v || !s || *(s += strspn(s, " ")) != '[')
-		goto bad;
-	for (s++;;) {
-		struct strbuf sb = STRBUF_INIT;
-
-		s += strspn(s, " ,");
-		if (*s == ']' && n)
-			return v;
-		if (*s != '"' || n == MAX_ARGS)
-			goto bad;
-		s++;
-		if (json_string(&s, &sb) || strbuf_failed(&sb) || !(v[n++] = strbuf_detach(&sb)) || !v[n - 1][0]) {
-			strbuf_release(&sb);
-			goto bad;
-		}
-	}
-bad:
-	free_argv(v);  /* v[n] and on are still NULL (calloc) */
-	return NULL;
-}
-
-static int is_python_file(const char *name)
-{
-	size_t n = strlen(name);
-
-	return n > 3 && !strcmp(name + n - 3, ".py");
-}
-
-static int copy_file(const char *from, const char *to)
-{
-	char buf[65536];
-	int in = open(from, O_RDONLY | O_CLOEXEC), out;
-	ssize_t r = 0;
-
-	if (in < 0)
-		return error("cannot read %s: %s", from, strerror(errno));
-	if ((out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644)) < 0) {
-		close(in);
-		return error("cannot create %s: %s", to, strerror(errno));
-	}
-	while ((r = read(in, buf, sizeof(buf))) > 0)
-		if (write(out, buf, (size_t)r) != r) {
-			r = -1;
-			break;
-		}
-	close(in);
-	if (close(out) || r < 0)
-		return error("cannot copy %s: %s", from, strerror(errno));
-	return 0;
-}
-
-static int is_edited(const char *rel, const struct finding *const *pick, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(pick[i]->fix.file, rel))
-			return 1;
-	return 0;
-}
-
-/* Whether rel (a directory, relative) leads to one of the edited files. */
-static int leads_to_edit(const char *rel, const struct finding *const *pick, size_t n)
-{
-	size_t len = strlen(rel);
-
-	for (size_t i = 0; i < n; i++)
-		if (!strncmp(pick[i]->fix.file, rel, len) && pick[i]->fix.file[len] == '/')
-			return 1;
-	return 0;
-}
-
-/* Mirror src into dst (made here): see the top of the file.  rel: src relative to the root, "" at the root. */
-static int mirror(const char *src, const char *dst, const char *rel, const struct finding *const *pick, size_t n,
-		  int depth)
-{
-	DIR *d;
-	struct dirent *e;
-	int ret = 0;
-
-	if (depth > 64 || mkdir(dst, 0700))
-		return error("cannot create %s: %s", dst, strerror(errno));
-	if (!(d = opendir(src)))
-		return error("cannot read the directory %s: %s", src, strerror(errno));
-	while (!ret && (e = readdir(d))) {
-		struct strbuf from = STRBUF_INIT, to = STRBUF_INIT, r = STRBUF_INIT;
-		struct stat st;
-
-		if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-			continue;
-		strbuf_addf(&from, "%s/%s", src, e->d_name);
-		strbuf_addf(&to, "%s/%s", dst, e->d_name);
-		strbuf_addf(&r, "%s%s%s", rel, *rel ? "/" : "", e->d_name);
-		if (strbuf_failed(&from) || strbuf_failed(&to) || strbuf_failed(&r) || lstat(from.buf, &st))
-			ret = error("cannot read %s", from.buf ? from.buf : e->d_name);
-		else if (S_ISDIR(st.st_mode) && leads_to_edit(r.buf, pick, n))
-			ret = mirror(from.buf, to.buf, r.buf, pick, n, depth + 1);
-		else if (S_ISREG(st.st_mode) && (is_python_file(e->d_name) || is_edited(r.buf, pick, n)))
-			ret = copy_file(from.buf, to.buf);
-		else if (symlink(from.buf, to.buf))
-			ret = error("cannot link %s: %s", to.buf, strerror(errno));
-		strbuf_release(&from);
-		strbuf_release(&to);
-		strbuf_release(&r);
-	}
-	closedir(d);
-	return ret;
-}
-
-#define MAX_SOURCE (64 << 20)
-
-/* Replace fx's lines in path (the scratch copy) by fx->after, when they still read fx->before.  0 or -1. */
-static int apply_edit(const char *path, const struct finding_fix *fx)
-{
-	struct strbuf sb = STRBUF_INIT;
-	char buf[65536];
-	const char *at;
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC), ret = -1, line = 1;
-	ssize_t r;
-
-	if (fd < 0)
-		return error("cannot read %s: %s", path, strerror(errno));
-	while ((r = read(fd, buf, sizeof(buf))) > 0 && sb.len < MAX_SOURCE)
-		strbuf_add(&sb, buf, (size_t)r);
-	close(fd);
-	if (r < 0 || strbuf_failed(&sb) || !sb.buf) {
-		strbuf_release(&sb);
-		return error("cannot read %s", path);
-	}
-	for (at = sb.buf; line < fx->line && (at = strchr(at, '\n')); line++)
-		at++;
-	if (!at || strncmp(at, fx->before, strlen(fx->before))) {
-		error("%s:%d no longer reads as recorded: edit not applied", fx->file, fx->line);
-		goto out;
-	}
-	fd = open(path, O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
-	if (fd >= 0) {
-		size_t head = (size_t)(at - sb.buf), tail = head + strlen(fx->before);
-		int ok = write(fd, sb.buf, head) == (ssize_t)head &&
-			 write(fd, fx->after, strlen(fx->after)) == (ssize_t)strlen(fx->after) &&
-			 write(fd, sb.buf + tail, sb.len - tail) == (ssize_t)(sb.len - tail);
-
-		ret = close(fd) || !ok ? error("cannot write %s", path) : 0;
-	} else
-		error("cannot write %s: %s", path, strerror(errno));
-out:
-	strbuf_release(&sb);
-	return ret;
-}
-
-/*
- * agprof run -q -o REC -- argv in dir, its standard output into out_path
- * and its standard error into err_path.  The exit status, or -1.
- */
-static int run_recorded(const char *dir, char **argv, const char *rec, const char *out_path, const char *err_path)
-{
-	char self[PATH_MAX];
-	char *args[MAX_ARGS + 8];
-	size_t n = 0;
-	pid_t pid;
-	int status;
-
-	if ((size_t)snprintf(self, sizeof(self), "%s/agprof", agprof_exe_dir()) >= sizeof(self))
-		return error("agprof's own path is too long");
-	args[n++] = self;
-	args[n++] = (char *)"run";
-	args[n++] = (char *)"-q";
-	args[n++] = (char *)"-o";
-	args[n++] = (char *)rec;
-	args[n++] = (char *)"--";
-	for (size_t i = 0; argv[i] && n < MAX_ARGS + 7; i++)
-		args[n++] = argv[i];
-	args[n] = NULL;
-	fflush(stdout);
-	if ((pid = fork()) < 0)
-		return error("cannot start agprof run: %s", strerror(errno));
-	if (!pid) {
-		int out = open(out_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		int err = open(err_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-		int in = open("/dev/null", O_RDONLY);
-
-		if (out < 0 || err < 0 || in < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0 || dup2(in, 0) < 0 ||
-		    chdir(dir))
-			_exit(127);
-		execv(self, args);
-		_exit(127);
-	}
-	while (waitpid(pid, &status, 0) < 0)
-		if (errno != EINTR)
-			return error("cannot wait for agprof run: %s", strerror(errno));
-	return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-}
-
-/* path's bytes into sb (at most MAX_SOURCE).  0 or -1. */
-static int slurp(const char *path, struct strbuf *sb)
-{
-	char buf[65536];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t r = 0;
-
-	if (fd < 0)
-		return -1;
-	while (sb->len < MAX_SOURCE && (r = read(fd, buf, sizeof(buf))) > 0)
-		strbuf_add(sb, buf, (size_t)r);
-	close(fd);
-	return r < 0 || strbuf_failed(sb) ? -1 : 0;
-}
-
-/* Line at of sb (from its start to the newline), quoted and cut at 60 bytes, into out. */
-static void add_line(struct strbuf *out, const struct strbuf *sb, size_t at)
-{
-	size_t end = at;
-
-	while (at > 0 && sb->buf[at - 1] != '\n')
-		at--;
-	while (end < sb->len && sb->buf[end] != '\n')
-		end++;
-	if (at >= sb->len) {
-		strbuf_addstr(out, "(no line)");
-		return;
-	}
-	strbuf_addf(out, "'%.*s%s'", (int)(end - at > 60 ? 60 : end - at), sb->buf + at, end - at > 60 ? "..." : "");
-}
-
-/*
- * The first line (1-based) where files a and b differ, 0 when they are the
- * same, -1 on a read error; what the two lines read into what.
- */
-static long first_difference(const char *a, const char *b, struct strbuf *what)
-{
-	struct strbuf x = STRBUF_INIT, y = STRBUF_INIT;
-	long line = 1, ret = -1;
-	size_t i = 0;
-
-	if (!slurp(a, &x) && !slurp(b, &y)) {
-		for (; i < x.len && i < y.len && x.buf[i] == y.buf[i]; i++)
-			line += x.buf[i] == '\n';
-		ret = i == x.len && i == y.len ? 0 : line;
-		if (ret) {
-			add_line(what, &x, i);
-			strbuf_addstr(what, " -> ");
-			add_line(what, &y, i);
-		}
-	}
-	strbuf_release(&x);
-	strbuf_release(&y);
-	return ret;
-}
-
-static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path) ? -1 : 0;
-}
 
 /* The function diff matched to f's (its name), or NULL. */
 static const struct diff_function *fixed_function(const struct diff *d, const struct finding *f)
@@ -385,15 +69,16 @@ static int edited_lines_ran(sqlite3 *db, const struct finding *f)
  * Whether f's edit ran in the edited run (its function traced and called,
  * or a line it wrote executed) and its measure moved as the finding
  * promised: the function's traces for a retrace, the eager share for an
- * eager loop, the input wait for a pipeline, the run's time otherwise.
- * When not, why into why.
+ * eager loop (the time is the finding's measure's to judge).  When not,
+ * why into why; *ran whether the edit ran.
  */
 static int edit_kept_promise(const struct diff *d, sqlite3 *db, const struct finding *f, int faster,
-			     struct strbuf *why)
+			     struct strbuf *why, int *ran_out)
 {
 	const struct diff_function *x = fixed_function(d, f);
 	int ran = (x && x->new_.traces > 0 && x->new_.calls > 0) || edited_lines_ran(db, f);
 
+	*ran_out = ran;
 	if (!ran) {
 		strbuf_addf(why, "the edited code did not run (%s:%d%s%s)", f->fix.file, f->fix.line,
 			    f->function ? ", " : "", f->function ? f->function : "");
@@ -411,254 +96,457 @@ static int edit_kept_promise(const struct diff *d, sqlite3 *db, const struct fin
 			return 1;
 		strbuf_addstr(why, "the eager share did not drop");
 		return 0;
-	case FIX_INPUT_PIPELINE:
-		if (d->new_->session.input_ns < d->base->session.input_ns)
-			return 1;
-		strbuf_addstr(why, "the input wait did not drop");
-		return 0;
 	default:
-		if (faster)
-			return 1;
-		strbuf_addstr(why, "the run was not faster");
-		return 0;
+		(void)faster;
+		return 1;   /* the finding's measure judges the time */
 	}
+}
+
+/* run_recorded()'s status when the run's recording cannot be analyzed */
+#define RUN_UNREAD (-3)
+
+/* One program as it is (no edit), with one finding's edit, or with all of them. */
+struct variant {
+	char dir[PATH_MAX];
+	const struct finding *const *edits;
+	size_t nedits;
+	int status[VERIFY_MAX_RUNS];      /* exit status, VERIFY_TIMED_OUT, -1 */
+	int64_t *measure;                 /* [finding][run] for the findings measured (all for as it is) */
+	int64_t active[VERIFY_MAX_RUNS];  /* the run's active time */
+	int ran, promised;                /* the edits ran / kept their promise (run 0) */
+	struct strbuf line;               /* traces before -> after (run 0), or why not */
+	struct strbuf summary;            /* diff's summary of run 0 against the base's */
+	long differs;                     /* the first output line that differs from the base's run 0 */
+	int tolerated;
+	struct strbuf what;
+};
+
+struct experiment {
+	const struct model *m;
+	const struct finding *const *pick;
+	size_t n;
+	const struct verify_opts *o;
+	char **argv;
+	char scratch[PATH_MAX / 2];
+	struct variant *v;  /* [0] as it is, [1..n] one edit each, [n + 1] all of them (n > 1) */
+	size_t nv;
+};
+
+/* A file of run r of variant k in the scratch directory ("v1-r0.agprof"). */
+static void run_file(char *buf, size_t cap, const struct experiment *x, size_t k, int r, const char *ext)
+{
+	snprintf(buf, cap, "%.*s/v%zu-r%d.%s", PATH_MAX / 2, x->scratch, k, r, ext);
+}
+
+/* The time f named, in the analyzed run m. */
+static int64_t measure_of(const struct model *m, const struct finding *f)
+{
+	int64_t ns = 0;
+
+	switch (f->fix_kind) {
+	case FIX_RETRACE:
+	case FIX_SEE_RETRACING:
+	case FIX_JIT_COMPILE:
+		if (!f->function)
+			break;
+		for (size_t i = 0; i < m->nfunctions; i++)
+			if (!m->functions[i].made_by && !strcmp(m->functions[i].name, f->function))
+				ns = sat_add64(ns, sat_add64(m->functions[i].trace_ns, m->functions[i].exec_ns));
+		return ns;
+	case FIX_INPUT_PIPELINE:
+		return m->session.input_ns;
+	}
+	return m->session.active_ns;
+}
+
+static const char *measure_name(struct strbuf *sb, const struct finding *f)
+{
+	strbuf_reset(sb);
+	if ((f->fix_kind == FIX_RETRACE || f->fix_kind == FIX_SEE_RETRACING || f->fix_kind == FIX_JIT_COMPILE) &&
+	    f->function)
+		strbuf_addf(sb, "%s's tracing and calls", f->function);
+	else
+		strbuf_addstr(sb, f->fix_kind == FIX_INPUT_PIPELINE ? "the input wait" : "the run's active time");
+	return sb->buf ? sb->buf : "";
+}
+
+/* Run 0 of an edited variant against the base's run 0: did each edit run and keep its promise, what moved. */
+static void promise(struct experiment *x, size_t k, const struct model *m, sqlite3 *db, const char *rec)
+{
+	struct variant *v = &x->v[k];
+	struct diff_baseline b;
+	struct analyze_opts ao = { .allow_empty = 1, .no_verdicts = 1 };
+	char base[PATH_MAX];
+	struct strbuf why = STRBUF_INIT;
+
+	run_file(base, sizeof(base), x, 0, 0, "agprof");
+	if (diff_baseline_load(&b, base, &ao, m, rec)) {
+		strbuf_addstr(&v->line, "the runs cannot be compared");
+		return;
+	}
+	v->ran = v->promised = 1;
+	for (size_t i = 0; i < v->nedits && v->ran && v->promised; i++) {
+		int ran = 0;
+
+		v->promised = edit_kept_promise(&b.d, db, v->edits[i], 0, &why, &ran);
+		v->ran = ran;
+	}
+	if (!v->promised)
+		strbuf_addf(&v->line, "%s; ", why.buf ? why.buf : "");
+	for (size_t i = 0; i < b.d.nfns; i++) {
+		const struct diff_function *f = &b.d.fns[i];
+		int fixed = 0;
+
+		for (size_t e = 0; e < v->nedits && !fixed; e++)
+			fixed = v->edits[e]->function && !strcmp(v->edits[e]->function, f->name);
+		if (fixed && !f->made_by)
+			strbuf_addf(&v->line, "%s %zu trace%s -> %zu, ", f->name, f->base.traces,
+				    f->base.traces == 1 ? "" : "s", f->new_.traces);
+	}
+	strbuf_addf(&v->summary, "%s", b.d.summary ? b.d.summary : "");
+	diff_baseline_release(&b);
+	strbuf_release(&why);
+}
+
+/* Analyze run r of variant k: the time each of its findings named, its active time.  0 or -1. */
+static int analyze_run(struct experiment *x, size_t k, int r)
+{
+	struct variant *v = &x->v[k];
+	const struct finding *const *fs = k ? v->edits : x->pick;
+	size_t nf = k ? v->nedits : x->n;
+	struct analyze_opts ao = { .allow_empty = 1, .no_verdicts = 1 };
+	char rec[PATH_MAX];
+	struct recording rc;
+	struct ruleset rs;
+	struct model m;
+
+	run_file(rec, sizeof(rec), x, k, r, "agprof");
+	if (recording_open(&rc, rec))
+		return -1;
+	if (analyze(&m, &rs, &rc, &ao) != ANALYZE_OK) {
+		recording_close(&rc);
+		return -1;
+	}
+	v->active[r] = m.session.active_ns;
+	for (size_t i = 0; i < nf; i++)
+		v->measure[i * (size_t)x->o->runs + (size_t)r] = measure_of(&m, fs[i]);
+	if (k && !r)
+		promise(x, k, &m, rc.db, rec);
+	model_release(&m);
+	ruleset_release(&rs);
+	recording_close(&rc);
+	return 0;
+}
+
+/* Run r of variant k under agprof; its output compared with the base's run 0.  0, or -1 when it cannot run. */
+static int run_variant(struct experiment *x, size_t k, int r)
+{
+	struct variant *v = &x->v[k];
+	char rec[PATH_MAX], out[PATH_MAX], err[PATH_MAX], base[PATH_MAX];
+	const char *const files[3] = { rec, out, err };
+	struct strbuf what = STRBUF_INIT;
+	int tol = 0;
+	long d;
+
+	run_file(rec, sizeof(rec), x, k, r, "agprof");
+	run_file(out, sizeof(out), x, k, r, "out");
+	run_file(err, sizeof(err), x, k, r, "err");
+	run_file(base, sizeof(base), x, 0, 0, "out");
+	if ((v->status[r] = run_recorded(v->dir, x->argv, files, x->o->time_limit)) == -1)
+		return -1;
+	if (v->status[r] == VERIFY_TIMED_OUT)
+		return 0;
+	if ((k || r) && !v->differs && (d = output_difference(base, out, x->o->rtol, x->o->atol, &what, &tol))) {
+		v->differs = d;
+		strbuf_addf(&v->what, "%s", d < 0 ? "(unreadable)" : what.buf ? what.buf : "");
+	}
+	v->tolerated |= tol;
+	strbuf_release(&what);
+	if (analyze_run(x, k, r))
+		v->status[r] = RUN_UNREAD;
+	return 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static int64_t median(const int64_t *v, size_t n)
+{
+	int64_t s[VERIFY_MAX_RUNS * VERIFY_MAX_RUNS];
+
+	memcpy(s, v, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), cmp_i64);
+	return n ? (s[(n - 1) / 2] + s[n / 2]) / 2 : 0;
 }
 
 /*
- * What the edits did, from the two runs' recordings: one line; *saved
- * when every edit ran and kept its promise, else why into why.
+ * The measure as it is (b) and as edited (e), runs each: the medians, the
+ * lowest and highest of e - b over every pair, and what they say (1
+ * verified, else why not into why).
  */
-static void verdict(struct strbuf *out, const struct diff *d, sqlite3 *db, const struct finding *const *pick,
-		    size_t n, int *saved, struct strbuf *why)
+static int faster(const int64_t *b, const int64_t *e, int runs, struct finding_verdict *v, const char **why)
 {
-	int64_t faster = d->base->session.active_ns - d->new_->session.active_ns;
+	int64_t d[VERIFY_MAX_RUNS * VERIFY_MAX_RUNS];
+	size_t nd = 0;
 
-	*saved = 1;
-	/* faster: by 5% at least, less is a run's noise */
-	for (size_t k = 0; k < n && *saved; k++)
-		*saved = edit_kept_promise(d, db, pick[k], faster > d->base->session.active_ns / 20, why);
-	for (size_t i = 0; i < d->nfns; i++) {
-		const struct diff_function *x = &d->fns[i];
-		int fixed = 0;
-
-		for (size_t k = 0; k < n && !fixed; k++)
-			fixed = pick[k]->function && !strcmp(pick[k]->function, x->name);
-		if (!fixed || x->made_by)
-			continue;
-		strbuf_addf(out, "%s %zu trace%s -> %zu, ", x->name, x->base.traces, x->base.traces == 1 ? "" : "s",
-			    x->new_.traces);
-	}
-	strbuf_addstr(out, "the run ");
-	strbuf_add_duration(out, faster < 0 ? -faster : faster);
-	strbuf_addstr(out, faster < 0 ? " slower" : " faster");
+	for (int i = 0; i < runs; i++)
+		for (int j = 0; j < runs; j++)
+			d[nd++] = e[j] - b[i];
+	qsort(d, nd, sizeof(*d), cmp_i64);
+	v->base_ns = median(b, (size_t)runs);
+	v->new_ns = median(e, (size_t)runs);
+	v->low_ns = d[0];
+	v->high_ns = d[nd - 1];
+	v->runs = runs;
+	/* every pair faster, by 5% at least: less is a run's noise */
+	if (d[nd - 1] < 0 && v->base_ns - v->new_ns >= v->base_ns / 20)
+		return 1;
+	*why = d[0] > 0 ? "slower" : "no measurable change (under 5%, or within the runs' spread)";
+	return 0;
 }
 
-struct verify {
-	char scratch[PATH_MAX / 2];
-	char path[8][PATH_MAX]; /* in the scratch directory: see the enum */
-};
-
-enum { V_BASE_DIR, V_NEW_DIR, V_BASE_REC, V_NEW_REC, V_BASE_OUT, V_NEW_OUT, V_BASE_ERR, V_NEW_ERR };
-
-/* The scratch directory with the two copies of cwd, the edits applied to the second.  0 or -1. */
-static int prepare(struct verify *v, const char *cwd, const struct finding *const *pick, size_t n)
+/* Why variant k's runs failed (a crash, the time limit, no recording), or NULL. */
+static const char *failure(struct experiment *x, size_t k, struct strbuf *sb)
 {
-	static const char *const names[8] = { "base", "new", "base.agprof", "new.agprof", "base.out", "new.out",
-					      "base.err", "new.err" };
+	const struct variant *v = &x->v[k];
+
+	for (int r = 0; r < x->o->runs; r++) {
+		if (v->status[r] == VERIFY_TIMED_OUT)
+			strbuf_addf(sb, "time limit (a run went past %g s)", x->o->time_limit);
+		else if (v->status[r] == RUN_UNREAD)
+			strbuf_addstr(sb, "the edited run's recording cannot be analyzed");
+		else if (v->status[r] != x->v[0].status[0])
+			strbuf_addf(sb, "the program exited %d as edited, %d as it is", v->status[r], x->v[0].status[0]);
+		else
+			continue;
+		return sb->buf;
+	}
+	if (!v->ran) {
+		const char *l = v->line.buf ? v->line.buf : "the edited code did not run";
+
+		strbuf_addf(sb, "%.*s", (int)strcspn(l, ";"), l);
+		return sb->buf;
+	}
+	if (x->v[0].differs)
+		strbuf_addf(sb, "the output differs between two runs of the program as it is, from line %ld: %s"
+			    " (--rtol/--atol allow numbers to differ)", x->v[0].differs, x->v[0].what.buf);
+	return sb->buf;
+}
+
+/* The verdict of variant k on its edits: into out (strings in bufs[0..2]: reason, output, measure). */
+static void judge(struct experiment *x, size_t k, const int64_t *base, struct finding_verdict *out,
+		  struct strbuf bufs[3])
+{
+	struct variant *v = &x->v[k];
+	const char *why = NULL, *failed;
+	int all = v->nedits > 1;
+
+	memset(out, 0, sizeof(*out));
+	out->measure = all ? "the run's active time" : measure_name(&bufs[2], v->edits[0]);
+	if ((failed = failure(x, k, &bufs[0]))) {
+		out->kind = VERDICT_FAILED;
+		out->reason = failed;
+		out->runs = x->o->runs;
+		return;
+	}
+	out->kind = faster(all ? x->v[0].active : base, all ? v->active : v->measure, x->o->runs, out, &why)
+			    ? VERDICT_VERIFIED : VERDICT_REFUTED;
+	if (v->differs)
+		strbuf_addf(&bufs[1], "differs from line %ld: %s", v->differs, v->what.buf ? v->what.buf : "");
+	else
+		strbuf_addstr(&bufs[1], v->tolerated ? "identical within the tolerance" : "identical");
+	out->output = bufs[1].buf;
+	if (!v->promised) {
+		strbuf_addf(&bufs[0], "%.*s", (int)(v->line.len > 2 ? strcspn(v->line.buf, ";") : 0), v->line.buf);
+		why = bufs[0].buf;
+	} else if (v->differs) {
+		why = "the output differs";
+	}
+	if (why) {
+		out->kind = VERDICT_REFUTED;
+		out->reason = why;
+	}
+}
+
+/* Variant k's verdict as fix --verify prints it: its heading, diff's summary, the verdict line. */
+static void print_verdict(const struct experiment *x, size_t k, const struct finding_verdict *v)
+{
+	const struct variant *var = &x->v[k];
+	const struct finding *f = var->edits[0];
+	struct strbuf out = STRBUF_INIT;
+
+	if (var->nedits > 1)
+		strbuf_addf(&out, "[all] the %zu edits together\n", var->nedits);
+	else
+		strbuf_addf(&out, "[%zu] %s%s%s at %s:%d\n", k, f->rule, f->function ? " " : "",
+			    f->function ? f->function : "", f->fix.file, f->fix.line);
+	if (var->summary.len)
+		strbuf_addf(&out, "  %s\n", var->summary.buf);
+	strbuf_addf(&out, "%s: ", verdict_name(v->kind));
+	if (v->kind == VERDICT_FAILED) {
+		strbuf_addf(&out, "%s\n", v->reason);
+	} else {
+		if (v->reason)
+			strbuf_addf(&out, "%s; ", v->reason);
+		if (var->promised && var->line.len)
+			strbuf_add(&out, var->line.buf, var->line.len - 2), strbuf_addstr(&out, "; ");
+		strbuf_addf(&out, "%s ", v->measure);
+		strbuf_add_duration(&out, v->base_ns);
+		strbuf_addstr(&out, " -> ");
+		strbuf_add_duration(&out, v->new_ns);
+		strbuf_addf(&out, " (%c", v->new_ns < v->base_ns ? '-' : '+');
+		strbuf_add_duration(&out, v->new_ns < v->base_ns ? v->base_ns - v->new_ns : v->new_ns - v->base_ns);
+		strbuf_addf(&out, "; every pair of the %d x %d runs from %c", v->runs, v->runs, v->low_ns < 0 ? '-' : '+');
+		strbuf_add_duration(&out, v->low_ns < 0 ? -v->low_ns : v->low_ns);
+		strbuf_addf(&out, " to %c", v->high_ns < 0 ? '-' : '+');
+		strbuf_add_duration(&out, v->high_ns < 0 ? -v->high_ns : v->high_ns);
+		strbuf_addf(&out, "), output %s\n", v->output);
+	}
+	strbuf_sanitize_text(&out, 0, 0);
+	fputs(out.buf ? out.buf : "", stdout);
+	strbuf_release(&out);
+}
+
+/* The scratch directory, a copy per variant, each edit applied to its copies.  0 or -1. */
+static int prepare(struct experiment *x)
+{
 	const char *tmp = getenv("TMPDIR");
 
-	if ((size_t)snprintf(v->scratch, sizeof(v->scratch), "%s/agprof-verify-XXXXXX", tmp && *tmp ? tmp : "/tmp") >=
-		    sizeof(v->scratch) ||
-	    !mkdtemp(v->scratch))
-		return error("cannot create a scratch directory: %s", strerror(errno));
-	for (int i = 0; i < 8; i++)
-		snprintf(v->path[i], sizeof(v->path[i]), "%.*s/%s", PATH_MAX / 2, v->scratch, names[i]);
-	if (mirror(cwd, v->path[V_BASE_DIR], "", pick, n, 0) || mirror(cwd, v->path[V_NEW_DIR], "", pick, n, 0))
-		return -1;
-	/* from the last edit up: an edit never moves the lines of one above it */
-	for (size_t i = n; i-- > 0;) {
-		char file[PATH_MAX];
+	if ((size_t)snprintf(x->scratch, sizeof(x->scratch), "%s/agprof-verify-XXXXXX", tmp && *tmp ? tmp : "/tmp") >=
+		    sizeof(x->scratch) ||
+	    !mkdtemp(x->scratch))
+		return x->scratch[0] = '\0', error("cannot create a scratch directory: %s", strerror(errno));
+	for (size_t k = 0; k < x->nv; k++) {
+		struct variant *v = &x->v[k];
 
-		if ((size_t)snprintf(file, sizeof(file), "%s/%s", v->path[V_NEW_DIR], pick[i]->fix.file) >= sizeof(file) ||
-		    apply_edit(file, &pick[i]->fix))
+		snprintf(v->dir, sizeof(v->dir), "%.*s/v%zu", PATH_MAX / 2, x->scratch, k);
+		if (scratch_copy(x->m->session.cwd, v->dir, x->pick, x->n))
 			return -1;
+		/* from the last edit up: an edit never moves the lines of one above it */
+		for (size_t i = v->nedits; i-- > 0;) {
+			char file[PATH_MAX];
+
+			if ((size_t)snprintf(file, sizeof(file), "%s/%s", v->dir, v->edits[i]->fix.file) >= sizeof(file) ||
+			    apply_edit(file, &v->edits[i]->fix))
+				return -1;
+		}
 	}
 	return 0;
 }
 
-/* Analyze both new recordings, print the diff's summary and the verdict. */
-static enum verify_result compare_runs(struct verify *v, const struct finding *const *pick, size_t n, long differs,
-			const char *what)
+/* Every variant run x->o->runs times, interleaved.  0, or -1 when the program as it is cannot run. */
+static int run_all(struct experiment *x)
 {
-	struct diff_baseline b;
-	struct recording rec;
-	struct model m;
-	struct ruleset rs;
-	struct analyze_opts ao = { .allow_empty = 1 };
-	struct strbuf out = STRBUF_INIT;
-	int saved = 0;
-	enum verify_result ret = VERIFY_CANNOT;
+	for (int r = 0; r < x->o->runs; r++)
+		for (size_t k = 0; k < x->nv; k++) {
+			if (run_variant(x, k, r))
+				return -1;
+			if (!k && x->v[0].status[r] == VERIFY_TIMED_OUT)
+				return error("the program as it is ran past the time limit (%g s): give a shorter command"
+					     " after -- or a longer --time-limit", x->o->time_limit);
+			if (!k && x->v[0].status[r] == RUN_UNREAD)
+				return error("the recording of the program as it is cannot be analyzed");
+		}
+	return 0;
+}
 
-	if (recording_open(&rec, v->path[V_NEW_REC]))
-		return VERIFY_CANNOT;
-	if (analyze(&m, &rs, &rec, &ao) != ANALYZE_OK)
-		goto close;
-	if (!diff_baseline_load(&b, v->path[V_BASE_REC], &ao, &m, v->path[V_NEW_REC])) {
-		struct strbuf line = STRBUF_INIT, why = STRBUF_INIT;
+/* Judge, print and keep every variant's verdict.  VERIFY_OK when every one is verified. */
+static enum verify_result conclude(struct experiment *x)
+{
+	struct finding_verdict *v = calloc(x->nv, sizeof(*v));
+	struct strbuf (*bufs)[3] = calloc(x->nv, sizeof(*bufs));
+	struct verdicts_run run = { x->o->runs, x->o->rtol, x->o->atol, x->o->time_limit };
+	enum verify_result ret = VERIFY_OK;
+	struct strbuf side = STRBUF_INIT;
 
-		verdict(&line, &b.d, rec.db, pick, n, &saved, &why);
-		strbuf_addf(&out, "  %s\n%s: ", b.d.summary, !differs && saved ? "verified" : "not verified");
-		if (!differs && !saved)
-			strbuf_addf(&out, "%s; ", why.buf ? why.buf : "");
-		strbuf_addf(&out, "%s, ", line.buf ? line.buf : "");
-		if (differs)
-			strbuf_addf(&out, "output differs from line %ld: %s\n", differs, what);
-		else
-			strbuf_addstr(&out, "output identical\n");
-		strbuf_release(&line);
-		strbuf_release(&why);
-		strbuf_sanitize_text(&out, 0, 0);
-		fputs(out.buf ? out.buf : "", stdout);
-		ret = !differs && saved ? VERIFY_OK : VERIFY_NOT;
-		diff_baseline_release(&b);
+	if (!v || !bufs) {
+		free(v);
+		free(bufs);
+		return error("out of memory"), VERIFY_FAILED;
 	}
-	model_release(&m);
-	ruleset_release(&rs);
-close:
-	recording_close(&rec);
-	strbuf_release(&out);
+	for (size_t k = 1; k < x->nv; k++) {
+		judge(x, k, k <= x->n ? x->v[0].measure + (k - 1) * (size_t)x->o->runs : NULL, &v[k], bufs[k]);
+		print_verdict(x, k, &v[k]);
+		if (v[k].kind != VERDICT_VERIFIED)
+			ret = VERIFY_NOT;
+	}
+	if (x->o->keep && x->m->rec && !verdicts_write(x->m->rec->path, x->pick, v + 1, x->n, &run)) {
+		verdicts_path(&side, x->m->rec->path);
+		printf("verdicts kept in %s: agprof report shows them\n", side.buf ? side.buf : "");
+	}
+	for (size_t k = 0; k < x->nv; k++)
+		for (int i = 0; i < 3; i++)
+			strbuf_release(&bufs[k][i]);
+	strbuf_release(&side);
+	free(bufs);
+	free(v);
 	return ret;
 }
 
-/* Whether rel is a relative path of plain names (no "", ".", ".." component). */
-static int plain_relative(const char *rel)
+/* The variants of x: as it is, each edit alone, all of them (when more than one). */
+static int variants(struct experiment *x)
 {
-	if (!*rel || *rel == '/')
-		return 0;
-	for (const char *p = rel; *p;) {
-		size_t len = strcspn(p, "/");
-
-		if (!len || (len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
-			return 0;
-		p += len + (p[len] == '/');
-	}
-	return rel[strlen(rel) - 1] != '/';
-}
-
-/*
- * The recording's working directory and the files its edits name, which
- * come from an untrusted file: the directory must exist and be the user's,
- * each file a regular file under it, reached through no symbolic link
- * (its real path is the directory's real path and rel).  0, or -1 after an error line.
- */
-static int check_paths(const char *cwd, const struct finding *const *pick, size_t n)
-{
-	char real_dir[PATH_MAX], real[PATH_MAX], want[2 * PATH_MAX], path[2 * PATH_MAX];
-	struct stat st;
-
-	if (!cwd || stat(cwd, &st) || !S_ISDIR(st.st_mode))
-		return error("the recording's working directory '%s' is not here", cwd ? cwd : "?");
-	if (st.st_uid != geteuid())
-		return error("the recording's working directory '%s' is not yours: cannot verify", cwd);
-	if (!realpath(cwd, real_dir))
-		return error("cannot resolve '%s': %s", cwd, strerror(errno));
-	for (size_t i = 0; i < n; i++) {
-		const char *rel = pick[i]->fix.file;
-
-		if (!plain_relative(rel))
-			return error("%s is outside the working directory: cannot verify", rel);
-		snprintf(want, sizeof(want), "%s/%s", real_dir, rel);
-		snprintf(path, sizeof(path), "%s/%s", cwd, rel);
-		if (lstat(path, &st) || !S_ISREG(st.st_mode) || !realpath(path, real) || strcmp(real, want))
-			return error("%s is not a file of %s reached without a symbolic link: cannot verify", rel, cwd);
+	x->nv = 1 + x->n + (x->n > 1);
+	if (!(x->v = calloc(x->nv, sizeof(*x->v))) || !(x->v[0].measure = calloc(x->n * (size_t)x->o->runs, 8)))
+		return error("out of memory");
+	for (size_t k = 1; k < x->nv; k++) {
+		x->v[k].edits = k <= x->n ? &x->pick[k - 1] : x->pick;
+		x->v[k].nedits = k <= x->n ? 1 : x->n;
+		if (!(x->v[k].measure = calloc(x->v[k].nedits * (size_t)x->o->runs, 8)))
+			return error("out of memory");
 	}
 	return 0;
 }
 
-/* The recorded command as one line of JSON (control characters escaped, long ones cut) into sb. */
-static void add_recorded_command(struct strbuf *sb, const char *argv_json, char **argv)
+static void experiment_release(struct experiment *x)
 {
-	size_t from = sb->len;
-
-	if (argv)
-		strbuf_add_json_argv(sb, argv);
-	else
-		strbuf_add_json_string(sb, argv_json ? argv_json : "");
-	if (sb->len - from > 300) {
-		sb->len = from + 300;
-		sb->buf[sb->len] = '\0';
-		strbuf_addstr(sb, "...");
+	for (size_t k = 0; x->v && k < x->nv; k++) {
+		free(x->v[k].measure);
+		strbuf_release(&x->v[k].line);
+		strbuf_release(&x->v[k].summary);
+		strbuf_release(&x->v[k].what);
 	}
-	strbuf_sanitize_text(sb, from, 0);
+	free(x->v);
+	if (x->scratch[0] && !getenv("AGPROF_KEEP_VERIFY"))
+		scratch_remove(x->scratch);
 }
 
-/*
- * The recorded command line, when the recording proves that this user's
- * agprof wrote it (or trust is set): a NULL-terminated argv, or NULL after
- * the one error line that shows the command and says how to run it anyway.
- */
-static char **trusted_command(const struct model *m, int trust)
+enum verify_result fix_verify(const struct model *m, const struct finding *const *pick, size_t n,
+			      const struct verify_opts *o)
 {
-	enum command_trust t = trust ? COMMAND_TRUSTED
-				     : command_mac_check(m->session.argv, m->session.cwd, m->session.command_mac);
-	char **argv = argv_of_json(m->session.argv);
-	struct strbuf cmd = STRBUF_INIT;
-
-	if (t == COMMAND_TRUSTED && argv)
-		return argv;
-	add_recorded_command(&cmd, m->session.argv, argv);
-	if (!argv)
-		error("the recording has no command line to run (%s): give one after --", cmd.buf ? cmd.buf : "");
-	else
-		error("will not run the recorded command %s: %s; give the command after -- "
-		      "(agprof fix --verify REC -- COMMAND...) or pass --trust-recorded-command",
-		      cmd.buf ? cmd.buf : "", command_trust_reason(t));
-	strbuf_release(&cmd);
-	free_argv(argv);
-	return NULL;
-}
-
-enum verify_result fix_verify(const struct model *m, const struct finding *const *pick, size_t n, char **command,
-			      int trust_recorded)
-{
-	struct verify v;
-	char **recorded = NULL, **argv = command;
-	int sb, sn;
+	struct experiment x = { .m = m, .pick = pick, .n = n, .o = o, .argv = o->command };
+	char **recorded = NULL;
 	enum verify_result ret = VERIFY_CANNOT;
-	long differs;
-	struct strbuf what = STRBUF_INIT;
 
-	memset(&v, 0, sizeof(v));
 	for (size_t i = 0; i < n; i++)
 		if (pick[i]->fix.cell)
 			return error("the edit of %s is a notebook cell's: run the corrected cell in the notebook"
 				     " (agprof fix prints it)", pick[i]->fix.cell), VERIFY_CANNOT;
+	if (n > VERIFY_MAX_EDITS)
+		return error("%zu edits: at most %d are tried in one experiment (pick with --rule or --function)", n,
+			     VERIFY_MAX_EDITS), VERIFY_CANNOT;
 	if (check_paths(m->session.cwd, pick, n))
 		return VERIFY_CANNOT;
-	if (!argv && !(argv = recorded = trusted_command(m, trust_recorded)))
+	if (!x.argv && !(x.argv = recorded = trusted_command(m, o->trust_recorded)))
 		return VERIFY_CANNOT;
-	if (prepare(&v, m->session.cwd, pick, n))
-		goto out;
-	printf("agprof fix --verify: %zu edit%s applied to a copy of %s in %s (your files are untouched);\n"
-	       "running the program as it is, then as edited\n", n, n == 1 ? "" : "s", m->session.cwd, v.scratch);
-	sb = run_recorded(v.path[V_BASE_DIR], argv, v.path[V_BASE_REC], v.path[V_BASE_OUT], v.path[V_BASE_ERR]);
-	sn = sb < 0 ? -1 : run_recorded(v.path[V_NEW_DIR], argv, v.path[V_NEW_REC], v.path[V_NEW_OUT], v.path[V_NEW_ERR]);
-	if (sb < 0 || sn < 0)
-		goto out;
-	if (sb != sn) {
-		printf("not verified: the program exited %d as it is, %d as edited\n", sb, sn);
-		ret = VERIFY_NOT;
+	if (variants(&x)) {
+		ret = VERIFY_FAILED;
 		goto out;
 	}
-	if ((differs = first_difference(v.path[V_BASE_OUT], v.path[V_NEW_OUT], &what)) < 0) {
-		error("cannot read the program's output");
+	if (prepare(&x))
 		goto out;
-	}
-	ret = compare_runs(&v, pick, n, differs, what.buf ? what.buf : "");
+	printf("agprof fix --verify: %zu edit%s tried %s on copies of %s in %s (your files are untouched);\n"
+	       "running the program %d time%s as it is and as edited%s\n", n, n == 1 ? "" : "s",
+	       n == 1 ? "alone" : "each alone and all together", m->session.cwd, x.scratch, o->runs,
+	       o->runs == 1 ? "" : "s", o->time_limit > 0 ? ", each run within the time limit" : "");
+	if (!run_all(&x))
+		ret = conclude(&x);
 out:
-	if (v.scratch[0] && !getenv("AGPROF_KEEP_VERIFY"))
-		nftw(v.scratch, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
+	experiment_release(&x);
 	free_argv(recorded);
-	strbuf_release(&what);
 	return ret;
 }

@@ -1,8 +1,12 @@
 /*
- * fix_verify.h - `agprof fix --verify`: the closed loop.  The findings'
- * edits applied to a scratch copy of the recording's working directory
- * (never to the user's files), the program run again under agprof as it is
- * and as edited, and the two runs compared (diff.h) with their outputs.
+ * fix_verify.h - `agprof fix --verify`: the closed loop.  Each finding's
+ * edit is an experiment: applied alone to a scratch copy of the
+ * recording's working directory (never to the user's files), and all of
+ * them together when there are several; the program runs under agprof as
+ * it is and as edited, a few times each, and per finding the time it named
+ * is compared over every pair of runs, with the outputs (numbers within a
+ * tolerance).  The verdicts are kept beside the recording (REC.verify.json,
+ * analyzer/advice/verdicts.h), where every later report reads them.
  */
 #ifndef AGPROF_FIX_VERIFY_H
 #define AGPROF_FIX_VERIFY_H
@@ -13,18 +17,30 @@ struct model;
 struct finding;
 
 enum verify_result {
-	VERIFY_OK = 0,      /* output identical and something saved */
-	VERIFY_NOT,         /* the output or exit status changed, or nothing was saved */
-	VERIFY_CANNOT,      /* no working directory or command line, no scratch copy, an edit that no longer applies */
+	VERIFY_OK = 0,      /* every edit verified: faster, output identical */
+	VERIFY_NOT,         /* an edit refuted (slower, no change, another output) or failed (crash, time limit) */
+	VERIFY_CANNOT,      /* no working directory or command line, no scratch copy, an edit that no longer applies,
+			       the program as it is did not run or ran past the time limit */
 	VERIFY_FAILED,      /* internal error (error printed) */
 };
 
+#define VERIFY_MAX_RUNS 20
+#define VERIFY_MAX_EDITS 16
+
+struct verify_opts {
+	char **command;     /* NULL-terminated; NULL: the recorded command line */
+	int trust_recorded; /* run the recorded command line without its MAC's proof */
+	int runs;           /* runs on each side, 1..VERIFY_MAX_RUNS */
+	double rtol, atol;  /* numbers of the outputs equal within atol + rtol * |a| */
+	double time_limit;  /* seconds a run may take, 0: no limit */
+	int keep;           /* 1: write REC.verify.json */
+};
+
 /*
- * Apply pick[0..n)'s edits (sorted by file, then line) to a scratch copy of
- * m's working directory, run command (NULL-terminated; NULL: the recorded
- * command line) under agprof as it is and as edited, and print the
- * comparison's summary and the verdict ("verified: sgd_step 6 traces -> 1,
- * the run 41 ms faster, output identical") to stdout.
+ * Try pick[0..n)'s edits (sorted by file, then line) on m's program as
+ * above, print each finding's verdict ("verified: sgd_step 5 traces -> 1,
+ * ...; sgd_step's tracing and calls 412 ms -> 51 ms (...), output
+ * identical") to stdout and keep them beside m's recording.
  *
  * A recording is data, never a command: the recorded command line runs
  * only when its MAC proves this user's agprof recorded it here
@@ -32,7 +48,7 @@ enum verify_result {
  * the user's, each edited file a regular file inside it reached through no
  * symbolic link.  "verified" needs the edited code to have run as edited.
  */
-enum verify_result fix_verify(const struct model *m, const struct finding *const *pick, size_t n, char **command,
-			      int trust_recorded);
+enum verify_result fix_verify(const struct model *m, const struct finding *const *pick, size_t n,
+			      const struct verify_opts *o);
 
 #endif

@@ -5,6 +5,7 @@
 #include "gpu.h"
 #include "pathdisp.h"
 #include "duration.h"
+#include "verdicts.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -322,8 +323,10 @@ static void fix_text(struct text *t, const struct finding *f)
 {
 	char a[DURATION_MAX];
 
-	/* one short line; the derivation with --verbose (and in JSON) */
-	if (f->saving_method && (f->saving_ns > 0 || f->cost_ns > 0)) {
+	/* one short line; the derivation with --verbose (and in JSON); nothing claimed for an experiment */
+	if (f->verdict.kind == VERDICT_REFUTED)
+		return;  /* the advice is withdrawn: its line says why (verdict_lines) */
+	if (f->saving_method && !f->experiment && (f->saving_ns > 0 || f->cost_ns > 0)) {
 		strbuf_addf(t->out, "    %ssaves:%s ~%s", col(t, C_BOLD), col(t, C_RESET),
 			    duration_format(a, sizeof(a), f->saving_ns));
 		strbuf_addf(t->out, "%s%s\n", f->saving_summary ? ": " : "", f->saving_summary ? f->saving_summary : "");
@@ -348,6 +351,27 @@ static void fix_text(struct text *t, const struct finding *f)
 		indent_block(t, "code:", f->code);
 	if (f->no_edit)
 		strbuf_addf(t->out, "    no edit: %s; the fix above is advice in words.\n", f->no_edit);
+}
+
+/*
+ * An experiment's verdict on the finding's edit (REC.verify.json), or the
+ * command that tries it when its saving is not claimed.
+ */
+static void verdict_lines(struct text *t, const struct finding *f)
+{
+	struct strbuf v = STRBUF_INIT;
+
+	if (f->verdict.kind) {
+		verdict_text(&v, &f->verdict);
+		strbuf_sanitize_text(&v, 0, 0);
+		strbuf_addf(t->out, "    %s%s%s\n", col(t, C_BOLD), v.buf ? v.buf : "", col(t, C_RESET));
+		if (f->verdict.kind == VERDICT_REFUTED)
+			strbuf_addstr(t->out, "    (its advice is withdrawn for this recording: agprof fix --verify measured it)\n");
+	}
+	if (f->experiment)
+		strbuf_addf(t->out, "    %stry:%s %s (an experiment: no saving is claimed until it measured one)\n",
+			    col(t, C_BOLD), col(t, C_RESET), f->experiment);
+	strbuf_release(&v);
 }
 
 static void findings(struct text *t, int with_examples)
@@ -386,6 +410,7 @@ static void findings(struct text *t, int with_examples)
 		strbuf_addf(t->out, "    %s\n", f->message);
 		if (f->recommendation && *f->recommendation)
 			strbuf_addf(t->out, "    %sfix:%s %s\n", col(t, C_BOLD), col(t, C_RESET), f->recommendation);
+		verdict_lines(t, f);
 		if (with_examples)
 			fix_text(t, f);
 		if (with_examples && f->example_before)

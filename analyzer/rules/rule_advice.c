@@ -12,6 +12,7 @@ static const char *const fix_names[] = {
 	[FIX_PAD_SHAPES] = "pad-shapes",
 	[FIX_BUILD_ONCE] = "build-once",
 	[FIX_PY_FUNCTION] = "py-function-body",
+	[FIX_JIT_COMPILE] = "jit-compile",
 };
 _Static_assert(sizeof(fix_names) / sizeof(fix_names[0]) == FIX_NKINDS, "a fix kind without its name");
 
@@ -22,6 +23,7 @@ static const char *const saving_names[] = {
 	[SAVING_EAGER_LOOP] = "eager-loop",
 	[SAVING_INPUT_OVERLAP] = "input-overlap",
 	[SAVING_RECOMPILES] = "recompiles",
+	[SAVING_EXPERIMENT] = "experiment",
 };
 _Static_assert(sizeof(saving_names) / sizeof(saving_names[0]) == SAVING_NKINDS, "a saving kind without its name");
 

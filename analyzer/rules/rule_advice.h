@@ -22,6 +22,7 @@ enum fix_kind {
 	FIX_PAD_SHAPES,      /* "pad-shapes": XLA compiles per shape; in words */
 	FIX_BUILD_ONCE,      /* "build-once": variables created per tf.function object; in words */
 	FIX_PY_FUNCTION,     /* "py-function-body": a py_function or from_generator body; in words */
+	FIX_JIT_COMPILE,     /* "jit-compile": jit_compile=True on the function's @tf.function, when its remedy is jit */
 	FIX_NKINDS
 };
 
@@ -33,6 +34,12 @@ enum saving_kind {
 	SAVING_EAGER_LOOP,      /* "eager-loop": the wrapped loop's eager ops less the same ops in a graph */
 	SAVING_INPUT_OVERLAP,   /* "input-overlap": the input waits overlapping input with compute hides */
 	SAVING_RECOMPILES,      /* "recompiles": the function's extra XLA compilations */
+	/*
+	 * "experiment": no saving is claimed (0, ranked after every claimed
+	 * one): the edit is an experiment, `agprof fix --verify` measures it on
+	 * the program and its verdict (analyzer/advice/verdicts.h) claims what it measured
+	 */
+	SAVING_EXPERIMENT,
 	SAVING_NKINDS
 };
 

@@ -13,7 +13,8 @@
 
 static const char *const fix_usage =
 	"usage: agprof fix [--rule R] [--function F] [--rules DIR] RECORDING\n"
-	"       agprof fix --verify [--rule R] [--function F] [--trust-recorded-command] RECORDING [-- COMMAND...]\n"
+	"       agprof fix --verify [--rule R] [--function F] [--runs N] [--rtol X] [--atol X] [--time-limit S]\n"
+	"                           [--trust-recorded-command] RECORDING [-- COMMAND...]\n"
 	"\n"
 	"Print the edits that fix the recording's findings as a unified diff: paths\n"
 	"are relative to the recording's working directory (a/ and b/ prefixes), so\n"
@@ -30,19 +31,28 @@ static const char *const fix_usage =
 
 static const char *const fix_epilogue =
 	"\n"
-	"--verify applies the edits to a scratch copy of the recording's working\n"
-	"directory (never to your files), runs the recorded command line (or COMMAND)\n"
-	"there under agprof as it is and as edited, and prints the comparison:\n"
-	"\"verified: sgd_step 6 traces -> 1, the run 41 ms faster, output identical\".\n"
+	"--verify makes each edit an experiment: applied alone to a scratch copy of\n"
+	"the recording's working directory (never to your files), and all of them\n"
+	"together when there are several; the recorded command line (or COMMAND)\n"
+	"runs there under agprof as it is and as edited, --runs times each.  Per\n"
+	"finding it prints the time the finding named (its function's tracing and\n"
+	"calls, the input wait, the run's active time) as it is and as edited over\n"
+	"every pair of runs, whether the output stayed the same (its numbers within\n"
+	"--rtol/--atol), and a verdict: verified (every pair faster by 5% or more,\n"
+	"output the same), refuted (slower, no change, another output) or failed\n"
+	"(a crash, the time limit, the edit never ran).  The verdicts are kept in\n"
+	"RECORDING.verify.json, which `agprof report` reads: a verified edit claims\n"
+	"its measured saving, a refuted one's advice is withdrawn.\n"
 	"The recorded command line runs only when the recording proves that your\n"
 	"agprof recorded it on this machine (a key in ~/.config/agprof); a\n"
 	"recording from elsewhere, or edited, needs the command after -- (or\n"
-	"--trust-recorded-command).  \"verified\" needs the edited code to have run.\n"
-	"Exit codes: 0 a diff was printed (--verify: verified), 1 nothing to fix\n"
-	"(--verify: the output changed or nothing was saved), 2 usage error, a file\n"
-	"that is not a readable recording or a program that cannot run, 3 internal error.\n";
+	"--trust-recorded-command).\n"
+	"Exit codes: 0 a diff was printed (--verify: every edit verified), 1 nothing\n"
+	"to fix (--verify: an edit refuted or failed), 2 usage error, a file that is\n"
+	"not a readable recording, a program that cannot run as it is (or past the\n"
+	"time limit), 3 internal error.\n";
 
-enum { FIX_RULE = OPT_KEY_BASE, FIX_FUNCTION, FIX_VERIFY, FIX_TRUST };
+enum { FIX_RULE = OPT_KEY_BASE, FIX_FUNCTION, FIX_VERIFY, FIX_TRUST, FIX_RUNS, FIX_RTOL, FIX_ATOL, FIX_LIMIT };
 
 static const struct opt fix_options[] = {
 	OPT_TEXT("options:"),
@@ -52,14 +62,31 @@ static const struct opt fix_options[] = {
 				      "copy) and compare: traces, time, output" },
 	{ "trust-recorded-command", FIX_TRUST, NULL, "--verify: run the recording's command line even when\n"
 						      "nothing proves your agprof recorded it" },
+	{ "runs", FIX_RUNS, "N", "--verify: runs as it is and with each edit (default 2, at most 20)" },
+	{ "rtol", FIX_RTOL, "X", "--verify: numbers of the output equal within a relative X (default 0)" },
+	{ "atol", FIX_ATOL, "X", "--verify: ... or an absolute X (default 0)" },
+	{ "time-limit", FIX_LIMIT, "S", "--verify: end a run after S seconds: its edit failed (default: none)" },
 	OPT_END,
 };
 
 struct fix_cmd {
 	const char *rule, *function, *path;
-	int verify, trust;
+	int verify;
+	struct verify_opts vo;
 	struct rules_args rules;
 };
+
+/* A number of an option, within [lo, hi].  0, or -1 after an error line. */
+static int number_option(const char *name, const char *value, double lo, double hi, double *out)
+{
+	char *end;
+	double v = strtod(value, &end);
+
+	if (end == value || *end || !(v >= lo && v <= hi))
+		return error("--%s '%s': not a number from %g to %g", name, value, lo, hi);
+	*out = v;
+	return 0;
+}
 
 static int fix_option(void *ctx, int key, const char *value)
 {
@@ -72,7 +99,18 @@ static int fix_option(void *ctx, int key, const char *value)
 	else if (key == FIX_VERIFY)
 		c->verify = 1;
 	else if (key == FIX_TRUST)
-		c->trust = 1;
+		c->vo.trust_recorded = 1;
+	else if (key == FIX_RUNS) {
+		double runs = 0;
+
+		if (number_option("runs", value, 1, VERIFY_MAX_RUNS, &runs) || runs != (int)runs)
+			return runs != (int)runs ? error("--runs '%s': not a whole number", value) : -1;
+		c->vo.runs = (int)runs;
+	} else if (key == FIX_RTOL || key == FIX_ATOL)
+		return number_option(key == FIX_RTOL ? "rtol" : "atol", value, 0, 1e300,
+				     key == FIX_RTOL ? &c->vo.rtol : &c->vo.atol);
+	else if (key == FIX_LIMIT)
+		return number_option("time-limit", value, 0.001, 1e6, &c->vo.time_limit);
 	return 0;
 }
 
@@ -99,7 +137,7 @@ static int cmp_fix(const void *a, const void *b)
 
 int cmd_fix(int argc, char **argv)
 {
-	struct fix_cmd c = { 0 };
+	struct fix_cmd c = { .vo = { .runs = 2, .keep = 1 } };
 	struct opt_cmd cmd = { "fix", fix_usage, fix_epilogue, 0,
 			       { { fix_options, fix_option, &c }, { rules_options, rules_option, &c.rules },
 				 { help_options, NULL, NULL } } };
@@ -118,6 +156,7 @@ int cmd_fix(int argc, char **argv)
 		return first == OPT_DONE ? EXIT_OK : EXIT_USAGE;
 	}
 	c.rules.ao.allow_empty = 1;
+	c.rules.ao.no_verdicts = c.verify;  /* an experiment tries every edit again */
 	if (analyze(&m, &rs, &rec, &c.rules.ao) != ANALYZE_OK) {
 		recording_close(&rec);
 		rules_args_release(&c.rules);
@@ -144,7 +183,8 @@ int cmd_fix(int argc, char **argv)
 		static const int codes[] = { [VERIFY_OK] = EXIT_OK, [VERIFY_NOT] = EXIT_VIOLATION,
 					     [VERIFY_CANNOT] = EXIT_USAGE, [VERIFY_FAILED] = EXIT_INTERNAL };
 
-		ret = codes[fix_verify(&m, pick, n, first + 1 < argc ? argv + first + 1 : NULL, c.trust)];
+		c.vo.command = first + 1 < argc ? argv + first + 1 : NULL;
+		ret = codes[fix_verify(&m, pick, n, &c.vo)];
 	}
 	if (!n)
 		fprintf(stderr, "agprof fix: nothing to fix in '%s'\n", c.path);

@@ -33,15 +33,20 @@ experimental_get_tracing_count() of both functions: the oracle.
   A schema 5 copy of the same recording compares as the same run; a
   schema 1 recording of another program compares with nothing matched.
 - verify: `agprof fix --verify` on the program (its counts written to a
-  file): "verified: sgd_step 5 traces -> 1, ..., output identical", the
-  counts TensorFlow wrote in the two runs 5 then 1, the user's directory
-  unchanged (checksums, no file added), the scratch copies gone.
-- verify-output: the same with a COMMAND that prints the count: "not
-  verified" (exit 1), naming the changed line; the user's files untouched.
+  file): "verified: sgd_step 5 traces -> 1; sgd_step's tracing and calls
+  A -> B (-D; every pair of the 2 x 2 runs from -X to -Y), output
+  identical", the counts TensorFlow wrote in the four runs 5, 1, 5, 1, the
+  user's directory unchanged but for the verdicts beside the recording
+  (REC.verify.json), the scratch copies gone; `agprof report` then says
+  "verified on this program" and claims the measured saving (JSON: the
+  verdict object).
+- verify-output: the same with a COMMAND that prints the count: "refuted:
+  the output differs" (exit 1), naming the changed line; the user's files
+  untouched; the report withdraws the edit and says why.
 - verify-hostile: a recording is data, never a command (issue 49): its argv
   edited (same machine, same user) into a command that makes a marker file:
   fix --verify refuses with exit 2 and one line that shows the command, no
-  marker; --trust-recorded-command runs it and says "not verified: the
+  marker; --trust-recorded-command runs it and says "failed: the
   edited code did not run"; an explicit command runs as given.  No MAC,
   another user's key, a working directory missing or not the user's, an
   edited file that is a symbolic link out of it: exit 2, nothing written.
@@ -373,13 +378,29 @@ def test_verify(tmp):
                        stderr=subprocess.PIPE, timeout=280)
     out = p.stdout.decode("utf-8", "replace")
     check_eq(p.returncode, 0, "fix --verify exit status (%s)" % p.stderr.decode("utf-8", "replace")[-500:])
-    check(re.search(r"^verified: sgd_step 5 traces -> 1, the run [0-9.]+ \w+ (faster|slower), output identical$",
-                    out, re.M), "the verdict line", out)
+    check(re.search(r"^verified: sgd_step 5 traces -> 1; sgd_step's tracing and calls [0-9.]+ \w+ -> [0-9.]+ \w+ "
+                    r"\(-[0-9.]+ \w+; every pair of the 2 x 2 runs from -[0-9.]+ \w+ to -[0-9.]+ \w+\), "
+                    r"output identical$", out, re.M), "the verdict line, with the interval over 2 x 2 runs", out)
     with open(counts) as fh:
-        check_eq(fh.read().split("\n"), ["sgd_step 5", "sgd_step 1", ""],
-                 "TensorFlow's own counts: as it is, then as edited")
-    check_eq(tree_sums(orig), before, "the user's files untouched (checksums, no file added or removed)")
+        check_eq(fh.read().split("\n"), ["sgd_step 5", "sgd_step 1", "sgd_step 5", "sgd_step 1", ""],
+                 "TensorFlow's own counts: as it is, then as edited, twice (interleaved)")
+    side = a + ".verify.json"
+    after = tree_sums(orig)
+    check(after.pop(os.path.basename(side), None) is not None, "the verdicts kept beside the recording")
+    check_eq(after, before, "the user's files untouched (checksums, no other file added or removed)")
     check_eq(os.listdir(scratch), [], "the scratch copies removed")
+    # the report reads them: a verified edit claims its measured saving
+    rc, text, err = agtest.agprof_cmd("report", a)
+    check(rc == 0 and re.search(r"^    verified on this program: sgd_step's tracing and calls [0-9.]+ \w+ -> [0-9.]+ "
+                                r"\w+ \(-.*over 2 x 2 runs\), output identical$", text, re.M),
+          "report: verified on this program", text)
+    rc, js, err = agtest.agprof_cmd("report", "--format", "json", a)
+    f = [f for f in json.loads(js)["findings"] if f["rule"] == "retracing"][0] if rc == 0 else {}
+    v = f.get("verdict") or {}
+    check(v.get("verdict") == "verified" and v["high_ns"] < 0 and v["new_ns"] < v["base_ns"] and v["runs"] == 2,
+          "report JSON: the verdict object", v)
+    check(f.get("saving_ns") == v.get("base_ns", 0) - v.get("new_ns", 0) and "measured by agprof fix --verify"
+          in (f.get("saving_method") or ""), "the saving claimed is the measured one", f)
 
 
 def test_verify_output(tmp):
@@ -391,9 +412,15 @@ def test_verify_output(tmp):
                        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=280)
     out = p.stdout.decode("utf-8", "replace")
     check_eq(p.returncode, 1, "fix --verify of a changed output: exit 1")
-    check(re.search(r"^not verified: sgd_step 5 traces -> 1, .*output differs from line 6: "
+    check(re.search(r"^refuted: the output differs; sgd_step 5 traces -> 1; .*output differs from line 6: "
                     r"'sgd_step 5' -> 'sgd_step 1'$", out, re.M), "the changed output named", out)
-    check_eq(tree_sums(orig), before, "the user's files still untouched")
+    after = tree_sums(orig)
+    after.pop(os.path.basename(a) + ".verify.json", None)
+    check_eq(after, before, "the user's files still untouched")
+    rc, text, err = agtest.agprof_cmd("report", a)
+    check(rc == 0 and re.search(r"^    refuted on this program: the output differs; ", text, re.M)
+          and "agprof fix applies it" not in text.split("refuted on this program")[1].split("\n 2.")[0],
+          "report: refuted, its edit withdrawn", text)
     rc, _, err = agtest.agprof_cmd("fix", "--verify", os.path.join(tmp, "none.agprof"))
     check(rc == 2 and err.startswith("error:"), "fix --verify of no recording: exit 2", (rc, err))
 
@@ -446,8 +473,8 @@ def test_verify_hostile(tmp):
     rc, out, err = verify_cmd(env, "--trust-recorded-command", evil)
     check(os.path.exists(marker), "--trust-recorded-command runs it")
     check_eq(rc, 1, "--trust-recorded-command: the edited code never ran: exit 1 (%s)" % err[-400:])
-    check(re.search(r"^not verified: the edited code did not run \(prog\.py:\d+, sgd_step\); ", out, re.M),
-          "the verdict: not verified, the edited code did not run", out)
+    check(re.search(r"^failed: the edited code did not run \(prog\.py:\d+, sgd_step\)$", out, re.M),
+          "the verdict: failed, the edited code did not run", out)
     check("\x1b" not in out and "\x07" not in out, "no control byte printed", repr(out))
     os.unlink(marker)
 
@@ -496,7 +523,8 @@ def test_verify_hostile(tmp):
     with open(outside, "rb") as fh:
         check(fh.read() == outside_before, "the file behind the link untouched")
     os.unlink(no_mac)
-    check_eq(tree_sums(orig), before, "the user's files untouched")
+    after = {k: v for k, v in tree_sums(orig).items() if not k.endswith(".verify.json")}
+    check_eq(after, before, "the user's files untouched (the verdicts beside the recordings aside)")
 
 
 def test_badinput(tmp):

@@ -1,0 +1,246 @@
+"""Per-finding experiments of `agprof fix --verify` on real TensorFlow (issue 46).
+
+Usage: test_experiments.py jit | tolerance | sidecar
+
+- jit: an actor-critic update (@tf.function learn, 2 unrolled sub-steps of
+  three small MLPs) called 2,000 times: graph-dispatch-bound fires with
+  the jit remedy, and carries no claimed saving (saving_ns 0, an
+  experiment command).  `agprof fix` writes jit_compile=True on its
+  decorator.  fix --verify --rule graph-dispatch-bound: "refuted" (XLA
+  compiles first and the steps are not faster enough on this CPU), exit 1,
+  the sidecar holds it, and `agprof report` withdraws the advice and says
+  why (text and JSON).  The oracle: the same edit timed without agprof,
+  plain runs of the original and of the edited copy (2 each, interleaved):
+  the edited copy is not faster by 5% in every pair, as the verdict says.
+- tolerance: the retracing program of test_diff.py printing a float whose
+  last digits change from run to run: without a tolerance the output
+  differs (not verified, exit 1), with --rtol 1e-6 it is "identical within
+  the tolerance" and the edit verified (exit 0).
+- sidecar: bad REC.verify.json files (truncated, hostile sizes and depth,
+  another version, another recording's, binary): report exits 0, one
+  warning line or nothing, never a crash, no verdict applied; a valid one
+  for another recording (size differs) is ignored silently.
+"""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import agtest  # noqa: E402
+from agtest import check, check_eq  # noqa: E402
+import test_diff  # noqa: E402
+
+ACTOR_CRITIC = '''"""An actor-critic update called every step: XLA compiles first, then is no faster here."""
+import sys
+import numpy as np
+import tensorflow as tf
+
+tf.random.set_seed(0)
+
+
+def mlp(sizes):
+    return [(tf.Variable(tf.random.normal([a, b], stddev=0.1, seed=i)), tf.Variable(tf.zeros([b])))
+            for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:]))]
+
+
+actor = mlp([8] + [32] * 6 + [4])
+critic = mlp([12] + [32] * 6 + [1])
+tcritic = mlp([12] + [32] * 6 + [1])
+
+
+def run(layers, x):
+    for i, (w, b) in enumerate(layers):
+        x = tf.matmul(x, w) + b
+        if i < len(layers) - 1:
+            x = tf.nn.relu(x)
+    return x
+
+
+@tf.function
+def learn(s, a, r, s2):
+    for k in range(2):
+        with tf.GradientTape(persistent=True) as tape:
+            a2 = tf.tanh(run(actor, s2))
+            y = r + 0.99 * run(tcritic, tf.concat([s2, a2], 1))
+            q = run(critic, tf.concat([s, a], 1))
+            closs = tf.reduce_mean(tf.square(q - tf.stop_gradient(y)))
+            aloss = -tf.reduce_mean(run(critic, tf.concat([s, tf.tanh(run(actor, s))], 1)))
+        cv = [v for l in critic for v in l]
+        av = [v for l in actor for v in l]
+        for g, v in zip(tape.gradient(closs, cv), cv):
+            v.assign_sub(1e-3 * g)
+        for g, v in zip(tape.gradient(aloss, av), av):
+            v.assign_sub(1e-3 * g)
+        for (w, b), (tw, tb) in zip(critic, tcritic):
+            tw.assign(0.995 * tw + 0.005 * w)
+            tb.assign(0.995 * tb + 0.005 * b)
+    return closs, aloss
+
+
+rng = np.random.default_rng(0)
+for step in range(int(sys.argv[1]) if len(sys.argv) > 1 else 2000):
+    s = tf.constant(rng.normal(size=(16, 8)).astype(np.float32))
+    a = tf.constant(rng.normal(size=(16, 4)).astype(np.float32))
+    r = tf.constant(rng.normal(size=(16, 1)).astype(np.float32))
+    s2 = tf.constant(rng.normal(size=(16, 8)).astype(np.float32))
+    cl, al = learn(s, a, r, s2)
+print("closs %.4f aloss %.4f" % (float(cl), float(al)))
+'''
+
+
+def write(d, text):
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "prog.py"), "w") as fh:
+        fh.write(text)
+
+
+def record(d, env=None):
+    rec = os.path.join(d, "a.agprof")
+    p = subprocess.run([agtest.AGPROF, "run", "-q", "-o", rec, "--", agtest.PYTHON, "prog.py"], cwd=d,
+                       env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=400)
+    check_eq(p.returncode, 0, "the program under agprof (%s)" % p.stderr.decode("utf-8", "replace")[-400:])
+    return rec
+
+
+def fix_verify(env, *args, timeout=590):
+    p = subprocess.run([agtest.AGPROF, "fix", "--verify"] + list(args), env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=timeout)
+    return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
+
+
+def finding(rec, rule, function=None):
+    rc, js, err = agtest.agprof_cmd("report", "--format", "json", rec)
+    fs = [f for f in json.loads(js)["findings"] if f["rule"] == rule and function in (None, f["function"])] \
+        if rc == 0 else []
+    return fs[0] if fs else None
+
+
+def plain_time(d):
+    t = time.monotonic()
+    p = subprocess.run([agtest.PYTHON, "prog.py"], cwd=d, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=400)
+    check_eq(p.returncode, 0, "a plain run in %s" % d)
+    return time.monotonic() - t, p.stdout
+
+
+def test_jit(tmp):
+    d = os.path.join(tmp, "ac")
+    write(d, ACTOR_CRITIC)
+    env = dict(os.environ, TMPDIR=tmp, NO_COLOR="1")
+    rec = record(d, env)
+    f = finding(rec, "graph-dispatch-bound")
+    check(f is not None, "graph-dispatch-bound on learn")
+    if f is None:
+        return
+    check(f["saving_ns"] == 0 and f["experiment"] and "--rule graph-dispatch-bound" in f["experiment"]
+          and "saving about" not in f["recommendation"], "no claimed saving: an experiment with its command", f)
+    check(f["fix"] and f["fix"]["after"].strip() == "@tf.function(jit_compile=True)", "the edit: jit_compile=True",
+          f["fix"])
+    rc, text, err = agtest.agprof_cmd("report", rec)
+    check(re.search(r"^    try: agprof fix --verify \S+ --rule graph-dispatch-bound --function learn ", text, re.M),
+          "report: the command that tries it", text)
+    rc, out, err = fix_verify(env, rec, "--rule", "graph-dispatch-bound", "--time-limit", "240")
+    check_eq(rc, 1, "fix --verify of jit_compile: exit 1 (%s)" % err[-400:])
+    m = re.search(r"^refuted: (slower|no measurable change[^;]*); .*learn's tracing and calls", out, re.M)
+    check(m, "refuted on this program", out)
+    with open(rec + ".verify.json") as fh:
+        side = json.load(fh)
+    check(side["agprof_verify"] == 1 and side["findings"][0]["verdict"] == "refuted"
+          and side["findings"][0]["rule"] == "graph-dispatch-bound", "the sidecar holds it", side)
+    f = finding(rec, "graph-dispatch-bound")
+    check(f and f["verdict"]["verdict"] == "refuted" and f["recommendation"] is None and f["fix"] is None
+          and f["experiment"] is None, "report JSON: advice withdrawn, the verdict object", f)
+    rc, text, err = agtest.agprof_cmd("report", rec)
+    check(re.search(r"^    refuted on this program: ", text, re.M) and "jit_compile=True" not in text,
+          "report: refuted, no jit advice", text)
+    rc, diff, err = agtest.agprof_cmd("fix", "--rule", "graph-dispatch-bound", rec)
+    check(rc == 1 and diff == "", "agprof fix: the refuted edit is not offered again", (rc, diff))
+    # the oracle: the same edit, timed without agprof
+    e = os.path.join(tmp, "ac-jit")
+    write(e, ACTOR_CRITIC.replace("@tf.function\ndef learn", "@tf.function(jit_compile=True)\ndef learn"))
+    times = {"plain": [], "jit": []}
+    for _ in range(2):
+        for k, where in (("plain", d), ("jit", e)):
+            times[k].append(plain_time(where)[0])
+    print("plain runs (s): as it is %s, with jit_compile=True %s" % (times["plain"], times["jit"]))
+    verified = all(j < p * 0.95 for j in times["jit"] for p in times["plain"])
+    check(not verified, "a plain timed run agrees: the edited copy is not faster in every pair", times)
+
+
+def test_tolerance(tmp):
+    d = os.path.join(tmp, "tol")
+    noisy = test_diff.PROGRAM.replace('import numpy as np\n', 'import time\nimport numpy as np\n').replace(
+        '    print("tracing count sgd_step:", sgd_step.experimental_get_tracing_count())\n'
+        '    print("tracing count evaluate:", evaluate.experimental_get_tracing_count())\n',
+        '    print("scale %.12f" % (1.0 + (time.time_ns() % 1000) * 1e-10))\n')
+    write(d, noisy)
+    env = dict(os.environ, TMPDIR=tmp, NO_COLOR="1")
+    rec = record(d, env)
+    rc, out, err = fix_verify(env, rec, "--runs", "1")
+    check(rc == 1 and re.search(r"^refuted: the output differs; .*output differs from line 6: 'scale ", out, re.M),
+          "exact numbers: the output differs", (rc, out, err))
+    rc, out, err = fix_verify(env, rec, "--runs", "1", "--rtol", "1e-6")
+    check(rc == 0 and re.search(r"^verified: .*output identical within the tolerance$", out, re.M),
+          "--rtol 1e-6: identical within the tolerance", (rc, out, err))
+    rc, out, err = agtest.agprof_cmd("fix", "--verify", "--rtol", "abc", rec)
+    check(rc == 2 and len(err.strip().splitlines()) == 1, "a bad --rtol: exit 2, one line", (rc, err))
+
+
+def test_sidecar(tmp):
+    base = os.path.join(agtest.SOURCE_ROOT, "tests", "fuzz", "base.agprof")
+    rec = os.path.join(tmp, "r.agprof")
+    shutil.copy2(base, rec)
+    rc, clean, err = agtest.agprof_cmd("report", "--format", "json", rec)
+    check_eq(rc, 0, "report of the plain recording")
+    f0 = json.loads(clean)["findings"][0] if rc == 0 and json.loads(clean)["findings"] else None
+    st = os.stat(rec)
+    good = {"agprof_verify": 1, "recording": {"size": st.st_size, "mtime_s": int(st.st_mtime),
+                                              "mtime_nsec": st.st_mtime_ns % 1000000000},
+            "runs": 2, "findings": [{"rule": f0["rule"] if f0 else "x", "function": f0["function"] if f0 else None,
+                                     "file": f0["location"]["file"] if f0 and f0["location"] else None,
+                                     "line": f0["location"]["line"] if f0 and f0["location"] else 0,
+                                     "verdict": "refuted", "reason": "slower", "measure": "m", "base_ns": 1,
+                                     "new_ns": 2, "low_ns": 1, "high_ns": 1, "runs": 2, "output": "identical"}]}
+    text = json.dumps(good)
+    other = dict(good, recording=dict(good["recording"], size=st.st_size + 1))
+    deep = '{"agprof_verify": 1, "x": ' + "[" * 5000 + "]" * 5000 + "}"
+    bad = {"truncated": text[:len(text) // 2], "deep": deep, "binary": "\x00\xff\xfe" * 100,
+           "version": json.dumps(dict(good, agprof_verify=99)),
+           "hostile": json.dumps(dict(good, findings=[dict(good["findings"][0], line=1e300, base_ns=-1e300,
+                                                            runs=10 ** 9)] * 3000)),
+           "huge": '{"agprof_verify": 1, "s": "' + "a" * (2 << 20) + '"}'}
+    side = rec + ".verify.json"
+    for name, content in bad.items():
+        with open(side, "w", encoding="latin-1") as fh:
+            fh.write(content)
+        rc, out, err = agtest.agprof_cmd("report", "--format", "json", rec)
+        check(rc == 0 and len(err.strip().splitlines()) <= 1, "a %s sidecar: exit 0, at most one line" % name, (rc, err))
+        check(rc == 0 and all(f["verdict"] is None for f in json.loads(out)["findings"]),
+              "a %s sidecar: no verdict applied" % name)
+    with open(side, "w") as fh:
+        json.dump(other, fh)
+    rc, out, err = agtest.agprof_cmd("report", "--format", "json", rec)
+    check(rc == 0 and err.strip() == "" and all(f["verdict"] is None for f in json.loads(out)["findings"]),
+          "another recording's sidecar: ignored silently", err)
+    if f0:
+        with open(side, "w") as fh:
+            json.dump(good, fh)
+        f = finding(rec, f0["rule"], f0["function"])
+        check(f and f["verdict"] and f["verdict"]["verdict"] == "refuted" and f["recommendation"] is None,
+              "this recording's sidecar: applied", f)
+
+
+def main():
+    agtest.need_agprof()
+    tests = {"jit": test_jit, "tolerance": test_tolerance, "sidecar": test_sidecar}
+    mode = sys.argv[1] if len(sys.argv) > 1 else ""
+    if mode not in tests:
+        agtest.agtestlib.die("usage: test_experiments.py jit|tolerance|sidecar")
+    tests[mode](agtest.tmpdir())
+    agtest.finish("experiments-" + mode)
+
+
+main()
