@@ -616,6 +616,21 @@ static const struct loaded *fn_decorator(struct fixctx *c, struct finding *f, co
 }
 
 /*
+ * The start of a new decorator line dec (`@TF.function...`): its
+ * indentation and "@TF.function(" into after; returns what follows
+ * ".function" on the line (nothing, or the arguments).
+ */
+static const char *decorator_open(const struct loaded *l, long dec, const char *tf, struct strbuf *after)
+{
+	const char *s = srcfile_line(&l->sf, dec);
+	size_t ind = indent_of(s);
+
+	strbuf_add(after, s, ind);
+	strbuf_addf(after, "@%s.function(", tf);
+	return s + ind + 1 + strlen(tf) + strlen(".function");
+}
+
+/*
  * jit-compile: jit_compile=True added to fn's @tf.function line (the
  * decorator without arguments, or with them on that one line).
  */
@@ -624,17 +639,13 @@ static void edit_jit(struct fixctx *c, struct finding *f, const struct model_fun
 	struct edit e = { .after = STRBUF_INIT };
 	char tf[64];
 	const struct loaded *l;
-	const char *s, *rest;
+	const char *rest;
 	long dec, def, close;
-	size_t ind;
 
 	if (!(l = fn_decorator(c, f, fn, tf, sizeof(tf), &def, &dec)))
 		return;
-	s = srcfile_line(&l->sf, dec);
-	ind = indent_of(s);
-	rest = s + ind + 1 + strlen(tf) + strlen(".function");
-	strbuf_add(&e.after, s, ind);
-	strbuf_addf(&e.after, "@%s.function(jit_compile=True", tf);
+	rest = decorator_open(l, dec, tf, &e.after);
+	strbuf_addstr(&e.after, "jit_compile=True");
 	if (blank(rest)) {
 		strbuf_addf(&e.after, ")%s\n", rest);
 	} else if (rest[0] == '(' && !strstr(rest, "jit_compile") && (close = match_close(rest, 0)) > 0) {
@@ -656,10 +667,9 @@ static void edit_signature(struct fixctx *c, struct finding *f, const struct mod
 	struct edit e = { .after = STRBUF_INIT };
 	char tf[64];
 	const struct loaded *l;
-	const char *dl, *s, *rest, *relax;
+	const char *dl, *rest, *relax;
 	long dec, def;
 	int np;
-	size_t ind;
 
 	if (!(l = fn_decorator(c, f, fn, tf, sizeof(tf), &def, &dec)))
 		return;
@@ -673,11 +683,7 @@ static void edit_signature(struct fixctx *c, struct finding *f, const struct mod
 		strbuf_reset(&sig);
 		strbuf_addstr(&sig, "reduce_retracing=True");
 	}
-	s = srcfile_line(&l->sf, dec);
-	ind = indent_of(s);
-	rest = s + ind + 1 + strlen(tf) + strlen(".function");
-	strbuf_add(&e.after, s, ind);
-	strbuf_addf(&e.after, "@%s.function(", tf);
+	rest = decorator_open(l, dec, tf, &e.after);
 	if (blank(rest)) {
 		strbuf_addf(&e.after, "%s)%s\n", sig.buf, rest);
 	} else if (e.pins_signature && rest[0] == '(' && (relax = strstr(rest, "reduce_retracing=True")) &&
