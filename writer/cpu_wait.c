@@ -116,9 +116,10 @@ void cpu_wait_tick(struct run_writer *w, uint64_t now_ns, int force)
 {
 	struct cpu_wait *cw = &w->cpu;
 
-	if (!cw->ins || (!force && now_ns - cw->last_ns < CPU_WAIT_PERIOD_NS))
+	if (!cw->ins || (!force && now_ns - cw->last_ns < CPU_WAIT_PERIOD_NS * (1 + (uint64_t)cw->last_threads / 32)))
 		return;
 	cw->last_ns = now_ns;
+	cw->last_threads = 0;
 	for (size_t i = 0; i < w->nstreams; i++) {
 		int fresh;
 		struct cpu_proc *p = proc_of(cw, w->streams[i]->pid, &fresh);
@@ -133,6 +134,7 @@ void cpu_wait_tick(struct run_writer *w, uint64_t now_ns, int force)
 			p->gone = 1;
 			continue;
 		}
+		cw->last_threads += threads;
 		if (fresh)
 			continue;
 		sqlite3_bind_int64(cw->ins, 1, p->pid);
