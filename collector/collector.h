@@ -526,11 +526,13 @@ uint32_t agp_pywatch_cost_ppm(const struct agp_thread *t) AGP_HIDDEN;
 struct got_hook {
 	const char *name;
 	void *hook;
+	const char *records;  /* what it records, for the note when its slot cannot be patched */
 };
 extern const struct got_hook agp_got_hooks[] AGP_HIDDEN;  /* hooks_tf.c: every hook, by symbol name */
 void agp_got_scan(void) AGP_HIDDEN;       /* patch the objects loaded since the last scan */
 int agp_got_patched(void) AGP_HIDDEN;     /* slots patched so far */
 int agp_got_bound(void) AGP_HIDDEN;       /* slots that reach a hook (0: TensorFlow's calls are not seen) */
+int agp_got_unpatched(char *buf, size_t size) AGP_HIDDEN;  /* 1 and a line in buf: hooks a slot of which is not patched */
 void *agp_real_dlopen(const char *file, int mode) AGP_HIDDEN;
 
 /* hooks_tf.c: a late start (agprof_attach); at exit, whether any hook ran. */

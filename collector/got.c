@@ -9,7 +9,9 @@
  * loaded object's dynamic relocations are read from its loaded image; a
  * JUMP_SLOT, GLOB_DAT or absolute 64-bit relocation against a hooked symbol
  * whose slot does not already hold the collector's function is patched.
- * Rare path (dlopen): allocation and mprotect are fine here.
+ * Rare path (dlopen): allocation and mprotect are fine here.  A slot that
+ * cannot be made writable is remembered: the recording says which calls
+ * never reach their hook (agp_got_unpatched).
  */
 #include "collector.h"
 
@@ -17,6 +19,7 @@
 #include <elf.h>
 #include <link.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -28,6 +31,9 @@ static size_t nseen;
 static pthread_mutex_t got_lock = PTHREAD_MUTEX_INITIALIZER;
 static int patched_slots; /* slots this collector rewrote (agprof_attach_rescan reports them) */
 static int bound_slots;   /* hooked slots found pointing at the collector, patched or not */
+static uint32_t unpatched_hooks;   /* bit k: a slot of agp_got_hooks[k] could not be made writable */
+static char unpatched_object[256]; /* the object of the first such slot, set before its bit */
+static int unpatched_more;         /* another object had such a slot too */
 
 /* 1 + the index in agp_got_hooks of the hook for symbol name, 0 when none (asked for thousands of imports). */
 static uint8_t hook_index(const char *name)
@@ -51,17 +57,42 @@ static int already_seen(uintptr_t base)
 	return 0;
 }
 
-static void patch_slot(void **slot, void *hook)
+/* The slot of hook k in object could not be patched: say so at the session's end (agp_got_unpatched). */
+static void unpatched(int k, const char *object)
 {
-	long page = sysconf(_SC_PAGESIZE);
-	uintptr_t start = (uintptr_t)slot & ~(uintptr_t)(page - 1);
+	const char *base = strrchr(object, '/');
+
+	base = base ? base + 1 : object;
+	if (!unpatched_object[0])
+		snprintf(unpatched_object, sizeof(unpatched_object), "%s", base);
+	else if (strncmp(unpatched_object, base, sizeof(unpatched_object) - 1))
+		unpatched_more = 1;
+	if (k < 32)
+		__atomic_or_fetch(&unpatched_hooks, 1u << k, __ATOMIC_RELEASE);
+}
+
+/*
+ * Point slot at agp_got_hooks[k]'s hook (or at hook, its stand-in).  Only
+ * the slot's own page is made writable: asking for the next page too made
+ * mprotect fail (ENOMEM) whenever that page was not mapped, as after an
+ * object's last page when nothing was mapped right above it (it depends on
+ * what the process mapped and unmapped before).  _pywrap_tf_session.so's
+ * slots of TF_NewGraph, TF_DeleteGraph and TF_NewOperation lie in its last
+ * page: such a process recorded no trace at all after agprof.start().
+ */
+static void patch_slot(void **slot, void *hook, int k, const char *object)
+{
+	uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+	uintptr_t start = (uintptr_t)slot & ~(page - 1), end = ((uintptr_t)(slot + 1) + page - 1) & ~(page - 1);
 
 	if (*slot == hook) {
 		bound_slots++;
 		return;  /* interposition already works for this reference */
 	}
-	if (mprotect((void *)start, (size_t)page * 2, PROT_READ | PROT_WRITE) != 0)
+	if (mprotect((void *)start, end - start, PROT_READ | PROT_WRITE) != 0) {
+		unpatched(k, object);
 		return;
+	}
 	__atomic_store_n(slot, hook, __ATOMIC_RELEASE);
 	patched_slots++;
 	bound_slots++;
@@ -208,7 +239,7 @@ static uint8_t *hook_verdicts(const struct dyn_tables *d, uint32_t *nsyms)
 
 /* Patch the hooked JUMP_SLOT, GLOB_DAT and absolute relocations among n. */
 static void patch_relocations(const struct dyn_tables *d, const ElfW(Rela) *rel, size_t n, const uint8_t *verdict,
-			      uint32_t nsyms, uintptr_t base)
+			      uint32_t nsyms, uintptr_t base, const char *object)
 {
 	for (size_t i = 0; i < n; i++) {
 		uint32_t type = ELF64_R_TYPE(rel[i].r_info), sym = ELF64_R_SYM(rel[i].r_info);
@@ -226,7 +257,7 @@ static void patch_relocations(const struct dyn_tables *d, const ElfW(Rela) *rel,
 		 */
 		if (agp_kernel_hook_unwanted(hook) && d->symtab[sym].st_shndx != SHN_UNDEF && d->symtab[sym].st_value)
 			hook = (void *)(base + d->symtab[sym].st_value);
-		patch_slot((void **)(base + rel[i].r_offset), hook);
+		patch_slot((void **)(base + rel[i].r_offset), hook, verdict[sym] - 1, object);
 	}
 }
 
@@ -241,9 +272,9 @@ static void scan_object(const struct dl_phdr_info *info)
 		return;
 	/* The leading DT_RELACOUNT relocations are R_X86_64_RELATIVE: no symbol. */
 	if (d.rela)
-		patch_relocations(&d, d.rela + d.nrelative, d.nrela - d.nrelative, verdict, nsyms, base);
+		patch_relocations(&d, d.rela + d.nrelative, d.nrela - d.nrelative, verdict, nsyms, base, info->dlpi_name);
 	if (d.jmprel)
-		patch_relocations(&d, d.jmprel, d.njmprel, verdict, nsyms, base);
+		patch_relocations(&d, d.jmprel, d.njmprel, verdict, nsyms, base, info->dlpi_name);
 	free(verdict);
 }
 
@@ -291,6 +322,33 @@ int agp_got_bound(void)
 int agp_got_patched(void)
 {
 	return patched_slots;
+}
+
+/*
+ * What the slots that could not be patched cost, as one line for the
+ * recording (meta.incomplete) in buf; 0 when every slot was patched.
+ * Lock-free: it runs at exit, maybe while another thread scans.
+ */
+int agp_got_unpatched(char *buf, size_t size)
+{
+	uint32_t bits = __atomic_load_n(&unpatched_hooks, __ATOMIC_ACQUIRE);
+	const char *last = NULL;
+	size_t len;
+
+	if (!bits || size < 2)
+		return 0;
+	len = (size_t)snprintf(buf, size, "%s's%s calls that record", unpatched_object,
+			       unpatched_more ? " (and other objects')" : "");
+	for (int k = 0; agp_got_hooks[k].name && k < 32 && len < size; k++) {
+		if (!(bits & (1u << k)) || (last && !strcmp(last, agp_got_hooks[k].records)))
+			continue;
+		len += (size_t)snprintf(buf + len, size - len, "%s %s", last ? "," : "", agp_got_hooks[k].records);
+		last = agp_got_hooks[k].records;
+	}
+	if (len < size)
+		snprintf(buf + len, size - len, " do not reach agprof (their GOT slots could not be made writable):"
+			 " those are missing");
+	return 1;
 }
 
 void *agp_real_dlopen(const char *file, int mode)

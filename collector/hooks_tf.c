@@ -827,23 +827,23 @@ AGP_EXPORT void RUN_CALLABLE_SYM(TF_Session *session, int64_t handle, PyObject *
 
 /* Every hook, by the symbol name importing modules use (for got.c). */
 const struct got_hook agp_got_hooks[] AGP_HIDDEN = {
-	{ "TFE_Execute", (void *)TFE_Execute },
-	{ "TFE_NewContextOptions", (void *)TFE_NewContextOptions },
-	{ "TF_NewGraph", (void *)TF_NewGraph },
-	{ "TF_DeleteGraph", (void *)TF_DeleteGraph },
-	{ "TF_NewOperation", (void *)TF_NewOperation },
-	{ "TF_GraphToFunctionWithControlOutputs", (void *)TF_GraphToFunctionWithControlOutputs },
-	{ "TFE_ContextAddFunction", (void *)TFE_ContextAddFunction },
-	{ "TFE_ContextAddFunctionDef", (void *)TFE_ContextAddFunctionDef },
-	{ "_Z24TFE_Py_FastPathExecute_CP7_object", (void *)FASTPATH_SYM },
-	{ "_ZN10tensorflow8PyFuncOp7ComputeEPNS_15OpKernelContextE", (void *)PYFUNC_COMPUTE },
-	{ AGP_KERNEL_COMPUTE_NAME, (void *)AGP_KERNEL_COMPUTE },
-	{ AGP_KERNEL_COMPUTE_ASYNC_NAME, (void *)AGP_KERNEL_COMPUTE_ASYNC },
-	{ "TF_SessionRun", (void *)TF_SessionRun },
-	{ "TF_SessionPRun", (void *)TF_SessionPRun },
+	{ "TFE_Execute", (void *)TFE_Execute, "eager ops and graph calls" },
+	{ "TFE_NewContextOptions", (void *)TFE_NewContextOptions, "call sites of the first ops" },
+	{ "TF_NewGraph", (void *)TF_NewGraph, "traces" },
+	{ "TF_DeleteGraph", (void *)TF_DeleteGraph, "failed traces" },
+	{ "TF_NewOperation", (void *)TF_NewOperation, "variables made in traces and node lines" },
+	{ "TF_GraphToFunctionWithControlOutputs", (void *)TF_GraphToFunctionWithControlOutputs, "trace ends" },
+	{ "TFE_ContextAddFunction", (void *)TFE_ContextAddFunction, "registered functions" },
+	{ "TFE_ContextAddFunctionDef", (void *)TFE_ContextAddFunctionDef, "registered functions" },
+	{ "_Z24TFE_Py_FastPathExecute_CP7_object", (void *)FASTPATH_SYM, "fast-path ops" },
+	{ "_ZN10tensorflow8PyFuncOp7ComputeEPNS_15OpKernelContextE", (void *)PYFUNC_COMPUTE, "py_function runs" },
+	{ AGP_KERNEL_COMPUTE_NAME, (void *)AGP_KERNEL_COMPUTE, "kernels" },
+	{ AGP_KERNEL_COMPUTE_ASYNC_NAME, (void *)AGP_KERNEL_COMPUTE_ASYNC, "kernels" },
+	{ "TF_SessionRun", (void *)TF_SessionRun, "Session steps" },
+	{ "TF_SessionPRun", (void *)TF_SessionPRun, "partial Session steps" },
 	{ "_ZN10tensorflow21TF_SessionRunCallableEP10TF_SessionlP7_objectPN4absl12lts_2025081413InlinedVectorIS3_Lm8ESaIS3_EEEP9TF_BufferP10TSL_Status",
-	  (void *)RUN_CALLABLE_SYM },
-	{ NULL, NULL },
+	  (void *)RUN_CALLABLE_SYM, "Session callables" },
+	{ NULL, NULL, NULL },
 };
 
 void agp_tf_init(void)
@@ -887,11 +887,20 @@ AGP_EXPORT void agprof_attach_function(const char *name, const void *def, size_t
 		funcdef_record(agp_thread_get(), name, def, def ? len : 0, 1);
 }
 
-/* At exit: TensorFlow loaded but no hook ever ran means the hooks do not match. */
+/*
+ * At exit: TensorFlow loaded but no hook ever ran means the hooks do not
+ * match; hooks some slots of which could not be patched are a note.
+ */
 void agp_tf_exit_check(void)
 {
 	struct agp_side s;
+	char unpatched[1024];
 
+	if (agp_got_unpatched(unpatched, sizeof(unpatched))) {
+		agp_side_begin(&s, AGP_SIDE_NOTE);
+		agp_side_text(&s, AGP_F_DETAIL, unpatched);
+		agp_side_end(&s);
+	}
 	if (tf_seen || !dl_iterate_phdr(find_tensorflow, NULL))
 		return;
 	agp_side_begin(&s, AGP_SIDE_TF_STATUS);

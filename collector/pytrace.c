@@ -67,9 +67,36 @@ static struct {
 #define RESOLVE(field, sym) \
 	(P.field = (__typeof__(P.field))dlsym(RTLD_DEFAULT, sym))
 
-static int pytrace_setup(void)
+/* pytrace.py run into a fresh namespace, its describe() and failed() kept.  GIL held. */
+static int pytrace_load(void)
 {
 	PyObject *ns, *res;
+
+	ns = P.Dict_New();
+	if (!ns)
+		return 0;
+	P.Dict_SetItemString(ns, "__builtins__", P.Eval_GetBuiltins());
+	res = P.Run_String(agp_pytrace_py, 257 /* Py_file_input */, ns, ns);
+	if (!res) {
+		P.Err_Clear();
+		return 0;
+	}
+	P.DecRef(res);
+	P.describe = P.Dict_GetItemString(ns, "describe");  /* ns keeps it alive */
+	P.failed = P.Dict_GetItemString(ns, "failed");
+	if (!P.describe)
+		return 0;
+	agp_pywatch_init(P.Dict_GetItemString, ns);
+	return 1;
+}
+
+/*
+ * Once per process (agp_py_once): the Python API, then pytrace.py.  It
+ * takes the GIL itself: its caller (agp_pytrace_begin) may run without it.
+ */
+static int pytrace_setup(void)
+{
+	int gil, ok;
 
 	if (!agp_py_available())
 		return 0;
@@ -87,22 +114,10 @@ static int pytrace_setup(void)
 	    !RESOLVE(Err_Clear, "PyErr_Clear") || !RESOLVE(DecRef, "Py_DecRef") ||
 	    !RESOLVE(IncRef, "Py_IncRef") || !(P.None = dlsym(RTLD_DEFAULT, "_Py_NoneStruct")))
 		return 0;
-	ns = P.Dict_New();
-	if (!ns)
-		return 0;
-	P.Dict_SetItemString(ns, "__builtins__", P.Eval_GetBuiltins());
-	res = P.Run_String(agp_pytrace_py, 257 /* Py_file_input */, ns, ns);
-	if (!res) {
-		P.Err_Clear();
-		return 0;
-	}
-	P.DecRef(res);
-	P.describe = P.Dict_GetItemString(ns, "describe");  /* ns keeps it alive */
-	P.failed = P.Dict_GetItemString(ns, "failed");
-	if (!P.describe)
-		return 0;
-	agp_pywatch_init(P.Dict_GetItemString, ns);
-	return 1;
+	gil = P.GILState_Ensure();
+	ok = pytrace_load();
+	P.GILState_Release(gil);
+	return ok;
 }
 
 static int pytrace_ready(void)

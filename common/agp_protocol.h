@@ -331,6 +331,7 @@ enum agp_side_type {
 	AGP_SIDE_CAPTURE = 12,    /* the collector's capture bits changed: AGP_F_CAPTURE_OFF at AGP_F_START */
 	AGP_SIDE_COLLECTIVE = 13, /* one collective op execution and its keys (collector/hooks_collective.c) */
 	AGP_SIDE_DATASET = 14,    /* a tf.data dataset or iterator op run eagerly, with its handles (hooks_tf.c) */
+	AGP_SIDE_NOTE = 15,       /* AGP_F_DETAIL: what the collector knows is missing, for meta.incomplete */
 };
 
 struct agp_side_hdr {

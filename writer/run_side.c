@@ -491,6 +491,16 @@ static void side_capture(struct run_writer *w, struct stream *s, const struct fi
 	free(why);
 }
 
+/* What the collector knows it missed (collector/got.c's unpatched slots): in meta.incomplete, once per text. */
+static void side_note(struct run_writer *w, struct stream *s, const struct fields *fs)
+{
+	char *detail = fields_text(fs, AGP_F_DETAIL);
+
+	if (detail && !strstr(w->notes.buf ? w->notes.buf : "", detail))
+		writer_note(w, "process %d: %s", s->pid, detail);
+	free(detail);
+}
+
 static void side_record(struct run_writer *w, struct stream *s, uint32_t type, const char *p, size_t len)
 {
 	struct fields fs;
@@ -523,6 +533,9 @@ static void side_record(struct run_writer *w, struct stream *s, uint32_t type, c
 		break;
 	case AGP_SIDE_DATASET:
 		side_dataset(w, s, &fs);
+		break;
+	case AGP_SIDE_NOTE:
+		side_note(w, s, &fs);
 		break;
 	}
 }
