@@ -29,8 +29,8 @@ class Callback:
     Callback(path="train.agprof", batches=None, epochs=None, log_dir=None, report=True)
 
     path: the recording, written anew on every fit (or evaluate, predict).
-      A relative path with log_dir is taken under log_dir/agprof, beside
-      the scalars, where TensorBoard's agprof tab lists it.
+      A relative path with log_dir is taken under log_dir/agprof, where
+      TensorBoard's agprof tab lists it.
     batches: (first, last), record only those batches of the fit, both
       included, counted across epochs as TensorBoard's profile_batch counts
       them (the fit's first batch is 1).  A batch is one call of Keras's
@@ -43,8 +43,12 @@ class Callback:
       increment and one integer compare.
     epochs: (first, last), record only those epochs of the fit, numbered as
       Keras prints them ("Epoch 1/5" is 1).  Not with batches.
-    log_dir: also write what agprof found into log_dir/agprof through
-      tf.summary, for TensorBoard (see _write_summaries for the tags): per
+    log_dir: also write what agprof found through tf.summary, for
+      TensorBoard (see _write_summaries for the tags), into the run Keras's
+      own summaries of the loop go to (log_dir/train for a fit,
+      log_dir/validation for evaluate), so that they are beside the loss.
+      Without it, next to a keras.callbacks.TensorBoard in the same fit, its
+      log_dir (and its train run) is taken, found without being asked.  Per
       recorded epoch, with step = the epoch as Keras numbers it in its own
       epoch summaries (from 0; 0 for evaluate and predict), its figures, and
       the findings at the last one.  The fit is recorded once; the callback
@@ -81,7 +85,9 @@ class Callback:
     def __init__(self, path="train.agprof", batches=None, epochs=None, log_dir=None, report=True):
         self._init_keras_bases()
         self.log_dir = os.fspath(log_dir) if log_dir is not None else None
-        self.path = _recording_path(os.fspath(path), self.log_dir)
+        self._given_path = os.fspath(path)
+        self.path = _recording_path(self._given_path, self.log_dir)
+        self._tensorboard = None  # a keras.callbacks.TensorBoard of the same fit (_sibling_tensorboard)
         self.print_report = report
         self._first, self._last = _window(batches, "batches")
         self._epochs = _window(epochs, "epochs") if epochs is not None else None
@@ -95,6 +101,7 @@ class Callback:
         self._recording = False
         self._warned = False
         self._marks = []  # (epoch, time.monotonic_ns()) where each recorded epoch's slice begins
+        self._recorded_loop = _TRAIN
 
     def _init_keras_bases(self):
         """Each base's state.  tf_keras's __init__ is not called: it assigns self.model, which is
@@ -189,8 +196,19 @@ class Callback:
             self._loop = None
             self._end()
         self._loop, self._batch, self._epoch = loop, 0, 0
+        self._find_tensorboard()
         if self._first is None and (self._epochs is None or loop is not _TRAIN):
             self._begin()
+
+    def _find_tensorboard(self):
+        """Next to a keras.callbacks.TensorBoard in the same fit and without a log_dir of its own: its
+        log_dir, and the recording under it as with log_dir (found, not asked for)."""
+        tb = _sibling_tensorboard(self)
+        if tb is None or (self.log_dir is not None and self._tensorboard is None):
+            return
+        self._tensorboard = tb
+        self.log_dir = os.fspath(tb.log_dir)
+        self.path = _recording_path(self._given_path, self.log_dir)
 
     def _loop_end(self, loop):
         if loop is self._loop:
@@ -214,6 +232,7 @@ class Callback:
             self._warn("agprof.keras.Callback cannot record: %s" % e)
             return
         self._recording = True
+        self._recorded_loop = self._loop
 
     def _mark(self, epoch):
         """The slice of `epoch` begins now (the recording's clock), unless it has begun (a fit's recording
@@ -239,7 +258,16 @@ class Callback:
             sys.stdout.write(_summary(self.report, median_ns, path))
             sys.stdout.flush()
         if self.log_dir is not None:
-            _write_summaries(os.path.join(self.log_dir, "agprof"), self.report, [e for e, _ in self._marks])
+            _write_summaries(self._run_dir(), self.report, [e for e, _ in self._marks])
+
+    def _run_dir(self):
+        """Where the scalars go: the run Keras's TensorBoard callback writes the loop's own summaries to
+        (log_dir/train for a fit, log_dir/validation for evaluate), so that they are beside the loss."""
+        loop = self._recorded_loop
+        mine = getattr(self._tensorboard, "_val_dir" if loop is _TEST else "_train_dir", None)
+        if isinstance(mine, str) and mine:
+            return mine
+        return os.path.join(self.log_dir, {_TRAIN: "train", _TEST: "validation"}.get(loop, loop))
 
     def _warn(self, text):
         if not self._warned:
@@ -258,6 +286,25 @@ def _window(pair, what):
     if first < 1 or last < first:
         raise ValueError("agprof.keras.Callback: %s=(%d, %d): need 1 <= first <= last" % (what, first, last))
     return first, last
+
+
+def _sibling_tensorboard(callback):
+    """The keras.callbacks.TensorBoard (Keras 3's or tf_keras's) in the callback list that called
+    `callback`'s hook, or None.  A callback is not told its siblings: the list is the `self` of a
+    frame that called the hook (Keras's CallbackList), found a few frames up."""
+    frame = sys._getframe(1)
+    for _ in range(8):
+        if frame is None:
+            return None
+        owner = frame.f_locals.get("self")
+        siblings = getattr(owner, "callbacks", None) if owner is not callback else None
+        if isinstance(siblings, (list, tuple)) and any(c is callback for c in siblings):
+            for c in siblings:
+                if type(c).__name__ == "TensorBoard" and isinstance(getattr(c, "log_dir", None), (str, os.PathLike)):
+                    return c
+            return None
+        frame = frame.f_back
+    return None
 
 
 def _recording_path(path, log_dir):

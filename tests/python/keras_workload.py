@@ -12,6 +12,7 @@ times of each batch, the callback's findings and report) into
 OUT_DIR/CASE.json.  The planted retrace: a user tf.function called once per
 epoch with a Python float, so each epoch traces it again.
 """
+import importlib.util
 import json
 import os
 import sys
@@ -177,6 +178,16 @@ def storm_fit():
     dump("storm", counts=counter.counts, tracing_count=storm.experimental_get_tracing_count(), report=cb.report)
 
 
+def sibling():
+    """Next to Keras's own TensorBoard callback and no log_dir given: the callback takes its log_dir (the
+    recording, a relative path, under log_dir/agprof) and writes its scalars into the train run, beside
+    Keras's epoch_loss."""
+    cb = agprof.keras.Callback("sibling.agprof")
+    model().fit(data(), epochs=EPOCHS, verbose=0,
+                callbacks=[keras.callbacks.TensorBoard(log_dir=os.path.join(OUT, "tb_logs")), cb])
+    dump("sibling", path=cb.path, log_dir=cb.log_dir, tracing_count=scale.experimental_get_tracing_count())
+
+
 def window(case, **kwargs):
     """A window of the fit: each batch's span, to place the recorded calls in their batches."""
     clock = BatchClock()
@@ -316,6 +327,8 @@ def main():
         return
     whole()
     storm_fit()
+    if importlib.util.find_spec("tensorboard") is not None:  # Keras's TensorBoard callback needs it
+        sibling()
     if FLAVOUR == "keras3":
         window("batches", batches=(3, 6))
         window("epochs", epochs=(2, 2))

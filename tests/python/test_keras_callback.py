@@ -7,7 +7,8 @@ Oracles are TensorFlow's and the program's own: the recorded traces of a user fu
 experimental_get_tracing_count() (over the recorded loop), or the runs of its Python body; a window's
 recorded calls of Keras's step function fall one in each batch of the window, by the batches' own
 clock; the optimizer's step counter says how many steps each batch ran; the TensorBoard scalars, one point per
-epoch, equal the report's slices, add up to the whole run, and show a retrace storm planted in one epoch
+epoch in the fit's train run (beside Keras's own epoch_loss when its TensorBoard callback is in the fit, whose
+log_dir is then found without being asked), equal the report's slices, add up to the whole run, and show a retrace storm planted in one epoch
 in that epoch only, at TensorFlow's count (read back by TensorBoard's own reader where it is installed); the retracing finding names the workload's
 marked line.
 """
@@ -110,7 +111,7 @@ def check_log_dir(out, report):
     the epochs' traces add up to the whole run's; the findings once, at the last epoch."""
     slices = report.get("slices") or []
     agtest.check_eq(len(slices), 3, "the report has a slice per epoch")
-    got = events(os.path.join(out, "logs", "agprof"))
+    got = events(os.path.join(out, "logs", "train"))  # the fit's run: Keras's own summaries go there too
     for epoch, piece in enumerate(slices):
         want = {"agprof/traces": piece["traces"], "agprof/retraces": piece["retraces"],
                 "agprof/eager_share": piece["eager_share"], "agprof/input_wait_share": piece["input_share"],
@@ -136,6 +137,27 @@ def check_log_dir(out, report):
     agtest.check("| retracing |" in text and "scale was traced" in text, "the findings as markdown", text[:300])
 
 
+def check_sibling(flavour, out):
+    """Beside keras.callbacks.TensorBoard, no log_dir given: its log_dir found, the recording under
+    log_dir/agprof, agprof's scalars in its train run beside Keras's own epoch_loss, a point per epoch."""
+    if not os.path.exists(os.path.join(out, "sibling.json")):
+        print("skip the sibling part for %s: no tensorboard in %s (Keras's own callback needs it)"
+              % (flavour, agtest.PYTHON))
+        return
+    got = facts(out, "sibling")
+    logs = os.path.join(out, "tb_logs")
+    agtest.check_eq(got["log_dir"], logs, "%s sibling: the TensorBoard callback's log_dir, found" % flavour)
+    agtest.check(got["path"] == os.path.join(logs, "agprof", "sibling.agprof") and os.path.exists(got["path"]),
+                 "%s sibling: the recording under log_dir/agprof" % flavour, got["path"])
+    tags = events(os.path.join(logs, "train"))
+    agtest.check("epoch_loss" in tags, "%s sibling: Keras's own epoch_loss in the train run" % flavour, sorted(tags))
+    agtest.check_eq(sorted(tags.get("agprof/traces", {})), [0, 1, 2],
+                    "%s sibling: agprof/traces beside it, a point per epoch" % flavour)
+    agtest.check_eq(sum(int(v) for v in tags.get("agprof/traces", {}).values()),
+                    query(got["path"], "SELECT count(*) FROM traces")[0][0],
+                    "%s sibling: the epochs' traces add up to the recording's" % flavour)
+
+
 def check_storm(flavour, out):
     """A retrace storm in one epoch: per epoch, TensorBoard's points of storm's traces and retraces are
     TensorFlow's count over that epoch; none in the other epochs; the epochs add up to the run."""
@@ -144,7 +166,7 @@ def check_storm(flavour, out):
     per_epoch = [b - a for a, b in zip([0] + counts, counts)]
     agtest.check_eq(per_epoch, [1, 5, 0], "%s storm: TensorFlow traced storm once in epoch 0, 5 times in epoch 1"
                     % flavour)
-    tags = events(os.path.join(out, "storm_logs", "agprof"))
+    tags = events(os.path.join(out, "storm_logs", "train"))
     traces = [int(tags.get("agprof/traces/storm", {}).get(e, -1)) for e in range(3)]
     retraces = [int(tags.get("agprof/retraces/storm", {}).get(e, -1)) for e in range(3)]
     agtest.check_eq(traces, per_epoch, "%s storm: agprof/traces/storm per epoch = TensorFlow's count" % flavour)
@@ -196,6 +218,7 @@ def check_keras3(out):
         return
     check_log_dir(out, check_whole("keras3", out, stdout))
     check_storm("keras3", out)
+    check_sibling("keras3", out)
     check_window(out, "batches", range(3, 7))
     check_window(out, "epochs", range(6, 11))  # epoch 2: batches 6 to 10, 5 an epoch
     agtest.check(facts(out, "evaluate")["findings"] is not None and os.path.exists(os.path.join(out, "evaluate.agprof")),
@@ -274,6 +297,7 @@ def check_tf_keras(out):
         return
     check_whole("tf_keras", out, stdout)
     check_storm("tf_keras", out)
+    check_sibling("tf_keras", out)
     bases = facts(out, "whole")["bases"]
     agtest.check(any(b.startswith("tf_keras.") for b in bases), "tf_keras: the class has tf_keras's base", bases)
 
