@@ -5,7 +5,8 @@ log_dir, so that the recordings land where TensorBoard's agprof tab looks (log_d
 
 The first fit (base.agprof) calls a user tf.function with a Python float once per epoch: each
 epoch traces it again (the retracing finding).  The second (new.agprof) passes a tensor: one
-trace.  Prints the two recordings' paths as JSON.
+trace.  Prints the two recordings' paths, and the traces of each epoch the callback wrote into
+LOG_DIR/train (agprof/traces), as JSON.
 """
 import json
 import os
@@ -43,8 +44,10 @@ def fit(name, as_tensor):
     m.compile(optimizer="sgd", loss="mse")
     cb = agprof.keras.Callback(name, log_dir=LOG_DIR, report=False)  # relative: under LOG_DIR/agprof
     m.fit(x, y, batch_size=16, epochs=EPOCHS, verbose=0, callbacks=[Planted(as_tensor), cb])
-    return cb.path
+    return cb.path, [s["traces"] for s in cb.report["slices"]]
 
 
 if __name__ == "__main__":
-    print(json.dumps({"base": fit("base.agprof", False), "new": fit("new.agprof", True)}))
+    (base, base_traces), (new, new_traces) = fit("base.agprof", False), fit("new.agprof", True)
+    # the traces of each epoch, as the callback wrote them into LOG_DIR/train
+    print(json.dumps({"base": base, "new": new, "traces": {"base": base_traces, "new": new_traces}}))

@@ -3,8 +3,9 @@ real recordings: two Keras fits recorded by agprof.keras.Callback(log_dir=...)
 (tensorboard_workload.py), and bad ones beside them: a truncated copy, a copy of schema 999, a
 link out of the log directory (to a readable recording: were it read, it would be served).
 
-Oracles are TensorBoard's own API (/data/plugins_listing), the file system (the listing's names
-and sizes), and the agprof program run by the test (the pages served are agprof's pages; the
+Oracles are TensorBoard's own API (/data/plugins_listing; its scalars plugin's
+/data/plugin/scalars/scalars: the callback's agprof/traces in run1/train, a point per epoch, as the
+callback wrote them), the file system (the listing's names and sizes), and the agprof program run by the test (the pages served are agprof's pages; the
 findings the tab shows are the JSON report's).  Headless Chromium loads the tab as TensorBoard
 loads it (plugin_entry.html, and the whole UI at #agprof for a screenshot).  Skips (77) without
 the tensorboard module (./setup installs it); Chromium's part is skipped without chromium.
@@ -30,6 +31,7 @@ sys.path.insert(0, HERE)
 import tensorboard_serve  # noqa: E402
 
 RUN = "run1/agprof"  # where the callback puts LOG/run1's recordings
+WRITTEN = {}  # {fit: its traces per epoch}, as the callback wrote them (tensorboard_workload.py)
 
 
 def make_log_dir(d):
@@ -40,6 +42,8 @@ def make_log_dir(d):
     if not check(r.returncode == 0, "the Keras workload ran", r.stderr[-2000:]):
         return None
     made = json.loads(r.stdout.strip().splitlines()[-1])
+    global WRITTEN
+    WRITTEN = made.pop("traces", {})
     check_eq(made, {k: os.path.join(log, RUN, k + ".agprof") for k in ("base", "new")},
              "a relative path with log_dir: the recordings under log_dir/agprof")
     bad = os.path.join(log, "bad")
@@ -131,6 +135,28 @@ def check_listing(srv, log):
                                             else {"name": name, "size": os.path.getsize(path)})
     got = {run: [{k: v for k, v in r.items() if k != "mtime"} for r in recs] for run, recs in runs.items()}
     check_eq(got, want, "the recordings listed per run: the files' names and sizes; the link out refused")
+
+
+def check_scalars(srv):
+    """The callback's per-epoch scalars come back from TensorBoard's own HTTP API (its scalars plugin), in
+    run1/train, one point per epoch: the traces of the fit that wrote them last (both fits write that run;
+    TensorBoard keeps the later one where a step repeats) or of the first."""
+    status, _, text = srv.get("/data/plugin/scalars/scalars?run=run1%2Ftrain&tag=agprof%2Ftraces")
+    points = json.loads(text) if status == 200 else []
+    got = [int(round(p[2])) for p in sorted(points, key=lambda p: (p[1], p[0]))]
+    steps = sorted({p[1] for p in points})
+    check_eq([len(WRITTEN.get(k, [])) for k in ("base", "new")], [4, 4], "the workload's fits wrote 4 epochs each")
+    check(WRITTEN.get("base") != WRITTEN.get("new"), "the fits' series differ (base retraces each epoch)", WRITTEN)
+    check_eq(steps, [0, 1, 2, 3], "TensorBoard's scalars: a point per epoch, step = epoch")
+    print("agprof/traces from TensorBoard: %s; written: %s" % ([latest_of(points, s) for s in steps], WRITTEN))
+    check([latest_of(points, s) for s in steps] in (WRITTEN.get("new"), WRITTEN.get("base")),
+          "TensorBoard serves agprof/traces as the callback wrote them", (got, WRITTEN))
+
+
+def latest_of(points, step):
+    """The value of the latest point at step (by wall time), as an int."""
+    at = [p for p in points if p[1] == step]
+    return int(round(max(at, key=lambda p: p[0])[2])) if at else None
 
 
 def check_pages(srv, log):
@@ -269,6 +295,7 @@ def main():
         if not check(srv.url, "TensorBoard started", srv.log()[-2000:]):
             return
         check_listing(srv, log)
+        check_scalars(srv)
         findings = check_pages(srv, log)
         check_bad(srv)
         check_browser(srv, log, d, findings)
