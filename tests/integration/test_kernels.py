@@ -171,13 +171,16 @@ def test_dispatch():
     if found:
         x = oracle["extra"]
         measured = (x["plain_call_ns"] - x["xla_call_ns"]) * x["timed_calls"]
-        estimate = found[0]["saving_ns"]
-        print("jit_compile saving: estimated %.1f ms, measured %.1f ms" % (estimate / 1e6, measured / 1e6))
+        # the advice is an experiment (issue 46): no saving is claimed; the rule's cost is its estimate
+        check_eq(found[0]["saving_ns"], 0, "graph-dispatch-bound claims no saving (an experiment)")
+        estimate = found[0]["cost_ns"]
+        print("jit_compile saving: estimated %.1f ms (the finding's cost), measured %.1f ms"
+              % (estimate / 1e6, measured / 1e6))
         # The estimate is the executor overhead XLA removes; the measured saving
         # also holds what XLA adds (its own per-call cost) and the machine's
         # noise between the two timed loops: a factor of 3 either way.
         check(measured / 3 <= estimate <= measured * 3,
-              "saving estimate within 3x of the measured jit_compile saving", estimate, measured)
+              "the cost's estimate within 3x of the measured jit_compile saving", estimate, measured)
     fns = {f["function"]: f for f in rep["graph_ops"]["functions"]}
     check_eq(fns.get("tiny_steps", {}).get("kernels_per_call"),
              oracle["extra"]["function_defs"]["tiny_steps"]["kernels"], "graph_ops kernels_per_call")
