@@ -95,6 +95,10 @@ print("closs %.4f aloss %.4f" % (float(cl), float(al)))
 
 
 RECORDED_STEPS = 10000
+# The experiment is what is tested, not the rule's threshold: its overhead share (35%) was crossed by
+# 54% of this program once and by 37% or less on a loaded machine (41% at load 8): the rule's
+# threshold lowered for this test only, so that the finding is there to be tried.
+SETS = ("--set", "graph-dispatch-bound.min_share=20%")
 TRIED_STEPS = 1500
 
 
@@ -118,8 +122,8 @@ def fix_verify(env, *args, timeout=590):
     return p.returncode, p.stdout.decode("utf-8", "replace"), p.stderr.decode("utf-8", "replace")
 
 
-def finding(rec, rule, function=None):
-    rc, js, err = agtest.agprof_cmd("report", "--format", "json", rec)
+def finding(rec, rule, function=None, sets=()):
+    rc, js, err = agtest.agprof_cmd("report", "--format", "json", *sets, rec)
     fs = [f for f in json.loads(js)["findings"] if f["rule"] == rule and function in (None, f["function"])] \
         if rc == 0 else []
     return fs[0] if fs else None
@@ -139,7 +143,7 @@ def test_jit(tmp):
     # recorded long enough (10,000 steps) that XLA would pay back its set-up by the recording's measure,
     # also on a loaded machine; tried with a shorter command, as a user bounds an experiment
     rec = record(d, env, [str(RECORDED_STEPS)])
-    f = finding(rec, "graph-dispatch-bound")
+    f = finding(rec, "graph-dispatch-bound", sets=SETS)
     check(f is not None, "graph-dispatch-bound on learn")
     if f is None:
         return
@@ -147,10 +151,10 @@ def test_jit(tmp):
           and "saving about" not in f["recommendation"], "no claimed saving: an experiment with its command", f)
     check(f["fix"] and f["fix"]["after"].strip() == "@tf.function(jit_compile=True)", "the edit: jit_compile=True",
           f["fix"])
-    rc, text, err = agtest.agprof_cmd("report", rec)
+    rc, text, err = agtest.agprof_cmd("report", *SETS, rec)
     check(re.search(r"^    try: agprof fix --verify \S+ --rule graph-dispatch-bound --function learn ", text, re.M),
           "report: the command that tries it", text)
-    rc, out, err = fix_verify(env, rec, "--rule", "graph-dispatch-bound", "--time-limit", "240", "--",
+    rc, out, err = fix_verify(env, *SETS, rec, "--rule", "graph-dispatch-bound", "--time-limit", "240", "--",
                               agtest.PYTHON, "prog.py", str(TRIED_STEPS))
     check_eq(rc, 1, "fix --verify of jit_compile: exit 1 (%s)" % err[-400:])
     m = re.search(r"^refuted: (slower|no measurable change[^;]*); .*learn's tracing and calls", out, re.M)
@@ -159,13 +163,13 @@ def test_jit(tmp):
         side = json.load(fh)
     check(side["agprof_verify"] == 1 and side["findings"][0]["verdict"] == "refuted"
           and side["findings"][0]["rule"] == "graph-dispatch-bound", "the sidecar holds it", side)
-    f = finding(rec, "graph-dispatch-bound")
+    f = finding(rec, "graph-dispatch-bound", sets=SETS)
     check(f and f["verdict"]["verdict"] == "refuted" and f["recommendation"] is None and f["fix"] is None
           and f["experiment"] is None, "report JSON: advice withdrawn, the verdict object", f)
-    rc, text, err = agtest.agprof_cmd("report", rec)
+    rc, text, err = agtest.agprof_cmd("report", *SETS, rec)
     check(re.search(r"^    refuted on this program: ", text, re.M) and "jit_compile=True" not in text,
           "report: refuted, no jit advice", text)
-    rc, diff, err = agtest.agprof_cmd("fix", "--rule", "graph-dispatch-bound", rec)
+    rc, diff, err = agtest.agprof_cmd("fix", *SETS, "--rule", "graph-dispatch-bound", rec)
     check(rc == 1 and diff == "", "agprof fix: the refuted edit is not offered again", (rc, diff))
     # the oracle: the same edit, timed without agprof
     e = os.path.join(tmp, "ac-jit")
