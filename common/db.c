@@ -151,11 +151,19 @@ int64_t db_step_budget(int64_t size)
 	return budget < 1000000000 ? 1000000000 : budget;
 }
 
+int db_open_nofollow(void)
+{
+	const char *v = getenv("AGPROF_OPEN_NOFOLLOW");
+
+	return v && *v && strcmp(v, "0");
+}
+
 static int open_ro(const char *path, int flags, int truncated, sqlite3 **out)
 {
 	struct stat st;
 	int64_t budget = db_step_budget(stat(path, &st) == 0 ? (int64_t)st.st_size : 0);
-	int rc = sqlite3_open_v2(path, out, SQLITE_OPEN_READONLY | flags, NULL);
+	int rc = sqlite3_open_v2(path, out, SQLITE_OPEN_READONLY | flags | (db_open_nofollow() ? SQLITE_OPEN_NOFOLLOW : 0),
+				 NULL);
 
 	if (rc != SQLITE_OK)
 		return rc;

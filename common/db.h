@@ -33,6 +33,13 @@ extern const char agprof_schema_sql[];
  */
 int db_open_readonly(const char *path, int flags, sqlite3 **out);
 /*
+ * 1 when AGPROF_OPEN_NOFOLLOW is set (not "0"): a recording whose own name
+ * is a symbolic link is not opened (O_NOFOLLOW, SQLITE_OPEN_NOFOLLOW).  For
+ * a caller that checked the directory and must not be sent elsewhere by a
+ * link made after its check (the TensorBoard tab).
+ */
+int db_open_nofollow(void);
+/*
  * db_open_readonly() of a file shorter than its header says (truncated):
  * SQLite refuses such a file unless its schema is writable, so the
  * connection (read-only all the same) is not defensive and has

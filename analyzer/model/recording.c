@@ -130,7 +130,7 @@ static int check_header(const char *path, char *err, size_t len, char *damage, s
 	size_t n = 0;
 	uint32_t page_size, pages;
 
-	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)) < 0) {
+	if ((fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | (db_open_nofollow() ? O_NOFOLLOW : 0))) < 0) {
 		int saved = errno;
 		char hint[4300];
 

@@ -7,7 +7,9 @@ Oracles are TensorBoard's own API (/data/plugins_listing; its scalars plugin's
 /data/plugin/scalars/scalars: the callback's agprof/traces in run1/train, a point per epoch, as the
 callback wrote them), the file system (the listing's names and sizes), and the agprof program run by the test (the pages served are agprof's pages; the
 findings the tab shows are the JSON report's).  Headless Chromium loads the tab as TensorBoard
-loads it (plugin_entry.html, and the whole UI at #agprof for a screenshot).  Skips (77) without
+loads it (plugin_entry.html, and the whole UI at #agprof for a screenshot).  A recording, or a
+folder on its way, swapped for a link out of the log directory after the tab's check (the race, made
+in that order): refused, never read.  Skips (77) without
 the tensorboard module (./setup installs it); Chromium's part is skipped without chromium.
 """
 import json
@@ -102,8 +104,9 @@ class Server:
 
 
 def agprof_in(log, *args):
-    """agprof ARGS run in the log directory (as the tab runs it: paths relative to it)."""
-    p = subprocess.run([agtestlib.AGPROF] + list(args), cwd=log, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    """agprof ARGS run in the recordings' folder of the run (as the tab runs it: the recordings by their names)."""
+    p = subprocess.run([agtestlib.AGPROF] + list(args), cwd=os.path.join(log, RUN), stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE,
                        timeout=240, env=dict(os.environ, NO_COLOR="1"))
     return p.returncode, p.stdout.decode("utf-8", "replace")
 
@@ -159,9 +162,43 @@ def latest_of(points, step):
     return int(round(max(at, key=lambda p: p[0])[2])) if at else None
 
 
+def check_swapped(log, d):
+    """A recording or its folder swapped for a link out of the log directory after the tab's check and before
+    the program opens it (the race, made here in that order): refused, the recording outside never read."""
+    from agprof.tensorboard_plugin import _files, _render
+    real_root = os.path.realpath(log)
+    secret = os.path.join(d, "outside", "secret.agprof")
+    work = os.path.join(log, "swap", "agprof")
+    os.makedirs(work)
+    shutil.copy(os.path.join(log, RUN, "base.agprof"), os.path.join(work, "a.agprof"))
+    path = _files.resolve(log, "swap/agprof", "a.agprof")  # the check: a regular file inside
+    os.rename(os.path.join(work, "a.agprof"), os.path.join(work, "kept.agprof"))
+    os.symlink(secret, os.path.join(work, "a.agprof"))  # then the swap
+    try:
+        _render.findings(path, real_root)
+        refused = None
+    except _files.Refused as e:
+        refused = e
+    check(refused is not None and refused.status == 422 and "symbolic link" in str(refused),
+          "a recording swapped for a link: refused (the program opens no link)", refused and (refused.status, str(refused)))
+    os.unlink(os.path.join(work, "a.agprof"))
+    os.rename(os.path.join(work, "kept.agprof"), os.path.join(work, "a.agprof"))
+    path = _files.resolve(log, "swap/agprof", "a.agprof")
+    os.rename(work, work + ".moved")
+    os.symlink(os.path.join(d, "outside"), work)  # a folder on the way swapped for a link out
+    shutil.copy(secret, os.path.join(d, "outside", "a.agprof"))
+    try:
+        _render.report_page(path, real_root)
+        refused = None
+    except _files.Refused as e:
+        refused = e
+    check(refused is not None and refused.status == 404, "a folder swapped for a link: refused",
+          refused and (refused.status, str(refused)))
+
+
 def check_pages(srv, log):
     """The report, the findings and the diff as the tab serves them, against agprof's own."""
-    base, new = RUN + "/base.agprof", RUN + "/new.agprof"
+    base, new = "base.agprof", "new.agprof"
     status, headers, page = srv.get("/data/plugin/agprof/report?run=%s&name=base.agprof" % RUN)
     check_eq((status, page), (200, agprof_in(log, "report", "--format", "html", base)[1]),
              "the page served is agprof report's page")
@@ -296,6 +333,7 @@ def main():
             return
         check_listing(srv, log)
         check_scalars(srv)
+        check_swapped(log, d)
         findings = check_pages(srv, log)
         check_bad(srv)
         check_browser(srv, log, d, findings)

@@ -1,11 +1,12 @@
 """The pages and findings of recordings, made by the agprof program and kept for reuse.
 
 The program is the analysis (the HTML page and the JSON report are its
-printers): the tab runs it on the real paths _files.resolve() returned, with
+printers): the tab runs it on the recordings _files.resolve() found, with
 arguments as a list and a timeout, never through a shell.  It runs in the
-real log directory with paths relative to it, so that the page's title and
-the program's messages name the recording as the tab does, not where the
-log directory lies on the server.  Results are kept by (paths, mtime, size):
+recordings' folder, entered through a descriptor, with their file names
+(opened without following a link): the page's title and the program's
+messages name the recording, not where the log directory lies on the
+server, and nothing swapped after the check sends it elsewhere.  Results are kept by (paths, mtime, size):
 a recording rewritten by a new fit is analysed again.
 """
 import collections
@@ -29,9 +30,20 @@ def _key(what, paths):
     return (what,) + tuple((p, s.st_mtime_ns, s.st_size) for p, s in zip(paths, stats))
 
 
-def _relative(path, real_root):
-    rel = os.path.relpath(path, real_root)
-    return rel if not rel.startswith("-") else os.path.join(".", rel)
+def _open_folder(real_root, folder):
+    """A descriptor of folder (a real path inside real_root, from _files.resolve()), reached from the root
+    one name at a time without following a link: a folder swapped for a link after the check is refused."""
+    rel = os.path.relpath(folder, real_root)
+    fd = os.open(real_root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        for part in ([] if rel == "." else rel.split(os.sep)):
+            nxt = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+    except OSError as e:
+        os.close(fd)
+        raise Refused(404, "'%s' changed under the tab: %s" % (rel, e.strerror)) from None
+    return fd
 
 
 def _one_line(text):
@@ -41,17 +53,24 @@ def _one_line(text):
     return "".join(c if c.isprintable() else "?" for c in line)[:300]
 
 
-def _run(args, real_root):
+def _run(args, real_root, folder):
+    """agprof ARGS in folder, entered through a descriptor (_open_folder), the recordings named by their file
+    names and opened without following a link (AGPROF_OPEN_NOFOLLOW): nothing between the check and the
+    program's open can send it outside the log directory."""
     try:
         exe = agprof_binary()
     except FileNotFoundError as e:
         raise Refused(500, str(e)) from None
     with _running:
+        fd = _open_folder(real_root, folder)
         try:
-            proc = subprocess.run([exe] + args, cwd=real_root, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, timeout=_TIMEOUT_S, env=dict(os.environ, NO_COLOR="1"))
+            proc = subprocess.run([exe] + args, cwd="/proc/self/fd/%d" % fd, pass_fds=(fd,),
+                                  stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  timeout=_TIMEOUT_S, env=dict(os.environ, NO_COLOR="1", AGPROF_OPEN_NOFOLLOW="1"))
         except subprocess.TimeoutExpired:
             raise Refused(504, "agprof %s took more than %d s" % (args[0], _TIMEOUT_S)) from None
+        finally:
+            os.close(fd)
     if proc.returncode == 2:  # usage error, or a file that is not a readable recording (agprof --help)
         raise Refused(422, _one_line(proc.stderr.decode("utf-8", "replace")))
     if proc.returncode != 0:
@@ -65,7 +84,11 @@ def _cached(what, paths, real_root, args):
         if key in _kept:
             _kept.move_to_end(key)
             return _kept[key]
-    text = _run(args + [_relative(p, real_root) for p in paths], real_root)
+    folder = os.path.dirname(paths[0])
+    if any(os.path.dirname(p) != folder for p in paths):
+        raise Refused(400, "the recordings compared must be of one run")
+    names = [os.path.basename(p) for p in paths]
+    text = _run(args + [n if not n.startswith("-") else "./" + n for n in names], real_root, folder)
     with _lock:
         _kept[key] = text
         while len(_kept) > _KEEP:
