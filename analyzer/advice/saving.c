@@ -193,8 +193,9 @@ struct fix_cost {
  * dtype: the fix casts the argument at the call site to the first trace's
  * dtype, an eager Cast on every call that passed another dtype: the first
  * of each new dtype (one per removed retrace) creates its kernel, priced at
- * a first dispatch (cold_op_sql), the others at a recorded warm Cast (any
- * warm eager op when none ran).  python-value: a tf.constant per call,
+ * a first dispatch (cold_op_sql), the others at a recorded warm Cast (every
+ * warm eager op's when fewer than WARM_SAMPLES_MIN Casts ran: a few samples
+ * on a loaded machine were 11 ms each, saving_reads.h).  python-value: a tf.constant per call,
  * priced at a recorded warm _EagerConst (or any warm op): a type's first
  * dispatch creates its kernel, and a short program's one _EagerConst (a
  * variable's initial value, 55 ms) priced 4 calls above the 2 retraces
@@ -240,8 +241,9 @@ static struct fix_cost fix_added(struct model *m, const struct finding *f, const
 					      " eager dispatch is recorded (each op type's first one creates its kernel)",
 					      (long long)fn->calls)
 				 : model_strf(m, "the tf.constant it adds to each of the %lld calls, at a recorded warm"
-					      " _EagerConst dispatch (%.3f ms): %.1f ms", (long long)fn->calls, ms(warm),
-					      ms(c.ns));
+					      " eager dispatch (%.3f ms): %.1f ms (the lower median of the warm _EagerConst"
+					      " dispatches, of every warm op's when fewer than %d were recorded)",
+					      (long long)fn->calls, ms(warm), ms(c.ns), WARM_SAMPLES_MIN);
 	}
 	return c;
 }

@@ -744,8 +744,8 @@ static struct saving_reads *dispatch_reads(struct model *m)
  * OFFSET (count - 1) / 2 gives it (a NULL sorts first and reads as none);
  * -1 when none.  pick(o, ctx) chooses.
  */
-static int64_t lower_median(const struct saving_reads *r, int (*pick)(const struct dispatch_op *, const void *),
-			    const void *ctx)
+static int64_t lower_median_of(const struct saving_reads *r, int (*pick)(const struct dispatch_op *, const void *),
+			       const void *ctx, size_t *count)
 {
 	int64_t *ns = malloc((r->nops ? r->nops : 1) * sizeof(*ns)), v = -1;
 	size_t n = 0, nulls = 0, at;
@@ -763,7 +763,16 @@ static int64_t lower_median(const struct saving_reads *r, int (*pick)(const stru
 	if (n + nulls && at >= nulls)
 		v = nth_int64(ns, n, at - nulls);
 	free(ns);
+	*count = n + nulls;
 	return v;
+}
+
+static int64_t lower_median(const struct saving_reads *r, int (*pick)(const struct dispatch_op *, const void *),
+			    const void *ctx)
+{
+	size_t n;
+
+	return lower_median_of(r, pick, ctx, &n);
 }
 
 /* An op of type ctx (NULL: any op with a name), as the median's join with strings. */
@@ -856,11 +865,16 @@ int64_t saving_warm_dispatch(struct model *m, const char *op)
 {
 	const struct saving_reads *r = dispatch_reads(m);
 	struct warm_ctx w = { .cold = { .first = IDMAP_INIT }, .type = op };
-	int64_t v = -1;
+	int64_t v = -1, any;
+	size_t n = 0, nany;
 
-	if (r && first_starts(r, &w.cold) == 0 && (v = lower_median(r, pick_warm, &w)) < 0 && op) {
+	/* a few samples of one type on a loaded machine were 11 ms each, not tens of us: then every warm op's */
+	if (r && first_starts(r, &w.cold) == 0 && ((v = lower_median_of(r, pick_warm, &w, &n)) < 0 ||
+						   n < WARM_SAMPLES_MIN) && op) {
 		w.type = NULL;
-		v = lower_median(r, pick_warm, &w);
+		any = lower_median_of(r, pick_warm, &w, &nany);
+		if (any >= 0 && nany > n)
+			v = any;
 	}
 	idmap_release(&w.cold.first);
 	free(w.cold.start);

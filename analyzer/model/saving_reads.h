@@ -69,9 +69,12 @@ int64_t saving_median_dispatch(struct model *m, const char *op);
 
 /*
  * The same of the warm dispatches only (not an op type's first, which
- * creates its kernel): of type op, else of any op; -1 when none was
- * recorded (a short program's few eager ops are all first ones).
+ * creates its kernel): of type op when WARM_SAMPLES_MIN of them or more
+ * were recorded, else of every warm op (more samples: a price that holds
+ * on a loaded machine, issue 46); -1 when none was recorded (a short
+ * program's few eager ops are all first ones).
  */
+#define WARM_SAMPLES_MIN 8
 int64_t saving_warm_dispatch(struct model *m, const char *op);
 
 /*
