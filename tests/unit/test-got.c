@@ -25,33 +25,8 @@
 
 struct TF_Graph *TF_NewGraph(void);  /* the hook (hooks_tf.c) */
 
-static char dir[] = "/tmp/agprof-got-XXXXXX";
-static int dir_made;
-static char db_path[512];
-static struct run_writer *writer;
-
-static void start(void)
-{
-	char err[256];
-
-	cr_assert_not_null(mkdtemp(dir));
-	dir_made = 1;
-	snprintf(db_path, sizeof(db_path), "%s.agprof", dir);
-	cr_assert_eq(agp_start(dir), 0);
-	writer = run_writer_create(db_path, dir, err, sizeof(err));
-	cr_assert_not_null(writer, "%s", err);
-}
-
-static void remove_files(void)
-{
-	char cmd[4 * sizeof(db_path) + 64];
-
-	if (!dir_made)
-		return;
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s' '%s' '%s-wal' '%s-shm'", dir, db_path, db_path, db_path);
-	if (system(cmd) != 0)
-		fprintf(stderr, "cannot remove %s\n", dir);
-}
+#define WRITER_FIXTURE_DIR "/tmp/agprof-got-XXXXXX"
+#include "writer_fixture.h"
 
 static uintptr_t page_size(void)
 {
