@@ -57,6 +57,17 @@ static int is_input_wait(const char *op)
 	return 0;
 }
 
+/*
+ * The wait of a group of iterator reads: the reads alone.  The Python
+ * before each (python_ns: the loop's own code, the iterator's __next__)
+ * ran on the reading thread, with nothing to wait for; counted as waiting
+ * it made a clean prefetched loop with a short step 10-14% input-bound.
+ */
+static int64_t read_wait_ns(const struct scan_group *g)
+{
+	return g->total_ns - (g->python_ns < g->total_ns ? g->python_ns : g->total_ns);
+}
+
 int model_is_input_wait(const char *op)
 {
 	return is_input_wait(op);
@@ -432,10 +443,10 @@ static int split_dispatch(struct input_state *st, struct scan_group *d, size_t *
 			continue;
 		if (is_input_wait(op)) {
 			t->input_waits += g->count;
-			t->input_ns = dur_add(t->input_ns, g->total_ns);
+			t->input_ns = dur_add(t->input_ns, read_wait_ns(g));
 			span_add(&t->input_first_ns, &t->input_last_ns, g->first_ns, g->last_ns);
 			m->session.input_waits += g->count;
-			m->session.input_ns = dur_add(m->session.input_ns, g->total_ns);
+			m->session.input_ns = dur_add(m->session.input_ns, read_wait_ns(g));
 			continue;
 		}
 		t->eager_ops += g->count;
@@ -616,7 +627,7 @@ static int input_loops(struct input_state *st)
 		    !(l = loop_of(m, t, pipelines_read_end(st->pipelines, t->pid, t->tid, g->first_ns, g->last_ns), &cap)))
 			return error("out of memory");
 		l->waits += g->count;
-		l->wait_ns = dur_add(l->wait_ns, g->total_ns);
+		l->wait_ns = dur_add(l->wait_ns, read_wait_ns(g));
 		l->startup_ns = dur_add(l->startup_ns, pipelines_startup_ns(st->pipelines, t->pid, t->tid, g->first_ns,
 									    g->last_ns));
 		span_add(&l->first_ns, &l->last_ns, g->first_ns, g->last_ns);

@@ -526,10 +526,10 @@ static void *walk_parts(void *ctx, int nparts)
 	return r->parts;
 }
 
-/* scan_walk.row: agprof_group(graph_function_id, name_id, start_ns, end_ns, flag, ok, pid, tid). */
+/* scan_walk.row: agprof_group(graph_function_id, name_id, start_ns, end_ns, flag, ok, python, pid, tid). */
 static void walk_row(void *part, sqlite3_value **argv)
 {
-	call_add(part, argv[0], argv[6], argv[7], argv[2], argv[3]);
+	call_add(part, argv[0], argv[7], argv[8], argv[2], argv[3]);
 }
 
 const struct scan_walk *saving_calls_walk(struct model *m)

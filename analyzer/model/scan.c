@@ -102,6 +102,7 @@ static int group_merge(struct group_table *t, const struct scan_group *g)
 		return -1;
 	d->count += g->count;
 	d->total_ns = dur_add(d->total_ns, g->total_ns);
+	d->python_ns = dur_add(d->python_ns, g->python_ns);
 	d->flagged += g->flagged;
 	d->failed += g->failed;
 	if (g->first_ns < d->first_ns)
@@ -168,10 +169,11 @@ static struct scan_group *job_group(sqlite3_context *ctx, struct scan_job *job, 
 
 /* Add one row to g: its cost span [first, last) lasting span ns, its flags. */
 static void group_add_row(struct scan_job *job, struct scan_group *g, int64_t first, int64_t last, int64_t span,
-			  int flag, int failed)
+			  int64_t python, int flag, int failed)
 {
 	g->count++;
 	g->total_ns = dur_add(g->total_ns, span);
+	g->python_ns = dur_add(g->python_ns, python < 0 ? 0 : python > span ? span : python);
 	g->flagged += flag;
 	g->failed += failed;
 	if (first < g->first_ns)
@@ -192,8 +194,8 @@ static void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	if (!g)
 		return;
 	/* an end before its start costs 0 */
-	group_add_row(job, g, start, end, span_ns(start, end), sqlite3_value_int(argv[4]) != 0,
-		      sqlite3_value_int(argv[5]) == 0);
+	group_add_row(job, g, start, end, span_ns(start, end), sqlite3_value_int64(argv[6]),
+		      sqlite3_value_int(argv[4]) != 0, sqlite3_value_int(argv[5]) == 0);
 	if (job->walk)
 		job->walk->row(job->walk_part, argv);
 }
@@ -216,7 +218,7 @@ static void agg_rows_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	(void)argc;
 	if (!g)
 		return;
-	group_add_row(job, g, sat_sub64(start, python), sat_add64(start, dur), span < 0 ? 0 : ts_clamp(span),
+	group_add_row(job, g, sat_sub64(start, python), sat_add64(start, dur), span < 0 ? 0 : ts_clamp(span), python,
 		      (flags & 1) != 0, (flags & 2) != 0);
 	if (job->walk)
 		job->walk->eager_row(job->walk_part, g->k1, start, dur);
@@ -289,7 +291,7 @@ static void *scan_worker(void *arg)
 	/* Reading through mmap avoids one copy per page. */
 	if (getenv("AGPROF_MMAP"))
 		sqlite3_exec(db, "PRAGMA mmap_size=17179869184", NULL, NULL, NULL);
-	/* agprof_group: six arguments, then a walk's columns */
+	/* agprof_group: seven arguments, then a walk's columns */
 	if (sqlite3_create_function(db, "agprof_group", -1, SQLITE_UTF8, job, NULL, agg_step, agg_final) != SQLITE_OK ||
 	    sqlite3_create_function(db, "agprof_rows", 5, SQLITE_UTF8, job, NULL, agg_rows_step, agg_final) != SQLITE_OK ||
 	    sqlite3_create_function(db, "agprof_cost", 2, SQLITE_UTF8, job, NULL, agg_cost_step, agg_final) != SQLITE_OK ||
@@ -358,6 +360,12 @@ cleanup:
 static const char *cost_start(const char *table)
 {
 	return strcmp(table, "eager_ops") == 0 ? "start_ns - python_ns" : "start_ns";
+}
+
+/* That Python's share, kept apart too (scan_group.python_ns). */
+static const char *table_python(const char *table)
+{
+	return strcmp(table, "eager_ops") == 0 ? "python_ns" : "0";
 }
 
 /*
@@ -519,6 +527,7 @@ static int scan_buckets(sqlite3 *db, const char *table, const char *k1, const ch
 			.k1 = sqlite3_column_int64(st, 0), .k2 = sqlite3_column_int64(st, 1),
 			.count = sqlite3_column_int64(st, 2),
 			.total_ns = dur_add(ts_clamp(sqlite3_column_int64(st, 3)), ts_clamp(sqlite3_column_int64(st, 4))),
+			.python_ns = ts_clamp(sqlite3_column_int64(st, 4)),
 			.flagged = sqlite3_column_int64(st, 5), .failed = sqlite3_column_int64(st, 6),
 			.first_ns = ts_clamp(sqlite3_column_int64(st, 7)), .last_ns = ts_clamp(sqlite3_column_int64(st, 8)),
 		};
@@ -647,8 +656,8 @@ int scan_table_walk(const char *path, const char *table, const char *k1, const c
 			 " WHERE id BETWEEN ?1 AND ?2", slow | failed_bit);
 	else
 		snprintf(sql, sizeof(sql),
-			 "SELECT agprof_group(%s, %s, %s, end_ns, %s, %s%s%s) FROM %s WHERE id BETWEEN ?1 AND ?2",
-			 k1, k2, cost_start(table), flag, ok, walk && walk->columns ? ", " : "",
+			 "SELECT agprof_group(%s, %s, %s, end_ns, %s, %s, %s%s%s) FROM %s WHERE id BETWEEN ?1 AND ?2",
+			 k1, k2, cost_start(table), flag, ok, table_python(table), walk && walk->columns ? ", " : "",
 			 walk && walk->columns ? walk->columns : "", table);
 	jobs = scan_fanout(&(struct scan_spec){ .path = path, .sql = sql, .lo = lo, .hi = hi,
 						.walk = walk && walk->kind == (compact ? SCAN_WALK_EAGER_ROWS : SCAN_WALK_TABLE)

@@ -28,7 +28,8 @@ int scan_threads(void);
 struct scan_group {
 	int64_t k1, k2;
 	int64_t count;
-	int64_t total_ns;   /* sum of end_ns - start_ns */
+	int64_t total_ns;   /* sum of end_ns - start_ns; an eager op's from its Python's start */
+	int64_t python_ns;  /* of total_ns, the eager ops' python_ns (the Python before each dispatch) */
 	int64_t flagged;    /* rows whose flag column is non-zero */
 	int64_t failed;     /* rows whose ok column is zero */
 	int64_t first_ns;   /* min start_ns */
@@ -62,7 +63,7 @@ int scan_table(const char *path, const char *table, const char *k1, const char *
  * eager_op_rows (the eager ops' compact scan: SCAN_WALK_EAGER_ROWS): its
  * key, start (after the key's base) and dur as stored; or, for any other
  * table (SCAN_WALK_TABLE), to row() as the scan's aggregate arguments: k1,
- * k2, cost start, end_ns, flag, ok, then the walk's own columns (SQL, NULL:
+ * k2, cost start, end_ns, flag, ok, python, then the walk's own columns (SQL, NULL:
  * none).  The walker sums its parts after the scan.  When the scan does not
  * read what the walk is for (kind), parts() is never called.
  */

@@ -487,7 +487,7 @@ static const char *const thread_fields[] = {
 	"eager_ops, eager_ns, eager_share: its eager dispatch (iterator reads and ops inside black boxes left out),",
 	"  and its share of the thread's time; eager_share_se: one standard error of it (its spread over 20 blocks",
 	"  of the time)",
-	"input_waits, input_ns: its eager iterator reads",
+	"input_waits, input_ns: its eager iterator reads (not the Python before each)",
 	"blackbox_execs, blackbox_ns, blackbox_eager_ops: black-box runs on it, eager ops inside them",
 	"top_sites: its five busiest eager lines (text); top_site: the first, as 'line N (func)' or '<no Python frame>'",
 	"top_site_file, top_site_line, top_site_func, top_site_count, top_op: the first of them",
@@ -562,7 +562,7 @@ static void threads_anchor(const struct model *m, void *data, size_t row, struct
 static const char *const input_fields[] = {
 	"one row per loop: a thread's reads of one pipeline (schema 8), else all of a thread's reads",
 	"thread: the thread reading (main, tf.data, other)",
-	"waits, wait_ns: its iterator reads (IteratorGetNext) and their time",
+	"waits, wait_ns: its iterator reads (IteratorGetNext) and their time (not the Python before each)",
 	"steady_wait_ns: wait_ns less each iterator's first read, which starts its pipeline (schema 8; else wait_ns)",
 	"loop_ns: from its first read to the end of its last; wait_share: wait_ns / loop_ns; wait_share_se: one",
 	"  standard error of it (its spread over 20 blocks of the loop)",

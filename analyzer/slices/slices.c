@@ -119,16 +119,18 @@ static int slice_traces(struct slices *s, const struct model *m)
  * every row and every bucket of the budget, each op's cost its dispatch
  * plus the Python that led to it (python_ns); an op run inside a black-box
  * run on its thread is the black box's, less that Python share, which stays
- * the program's.  Iterator reads are input waits, the rest dispatch.  An op
+ * the program's.  Iterator reads are input waits (less their Python, as
+ * input.c's read_wait_ns), the rest dispatch.  An op
  * is in the slice its start_ns falls in.
  */
 static const char eager_sql[] =
-	"SELECT start_ns, max(0, (1 - inside) * dur + python_ns), 1 - inside, op FROM"
+	"SELECT start_ns, max(0, (1 - inside) * dur + python_ns), 1 - inside, op, max(0, python_ns) FROM"
 	" (SELECT e.start_ns AS start_ns, e.end_ns - e.start_ns AS dur, e.python_ns AS python_ns, o.text AS op,"
 	"   EXISTS (SELECT 1 FROM blackbox_execs b WHERE b.pid = e.pid AND b.tid = e.tid"
 	"    AND e.start_ns >= b.start_ns AND e.start_ns < b.end_ns) AS inside"
 	"  FROM eager_ops e JOIN strings o ON o.id = e.op_id WHERE e.start_ns >= ?1 AND e.start_ns < ?2)"
-	" UNION ALL SELECT e.start_ns, max(0, e.total_ns + e.python_ns), e.count, o.text FROM eager_op_buckets e"
+	" UNION ALL SELECT e.start_ns, max(0, e.total_ns + e.python_ns), e.count, o.text, max(0, e.python_ns)"
+	" FROM eager_op_buckets e"
 	" JOIN strings o ON o.id = e.op_id WHERE e.start_ns >= ?1 AND e.start_ns < ?2";
 
 static int slice_eager(struct slices *s, const struct model *m)
@@ -148,8 +150,10 @@ static int slice_eager(struct slices *s, const struct model *m)
 		if (i == s->n)
 			continue;
 		if (model_is_input_wait((const char *)sqlite3_column_text(st, 3))) {
+			int64_t python = sqlite3_column_int64(st, 4);
+
 			sl->input_waits = sat_add64(sl->input_waits, count);
-			sl->input_ns = dur_add(sl->input_ns, ns);
+			sl->input_ns = dur_add(sl->input_ns, ns - (python < ns ? python : ns));
 		} else {
 			sl->eager_ops = sat_add64(sl->eager_ops, count);
 			sl->eager_ns = dur_add(sl->eager_ns, ns);

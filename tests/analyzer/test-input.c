@@ -61,7 +61,8 @@ static const char base_sql[] =
 	" (1, 11, 0, 1000000, 10, 10, 'pyfunc_0', 1), (1, 11, 2000000, 3000000, 10, 10, 'pyfunc_0', 1),"
 	" (1, 11, 6000000, 6100000, 10, 10, 'pyfunc_1', 2);";
 
-static void load(const char *map_op, const char *last_op)
+/* extra: SQL run after the base (NULL: none) */
+static void load_with(const char *map_op, const char *last_op, const char *extra)
 {
 	char err[256], sql[sizeof(base_sql) + 128];
 	sqlite3 *db;
@@ -78,9 +79,15 @@ static void load(const char *map_op, const char *last_op)
 	/* The last transformation (a prefetch, or a second batch) at line 6 too. */
 	cr_assert_eq(db_exec(db, "INSERT INTO eager_ops(pid, tid, start_ns, end_ns, op_id, callsite_id)"
 				 " VALUES (1, 10, 800, 900, 15, 2)"), 0);
+	cr_assert_eq(extra ? db_exec(db, extra) : 0, 0);
 	sqlite3_close(db);
 	cr_assert_eq(recording_open(&rec, path), 0);
 	cr_assert_eq(model_load(&m, &rec), 0);
+}
+
+static void load(const char *map_op, const char *last_op)
+{
+	load_with(map_op, last_op, NULL);
 }
 
 static void teardown(void)
@@ -107,6 +114,22 @@ static struct metric_value field(const char *source, size_t row, const char *nam
 	cr_assert(row < src->count(&m, src->data), "row %zu of %s", row, source);
 	cr_assert_eq(src->get(&m, src->data, row, name, &v), 0, "field %s.%s", source, name);
 	return v;
+}
+
+/*
+ * A read's python_ns is the loop's Python before it, not a wait: a fifth
+ * read of 1 ms after 0.5 ms of Python adds 1 ms to the wait, in the thread's,
+ * the session's and the loop's totals.
+ */
+Test(input, python_before_a_read_is_not_a_wait, .fini = teardown)
+{
+	load_with("MapDataset", "RepeatDataset",
+		  "INSERT INTO eager_ops(pid, tid, start_ns, end_ns, op_id, callsite_id, python_ns)"
+		  " VALUES (1, 10, 255000000, 256000000, 1, 3, 500000)");
+	cr_assert_eq(m.session.input_waits, 5);
+	cr_assert_eq(m.session.input_ns, 121000000);
+	cr_assert_eq(thread(10)->input_ns, 121000000);
+	cr_assert_eq(field("input", 0, "wait_ns").num, 121000000);
 }
 
 Test(input, split_of_eager_ops, .fini = teardown)
