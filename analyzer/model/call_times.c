@@ -35,14 +35,12 @@ struct cpu_intervals {
 static const char samples_sql[] = "SELECT pid, t_ns, run_ns, wait_ns FROM cpu_samples"
 				  " WHERE run_ns >= 0 AND wait_ns >= 0 ORDER BY pid, t_ns LIMIT 10000000";
 
-/* The recording's samples by pid and time; none (not an error) when it has no table. */
+/* The recording's samples by pid and time into ci (empty). */
 static int load_intervals(const struct model *m, struct cpu_intervals *ci)
 {
 	sqlite3_stmt *s;
 	int rc;
 
-	if (!db_has_table(m->rec->db, "cpu_samples"))
-		return 0;
 	if (!(s = db_prepare(m->rec->db, samples_sql)))
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
@@ -62,6 +60,28 @@ static int load_intervals(const struct model *m, struct cpu_intervals *ci)
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
 		return error("%s: cannot read cpu_samples: %s", m->rec->path, sqlite3_errmsg(m->rec->db));
 	return rc == SQLITE_ROW ? error("out of memory") : 0;
+}
+
+int cpu_intervals_load(const struct model *m, struct cpu_intervals **out)
+{
+	*out = NULL;
+	if (!db_has_table(m->rec->db, "cpu_samples"))
+		return 0;
+	if (!(*out = calloc(1, sizeof(**out))))
+		return error("out of memory");
+	if (load_intervals(m, *out)) {
+		cpu_intervals_free(*out);
+		*out = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+void cpu_intervals_free(struct cpu_intervals *ci)
+{
+	if (ci)
+		free(ci->v);
+	free(ci);
 }
 
 /* The first interval of pid that ends after t (ci->n when none). */
@@ -107,7 +127,7 @@ static int add_period(struct call_times *ct, const struct cpu_intervals *ci, int
 {
 	if (push(&ct->period_ns, &ct->nperiods, &ct->cap_period, b - a))
 		return -1;
-	if (ci->n) {
+	if (ci && ci->n) {
 		ct->sampled = 1;
 		cpu_between(ci, pid, a, b, &ct->run_ns, &ct->wait_ns);
 	}
@@ -122,15 +142,12 @@ static int in_range(const struct call_times *ct, int64_t t)
 
 int call_times_add(const struct model *m, const struct model_function *f, struct call_times *ct)
 {
-	struct cpu_intervals ci = { 0 };
 	sqlite3_stmt *s;
 	int64_t prev_pid = 0, prev_tid = 0, prev_start = -1;
 	int rc = SQLITE_DONE, ret = -1, oom = 0;
 
-	if (load_intervals(m, &ci) || !(s = db_prepare(m->rec->db, calls_sql))) {
-		free(ci.v);
+	if (!(s = db_prepare(m->rec->db, calls_sql)))
 		return -1;
-	}
 	sqlite3_bind_int64(s, 1, f->id);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t tid = sqlite3_column_int64(s, 0), start = sqlite3_column_int64(s, 1);
@@ -141,7 +158,7 @@ int call_times_add(const struct model *m, const struct model_function *f, struct
 			continue;
 		if ((in_range(ct, start) && push(&ct->dur_ns, &ct->n, &ct->cap_dur, end - start)) ||
 		    (prev_start >= 0 && pid == prev_pid && tid == prev_tid && start > prev_start &&
-		     in_range(ct, prev_start) && add_period(ct, &ci, pid, prev_start, start))) {
+		     in_range(ct, prev_start) && add_period(ct, ct->cpu, pid, prev_start, start))) {
 			oom = 1;
 			break;
 		}
@@ -156,7 +173,6 @@ int call_times_add(const struct model *m, const struct model_function *f, struct
 	else
 		ret = 0;
 	sqlite3_finalize(s);
-	free(ci.v);
 	sort_array(ct->dur_ns, ct->n, sizeof(int64_t), cmp_int64);
 	sort_array(ct->period_ns, ct->nperiods, sizeof(int64_t), cmp_int64);
 	return ret;

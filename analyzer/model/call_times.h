@@ -11,6 +11,7 @@
 
 struct model;
 struct model_function;
+struct cpu_intervals;
 
 /* At most this many calls of one function are read (the first ones, in time order). */
 #define CALL_TIMES_MAX 1000000
@@ -40,8 +41,18 @@ struct call_times {
 	 * period that starts there and ends after to_ns is kept whole.
 	 */
 	int64_t from_ns, to_ns;
+	/* Set by the caller too: the recording's samples (cpu_intervals_load()); NULL: not read */
+	const struct cpu_intervals *cpu;
 	size_t cap_dur, cap_period;  /* private */
 };
+
+/*
+ * The recording's cpu_samples as intervals by process and time, read once
+ * per recording for all its functions' call_times.  *out is NULL (and 0
+ * returned) when the recording has none; -1 after an error line.
+ */
+int cpu_intervals_load(const struct model *m, struct cpu_intervals **out);
+void cpu_intervals_free(struct cpu_intervals *ci);
 
 /*
  * Append the kept (row) graph calls of f to *ct (zeroed by the caller, or

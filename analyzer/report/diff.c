@@ -71,35 +71,51 @@ static void side_add(struct diff_side *s, const struct model_function *f)
 		s->cause_counts[c] += f->cause_counts[c];
 }
 
+/* Function f of m into d's list, side which, with its calls one by one in ct[] (cpu: m's samples, or NULL). */
+static int add_function(struct diff *d, size_t *cap, struct call_times **ct, size_t *capct, const struct model *m,
+			const struct model_function *f, int which, const struct cpu_intervals *cpu)
+{
+	struct diff_function *x = fn_slot(d, cap, f->name, rel_file(d, m, f->def.file), def_ordinal(m, f),
+					  ranks_of_pid(m, f->pid));
+	size_t at;
+	int ret;
+
+	if (!x)
+		return error("out of memory");
+	at = (size_t)(x - d->fns);
+	if (*capct < 2 * *cap) {
+		struct call_times *p = realloc(*ct, *cap * 2 * sizeof(*p));
+
+		if (!p)
+			return error("out of memory");
+		memset(p + *capct, 0, (*cap * 2 - *capct) * sizeof(*p));
+		*ct = p;
+		*capct = *cap * 2;
+	}
+	if (!x->made_by && f->made_by)
+		x->made_by = strpool_str(&d->pool, f->made_by);
+	side_add(which ? &x->new_ : &x->base, f);
+	if (!f->calls)
+		return 0;
+	(*ct)[2 * at + which].cpu = cpu;
+	ret = call_times_add(m, f, &(*ct)[2 * at + which]);
+	(*ct)[2 * at + which].cpu = NULL;  /* cpu lives only through add_functions() */
+	return ret;
+}
+
 /* Every function of m into d's list, side which (0 base, 1 new), with its calls one by one in ct[]. */
 static int add_functions(struct diff *d, size_t *cap, struct call_times **ct, size_t *capct, const struct model *m,
 			 int which)
 {
-	for (size_t i = 0; i < m->nfunctions; i++) {
-		const struct model_function *f = &m->functions[i];
-		struct diff_function *x = fn_slot(d, cap, f->name, rel_file(d, m, f->def.file), def_ordinal(m, f),
-						  ranks_of_pid(m, f->pid));
-		size_t at;
+	struct cpu_intervals *cpu;
+	int ret = 0;
 
-		if (!x)
-			return error("out of memory");
-		at = (size_t)(x - d->fns);
-		if (*capct < 2 * *cap) {
-			struct call_times *p = realloc(*ct, *cap * 2 * sizeof(*p));
-
-			if (!p)
-				return error("out of memory");
-			memset(p + *capct, 0, (*cap * 2 - *capct) * sizeof(*p));
-			*ct = p;
-			*capct = *cap * 2;
-		}
-		if (!x->made_by && f->made_by)
-			x->made_by = strpool_str(&d->pool, f->made_by);
-		side_add(which ? &x->new_ : &x->base, f);
-		if (f->calls && call_times_add(m, f, &(*ct)[2 * at + which]))
-			return -1;
-	}
-	return 0;
+	if (cpu_intervals_load(m, &cpu))
+		return -1;
+	for (size_t i = 0; i < m->nfunctions && !ret; i++)
+		ret = add_function(d, cap, ct, capct, m, &m->functions[i], which, cpu);
+	cpu_intervals_free(cpu);
+	return ret;
 }
 
 static void side_quantiles(struct diff_side *s, const struct call_times *ct)
