@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* The function diff matched to f's (its name), or NULL. */
 static const struct diff_function *fixed_function(const struct diff *d, const struct finding *f)
@@ -119,6 +120,9 @@ struct variant {
 	long differs;                     /* the first output line that differs from the base's run 0 */
 	int tolerated;
 	struct strbuf what;
+	int file_differs;                 /* a file it wrote differs from the base's run 0's (file_what) */
+	struct strbuf file_what;
+	size_t files_compared;            /* of run 0: the base's files compared */
 };
 
 struct experiment {
@@ -130,6 +134,9 @@ struct experiment {
 	char scratch[PATH_MAX / 2];
 	struct variant *v;  /* [0] as it is, [1..n] one edit each, [n + 1] all of them (n > 1) */
 	size_t nv;
+	struct written_files base;  /* the files run 0 as it is wrote, kept in scratch/kept */
+	unsigned char *varies;      /* [base.n]: another run as it is wrote another one: not compared */
+	struct strbuf linked;       /* the files too big to copy (scratch_copy) */
 };
 
 /* A file of run r of variant k in the scratch directory ("v1-r0.agprof"). */
@@ -238,6 +245,99 @@ static int analyze_run(struct experiment *x, size_t k, int r)
 	return 0;
 }
 
+/* dir/rel into buf: 0, or -1 when it does not fit. */
+static int join(char *buf, size_t cap, const char *dir, const char *rel)
+{
+	int n = snprintf(buf, cap, "%s/%s", dir, rel);
+
+	return n < 0 || (size_t)n >= cap ? -1 : 0;
+}
+
+/* The base's file i: where run 0 as it is left it (scratch/kept/REL).  0 or -1 (too long). */
+static int kept_file(char *buf, size_t cap, const struct experiment *x, size_t i)
+{
+	char kept[PATH_MAX];
+
+	return join(kept, sizeof(kept), x->scratch, "kept") || join(buf, cap, kept, x->base.rel[i]) ? -1 : 0;
+}
+
+/* Run 0 as it is: the files it wrote become the reference, copied aside.  0 or -1. */
+static int keep_files(struct experiment *x, const struct timespec *since)
+{
+	char from[PATH_MAX], to[PATH_MAX];
+
+	if (written_files(x->v[0].dir, since, &x->base) ||
+	    !(x->varies = calloc(x->base.n ? x->base.n : 1, 1)))
+		return -1;
+	for (size_t i = 0; i < x->base.n; i++) {
+		if (join(from, sizeof(from), x->v[0].dir, x->base.rel[i]) || kept_file(to, sizeof(to), x, i)) {
+			x->varies[i] = 1;  /* a path too long to compare */
+			continue;
+		}
+		if (copy_file_into(from, to))
+			return -1;
+	}
+	return 0;
+}
+
+/* One difference of variant v's files, the first kept (said once). */
+static void file_differs(struct variant *v, const char *rel, const char *what)
+{
+	if (v->file_differs++)
+		return;
+	strbuf_addf(&v->file_what, "file %s %s", rel, what);
+}
+
+/*
+ * Base file i against the copy run r of variant k wrote (w: what it wrote).
+ * k 0, another run as it is: a file it writes otherwise, or not at all,
+ * varies and is never compared.
+ */
+static void compare_file(struct experiment *x, size_t k, int r, const struct written_files *w, size_t i)
+{
+	struct variant *v = &x->v[k];
+	const char *rel = x->base.rel[i];
+	struct strbuf what = STRBUF_INIT;
+	char a[PATH_MAX], b[PATH_MAX];
+	int tol = 0, d;
+
+	if (written_find(w, rel) < 0) {
+		if (k)
+			file_differs(v, rel, "is not written as edited");
+		else
+			x->varies[i] = 1;
+		return;
+	}
+	d = kept_file(a, sizeof(a), x, i) || join(b, sizeof(b), v->dir, rel) ? -1
+									      : file_difference(a, b, x->o->rtol, x->o->atol, &what, &tol);
+	if (!k)
+		x->varies[i] |= d != 0;
+	else if (d == 1 || d < 0)
+		file_differs(v, rel, d < 0 ? "cannot be read" : what.buf ? what.buf : "differs");
+	if (k) {
+		v->tolerated |= tol;
+		v->files_compared += !r && (d == 0 || d == 1);
+	}
+	strbuf_release(&what);
+}
+
+/* The files run r of variant k wrote against the base's.  0 or -1. */
+static int compare_files(struct experiment *x, size_t k, int r, const struct timespec *since)
+{
+	struct written_files w;
+
+	if (written_files(x->v[k].dir, since, &w))
+		return -1;
+	for (size_t i = 0; i < x->base.n; i++)
+		if (!x->varies[i])
+			compare_file(x, k, r, &w, i);
+	for (size_t i = 0; k && !x->base.more && i < w.n; i++)
+		if (written_find(&x->base, w.rel[i]) < 0)
+			file_differs(&x->v[k], w.rel[i], "is written as edited only");
+	written_files_release(&w);
+	return 0;
+}
+
 /* Run r of variant k under agprof; its output compared with the base's run 0.  0, or -1 when it cannot run. */
 static int run_variant(struct experiment *x, size_t k, int r)
 {
@@ -245,6 +345,7 @@ static int run_variant(struct experiment *x, size_t k, int r)
 	char rec[PATH_MAX], out[PATH_MAX], err[PATH_MAX], base[PATH_MAX];
 	const char *const files[3] = { rec, out, err };
 	struct strbuf what = STRBUF_INIT;
+	struct timespec since;
 	int tol = 0;
 	long d;
 
@@ -252,10 +353,13 @@ static int run_variant(struct experiment *x, size_t k, int r)
 	run_file(out, sizeof(out), x, k, r, "out");
 	run_file(err, sizeof(err), x, k, r, "err");
 	run_file(base, sizeof(base), x, 0, 0, "out");
+	clock_gettime(CLOCK_REALTIME_COARSE, &since);  /* the clock of file times */
 	if ((v->status[r] = run_recorded(v->dir, x->argv, files, x->o->time_limit)) == -1)
 		return -1;
 	if (v->status[r] == VERIFY_TIMED_OUT)
 		return 0;
+	if ((k || r) ? compare_files(x, k, r, &since) : keep_files(x, &since))
+		return error("cannot compare the files the program wrote in %s", v->dir);
 	if ((k || r) && !v->differs && (d = output_difference(base, out, x->o->rtol, x->o->atol, &what, &tol))) {
 		v->differs = d;
 		strbuf_addf(&v->what, "%s", d < 0 ? "(unreadable)" : what.buf ? what.buf : "");
@@ -357,13 +461,16 @@ static void judge(struct experiment *x, size_t k, const int64_t *base, struct fi
 			    ? VERDICT_VERIFIED : VERDICT_REFUTED;
 	if (v->differs)
 		strbuf_addf(&bufs[1], "differs from line %ld: %s", v->differs, v->what.buf ? v->what.buf : "");
+	else if (v->file_differs)
+		strbuf_addf(&bufs[1], "differs: %s", v->file_what.buf ? v->file_what.buf : "");
 	else
-		strbuf_addstr(&bufs[1], v->tolerated ? "identical within the tolerance" : "identical");
+		strbuf_addf(&bufs[1], "identical%s%s", v->tolerated ? " within the tolerance" : "",
+			    v->files_compared ? ", and the files it wrote" : "");
 	out->output = bufs[1].buf;
 	if (!v->promised) {
 		strbuf_addf(&bufs[0], "%.*s", (int)(v->line.len > 2 ? strcspn(v->line.buf, ";") : 0), v->line.buf);
 		why = bufs[0].buf;
-	} else if (v->differs) {
+	} else if (v->differs || v->file_differs) {
 		why = "the output differs";
 	}
 	if (why) {
@@ -424,7 +531,7 @@ static int prepare(struct experiment *x)
 		struct variant *v = &x->v[k];
 
 		snprintf(v->dir, sizeof(v->dir), "%.*s/v%zu", PATH_MAX / 2, x->scratch, k);
-		if (scratch_copy(x->m->session.cwd, v->dir, x->pick, x->n))
+		if (scratch_copy(x->m->session.cwd, v->dir, x->pick, x->n, k ? NULL : &x->linked))
 			return -1;
 		/* from the last edit up: an edit never moves the lines of one above it */
 		for (size_t i = v->nedits; i-- > 0;) {
@@ -487,6 +594,18 @@ static enum verify_result conclude(struct experiment *x)
 	return ret;
 }
 
+/* The files too big to copy: what the program writes into them lands in the user's. */
+static void print_linked(const struct strbuf *linked)
+{
+	struct strbuf out = STRBUF_INIT;
+
+	strbuf_addf(&out, "too big to copy, linked to yours (a run that writes them writes yours): %.*s%s\n",
+		    (int)(linked->len > 400 ? 400 : linked->len), linked->buf, linked->len > 400 ? "..." : "");
+	strbuf_sanitize_text(&out, 0, 0);
+	fputs(out.buf ? out.buf : "", stdout);
+	strbuf_release(&out);
+}
+
 /* The variants of x: as it is, each edit alone, all of them (when more than one). */
 static int variants(struct experiment *x)
 {
@@ -509,8 +628,12 @@ static void experiment_release(struct experiment *x)
 		strbuf_release(&x->v[k].line);
 		strbuf_release(&x->v[k].summary);
 		strbuf_release(&x->v[k].what);
+		strbuf_release(&x->v[k].file_what);
 	}
 	free(x->v);
+	written_files_release(&x->base);
+	free(x->varies);
+	strbuf_release(&x->linked);
 	if (x->scratch[0] && !getenv("AGPROF_KEEP_VERIFY"))
 		scratch_remove(x->scratch);
 }
@@ -543,6 +666,8 @@ enum verify_result fix_verify(const struct model *m, const struct finding *const
 	       "running the program %d time%s as it is and as edited%s\n", n, n == 1 ? "" : "s",
 	       n == 1 ? "alone" : "each alone and all together", m->session.cwd, x.scratch, o->runs,
 	       o->runs == 1 ? "" : "s", o->time_limit > 0 ? ", each run within the time limit" : "");
+	if (x.linked.len)
+		print_linked(&x.linked);
 	if (!run_all(&x))
 		ret = conclude(&x);
 out:

@@ -1,8 +1,9 @@
 /*
  * verify_internal.h - the parts of `agprof fix --verify` (fix_verify.h)
  * shared by its files: verify_scratch.c (scratch copies, edits, runs under
- * agprof, the checks before anything runs) and verify_output.c (two
- * runs' standard outputs compared with a numeric tolerance).
+ * agprof, the checks before anything runs), verify_output.c (two runs'
+ * standard outputs compared with a numeric tolerance) and verify_files.c
+ * (the files a run wrote, compared the same way).
  */
 #ifndef AGPROF_VERIFY_INTERNAL_H
 #define AGPROF_VERIFY_INTERNAL_H
@@ -29,8 +30,14 @@ int apply_edit(const char *path, const struct finding_fix *fx);
 int run_recorded(const char *dir, char **argv, const char *const files[3], double limit);
 /* path's bytes into sb (at most 64 MB).  0 or -1. */
 int slurp(const char *path, struct strbuf *sb);
-/* A copy of cwd at dst (made here) where pick[0..n)'s files are files of their own.  0 or -1. */
-int scratch_copy(const char *cwd, const char *dst, const struct finding *const *pick, size_t n);
+/*
+ * A copy of cwd at dst (made here), pick[0..n)'s files and all that fits
+ * copied, the rest linked (verify_scratch.c); the files linked for their
+ * size named into linked (NULL: not said).  0 or -1.
+ */
+int scratch_copy(const char *cwd, const char *dst, const struct finding *const *pick, size_t n, struct strbuf *linked);
+/* from copied to a new file to, the directories on its way made.  0 or -1. */
+int copy_file_into(const char *from, const char *to);
 void scratch_remove(const char *dir);
 /*
  * The recording's working directory and the files its edits name, which
@@ -54,5 +61,33 @@ char **trusted_command(const struct model *m, int trust);
  * *tolerated 1 when some numbers differed within the tolerance.
  */
 long output_difference(const char *a, const char *b, double rtol, double atol, struct strbuf *what, int *tolerated);
+
+/* The files a run wrote in its copy (verify_files.c): relative paths, sorted; at most WRITTEN_MAX. */
+#define WRITTEN_MAX 64
+struct written_files {
+	char **rel;
+	size_t n, cap;
+	int more;  /* more were written than WRITTEN_MAX */
+};
+struct timespec;
+/*
+ * The regular files under dir modified after since (CLOCK_REALTIME_COARSE,
+ * the clock of file times), through real directories only (a link leads
+ * to the user's files), caches (__pycache__) left out.  0 or -1.
+ */
+int written_files(const char *dir, const struct timespec *since, struct written_files *out);
+/* The index of rel in w, or -1. */
+long written_find(const struct written_files *w, const char *rel);
+void written_files_release(struct written_files *w);
+
+/* Files larger than this are not compared (file_difference() returns 2). */
+#define FILE_COMPARED_MAX (64 << 20)
+/*
+ * File b compared with file a: a NumPy .npy array of plain numbers element
+ * by element, text line by line (output_difference()), else byte for byte.
+ * 0 equal (*tol 1 when only within atol + rtol * |a's|), 1 different (what
+ * says where), 2 too large to compare, -1 unreadable.
+ */
+int file_difference(const char *a, const char *b, double rtol, double atol, struct strbuf *what, int *tol);
 
 #endif

@@ -5,12 +5,14 @@
  * with a time limit, and the checks that a recording's command and paths
  * are the user's before anything runs.
  *
- * The scratch copy: a directory on the path to an edited file is made anew,
- * Python files in it are copied (so the interpreter's sys.path[0], the
- * script's real directory, is the copy) and every other entry is a symbolic
- * link to the original.  Removed when done.  agprof writes none of the
- * user's files; the program itself writes where it writes (through the
- * links: its checkpoints, logs), as it did when it was recorded.
+ * The scratch copy: directories are made anew and files copied (so the
+ * interpreter's sys.path[0], the script's real directory, is the copy, and
+ * what the program writes, its checkpoints, logs and arrays, lands in the
+ * copy, where verify_files.c compares it, never over the user's files).
+ * What is too big to copy is a symbolic link to the original, said before
+ * the runs: a file over COPY_FILE_MAX, everything past COPY_BUDGET bytes or
+ * COPY_ENTRIES entries, and trees no program writes its results into (a
+ * virtual environment, a repository's .git).  Removed when done.
  */
 #include "verify_internal.h"
 #include "strbuf.h"
@@ -138,6 +140,22 @@ static int copy_file(const char *from, const char *to)
 	return 0;
 }
 
+int copy_file_into(const char *from, const char *to)
+{
+	char dir[PATH_MAX];
+
+	if (snprintf(dir, sizeof(dir), "%s", to) >= (int)sizeof(dir))
+		return error("path too long: %s", to);
+	/* each directory on the way, from the top (those there already are fine) */
+	for (char *p = strchr(dir + 1, '/'); p; p = strchr(p + 1, '/')) {
+		*p = '\0';
+		if (mkdir(dir, 0700) && errno != EEXIST)
+			return error("cannot create %s: %s", dir, strerror(errno));
+		*p = '/';
+	}
+	return copy_file(from, to);
+}
+
 static int is_edited(const char *rel, const struct finding *const *pick, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
@@ -157,9 +175,49 @@ static int leads_to_edit(const char *rel, const struct finding *const *pick, siz
 	return 0;
 }
 
+/* What one scratch copy may still copy, and what it linked instead (COPY_*). */
+#define COPY_FILE_MAX (16 << 20)
+#define COPY_BUDGET ((int64_t)256 << 20)
+#define COPY_ENTRIES 20000
+struct copy_budget {
+	int64_t bytes;
+	int entries;
+	struct strbuf *linked;  /* the files linked for their size, "rel (N MB)", or NULL */
+};
+
+/* A tree no program writes its results into, and too big to copy: linked whole. */
+static int linked_tree(const char *path, const char *name)
+{
+	static const char *const names[] = { ".git", ".hg", ".svn", ".venv", "venv", "node_modules", ".tox",
+					     "site-packages", "__pycache__", NULL };
+	struct strbuf cfg = STRBUF_INIT;
+	struct stat st;
+	int venv;
+
+	for (int i = 0; names[i]; i++)
+		if (!strcmp(name, names[i]))
+			return 1;
+	strbuf_addf(&cfg, "%s/pyvenv.cfg", path);
+	venv = !strbuf_failed(&cfg) && !lstat(cfg.buf, &st);
+	strbuf_release(&cfg);
+	return venv;
+}
+
+/* Whether a regular file of size bytes is copied (else linked, and said when b->linked is set). */
+static int copied(struct copy_budget *b, const char *rel, off_t size)
+{
+	if (size <= COPY_FILE_MAX && b->bytes + size <= COPY_BUDGET && b->entries < COPY_ENTRIES) {
+		b->bytes += size;
+		return 1;
+	}
+	if (b->linked)
+		strbuf_addf(b->linked, "%s%s (%.1f MB)", b->linked->len ? ", " : "", rel, (double)size / (1 << 20));
+	return 0;
+}
+
 /* Mirror src into dst (made here): see the top of the file.  rel: src relative to the root, "" at the root. */
 static int mirror(const char *src, const char *dst, const char *rel, const struct finding *const *pick, size_t n,
-		  int depth)
+		  int depth, struct copy_budget *b)
 {
 	DIR *d;
 	struct dirent *e;
@@ -178,11 +236,14 @@ static int mirror(const char *src, const char *dst, const char *rel, const struc
 		strbuf_addf(&from, "%s/%s", src, e->d_name);
 		strbuf_addf(&to, "%s/%s", dst, e->d_name);
 		strbuf_addf(&r, "%s%s%s", rel, *rel ? "/" : "", e->d_name);
+		b->entries++;
 		if (strbuf_failed(&from) || strbuf_failed(&to) || strbuf_failed(&r) || lstat(from.buf, &st))
 			ret = error("cannot read %s", from.buf ? from.buf : e->d_name);
-		else if (S_ISDIR(st.st_mode) && leads_to_edit(r.buf, pick, n))
-			ret = mirror(from.buf, to.buf, r.buf, pick, n, depth + 1);
-		else if (S_ISREG(st.st_mode) && (is_python_file(e->d_name) || is_edited(r.buf, pick, n)))
+		else if (S_ISDIR(st.st_mode) && (leads_to_edit(r.buf, pick, n) ||
+						 (depth < 32 && b->entries < COPY_ENTRIES && !linked_tree(from.buf, e->d_name))))
+			ret = mirror(from.buf, to.buf, r.buf, pick, n, depth + 1, b);
+		else if (S_ISREG(st.st_mode) && (is_python_file(e->d_name) || is_edited(r.buf, pick, n) ||
+						 copied(b, r.buf, st.st_size)))
 			ret = copy_file(from.buf, to.buf);
 		else if (symlink(from.buf, to.buf))
 			ret = error("cannot link %s: %s", to.buf, strerror(errno));
@@ -333,10 +394,11 @@ void scratch_remove(const char *dir)
 	nftw(dir, remove_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-/* Mirror cwd into dst (see the top of the file), for the edits pick[0..n). */
-int scratch_copy(const char *cwd, const char *dst, const struct finding *const *pick, size_t n)
+int scratch_copy(const char *cwd, const char *dst, const struct finding *const *pick, size_t n, struct strbuf *linked)
 {
-	return mirror(cwd, dst, "", pick, n, 0);
+	struct copy_budget b = { 0, 0, linked };
+
+	return mirror(cwd, dst, "", pick, n, 0, &b);
 }
 
 /* Whether rel is a relative path of plain names (no "", ".", ".." component). */

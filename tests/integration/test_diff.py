@@ -1,6 +1,7 @@
 """`agprof diff` and `agprof check --baseline` on real TensorFlow (issue 37).
 
-Usage: test_diff.py fix | gates | moved | noise | badinput | verify | verify-output | verify-hostile
+Usage: test_diff.py fix | gates | moved | noise | badinput | verify | verify-output | verify-hostile |
+       verify-files
 
 The program (written here, PROGRAM below) trains with a Python float
 learning rate that decays each epoch: sgd_step retraces once per epoch
@@ -43,6 +44,12 @@ experimental_get_tracing_count() of both functions: the oracle.
 - verify-output: the same with a COMMAND that prints the count: "refuted:
   the output differs" (exit 1), naming the changed line; the user's files
   untouched; the report withdraws the edit and says why.
+- verify-files: the program, told to, writes out/w.npy and summary.txt (the
+  user has one) in its working directory: "...; output identical, and the
+  files it wrote" (verified, or on a loaded machine no measurable change);
+  writing its tracing count to out/counts.txt too:
+  "refuted: the output differs; ... file out/counts.txt 'sgd_step 5' ->
+  'sgd_step 1' (line 1)"; the user's summary.txt and out/ untouched.
 - verify-hostile: a recording is data, never a command (issue 49): its argv
   edited (same machine, same user) into a command that makes a marker file:
   fix --verify refuses with exit 2 and one line that shows the command, no
@@ -357,7 +364,15 @@ def verify_setup(tmp):
         '    if "--print-count" in sys.argv:\n'
         '        print(counts)\n'
         '    with open(os.environ["COUNTS"], "a") as fh:\n'
-        '        fh.write(counts + "\\n")\n'))
+        '        fh.write(counts + "\\n")\n'
+        '    if "--write-files" in sys.argv:\n'
+        '        os.makedirs("out", exist_ok=True)\n'
+        '        np.save(os.path.join("out", "w.npy"), w.numpy())\n'
+        '        with open("summary.txt", "w") as fh:\n'
+        '            fh.write("norm %.6f\\n" % float(tf.reduce_sum(tf.abs(w))))\n'
+        '        if "--counts-too" in sys.argv:\n'
+        '            with open(os.path.join("out", "counts.txt"), "w") as fh:\n'
+        '                fh.write(counts + "\\n")\n'))
     os.makedirs(os.path.join(orig, "data"))
     with open(os.path.join(orig, "data", "keep.txt"), "w") as fh:
         fh.write("a file the program does not touch\n")
@@ -424,6 +439,33 @@ def test_verify_output(tmp):
           "report: refuted, its edit withdrawn", text)
     rc, _, err = agtest.agprof_cmd("fix", "--verify", os.path.join(tmp, "none.agprof"))
     check(rc == 2 and err.startswith("error:"), "fix --verify of no recording: exit 2", (rc, err))
+
+
+def test_verify_files(tmp):
+    """fix --verify compares the files the program writes in its copy (out/w.npy, summary.txt over the user's
+    own): identical as edited, then a file the edit changes (the tracing count) refutes it; the user's files,
+    which the program overwrites when it runs in their directory, untouched."""
+    a, env, counts, scratch = verify_setup(tmp)
+    orig = os.path.dirname(a)
+    os.makedirs(os.path.join(orig, "out"))
+    for name, text in (("summary.txt", "the user's summary\n"), (os.path.join("out", "old.txt"), "kept\n")):
+        with open(os.path.join(orig, name), "w") as fh:
+            fh.write(text)
+    before = tree_sums(orig)
+    cmd = [agtest.PYTHON, "prog.py", "--write-files"]
+    rc, out, err = verify_cmd(env, a, "--", *cmd)
+    # the time's verdict is the verify test's (a loaded machine may find no change): here, the output's
+    check(rc in (0, 1) and re.search(r"^(verified: |refuted: (no measurable change|slower)[^;]*; )sgd_step 5 "
+                                     r"traces -> 1; .*output identical, and the files it wrote$", out, re.M),
+          "the files it wrote compared, identical (%s)" % err[-500:], out)
+    rc, out, err = verify_cmd(env, a, "--", *(cmd + ["--counts-too"]))
+    check_eq(rc, 1, "fix --verify, a file the edit changes: exit 1 (%s)" % err[-500:])
+    check(re.search(r"^refuted: the output differs; .*output differs: file out/counts.txt 'sgd_step 5' -> "
+                    r"'sgd_step 1' \(line 1\)$", out, re.M), "the changed file named", out)
+    after = tree_sums(orig)
+    after.pop(os.path.basename(a) + ".verify.json", None)
+    check_eq(after, before, "the user's files untouched: the program wrote its copies'")
+    check_eq(os.listdir(scratch), [], "the scratch copies removed")
 
 
 def edited(src, dst, *sql):
@@ -562,9 +604,11 @@ def main():
     agtest.need_agprof()
     mode = sys.argv[1] if len(sys.argv) > 1 else ""
     tests = {"fix": test_fix, "gates": test_gates, "moved": test_moved, "noise": test_noise, "badinput": test_badinput,
-             "verify": test_verify, "verify-output": test_verify_output, "verify-hostile": test_verify_hostile}
+             "verify": test_verify, "verify-output": test_verify_output, "verify-hostile": test_verify_hostile,
+             "verify-files": test_verify_files}
     if mode not in tests:
-        agtest.agtestlib.die("usage: test_diff.py fix|gates|moved|noise|badinput|verify|verify-output|verify-hostile")
+        agtest.agtestlib.die("usage: test_diff.py fix|gates|moved|noise|badinput|verify|verify-output|verify-hostile|"
+                             "verify-files")
     tests[mode](agtest.tmpdir())
     agtest.finish("diff-" + mode)
 
