@@ -1191,9 +1191,9 @@ static int python_side_effects(const struct loaded *l, long from, long to)
  * eager-hotspot: @tf.function on the function holding the busiest line,
  * when that is safe to say from the file and the recording: a module-level
  * one-line def with plain parameters and no decorator, a body without
- * Python side effects, every call passing tensors made on the spot, and an
- * estimated saving above zero.  Returns 0 when the edit is stored (or, for a
- * file changed since the recording, the reason there is none).
+ * Python side effects, every call passing tensors made on the spot, and a
+ * forecast saving (saving.c) above zero.  Returns 0 when the edit is stored
+ * (or, for a file changed since the recording, the reason there is none).
  */
 static int edit_wrap(struct fixctx *c, struct finding *f, const char *func, long def, long end)
 {
@@ -1207,7 +1207,8 @@ static int edit_wrap(struct fixctx *c, struct finding *f, const char *func, long
 		return set_no_edit(c, f, "'%s' changed since the recording: decorate %s with @tf.function by hand, once"
 				   " you know that its arguments are tensors and that it has no Python side effects",
 				   f->loc.file, func), 0;
-	if (f->saving_ns <= 0 || !l || !edit_path(c, l, f->loc.file) || !tf_alias(l, tf, sizeof(tf)))
+	if ((f->forecasts ? f->forecast_ns : f->saving_ns) <= 0 || !l || !edit_path(c, l, f->loc.file) ||
+	    !tf_alias(l, tf, sizeof(tf)))
 		return -1;
 	dl = srcfile_line(&l->sf, def);
 	if (indent_of(dl) || (def > 1 && srcfile_line(&l->sf, def - 1)[0] == '@') || def_params(dl, func, ps) < 1 ||
@@ -1821,6 +1822,11 @@ int fix_diff(struct strbuf *out, const struct model *m, const struct finding *f,
 void fix_json_members(struct json *j, const struct finding *f)
 {
 	json_kv_int(j, "saving_ns", f->saving_ns);
+	json_key(j, "forecast_ns");
+	if (f->forecasts)
+		json_int(j, f->forecast_ns);
+	else
+		json_null(j);
 	json_kv_str(j, "saving_method", f->saving_method);
 	json_kv_str(j, "saving_summary", f->saving_summary);
 	json_key(j, "fix");

@@ -36,7 +36,7 @@ void fix_annotate(struct model *m);
  */
 int fix_diff(struct strbuf *out, const struct model *m, const struct finding *f, int header);
 
-/* JSON members ,"saving_ns":N,"saving_method":S,"fix":{file,line,before,after}|null for json_finding. */
+/* JSON members ,"saving_ns":N,"forecast_ns":N|null,"saving_method":S,"fix":{file,line,before,after}|null for json_finding. */
 struct json;
 void fix_json_members(struct json *j, const struct finding *f);
 /* SARIF: ,"fixes":[...] for a result, nothing when f has no edit. */

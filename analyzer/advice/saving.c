@@ -11,7 +11,9 @@
  *     (fix_added(): reduce_retracing's one relaxed retrace, eager casts);
  *   eager-hotspot: the eager ops of the function to wrap (dispatch plus the
  *     Python between them, measured from the ops' own timestamps) minus what
- *     the same ops cost as graph nodes and the new tf.function's trace;
+ *     the same ops cost as graph nodes and the new tf.function's trace: a
+ *     forecast, not a claim (moving work into a graph is an experiment,
+ *     as_forecast());
  *   input-bound: the waits that overlapping input with compute would hide,
  *     at most the loop's time not spent waiting (the compute they overlap).
  * Other findings: the symptom's time, said to be an upper bound.
@@ -455,14 +457,35 @@ static const char *shell_word(struct model *m, const char *s)
  * command that measures it (the verdict of that experiment, verdicts.c,
  * claims what it measured).
  */
+static const char *experiment_command(struct model *m, const struct finding *f)
+{
+	return model_strf(m, "agprof fix --verify %s --rule %s%s%s", shell_word(m, m->rec ? m->rec->path : "REC"),
+			  f->rule, f->function ? " --function " : "", f->function ? shell_word(m, f->function) : "");
+}
+
 static void saving_experiment(struct model *m, struct finding *f, const struct model_function *fn)
 {
 	(void)fn;
 	f->saving_ns = 0;
-	f->experiment = model_strf(m, "agprof fix --verify %s --rule %s%s%s", shell_word(m, m->rec ? m->rec->path : "REC"),
-				   f->rule, f->function ? " --function " : "",
-				   f->function ? shell_word(m, f->function) : "");
+	f->experiment = experiment_command(m, f);
 	set_method(m, f, "not claimed: an edit to try, whose saving only an experiment on this program can tell (%s)",
+		   f->experiment);
+}
+
+/*
+ * A graph move's estimate (saving: eager-loop) made a forecast: a new
+ * tf.function traces, may retrace, and runs its ops through the executor,
+ * which can cost more than the eager dispatch it removes; no recorded time
+ * tells.  The estimate is kept apart (forecast_ns) and nothing is claimed,
+ * as saving_experiment(): the finding carries the command that measures it.
+ */
+static void as_forecast(struct model *m, struct finding *f)
+{
+	f->forecast_ns = f->saving_ns;
+	f->forecasts = 1;
+	f->saving_ns = 0;
+	f->experiment = experiment_command(m, f);
+	set_method(m, f, "forecast, not claimed: %s; an experiment must confirm it (%s)", f->saving_method,
 		   f->experiment);
 }
 
@@ -476,18 +499,19 @@ static void saving_cost(struct model *m, struct finding *f, const struct model_f
 /*
  * The estimators a rule names with `saving:` (rule_advice.h); one that needs
  * the finding's function falls back to the cost when the finding has none.
+ * forecast: the estimate is a graph move's, a forecast (as_forecast()).
  */
 static const struct {
 	void (*estimate)(struct model *m, struct finding *f, const struct model_function *fn);
-	int needs_function;
+	unsigned needs_function : 1, forecast : 1;
 } estimators[] = {
-	[SAVING_COST] = { saving_cost, 0 },
-	[SAVING_RETRACES] = { saving_retracing, 1 },
-	[SAVING_ALL_RETRACES] = { saving_all_retraces, 0 },
-	[SAVING_EAGER_LOOP] = { saving_eager, 0 },
-	[SAVING_INPUT_OVERLAP] = { saving_input, 0 },
-	[SAVING_RECOMPILES] = { saving_recompiles, 1 },
-	[SAVING_EXPERIMENT] = { saving_experiment, 0 },
+	[SAVING_COST] = { saving_cost, 0, 0 },
+	[SAVING_RETRACES] = { saving_retracing, 1, 0 },
+	[SAVING_ALL_RETRACES] = { saving_all_retraces, 0, 0 },
+	[SAVING_EAGER_LOOP] = { saving_eager, 0, 1 },
+	[SAVING_INPUT_OVERLAP] = { saving_input, 0, 0 },
+	[SAVING_RECOMPILES] = { saving_recompiles, 1, 0 },
+	[SAVING_EXPERIMENT] = { saving_experiment, 0, 0 },
 };
 _Static_assert(sizeof(estimators) / sizeof(estimators[0]) == SAVING_NKINDS, "a saving kind without its estimator");
 
@@ -499,8 +523,12 @@ void saving_estimate(struct model *m, struct finding *f)
 	f->saving_ns = 0;
 	f->saving_method = NULL;
 	f->experiment = NULL;
+	f->forecast_ns = 0;
+	f->forecasts = 0;
 	if (estimators[kind].needs_function && !fn)
 		kind = SAVING_COST;
 	estimators[kind].estimate(m, f, fn);
+	if (estimators[kind].forecast)
+		as_forecast(m, f);
 	saving_summarize(m, f, fn);
 }

@@ -53,6 +53,26 @@ static const char *retrace_words(struct model *m, const struct finding *f, const
 			  n == 1 ? "" : "s", each, adds_back(f) ? ", net of what the edit adds" : "");
 }
 
+/*
+ * A forecast (saving: eager-loop) in a few words, as the text report
+ * prints it after "forecast, not claimed: about X: ".  A forecast of
+ * nothing is no warning (info), as a claimed saving of nothing.
+ */
+static void forecast_words(struct finding *f)
+{
+	if (f->forecast_ns <= 0) {
+		if (f->cost_ns > 0 && f->severity > SEV_INFO) {
+			f->severity = SEV_INFO;
+			f->saving_summary = "nothing measurable forecast, so reported as info";
+		}
+		return;
+	}
+	f->saving_summary = !strncmp(f->saving_method, "forecast, not claimed: upper bound", 34)
+		? "at most the eager dispatch time (an experiment must confirm it)"
+		: "its eager ops' dispatch and the Python between them, less the same ops in one graph (an experiment"
+		  " must confirm it)";
+}
+
 void saving_summarize(struct model *m, struct finding *f, const struct model_function *fn)
 {
 	size_t n;
@@ -60,6 +80,10 @@ void saving_summarize(struct model *m, struct finding *f, const struct model_fun
 	f->saving_summary = NULL;
 	if (!f->saving_method)
 		return;
+	if (f->forecasts) {  /* nothing claimed: the forecast's words */
+		forecast_words(f);
+		return;
+	}
 	if (f->experiment) {  /* nothing claimed, so nothing to demote: the experiment tells */
 		f->saving_summary = "not claimed: an edit to try (agprof fix --verify measures it)";
 		return;

@@ -308,6 +308,8 @@ static void apply(struct model *m, struct finding *f, const struct finding_verdi
 		f->recommendation = NULL;
 		memset(&f->fix, 0, sizeof(f->fix));
 		f->saving_ns = 0;
+		f->forecast_ns = 0;  /* a refuted forecast is no figure to show */
+		f->forecasts = 0;
 		f->saving_method = model_strf(m, "none: %s", line.buf ? line.buf : "");
 		f->saving_summary = NULL;
 		f->no_edit = NULL;

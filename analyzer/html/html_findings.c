@@ -160,7 +160,15 @@ static void fix(struct html *h, const struct finding *f)
 {
 	struct strbuf *o = h->out;
 
-	if (f->saving_method) {
+	if (f->saving_method && f->experiment) {  /* nothing claimed; a graph move's forecast shown as one */
+		strbuf_addstr(o, f->forecasts && f->forecast_ns > 0 ? "<p><b>forecast, not claimed:</b> about "
+								     : "<p><b>saves:</b> not claimed");
+		if (f->forecasts && f->forecast_ns > 0)
+			html_dur(o, f->forecast_ns);
+		strbuf_addstr(o, " <span class=\"dim\">(");
+		html_esc(o, f->saving_method);
+		strbuf_addstr(o, ")</span></p>\n");
+	} else if (f->saving_method) {
 		strbuf_addstr(o, "<p><b>saves:</b> ~");
 		html_dur(o, f->saving_ns);
 		strbuf_addstr(o, " <span class=\"dim\">(");

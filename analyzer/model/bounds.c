@@ -29,6 +29,8 @@ void model_bound_finding(struct model *m, struct finding *f)
 		f->cost_ns = 0;
 	if (f->saving_ns < 0)
 		f->saving_ns = 0;
+	if (f->forecast_ns < 0)
+		f->forecast_ns = 0;
 	if (limit <= 0 && !f->fn)
 		return;  /* no wall time recorded (a run cut short): nothing to bound by */
 	if (f->cost_ns > limit) {
@@ -39,13 +41,18 @@ void model_bound_finding(struct model *m, struct finding *f)
 		f->saving_ns = limit;
 		cut = 1;
 	}
+	if (f->forecast_ns > limit) {  /* a forecast (saving: eager-loop) keeps the same bounds */
+		f->forecast_ns = limit;
+		cut = 1;
+	}
 	if (cut)
 		f->saving_method = model_strf(m, "%s; cut to %s, %.1f ms, which an estimate cannot exceed",
 					      f->saving_method ? f->saving_method : "estimate", what, (double)limit / 1e6);
 	/* one definition of cost: what the fix removes is part of it (issue 46) */
-	if (f->saving_ns > f->cost_ns && f->cost_ns > 0) {
+	if ((f->saving_ns > f->cost_ns || f->forecast_ns > f->cost_ns) && f->cost_ns > 0) {
 		f->saving_method = model_strf(m, "%s; cut to the finding's cost, %.1f ms, which a saving cannot exceed",
 					      f->saving_method ? f->saving_method : "estimate", (double)f->cost_ns / 1e6);
-		f->saving_ns = f->cost_ns;
+		f->saving_ns = f->saving_ns > f->cost_ns ? f->cost_ns : f->saving_ns;
+		f->forecast_ns = f->forecast_ns > f->cost_ns ? f->cost_ns : f->forecast_ns;
 	}
 }

@@ -196,6 +196,13 @@ static void fn_add(struct graph_fn_ops *f, const struct call_sum *c)
 	f->calls++;
 	f->call_ns = sat_add64(f->call_ns, wall);
 	f->busy_ns = sat_add64(f->busy_ns, c->busy < wall ? c->busy : wall);
+	if (wall > 0) {  /* the calls are the repetitions of overhead_share's measure (its _se) */
+		double share = (double)(wall - (c->busy < wall ? c->busy : wall)) / (double)wall;
+
+		f->share_sum += share;
+		f->share_sq += share * share;
+		f->share_n++;
+	}
 	f->kernels = sat_add64(f->kernels, c->kernels);
 	f->kernel_ns = sat_add64(f->kernel_ns, c->kernel_ns);
 	if (!f->first_ns || c->start < f->first_ns)

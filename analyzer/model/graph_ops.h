@@ -57,6 +57,9 @@ struct graph_fn_ops {
 	int64_t kernels, kernel_ns; /* kernel runs and their summed time */
 	int64_t busy_ns;            /* per call, time some kernel ran (union), summed; v5: from the sampled calls */
 	int64_t overhead_ns;        /* call_ns - busy_ns */
+	/* each call's overhead share (wall - busy) / wall, over the calls summed: their sum and sum of squares */
+	double share_sum, share_sq;
+	int64_t share_n;
 	int64_t first_ns, last_ns;
 	/*
 	 * The first call also instantiates the function (graph optimisation,

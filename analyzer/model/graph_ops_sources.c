@@ -15,6 +15,7 @@
 
 #include <ctype.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 /*
@@ -225,6 +226,22 @@ static int is_input_op(const char *t)
 	       !strcmp(t, "OptionalGetValue");
 }
 
+/*
+ * One standard error of overhead_share: the calls are its repetitions, so
+ * the sample standard deviation of their own overhead shares over
+ * sqrt(calls); 0 with fewer than 2 calls (no spread to read).
+ */
+static double overhead_share_se(const struct graph_fn_ops *f)
+{
+	double n = (double)f->share_n, mean, var;
+
+	if (f->share_n < 2)
+		return 0;
+	mean = f->share_sum / n;
+	var = (f->share_sq - n * mean * mean) / (n - 1);
+	return var > 0 ? sqrt(var / n) : 0;
+}
+
 /* ---- graph_functions --------------------------------------------------- */
 
 static const char *const fn_fields[] = {
@@ -233,6 +250,8 @@ static const char *const fn_fields[] = {
 	"kernels, kernel_ns, kernels_per_call, mean_kernel_ns: kernel runs and their time",
 	"busy_ns: per call, the time some kernel ran (union over threads), summed",
 	"overhead_ns, overhead_share: call_ns - busy_ns (the executor's own time), its share of call_ns",
+	"overhead_share_se: one standard error of overhead_share, the calls' own shares' standard deviation over"
+	"  sqrt(calls) (the calls recorded one by one; 0 under 2 calls)",
 	"overhead_per_kernel_ns: overhead_ns / kernels",
 	"jit_compile: 1 when compiled with XLA",
 	"jit_saving_ns: overhead jit_compile=True would remove (all but 4 kernels' worth per call)",
@@ -267,6 +286,7 @@ static int fn_get(const struct model *m, void *data, size_t row, const char *fie
 	NUM("busy_ns", f->busy_ns);
 	NUM("overhead_ns", f->overhead_ns);
 	NUM("overhead_share", ratio((double)f->overhead_ns, (double)f->call_ns));
+	NUM("overhead_share_se", overhead_share_se(f));
 	NUM("overhead_per_kernel_ns", ratio((double)f->overhead_ns, (double)f->kernels));
 	NUM("jit_compile", f->jit_compile);
 	NUM("jit_saving_ns", jit_saving(f));

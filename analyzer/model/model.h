@@ -448,6 +448,14 @@ struct finding {
 	int64_t saving_ns;          /* what the run would save with the fix applied (estimate) */
 	const char *saving_method;  /* how saving_ns was estimated, one line */
 	const char *saving_summary; /* saving_method in a few words ("4 retraces at ~5 ms each"), or NULL */
+	/*
+	 * A graph move's estimate (saving: eager-loop, rule_advice.h): a
+	 * forecast that only an experiment confirms, neither claimed nor
+	 * ranked (saving_ns stays 0 until `agprof fix --verify` measured it).
+	 * forecasts 0: no forecast (JSON null), also once refuted.
+	 */
+	int64_t forecast_ns;
+	int forecasts;
 	struct finding_fix fix;     /* the edit, fix.file NULL when none */
 	const char *code;           /* the real source lines the finding is about ("  12 | ..."), or NULL */
 	const char *no_edit;        /* why no edit is offered (the advice then is in words), or NULL */

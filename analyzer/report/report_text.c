@@ -355,11 +355,13 @@ static void fix_text(struct text *t, const struct finding *f)
 
 /*
  * An experiment's verdict on the finding's edit (REC.verify.json), or the
- * command that tries it when its saving is not claimed.
+ * command that tries it when its saving is not claimed (after the forecast,
+ * when its rule makes one).
  */
 static void verdict_lines(struct text *t, const struct finding *f)
 {
 	struct strbuf v = STRBUF_INIT;
+	char a[DURATION_MAX];
 
 	if (f->verdict.kind) {
 		verdict_text(&v, &f->verdict);
@@ -367,6 +369,14 @@ static void verdict_lines(struct text *t, const struct finding *f)
 		strbuf_addf(t->out, "    %s%s%s\n", col(t, C_BOLD), v.buf ? v.buf : "", col(t, C_RESET));
 		if (f->verdict.kind == VERDICT_REFUTED)
 			strbuf_addstr(t->out, "    (its advice is withdrawn for this recording: agprof fix --verify measured it)\n");
+	}
+	/* a graph move's estimate: shown, never claimed; the try: line measures it */
+	if (f->experiment && f->forecasts && f->forecast_ns > 0) {
+		strbuf_addf(t->out, "    %sforecast, not claimed:%s about %s", col(t, C_BOLD), col(t, C_RESET),
+			    duration_format(a, sizeof(a), f->forecast_ns));
+		strbuf_addf(t->out, "%s%s\n", f->saving_summary ? ": " : "", f->saving_summary ? f->saving_summary : "");
+		if (t->o->verbose)
+			strbuf_addf(t->out, "      %show:%s %s\n", col(t, C_DIM), col(t, C_RESET), f->saving_method);
 	}
 	if (f->experiment)
 		strbuf_addf(t->out, "    %stry:%s %s (an experiment: no saving is claimed until it measured one)\n",

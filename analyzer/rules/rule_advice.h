@@ -31,7 +31,12 @@ enum saving_kind {
 	SAVING_COST,            /* "cost": the finding's cost, an upper bound (the default) */
 	SAVING_RETRACES,        /* "retraces": the function's retraces the fix of its cause removes */
 	SAVING_ALL_RETRACES,    /* "all-retraces": every function's retraces */
-	SAVING_EAGER_LOOP,      /* "eager-loop": the wrapped loop's eager ops less the same ops in a graph */
+	/*
+	 * "eager-loop": the wrapped loop's eager ops less the same ops in a
+	 * graph, a forecast (finding.forecast_ns): moving work into a graph is
+	 * an experiment, so nothing is claimed, as for "experiment"
+	 */
+	SAVING_EAGER_LOOP,
 	SAVING_INPUT_OVERLAP,   /* "input-overlap": the input waits overlapping input with compute hides */
 	SAVING_RECOMPILES,      /* "recompiles": the function's extra XLA compilations */
 	/*

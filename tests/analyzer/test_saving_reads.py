@@ -213,13 +213,17 @@ def findings(path, threads):
 def check_hotspots(what, got, ops, calls, traces):
     """An eager-hotspot finding per thread, one per function, each saving and method by the walk's definition."""
     hot = [f for f in got if f["rule"] == "eager-hotspot"]
-    check_eq(sorted(f["saving_method"].split("'s ")[0] for f in hot), ["step", "step2"],
+    prefix = "forecast, not claimed: "  # moving work into a graph is an experiment (issue 46): a forecast
+    check(all(f["saving_method"].startswith(prefix) for f in hot), "%s: eager-hotspot's estimate is a forecast" % what,
+          [f["saving_method"][:40] for f in hot])
+    check_eq(sorted(f["saving_method"][len(prefix):].split("'s ")[0] for f in hot), ["step", "step2"],
              "%s: an eager-hotspot finding per thread, one per function" % what)
     for f in hot:
-        func = f["saving_method"].split("'s ")[0]
+        func = f["saving_method"][len(prefix):].split("'s ")[0]
         n, eager, graph, long_gaps = eager_walk(ops, calls, func)
-        check_eq(f["saving_ns"], max(eager - graph - typical_trace(traces), 0),
-                 "%s: eager-hotspot saving of %s" % (what, func))
+        check_eq(f["saving_ns"], 0, "%s: eager-hotspot of %s claims no saving" % (what, func))
+        check_eq(f["forecast_ns"], max(eager - graph - typical_trace(traces), 0),
+                 "%s: eager-hotspot forecast of %s" % (what, func))
         check("%s's %d eager ops" % (func, n) in f["saving_method"] and
               "%d gaps over 1 ms" % long_gaps in f["saving_method"],
               "%s: eager-hotspot method of %s counts %d ops, %d long gaps: %s" % (what, func, n, long_gaps,

@@ -1,6 +1,6 @@
 """Per-finding experiments of `agprof fix --verify` on real TensorFlow (issue 46).
 
-Usage: test_experiments.py jit | tolerance | sidecar
+Usage: test_experiments.py jit | eager | tolerance | sidecar
 
 - jit: an actor-critic update (@tf.function learn, 2 unrolled sub-steps of
   three small MLPs) recorded over 10,000 calls: graph-dispatch-bound fires with
@@ -14,6 +14,16 @@ Usage: test_experiments.py jit | tolerance | sidecar
   plain runs of the original and of the edited copy (2 each, interleaved,
   1,500 steps):
   the edited copy is not faster by 5% in every pair, as the verdict says.
+- eager: an eager Collatz loop (samples/collatz.py's collatz_eager, without
+  its timing lines): eager-hotspot claims nothing before an experiment
+  (JSON saving_ns 0, forecast_ns positive, the try command; text: a
+  "forecast, not claimed" line, no "saves:" line).  fix --verify --rule
+  eager-hotspot wraps it in @tf.function: verified (exit 0), and the report
+  then claims the measured saving (base_ns - new_ns, "saves:", the verdict
+  line, no forecast line).  The same loop counting its calls in a Python
+  dict (a side effect the edit's checks do not see, which a tf.function runs
+  once, at tracing): refuted, the output differs (exit 1), and the report
+  drops the advice, its edit and its forecast; `agprof fix` offers nothing.
 - tolerance: the retracing program of test_diff.py printing a float whose
   last digits change from run to run: without a tolerance the output
   differs (not verified, exit 1), with --rtol 1e-6 it is "identical within
@@ -93,6 +103,31 @@ for step in range(int(sys.argv[1]) if len(sys.argv) > 1 else 2000):
 print("closs %.4f aloss %.4f" % (float(cl), float(al)))
 '''
 
+
+EAGER_LOOP = '''"""An eager Collatz loop: one Python dispatch per op, about 45,000 of them."""
+import tensorflow as tf
+
+CALLS = {"n": 0}
+
+
+def collatz_eager(n):
+    steps = tf.constant(0)
+    while n != 1:
+        if n % 2 == 0:
+            n = n // 2
+        else:
+            n = 3 * n + 1
+        steps += 1
+    return steps
+
+
+total = 0
+for start in range(1, 201):
+    total += int(collatz_eager(tf.constant(start)))
+print("total Collatz steps for 1..200: %d, calls counted %d" % (total, CALLS["n"]))
+'''
+# the body's first line: a call count a tf.function makes once, at tracing (the output then differs)
+COUNTING = EAGER_LOOP.replace("    steps = tf.constant(0)\n", "    CALLS[\"n\"] += 1\n    steps = tf.constant(0)\n", 1)
 
 RECORDED_STEPS = 10000
 # The experiment is what is tested, not the rule's threshold: its overhead share (35%) was crossed by
@@ -183,6 +218,59 @@ def test_jit(tmp):
     check(not verified, "a plain timed run agrees: the edited copy is not faster in every pair", times)
 
 
+def eager_texts(rec):
+    """The eager-hotspot finding of rec (JSON) and its block of the text report."""
+    f = finding(rec, "eager-hotspot")
+    rc, text, err = agtest.agprof_cmd("report", rec)
+    block = re.search(r"^ *\d+\. \S+ +eager-hotspot .*?(?=^ *\d+\. |^\S)", text, re.M | re.S)
+    return f, block.group(0) if block else text
+
+
+def test_eager(tmp):
+    env = dict(os.environ, TMPDIR=tmp, NO_COLOR="1")
+    d = os.path.join(tmp, "eager")
+    write(d, EAGER_LOOP)
+    rec = record(d, env)
+    f, text = eager_texts(rec)
+    if not check(f is not None, "eager-hotspot on collatz_eager"):
+        return
+    # unverified: a forecast, nothing claimed (issue 46: moving work into a graph is an experiment)
+    check(f["saving_ns"] == 0 and f["forecast_ns"] and f["forecast_ns"] > 0 and f["verdict"] is None,
+          "JSON: no claimed saving, a positive forecast", (f["saving_ns"], f.get("forecast_ns")))
+    check(f["experiment"] and "--rule eager-hotspot" in f["experiment"], "JSON: the command that tries it", f)
+    check(f["fix"] and f["fix"]["after"].startswith("@tf.function\n"), "the edit: @tf.function", f["fix"])
+    check("saves:" not in text and re.search(r"^    forecast, not claimed: about \S+", text, re.M)
+          and re.search(r"^    try: agprof fix --verify \S+ --rule eager-hotspot", text, re.M),
+          "text: a forecast and the try line, no saves: line", text)
+    rc, out, err = fix_verify(env, rec, "--rule", "eager-hotspot", "--time-limit", "240", "--",
+                              agtest.PYTHON, "prog.py")
+    check(rc == 0 and re.search(r"^verified: .*output identical$", out, re.M), "fix --verify: verified", (rc, out, err))
+    g, text = eager_texts(rec)
+    v = g and g["verdict"] or {}
+    check(v.get("verdict") == "verified" and g["saving_ns"] == v["base_ns"] - v["new_ns"] > 0
+          and g["experiment"] is None and g["recommendation"], "JSON: the measured saving claimed", g)
+    print("eager-hotspot: forecast %.1f ms, measured %s" % (f["forecast_ns"] / 1e6, v))
+    check(re.search(r"^    saves: ~\S+ ?\S*: measured on this program", text, re.M)
+          and re.search(r"^    verified on this program: ", text, re.M) and "forecast, not claimed" not in text
+          and "try:" not in text, "text: the verified saving, no forecast, no try line", text)
+    d2 = os.path.join(tmp, "counting")
+    write(d2, COUNTING)
+    rec = record(d2, env)
+    f = finding(rec, "eager-hotspot")
+    check(f and f["fix"] and f["forecast_ns"] and f["saving_ns"] == 0, "the counting loop: a forecast and the edit", f)
+    rc, out, err = fix_verify(env, rec, "--rule", "eager-hotspot", "--runs", "1", "--time-limit", "240", "--",
+                              agtest.PYTHON, "prog.py")
+    check(rc == 1 and re.search(r"^refuted: the output differs", out, re.M), "fix --verify: refuted", (rc, out, err))
+    g, text = eager_texts(rec)
+    check(g and g["verdict"] and g["verdict"]["verdict"] == "refuted" and g["recommendation"] is None
+          and g["fix"] is None and g["experiment"] is None and g["saving_ns"] == 0 and g["forecast_ns"] is None,
+          "JSON: the advice, its edit and its forecast dropped", g)
+    check(re.search(r"^    refuted on this program: ", text, re.M) and "forecast" not in text and "tf.function" not in
+          text and "saves:" not in text, "text: refuted, no advice, no forecast", text)
+    rc, diff, err = agtest.agprof_cmd("fix", "--rule", "eager-hotspot", rec)
+    check(rc == 1 and diff == "", "agprof fix: the refuted edit is not offered again", (rc, diff))
+
+
 def test_tolerance(tmp):
     d = os.path.join(tmp, "tol")
     noisy = test_diff.PROGRAM.replace('import numpy as np\n', 'import time\nimport numpy as np\n').replace(
@@ -248,10 +336,10 @@ def test_sidecar(tmp):
 
 def main():
     agtest.need_agprof()
-    tests = {"jit": test_jit, "tolerance": test_tolerance, "sidecar": test_sidecar}
+    tests = {"jit": test_jit, "eager": test_eager, "tolerance": test_tolerance, "sidecar": test_sidecar}
     mode = sys.argv[1] if len(sys.argv) > 1 else ""
     if mode not in tests:
-        agtest.agtestlib.die("usage: test_experiments.py jit|tolerance|sidecar")
+        agtest.agtestlib.die("usage: test_experiments.py jit|eager|tolerance|sidecar")
     tests[mode](agtest.tmpdir())
     agtest.finish("experiments-" + mode)
 

@@ -61,6 +61,7 @@ from agtest import (agprof_cmd, check, check_eq, finish, marker_lines, need_agpr
                     q1, run_sample_recorded, tmpdir, PYTHON, sample, open_recording)
 import agtest  # noqa: E402
 import json  # noqa: E402
+import statistics  # noqa: E402
 import subprocess  # noqa: E402
 
 
@@ -181,10 +182,66 @@ def test_dispatch():
         # noise between the two timed loops: a factor of 3 either way.
         check(measured / 3 <= estimate <= measured * 3,
               "the cost's estimate within 3x of the measured jit_compile saving", estimate, measured)
+    check_overhead_se(agtest.last_recording, db, oracle["extra"]["function_defs"]["tiny_steps"]["name"])
     fns = {f["function"]: f for f in rep["graph_ops"]["functions"]}
     check_eq(fns.get("tiny_steps", {}).get("kernels_per_call"),
              oracle["extra"]["function_defs"]["tiny_steps"]["kernels"], "graph_ops kernels_per_call")
     check_eq(fns.get("tiny_steps_xla", {}).get("jit_compile"), True, "graph_ops: the twin is jit_compile")
+
+
+SE_PROBE = """id: probe-share
+title: tiny_steps's overhead share and its standard error
+severity: info
+select: graph_functions
+when: function == "tiny_steps"
+message: share={overhead_share} se={overhead_share_se}
+recommendation: -
+"""
+
+
+def check_overhead_se(rec, db, name):
+    """overhead_share_se against the recorded calls (their own shares' spread, the first call left out), and
+    graph-dispatch-bound's min_share set within 2 of them of the share: borderline, so info (issue 46)."""
+    rows = db.execute("SELECT c.id, c.start_ns, c.end_ns, k.start_ns, k.end_ns FROM kernels k JOIN function_calls c"
+                      " ON c.id = k.call_id JOIN graph_functions g ON g.id = c.graph_function_id JOIN strings s"
+                      " ON s.id = g.name_id WHERE s.text = ? ORDER BY c.id, k.start_ns", (name,)).fetchall()
+    calls = {}
+    for cid, cs, ce, ks, ke in rows:
+        calls.setdefault(cid, (cs, ce, []))[2].append((max(ks, cs), min(ke, ce)))
+    shares = []
+    for cid in sorted(calls)[1:]:  # the first call instantiates: left out
+        cs, ce, spans = calls[cid]
+        busy, cur = 0, None
+        for a, b in spans:
+            if cur and a <= cur[1]:
+                cur = (cur[0], max(cur[1], b))
+                continue
+            busy += cur[1] - cur[0] if cur else 0
+            cur = (a, b)
+        busy += cur[1] - cur[0] if cur else 0
+        if ce > cs:
+            shares.append((ce - cs - min(busy, ce - cs)) / (ce - cs))
+    want = statistics.stdev(shares) / len(shares) ** 0.5 if len(shares) > 1 else 0
+    rules = os.path.join(tmpdir(), "probe-rules")
+    os.makedirs(rules, exist_ok=True)
+    with open(os.path.join(rules, "probe.rule"), "w") as fh:
+        fh.write(SE_PROBE)
+    rc, out, err = agprof_cmd("report", "--format", "json", "--rules", rules, rec)
+    probe = [f for f in json.loads(out)["findings"] if f["rule"] == "probe-share"] if rc == 0 else []
+    if not check(len(probe) == 1, "the probe rule reads tiny_steps's row", err[-300:]):
+        return
+    got = dict(kv.split("=", 1) for kv in probe[0]["message"].split())
+    share, se = float(got["share"]), float(got["se"])
+    print("tiny_steps overhead_share %.4f, overhead_share_se %.5f (%d calls; recomputed %.5f)" % (
+        share, se, len(shares), want))
+    check(want > 0 and abs(se - want) <= 0.02 * want + 1e-6, "overhead_share_se is the calls' shares' spread",
+          se, want)
+    # min_share one standard error above the share: the comparison is open, the finding borderline (info)
+    rc, out, err = agprof_cmd("report", "--format", "json", "--set", "graph-dispatch-bound.min_share=%.6f"
+                              % (share + se), rec)
+    found = findings_of(json.loads(out), "graph-dispatch-bound") if rc == 0 else []
+    check(found and found[0]["severity"] == "info" and "borderline" in found[0]["message"],
+          "min_share within 2 standard errors of overhead_share: borderline, info", found)
 
 
 def test_matmuls():
