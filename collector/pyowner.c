@@ -544,14 +544,18 @@ void agp_py_owner_init(const char *script, const char *const *sys_path, int n)
 	tree_init(script);
 	pythonpath_roots();
 	for (int i = 0; i < n; i++) {
-		if (!sys_path[i] || absolute(sys_path[i][0] ? sys_path[i] : ".", strlen(sys_path[i][0] ? sys_path[i] : "."), abs) != 0)
+		/* "" is the working directory */
+		const char *entry = sys_path[i] && sys_path[i][0] ? sys_path[i] : ".";
+
+		if (!sys_path[i] || absolute(entry, strlen(entry), abs) != 0)
 			continue;
 		resolved(abs, real);
 		if (agp_path_contains(real, strlen(real), "/site-packages") ||
 		    agp_path_contains(real, strlen(real), "/dist-packages"))
 			scan_site_dir(real);
-		else if (prefix_find(tree, ntree, real, strlen(real), -1))
-			separate_subdirs(real);
+		else if (prefix_find(tree, ntree, real, strlen(real), -1) && strcmp(real, anchors[0]) &&
+			 strcmp(real, anchors[1]))
+			separate_subdirs(real);  /* the anchors' are looked at below, once */
 	}
 	for (int i = 0; i < 2; i++)
 		if (anchors[i][0])
