@@ -66,7 +66,7 @@ struct agp_watch_counts {
 /* How a thread's traces are watched (pywatch.c, agp_thread.py_watch_mode). */
 enum { AGP_WATCH_FRAME_HOOK = 1, AGP_WATCH_MONITOR, AGP_WATCH_PROFILE };
 
-/* What a Python frame's file is (pyframe.c, agp_classify_path). */
+/* What a Python frame's file is (pyowner.c, agp_classify_path). */
 enum agp_frame_kind {
 	AGP_FRAME_USER = 0,      /* the user's code: where a finding points */
 	AGP_FRAME_LIBRARY = 1,   /* site-packages, dist-packages, the standard library, --library */
@@ -473,12 +473,22 @@ void agp_emit_kernel(struct agp_thread *t, uint32_t name, uint32_t type, uint64_
 /* pyframe.c: user call site of the current thread (0 = unknown). */
 uint32_t agp_py_callsite(struct agp_thread *t) AGP_HIDDEN;
 /*
- * pyframe.c: read the user-code / library overrides (AGPROF_USER_CODE,
- * AGPROF_LIBRARY: ':'-separated path prefixes); called once at start.
+ * pyowner.c: read the user-code / library overrides (AGPROF_USER_CODE,
+ * AGPROF_LIBRARY: ':'-separated path prefixes), the working directory and
+ * PYTHONPATH; called once at start.
  */
 void agp_py_read_overrides(void) AGP_HIDDEN;
-/* pyframe.c: classify a source file path (enum agp_frame_kind). */
+/*
+ * pyowner.c: find the library roots beyond site-packages (PYTHONPATH
+ * checkouts, editable installs, projects inside the user's tree) from
+ * sys.argv[0] (script, may be NULL) and sys.path[0..n); once, the GIL held,
+ * before the first frame is classified.
+ */
+void agp_py_owner_init(const char *script, const char *const *sys_path, int n) AGP_HIDDEN;
+/* pyowner.c: classify a source file path (enum agp_frame_kind); reads tables only. */
 int agp_classify_path(const char *path, size_t len) AGP_HIDDEN;
+/* pyowner.c: whether path[0..len) contains needle. */
+int agp_path_contains(const char *path, size_t len, const char *needle) AGP_HIDDEN;
 /* pyframe.c: resolve libpython symbols if Python is in the process. */
 int agp_py_available(void) AGP_HIDDEN;
 /* pyframe.c: learn the interpreter's frame layout; needs the GIL. */

@@ -15,7 +15,6 @@
  */
 #include "collector.h"
 
-#include <dirent.h>
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -326,6 +325,39 @@ static void discover_code(PyObject *frame, PyObject *code)
 		py.DecRef(name);
 }
 
+/*
+ * sys.argv[0] and sys.path, for pyowner.c to find the library roots from,
+ * once: with the GIL held, before any frame is classified (classification
+ * needs the layout, L.ok, set after this).  Borrowed strings, copied there.
+ */
+static void owner_from_python(void)
+{
+	static int done;
+	PyObject *(*sys_get)(const char *) = (PyObject * (*)(const char *)) dlsym(RTLD_DEFAULT, "PySys_GetObject");
+	long (*list_size)(PyObject *) = (long (*)(PyObject *))dlsym(RTLD_DEFAULT, "PyList_Size");
+	PyObject *(*list_item)(PyObject *, long) = (PyObject * (*)(PyObject *, long)) dlsym(RTLD_DEFAULT, "PyList_GetItem");
+	const char *paths[64], *script = NULL;
+	PyObject *path, *argv, *o;
+	long n;
+	int npaths = 0;
+
+	if (done)
+		return;
+	done = 1;
+	if (sys_get && list_size && list_item) {
+		argv = sys_get("argv");
+		if (argv && list_size(argv) > 0 && (o = list_item(argv, 0)))
+			script = py.Unicode_AsUTF8(o);
+		path = sys_get("path");
+		n = path ? list_size(path) : 0;
+		for (long i = 0; i < n && npaths < 64; i++)
+			if ((o = list_item(path, i)) && (paths[npaths] = py.Unicode_AsUTF8(o)))
+				npaths++;
+		py.Err_Clear();
+	}
+	agp_py_owner_init(script, paths, npaths);
+}
+
 void agp_py_discover_layout(void)
 {
 	PyObject *frame, *back, *code;
@@ -334,6 +366,7 @@ void agp_py_discover_layout(void)
 
 	if (agp_py_layout_tried() || !agp_py_available())
 		return;
+	owner_from_python();
 	L.tries++;
 	ver = py.GetVersion();
 	/* 3.9 and older: not supported by TensorFlow 2.21, no call sites. */
@@ -404,190 +437,6 @@ static long read_ascii(PyObject *str, const char **text)
 	return len;
 }
 
-static int contains(const char *path, size_t len, const char *needle)
-{
-	return memmem(path, len, needle, strlen(needle)) != NULL;
-}
-
-/* ".../lib/pythonX.Y/...": the interpreter's standard library (lib64 too). */
-static int in_stdlib(const char *path, size_t len)
-{
-	static const char *const roots[] = { "/lib/python", "/lib64/python", NULL };
-
-	for (int i = 0; roots[i]; i++) {
-		size_t n = strlen(roots[i]);
-		const char *p = path, *end = path + len, *hit;
-
-		while ((hit = memmem(p, (size_t)(end - p), roots[i], n))) {
-			if (hit + n < end && hit[n] >= '0' && hit[n] <= '9')
-				return 1;
-			p = hit + 1;
-		}
-	}
-	return 0;
-}
-
-/*
- * The code objects of frames CPython pushes itself, with no source line:
- * 3.12's entry frame of every call from C into Python (the "interpreter
- * trampoline", file "<shim>"), and 3.13's frame that checks what a Python
- * __init__ returned when a class is called (file "__init__", no directory).
- * Taken for the user's, one of them ended the walk at "<shim>:0" under
- * every operator a tensor overloads in Python (tensor % 2: C calls
- * Tensor.__mod__).
- */
-static int interpreter_shim(const char *path, size_t len)
-{
-	return (len == 6 && !memcmp(path, "<shim>", 6)) || (len == 8 && !memcmp(path, "__init__", 8));
-}
-
-/* Classification by the path alone (no overrides). */
-static int builtin_kind(const char *path, size_t len)
-{
-	/* AutoGraph's converted copy of a function: generated lines no one can edit */
-	static const char *const framework[] = { "/tensorflow/", "/keras/", "/tf_keras/", "/absl/",
-						 "/tensorflow_core/", "/tensorflow_estimator/",
-						 "/__autograph_generated_file", NULL };
-	static const char *const library[] = { "/site-packages/", "/dist-packages/", NULL };
-
-	if ((len >= 7 && !memcmp(path, "<frozen", 7)) || interpreter_shim(path, len))
-		return AGP_FRAME_FRAMEWORK;
-	for (int i = 0; framework[i]; i++)
-		if (contains(path, len, framework[i]))
-			return AGP_FRAME_FRAMEWORK;
-	for (int i = 0; library[i]; i++)
-		if (contains(path, len, library[i]))
-			return AGP_FRAME_LIBRARY;
-	return in_stdlib(path, len) ? AGP_FRAME_LIBRARY : AGP_FRAME_USER;
-}
-
-/* --user-code / --library prefixes, read once at start (not on the hot path). */
-#define MAX_OVERRIDES 32
-static struct override {
-	char *prefix;
-	size_t len;
-	int kind;
-} overrides[MAX_OVERRIDES];
-static int noverrides;
-
-static void add_override(const char *path, size_t len, int kind)
-{
-	if (!(overrides[noverrides].prefix = strndup(path, len)))
-		return;
-	overrides[noverrides].len = len;
-	overrides[noverrides].kind = kind;
-	noverrides++;
-}
-
-/* Whether dir holds an installed distribution's metadata (NAME-VERSION.dist-info). */
-static int holds_distributions(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *e;
-	int found = 0;
-
-	while (d && !found && (e = readdir(d))) {
-		size_t n = strlen(e->d_name);
-
-		found = n > 10 && !strcmp(e->d_name + n - 10, ".dist-info");
-	}
-	if (d)
-		closedir(d);
-	return found;
-}
-
-/*
- * `pip install --target DIR` (and images that put their dependencies on
- * PYTHONPATH) installs packages outside any site-packages directory: their
- * frames would be taken for the user's.  A PYTHONPATH entry that holds
- * installed distributions is library code, unless --user-code says
- * otherwise (it wins on a tie, a longer prefix wins anyway).  Python makes
- * its path entries absolute (site.py), and so the file names of what it
- * imports: a relative entry is taken from the working directory.
- */
-static void add_if_installed(const char *path, size_t n, int kind)
-{
-	char dir[4096], cwd[2048];
-	int len;
-
-	if (*path == '/')
-		len = snprintf(dir, sizeof(dir), "%.*s", (int)n, path);
-	else if (getcwd(cwd, sizeof(cwd)))
-		len = snprintf(dir, sizeof(dir), "%s/%.*s", cwd, (int)n, path);
-	else
-		return;
-	if (len > 0 && (size_t)len < sizeof(dir) && holds_distributions(dir))
-		add_override(dir, (size_t)len, kind);
-}
-
-/*
- * The ':'-separated paths of var (trailing '/' dropped) as overrides of
- * kind: all of them (--user-code, --library: the launcher made them
- * absolute), or with installed_only those add_if_installed takes.
- */
-static void read_override_list(const char *var, int kind, int installed_only)
-{
-	const char *v = getenv(var), *p, *end;
-
-	for (p = v; p && *p && noverrides < MAX_OVERRIDES; p = *end ? end + 1 : end) {
-		size_t n;
-
-		end = strchr(p, ':');
-		if (!end)
-			end = p + strlen(p);
-		n = (size_t)(end - p);
-		while (n > 1 && p[n - 1] == '/')
-			n--;
-		if (n == 0)
-			continue;
-		if (installed_only)
-			add_if_installed(p, n, kind);
-		else
-			add_override(p, n, kind);
-	}
-}
-
-void agp_py_read_overrides(void)
-{
-	read_override_list(AGP_ENV_USER_CODE, AGP_FRAME_USER, 0);
-	read_override_list(AGP_ENV_LIBRARY, AGP_FRAME_LIBRARY, 0);
-	read_override_list("PYTHONPATH", AGP_FRAME_LIBRARY, 1);
-}
-
-/* The longest override that is path or a directory above it, or NULL. */
-static const struct override *find_override(const char *path, size_t len)
-{
-	const struct override *best = NULL;
-
-	for (int i = 0; i < noverrides; i++) {
-		const struct override *o = &overrides[i];
-
-		if (o->len > len || memcmp(path, o->prefix, o->len) ||
-		    (o->len < len && path[o->len] != '/' && o->prefix[o->len - 1] != '/'))
-			continue;
-		if (!best || o->len > best->len || (o->len == best->len && o->kind == AGP_FRAME_USER))
-			best = o;
-	}
-	return best;
-}
-
-/*
- * Framework frames are always skipped.  --library makes anything else under
- * it library code.  --user-code makes its tree user code, except what lies
- * in a site-packages directory (or TensorFlow) below it: a virtual
- * environment inside the project is still installed code.
- */
-int agp_classify_path(const char *path, size_t len)
-{
-	int kind = builtin_kind(path, len);
-	const struct override *o;
-
-	if (kind == AGP_FRAME_FRAMEWORK || !(o = find_override(path, len)))
-		return kind;
-	if (o->kind == AGP_FRAME_LIBRARY)
-		return AGP_FRAME_LIBRARY;
-	return builtin_kind(path + o->len, len - o->len) == AGP_FRAME_USER ? AGP_FRAME_USER : kind;
-}
 
 static struct agp_codecache_slot *code_lookup(struct agp_thread *t, uintptr_t code)
 {
@@ -792,10 +641,11 @@ static enum op_file op_file_kind(const char *s, long n)
 {
 	if (n < 0 || memchr(s, '\t', (size_t)n) || memchr(s, '\n', (size_t)n))
 		return OPF_UNKNOWN;
-	if ((n >= 7 && !memcmp(s, "<frozen", 7)) || contains(s, (size_t)n, "/tensorflow/") ||
-	    contains(s, (size_t)n, "/keras/") || contains(s, (size_t)n, "/tf_keras/") || contains(s, (size_t)n, "/absl/"))
+	if ((n >= 7 && !memcmp(s, "<frozen", 7)) || agp_path_contains(s, (size_t)n, "/tensorflow/") ||
+	    agp_path_contains(s, (size_t)n, "/keras/") || agp_path_contains(s, (size_t)n, "/tf_keras/") ||
+	    agp_path_contains(s, (size_t)n, "/absl/"))
 		return OPF_SKIP;
-	return contains(s, (size_t)n, "__autograph_generated_file") ? OPF_GENERATED : OPF_USER;
+	return agp_path_contains(s, (size_t)n, "__autograph_generated_file") ? OPF_GENERATED : OPF_USER;
 }
 
 /* A Keras op's stack is some 60 frames of as many code objects: 1024 slots, per thread (no GIL here). */

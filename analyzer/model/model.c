@@ -1428,6 +1428,35 @@ cleanup:
 	return ret;
 }
 
+/*
+ * A function is a library's when tf.data made it, or its def lies in
+ * TensorFlow, an installed package, or a file the collector recorded as a
+ * library frame of a call site: it knows the program's PYTHONPATH, editable
+ * installs and vendored copies (docs/collector.md, "Frame
+ * classification"), which a path read here cannot tell.  0 or -1.
+ */
+static int mark_library_functions(struct loader *l)
+{
+	const char **files = calloc(l->nsites + 1, sizeof(*files));
+	size_t n = 0;
+
+	if (!files)
+		return error("out of memory");
+	for (size_t i = 0; i < l->nsites; i++)
+		if (l->sites[i].library && l->sites[i].file)
+			files[n++] = l->sites[i].file;
+	if (n > 1)
+		qsort(files, n, sizeof(*files), cmp_text);
+	for (size_t i = 0; i < l->m->nfunctions; i++) {
+		struct model_function *f = &l->m->functions[i];
+
+		f->library = f->tf_data || path_is_installed(f->def.file) || path_is_framework(f->def.file) ||
+			     (f->def.file && n && bsearch(&f->def.file, files, n, sizeof(*files), cmp_text));
+	}
+	free(files);
+	return 0;
+}
+
 int model_load(struct model *m, struct recording *rec)
 {
 	return model_load_parts(m, rec, MODEL_ALL);
@@ -1495,9 +1524,8 @@ int model_load_parts(struct model *m, struct recording *rec, unsigned parts)
 		if (f)
 			f->tf_data = 1;
 	}
-	for (size_t i = 0; i < m->nfunctions; i++)
-		m->functions[i].library = m->functions[i].tf_data || path_is_installed(m->functions[i].def.file) ||
-					   path_is_framework(m->functions[i].def.file);
+	if (mark_library_functions(&l))
+		goto cleanup;
 	if ((parts & MODEL_EVENTS) && model_input_finish(m))
 		goto cleanup;
 	/* the code facts first: a trace an export made is no retrace (explain.c) */

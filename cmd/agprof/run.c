@@ -84,10 +84,13 @@ static const struct opt run_options[] = {
 				    "status is the program's own when it failed, else\n"
 				    "the check's (0 all hold, 1 one crossed)" },
 	{ "user-code", RUN_USER_CODE, "PATH", "treat Python files under PATH as your code, even in a\n"
-					      "site-packages directory (repeatable)" },
+					      "site-packages directory, a PYTHONPATH checkout, an\n"
+					      "editable install or a vendored copy (repeatable)" },
 	{ "library", RUN_LIBRARY, "PATH", "treat Python files under PATH as library code: findings\n"
 					  "then point at the line of yours that called it\n"
-					  "(repeatable; the longest matching PATH wins)" },
+					  "(repeatable; the longest matching PATH wins); PYTHONPATH\n"
+					  "entries outside your tree, editable installs of other\n"
+					  "projects and third_party/, vendor/ copies already are" },
 	{ "no-kernels", RUN_NO_KERNELS, NULL, "do not record CPU kernel executions (graph calls'\n"
 					      "ops; 'agprof report --ops' is then empty)" },
 	{ "kernels", RUN_KERNELS, "MODE", "sampled (the default): count every CPU kernel, and\n"

@@ -22,7 +22,9 @@ Recorded with real TensorFlow under `agprof run`, and checked:
 - minilib installed as `pip install --target DIR` lays it out (its package
   beside a minilib-1.0.dist-info directory) and found through PYTHONPATH is
   library code too, with the same user line and minilib's line beside it;
-  without the .dist-info directory the same files are the user's.
+  without the .dist-info directory too (issue 45: a source checkout on
+  PYTHONPATH outside the program's tree is a library; see
+  test_library_ownership.py).
 """
 import json
 import os
@@ -140,10 +142,9 @@ def check_pythonpath_install(d):
         found = new_object_findings(json.loads(report(out, "--format", "json")))
         check(len(found) == 1, "PYTHONPATH (installed: %s): one new-function-object finding" % installed)
         for f in found:
-            want = (user, lib) if installed else (lib, None)
             got = (loc(f.get("location")), loc(f.get("library_location")) if f.get("library_location") else None)
-            check_eq(got, want, "PYTHONPATH, %s: location and library_location" %
-                     ("a .dist-info beside minilib" if installed else "no .dist-info: the user's code"))
+            check_eq(got, (user, lib), "PYTHONPATH, %s: location and library_location" %
+                     ("a .dist-info beside minilib" if installed else "no .dist-info, outside the program's tree"))
 
 
 def main():

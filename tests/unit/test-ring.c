@@ -8,6 +8,7 @@
 #include "recording.h"
 
 #include <criterion/criterion.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -354,6 +355,97 @@ Test(ring, frames_are_classified)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
 		cr_assert_eq(agp_classify_path(cases[i].path, strlen(cases[i].path)), cases[i].kind, "%s",
 			     cases[i].path);
+}
+
+/* Make dir/rel (directories as needed) holding text; rel ending in '/' makes a directory. */
+static void tree_file(const char *dir, const char *rel, const char *text)
+{
+	char path[4096];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, rel);
+	for (char *p = path + 1; (p = strchr(p, '/')); p++) {
+		*p = '\0';
+		mkdir(path, 0700);
+		*p = '/';
+	}
+	if (rel[strlen(rel) - 1] == '/')
+		return;
+	cr_assert_not_null(f = fopen(path, "w"), "%s", path);
+	fputs(text, f);
+	fclose(f);
+}
+
+/*
+ * Library roots beyond site-packages (issue 45), found by agp_py_owner_init
+ * in a tree made here: the program in T/external/proj (a directory named
+ * like a vendored one above the project says nothing), PYTHONPATH entries,
+ * editable installs (direct_url.json, a .pth of a path), a clone and a
+ * vendored copy inside the project.
+ */
+Test(ring, library_roots_are_inferred)
+{
+	char tmpl[] = "/tmp/agp-owner-XXXXXX", real[PATH_MAX], t[512], proj[1024], script[2048], site[1024];
+	char env[8192], json[8192];
+	const char *sys_path[2] = { proj, site };
+	static const struct {
+		const char *rel;
+		int kind;
+	} cases[] = {
+		{ "external/proj/train.py", AGP_FRAME_USER },
+		{ "external/proj/src/model.py", AGP_FRAME_USER },            /* PYTHONPATH=src */
+		{ "external/proj/third_party/minilib/optimizer.py", AGP_FRAME_LIBRARY },
+		{ "external/proj/vendor/six.py", AGP_FRAME_LIBRARY },
+		{ "external/proj/third_party.py", AGP_FRAME_USER },
+		{ "external/proj/third_party/kept/x.py", AGP_FRAME_USER },   /* --user-code wins */
+		{ "external/proj/clone/pkg/m.py", AGP_FRAME_LIBRARY },       /* its own pyproject and LICENSE */
+		{ "external/proj/notclone/pkg/m.py", AGP_FRAME_USER },       /* a pyproject alone */
+		{ "checkout/minilib/optimizer.py", AGP_FRAME_LIBRARY },      /* PYTHONPATH, outside */
+		{ "checkout/minilib/kept.py", AGP_FRAME_USER },              /* --user-code wins */
+		{ "target/minilib/optimizer.py", AGP_FRAME_LIBRARY },        /* PYTHONPATH, *.dist-info */
+		{ "edit dir/minilib/optimizer.py", AGP_FRAME_LIBRARY },      /* direct_url.json, %20 */
+		{ "legacy/minilib/optimizer.py", AGP_FRAME_LIBRARY },        /* a .pth line */
+		{ "elsewhere/x.py", AGP_FRAME_USER },
+	};
+
+	cr_assert_not_null(mkdtemp(tmpl));
+	cr_assert_not_null(realpath(tmpl, real));
+	cr_assert_lt(strlen(real), 400);
+	snprintf(t, sizeof(t), "%.400s", real);
+	snprintf(proj, sizeof(proj), "%s/external/proj", t);
+	snprintf(script, sizeof(script), "%s/train.py", proj);
+	snprintf(site, sizeof(site), "%s/venv/lib/python3.12/site-packages", t);
+	tree_file(t, "external/proj/train.py", "");
+	tree_file(t, "external/proj/src/", "");
+	tree_file(t, "external/proj/clone/pyproject.toml", "");
+	tree_file(t, "external/proj/clone/LICENSE.txt", "");
+	tree_file(t, "external/proj/notclone/pyproject.toml", "");
+	tree_file(t, "checkout/minilib/", "");
+	tree_file(t, "target/minilib-1.0.dist-info/METADATA", "");
+	tree_file(t, "edit dir/minilib/", "");
+	tree_file(t, "legacy/minilib/", "");
+	snprintf(json, sizeof(json), "{\"url\": \"file://%s/edit%%20dir\", \"dir_info\": {\"editable\": true}}", t);
+	tree_file(site, "minilib-1.0.dist-info/direct_url.json", json);
+	snprintf(json, sizeof(json), "{\"dir_info\": {\"editable\": true}, \"url\": \"file://%s\"}", proj);
+	tree_file(site, "proj-0.1.dist-info/direct_url.json", json);  /* pip install -e . of the project run */
+	snprintf(json, sizeof(json), "# a comment\nimport os; os.getcwd()\n%s/legacy\n../../../../nowhere\n", t);
+	tree_file(site, "easy-install.pth", json);
+	cr_assert_eq(chdir(proj), 0);
+	snprintf(env, sizeof(env), "src:%s/checkout:%s/target", t, t);
+	setenv("PYTHONPATH", env, 1);
+	snprintf(env, sizeof(env), "%s/third_party/kept:%s/checkout/minilib/kept.py", proj, t);
+	setenv("AGPROF_USER_CODE", env, 1);
+	unsetenv("AGPROF_LIBRARY");
+	agp_py_read_overrides();
+	agp_py_owner_init(script, sys_path, 2);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char path[4096];
+
+		snprintf(path, sizeof(path), "%s/%s", t, cases[i].rel);
+		cr_assert_eq(agp_classify_path(path, strlen(path)), cases[i].kind, "%s", cases[i].rel);
+	}
+	snprintf(env, sizeof(env), "rm -rf '%s'", t);
+	cr_assert_eq(system(env), 0);
 }
 
 Test(ring, overflow_is_counted_never_silent, .init = start, .fini = remove_files)
