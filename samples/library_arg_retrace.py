@@ -7,6 +7,11 @@ the line marked with an agprof comment.
 An expert says: the library does it (its line that passes the value, not
 its decorator helper), the user's line led there, and nothing in the user's
 code fixes it: info, with the library line named for a bug report; no edit.
+
+With the argument `keyword`, the user's own line passes weight by name to
+minilosses.scaled(), which passes it on unchanged: a tensor, then False,
+then 2.  The user's call reaches the argument, so the finding stays a
+warning and the advice is to pass it as a tensor.
 """
 import os
 import sys
@@ -29,9 +34,14 @@ def main():
     weight = tf.constant(0.5)
     oracle.track("penalty", losses.penalty.__wrapped__)
     total = 0.0
-    for _ in range(STEPS):
-        oracle.called("penalty", 3)
-        value = minilosses.loss(y_true, w * 1.0, weight)  # agprof: library-arg
+    keyword = sys.argv[1:] == ["keyword"]
+    for step in range(STEPS):
+        oracle.called("penalty", 1 if keyword else 3)
+        if keyword:
+            given = (weight, False, 2)[step % 3]
+            value = minilosses.scaled(y_true, w * 1.0, weight=given)  # agprof: user-keyword
+        else:
+            value = minilosses.loss(y_true, w * 1.0, weight)  # agprof: library-arg
         w.assign_add(0.01 * tf.ones([64]))
         total += float(value)
     print("total %.4f" % total)
