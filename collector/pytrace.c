@@ -174,15 +174,32 @@ static void collect_inputs(struct agp_open_trace *ot, PyObject *inputs)
 	}
 }
 
+/* One more library frame out for AGP_F_LIB_OUTER ("file\tline\tfunc\n"); one that does not fit is left out. */
+static void add_outer_frame(char *buf, size_t cap, size_t *len, const char *file, long line, const char *func)
+{
+	int n;
+
+	if (!func || strpbrk(file, "\t\n") || strpbrk(func, "\t\n"))
+		return;
+	n = snprintf(buf + *len, cap - *len, "%s\t%ld\t%s\n", file, line, func);
+	if (n > 0 && (size_t)n < cap - *len)
+		*len += (size_t)n;
+	else
+		buf[*len] = '\0';
+}
+
 /*
  * The trace's call site: the first user frame (AGP_F_SITE_*) and, when
  * library code lies between it and TensorFlow, the innermost library frame
- * (AGP_F_LIB_*).  frames: (file, line, function) tuples, innermost first.
+ * (AGP_F_LIB_*) and the library frames out from it (AGP_F_LIB_OUTER).
+ * frames: (file, line, function) tuples, innermost first.
  */
 static void add_site(struct agp_side *rec, PyObject *frames)
 {
 	long n = frames && frames != P.None ? P.Tuple_Size(frames) : 0;
-	int have_lib = 0;
+	int nlib = 0;
+	char outer[2048] = "";
+	size_t olen = 0;
 
 	if (n < 0) {
 		P.Err_Clear();
@@ -197,15 +214,20 @@ static void add_site(struct agp_side *rec, PyObject *frames)
 			agp_side_text(rec, AGP_F_SITE_FILE, file);
 			agp_side_int(rec, AGP_F_SITE_LINE, int_at(fr, 1));
 			agp_side_text(rec, AGP_F_SITE_FUNC, text_at(fr, 2));
-			return;
+			break;
 		}
-		if (kind == AGP_FRAME_LIBRARY && !have_lib) {
-			have_lib = 1;
+		if (kind != AGP_FRAME_LIBRARY || nlib++ >= AGP_SITE_CHAIN_MAX - 1)
+			continue;
+		if (nlib == 1) {
 			agp_side_text(rec, AGP_F_LIB_FILE, file);
 			agp_side_int(rec, AGP_F_LIB_LINE, int_at(fr, 1));
 			agp_side_text(rec, AGP_F_LIB_FUNC, text_at(fr, 2));
+		} else {
+			add_outer_frame(outer, sizeof(outer), &olen, file, int_at(fr, 1), text_at(fr, 2));
 		}
 	}
+	if (olen)
+		agp_side_text(rec, AGP_F_LIB_OUTER, outer);
 }
 
 static void trace_end(struct agp_open_trace *ot, int32_t tid, const char *tf_name, const char *status);

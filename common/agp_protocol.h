@@ -355,6 +355,12 @@ enum agp_tag {
 	AGP_F_PARENT_TRACE, AGP_F_BLOB, AGP_F_POSITION, AGP_F_KIND, AGP_F_DTYPE,
 	AGP_F_SHAPE, AGP_F_VALUE, AGP_F_CREATED,
 	AGP_F_LIB_FILE = 50, AGP_F_LIB_LINE, AGP_F_LIB_FUNC, /* trace: innermost library frame */
+	/*
+	 * trace: the library frames out from that one toward the user frame, at
+	 * most AGP_SITE_CHAIN_MAX - 2, innermost first, as "file\tline\tfunc\n"
+	 * entries (the line that passed an argument, past a decorator helper)
+	 */
+	AGP_F_LIB_OUTER,
 	AGP_F_GPU_KIND = 60, AGP_F_DEVICE, AGP_F_CONTEXT, AGP_F_STREAM, AGP_F_CORR,
 	AGP_F_GRID_X, AGP_F_GRID_Y, AGP_F_GRID_Z, AGP_F_BLOCK_X, AGP_F_BLOCK_Y,
 	AGP_F_BLOCK_Z, AGP_F_BYTES, AGP_F_COPY_KIND, AGP_F_API, AGP_F_EXTERNAL,

@@ -91,18 +91,48 @@ static int64_t function_row(struct run_writer *w, int pid, const char *name, con
 	return id;
 }
 
-/* A trace's call site: its user frame, and the innermost library frame below it. */
+/*
+ * The library frames of AGP_F_LIB_OUTER ("file\tline\tfunc\n", innermost
+ * first) linked outermost first under parent; the innermost one's site.
+ * Untrusted: a malformed entry ends them.
+ */
+static int64_t outer_sites(struct run_writer *w, char *text, int64_t parent)
+{
+	char *entry[AGP_SITE_CHAIN_MAX];
+	int n = 0;
+
+	for (char *p = text; p && *p && n < AGP_SITE_CHAIN_MAX; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+		entry[n++] = p;
+	while (n-- > 0) {
+		char *tab1 = strchr(entry[n], '\t'), *tab2 = tab1 ? strchr(tab1 + 1, '\t') : NULL;
+		char *end = tab2 ? strchr(tab2 + 1, '\n') : NULL;
+
+		if (!end)
+			continue;
+		*tab1 = *tab2 = *end = '\0';
+		parent = writer_callsite_id(w, writer_intern(w, entry[n]), atoi(tab1 + 1), writer_intern(w, tab2 + 1),
+					    parent, 1);
+	}
+	return parent;
+}
+
+/* A trace's call site: its user frame, and the library frames below it (the innermost last). */
 static int64_t trace_site(struct run_writer *w, const struct fields *fs, const char *sfile, const char *sfunc)
 {
 	char *lfile = fields_text(fs, AGP_F_LIB_FILE), *lfunc = fields_text(fs, AGP_F_LIB_FUNC);
+	char *outer = fields_text(fs, AGP_F_LIB_OUTER);
 	int64_t site = writer_callsite_id(w, writer_intern(w, sfile), fields_int(fs, AGP_F_SITE_LINE),
 					  writer_intern(w, sfunc), 0, 0);
 
-	if (lfile && lfunc)
+	if (lfile && lfunc) {
+		if (outer)
+			site = outer_sites(w, outer, site);
 		site = writer_callsite_id(w, writer_intern(w, lfile), fields_int(fs, AGP_F_LIB_LINE),
 					  writer_intern(w, lfunc), site, 1);
+	}
 	free(lfile);
 	free(lfunc);
+	free(outer);
 	return site;
 }
 

@@ -877,6 +877,12 @@ static void edit_call_arg(struct fixctx *c, struct finding *f, const struct mode
 		set_no_edit(c, f, "the retrace's argument is not known");
 		return;
 	}
+	if (t->why.library_passes) {
+		set_no_edit(c, f, "the library passes %s to %s itself (%s:%d), not your call: nothing in your code to edit",
+			    t->why.argument, fn->name, t->callsite.lib_file ? t->callsite.lib_file : t->callsite.file,
+			    t->callsite.library_only ? t->callsite.line : t->callsite.lib_line);
+		return;
+	}
 	if (t->callsite.library_only || t->callsite.lib_file) {
 		set_no_edit(c, f, "%s is called from library code (%s:%d)", fn->name,
 			    t->callsite.lib_file ? t->callsite.lib_file : t->callsite.file, t->callsite.lib_line);

@@ -13,7 +13,9 @@
 #include "saving_reads.h"
 #include "eager_runs.h"
 #include "trace_index.h"
+#include "srcfile.h"
 
+#include <ctype.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -205,6 +207,125 @@ static struct source_loc loc_of_site(const struct loader *l, const struct callsi
 static struct source_loc loc_of_callsite(const struct loader *l, int64_t id)
 {
 	return loc_of_site(l, callsite_of(l, id), NULL);
+}
+
+/*
+ * Who passed a python-value retrace's argument.  The chain's innermost
+ * library frame is often a decorator helper of the library (GPflow's
+ * check_shapes, TFP's deprecation wrappers: `return fn(*args, **kwargs)`),
+ * not the line that passed the value: the source lines say which.
+ */
+
+/* Two files' lines at a time: a retrace's library file and the user's. */
+struct line_cache {
+	struct srcfile sf[2];
+	const char *path[2];
+	int ok[2], next;
+};
+
+/* Line n of file as it reads now, or NULL (unreadable: a library's file is not fingerprinted). */
+static const char *cached_line(struct line_cache *lc, const struct model *m, const char *file, int n)
+{
+	int i;
+
+	if (!file || n <= 0)
+		return NULL;
+	for (i = 0; i < 2; i++)
+		if (lc->path[i] && !strcmp(lc->path[i], file))
+			return lc->ok[i] ? srcfile_line(&lc->sf[i], n) : NULL;
+	i = lc->next;
+	lc->next ^= 1;
+	if (lc->ok[i])
+		srcfile_release(&lc->sf[i]);
+	lc->path[i] = file;
+	lc->ok[i] = srcfile_load(&lc->sf[i], file, m->session.cwd) == 0;
+	return lc->ok[i] ? srcfile_line(&lc->sf[i], n) : NULL;
+}
+
+static void line_cache_release(struct line_cache *lc)
+{
+	for (int i = 0; i < 2; i++)
+		if (lc->ok[i])
+			srcfile_release(&lc->sf[i]);
+}
+
+/* 1 when a line forwards its own caller's arguments (`fn(*args, **kwargs)`): a `*` right after `(` or `,`. */
+static int forwards_args(const char *s)
+{
+	char prev = 0;
+
+	for (; *s && *s != '#'; s++) {
+		if (*s == '*' && (prev == '(' || prev == ','))
+			return 1;
+		if (!isspace((unsigned char)*s))
+			prev = *s;
+	}
+	return 0;
+}
+
+/* 1 when a line passes the keyword argument name (`weight=...`, not `weight==`); name's leading identifier. */
+static int passes_keyword(const char *s, const char *name)
+{
+	size_t n = 0;
+
+	while (name && (isalnum((unsigned char)name[n]) || name[n] == '_'))
+		n++;
+	for (const char *p = s; n && p && *p && *p != '#'; p++) {
+		const char *q = p + n;
+
+		if (strncmp(p, name, n) || (p > s && (isalnum((unsigned char)p[-1]) || p[-1] == '_' || p[-1] == '.')))
+			continue;
+		while (*q == ' ')
+			q++;
+		if (q[0] == '=' && q[1] != '=')
+			return 1;
+	}
+	return 0;
+}
+
+/*
+ * The library frame that made the call: from the innermost library frame
+ * out, the first whose line does not forward its arguments; one whose line
+ * cannot be read is taken as it is.  NULL when c is no library frame.
+ */
+static const struct callsite *passing_frame(const struct loader *l, struct line_cache *lc, const struct callsite *c)
+{
+	for (int depth = 0; c && c->library && depth < 16; depth++) {
+		const char *text = cached_line(lc, l->m, c->file, c->line);
+		const struct callsite *up = c->parent > 0 ? callsite_of(l, c->parent) : NULL;
+
+		if (!text || !forwards_args(text) || !up || !up->library)
+			return c;
+		c = up;
+	}
+	return NULL;
+}
+
+/* Each python-value retrace that library code passed: that line as its library frame, why.library_passes. */
+static void blame_library_passers(const struct loader *l)
+{
+	struct line_cache lc = { 0 };
+
+	for (size_t i = 0; i < l->m->nfunctions; i++)
+		for (size_t k = 1; k < l->m->functions[i].ntraces; k++) {
+			struct model_trace *t = &l->m->functions[i].traces[k];
+			const struct callsite *p;
+
+			if (t->why.cause != CAUSE_PYTHON_VALUE || !t->callsite_id ||
+			    !(t->callsite.lib_file || t->callsite.library_only) ||
+			    !(p = passing_frame(l, &lc, callsite_of(l, t->callsite_id))))
+				continue;
+			if (t->callsite.library_only) {
+				t->callsite.file = p->file;
+				t->callsite.line = p->line;
+			} else {
+				t->callsite.lib_file = p->file;
+				t->callsite.lib_line = p->line;
+			}
+			t->why.library_passes = t->callsite.library_only ||
+				!passes_keyword(cached_line(&lc, l->m, t->callsite.file, t->callsite.line), t->why.argument);
+		}
+	line_cache_release(&lc);
 }
 
 static int cmp_graph_fn(const void *a, const void *b)
@@ -470,8 +591,10 @@ static void trace_of_row(struct loader *l, sqlite3_stmt *s, struct model_trace *
 	/* a new signature is what makes a trace: copied, not interned (a million of them) */
 	sig = db_col_text(s, 7);
 	t->signature = sig ? strpool_copy(l->m->pool, sig, (size_t)sqlite3_column_bytes(s, 7)) : NULL;
-	if (sqlite3_column_type(s, 8) != SQLITE_NULL)
-		t->callsite = loc_of_callsite(l, sqlite3_column_int64(s, 8));
+	if (sqlite3_column_type(s, 8) != SQLITE_NULL) {
+		t->callsite_id = sqlite3_column_int64(s, 8);
+		t->callsite = loc_of_callsite(l, t->callsite_id);
+	}
 	t->jit_compile = sqlite3_column_int(s, 9);
 	t->reduce_retracing = sqlite3_column_int(s, 10);
 	t->has_input_signature = sqlite3_column_int(s, 11);
@@ -1531,6 +1654,7 @@ int model_load_parts(struct model *m, struct recording *rec, unsigned parts)
 	/* the code facts first: a trace an export made is no retrace (explain.c) */
 	if (model_load_code_facts(m) || model_explain_retraces(m, l.gfs, l.ngfs, &consts) || model_load_cells(m))
 		goto cleanup;
+	blame_library_passers(&l);
 	if (m->nfunctions > 1)
 		qsort(m->functions, m->nfunctions, sizeof(*m->functions), cmp_functions);
 	if (model_register_builtin_sources(m))

@@ -103,6 +103,13 @@ struct retrace_explanation {
 	 * one; its time is in that one's trace: counted once, there.
 	 */
 	const char *inside;
+	/*
+	 * python-value: 1 when library code passed the argument (the call into
+	 * the function is a library's line, callsite.lib_file/lib_line, or the
+	 * chain has no user frame) and the user's line does not pass it by
+	 * name: the user's own call does not reach it, the library's line does.
+	 */
+	int library_passes;
 };
 
 /* One argument of a trace's concrete signature (a trace_inputs row). */
@@ -125,6 +132,7 @@ struct model_trace {
 	const char *tf_name;        /* "__inference_f_123", or NULL */
 	const char *signature;      /* TensorFlow's text of the cache key, or NULL */
 	struct source_loc callsite; /* user code whose call triggered the trace */
+	int64_t callsite_id;        /* its recorded chain's innermost frame (callsites.id), 0 when none */
 	int jit_compile, reduce_retracing, has_input_signature;
 	int variables_created;
 	int ok;                     /* 0 when tracing raised */

@@ -52,6 +52,14 @@ static const char *const function_fields[] = {
 	"recurrence: that in words for the message (\"; they recur as it is used (the last at 87% ...)\"), else empty",
 	"own_retraces: avoidable retraces (not follow-ups) that did not run inside another function's avoidable retrace",
 	"inside: those that did, in words for the message (\"; its 7 retraces ran inside outer's, ...\"), else empty",
+	"library_passes: 1 when that retrace is python-value and library code passed the argument (its line is"
+	" library_file, library_line), not an argument of the user's call (the user's line does not pass it by name)",
+	"library_file, library_line: with library_passes, the library's line that passed it (not a decorator helper"
+	" that forwards *args), else empty and 0",
+	"library_at: that line as shown (\"gpflow/models/svgp.py:87\"), else empty",
+	"package: with library_passes, the library's package (\"gpflow\"), else empty",
+	"passed_by: with library_passes, in words for the message (\"; gpflow/models/svgp.py:87 passes ...\"),"
+	" else empty",
 	NULL,
 };
 
@@ -177,6 +185,55 @@ static const char *exports_text(const struct model *m, const struct model_functi
 			  elsewhere ? " and other exports" : "");
 }
 
+/* The python-value retrace t that a library's line passed, else NULL. */
+static const struct model_trace *library_passed(const struct model_trace *t)
+{
+	return t && t->why.cause == CAUSE_PYTHON_VALUE && t->why.library_passes ? t : NULL;
+}
+
+/* The library line that passed t's argument (its frame beside the user's, or the chain's own). */
+static struct source_loc passer_loc(const struct model_trace *t)
+{
+	struct source_loc at = { NULL, 0, NULL, 0, 0 };
+
+	at.file = t->callsite.library_only ? t->callsite.file : t->callsite.lib_file;
+	at.line = t->callsite.library_only ? t->callsite.line : t->callsite.lib_line;
+	return at;
+}
+
+/* The package of an installed file ("gpflow" of ".../site-packages/gpflow/models/svgp.py"), else its file's stem. */
+static const char *package_of(const struct model *m, const char *file)
+{
+	const char *shown = file ? path_display(file, NULL) : "", *slash = strchr(shown, '/');
+	const char *base = strrchr(shown, '/') ? strrchr(shown, '/') + 1 : shown;
+
+	if (path_is_installed(file) && slash)
+		return model_strf((struct model *)m, "%.*s", (int)(slash - shown), shown);
+	return model_strf((struct model *)m, "%.*s", (int)strcspn(base, "."), base);
+}
+
+/* "; minilib/losses.py:33 passes weight as a Python value (False) on one call and a tensor on another, ...", or "". */
+static const char *passed_by_text(const struct model *m, const struct model_trace *t)
+{
+	struct source_loc at;
+	const char *b, *a, *how;
+
+	if (!t)
+		return "";
+	at = passer_loc(t);
+	b = t->why.before ? t->why.before : "?";
+	a = t->why.after ? t->why.after : "?";
+	if (b[0] == '<')
+		how = model_strf((struct model *)m, "as a Python value (%s) on one call and a tensor on another", a);
+	else if (a[0] == '<')
+		how = model_strf((struct model *)m, "as a Python value (%s) on one call and a tensor on another", b);
+	else
+		how = model_strf((struct model *)m, "as a Python value that changes (%s -> %s)", b, a);
+	return model_strf((struct model *)m, "; the library does it: %s:%d passes %s %s%s", path_display(at.file,
+			  m->session.cwd), at.line, t->why.argument ? t->why.argument : "an argument", how,
+			  t->callsite.library_only ? "" : ", under your call, which does not pass it");
+}
+
 static size_t functions_count(const struct model *m, void *data)
 {
 	(void)data;
@@ -235,6 +292,13 @@ static int functions_get(const struct model *m, void *data, size_t row, const ch
 	TEXT("exports", exports_text(m, f));
 	NUM("own_retraces", own_retraces(f, &(size_t){ 0 }, &(const char *){ NULL }));
 	TEXT("inside", inside_text(m, f));
+	NUM("library_passes", library_passed(t) != NULL);
+	TEXT("library_file", library_passed(t) ? passer_loc(t).file : "");
+	NUM("library_line", library_passed(t) ? passer_loc(t).line : 0);
+	TEXT("library_at", library_passed(t) ? model_strf((struct model *)m, "%s:%d", path_display(passer_loc(t).file,
+			m->session.cwd), passer_loc(t).line) : "");
+	TEXT("package", library_passed(t) ? package_of(m, passer_loc(t).file) : "");
+	TEXT("passed_by", passed_by_text(m, library_passed(t)));
 	return -1;
 }
 

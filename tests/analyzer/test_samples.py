@@ -29,6 +29,13 @@ EXPECTED = {
     "eager_heavy": [("eager-hotspot", None, None, "eager-hot-loop")],
 }
 
+# sample -> rules whose planted finding costs too little to be a warning (docs/rules.md,
+# "Severity"): py_function_step's black boxes take ~20 ms and ~2 ms, under 100 ms and 2%
+# of the run, so they are info; a costly one stays a warning (tests/integration/test_library_arg.py).
+NEGLIGIBLE = {
+    "py_function_step": ["py-function"],
+}
+
 # sample -> (rule, words in its no_edit): findings with no safe edit say why in words.
 # eager_heavy: step(x, y) gets tensors made elsewhere (a Python number could come in);
 # jit_shapes: XLA compiles per shape whatever the signature.
@@ -120,7 +127,10 @@ def main():
                 [(f["rule"], f["function"]) for f in findings])):
             continue
         f = hits[0]
-        check(f["severity"] in ("warning", "error"), "%s: %s is a warning or an error" % (sample, rule))
+        if rule in NEGLIGIBLE.get(sample, []):
+            check(f["severity"] == "info", "%s: %s costs %s ns, negligible: info" % (sample, rule, f.get("cost_ns")))
+        else:
+            check(f["severity"] in ("warning", "error"), "%s: %s is a warning or an error" % (sample, rule))
         check(f["cause"] == cause, "%s: %s cause is %r, expected %r" % (sample, rule, f["cause"], cause))
         lines = marks.get(marker, [])
         if not check(lines, "%s: the sample has a '# agprof: %s' marker" % (sample, marker)):
