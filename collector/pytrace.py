@@ -911,7 +911,7 @@ def saves(frame):
 # a recorded dispatch is wall-clock time, which a loaded machine inflates a hundredfold (a preemption inside a
 # 30 us op), and a short program records one or two warm ones.  Batches of _PRICE_BATCH ops, the median batch:
 # a preemption costs no thread CPU, and the rare batch that the cache misses of a context switch slow down
-# falls outside the median.  About 80 ms at exit on an idle machine.
+# falls outside the median.  About 70 ms of CPU at exit (docs/collector.md, Op prices at exit).
 _PRICE_BATCHES, _PRICE_BATCH, _PRICE_WARMUP = 15, 20, 5
 
 
