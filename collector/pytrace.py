@@ -904,3 +904,73 @@ def saves(frame):
                         'dynamic' if _any_none_dim(getattr(tfn, 'input_signature', None)) else None, 0, 0) + fn)
     return tuple(out)
 
+
+
+# What the edits of `agprof fix` add to each call (analyzer/advice/saving.c fix_added(): a tf.constant, a
+# Cast, an op around the call), priced once at the program's exit in thread CPU time (collector/op_price.c):
+# a recorded dispatch is wall-clock time, which a loaded machine inflates a hundredfold (a preemption inside a
+# 30 us op), and a short program records one or two warm ones.  Batches of _PRICE_BATCH ops, the median batch:
+# a preemption costs no thread CPU, and the rare batch that the cache misses of a context switch slow down
+# falls outside the median.  About 25 ms of CPU at exit (docs/collector.md, Op prices at exit).
+_PRICE_BATCHES, _PRICE_BATCH, _PRICE_WARMUP = 9, 10, 5
+
+
+def _price_cases(tf):
+    x = tf.ones([4])
+    i = tf.constant([1, 7], tf.int32)
+    return (('_EagerConst', lambda k: tf.constant([k, 7], tf.int32)),
+            ('Cast', lambda k: tf.cast(i, tf.float32)),
+            ('AddV2', lambda k: tf.add(x, x)),
+            ('Identity', lambda k: tf.identity(x)))
+
+
+def _median(v):
+    v = sorted(v)
+    return v[(len(v) - 1) // 2]
+
+
+def _price_one(run):
+    """The median batch's thread CPU and wall-clock ns per op of run(k)."""
+    import time
+    for k in range(_PRICE_WARMUP):
+        run(k)
+    cpu, wall = [], []
+    for b in range(_PRICE_BATCHES):
+        c0, w0 = time.thread_time_ns(), time.perf_counter_ns()
+        for k in range(_PRICE_BATCH):
+            run(k)
+        c1, w1 = time.thread_time_ns(), time.perf_counter_ns()
+        cpu.append((c1 - c0) // _PRICE_BATCH)
+        wall.append((w1 - w0) // _PRICE_BATCH)
+    return _median(cpu), _median(wall)
+
+
+def price_ops():
+    """atexit: each op type's price to the collector (agprof_op_price), this thread's hooks standing aside
+    (agprof_price_quiet): the ops are agprof's, not the program's.  Never raises."""
+    try:
+        import ctypes
+        tf = _sys.modules.get('tensorflow')
+        lib = ctypes.CDLL(None)
+        quiet, price = lib.agprof_price_quiet, lib.agprof_op_price
+        quiet.argtypes, quiet.restype = [ctypes.c_int], ctypes.c_int
+        price.argtypes = [ctypes.c_char_p, ctypes.c_longlong, ctypes.c_longlong, ctypes.c_longlong]
+        price.restype = ctypes.c_int
+        if tf is None or not tf.executing_eagerly() or quiet(1) != 0:
+            return
+    except Exception:
+        return
+    prices = []
+    try:
+        for op, run in _price_cases(tf):
+            prices.append((op, _price_one(run)))
+    except Exception:
+        pass
+    finally:
+        quiet(0)
+    for op, (cpu, wall) in prices:
+        price(op.encode(), _PRICE_BATCHES * _PRICE_BATCH, cpu, wall)
+
+
+import atexit  # noqa: E402
+atexit.register(price_ops)  # after TensorFlow's own handlers were registered: it runs before them

@@ -332,6 +332,7 @@ enum agp_side_type {
 	AGP_SIDE_COLLECTIVE = 13, /* one collective op execution and its keys (collector/hooks_collective.c) */
 	AGP_SIDE_DATASET = 14,    /* a tf.data dataset or iterator op run eagerly, with its handles (hooks_tf.c) */
 	AGP_SIDE_NOTE = 15,       /* AGP_F_DETAIL: what the collector knows is missing, for meta.incomplete */
+	AGP_SIDE_OP_PRICE = 16,   /* an op type's thread CPU price, measured at exit (collector/op_price.c) */
 };
 
 struct agp_side_hdr {
@@ -395,6 +396,12 @@ enum agp_tag {
 	 * dataset (0: none)
 	 */
 	AGP_F_DS_IN = 180, AGP_F_DS_IN2, AGP_F_DS_OUT,
+	/*
+	 * op price (side type 16, with AGP_F_NAME the op type, AGP_F_TID,
+	 * AGP_F_COUNT the ops timed): the median of its batches' thread CPU
+	 * time per op, and of their wall-clock time per op (ns)
+	 */
+	AGP_F_CPU_NS = 190, AGP_F_WALL_NS,
 };
 
 #endif /* AGPROF_PROTOCOL_H */

@@ -390,6 +390,16 @@ CREATE TABLE cpu_samples (
     threads INTEGER NOT NULL    -- the threads read
 );
 
+-- optional in 9: what one op of a type costs the thread, timed at the program's exit (docs/schema.md)
+CREATE TABLE op_prices (
+    pid     INTEGER NOT NULL,
+    tid     INTEGER NOT NULL,
+    op_id   INTEGER NOT NULL REFERENCES strings(id),  -- the op type (_EagerConst, Cast, ...)
+    samples INTEGER NOT NULL,   -- ops timed, in batches
+    cpu_ns  INTEGER NOT NULL,   -- the median batch's thread CPU time per op
+    wall_ns INTEGER NOT NULL    -- the median batch's wall-clock time per op
+);
+
 CREATE TABLE notebook_cells (
     path       TEXT PRIMARY KEY,
     label      TEXT NOT NULL,

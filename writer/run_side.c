@@ -531,6 +531,29 @@ static void side_note(struct run_writer *w, struct stream *s, const struct field
 	free(detail);
 }
 
+/*
+ * An op type's price, timed by the collector at the program's exit
+ * (collector/op_price.c): stored as sent, the reader bounds it
+ * (analyzer/model/saving_reads.c).  A recording made by an older writer
+ * has no table (ins_op_price NULL): nothing is kept.
+ */
+static void side_op_price(struct run_writer *w, struct stream *s, const struct fields *fs)
+{
+	sqlite3_stmt *st = w->ins_op_price;
+	char *op = fields_text(fs, AGP_F_NAME);
+
+	if (st && op) {
+		sqlite3_bind_int(st, 1, s->pid);
+		sqlite3_bind_int64(st, 2, fields_int(fs, AGP_F_TID));
+		sqlite3_bind_int64(st, 3, writer_intern(w, op));
+		sqlite3_bind_int64(st, 4, fields_int(fs, AGP_F_COUNT));
+		sqlite3_bind_int64(st, 5, fields_int(fs, AGP_F_CPU_NS));
+		sqlite3_bind_int64(st, 6, fields_int(fs, AGP_F_WALL_NS));
+		writer_step(w, st);
+	}
+	free(op);
+}
+
 static void side_record(struct run_writer *w, struct stream *s, uint32_t type, const char *p, size_t len)
 {
 	struct fields fs;
@@ -566,6 +589,9 @@ static void side_record(struct run_writer *w, struct stream *s, uint32_t type, c
 		break;
 	case AGP_SIDE_NOTE:
 		side_note(w, s, &fs);
+		break;
+	case AGP_SIDE_OP_PRICE:
+		side_op_price(w, s, &fs);
 		break;
 	}
 }

@@ -229,6 +229,9 @@ static int prepare_all(struct run_writer *w)
 	if (db_exec(w->db, links_tables_sql) != 0)
 		return -1;
 	cpu_wait_init(&w->cpu, w->db);
+	if (db_has_table(w->db, "op_prices"))
+		w->ins_op_price = db_prepare(w->db, "INSERT INTO op_prices(pid, tid, op_id, samples, cpu_ns, wall_ns)"
+					     " VALUES (?,?,?,?,?,?)");
 	for (size_t i = 0; i < sizeof(stmts) / sizeof(stmts[0]); i++)
 		if (!(*stmts[i].s = db_prepare(w->db, stmts[i].sql)))
 			return -1;

@@ -117,6 +117,7 @@ struct run_writer {
 		*ins_link_name, *ins_trace_seq, *get_trace_seq, *ins_trace_event;
 	sqlite3_stmt *ins_session, *ins_kernel, *ins_knode, *ins_gnode, *ins_node_src,
 		*upd_process_kernels, *ins_collective, *ins_ktotal, *ins_dataset, *ins_kernel_cut;
+	sqlite3_stmt *ins_op_price;  /* NULL: the recording has no op_prices table */
 	struct capture_log capture;    /* the capture windows' changes (capture_log.h) */
 	char *capture_desc;            /* what opened and closed them (meta.capture) */
 	int capture_note_said;         /* the bound on changes was reached (said once) */

@@ -191,16 +191,28 @@ struct fix_cost {
 	const char *how;        /* NULL: the fix adds nothing */
 };
 
+/* The words for where added_price's price came from (saving_added_price()); NULL when none. */
+static int64_t added_price(struct model *m, const char *op, const char **from)
+{
+	enum price_source src;
+	int64_t samples, v = saving_added_price(m, op, &src, &samples);
+
+	*from = src == PRICE_CALIBRATED ? model_strf(m, "the thread CPU time of %lld %s timed at the program's exit,"
+						     " the median batch", (long long)samples, op)
+		: src == PRICE_RECORDED ? model_strf(m, "the lower median of the recorded warm %s dispatches, of every"
+						     " warm op's when fewer than %d were recorded", op, WARM_SAMPLES_MIN)
+		: NULL;
+	return v;
+}
+
 /*
  * dtype: the fix casts the argument at the call site to the first trace's
  * dtype, an eager Cast on every call that passed another dtype: the first
  * of each new dtype (one per removed retrace) creates its kernel, priced at
- * a first dispatch (cold_op_sql), the others at a recorded warm Cast (every
- * warm eager op's when fewer than WARM_SAMPLES_MIN Casts ran: a few samples
- * on a loaded machine were 11 ms each, saving_reads.h).  python-value: a tf.constant per call,
- * priced at a recorded warm _EagerConst (or any warm op): a type's first
- * dispatch creates its kernel, and a short program's one _EagerConst (a
- * variable's initial value, 55 ms) priced 4 calls above the 2 retraces
+ * a first dispatch (cold_op_sql), the others at a warm Cast (added_price()).
+ * python-value: a tf.constant per call, at a warm _EagerConst: a type's
+ * first dispatch creates its kernel, and a short program's one _EagerConst
+ * (a variable's initial value, 55 ms) priced 4 calls above the 2 retraces
  * they saved.  shape, when the fix is
  * reduce_retracing=True (no signature could be written, or no edit at
  * all): TensorFlow still traces once more, at the first new shape, for the
@@ -214,6 +226,7 @@ static struct fix_cost fix_added(struct model *m, const struct finding *f, const
 {
 	struct fix_cost c = { 0, NULL };
 	int64_t cold, warm, calls = 0;
+	const char *from;
 	size_t n = 0;
 
 	if (f->cause == CAUSE_SHAPE && sum->n && !f->fix.pins_signature) {
@@ -227,25 +240,23 @@ static struct fix_cost fix_added(struct model *m, const struct finding *f, const
 				calls += trace_calls(m, fn->traces[i].id);
 			}
 		cold = saving_cold_dispatch(m);
-		warm = saving_warm_dispatch(m, "Cast");
+		warm = added_price(m, "Cast", &from);
 		cold = cold > 0 ? cold : 0;
-		warm = warm > 0 ? warm : 0;
 		calls = calls > (int64_t)n ? calls - (int64_t)n : 0;
 		c.ns = (int64_t)n * cold + calls * warm;
 		c.how = model_strf(m, "the %zu eager Cast%s it adds on calls of another dtype (%.1f ms): the first of each"
-				   " dtype at an op's first recorded dispatch (%.2f ms), %lld more at a recorded dispatch"
-				   " (%.3f ms)", n + (size_t)calls, n + (size_t)calls == 1 ? "" : "s", ms(c.ns), ms(cold),
-				   (long long)calls, ms(warm));
+				   " dtype at an op's first recorded dispatch (%.2f ms), %lld more at a warm dispatch"
+				   " (%.3f ms)%s%s", n + (size_t)calls, n + (size_t)calls == 1 ? "" : "s", ms(c.ns), ms(cold),
+				   (long long)calls, ms(warm), from ? ": " : "", from ? from : "");
 	} else if (f->cause == CAUSE_PYTHON_VALUE) {
-		warm = saving_warm_dispatch(m, "_EagerConst");
-		c.ns = fn->calls * (warm > 0 ? warm : 0);
-		c.how = warm < 0 ? model_strf(m, "nothing for the tf.constant it adds to each of the %lld calls: no warm"
-					      " eager dispatch is recorded (each op type's first one creates its kernel)",
-					      (long long)fn->calls)
-				 : model_strf(m, "the tf.constant it adds to each of the %lld calls, at a recorded warm"
-					      " eager dispatch (%.3f ms): %.1f ms (the lower median of the warm _EagerConst"
-					      " dispatches, of every warm op's when fewer than %d were recorded)",
-					      (long long)fn->calls, ms(warm), ms(c.ns), WARM_SAMPLES_MIN);
+		warm = added_price(m, "_EagerConst", &from);
+		c.ns = fn->calls * warm;
+		c.how = !from ? model_strf(m, "nothing for the tf.constant it adds to each of the %lld calls: no warm"
+					   " eager dispatch is recorded (each op type's first one creates its kernel)",
+					   (long long)fn->calls)
+			      : model_strf(m, "the tf.constant it adds to each of the %lld calls, at a warm eager"
+					   " dispatch (%.3f ms): %.1f ms (%s)", (long long)fn->calls, ms(warm), ms(c.ns),
+					   from);
 	}
 	return c;
 }

@@ -881,6 +881,47 @@ int64_t saving_warm_dispatch(struct model *m, const char *op)
 	return v;
 }
 
+int64_t saving_op_price(struct model *m, const char *op, int64_t *samples)
+{
+	sqlite3 *db = m->rec ? m->rec->db : NULL;
+	sqlite3_stmt *s;
+	int64_t price[OP_PRICE_ROWS], v = -1;
+	size_t n = 0;
+
+	*samples = 0;
+	if (!db || !op || !db_has_table(db, "op_prices") ||
+	    sqlite3_prepare_v2(db, "SELECT p.cpu_ns, p.samples FROM op_prices p JOIN strings s ON s.id = p.op_id"
+			       " WHERE s.text = ?1 AND typeof(p.cpu_ns) = 'integer' AND typeof(p.samples) = 'integer'"
+			       " AND p.samples >= ?2 AND p.cpu_ns > 0 AND p.cpu_ns <= ?3 LIMIT ?4", -1, &s, NULL) != SQLITE_OK)
+		return -1;  /* a table without those columns: no price, silently (the recording is the user's) */
+	sqlite3_bind_text(s, 1, op, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, OP_PRICE_SAMPLES_MIN);
+	sqlite3_bind_int64(s, 3, OP_PRICE_MAX_NS);
+	sqlite3_bind_int64(s, 4, OP_PRICE_ROWS);
+	while (n < OP_PRICE_ROWS && sqlite3_step(s) == SQLITE_ROW) {
+		price[n++] = sqlite3_column_int64(s, 0);
+		*samples = sat_add64(*samples, sqlite3_column_int64(s, 1));
+	}
+	sqlite3_finalize(s);
+	if (n)
+		v = nth_int64(price, n, (n - 1) / 2);
+	else
+		*samples = 0;
+	return v;
+}
+
+int64_t saving_added_price(struct model *m, const char *op, enum price_source *from, int64_t *samples)
+{
+	int64_t v = saving_op_price(m, op, samples);
+
+	*from = PRICE_CALIBRATED;
+	if (v > 0)
+		return v;
+	v = saving_warm_dispatch(m, op);
+	*from = v < 0 ? PRICE_NONE : PRICE_RECORDED;
+	return v > 0 ? v : 0;
+}
+
 void saving_reads_release(struct saving_reads *r)
 {
 	if (!r)

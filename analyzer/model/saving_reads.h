@@ -78,6 +78,34 @@ int64_t saving_median_dispatch(struct model *m, const char *op);
 int64_t saving_warm_dispatch(struct model *m, const char *op);
 
 /*
+ * What one op of type op costs its thread, as the collector timed it at
+ * the program's exit (op_prices, docs/schema.md; collector/op_price.c):
+ * the lower median of the processes' prices (each the median batch's
+ * thread CPU time per op), over the rows with OP_PRICE_SAMPLES_MIN ops
+ * timed or more and a price in (0, OP_PRICE_MAX_NS]; -1 when none (an
+ * older recording, a program that never traced, a hostile table).
+ * *samples: the ops timed behind it.  The first OP_PRICE_ROWS rows count.
+ * Thread CPU time, not wall clock: a preemption costs none of it, so a
+ * loaded machine does not inflate it (issue 46).
+ */
+#define OP_PRICE_SAMPLES_MIN 50
+#define OP_PRICE_MAX_NS 1000000000
+#define OP_PRICE_ROWS 4096
+int64_t saving_op_price(struct model *m, const char *op, int64_t *samples);
+
+/*
+ * The price of one warm op of type op that an edit adds, and where it
+ * comes from: the calibration at the program's exit when the recording
+ * has one (saving_op_price(): *samples the ops timed), else the recorded
+ * warm dispatches (saving_warm_dispatch(): wall-clock spans, which a loaded
+ * machine inflates: beside other work retrace_seed.py's one warm
+ * _EagerConst was 46 ms against 10 us of thread CPU).  0 with
+ * PRICE_NONE when neither.
+ */
+enum price_source { PRICE_NONE, PRICE_CALIBRATED, PRICE_RECORDED };
+int64_t saving_added_price(struct model *m, const char *op, enum price_source *from, int64_t *samples);
+
+/*
  * The lower median of each op type's first recorded dispatch among the
  * same ops, the very first op's (which also starts the eager context)
  * aside; -1 when none.
