@@ -72,6 +72,16 @@ def edits(results):
     return tried, kept, bool(follow), any(st in ("FAIL", "XFAIL") for st in follow)
 
 
+def project_name(project):
+    """'TensorFlow Probability 0.25' as 'TensorFlow Probability', 'TensorFlow 2.21 (tf.data)' as 'TensorFlow'."""
+    words = []
+    for w in project.split():
+        if w[0].isdigit():
+            break
+        words.append(w)
+    return " ".join(words)
+
+
 def precision_table(summaries):
     """The table of counts, with the totals and the precision at warning or above."""
     head = ("program", "project", "kind", "findings W+", "I", "TP", "TP*", "FP", "unjudged", "edit tried",
@@ -98,7 +108,9 @@ def precision_table(summaries):
         t["kept"] += kept
         t["followed"] += followed
         t["unfollowable"] += unfollowable
-        projects.add(s["project"].split(" ")[0])
+        t["expected"] = t.get("expected", 0) + len(s["expected"])
+        t["missed"] = t.get("missed", 0) + len(s["missed"])
+        projects.add(project_name(s["project"]))
         print("| %s | %s | %s | %d | %d | %d | %d | %d | %d | %s | %s | %s |" % (
             s["program"], s["project"], s["kind"], warn, len(sev) - warn, c["TP"], c["TP*"], c["FP"], c["unjudged"],
             "yes" if tried else "-", ("yes" if kept else "no") if tried else "-",
@@ -108,8 +120,9 @@ def precision_table(summaries):
         t["kept"], t["unfollowable"], t["followed"]))
     print()
     print("Precision at warning or above: %d of %d findings fully right (%s); over all findings: TP %d, TP* %d, FP %d,"
-          " unjudged %d." % (t["warn_tp"], t["warn"], "%.1f%%" % (100.0 * t["warn_tp"] / t["warn"]) if t["warn"] else "-",
-                             t["TP"], t["TP*"], t["FP"], t["unjudged"]))
+          " unjudged %d; %d of %d expected findings missed." % (
+              t["warn_tp"], t["warn"], "%.1f%%" % (100.0 * t["warn_tp"] / t["warn"]) if t["warn"] else "-",
+              t["TP"], t["TP*"], t["FP"], t["unjudged"], t.get("missed", 0), t.get("expected", 0)))
 
 
 def detail_table(summaries):
