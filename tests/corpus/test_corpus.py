@@ -1,6 +1,10 @@
 """agprof on real third-party code: one corpus program against its sidecar.
 
-Usage: test_corpus.py PROGRAM            (e.g. keras_fit; tests/corpus/PROGRAM.py)
+Usage: test_corpus.py PROGRAM [--long]   (e.g. keras_fit; tests/corpus/PROGRAM.py)
+
+--long marks a program that runs only in the whole-corpus run (AGPROF_CORPUS_ALL=1,
+which tests/corpus/table.py --run sets); elsewhere it is skipped (exit 77), as is a
+program whose sidecar `needs` a module this Python cannot import.
 
 Each program of tests/corpus/ drives a library built on TensorFlow (Keras,
 TensorFlow Probability, GPflow, tf.data, tf.experimental.numpy) on small
@@ -254,14 +258,30 @@ def check_follow(spec, rec, prog, lines0, tmp):
     return [describe(f) for f in after]
 
 
+def skip_unless_runnable(name, spec, long_one):
+    """Exit 77 (meson's skip) for a long program outside the whole-corpus run, or one whose library
+    ./setup could not install (the sidecar's `needs`: modules to import)."""
+    if long_one and not os.environ.get("AGPROF_CORPUS_ALL"):
+        print("skip corpus %s: a long program, run with AGPROF_CORPUS_ALL=1 (tests/corpus/table.py --run)" % name)
+        sys.exit(77)
+    for module in spec.get("needs", []):
+        p = subprocess.run([agtestlib.PYTHON, "-c", "import " + module], stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+        if p.returncode != 0:
+            print("skip corpus %s: no %s module in %s (./setup installs it)" % (name, module, agtestlib.PYTHON))
+            sys.exit(77)
+
+
 def main():
-    if len(sys.argv) != 2:
-        agtestlib.die("usage: test_corpus.py PROGRAM")
-    name = sys.argv[1]
+    args = [a for a in sys.argv[1:] if a != "--long"]
+    if len(args) != 1:
+        agtestlib.die("usage: test_corpus.py PROGRAM [--long]")
+    name = args[0]
     prog = name + ".py"
     agtestlib.need_agprof(tensorflow=True)
     with open(os.path.join(HERE, name + ".expect")) as fh:
         spec = json.load(fh)
+    skip_unless_runnable(name, spec, "--long" in sys.argv[1:])
     marks = markers(os.path.join(HERE, prog))
     tmp = agtestlib.tmpdir("agprof-corpus-")
     d0 = os.path.join(tmp, "original")
@@ -281,6 +301,7 @@ def main():
         print("%-5s %s" % (status, what))
     if os.environ.get("AGPROF_CORPUS_SUMMARY"):
         summary = {"program": prog, "project": spec["project"], "kind": spec["kind"],
+                   "severities": [f["severity"] for f, _ in judged],
                    "expected": [compact(e) for e in spec["expected"]],
                    "missed": [compact(e) for e in spec["expected"]
                               if not any(matches(e, f, prog, marks) for f in findings)],
