@@ -7,12 +7,14 @@
 # on the next lines.  One fact a line on stdout:
 #   path TAB kind TAB line TAB col TAB end_line TAB name TAB detail
 # Text fields have their tabs and newlines replaced; a file that does not
-# parse gives one 'error' fact.
+# parse gives one 'error' fact.  Columns are ast's: UTF-8 byte offsets in the
+# line.  The fix engine edits at these positions (call-span, arg, def,
+# param, decorator facts), never at positions found by scanning the text.
 import ast
 import sys
 
 MAX_BYTES = 4 << 20      # larger files are not read
-MAX_FACTS = 20000        # per file
+MAX_FACTS = 50000        # per file (arguments and positions included)
 NEXT_STATEMENTS = 4      # how far a call's result is followed
 
 # Methods of a NumPy array that a tf.Tensor lacks (or where it differs):
@@ -111,7 +113,27 @@ class Facts(ast.NodeVisitor):
         first = min([d.lineno for d in node.decorator_list] + [node.lineno])
         start = ast.Pass(lineno=first, col_offset=node.col_offset, end_lineno=node.end_lineno)
         self.emit("function", start, node.name, decorators + ";" + ",".join(params))
+        self.def_facts(node, first)
         self.generic_visit(node)
+
+    def def_facts(self, node, first):
+        """The def line, its decorators and parameters: where an edit of the def goes (tied by first)."""
+        self.emit("def", ast.Pass(lineno=node.lineno, col_offset=node.col_offset, end_lineno=node.lineno),
+                  node.name, str(first))
+        for d in node.decorator_list:
+            self.emit("decorator", d, dotted(d.func if isinstance(d, ast.Call) else d) or "?",
+                      "%d %d" % (d.end_col_offset, node.lineno))
+        a = node.args
+        plain = [(p, "posonly") for p in a.posonlyargs] + [(p, "arg") for p in a.args]
+        defaults = len(plain) - len(a.defaults)  # the last len(defaults) plain parameters have one
+        kinds = [(p, k + (" default" if i >= defaults else "")) for i, (p, k) in enumerate(plain)]
+        if a.vararg:
+            kinds.append((a.vararg, "vararg"))
+        kinds += [(p, "kwonly" + (" default" if d is not None else "")) for p, d in zip(a.kwonlyargs, a.kw_defaults)]
+        if a.kwarg:
+            kinds.append((a.kwarg, "kwarg"))
+        for i, (p, kind) in enumerate(kinds):
+            self.emit("param", p, p.arg, "%d %d %s" % (node.lineno, i, kind))
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
@@ -134,7 +156,21 @@ class Facts(ast.NodeVisitor):
     def visit_Call(self, node):
         name = dotted(node.func) or ""
         self.emit("call", node, name or "?", call_class(node, name, self.aliases))
+        self.call_positions(node, name)
         self.generic_visit(node)
+
+    def call_positions(self, node, name):
+        """The call's end, and each argument's span, tied to the call by its line and column."""
+        self.emit("call-span", node, name or "?", str(node.end_col_offset))
+        tie = "%d %d" % (node.lineno, node.col_offset)
+        for i, a in enumerate(node.args):
+            starred = isinstance(a, ast.Starred)
+            self.emit("arg", a, "*" if starred else "#%d" % i,
+                      "%d %s %d %d" % (a.end_col_offset, tie, a.lineno, a.col_offset))
+        for k in node.keywords:
+            # a keyword's own position (its name) exists since 3.9; the value's span is what an edit wraps
+            self.emit("arg", k.value, k.arg or "**",
+                      "%d %s %d %d" % (k.value.end_col_offset, tie, k.lineno, k.col_offset))
 
     def visit_Global(self, node):
         self.emit("global", node, ",".join(node.names))

@@ -1,11 +1,17 @@
 /*
  * fix.c - edits of the user's code per finding (fix.h).
  *
- * The Python source is read as lines, not parsed: each edit recognises one
- * narrow form of line (a decorator, a def with its parameters on one line,
- * one call on a line, an assignment building a tf.function) and gives up
- * (no_edit, with the reason) on anything else.  A wrong edit is worse than
- * none.
+ * Where an edit goes comes from CPython's parser: the code facts recorded
+ * with the run (fix_facts.h: a call's and each argument's span, a def's
+ * decorators and parameters), and the edit replaces or inserts at exactly
+ * those byte positions, so a call over several lines, a string holding
+ * brackets or commas, a lambda or a comment in the arguments read right.
+ * When the facts exist and do not show the call, argument or decorator,
+ * there is no edit (no_edit, with the reason), never a guess from the text.
+ * Only a file without position facts (a recording made before them, a file
+ * that did not parse, a notebook cell) is read as lines: each edit then
+ * recognises one narrow form of line and gives up on anything else.  A
+ * wrong edit is worse than none.
  */
 #include "fix.h"
 #include "fix_facts.h"
@@ -387,6 +393,51 @@ static void store_line_edit(struct fixctx *c, struct finding *f, const struct lo
 	strbuf_release(&e->after);
 }
 
+/* Whether the parser's position facts hold for l's file: else the edits read its text. */
+static int positions_from_facts(const struct fixctx *c, const struct loaded *l, const char *file)
+{
+	return !l->cell && facts_positions_known(c->m, file);
+}
+
+/*
+ * Whether span lies in l's lines as they are: both lines exist and each
+ * column is within its line (the facts are untrusted: a column past its
+ * line's end means no edit, never a read past it).
+ */
+static int span_in(const struct loaded *l, const struct code_span *sp)
+{
+	const char *a = srcfile_line(&l->sf, sp->line), *b = srcfile_line(&l->sf, sp->end_line);
+
+	return a && b && sp->col >= 0 && sp->end_col >= 0 && (size_t)sp->col <= strlen(a) &&
+	       (size_t)sp->end_col <= strlen(b) && (sp->line < sp->end_line || (sp->line == sp->end_line &&
+										 sp->col <= sp->end_col));
+}
+
+/* The source text of span (checked by span_in), its lines joined by '\n', appended to sb. */
+static void span_text(const struct loaded *l, const struct code_span *sp, struct strbuf *sb)
+{
+	for (int n = sp->line; n <= sp->end_line; n++) {
+		const char *s = srcfile_line(&l->sf, n);
+		size_t from = n == sp->line ? (size_t)sp->col : 0, to = n == sp->end_line ? (size_t)sp->end_col : strlen(s);
+
+		if (n > sp->line)
+			strbuf_addch(sb, '\n');
+		strbuf_add(sb, s + from, to - from);
+	}
+}
+
+/* e: the lines of span (checked by span_in) with the span's text replaced by text. */
+static void splice_edit(const struct loaded *l, const struct code_span *sp, const char *text, struct edit *e)
+{
+	const char *first = srcfile_line(&l->sf, sp->line), *last = srcfile_line(&l->sf, sp->end_line);
+
+	strbuf_add(&e->after, first, (size_t)sp->col);
+	strbuf_addstr(&e->after, text);
+	strbuf_addf(&e->after, "%s\n", last + sp->end_col);
+	e->line = sp->line;
+	e->nlines = sp->end_line - sp->line + 1;
+}
+
 /* How a reason names file: a notebook cell by its label ("In [3]"). */
 static const char *shown(const struct fixctx *c, const char *file)
 {
@@ -448,6 +499,33 @@ static int def_params(const char *s, const char *name, struct param *ps)
 		memcpy(ps[k].name, s + args[i].start, len);
 		ps[k].name[len] = '\0';
 		k++;
+	}
+	return k;
+}
+
+/*
+ * The parameters of the def of name at line def, self or cls first left
+ * out: from the parser's facts (any layout; *args, **kw or keyword-only
+ * ones refused), else from the def's one line of text; -1 when refused.
+ */
+static int params_of(const struct fixctx *c, const struct loaded *l, const char *file, long def, const char *name,
+		     struct param *ps)
+{
+	const char *names[MAX_ARGS], *kinds[MAX_ARGS];
+	int n, k = 0;
+
+	if (!positions_from_facts(c, l, file))
+		return def_params(srcfile_line(&l->sf, def), name, ps);  /* no position facts: the def line's text */
+	if ((n = facts_params(c->m, file, (int)def, names, kinds, MAX_ARGS)) < 0)
+		return -1;
+	for (int i = 0; i < n; i++) {
+		if (strncmp(kinds[i], "arg", 3) && strncmp(kinds[i], "posonly", 7))
+			return -1;
+		if (i == 0 && (!strcmp(names[i], "self") || !strcmp(names[i], "cls")))
+			continue;
+		if (strlen(names[i]) >= sizeof(ps[0].name))
+			return -1;
+		snprintf(ps[k++].name, sizeof(ps[0].name), "%s", names[i]);
 	}
 	return k;
 }
@@ -589,18 +667,43 @@ static long find_decorator(const struct loaded *l, long def_line, const char *tf
 	return 0;
 }
 
+/* fn_decorator from the parser's facts: the def line, and the decorator's span (*span, checked); l or NULL. */
+static const struct loaded *fn_decorator_at_facts(struct fixctx *c, struct finding *f, const struct model_function *fn,
+						  const struct loaded *l, const char *tf, long *def,
+						  struct code_span *span)
+{
+	char want[80];
+
+	snprintf(want, sizeof(want), "%s.function", tf);
+	if (!(*def = facts_def_line(c->m, fn->def.file, fn->def.line, fn->name))) {
+		set_no_edit(c, f, "the parser shows no def of %s at line %d of '%s'", fn->name, fn->def.line,
+			    fn->def.file);
+		return NULL;
+	}
+	if (facts_decorator(c->m, fn->def.file, (int)*def, want, span) || !span_in(l, span)) {
+		set_no_edit(c, f, "%s is not decorated with @%s.function at its def", fn->name, tf);
+		return NULL;
+	}
+	return l;
+}
+
 /*
  * fn's file (editable), its def line into *def and its @tf.function line
- * into *dec; NULL after set_no_edit() when there is none.
+ * into *dec (from the text), or 0 with the decorator's span in *span (from
+ * the parser's facts); NULL after set_no_edit() when there is none.
  */
 static const struct loaded *fn_decorator(struct fixctx *c, struct finding *f, const struct model_function *fn,
-					 char *tf, size_t cap, long *def, long *dec)
+					 char *tf, size_t cap, long *def, long *dec, struct code_span *span)
 {
 	const struct loaded *l;
 	const char *dl;
 
 	if (!(l = editable(c, f, fn->def.file, tf, cap)))
 		return NULL;
+	*dec = 0;
+	if (positions_from_facts(c, l, fn->def.file))
+		return fn_decorator_at_facts(c, f, fn, l, tf, def, span);
+	/* no position facts for the file: the lines above the def, read as text */
 	/* co_firstlineno is the first decorator's line: the def follows the decorators */
 	for (*def = fn->def.line; (dl = srcfile_line(&l->sf, *def)) && dl[indent_of(dl)] == '@' && *def < fn->def.line + 8;)
 		(*def)++;
@@ -630,20 +733,109 @@ static const char *decorator_open(const struct loaded *l, long dec, const char *
 	return s + ind + 1 + strlen(tf) + strlen(".function");
 }
 
+/* What decorator_at_facts adds to a @tf.function decorator. */
+struct decorator_option {
+	const char *text;       /* "jit_compile=True", "input_signature=[...]" */
+	const char *key;        /* the keyword that means it is there already */
+	const char *relaxed;    /* a keyword the option replaces when its value is True (reduce_retracing), or NULL */
+	const char *already;    /* the reason when key (or relaxed, not to be replaced) is there */
+};
+
+/* Where in the decorator call the option goes, into *at: before the first argument, or in empty brackets; 0 or -1. */
+static int option_place(struct fixctx *c, struct finding *f, const struct model_function *fn, const struct loaded *l,
+			const struct code_call *call, const struct decorator_option *o, struct code_span *at)
+{
+	for (int i = 0; i < call->nargs; i++) {
+		const char *name = call->args[i].name;
+
+		if (!strcmp(name, o->key) || (o->relaxed && !strcmp(name, o->relaxed)))
+			return set_no_edit(c, f, "the decorator of %s %s", fn->name, o->already), -1;
+		if (name[0] == '#' || name[0] == '*')
+			return set_no_edit(c, f, "the decorator of %s passes arguments the parser cannot name",
+					   fn->name), -1;
+	}
+	if (call->nargs)
+		*at = (struct code_span){ call->args[0].line, call->args[0].col, call->args[0].line, call->args[0].col };
+	else
+		*at = (struct code_span){ call->span.end_line, call->span.end_col - 1, call->span.end_line,
+					  call->span.end_col - 1 };
+	if (!span_in(l, at) || (!call->nargs && srcfile_line(&l->sf, at->line)[at->col] != ')'))
+		return set_no_edit(c, f, "the decorator of %s is not where the parser put it", fn->name), -1;
+	return 0;
+}
+
+/* An option the relaxed keyword (reduce_retracing=True) of call gives way to: its span into *at; 0, or -1 when none. */
+static int relaxed_place(const struct loaded *l, const struct code_call *call, const struct decorator_option *o,
+			 struct code_span *at)
+{
+	struct strbuf v = STRBUF_INIT;
+	int rc = -1;
+
+	for (int i = 0; o->relaxed && i < call->nargs; i++) {
+		const struct code_arg *a = &call->args[i];
+
+		if (strcmp(a->name, o->relaxed) || !span_in(l, &a->value))
+			continue;
+		span_text(l, &a->value, &v);
+		*at = (struct code_span){ a->line, a->col, a->value.end_line, a->value.end_col };
+		rc = v.buf && !strcmp(v.buf, "True") && span_in(l, at) ? 0 : -1;
+	}
+	strbuf_release(&v);
+	return rc;
+}
+
+/*
+ * Option o added to fn's @tf.function decorator at span, at the parser's
+ * positions: a bare decorator becomes TF.function(OPTION); a call gets it
+ * before its first (keyword) argument or in its empty brackets, wherever
+ * its lines and comments are.  0 with f's edit stored, or -1 with no_edit.
+ */
+static int decorator_at_facts(struct fixctx *c, struct finding *f, const struct model_function *fn,
+			      const struct loaded *l, const char *tf, const struct code_span *span,
+			      const struct decorator_option *o, int pins_signature)
+{
+	struct code_call call;
+	struct code_span at = *span;
+	struct strbuf text = STRBUF_INIT;
+	struct edit e = { .after = STRBUF_INIT, .file = fn->def.file, .pins_signature = pins_signature };
+
+	if (facts_call_starting(c->m, fn->def.file, span->line, span->col, &call)) {
+		strbuf_addf(&text, "%s.function(%s)", tf, o->text);  /* @tf.function, no brackets */
+	} else if (pins_signature && relaxed_place(l, &call, o, &at) == 0) {
+		strbuf_addstr(&text, o->text);  /* reduce_retracing=True did not stop the retraces */
+	} else if (option_place(c, f, fn, l, &call, o, &at) == 0) {
+		strbuf_addf(&text, "%s%s", o->text, call.nargs ? ", " : "");
+	} else {
+		return -1;
+	}
+	splice_edit(l, &at, text.buf, &e);
+	store_edit(c, f, l, &e);
+	strbuf_release(&e.after);
+	strbuf_release(&text);
+	return 0;
+}
+
 /*
  * jit-compile: jit_compile=True added to fn's @tf.function line (the
  * decorator without arguments, or with them on that one line).
  */
 static void edit_jit(struct fixctx *c, struct finding *f, const struct model_function *fn)
 {
+	static const struct decorator_option jit = { "jit_compile=True", "jit_compile", NULL,
+						     "already sets jit_compile" };
+	struct code_span span;
 	struct edit e = { .after = STRBUF_INIT };
 	char tf[64];
 	const struct loaded *l;
 	const char *rest;
 	long dec, def, close;
 
-	if (!(l = fn_decorator(c, f, fn, tf, sizeof(tf), &def, &dec)))
+	if (!(l = fn_decorator(c, f, fn, tf, sizeof(tf), &def, &dec, &span)))
 		return;
+	if (!dec) {
+		decorator_at_facts(c, f, fn, l, tf, &span, &jit, 0);
+		return;
+	}
 	rest = decorator_open(l, dec, tf, &e.after);
 	strbuf_addstr(&e.after, "jit_compile=True");
 	if (blank(rest)) {
@@ -667,21 +859,29 @@ static void edit_signature(struct fixctx *c, struct finding *f, const struct mod
 	struct edit e = { .after = STRBUF_INIT };
 	char tf[64];
 	const struct loaded *l;
-	const char *dl, *rest, *relax;
+	const char *rest, *relax;
+	struct code_span span;
 	long dec, def;
 	int np;
 
-	if (!(l = fn_decorator(c, f, fn, tf, sizeof(tf), &def, &dec)))
+	if (!(l = fn_decorator(c, f, fn, tf, sizeof(tf), &def, &dec, &span)))
 		return;
-	dl = srcfile_line(&l->sf, def);
-	if ((np = def_params(dl, fn->name, ps)) < 0) {
-		set_no_edit(c, f, "line %ld of '%s' is not a one-line `def %s(...)`", def, fn->def.file, fn->name);
+	if ((np = params_of(c, l, fn->def.file, def, fn->name, ps)) < 0) {
+		set_no_edit(c, f, "line %ld of '%s' is not a `def %s(...)` of plain parameters", def, fn->def.file,
+			    fn->name);
 		return;
 	}
 	e.pins_signature = !build_signature(fn, ps, np, tf, &sig);
 	if (!e.pins_signature) {
 		strbuf_reset(&sig);
 		strbuf_addstr(&sig, "reduce_retracing=True");
+	}
+	if (!dec) {
+		struct decorator_option o = { sig.buf, "input_signature", "reduce_retracing",
+					      "already pins or relaxes its inputs" };
+
+		decorator_at_facts(c, f, fn, l, tf, &span, &o, e.pins_signature);
+		goto cleanup;
 	}
 	rest = decorator_open(l, dec, tf, &e.after);
 	if (blank(rest)) {
@@ -860,6 +1060,53 @@ static int pick_arg(const char *s, const struct arg *args, int n, const char *na
 	return pos;
 }
 
+/* The argument of call named name or at position pos, or NULL when the call does not show it. */
+static const struct code_arg *fact_arg(const struct code_call *call, const char *name, int pos)
+{
+	char want[16];
+
+	for (int i = 0; i < call->nargs; i++)
+		if (!strcmp(call->args[i].name, name))
+			return &call->args[i];
+	snprintf(want, sizeof(want), "#%d", pos);
+	for (int i = 0; i < call->nargs; i++) {
+		if (!strcmp(call->args[i].name, "*"))
+			return NULL;  /* f(*batch): positions are not the call's */
+		if (!strcmp(call->args[i].name, want))
+			return &call->args[i];
+	}
+	return NULL;
+}
+
+/*
+ * edit_call_arg at the parser's positions: the argument's exact span
+ * becomes TF.WRAP(<its text>, TF.DTYPE), whatever the call's layout.
+ */
+static void call_arg_at_facts(struct fixctx *c, struct finding *f, const struct model_function *fn,
+			      const struct model_trace *t, const struct loaded *l, const char *tf, const char *dtype,
+			      const char *argname, int pos)
+{
+	struct code_call call;
+	const struct code_arg *a = NULL;
+	struct strbuf text = STRBUF_INIT;
+	struct edit e = { .after = STRBUF_INIT };
+
+	if (facts_call_at(c->m, t->callsite.file, t->callsite.line, fn->name, t->ninputs, &call) ||
+	    !(a = fact_arg(&call, argname, pos)) || !span_in(l, &a->value)) {
+		set_no_edit(c, f, "the parser shows no one call of %s at %s:%d with %s in it", fn->name,
+			    t->callsite.file, t->callsite.line, argname);
+		return;
+	}
+	strbuf_addf(&text, "%s.%s(", tf, f->cause == CAUSE_PYTHON_VALUE ? "constant" : "cast");
+	span_text(l, &a->value, &text);
+	strbuf_addf(&text, ", %s.%s)", tf, dtype);
+	splice_edit(l, &a->value, text.buf, &e);
+	e.file = t->callsite.file;
+	store_edit(c, f, l, &e);
+	strbuf_release(&e.after);
+	strbuf_release(&text);
+}
+
 /* python-value / dtype: wrap the argument at the call site (tf.constant / tf.cast). */
 static void edit_call_arg(struct fixctx *c, struct finding *f, const struct model_function *fn)
 {
@@ -899,6 +1146,11 @@ static void edit_call_arg(struct fixctx *c, struct finding *f, const struct mode
 	}
 	if (!(l = editable(c, f, t->callsite.file, tf, sizeof(tf))))
 		return;
+	if (positions_from_facts(c, l, t->callsite.file)) {
+		call_arg_at_facts(c, f, fn, t, l, tf, dtype, argname, pos);
+		return;
+	}
+	/* no position facts for the file: the one line's text, read as the narrow forms below */
 	if (!(s = srcfile_line(&l->sf, t->callsite.line))) {
 		set_no_edit(c, f, "'%s' has no line %d now", t->callsite.file, t->callsite.line);
 		return;
@@ -1217,7 +1469,8 @@ static int edit_wrap(struct fixctx *c, struct finding *f, const char *func, long
 	    !tf_alias(l, tf, sizeof(tf)))
 		return -1;
 	dl = srcfile_line(&l->sf, def);
-	if (indent_of(dl) || (def > 1 && srcfile_line(&l->sf, def - 1)[0] == '@') || def_params(dl, func, ps) < 1 ||
+	if (indent_of(dl) || (def > 1 && srcfile_line(&l->sf, def - 1)[0] == '@') ||
+	    params_of(c, l, f->loc.file, def, func, ps) < 1 ||
 	    python_side_effects(l, def + 1, end) || !called_with_tensors(l, func, tf, def))
 		return -1;
 	strbuf_addf(&e.after, "@%s.function\n%s\n", tf, dl);

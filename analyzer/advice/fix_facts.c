@@ -5,6 +5,7 @@
 #include "model_internal.h"
 #include "strbuf.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define MAX_NAMED 4  /* obstacles named in the advice; the count says the rest */
@@ -86,4 +87,169 @@ int facts_eager_advice(struct model *m, struct finding *f, const char *func)
 	strbuf_release(&unit);
 	strbuf_release(&sb);
 	return 1;
+}
+
+/* ---- positions for the fix engine's edits (fix_facts.h) ------------------ */
+
+#define MAX_COL 1000000
+
+/* n numbers of detail (space-separated, each 0..MAX_COL) into v; 0, or -1 when it says otherwise. */
+static int numbers(const char *detail, int *v, int n)
+{
+	const char *p = detail;
+
+	for (int i = 0; i < n; i++) {
+		char *end;
+		long x = strtol(p, &end, 10);
+
+		if (end == p || x < 0 || x > MAX_COL || (*end && *end != ' '))
+			return -1;
+		v[i] = (int)x;
+		p = end;
+	}
+	return 0;
+}
+
+static int fact_is(const struct code_fact *f, const char *file, const char *kind)
+{
+	return file && !strcmp(f->path, file) && !strcmp(f->kind, kind);
+}
+
+int facts_positions_known(const struct model *m, const char *file)
+{
+	for (size_t i = 0; i < m->nfacts; i++)
+		if (fact_is(&m->facts[i], file, "call-span") || fact_is(&m->facts[i], file, "def"))
+			return 1;
+	return 0;
+}
+
+/* The arguments tied to the call at span's start, in source order; 0, or -1 past FACTS_MAX_ARGS. */
+static int call_args(const struct model *m, const char *file, struct code_call *c)
+{
+	c->nargs = 0;
+	for (size_t i = 0; i < m->nfacts; i++) {
+		const struct code_fact *f = &m->facts[i];
+		struct code_arg *a;
+		int v[5];
+
+		if (!fact_is(f, file, "arg") || numbers(f->detail, v, 5) || v[1] != c->span.line || v[2] != c->span.col)
+			continue;
+		if (c->nargs == FACTS_MAX_ARGS)
+			return -1;
+		a = &c->args[c->nargs++];
+		a->value = (struct code_span){ f->line, f->col, f->end_line, v[0] };
+		a->line = v[3];
+		a->col = v[4];
+		a->name = f->name;
+	}
+	/* the facts come by (line, col) of the value; a keyword's name starts before it, order holds */
+	return 0;
+}
+
+/* c filled from call-span fact f; 0 or -1. */
+static int call_of(const struct model *m, const struct code_fact *f, struct code_call *c)
+{
+	int end;
+
+	if (numbers(f->detail, &end, 1))
+		return -1;
+	c->call = f;
+	c->span = (struct code_span){ f->line, f->col, f->end_line, end };
+	return call_args(m, f->path, c);
+}
+
+/* Whether the callee name (dotted, as written) ends in the part want. */
+static int callee_is(const char *name, const char *want)
+{
+	const char *dot = strrchr(name, '.');
+
+	return !strcmp(dot ? dot + 1 : name, want);
+}
+
+int facts_call_at(const struct model *m, const char *file, int line, const char *name, size_t nargs,
+		  struct code_call *out)
+{
+	const struct code_fact *named = NULL, *counted = NULL;
+	int nnamed = 0, ncounted = 0;
+
+	for (size_t i = 0; i < m->nfacts; i++) {
+		const struct code_fact *f = &m->facts[i];
+		struct code_call c;
+
+		if (!fact_is(f, file, "call-span") || f->line > line || line > f->end_line)
+			continue;
+		if (callee_is(f->name, name)) {
+			named = f;
+			nnamed++;
+		} else if (call_of(m, f, &c) == 0 && (size_t)c.nargs == nargs) {
+			counted = f;
+			ncounted++;
+		}
+	}
+	if (nnamed > 1 || (!nnamed && ncounted != 1))
+		return -1;
+	return call_of(m, named ? named : counted, out);
+}
+
+int facts_call_starting(const struct model *m, const char *file, int line, int col, struct code_call *out)
+{
+	for (size_t i = 0; i < m->nfacts; i++)
+		if (fact_is(&m->facts[i], file, "call-span") && m->facts[i].line == line && m->facts[i].col == col)
+			return call_of(m, &m->facts[i], out);
+	return -1;
+}
+
+int facts_def_line(const struct model *m, const char *file, int first, const char *name)
+{
+	for (size_t i = 0; i < m->nfacts; i++) {
+		const struct code_fact *f = &m->facts[i];
+		int v;
+
+		if (fact_is(f, file, "def") && !strcmp(f->name, name) && !numbers(f->detail, &v, 1) && v == first)
+			return f->line;
+	}
+	return 0;
+}
+
+int facts_decorator(const struct model *m, const char *file, int def_line, const char *name,
+		    struct code_span *span)
+{
+	for (size_t i = 0; i < m->nfacts; i++) {
+		const struct code_fact *f = &m->facts[i];
+		int v[2];
+
+		if (fact_is(f, file, "decorator") && !strcmp(f->name, name) && !numbers(f->detail, v, 2) &&
+		    v[1] == def_line) {
+			*span = (struct code_span){ f->line, f->col, f->end_line, v[0] };
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int facts_params(const struct model *m, const char *file, int def_line, const char **names, const char **kinds,
+		 int max)
+{
+	int n = 0;
+
+	for (int i = 0; i < max; i++)
+		names[i] = NULL;
+	for (size_t i = 0; i < m->nfacts; i++) {
+		const struct code_fact *f = &m->facts[i];
+		int v[2];
+		const char *kind;
+
+		if (!fact_is(f, file, "param") || numbers(f->detail, v, 2) || v[0] != def_line)
+			continue;
+		if (v[1] >= max)
+			return -1;
+		kind = strchr(strchr(f->detail, ' ') + 1, ' ');  /* two numbers checked: two spaces */
+		names[v[1]] = f->name;
+		kinds[v[1]] = kind ? kind + 1 : "";
+		n = v[1] + 1 > n ? v[1] + 1 : n;
+	}
+	for (int i = 0; i < n; i++)
+		if (!names[i])
+			return -1;  /* a parameter's fact missing: the list is not the def's */
+	return n;
 }
