@@ -71,9 +71,9 @@ struct written_files {
 };
 struct timespec;
 /*
- * The regular files under dir modified after since (CLOCK_REALTIME_COARSE,
- * the clock of file times), through real directories only (a link leads
- * to the user's files), caches (__pycache__) left out.  0 or -1.
+ * The regular files under dir modified after since (CLOCK_REALTIME),
+ * through real directories only (a link leads to the user's files), caches
+ * (__pycache__) left out.  0 or -1.
  */
 int written_files(const char *dir, const struct timespec *since, struct written_files *out);
 /* The index of rel in w, or -1. */

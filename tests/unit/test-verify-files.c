@@ -154,8 +154,9 @@ Test(verify_files, written_through_real_directories_only, .init = setup, .fini =
 	strcpy(other, "/tmp/agprof-verify-other-XXXXXX");
 	cr_assert(mkdtemp(other));
 	cr_assert_eq(symlink(other, path("linked")), 0);
-	usleep(20000);  /* past the coarse clock's tick */
-	clock_gettime(CLOCK_REALTIME_COARSE, &since);
+	/* written just before: older, though file times are finer than the coarse clock (multigrain) */
+	write_file("just_before.txt", "w", 1);
+	clock_gettime(CLOCK_REALTIME, &since);
 	usleep(20000);
 	write_file("out/w.npy", "x", 1);
 	write_file("new.txt", "y", 1);
