@@ -1380,9 +1380,11 @@ static int in_string_or_comment(const char *s, size_t at)
 
 /*
  * Whether name is used in l only as calls whose every argument is a tensor
- * made on the spot (tf.constant(...), tf.convert_to_tensor(...)), apart
- * from its def at line def: then a tf.function of it sees one signature per
- * dtype and shape, never a Python number that would retrace per value.
+ * made on the spot (tf.constant(...), tf.convert_to_tensor(...)), or that
+ * pass none (run_chain(): the def's defaults, the same at every call),
+ * apart from its def at line def: then a tf.function of it sees one
+ * signature per dtype and shape, never a Python number that would retrace
+ * per value.
  */
 static int called_with_tensors(const struct loaded *l, const char *name, const char *tf, long def)
 {
@@ -1409,8 +1411,8 @@ static int called_with_tensors(const struct loaded *l, const char *name, const c
 			long close = s[open] == '(' ? match_close(s, open) : -1;
 			int na = close < 0 ? -1 : split_args(s, open, (size_t)close, args);
 
-			if (na < 1)
-				return 0;   /* passed around, called with nothing, or over several lines */
+			if (na < 0)
+				return 0;   /* passed around, or called over several lines */
 			for (int i = 0; i < na; i++)
 				if ((strncmp(s + args[i].value, want[0], strlen(want[0])) &&
 				     strncmp(s + args[i].value, want[1], strlen(want[1]))) ||
@@ -1430,9 +1432,10 @@ static int called_with_tensors(const struct loaded *l, const char *name, const c
 static int python_side_effects(const struct loaded *l, long from, long to)
 {
 	/* side effects, and conversions of a tensor to a Python value, which a graph cannot do */
+	/* a lambda is no mark: it runs nothing by itself, and its body is on these lines, scanned too */
 	static const char *const marks[] = { "print(", "global ", "nonlocal ", "yield", ".append(", ".numpy(", "open(",
 					     "time.", "random.", "np.", "input(", "logging.", ".write(", "del ",
-					     "lambda", "def ", "class ", "import ", "try:", "int(", "float(", "bool(",
+					     "def ", "class ", "import ", "try:", "int(", "float(", "bool(",
 					     "str(", ".item(", ".tolist(", NULL };
 
 	for (long n = from; n <= to; n++) {
@@ -1445,12 +1448,23 @@ static int python_side_effects(const struct loaded *l, long from, long to)
 	return 0;
 }
 
+/* What the user must know before decorating func (def on line def): its arguments' kinds only when it takes any. */
+static const char *wrap_condition(const struct loaded *l, const char *func, long def)
+{
+	struct param ps[MAX_ARGS];
+
+	return def_params(srcfile_line(&l->sf, def), func, ps) == 0
+		       ? "once you know that it has no Python side effects"
+		       : "once you know that its arguments are tensors (a Python number retraces per value) and that it"
+			 " has no Python side effects";
+}
+
 /*
  * eager-hotspot: @tf.function on the function holding the busiest line,
  * when that is safe to say from the file and the recording: a module-level
- * one-line def with plain parameters and no decorator, a body without
- * Python side effects, every call passing tensors made on the spot, and a
- * forecast saving (saving.c) above zero.  Returns 0 when the edit is stored
+ * one-line def with plain parameters (or none) and no decorator, a body
+ * without Python side effects, every call passing tensors made on the spot
+ * or no arguments, and a forecast saving (saving.c) above zero.  Returns 0 when the edit is stored
  * (or, for a file changed since the recording, the reason there is none).
  */
 static int edit_wrap(struct fixctx *c, struct finding *f, const char *func, long def, long end)
@@ -1462,15 +1476,14 @@ static int edit_wrap(struct fixctx *c, struct finding *f, const char *func, long
 	const char *dl;
 
 	if (l && l->changed)
-		return set_no_edit(c, f, "'%s' changed since the recording: decorate %s with @tf.function by hand, once"
-				   " you know that its arguments are tensors and that it has no Python side effects",
-				   f->loc.file, func), 0;
+		return set_no_edit(c, f, "'%s' changed since the recording: decorate %s with @tf.function by hand, %s",
+				   f->loc.file, func, wrap_condition(l, func, def)), 0;
 	if ((f->forecasts ? f->forecast_ns : f->saving_ns) <= 0 || !l || !edit_path(c, l, f->loc.file) ||
 	    !tf_alias(l, tf, sizeof(tf)))
 		return -1;
 	dl = srcfile_line(&l->sf, def);
 	if (indent_of(dl) || (def > 1 && srcfile_line(&l->sf, def - 1)[0] == '@') ||
-	    params_of(c, l, f->loc.file, def, func, ps) < 1 ||
+	    params_of(c, l, f->loc.file, def, func, ps) < 0 ||
 	    python_side_effects(l, def + 1, end) || !called_with_tensors(l, func, tf, def))
 		return -1;
 	strbuf_addf(&e.after, "@%s.function\n%s\n", tf, dl);
@@ -1636,8 +1649,8 @@ static void eager_advice(struct fixctx *c, struct finding *f)
 		set_no_edit(c, f, "the busiest line is in %s (lines %ld-%ld), which holds the loop itself: move the loop's body into a function decorated with @tf.function%s%s",
 			    func, def, end, vars.len ? "; it closes over " : "", vars.len ? vars.buf : "");
 	else if (edit_wrap(c, f, func, def, end))
-		set_no_edit(c, f, "decorate %s (lines %ld-%ld) with @tf.function, or the loop calling it, once you know that its arguments are tensors (a Python number retraces per value) and that it has no Python side effects%s%s",
-			    func, def, end, vars.len ? "; it closes over " : "", vars.len ? vars.buf : "");
+		set_no_edit(c, f, "decorate %s (lines %ld-%ld) with @tf.function, or the loop calling it, %s%s%s",
+			    func, def, end, wrap_condition(l, func, def), vars.len ? "; it closes over " : "", vars.len ? vars.buf : "");
 	strbuf_release(&code);
 	strbuf_release(&vars);
 }

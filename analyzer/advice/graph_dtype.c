@@ -5,6 +5,7 @@
 #include "model.h"
 #include "recording.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -205,40 +206,206 @@ static void keep_matching(struct candidates *c, const struct functiondef *fd, do
 	c->n = k;
 }
 
+/*
+ * The dtype of the constants equal to the value in every graph (c): 0, -1
+ * with why when they disagree, 1 when there are none.
+ */
+static int value_dtype(const struct candidates *c, const struct model_function *fn, const char *arg, char *dtype,
+		       size_t cap, char *why, size_t wcap)
+{
+	if (c->n && c->other[0])
+		return snprintf(why, wcap, "the graphs hold %s's value as %s in one and as %s in another (%s computes in"
+				" the dtype of the number it is given): one tensor dtype would change what one of them"
+				" computes", arg, c->dtype[0], c->other, fn->name), -1;
+	if (!c->n)
+		return 1;
+	for (size_t j = 1; j < c->n; j++)
+		if (strcmp(c->dtype[j], c->dtype[0]))
+			return snprintf(why, wcap, "the graphs hold %s's value as %s and as %s: which one a tensor should be"
+					" is not in the recording", arg, c->dtype[0], c->dtype[j]), -1;
+	snprintf(dtype, cap, "%s", c->dtype[0]);
+	return 0;
+}
+
+/*
+ * A Const node that moves in lockstep with the argument across the traces:
+ * c = v + off (step + 1) or c = scale * v (2 * n), one off or scale in every
+ * graph.  Python arithmetic on the argument at trace time makes such a
+ * constant instead of one equal to the value; the argument as a tensor of
+ * the constant's dtype computes the same arithmetic in the graph.  Only
+ * said from 3 or more distinct values (2 points fit many a line by chance).
+ */
+struct lockstep {
+	char name[128];
+	char dtype[16];
+	double c0, v0;          /* the constant and the value in the first graph */
+	double off, scale;      /* c - v; c / v from the first nonzero value (scale NAN until then) */
+	int off_ok, scale_ok;
+	int other;              /* the same node had another dtype in a graph */
+};
+
+struct locksteps {
+	size_t n;
+	struct lockstep *s;
+	size_t distinct;        /* distinct values seen, counted up to 3 */
+	double seen[3];
+};
+
+/* Const node n as a number of a dtype compared here (ints, float32, float64); -1 when not one. */
+static int const_number(const struct fdef_node *n, double *c)
+{
+	char *end;
+
+	if (!n->const_value || !n->const_dtype || !n->name ||
+	    (strcmp(n->const_dtype, "float32") && strcmp(n->const_dtype, "float64") && !strstr(n->const_dtype, "int")))
+		return -1;
+	*c = strtod(n->const_value, &end);
+	return *end || end == n->const_value || !isfinite(*c) ? -1 : 0;
+}
+
+/* Does constant c (of dtype, the first graph's being c0) hold the predicted want, to its dtype's rounding? */
+static int holds(double c, double want, double c0, const char *dtype)
+{
+	double eps = !strcmp(dtype, "float32") ? FLT_EPSILON : !strcmp(dtype, "float64") ? DBL_EPSILON : 0;
+
+	return fabs(c - want) <= 4 * eps * fmax(fmax(fabs(c), fabs(want)), fabs(c0));
+}
+
+/* Count v among the distinct values seen (up to 3). */
+static void count_value(struct locksteps *ls, double v)
+{
+	for (size_t i = 0; i < ls->distinct; i++)
+		if (ls->seen[i] == v)
+			return;
+	if (ls->distinct < 3)
+		ls->seen[ls->distinct++] = v;
+}
+
+/* The first graph: every numeric scalar Const is a candidate; -1 when out of memory. */
+static int lockstep_start(struct locksteps *ls, const struct functiondef *fd, double v)
+{
+	double c;
+
+	count_value(ls, v);
+	if (!fd->nnodes || !(ls->s = calloc(fd->nnodes, sizeof(*ls->s))))
+		return fd->nnodes ? -1 : 0;
+	for (size_t i = 0; i < fd->nnodes; i++) {
+		const struct fdef_node *n = &fd->nodes[i];
+		struct lockstep *x = &ls->s[ls->n];
+
+		if (const_number(n, &c) || strlen(n->name) >= sizeof(x->name) || strlen(n->const_dtype) >= sizeof(x->dtype))
+			continue;
+		strcpy(x->name, n->name);
+		strcpy(x->dtype, n->const_dtype);
+		x->c0 = c;
+		x->v0 = v;
+		x->off = c - v;
+		x->scale = v != 0 ? c / v : NAN;
+		x->off_ok = 1;
+		x->scale_ok = v != 0 || holds(c, 0, c, x->dtype);
+		ls->n++;
+	}
+	return 0;
+}
+
+/* One later graph (value v): keep the candidates whose node of the same name still moves with v. */
+static void lockstep_keep(struct locksteps *ls, const struct functiondef *fd, double v)
+{
+	size_t k = 0;
+
+	count_value(ls, v);
+	for (size_t j = 0; j < ls->n; j++) {
+		struct lockstep *x = &ls->s[j];
+		const struct fdef_node *n = NULL;
+		double c;
+
+		for (size_t i = 0; i < fd->nnodes && !n; i++)
+			if (fd->nodes[i].name && !strcmp(fd->nodes[i].name, x->name))
+				n = &fd->nodes[i];
+		if (!n || const_number(n, &c))
+			continue;
+		x->other |= strcmp(n->const_dtype, x->dtype) != 0;
+		x->off_ok &= holds(c, v + x->off, x->c0, x->dtype);
+		if (!isnan(x->scale))
+			x->scale_ok &= holds(c, v * x->scale, x->c0, x->dtype);
+		else if (v != 0)
+			x->scale = c / v;
+		else
+			x->scale_ok &= holds(c, 0, x->c0, x->dtype);
+		if (x->off_ok || (x->scale_ok && x->scale != 0))
+			ls->s[k++] = *x;
+	}
+	ls->n = k;
+}
+
+/*
+ * The dtype of the lockstep constants that survived every graph (ls), into
+ * dtype; 0, or -1 with why when there are none (or too few values to say)
+ * or they disagree.
+ */
+static int lockstep_dtype(const struct locksteps *ls, const struct model_function *fn, const char *arg, char *dtype,
+			  size_t cap, char *why, size_t wcap)
+{
+	if (!ls->n || ls->distinct < 3)
+		return snprintf(why, wcap, "no constant of %s's value, nor one moving with it (%s + 1, 2 * %s), is in every"
+				" graph of %s (Python code uses it, not only TensorFlow ops): as a tensor it may change"
+				" what %s does", arg, arg, arg, fn->name, fn->name), -1;
+	for (size_t j = 0; j < ls->n; j++)
+		if (ls->s[j].other || strcmp(ls->s[j].dtype, ls->s[0].dtype))
+			return snprintf(why, wcap, "the graphs hold constants moving with %s as %s and as %s: which one a"
+					" tensor should be is not in the recording", arg, ls->s[0].dtype,
+					ls->s[j].other ? "another dtype" : ls->s[j].dtype), -1;
+	snprintf(dtype, cap, "%s", ls->s[0].dtype);
+	return 0;
+}
+
+/* The Python number value of arg in trace t, when t traced with arg a Python value: 0, 1 (not one), -1 with why. */
+static int python_number(const struct model_trace *t, const char *arg, double *v, char *why, size_t wcap)
+{
+	const struct model_trace_input *in = input_named(t, arg);
+
+	if (!t->ok || !in || !in->kind || strcmp(in->kind, "python"))
+		return 1;
+	if (number(in->value, v))
+		return snprintf(why, wcap, "%s is not a number (%s)", arg, in->value ? in->value : "?"), -1;
+	return 0;
+}
+
 int graph_value_dtype(struct model *m, const struct model_function *fn, const char *arg, char *dtype, size_t cap,
 		      char *why, size_t wcap)
 {
 	struct candidates c = { 0 };
-	int first = 1;
+	struct locksteps ls = { 0 };
+	int first = 1, rc = -1;
 
 	*dtype = '\0';
 	for (size_t i = 0; i < fn->ntraces; i++) {
 		const struct model_trace *t = &fn->traces[i];
-		const struct model_trace_input *in = input_named(t, arg);
 		struct functiondef fd;
 		double v;
+		int got = python_number(t, arg, &v, why, wcap);
 
-		if (!t->ok || !in || !in->kind || strcmp(in->kind, "python"))
+		if (got > 0)
 			continue;
-		if (number(in->value, &v))
-			return snprintf(why, wcap, "%s is not a number (%s)", arg, in->value ? in->value : "?"), -1;
-		if (trace_graph(m, t, &fd) != 0)
-			return snprintf(why, wcap, "the graph of a trace of %s is not in the recording", fn->name), -1;
+		if (got < 0)
+			goto out;
+		if (trace_graph(m, t, &fd) != 0) {
+			snprintf(why, wcap, "the graph of a trace of %s is not in the recording", fn->name);
+			goto out;
+		}
 		keep_matching(&c, &fd, v, first);
+		if (first ? lockstep_start(&ls, &fd, v) : (lockstep_keep(&ls, &fd, v), 0)) {
+			functiondef_release(&fd);
+			snprintf(why, wcap, "out of memory");
+			goto out;
+		}
 		functiondef_release(&fd);
 		first = 0;
 	}
-	if (c.n && c.other[0])
-		return snprintf(why, wcap, "the graphs hold %s's value as %s in one and as %s in another (%s computes in"
-				" the dtype of the number it is given): one tensor dtype would change what one of them"
-				" computes", arg, c.dtype[0], c.other, fn->name), -1;
-	if (!c.n)
-		return snprintf(why, wcap, "no constant of %s's value is in every graph of %s (Python code uses it, not"
-				" only TensorFlow ops): as a tensor it may change what %s does", arg, fn->name, fn->name), -1;
-	for (size_t j = 1; j < c.n; j++)
-		if (strcmp(c.dtype[j], c.dtype[0]))
-			return snprintf(why, wcap, "the graphs hold %s's value as %s and as %s: which one a tensor should be"
-					" is not in the recording", arg, c.dtype[0], c.dtype[j]), -1;
-	snprintf(dtype, cap, "%s", c.dtype[0]);
-	return 0;
+	rc = value_dtype(&c, fn, arg, dtype, cap, why, wcap);
+	if (rc > 0)
+		rc = lockstep_dtype(&ls, fn, arg, dtype, cap, why, wcap);
+out:
+	free(ls.s);
+	return rc;
 }

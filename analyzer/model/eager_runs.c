@@ -119,12 +119,22 @@ static struct eager_runs_table *table_of(struct model *m)
 	return m->eager_runs;
 }
 
-/* Every user callsite's function (file and function text), fns[] sorted by both: 0 or -1. */
+/*
+ * Every callsite's user function (file and function text): a user frame's
+ * own, a library frame's that of the user frame its chain leads to (the
+ * ops TensorFlow Probability's sample_chain dispatches inside run_chain are
+ * run_chain's: a tf.function of run_chain runs them as graph nodes too).
+ * The chain is untrusted: followed at most 16 frames, as model.c's
+ * user_frame_of(), so a cycle cannot loop.  fns[] sorted by both: 0 or -1.
+ */
 static int load_fns(sqlite3 *db, struct eager_runs_table *t)
 {
-	sqlite3_stmt *s = db_prepare(db, "SELECT cs.id, fs.text, fn.text FROM callsites cs JOIN strings fs ON fs.id = cs.file_id"
-				     " JOIN strings fn ON fn.id = cs.func_id WHERE cs.library = 0"
-				     " AND fs.text IS NOT NULL AND fn.text IS NOT NULL ORDER BY fs.text, fn.text");
+	sqlite3_stmt *s = db_prepare(db, "WITH RECURSIVE up(id, at, depth) AS (SELECT id, id, 0 FROM callsites"
+				     " UNION ALL SELECT up.id, c.parent_id, up.depth + 1 FROM up JOIN callsites c ON c.id = up.at"
+				     " WHERE c.library != 0 AND c.parent_id > 0 AND up.depth < 16)"
+				     " SELECT up.id, fs.text, fn.text FROM up JOIN callsites cs ON cs.id = up.at AND cs.library = 0"
+				     " JOIN strings fs ON fs.id = cs.file_id JOIN strings fn ON fn.id = cs.func_id"
+				     " WHERE fs.text IS NOT NULL AND fn.text IS NOT NULL ORDER BY fs.text, fn.text");
 	int ret = 0;
 
 	if (!s)

@@ -26,7 +26,8 @@ struct eager_runs {
 };
 
 /*
- * The ops of func in file (user code: callsites.library 0), in each
+ * The ops of func in file (a user function: its own lines, and the library
+ * frames whose chain leads to one of its lines), in each
  * thread's order; a graph call on the thread ends a run (the graph calls
  * are saving_thread_calls()'s).  0, or -1 when the recording cannot be
  * read (out is then zero).
