@@ -220,7 +220,13 @@ struct model_blackbox {
 	const char *token;          /* registry token of the Python callable, or NULL */
 	const char *graph_function; /* TensorFlow function holding the node */
 	const char *function;       /* user function owning that graph, or NULL (e.g. tf.data) */
-	struct source_loc loc;      /* def of that user function, when known */
+	/*
+	 * Where the finding points: the user line that created the node
+	 * (the tf.py_function call) when the recording has it, else def;
+	 * tf.data's: the line of the transformation that made it.
+	 */
+	struct source_loc loc;
+	struct source_loc def;      /* def of that user function, when known */
 	int in_tf_data;             /* graph is a tf.data function (no user function) */
 	int64_t execs;
 	int64_t total_ns;

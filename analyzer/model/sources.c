@@ -490,7 +490,8 @@ static void ops_anchor(const struct model *m, void *data, size_t row, struct met
 
 static const char *const blackbox_fields[] = {
 	"node, op_type, token: the graph node (EagerPyFunc, PyFunc, PyFuncStateless)",
-	"function, file, line: the user function whose graph holds it, and its def",
+	"function: the user function whose graph holds it; file, line: the user line that created the node",
+	"  (its def when the recording has no such line; tf.data: the line of the transformation that made it)",
 	"graph_function: the TensorFlow function holding the node",
 	"in_tf_data: 1 when the graph is a tf.data function",
 	"execs, total_ns, share: executions, their time, its share of the run",
