@@ -192,6 +192,15 @@ struct model_function {
 	 * that traces it again and again (a library call in a loop).
 	 */
 	size_t line_traces;
+	/*
+	 * Its retraces are counted per tf.function object: TensorFlow's and
+	 * Keras' own functions, which they wrap anew for each model (or
+	 * layer, dataset) the user makes on purpose.  A new object's first
+	 * trace is that object's first, not a retrace of the def: it is in no
+	 * cause_counts, and the rules judge object_calls_traced.
+	 */
+	int per_object;
+	size_t object_calls_traced; /* the most calls one of its tf.function objects traced (follow-ups apart) */
 };
 
 /* Eager dispatch aggregated by op type. */
