@@ -16,6 +16,7 @@
 #include "fix.h"
 #include "fix_facts.h"
 #include "graph_dtype.h"
+#include "pathdisp.h"
 #include "graph_ops.h"
 #include "json.h"
 #include "model.h"
@@ -698,6 +699,11 @@ static const struct loaded *fn_decorator(struct fixctx *c, struct finding *f, co
 	const struct loaded *l;
 	const char *dl;
 
+	if (fn->library) {  /* a library's def is never the user's to edit, even inside the working directory */
+		set_no_edit(c, f, "%s is a library's function ('%s'): agprof writes no edit in a library's code",
+			    fn->name, fn->def.file ? path_display(fn->def.file, c->m->session.cwd) : "?");
+		return NULL;
+	}
 	if (!(l = editable(c, f, fn->def.file, tf, cap)))
 		return NULL;
 	*dec = 0;

@@ -14,6 +14,8 @@
 #include "db.h"
 #include "strbuf.h"
 #include "util.h"
+#include "idmap.h"
+#include "pathdisp.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -690,10 +692,10 @@ static int explain_one(struct model *m, struct graph_index *gx, struct trace_fin
 	if (!c.why->detail)
 		c.why->detail = "";
 	mark_export(m, &f->traces[k]);
-	if (!c.why->followup)  /* TensorFlow's second trace of a variable-creating call is that call's, not a retrace */
-		f->cause_counts[c.why->cause]++;
-	else
+	if (c.why->followup)  /* TensorFlow's second trace of a variable-creating call is that call's, not a retrace */
 		f->followups++;
+	else if (!f->per_object || c.why->cause != CAUSE_NEW_FUNCTION_OBJECT)
+		f->cause_counts[c.why->cause]++;
 	return 0;
 }
 
@@ -726,6 +728,32 @@ static int cmp_loc(const void *x, const void *y)
 	int c = strcmp(a->file ? a->file : "", b->file ? b->file : "");
 
 	return c ? c : (a->line > b->line) - (a->line < b->line);
+}
+
+/*
+ * f->object_calls_traced: the most calls one tf.function object of f
+ * traced (follow-ups apart); TensorFlow's and Keras' own functions are
+ * judged per object (f->per_object).  0 or -1.
+ */
+static int busiest_object(struct model_function *f)
+{
+	struct idmap counts = IDMAP_INIT;
+	int ret = 0;
+
+	f->object_calls_traced = 0;
+	for (size_t k = 0; k < f->ntraces && !ret; k++) {
+		size_t n = 0;
+
+		if (f->traces[k].why.followup)
+			continue;
+		idmap_get(&counts, f->traces[k].function_object, &n);
+		if (idmap_set(&counts, f->traces[k].function_object, ++n))
+			ret = -1;
+		if (n > f->object_calls_traced)
+			f->object_calls_traced = n;
+	}
+	idmap_release(&counts);
+	return ret;
 }
 
 /* f->line_traces: the most traces (follow-ups and nested ones apart) that one user line made.  0 or -1. */
@@ -832,6 +860,7 @@ int model_explain_retraces(struct model *m, const struct graph_fn *gfs, size_t n
 	for (size_t i = 0; i < m->nfunctions; i++) {
 		struct model_function *f = &m->functions[i];
 
+		f->per_object = f->library && !f->tf_data && f->def.file && path_is_framework(f->def.file);
 		if (explain_function(m, &gx, f))
 			goto cleanup;
 		f->retrace_ns = 0;
@@ -840,7 +869,7 @@ int model_explain_retraces(struct model *m, const struct graph_fn *gfs, size_t n
 				f->retrace_ns += f->traces[k].end_ns - f->traces[k].start_ns;
 		/* the session's is a union (model_trace_union_ns): nested retraces once */
 		main_cause(f);
-		if (busiest_line(f))
+		if (busiest_line(f) || busiest_object(f))
 			goto cleanup;
 	}
 	if (mark_inside(m))

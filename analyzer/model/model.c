@@ -1090,7 +1090,28 @@ struct model_blackbox *model_blackbox_of_node(struct model *m, int64_t id)
 	return b ? blackbox_same_as(m, b) : NULL;
 }
 
-/* One row of blackbox_nodes (graph_function_id, node_name, op_type, token, id) as a black box.  0 or -1. */
+/*
+ * The user line that created black box b's node (columns 5 and 6: its
+ * graph_nodes row's file and line), else b's def: the finding names the
+ * tf.py_function call, not the decorator of the step holding it.  A line
+ * inside an installed library is not the user's: the def stays.
+ */
+static struct source_loc blackbox_made_at(struct loader *l, sqlite3_stmt *s, const struct model_blackbox *b)
+{
+	struct source_loc at = { 0 };
+	int line = sqlite3_column_int(s, 6);
+
+	at.file = db_col_pooled(s, 5, l->m->pool);
+	if (!at.file || line <= 0 || path_is_installed(at.file))
+		return b->def;
+	at.line = line;
+	return at;
+}
+
+/*
+ * One row of blackbox_nodes (graph_function_id, node_name, op_type, token,
+ * id, then its node's file and line or NULLs) as a black box.  0 or -1.
+ */
 static int blackbox_node(struct loader *l, sqlite3_stmt *s, size_t *cap)
 {
 	struct model *m = l->m;
@@ -1113,10 +1134,11 @@ static int blackbox_node(struct loader *l, sqlite3_stmt *s, size_t *cap)
 		b->in_tf_data = 1;
 		b->function = dataset_function_name(m, gf->name);
 		if (f)
-			b->loc = model_function_user_loc(f);
+			b->loc = b->def = model_function_user_loc(f);
 	} else if (f) {
 		b->function = f->name;
-		b->loc = model_function_user_loc(f);
+		b->def = model_function_user_loc(f);
+		b->loc = blackbox_made_at(l, s, b);
 		f->blackbox_nodes++;
 	}
 	return 0;
@@ -1175,7 +1197,7 @@ static void charge_blackbox_functions(struct model *m)
 		for (size_t k = 0; b->function && !b->in_tf_data && k < m->nfunctions && !f; k++) {
 			struct source_loc loc = model_function_user_loc(&m->functions[k]);
 
-			if (m->functions[k].name == b->function && loc.file == b->loc.file && loc.line == b->loc.line)
+			if (m->functions[k].name == b->function && loc.file == b->def.file && loc.line == b->def.line)
 				f = &m->functions[k];
 		}
 		if (f) {
@@ -1188,8 +1210,12 @@ static void charge_blackbox_functions(struct model *m)
 static int load_blackboxes(struct loader *l)
 {
 	struct model *m = l->m;
-	sqlite3_stmt *s = db_prepare(l->db,
-		"SELECT graph_function_id, node_name, op_type, token, id FROM blackbox_nodes ORDER BY id");
+	/* graph_nodes (v4) holds the line that created each node; older recordings have none. */
+	sqlite3_stmt *s = db_prepare(l->db, db_has_table(l->db, "graph_nodes")
+		? "SELECT b.graph_function_id, b.node_name, b.op_type, b.token, b.id, n.file, n.line FROM blackbox_nodes b"
+		  " LEFT JOIN graph_nodes n ON n.id = (SELECT min(u.id) FROM graph_nodes u"
+		  " WHERE u.graph_function_id = b.graph_function_id AND u.name = b.node_name) ORDER BY b.id"
+		: "SELECT graph_function_id, node_name, op_type, token, id, NULL, NULL FROM blackbox_nodes ORDER BY id");
 	struct scan_result r = { 0 };
 	size_t cap = 0;
 	int rc, ret = -1;

@@ -192,6 +192,15 @@ struct model_function {
 	 * that traces it again and again (a library call in a loop).
 	 */
 	size_t line_traces;
+	/*
+	 * Its retraces are counted per tf.function object: TensorFlow's and
+	 * Keras' own functions, which they wrap anew for each model (or
+	 * layer, dataset) the user makes on purpose.  A new object's first
+	 * trace is that object's first, not a retrace of the def: it is in no
+	 * cause_counts, and the rules judge object_calls_traced.
+	 */
+	int per_object;
+	size_t object_calls_traced; /* the most calls one of its tf.function objects traced (follow-ups apart) */
 };
 
 /* Eager dispatch aggregated by op type. */
@@ -220,7 +229,13 @@ struct model_blackbox {
 	const char *token;          /* registry token of the Python callable, or NULL */
 	const char *graph_function; /* TensorFlow function holding the node */
 	const char *function;       /* user function owning that graph, or NULL (e.g. tf.data) */
-	struct source_loc loc;      /* def of that user function, when known */
+	/*
+	 * Where the finding points: the user line that created the node
+	 * (the tf.py_function call) when the recording has it, else def;
+	 * tf.data's: the line of the transformation that made it.
+	 */
+	struct source_loc loc;
+	struct source_loc def;      /* def of that user function, when known */
 	int in_tf_data;             /* graph is a tf.data function (no user function) */
 	int64_t execs;
 	int64_t total_ns;

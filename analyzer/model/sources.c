@@ -26,7 +26,8 @@ static const char *const function_fields[] = {
 	"file, line: its def",
 	"user_file, user_line: its def when in user code, else the call that first traced it",
 	"traces, retraces: traces of the function, traces after the first",
-	"calls_traced, retraced_calls: the same without the second trace TensorFlow makes of a call that created variables",
+	"calls_traced, retraced_calls: the same without the second trace TensorFlow makes of a call that created variables;",
+	"  for TensorFlow's and Keras' own functions (a tf.function object per model), those of its busiest object",
 	"calls, calls_failed: executions of its graphs",
 	"trace_ns, retrace_ns, exec_ns: time tracing, tracing after the first trace, executing",
 	"trace_share, exec_share: those times as a share of the run (0..1)",
@@ -234,6 +235,19 @@ static const char *passed_by_text(const struct model *m, const struct model_trac
 			  t->callsite.library_only ? "" : ", under your call, which does not pass it");
 }
 
+/*
+ * The calls that traced f (follow-ups apart); per tf.function object for
+ * a function TensorFlow or Keras wraps anew for each model the user makes
+ * (f->per_object): three models retracing once each are three healthy
+ * functions, not one traced six times.
+ */
+static size_t calls_traced(const struct model_function *f)
+{
+	if (f->per_object)
+		return f->object_calls_traced;
+	return f->ntraces > f->followups ? f->ntraces - f->followups : 0;
+}
+
 static size_t functions_count(const struct model *m, void *data)
 {
 	(void)data;
@@ -253,8 +267,8 @@ static int functions_get(const struct model *m, void *data, size_t row, const ch
 	NUM("user_line", model_function_user_loc(f).line);
 	NUM("traces", f->ntraces);
 	NUM("retraces", f->retraces);
-	NUM("calls_traced", f->ntraces - f->followups);
-	NUM("retraced_calls", f->ntraces > f->followups ? f->ntraces - f->followups - 1 : 0);
+	NUM("calls_traced", calls_traced(f));
+	NUM("retraced_calls", calls_traced(f) ? calls_traced(f) - 1 : 0);
 	NUM("calls", f->calls);
 	NUM("calls_failed", f->calls_failed);
 	NUM("trace_ns", f->trace_ns);
@@ -490,7 +504,8 @@ static void ops_anchor(const struct model *m, void *data, size_t row, struct met
 
 static const char *const blackbox_fields[] = {
 	"node, op_type, token: the graph node (EagerPyFunc, PyFunc, PyFuncStateless)",
-	"function, file, line: the user function whose graph holds it, and its def",
+	"function: the user function whose graph holds it; file, line: the user line that created the node",
+	"  (its def when the recording has no such line; tf.data: the line of the transformation that made it)",
 	"graph_function: the TensorFlow function holding the node",
 	"in_tf_data: 1 when the graph is a tf.data function",
 	"execs, total_ns, share: executions, their time, its share of the run",

@@ -382,6 +382,31 @@ Test(explain, aggregates_events)
 	recording_close(&rec);
 }
 
+/* A py_function's finding names the line that created its node, not its function's def. */
+Test(explain, blackbox_at_the_line_that_made_its_node)
+{
+	struct recording rec;
+	struct model m;
+
+	add_trace(1, 100, 7, 1, 0);
+	cr_assert_eq(db_exec(db, "INSERT INTO graph_functions(id, pid, name_id, role, trace_id, function_id, created_ns)"
+				 " VALUES (1, 1, 6, 'inference', 1, 1, 0);"
+				 "INSERT INTO blackbox_nodes(id, graph_function_id, node_name, op_type)"
+				 " VALUES (1, 1, 'EagerPyFunc', 'EagerPyFunc');"
+				 "INSERT INTO graph_nodes(pid, graph_function_id, name, op_type, file, line)"
+				 " VALUES (1, 1, 'EagerPyFunc', 'EagerPyFunc', '/src/train.py', 14);"
+				 "INSERT INTO blackbox_execs(pid, tid, start_ns, end_ns, node_id, blackbox_node_id, op_type_id)"
+				 " VALUES (1, 2, 1100, 1200, 7, 1, 7);"),
+		     0);
+	load(&rec, &m);
+	cr_assert_eq(m.nblackboxes, 1);
+	cr_assert_eq(m.blackboxes[0].loc.line, 14);
+	cr_assert_eq(m.blackboxes[0].def.line, 10);
+	cr_assert_eq(m.functions[0].blackbox_execs, 1, "its runs still count in the function that holds it");
+	model_release(&m);
+	recording_close(&rec);
+}
+
 Test(explain, empty_recording_says_why)
 {
 	struct recording rec;
