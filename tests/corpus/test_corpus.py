@@ -14,7 +14,9 @@ on the program; README.md) says what an expert expects:
   for its line, level or advice is judged "partial": the right issue,
   said wrongly);
 - `allowed`: true findings that may be there;
-- `false_alarms`: findings that must not be there (a finding matching an
+- `false_alarms`: findings that must not be there (a borderline finding,
+  info because its measure sits within its own noise of the rule's
+  threshold, claims nothing: it is unjudged, never a false alarm; a finding matching an
   expected or allowed entry is never counted as a false alarm);
 - `fix`: whether `agprof fix` must print a diff (`diff`), whether the
   patched program prints the same (`keeps_output`), and which findings the
@@ -169,6 +171,8 @@ def judge(spec, findings, prog, marks):
             kind = "allowed"
         elif any(matches(e, f, prog, marks) for e in spec["false_alarms"]):
             kind = "false alarm"
+        if kind == "false alarm" and f.get("borderline") == "fires":
+            kind = "unjudged"  # info that says its measure is within its noise of the threshold: it claims nothing
         judged.append((f, kind))
     for e in spec["expected"]:
         hit = [f for f in findings if matches(e, f, prog, marks)]
