@@ -7,6 +7,8 @@
 #include "model.h"
 #include "recording.h"
 
+#include "recording_fixture.h"
+
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,15 +20,8 @@ static sqlite3 *db;
 
 static void setup(void)
 {
-	char err[256];
-	int fd;
 
-	strcpy(path, "/tmp/agprof-test-XXXXXX");
-	fd = mkstemp(path);
-	cr_assert(fd >= 0);
-	close(fd);
-	unlink(path);
-	cr_assert_eq(db_create_recording(path, &db, err, sizeof(err)), 0, "%s", err);
+	db = fixture_recording(path, sizeof(path), "test");
 	cr_assert_eq(db_exec(db, "INSERT INTO meta VALUES ('start_ns', '0'), ('end_ns', '10000000000'),"
 				 " ('tf_status', 'hooked'), ('cwd', '/src');"
 				 "INSERT INTO strings(id, text) VALUES (1, 'f'), (2, '/src/train.py'), (3, 'main'),"

@@ -10,6 +10,8 @@
 #include "recording.h"
 #include "rules.h"
 
+#include "recording_fixture.h"
+
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
@@ -64,17 +66,11 @@ static const char base_sql[] =
 /* extra: SQL run after the base (NULL: none) */
 static void load_with(const char *map_op, const char *last_op, const char *extra)
 {
-	char err[256], sql[sizeof(base_sql) + 128];
+	char sql[sizeof(base_sql) + 128];
 	sqlite3 *db;
-	int fd;
 
-	strcpy(path, "/tmp/agprof-input-XXXXXX");
-	fd = mkstemp(path);
-	cr_assert(fd >= 0);
-	close(fd);
-	unlink(path);
 	snprintf(sql, sizeof(sql), base_sql, map_op, last_op);
-	cr_assert_eq(db_create_recording(path, &db, err, sizeof(err)), 0, "%s", err);
+	db = fixture_recording(path, sizeof(path), "input");
 	cr_assert_eq(db_exec(db, sql), 0);
 	/* The last transformation (a prefetch, or a second batch) at line 6 too. */
 	cr_assert_eq(db_exec(db, "INSERT INTO eager_ops(pid, tid, start_ns, end_ns, op_id, callsite_id)"

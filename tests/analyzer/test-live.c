@@ -10,6 +10,8 @@
 #include "live.h"
 #include "recording.h"
 
+#include "recording_fixture.h"
+
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
@@ -86,16 +88,9 @@ static void write_events(sqlite3 *db)
 
 static void make_recording(void)
 {
-	char err[256];
 	sqlite3 *db;
-	int fd;
 
-	strcpy(path, "/tmp/agprof-live-XXXXXX");
-	fd = mkstemp(path);
-	cr_assert(fd >= 0);
-	close(fd);
-	unlink(path);
-	cr_assert_eq(db_create_recording(path, &db, err, sizeof(err)), 0, "%s", err);
+	db = fixture_recording(path, sizeof(path), "live");
 	cr_assert_eq(db_exec(db, base_sql), 0);
 	write_events(db);
 	sqlite3_close(db);

@@ -10,6 +10,8 @@
 #include "recording.h"
 #include "saving_reads.h"
 
+#include "recording_fixture.h"
+
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <string.h>
@@ -47,16 +49,9 @@ static const char base_sql[] =
 
 static void load(const char *more_sql)
 {
-	char err[256];
 	sqlite3 *db;
-	int fd;
 
-	strcpy(path, "/tmp/agprof-price-XXXXXX");
-	fd = mkstemp(path);
-	cr_assert(fd >= 0);
-	close(fd);
-	unlink(path);
-	cr_assert_eq(db_create_recording(path, &db, err, sizeof(err)), 0, "%s", err);
+	db = fixture_recording(path, sizeof(path), "price");
 	cr_assert_eq(db_exec(db, base_sql), 0);
 	if (more_sql)
 		cr_assert_eq(db_exec(db, more_sql), 0);

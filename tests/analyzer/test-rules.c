@@ -9,6 +9,8 @@
 #include "rule_advice.h"
 #include "rules.h"
 
+#include "recording_fixture.h"
+
 #include <criterion/criterion.h>
 #include <criterion/redirect.h>
 #include <stdio.h>
@@ -22,16 +24,9 @@ static struct model m;
 /* Function f traced 3 times, shape changes, 1 ms each; 2 eager ops. */
 static void setup(void)
 {
-	char err[256];
 	sqlite3 *db;
-	int fd;
 
-	strcpy(path, "/tmp/agprof-rules-XXXXXX");
-	fd = mkstemp(path);
-	cr_assert(fd >= 0);
-	close(fd);
-	unlink(path);
-	cr_assert_eq(db_create_recording(path, &db, err, sizeof(err)), 0, "%s", err);
+	db = fixture_recording(path, sizeof(path), "rules");
 	cr_assert_eq(db_exec(db,
 		"INSERT INTO meta VALUES ('start_ns', '0'), ('end_ns', '100000000'), ('tf_status', 'hooked');"
 		"INSERT INTO strings(id, text) VALUES (1, 'f'), (2, '/src/a.py'), (3, 'main'), (4, 'AddV2');"
