@@ -1657,6 +1657,9 @@ static void eager_advice(struct fixctx *c, struct finding *f)
 	else if (edit_wrap(c, f, func, def, end))
 		set_no_edit(c, f, "decorate %s (lines %ld-%ld) with @tf.function, or the loop calling it, %s%s%s",
 			    func, def, end, wrap_condition(l, func, def), vars.len ? "; it closes over " : "", vars.len ? vars.buf : "");
+	else  /* the advice says what the edit does: the loop may be a library's (sample_chain's), not the user's */
+		f->recommendation = model_strf(c->m, "Decorate %s (line %ld) with @tf.function: its ops then run as one graph"
+					       " call instead of one Python dispatch each.", func, def);
 	strbuf_release(&code);
 	strbuf_release(&vars);
 }
