@@ -128,7 +128,13 @@ def main():
             continue
         f = hits[0]
         if rule in NEGLIGIBLE.get(sample, []):
-            check(f["severity"] == "info", "%s: %s costs %s ns, negligible: info" % (sample, rule, f.get("cost_ns")))
+            # negligible as measured (under 100 ms and 2% of the active time, the rule's bounds): info; a loaded
+            # machine can stretch the Python of a black box past them (72 ms, 2.4%, under the sanitizers beside
+            # other tests), and then the rule rightly keeps it a warning
+            cost, active = f.get("cost_ns") or 0, report["session"].get("active_ns") or 1
+            small = cost < 100e6 and cost < 0.02 * active
+            check(f["severity"] == ("info" if small else "warning"), "%s: %s costs %s ns of %s: %s" % (
+                sample, rule, cost, active, "negligible: info" if small else "past the bounds: warning"))
         else:
             check(f["severity"] in ("warning", "error"), "%s: %s is a warning or an error" % (sample, rule))
         check(f["cause"] == cause, "%s: %s cause is %r, expected %r" % (sample, rule, f["cause"], cause))
