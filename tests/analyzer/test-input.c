@@ -76,9 +76,7 @@ static void load_with(const char *map_op, const char *last_op, const char *extra
 	cr_assert_eq(db_exec(db, "INSERT INTO eager_ops(pid, tid, start_ns, end_ns, op_id, callsite_id)"
 				 " VALUES (1, 10, 800, 900, 15, 2)"), 0);
 	cr_assert_eq(extra ? db_exec(db, extra) : 0, 0);
-	sqlite3_close(db);
-	cr_assert_eq(recording_open(&rec, path), 0);
-	cr_assert_eq(model_load(&m, &rec), 0);
+	fixture_load(db, path, &rec, &m);
 }
 
 static void load(const char *map_op, const char *last_op)
@@ -88,9 +86,7 @@ static void load(const char *map_op, const char *last_op)
 
 static void teardown(void)
 {
-	model_release(&m);
-	recording_close(&rec);
-	db_remove(path);  /* and the -shm and -wal files the reader left */
+	fixture_release(path, &rec, &m);
 }
 
 static const struct model_thread *thread(int64_t tid)

@@ -55,16 +55,12 @@ static void load(const char *more_sql)
 	cr_assert_eq(db_exec(db, base_sql), 0);
 	if (more_sql)
 		cr_assert_eq(db_exec(db, more_sql), 0);
-	sqlite3_close(db);
-	cr_assert_eq(recording_open(&rec, path), 0);
-	cr_assert_eq(model_load(&m, &rec), 0);
+	fixture_load(db, path, &rec, &m);
 }
 
 static void teardown(void)
 {
-	model_release(&m);
-	recording_close(&rec);
-	db_remove(path);  /* and the -shm and -wal files the reader left */
+	fixture_release(path, &rec, &m);
 }
 
 /* The recorded warm dispatches are inflated: the thread CPU calibration prices the tf.constant. */

@@ -39,16 +39,12 @@ static void setup(void)
 		" (2, 0, 'x', 'tensor', 'float32', '[4]', NULL), (3, 0, 'x', 'tensor', 'float32', '[2]', NULL);"
 		"INSERT INTO eager_ops(pid, tid, start_ns, end_ns, op_id, callsite_id) VALUES (1, 1, 10, 20, 4, 1),"
 		" (1, 1, 30, 50, 4, 1);"), 0);
-	sqlite3_close(db);
-	cr_assert_eq(recording_open(&rec, path), 0);
-	cr_assert_eq(model_load(&m, &rec), 0);
+	fixture_load(db, path, &rec, &m);
 }
 
 static void teardown(void)
 {
-	model_release(&m);
-	recording_close(&rec);
-	db_remove(path);  /* and the -shm and -wal files the reader left */
+	fixture_release(path, &rec, &m);
 }
 
 TestSuite(rules, .init = setup, .fini = teardown);
