@@ -14,6 +14,7 @@
  * only leaves a root out.
  */
 #include "collector.h"
+#include "util.h"
 
 #include <dirent.h>
 #include <limits.h>
@@ -375,20 +376,6 @@ static void tree_init(const char *script)
 	}
 }
 
-/* Up to cap - 1 bytes of a file, NUL-terminated; the length or -1. */
-static long read_small(const char *path, char *buf, size_t cap)
-{
-	FILE *f = fopen(path, "re");
-	size_t n;
-
-	if (!f)
-		return -1;
-	n = fread(buf, 1, cap - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	return (long)n;
-}
-
 /* After key (a quoted JSON name) and its ':', or NULL. */
 static const char *json_value(const char *json, const char *key)
 {
@@ -446,7 +433,7 @@ static void path_lines(const char *dir, const char *name, int first_only)
 	struct stat st;
 	char *line, *save = NULL;
 
-	if (snprintf(file, sizeof(file), "%s/%s", dir, name) >= (int)sizeof(file) || read_small(file, buf, sizeof(buf)) < 0)
+	if (snprintf(file, sizeof(file), "%s/%s", dir, name) >= (int)sizeof(file) || read_small_file(file, buf, sizeof(buf)) < 0)
 		return;
 	for (line = strtok_r(buf, "\n", &save); line; line = first_only ? NULL : strtok_r(NULL, "\n", &save)) {
 		size_t n = strlen(line);
@@ -480,7 +467,7 @@ static void scan_site_dir(const char *dir)
 	for (int seen = 0; d && seen < 16384 && (e = readdir(d)); seen++) {
 		if (ends_with(e->d_name, ".dist-info")) {
 			if (snprintf(file, sizeof(file), "%s/%s/direct_url.json", dir, e->d_name) < (int)sizeof(file) &&
-			    read_small(file, json, sizeof(json)) > 0 && editable_dir(json, url) == 0)
+			    read_small_file(file, json, sizeof(json)) > 0 && editable_dir(json, url) == 0)
 				candidate(url);
 		} else if (ends_with(e->d_name, ".pth")) {
 			path_lines(dir, e->d_name, 0);

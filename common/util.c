@@ -197,19 +197,27 @@ int process_running(pid_t pid)
 	return state != 'Z' && state != 'X';
 }
 
+long read_small_file(const char *path, char *buf, size_t cap)
+{
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f)
+		return -1;
+	n = fread(buf, 1, cap - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	return (long)n;
+}
+
 pid_t process_parent(pid_t pid)
 {
 	char path[64], buf[1024], *p;
-	size_t n;
 	int ppid = 0;
-	FILE *f;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	if (pid <= 0 || !(f = fopen(path, "re")))
+	if (pid <= 0 || read_small_file(path, buf, sizeof(buf)) < 0)
 		return 0;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
 	if (!(p = strrchr(buf, ')')) || sscanf(p + 1, " %*c %d", &ppid) != 1)
 		return 0;
 	return (pid_t)ppid;

@@ -58,6 +58,12 @@ int cmp_int64(const void *a, const void *b);
  */
 int64_t nth_int64(int64_t *v, size_t n, size_t k);
 
+/*
+ * Up to cap - 1 bytes of the file at path into buf, NUL-terminated: the
+ * length, or -1 when it cannot be opened (errno says why).
+ */
+long read_small_file(const char *path, char *buf, size_t cap);
+
 /* For sort_array: rows of int64 (pid, tid, start, ...) by their first three. */
 int cmp_thread_start(const void *a, const void *b);
 

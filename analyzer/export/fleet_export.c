@@ -32,20 +32,6 @@ struct item {
 	int unchanged;    /* DIR holds it already, from the same content */
 };
 
-/* The text of a small file of DIR into buf: its length, or -1 when it cannot be read (errno). */
-static ssize_t read_small(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "r");
-	size_t n;
-
-	if (!f)
-		return -1;
-	n = fread(buf, 1, len - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return (ssize_t)n;
-}
-
 static FILE *create_file(const char *path)
 {
 	FILE *f = fopen(path, "w");
@@ -82,7 +68,7 @@ static int put_fixed_file(const char *path, const char *text)
 {
 	size_t len = strlen(text);
 	char *old = malloc(len + 2), tmp[4300];
-	ssize_t n = old ? read_small(path, old, len + 2) : -1;
+	ssize_t n = old ? read_small_file(path, old, len + 2) : -1;
 	int same = n >= 0 && (size_t)n == len && !memcmp(old, text, len);
 	FILE *f;
 
@@ -186,7 +172,7 @@ static int check_ids(const char *dir, struct item *items, int n)
 		struct item *it = &items[i];
 
 		snprintf(path, sizeof(path), "%s/recordings/recording=%s/_sha256", dir, it->id);
-		if (read_small(path, sha, sizeof(sha)) < 0)
+		if (read_small_file(path, sha, sizeof(sha)) < 0)
 			continue;
 		if (strncmp(sha, it->sha, SHA_HEX - 1) != 0)
 			rc = (error("'%s' has the recording id %s, which '%s' holds from another recording",
