@@ -55,6 +55,12 @@ const struct code_fact *code_model_call(const struct model *m, const char *file,
  * the user's calls.
  */
 const struct code_fact *code_export_call(const struct model *m, const char *file, int line);
+/*
+ * Whether a call starting at file:line passes the keyword argument name
+ * (its facts of kind "arg"): 1 or 0; -1 when the file has no such facts
+ * (an older recording, a file that did not parse).
+ */
+int code_call_passes_keyword(const struct model *m, const char *file, int line, const char *name);
 /* How the result of the call at file:line is used as NumPy on the next lines (".reshape", ...), or NULL. */
 const struct code_fact *code_numpy_use(const struct model *m, const char *file, int line);
 

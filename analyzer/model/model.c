@@ -263,7 +263,11 @@ static int forwards_args(const char *s)
 	return 0;
 }
 
-/* 1 when a line passes the keyword argument name (`weight=...`, not `weight==`); name's leading identifier. */
+/*
+ * 1 when a line passes the keyword argument name (`weight=...`, not
+ * `weight==`); name's leading identifier.  The text, for a file without
+ * the parser's facts (user_passes()).
+ */
 static int passes_keyword(const char *s, const char *name)
 {
 	size_t n = 0;
@@ -281,6 +285,20 @@ static int passes_keyword(const char *s, const char *name)
 			return 1;
 	}
 	return 0;
+}
+
+/* Whether the user's call at t's call site passes argument arg by name: the parser's facts, else the text. */
+static int user_passes(const struct loader *l, struct line_cache *lc, const struct model_trace *t, const char *arg)
+{
+	char name[128];
+	size_t n = 0;
+	int by_facts;
+
+	while (arg && n < sizeof(name) - 1 && (isalnum((unsigned char)arg[n]) || arg[n] == '_'))
+		name[n] = arg[n], n++;
+	name[n] = '\0';
+	by_facts = code_call_passes_keyword(l->m, t->callsite.file, t->callsite.line, name);
+	return by_facts >= 0 ? by_facts : passes_keyword(cached_line(lc, l->m, t->callsite.file, t->callsite.line), arg);
 }
 
 /*
@@ -322,8 +340,7 @@ static void blame_library_passers(const struct loader *l)
 				t->callsite.lib_file = p->file;
 				t->callsite.lib_line = p->line;
 			}
-			t->why.library_passes = t->callsite.library_only ||
-				!passes_keyword(cached_line(&lc, l->m, t->callsite.file, t->callsite.line), t->why.argument);
+			t->why.library_passes = t->callsite.library_only || !user_passes(l, &lc, t, t->why.argument);
 		}
 	line_cache_release(&lc);
 }

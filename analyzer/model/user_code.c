@@ -24,6 +24,7 @@
 #include "util.h"
 
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
 
 #define MAX_CELLS 4096
@@ -284,6 +285,24 @@ const struct code_fact *code_model_call(const struct model *m, const char *file,
 		most = ops;
 	}
 	return best;
+}
+
+int code_call_passes_keyword(const struct model *m, const char *file, int line, const char *name)
+{
+	int known = 0;
+
+	for (size_t i = 0; name && i < m->nfacts; i++) {
+		const struct code_fact *f = &m->facts[i];
+		int end_col, call_line;
+
+		if (!same_file(f, file) || strcmp(f->kind, "arg"))
+			continue;
+		known = 1;
+		/* detail: the value's end column, then the line and column of the call it belongs to */
+		if (sscanf(f->detail, "%d %d", &end_col, &call_line) == 2 && call_line == line && !strcmp(f->name, name))
+			return 1;
+	}
+	return known ? 0 : -1;
 }
 
 const struct code_fact *code_numpy_use(const struct model *m, const char *file, int line)
