@@ -997,6 +997,7 @@ AGP_EXPORT int agprof_attach(const char *dir)
 	}
 	if (process_start() != 0)
 		return 2;
+	agp_op_prices_reset();  /* a new stream: a previous attach's prices are in its own recording */
 	/* The caller holds the GIL (ctypes.PyDLL): learn the frame layout now. */
 	agp_py_discover_layout();
 	agp_tf_attach();

@@ -332,7 +332,7 @@ enum agp_side_type {
 	AGP_SIDE_COLLECTIVE = 13, /* one collective op execution and its keys (collector/hooks_collective.c) */
 	AGP_SIDE_DATASET = 14,    /* a tf.data dataset or iterator op run eagerly, with its handles (hooks_tf.c) */
 	AGP_SIDE_NOTE = 15,       /* AGP_F_DETAIL: what the collector knows is missing, for meta.incomplete */
-	AGP_SIDE_OP_PRICE = 16,   /* an op type's thread CPU price, measured at exit (collector/op_price.c) */
+	AGP_SIDE_OP_PRICE = 16,   /* an op type's thread CPU price, measured at the first trace (collector/op_price.c) */
 };
 
 struct agp_side_hdr {

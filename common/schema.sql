@@ -390,7 +390,7 @@ CREATE TABLE cpu_samples (
     threads INTEGER NOT NULL    -- the threads read
 );
 
--- optional in 9: what one op of a type costs the thread, timed at the program's exit (docs/schema.md)
+-- optional in 9: what one op of a type costs the thread, timed at the process's first trace (docs/schema.md)
 CREATE TABLE op_prices (
     pid     INTEGER NOT NULL,
     tid     INTEGER NOT NULL,

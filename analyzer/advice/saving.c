@@ -197,8 +197,8 @@ static int64_t added_price(struct model *m, const char *op, const char **from)
 	enum price_source src;
 	int64_t samples, v = saving_added_price(m, op, &src, &samples);
 
-	*from = src == PRICE_CALIBRATED ? model_strf(m, "the thread CPU time of %lld %s timed at the program's exit,"
-						     " the median batch", (long long)samples, op)
+	*from = src == PRICE_CALIBRATED ? model_strf(m, "the thread CPU time of %lld %s timed at the program's first"
+						     " trace, the median batch", (long long)samples, op)
 		: src == PRICE_RECORDED ? model_strf(m, "the lower median of the recorded warm %s dispatches, of every"
 						     " warm op's when fewer than %d were recorded", op, WARM_SAMPLES_MIN)
 		: NULL;
@@ -206,10 +206,30 @@ static int64_t added_price(struct model *m, const char *op, const char **from)
 }
 
 /*
+ * A Cast's first dispatch for a new dtype pair, which creates its kernel:
+ * the collector's thread CPU price of one (saving_first_price()), else an
+ * op's first recorded dispatch (saving_cold_dispatch(), wall-clock time);
+ * 0 when neither.  *from: the words for where it came from.
+ */
+static int64_t cold_cast_price(struct model *m, const char **from)
+{
+	int64_t samples, v = saving_first_price(m, "Cast", &samples);
+
+	if (v > 0) {
+		*from = model_strf(m, "a new Cast kernel's first dispatch, the median thread CPU time of %lld timed at"
+				   " the program's first trace", (long long)samples);
+		return v;
+	}
+	*from = "an op's first recorded dispatch";
+	v = saving_cold_dispatch(m);
+	return v > 0 ? v : 0;
+}
+
+/*
  * dtype: the fix casts the argument at the call site to the first trace's
  * dtype, an eager Cast on every call that passed another dtype: the first
  * of each new dtype (one per removed retrace) creates its kernel, priced at
- * a first dispatch (cold_op_sql), the others at a warm Cast (added_price()).
+ * a first dispatch (cold_cast_price()), the others at a warm Cast (added_price()).
  * python-value: a tf.constant per call, at a warm _EagerConst: a type's
  * first dispatch creates its kernel, and a short program's one _EagerConst
  * (a variable's initial value, 55 ms) priced 4 calls above the 2 retraces
@@ -226,7 +246,7 @@ static struct fix_cost fix_added(struct model *m, const struct finding *f, const
 {
 	struct fix_cost c = { 0, NULL };
 	int64_t cold, warm, calls = 0;
-	const char *from;
+	const char *from, *cold_from;
 	size_t n = 0;
 
 	if (f->cause == CAUSE_SHAPE && sum->n && !f->fix.pins_signature) {
@@ -239,15 +259,14 @@ static struct fix_cost fix_added(struct model *m, const struct finding *f, const
 				n++;
 				calls += trace_calls(m, fn->traces[i].id);
 			}
-		cold = saving_cold_dispatch(m);
+		cold = cold_cast_price(m, &cold_from);
 		warm = added_price(m, "Cast", &from);
-		cold = cold > 0 ? cold : 0;
 		calls = calls > (int64_t)n ? calls - (int64_t)n : 0;
 		c.ns = (int64_t)n * cold + calls * warm;
 		c.how = model_strf(m, "the %zu eager Cast%s it adds on calls of another dtype (%.1f ms): the first of each"
-				   " dtype at an op's first recorded dispatch (%.2f ms), %lld more at a warm dispatch"
-				   " (%.3f ms)%s%s", n + (size_t)calls, n + (size_t)calls == 1 ? "" : "s", ms(c.ns), ms(cold),
-				   (long long)calls, ms(warm), from ? ": " : "", from ? from : "");
+				   " dtype at %s (%.2f ms), %lld more at a warm dispatch (%.3f ms)%s%s", n + (size_t)calls,
+				   n + (size_t)calls == 1 ? "" : "s", ms(c.ns), cold_from, ms(cold), (long long)calls,
+				   ms(warm), from ? ": " : "", from ? from : "");
 	} else if (f->cause == CAUSE_PYTHON_VALUE) {
 		warm = added_price(m, "_EagerConst", &from);
 		c.ns = fn->calls * warm;
