@@ -2082,6 +2082,9 @@ void fix_annotate(struct model *m)
 				set_no_edit(&c, f, "the edit saves nothing measurable (%s)", f->saving_method);
 			}
 		}
+		/* no edit (or a notebook cell's), nothing for fix --verify to try: its command would say so */
+		if (!f->fix.file || f->fix.cell)
+			f->experiment = NULL;
 		model_bound_finding(m, f);
 	}
 	for (size_t i = 0; i < c.nfiles; i++)

@@ -370,8 +370,8 @@ static void verdict_lines(struct text *t, const struct finding *f)
 		if (f->verdict.kind == VERDICT_REFUTED)
 			strbuf_addstr(t->out, "    (its advice is withdrawn for this recording: agprof fix --verify measured it)\n");
 	}
-	/* a graph move's estimate: shown, never claimed; the try: line measures it */
-	if (f->experiment && f->forecasts && f->forecast_ns > 0) {
+	/* a graph move's estimate: shown, never claimed; the try: line (when there is an edit) measures it */
+	if (f->forecasts && f->forecast_ns > 0 && f->verdict.kind != VERDICT_VERIFIED) {
 		strbuf_addf(t->out, "    %sforecast, not claimed:%s about %s", col(t, C_BOLD), col(t, C_RESET),
 			    duration_format(a, sizeof(a), f->forecast_ns));
 		strbuf_addf(t->out, "%s%s\n", f->saving_summary ? ": " : "", f->saving_summary ? f->saving_summary : "");

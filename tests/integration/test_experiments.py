@@ -24,6 +24,9 @@ Usage: test_experiments.py jit | eager | tolerance | sidecar
   dict (a side effect the edit's checks do not see, which a tf.function runs
   once, at tracing): refuted, the output differs (exit 1), and the report
   drops the advice, its edit and its forecast; `agprof fix` offers nothing.
+  The loop at module level (no function to decorate, no edit written):
+  no command to try (JSON `experiment` null: `fix --verify` would have
+  nothing to fix), the forecast still shown and not claimed, no try line.
 - tolerance: the retracing program of test_diff.py printing a float whose
   last digits change from run to run: without a tolerance the output
   differs (not verified, exit 1), with --rtol 1e-6 it is "identical within
@@ -128,6 +131,18 @@ print("total Collatz steps for 1..200: %d, calls counted %d" % (total, CALLS["n"
 '''
 # the body's first line: a call count a tf.function makes once, at tracing (the output then differs)
 COUNTING = EAGER_LOOP.replace("    steps = tf.constant(0)\n", "    CALLS[\"n\"] += 1\n    steps = tf.constant(0)\n", 1)
+# the same loop at module level: no function of its own to decorate, no edit written
+MODULE_LOOP = '''"""An eager Collatz loop at module level: nothing agprof fix can decorate."""
+import tensorflow as tf
+
+total = 0
+for start in range(1, 201):
+    n = tf.constant(start)
+    while n != 1:
+        n = n // 2 if n % 2 == 0 else 3 * n + 1
+        total += 1
+print("total Collatz steps for 1..200: %d" % total)
+'''
 
 RECORDED_STEPS = 10000
 # The experiment is what is tested, not the rule's threshold: its overhead share (35%) was crossed by
@@ -269,6 +284,14 @@ def test_eager(tmp):
           text and "saves:" not in text, "text: refuted, no advice, no forecast", text)
     rc, diff, err = agtest.agprof_cmd("fix", "--rule", "eager-hotspot", rec)
     check(rc == 1 and diff == "", "agprof fix: the refuted edit is not offered again", (rc, diff))
+    d3 = os.path.join(tmp, "module")
+    write(d3, MODULE_LOOP)
+    rec = record(d3, env)
+    f, text = eager_texts(rec)
+    check(f and f["fix"] is None and f["no_edit"] and f["experiment"] is None and f["saving_ns"] == 0
+          and f["forecast_ns"], "no edit: no command to try, the forecast not claimed", f)
+    check(f and "try:" not in text and re.search(r"^    forecast, not claimed: about \S+", text, re.M),
+          "text: the forecast, no try line", text)
 
 
 def test_tolerance(tmp):
