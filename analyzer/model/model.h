@@ -431,7 +431,7 @@ struct finding_fix {
 enum verdict_kind { VERDICT_NONE, VERDICT_VERIFIED, VERDICT_REFUTED, VERDICT_FAILED };
 struct finding_verdict {
 	int kind;                   /* enum verdict_kind */
-	const char *measure;        /* the time measured: "learn's tracing and calls", "the run's active time" */
+	const char *measure;        /* the time measured: "learn's tracing and calls", "the run's CPU time" */
 	int64_t base_ns, new_ns;    /* its median as it is and as edited */
 	int64_t low_ns, high_ns;    /* new - base over every pair of runs: the lowest and highest */
 	int runs;                   /* runs on each side */
