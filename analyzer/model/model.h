@@ -439,6 +439,24 @@ struct finding_verdict {
 	const char *reason;         /* one line: why refuted or failed; NULL when verified */
 };
 
+/* A finding as REC.verify.json keys it: its rule, function and location. */
+struct finding_key {
+	const char *rule, *function, *file;
+	int line;
+};
+
+/*
+ * The experiment on several findings' edits applied together (`agprof fix
+ * --verify` with more than one; REC.verify.json's "all"): which findings,
+ * and the verdict on the run's CPU time.  verdict.kind 0 when none.
+ */
+#define VERIFY_TOGETHER_MAX 16
+struct verify_together {
+	struct finding_key keys[VERIFY_TOGETHER_MAX];
+	size_t nkeys;
+	struct finding_verdict verdict;
+};
+
 /*
  * A finding: one rule firing on one row of a metric source.  Owned by the
  * model.  cost_ns is the time the problem costs (findings are ranked by it);
@@ -591,6 +609,7 @@ struct model {
 	struct finding *findings;         /* after rules_run(): by cost_ns, largest first, then severity */
 	size_t nfindings;
 	size_t capfindings;               /* private: allocated findings */
+	struct verify_together together;  /* the edits tried together (verdicts.h), its strings in pool */
 	struct model_source_list *sources;
 	struct strpool *pool;
 	struct model_trace_input *trace_inputs; /* private: every trace's inputs, one block */

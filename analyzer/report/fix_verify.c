@@ -34,6 +34,9 @@
 #include <string.h>
 #include <time.h>
 
+/* the edits tried together are kept in the model's struct verify_together */
+_Static_assert(VERIFY_MAX_EDITS <= VERIFY_TOGETHER_MAX, "edits tried together fit the sidecar's keys");
+
 /* The function diff matched to f's (its name), or NULL. */
 static const struct diff_function *fixed_function(const struct diff *d, const struct finding *f)
 {
@@ -616,7 +619,8 @@ static enum verify_result conclude(struct experiment *x)
 		if (v[k].kind != VERDICT_VERIFIED)
 			ret = VERIFY_NOT;
 	}
-	if (x->o->keep && x->m->rec && !verdicts_write(x->m->rec->path, x->pick, v + 1, x->n, &run)) {
+	if (x->o->keep && x->m->rec &&
+	    !verdicts_write(x->m->rec->path, x->pick, v + 1, x->n, x->nv > x->n + 1 ? &v[x->n + 1] : NULL, &run)) {
 		verdicts_path(&side, x->m->rec->path);
 		printf("verdicts kept in %s: agprof report shows them\n", side.buf ? side.buf : "");
 	}

@@ -384,6 +384,19 @@ static void verdict_lines(struct text *t, const struct finding *f)
 	strbuf_release(&v);
 }
 
+/* The experiment on several edits applied together (agprof fix --verify), after the findings. */
+static void together_line(struct text *t)
+{
+	struct strbuf v = STRBUF_INIT;
+
+	if (!t->m->together.verdict.kind)
+		return;
+	verdict_together_text(&v, &t->m->together);
+	strbuf_sanitize_text(&v, 0, 0);
+	strbuf_addf(t->out, "    %sall edits:%s %s\n", col(t, C_BOLD), col(t, C_RESET), v.buf ? v.buf : "");
+	strbuf_release(&v);
+}
+
 static void findings(struct text *t, int with_examples)
 {
 	const struct model *m = t->m;
@@ -430,6 +443,7 @@ static void findings(struct text *t, int with_examples)
 	}
 	if (limit(t, n) < n)
 		strbuf_addf(t->out, "    ... %zu more (agprof report --format json lists all)\n", n - limit(t, n));
+	together_line(t);
 }
 
 /* "  (at LOC, 12.0 ms)" after a retrace's detail, on a line of its own when too wide. */

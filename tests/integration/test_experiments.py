@@ -1,6 +1,6 @@
 """Per-finding experiments of `agprof fix --verify` on real TensorFlow (issue 46).
 
-Usage: test_experiments.py jit | eager | tolerance | sidecar
+Usage: test_experiments.py jit | eager | tolerance | sidecar | together
 
 - jit: an actor-critic update (@tf.function learn, 2 unrolled sub-steps of
   three small MLPs) recorded over 10,000 calls: graph-dispatch-bound fires with
@@ -31,6 +31,14 @@ Usage: test_experiments.py jit | eager | tolerance | sidecar
   last digits change from run to run: without a tolerance the output
   differs (not verified, exit 1), with --rtol 1e-6 it is "identical within
   the tolerance" and the edit verified (exit 0).
+- together: the retracing program of test_diff.py with a second function
+  retracing on a Python float (evaluate's scale): two edits, each tried
+  alone and both together (fix --verify --runs 1).  The verdict on the two
+  together is kept in the sidecar ("all": both findings' keys and the
+  verdict's members), and the report shows it: JSON `verify_all`, the text's
+  "all edits: the 2 edits together (retracing sgd_step, retracing
+  evaluate): ..." line with the verdict fix --verify printed on its "[all]"
+  line.  A later fix --verify of one of them keeps it.
 - sidecar: bad REC.verify.json files (truncated, hostile sizes and depth,
   another version, another recording's, binary): report exits 0, one
   warning line or nothing, never a crash, no verdict applied; a valid one
@@ -357,12 +365,58 @@ def test_sidecar(tmp):
               "this recording's sidecar: applied", f)
 
 
+# evaluate retraces too: a Python float scale, another each epoch; no tracing count printed (the edits change it)
+TWO_RETRACING = test_diff.PROGRAM.replace(
+    '    print("tracing count sgd_step:", sgd_step.experimental_get_tracing_count())\n', "").replace(
+    '    print("tracing count evaluate:", evaluate.experimental_get_tracing_count())\n', "").replace(
+    "def evaluate(x, y):\n    return tf.reduce_mean(tf.square(tf.matmul(x, w) - y))",
+    "def evaluate(x, y, scale):\n    return scale * tf.reduce_mean(tf.square(tf.matmul(x, w) - y))").replace(
+    "float(evaluate(x, y))", "float(evaluate(x, y, 1.0 + 0.5 * epoch))")
+
+
+def test_together(tmp):
+    d = os.path.join(tmp, "two")
+    write(d, TWO_RETRACING)
+    env = dict(os.environ, TMPDIR=tmp, NO_COLOR="1")
+    rec = record(d, env)
+    rc, out, err = fix_verify(env, rec, "--runs", "1", "--time-limit", "240")
+    check(rc in (0, 1), "fix --verify of the two edits (%s)" % err[-400:])
+    m = re.search(r"^\[all\] the 2 edits together\n(?:  .*\n)?(verified|refuted|failed): (.*)$", out, re.M)
+    if not check(m, "fix --verify prints the verdict on the two edits together", out):
+        return
+    with open(rec + ".verify.json") as fh:
+        side = json.load(fh)
+    together = side.get("all") or {}
+    check(together.get("verdict") == m.group(1) and sorted(k["function"] for k in together.get("findings", []))
+          == ["evaluate", "sgd_step"] and together.get("runs") == 1 and together.get("measure") ==
+          "the run's CPU time", "the sidecar keeps the verdict on the two together", side)
+    rc, js, err = agtest.agprof_cmd("report", "--format", "json", rec)
+    v = json.loads(js).get("verify_all") if rc == 0 else None
+    check(v and {k: v.get(k) for k in together if k != "findings"} == {k: together[k] for k in together if
+                                                                          k != "findings"}
+          and v["findings"] == together["findings"], "report JSON: verify_all as the sidecar has it", (v, together))
+    rc, text, err = agtest.agprof_cmd("report", rec)
+    line = re.search(r"^    all edits: the 2 edits together \(retracing (sgd_step|evaluate), retracing "
+                     r"(sgd_step|evaluate)\): (verified|refuted) on this program: (.*)$|^    all edits: the 2 edits "
+                     r"together \(.*\): the experiment failed: (.*)$", text, re.M)
+    check(line and (line.group(3) or "failed") == m.group(1), "report: the all edits line", text)
+    print(line.group(0) if line else text)
+    # a later experiment on one of them alone keeps the verdict on the two together
+    rc, out, err = fix_verify(env, rec, "--rule", "retracing", "--function", "evaluate", "--runs", "1",
+                              "--time-limit", "240")
+    with open(rec + ".verify.json") as fh:
+        again = json.load(fh)
+    check(rc in (0, 1) and again.get("all") == together, "a later experiment on one edit keeps the two together's",
+          (rc, again, err[-300:]))
+
+
 def main():
     agtest.need_agprof()
-    tests = {"jit": test_jit, "eager": test_eager, "tolerance": test_tolerance, "sidecar": test_sidecar}
+    tests = {"jit": test_jit, "eager": test_eager, "tolerance": test_tolerance, "sidecar": test_sidecar,
+             "together": test_together}
     mode = sys.argv[1] if len(sys.argv) > 1 else ""
     if mode not in tests:
-        agtest.agtestlib.die("usage: test_experiments.py jit|eager|tolerance|sidecar")
+        agtest.agtestlib.die("usage: test_experiments.py jit|eager|tolerance|sidecar|together")
     tests[mode](agtest.tmpdir())
     agtest.finish("experiments-" + mode)
 
