@@ -46,6 +46,15 @@ static int wrap_line(int line, const char **why)
 	return -1;
 }
 
+/* No line for the call at line, and why says words. */
+static void expect_refused(int line, const char *words)
+{
+	const char *why;
+
+	cr_expect_eq(wrap_line(line, &why), 0, "line %d", line);
+	cr_expect(why && strstr(why, words), "line %d: %s", line, why ? why : "");
+}
+
 static void teardown(void)
 {
 	fixture_release(path, &rec, &m);
@@ -84,38 +93,27 @@ Test(wrap_line, local_model, .fini = teardown)
 
 Test(wrap_line, bound_again_in_loop, .fini = teardown)
 {
-	const char *why;
-
 	load_facts(MODEL_AT_3 ", ('/p.py', 'loop', 10, 0, 14, 'for', 'range(5)'),"
 		   " ('/p.py', 'bind', 12, 4, 12, 'model', 'module'), ('/p.py', 'call', 11, 4, 11, 'model', 'other')");
-	cr_expect_eq(wrap_line(11, &why), 0);
-	cr_expect(why && strstr(why, "assigned again"), "%s", why ? why : "");
+	expect_refused(11, "assigned again");
 }
 
 Test(wrap_line, global_statement, .fini = teardown)
 {
-	const char *why;
-
 	load_facts(MODEL_AT_3 ", ('/p.py', 'global', 7, 4, 7, 'x,model', ''),"
 		   " ('/p.py', 'loop', 10, 0, 14, 'for', 'range(5)'), ('/p.py', 'call', 11, 4, 11, 'model', 'other')");
-	cr_expect_eq(wrap_line(11, &why), 0);
-	cr_expect(why && strstr(why, "global"), "%s", why ? why : "");
+	expect_refused(11, "global");
 }
 
 Test(wrap_line, refused, .fini = teardown)
 {
-	const char *why;
-
 	/* self.net(x) in a method; model(x) in a method; model_fn already the program's; a call in no loop */
 	load_facts(MODEL_AT_3 ", ('/p.py', 'bind', 4, 0, 4, 'net_fn', 'module'), ('/p.py', 'bind', 2, 0, 2, 'net', 'module'),"
 		   " ('/p.py', 'function', 20, 4, 25, 'act', ';self'), ('/p.py', 'call', 21, 8, 21, 'self.net', 'other'),"
 		   " ('/p.py', 'call', 22, 8, 22, 'model', 'other'), ('/p.py', 'loop', 30, 0, 33, 'for', 'range(2)'),"
 		   " ('/p.py', 'call', 31, 4, 31, 'net', 'other'), ('/p.py', 'call', 40, 0, 40, 'model', 'other')");
-	cr_expect_eq(wrap_line(21, &why), 0, "an attribute's call");
-	cr_expect_eq(wrap_line(22, &why), 0, "a method's call");
-	cr_expect(why && strstr(why, "method"), "%s", why ? why : "");
-	cr_expect_eq(wrap_line(31, &why), 0, "net_fn is the program's");
-	cr_expect(why && strstr(why, "already"), "%s", why ? why : "");
-	cr_expect_eq(wrap_line(40, &why), 0, "not in a loop");
-	cr_expect(why && strstr(why, "not in a loop"), "%s", why ? why : "");
+	expect_refused(21, "plain name");
+	expect_refused(22, "method");
+	expect_refused(31, "already");
+	expect_refused(40, "not in a loop");
 }
