@@ -2082,9 +2082,6 @@ void fix_annotate(struct model *m)
 				set_no_edit(&c, f, "the edit saves nothing measurable (%s)", f->saving_method);
 			}
 		}
-		/* no edit (or a notebook cell's), nothing for fix --verify to try: its command would say so */
-		if (!f->fix.file || f->fix.cell)
-			f->experiment = NULL;
 		model_bound_finding(m, f);
 	}
 	for (size_t i = 0; i < c.nfiles; i++)
@@ -2182,7 +2179,7 @@ void fix_json_members(struct json *j, const struct finding *f)
 	}
 	json_kv_str(j, "code", f->code);
 	json_kv_str(j, "no_edit", f->no_edit);
-	json_kv_str(j, "experiment", f->experiment);
+	json_kv_str(j, "experiment", finding_try_command(f));
 	json_key(j, "verdict");
 	verdict_json(j, &f->verdict);
 }

@@ -510,6 +510,17 @@ struct finding {
 };
 
 /*
+ * f's experiment command when there is an edit for it to try (a file's:
+ * fix --verify refuses a notebook cell's), else NULL: without one the
+ * saving stays unclaimed and no command is offered, it would have nothing
+ * to try.
+ */
+static inline const char *finding_try_command(const struct finding *f)
+{
+	return f->fix.file && !f->fix.cell ? f->experiment : NULL;
+}
+
+/*
  * Metric sources: how rules read the model.  A source is a named table of
  * rows ("functions", "eager_sites", "session", ...); each row has named
  * fields, numeric or text.  A rule selects one source and evaluates its

@@ -371,16 +371,16 @@ static void verdict_lines(struct text *t, const struct finding *f)
 			strbuf_addstr(t->out, "    (its advice is withdrawn for this recording: agprof fix --verify measured it)\n");
 	}
 	/* a graph move's estimate: shown, never claimed; the try: line (when there is an edit) measures it */
-	if (f->forecasts && f->forecast_ns > 0 && f->verdict.kind != VERDICT_VERIFIED) {
+	if (f->experiment && f->forecasts && f->forecast_ns > 0) {
 		strbuf_addf(t->out, "    %sforecast, not claimed:%s about %s", col(t, C_BOLD), col(t, C_RESET),
 			    duration_format(a, sizeof(a), f->forecast_ns));
 		strbuf_addf(t->out, "%s%s\n", f->saving_summary ? ": " : "", f->saving_summary ? f->saving_summary : "");
 		if (t->o->verbose)
 			strbuf_addf(t->out, "      %show:%s %s\n", col(t, C_DIM), col(t, C_RESET), f->saving_method);
 	}
-	if (f->experiment)
+	if (finding_try_command(f))
 		strbuf_addf(t->out, "    %stry:%s %s (an experiment: no saving is claimed until it measured one)\n",
-			    col(t, C_BOLD), col(t, C_RESET), f->experiment);
+			    col(t, C_BOLD), col(t, C_RESET), finding_try_command(f));
 	strbuf_release(&v);
 }
 
