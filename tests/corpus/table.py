@@ -84,15 +84,16 @@ def experiment_table(experiments):
     rows = [(prog, r) for prog in sorted(experiments) for r in experiments[prog]["experiments"]]
     if not rows:
         return
-    print("| program | advice | fix --verify (its measure: as it is -> edited) | plain runs, s (as it is; edited) |"
-          " agree |")
-    print("|---|---|---|---|---|")
+    print("| program | advice | fix --verify (its measure: as it is -> edited) | plain runs' wall time, s (as it is;"
+          " edited) | their CPU time, s | agree |")
+    print("|---|---|---|---|---|---|")
     for prog, r in rows:
         v = r["verdict"]
-        print("| %s | %s | %s%s: %s %.2f s -> %.2f s, output %s | %s; %s | %s |" % (
+        print("| %s | %s | %s%s: %s %.2f s -> %.2f s, output %s | %s; %s | %s; %s | %s |" % (
             prog, r["advice"].replace("|", "\\|"), v["verdict"], " (%s)" % v["reason"] if v.get("reason") else "",
             v.get("measure"), v["base_ns"] / 1e9, v["new_ns"] / 1e9, v.get("output"),
             ", ".join("%.1f" % t for t in r["plain_s"]), ", ".join("%.1f" % t for t in r["plain_edited_s"]),
+            ", ".join("%.1f" % t for t in r["plain_cpu_s"]), ", ".join("%.1f" % t for t in r["plain_edited_cpu_s"]),
             "yes" if r["agrees"] else "NO: " + r["why"]))
     print()
     print("Experiments: %d of %d verdicts agree with plain timed runs of the same edit." % (
