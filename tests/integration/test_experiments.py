@@ -42,7 +42,10 @@ Usage: test_experiments.py jit | eager | tolerance | sidecar | together
 - sidecar: bad REC.verify.json files (truncated, hostile sizes and depth,
   another version, another recording's, binary): report exits 0, one
   warning line or nothing, never a crash, no verdict applied; a valid one
-  for another recording (size differs) is ignored silently.
+  for another recording (size differs) is ignored silently.  Its `all` (the
+  edits together) malformed (3,000 keys, one key, not an object, a verdict
+  out of range) is ignored alone: no verify_all, the findings' verdicts
+  applied; a valid one is the report's verify_all.
 """
 import json
 import os
@@ -364,6 +367,19 @@ def test_sidecar(tmp):
         f = finding(rec, f0["rule"], f0["function"])
         check(f and f["verdict"] and f["verdict"]["verdict"] == "refuted" and f["recommendation"] is None,
               "this recording's sidecar: applied", f)
+    key = {k: good["findings"][0][k] for k in ("rule", "function", "file", "line")}
+    verdict = {k: v for k, v in good["findings"][0].items() if k not in key}
+    alls = {"3000 keys": dict(verdict, findings=[key] * 3000), "one key": dict(verdict, findings=[key]),
+            "not an object": 5, "out of range": dict(verdict, findings=[key, key], base_ns=1e300)}
+    for name, bad_all in list(alls.items()) + [("valid", dict(verdict, findings=[key, key]))]:
+        with open(side, "w") as fh:
+            json.dump(dict(good, all=bad_all), fh)
+        rc, out, err = agtest.agprof_cmd("report", "--format", "json", rec)
+        js = json.loads(out) if rc == 0 else {}
+        want = dict(verdict, findings=[key, key]) if name == "valid" else None
+        check(rc == 0 and js.get("verify_all") == want and (not f0 or any(g["verdict"] for g in js["findings"])),
+              "an all of %s: verify_all %s, the entries applied" % (name, "as written" if want else "null"),
+              (rc, js.get("verify_all"), err))
 
 
 # evaluate retraces too: a Python float scale, another each epoch; no tracing count printed (the edits change it)
