@@ -97,6 +97,7 @@ def call_class(call, name, aliases):
 class Facts(ast.NodeVisitor):
     def __init__(self, path, aliases, out):
         self.path, self.aliases, self.out, self.n = path, aliases, out, 0
+        self.scope = ["module"]  # where a name bound now lives: "module", "function LINE", "class LINE"
 
     def emit(self, kind, node, name, detail=""):
         if self.n >= MAX_FACTS:
@@ -113,8 +114,14 @@ class Facts(ast.NodeVisitor):
         first = min([d.lineno for d in node.decorator_list] + [node.lineno])
         start = ast.Pass(lineno=first, col_offset=node.col_offset, end_lineno=node.end_lineno)
         self.emit("function", start, node.name, decorators + ";" + ",".join(params))
+        self.bind(start, node.name)
         self.def_facts(node, first)
+        self.scope.append("function %d" % first)
+        a = node.args
+        for p in a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x]:
+            self.bind(p, p.arg)
         self.generic_visit(node)
+        self.scope.pop()
 
     def def_facts(self, node, first):
         """The def line, its decorators and parameters: where an edit of the def goes (tied by first)."""
@@ -136,6 +143,27 @@ class Facts(ast.NodeVisitor):
             self.emit("param", p, p.arg, "%d %d %s" % (node.lineno, i, kind))
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+    def bind(self, node, name):
+        """name bound (assigned, imported, defined, deleted) in the scope being read: where an edit may use it."""
+        self.emit("bind", node, name, self.scope[-1])
+
+    def visit_ClassDef(self, node):
+        first = min([d.lineno for d in node.decorator_list] + [node.lineno])
+        self.bind(ast.Pass(lineno=first, col_offset=node.col_offset, end_lineno=node.end_lineno), node.name)
+        self.scope.append("class %d" % first)
+        self.generic_visit(node)
+        self.scope.pop()
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, (ast.Store, ast.Del)):
+            self.bind(node, node.id)
+
+    def visit_Import(self, node):
+        for a in node.names:  # an alias has its own position since 3.10: one fact each
+            self.bind(a if hasattr(a, "lineno") else node, a.asname or a.name.split(".")[0])
+
+    visit_ImportFrom = visit_Import
 
     def visit_For(self, node):
         self.emit("loop", node, "for", ast.unparse(node.iter)[:80])

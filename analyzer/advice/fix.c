@@ -14,6 +14,7 @@
  * wrong edit is worse than none.
  */
 #include "fix.h"
+#include "code_facts.h"
 #include "fix_facts.h"
 #include "graph_dtype.h"
 #include "pathdisp.h"
@@ -1595,6 +1596,49 @@ static int edit_eager_switch(struct fixctx *c, struct finding *f)
 }
 
 /*
+ * eager-hotspot whose unit cannot be traced but whose model call can
+ * (fix_facts.c's advice): `N_fn = tf.function(N)` once, before the loop or
+ * the module-level def that holds the call (facts_wrap_line), and the call
+ * made through N_fn.  A graph move: an experiment (fix --verify) tells
+ * whether it pays.  0, or -1 with f->no_edit saying why not.
+ */
+static int edit_model_wrap(struct fixctx *c, struct finding *f, const struct code_fact *call)
+{
+	struct edit e = { .after = STRBUF_INIT };
+	const struct loaded *l;
+	const char *s, *at, *why = NULL;
+	size_t n = strlen(call->name);
+	char tf[64];
+	int ins;
+
+	if (!(l = editable(c, f, call->path, tf, sizeof(tf))))
+		return -1;
+	if (!positions_from_facts(c, l, call->path) || !(ins = facts_wrap_line(c->m, call, &why)))
+		return set_no_edit(c, f, "%s", why ? why : "the parser's positions are not in the recording"), -1;
+	s = srcfile_line(&l->sf, call->line);
+	if (!s || call->col < 0 || (size_t)call->col + n > strlen(s) || strncmp(s + call->col, call->name, n) ||
+	    ident_char((unsigned char)s[call->col + n]) || !srcfile_line(&l->sf, ins))
+		return set_no_edit(c, f, "the call of %s is not at line %d as the parser saw it", call->name,
+				   call->line), -1;
+	at = srcfile_line(&l->sf, ins);
+	strbuf_add(&e.after, at, indent_of(at));
+	/* above a module-level def: the two blank lines PEP 8 keeps between them */
+	strbuf_addf(&e.after, "%s_fn = %s.function(%s)\n%s", call->name, tf, call->name,
+		    at[0] == '@' || !strncmp(at, "def ", 4) || !strncmp(at, "async def ", 10) ? "\n\n" : "");
+	for (long k = ins; k < call->line; k++)
+		strbuf_addf(&e.after, "%s\n", srcfile_line(&l->sf, k));
+	strbuf_add(&e.after, s, (size_t)call->col + n);
+	strbuf_addf(&e.after, "_fn%s\n", s + call->col + n);
+	e.file = call->path;
+	e.line = ins;
+	e.nlines = call->line - ins + 1;
+	store_edit(c, f, l, &e);
+	strbuf_release(&e.after);
+	f->no_edit = NULL;
+	return 0;
+}
+
+/*
  * eager-hotspot: quote the function holding the busiest line, name it and
  * what it closes over.  No edit: whether its arguments are tensors (a
  * Python number would retrace per value) and whether it has Python side
@@ -1603,6 +1647,7 @@ static int edit_eager_switch(struct fixctx *c, struct finding *f)
  */
 static void eager_advice(struct fixctx *c, struct finding *f)
 {
+	const struct code_fact *call = NULL;
 	const char *func = NULL;
 	const struct loaded *l;
 	struct strbuf code = STRBUF_INIT, vars = STRBUF_INIT;
@@ -1617,7 +1662,14 @@ static void eager_advice(struct fixctx *c, struct finding *f)
 		    c->m->sites[i].loc.line == f->loc.line)
 			func = c->m->sites[i].func;
 	/* the facts say what stands in the way: their advice, and the function quoted below */
-	by_facts = facts_eager_advice(c->m, f, func);
+	by_facts = facts_eager_advice(c->m, f, func, &call);
+	if (by_facts && call) {  /* the model call alone in a graph, as advised: an edit to try */
+		const char *unit = f->no_edit;
+
+		if (!edit_model_wrap(c, f, call))
+			return;
+		f->no_edit = model_strf(c->m, "%s; the model call is not wrapped by an edit: %s", unit, f->no_edit);
+	}
 	if (!func || !(l = load(c, f->loc.file)) || func[0] == '<') {
 		if (!by_facts)
 			set_no_edit(c, f, "the busiest line is not inside a function of its own: move the loop's body into a function and decorate it with @tf.function");
@@ -2127,7 +2179,7 @@ void fix_json_members(struct json *j, const struct finding *f)
 	}
 	json_kv_str(j, "code", f->code);
 	json_kv_str(j, "no_edit", f->no_edit);
-	json_kv_str(j, "experiment", f->experiment);
+	json_kv_str(j, "experiment", finding_try_command(f));
 	json_key(j, "verdict");
 	verdict_json(j, &f->verdict);
 }

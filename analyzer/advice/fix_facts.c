@@ -5,6 +5,7 @@
 #include "model_internal.h"
 #include "strbuf.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -54,7 +55,7 @@ static void model_call_advice(struct strbuf *sb, const struct code_fact *call)
 		    call->line);
 }
 
-int facts_eager_advice(struct model *m, struct finding *f, const char *func)
+int facts_eager_advice(struct model *m, struct finding *f, const char *func, const struct code_fact **call_out)
 {
 	struct code_obstacle ob[MAX_NAMED];
 	struct strbuf unit = STRBUF_INIT, sb = STRBUF_INIT;
@@ -62,6 +63,7 @@ int facts_eager_advice(struct model *m, struct finding *f, const char *func)
 	size_t total;
 	int body;
 
+	*call_out = NULL;
 	if (!f->loc.file || !code_facts_known(m, f->loc.file) || !(u = unit_of(m, f, func, &unit))) {
 		strbuf_release(&unit);
 		return 0;
@@ -77,6 +79,7 @@ int facts_eager_advice(struct model *m, struct finding *f, const char *func)
 	call = code_model_call(m, f->loc.file, f->loc.line, f->loc.line);
 	if (!call)
 		call = code_model_call(m, f->loc.file, body, u->end_line);
+	*call_out = call;
 	if (call)
 		model_call_advice(&sb, call);
 	else
@@ -87,6 +90,62 @@ int facts_eager_advice(struct model *m, struct finding *f, const char *func)
 	strbuf_release(&unit);
 	strbuf_release(&sb);
 	return 1;
+}
+
+/* The line of the outermost for or while loop holding line that starts after line after; 0 when none. */
+static int outer_loop(const struct model *m, const char *file, int line, int after)
+{
+	int best = 0;
+
+	for (size_t i = 0; i < m->nfacts; i++) {
+		const struct code_fact *f = &m->facts[i];
+
+		if (!strcmp(f->path, file) && !strcmp(f->kind, "loop") && strcmp(f->name, "comprehension") &&
+		    f->line > after && f->line <= line && line <= f->end_line && (!best || f->line < best))
+			best = f->line;
+	}
+	return best;
+}
+
+/* Whether s is a plain Python identifier (ASCII) of under 60 characters. */
+static int plain_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n >= 60 || (s[0] >= '0' && s[0] <= '9'))
+		return 0;
+	for (; *s; s++)
+		if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')))
+			return 0;
+	return 1;
+}
+
+int facts_wrap_line(const struct model *m, const struct code_fact *call, const char **why)
+{
+	const struct code_fact *fn = code_fact_around(m, "function", call->path, call->line);
+	char scope[40], wrapped[72];
+	int last = 0, ins, local;
+
+	if (!plain_name(call->name))
+		return *why = "the model is not called through a plain name", 0;
+	snprintf(wrapped, sizeof(wrapped), "%s_fn", call->name);
+	snprintf(scope, sizeof(scope), "function %d", fn ? fn->line : 0);
+	if (code_bindings(m, call->path, wrapped, NULL, &last))
+		return *why = "the name the wrapped model would take is the program's already", 0;
+	if ((local = fn ? code_bindings(m, call->path, call->name, scope, &last) : 0) < 0 ||
+	    (!local && code_bindings(m, call->path, call->name, "module", &last) <= 0))
+		return *why = "where the model is made is not known (a global statement, or no assignment in the file)", 0;
+	if (!local && fn && fn->col != 0)
+		return *why = "the model call is in a method or a nested function", 0;
+	/* a local model: before its loop in the function; the module's: before the def, or the loop, holding the call */
+	ins = local ? outer_loop(m, call->path, call->line, fn->line) : fn ? fn->line : outer_loop(m, call->path, call->line, 0);
+	if (!ins)
+		return *why = "the model call is not in a loop", 0;
+	if (last >= ins)
+		return *why = "the model is assigned again below where it would be wrapped", 0;
+	if (call->line - ins > 20)
+		return *why = "the model call is over 20 lines below where it would be wrapped", 0;
+	return ins;
 }
 
 /* ---- positions for the fix engine's edits (fix_facts.h) ------------------ */

@@ -70,10 +70,19 @@ int facts_params(const struct model *m, const char *file, int def_line, const ch
 /*
  * eager-hotspot: when the function holding the busiest line (func, NULL or
  * "<module>": the loop around it) cannot be traced as it is, say what and
- * where, and advise the model call alone in a graph: f's recommendation and
- * no_edit set, 1.  0 when the facts are unknown or show nothing in the way
- * (the advice stays as it was).
+ * where, and advise the model call alone in a graph (*call: that call, else
+ * NULL): f's recommendation and no_edit set, 1.  0 when the facts are
+ * unknown or show nothing in the way (the advice stays as it was).
  */
-int facts_eager_advice(struct model *m, struct finding *f, const char *func);
+int facts_eager_advice(struct model *m, struct finding *f, const char *func, const struct code_fact **call);
+/*
+ * Where `N_fn = tf.function(N)` goes for the model call `N(...)` (call, a
+ * plain name): the line of the outermost loop holding the call in the
+ * scope that binds N, or of the module-level def holding the call when N is
+ * the module's; N bound in that scope only above that line, named by no
+ * global statement, and N_fn bound nowhere in the file.  The line, or 0
+ * with why set.
+ */
+int facts_wrap_line(const struct model *m, const struct code_fact *call, const char **why);
 
 #endif

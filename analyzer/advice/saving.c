@@ -498,8 +498,8 @@ static void saving_experiment(struct model *m, struct finding *f, const struct m
 	(void)fn;
 	f->saving_ns = 0;
 	f->experiment = experiment_command(m, f);
-	set_method(m, f, "not claimed: an edit to try, whose saving only an experiment on this program can tell (%s)",
-		   f->experiment);
+	set_method(m, f, "not claimed: compile-time or graph advice, whose saving only an experiment on this program"
+		   " can tell");
 }
 
 /*
@@ -515,8 +515,7 @@ static void as_forecast(struct model *m, struct finding *f)
 	f->forecasts = 1;
 	f->saving_ns = 0;
 	f->experiment = experiment_command(m, f);
-	set_method(m, f, "forecast, not claimed: %s; an experiment must confirm it (%s)", f->saving_method,
-		   f->experiment);
+	set_method(m, f, "forecast, not claimed: %s; an experiment must confirm it", f->saving_method);
 }
 
 static void saving_cost(struct model *m, struct finding *f, const struct model_function *fn)

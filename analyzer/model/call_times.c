@@ -114,6 +114,22 @@ static void cpu_between(const struct cpu_intervals *ci, int64_t pid, int64_t a, 
 	}
 }
 
+int64_t cpu_intervals_run(const struct cpu_intervals *ci, int64_t a, int64_t b)
+{
+	double run = 0, wait = 0;
+
+	if (!ci || !ci->n)
+		return -1;
+	for (size_t i = 0; i < ci->n;) {
+		int64_t pid = ci->v[i].pid;
+
+		cpu_between(ci, pid, a, b, &run, &wait);
+		while (i < ci->n && ci->v[i].pid == pid)
+			i++;
+	}
+	return run < 9e18 ? (int64_t)run : INT64_MAX;
+}
+
 static int push(int64_t **v, size_t *n, size_t *cap, int64_t x)
 {
 	if (ARRAY_GROW(*v, *n, *cap))

@@ -53,6 +53,12 @@ struct call_times {
  */
 int cpu_intervals_load(const struct model *m, struct cpu_intervals **out);
 void cpu_intervals_free(struct cpu_intervals *ci);
+/*
+ * The threads' time on a CPU in [a, b) (CLOCK_MONOTONIC), summed over the
+ * recording's processes, each sample's interval spread evenly over it; -1
+ * when ci holds no sample (NULL, or none stored).
+ */
+int64_t cpu_intervals_run(const struct cpu_intervals *ci, int64_t a, int64_t b);
 
 /*
  * Append the kept (row) graph calls of f to *ct (zeroed by the caller, or

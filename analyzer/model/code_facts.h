@@ -17,7 +17,7 @@
 struct model;
 
 struct code_fact {
-	const char *path, *kind;     /* kind: function, loop, call, store, global, numpy-use, error */
+	const char *path, *kind;     /* kind: function, loop, call, store, global, numpy-use, bind, error */
 	int line, col, end_line;
 	const char *name, *detail;   /* see docs/schema.md, code_facts */
 };
@@ -61,6 +61,14 @@ const struct code_fact *code_export_call(const struct model *m, const char *file
  * (an older recording, a file that did not parse).
  */
 int code_call_passes_keyword(const struct model *m, const char *file, int line, const char *name);
+/*
+ * How often name is bound in file (its facts of kind "bind": assigned,
+ * imported, defined, a parameter, deleted) in scope ("module", "function
+ * LINE" with LINE its function fact's line; NULL: anywhere), the last line
+ * of those into *last (0 when none); -1 when a `global` or `nonlocal`
+ * statement names it (any function may bind it then).
+ */
+int code_bindings(const struct model *m, const char *file, const char *name, const char *scope, int *last);
 /* How the result of the call at file:line is used as NumPy on the next lines (".reshape", ...), or NULL. */
 const struct code_fact *code_numpy_use(const struct model *m, const char *file, int line);
 

@@ -431,12 +431,30 @@ struct finding_fix {
 enum verdict_kind { VERDICT_NONE, VERDICT_VERIFIED, VERDICT_REFUTED, VERDICT_FAILED };
 struct finding_verdict {
 	int kind;                   /* enum verdict_kind */
-	const char *measure;        /* the time measured: "learn's tracing and calls", "the run's active time" */
+	const char *measure;        /* the time measured: "learn's tracing and calls", "the run's CPU time" */
 	int64_t base_ns, new_ns;    /* its median as it is and as edited */
 	int64_t low_ns, high_ns;    /* new - base over every pair of runs: the lowest and highest */
 	int runs;                   /* runs on each side */
 	const char *output;         /* "identical", "identical within the tolerance", "differs from line 3: ..." */
 	const char *reason;         /* one line: why refuted or failed; NULL when verified */
+};
+
+/* A finding as REC.verify.json keys it: its rule, function and location. */
+struct finding_key {
+	const char *rule, *function, *file;
+	int line;
+};
+
+/*
+ * The experiment on several findings' edits applied together (`agprof fix
+ * --verify` with more than one; REC.verify.json's "all"): which findings,
+ * and the verdict on the run's CPU time.  verdict.kind 0 when none.
+ */
+#define VERIFY_TOGETHER_MAX 16
+struct verify_together {
+	struct finding_key keys[VERIFY_TOGETHER_MAX];
+	size_t nkeys;
+	struct finding_verdict verdict;
 };
 
 /*
@@ -490,6 +508,17 @@ struct finding {
 	const char *experiment;
 	struct finding_verdict verdict; /* the recording's experiment on it (verdicts.h), kind 0 when none */
 };
+
+/*
+ * f's experiment command when there is an edit for it to try (a file's:
+ * fix --verify refuses a notebook cell's), else NULL: without one the
+ * saving stays unclaimed and no command is offered, it would have nothing
+ * to try.
+ */
+static inline const char *finding_try_command(const struct finding *f)
+{
+	return f->fix.file && !f->fix.cell ? f->experiment : NULL;
+}
 
 /*
  * Metric sources: how rules read the model.  A source is a named table of
@@ -591,6 +620,7 @@ struct model {
 	struct finding *findings;         /* after rules_run(): by cost_ns, largest first, then severity */
 	size_t nfindings;
 	size_t capfindings;               /* private: allocated findings */
+	struct verify_together together;  /* the edits tried together (verdicts.h), its strings in pool */
 	struct model_source_list *sources;
 	struct strpool *pool;
 	struct model_trace_input *trace_inputs; /* private: every trace's inputs, one block */

@@ -287,6 +287,37 @@ const struct code_fact *code_model_call(const struct model *m, const char *file,
 	return best;
 }
 
+/* Whether a global fact's names ("a,b") hold name. */
+static int names_hold(const char *names, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = names; p && *p; p += strcspn(p, ","), p += *p == ',')
+		if (strcspn(p, ",") == n && !strncmp(p, name, n))
+			return 1;
+	return 0;
+}
+
+int code_bindings(const struct model *m, const char *file, const char *name, const char *scope, int *last)
+{
+	int n = 0;
+
+	*last = 0;
+	for (size_t i = 0; name && i < m->nfacts; i++) {
+		const struct code_fact *f = &m->facts[i];
+
+		if (!same_file(f, file))
+			continue;
+		if (!strcmp(f->kind, "global") && names_hold(f->name, name))
+			return -1;
+		if (!strcmp(f->kind, "bind") && !strcmp(f->name, name) && (!scope || !strcmp(f->detail, scope))) {
+			n++;
+			*last = f->line > *last ? f->line : *last;
+		}
+	}
+	return n;
+}
+
 int code_call_passes_keyword(const struct model *m, const char *file, int line, const char *name)
 {
 	int known = 0;

@@ -4,6 +4,7 @@
  * writer of common/json.h.
  */
 #include "report.h"
+#include "verdicts.h"
 #include "fix.h"
 #include "model.h"
 #include "rules.h"
@@ -504,6 +505,8 @@ void report_json(struct strbuf *out, const struct model *m, const struct report_
 	json_key(&j, "session");
 	json_session(&j, m);
 	JSON_LIST(&j, "findings", m->findings, m->nfindings, json_finding);
+	json_key(&j, "verify_all");
+	verdict_together_json(&j, &m->together);
 	JSON_LIST(&j, "functions", m->functions, m->nfunctions, json_function);
 	json_graph_memory(&j, m);
 	JSON_LIST(&j, "eager_sites", m->sites, m->nsites, json_eager_site);
