@@ -916,8 +916,8 @@ def saves(frame):
 # A Cast of a new dtype pair creates its kernel: _COLD_CASTS, each dispatched once, the median.  Casts between
 # the float32 and int32 tensors the warm cases made, with Truncate=True, which tf.cast never sets: kernels
 # new to the process that the program never asks for (a tensor of a new dtype costs 5 to 15 ms to make
-# with oneDNN, more than the casts).  About 25 ms of CPU, most of it the first dispatches of AddV2, Identity
-# and the cold casts (docs/collector.md, Op prices).
+# with oneDNN, more than the casts).  20 to 65 ms of CPU, most of it first dispatches (new kernels)
+# (docs/collector.md, Op prices).
 _PRICE_BATCHES, _PRICE_BATCH, _PRICE_WARMUP = 9, 10, 5
 _PRICES_REGION = 'agprof op prices'  # its name in a TensorFlow profile
 _COLD_CASTS = (('int32', 'float32'), ('float32', 'int32'), ('float32', 'float32'), ('int32', 'int32'))
