@@ -335,6 +335,24 @@ def noise_beside_hog(d, quiet, wide):
     for base, new in ((quiet, loaded), (loaded, quiet)):
         rc, out, _ = agtest.agprof_cmd("check", "--baseline", base, *wide, new)
         check_eq(rc, 0, "check --baseline, one run beside a CPU hog (%s)" % out)
+    thread_waits(loaded)
+
+
+def thread_waits(loaded):
+    """The main thread dispatched eager ops: its own run and wait (thread_samples) cover its time, from
+    before its first op, and the report takes its waits for a CPU out of the base of its eager share."""
+    db = sqlite3.connect(loaded)
+    pid, first = db.execute("SELECT pid, min(start_ns) FROM eager_ops WHERE tid = pid").fetchone()
+    n, start, wait = db.execute("SELECT count(*), min(from_ns), total(wait_ns) FROM thread_samples"
+                                " WHERE pid = ?1 AND tid = ?1", (pid,)).fetchone()
+    db.close()
+    check(n > 0 and start <= first, "the main thread's own samples, from before its first eager op",
+          (n, start, first))
+    check(wait > 0, "its waits for a CPU beside the hog (thread_samples)", wait)
+    p = subprocess.run([agtest.AGPROF, "report", "--format", "json", loaded], capture_output=True, text=True)
+    main = [t for t in json.loads(p.stdout)["threads"] if t["thread"] == "main"] if p.returncode == 0 else []
+    check(main and 0 < main[0]["cpu_wait_ns"] <= main[0]["active_ns"], "report: the main thread's cpu_wait_ns",
+          main)
 
 
 def tree_sums(d):
