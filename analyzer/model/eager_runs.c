@@ -739,6 +739,10 @@ int eager_runs_of(struct model *m, const char *file, const char *func, struct ea
 	for (size_t i = 0; i < t->nfns; i++)
 		if (!strcmp(t->fns[i].file, file) && !strcmp(t->fns[i].func, func)) {
 			*out = t->fns[i].sums;
+			/* the steady cost of its ops: the model's groups of its call sites */
+			for (size_t k = 0; k < m->neager_keys; k++)
+				if (fn_of_site(t, m->eager_keys[k].site_id) == (int64_t)i)
+					out->steady_ns = dur_add(out->steady_ns, m->eager_keys[k].steady_ns);
 			break;
 		}
 	return 0;
