@@ -29,6 +29,7 @@ struct eager_runs {
 	 * and ops inside black boxes left out.
 	 */
 	int64_t steady_ns;
+	int64_t steady_graph_ns; /* those ops each at its op type's fastest recorded run, at most its steady cost */
 };
 
 /*

@@ -422,6 +422,24 @@ const char *model_format_sites(struct model *m, const struct model_eager_site *s
 	return out;
 }
 
+double model_thread_wait_ns(const struct model *m, int64_t pid, int64_t tid, int64_t a, int64_t b)
+{
+	return cpu_intervals_thread_wait(m->cpu_samples, pid, tid, a, b);
+}
+
+/*
+ * The steady cost of eager group g (scan_group_steady_ns()): its thread's
+ * share of the group's span spent waiting for a CPU (m->cpu_samples) is
+ * taken out of a dispatch long by nature.
+ */
+static int64_t group_steady_ns(const struct model *m, const struct scan_group *g)
+{
+	int64_t a = g->first_ns, b = g->last_ns;
+	double wait = b > a ? model_thread_wait_ns(m, KEY_PID(g->k1), KEY_LOW(g->k1), a, b) : 0;
+
+	return scan_group_steady_ns(g, b > a ? wait / (double)(b - a) : 0);
+}
+
 /*
  * Split the groups into input waits and dispatch: add both to their thread
  * and the session, copy the dispatch groups to d (*nd of them).  0 or -1.
@@ -451,7 +469,7 @@ static int split_dispatch(struct input_state *st, struct scan_group *d, size_t *
 			continue;
 		}
 		t->eager_ops += g->count;
-		t->eager_ns = dur_add(t->eager_ns, scan_group_steady_ns(g));
+		t->eager_ns = dur_add(t->eager_ns, group_steady_ns(m, g));
 		t->eager_wall_ns = dur_add(t->eager_wall_ns, g->total_ns);
 		m->session.eager_ops += g->count;
 		m->session.eager_ns = dur_add(m->session.eager_ns, g->total_ns);
@@ -504,7 +522,7 @@ static int thread_top_sites(struct input_state *st, struct model_thread *t, cons
 	for (size_t i = 0; i < nd; i++)
 		if (KEY_PID(d[i].k1) == t->pid && KEY_LOW(d[i].k1) == t->tid) {
 			mine[n] = d[i];
-			mine[n++].total_ns = scan_group_steady_ns(&d[i]);  /* its lines' times as its eager_ns */
+			mine[n++].total_ns = group_steady_ns(st->m, &d[i]);  /* its lines' times as its eager_ns */
 		}
 	qsort(mine, n, sizeof(*mine), cmp_site_group);
 	ns = fold_sites(st, mine, n, &sites);
@@ -545,7 +563,7 @@ static int eager_keys(struct model *m, const struct scan_group *d, size_t nd)
 	for (size_t i = 0; i < nd; i++)
 		m->eager_keys[m->neager_keys++] = (struct model_eager_key){
 			.pid = KEY_PID(d[i].k1), .tid = KEY_LOW(d[i].k1), .op_id = d[i].k2 >> 32, .site_id = KEY_LOW(d[i].k2),
-			.count = d[i].count, .steady_ns = scan_group_steady_ns(&d[i]),
+			.count = d[i].count, .steady_ns = group_steady_ns(m, &d[i]),
 		};
 	qsort(m->eager_keys, m->neager_keys, sizeof(*m->eager_keys), cmp_eager_key);
 	return 0;
@@ -571,6 +589,11 @@ static int rebuild_dispatch(struct input_state *st)
 
 	if (!d)
 		return error("out of memory");
+	cpu_intervals_free(m->cpu_samples);
+	if (cpu_intervals_load(m, 1, &m->cpu_samples)) {
+		free(d);
+		return -1;
+	}
 	if (split_dispatch(st, d, &nd) || eager_keys(m, d, nd))
 		goto cleanup;
 	/* Sites over all threads. */
@@ -751,24 +774,22 @@ cleanup:
 	return ret;
 }
 
-/* The span of t's active time: the main thread's, the active session; another's, its events. */
-static void thread_span(const struct model *m, const struct model_thread *t, int64_t *a, int64_t *b)
+void model_thread_span(const struct model *m, const struct model_thread *t, int64_t *a, int64_t *b)
 {
-	int main = !strcmp(t->role, "main");
+	int is_main = !strcmp(t->role, "main");
 
-	*a = main ? m->session.first_tf_ns : t->first_ns;
-	*b = main ? m->session.end_ns : t->last_ns;
+	*a = is_main ? m->session.first_tf_ns : t->first_ns;
+	*b = is_main ? m->session.end_ns : t->last_ns;
 }
 
 /*
  * Each thread's eager share, of its time less its waits for a CPU
- * (thread_samples): the steady eager cost has none either, so that a
- * machine loaded by other work lengthens both alike.  0 or -1.
+ * (m->cpu_samples, read with the dispatch): the steady eager cost has
+ * none either, so that a machine loaded by other work lengthens both
+ * alike.
  */
-static int thread_shares(struct model *m)
+static void thread_shares(struct model *m)
 {
-	if (cpu_intervals_load(m, 1, &m->cpu_samples))
-		return -1;
 	for (size_t i = 0; i < m->nthreads; i++) {
 		struct model_thread *t = &m->threads[i];
 		double wait;
@@ -780,15 +801,14 @@ static int thread_shares(struct model *m)
 			t->input_first_ns = t->input_last_ns = 0;
 		/* The main thread runs the whole active session; a pool thread, its events. */
 		t->active_ns = !strcmp(t->role, "main") ? m->session.active_ns : t->last_ns - t->first_ns;
-		thread_span(m, t, &a, &b);
-		wait = cpu_intervals_thread_wait(m->cpu_samples, t->pid, t->tid, a, b);
+		model_thread_span(m, t, &a, &b);
+		wait = model_thread_wait_ns(m, t->pid, t->tid, a, b);
 		/* the file's numbers: at most the thread's time */
 		t->cpu_wait_ns = wait <= 0 ? 0 : wait >= (double)t->active_ns ? t->active_ns : (int64_t)wait;
 		own = t->active_ns - t->cpu_wait_ns;
 		t->eager_share = own <= 0 ? 0 : t->eager_ns >= own ? 1 : (double)t->eager_ns / (double)own;
 	}
 	m->session.eager_share = m->session.active_ns ? (double)m->session.eager_ns / (double)m->session.active_ns : 0;
-	return 0;
 }
 
 /* The transformations the program built, in order; their functions by name. */
@@ -1220,7 +1240,8 @@ int model_input_finish(struct model *m)
 	int ret;
 
 	timing(NULL);
-	ret = thread_shares(m) ? -1 : function_makers(m);
+	thread_shares(m);
+	ret = function_makers(m);
 	timing("threads' shares, made_by");
 	return ret;
 }

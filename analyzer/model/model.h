@@ -558,6 +558,12 @@ struct model_eager_key {
 	int64_t count, steady_ns;
 };
 
+/*
+ * Thread (pid, tid)'s waits for a CPU in [a, b) (ns): its thread_samples,
+ * else its process's wait share (cpu_samples) of b - a, else 0.
+ */
+double model_thread_wait_ns(const struct model *m, int64_t pid, int64_t tid, int64_t a, int64_t b);
+
 /* The steady cost of one op of (pid, tid, op_id, site_id) (m->eager_keys), -1 when none. */
 int64_t model_eager_key_op_ns(const struct model *m, int64_t pid, int64_t tid, int64_t op_id, int64_t site_id);
 

@@ -213,13 +213,15 @@ static int64_t mean_times(int64_t sum, int64_t n, int64_t count)
 	return v <= 0 ? 0 : v >= 4611686018427387904.0 ? INT64_C(4611686018427387904) : (int64_t)v;
 }
 
-int64_t scan_group_steady_ns(const struct scan_group *g)
+int64_t scan_group_steady_ns(const struct scan_group *g, double wait_share)
 {
 	int64_t python = g->python_ns < 0 ? 0 : g->python_ns;
 	int64_t dispatch = g->total_ns > python ? g->total_ns - python : 0;
 
 	if (g->brief > 0 && 2 * g->brief >= g->kept)
 		dispatch = mean_times(g->brief_ns, g->brief, g->count);
+	else if (wait_share > 0)  /* long by nature: its recorded time less the waits in it */
+		dispatch = (int64_t)((double)dispatch * (1 - (wait_share < 1 ? wait_share : 1)));
 	if (g->gaps > 0 && 2 * g->gaps >= g->kept)
 		python = mean_times(g->gap_ns, g->gaps, g->count);
 	return dur_add(dispatch, python);

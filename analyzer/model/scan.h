@@ -51,11 +51,13 @@ struct scan_group {
  * (milliseconds), which the collector's python_ns bound (1 ms) already
  * drops from the Python: when most of the group's rows are under the
  * bound, each part is their mean times the group's ops; otherwise (its
- * ops are long by nature) what was recorded.  Issue 46: beside 3 CPU hogs
- * the recorded dispatch of a Keras call's ops was 4-8 times their
- * steady cost, and its Python lost the gaps a time slice fell into.
+ * ops are long by nature) what was recorded, its dispatch less wait_share
+ * of it (the thread's share of its time waiting for a CPU while the group
+ * ran, 0 when unknown).  Issue 46: beside 3 CPU hogs the recorded
+ * dispatch of a Keras call's ops was 4-8 times their steady cost, and its
+ * Python lost the gaps a time slice fell into.
  */
-int64_t scan_group_steady_ns(const struct scan_group *g);
+int64_t scan_group_steady_ns(const struct scan_group *g, double wait_share);
 
 struct scan_result {
 	struct scan_group *groups; /* unordered */

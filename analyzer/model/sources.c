@@ -608,9 +608,12 @@ static int threads_get(const struct model *m, void *data, size_t row, const char
 	NUM("eager_ns", t->eager_ns);
 	NUM("eager_wall_ns", t->eager_wall_ns);
 	NUM("eager_share", t->eager_share);
-	NUM("eager_share_se", !strcmp(t->role, "main") ? model_share_se(m, t->pid, t->tid, m->session.first_tf_ns,
-									 m->session.end_ns, 0)
-						      : model_share_se(m, t->pid, t->tid, t->first_ns, t->last_ns, 0));
+	if (!strcmp(field, "eager_share_se")) {
+		int64_t a, b;
+
+		model_thread_span(m, t, &a, &b);
+		NUM("eager_share_se", model_share_se(m, t->pid, t->tid, a, b, 0));
+	}
 	NUM("input_waits", t->input_waits);
 	NUM("input_ns", t->input_ns);
 	NUM("blackbox_execs", t->blackbox_execs);

@@ -194,3 +194,31 @@ Test(eager_share, hostile_samples_stay_bounded, .fini = teardown)
 	cr_assert_leq(main_thread()->eager_share, 1.0);
 	cr_assert_geq(main_thread()->eager_share, 0.0);
 }
+
+/*
+ * Ops long by nature (5 ms: a tf.data iterator made per call) beside hogs:
+ * each wall-clock op four fifths waits for a CPU, as its thread's samples
+ * say; its steady cost is what it costs quiet.
+ */
+Test(eager_share, long_ops_lose_their_waits, .fini = teardown)
+{
+	int64_t quiet;
+
+	load(0, 0, "DELETE FROM eager_op_rows; DELETE FROM eager_op_keys; DELETE FROM eager_op_blocks;"
+		   "WITH RECURSIVE k(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM k WHERE i < 99)"
+		   " INSERT INTO eager_ops(pid, tid, start_ns, end_ns, op_id, callsite_id, python_ns)"
+		   " SELECT 1, 1, 100000000 + i * 10000000, 105000000 + i * 10000000, 1, 1, 0 FROM k;");
+	quiet = main_thread()->eager_ns;
+	cr_assert_eq(quiet, 100 * 5 * MS);
+	teardown();
+	load(0, 0, "DELETE FROM eager_op_rows; DELETE FROM eager_op_keys; DELETE FROM eager_op_blocks;"
+		   "WITH RECURSIVE k(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM k WHERE i < 99)"
+		   " INSERT INTO eager_ops(pid, tid, start_ns, end_ns, op_id, callsite_id, python_ns)"
+		   " SELECT 1, 1, 100000000 + i * 50000000, 125000000 + i * 50000000, 1, 1, 0 FROM k;"
+		   "WITH RECURSIVE k(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM k WHERE i < 99)"
+		   " INSERT INTO thread_samples(pid, tid, from_ns, t_ns, run_ns, wait_ns)"
+		   " SELECT 1, 1, 100000000 + i * 50000000, 150000000 + i * 50000000, 10000000, 40000000 FROM k;");
+	cr_assert(llabs(main_thread()->eager_ns - quiet) < quiet / 100, "steady cost %lld beside hogs, %lld quiet",
+		  (long long)main_thread()->eager_ns, (long long)quiet);
+	cr_assert_gt(main_thread()->eager_wall_ns, 4 * quiet, "recorded with the waits in it");
+}
