@@ -22,24 +22,19 @@ void cpu_wait_init(struct cpu_wait *cw, sqlite3 *db)
 	cw->last_tracked = -1;
 }
 
-void cpu_wait_track_key(struct cpu_wait *cw, int64_t key)
+static int tracked(const struct cpu_wait *cw, int64_t key)
 {
-	cw->last_tracked = key;
-	for (size_t i = 0; i < cw->ntracked; i++)
-		if (cw->tracked[i] == key)
-			return;
-	if (cw->ntracked < CPU_WAIT_MAX_TRACKED)
-		cw->tracked[cw->ntracked++] = key;
-}
-
-static int tracked(const struct cpu_wait *cw, int pid, int tid)
-{
-	int64_t key = cpu_wait_key(pid, tid);
-
 	for (size_t i = 0; i < cw->ntracked; i++)
 		if (cw->tracked[i] == key)
 			return 1;
 	return 0;
+}
+
+void cpu_wait_track_key(struct cpu_wait *cw, int64_t key)
+{
+	cw->last_tracked = key;
+	if (!tracked(cw, key) && cw->ntracked < CPU_WAIT_MAX_TRACKED)
+		cw->tracked[cw->ntracked++] = key;
 }
 
 /* A tracked thread's own interval between reads a and b: its run and wait in it. */
@@ -65,7 +60,7 @@ static void thread_read(struct run_writer *w, const struct cpu_proc *p, struct c
 {
 	uint64_t from = t->nback > CPU_WAIT_BACK ? t->nback - CPU_WAIT_BACK : 0;
 
-	if (t->nback && w->cpu.ins_thread && tracked(&w->cpu, p->pid, t->tid)) {
+	if (t->nback && w->cpu.ins_thread && tracked(&w->cpu, cpu_wait_key(p->pid, t->tid))) {
 		for (uint64_t i = t->rows ? t->nback - 1 : from; i + 1 < t->nback; i++)
 			thread_row(w, p->pid, t->tid, &t->back[i % CPU_WAIT_BACK], &t->back[(i + 1) % CPU_WAIT_BACK]);
 		thread_row(w, p->pid, t->tid, &t->back[(t->nback - 1) % CPU_WAIT_BACK], now);

@@ -399,9 +399,9 @@ static int64_t typical_trace(const struct model *m, size_t *n)
  * Python-to-C dispatch: each op is counted at the fastest dispatch of its
  * op type in the recording (the kernel plus the least overhead seen),
  * which is what the graph keeps, at most the op's steady cost (an op type
- * run once beside a CPU hog has a fastest run as long as its wait).  The wrapped function also traces once,
- * which the eager loop never paid: a typical trace of the recording
- * (typical_trace()).
+ * run once beside a CPU hog has a fastest run as long as its wait).  The
+ * wrapped function also traces once, which the eager loop never paid: a
+ * typical trace of the recording (typical_trace()).
  */
 static void saving_eager(struct model *m, struct finding *f, const struct model_function *fn)
 {
