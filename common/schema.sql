@@ -390,6 +390,19 @@ CREATE TABLE cpu_samples (
     threads INTEGER NOT NULL    -- the threads read
 );
 
+-- v9 (optional): each thread that dispatched eager ops, on its own: its time
+-- on a CPU and its run-queue wait over (from_ns, t_ns], read with the
+-- cpu_samples above.  The eager share is read on the thread's time less
+-- that wait, so that a loaded machine does not change it (docs/rules.md).
+CREATE TABLE thread_samples (
+    pid     INTEGER NOT NULL,
+    tid     INTEGER NOT NULL,
+    from_ns INTEGER NOT NULL,   -- the previous read of the thread (CLOCK_MONOTONIC, as the events)
+    t_ns    INTEGER NOT NULL,   -- this read
+    run_ns  INTEGER NOT NULL,   -- the thread's time on a CPU in the interval
+    wait_ns INTEGER NOT NULL    -- its time runnable but waiting for one (run-queue delay)
+);
+
 -- optional in 9: what one op of a type costs the thread, timed at the process's first trace (docs/schema.md)
 CREATE TABLE op_prices (
     pid     INTEGER NOT NULL,

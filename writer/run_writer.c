@@ -735,6 +735,8 @@ static void write_span(struct run_writer *w, struct stream *s, int tid, const st
 
 	if (!w->aggregating && over_event_budget(w))
 		start_aggregating(w, "max-events");
+	if (r->h.type == AGP_REC_EAGER)
+		cpu_wait_track(&w->cpu, s->pid, tid);  /* its eager share is read on its own time (thread_samples) */
 	if (r->h.type == AGP_REC_EAGER && w->aggregating) {
 		aggregate_eager(w, s, tid, r);  /* no gpu_external_ids link: the op has no row */
 		return;

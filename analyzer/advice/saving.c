@@ -366,9 +366,23 @@ static void saving_all_retraces(struct model *m, struct finding *f, const struct
 }
 
 /*
+ * A trace's time as a run without agprof on an idle machine pays it: its
+ * plain time less its thread's share of its span spent waiting for a CPU,
+ * the clock of the eager ops' steady cost (the collector's own time,
+ * collector_ns, is on the trace's wall: the same share of it goes).
+ */
+static int64_t steady_tracing_ns(const struct model *m, const struct model_trace *t)
+{
+	int64_t span = tracing_ns(t), plain = plain_tracing_ns(t);
+	double wait = span > 0 ? model_thread_wait_ns(m, t->pid, t->tid, t->start_ns, t->end_ns) : 0;
+
+	return wait <= 0 ? plain : wait >= (double)span ? 0 : (int64_t)((double)plain * (1 - wait / (double)span));
+}
+
+/*
  * What the new tf.function's own first trace will cost: the lower median of
  * the recording's traces (tf.data's aside), each its tracing span less the
- * collector's own time in it (plain_tracing_ns()); *n says
+ * collector's own time in it and its waits for a CPU (steady_tracing_ns()); *n says
  * how many there were (0: none recorded, so nothing to take it from).  A
  * typical trace of this program, not a model of this function's: tracing
  * time depends on the Python and the graph machinery run, which the
@@ -387,7 +401,7 @@ static int64_t typical_trace(const struct model *m, size_t *n)
 		return 0;
 	for (size_t i = 0; i < m->nfunctions; i++)
 		for (size_t j = 0; !m->functions[i].tf_data && j < m->functions[i].ntraces; j++)
-			spans[k++] = plain_tracing_ns(&m->functions[i].traces[j]);
+			spans[k++] = steady_tracing_ns(m, &m->functions[i].traces[j]);
 	median = nth_int64(spans, k, (k - 1) / 2);
 	free(spans);
 	*n = k;
@@ -396,18 +410,23 @@ static int64_t typical_trace(const struct model *m, size_t *n)
 
 /*
  * eager-hotspot: the function holding the busiest line, run as a graph.
- * In a graph each op still runs its kernel, but neither the Python between
- * ops nor the Python-to-C dispatch: each op is counted at the fastest
- * dispatch of its op type in the recording (the kernel plus the least
- * overhead seen), which is what the graph keeps.  The wrapped function
- * also traces once, which the eager loop never paid: a typical trace of
- * the recording (typical_trace()).
+ * What wrapping removes is each op's dispatch and the Python before it (a
+ * library call's own Python, Keras' layer machinery, included): their
+ * steady cost (eager_runs.steady_ns), as the finding's cost reads them, so
+ * that a loaded machine changes neither (issue 46).  In a graph each op
+ * still runs its kernel, but neither the Python between ops nor the
+ * Python-to-C dispatch: each op is counted at the fastest dispatch of its
+ * op type in the recording (the kernel plus the least overhead seen),
+ * which is what the graph keeps, at most the op's steady cost (an op type
+ * run once beside a CPU hog has a fastest run as long as its wait).  The
+ * wrapped function also traces once, which the eager loop never paid: a
+ * typical trace of the recording (typical_trace()).
  */
 static void saving_eager(struct model *m, struct finding *f, const struct model_function *fn)
 {
 	const char *func = NULL;
 	struct eager_runs r;
-	int64_t ops, eager, graph, long_gaps, trace;
+	int64_t eager, graph, trace;
 	size_t ntraces;
 
 	(void)fn;  /* the estimators' one signature: this one reads no function */
@@ -420,16 +439,16 @@ static void saving_eager(struct model *m, struct finding *f, const struct model_
 		set_method(m, f, "upper bound: the eager dispatch time (the function to wrap is not known)");
 		return;
 	}
-	ops = r.ops;
-	eager = r.eager_ns;
-	graph = r.graph_ns;
-	long_gaps = r.long_gaps;
+	eager = r.steady_ns;
+	graph = r.steady_graph_ns;
 	trace = typical_trace(m, &ntraces);
 	f->saving_ns = eager > graph + trace ? eager - graph - trace : 0;
-	set_method(m, f, "%s's %lld eager ops: dispatch + Python between them (%.1f ms, %lld gaps over %.0f ms included)"
-		   " minus the same ops as graph nodes, each at its op type's fastest recorded run (%.1f ms),"
-		   " minus the new tf.function's first trace: %s (%.1f ms)", func, (long long)ops, ms(eager),
-		   (long long)long_gaps, ms(AGP_PYTHON_GAP_MAX_NS), ms(graph),
+	set_method(m, f, "%s's %lld eager ops: dispatch + the Python before each, at their steady cost (no wait for a"
+		   " CPU: %.1f ms; recorded %.1f ms with %lld gaps over %.0f ms)"
+		   " minus the same ops as graph nodes, each at its op type's fastest recorded run, at most its steady"
+		   " cost (%.1f ms),"
+		   " minus the new tf.function's first trace: %s (%.1f ms)", func, (long long)r.ops, ms(eager),
+		   ms(r.eager_ns), (long long)r.long_gaps, ms(AGP_PYTHON_GAP_MAX_NS), ms(graph),
 		   ntraces ? model_strf(m, "the median of the recording's %zu trace%s", ntraces, ntraces == 1 ? "" : "s")
 			   : "no trace recorded to take it from, not counted", ms(trace));
 }

@@ -262,8 +262,15 @@ struct model_thread {
 	int64_t first_ns, last_ns;  /* its first and last event */
 	/* Main Python thread: the session's active run; others: first to last event. */
 	int64_t active_ns;
-	int64_t eager_ops, eager_ns; /* eager dispatch: input waits and ops inside black boxes left out */
-	double eager_share;          /* eager_ns / active_ns */
+	int64_t cpu_wait_ns;         /* of active_ns, its waits for a CPU (thread_samples; 0 without them) */
+	/*
+	 * Eager dispatch (input waits and ops inside black boxes left out): its
+	 * ops, their steady cost (scan_group_steady_ns(): no wait for a CPU in
+	 * it), and as recorded (wall clock: dispatch and the Python before
+	 * each op, under 1 ms).
+	 */
+	int64_t eager_ops, eager_ns, eager_wall_ns;
+	double eager_share;          /* eager_ns / (active_ns - cpu_wait_ns): both without waits for a CPU */
 	int64_t input_waits, input_ns; /* eager reads of an iterator (IteratorGetNext, ...) */
 	int64_t input_first_ns, input_last_ns;
 	struct source_loc input_loc; /* the line reading the iterator most */
@@ -570,6 +577,26 @@ struct metric_source {
 	void *data;
 };
 
+/*
+ * One thread's eager dispatch at one op type and call site (input waits
+ * and ops inside black boxes left out): its ops and their steady cost
+ * (scan_group_steady_ns()).
+ */
+struct model_eager_key {
+	int64_t pid, tid, op_id, site_id;
+	int64_t count, steady_ns;
+};
+
+/*
+ * Thread (pid, tid)'s waits for a CPU in [a, b) (ns): its thread_samples,
+ * else its process's wait share (cpu_samples) of b - a, else 0.
+ */
+double model_thread_wait_ns(const struct model *m, int64_t pid, int64_t tid, int64_t a, int64_t b);
+
+/* The steady cost of one op of (pid, tid, op_id, site_id) (m->eager_keys), -1 when none. */
+int64_t model_eager_key_op_ns(const struct model *m, int64_t pid, int64_t tid, int64_t op_id, int64_t site_id);
+
+struct cpu_intervals;     /* private: analyzer/model/call_times.c */
 struct model_source_list; /* private */
 struct strpool;           /* private */
 struct saving_reads;      /* private: analyzer/model/saving_reads.c */
@@ -627,6 +654,9 @@ struct model {
 	size_t ntrace_inputs;
 	struct saving_reads *saving_reads; /* private: the savings' reads, made on first use */
 	struct eager_runs_table *eager_runs; /* private: every user function's eager runs, walked once */
+	struct model_eager_key *eager_keys; /* by pid, tid, op_id, site_id */
+	size_t neager_keys;
+	struct cpu_intervals *cpu_samples; /* private: cpu_samples and thread_samples as intervals, NULL without them */
 	struct model_cell *cells;         /* notebook cells the recording keeps (user_code.c), by path */
 	size_t ncells;
 	struct code_fact *facts;          /* the user's code as CPython's ast read it (code_facts.h), by path, line */

@@ -245,8 +245,10 @@ static void json_thread(struct json *j, const struct model_thread *t)
 	json_kv_str(j, "thread", t->role);
 	json_kv_str(j, "name", t->name);
 	json_kv_int(j, "active_ns", t->active_ns);
+	json_kv_int(j, "cpu_wait_ns", t->cpu_wait_ns);
 	json_kv_int(j, "eager_ops", t->eager_ops);
 	json_kv_int(j, "eager_ns", t->eager_ns);
+	json_kv_int(j, "eager_wall_ns", t->eager_wall_ns);
 	json_kv_num(j, "eager_share", t->eager_share);
 	json_kv_int(j, "input_waits", t->input_waits);
 	json_kv_int(j, "input_ns", t->input_ns);
