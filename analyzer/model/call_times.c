@@ -174,7 +174,7 @@ int64_t cpu_intervals_run(const struct cpu_intervals *ci, int64_t a, int64_t b)
 	for (size_t i = 0; i < ci->n;) {
 		int64_t pid = ci->v[i].pid;
 
-		cpu_between(ci, pid, a, b, &run, &wait);
+		cpu_intervals_between(ci, pid, 0, a, b, &run, &wait);  /* the process's cpu_samples (tid 0) */
 		while (i < ci->n && ci->v[i].pid == pid)
 			i++;
 	}

@@ -198,7 +198,7 @@ static const char *measure_name(struct strbuf *sb, const struct finding *f, int 
 static int64_t cpu_of(const struct model *m)
 {
 	struct cpu_intervals *ci = NULL;
-	int64_t ns = cpu_intervals_load(m, &ci) ? -1 : cpu_intervals_run(ci, m->session.first_tf_ns, m->session.end_ns);
+	int64_t ns = cpu_intervals_load(m, 0, &ci) ? -1 : cpu_intervals_run(ci, m->session.first_tf_ns, m->session.end_ns);
 
 	cpu_intervals_free(ci);
 	return ns;
