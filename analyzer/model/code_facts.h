@@ -17,7 +17,7 @@
 struct model;
 
 struct code_fact {
-	const char *path, *kind;     /* kind: function, loop, call, store, global, numpy-use, error */
+	const char *path, *kind;     /* function, loop, call, store, global, numpy-use, assign, bind, ...: docs/schema.md */
 	int line, col, end_line;
 	const char *name, *detail;   /* see docs/schema.md, code_facts */
 };
@@ -28,6 +28,8 @@ struct code_obstacle {
 	const char *why;             /* "converts a tensor to NumPy", ... */
 };
 
+/* The last part of a dotted callee as written ("ds.map" -> "map", "step" -> "step"). */
+const char *code_callee_last(const char *name);
 /* Read code_facts into the model (none without the table, or past a bound); 0 or -1. */
 int model_load_code_facts(struct model *m);
 /* Whether file has facts (it parsed). */
