@@ -1,6 +1,7 @@
 """`agprof fix` on a real recording: the patch applies and fixes the program.
 
 Usage: test_fix.py SAMPLE FUNCTION CAUSE      (a retracing finding by CAUSE)
+(SAMPLE: a program of samples/, else of tests/integration/fix_programs/)
        test_fix.py SAMPLE FUNCTION input-bound (the input-bound finding of FUNCTION's pipeline)
        test_fix.py SAMPLE FUNCTION eager-hotspot (FUNCTION's eager ops, wrapped in tf.function)
        test_fix.py SAMPLE FUNCTION eager-switch (eager-hotspot from Keras's run_eagerly=True: set to False)
@@ -57,10 +58,29 @@ import agtest  # noqa: E402
 from agtest import check, check_eq  # noqa: E402
 
 
+PROGRAMS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fix_programs")
+
+
+def source(name):
+    """samples/NAME, else fix_programs/NAME (programs written for one edit's test)."""
+    return agtest.sample(name) if os.path.exists(agtest.sample(name)) else os.path.join(PROGRAMS, name)
+
+
+def marker_lines(name):
+    """{marker: [line numbers]} of the `# agprof: <marker>` comments of the program."""
+    found = {}
+    with open(source(name)) as fh:
+        for no, text in enumerate(fh, 1):
+            m = re.search(r"#\s*agprof:\s*([\w-]+)", text)
+            if m:
+                found.setdefault(m.group(1), []).append(no)
+    return found
+
+
 def copy_sample(d, sample):
     os.makedirs(d)
     for name in (sample, "oracle.py"):
-        shutil.copy(agtest.sample(name), os.path.join(d, name))
+        shutil.copy(source(name), os.path.join(d, name))
 
 
 def record(d, sample, name):
@@ -141,7 +161,7 @@ def check_wrapped(rec1, function):
 
 def check_graphs_again(rec0, rec1, sample):
     """Keras runs its steps as graph calls after run_eagerly=False: few eager ops are left at the fit line."""
-    line = agtest.marker_lines(sample)["eager-hotspot"][0]
+    line = marker_lines(sample)["eager-hotspot"][0]
     ops = []
     for rec in (rec0, rec1):
         db = agtest.open_recording(rec)
@@ -224,7 +244,7 @@ def main():
             check("minus" not in (f["saving_method"] or ""), "an input_signature's saving adds no trace back",
                   f["saving_method"])
         if cause == "eager-switch":
-            line = agtest.marker_lines(sample)["run-eagerly"][0]
+            line = marker_lines(sample)["run-eagerly"][0]
             check(f["fix"] and f["fix"]["line"] == line and "run_eagerly=False" in f["fix"]["after"],
                   "the edit sets run_eagerly=False on line %d" % line, f["fix"])
             check("run_eagerly=True at line %d" % line in f["recommendation"], "the recommendation names the switch",
