@@ -57,12 +57,14 @@ def dotted(node):
 
 
 class Aliases:
-    """What the file's imports bind: tf, np, random, time and their from-imports."""
+    """What the file's imports bind (tf, np, random, time and their from-imports), and the names of its defs."""
 
     def __init__(self, tree):
-        self.modules = {}
+        self.modules, self.defs = {}, set()
         for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.defs.add(node.name)
+            elif isinstance(node, ast.Import):
                 for a in node.names:
                     self.modules[(a.asname or a.name).split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -98,13 +100,6 @@ def call_class(call, name, aliases):
     return "other"
 
 
-def link_parents(tree):
-    """Each node's parent as node.agp_parent (the chained-call flag and an assignment's block need it)."""
-    for node in ast.walk(tree):
-        for child in ast.iter_child_nodes(node):
-            child.agp_parent = node
-
-
 def chained(node):
     """Whether a call's result is used by another part of its expression: x.f().g, x.f()[0], x.f()(y)."""
     parent = getattr(node, "agp_parent", None)
@@ -123,24 +118,23 @@ def alone_in_block(node):
     return False
 
 
-def value_reads(value):
-    """The names an expression reads, comma-separated ("-": none; "*": too many to list)."""
-    local = set()
+def value_facts(value):
+    """The names an expression reads, comma-separated ("-": none; "*": too many to list), and whether a
+    string in it spans lines (its lines cannot be re-indented): one walk."""
+    local, names, mlstring = set(), set(), False
     for node in ast.walk(value):
-        if isinstance(node, ast.Lambda):
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load):
+                names.add(node.id)
+        elif isinstance(node, ast.Lambda):
             a = node.args
             local.update(p.arg for p in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if p)
         elif isinstance(node, ast.comprehension):
             local.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
-    names = sorted({n.id for n in ast.walk(value) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)} - local)
-    text = ",".join(names)
-    return "*" if len(text) > MAX_READS else text or "-"
-
-
-def multiline_string(value):
-    """Whether a string in the expression spans lines (its lines cannot be re-indented)."""
-    return any(isinstance(n, (ast.Constant, ast.JoinedStr)) and isinstance(getattr(n, "value", ""), str)
-               and n.lineno != n.end_lineno for n in ast.walk(value))
+        elif isinstance(node, (ast.Constant, ast.JoinedStr)) and node.lineno != node.end_lineno:
+            mlstring = mlstring or isinstance(getattr(node, "value", ""), str)
+    text = ",".join(sorted(names - local))
+    return ("*" if len(text) > MAX_READS else text or "-"), mlstring
 
 
 def target_name(t):
@@ -150,10 +144,17 @@ def target_name(t):
 
 
 class Facts(ast.NodeVisitor):
-    def __init__(self, path, aliases, out, tree):
+    def __init__(self, path, aliases, out):
         self.path, self.aliases, self.out, self.n = path, aliases, out, 0
         # the names of the file's defs: where one is read other than as a callee, it is passed around
-        self.defs = {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        self.defs = aliases.defs
+
+    def generic_visit(self, node):
+        """Each child visited with its parent as child.agp_parent (the chained-call flag and an assignment's
+        block need it)."""
+        for child in ast.iter_child_nodes(node):
+            child.agp_parent = node
+            self.visit(child)
 
     def emit(self, kind, node, name, detail=""):
         if self.n >= MAX_FACTS:
@@ -254,10 +255,11 @@ class Facts(ast.NodeVisitor):
     def assign_fact(self, node, targets):
         """An assignment: its targets, where it ends, its value's span and the names the value reads."""
         v = node.value
-        flags = ",".join(f for f, on in (("alone", alone_in_block(node)), ("mlstring", multiline_string(v))) if on)
+        reads, mlstring = value_facts(v)
+        flags = ",".join(f for f, on in (("alone", alone_in_block(node)), ("mlstring", mlstring)) if on)
         self.emit("assign", node, ",".join(target_name(t) for t in targets),
                   "%d %d %d %d %d %s %s" % (node.end_col_offset, v.lineno, v.col_offset, v.end_lineno,
-                                             v.end_col_offset, flags or "-", value_reads(v)))
+                                             v.end_col_offset, flags or "-", reads))
 
     def visit_Name(self, node):
         if isinstance(node.ctx, (ast.Store, ast.Del)):
@@ -372,8 +374,7 @@ def facts_of(path):
         return ["\t".join((path, "error", "0", "0", "0", type(e).__name__, clean(e)))]
     aliases = Aliases(tree)
     try:
-        link_parents(tree)
-        facts = Facts(path, aliases, out, tree)
+        facts = Facts(path, aliases, out)
         facts.visit(tree)
         result_uses(path, tree, aliases, out)
     except RecursionError:

@@ -102,7 +102,7 @@ static int call_arg_dtype(struct fixctx *c, struct finding *f, const struct mode
 }
 
 /*
- * The call of fn on line s: by its name first, else (called through another
+ * Legacy: the call of fn on line s: by its name first, else (called through another
  * name: step = tf.function(f); step(x)) the only call with nargs arguments.
  * Sets *open and *close to its brackets; -1 when there is none.
  */
@@ -128,7 +128,7 @@ static int find_fn_call(const char *s, const char *name, size_t nargs, long *ope
 	return found == 1 ? 0 : -1;
 }
 
-/* Index among args[0..n) of the argument named name or at position pos, or -1 when the line's call does not show it. */
+/* Legacy: index among args[0..n) of the argument named name or at position pos, or -1 when the line's call does not show it. */
 static int pick_arg(const char *s, const struct text_arg *args, int n, const char *name, int pos)
 {
 	int pick = -1;
@@ -239,7 +239,7 @@ void fix_edit_call_arg(struct fixctx *c, struct finding *f, const struct model_f
 		call_arg_at_facts(c, f, fn, t, l, tf, dtype, argname, pos);
 		return;
 	}
-	/* no position facts for the file: the one line's text, read as the narrow forms below */
+	/* legacy: no position facts for the file: the one line's text, read as the narrow forms below */
 	if (!(s = srcfile_line(&l->sf, t->callsite.line))) {
 		fix_no_edit(c, f, "'%s' has no line %d now", t->callsite.file, t->callsite.line);
 		return;

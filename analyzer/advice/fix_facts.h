@@ -13,11 +13,11 @@ struct finding;
 struct code_fact;
 
 /*
- * Positions where the fix engine edits (fix.c), from the parser's facts
- * (kinds call-span, arg, def, decorator, param: docs/schema.md): never a
- * position found by scanning the text.  Columns are CPython's, UTF-8 byte
- * offsets in the line; they are untrusted, so fix.c checks every span
- * against the file's lines before it cuts there.
+ * Positions where the fix engine edits (fix_*.c), from the parser's facts
+ * (kinds call-span, arg, def, decorator, param, assign: docs/schema.md):
+ * never a position found by scanning the text.  Columns are CPython's,
+ * UTF-8 byte offsets in the line; they are untrusted, so every span is
+ * checked against the file's lines (fix_span_in) before an edit cuts there.
  */
 struct code_span {
 	int line, col, end_line, end_col;   /* [line:col, end_line:end_col) */

@@ -235,7 +235,11 @@ static int pick_loop(struct fixctx *c, struct finding *f, const struct loaded *l
 	for (const struct code_fact *loop = inner; loop; loop = loop_around(c->m, h->file, loop->line)) {
 		const char *lp = srcfile_line(&l->sf, loop->line);
 
-		if (loop_blocks(c->m, h, loop, why, sizeof(why)) || !lp || strspn(lp, " \t") < (size_t)loop->col)
+		if (!lp || strspn(lp, " \t") < (size_t)loop->col || loop->col >= h->build.stmt.col) {
+			snprintf(why, sizeof(why), "the loop at line %d is not where the parser put it", loop->line);
+			break;
+		}
+		if (loop_blocks(c->m, h, loop, why, sizeof(why)))
 			break;
 		h->loop = loop;
 	}

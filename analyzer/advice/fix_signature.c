@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Parameters of "def name(a, b=1):" on line s; -1 when not one line or not plain names. */
+/* Legacy: the parameters of "def name(a, b=1):" on line s; -1 when not one line or not plain names. */
 static int def_params(const char *s, const char *name, struct fix_param *ps)
 {
 	struct text_arg args[FIX_MAX_ARGS];
@@ -192,7 +192,7 @@ static int build_signature(const struct model_function *fn, const struct fix_par
 	return 0;
 }
 
-/* The @tf.function line above def line def_line, or 0. */
+/* Legacy: the @tf.function line above def line def_line, or 0. */
 static long find_decorator(const struct loaded *l, long def_line, const char *tf)
 {
 	size_t ind = text_indent(srcfile_line(&l->sf, def_line));
@@ -251,7 +251,7 @@ static const struct loaded *fn_decorator(struct fixctx *c, struct finding *f, co
 	*dec = 0;
 	if (fix_positions(c, l, fn->def.file))
 		return fn_decorator_at_facts(c, f, fn, l, tf, def, span);
-	/* no position facts for the file: the lines above the def, read as text */
+	/* legacy: no position facts for the file: the lines above the def, read as text */
 	/* co_firstlineno is the first decorator's line: the def follows the decorators */
 	for (*def = fn->def.line; (dl = srcfile_line(&l->sf, *def)) && dl[text_indent(dl)] == '@' && *def < fn->def.line + 8;)
 		(*def)++;
@@ -267,7 +267,7 @@ static const struct loaded *fn_decorator(struct fixctx *c, struct finding *f, co
 }
 
 /*
- * The start of a new decorator line dec (`@TF.function...`): its
+ * Legacy: the start of a new decorator line dec (`@TF.function...`): its
  * indentation and "@TF.function(" into after; returns what follows
  * ".function" on the line (nothing, or the arguments).
  */
