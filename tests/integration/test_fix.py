@@ -66,17 +66,6 @@ def source(name):
     return agtest.sample(name) if os.path.exists(agtest.sample(name)) else os.path.join(PROGRAMS, name)
 
 
-def marker_lines(name):
-    """{marker: [line numbers]} of the `# agprof: <marker>` comments of the program."""
-    found = {}
-    with open(source(name)) as fh:
-        for no, text in enumerate(fh, 1):
-            m = re.search(r"#\s*agprof:\s*([\w-]+)", text)
-            if m:
-                found.setdefault(m.group(1), []).append(no)
-    return found
-
-
 def copy_sample(d, sample):
     os.makedirs(d)
     for name in (sample, "oracle.py"):
@@ -161,7 +150,7 @@ def check_wrapped(rec1, function):
 
 def check_graphs_again(rec0, rec1, sample):
     """Keras runs its steps as graph calls after run_eagerly=False: few eager ops are left at the fit line."""
-    line = marker_lines(sample)["eager-hotspot"][0]
+    line = agtest.marker_lines_of(source(sample))["eager-hotspot"][0]
     ops = []
     for rec in (rec0, rec1):
         db = agtest.open_recording(rec)
@@ -244,7 +233,7 @@ def main():
             check("minus" not in (f["saving_method"] or ""), "an input_signature's saving adds no trace back",
                   f["saving_method"])
         if cause == "eager-switch":
-            line = marker_lines(sample)["run-eagerly"][0]
+            line = agtest.marker_lines_of(source(sample))["run-eagerly"][0]
             check(f["fix"] and f["fix"]["line"] == line and "run_eagerly=False" in f["fix"]["after"],
                   "the edit sets run_eagerly=False on line %d" % line, f["fix"])
             check("run_eagerly=True at line %d" % line in f["recommendation"], "the recommendation names the switch",
