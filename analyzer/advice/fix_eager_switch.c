@@ -58,18 +58,21 @@ static int switches_in_calls(const struct fixctx *c, const struct loaded *l, con
 			     int n)
 {
 	for (const struct code_fact *f = NULL; (f = facts_next(c->m, f, file, "call-span"));) {
+		int functions = !strcmp(code_callee_last(f->name), "run_functions_eagerly");
 		struct code_call call;
 
 		if (facts_call_of(c->m, f, &call))
 			continue;
+		/* tf.config.run_functions_eagerly(True) (its parameter is named run_eagerly too), compile(run_eagerly=True) */
 		for (int i = 0; i < call.nargs; i++) {
 			const struct code_arg *a = &call.args[i];
 
-			if (!strcmp(a->name, "run_eagerly") && is_true(l, &a->value))
-				n = found(sw, n, "run_eagerly=True", &a->value);
-			else if (!strcmp(a->name, "#0") && !strcmp(code_callee_last(f->name), "run_functions_eagerly") &&
-				 is_true(l, &a->value))
+			if (!is_true(l, &a->value))
+				continue;
+			if (functions && (!strcmp(a->name, "#0") || !strcmp(a->name, "run_eagerly")))
 				n = found(sw, n, "run_functions_eagerly(True)", &a->value);
+			else if (!functions && !strcmp(a->name, "run_eagerly"))
+				n = found(sw, n, "run_eagerly=True", &a->value);
 		}
 	}
 	return n;
