@@ -151,8 +151,13 @@ def sample(name):
 
 def marker_lines(sample_name):
     """{marker: [line numbers]} of the `# agprof: <marker>` comments of a sample (name with .py)."""
+    return marker_lines_of(sample(sample_name))
+
+
+def marker_lines_of(path):
+    """{marker: [line numbers]} of the `# agprof: <marker>` comments of the program at path."""
     found = {}
-    with open(sample(sample_name)) as fh:
+    with open(path) as fh:
         for no, text in enumerate(fh, 1):
             m = re.search(r"#\s*agprof:\s*([\w-]+)", text)
             if m:

@@ -17,7 +17,7 @@
 struct model;
 
 struct code_fact {
-	const char *path, *kind;     /* kind: function, loop, call, store, global, numpy-use, bind, error */
+	const char *path, *kind;     /* function, loop, call, store, global, numpy-use, assign, bind, ...: docs/schema.md */
 	int line, col, end_line;
 	const char *name, *detail;   /* see docs/schema.md, code_facts */
 };
@@ -28,6 +28,8 @@ struct code_obstacle {
 	const char *why;             /* "converts a tensor to NumPy", ... */
 };
 
+/* The last part of a dotted callee as written ("ds.map" -> "map", "step" -> "step"). */
+const char *code_callee_last(const char *name);
 /* Read code_facts into the model (none without the table, or past a bound); 0 or -1. */
 int model_load_code_facts(struct model *m);
 /* Whether file has facts (it parsed). */
@@ -61,6 +63,8 @@ const struct code_fact *code_export_call(const struct model *m, const char *file
  * (an older recording, a file that did not parse).
  */
 int code_call_passes_keyword(const struct model *m, const char *file, int line, const char *name);
+/* Whether f is a bind fact of that how (its detail "HOW;SCOPE": "import tensorflow", "store", "param"). */
+int code_bind_is(const struct code_fact *f, const char *how);
 /*
  * How often name is bound in file (its facts of kind "bind": assigned,
  * imported, defined, a parameter, deleted) in scope ("module", "function

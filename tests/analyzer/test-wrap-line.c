@@ -60,14 +60,14 @@ static void teardown(void)
 	fixture_release(path, &rec, &m);
 }
 
-#define MODEL_AT_3 "('/p.py', 'bind', 3, 0, 3, 'model', 'module')"
+#define MODEL_AT_3 "('/p.py', 'bind', 3, 0, 3, 'model', 'store;module')"
 
 Test(wrap_line, module_loop, .fini = teardown)
 {
 	const char *why;
 
 	load_facts(MODEL_AT_3 ", ('/p.py', 'loop', 10, 0, 14, 'for', 'range(500)'),"
-		   " ('/p.py', 'call', 11, 13, 11, 'model', 'other'), ('/p.py', 'bind', 11, 4, 11, 'logits', 'module')");
+		   " ('/p.py', 'call', 11, 13, 11, 'model', 'other'), ('/p.py', 'bind', 11, 4, 11, 'logits', 'store;module')");
 	cr_expect_eq(wrap_line(11, &why), 10, "above the module's loop: %s", why ? why : "");
 }
 
@@ -76,7 +76,7 @@ Test(wrap_line, module_level_def, .fini = teardown)
 	const char *why;
 
 	load_facts(MODEL_AT_3 ", ('/p.py', 'function', 20, 0, 23, 'policy', ';state'),"
-		   " ('/p.py', 'bind', 20, 11, 20, 'state', 'function 20'),"
+		   " ('/p.py', 'bind', 20, 11, 20, 'state', 'store;function 20'),"
 		   " ('/p.py', 'call', 21, 10, 21, 'model', 'other'), ('/p.py', 'loop', 30, 0, 33, 'for', 'range(4)')");
 	cr_expect_eq(wrap_line(21, &why), 20, "above the def: %s", why ? why : "");
 }
@@ -86,7 +86,7 @@ Test(wrap_line, local_model, .fini = teardown)
 	const char *why;
 
 	/* def rollout(model): ... for ...: model(x): the function's own loop, the model its parameter */
-	load_facts("('/p.py', 'function', 5, 0, 12, 'rollout', ';model'), ('/p.py', 'bind', 5, 12, 5, 'model', 'function 5'),"
+	load_facts("('/p.py', 'function', 5, 0, 12, 'rollout', ';model'), ('/p.py', 'bind', 5, 12, 5, 'model', 'param;function 5'),"
 		   " ('/p.py', 'loop', 7, 4, 12, 'for', 'range(9)'), ('/p.py', 'call', 8, 12, 8, 'model', 'other')");
 	cr_expect_eq(wrap_line(8, &why), 7, "above the function's loop: %s", why ? why : "");
 }
@@ -94,7 +94,7 @@ Test(wrap_line, local_model, .fini = teardown)
 Test(wrap_line, bound_again_in_loop, .fini = teardown)
 {
 	load_facts(MODEL_AT_3 ", ('/p.py', 'loop', 10, 0, 14, 'for', 'range(5)'),"
-		   " ('/p.py', 'bind', 12, 4, 12, 'model', 'module'), ('/p.py', 'call', 11, 4, 11, 'model', 'other')");
+		   " ('/p.py', 'bind', 12, 4, 12, 'model', 'store;module'), ('/p.py', 'call', 11, 4, 11, 'model', 'other')");
 	expect_refused(11, "assigned again");
 }
 
@@ -108,7 +108,7 @@ Test(wrap_line, global_statement, .fini = teardown)
 Test(wrap_line, refused, .fini = teardown)
 {
 	/* self.net(x) in a method; model(x) in a method; model_fn already the program's; a call in no loop */
-	load_facts(MODEL_AT_3 ", ('/p.py', 'bind', 4, 0, 4, 'net_fn', 'module'), ('/p.py', 'bind', 2, 0, 2, 'net', 'module'),"
+	load_facts(MODEL_AT_3 ", ('/p.py', 'bind', 4, 0, 4, 'net_fn', 'store;module'), ('/p.py', 'bind', 2, 0, 2, 'net', 'store;module'),"
 		   " ('/p.py', 'function', 20, 4, 25, 'act', ';self'), ('/p.py', 'call', 21, 8, 21, 'self.net', 'other'),"
 		   " ('/p.py', 'call', 22, 8, 22, 'model', 'other'), ('/p.py', 'loop', 30, 0, 33, 'for', 'range(2)'),"
 		   " ('/p.py', 'call', 31, 4, 31, 'net', 'other'), ('/p.py', 'call', 40, 0, 40, 'model', 'other')");

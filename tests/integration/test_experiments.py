@@ -21,8 +21,9 @@ Usage: test_experiments.py jit | eager | tolerance | sidecar | together
   eager-hotspot wraps it in @tf.function: verified (exit 0), and the report
   then claims the measured saving (base_ns - new_ns, "saves:", the verdict
   line, no forecast line).  The same loop counting its calls in a Python
-  dict (a side effect the edit's checks do not see, which a tf.function runs
-  once, at tracing): refuted, the output differs (exit 1), and the report
+  dict, in a helper it calls (a side effect the edit's checks do not see:
+  they read the function's own body; a tf.function runs it once, at
+  tracing): refuted, the output differs (exit 1), and the report
   drops the advice, its edit and its forecast; `agprof fix` offers nothing.
   The loop at module level (no function to decorate, no edit written):
   no command to try (JSON `experiment` null: `fix --verify` would have
@@ -140,8 +141,11 @@ for start in range(1, 201):
     total += int(collatz_eager(tf.constant(start)))
 print("total Collatz steps for 1..200: %d, calls counted %d" % (total, CALLS["n"]))
 '''
-# the body's first line: a call count a tf.function makes once, at tracing (the output then differs)
-COUNTING = EAGER_LOOP.replace("    steps = tf.constant(0)\n", "    CALLS[\"n\"] += 1\n    steps = tf.constant(0)\n", 1)
+# a call count a tf.function makes once, at tracing (the output then differs), in a helper that does
+# TensorFlow work: the edit's checks read the function's own body (where a store into CALLS is seen and
+# refused, issue 45), not the bodies of what it calls
+COUNTING = EAGER_LOOP.replace("    steps = tf.constant(0)\n", "    steps = counted(tf.constant(0))\n", 1).replace(
+    "def collatz_eager(n):", "def counted(x):\n    CALLS[\"n\"] += 1\n    return tf.identity(x)\n\n\ndef collatz_eager(n):", 1)
 # the same loop at module level: no function of its own to decorate, no edit written
 MODULE_LOOP = '''"""An eager Collatz loop at module level: nothing agprof fix can decorate."""
 import tensorflow as tf
