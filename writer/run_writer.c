@@ -1048,6 +1048,9 @@ void writer_drain_stream(struct run_writer *w, struct stream *s)
 		n = AGP_MAX_THREADS;
 	for (uint32_t i = 0; i < n && !s->damaged && !run_writer_stopping; i++)
 		drain_ring(w, s, i);
+	/* the collector's threads wait for a freed slot only while a launcher polls (agp_protocol.h) */
+	if (!s->damaged && shm_store64(&s->shm->launcher_poll_ns, w->last_poll_ns) != 0)
+		stream_damaged(w, s, "its ring file shrank while it was read");
 }
 
 /* Pick up streams of processes that started since the last scan. */

