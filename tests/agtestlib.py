@@ -94,37 +94,105 @@ def tmpdir(prefix="agprof-test-"):
     return d
 
 
+def shared_once(name, make):
+    """One run shared by the tests of one ./run-tests: (base, result), or None when each test runs its own.
+
+    AGPROF_SHARED_RECORDINGS is a directory run-tests makes for each build.  The
+    first test to ask for NAME calls make(base), which writes its files at
+    base + a suffix and returns a JSON-able result, under a lock; the others
+    wait and read the result and the files.  The key holds this Python
+    (sys.executable): the pythons suite runs the same samples on other
+    interpreters, whose recordings differ.
+    """
+    shared = os.environ.get("AGPROF_SHARED_RECORDINGS")
+    if not shared or not os.path.isdir(shared):
+        return None
+    import fcntl
+    import hashlib
+    import json
+    python = "py%d.%d-%s" % (sys.version_info[0], sys.version_info[1],
+                             hashlib.sha1(PYTHON.encode()).hexdigest()[:8])
+    base = os.path.join(shared, "%s-%s" % (name, python))
+    with open(base + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not os.path.exists(base + ".json"):
+            result = make(base)
+            with open(base + ".json", "w") as f:
+                json.dump(result, f)
+        with open(base + ".json") as f:
+            return base, json.load(f)
+
+
+def _copy_if_there(src, dst):
+    if os.path.exists(src):
+        shutil.copyfile(src, dst)
+
+
 def shared_sample_run(sample_file, out, timeout=600):
     """`agprof run -o OUT -- PYTHON samples/SAMPLE_FILE` (cwd: the source root); (exit status, stderr).
 
     Tests that only read a sample's plain recording (report's, the analyzer's)
-    share one run of it within one ./run-tests (AGPROF_SHARED_RECORDINGS, a
-    directory run-tests makes for each build): the first to ask records it
-    under a lock, the others wait and read a copy.  Without the variable each
-    test records its own.
+    share one run of it within one ./run-tests (shared_once); without
+    AGPROF_SHARED_RECORDINGS each test records its own.
     """
-    def cmd(path):
-        return [AGPROF, "run", "-o", path, "--", PYTHON, os.path.join(SAMPLES, sample_file)]
+    def run(path):
+        p = subprocess.run([AGPROF, "run", "-o", path, "--", PYTHON, os.path.join(SAMPLES, sample_file)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout, cwd=SOURCE_ROOT)
+        return {"rc": p.returncode, "stderr": p.stderr.decode("utf-8", "replace")}
 
-    shared = os.environ.get("AGPROF_SHARED_RECORDINGS")
-    if not shared or not os.path.isdir(shared):
-        p = subprocess.run(cmd(out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout, cwd=SOURCE_ROOT)
-        return p.returncode, p.stderr.decode("utf-8", "replace")
-    import fcntl
-    import json
-    base = os.path.join(shared, os.path.basename(sample_file))
-    with open(base + ".lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not os.path.exists(base + ".json"):
-            p = subprocess.run(cmd(base + ".agprof"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               timeout=timeout, cwd=SOURCE_ROOT)
-            with open(base + ".json", "w") as f:
-                json.dump({"rc": p.returncode, "stderr": p.stderr.decode("utf-8", "replace")}, f)
-        with open(base + ".json") as f:
-            run = json.load(f)
-    if os.path.exists(base + ".agprof"):
-        shutil.copyfile(base + ".agprof", out)
-    return run["rc"], run["stderr"]
+    got = shared_once(os.path.basename(sample_file), lambda base: run(base + ".agprof"))
+    if got is None:
+        r = run(out)
+    else:
+        base, r = got
+        _copy_if_there(base + ".agprof", out)
+    return r["rc"], r["stderr"]
+
+
+def oracle_sample_run(sample_file, out, oracle_path, timeout=240):
+    """`agprof run -o OUT -- PYTHON samples/SAMPLE_FILE` with AGPROF_ORACLE=ORACLE_PATH (cwd: the source
+    root), TensorFlow's profiler on: (CompletedProcess, stdout and stderr as bytes; agprof's pid, or None
+    when another test of this ./run-tests made the run).
+
+    The sample tests, fleet's and the pitfalls' record the same samples this
+    way: one run per sample shared like shared_sample_run's (shared_once), the
+    recording and the oracle copied to OUT and ORACLE_PATH.  With
+    AGPROF_ORACLE_NO_PROFILER set (a run of another kind) or without
+    AGPROF_SHARED_RECORDINGS each test records its own.
+    """
+    cmd = [AGPROF, "run", "-o", out, "--", PYTHON, os.path.join(SAMPLES, sample_file)]
+
+    def run(rec, oracle):
+        cmd[2] = rec
+        p = subprocess.Popen(cmd, env=dict(os.environ, AGPROF_ORACLE=oracle), stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=SOURCE_ROOT)
+        try:
+            stdout, stderr = p.communicate(b"", timeout=timeout)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.communicate()
+            raise
+        return subprocess.CompletedProcess(list(cmd), p.returncode, stdout, stderr), p.pid
+
+    if os.environ.get("AGPROF_ORACLE_NO_PROFILER"):
+        return run(out, oracle_path)
+    ran_here = []
+
+    def make(base):
+        p, pid = run(base + ".agprof", base + ".oracle.json")
+        ran_here.append(pid)
+        # latin-1 holds any bytes: the output comes back as it was
+        return {"rc": p.returncode, "stdout": p.stdout.decode("latin-1"), "stderr": p.stderr.decode("latin-1")}
+
+    got = shared_once("oracle-" + os.path.basename(sample_file), make)
+    if got is None:
+        return run(out, oracle_path)
+    base, r = got
+    _copy_if_there(base + ".agprof", out)
+    _copy_if_there(base + ".oracle.json", oracle_path)
+    cmd[2] = out
+    p = subprocess.CompletedProcess(cmd, r["rc"], r["stdout"].encode("latin-1"), r["stderr"].encode("latin-1"))
+    return p, (ran_here[0] if ran_here else None)
 
 
 def agprof(*args, timeout=300, env_extra=None):

@@ -9,7 +9,6 @@ usage: test_pitfalls.py SAMPLE   (the name in samples/, without .py)
 import json
 import os
 import sqlite3
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -53,10 +52,8 @@ def record(sample):
     d = agcheck.agtestlib.tmpdir("agprof-pit-")
     out = os.path.join(d, sample + ".agprof")
     oracle_path = os.path.join(d, "oracle.json")
-    env = dict(os.environ, AGPROF_ORACLE=oracle_path)
-    p = subprocess.run([agcheck.AGPROF, "run", "-o", out, "--", sys.executable,
-                        os.path.join(agcheck.SAMPLES, sample + ".py")],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=300, cwd=agcheck.SOURCE_ROOT, env=env)
+    # the run of test_sample.py's, shared within one ./run-tests
+    p, _ = agcheck.agtestlib.oracle_sample_run(sample + ".py", out, oracle_path, timeout=300)
     if p.returncode != 0 or not os.path.exists(out):
         sys.stdout.write(p.stderr.decode("utf-8", "replace")[-3000:])
         agcheck.die("agprof run on %s.py exited %d" % (sample, p.returncode))

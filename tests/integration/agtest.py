@@ -62,14 +62,20 @@ def agprof_cmd(*args, timeout=240):
 
 
 def run_sample_recorded(sample_name, args=(), timeout=240, agprof_args=()):
-    """Run a sample under agprof with AGPROF_ORACLE; return (proc, db, oracle)."""
+    """Run a sample under agprof with AGPROF_ORACLE; return (proc, db, oracle).  Without args the run is
+    shared within one ./run-tests (agtestlib.oracle_sample_run)."""
     global last_recording
     d = tmpdir()
     out = os.path.join(d, sample_name.replace(".py", "") + ".agprof")
     last_recording = out
     oracle_path = os.path.join(d, "oracle.json")
-    proc = run_agprof(out, [PYTHON, sample(sample_name)] + list(args),
-                      env_extra={"AGPROF_ORACLE": oracle_path}, timeout=timeout, agprof_args=agprof_args)
+    if args or agprof_args:
+        proc = run_agprof(out, [PYTHON, sample(sample_name)] + list(args),
+                          env_extra={"AGPROF_ORACLE": oracle_path}, timeout=timeout, agprof_args=agprof_args)
+    else:  # the sample as it is: one run shared by the tests of one ./run-tests
+        proc, pid = agtestlib.oracle_sample_run(sample_name, out, oracle_path, timeout=timeout)
+        if pid is not None:
+            check_shm_cleaned(pid)
     sys.stdout.write(proc.stdout.decode("utf-8", "replace"))
     if proc.returncode != 0:
         sys.stdout.write(proc.stderr.decode("utf-8", "replace")[-4000:])
