@@ -15,6 +15,8 @@ trace watch and twice without it (AGPROF_TRACE_WATCH=0); each time:
   thread switch between a trace's description and its watch used to hand
   one thread's function to another's trace);
 - unwatched: no such event.
+With --once (the extra Pythons, tests/pythons): one watched and one unwatched run, every check
+above once; the repeats, which look for the collector's set-up race, run on test_python.
 """
 import os
 import sys
@@ -67,9 +69,10 @@ def trial(tag, env_extra, watched):
 
 def main():
     agtest.need_agprof()
-    for i in range(TRIALS):
+    once = "--once" in sys.argv[1:]
+    for i in range(1 if once else TRIALS):
         trial("watched %d" % (i + 1), None, True)
-    for i in range(2):
+    for i in range(1 if once else 2):
         trial("unwatched %d" % (i + 1), {"AGPROF_TRACE_WATCH": "0"}, False)
     agtest.finish("threads_tracing")
 

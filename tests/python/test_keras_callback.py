@@ -277,7 +277,21 @@ def check_alone(out):
     check_window(out, "predict_window", range(2, 5), PREDICT_FN)
 
 
+def same_keras_as(python):
+    """True when PYTHON has this Python's Keras version (importlib.metadata: no import of Keras)."""
+    ask = "import importlib.metadata as m; print(m.version('keras'))"
+    there = subprocess.run([python, "-c", ask], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    here = subprocess.run([agtest.PYTHON, "-c", ask], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    return there.returncode == 0 and there.stdout.strip() == here.stdout.strip()
+
+
 def check_paths(out):
+    # --paths-unless-keras-of PY (tests/pythons): the paths are Keras's code, the same where the Keras is
+    if "--paths-unless-keras-of" in sys.argv:
+        main_python = sys.argv[sys.argv.index("--paths-unless-keras-of") + 1]
+        if same_keras_as(main_python):
+            print("skip the paths part: the Keras of %s, whose python-keras-callback runs it" % main_python)
+            return
     if run_workload("paths", out) is None:
         return
     for check, cases in ((check_custom_step, ["custom_step"]), (check_steps_per_execution, ["spe"]),
