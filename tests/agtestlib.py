@@ -160,11 +160,11 @@ def oracle_sample_run(sample_file, out, oracle_path, timeout=240):
     AGPROF_ORACLE_NO_PROFILER set (a run of another kind) or without
     AGPROF_SHARED_RECORDINGS each test records its own.
     """
-    cmd = [AGPROF, "run", "-o", out, "--", PYTHON, os.path.join(SAMPLES, sample_file)]
+    def cmd(rec):
+        return [AGPROF, "run", "-o", rec, "--", PYTHON, os.path.join(SAMPLES, sample_file)]
 
     def run(rec, oracle):
-        cmd[2] = rec
-        p = subprocess.Popen(cmd, env=dict(os.environ, AGPROF_ORACLE=oracle), stdin=subprocess.PIPE,
+        p = subprocess.Popen(cmd(rec), env=dict(os.environ, AGPROF_ORACLE=oracle), stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=SOURCE_ROOT)
         try:
             stdout, stderr = p.communicate(b"", timeout=timeout)
@@ -172,7 +172,7 @@ def oracle_sample_run(sample_file, out, oracle_path, timeout=240):
             p.kill()
             p.communicate()
             raise
-        return subprocess.CompletedProcess(list(cmd), p.returncode, stdout, stderr), p.pid
+        return subprocess.CompletedProcess(cmd(rec), p.returncode, stdout, stderr), p.pid
 
     if os.environ.get("AGPROF_ORACLE_NO_PROFILER"):
         return run(out, oracle_path)
@@ -190,8 +190,7 @@ def oracle_sample_run(sample_file, out, oracle_path, timeout=240):
     base, r = got
     _copy_if_there(base + ".agprof", out)
     _copy_if_there(base + ".oracle.json", oracle_path)
-    cmd[2] = out
-    p = subprocess.CompletedProcess(cmd, r["rc"], r["stdout"].encode("latin-1"), r["stderr"].encode("latin-1"))
+    p = subprocess.CompletedProcess(cmd(out), r["rc"], r["stdout"].encode("latin-1"), r["stderr"].encode("latin-1"))
     return p, (ran_here[0] if ran_here else None)
 
 

@@ -57,6 +57,12 @@ def record(sample):
     if p.returncode != 0 or not os.path.exists(out):
         sys.stdout.write(p.stderr.decode("utf-8", "replace")[-3000:])
         agcheck.die("agprof run on %s.py exited %d" % (sample, p.returncode))
+    # a shared run is this Python's (the pythons suite records the same samples on other interpreters)
+    db = sqlite3.connect("file:%s?mode=ro" % out, uri=True)
+    argv = db.execute("SELECT value FROM meta WHERE key = 'argv'").fetchone()
+    db.close()
+    check(argv and json.loads(argv[0]) == [sys.executable, os.path.join(agcheck.SAMPLES, sample + ".py")],
+          "%s: meta argv is this Python's run of the sample" % sample, argv and argv[0])
     with open(oracle_path) as fh:
         return out, json.load(fh)
 
