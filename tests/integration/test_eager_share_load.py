@@ -24,8 +24,9 @@ import os
 import subprocess
 import sys
 
-import agtestlib as agtest
-from agtestlib import check
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import agtest  # noqa: E402
+from agtest import check  # noqa: E402
 
 BOUND = 0.25
 OPS = "40000"
@@ -48,7 +49,7 @@ def record(out, hogs):
 
 def shares(path):
     """(session share, wall-clock share, main thread's share, main thread's wait fraction)."""
-    rc, out, err = agtest.agprof("report", "--format", "json", path)
+    rc, out, err = agtest.agprof_cmd("report", "--format", "json", path)
     check(rc == 0, "agprof report exit status (%s)" % err.strip())
     rep = json.loads(out)
     s = rep["session"]
@@ -63,14 +64,14 @@ def shares(path):
 def check_gate(path, share):
     """check --max-eager-share crosses at the report's session share."""
     pct = 100 * share
-    rc, out, _ = agtest.agprof("check", path, "--max-eager-share", "%.2f" % (pct - 0.5))
+    rc, out, _ = agtest.agprof_cmd("check", path, "--max-eager-share", "%.2f" % (pct - 0.5))
     check(rc == 1, "check --max-eager-share %.2f (the share %.2f%%): crossed" % (pct - 0.5, pct), out)
-    rc, out, _ = agtest.agprof("check", path, "--max-eager-share", "%.2f" % (pct + 0.5))
+    rc, out, _ = agtest.agprof_cmd("check", path, "--max-eager-share", "%.2f" % (pct + 0.5))
     check(rc == 0, "check --max-eager-share %.2f (the share %.2f%%): holds" % (pct + 0.5, pct), out)
 
 
 def main():
-    agtest.need_agprof(tensorflow=True)
+    agtest.need_agprof()
     d = agtest.tmpdir()
     quiet, loaded = os.path.join(d, "quiet.agprof"), os.path.join(d, "loaded.agprof")
     record(quiet, 0)
