@@ -782,33 +782,59 @@ void model_thread_span(const struct model *m, const struct model_thread *t, int6
 	*b = is_main ? m->session.end_ns : t->last_ns;
 }
 
+double model_eager_share(int64_t eager_ns, int64_t own_ns)
+{
+	return own_ns <= 0 || eager_ns <= 0 ? 0 : eager_ns >= own_ns ? 1 : (double)eager_ns / (double)own_ns;
+}
+
+int64_t model_thread_own_ns(const struct model *m, const struct model_thread *t, int64_t from, int64_t to,
+			    int64_t *wait_ns)
+{
+	int is_main = !strcmp(t->role, "main");
+	int64_t a, b, active;
+	double wait;
+
+	model_thread_span(m, t, &a, &b);
+	a = a > from ? a : from;
+	b = b < to ? b : to;
+	/* The main thread runs the whole active session (capture windows: their time); a pool thread, its events. */
+	active = b <= a ? 0 : is_main ? model_recorded_ns(m, a, b) : b - a;
+	wait = active ? model_thread_wait_ns(m, t->pid, t->tid, a, b) : 0;
+	/* the file's numbers: at most the thread's time */
+	*wait_ns = wait <= 0 ? 0 : wait >= (double)active ? active : (int64_t)wait;
+	return active - *wait_ns;
+}
+
 /*
  * Each thread's eager share, of its time less its waits for a CPU
  * (m->cpu_samples, read with the dispatch): the steady eager cost has
  * none either, so that a machine loaded by other work lengthens both
- * alike.
+ * alike.  The session's: the same sums over the threads that dispatched
+ * eager ops (docs/rules.md, *The eager share under load*): with one such
+ * thread, its share; with several, the share of their time together.
  */
 static void thread_shares(struct model *m)
 {
+	int64_t eager = 0, own_all = 0;
+
 	for (size_t i = 0; i < m->nthreads; i++) {
 		struct model_thread *t = &m->threads[i];
-		double wait;
-		int64_t a, b, own;
+		int64_t own;
 
 		if (t->first_ns == INT64_MAX)
 			t->first_ns = t->last_ns = 0;
 		if (t->input_first_ns == INT64_MAX)
 			t->input_first_ns = t->input_last_ns = 0;
-		/* The main thread runs the whole active session; a pool thread, its events. */
-		t->active_ns = !strcmp(t->role, "main") ? m->session.active_ns : t->last_ns - t->first_ns;
-		model_thread_span(m, t, &a, &b);
-		wait = model_thread_wait_ns(m, t->pid, t->tid, a, b);
-		/* the file's numbers: at most the thread's time */
-		t->cpu_wait_ns = wait <= 0 ? 0 : wait >= (double)t->active_ns ? t->active_ns : (int64_t)wait;
-		own = t->active_ns - t->cpu_wait_ns;
-		t->eager_share = own <= 0 ? 0 : t->eager_ns >= own ? 1 : (double)t->eager_ns / (double)own;
+		own = model_thread_own_ns(m, t, INT64_MIN, INT64_MAX, &t->cpu_wait_ns);
+		t->active_ns = own + t->cpu_wait_ns;
+		t->eager_share = model_eager_share(t->eager_ns, own);
+		if (t->eager_ops > 0) {
+			eager = dur_add(eager, t->eager_ns);
+			own_all = dur_add(own_all, own);
+		}
 	}
-	m->session.eager_share = m->session.active_ns ? (double)m->session.eager_ns / (double)m->session.active_ns : 0;
+	m->session.eager_steady_ns = eager;
+	m->session.eager_share = model_eager_share(eager, own_all);
 }
 
 /* The transformations the program built, in order; their functions by name. */

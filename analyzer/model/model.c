@@ -1531,7 +1531,7 @@ static void function_totals(struct model *m)
 		s->first_tf_ns = s->start_ns;
 	/* with capture windows, only their time: shares are of what was recorded */
 	s->active_ns = model_recorded_ns(m, s->first_tf_ns, s->end_ns);
-	s->eager_share = s->active_ns ? (double)s->eager_ns / (double)s->active_ns : 0;
+	/* s->eager_share: thread_shares() (input.c), from the dispatch read with the events */
 	/* traces are recorded outside the windows too: the share is of the tracing inside them */
 	s->trace_share = s->active_ns ? (double)s->trace_recorded_ns / (double)s->active_ns : 0;
 	if (s->trace_share > 1)  /* threads tracing at once */
@@ -1547,19 +1547,6 @@ static int cmp_functions(const void *a, const void *b)
 	if (x->trace_ns + x->exec_ns != y->trace_ns + y->exec_ns)
 		return x->trace_ns + x->exec_ns < y->trace_ns + y->exec_ns ? 1 : -1;
 	return x->id < y->id ? -1 : x->id > y->id;
-}
-
-/* Session eager totals only. */
-static int load_eager_totals(struct loader *l)
-{
-	struct model *m = l->m;
-	int64_t first;
-
-	if (scan_totals(m->rec->path, "eager_ops", &m->session.eager_ops, &m->session.eager_ns, &first))
-		return -1;
-	if (m->session.eager_ops)
-		first_event(&m->session, first);
-	return 0;
 }
 
 int model_load_eager_site_counts(struct model *m)
@@ -1642,10 +1629,10 @@ static int run_load_steps(struct loader *l, unsigned parts)
 		{ "session", load_session, 0, 0 }, { "functions", load_functions, 0, 0 },
 		{ "traces", load_traces, 0, 0 }, { "graph_functions", load_graph_functions, 0, 0 },
 		{ "function_calls", load_function_calls, MODEL_EVENTS, 0 },
-		{ "eager_totals", load_eager_totals, MODEL_EAGER_TOTALS, MODEL_EVENTS },
-		{ "blackboxes", load_blackboxes, MODEL_EVENTS, 0 },
+		/* the eager share's dispatch: the black boxes charge theirs (input.c) */
+		{ "blackboxes", load_blackboxes, MODEL_ALL, 0 },
 		{ "session_runs", load_session_runs, MODEL_EVENTS, 0 },
-		{ "eager_ops", load_eager_split, MODEL_EVENTS, 0 },
+		{ "eager_ops", load_eager_split, MODEL_ALL, 0 },
 	};
 	/* AGPROF_TIMING=1 prints the time of each step (bench/report). */
 	int timing = getenv("AGPROF_TIMING") != NULL;
@@ -1693,7 +1680,7 @@ int model_load_parts(struct model *m, struct recording *rec, unsigned parts)
 	}
 	if (mark_library_functions(&l))
 		goto cleanup;
-	if ((parts & MODEL_EVENTS) && model_input_finish(m))
+	if ((parts & MODEL_ALL) && model_input_finish(m))
 		goto cleanup;
 	/* the code facts first: a trace an export made is no retrace (explain.c) */
 	if (model_load_code_facts(m) || model_explain_retraces(m, l.gfs, l.ngfs, &consts) || model_load_cells(m))

@@ -397,7 +397,15 @@ struct model_session {
 	int64_t retrace_ns;         /* avoidable tracing: retraces, follow-ups excluded */
 	int64_t blackbox_execs, blackbox_ns;
 	int64_t session_runs, session_run_ns; /* TF1 Session steps */
-	double eager_share;         /* eager_ns / active_ns, 0..1 */
+	/*
+	 * The eager share, one definition (model_eager_share(), docs/rules.md
+	 * *The eager share under load*): the threads that dispatched eager ops,
+	 * their steady eager cost (eager_steady_ns, as each thread's eager_ns)
+	 * over their time less their waits for a CPU, 0..1.  eager_ns above is
+	 * as recorded (wall clock).
+	 */
+	int64_t eager_steady_ns;
+	double eager_share;
 	int64_t trace_recorded_ns;  /* trace_ns inside the capture windows (= trace_ns without windows) */
 	double trace_share;         /* trace_recorded_ns / active_ns */
 	double retrace_share;       /* retrace_ns inside the capture windows / active_ns */
@@ -593,6 +601,22 @@ struct model_eager_key {
  */
 double model_thread_wait_ns(const struct model *m, int64_t pid, int64_t tid, int64_t a, int64_t b);
 
+/*
+ * The eager share: eager_ns (at its steady cost) of own_ns (the time less
+ * the waits for a CPU), 0..1.  The one formula of every eager share
+ * (threads, session, slices).
+ */
+double model_eager_share(int64_t eager_ns, int64_t own_ns);
+
+/*
+ * Thread t's own time in [from, to): its active time there (the main
+ * thread: the recorded time of the session's active run; another: its
+ * first to last event) less its waits for a CPU (*wait_ns, at most that).
+ * The base of its eager share.
+ */
+int64_t model_thread_own_ns(const struct model *m, const struct model_thread *t, int64_t from, int64_t to,
+			    int64_t *wait_ns);
+
 /* The steady cost of one op of (pid, tid, op_id, site_id) (m->eager_keys), -1 when none. */
 int64_t model_eager_key_op_ns(const struct model *m, int64_t pid, int64_t tid, int64_t op_id, int64_t site_id);
 
@@ -692,8 +716,9 @@ int model_load(struct model *m, struct recording *rec);
 enum model_part {
 	MODEL_EVENTS = 1 << 0,  /* eager ops per op type and line, graph calls, black boxes, Session steps */
 	/*
-	 * Without MODEL_EVENTS: session eager totals only (no sites, no op
-	 * types).  What `agprof check --max-eager-share` needs.
+	 * Without MODEL_EVENTS: the eager dispatch and its share (each thread's
+	 * and the session's, model_eager_share()), no graph calls or Session
+	 * steps.  What `agprof check --max-eager-share` needs.
 	 */
 	MODEL_EAGER_TOTALS = 1 << 1,
 	MODEL_ALL = MODEL_EVENTS | MODEL_EAGER_TOTALS,

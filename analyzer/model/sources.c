@@ -1018,7 +1018,7 @@ static void input_anchor(const struct model *m, void *data, size_t row, struct m
 
 static const char *const session_fields[] = {
 	"wall_ns: duration of the run; active_ns: from the first TensorFlow event to the end (shares are of it)",
-	"eager_ops, eager_ns, eager_share: eager dispatches, their time, its share of the run",
+	"eager_ops, eager_ns, eager_share: eager dispatches, their time (recorded), the eager threads' steady share",
 	"trace_ns, trace_share, traces, retraces: tracing",
 	"retrace_ns, retrace_share: tracing after each user function's first trace (avoidable tracing; a library's own functions left out)",
 	"retrace_share_se: one standard error of retrace_share (the retraces' times' spread)",

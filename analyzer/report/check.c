@@ -552,8 +552,9 @@ static void print_github(struct strbuf *out, const struct check_config *st, cons
 
 /*
  * Read only what the thresholds need: the rules need the whole analysis,
- * --max-eager-share the eager totals, --max-traces the traces (a recording
- * of millions of events is checked in the time of a few index lookups).
+ * --max-eager-share the eager dispatch (the share the report prints, of
+ * the time less the waits for a CPU: one scan of the eager ops, no graph
+ * calls), --max-traces the traces (a few index lookups).
  * 0, or -1 after an error (m and rs are then released).
  */
 static int load_for_checks(struct model *m, struct ruleset *rs, struct recording *rec, const struct check_config *st)

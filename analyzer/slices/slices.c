@@ -124,14 +124,31 @@ static int slice_traces(struct slices *s, const struct model *m)
  * is in the slice its start_ns falls in.
  */
 static const char eager_sql[] =
-	"SELECT start_ns, max(0, (1 - inside) * dur + python_ns), 1 - inside, op, max(0, python_ns) FROM"
+	"SELECT start_ns, max(0, (1 - inside) * dur + python_ns), 1 - inside, op, max(0, python_ns), pid, tid, op_id,"
+	" callsite_id FROM"
 	" (SELECT e.start_ns AS start_ns, e.end_ns - e.start_ns AS dur, e.python_ns AS python_ns, o.text AS op,"
+	"   e.pid AS pid, e.tid AS tid, e.op_id AS op_id, e.callsite_id AS callsite_id,"
 	"   EXISTS (SELECT 1 FROM blackbox_execs b WHERE b.pid = e.pid AND b.tid = e.tid"
 	"    AND e.start_ns >= b.start_ns AND e.start_ns < b.end_ns) AS inside"
 	"  FROM eager_ops e JOIN strings o ON o.id = e.op_id WHERE e.start_ns >= ?1 AND e.start_ns < ?2)"
-	" UNION ALL SELECT e.start_ns, max(0, e.total_ns + e.python_ns), e.count, o.text, max(0, e.python_ns)"
-	" FROM eager_op_buckets e"
+	" UNION ALL SELECT e.start_ns, max(0, e.total_ns + e.python_ns), e.count, o.text, max(0, e.python_ns),"
+	" e.pid, e.tid, e.op_id, e.callsite_id FROM eager_op_buckets e"
 	" JOIN strings o ON o.id = e.op_id WHERE e.start_ns >= ?1 AND e.start_ns < ?2";
+
+/*
+ * A dispatch row's time at its steady cost, as its thread's eager_ns
+ * counts it (model_eager_key_op_ns()): count ops at the key's price; as
+ * recorded (ns) when the key has none (an op inside a black box: its
+ * Python only).
+ */
+static int64_t steady_ns(const struct model *m, sqlite3_stmt *st, int64_t count, int64_t ns)
+{
+	int64_t op = count > 0 ? model_eager_key_op_ns(m, sqlite3_column_int64(st, 5), sqlite3_column_int64(st, 6),
+							    sqlite3_column_int64(st, 7), sqlite3_column_int64(st, 8)) : -1;
+	double v = (double)op * (double)count;
+
+	return op < 0 ? ns : v >= 4611686018427387904.0 ? INT64_C(4611686018427387904) : (int64_t)v;
+}
 
 static int slice_eager(struct slices *s, const struct model *m)
 {
@@ -157,6 +174,7 @@ static int slice_eager(struct slices *s, const struct model *m)
 		} else {
 			sl->eager_ops = sat_add64(sl->eager_ops, count);
 			sl->eager_ns = dur_add(sl->eager_ns, ns);
+			sl->eager_steady_ns = dur_add(sl->eager_steady_ns, steady_ns(m, st, count, ns));
 		}
 	}
 	sqlite3_finalize(st);
@@ -187,6 +205,17 @@ static double share(int64_t part, int64_t whole)
 	return whole > 0 ? (double)part / (double)whole : 0;
 }
 
+/* The eager threads' own time in [from, to) (model_thread_own_ns()): the base of the slice's eager share. */
+static int64_t eager_own_ns(const struct model *m, int64_t from, int64_t to)
+{
+	int64_t own = 0, wait;
+
+	for (size_t i = 0; i < m->nthreads; i++)
+		if (m->threads[i].eager_ops > 0)
+			own = dur_add(own, model_thread_own_ns(m, &m->threads[i], from, to, &wait));
+	return own;
+}
+
 /* What is computed slice by slice: recorded time, the step, the executor overhead, the shares. */
 static int slice_each(struct slices *s, const struct model *m)
 {
@@ -201,7 +230,7 @@ static int slice_each(struct slices *s, const struct model *m)
 		sl->step = step;
 		if (slice_step(sl, m) || graph_ops_busy_in(m, sl->start_ns, sl->end_ns, &sl->call_ns, &sl->busy_ns))
 			return -1;
-		sl->eager_share = share(sl->eager_ns, sl->active_ns);
+		sl->eager_share = model_eager_share(sl->eager_steady_ns, eager_own_ns(m, sl->start_ns, sl->end_ns));
 		sl->input_share = share(sl->input_ns, sl->active_ns);
 		sl->overhead_share = share(sl->call_ns > sl->busy_ns ? sl->call_ns - sl->busy_ns : 0, sl->call_ns);
 	}

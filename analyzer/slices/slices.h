@@ -44,9 +44,15 @@ struct slice {
 	struct slice_function *functions; /* in the model's function order */
 	size_t nfunctions;
 	int64_t active_ns;                /* recorded time of the slice from the first TensorFlow event */
-	int64_t eager_ops, eager_ns;      /* eager dispatch, as session.eager_ops/eager_ns */
+	int64_t eager_ops, eager_ns;      /* eager dispatch, as session.eager_ops/eager_ns (as recorded) */
+	int64_t eager_steady_ns;          /* the same at its steady cost, as session.eager_steady_ns */
 	int64_t input_waits, input_ns;    /* eager iterator reads, as session.input_waits/input_ns */
-	double eager_share, input_share;  /* of active_ns; 0 when it is 0 */
+	/*
+	 * eager_share: as the session's (model_eager_share()), of the eager
+	 * threads' time in the slice less their waits for a CPU; input_share:
+	 * of active_ns; 0 when it is 0.
+	 */
+	double eager_share, input_share;
 	const struct model_function *step; /* the step function (call_times_step_function), or NULL */
 	size_t step_periods;              /* its periods that start in the slice */
 	int64_t step_median_ns;           /* their median, 0 when none */
