@@ -361,7 +361,7 @@ static const char *imported_as(const struct model *m, const char *file, const ch
 
 /*
  * The user's function that call names, or NULL: f() defined at the top of
- * its file or imported from a user file (from steps import f), mod.f() with
+ * its file (or of a notebook's cell) or imported from a user file (from steps import f), mod.f() with
  * mod a user file imported, self.f() a method of the caller's class.
  */
 static const struct code_fact *resolve_callee(const struct model *m, const struct code_fact *call)
@@ -376,6 +376,9 @@ static const struct code_fact *resolve_callee(const struct model *m, const struc
 	if (!dot) {
 		const struct code_fact *f = module_function(m, call->path, name, head);
 
+		/* a notebook's cells share one namespace: a def in another cell */
+		for (size_t i = 0; !f && model_cell(m, call->path) && i < m->ncells; i++)
+			f = module_function(m, m->cells[i].path, name, head);
 		if (f || !(mod = imported_as(m, call->path, name, head, &len)))
 			return f;
 		/* "pkg.steps.f": the function f of the file of pkg.steps */
