@@ -33,16 +33,6 @@ from agtest import check, check_eq  # noqa: E402
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fix_programs")
 
 
-def expectations(path):
-    want = {}
-    with open(path) as fh:
-        for ln in fh:
-            m = re.match(r"# expect: (\S+) ?(.*)$", ln.rstrip("\n"))
-            if m:
-                want.setdefault(m.group(1), []).append(m.group(2))
-    return want
-
-
 def copy_program(d, program, want):
     os.makedirs(d)
     for name in [program] + want.get("with", []):
@@ -84,7 +74,7 @@ def check_old_advice_breaks(top, program, want, func):
 def main():
     agtest.need_agprof()
     program = sys.argv[1]
-    want = expectations(os.path.join(HERE, program))
+    want = agtest.expectations(os.path.join(HERE, program))
     func = want["decorate"][0]
     top = agtest.tmpdir()
     check_old_advice_breaks(top, program, want, func)
