@@ -12,6 +12,9 @@
 # param, decorator, assign facts) and reads what a statement depends on from
 # the bind, block and loop facts, never from scanning the text.  A file whose
 # facts are complete starts with one 'facts' fact naming FACTS_VERSION.
+# `--cells FILE` reads notebook cells instead: FILE is JSON, {the file name
+# IPython compiled a cell under: the code it compiled}, each parsed as a file
+# of that name, so a cell's facts are keyed and numbered as its locations.
 import ast
 import sys
 
@@ -372,11 +375,13 @@ def result_uses(path, tree, aliases, out):
                         break  # name bound anew
 
 
-def facts_of(path):
+def facts_of(path, source=None):
+    """The facts of the file at path, or of source (bytes) under the name path."""
     out = []
     try:
-        with open(path, "rb") as f:
-            source = f.read(MAX_BYTES + 1)
+        if source is None:
+            with open(path, "rb") as f:
+                source = f.read(MAX_BYTES + 1)
         if len(source) > MAX_BYTES:
             return []
         tree = ast.parse(source, filename=path)
@@ -394,8 +399,26 @@ def facts_of(path):
     return out
 
 
+MAX_CELLS = 4096  # as the analyzer reads them (analyzer/model/user_code.c)
+
+
+def cells_of(path):
+    """(file name, code) of the cells of JSON file path; bounded, each as facts_of reads a file."""
+    import json
+    with open(path, "rb") as f:
+        cells = json.loads(f.read(64 << 20))
+    for name in sorted(cells)[:MAX_CELLS] if isinstance(cells, dict) else ():
+        if isinstance(cells[name], str):
+            yield name, cells[name].encode("utf-8", "replace")
+
+
 def main():
     write = sys.stdout.write
+    if sys.argv[1:2] == ["--cells"]:
+        for path, code in cells_of(sys.argv[2]):
+            for line in facts_of(path, code):
+                write(line + "\n")
+        return
     for path in sys.argv[1:]:
         for line in facts_of(path):
             write(line + "\n")

@@ -129,17 +129,14 @@ static void insert_fact(sqlite3 *db, sqlite3_stmt *ins, char *line)
 	db_step_done(db, ins);
 }
 
-int code_facts_record(sqlite3 *db, const char *cwd, const char *python)
+/* Run the parser (argv) in cwd and insert its facts; 0, or -1 when it failed. */
+static int parse_into(sqlite3 *db, char **argv, const char *cwd)
 {
 	struct strbuf out = STRBUF_INIT;
 	sqlite3_stmt *ins;
-	size_t n = 0;
-	char **argv;
 	int rc = -1;
 
-	if (!python || !*python || !cwd || !db_has_table(db, "code_facts") || !(argv = facts_argv(db, python, &n)))
-		return -1;
-	if (n > 5 && !run_parser(argv, cwd, &out) && out.buf &&
+	if (!run_parser(argv, cwd, &out) && out.buf &&
 	    (ins = db_prepare(db, "INSERT OR IGNORE INTO code_facts (path, kind, line, col, end_line, name, detail)"
 				  " VALUES (?, ?, ?, ?, ?, ?, ?)"))) {
 		for (char *line = out.buf, *nl; *line; line = nl + 1) {
@@ -151,7 +148,29 @@ int code_facts_record(sqlite3 *db, const char *cwd, const char *python)
 		sqlite3_finalize(ins);
 		rc = 0;
 	}
-	free_argv(argv, n);
 	strbuf_release(&out);
 	return rc;
+}
+
+int code_facts_record(sqlite3 *db, const char *cwd, const char *python)
+{
+	size_t n = 0;
+	char **argv;
+	int rc = -1;
+
+	if (!python || !*python || !cwd || !db_has_table(db, "code_facts") || !(argv = facts_argv(db, python, &n)))
+		return -1;
+	if (n > 5)
+		rc = parse_into(db, argv, cwd);
+	free_argv(argv, n);
+	return rc;
+}
+
+int code_facts_record_cells(sqlite3 *db, const char *python, const char *cells)
+{
+	char *argv[] = { (char *)python, "-I", "-S", "-c", (char *)agp_codefacts_py, "--cells", (char *)cells, NULL };
+
+	if (!python || !*python || !cells || !*cells || !db_has_table(db, "code_facts"))
+		return -1;
+	return parse_into(db, argv, "/");
 }

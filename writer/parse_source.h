@@ -16,5 +16,13 @@
  * or -1 (nothing or part inserted; the analysis then advises as before).
  */
 int code_facts_record(sqlite3 *db, const char *cwd, const char *python);
+/*
+ * The same for notebook cells (agprof.stop() in IPython, after the writer
+ * ended): cells names a JSON file {the file name IPython compiled a cell
+ * under (<ipython-input-N-HASH>, the kernel's /tmp/ipykernel_PID/HASH.py):
+ * the code it compiled}, each parsed under its file name, so that a cell's
+ * facts are keyed as its locations.  The same bounds; 0 or -1.
+ */
+int code_facts_record_cells(sqlite3 *db, const char *python, const char *cells);
 
 #endif

@@ -33,12 +33,53 @@ static const struct code_fact *unit_of(const struct model *m, const struct findi
 	return u;
 }
 
-/* "line 19: out.numpy() makes a tensor a NumPy ...; line 18: ..." */
-static void name_obstacles(struct strbuf *sb, const struct code_obstacle *ob, size_t n, size_t total)
+/* Where fact f is, for the reader: "train.py:12" (the file's base name), "In [3]:4" for a notebook cell. */
+static void fact_place(struct strbuf *sb, const struct model *m, const struct code_fact *f)
 {
-	for (size_t i = 0; i < n; i++)
-		strbuf_addf(sb, "%sline %d: %s%s %s", i ? "; " : "", ob[i].fact->line, ob[i].fact->name,
-			    !strcmp(ob[i].fact->kind, "call") ? "()" : "", ob[i].why);
+	const struct model_cell *cell = model_cell(m, f->path);
+	const char *base = strrchr(f->path, '/');
+
+	if (cell)
+		strbuf_addf(sb, "%s:%d", cell->label, f->line);
+	else
+		strbuf_addf(sb, "%s:%d", base ? base + 1 : f->path, f->line);
+}
+
+static void fact_named(struct strbuf *sb, const struct model *m, const struct code_fact *f)
+{
+	strbuf_addf(sb, "%s%s at ", f->name, !strcmp(f->kind, "call") ? "()" : "");
+	fact_place(sb, m, f);
+}
+
+void facts_obstacle_text(struct strbuf *sb, const struct model *m, const struct code_obstacle *ob)
+{
+	const struct code_fact *caller;
+
+	if (!ob->nvia) {
+		strbuf_addf(sb, "line %d: %s%s %s", ob->fact->line, ob->fact->name,
+			    !strcmp(ob->fact->kind, "call") ? "()" : "", ob->why);
+		return;
+	}
+	/* "line 12: step calls noisy() at train.py:12, which calls y.numpy() at train.py:5, which makes ..." */
+	caller = code_fact_around(m, "function", ob->via[0]->path, ob->via[0]->line);
+	strbuf_addf(sb, "line %d: %s calls ", ob->via[0]->line, caller ? caller->name : "it");
+	for (int i = 0; i < ob->nvia && i < CODE_FOLLOW_DEPTH; i++) {
+		strbuf_addstr(sb, i ? ", which calls " : "");
+		fact_named(sb, m, ob->via[i]);
+	}
+	strbuf_addstr(sb, strcmp(ob->fact->kind, "call") ? ", where " : ", which calls ");
+	fact_named(sb, m, ob->fact);
+	strbuf_addf(sb, "%s%s", strcmp(ob->fact->kind, "call") ? " " : ", which ", ob->why);
+}
+
+/* "line 19: out.numpy() makes a tensor a NumPy ...; line 18: ..." */
+static void name_obstacles(struct strbuf *sb, const struct model *m, const struct code_obstacle *ob, size_t n,
+			   size_t total)
+{
+	for (size_t i = 0; i < n; i++) {
+		strbuf_addstr(sb, i ? "; " : "");
+		facts_obstacle_text(sb, m, &ob[i]);
+	}
 	if (total > n)
 		strbuf_addf(sb, "; and %zu more", total - n);
 }
@@ -74,7 +115,7 @@ int facts_eager_advice(struct model *m, struct finding *f, const char *func, con
 		return 0;
 	}
 	strbuf_addf(&sb, "%s cannot be traced as it is: ", unit.buf);
-	name_obstacles(&sb, ob, total < MAX_NAMED ? total : MAX_NAMED, total);
+	name_obstacles(&sb, m, ob, total < MAX_NAMED ? total : MAX_NAMED, total);
 	strbuf_addch(&sb, '.');
 	call = code_model_call(m, f->loc.file, f->loc.line, f->loc.line);
 	if (!call)

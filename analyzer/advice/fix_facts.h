@@ -11,6 +11,8 @@
 struct model;
 struct finding;
 struct code_fact;
+struct code_obstacle;
+struct strbuf;
 
 /*
  * Positions where the fix engine edits (fix_*.c), from the parser's facts
@@ -99,6 +101,14 @@ int facts_decorator(const struct model *m, const char *file, int def_line, const
 int facts_params(const struct model *m, const char *file, int def_line, const char **names, const char **kinds,
 		 int max);
 
+/*
+ * What ob is and where, into sb: "line 19: out.numpy() makes a tensor ...",
+ * or for one found in a function the range calls, the calls that lead
+ * there: "line 12: step calls noisy() at train.py:12, which calls
+ * y.numpy() at train.py:5, which makes a tensor ..." (a notebook cell named
+ * by its label).
+ */
+void facts_obstacle_text(struct strbuf *sb, const struct model *m, const struct code_obstacle *ob);
 /*
  * eager-hotspot: when the function holding the busiest line (func, NULL or
  * "<module>": the loop around it) cannot be traced as it is, say what and

@@ -140,8 +140,12 @@ const char *fix_tf_alias(const struct loaded *l, char *buf, size_t cap)
 {
 	const char *alias;
 
-	if (!l->cell && facts_version(l->m, l->path) == FACTS_VERSION) {
-		if (!(alias = facts_tf_alias(l->m, l->path)) || strlen(alias) >= cap)
+	if (facts_version(l->m, l->path) == FACTS_VERSION) {
+		alias = facts_tf_alias(l->m, l->path);
+		/* a notebook imports TensorFlow once, in one of its cells */
+		for (size_t i = 0; !alias && l->cell && i < l->m->ncells; i++)
+			alias = facts_tf_alias(l->m, l->m->cells[i].path);
+		if (!alias || strlen(alias) >= cap)
 			return NULL;
 		return strcpy(buf, alias);
 	}
@@ -226,12 +230,15 @@ void fix_store_line_edit(struct fixctx *c, struct finding *f, const struct loade
 /* Whether the parser's position facts hold for l's file: else the edits read its text. */
 int fix_positions(const struct fixctx *c, const struct loaded *l, const char *file)
 {
-	return !l->cell && facts_positions_known(c->m, file);
+	(void)l;  /* a notebook cell's facts are keyed by its file name as a file's are */
+	return facts_positions_known(c->m, file);
 }
 
 enum fix_reader fix_reader(const struct fixctx *c, const struct loaded *l, const char *file)
 {
-	int v = l->cell ? 0 : facts_version(c->m, file);
+	int v = facts_version(c->m, file);
+
+	(void)l;
 
 	return v == FACTS_VERSION ? FIX_FACTS : v ? FIX_OLD_FACTS : FIX_LEGACY_TEXT;
 }

@@ -178,9 +178,14 @@ static int wrap_refused_facts(const struct fixctx *c, const struct loaded *l, co
 		return snprintf(why, cap, "%s is not an undecorated def at the module's top level", func), -1;
 	if (fix_params_of(c, l, file, def, func, ps) < 0)
 		return snprintf(why, cap, "%s takes *args, **kwargs or keyword-only parameters", func), -1;
-	if (code_obstacles(c->m, file, (int)def + 1, (int)end, &ob, 1))
-		return snprintf(why, cap, "line %d: %s%s %s", ob.fact->line, ob.fact->name,
-				!strcmp(ob.fact->kind, "call") ? "()" : "", ob.why), -1;
+	if (code_obstacles(c->m, file, (int)def + 1, (int)end, &ob, 1)) {
+		struct strbuf sb = STRBUF_INIT;
+
+		facts_obstacle_text(&sb, c->m, &ob);
+		snprintf(why, cap, "%s", sb.buf ? sb.buf : "");
+		strbuf_release(&sb);
+		return -1;
+	}
 	if ((w = wrap_obstacle(c->m, file, def + 1, end, &at)))
 		return snprintf(why, cap, "line %d: %s%s %s", at->line, at->name, !strcmp(at->kind, "call") ? "()" : "",
 				w), -1;
@@ -420,7 +425,7 @@ static const char *busiest_function(const struct model *m, const struct finding 
 static void wrap_advice(struct fixctx *c, struct finding *f, const struct loaded *l, const char *func, long def,
 			long end, const char *vars)
 {
-	char why[512];
+	char why[1024];  /* an obstacle found through calls names each (facts_obstacle_text) */
 
 	if (!strcmp(func, "main") || !strcmp(func, "run") || !strcmp(func, "train"))
 		fix_no_edit(c, f, "the busiest line is in %s (lines %ld-%ld), which holds the loop itself: move the loop's"

@@ -22,10 +22,20 @@ struct code_fact {
 	const char *name, *detail;   /* see docs/schema.md, code_facts */
 };
 
-/* What stops a range of lines from being traced as it is, or runs once at tracing. */
+/* Calls followed into the user's own functions, at most (code_obstacles()). */
+#define CODE_FOLLOW_DEPTH 4
+
+/*
+ * What stops a range of lines from being traced as it is, or runs once at
+ * tracing: fact, in the range or in a function of the user's that the range
+ * calls (through via[0..nvia): the calls followed, outermost first, via[0]
+ * in the range).
+ */
 struct code_obstacle {
 	const struct code_fact *fact;
 	const char *why;             /* "converts a tensor to NumPy", ... */
+	const struct code_fact *via[CODE_FOLLOW_DEPTH];
+	int nvia;
 };
 
 /* The last part of a dotted callee as written ("ds.map" -> "map", "step" -> "step"). */
@@ -41,8 +51,12 @@ const struct code_fact *code_fact_around(const struct model *m, const char *kind
  * tracing: a tensor made NumPy or Python (.numpy(), .item()), NumPy or
  * Python randomness (frozen into the graph as a constant), I/O, time,
  * global statements, attribute stores, and calls into other Python objects
- * at lines where the recording saw no TensorFlow work (env.step()).  Up to
- * max into out, in line order; the count found.
+ * at lines where the recording saw no TensorFlow work (env.step()).  A
+ * call of the user's own function (same file, one its imports name, or a
+ * method on self of the caller's class) is followed into that function's
+ * body, CODE_FOLLOW_DEPTH calls deep, each function once a chain (cycles),
+ * 64 functions a question at most: its first obstacle counts as the call's.
+ * Up to max into out, in line order; the count found.
  */
 size_t code_obstacles(const struct model *m, const char *file, int from, int to, struct code_obstacle *out,
 		      size_t max);

@@ -261,24 +261,210 @@ static const char *obstacle(const struct model *m, const struct code_fact *f)
 	return NULL;
 }
 
-size_t code_obstacles(const struct model *m, const char *file, int from, int to, struct code_obstacle *out,
-		      size_t max)
+/* ---- following calls into the user's own functions ---------------------------- */
+
+/* A bind fact's scope (its detail after "HOW;"). */
+static const char *bind_scope(const struct code_fact *f)
+{
+	const char *semi = strchr(f->detail, ';');
+
+	return semi ? semi + 1 : "";
+}
+
+#define FOLLOW_BUDGET 64  /* functions entered a question: each costs a pass over the facts */
+
+/* Whether bind fact f's how starts with "import " (its module into *mod, *n its length). */
+static int bind_import(const struct code_fact *f, const char **mod, size_t *n)
+{
+	if (strcmp(f->kind, "bind") || strncmp(f->detail, "import ", 7))
+		return 0;
+	*mod = f->detail + 7;
+	*n = strcspn(*mod, ";");
+	return 1;
+}
+
+/* The function fact name at the top level of file (col 0), or NULL. */
+static const struct code_fact *module_function(const struct model *m, const char *file, const char *name, size_t n)
+{
+	for (size_t i = 0; file && i < m->nfacts; i++) {
+		const struct code_fact *f = &m->facts[i];
+
+		if (same_file(f, file) && !strcmp(f->kind, "function") && !f->col && strlen(f->name) == n &&
+		    !strncmp(f->name, name, n))
+			return f;
+	}
+	return NULL;
+}
+
+/* The user's file whose module is mod[0..n) ("pkg.steps" -> a file steps.py the facts name), or NULL. */
+static const char *module_file(const struct model *m, const char *mod, size_t n)
+{
+	const char *last = mod;
+
+	for (size_t i = 0; i < n; i++)
+		if (mod[i] == '.')
+			last = mod + i + 1;
+	n -= (size_t)(last - mod);
+	for (size_t i = 0; n && i < m->nfacts; i++) {
+		const char *p = m->facts[i].path, *base = strrchr(p, '/');
+
+		base = base ? base + 1 : p;
+		if (!strncmp(base, last, n) && !strcmp(base + n, ".py"))
+			return p;
+	}
+	return NULL;
+}
+
+/* The bind fact of fn's def (its line, and its scope "class LINE" for a method), or NULL. */
+static const struct code_fact *def_bind(const struct model *m, const struct code_fact *fn)
+{
+	for (size_t i = 0; i < m->nfacts; i++) {
+		const struct code_fact *f = &m->facts[i];
+
+		if (same_file(f, fn->path) && code_bind_is(f, "def") && f->col == fn->col && !strcmp(f->name, fn->name) &&
+		    f->line >= fn->line && f->line <= fn->end_line)
+			return f;
+	}
+	return NULL;
+}
+
+/* The method name of the class whose method caller is (self.name()), or NULL. */
+static const struct code_fact *method_of(const struct model *m, const struct code_fact *caller, const char *name)
+{
+	const struct code_fact *b = caller ? def_bind(m, caller) : NULL;
+	const char *scope = b ? bind_scope(b) : "";
+
+	if (strncmp(scope, "class ", 6))
+		return NULL;
+	for (size_t i = 0; i < m->nfacts; i++) {
+		const struct code_fact *f = &m->facts[i];
+
+		if (same_file(f, caller->path) && code_bind_is(f, "def") && !strcmp(f->name, name) &&
+		    !strcmp(bind_scope(f), scope))
+			return code_fact_around(m, "function", f->path, f->line);
+	}
+	return NULL;
+}
+
+/* The module a name is imported from in file (`from M import name`: "M.name"; `import M as name`: "M"), or NULL. */
+static const char *imported_as(const struct model *m, const char *file, const char *name, size_t n, size_t *len)
+{
+	for (size_t i = 0; i < m->nfacts; i++) {
+		const struct code_fact *f = &m->facts[i];
+		const char *mod;
+
+		if (same_file(f, file) && strlen(f->name) == n && !strncmp(f->name, name, n) && bind_import(f, &mod, len))
+			return mod;
+	}
+	return NULL;
+}
+
+/*
+ * The user's function that call names, or NULL: f() defined at the top of
+ * its file (or of a notebook's cell) or imported from a user file (from steps import f), mod.f() with
+ * mod a user file imported, self.f() a method of the caller's class.
+ */
+static const struct code_fact *resolve_callee(const struct model *m, const struct code_fact *call)
+{
+	const char *name = call->name, *dot = strchr(name, '.'), *mod;
+	size_t len, head = dot ? (size_t)(dot - name) : strlen(name);
+
+	if (strstr(name, "()") || strstr(name, "[]") || (dot && strchr(dot + 1, '.')))
+		return NULL;
+	if (dot && head == 4 && !strncmp(name, "self", 4))
+		return method_of(m, code_fact_around(m, "function", call->path, call->line), dot + 1);
+	if (!dot) {
+		const struct code_fact *f = module_function(m, call->path, name, head);
+
+		/* a notebook's cells share one namespace: a def in another cell */
+		for (size_t i = 0; !f && model_cell(m, call->path) && i < m->ncells; i++)
+			f = module_function(m, m->cells[i].path, name, head);
+		if (f || !(mod = imported_as(m, call->path, name, head, &len)))
+			return f;
+		/* "pkg.steps.f": the function f of the file of pkg.steps */
+		for (head = len; head && mod[head - 1] != '.'; head--)
+			;
+		return head ? module_function(m, module_file(m, mod, head - 1), mod + head, len - head) : NULL;
+	}
+	if (!(mod = imported_as(m, call->path, name, head, &len)))
+		return NULL;
+	return module_function(m, module_file(m, mod, len), dot + 1, strlen(dot + 1));
+}
+
+/* Whether fn is decorated with tf.function (any "....function"): its body is traced already. */
+static int traced_already(const struct code_fact *fn)
+{
+	size_t n = strcspn(fn->detail, ";");
+
+	for (const char *p = fn->detail; p < fn->detail + n; p += strcspn(p, ",;"), p += *p == ',') {
+		size_t k = strcspn(p, ",;");
+
+		if (k >= 8 && !strncmp(p + k - 8, "function", 8))
+			return 1;
+	}
+	return 0;
+}
+
+struct follow {
+	const struct code_fact *chain[CODE_FOLLOW_DEPTH];   /* the calls followed, outermost first */
+	const struct code_fact *fns[CODE_FOLLOW_DEPTH];     /* the functions they entered (a cycle stops) */
+	int depth, budget;
+};
+
+static size_t obstacles_in(const struct model *m, struct follow *fw, const char *file, int from, int to,
+			   struct code_obstacle *out, size_t max);
+
+/* The first obstacle in the body of the user's function that call names, into *out; 1, or 0 when none. */
+static int followed(const struct model *m, struct follow *fw, const struct code_fact *call, struct code_obstacle *out)
+{
+	const struct code_fact *fn = resolve_callee(m, call), *b;
+	size_t found;
+
+	if (!fn || fw->depth >= CODE_FOLLOW_DEPTH || fw->budget <= 0 || traced_already(fn))
+		return 0;
+	for (int i = 0; i < fw->depth; i++)
+		if (fw->fns[i] == fn)
+			return 0;
+	fw->budget--;
+	b = def_bind(m, fn);
+	fw->chain[fw->depth] = call;
+	fw->fns[fw->depth++] = fn;
+	found = obstacles_in(m, fw, fn->path, (b ? b->line : fn->line) + 1, fn->end_line, out, 1);
+	fw->depth--;
+	return found > 0;
+}
+
+static size_t obstacles_in(const struct model *m, struct follow *fw, const char *file, int from, int to,
+			   struct code_obstacle *out, size_t max)
 {
 	size_t n = 0;
 
 	for (size_t i = 0; i < m->nfacts; i++) {
 		const struct code_fact *f = &m->facts[i];
-		const char *why;
+		struct code_obstacle ob = { .fact = f };
 
-		if (!same_file(f, file) || f->line < from || f->line > to || !(why = obstacle(m, f)))
+		if (!same_file(f, file) || f->line < from || f->line > to)
 			continue;
-		if (n < max) {
-			out[n].fact = f;
-			out[n].why = why;
+		/* a call of the user's own function: what its body holds is the call's */
+		if (!(!strcmp(f->kind, "call") && !strcmp(f->detail, "other") && followed(m, fw, f, &ob))) {
+			if (!(ob.why = obstacle(m, f)))
+				continue;
+			ob.nvia = fw->depth;
+			memcpy(ob.via, fw->chain, sizeof(ob.via));
 		}
+		if (n < max)
+			out[n] = ob;
 		n++;
 	}
 	return n;
+}
+
+size_t code_obstacles(const struct model *m, const char *file, int from, int to, struct code_obstacle *out,
+		      size_t max)
+{
+	struct follow fw = { .budget = FOLLOW_BUDGET };
+
+	return obstacles_in(m, &fw, file, from, to, out, max);
 }
 
 const struct code_fact *code_model_call(const struct model *m, const char *file, int from, int to)
@@ -315,14 +501,6 @@ int code_bind_is(const struct code_fact *f, const char *how)
 	size_t n = strcspn(f->detail, ";");
 
 	return !strcmp(f->kind, "bind") && strlen(how) == n && !strncmp(f->detail, how, n);
-}
-
-/* A bind fact's scope (its detail after "HOW;"). */
-static const char *bind_scope(const struct code_fact *f)
-{
-	const char *semi = strchr(f->detail, ';');
-
-	return semi ? semi + 1 : "";
 }
 
 int code_bindings(const struct model *m, const char *file, const char *name, const char *scope, int *last)

@@ -12,8 +12,18 @@
  * stdout: one line "ready\t<buffer folder>\t<collector>\n", then nothing.
  * exit status: 0 recorded; 2 usage or the recording cannot be created;
  * 3 the recording failed (disk full, internal error).
+ *
+ *   agprof __cell-facts FILE PYTHON CELLS
+ *
+ * After agprof.stop() in IPython wrote the notebook cells into FILE
+ * (python/agprof/_cells.py): the code facts of the cells' code (CELLS, a
+ * JSON file), parsed by PYTHON (the notebook's interpreter) as the writer
+ * parses the user's files (writer/parse_source.h).  Exit status 0, or 1
+ * when none were written.
  */
 #include "builtin.h"
+#include "db.h"
+#include "parse_source.h"
 #include "run_attach.h"
 #include "util.h"
 
@@ -151,5 +161,22 @@ int cmd_attach(int argc, char **argv)
 	if (run_attach_publish(rs, &totals) != 0)
 		rc = EXIT_INTERNAL;
 	run_attach_end(rs);
+	return rc;
+}
+
+int cmd_cell_facts(int argc, char **argv)
+{
+	sqlite3 *db = NULL;
+	int rc;
+
+	if (argc != 4)
+		return error("usage: agprof __cell-facts FILE PYTHON CELLS"), EXIT_USAGE;
+	if (sqlite3_open_v2(argv[1], &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) != SQLITE_OK) {
+		sqlite3_close(db);
+		return error("cannot open '%s'", argv[1]), EXIT_USAGE;
+	}
+	sqlite3_busy_timeout(db, 10000);
+	rc = code_facts_record_cells(db, argv[2], argv[3]) ? 1 : 0;
+	sqlite3_close(db);
 	return rc;
 }

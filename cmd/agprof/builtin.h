@@ -71,6 +71,7 @@ int cmd_export(int argc, char **argv);
 int cmd_fix(int argc, char **argv);
 int cmd_merge(int argc, char **argv);
 int cmd_attach(int argc, char **argv);
+int cmd_cell_facts(int argc, char **argv);
 int cmd_attach_pid(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 

@@ -39,6 +39,7 @@ static const struct cmd_struct commands[] = {
 	{ "merge", cmd_merge, "merge the recordings of a multi-worker job's workers" },
 	{ "attach", cmd_attach_pid, "record a running Python program by its PID, then let it go on" },
 	{ "__attach", cmd_attach, NULL },  /* hidden: the writer behind agprof.start() in Python */
+	{ "__cell-facts", cmd_cell_facts, NULL },  /* hidden: code facts of the cells agprof.stop() wrote */
 };
 #define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
 

@@ -9,12 +9,20 @@ or the user's own) writes, for each one the recording names, the cell's label
 ("In [3]"), the cell's line of the code's line 1 and the cell's text: agprof
 report then says "In [3], line 4" and offers a finding's edit as the
 corrected cell.  Not under `agprof run`, whose launcher still writes the
-recording when stop() returns.
+recording when stop() returns.  Then `agprof __cell-facts` parses each cell's
+code with this interpreter's ast, as the writer parses the user's files
+(table code_facts, keyed by the cell's file name): the advice and edits of a
+cell are placed with the same facts as a file's.
 """
+import json
 import linecache
 import re
 import sqlite3
+import subprocess
 import sys
+import tempfile
+
+from ._paths import agprof_binary
 
 _IMPORTS_TF = re.compile(r"^(import|from)\s+tensorflow\b", re.M)
 MAX_CELLS = 500  # the newest cells of a long session, at most
@@ -106,6 +114,30 @@ def record(path, shell, bodies):
             db.executemany("INSERT OR REPLACE INTO notebook_cells (path, label, first_line, source)"
                            " VALUES (?, ?, ?, ?)", rows)
     except sqlite3.Error:
-        pass  # an older recording without the table: locations keep their file names
+        return  # an older recording without the table: locations keep their file names
     finally:
         db.close()
+    cell_facts(path, {name: _compiled(name, first, text) for name, _, first, text in rows})
+
+
+def _compiled(name, first, text):
+    """The code IPython compiled under name (magics transformed, line for line), else the text from first on."""
+    entry = linecache.cache.get(name)
+    if entry and len(entry) > 2 and entry[2]:
+        return "".join(entry[2])
+    return "\n".join(text.split("\n")[first - 1:])
+
+
+def cell_facts(path, codes):
+    """The cells' code facts into the recording (agprof __cell-facts, with this interpreter); best effort."""
+    if not codes:
+        return
+    try:
+        with tempfile.NamedTemporaryFile("w", suffix=".json", encoding="utf-8") as f:
+            json.dump(codes, f)
+            f.flush()
+            subprocess.run([agprof_binary(), "__cell-facts", path, sys.executable, f.name],
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           timeout=60)
+    except (OSError, ValueError, subprocess.SubprocessError):
+        pass  # without facts the cell's advice has no edit

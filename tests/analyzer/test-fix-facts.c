@@ -13,6 +13,7 @@
 #include "fix_facts.h"
 #include "model.h"
 #include "recording.h"
+#include "strbuf.h"
 
 #include "recording_fixture.h"
 
@@ -186,4 +187,83 @@ Test(fix_facts, cut_file_dropped, .fini = teardown, .timeout = 120)
 	cr_assert_eq(facts_version(&m, "a.py"), FACTS_VERSION);
 	cr_assert_eq(facts_version(&m, "z.py"), 0, "cut at the bound: none of its facts");
 	cr_assert_eq(code_facts_known(&m, "z.py"), 0);
+}
+
+/*
+ * Calls followed into the user's functions (code_obstacles): pkg/m.py's
+ * step calls helpers.jitter (import pkg.n as helpers), which calls to_host
+ * in n.py, which calls .numpy(); loop_a and loop_b call each other; deep
+ * calls d1 -> d2 -> ... -> d6, whose .numpy() is past the depth bound;
+ * traced calls traced (a @tf.function, whose body is traced already).
+ */
+static const char follow_sql[] =
+	"INSERT INTO code_facts VALUES"
+	" ('pkg/m.py', 'facts', 0, 0, 0, '2', ''),"
+	" ('pkg/m.py', 'bind', 2, 0, 2, 'helpers', 'import pkg.n;module'),"
+	" ('pkg/m.py', 'function', 5, 0, 8, 'step', ';x'),"
+	" ('pkg/m.py', 'bind', 5, 0, 5, 'step', 'def;module'),"
+	" ('pkg/m.py', 'call', 6, 4, 6, 'helpers.jitter', 'other'),"
+	" ('pkg/m.py', 'function', 10, 0, 11, 'loop_a', ';'),"
+	" ('pkg/m.py', 'bind', 10, 0, 10, 'loop_a', 'def;module'),"
+	" ('pkg/m.py', 'call', 11, 4, 11, 'loop_b', 'other'),"
+	" ('pkg/m.py', 'function', 12, 0, 13, 'loop_b', ';'),"
+	" ('pkg/m.py', 'bind', 12, 0, 12, 'loop_b', 'def;module'),"
+	" ('pkg/m.py', 'call', 13, 4, 13, 'loop_a', 'other'),"
+	" ('pkg/m.py', 'function', 20, 0, 21, 'traced', ';'),"
+	" ('pkg/m.py', 'call', 21, 4, 21, 'quick', 'other'),"
+	" ('pkg/m.py', 'function', 22, 0, 24, 'quick', 'tf.function;'),"
+	" ('pkg/m.py', 'bind', 23, 0, 23, 'quick', 'def;module'),"
+	" ('pkg/m.py', 'call', 24, 4, 24, 'y.numpy', 'to-python'),"
+	" ('n.py', 'facts', 0, 0, 0, '2', ''),"
+	" ('n.py', 'function', 1, 0, 2, 'jitter', ';x'),"
+	" ('n.py', 'bind', 1, 0, 1, 'jitter', 'def;module'),"
+	" ('n.py', 'call', 2, 4, 2, 'to_host', 'other'),"
+	" ('n.py', 'function', 3, 0, 4, 'to_host', ';y'),"
+	" ('n.py', 'bind', 3, 0, 3, 'to_host', 'def;module'),"
+	" ('n.py', 'call', 4, 4, 4, 'y.numpy', 'to-python');"
+	"WITH RECURSIVE k(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM k WHERE i < 6)"
+	" INSERT INTO code_facts SELECT 'd.py', 'function', 10 * i, 0, 10 * i + 1, 'd' || i, ';' FROM k"
+	" UNION ALL SELECT 'd.py', 'bind', 10 * i, 0, 10 * i, 'd' || i, 'def;module' FROM k"
+	" UNION ALL SELECT 'd.py', 'call', 10 * i + 1, 4, 10 * i + 1, 'd' || (i + 1), 'other' FROM k WHERE i < 6"
+	" UNION ALL SELECT 'd.py', 'call', 61, 4, 61, 'y.numpy', 'to-python';";
+
+Test(fix_facts, obstacles_follow_calls, .fini = teardown)
+{
+	struct code_obstacle ob[2];
+	struct strbuf sb = STRBUF_INIT;
+
+	load(follow_sql);
+	cr_assert_eq(code_obstacles(&m, "pkg/m.py", 6, 8, ob, 2), 1);
+	cr_assert_eq(ob[0].nvia, 2, "step -> jitter -> to_host");
+	cr_assert_str_eq(ob[0].fact->path, "n.py");
+	cr_assert_eq(ob[0].fact->line, 4);
+	cr_assert_eq(ob[0].via[0]->line, 6);
+	cr_assert_str_eq(ob[0].via[1]->path, "n.py");
+	cr_assert_eq(ob[0].via[1]->line, 2);
+	facts_obstacle_text(&sb, &m, &ob[0]);
+	cr_assert_str_eq(sb.buf, "line 6: step calls helpers.jitter() at m.py:6, which calls to_host() at n.py:2,"
+			 " which calls y.numpy() at n.py:4, which makes a tensor a NumPy or Python value, which a graph"
+			 " cannot do");
+	strbuf_release(&sb);
+	/* a @tf.function's body is traced already: not entered (here, without eager ops, the call itself is named) */
+	cr_assert_eq(code_obstacles(&m, "pkg/m.py", 21, 21, ob, 2), 1);
+	cr_assert_eq(ob[0].nvia, 0);
+	cr_assert_eq(ob[0].fact->line, 21);
+}
+
+/* A cycle ends where it closes; a chain past the depth bound is not entered further. */
+Test(fix_facts, obstacles_follow_bounded, .fini = teardown)
+{
+	struct code_obstacle ob[2];
+
+	load(follow_sql);
+	/* loop_a's body -> loop_b -> loop_a: its call of loop_b, entered already, is not followed again (and,
+	 * without eager ops recorded, is the obstacle) */
+	cr_assert_eq(code_obstacles(&m, "pkg/m.py", 11, 11, ob, 2), 1);
+	cr_assert_eq(ob[0].fact->line, 11);
+	cr_assert_eq(ob[0].nvia, 2);
+	/* d1's body calls d2; d6's .numpy() is 5 calls down: d5's call of d6 is the deepest read */
+	cr_assert_eq(code_obstacles(&m, "d.py", 11, 11, ob, 2), 1);
+	cr_assert_eq(ob[0].nvia, CODE_FOLLOW_DEPTH);
+	cr_assert_str_eq(ob[0].fact->name, "d6");
 }

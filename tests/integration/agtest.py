@@ -3,8 +3,8 @@ read back with sqlite3.  The common part (checks, agprof, temporary
 directories, samples) is tests/agtestlib.py.
 """
 import json
-import re
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -152,3 +152,14 @@ def trials_from_argv(suite_seed=40):
         return None, random.Random(suite_seed)
     seed = int(sys.argv[sys.argv.index("--seed") + 1]) if "--seed" in sys.argv else 1
     return int(sys.argv[sys.argv.index("--trials") + 1]), random.Random(seed)
+
+
+def expectations(path):
+    """{key: [TEXT, ...]} of a test program's `# expect: KEY TEXT` lines (tests/integration/fix_programs/)."""
+    want = {}
+    with open(path) as fh:
+        for ln in fh:
+            m = re.match(r"# expect: (\S+) ?(.*)$", ln.rstrip("\n"))
+            if m:
+                want.setdefault(m.group(1), []).append(m.group(2))
+    return want

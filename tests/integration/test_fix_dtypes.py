@@ -25,7 +25,6 @@ reason).  The test:
 """
 import json
 import os
-import re
 import shutil
 import sqlite3
 import subprocess
@@ -39,13 +38,7 @@ HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fix_programs")
 
 
 def expectations(path):
-    want = {}
-    with open(path) as fh:
-        for ln in fh:
-            m = re.match(r"# expect: (\S+) ?(.*)$", ln.rstrip("\n"))
-            if m:
-                want[m.group(1)] = m.group(2)
-    return want
+    return {key: texts[-1] for key, texts in agtest.expectations(path).items()}
 
 
 def record(d, program):

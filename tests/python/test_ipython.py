@@ -8,6 +8,10 @@ second recorded cell works, the HTML page is displayed too (rich display), `%agp
 error, and a cell that raises still leaves its recording.  Locations read as
 IPython names the cell (`In [2], line 6`) and the edit comes as the
 corrected cell, which, run in the shell, traces step once (issue 39).
+A cell's advice is placed with the code facts, as a file's (issue 45): a
+function of one cell calling, in the same cell, one that calls .numpy() is
+not offered @tf.function (it would fail: TensorFlow says so here), and the
+advice names both cells' lines.
 """
 import importlib.util
 import json
@@ -37,6 +41,19 @@ def scale(x, k):
     return tf.reduce_sum(x)
 with agprof.record({out!r}, force=True):
     total = sum(float(scale(tf.ones([2]), k)) for k in range(5))
+"""
+
+
+HELPERS = """import numpy as np
+def noisy(y):
+    return y.numpy() + np.random.normal(scale=0.01, size=3)
+def busy(x):
+    for _ in range(12):
+        x = tf.sqrt(x * x + 1.0) * 0.9
+    return noisy(x)
+"""
+BUSY = """%%agprof -f -o {out}
+total = sum(float(np.sum(busy(tf.constant([float(i % 7), 1.0, 2.0])))) for i in range(150))
 """
 
 
@@ -126,6 +143,29 @@ def main():
     res, out = cell(corrected["cell_after"] if corrected else "")
     agtest.check(res.success and shell.user_ns.get("count") == 1, "the corrected cell traces step once",
                  out[-2000:])
+    check_follow_in_cells(cell, shell, tmp)
+
+
+def check_follow_in_cells(cell, shell, tmp):
+    """busy() in one cell calls noisy(), which calls .numpy(): the advice names both, and no decorator."""
+    number = shell.execution_count
+    res, out = cell(HELPERS)
+    agtest.check(res.success, "the helpers' cell runs: " + out[-1000:])
+    res, out = cell("tf.function(busy)(tf.ones([3]))")
+    agtest.check(not res.success and "numpy" in out, "busy decorated with @tf.function fails (TensorFlow)",
+                 out[-800:])
+    rec = os.path.join(tmp, "busy.agprof")
+    res, out = cell(BUSY.format(out=rec))
+    agtest.check(res.success, "the %%agprof cell calling busy runs: " + out[-1000:])
+    r = subprocess.run([agtest.AGPROF, "report", "--format", "json", rec], stdout=subprocess.PIPE, text=True)
+    found = [f for f in json.loads(r.stdout)["findings"] if f["rule"] == "eager-hotspot"] if r.returncode == 0 else []
+    agtest.check_eq(len(found), 1, "eager-hotspot findings of the busy cell")
+    want = "busy calls noisy() at In [%d]:7, which calls y.numpy() at In [%d]:3" % (number, number)
+    for f in found:
+        agtest.check(want in (f["recommendation"] or ""), "the advice names the calls by cell: " + want,
+                     f["recommendation"])
+        agtest.check("decorate busy" not in (f["recommendation"] or "").lower() and not f["fix"],
+                     "busy is not offered @tf.function", (f["recommendation"], f["fix"]))
 
 
 if __name__ == "__main__":
