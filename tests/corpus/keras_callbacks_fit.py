@@ -33,7 +33,7 @@ class ValScore(keras.callbacks.Callback):
         self.scores = []
 
     def on_epoch_end(self, epoch, logs=None):
-        pred = self.model.predict({"num": num[split:], "cat": cat[split:]}, batch_size=256, verbose=0)
+        pred = self.model.predict({"num": num[split:], "cat": cat[split:]}, batch_size=256, verbose=0)  # corpus: epoch-predict
         self.scores.append(float(np.mean(np.abs(pred - y[split:]))))
 
 
