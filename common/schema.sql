@@ -366,7 +366,7 @@ CREATE TABLE source_files (
 -- (written since stop 45): an older recording reads it empty.
 CREATE TABLE code_facts (
     path     TEXT NOT NULL,     -- as source_files.path
-    kind     TEXT NOT NULL,     -- function, loop, call, store, global, numpy-use, error, call-span, arg, def, decorator, param
+    kind     TEXT NOT NULL,     -- function, loop, call, store, global, numpy-use, error, call-span, arg, def, decorator, param, signature
     line     INTEGER NOT NULL,
     col      INTEGER NOT NULL DEFAULT 0,
     end_line INTEGER NOT NULL,

@@ -10,6 +10,11 @@
 # parse gives one 'error' fact.  Columns are ast's: UTF-8 byte offsets in the
 # line.  The fix engine edits at these positions (call-span, arg, def,
 # param, decorator facts), never at positions found by scanning the text.
+# After the argument --library, each argument is LINES:PATH, a library
+# file (never edited): only its functions' signatures, and the calls and
+# arguments that start on LINES (comma-separated), the library's lines in
+# the recorded call chains: which parameter of the function a user called
+# reaches which argument of the traced function (analyzer/model/model.c).
 import ast
 import sys
 
@@ -28,8 +33,8 @@ IO_NUMPY = {"save", "savez", "savez_compressed", "savetxt", "load", "loadtxt", "
 TO_PYTHON = {"numpy", "item", "tolist"}
 
 
-def clean(text):
-    return str(text).replace("\t", " ").replace("\n", " ").replace("\r", " ")[:200]
+def clean(text, limit=200):
+    return str(text).replace("\t", " ").replace("\n", " ").replace("\r", " ")[:limit]
 
 
 def dotted(node):
@@ -94,26 +99,39 @@ def call_class(call, name, aliases):
     return "other"
 
 
-class Facts(ast.NodeVisitor):
-    def __init__(self, path, aliases, out):
-        self.path, self.aliases, self.out, self.n = path, aliases, out, 0
+def signature(node):
+    """A def's decorators and parameters in order with their kinds: 'staticmethod;self:arg,x:arg,args:vararg'."""
+    a = node.args
+    kinds = [(p, "posonly") for p in a.posonlyargs] + [(p, "arg") for p in a.args]
+    kinds += [(a.vararg, "vararg")] if a.vararg else []
+    kinds += [(p, "kwonly") for p in a.kwonlyargs] + ([(a.kwarg, "kwarg")] if a.kwarg else [])
+    decorators = ",".join(dotted(d.func if isinstance(d, ast.Call) else d) or "?" for d in node.decorator_list)
+    return decorators + ";" + ",".join("%s:%s" % (p.arg, k) for p, k in kinds)
 
-    def emit(self, kind, node, name, detail=""):
+
+class Facts(ast.NodeVisitor):
+    def __init__(self, path, aliases, out, lines=None):
+        """lines: a library file's lines whose calls to record (its other facts but signatures left out)."""
+        self.path, self.aliases, self.out, self.n, self.lines = path, aliases, out, 0, lines
+
+    def emit(self, kind, node, name, detail="", limit=200):
         if self.n >= MAX_FACTS:
             return
         self.n += 1
         end = getattr(node, "end_lineno", None) or node.lineno
         self.out.append("\t".join((self.path, kind, str(node.lineno), str(getattr(node, "col_offset", 0)), str(end),
-                                   clean(name), clean(detail))))
+                                   clean(name), clean(detail, limit))))
 
     def visit_FunctionDef(self, node):
-        decorators = ",".join(dotted(d.func if isinstance(d, ast.Call) else d) or "?" for d in node.decorator_list)
-        params = [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
         # a decorated def starts at its first decorator, as Python's co_firstlineno says
         first = min([d.lineno for d in node.decorator_list] + [node.lineno])
         start = ast.Pass(lineno=first, col_offset=node.col_offset, end_lineno=node.end_lineno)
-        self.emit("function", start, node.name, decorators + ";" + ",".join(params))
-        self.def_facts(node, first)
+        self.emit("signature", start, node.name, signature(node), 4000)
+        if self.lines is None:
+            decorators = ",".join(dotted(d.func if isinstance(d, ast.Call) else d) or "?" for d in node.decorator_list)
+            params = [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
+            self.emit("function", start, node.name, decorators + ";" + ",".join(params))
+            self.def_facts(node, first)
         self.generic_visit(node)
 
     def def_facts(self, node, first):
@@ -138,25 +156,29 @@ class Facts(ast.NodeVisitor):
     visit_AsyncFunctionDef = visit_FunctionDef
 
     def visit_For(self, node):
-        self.emit("loop", node, "for", ast.unparse(node.iter)[:80])
+        if self.lines is None:
+            self.emit("loop", node, "for", ast.unparse(node.iter)[:80])
         self.generic_visit(node)
 
     visit_AsyncFor = visit_For
 
     def visit_While(self, node):
-        self.emit("loop", node, "while", "")
+        if self.lines is None:
+            self.emit("loop", node, "while", "")
         self.generic_visit(node)
 
     def visit_comprehension_owner(self, node):
-        self.emit("loop", node, "comprehension", "")
+        if self.lines is None:
+            self.emit("loop", node, "comprehension", "")
         self.generic_visit(node)
 
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_comprehension_owner
 
     def visit_Call(self, node):
         name = dotted(node.func) or ""
-        self.emit("call", node, name or "?", call_class(node, name, self.aliases))
-        self.call_positions(node, name)
+        if self.lines is None or node.lineno in self.lines:
+            self.emit("call", node, name or "?", call_class(node, name, self.aliases))
+            self.call_positions(node, name)
         self.generic_visit(node)
 
     def call_positions(self, node, name):
@@ -173,16 +195,19 @@ class Facts(ast.NodeVisitor):
                       "%d %s %d %d" % (k.value.end_col_offset, tie, k.lineno, k.col_offset))
 
     def visit_Global(self, node):
-        self.emit("global", node, ",".join(node.names))
+        if self.lines is None:
+            self.emit("global", node, ",".join(node.names))
 
     visit_Nonlocal = visit_Global
 
     def visit_Assign(self, node):
-        self.store_facts(node, node.targets)
+        if self.lines is None:
+            self.store_facts(node, node.targets)
         self.generic_visit(node)
 
     def visit_AugAssign(self, node):
-        self.store_facts(node, [node.target])
+        if self.lines is None:
+            self.store_facts(node, [node.target])
         self.generic_visit(node)
 
     def store_facts(self, node, targets):
@@ -234,7 +259,8 @@ def result_uses(path, tree, aliases, out):
                         break  # name bound anew
 
 
-def facts_of(path):
+def facts_of(path, lines=None):
+    """A user file's facts; with lines, a library file's signatures and the calls on those lines (no error fact)."""
     out = []
     try:
         with open(path, "rb") as f:
@@ -243,20 +269,36 @@ def facts_of(path):
             return []
         tree = ast.parse(source, filename=path)
     except (OSError, SyntaxError, ValueError, RecursionError) as e:
-        return ["\t".join((path, "error", "0", "0", "0", type(e).__name__, clean(e)))]
+        return [] if lines is not None else ["\t".join((path, "error", "0", "0", "0", type(e).__name__, clean(e)))]
     aliases = Aliases(tree)
     try:
-        Facts(path, aliases, out).visit(tree)
-        result_uses(path, tree, aliases, out)
+        Facts(path, aliases, out, lines).visit(tree)
+        if lines is None:
+            result_uses(path, tree, aliases, out)
     except RecursionError:
-        return ["\t".join((path, "error", "0", "0", "0", "RecursionError", "too deeply nested"))]
+        return [] if lines is not None else ["\t".join((path, "error", "0", "0", "0", "RecursionError",
+                                                        "too deeply nested"))]
     return out
+
+
+def library_item(arg):
+    """'40,16:/path/lib.py' as ('/path/lib.py', {40, 16}); None when it is not one."""
+    head, sep, path = arg.partition(":")
+    try:
+        return (path, {int(n) for n in head.split(",") if n}) if sep and path else None
+    except ValueError:
+        return None
 
 
 def main():
     write = sys.stdout.write
-    for path in sys.argv[1:]:
-        for line in facts_of(path):
+    library = False
+    for arg in sys.argv[1:]:
+        if arg == "--library":
+            library = True
+            continue
+        item = library_item(arg) if library else (arg, None)
+        for line in facts_of(*item) if item else ():
             write(line + "\n")
 
 

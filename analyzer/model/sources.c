@@ -54,7 +54,7 @@ static const char *const function_fields[] = {
 	"own_retraces: avoidable retraces (not follow-ups) that did not run inside another function's avoidable retrace",
 	"inside: those that did, in words for the message (\"; its 7 retraces ran inside outer's, ...\"), else empty",
 	"library_passes: 1 when that retrace is python-value and library code passed the argument (its line is"
-	" library_file, library_line), not an argument of the user's call (the user's line does not pass it by name)",
+	" library_file, library_line) that is a value of its own, or one the user's call does not pass (by name or position)",
 	"library_file, library_line: with library_passes, the library's line that passed it (not a decorator helper"
 	" that forwards *args), else empty and 0",
 	"library_at: that line as shown (\"gpflow/models/svgp.py:87\"), else empty",
