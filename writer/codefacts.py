@@ -99,6 +99,19 @@ def call_class(call, name, aliases):
     return "other"
 
 
+def call_key(node):
+    """Where a call's facts sit: where it starts; for a method called on another call's result
+    (f(x).numpy(), ds.map(f).batch(32)), which starts where that call does, where its own name
+    is, the line a traceback names for it: each call of a chain its own key, its arguments its own."""
+    f, base = node.func, node.func
+    while isinstance(base, (ast.Attribute, ast.Subscript)):
+        base = base.value
+    if not (isinstance(f, ast.Attribute) and isinstance(base, ast.Call)):
+        return node
+    return ast.Pass(lineno=f.end_lineno, col_offset=f.end_col_offset - len(f.attr.encode("utf-8")),
+                    end_lineno=node.end_lineno)
+
+
 def signature(node):
     """A def's decorators and parameters in order with their kinds: 'staticmethod;self:arg,x:arg,args:vararg'."""
     a = node.args
@@ -176,15 +189,16 @@ class Facts(ast.NodeVisitor):
 
     def visit_Call(self, node):
         name = dotted(node.func) or ""
-        if self.lines is None or node.lineno in self.lines:
-            self.emit("call", node, name or "?", call_class(node, name, self.aliases))
-            self.call_positions(node, name)
+        key = call_key(node)
+        if self.lines is None or key.lineno in self.lines:
+            self.emit("call", key, name or "?", call_class(node, name, self.aliases))
+            self.call_positions(node, key, name)
         self.generic_visit(node)
 
-    def call_positions(self, node, name):
-        """The call's end, and each argument's span, tied to the call by its line and column."""
-        self.emit("call-span", node, name or "?", str(node.end_col_offset))
-        tie = "%d %d" % (node.lineno, node.col_offset)
+    def call_positions(self, node, key, name):
+        """The call's end, and each argument's span, tied to the call by its key's line and column."""
+        self.emit("call-span", key, name or "?", str(node.end_col_offset))
+        tie = "%d %d" % (key.lineno, key.col_offset)
         for i, a in enumerate(node.args):
             starred = isinstance(a, ast.Starred)
             self.emit("arg", a, "*" if starred else "#%d" % i,
