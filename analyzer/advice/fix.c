@@ -1677,6 +1677,8 @@ static void eager_advice(struct fixctx *c, struct finding *f)
 		if (!blank(s) && indent_of(s) <= ind)
 			break;
 	}
+	while (end > def + 1 && blank(srcfile_line(&l->sf, end)))
+		end--;  /* the blank lines before the next statement are not the function's */
 	quote_lines(&code, l, def, end < def + 15 ? end : def + 15);
 	if (l->changed)
 		strbuf_addstr(&code, "(the file changed since the recording: these are its lines now)\n");
@@ -1687,10 +1689,14 @@ static void eager_advice(struct fixctx *c, struct finding *f)
 	else if (!strcmp(func, "main") || !strcmp(func, "run") || !strcmp(func, "train"))
 		set_no_edit(c, f, "the busiest line is in %s (lines %ld-%ld), which holds the loop itself: move the loop's body into a function decorated with @tf.function%s%s",
 			    func, def, end, vars.len ? "; it closes over " : "", vars.len ? vars.buf : "");
-	else if (edit_wrap(c, f, func, def, end))
+	else if (edit_wrap(c, f, func, def, end)) {
 		set_no_edit(c, f, "decorate %s (lines %ld-%ld) with @tf.function, or the loop calling it, %s%s%s",
 			    func, def, end, wrap_condition(l, func, def), vars.len ? "; it closes over " : "", vars.len ? vars.buf : "");
-	else  /* the advice says what the edit does: the loop may be a library's (sample_chain's), not the user's */
+		/* the unit is the function holding the line, not a loop around it (there may be none) */
+		f->recommendation = model_strf(c->m, "Decorate %s (lines %ld-%ld) with @tf.function, or put the loop"
+					       " calling it in one: its ops then run as one graph call instead of one"
+					       " Python dispatch each.", func, def, end);
+	} else  /* the advice says what the edit does: the loop may be a library's (sample_chain's), not the user's */
 		f->recommendation = model_strf(c->m, "Decorate %s (line %ld) with @tf.function: its ops then run as one graph"
 					       " call instead of one Python dispatch each.", func, def);
 	strbuf_release(&code);
