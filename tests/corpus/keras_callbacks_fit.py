@@ -5,7 +5,7 @@ in a functional model; fit runs up to 12 epochs with a validation set,
 with EarlyStopping on val_loss, lowers the learning rate on plateaus, logs to a
 CSV file, and a custom callback scores the validation set once per epoch
 with model.predict (one predict over 512 rows per epoch).
-An expert expects no warning.
+Written as clean; its per-epoch predict proved costly (tests/corpus/README.md).
 """
 import numpy as np
 import keras
