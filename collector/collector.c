@@ -296,6 +296,37 @@ static uint32_t slot_claim(uint32_t *claims)
 	return n;
 }
 
+/*
+ * No slot at this thread's first event, but some ENDED ones await the
+ * launcher's next poll (a storm of threads just ended): wait for one, at
+ * most AGP_SLOT_WAIT_NS and once per thread, while a launcher polls.  A
+ * thread past a cap of live threads, or of no launcher, records nothing
+ * at once.  Rare path: sleeping here is allowed.
+ */
+static uint32_t slot_wait(uint32_t *claims)
+{
+	static __thread int waited __attribute__((tls_model("initial-exec")));
+	struct agp_shm_header *h = agp_proc.shm;
+	const struct timespec step = {0, 1000000};
+	uint64_t start = agp_now_ns(), now = start;
+	uint32_t slot = AGP_MAX_THREADS;
+
+	if (waited)
+		return slot;
+	waited = 1;
+	while (slot >= AGP_MAX_THREADS && now - start < AGP_SLOT_WAIT_NS) {
+		uint64_t polled = atomic_load_explicit(&h->launcher_poll_ns, memory_order_relaxed);
+
+		if (atomic_load_explicit(&h->live_threads, memory_order_relaxed) >= AGP_MAX_THREADS ||
+		    !polled || now > polled + 2 * AGP_SLOT_WAIT_NS)
+			break;
+		nanosleep(&step, NULL);
+		slot = slot_claim(claims);
+		now = agp_now_ns();
+	}
+	return slot;
+}
+
 /* A slot claimed but not set up (no room in /dev/shm, no memory) goes back to FREE. */
 static void slot_unclaim(uint32_t slot, uint32_t claims)
 {
@@ -361,7 +392,7 @@ struct agp_thread *agp_thread_new(void)
 		thread_state_free(t);
 		agp_tls = NULL;
 	}
-	if ((slot = slot_claim(&claims)) >= AGP_MAX_THREADS) {
+	if ((slot = slot_claim(&claims)) >= AGP_MAX_THREADS && (slot = slot_wait(&claims)) >= AGP_MAX_THREADS) {
 		atomic_fetch_add(&agp_proc.shm->dropped_no_slot, 1);
 		return NULL;
 	}
@@ -997,6 +1028,7 @@ AGP_EXPORT int agprof_attach(const char *dir)
 	}
 	if (process_start() != 0)
 		return 2;
+	agp_op_prices_reset();  /* a new stream: a previous attach's prices are in its own recording */
 	/* The caller holds the GIL (ctypes.PyDLL): learn the frame layout now. */
 	agp_py_discover_layout();
 	agp_tf_attach();

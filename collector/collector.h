@@ -526,6 +526,17 @@ struct _object *agp_pytrace_graph_arg(struct agp_thread *t, struct _object *grap
 /* pyframe.c: the user line of the op being made on this thread (agp_pytrace_op). */
 int agp_py_op_line(struct agp_thread *t, char *buf, size_t cap) AGP_HIDDEN;
 
+/*
+ * op_price.c: the prices of the ops an edit adds, sent once per process
+ * (due: not yet sent by this image or the one it was forked from; reset:
+ * a new attach), one side record per op type (pytrace.c times them).
+ */
+int agp_op_prices_due(void) AGP_HIDDEN;
+void agp_op_prices_done(void) AGP_HIDDEN;
+void agp_op_prices_reset(void) AGP_HIDDEN;
+int agp_op_price_send(const struct agp_thread *t, const char *op, int64_t samples, int64_t cpu_ns,
+		      int64_t wall_ns) AGP_HIDDEN;
+
 /* pywatch.c: what the traced code does while a trace runs (docs/collector.md, "Pitfalls inside traced code"). */
 void agp_pywatch_init(struct _object *(*get)(struct _object *, const char *), struct _object *ns) AGP_HIDDEN;
 int agp_pywatch_begin(struct agp_thread *t, uint64_t seq) AGP_HIDDEN;

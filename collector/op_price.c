@@ -1,57 +1,53 @@
 /*
- * op_price.c - what one eager op of a type costs its thread, timed once at
- * the program's exit (pytrace.py price_ops(), an atexit handler), for the
- * savings that price what an edit adds (analyzer/advice/saving.c).
+ * op_price.c - what one eager op of a type costs its thread, timed once per
+ * process at its first trace (pytrace.c prices_at_first_trace(), running
+ * pytrace.py measure_prices()), for the savings that price what an edit
+ * adds (analyzer/advice/saving.c).
  *
  * A recorded dispatch is wall-clock time: beside a CPU hog a preemption
  * that lands inside a 30 us op makes it 10 to 30 ms, and a short program
- * records one or two warm dispatches of a type (issue 46).  The handler
+ * records one or two warm dispatches of a type (issue 46).  pytrace.py
  * times a few hundred ops per type with the thread's CPU clock, in batches,
- * with this thread's hooks standing aside (its ops are not the program's),
- * and sends each type's median batch here: one side record, stored in
- * op_prices (docs/schema.md).  Off the hot path: Python calls it through
- * ctypes, once per type, after the program's own code has finished.
+ * and a Cast's first dispatch for a few new dtype pairs; each type's median
+ * goes here: one side record, stored in op_prices (docs/schema.md).  At the
+ * first trace, not at exit: a program that ends in os._exit(), is killed by
+ * a signal or is recorded attached gets its prices too.  Off the hot path:
+ * once per process, inside the TF_NewGraph hook (its thread's hooks stand
+ * aside: those ops are not the program's).
  */
 #include "collector.h"
 
 #include <unistd.h>
 
-/* This thread holds in_hook for the price loop (agprof_price_quiet()). */
-static __thread int quiet;
-
 /*
- * on != 0: this thread's hooks stand aside (its ops, kernels and graphs go
- * unrecorded) until called with 0.  0, or 1 when the thread is not being
- * recorded, or its hooks are busy (a call from inside one).
+ * Whether the prices were sent: from this process image, or from the
+ * process it was forked from (whose rows are in the same recording: a
+ * fork's child does not pay for them again).  A new attach starts over.
  */
-AGP_EXPORT int agprof_price_quiet(int on);
-AGP_EXPORT int agprof_price_quiet(int on)
-{
-	struct agp_thread *t = agp_thread_get();
+static int prices_sent;
 
-	if (!agp_proc.enabled || !t)
-		return 1;
-	if (on) {
-		if (t->in_hook)
-			return 1;
-		t->in_hook = 1;
-		quiet = 1;
-	} else if (quiet) {
-		t->in_hook = 0;
-		quiet = 0;
-	}
-	return 0;
+int agp_op_prices_due(void)
+{
+	return agp_proc.enabled && !prices_sent;
+}
+
+void agp_op_prices_done(void)
+{
+	prices_sent = 1;
+}
+
+void agp_op_prices_reset(void)
+{
+	prices_sent = 0;
 }
 
 /*
- * One op type's price: samples ops timed, the median batch's thread CPU
- * and wall-clock time per op (ns).  0, or 1 when not recorded (this
- * process is not being recorded, or the values make no price).
+ * One op type's price: samples ops timed, the median's thread CPU and
+ * wall-clock time per op (ns).  0, or 1 when not recorded (this process is
+ * not being recorded, or the values make no price).
  */
-AGP_EXPORT int agprof_op_price(const char *op, long long samples, long long cpu_ns, long long wall_ns);
-AGP_EXPORT int agprof_op_price(const char *op, long long samples, long long cpu_ns, long long wall_ns)
+int agp_op_price_send(const struct agp_thread *t, const char *op, int64_t samples, int64_t cpu_ns, int64_t wall_ns)
 {
-	struct agp_thread *t = agp_thread_get();
 	struct agp_side s;
 
 	if (!agp_proc.enabled || agp_proc.pid != getpid() || !t || !op || !op[0] || samples <= 0 || cpu_ns < 0 ||

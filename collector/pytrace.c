@@ -62,6 +62,7 @@ static struct {
 	PyObject *None;
 	PyObject *describe;
 	PyObject *failed;        /* pytrace.py failed(): an unwatched trace raised */
+	PyObject *prices;        /* pytrace.py measure_prices(): the ops an edit adds, timed (op_price.c) */
 } P;
 
 #define RESOLVE(field, sym) \
@@ -84,6 +85,7 @@ static int pytrace_load(void)
 	P.DecRef(res);
 	P.describe = P.Dict_GetItemString(ns, "describe");  /* ns keeps it alive */
 	P.failed = P.Dict_GetItemString(ns, "failed");
+	P.prices = P.Dict_GetItemString(ns, "measure_prices");
 	if (!P.describe)
 		return 0;
 	agp_pywatch_init(P.Dict_GetItemString, ns);
@@ -311,6 +313,44 @@ static void close_unwound(struct agp_thread *t, PyObject *frame)
 	}
 }
 
+/*
+ * The process's first trace, at its start (no trace open on the thread):
+ * time the ops an edit adds (pytrace.py measure_prices()) and send their
+ * prices (op_price.c).  The thread holds in_hook (the TF_NewGraph hook), so
+ * its hooks stand aside for those ops.  Their time is on py_own_ns, this
+ * trace's collector time, as the watch's calibration is (pywatch.c): a run
+ * without agprof does not pay it.  Tried again at a later trace when
+ * TensorFlow runs no eager op here yet.  GIL held.
+ */
+static void prices_at_first_trace(struct agp_thread *t)
+{
+	uint64_t t0;
+	PyObject *r;
+	long n;
+
+	if (!P.prices || t->trace_top || !agp_op_prices_due())
+		return;
+	t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	r = P.CallFunctionObjArgs(P.prices, NULL);
+	if (!r) {
+		P.Err_Clear();
+		agp_op_prices_done();  /* it raised: not again */
+	} else if (r != P.None) {
+		n = P.Tuple_Size(r);
+		for (long i = 0; i < n; i++) {
+			PyObject *row = P.Tuple_GetItem(r, i);
+
+			if (row && P.Tuple_Size(row) == 4)
+				agp_op_price_send(t, text_at(row, 0), int_at(row, 1), int_at(row, 2), int_at(row, 3));
+		}
+		P.Err_Clear();
+		agp_op_prices_done();
+	}
+	if (r)
+		P.DecRef(r);
+	t->py_own_ns += clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+}
+
 /* Called from the TF_NewGraph hook before the graph exists; NULL if not a trace. */
 struct agp_open_trace *agp_pytrace_begin(struct agp_thread *t)
 {
@@ -341,6 +381,8 @@ struct agp_open_trace *agp_pytrace_begin(struct agp_thread *t)
 		ot->own_at_start = t ? t->py_own_ns : 0;
 		if (t)
 			ot->counts_at_start = t->py_counts;
+		if (t)
+			prices_at_first_trace(t);
 		ot->seq = atomic_fetch_add(&agp_proc.next_trace_seq, 1);
 		ot->root = P.Tuple_GetItem(desc, 7);
 		ot->cache_id = int_at(desc, 8);

@@ -907,12 +907,20 @@ def saves(frame):
 
 
 # What the edits of `agprof fix` add to each call (analyzer/advice/saving.c fix_added(): a tf.constant, a
-# Cast, an op around the call), priced once at the program's exit in thread CPU time (collector/op_price.c):
-# a recorded dispatch is wall-clock time, which a loaded machine inflates a hundredfold (a preemption inside a
-# 30 us op), and a short program records one or two warm ones.  Batches of _PRICE_BATCH ops, the median batch:
-# a preemption costs no thread CPU, and the rare batch that the cache misses of a context switch slow down
-# falls outside the median.  About 25 ms of CPU at exit (docs/collector.md, Op prices at exit).
+# Cast, an op around the call), priced once per process at its first trace in thread CPU time
+# (collector/op_price.c): a recorded dispatch is wall-clock time, which a loaded machine inflates a
+# hundredfold (a preemption inside a 30 us op), and a short program records one or two warm ones.  At the
+# first trace, not at exit: a program that ends in os._exit(), is killed, or is recorded attached (until a
+# detach) has its prices too.  Batches of _PRICE_BATCH ops, the median batch: a preemption costs no thread
+# CPU, and the rare batch that the cache misses of a context switch slow down falls outside the median.
+# A Cast of a new dtype pair creates its kernel: _COLD_CASTS, each dispatched once, the median.  Casts between
+# the float32 and int32 tensors the warm cases made, with Truncate=True, which tf.cast never sets: kernels
+# new to the process that the program never asks for (a tensor of a new dtype costs 5 to 15 ms to make
+# with oneDNN, more than the casts).  20 to 65 ms of CPU, most of it first dispatches (new kernels)
+# (docs/collector.md, Op prices).
 _PRICE_BATCHES, _PRICE_BATCH, _PRICE_WARMUP = 9, 10, 5
+_PRICES_REGION = 'agprof op prices'  # its name in a TensorFlow profile
+_COLD_CASTS = (('int32', 'float32'), ('float32', 'int32'), ('float32', 'float32'), ('int32', 'int32'))
 
 
 def _price_cases(tf):
@@ -945,32 +953,44 @@ def _price_one(run):
     return _median(cpu), _median(wall)
 
 
-def price_ops():
-    """atexit: each op type's price to the collector (agprof_op_price), this thread's hooks standing aside
-    (agprof_price_quiet): the ops are agprof's, not the program's.  Never raises."""
+def _price_cold_cast(tf):
+    """The median thread CPU and wall-clock ns of a Cast's first dispatch for a new kernel."""
+    import time
+    inputs = {'float32': tf.ones([4]), 'int32': tf.constant([1, 7], tf.int32)}
+    cpu, wall = [], []
+    for src, dst in _COLD_CASTS:
+        x, to = inputs[src], getattr(tf, dst)
+        c0, w0 = time.thread_time_ns(), time.perf_counter_ns()
+        tf.raw_ops.Cast(x=x, DstT=to, Truncate=True)
+        c1, w1 = time.thread_time_ns(), time.perf_counter_ns()
+        cpu.append(c1 - c0)
+        wall.append(w1 - w0)
+    return _median(cpu), _median(wall)
+
+
+def measure_prices():
+    """The prices, for collector/pytrace.c at the process's first trace (its thread holds the collector's
+    reentrancy guard: these ops are not recorded): ((op, ops timed, cpu ns, wall ns), ...), the first
+    dispatch of a new kernel as 'OP:first'; None when TensorFlow runs no eager op here now (try at a
+    later trace); () when timing failed (do not try again).  Out of every graph being built, off any
+    gradient tape (tf.init_scope).  TensorFlow's profiler, when on, sees these ops inside one region named
+    _PRICES_REGION: not the program's (samples/oracle.py leaves them out)."""
+    tf = _sys.modules.get('tensorflow')
     try:
-        import ctypes
-        tf = _sys.modules.get('tensorflow')
-        lib = ctypes.CDLL(None)
-        quiet, price = lib.agprof_price_quiet, lib.agprof_op_price
-        quiet.argtypes, quiet.restype = [ctypes.c_int], ctypes.c_int
-        price.argtypes = [ctypes.c_char_p, ctypes.c_longlong, ctypes.c_longlong, ctypes.c_longlong]
-        price.restype = ctypes.c_int
-        if tf is None or not tf.executing_eagerly() or quiet(1) != 0:
-            return
+        scope = tf.init_scope()
+        scope.__enter__()
     except Exception:
-        return
-    prices = []
+        return None  # TensorFlow still being imported
     try:
-        for op, run in _price_cases(tf):
-            prices.append((op, _price_one(run)))
+        if not tf.executing_eagerly():
+            return None  # a TF1 graph is the outer context
+        out = []
+        with tf.profiler.experimental.Trace(_PRICES_REGION):
+            for op, run in _price_cases(tf):
+                out.append((op, _PRICE_BATCHES * _PRICE_BATCH) + _price_one(run))
+            out.append(('Cast:first', len(_COLD_CASTS)) + _price_cold_cast(tf))
+        return tuple(out)
     except Exception:
-        pass
+        return ()
     finally:
-        quiet(0)
-    for op, (cpu, wall) in prices:
-        price(op.encode(), _PRICE_BATCHES * _PRICE_BATCH, cpu, wall)
-
-
-import atexit  # noqa: E402
-atexit.register(price_ops)  # after TensorFlow's own handlers were registered: it runs before them
+        scope.__exit__(None, None, None)

@@ -65,6 +65,13 @@
 #define AGP_RING_EXECUTOR_BYTES (2048u * 1024u) /* TensorFlow's executor threads, with kernels recorded */
 #define AGP_RING_OTHER_BYTES (256u * 1024u)  /* used by other threads (tf.data, ...) */
 #define AGP_MAX_THREADS 256
+/*
+ * A thread's first event that finds every slot LIVE or ENDED, some ENDED
+ * (drained and freed at the launcher's next poll, its pauses at most
+ * RUN_WRITER_IDLE_MAX_US): the thread waits this long at most, once in its
+ * life, for a freed slot, else records nothing (docs/collector.md, "Caps").
+ */
+#define AGP_SLOT_WAIT_NS 100000000ull
 #define AGP_HEADER_BYTES 65536u              /* header region, page aligned */
 
 /*
@@ -140,7 +147,13 @@ struct agp_shm_header {
 	_Atomic uint32_t detail_off;
 	/* slots FREE now: the launcher adds one per slot it frees, a claim takes one (a hint; the state decides) */
 	_Atomic uint32_t free_slots;
-	char pad1[4096 - 64];
+	/*
+	 * CLOCK_MONOTONIC of the launcher's last poll of this header (0: not
+	 * polled yet).  A thread that finds no slot while ended ones await the
+	 * launcher waits for a freed one only while this is recent.
+	 */
+	_Atomic uint64_t launcher_poll_ns;
+	char pad1[4096 - 72];
 	struct agp_thread_ring threads[AGP_MAX_THREADS];
 };
 
@@ -332,7 +345,7 @@ enum agp_side_type {
 	AGP_SIDE_COLLECTIVE = 13, /* one collective op execution and its keys (collector/hooks_collective.c) */
 	AGP_SIDE_DATASET = 14,    /* a tf.data dataset or iterator op run eagerly, with its handles (hooks_tf.c) */
 	AGP_SIDE_NOTE = 15,       /* AGP_F_DETAIL: what the collector knows is missing, for meta.incomplete */
-	AGP_SIDE_OP_PRICE = 16,   /* an op type's thread CPU price, measured at exit (collector/op_price.c) */
+	AGP_SIDE_OP_PRICE = 16,   /* an op type's thread CPU price, measured at the first trace (collector/op_price.c) */
 };
 
 struct agp_side_hdr {

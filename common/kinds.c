@@ -207,7 +207,8 @@ const struct agp_kind agp_kinds[] = {
 	{ K("notebook_cells", "", AGP_KIND_OR_IGNORE, 8) },  /* optional in 8: a recording made in IPython */
 	{ K("code_facts", "", AGP_KIND_OR_IGNORE, 9) },      /* optional in 9: written since stop 45 */
 	{ K("cpu_samples", "pid:pid t_ns:time", 0, 9) },      /* optional in 9: the threads' run-queue wait */
-	{ K("op_prices", "pid:pid tid:tid op_id:strings", 0, 9) }, /* optional in 9: op types' CPU prices at exit */
+	{ K("thread_samples", "pid:pid tid:tid from_ns:time t_ns:time", 0, 9) }, /* optional in 9: an eager thread's own */
+	{ K("op_prices", "pid:pid tid:tid op_id:strings", 0, 9) }, /* optional in 9: op types' CPU prices, timed at the first trace */
 	{ K("ranks", "", AGP_KIND_MERGED_ELSEWHERE, 4) },
 };
 const size_t agp_nkinds = sizeof(agp_kinds) / sizeof(agp_kinds[0]);

@@ -366,7 +366,7 @@ CREATE TABLE source_files (
 -- (written since stop 45): an older recording reads it empty.
 CREATE TABLE code_facts (
     path     TEXT NOT NULL,     -- as source_files.path
-    kind     TEXT NOT NULL,     -- function, loop, call, store, global, numpy-use, error, call-span, arg, def, decorator, param, signature
+    kind     TEXT NOT NULL,     -- facts, function, loop, block, call, store, global, numpy-use, error, call-span, arg, def, decorator, param, assign, bind, ref, yield, signature (docs/schema.md)
     line     INTEGER NOT NULL,
     col      INTEGER NOT NULL DEFAULT 0,
     end_line INTEGER NOT NULL,
@@ -390,7 +390,20 @@ CREATE TABLE cpu_samples (
     threads INTEGER NOT NULL    -- the threads read
 );
 
--- optional in 9: what one op of a type costs the thread, timed at the program's exit (docs/schema.md)
+-- v9 (optional): each thread that dispatched eager ops, on its own: its time
+-- on a CPU and its run-queue wait over (from_ns, t_ns], read with the
+-- cpu_samples above.  The eager share is read on the thread's time less
+-- that wait, so that a loaded machine does not change it (docs/rules.md).
+CREATE TABLE thread_samples (
+    pid     INTEGER NOT NULL,
+    tid     INTEGER NOT NULL,
+    from_ns INTEGER NOT NULL,   -- the previous read of the thread (CLOCK_MONOTONIC, as the events)
+    t_ns    INTEGER NOT NULL,   -- this read
+    run_ns  INTEGER NOT NULL,   -- the thread's time on a CPU in the interval
+    wait_ns INTEGER NOT NULL    -- its time runnable but waiting for one (run-queue delay)
+);
+
+-- optional in 9: what one op of a type costs the thread, timed at the process's first trace (docs/schema.md)
 CREATE TABLE op_prices (
     pid     INTEGER NOT NULL,
     tid     INTEGER NOT NULL,

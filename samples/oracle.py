@@ -48,7 +48,10 @@ time containment) was dispatched by the C fast path, except "_EagerConst",
 which the fast path's argument conversion runs through TFE_Execute directly
 (eager_fast_path_by_type; agprof's eager_ops.slow_path = 0).
 Ops executed inside graph functions appear as "<node>:<OpType>" events on the
-tf_Compute lines and are not eager ops.
+tf_Compute lines and are not eager ops.  An EagerExecute inside an
+"agprof op prices" event (same thread, time containment) is agprof's: the
+collector times a few hundred ops of its own at a process's first trace, with
+its hooks standing aside, so they are not counted.
 
 The window's bounds are also written as CLOCK_MONOTONIC nanoseconds
 (time.monotonic_ns(), the clock agprof records with), taken right after
@@ -201,6 +204,11 @@ def _where(f):
     return os.path.abspath(code.co_filename), code.co_firstlineno
 
 
+# The profiler region holding the ops agprof's collector times at a process's first trace
+# (collector/pytrace.py measure_prices()): agprof's, not the program's, and not recorded.
+AGPROF_PRICES = "agprof op prices"
+
+
 def parse_xspace(path):
     """Return (eager ops by type, graph-function calls by name, eager ops
     dispatched by the C fast path by type) from an XSpace file."""
@@ -221,15 +229,20 @@ def parse_xspace(path):
         sm = plane.stat_metadata
         execute_ids = {k for k, v in md.items() if v.name == "EagerExecute"}
         fastpath_ids = {k for k, v in md.items() if v.name == "TFE_Py_FastPathExecute_C"}
+        prices_ids = {k for k, v in md.items() if v.name == AGPROF_PRICES}
         if not execute_ids:
             continue
         for line in plane.lines:
             spans = sorted((ev.offset_ps, ev.offset_ps + ev.duration_ps)
                            for ev in line.events if ev.metadata_id in fastpath_ids)
             starts = [a for a, _ in spans]
+            agprofs = [(ev.offset_ps, ev.offset_ps + ev.duration_ps)
+                       for ev in line.events if ev.metadata_id in prices_ids]
             for ev in line.events:
                 if ev.metadata_id not in execute_ids:
                     continue
+                if any(a <= ev.offset_ps and ev.offset_ps + ev.duration_ps <= b for a, b in agprofs):
+                    continue  # agprof's own ops, which it does not record
                 op = None
                 is_func = 0
                 for st in ev.stats:

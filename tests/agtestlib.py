@@ -94,6 +94,39 @@ def tmpdir(prefix="agprof-test-"):
     return d
 
 
+def shared_sample_run(sample_file, out, timeout=600):
+    """`agprof run -o OUT -- PYTHON samples/SAMPLE_FILE` (cwd: the source root); (exit status, stderr).
+
+    Tests that only read a sample's plain recording (report's, the analyzer's)
+    share one run of it within one ./run-tests (AGPROF_SHARED_RECORDINGS, a
+    directory run-tests makes for each build): the first to ask records it
+    under a lock, the others wait and read a copy.  Without the variable each
+    test records its own.
+    """
+    def cmd(path):
+        return [AGPROF, "run", "-o", path, "--", PYTHON, os.path.join(SAMPLES, sample_file)]
+
+    shared = os.environ.get("AGPROF_SHARED_RECORDINGS")
+    if not shared or not os.path.isdir(shared):
+        p = subprocess.run(cmd(out), stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout, cwd=SOURCE_ROOT)
+        return p.returncode, p.stderr.decode("utf-8", "replace")
+    import fcntl
+    import json
+    base = os.path.join(shared, os.path.basename(sample_file))
+    with open(base + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not os.path.exists(base + ".json"):
+            p = subprocess.run(cmd(base + ".agprof"), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               timeout=timeout, cwd=SOURCE_ROOT)
+            with open(base + ".json", "w") as f:
+                json.dump({"rc": p.returncode, "stderr": p.stderr.decode("utf-8", "replace")}, f)
+        with open(base + ".json") as f:
+            run = json.load(f)
+    if os.path.exists(base + ".agprof"):
+        shutil.copyfile(base + ".agprof", out)
+    return run["rc"], run["stderr"]
+
+
 def agprof(*args, timeout=300, env_extra=None):
     """Run `agprof ARGS...`; return (exit status, stdout text, stderr text)."""
     env = dict(os.environ, **env_extra) if env_extra else None
@@ -118,8 +151,13 @@ def sample(name):
 
 def marker_lines(sample_name):
     """{marker: [line numbers]} of the `# agprof: <marker>` comments of a sample (name with .py)."""
+    return marker_lines_of(sample(sample_name))
+
+
+def marker_lines_of(path):
+    """{marker: [line numbers]} of the `# agprof: <marker>` comments of the program at path."""
     found = {}
-    with open(sample(sample_name)) as fh:
+    with open(path) as fh:
         for no, text in enumerate(fh, 1):
             m = re.search(r"#\s*agprof:\s*([\w-]+)", text)
             if m:

@@ -9,11 +9,13 @@
 # Text fields have their tabs and newlines replaced; a file that does not
 # parse gives one 'error' fact.  Columns are ast's: UTF-8 byte offsets in the
 # line.  The fix engine edits at these positions (call-span, arg, def,
-# param, decorator facts), never at positions found by scanning the text.
+# param, decorator, assign facts) and reads what a statement depends on from
+# the bind, block and loop facts, never from scanning the text.  A file whose
+# facts are complete starts with one 'facts' fact naming FACTS_VERSION.
 # After the argument --library, each argument is LINES:PATH, a library
 # file (never edited): only its functions' signatures, and the calls and
-# arguments that start on LINES (comma-separated), the library's lines in
-# the recorded call chains: which parameter of the function a user called
+# arguments keyed on LINES (comma-separated), the library's lines in the
+# recorded call chains: which parameter of the function a user called
 # reaches which argument of the traced function (analyzer/model/model.c).
 import ast
 import sys
@@ -21,6 +23,8 @@ import sys
 MAX_BYTES = 4 << 20      # larger files are not read
 MAX_FACTS = 50000        # per file (arguments and positions included)
 NEXT_STATEMENTS = 4      # how far a call's result is followed
+FACTS_VERSION = "2"      # docs/schema.md, code_facts: 2 adds facts, assign, bind, block, yield, ref, chained calls
+MAX_READS = 120          # an assignment's value reading more names (as text) is told as "*"
 
 # Methods of a NumPy array that a tf.Tensor lacks (or where it differs):
 # the result is used as NumPy.
@@ -31,6 +35,7 @@ IO_MODULES = {"logging", "os", "shutil", "pickle", "json", "csv", "matplotlib", 
               "imageio", "PIL", "cv2", "wandb"}
 IO_NUMPY = {"save", "savez", "savez_compressed", "savetxt", "load", "loadtxt", "fromfile", "genfromtxt"}
 TO_PYTHON = {"numpy", "item", "tolist"}
+LIBRARY_KINDS = {"signature", "call", "call-span", "arg"}  # what a library file's facts hold
 
 
 def clean(text, limit=200):
@@ -58,12 +63,14 @@ def dotted(node):
 
 
 class Aliases:
-    """What the file's imports bind: tf, np, random, time and their from-imports."""
+    """What the file's imports bind (tf, np, random, time and their from-imports), and the names of its defs."""
 
     def __init__(self, tree):
-        self.modules = {}
+        self.modules, self.defs = {}, set()
         for node in ast.walk(tree):
-            if isinstance(node, ast.Import):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                self.defs.add(node.name)
+            elif isinstance(node, ast.Import):
                 for a in node.names:
                     self.modules[(a.asname or a.name).split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
             elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
@@ -99,36 +106,73 @@ def call_class(call, name, aliases):
     return "other"
 
 
-def call_key(node):
-    """Where a call's facts sit: where it starts; for a method called on another call's result
-    (f(x).numpy(), ds.map(f).batch(32)), which starts where that call does, where its own name
-    is, the line a traceback names for it: each call of a chain its own key, its arguments its own."""
-    f, base = node.func, node.func
-    while isinstance(base, (ast.Attribute, ast.Subscript)):
-        base = base.value
-    if not (isinstance(f, ast.Attribute) and isinstance(base, ast.Call)):
-        return node
-    return ast.Pass(lineno=f.end_lineno, col_offset=f.end_col_offset - len(f.attr.encode("utf-8")),
-                    end_lineno=node.end_lineno)
+def chained(node):
+    """Whether a call's result is used by another part of its expression: x.f().g, x.f()[0], x.f()(y)."""
+    parent = getattr(node, "agp_parent", None)
+    if isinstance(parent, (ast.Attribute, ast.Subscript)):
+        return parent.value is node
+    return isinstance(parent, ast.Call) and parent.func is node
 
 
-def signature(node):
-    """A def's decorators and parameters in order with their kinds: 'staticmethod;self:arg,x:arg,args:vararg'."""
-    a = node.args
+def alone_in_block(node):
+    """Whether node is the only statement of its block (moving it out leaves the block empty)."""
+    parent = getattr(node, "agp_parent", None)
+    for field in ("body", "orelse", "finalbody"):
+        stmts = getattr(parent, field, None)
+        if isinstance(stmts, list) and any(st is node for st in stmts):
+            return len(stmts) == 1
+    return False
+
+
+def value_facts(value):
+    """The names an expression reads, comma-separated ("-": none; "*": too many to list), and whether a
+    string in it spans lines (its lines cannot be re-indented): one walk."""
+    local, names, mlstring = set(), set(), False
+    for node in ast.walk(value):
+        if isinstance(node, ast.Name):
+            if isinstance(node.ctx, ast.Load):
+                names.add(node.id)
+        elif isinstance(node, ast.Lambda):
+            a = node.args
+            local.update(p.arg for p in a.posonlyargs + a.args + a.kwonlyargs + [a.vararg, a.kwarg] if p)
+        elif isinstance(node, ast.comprehension):
+            local.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
+        elif isinstance(node, (ast.Constant, ast.JoinedStr)) and node.lineno != node.end_lineno:
+            mlstring = mlstring or isinstance(getattr(node, "value", ""), str)
+    text = ",".join(sorted(names - local))
+    return ("*" if len(text) > MAX_READS else text or "-"), mlstring
+
+
+def target_name(t):
+    if isinstance(t, ast.Name):
+        return t.id
+    return (dotted(t) if isinstance(t, ast.Attribute) else None) or "?"
+
+
+def param_kinds(a):
+    """A def's parameters (ast.arguments a) in order with their kinds: posonly, arg, vararg, kwonly, kwarg."""
     kinds = [(p, "posonly") for p in a.posonlyargs] + [(p, "arg") for p in a.args]
     kinds += [(a.vararg, "vararg")] if a.vararg else []
-    kinds += [(p, "kwonly") for p in a.kwonlyargs] + ([(a.kwarg, "kwarg")] if a.kwarg else [])
-    decorators = ",".join(dotted(d.func if isinstance(d, ast.Call) else d) or "?" for d in node.decorator_list)
-    return decorators + ";" + ",".join("%s:%s" % (p.arg, k) for p, k in kinds)
+    return kinds + [(p, "kwonly") for p in a.kwonlyargs] + ([(a.kwarg, "kwarg")] if a.kwarg else [])
 
 
 class Facts(ast.NodeVisitor):
     def __init__(self, path, aliases, out, lines=None):
         """lines: a library file's lines whose calls to record (its other facts but signatures left out)."""
         self.path, self.aliases, self.out, self.n, self.lines = path, aliases, out, 0, lines
+        self.scope = ["module"]  # where a name bound now lives: "module", "function LINE", "class LINE"
+        # the names of the file's defs: where one is read other than as a callee, it is passed around
+        self.defs = aliases.defs
+
+    def generic_visit(self, node):
+        """Each child visited with its parent as child.agp_parent (the chained-call flag and an assignment's
+        block need it)."""
+        for child in ast.iter_child_nodes(node):
+            child.agp_parent = node
+            self.visit(child)
 
     def emit(self, kind, node, name, detail="", limit=200):
-        if self.n >= MAX_FACTS:
+        if self.n >= MAX_FACTS or (self.lines is not None and kind not in LIBRARY_KINDS):
             return
         self.n += 1
         end = getattr(node, "end_lineno", None) or node.lineno
@@ -136,16 +180,23 @@ class Facts(ast.NodeVisitor):
                                    clean(name), clean(detail, limit))))
 
     def visit_FunctionDef(self, node):
+        decorators = ",".join(dotted(d.func if isinstance(d, ast.Call) else d) or "?" for d in node.decorator_list)
+        params = [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
         # a decorated def starts at its first decorator, as Python's co_firstlineno says
         first = min([d.lineno for d in node.decorator_list] + [node.lineno])
         start = ast.Pass(lineno=first, col_offset=node.col_offset, end_lineno=node.end_lineno)
-        self.emit("signature", start, node.name, signature(node), 4000)
-        if self.lines is None:
-            decorators = ",".join(dotted(d.func if isinstance(d, ast.Call) else d) or "?" for d in node.decorator_list)
-            params = [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
-            self.emit("function", start, node.name, decorators + ";" + ",".join(params))
-            self.def_facts(node, first)
+        self.emit("function", start, node.name, decorators + ";" + ",".join(params))
+        if self.lines is not None:  # a library's: which parameter a positional argument reaches
+            self.emit("signature", start, node.name, decorators + ";" + ",".join(
+                "%s:%s" % (p.arg, k) for p, k in param_kinds(node.args)), 4000)
+        self.bind(ast.Pass(lineno=node.lineno, col_offset=node.col_offset, end_lineno=node.lineno), node.name, "def")
+        self.def_facts(node, first)
+        self.scope.append("function %d" % first)
+        a = node.args
+        for p in a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x]:
+            self.bind(p, p.arg, "param")
         self.generic_visit(node)
+        self.scope.pop()
 
     def def_facts(self, node, first):
         """The def line, its decorators and parameters: where an edit of the def goes (tied by first)."""
@@ -155,41 +206,42 @@ class Facts(ast.NodeVisitor):
             self.emit("decorator", d, dotted(d.func if isinstance(d, ast.Call) else d) or "?",
                       "%d %d" % (d.end_col_offset, node.lineno))
         a = node.args
-        plain = [(p, "posonly") for p in a.posonlyargs] + [(p, "arg") for p in a.args]
-        defaults = len(plain) - len(a.defaults)  # the last len(defaults) plain parameters have one
-        kinds = [(p, k + (" default" if i >= defaults else "")) for i, (p, k) in enumerate(plain)]
-        if a.vararg:
-            kinds.append((a.vararg, "vararg"))
-        kinds += [(p, "kwonly" + (" default" if d is not None else "")) for p, d in zip(a.kwonlyargs, a.kw_defaults)]
-        if a.kwarg:
-            kinds.append((a.kwarg, "kwarg"))
-        for i, (p, kind) in enumerate(kinds):
-            self.emit("param", p, p.arg, "%d %d %s" % (node.lineno, i, kind))
+        plain = len(a.posonlyargs) + len(a.args)
+        defaults = dict(zip(a.kwonlyargs, a.kw_defaults))
+        for i, (p, kind) in enumerate(param_kinds(a)):
+            # the last len(a.defaults) plain parameters have a default; a kwonly one where kw_defaults says
+            has = (plain - len(a.defaults) <= i < plain) or (kind == "kwonly" and defaults[p] is not None)
+            self.emit("param", p, p.arg, "%d %d %s" % (node.lineno, i, kind + (" default" if has else "")))
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
+    def bind(self, node, name, how):
+        """name bound (how: store, del, def, class, param, import M, except, match) in the scope being read
+        (module, function LINE, class LINE): detail HOW;SCOPE."""
+        self.emit("bind", node, name, "%s;%s" % (how, self.scope[-1]))
+
     def visit_For(self, node):
-        if self.lines is None:
-            self.emit("loop", node, "for", ast.unparse(node.iter)[:80])
+        self.emit("loop", node, "for", ast.unparse(node.iter)[:80])
         self.generic_visit(node)
 
     visit_AsyncFor = visit_For
 
     def visit_While(self, node):
-        if self.lines is None:
-            self.emit("loop", node, "while", "")
+        self.emit("loop", node, "while", "")
         self.generic_visit(node)
 
     def visit_comprehension_owner(self, node):
-        if self.lines is None:
-            self.emit("loop", node, "comprehension", "")
+        self.emit("loop", node, "comprehension", "")
         self.generic_visit(node)
 
     visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_comprehension_owner
 
     def visit_Call(self, node):
         name = dotted(node.func) or ""
-        key = call_key(node)
+        # calls of one chain (ds.map(f).batch(4)) start at one position, the facts' key: the inner ones are
+        # keyed just past their callee instead, their start told in call-span's detail
+        key = ast.Pass(lineno=node.func.end_lineno, col_offset=node.func.end_col_offset,
+                       end_lineno=node.end_lineno) if chained(node) else node
         if self.lines is None or key.lineno in self.lines:
             self.emit("call", key, name or "?", call_class(node, name, self.aliases))
             self.call_positions(node, key, name)
@@ -197,7 +249,8 @@ class Facts(ast.NodeVisitor):
 
     def call_positions(self, node, key, name):
         """The call's end, and each argument's span, tied to the call by its key's line and column."""
-        self.emit("call-span", key, name or "?", str(node.end_col_offset))
+        self.emit("call-span", key, name or "?", str(node.end_col_offset) +
+                  (" chained from %d %d" % (node.lineno, node.col_offset) if key is not node else ""))
         tie = "%d %d" % (key.lineno, key.col_offset)
         for i, a in enumerate(node.args):
             starred = isinstance(a, ast.Starred)
@@ -209,19 +262,79 @@ class Facts(ast.NodeVisitor):
                       "%d %s %d %d" % (k.value.end_col_offset, tie, k.lineno, k.col_offset))
 
     def visit_Global(self, node):
-        if self.lines is None:
-            self.emit("global", node, ",".join(node.names))
+        self.emit("global", node, ",".join(node.names))
 
     visit_Nonlocal = visit_Global
 
     def visit_Assign(self, node):
-        if self.lines is None:
-            self.store_facts(node, node.targets)
+        self.store_facts(node, node.targets)
+        self.assign_fact(node, node.targets)
         self.generic_visit(node)
 
+    def visit_AnnAssign(self, node):
+        if node.value is not None:
+            self.assign_fact(node, [node.target])
+        self.generic_visit(node)
+
+    def assign_fact(self, node, targets):
+        """An assignment: its targets, where it ends, its value's span and the names the value reads."""
+        v = node.value
+        reads, mlstring = value_facts(v)
+        flags = ",".join(f for f, on in (("alone", alone_in_block(node)), ("mlstring", mlstring)) if on)
+        self.emit("assign", node, ",".join(target_name(t) for t in targets),
+                  "%d %d %d %d %d %s %s" % (node.end_col_offset, v.lineno, v.col_offset, v.end_lineno,
+                                             v.end_col_offset, flags or "-", reads))
+
+    def visit_Name(self, node):
+        if isinstance(node.ctx, (ast.Store, ast.Del)):
+            self.bind(node, node.id, "del" if isinstance(node.ctx, ast.Del) else "store")
+        elif node.id in self.defs and not chained(node):
+            self.emit("ref", node, node.id)  # a def's name passed around (map(f, xs), g = f), not called
+
+    def visit_Import(self, node):
+        for a in node.names:
+            bound = a.asname or a.name.split(".")[0]
+            self.bind(a if hasattr(a, "lineno") else node, bound, "import " + (a.name if a.asname else bound))
+
+    def visit_ImportFrom(self, node):
+        module = "." * node.level + (node.module or "")
+        for a in node.names:
+            self.bind(a if hasattr(a, "lineno") else node, a.asname or a.name, "import %s.%s" % (module, a.name))
+
+    def visit_ClassDef(self, node):
+        self.bind(ast.Pass(lineno=node.lineno, col_offset=node.col_offset, end_lineno=node.lineno), node.name, "class")
+        self.scope.append("class %d" % min([d.lineno for d in node.decorator_list] + [node.lineno]))
+        self.generic_visit(node)
+        self.scope.pop()
+
+    def visit_ExceptHandler(self, node):
+        if node.name:
+            self.bind(node, node.name, "except")
+        self.generic_visit(node)
+
+    def visit_match_name(self, node):
+        name = getattr(node, "name", None) or getattr(node, "rest", None)
+        if name:
+            self.bind(node, name, "match")
+        self.generic_visit(node)
+
+    visit_MatchAs = visit_MatchStar = visit_MatchMapping = visit_match_name
+
+    def visit_block(self, node):
+        kind = type(node).__name__.lower().replace("async", "").replace("star", "")
+        self.emit("block", node, kind)
+        self.generic_visit(node)
+
+    visit_If = visit_With = visit_AsyncWith = visit_Try = visit_TryStar = visit_Match = visit_block
+
+    def visit_yield(self, node):
+        self.emit("yield", node, {"Yield": "yield", "YieldFrom": "yield from", "Await": "await"}[type(node).__name__])
+        self.generic_visit(node)
+
+    visit_Yield = visit_YieldFrom = visit_Await = visit_yield
+
     def visit_AugAssign(self, node):
-        if self.lines is None:
-            self.store_facts(node, [node.target])
+        self.store_facts(node, [node.target])
         self.generic_visit(node)
 
     def store_facts(self, node, targets):
@@ -286,12 +399,16 @@ def facts_of(path, lines=None):
         return [] if lines is not None else ["\t".join((path, "error", "0", "0", "0", type(e).__name__, clean(e)))]
     aliases = Aliases(tree)
     try:
-        Facts(path, aliases, out, lines).visit(tree)
-        if lines is None:
-            result_uses(path, tree, aliases, out)
+        facts = Facts(path, aliases, out, lines)
+        facts.visit(tree)
+        if lines is not None:
+            return out  # a library's: in part by design, no marker
+        result_uses(path, tree, aliases, out)
     except RecursionError:
         return [] if lines is not None else ["\t".join((path, "error", "0", "0", "0", "RecursionError",
                                                         "too deeply nested"))]
+    if facts.n < MAX_FACTS:  # complete: the marker that the edits needing every bind and block may trust them
+        out.insert(0, "\t".join((path, "facts", "0", "0", "0", FACTS_VERSION, "python %d.%d" % sys.version_info[:2])))
     return out
 
 

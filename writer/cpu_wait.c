@@ -16,6 +16,57 @@ void cpu_wait_init(struct cpu_wait *cw, sqlite3 *db)
 	memset(cw, 0, sizeof(*cw));
 	if (db_has_table(db, "cpu_samples"))
 		cw->ins = db_prepare(db, "INSERT INTO cpu_samples(pid, t_ns, run_ns, wait_ns, threads) VALUES (?,?,?,?,?)");
+	if (cw->ins && db_has_table(db, "thread_samples"))
+		cw->ins_thread = db_prepare(db, "INSERT INTO thread_samples(pid, tid, from_ns, t_ns, run_ns, wait_ns)"
+					    " VALUES (?,?,?,?,?,?)");
+	cw->last_tracked = -1;
+}
+
+static int tracked(const struct cpu_wait *cw, int64_t key)
+{
+	for (size_t i = 0; i < cw->ntracked; i++)
+		if (cw->tracked[i] == key)
+			return 1;
+	return 0;
+}
+
+void cpu_wait_track_key(struct cpu_wait *cw, int64_t key)
+{
+	cw->last_tracked = key;
+	if (!tracked(cw, key) && cw->ntracked < CPU_WAIT_MAX_TRACKED)
+		cw->tracked[cw->ntracked++] = key;
+}
+
+/* A tracked thread's own interval between reads a and b: its run and wait in it. */
+static void thread_row(struct run_writer *w, int pid, int tid, const struct cpu_read *a, const struct cpu_read *b)
+{
+	sqlite3_stmt *st = w->cpu.ins_thread;
+
+	sqlite3_bind_int64(st, 1, pid);
+	sqlite3_bind_int64(st, 2, tid);
+	sqlite3_bind_int64(st, 3, (int64_t)(a->t_ns & INT64_MAX));
+	sqlite3_bind_int64(st, 4, (int64_t)(b->t_ns & INT64_MAX));
+	sqlite3_bind_int64(st, 5, (int64_t)((b->run_ns - a->run_ns) & INT64_MAX));
+	sqlite3_bind_int64(st, 6, (int64_t)((b->wait_ns - a->wait_ns) & INT64_MAX));
+	writer_step(w, st);
+}
+
+/*
+ * Thread t of p read now (its totals in *now): keep the read, and when it
+ * is tracked, its rows: the last interval, or on its first rows every
+ * interval kept back.
+ */
+static void thread_read(struct run_writer *w, const struct cpu_proc *p, struct cpu_task *t, const struct cpu_read *now)
+{
+	uint64_t from = t->nback > CPU_WAIT_BACK ? t->nback - CPU_WAIT_BACK : 0;
+
+	if (t->nback && w->cpu.ins_thread && tracked(&w->cpu, cpu_wait_key(p->pid, t->tid))) {
+		for (uint64_t i = t->rows ? t->nback - 1 : from; i + 1 < t->nback; i++)
+			thread_row(w, p->pid, t->tid, &t->back[i % CPU_WAIT_BACK], &t->back[(i + 1) % CPU_WAIT_BACK]);
+		thread_row(w, p->pid, t->tid, &t->back[(t->nback - 1) % CPU_WAIT_BACK], now);
+		t->rows = 1;
+	}
+	t->back[t->nback++ % CPU_WAIT_BACK] = *now;
 }
 
 /* "RUN WAIT SLICES\n" of one thread: its totals, or -1 (it ended, or the kernel keeps no schedstat). */
@@ -58,9 +109,10 @@ static struct cpu_task *task_of(struct cpu_proc *p, int tid)
  * Add each thread's change since the last sample to *run, *wait.  A thread
  * first seen adds all it has (it started in the interval, or the process
  * is new: then the caller stores nothing); one that ended since takes its
- * last interval with it.  The number of threads read, or -1.
+ * last interval with it.  A tracked thread read before gets its own row
+ * (thread_samples).  The number of threads read, or -1.
  */
-static long sample_proc(struct cpu_proc *p, uint64_t *run, uint64_t *wait)
+static long sample_proc(struct run_writer *w, struct cpu_proc *p, uint64_t now, uint64_t *run, uint64_t *wait)
 {
 	char dir[32];
 	DIR *d;
@@ -75,18 +127,22 @@ static long sample_proc(struct cpu_proc *p, uint64_t *run, uint64_t *wait)
 		p->tasks[i].seen = 0;
 	while ((e = readdir(d))) {
 		int tid = atoi(e->d_name);
-		uint64_t r, w;
+		uint64_t r, wt;
 		struct cpu_task *t;
 
-		if (tid <= 0 || !(t = task_of(p, tid)) || read_schedstat(dirfd(d), e->d_name, &r, &w))
+		if (tid <= 0 || !(t = task_of(p, tid)) || read_schedstat(dirfd(d), e->d_name, &r, &wt))
 			continue;
 		/* first seen, or totals that went back (the tid is another thread's now): all of it is new */
-		if (t->run_ns == UINT64_MAX || r < t->run_ns || w < t->wait_ns)
+		if (t->run_ns == UINT64_MAX || r < t->run_ns || wt < t->wait_ns) {
 			t->run_ns = t->wait_ns = 0;
+			t->nback = 0;
+			t->rows = 0;
+		}
 		*run += r - t->run_ns;
-		*wait += w - t->wait_ns;
+		*wait += wt - t->wait_ns;
+		thread_read(w, p, t, &(struct cpu_read){ now, r, wt });
 		t->run_ns = r;
-		t->wait_ns = w;
+		t->wait_ns = wt;
 		t->seen = 1;
 		threads++;
 	}
@@ -130,7 +186,7 @@ void cpu_wait_tick(struct run_writer *w, uint64_t now_ns, int force)
 		if (!p || p->gone || (!fresh && p->seen_ns == now_ns))
 			continue;
 		p->seen_ns = now_ns;
-		if ((threads = sample_proc(p, &run, &wait)) < 0) {
+		if ((threads = sample_proc(w, p, now_ns, &run, &wait)) < 0) {
 			p->gone = 1;
 			continue;
 		}
@@ -152,5 +208,6 @@ void cpu_wait_release(struct cpu_wait *cw)
 		free(cw->procs[i].tasks);
 	free(cw->procs);
 	sqlite3_finalize(cw->ins);
+	sqlite3_finalize(cw->ins_thread);
 	memset(cw, 0, sizeof(*cw));
 }

@@ -735,6 +735,8 @@ static void write_span(struct run_writer *w, struct stream *s, int tid, const st
 
 	if (!w->aggregating && over_event_budget(w))
 		start_aggregating(w, "max-events");
+	if (r->h.type == AGP_REC_EAGER)
+		cpu_wait_track(&w->cpu, s->pid, tid);  /* its eager share is read on its own time (thread_samples) */
 	if (r->h.type == AGP_REC_EAGER && w->aggregating) {
 		aggregate_eager(w, s, tid, r);  /* no gpu_external_ids link: the op has no row */
 		return;
@@ -1046,6 +1048,9 @@ void writer_drain_stream(struct run_writer *w, struct stream *s)
 		n = AGP_MAX_THREADS;
 	for (uint32_t i = 0; i < n && !s->damaged && !run_writer_stopping; i++)
 		drain_ring(w, s, i);
+	/* the collector's threads wait for a freed slot only while a launcher polls (agp_protocol.h) */
+	if (!s->damaged && shm_store64(&s->shm->launcher_poll_ns, w->last_poll_ns) != 0)
+		stream_damaged(w, s, "its ring file shrank while it was read");
 }
 
 /* Pick up streams of processes that started since the last scan. */

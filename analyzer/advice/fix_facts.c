@@ -5,6 +5,7 @@
 #include "model_internal.h"
 #include "strbuf.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,7 +46,7 @@ static void name_obstacles(struct strbuf *sb, const struct code_obstacle *ob, si
 /* The model call alone in a graph, in the call's own names: "actor_fn = tf.function(actor) ..." */
 static void model_call_advice(struct strbuf *sb, const struct code_fact *call)
 {
-	const char *dot = strrchr(call->name, '.'), *base = dot ? dot + 1 : call->name;
+	const char *base = code_callee_last(call->name);
 
 	strbuf_addf(sb, " Put only the model call in a graph: %s() at line %d did the TensorFlow work; wrap it once,"
 		    " where it is made and not in the loop (%s_fn = tf.function(%s)), and call %s_fn(...) at line %d"
@@ -54,7 +55,7 @@ static void model_call_advice(struct strbuf *sb, const struct code_fact *call)
 		    call->line);
 }
 
-int facts_eager_advice(struct model *m, struct finding *f, const char *func)
+int facts_eager_advice(struct model *m, struct finding *f, const char *func, const struct code_fact **call_out)
 {
 	struct code_obstacle ob[MAX_NAMED];
 	struct strbuf unit = STRBUF_INIT, sb = STRBUF_INIT;
@@ -62,6 +63,7 @@ int facts_eager_advice(struct model *m, struct finding *f, const char *func)
 	size_t total;
 	int body;
 
+	*call_out = NULL;
 	if (!f->loc.file || !code_facts_known(m, f->loc.file) || !(u = unit_of(m, f, func, &unit))) {
 		strbuf_release(&unit);
 		return 0;
@@ -77,6 +79,7 @@ int facts_eager_advice(struct model *m, struct finding *f, const char *func)
 	call = code_model_call(m, f->loc.file, f->loc.line, f->loc.line);
 	if (!call)
 		call = code_model_call(m, f->loc.file, body, u->end_line);
+	*call_out = call;
 	if (call)
 		model_call_advice(&sb, call);
 	else
@@ -87,6 +90,62 @@ int facts_eager_advice(struct model *m, struct finding *f, const char *func)
 	strbuf_release(&unit);
 	strbuf_release(&sb);
 	return 1;
+}
+
+/* The line of the outermost for or while loop holding line that starts after line after; 0 when none. */
+static int outer_loop(const struct model *m, const char *file, int line, int after)
+{
+	int best = 0;
+
+	for (size_t i = 0; i < m->nfacts; i++) {
+		const struct code_fact *f = &m->facts[i];
+
+		if (!strcmp(f->path, file) && !strcmp(f->kind, "loop") && strcmp(f->name, "comprehension") &&
+		    f->line > after && f->line <= line && line <= f->end_line && (!best || f->line < best))
+			best = f->line;
+	}
+	return best;
+}
+
+/* Whether s is a plain Python identifier (ASCII) of under 60 characters. */
+static int plain_name(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (!n || n >= 60 || (s[0] >= '0' && s[0] <= '9'))
+		return 0;
+	for (; *s; s++)
+		if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9')))
+			return 0;
+	return 1;
+}
+
+int facts_wrap_line(const struct model *m, const struct code_fact *call, const char **why)
+{
+	const struct code_fact *fn = code_fact_around(m, "function", call->path, call->line);
+	char scope[40], wrapped[72];
+	int last = 0, ins, local;
+
+	if (!plain_name(call->name))
+		return *why = "the model is not called through a plain name", 0;
+	snprintf(wrapped, sizeof(wrapped), "%s_fn", call->name);
+	snprintf(scope, sizeof(scope), "function %d", fn ? fn->line : 0);
+	if (code_bindings(m, call->path, wrapped, NULL, &last))
+		return *why = "the name the wrapped model would take is the program's already", 0;
+	if ((local = fn ? code_bindings(m, call->path, call->name, scope, &last) : 0) < 0 ||
+	    (!local && code_bindings(m, call->path, call->name, "module", &last) <= 0))
+		return *why = "where the model is made is not known (a global statement, or no assignment in the file)", 0;
+	if (!local && fn && fn->col != 0)
+		return *why = "the model call is in a method or a nested function", 0;
+	/* a local model: before its loop in the function; the module's: before the def, or the loop, holding the call */
+	ins = local ? outer_loop(m, call->path, call->line, fn->line) : fn ? fn->line : outer_loop(m, call->path, call->line, 0);
+	if (!ins)
+		return *why = "the model call is not in a loop", 0;
+	if (last >= ins)
+		return *why = "the model is assigned again below where it would be wrapped", 0;
+	if (call->line - ins > 20)
+		return *why = "the model call is over 20 lines below where it would be wrapped", 0;
+	return ins;
 }
 
 /* ---- positions for the fix engine's edits (fix_facts.h) ------------------ */
@@ -115,6 +174,92 @@ static int fact_is(const struct code_fact *f, const char *file, const char *kind
 	return file && !strcmp(f->path, file) && !strcmp(f->kind, kind);
 }
 
+int facts_version(const struct model *m, const char *file)
+{
+	int v;
+
+	for (size_t i = 0; i < m->nfacts; i++)
+		if (fact_is(&m->facts[i], file, "facts") && !numbers(m->facts[i].name, &v, 1) && v >= FACTS_VERSION)
+			return FACTS_VERSION;  /* a later agprof's facts hold this one's */
+	return facts_positions_known(m, file);
+}
+
+const struct code_fact *facts_next(const struct model *m, const struct code_fact *after, const char *file,
+				   const char *kind)
+{
+	size_t i = after ? (size_t)(after - m->facts) + 1 : 0;
+
+	for (; i < m->nfacts; i++)
+		if (fact_is(&m->facts[i], file, kind))
+			return &m->facts[i];
+	return NULL;
+}
+
+/* Whether line is inside a def of file (function facts). */
+static int in_function(const struct model *m, const char *file, int line)
+{
+	for (const struct code_fact *f = NULL; (f = facts_next(m, f, file, "function"));)
+		if (f->line <= line && line <= f->end_line)
+			return 1;
+	return 0;
+}
+
+const char *facts_tf_alias(const struct model *m, const char *file)
+{
+	for (const struct code_fact *f = NULL; (f = facts_next(m, f, file, "bind"));)
+		if (code_bind_is(f, "import tensorflow") && !in_function(m, file, f->line) && *f->name)
+			return f->name;
+	return NULL;
+}
+
+int facts_list_has(const char *names, const char *name)
+{
+	size_t n = strlen(name);
+
+	if (!strcmp(names, "*"))
+		return 1;
+	for (const char *p = names; p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+		if (!strncmp(p, name, n) && (p[n] == ',' || !p[n]))
+			return 1;
+	return 0;
+}
+
+/* Whether the comma-separated flags flags[0..n) hold flag. */
+static int has_flag(const char *flags, size_t n, const char *flag)
+{
+	size_t k = strlen(flag);
+
+	for (const char *p = flags; p && p + k <= flags + n; p = memchr(p, ',', (size_t)(flags + n - p))) {
+		p += *p == ',';
+		if (!strncmp(p, flag, k) && (p + k == flags + n || p[k] == ','))
+			return 1;
+	}
+	return 0;
+}
+
+int facts_assign_of(const struct code_fact *f, struct code_assign *a)
+{
+	const char *p = f->detail, *flags, *reads;
+	int v[5];
+
+	if (strcmp(f->kind, "assign") || numbers(p, v, 5))
+		return -1;
+	for (int i = 0; i < 5 && p; i++)
+		p = strchr(p, ' ') ? strchr(p, ' ') + 1 : NULL;
+	/* then two words: the flags, the names read */
+	if (!p || !(reads = strchr(p, ' ')) || !reads[1] || strchr(reads + 1, ' '))
+		return -1;
+	flags = p;
+	a->fact = f;
+	a->stmt = (struct code_span){ f->line, f->col, f->end_line, v[0] };
+	a->value = (struct code_span){ v[1], v[2], v[3], v[4] };
+	a->alone = has_flag(flags, (size_t)(reads - flags), "alone");
+	a->multiline_string = has_flag(flags, (size_t)(reads - flags), "mlstring");
+	a->targets = f->name;
+	a->reads = reads + 1;
+	return 0;
+}
+
 int facts_positions_known(const struct model *m, const char *file)
 {
 	for (size_t i = 0; i < m->nfacts; i++)
@@ -123,7 +268,11 @@ int facts_positions_known(const struct model *m, const char *file)
 	return 0;
 }
 
-/* The arguments tied to the call at span's start, in source order; 0, or -1 past FACTS_MAX_ARGS. */
+/*
+ * The arguments tied to the call (by its fact's line and column: its start,
+ * or for a call chained inside another the position past its callee), in
+ * source order; 0, or -1 past FACTS_MAX_ARGS.
+ */
 static int call_args(const struct model *m, const char *file, struct code_call *c)
 {
 	c->nargs = 0;
@@ -132,7 +281,7 @@ static int call_args(const struct model *m, const char *file, struct code_call *
 		struct code_arg *a;
 		int v[5];
 
-		if (!fact_is(f, file, "arg") || numbers(f->detail, v, 5) || v[1] != c->span.line || v[2] != c->span.col)
+		if (!fact_is(f, file, "arg") || numbers(f->detail, v, 5) || v[1] != c->call->line || v[2] != c->call->col)
 			continue;
 		if (c->nargs == FACTS_MAX_ARGS)
 			return -1;
@@ -146,24 +295,36 @@ static int call_args(const struct model *m, const char *file, struct code_call *
 	return 0;
 }
 
-/* c filled from call-span fact f; 0 or -1. */
-static int call_of(const struct model *m, const struct code_fact *f, struct code_call *c)
+/*
+ * The span of call-span fact f into *sp: from its start to the column its
+ * detail gives; a call chained inside another (ds.map(f) in
+ * ds.map(f).batch(4)) is keyed past its callee and tells its start
+ * (" chained from LINE COL").  0, or -1 when the detail says otherwise.
+ */
+static int call_span_of(const struct code_fact *f, struct code_span *sp)
 {
-	int end;
+	const char *from = strstr(f->detail, " chained from ");
+	int end, start[2] = { f->line, f->col };
 
-	if (numbers(f->detail, &end, 1))
+	if (numbers(f->detail, &end, 1) || (from && numbers(from + 14, start, 2)))
+		return -1;
+	*sp = (struct code_span){ start[0], start[1], f->end_line, end };
+	return 0;
+}
+
+int facts_call_of(const struct model *m, const struct code_fact *f, struct code_call *c)
+{
+	if (call_span_of(f, &c->span))
 		return -1;
 	c->call = f;
-	c->span = (struct code_span){ f->line, f->col, f->end_line, end };
+	c->chained = strstr(f->detail, " chained") ? 1 : facts_version(m, f->path) == FACTS_VERSION ? 0 : -1;
 	return call_args(m, f->path, c);
 }
 
 /* Whether the callee name (dotted, as written) ends in the part want. */
 static int callee_is(const char *name, const char *want)
 {
-	const char *dot = strrchr(name, '.');
-
-	return !strcmp(dot ? dot + 1 : name, want);
+	return !strcmp(code_callee_last(name), want);
 }
 
 int facts_call_at(const struct model *m, const char *file, int line, const char *name, size_t nargs,
@@ -175,27 +336,32 @@ int facts_call_at(const struct model *m, const char *file, int line, const char 
 	for (size_t i = 0; i < m->nfacts; i++) {
 		const struct code_fact *f = &m->facts[i];
 		struct code_call c;
+		struct code_span sp;
 
-		if (!fact_is(f, file, "call-span") || f->line > line || line > f->end_line)
+		if (!fact_is(f, file, "call-span") || call_span_of(f, &sp) || sp.line > line || line > sp.end_line)
 			continue;
 		if (callee_is(f->name, name)) {
 			named = f;
 			nnamed++;
-		} else if (call_of(m, f, &c) == 0 && (size_t)c.nargs == nargs) {
+		} else if (facts_call_of(m, f, &c) == 0 && (size_t)c.nargs == nargs) {
 			counted = f;
 			ncounted++;
 		}
 	}
 	if (nnamed > 1 || (!nnamed && ncounted != 1))
 		return -1;
-	return call_of(m, named ? named : counted, out);
+	return facts_call_of(m, named ? named : counted, out);
 }
 
 int facts_call_starting(const struct model *m, const char *file, int line, int col, struct code_call *out)
 {
+	struct code_span sp;
+
+	/* the outermost call of a chain starting there is keyed there; the ones chained inside it are not */
 	for (size_t i = 0; i < m->nfacts; i++)
-		if (fact_is(&m->facts[i], file, "call-span") && m->facts[i].line == line && m->facts[i].col == col)
-			return call_of(m, &m->facts[i], out);
+		if (fact_is(&m->facts[i], file, "call-span") && m->facts[i].line == line && m->facts[i].col == col &&
+		    !call_span_of(&m->facts[i], &sp) && sp.line == line && sp.col == col)
+			return facts_call_of(m, &m->facts[i], out);
 	return -1;
 }
 

@@ -197,8 +197,8 @@ static int64_t added_price(struct model *m, const char *op, const char **from)
 	enum price_source src;
 	int64_t samples, v = saving_added_price(m, op, &src, &samples);
 
-	*from = src == PRICE_CALIBRATED ? model_strf(m, "the thread CPU time of %lld %s timed at the program's exit,"
-						     " the median batch", (long long)samples, op)
+	*from = src == PRICE_CALIBRATED ? model_strf(m, "the thread CPU time of %lld %s timed at the program's first"
+						     " trace, the median batch", (long long)samples, op)
 		: src == PRICE_RECORDED ? model_strf(m, "the lower median of the recorded warm %s dispatches, of every"
 						     " warm op's when fewer than %d were recorded", op, WARM_SAMPLES_MIN)
 		: NULL;
@@ -206,10 +206,30 @@ static int64_t added_price(struct model *m, const char *op, const char **from)
 }
 
 /*
+ * A Cast's first dispatch for a new dtype pair, which creates its kernel:
+ * the collector's thread CPU price of one (saving_first_price()), else an
+ * op's first recorded dispatch (saving_cold_dispatch(), wall-clock time);
+ * 0 when neither.  *from: the words for where it came from.
+ */
+static int64_t cold_cast_price(struct model *m, const char **from)
+{
+	int64_t samples, v = saving_first_price(m, "Cast", &samples);
+
+	if (v > 0) {
+		*from = model_strf(m, "a new Cast kernel's first dispatch, the median thread CPU time of %lld timed at"
+				   " the program's first trace", (long long)samples);
+		return v;
+	}
+	*from = "an op's first recorded dispatch";
+	v = saving_cold_dispatch(m);
+	return v > 0 ? v : 0;
+}
+
+/*
  * dtype: the fix casts the argument at the call site to the first trace's
  * dtype, an eager Cast on every call that passed another dtype: the first
  * of each new dtype (one per removed retrace) creates its kernel, priced at
- * a first dispatch (cold_op_sql), the others at a warm Cast (added_price()).
+ * a first dispatch (cold_cast_price()), the others at a warm Cast (added_price()).
  * python-value: a tf.constant per call, at a warm _EagerConst: a type's
  * first dispatch creates its kernel, and a short program's one _EagerConst
  * (a variable's initial value, 55 ms) priced 4 calls above the 2 retraces
@@ -226,7 +246,7 @@ static struct fix_cost fix_added(struct model *m, const struct finding *f, const
 {
 	struct fix_cost c = { 0, NULL };
 	int64_t cold, warm, calls = 0;
-	const char *from;
+	const char *from, *cold_from;
 	size_t n = 0;
 
 	if (f->cause == CAUSE_SHAPE && sum->n && !f->fix.pins_signature) {
@@ -239,15 +259,14 @@ static struct fix_cost fix_added(struct model *m, const struct finding *f, const
 				n++;
 				calls += trace_calls(m, fn->traces[i].id);
 			}
-		cold = saving_cold_dispatch(m);
+		cold = cold_cast_price(m, &cold_from);
 		warm = added_price(m, "Cast", &from);
-		cold = cold > 0 ? cold : 0;
 		calls = calls > (int64_t)n ? calls - (int64_t)n : 0;
 		c.ns = (int64_t)n * cold + calls * warm;
 		c.how = model_strf(m, "the %zu eager Cast%s it adds on calls of another dtype (%.1f ms): the first of each"
-				   " dtype at an op's first recorded dispatch (%.2f ms), %lld more at a warm dispatch"
-				   " (%.3f ms)%s%s", n + (size_t)calls, n + (size_t)calls == 1 ? "" : "s", ms(c.ns), ms(cold),
-				   (long long)calls, ms(warm), from ? ": " : "", from ? from : "");
+				   " dtype at %s (%.2f ms), %lld more at a warm dispatch (%.3f ms)%s%s", n + (size_t)calls,
+				   n + (size_t)calls == 1 ? "" : "s", ms(c.ns), cold_from, ms(cold), (long long)calls,
+				   ms(warm), from ? ": " : "", from ? from : "");
 	} else if (f->cause == CAUSE_PYTHON_VALUE) {
 		warm = added_price(m, "_EagerConst", &from);
 		c.ns = fn->calls * warm;
@@ -347,9 +366,23 @@ static void saving_all_retraces(struct model *m, struct finding *f, const struct
 }
 
 /*
+ * A trace's time as a run without agprof on an idle machine pays it: its
+ * plain time less its thread's share of its span spent waiting for a CPU,
+ * the clock of the eager ops' steady cost (the collector's own time,
+ * collector_ns, is on the trace's wall: the same share of it goes).
+ */
+static int64_t steady_tracing_ns(const struct model *m, const struct model_trace *t)
+{
+	int64_t span = tracing_ns(t), plain = plain_tracing_ns(t);
+	double wait = span > 0 ? model_thread_wait_ns(m, t->pid, t->tid, t->start_ns, t->end_ns) : 0;
+
+	return wait <= 0 ? plain : wait >= (double)span ? 0 : (int64_t)((double)plain * (1 - wait / (double)span));
+}
+
+/*
  * What the new tf.function's own first trace will cost: the lower median of
  * the recording's traces (tf.data's aside), each its tracing span less the
- * collector's own time in it (plain_tracing_ns()); *n says
+ * collector's own time in it and its waits for a CPU (steady_tracing_ns()); *n says
  * how many there were (0: none recorded, so nothing to take it from).  A
  * typical trace of this program, not a model of this function's: tracing
  * time depends on the Python and the graph machinery run, which the
@@ -368,7 +401,7 @@ static int64_t typical_trace(const struct model *m, size_t *n)
 		return 0;
 	for (size_t i = 0; i < m->nfunctions; i++)
 		for (size_t j = 0; !m->functions[i].tf_data && j < m->functions[i].ntraces; j++)
-			spans[k++] = plain_tracing_ns(&m->functions[i].traces[j]);
+			spans[k++] = steady_tracing_ns(m, &m->functions[i].traces[j]);
 	median = nth_int64(spans, k, (k - 1) / 2);
 	free(spans);
 	*n = k;
@@ -377,18 +410,23 @@ static int64_t typical_trace(const struct model *m, size_t *n)
 
 /*
  * eager-hotspot: the function holding the busiest line, run as a graph.
- * In a graph each op still runs its kernel, but neither the Python between
- * ops nor the Python-to-C dispatch: each op is counted at the fastest
- * dispatch of its op type in the recording (the kernel plus the least
- * overhead seen), which is what the graph keeps.  The wrapped function
- * also traces once, which the eager loop never paid: a typical trace of
- * the recording (typical_trace()).
+ * What wrapping removes is each op's dispatch and the Python before it (a
+ * library call's own Python, Keras' layer machinery, included): their
+ * steady cost (eager_runs.steady_ns), as the finding's cost reads them, so
+ * that a loaded machine changes neither (issue 46).  In a graph each op
+ * still runs its kernel, but neither the Python between ops nor the
+ * Python-to-C dispatch: each op is counted at the fastest dispatch of its
+ * op type in the recording (the kernel plus the least overhead seen),
+ * which is what the graph keeps, at most the op's steady cost (an op type
+ * run once beside a CPU hog has a fastest run as long as its wait).  The
+ * wrapped function also traces once, which the eager loop never paid: a
+ * typical trace of the recording (typical_trace()).
  */
 static void saving_eager(struct model *m, struct finding *f, const struct model_function *fn)
 {
 	const char *func = NULL;
 	struct eager_runs r;
-	int64_t ops, eager, graph, long_gaps, trace;
+	int64_t eager, graph, trace;
 	size_t ntraces;
 
 	(void)fn;  /* the estimators' one signature: this one reads no function */
@@ -401,16 +439,16 @@ static void saving_eager(struct model *m, struct finding *f, const struct model_
 		set_method(m, f, "upper bound: the eager dispatch time (the function to wrap is not known)");
 		return;
 	}
-	ops = r.ops;
-	eager = r.eager_ns;
-	graph = r.graph_ns;
-	long_gaps = r.long_gaps;
+	eager = r.steady_ns;
+	graph = r.steady_graph_ns;
 	trace = typical_trace(m, &ntraces);
 	f->saving_ns = eager > graph + trace ? eager - graph - trace : 0;
-	set_method(m, f, "%s's %lld eager ops: dispatch + Python between them (%.1f ms, %lld gaps over %.0f ms included)"
-		   " minus the same ops as graph nodes, each at its op type's fastest recorded run (%.1f ms),"
-		   " minus the new tf.function's first trace: %s (%.1f ms)", func, (long long)ops, ms(eager),
-		   (long long)long_gaps, ms(AGP_PYTHON_GAP_MAX_NS), ms(graph),
+	set_method(m, f, "%s's %lld eager ops: dispatch + the Python before each, at their steady cost (no wait for a"
+		   " CPU: %.1f ms; recorded %.1f ms with %lld gaps over %.0f ms)"
+		   " minus the same ops as graph nodes, each at its op type's fastest recorded run, at most its steady"
+		   " cost (%.1f ms),"
+		   " minus the new tf.function's first trace: %s (%.1f ms)", func, (long long)r.ops, ms(eager),
+		   ms(r.eager_ns), (long long)r.long_gaps, ms(AGP_PYTHON_GAP_MAX_NS), ms(graph),
 		   ntraces ? model_strf(m, "the median of the recording's %zu trace%s", ntraces, ntraces == 1 ? "" : "s")
 			   : "no trace recorded to take it from, not counted", ms(trace));
 }
@@ -479,8 +517,8 @@ static void saving_experiment(struct model *m, struct finding *f, const struct m
 	(void)fn;
 	f->saving_ns = 0;
 	f->experiment = experiment_command(m, f);
-	set_method(m, f, "not claimed: an edit to try, whose saving only an experiment on this program can tell (%s)",
-		   f->experiment);
+	set_method(m, f, "not claimed: compile-time or graph advice, whose saving only an experiment on this program"
+		   " can tell");
 }
 
 /*
@@ -496,8 +534,7 @@ static void as_forecast(struct model *m, struct finding *f)
 	f->forecasts = 1;
 	f->saving_ns = 0;
 	f->experiment = experiment_command(m, f);
-	set_method(m, f, "forecast, not claimed: %s; an experiment must confirm it (%s)", f->saving_method,
-		   f->experiment);
+	set_method(m, f, "forecast, not claimed: %s; an experiment must confirm it", f->saving_method);
 }
 
 static void saving_cost(struct model *m, struct finding *f, const struct model_function *fn)

@@ -85,7 +85,7 @@ void saving_summarize(struct model *m, struct finding *f, const struct model_fun
 		return;
 	}
 	if (f->experiment) {  /* nothing claimed, so nothing to demote: the experiment tells */
-		f->saving_summary = "not claimed: an edit to try (agprof fix --verify measures it)";
+		f->saving_summary = "not claimed: only an experiment on this program tells";
 		return;
 	}
 	if (f->saving_ns <= 0 && adds_back(f)) {

@@ -35,8 +35,7 @@ void verdicts_path(struct strbuf *sb, const char *rec_path)
 
 /* One verdict with the finding it is about, as the sidecar keys it. */
 struct entry {
-	const char *rule, *function, *file;
-	int line;
+	struct finding_key k;
 	struct finding_verdict v;
 };
 
@@ -106,37 +105,92 @@ void verdict_json(struct json *j, const struct finding_verdict *v)
 	json_end_object(j);
 }
 
+/* k's members, inside an object already begun. */
+static void key_members(struct json *j, const struct finding_key *k)
+{
+	json_kv_str(j, "rule", k->rule);
+	json_kv_str(j, "function", k->function);
+	json_kv_str(j, "file", k->file);
+	json_kv_int(j, "line", k->line);
+}
+
 static void write_entry(struct json *j, const struct entry *e)
 {
 	json_begin_object(j);
-	json_kv_str(j, "rule", e->rule);
-	json_kv_str(j, "function", e->function);
-	json_kv_str(j, "file", e->file);
-	json_kv_int(j, "line", e->line);
+	key_members(j, &e->k);
 	verdict_members(j, &e->v);
 	json_end_object(j);
 }
 
-static int same_key(const struct entry *a, const struct entry *b)
+/* The edits together: the findings' keys, then the verdict's members (docs/report-json.md). */
+static void together_members(struct json *j, const struct verify_together *t)
+{
+	json_key(j, "findings");
+	json_begin_array(j, 0);
+	for (size_t i = 0; i < t->nkeys; i++) {
+		json_begin_object(j);
+		key_members(j, &t->keys[i]);
+		json_end_object(j);
+	}
+	json_end_array(j);
+	verdict_members(j, &t->verdict);
+}
+
+void verdict_together_json(struct json *j, const struct verify_together *t)
+{
+	if (!t->verdict.kind) {
+		json_null(j);
+		return;
+	}
+	json_begin_object(j);
+	together_members(j, t);
+	json_end_object(j);
+}
+
+void verdict_together_text(struct strbuf *sb, const struct verify_together *t)
+{
+	strbuf_addf(sb, "the %zu edits together (", t->nkeys);
+	for (size_t i = 0; i < t->nkeys; i++)
+		strbuf_addf(sb, "%s%s%s%s", i ? ", " : "", t->keys[i].rule, t->keys[i].function ? " " : "",
+			    t->keys[i].function ? t->keys[i].function : "");
+	strbuf_addstr(sb, "): ");
+	verdict_text(sb, &t->verdict);
+}
+
+static int same_key(const struct finding_key *a, const struct finding_key *b)
 {
 	return !strcmp(a->rule, b->rule) && !strcmp(a->function ? a->function : "", b->function ? b->function : "") &&
 	       !strcmp(a->file ? a->file : "", b->file ? b->file : "") && a->line == b->line;
 }
 
-/* An entry of the sidecar, checked: 0, or -1 when it is to be ignored. */
-static int read_entry(const struct jnode *o, struct entry *e)
+/* A finding's key in the sidecar, checked: 0, or -1 when it is to be ignored. */
+static int read_key(const struct jnode *o, struct finding_key *k)
+{
+	double line = json_get_num(o, "line", -1);
+
+	memset(k, 0, sizeof(*k));
+	if (!(k->rule = json_get_str(o, "rule")) || line < 0 || line > 1e7)
+		return -1;
+	k->function = json_get_str(o, "function");
+	k->file = json_get_str(o, "file");
+	k->line = (int)line;
+	return 0;
+}
+
+/* A verdict's members in the sidecar, checked: 0, or -1 when they are to be ignored. */
+static int read_verdict(const struct jnode *o, struct finding_verdict *v)
 {
 	const char *kind = json_get_str(o, "verdict");
-	double line = json_get_num(o, "line", -1), runs = json_get_num(o, "runs", -1);
+	double runs = json_get_num(o, "runs", -1);
 	const char *const nums[] = { "base_ns", "new_ns", "low_ns", "high_ns" };
-	int64_t *dst[] = { &e->v.base_ns, &e->v.new_ns, &e->v.low_ns, &e->v.high_ns };
+	int64_t *dst[] = { &v->base_ns, &v->new_ns, &v->low_ns, &v->high_ns };
 
-	memset(e, 0, sizeof(*e));
-	if (!(e->rule = json_get_str(o, "rule")) || !kind || line < 0 || line > 1e7 || runs < 1 || runs > 100)
+	memset(v, 0, sizeof(*v));
+	if (!kind || runs < 1 || runs > 100)
 		return -1;
 	for (int k = VERDICT_VERIFIED; k <= VERDICT_FAILED; k++)
 		if (!strcmp(kind, kind_names[k]))
-			e->v.kind = k;
+			v->kind = k;
 	for (int i = 0; i < 4; i++) {
 		double x = json_get_num(o, nums[i], 0);
 
@@ -144,22 +198,44 @@ static int read_entry(const struct jnode *o, struct entry *e)
 			return -1;
 		*dst[i] = (int64_t)x;
 	}
-	e->function = json_get_str(o, "function");
-	e->file = json_get_str(o, "file");
-	e->line = (int)line;
-	e->v.runs = (int)runs;
-	e->v.reason = json_get_str(o, "reason");
-	e->v.measure = json_get_str(o, "measure");
-	e->v.output = json_get_str(o, "output");
-	return e->v.kind ? 0 : -1;
+	v->runs = (int)runs;
+	v->reason = json_get_str(o, "reason");
+	v->measure = json_get_str(o, "measure");
+	v->output = json_get_str(o, "output");
+	return v->kind ? 0 : -1;
+}
+
+/* An entry of the sidecar, checked: 0, or -1 when it is to be ignored. */
+static int read_entry(const struct jnode *o, struct entry *e)
+{
+	return read_key(o, &e->k) || read_verdict(o, &e->v) ? -1 : 0;
+}
+
+/* The sidecar's "all" (o; NULL when absent) into t: 0, or -1 (t's kind 0) when absent or to be ignored. */
+static int read_together(const struct jnode *o, struct verify_together *t)
+{
+	const struct jnode *list = o && o->type == J_OBJ ? json_get(o, "findings") : NULL;
+
+	memset(t, 0, sizeof(*t));
+	if (!list || list->type != J_ARR || read_verdict(o, &t->verdict))
+		goto ignore;
+	for (const struct jnode *k = list->child; k; k = k->next)
+		if (t->nkeys == VERIFY_TOGETHER_MAX || read_key(k, &t->keys[t->nkeys++]))
+			goto ignore;
+	if (t->nkeys > 1)
+		return 0;
+ignore:
+	memset(t, 0, sizeof(*t));
+	return -1;
 }
 
 /*
  * The sidecar of rec_path, parsed and checked against the recording:
- * its entries (up to VERDICTS_MAX, pointing into doc) into e; the count, or
- * -1: none (no file, another recording's) or after one warning line (malformed).
+ * its entries (up to VERDICTS_MAX, pointing into doc) into e, its edits
+ * together into *t (kind 0 when none); the count, or -1: none (no file,
+ * another recording's) or after one warning line (malformed).
  */
-static int read_sidecar(const char *rec_path, struct json_doc *doc, struct entry *e)
+static int read_sidecar(const char *rec_path, struct json_doc *doc, struct entry *e, struct verify_together *t)
 {
 	struct strbuf path = STRBUF_INIT, text = STRBUF_INIT;
 	const char *why = NULL;
@@ -167,6 +243,7 @@ static int read_sidecar(const char *rec_path, struct json_doc *doc, struct entry
 	const struct jnode *rec, *list;
 	int n = -1, fd;
 
+	memset(t, 0, sizeof(*t));
 	verdicts_path(&path, rec_path);
 	if (strbuf_failed(&path) || (fd = open(path.buf, O_RDONLY | O_CLOEXEC | O_NOFOLLOW)) < 0)
 		goto out;
@@ -198,6 +275,7 @@ static int read_sidecar(const char *rec_path, struct json_doc *doc, struct entry
 	n = 0;
 	for (const struct jnode *o = list->child; o && n < VERDICTS_MAX; o = o->next)
 		n += !read_entry(o, &e[n]);
+	read_together(json_get(doc->root, "all"), t);
 	goto out;
 bad:
 	warning("ignoring '%s': %s", path.buf, why ? why : "unreadable");
@@ -211,7 +289,7 @@ out:
 
 /* The sidecar's JSON of entries e[0..n) into out. */
 static void write_doc(struct strbuf *out, const char *rec_path, const struct entry *e, size_t n,
-		      const struct verdicts_run *run)
+		      const struct verify_together *t, const struct verdicts_run *run)
 {
 	struct json j;
 	long long size = 0, sec = 0, nsec = 0;
@@ -235,14 +313,27 @@ static void write_doc(struct strbuf *out, const char *rec_path, const struct ent
 	for (size_t i = 0; i < n; i++)
 		write_entry(&j, &e[i]);
 	json_end_array(&j);
+	if (t->verdict.kind) {
+		json_key(&j, "all");
+		json_begin_object(&j);
+		together_members(&j, t);
+		json_end_object(&j);
+	}
 	json_end_object(&j);
 	strbuf_addch(out, '\n');
 }
 
+/* f's key (its strings f's). */
+static struct finding_key key_of(const struct finding *f)
+{
+	return (struct finding_key){ f->rule, f->function, f->loc.file, f->loc.line };
+}
+
 int verdicts_write(const char *rec_path, const struct finding *const *f, const struct finding_verdict *v, size_t n,
-		   const struct verdicts_run *run)
+		   const struct finding_verdict *all, const struct verdicts_run *run)
 {
 	struct entry *e = calloc(VERDICTS_MAX * 2, sizeof(*e));
+	struct verify_together t;
 	struct json_doc doc = { 0 };
 	struct strbuf path = STRBUF_INIT, tmp = STRBUF_INIT, out = STRBUF_INIT;
 	size_t k = 0;
@@ -251,17 +342,24 @@ int verdicts_write(const char *rec_path, const struct finding *const *f, const s
 	if (!e)
 		return error("out of memory");
 	for (size_t i = 0; i < n && k < VERDICTS_MAX; i++)
-		e[k++] = (struct entry){ f[i]->rule, f[i]->function, f[i]->loc.file, f[i]->loc.line, v[i] };
-	old = read_sidecar(rec_path, &doc, e + VERDICTS_MAX);
+		e[k++] = (struct entry){ key_of(f[i]), v[i] };
+	old = read_sidecar(rec_path, &doc, e + VERDICTS_MAX, &t);
 	for (int i = 0; i < old && k < VERDICTS_MAX; i++) {
 		int dup = 0;
 
 		for (size_t x = 0; x < n && !dup; x++)
-			dup = same_key(&e[x], &e[VERDICTS_MAX + i]);
+			dup = same_key(&e[x].k, &e[VERDICTS_MAX + i].k);
 		if (!dup)
 			e[k++] = e[VERDICTS_MAX + i];
 	}
-	write_doc(&out, rec_path, e, k, run);
+	/* this experiment's edits together replace the old sidecar's; without one, the old stays */
+	if (all && all->kind && n > 1 && n <= VERIFY_TOGETHER_MAX) {
+		t.nkeys = n;
+		t.verdict = *all;
+		for (size_t i = 0; i < n; i++)
+			t.keys[i] = key_of(f[i]);
+	}
+	write_doc(&out, rec_path, e, k, &t, run);
 	verdicts_path(&path, rec_path);
 	strbuf_addf(&tmp, "%s.tmp", path.buf ? path.buf : "");
 	if (strbuf_failed(&out) || strbuf_failed(&path) || strbuf_failed(&tmp)) {
@@ -317,21 +415,40 @@ static void apply(struct model *m, struct finding *f, const struct finding_verdi
 	strbuf_release(&line);
 }
 
+/* The sidecar's edits together (strings in its doc) into m, its strings m's. */
+static void apply_together(struct model *m, const struct verify_together *t)
+{
+	struct verify_together *to = &m->together;
+
+	*to = *t;
+	for (size_t i = 0; i < t->nkeys; i++) {
+		to->keys[i].rule = model_strdup(m, t->keys[i].rule);
+		to->keys[i].function = model_strdup(m, t->keys[i].function);
+		to->keys[i].file = model_strdup(m, t->keys[i].file);
+	}
+	to->verdict.measure = model_strdup(m, t->verdict.measure);
+	to->verdict.output = model_strdup(m, t->verdict.output);
+	to->verdict.reason = model_strdup(m, t->verdict.reason);
+}
+
 void verdicts_apply(struct model *m)
 {
 	struct entry *e;
+	struct verify_together t;
 	struct json_doc doc = { 0 };
 	int n;
 
 	if (!m->rec || !m->rec->path || !m->nfindings || !(e = calloc(VERDICTS_MAX, sizeof(*e))))
 		return;
-	n = read_sidecar(m->rec->path, &doc, e);
+	n = read_sidecar(m->rec->path, &doc, e, &t);
+	if (n >= 0 && t.verdict.kind)
+		apply_together(m, &t);
 	for (size_t i = 0; i < m->nfindings && n > 0; i++) {
 		struct finding *f = &m->findings[i];
-		struct entry key = { f->rule, f->function, f->loc.file, f->loc.line, { 0 } };
+		struct finding_key key = key_of(f);
 
 		for (int k = 0; k < n; k++)
-			if (same_key(&key, &e[k])) {
+			if (same_key(&key, &e[k].k)) {
 				apply(m, f, &e[k].v);
 				break;
 			}

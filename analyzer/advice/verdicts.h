@@ -33,13 +33,18 @@ struct verdicts_run {
 
 /*
  * Write the sidecar of rec_path: verdict v[i] of finding f[i] for i < n,
- * and the old sidecar's verdicts of other findings (when it is this
- * recording's).  0, or -1 after an error line.
+ * all (NULL: none) the verdict on f[0..n)'s edits together when n > 1, and
+ * the old sidecar's verdicts of other findings and of the edits together
+ * when this experiment had none (when it is this recording's).  0, or -1
+ * after an error line.
  */
 int verdicts_write(const char *rec_path, const struct finding *const *f, const struct finding_verdict *v, size_t n,
-		   const struct verdicts_run *run);
+		   const struct finding_verdict *all, const struct verdicts_run *run);
 
-/* Read m's recording's sidecar, when there is one, and apply it to m's findings (then ranked again). */
+/*
+ * Read m's recording's sidecar, when there is one, and apply it to m's
+ * findings (then ranked again); its edits together into m->together.
+ */
 void verdicts_apply(struct model *m);
 
 /*
@@ -52,6 +57,10 @@ void verdict_text(struct strbuf *sb, const struct finding_verdict *v);
 /* v as a JSON object (docs/report-json.md, a finding's "verdict"), null when kind is 0. */
 struct json;
 void verdict_json(struct json *j, const struct finding_verdict *v);
+/* The edits together (m->together) as the report's JSON "verify_all": an object, null when none. */
+void verdict_together_json(struct json *j, const struct verify_together *t);
+/* "the 2 edits together (retracing sgd_step, retracing evaluate): verified on this program: ..." */
+void verdict_together_text(struct strbuf *sb, const struct verify_together *t);
 /* "verified", "refuted", "failed" ("none" for 0). */
 const char *verdict_name(int kind);
 

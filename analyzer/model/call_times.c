@@ -18,9 +18,12 @@ static const char calls_sql[] =
 	"  AND g.role IN ('inference', 'forward', 'loaded', 'other'))"
 	" ORDER BY c.pid, c.tid, c.start_ns LIMIT 1000000"; /* CALL_TIMES_MAX */
 
-/* cpu_samples (docs/schema.md), each row with the start of the interval it covers. */
+/*
+ * cpu_samples (docs/schema.md), each row with the start of the interval it
+ * covers, tid 0; or thread_samples, each thread's own.
+ */
 struct cpu_interval {
-	int64_t pid, t0, t1;
+	int64_t pid, tid, t0, t1;
 	double run, wait;
 };
 
@@ -32,48 +35,77 @@ struct cpu_intervals {
 /* A process's first row covers one sampling period (its baseline is not stored). */
 #define FIRST_INTERVAL_NS 50000000
 
-static const char samples_sql[] = "SELECT pid, t_ns, run_ns, wait_ns FROM cpu_samples"
+/* pid, tid, interval start (NULL: the process's previous row's end), end, run, wait; by pid, tid, end. */
+static const char samples_sql[] = "SELECT pid, 0, NULL, t_ns, run_ns, wait_ns FROM cpu_samples"
 				  " WHERE run_ns >= 0 AND wait_ns >= 0 ORDER BY pid, t_ns LIMIT 10000000";
+static const char thread_samples_sql[] = "SELECT pid, tid, from_ns, t_ns, run_ns, wait_ns FROM thread_samples"
+					 " WHERE run_ns >= 0 AND wait_ns >= 0 AND from_ns < t_ns"
+					 " ORDER BY pid, tid, t_ns LIMIT 10000000";
 
-/* The recording's samples by pid and time into ci (empty). */
-static int load_intervals(const struct model *m, struct cpu_intervals *ci)
+/* The rows of sql (samples_sql's columns) by pid, tid and time into ci (empty). */
+static int load_intervals(const struct model *m, const char *sql, struct cpu_intervals *ci)
 {
 	sqlite3_stmt *s;
 	int rc;
 
-	if (!(s = db_prepare(m->rec->db, samples_sql)))
+	if (!(s = db_prepare(m->rec->db, sql)))
 		return -1;
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
-		int64_t pid = sqlite3_column_int64(s, 0), t = sqlite3_column_int64(s, 1);
-		int same = ci->n && ci->v[ci->n - 1].pid == pid;
-		int64_t t0 = same ? ci->v[ci->n - 1].t1 : t - FIRST_INTERVAL_NS;
+		int64_t pid = sqlite3_column_int64(s, 0), tid = sqlite3_column_int64(s, 1), t = sqlite3_column_int64(s, 3);
+		const struct cpu_interval *last = ci->n ? &ci->v[ci->n - 1] : NULL;
+		int same = last && last->pid == pid && last->tid == tid;
+		int64_t t0;
 
-		if (same ? t <= t0 : t < INT64_MIN + FIRST_INTERVAL_NS)
+		if (sqlite3_column_type(s, 2) != SQLITE_NULL)
+			t0 = sqlite3_column_int64(s, 2);
+		else if (same)
+			t0 = last->t1;
+		else if (t >= INT64_MIN + FIRST_INTERVAL_NS)
+			t0 = t - FIRST_INTERVAL_NS;
+		else
+			continue;  /* a damaged time */
+		if (t <= t0 || (same && t <= last->t1))
 			continue;  /* a repeated or damaged time */
 		if (ARRAY_GROW(ci->v, ci->n, ci->cap))
 			break;
-		ci->v[ci->n] = (struct cpu_interval){ pid, t0, t, (double)sqlite3_column_int64(s, 2),
-						      (double)sqlite3_column_int64(s, 3) };
+		ci->v[ci->n] = (struct cpu_interval){ pid, tid, t0, t, (double)sqlite3_column_int64(s, 4),
+						      (double)sqlite3_column_int64(s, 5) };
 		ci->n++;
 	}
 	sqlite3_finalize(s);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return error("%s: cannot read cpu_samples: %s", m->rec->path, sqlite3_errmsg(m->rec->db));
+		return error("%s: cannot read its CPU samples: %s", m->rec->path, sqlite3_errmsg(m->rec->db));
 	return rc == SQLITE_ROW ? error("out of memory") : 0;
 }
 
-int cpu_intervals_load(const struct model *m, struct cpu_intervals **out)
+static int cmp_interval(const void *a, const void *b)
 {
+	const struct cpu_interval *x = a, *y = b;
+
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	if (x->tid != y->tid)
+		return x->tid < y->tid ? -1 : 1;
+	return x->t1 < y->t1 ? -1 : x->t1 > y->t1;
+}
+
+int cpu_intervals_load(const struct model *m, int threads, struct cpu_intervals **out)
+{
+	int has_threads = threads && db_has_table(m->rec->db, "thread_samples");
+
 	*out = NULL;
-	if (!db_has_table(m->rec->db, "cpu_samples"))
+	if (!db_has_table(m->rec->db, "cpu_samples") && !has_threads)
 		return 0;
 	if (!(*out = calloc(1, sizeof(**out))))
 		return error("out of memory");
-	if (load_intervals(m, *out)) {
+	if ((db_has_table(m->rec->db, "cpu_samples") && load_intervals(m, samples_sql, *out)) ||
+	    (has_threads && load_intervals(m, thread_samples_sql, *out))) {
 		cpu_intervals_free(*out);
 		*out = NULL;
 		return -1;
 	}
+	if ((*out)->n > 1)
+		qsort((*out)->v, (*out)->n, sizeof(*(*out)->v), cmp_interval);
 	return 0;
 }
 
@@ -84,8 +116,8 @@ void cpu_intervals_free(struct cpu_intervals *ci)
 	free(ci);
 }
 
-/* The first interval of pid that ends after t (ci->n when none). */
-static size_t interval_after(const struct cpu_intervals *ci, int64_t pid, int64_t t)
+/* The first interval of (pid, tid) that ends after t (ci->n when none). */
+static size_t interval_after(const struct cpu_intervals *ci, int64_t pid, int64_t tid, int64_t t)
 {
 	size_t lo = 0, hi = ci->n;
 
@@ -93,7 +125,7 @@ static size_t interval_after(const struct cpu_intervals *ci, int64_t pid, int64_
 		size_t mid = lo + (hi - lo) / 2;
 		const struct cpu_interval *x = &ci->v[mid];
 
-		if (x->pid < pid || (x->pid == pid && x->t1 <= t))
+		if (x->pid < pid || (x->pid == pid && (x->tid < tid || (x->tid == tid && x->t1 <= t))))
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -101,17 +133,52 @@ static size_t interval_after(const struct cpu_intervals *ci, int64_t pid, int64_
 	return lo;
 }
 
-/* The threads' run and wait in [a, b), each interval's spread evenly over it. */
-static void cpu_between(const struct cpu_intervals *ci, int64_t pid, int64_t a, int64_t b, double *run, double *wait)
+int cpu_intervals_between(const struct cpu_intervals *ci, int64_t pid, int64_t tid, int64_t a, int64_t b,
+			  double *run, double *wait)
 {
-	for (size_t i = interval_after(ci, pid, a); i < ci->n && ci->v[i].pid == pid && ci->v[i].t0 < b; i++) {
+	size_t i = ci ? interval_after(ci, pid, tid, a) : 0;
+	int any = 0;
+
+	for (; ci && i < ci->n && ci->v[i].pid == pid && ci->v[i].tid == tid && ci->v[i].t0 < b; i++) {
 		const struct cpu_interval *x = &ci->v[i];
 		double lo = (double)(a > x->t0 ? a : x->t0), hi = (double)(b < x->t1 ? b : x->t1);
-		double part = (hi - lo) / (double)(x->t1 - x->t0);
+		double part = hi > lo ? (hi - lo) / ((double)x->t1 - (double)x->t0) : 0;
 
 		*run += part * x->run;
 		*wait += part * x->wait;
+		any = 1;
 	}
+	return any;
+}
+
+double cpu_intervals_thread_wait(const struct cpu_intervals *ci, int64_t pid, int64_t tid, int64_t a, int64_t b)
+{
+	double run = 0, wait = 0;
+
+	if (b <= a)
+		return 0;
+	if (tid && cpu_intervals_between(ci, pid, tid, a, b, &run, &wait))
+		return wait;
+	run = wait = 0;
+	if (!cpu_intervals_between(ci, pid, 0, a, b, &run, &wait) || run + wait <= 0)
+		return 0;
+	return (double)(b - a) * (wait / (run + wait));
+}
+
+int64_t cpu_intervals_run(const struct cpu_intervals *ci, int64_t a, int64_t b)
+{
+	double run = 0, wait = 0;
+
+	if (!ci || !ci->n)
+		return -1;
+	for (size_t i = 0; i < ci->n;) {
+		int64_t pid = ci->v[i].pid;
+
+		cpu_intervals_between(ci, pid, 0, a, b, &run, &wait);  /* the process's cpu_samples (tid 0) */
+		while (i < ci->n && ci->v[i].pid == pid)
+			i++;
+	}
+	return run < 9e18 ? (int64_t)run : INT64_MAX;
 }
 
 static int push(int64_t **v, size_t *n, size_t *cap, int64_t x)
@@ -129,7 +196,7 @@ static int add_period(struct call_times *ct, const struct cpu_intervals *ci, int
 		return -1;
 	if (ci && ci->n) {
 		ct->sampled = 1;
-		cpu_between(ci, pid, a, b, &ct->run_ns, &ct->wait_ns);
+		cpu_intervals_between(ci, pid, 0, a, b, &ct->run_ns, &ct->wait_ns);
 	}
 	return 0;
 }

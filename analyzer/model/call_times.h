@@ -1,7 +1,9 @@
 /*
  * call_times.h - the graph calls of one user function, one by one: what
  * `agprof diff` and `check --baseline` compare between two recordings
- * (the model keeps only their totals).
+ * (the model keeps only their totals); and the recording's CPU samples
+ * (cpu_samples, thread_samples) as intervals, which they and the eager
+ * share read.
  */
 #ifndef AGPROF_CALL_TIMES_H
 #define AGPROF_CALL_TIMES_H
@@ -47,12 +49,35 @@ struct call_times {
 };
 
 /*
- * The recording's cpu_samples as intervals by process and time, read once
- * per recording for all its functions' call_times.  *out is NULL (and 0
- * returned) when the recording has none; -1 after an error line.
+ * The recording's cpu_samples as intervals by process and time (tid 0),
+ * and with threads its thread_samples too (each eager thread's own), read
+ * once per recording.  *out is NULL (and 0 returned) when the recording
+ * has none; -1 after an error line.
  */
-int cpu_intervals_load(const struct model *m, struct cpu_intervals **out);
+int cpu_intervals_load(const struct model *m, int threads, struct cpu_intervals **out);
 void cpu_intervals_free(struct cpu_intervals *ci);
+/*
+ * The threads' time on a CPU in [a, b) (CLOCK_MONOTONIC), summed over the
+ * recording's processes, each sample's interval spread evenly over it; -1
+ * when ci holds no sample (NULL, or none stored).
+ */
+int64_t cpu_intervals_run(const struct cpu_intervals *ci, int64_t a, int64_t b);
+
+/*
+ * Add to *run and *wait what the intervals of (pid, tid) (tid 0: the
+ * process's cpu_samples) hold in [a, b), each interval's spread evenly
+ * over it.  1 when an interval overlaps [a, b), else 0 (ci NULL: 0).
+ */
+int cpu_intervals_between(const struct cpu_intervals *ci, int64_t pid, int64_t tid, int64_t a, int64_t b,
+			  double *run, double *wait);
+
+/*
+ * Thread (pid, tid)'s waits for a CPU in [a, b): its own samples where it
+ * has them (thread_samples); else b - a times its process's wait share
+ * there (cpu_samples), as if the thread were runnable throughout (a
+ * recording made before thread_samples); else 0.
+ */
+double cpu_intervals_thread_wait(const struct cpu_intervals *ci, int64_t pid, int64_t tid, int64_t a, int64_t b);
 
 /*
  * Append the kept (row) graph calls of f to *ct (zeroed by the caller, or

@@ -17,7 +17,7 @@
 struct model;
 
 struct code_fact {
-	const char *path, *kind;     /* kind: function, loop, call, store, global, numpy-use, error, signature, ... */
+	const char *path, *kind;     /* function, loop, call, store, global, numpy-use, assign, bind, ...: docs/schema.md */
 	int line, col, end_line;
 	const char *name, *detail;   /* see docs/schema.md, code_facts */
 };
@@ -28,6 +28,8 @@ struct code_obstacle {
 	const char *why;             /* "converts a tensor to NumPy", ... */
 };
 
+/* The last part of a dotted callee as written ("ds.map" -> "map", "step" -> "step"). */
+const char *code_callee_last(const char *name);
 /* Read code_facts into the model (none without the table, or past a bound); 0 or -1. */
 int model_load_code_facts(struct model *m);
 /* Whether file has facts (it parsed). */
@@ -67,8 +69,10 @@ int code_call_passes_keyword(const struct model *m, const char *file, int line, 
  * line and of the library's lines in the recorded call chains, and the
  * `signature` facts of the library's functions.
  *
- * The call starting at file:line whose callee's last name is callee or alt
- * (`minilosses.scaled` is "scaled"), else the line's only call, else NULL.
+ * The call keyed at file:line (its start; a call chained inside another,
+ * past its callee: the line a traceback names) whose callee's last name is
+ * callee or alt (`minilosses.scaled` is "scaled"), else the line's only
+ * call, else NULL.
  */
 const struct code_fact *code_call_on(const struct model *m, const char *file, int line, const char *callee,
 				     const char *alt);
@@ -87,6 +91,16 @@ const struct code_fact *code_signature(const struct model *m, const char *file, 
  * positional parameters; *star 1 when sig takes *args.
  */
 int code_sig_position(const struct code_fact *sig, const char *param, int *star);
+/* Whether f is a bind fact of that how (its detail "HOW;SCOPE": "import tensorflow", "store", "param"). */
+int code_bind_is(const struct code_fact *f, const char *how);
+/*
+ * How often name is bound in file (its facts of kind "bind": assigned,
+ * imported, defined, a parameter, deleted) in scope ("module", "function
+ * LINE" with LINE its function fact's line; NULL: anywhere), the last line
+ * of those into *last (0 when none); -1 when a `global` or `nonlocal`
+ * statement names it (any function may bind it then).
+ */
+int code_bindings(const struct model *m, const char *file, const char *name, const char *scope, int *last);
 /* How the result of the call at file:line is used as NumPy on the next lines (".reshape", ...), or NULL. */
 const struct code_fact *code_numpy_use(const struct model *m, const char *file, int line);
 

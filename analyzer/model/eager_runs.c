@@ -725,6 +725,28 @@ static enum runs_state walk_alone(struct model *m, struct eager_runs_table *t)
 	return finish(db, t);
 }
 
+/*
+ * Function fn's ops at their steady cost: the model's groups of its call
+ * sites, and as graph nodes each at its op type's fastest recorded run,
+ * at most the group's steady cost per op (an op type run once, preempted,
+ * has a fastest run as long as the wait in it).
+ */
+static void steady_sums(const struct model *m, const struct eager_runs_table *t, int64_t fn, struct eager_runs *out)
+{
+	for (size_t k = 0; k < m->neager_keys; k++) {
+		const struct model_eager_key *key = &m->eager_keys[k];
+		int64_t per = key->count > 0 ? key->steady_ns / key->count : 0, fast = per;
+		size_t ox;
+
+		if (key->count <= 0 || fn_of_site(t, key->site_id) != fn)
+			continue;
+		if (idmap_get(&t->op_ix, key->op_id, &ox) && ox < t->nops && t->fastest[ox] < per)
+			fast = t->fastest[ox];
+		out->steady_ns = dur_add(out->steady_ns, key->steady_ns);
+		out->steady_graph_ns = dur_add(out->steady_graph_ns, sat_mul64(key->count, fast));
+	}
+}
+
 int eager_runs_of(struct model *m, const char *file, const char *func, struct eager_runs *out)
 {
 	struct eager_runs_table *t = table_of(m);
@@ -739,6 +761,7 @@ int eager_runs_of(struct model *m, const char *file, const char *func, struct ea
 	for (size_t i = 0; i < t->nfns; i++)
 		if (!strcmp(t->fns[i].file, file) && !strcmp(t->fns[i].func, func)) {
 			*out = t->fns[i].sums;
+			steady_sums(m, t, (int64_t)i, out);
 			break;
 		}
 	return 0;

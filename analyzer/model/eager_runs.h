@@ -23,6 +23,13 @@ struct eager_runs {
 	int64_t eager_ns;   /* their dispatch, plus the time since the thread's previous event when that was one of them */
 	int64_t graph_ns;   /* the same ops each at its op type's fastest recorded run */
 	int64_t long_gaps;  /* gaps of at least AGP_PYTHON_GAP_MAX_NS among them (past the collector's python_ns bound) */
+	/*
+	 * Their steady cost: dispatch and the Python before each op with no
+	 * wait for a CPU (m->eager_keys, scan_group_steady_ns()); input waits
+	 * and ops inside black boxes left out.
+	 */
+	int64_t steady_ns;
+	int64_t steady_graph_ns; /* those ops each at its op type's fastest recorded run, at most its steady cost */
 };
 
 /*

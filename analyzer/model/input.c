@@ -14,6 +14,7 @@
  * all three splits; ops inside black boxes are found through the
  * (pid, tid, start_ns) index, one range per black-box run.
  */
+#include "call_times.h"
 #include "eager_runs.h"
 #include "model_internal.h"
 #include "code_facts.h"
@@ -422,6 +423,24 @@ const char *model_format_sites(struct model *m, const struct model_eager_site *s
 	return out;
 }
 
+double model_thread_wait_ns(const struct model *m, int64_t pid, int64_t tid, int64_t a, int64_t b)
+{
+	return cpu_intervals_thread_wait(m->cpu_samples, pid, tid, a, b);
+}
+
+/*
+ * The steady cost of eager group g (scan_group_steady_ns()): its thread's
+ * share of the group's span spent waiting for a CPU (m->cpu_samples) is
+ * taken out of a dispatch long by nature.
+ */
+static int64_t group_steady_ns(const struct model *m, const struct scan_group *g)
+{
+	int64_t a = g->first_ns, b = g->last_ns;
+	double wait = b > a ? model_thread_wait_ns(m, KEY_PID(g->k1), KEY_LOW(g->k1), a, b) : 0;
+
+	return scan_group_steady_ns(g, b > a ? wait / (double)(b - a) : 0);
+}
+
 /*
  * Split the groups into input waits and dispatch: add both to their thread
  * and the session, copy the dispatch groups to d (*nd of them).  0 or -1.
@@ -451,7 +470,8 @@ static int split_dispatch(struct input_state *st, struct scan_group *d, size_t *
 			continue;
 		}
 		t->eager_ops += g->count;
-		t->eager_ns = dur_add(t->eager_ns, g->total_ns);
+		t->eager_ns = dur_add(t->eager_ns, group_steady_ns(m, g));
+		t->eager_wall_ns = dur_add(t->eager_wall_ns, g->total_ns);
 		m->session.eager_ops += g->count;
 		m->session.eager_ns = dur_add(m->session.eager_ns, g->total_ns);
 		d[(*nd)++] = *g;
@@ -501,8 +521,10 @@ static int thread_top_sites(struct input_state *st, struct model_thread *t, cons
 	if (!mine)
 		return -1;
 	for (size_t i = 0; i < nd; i++)
-		if (KEY_PID(d[i].k1) == t->pid && KEY_LOW(d[i].k1) == t->tid)
-			mine[n++] = d[i];
+		if (KEY_PID(d[i].k1) == t->pid && KEY_LOW(d[i].k1) == t->tid) {
+			mine[n] = d[i];
+			mine[n++].total_ns = group_steady_ns(st->m, &d[i]);  /* its lines' times as its eager_ns */
+		}
 	qsort(mine, n, sizeof(*mine), cmp_site_group);
 	ns = fold_sites(st, mine, n, &sites);
 	free(mine);
@@ -521,6 +543,42 @@ static int thread_top_sites(struct input_state *st, struct model_thread *t, cons
 	return 0;
 }
 
+static int cmp_eager_key(const void *a, const void *b)
+{
+	const struct model_eager_key *x = a, *y = b;
+	const int64_t kx[4] = { x->pid, x->tid, x->op_id, x->site_id }, ky[4] = { y->pid, y->tid, y->op_id, y->site_id };
+
+	for (int i = 0; i < 4; i++)
+		if (kx[i] != ky[i])
+			return kx[i] < ky[i] ? -1 : 1;
+	return 0;
+}
+
+/* m->eager_keys from the dispatch groups d: each with its steady cost.  0 or -1. */
+static int eager_keys(struct model *m, const struct scan_group *d, size_t nd)
+{
+	free(m->eager_keys);
+	m->neager_keys = 0;
+	if (!(m->eager_keys = calloc(nd ? nd : 1, sizeof(*m->eager_keys))))
+		return -1;
+	for (size_t i = 0; i < nd; i++)
+		m->eager_keys[m->neager_keys++] = (struct model_eager_key){
+			.pid = KEY_PID(d[i].k1), .tid = KEY_LOW(d[i].k1), .op_id = d[i].k2 >> 32, .site_id = KEY_LOW(d[i].k2),
+			.count = d[i].count, .steady_ns = group_steady_ns(m, &d[i]),
+		};
+	qsort(m->eager_keys, m->neager_keys, sizeof(*m->eager_keys), cmp_eager_key);
+	return 0;
+}
+
+int64_t model_eager_key_op_ns(const struct model *m, int64_t pid, int64_t tid, int64_t op_id, int64_t site_id)
+{
+	const struct model_eager_key want = { .pid = pid, .tid = tid, .op_id = op_id, .site_id = site_id };
+	const struct model_eager_key *k = m->neager_keys ? bsearch(&want, m->eager_keys, m->neager_keys,
+								   sizeof(want), cmp_eager_key) : NULL;
+
+	return k && k->count > 0 ? k->steady_ns / k->count : -1;
+}
+
 /* Rebuild m->sites and m->ops from the dispatch groups; fill per-thread dispatch. */
 static int rebuild_dispatch(struct input_state *st)
 {
@@ -532,7 +590,12 @@ static int rebuild_dispatch(struct input_state *st)
 
 	if (!d)
 		return error("out of memory");
-	if (split_dispatch(st, d, &nd))
+	cpu_intervals_free(m->cpu_samples);
+	if (cpu_intervals_load(m, 1, &m->cpu_samples)) {
+		free(d);
+		return -1;
+	}
+	if (split_dispatch(st, d, &nd) || eager_keys(m, d, nd))
 		goto cleanup;
 	/* Sites over all threads. */
 	qsort(d, nd, sizeof(*d), cmp_site_group);
@@ -712,10 +775,26 @@ cleanup:
 	return ret;
 }
 
+void model_thread_span(const struct model *m, const struct model_thread *t, int64_t *a, int64_t *b)
+{
+	int is_main = !strcmp(t->role, "main");
+
+	*a = is_main ? m->session.first_tf_ns : t->first_ns;
+	*b = is_main ? m->session.end_ns : t->last_ns;
+}
+
+/*
+ * Each thread's eager share, of its time less its waits for a CPU
+ * (m->cpu_samples, read with the dispatch): the steady eager cost has
+ * none either, so that a machine loaded by other work lengthens both
+ * alike.
+ */
 static void thread_shares(struct model *m)
 {
 	for (size_t i = 0; i < m->nthreads; i++) {
 		struct model_thread *t = &m->threads[i];
+		double wait;
+		int64_t a, b, own;
 
 		if (t->first_ns == INT64_MAX)
 			t->first_ns = t->last_ns = 0;
@@ -723,7 +802,12 @@ static void thread_shares(struct model *m)
 			t->input_first_ns = t->input_last_ns = 0;
 		/* The main thread runs the whole active session; a pool thread, its events. */
 		t->active_ns = !strcmp(t->role, "main") ? m->session.active_ns : t->last_ns - t->first_ns;
-		t->eager_share = t->active_ns > 0 ? (double)t->eager_ns / (double)t->active_ns : 0;
+		model_thread_span(m, t, &a, &b);
+		wait = model_thread_wait_ns(m, t->pid, t->tid, a, b);
+		/* the file's numbers: at most the thread's time */
+		t->cpu_wait_ns = wait <= 0 ? 0 : wait >= (double)t->active_ns ? t->active_ns : (int64_t)wait;
+		own = t->active_ns - t->cpu_wait_ns;
+		t->eager_share = own <= 0 ? 0 : t->eager_ns >= own ? 1 : (double)t->eager_ns / (double)own;
 	}
 	m->session.eager_share = m->session.active_ns ? (double)m->session.eager_ns / (double)m->session.active_ns : 0;
 }
@@ -1165,45 +1249,121 @@ int model_input_finish(struct model *m)
 
 /*
  * The spread of a share within the run (model_internal.h): the thread's
- * eager time in each of SHARE_BLOCKS equal blocks of [a, b), each op's time
- * spread over the blocks it overlaps (a long wait is not one block's), input
- * waits apart from the rest.
+ * share in each of SHARE_BLOCKS blocks of [a, b), input waits apart from
+ * the rest.  Input waits: equal blocks of the wall clock, each wait's time
+ * spread over the blocks it overlaps (a long wait is not one block's).
+ * Eager dispatch, on the share's own clock (thread_shares()): blocks of
+ * equal time less the thread's waits for a CPU, each op's steady cost
+ * (model_eager_key_op_ns()) in the block it starts in, a bucket's spread
+ * over its span.  Equal wall-clock blocks beside a CPU hog were mostly
+ * the loop's (its waits), which made its spread small and the finding an
+ * error where a quiet run's was a borderline warning.
  */
 #define SHARE_BLOCKS 20
+#define SHARE_SUBS (SHARE_BLOCKS * 100)  /* the blocks' bounds are found to 1/100 of a block */
 
-static char *blocks_sql(const char *from, const char *weight)
+struct share_blocks {
+	int64_t a, b;
+	double sublen;                        /* (b - a) / SHARE_SUBS */
+	unsigned char block_of[SHARE_SUBS];   /* each wall-clock part's block */
+	double own[SHARE_BLOCKS];             /* each block's time (less waits for a CPU on the own clock) */
+	double sum[SHARE_BLOCKS];             /* the measure in it */
+};
+
+/* Blocks of [a, b) of equal time: less thread (pid, tid)'s waits for a CPU when own_clock. */
+static void blocks_init(const struct model *m, struct share_blocks *sb, int64_t pid, int64_t tid, int64_t a,
+			int64_t b, int own_clock)
+{
+	double part[SHARE_SUBS], total = 0, at = 0;
+
+	memset(sb, 0, sizeof(*sb));
+	sb->a = a;
+	sb->b = b;
+	sb->sublen = (double)(b - a) / SHARE_SUBS;
+	for (int j = 0; j < SHARE_SUBS; j++) {
+		double lo = (double)a + j * sb->sublen;
+		double wait = own_clock ? cpu_intervals_thread_wait(m->cpu_samples, pid, tid, (int64_t)lo,
+								    (int64_t)(lo + sb->sublen)) : 0;
+
+		total += part[j] = wait < sb->sublen ? sb->sublen - wait : 0;
+	}
+	for (int j = 0; j < SHARE_SUBS; j++) {
+		int k = total > 0 ? (int)((at + part[j] / 2) / total * SHARE_BLOCKS) : j / (SHARE_SUBS / SHARE_BLOCKS);
+
+		k = k < 0 ? 0 : k >= SHARE_BLOCKS ? SHARE_BLOCKS - 1 : k;
+		sb->block_of[j] = (unsigned char)k;
+		sb->own[k] += total > 0 ? part[j] : sb->sublen;
+		at += part[j];
+	}
+}
+
+static int sub_of(const struct share_blocks *sb, double t)
+{
+	int j = (int)((t - (double)sb->a) / sb->sublen);
+
+	return j < 0 ? 0 : j >= SHARE_SUBS ? SHARE_SUBS - 1 : j;
+}
+
+/* [s, e) (clipped to [a, b)) added to the blocks it overlaps, times w. */
+static void spread(struct share_blocks *sb, int64_t s, int64_t e, double w)
+{
+	double from = (double)(s < sb->a ? sb->a : s), to = (double)(e > sb->b ? sb->b : e);
+
+	for (int j = sub_of(sb, from); j < SHARE_SUBS && from < to; j++) {
+		double hi = (double)sb->a + (j + 1) * sb->sublen, end = to < hi ? to : hi;
+
+		if (end > from)
+			sb->sum[sb->block_of[j]] += w * (end - from);
+		from = end;
+	}
+}
+
+/* Rows of from: start, end, weight, an input wait, op, site, its ops (count). */
+static char *blocks_sql(const char *from, const char *weight, const char *count)
 {
 	struct strbuf sb = STRBUF_INIT;
 
 	strbuf_addf(&sb, "SELECT start_ns, end_ns, %s, op_id IN (SELECT id FROM strings WHERE text IN (", weight);
 	for (int i = 0; input_wait_ops[i]; i++)
 		strbuf_addf(&sb, "%s'%s'", i ? ", " : "", input_wait_ops[i]);
-	strbuf_addf(&sb, ")) FROM %s WHERE pid = ?1 AND tid = ?2 AND start_ns < ?4 AND end_ns > ?3", from);
+	strbuf_addf(&sb, ")), op_id, callsite_id, %s FROM %s WHERE pid = ?1 AND tid = ?2 AND start_ns < ?4 AND end_ns > ?3",
+		    count, from);
 	return strbuf_failed(&sb) ? (strbuf_release(&sb), NULL) : strbuf_detach(&sb);
 }
 
-/* [s, e) (clipped to [a, b)) added to the blocks it overlaps, times w. */
-static void spread(double *block, int64_t a, int64_t b, int64_t s, int64_t e, double w)
+/*
+ * One row of blocks_sql() into the blocks: a wait's time; an eager op's
+ * steady cost (its key's; none when its key has none).
+ */
+static void add_row(const struct model *m, sqlite3_stmt *st, int64_t pid, int64_t tid, int waits,
+		    struct share_blocks *sb)
 {
-	double len = (double)(b - a) / SHARE_BLOCKS;
+	int64_t s = sqlite3_column_int64(st, 0), e = sqlite3_column_int64(st, 1), op_ns;
+	double w = sqlite3_column_double(st, 2), n = sqlite3_column_double(st, 6);
 
-	s = s < a ? a : s;
-	e = e > b ? b : e;
-	for (int i = (int)((double)(s - a) / len); i < SHARE_BLOCKS && s < e; i++) {
-		double lo = (double)a + i * len, hi = lo + len;
-		double from = (double)s > lo ? (double)s : lo, to = (double)e < hi ? (double)e : hi;
-
-		if (to > from)
-			block[i] += w * (to - from);
+	if (e <= s || sqlite3_column_int(st, 3) != waits)
+		return;
+	if (waits) {
+		if (w > 0)
+			spread(sb, s, e, w < 1 ? w : 1);
+		return;
 	}
+	op_ns = model_eager_key_op_ns(m, pid, tid, sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5));
+	if (op_ns <= 0 || n <= 0)
+		return;
+	if (n == 1 && s >= sb->a)
+		sb->sum[sb->block_of[sub_of(sb, (double)s)]] += (double)op_ns;
+	else
+		spread(sb, s, e, n * (double)op_ns / (double)(e - s));
 }
 
-/* weight: the share of a row's span its ops ran (1 for an op; a bucket's total over its span). */
-static int add_blocks(const struct model *m, const char *from, const char *weight, const int64_t key[4], int waits,
-		      double *block)
+/* weight: the share of a row's span its ops ran (1 for an op; a bucket's total over its span); count: its ops. */
+static int add_blocks(const struct model *m, const char *from, const char *weight, const char *count, int64_t pid,
+		      int64_t tid, int waits, struct share_blocks *sb)
 {
-	char *sql = blocks_sql(from, weight);
+	char *sql = blocks_sql(from, weight, count);
 	sqlite3_stmt *st = sql ? db_prepare(m->rec->db, sql) : NULL;
+	const int64_t key[4] = { pid, tid, sb->a, sb->b };
 	int rc;
 
 	free(sql);
@@ -1211,31 +1371,32 @@ static int add_blocks(const struct model *m, const char *from, const char *weigh
 		return -1;
 	for (int i = 0; i < 4; i++)
 		sqlite3_bind_int64(st, i + 1, key[i]);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t s = sqlite3_column_int64(st, 0), e = sqlite3_column_int64(st, 1);
-
-		double w = sqlite3_column_double(st, 2);
-
-		if (e > s && sqlite3_column_int(st, 3) == waits && w > 0)
-			spread(block, key[2], key[3], s, e, w < 1 ? w : 1);
-	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
+		add_row(m, st, pid, tid, waits, sb);
 	sqlite3_finalize(st);
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
 double model_share_se(const struct model *m, int64_t pid, int64_t tid, int64_t a, int64_t b, int waits)
 {
-	double block[SHARE_BLOCKS] = { 0 }, len = (double)(b - a) / SHARE_BLOCKS, mean = 0, var = 0;
-	const int64_t key[4] = { pid, tid, a, b };
+	struct share_blocks *sb;
+	double share[SHARE_BLOCKS], mean = 0, var = 0;
 
-	if (b <= a || b - a < SHARE_BLOCKS || !m->rec || add_blocks(m, "eager_ops", "1.0", key, waits, block) ||
-	    (db_has_table(m->rec->db, "eager_op_buckets") &&
-	     add_blocks(m, "eager_op_buckets", "max(total_ns, 0) * 1.0 / (end_ns - start_ns)", key, waits, block)))
+	if (b <= a || b - a < SHARE_SUBS || !m->rec || !(sb = malloc(sizeof(*sb))))
 		return 0;
+	blocks_init(m, sb, pid, tid, a, b, !waits);
+	if (add_blocks(m, "eager_ops", "1.0", "1", pid, tid, waits, sb) ||
+	    (db_has_table(m->rec->db, "eager_op_buckets") &&
+	     add_blocks(m, "eager_op_buckets", "max(total_ns, 0) * 1.0 / (end_ns - start_ns)", "max(count, 0)", pid,
+			tid, waits, sb))) {
+		free(sb);
+		return 0;
+	}
 	for (int i = 0; i < SHARE_BLOCKS; i++)
-		mean += (block[i] /= len) / SHARE_BLOCKS;
+		mean += (share[i] = sb->own[i] > 0 ? sb->sum[i] / sb->own[i] : 0) / SHARE_BLOCKS;
 	for (int i = 0; i < SHARE_BLOCKS; i++)
-		var += (block[i] - mean) * (block[i] - mean) / (SHARE_BLOCKS - 1);
+		var += (share[i] - mean) * (share[i] - mean) / (SHARE_BLOCKS - 1);
+	free(sb);
 	return sqrt(var / SHARE_BLOCKS);
 }
 

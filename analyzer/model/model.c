@@ -1,5 +1,6 @@
 /* model.c - load a recording into the model, see model.h. */
 #include "model_internal.h"
+#include "call_times.h"
 #include "code_facts.h"
 #include "idmap.h"
 #include "recording.h"
@@ -1852,6 +1853,8 @@ void model_release(struct model *m)
 	free(m->findings);
 	saving_reads_release(m->saving_reads);
 	eager_runs_release(m->eager_runs);
+	free(m->eager_keys);
+	cpu_intervals_free(m->cpu_samples);
 	if (m->pool)
 		strpool_release(m->pool);
 	free(m->pool);

@@ -262,8 +262,15 @@ struct model_thread {
 	int64_t first_ns, last_ns;  /* its first and last event */
 	/* Main Python thread: the session's active run; others: first to last event. */
 	int64_t active_ns;
-	int64_t eager_ops, eager_ns; /* eager dispatch: input waits and ops inside black boxes left out */
-	double eager_share;          /* eager_ns / active_ns */
+	int64_t cpu_wait_ns;         /* of active_ns, its waits for a CPU (thread_samples; 0 without them) */
+	/*
+	 * Eager dispatch (input waits and ops inside black boxes left out): its
+	 * ops, their steady cost (scan_group_steady_ns(): no wait for a CPU in
+	 * it), and as recorded (wall clock: dispatch and the Python before
+	 * each op, under 1 ms).
+	 */
+	int64_t eager_ops, eager_ns, eager_wall_ns;
+	double eager_share;          /* eager_ns / (active_ns - cpu_wait_ns): both without waits for a CPU */
 	int64_t input_waits, input_ns; /* eager reads of an iterator (IteratorGetNext, ...) */
 	int64_t input_first_ns, input_last_ns;
 	struct source_loc input_loc; /* the line reading the iterator most */
@@ -431,12 +438,30 @@ struct finding_fix {
 enum verdict_kind { VERDICT_NONE, VERDICT_VERIFIED, VERDICT_REFUTED, VERDICT_FAILED };
 struct finding_verdict {
 	int kind;                   /* enum verdict_kind */
-	const char *measure;        /* the time measured: "learn's tracing and calls", "the run's active time" */
+	const char *measure;        /* the time measured: "learn's tracing and calls", "the run's CPU time" */
 	int64_t base_ns, new_ns;    /* its median as it is and as edited */
 	int64_t low_ns, high_ns;    /* new - base over every pair of runs: the lowest and highest */
 	int runs;                   /* runs on each side */
 	const char *output;         /* "identical", "identical within the tolerance", "differs from line 3: ..." */
 	const char *reason;         /* one line: why refuted or failed; NULL when verified */
+};
+
+/* A finding as REC.verify.json keys it: its rule, function and location. */
+struct finding_key {
+	const char *rule, *function, *file;
+	int line;
+};
+
+/*
+ * The experiment on several findings' edits applied together (`agprof fix
+ * --verify` with more than one; REC.verify.json's "all"): which findings,
+ * and the verdict on the run's CPU time.  verdict.kind 0 when none.
+ */
+#define VERIFY_TOGETHER_MAX 16
+struct verify_together {
+	struct finding_key keys[VERIFY_TOGETHER_MAX];
+	size_t nkeys;
+	struct finding_verdict verdict;
 };
 
 /*
@@ -492,6 +517,17 @@ struct finding {
 };
 
 /*
+ * f's experiment command when there is an edit for it to try (a file's:
+ * fix --verify refuses a notebook cell's), else NULL: without one the
+ * saving stays unclaimed and no command is offered, it would have nothing
+ * to try.
+ */
+static inline const char *finding_try_command(const struct finding *f)
+{
+	return f->fix.file && !f->fix.cell ? f->experiment : NULL;
+}
+
+/*
  * Metric sources: how rules read the model.  A source is a named table of
  * rows ("functions", "eager_sites", "session", ...); each row has named
  * fields, numeric or text.  A rule selects one source and evaluates its
@@ -541,6 +577,26 @@ struct metric_source {
 	void *data;
 };
 
+/*
+ * One thread's eager dispatch at one op type and call site (input waits
+ * and ops inside black boxes left out): its ops and their steady cost
+ * (scan_group_steady_ns()).
+ */
+struct model_eager_key {
+	int64_t pid, tid, op_id, site_id;
+	int64_t count, steady_ns;
+};
+
+/*
+ * Thread (pid, tid)'s waits for a CPU in [a, b) (ns): its thread_samples,
+ * else its process's wait share (cpu_samples) of b - a, else 0.
+ */
+double model_thread_wait_ns(const struct model *m, int64_t pid, int64_t tid, int64_t a, int64_t b);
+
+/* The steady cost of one op of (pid, tid, op_id, site_id) (m->eager_keys), -1 when none. */
+int64_t model_eager_key_op_ns(const struct model *m, int64_t pid, int64_t tid, int64_t op_id, int64_t site_id);
+
+struct cpu_intervals;     /* private: analyzer/model/call_times.c */
 struct model_source_list; /* private */
 struct strpool;           /* private */
 struct saving_reads;      /* private: analyzer/model/saving_reads.c */
@@ -591,12 +647,16 @@ struct model {
 	struct finding *findings;         /* after rules_run(): by cost_ns, largest first, then severity */
 	size_t nfindings;
 	size_t capfindings;               /* private: allocated findings */
+	struct verify_together together;  /* the edits tried together (verdicts.h), its strings in pool */
 	struct model_source_list *sources;
 	struct strpool *pool;
 	struct model_trace_input *trace_inputs; /* private: every trace's inputs, one block */
 	size_t ntrace_inputs;
 	struct saving_reads *saving_reads; /* private: the savings' reads, made on first use */
 	struct eager_runs_table *eager_runs; /* private: every user function's eager runs, walked once */
+	struct model_eager_key *eager_keys; /* by pid, tid, op_id, site_id */
+	size_t neager_keys;
+	struct cpu_intervals *cpu_samples; /* private: cpu_samples and thread_samples as intervals, NULL without them */
 	struct model_cell *cells;         /* notebook cells the recording keeps (user_code.c), by path */
 	size_t ncells;
 	struct code_fact *facts;          /* the user's code as CPython's ast read it (code_facts.h), by path, line */

@@ -62,11 +62,14 @@ int model_is_input_wait(const char *op);
 /*
  * One standard error of a thread's share of [a, b) in eager ops (input
  * waits when waits, else the others), from the spread of that share over
- * 20 equal blocks of the time: the blocks' standard deviation over
- * sqrt(20).  What the rules read as FIELD_se (docs/rules.md,
- * "Borderline").  0 when it cannot be read.
+ * 20 equal blocks of the time (eager ops: of the time less the thread's
+ * waits for a CPU, the ops at their steady cost, as the share reads them):
+ * the blocks' standard deviation over sqrt(20).  What the rules read as
+ * FIELD_se (docs/rules.md, "Borderline").  0 when it cannot be read.
  */
 double model_share_se(const struct model *m, int64_t pid, int64_t tid, int64_t a, int64_t b, int waits);
+/* The span of thread t's active time: the main thread's, the active session; another's, its first to last event. */
+void model_thread_span(const struct model *m, const struct model_thread *t, int64_t *a, int64_t *b);
 /* Whether op makes a dataset the user writes (*name: "map", ...; *parallel: runs its function in parallel). */
 int model_dataset_kind(const char *op, const char **name, int *parallel);
 /* Whether dataset op op makes a dataset from tensors (from_tensor_slices, range, ...): nothing upstream. */

@@ -9,6 +9,7 @@
 #include "util.h"
 
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -881,7 +882,8 @@ int64_t saving_warm_dispatch(struct model *m, const char *op)
 	return v;
 }
 
-int64_t saving_op_price(struct model *m, const char *op, int64_t *samples)
+/* The lower median of op_prices' cpu_ns for key over the valid rows of min_samples or more (saving_op_price()). */
+static int64_t op_price_rows(struct model *m, const char *key, int64_t min_samples, int64_t *samples)
 {
 	sqlite3 *db = m->rec ? m->rec->db : NULL;
 	sqlite3_stmt *s;
@@ -889,13 +891,13 @@ int64_t saving_op_price(struct model *m, const char *op, int64_t *samples)
 	size_t n = 0;
 
 	*samples = 0;
-	if (!db || !op || !db_has_table(db, "op_prices") ||
+	if (!db || !key || !db_has_table(db, "op_prices") ||
 	    sqlite3_prepare_v2(db, "SELECT p.cpu_ns, p.samples FROM op_prices p JOIN strings s ON s.id = p.op_id"
 			       " WHERE s.text = ?1 AND typeof(p.cpu_ns) = 'integer' AND typeof(p.samples) = 'integer'"
 			       " AND p.samples >= ?2 AND p.cpu_ns > 0 AND p.cpu_ns <= ?3 LIMIT ?4", -1, &s, NULL) != SQLITE_OK)
 		return -1;  /* a table without those columns: no price, silently (the recording is the user's) */
-	sqlite3_bind_text(s, 1, op, -1, SQLITE_STATIC);
-	sqlite3_bind_int64(s, 2, OP_PRICE_SAMPLES_MIN);
+	sqlite3_bind_text(s, 1, key, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(s, 2, min_samples);
 	sqlite3_bind_int64(s, 3, OP_PRICE_MAX_NS);
 	sqlite3_bind_int64(s, 4, OP_PRICE_ROWS);
 	while (n < OP_PRICE_ROWS && sqlite3_step(s) == SQLITE_ROW) {
@@ -908,6 +910,21 @@ int64_t saving_op_price(struct model *m, const char *op, int64_t *samples)
 	else
 		*samples = 0;
 	return v;
+}
+
+int64_t saving_op_price(struct model *m, const char *op, int64_t *samples)
+{
+	return op_price_rows(m, op, OP_PRICE_SAMPLES_MIN, samples);
+}
+
+int64_t saving_first_price(struct model *m, const char *op, int64_t *samples)
+{
+	char key[128];
+
+	*samples = 0;
+	if (!op || (size_t)snprintf(key, sizeof(key), "%s:first", op) >= sizeof(key))
+		return -1;
+	return op_price_rows(m, key, OP_FIRST_SAMPLES_MIN, samples);
 }
 
 int64_t saving_added_price(struct model *m, const char *op, enum price_source *from, int64_t *samples)

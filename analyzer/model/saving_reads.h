@@ -79,7 +79,7 @@ int64_t saving_warm_dispatch(struct model *m, const char *op);
 
 /*
  * What one op of type op costs its thread, as the collector timed it at
- * the program's exit (op_prices, docs/schema.md; collector/op_price.c):
+ * the process's first trace (op_prices, docs/schema.md; collector/op_price.c):
  * the lower median of the processes' prices (each the median batch's
  * thread CPU time per op), over the rows with OP_PRICE_SAMPLES_MIN ops
  * timed or more and a price in (0, OP_PRICE_MAX_NS]; -1 when none (an
@@ -94,8 +94,18 @@ int64_t saving_warm_dispatch(struct model *m, const char *op);
 int64_t saving_op_price(struct model *m, const char *op, int64_t *samples);
 
 /*
+ * The same for the first dispatch of op for a new kernel (a Cast of a new
+ * dtype pair, which creates its kernel): the rows named "op:first", each
+ * the median of OP_FIRST_SAMPLES_MIN or more first dispatches timed in
+ * thread CPU; -1 when none (then the recorded first dispatches,
+ * saving_cold_dispatch(), wall-clock time).
+ */
+#define OP_FIRST_SAMPLES_MIN 3
+int64_t saving_first_price(struct model *m, const char *op, int64_t *samples);
+
+/*
  * The price of one warm op of type op that an edit adds, and where it
- * comes from: the calibration at the program's exit when the recording
+ * comes from: the calibration at the process's first trace when the recording
  * has one (saving_op_price(): *samples the ops timed), else the recorded
  * warm dispatches (saving_warm_dispatch(): wall-clock spans, which a loaded
  * machine inflates: beside other work retrace_seed.py's one warm

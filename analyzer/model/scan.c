@@ -1,5 +1,6 @@
 /* scan.c - see scan.h. */
 #include "scan.h"
+#include "agp_protocol.h"
 #include "checked.h"
 #include "db.h"
 #include "util.h"
@@ -105,6 +106,11 @@ static int group_merge(struct group_table *t, const struct scan_group *g)
 	d->python_ns = dur_add(d->python_ns, g->python_ns);
 	d->flagged += g->flagged;
 	d->failed += g->failed;
+	d->kept += g->kept;
+	d->brief += g->brief;
+	d->brief_ns = dur_add(d->brief_ns, g->brief_ns);
+	d->gaps += g->gaps;
+	d->gap_ns = dur_add(d->gap_ns, g->gap_ns);
 	if (g->first_ns < d->first_ns)
 		d->first_ns = g->first_ns;
 	if (g->last_ns > d->last_ns)
@@ -119,6 +125,7 @@ struct scan_spec {
 	int totals_only;    /* the SQL returns count and sum; no groups */
 	int64_t lo, hi;
 	const struct scan_walk *walk; /* riding along, or NULL */
+	int eager;          /* the eager ops' table: their rows' steady parts too (group_add_steady) */
 	size_t dense;       /* agprof_rows: key ids below this are grouped in an array, not hashed */
 };
 
@@ -131,6 +138,7 @@ struct scan_job {
 	int64_t rows, total_ns;
 	struct scan_group *last; /* consecutive rows usually share their group */
 	const struct scan_walk *walk; /* riding along the rows, with its part's state */
+	int eager;          /* scan_spec.eager */
 	void *walk_part;
 	struct scan_group *dense; /* agprof_rows: the groups of key ids 0 .. ndense - 1 (k2 0), moved into groups at the end */
 	size_t ndense;
@@ -183,6 +191,42 @@ static void group_add_row(struct scan_job *job, struct scan_group *g, int64_t fi
 	job->rows++;
 }
 
+/* An eager op kept as a row: its dispatch and the Python before it, for scan_group_steady_ns(). */
+static void group_add_steady(struct scan_group *g, int64_t dispatch, int64_t python)
+{
+	g->kept++;
+	if (dispatch >= 0 && dispatch < AGP_PYTHON_GAP_MAX_NS) {
+		g->brief++;
+		g->brief_ns += dispatch;  /* each under 1 ms: no overflow below 2^43 rows */
+	}
+	if (python > 0 && python < AGP_PYTHON_GAP_MAX_NS) {
+		g->gaps++;
+		g->gap_ns += python;
+	}
+}
+
+/* mean (sum / n) times count, clamped to [0, 2^62]. */
+static int64_t mean_times(int64_t sum, int64_t n, int64_t count)
+{
+	double v = (double)sum / (double)n * (double)count;
+
+	return v <= 0 ? 0 : v >= 4611686018427387904.0 ? INT64_C(4611686018427387904) : (int64_t)v;
+}
+
+int64_t scan_group_steady_ns(const struct scan_group *g, double wait_share)
+{
+	int64_t python = g->python_ns < 0 ? 0 : g->python_ns;
+	int64_t dispatch = g->total_ns > python ? g->total_ns - python : 0;
+
+	if (g->brief > 0 && 2 * g->brief >= g->kept)
+		dispatch = mean_times(g->brief_ns, g->brief, g->count);
+	else if (wait_share > 0)  /* long by nature: its recorded time less the waits in it */
+		dispatch = (int64_t)((double)dispatch * (1 - (wait_share < 1 ? wait_share : 1)));
+	if (g->gaps > 0 && 2 * g->gaps >= g->kept)
+		python = mean_times(g->gap_ns, g->gaps, g->count);
+	return dur_add(dispatch, python);
+}
+
 static void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	struct scan_job *job = sqlite3_user_data(ctx);
@@ -196,6 +240,11 @@ static void agg_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	/* an end before its start costs 0 */
 	group_add_row(job, g, start, end, span_ns(start, end), sqlite3_value_int64(argv[6]),
 		      sqlite3_value_int(argv[4]) != 0, sqlite3_value_int(argv[5]) == 0);
+	if (job->eager) {  /* start is the cost's: the Python before the dispatch */
+		int64_t python = sqlite3_value_int64(argv[6]);
+
+		group_add_steady(g, sat_sub64(span_ns(start, end), python), python);
+	}
 	if (job->walk)
 		job->walk->row(job->walk_part, argv);
 }
@@ -220,6 +269,7 @@ static void agg_rows_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		return;
 	group_add_row(job, g, sat_sub64(start, python), sat_add64(start, dur), span < 0 ? 0 : ts_clamp(span), python,
 		      (flags & 1) != 0, (flags & 2) != 0);
+	group_add_steady(g, dur, python);
 	if (job->walk)
 		job->walk->eager_row(job->walk_part, g->k1, start, dur);
 }
@@ -406,6 +456,7 @@ static struct scan_job *scan_fanout(const struct scan_spec *spec, int *njobs, in
 		jobs[i].lo = (int64_t)((uint64_t)lo + (uint64_t)(span * (unsigned)i / (unsigned)nthreads));
 		jobs[i].hi = (int64_t)((uint64_t)lo + (uint64_t)(span * (unsigned)(i + 1) / (unsigned)nthreads) - 1);
 		jobs[i].walk = spec->walk;
+		jobs[i].eager = spec->eager;
 		jobs[i].walk_part = walk_parts ? walk_parts + (size_t)i * spec->walk->part_size : NULL;
 	}
 	for (int i = 1; i < nthreads; i++)
@@ -660,6 +711,7 @@ int scan_table_walk(const char *path, const char *table, const char *k1, const c
 			 k1, k2, cost_start(table), flag, ok, table_python(table), walk && walk->columns ? ", " : "",
 			 walk && walk->columns ? walk->columns : "", table);
 	jobs = scan_fanout(&(struct scan_spec){ .path = path, .sql = sql, .lo = lo, .hi = hi,
+						.eager = !strcmp(table, "eager_ops"),
 						.walk = walk && walk->kind == (compact ? SCAN_WALK_EAGER_ROWS : SCAN_WALK_TABLE)
 								? walk : NULL,
 						.dense = compact ? dense_keys(db) : 0 },

@@ -34,7 +34,30 @@ struct scan_group {
 	int64_t failed;     /* rows whose ok column is zero */
 	int64_t first_ns;   /* min start_ns */
 	int64_t last_ns;    /* max end_ns */
+	/*
+	 * Eager ops only, the rows (a bucket's ops are not timed one by one):
+	 * kept, how many; brief and brief_ns, those whose dispatch was under
+	 * AGP_PYTHON_GAP_MAX_NS and their dispatch summed; gaps and gap_ns,
+	 * those with a python_ns (> 0: the Python before it was under that
+	 * bound) and it summed.  What scan_group_steady_ns() reads.
+	 */
+	int64_t kept, brief, brief_ns, gaps, gap_ns;
 };
+
+/*
+ * The steady cost of an eager group: its dispatch and the Python before
+ * each op as they run with no wait for a CPU.  A wait lands in a dispatch
+ * or in the Python between two ops as a time slice of another process
+ * (milliseconds), which the collector's python_ns bound (1 ms) already
+ * drops from the Python: when most of the group's rows are under the
+ * bound, each part is their mean times the group's ops; otherwise (its
+ * ops are long by nature) what was recorded, its dispatch less wait_share
+ * of it (the thread's share of its time waiting for a CPU while the group
+ * ran, 0 when unknown).  Issue 46: beside 3 CPU hogs the recorded
+ * dispatch of a Keras call's ops was 4-8 times their steady cost, and its
+ * Python lost the gaps a time slice fell into.
+ */
+int64_t scan_group_steady_ns(const struct scan_group *g, double wait_share);
 
 struct scan_result {
 	struct scan_group *groups; /* unordered */

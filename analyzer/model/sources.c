@@ -580,9 +580,11 @@ static void blackboxes_anchor(const struct model *m, void *data, size_t row, str
 static const char *const thread_fields[] = {
 	"thread: main, tf.data or other; pid, tid, name",
 	"active_ns: the thread's time (main thread: the active run; others: first to last event)",
-	"eager_ops, eager_ns, eager_share: its eager dispatch (iterator reads and ops inside black boxes left out),",
-	"  and its share of the thread's time; eager_share_se: one standard error of it (its spread over 20 blocks",
-	"  of the time)",
+	"cpu_wait_ns: of active_ns, its waits for a CPU (a machine loaded by other work)",
+	"eager_ops, eager_ns, eager_share: its eager dispatch (iterator reads and ops inside black boxes left out)",
+	"  at its steady cost (no wait for a CPU), and its share of the thread's time less cpu_wait_ns;",
+	"  eager_wall_ns: the same ops as recorded (wall clock); eager_share_se: one standard error of the share",
+	"  (its spread over 20 blocks of the time)",
 	"input_waits, input_ns: its eager iterator reads (not the Python before each)",
 	"blackbox_execs, blackbox_ns, blackbox_eager_ops: black-box runs on it, eager ops inside them",
 	"top_sites: its five busiest eager lines (text); top_site: the first, as 'line N (func)' or '<no Python frame>'",
@@ -618,12 +620,17 @@ static int threads_get(const struct model *m, void *data, size_t row, const char
 	NUM("tid", t->tid);
 	TEXT("name", t->name);
 	NUM("active_ns", t->active_ns);
+	NUM("cpu_wait_ns", t->cpu_wait_ns);
 	NUM("eager_ops", t->eager_ops);
 	NUM("eager_ns", t->eager_ns);
+	NUM("eager_wall_ns", t->eager_wall_ns);
 	NUM("eager_share", t->eager_share);
-	NUM("eager_share_se", !strcmp(t->role, "main") ? model_share_se(m, t->pid, t->tid, m->session.first_tf_ns,
-									 m->session.end_ns, 0)
-						      : model_share_se(m, t->pid, t->tid, t->first_ns, t->last_ns, 0));
+	if (!strcmp(field, "eager_share_se")) {
+		int64_t a, b;
+
+		model_thread_span(m, t, &a, &b);
+		NUM("eager_share_se", model_share_se(m, t->pid, t->tid, a, b, 0));
+	}
 	NUM("input_waits", t->input_waits);
 	NUM("input_ns", t->input_ns);
 	NUM("blackbox_execs", t->blackbox_execs);

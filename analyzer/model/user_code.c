@@ -102,7 +102,7 @@ const struct model_cell *model_cell(const struct model *m, const char *file)
 int model_load_code_facts(struct model *m)
 {
 	sqlite3_stmt *s;
-	size_t cap = 0;
+	size_t cap = 0, rows = 0;
 
 	if (!m->rec || !db_has_table(m->rec->db, "code_facts"))
 		return 0;
@@ -115,6 +115,7 @@ int model_load_code_facts(struct model *m)
 		sqlite3_int64 line = sqlite3_column_int64(s, 2), end = sqlite3_column_int64(s, 4);
 		struct code_fact *f;
 
+		rows++;
 		if (!path || !kind || line < 0 || line > MAX_LINE || end < line || end > MAX_LINE)
 			continue;
 		if (ARRAY_GROW(m->facts, m->nfacts, cap)) {
@@ -131,6 +132,10 @@ int model_load_code_facts(struct model *m)
 		f->detail = model_strdup(m, db_col_text_or(s, 6, ""));
 	}
 	sqlite3_finalize(s);
+	/* cut at the bound: the last file's facts are partial, and a partial file's facts would be trusted whole */
+	for (const char *last = rows == MAX_FACTS && m->nfacts ? m->facts[m->nfacts - 1].path : NULL;
+	     last && m->nfacts && !strcmp(m->facts[m->nfacts - 1].path, last);)
+		m->nfacts--;
 	return 0;
 }
 
@@ -180,10 +185,17 @@ static long long eager_ops_at(const struct model *m, const char *file, int line)
 	return eager_ops_in(m, file, line, line);
 }
 
+const char *code_callee_last(const char *name)
+{
+	const char *dot = strrchr(name, '.');
+
+	return dot ? dot + 1 : name;
+}
+
 /* The user's function (any file) that call f names, by its last name part, or NULL. */
 static const struct code_fact *callee_def(const struct model *m, const struct code_fact *call)
 {
-	const char *dot = strrchr(call->name, '.'), *name = dot ? dot + 1 : call->name;
+	const char *name = code_callee_last(call->name);
 
 	for (size_t i = 0; i < m->nfacts; i++)
 		if (!strcmp(m->facts[i].kind, "function") && !strcmp(m->facts[i].name, name))
@@ -287,6 +299,52 @@ const struct code_fact *code_model_call(const struct model *m, const char *file,
 	return best;
 }
 
+/* Whether a global fact's names ("a,b") hold name. */
+static int names_hold(const char *names, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = names; p && *p; p += strcspn(p, ","), p += *p == ',')
+		if (strcspn(p, ",") == n && !strncmp(p, name, n))
+			return 1;
+	return 0;
+}
+
+int code_bind_is(const struct code_fact *f, const char *how)
+{
+	size_t n = strcspn(f->detail, ";");
+
+	return !strcmp(f->kind, "bind") && strlen(how) == n && !strncmp(f->detail, how, n);
+}
+
+/* A bind fact's scope (its detail after "HOW;"). */
+static const char *bind_scope(const struct code_fact *f)
+{
+	const char *semi = strchr(f->detail, ';');
+
+	return semi ? semi + 1 : "";
+}
+
+int code_bindings(const struct model *m, const char *file, const char *name, const char *scope, int *last)
+{
+	int n = 0;
+
+	*last = 0;
+	for (size_t i = 0; name && i < m->nfacts; i++) {
+		const struct code_fact *f = &m->facts[i];
+
+		if (!same_file(f, file))
+			continue;
+		if (!strcmp(f->kind, "global") && names_hold(f->name, name))
+			return -1;
+		if (!strcmp(f->kind, "bind") && !strcmp(f->name, name) && (!scope || !strcmp(bind_scope(f), scope))) {
+			n++;
+			*last = f->line > *last ? f->line : *last;
+		}
+	}
+	return n;
+}
+
 int code_call_passes_keyword(const struct model *m, const char *file, int line, const char *name)
 {
 	int known = 0;
@@ -317,7 +375,7 @@ const struct code_fact *code_numpy_use(const struct model *m, const char *file, 
 static int exports(const struct code_fact *f)
 {
 	static const char *const names[] = { "get_concrete_function", "export", "save", "save_model", NULL };
-	const char *dot = strrchr(f->name, '.'), *last = dot ? dot + 1 : f->name;
+	const char *last = code_callee_last(f->name);
 	size_t n = strlen(f->name);
 
 	if (strcmp(f->kind, "call") || !strcmp(f->detail, "numpy-io") || !strcmp(f->detail, "io"))

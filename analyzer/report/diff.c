@@ -110,7 +110,7 @@ static int add_functions(struct diff *d, size_t *cap, struct call_times **ct, si
 	struct cpu_intervals *cpu;
 	int ret = 0;
 
-	if (cpu_intervals_load(m, &cpu))
+	if (cpu_intervals_load(m, 0, &cpu))
 		return -1;
 	for (size_t i = 0; i < m->nfunctions && !ret; i++)
 		ret = add_function(d, cap, ct, capct, m, &m->functions[i], which, cpu);

@@ -4,7 +4,11 @@
  * edits; then again), so a machine whose load drifts slows every side
  * alike.  Per finding, the time it named is measured in every run:
  *   its function's tracing and calls (a retrace's or jit_compile's edit),
- *   the input wait (a pipeline's), the run's active time otherwise
+ *   the input wait (a pipeline's), the run's CPU time otherwise: its
+ *   threads' time on a CPU from its first TensorFlow event on (cpu_samples;
+ *   a machine loaded by other work makes a run wait longer for a CPU, not
+ *   use more of it: at a wait share of 75% the active times of one program
+ *   spread 2x and flipped a verdict), the active time when a run has none
  * and compared over every pair (edited - as it is): verified when every
  * pair is faster and the medians differ by 5% or more (less is a run's
  * noise), refuted when not or when the output differs, failed when the
@@ -12,6 +16,7 @@
  * The scratch work (copies, runs) is verify_scratch.c's; the outputs'
  * comparison verify_output.c's.
  */
+#include "call_times.h"
 #include "checked.h"
 #include "diff.h"
 #include "duration.h"
@@ -28,6 +33,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+/* the edits tried together are kept in the model's struct verify_together */
+_Static_assert(VERIFY_MAX_EDITS <= VERIFY_TOGETHER_MAX, "edits tried together fit the sidecar's keys");
 
 /* The function diff matched to f's (its name), or NULL. */
 static const struct diff_function *fixed_function(const struct diff *d, const struct finding *f)
@@ -114,6 +122,7 @@ struct variant {
 	int status[VERIFY_MAX_RUNS];      /* exit status, VERIFY_TIMED_OUT, -1 */
 	int64_t *measure;                 /* [finding][run] for the findings measured (all for as it is) */
 	int64_t active[VERIFY_MAX_RUNS];  /* the run's active time */
+	int64_t cpu[VERIFY_MAX_RUNS];     /* its threads' time on a CPU in it, -1 without cpu_samples */
 	int ran, promised;                /* the edits ran / kept their promise (run 0) */
 	struct strbuf line;               /* traces before -> after (run 0), or why not */
 	struct strbuf summary;            /* diff's summary of run 0 against the base's */
@@ -137,6 +146,7 @@ struct experiment {
 	struct written_files base;  /* the files run 0 as it is wrote, kept in scratch/kept */
 	unsigned char *varies;      /* [base.n]: another run as it is wrote another one: not compared */
 	struct strbuf linked;       /* the files too big to copy (scratch_copy) */
+	int no_cpu;                 /* a run had no cpu_samples: the whole run's measure is its active time */
 };
 
 /* A file of run r of variant k in the scratch directory ("v1-r0.agprof"). */
@@ -145,36 +155,53 @@ static void run_file(char *buf, size_t cap, const struct experiment *x, size_t k
 	snprintf(buf, cap, "%.*s/v%zu-r%d.%s", PATH_MAX / 2, x->scratch, k, r, ext);
 }
 
-/* The time f named, in the analyzed run m. */
+/* Whether f's edit is measured by its function's time (a retrace's, jit_compile's). */
+static int function_measured(const struct finding *f)
+{
+	return (f->fix_kind == FIX_RETRACE || f->fix_kind == FIX_SEE_RETRACING || f->fix_kind == FIX_JIT_COMPILE) &&
+	       f->function;
+}
+
+/* Whether f's edit is measured by the whole run (its CPU time), not by a part of it. */
+static int whole_run(const struct finding *f)
+{
+	return !function_measured(f) && f->fix_kind != FIX_INPUT_PIPELINE;
+}
+
+/* The time f named, in the analyzed run m (the whole run's: judge() reads its own). */
 static int64_t measure_of(const struct model *m, const struct finding *f)
 {
 	int64_t ns = 0;
 
-	switch (f->fix_kind) {
-	case FIX_RETRACE:
-	case FIX_SEE_RETRACING:
-	case FIX_JIT_COMPILE:
-		if (!f->function)
-			break;
+	if (function_measured(f)) {
 		for (size_t i = 0; i < m->nfunctions; i++)
 			if (!m->functions[i].made_by && !strcmp(m->functions[i].name, f->function))
 				ns = sat_add64(ns, sat_add64(m->functions[i].trace_ns, m->functions[i].exec_ns));
 		return ns;
-	case FIX_INPUT_PIPELINE:
-		return m->session.input_ns;
 	}
-	return m->session.active_ns;
+	return f->fix_kind == FIX_INPUT_PIPELINE ? m->session.input_ns : m->session.active_ns;
 }
 
-static const char *measure_name(struct strbuf *sb, const struct finding *f)
+static const char *measure_name(struct strbuf *sb, const struct finding *f, int no_cpu)
 {
 	strbuf_reset(sb);
-	if ((f->fix_kind == FIX_RETRACE || f->fix_kind == FIX_SEE_RETRACING || f->fix_kind == FIX_JIT_COMPILE) &&
-	    f->function)
+	if (function_measured(f))
 		strbuf_addf(sb, "%s's tracing and calls", f->function);
+	else if (f->fix_kind == FIX_INPUT_PIPELINE)
+		strbuf_addstr(sb, "the input wait");
 	else
-		strbuf_addstr(sb, f->fix_kind == FIX_INPUT_PIPELINE ? "the input wait" : "the run's active time");
+		strbuf_addstr(sb, no_cpu ? "the run's active time" : "the run's CPU time");
 	return sb->buf ? sb->buf : "";
+}
+
+/* The run m's threads' time on a CPU from its first TensorFlow event to its end; -1 without cpu_samples. */
+static int64_t cpu_of(const struct model *m)
+{
+	struct cpu_intervals *ci = NULL;
+	int64_t ns = cpu_intervals_load(m, 0, &ci) ? -1 : cpu_intervals_run(ci, m->session.first_tf_ns, m->session.end_ns);
+
+	cpu_intervals_free(ci);
+	return ns;
 }
 
 /* Run 0 of an edited variant against the base's run 0: did each edit run and keep its promise, what moved. */
@@ -235,6 +262,8 @@ static int analyze_run(struct experiment *x, size_t k, int r)
 		return -1;
 	}
 	v->active[r] = m.session.active_ns;
+	if ((v->cpu[r] = cpu_of(&m)) < 0)
+		x->no_cpu = 1;
 	for (size_t i = 0; i < nf; i++)
 		v->measure[i * (size_t)x->o->runs + (size_t)r] = measure_of(&m, fs[i]);
 	if (k && !r)
@@ -454,18 +483,20 @@ static void judge(struct experiment *x, size_t k, const int64_t *base, struct fi
 {
 	struct variant *v = &x->v[k];
 	const char *why = NULL, *failed;
-	int all = v->nedits > 1;
+	int whole = v->nedits > 1 || whole_run(v->edits[0]);
+	const int64_t *b = whole ? (x->no_cpu ? x->v[0].active : x->v[0].cpu) : base;
+	const int64_t *e = whole ? (x->no_cpu ? v->active : v->cpu) : v->measure;
 
 	memset(out, 0, sizeof(*out));
-	out->measure = all ? "the run's active time" : measure_name(&bufs[2], v->edits[0]);
+	out->measure = v->nedits > 1 ? (x->no_cpu ? "the run's active time" : "the run's CPU time")
+				     : measure_name(&bufs[2], v->edits[0], x->no_cpu);
 	if ((failed = failure(x, k, &bufs[0]))) {
 		out->kind = VERDICT_FAILED;
 		out->reason = failed;
 		out->runs = x->o->runs;
 		return;
 	}
-	out->kind = faster(all ? x->v[0].active : base, all ? v->active : v->measure, x->o->runs, out, &why)
-			    ? VERDICT_VERIFIED : VERDICT_REFUTED;
+	out->kind = faster(b, e, x->o->runs, out, &why) ? VERDICT_VERIFIED : VERDICT_REFUTED;
 	if (v->differs)
 		strbuf_addf(&bufs[1], "differs from line %ld: %s", v->differs, v->what.buf ? v->what.buf : "");
 	else if (v->file_differs)
@@ -588,7 +619,8 @@ static enum verify_result conclude(struct experiment *x)
 		if (v[k].kind != VERDICT_VERIFIED)
 			ret = VERIFY_NOT;
 	}
-	if (x->o->keep && x->m->rec && !verdicts_write(x->m->rec->path, x->pick, v + 1, x->n, &run)) {
+	if (x->o->keep && x->m->rec &&
+	    !verdicts_write(x->m->rec->path, x->pick, v + 1, x->n, x->nv > x->n + 1 ? &v[x->n + 1] : NULL, &run)) {
 		verdicts_path(&side, x->m->rec->path);
 		printf("verdicts kept in %s: agprof report shows them\n", side.buf ? side.buf : "");
 	}

@@ -4,6 +4,7 @@
  * writer of common/json.h.
  */
 #include "report.h"
+#include "verdicts.h"
 #include "fix.h"
 #include "model.h"
 #include "rules.h"
@@ -244,8 +245,10 @@ static void json_thread(struct json *j, const struct model_thread *t)
 	json_kv_str(j, "thread", t->role);
 	json_kv_str(j, "name", t->name);
 	json_kv_int(j, "active_ns", t->active_ns);
+	json_kv_int(j, "cpu_wait_ns", t->cpu_wait_ns);
 	json_kv_int(j, "eager_ops", t->eager_ops);
 	json_kv_int(j, "eager_ns", t->eager_ns);
+	json_kv_int(j, "eager_wall_ns", t->eager_wall_ns);
 	json_kv_num(j, "eager_share", t->eager_share);
 	json_kv_int(j, "input_waits", t->input_waits);
 	json_kv_int(j, "input_ns", t->input_ns);
@@ -504,6 +507,8 @@ void report_json(struct strbuf *out, const struct model *m, const struct report_
 	json_key(&j, "session");
 	json_session(&j, m);
 	JSON_LIST(&j, "findings", m->findings, m->nfindings, json_finding);
+	json_key(&j, "verify_all");
+	verdict_together_json(&j, &m->together);
 	JSON_LIST(&j, "functions", m->functions, m->nfunctions, json_function);
 	json_graph_memory(&j, m);
 	JSON_LIST(&j, "eager_sites", m->sites, m->nsites, json_eager_site);

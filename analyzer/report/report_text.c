@@ -370,7 +370,7 @@ static void verdict_lines(struct text *t, const struct finding *f)
 		if (f->verdict.kind == VERDICT_REFUTED)
 			strbuf_addstr(t->out, "    (its advice is withdrawn for this recording: agprof fix --verify measured it)\n");
 	}
-	/* a graph move's estimate: shown, never claimed; the try: line measures it */
+	/* a graph move's estimate: shown, never claimed; the try: line (when there is an edit) measures it */
 	if (f->experiment && f->forecasts && f->forecast_ns > 0) {
 		strbuf_addf(t->out, "    %sforecast, not claimed:%s about %s", col(t, C_BOLD), col(t, C_RESET),
 			    duration_format(a, sizeof(a), f->forecast_ns));
@@ -378,9 +378,22 @@ static void verdict_lines(struct text *t, const struct finding *f)
 		if (t->o->verbose)
 			strbuf_addf(t->out, "      %show:%s %s\n", col(t, C_DIM), col(t, C_RESET), f->saving_method);
 	}
-	if (f->experiment)
+	if (finding_try_command(f))
 		strbuf_addf(t->out, "    %stry:%s %s (an experiment: no saving is claimed until it measured one)\n",
-			    col(t, C_BOLD), col(t, C_RESET), f->experiment);
+			    col(t, C_BOLD), col(t, C_RESET), finding_try_command(f));
+	strbuf_release(&v);
+}
+
+/* The experiment on several edits applied together (agprof fix --verify), after the findings. */
+static void together_line(struct text *t)
+{
+	struct strbuf v = STRBUF_INIT;
+
+	if (!t->m->together.verdict.kind)
+		return;
+	verdict_together_text(&v, &t->m->together);
+	strbuf_sanitize_text(&v, 0, 0);
+	strbuf_addf(t->out, "    %sall edits:%s %s\n", col(t, C_BOLD), col(t, C_RESET), v.buf ? v.buf : "");
 	strbuf_release(&v);
 }
 
@@ -430,6 +443,7 @@ static void findings(struct text *t, int with_examples)
 	}
 	if (limit(t, n) < n)
 		strbuf_addf(t->out, "    ... %zu more (agprof report --format json lists all)\n", n - limit(t, n));
+	together_line(t);
 }
 
 /* "  (at LOC, 12.0 ms)" after a retrace's detail, on a line of its own when too wide. */

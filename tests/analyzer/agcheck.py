@@ -5,7 +5,6 @@ samples) is tests/agtestlib.py; AGPROF_RULES_DIR is set too.
 import ast
 import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -23,13 +22,10 @@ def record(sample_name, tmp=None):
     need_agprof()
     d = tmp or tmpdir("agprof-an-")
     out = os.path.join(d, sample_name + ".agprof")
-    p = subprocess.run([AGPROF, "run", "-o", out, "--", sys.executable,
-                        os.path.join(SAMPLES, sample_name + ".py")],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=600, cwd=SOURCE_ROOT)
-    if p.returncode != 0 or not os.path.exists(out):
-        sys.stdout.write(p.stderr.decode("utf-8", "replace")[-3000:])
-        die("agprof run on %s.py exited %d and wrote %s" % (sample_name, p.returncode,
-                                                             out if os.path.exists(out) else "nothing"))
+    rc, err = agtestlib.shared_sample_run(sample_name + ".py", out)
+    if rc != 0 or not os.path.exists(out):
+        sys.stdout.write(err[-3000:])
+        die("agprof run on %s.py exited %d and wrote %s" % (sample_name, rc, out if os.path.exists(out) else "nothing"))
     return out
 
 

@@ -131,3 +131,30 @@ Test(op_price, rows_and_samples_bounded, .fini = teardown)
 	cr_assert_eq(from, PRICE_CALIBRATED);
 	cr_assert_eq(samples, INT64_MAX);
 }
+
+/*
+ * A Cast's first dispatch for a new kernel (rows "Cast:first", each the
+ * median of a few first dispatches): their lower median in thread CPU, not
+ * the recorded first dispatches (wall-clock: 20 ms here); rows of too few
+ * dispatches are passed over; an op without such rows, or a name too long
+ * for the key, has none.
+ */
+Test(op_price, first_dispatch_of_a_new_kernel, .fini = teardown)
+{
+	char longname[300];
+	int64_t samples;
+
+	load("INSERT INTO strings(id, text) VALUES (3, 'Cast:first');"
+	     "INSERT INTO op_prices(pid, tid, op_id, samples, cpu_ns, wall_ns) VALUES"
+	     " (1, 10, 3, 4, 800000, 30000000), (2, 20, 3, 4, 1000000, 1100000), (3, 30, 3, 2, 1, 1);");
+	cr_assert_eq(saving_cold_dispatch(&m), 20 * MS, "the recorded first dispatches: the Cast's 20 ms");
+	cr_assert_eq(saving_first_price(&m, "Cast", &samples), 800000, "the lower median of the valid rows");
+	cr_assert_eq(samples, 8);
+	cr_assert_eq(saving_op_price(&m, "Cast", &samples), -1, "no warm price from the first dispatches");
+	cr_assert_eq(saving_first_price(&m, "_EagerConst", &samples), -1);
+	cr_assert_eq(samples, 0);
+	memset(longname, 'A', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	cr_assert_eq(saving_first_price(&m, longname, &samples), -1);
+	cr_assert_eq(saving_first_price(&m, NULL, &samples), -1);
+}

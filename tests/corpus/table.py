@@ -11,8 +11,11 @@ at the wrong line, level or advice; FP: false alarm; unjudged: a finding no
 sidecar entry speaks of), the edits `agprof fix` printed (tried) and those
 whose patched program printed the same and lost the findings it promised to
 remove (kept), and the advice in words that could not be followed (the
-sidecar's `follow` checks that failed); then the totals and the precision:
-TP over all findings at warning or above.
+sidecar's `follow` checks that failed), and the experiments (issue 46:
+`test_corpus.py --experiment`, whose summaries are PROGRAM.experiment.json):
+fix --verify's verdict on each compile-time or graph advice and whether
+plain timed runs of the same edit agree; then the totals and the precision:
+TP over all findings at warning or above, and a table of the experiments.
 The detailed table: one row per program: what an expert expects, what agprof
 finds today and the judgement of each finding, the misses, and what
 `agprof fix` did.  The totals close it.
@@ -51,13 +54,50 @@ def fix_cell(results):
 
 
 def load(d):
-    """The summaries of directory d, by program name."""
-    out = []
+    """The summaries of directory d, by program name, and the experiments' by program."""
+    out, experiments = [], {}
     for name in sorted(os.listdir(d)):
         if name.endswith(".json"):
             with open(os.path.join(d, name)) as fh:
-                out.append(json.load(fh))
-    return out
+                s = json.load(fh)
+            if name.endswith(".experiment.json"):
+                experiments[s["program"]] = s
+            else:
+                out.append(s)
+    return out, experiments
+
+
+def experiment_cell(e):
+    """A program's experiments in a few words: 'verified, agrees'; '-' when none ran."""
+    if not e:
+        return "-"
+    rows = e["experiments"]
+    if not rows:
+        return "not tried"
+    return "; ".join("%s%s, %s" % (r["verdict"]["verdict"], " (%s)" % r["verdict"]["reason"] if
+                                   r["verdict"].get("reason") else "", "agrees" if r["agrees"] else "DISAGREES")
+                     for r in rows)
+
+
+def experiment_table(experiments):
+    """One row per experiment: the advice, fix --verify's verdict and times, the plain runs, agreement."""
+    rows = [(prog, r) for prog in sorted(experiments) for r in experiments[prog]["experiments"]]
+    if not rows:
+        return
+    print("| program | advice | fix --verify (its measure: as it is -> edited) | plain runs' wall time, s (as it is;"
+          " edited) | their CPU time, s | agree |")
+    print("|---|---|---|---|---|---|")
+    for prog, r in rows:
+        v = r["verdict"]
+        print("| %s | %s | %s%s: %s %.2f s -> %.2f s, output %s | %s; %s | %s; %s | %s |" % (
+            prog, r["advice"].replace("|", "\\|"), v["verdict"], " (%s)" % v["reason"] if v.get("reason") else "",
+            v.get("measure"), v["base_ns"] / 1e9, v["new_ns"] / 1e9, v.get("output"),
+            ", ".join("%.1f" % t for t in r["plain_s"]), ", ".join("%.1f" % t for t in r["plain_edited_s"]),
+            ", ".join("%.1f" % t for t in r["plain_cpu_s"]), ", ".join("%.1f" % t for t in r["plain_edited_cpu_s"]),
+            "yes" if r["agrees"] else "NO: " + r["why"]))
+    print()
+    print("Experiments: %d of %d verdicts agree with plain timed runs of the same edit." % (
+        sum(r["agrees"] for _, r in rows), len(rows)))
 
 
 def severities(s):
@@ -85,10 +125,10 @@ def project_name(project):
     return " ".join(words)
 
 
-def precision_table(summaries):
+def precision_table(summaries, experiments):
     """The table of counts, with the totals and the precision at warning or above."""
     head = ("program", "project", "kind", "findings W+", "I", "TP", "TP*", "FP", "unjudged", "edit tried",
-            "edit kept", "advice not followable")
+            "edit kept", "advice not followable", "experiment (fix --verify vs plain runs)")
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     t = dict.fromkeys(("programs", "warn", "info", "TP", "TP*", "FP", "unjudged", "tried", "kept", "followed",
@@ -114,13 +154,17 @@ def precision_table(summaries):
         t["expected"] = t.get("expected", 0) + len(s["expected"])
         t["missed"] = t.get("missed", 0) + len(s["missed"])
         projects.add(project_name(s["project"]))
-        print("| %s | %s | %s | %d | %d | %d | %d | %d | %d | %s | %s | %s |" % (
+        e = experiments.get(s["program"])
+        ran = e["experiments"] if e else []
+        t["experiments"] = t.get("experiments", 0) + len(ran)
+        t["agree"] = t.get("agree", 0) + sum(r["agrees"] for r in ran)
+        print("| %s | %s | %s | %d | %d | %d | %d | %d | %d | %s | %s | %s | %s |" % (
             s["program"], s["project"], s["kind"], warn, len(sev) - warn, c["TP"], c["TP*"], c["FP"], c["unjudged"],
             "yes" if tried else "-", ("yes" if kept else "no") if tried else "-",
-            ("yes" if unfollowable else "no") if followed else "-"))
-    print("| **total: %d programs, %d projects** | | | %d | %d | %d | %d | %d | %d | %d | %d | %d of %d |" % (
-        t["programs"], len(projects), t["warn"], t["info"], t["TP"], t["TP*"], t["FP"], t["unjudged"], t["tried"],
-        t["kept"], t["unfollowable"], t["followed"]))
+            ("yes" if unfollowable else "no") if followed else "-", experiment_cell(e)))
+    print("| **total: %d programs, %d projects** | | | %d | %d | %d | %d | %d | %d | %d | %d | %d of %d | %d of %d agree |"
+          % (t["programs"], len(projects), t["warn"], t["info"], t["TP"], t["TP*"], t["FP"], t["unjudged"], t["tried"],
+             t["kept"], t["unfollowable"], t["followed"], t.get("agree", 0), t.get("experiments", 0)))
     print()
     print("Precision at warning or above: %d of %d findings fully right (%s); over all findings: TP %d, TP* %d, FP %d,"
           " unjudged %d; %d of %d expected findings missed." % (
@@ -174,8 +218,10 @@ def main():
         print(__doc__.split("\n\n")[1])
         sys.exit(0 if args else 2)
     d = run_corpus(args[1] if len(args) > 1 else "build") if args[0] == "--run" else args[0]
-    summaries = load(d)
-    precision_table(summaries)
+    summaries, experiments = load(d)
+    precision_table(summaries, experiments)
+    print()
+    experiment_table(experiments)
     print()
     detail_table(summaries)
 

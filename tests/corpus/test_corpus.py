@@ -1,6 +1,6 @@
 """agprof on real third-party code: one corpus program against its sidecar.
 
-Usage: test_corpus.py PROGRAM [--long]   (e.g. keras_fit; tests/corpus/PROGRAM.py)
+Usage: test_corpus.py PROGRAM [--long] [--experiment]   (e.g. keras_fit; tests/corpus/PROGRAM.py)
 
 --long marks a program that runs only in the whole-corpus run (AGPROF_CORPUS_ALL=1,
 which tests/corpus/table.py --run sets); elsewhere it is skipped (exit 77), as is a
@@ -41,13 +41,31 @@ reported as XFAIL; its passing fails the test (XPASS: remove the mark).
 machine's load (a threshold in milliseconds): reported, never failing.
 With AGPROF_CORPUS_SUMMARY=DIR, DIR/PROGRAM.json gets the findings and
 their judgement (tests/corpus/table.py makes README.md's table from them).
+
+--experiment (the sidecar's `experiment` key; issue 46): every finding of
+the recording that offers an experiment (compile-time or graph advice: its
+JSON `experiment` command) goes through `agprof fix --verify`, and its
+verdict (the report's JSON `verdict`) is checked against plain timed runs
+made without agprof: the program and the copy that `agprof fix --rule R
+--function F | patch -p1` edits, run by `python` in turn, `runs` times each
+(default 2), timed by their CPU time (the children's rusage) when the
+verdict's measure is the run's CPU time, else by the wall clock.  They agree
+when a verified edit is faster in the plain runs (at their median and at the best run: each plain run
+also imports TensorFlow, whose noise is as large as some savings) and prints the same, one refuted as slower or as no
+measurable change is not faster so and by 5% or more at the median (the verdict's own line),
+one refuted for its output prints otherwise, and one failed for its exit
+status exits otherwise; "output identical" agrees with plain outputs that
+are the same.  DIR/PROGRAM.experiment.json gets the figures.
 """
 import json
 import os
 import re
+import resource
 import shutil
+import statistics
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import agtestlib  # noqa: E402
@@ -264,6 +282,117 @@ def check_follow(spec, rec, prog, lines0, tmp):
     return [describe(f) for f in after]
 
 
+def plain_run(d, prog):
+    """prog run by python in d, without agprof: (wall seconds, CPU seconds, exit status, output lines)."""
+    env = dict(os.environ, PYTHONHASHSEED="0", TF_CPP_MIN_LOG_LEVEL="2")
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.monotonic()
+    p = subprocess.run([agtestlib.PYTHON, prog], cwd=d, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=280)
+    wall = time.monotonic() - t
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime
+    return wall, cpu, p.returncode, p.stdout.decode("utf-8", "replace").splitlines()
+
+
+def plain_agrees(v, base, edited):
+    """Whether verdict v (the report's JSON) says what the plain runs base and edited ((wall, cpu, status, lines)
+    each) do, on the time its measure is (CPU time, else the wall time): (agrees, why)."""
+    cpu = "CPU time" in (v.get("measure") or "")
+    tb, te = [r[1 if cpu else 0] for r in base], [r[1 if cpu else 0] for r in edited]
+    # Faster at the median and at the best run: "every pair" let the import's noise (a third of the run's
+    # CPU time, and the same in both) outvote a saving fix --verify measured in every pair (CI, stop 52).
+    faster = statistics.median(te) < statistics.median(tb) and min(te) < min(tb)
+    clearly = faster and statistics.median(tb) - statistics.median(te) >= 0.05 * statistics.median(tb)
+    same = all(same_output(base[0][3], r[3]) for r in base + edited)
+    status = any(r[2] != base[0][2] for r in edited)
+    reason = v.get("reason") or ""
+    if v["verdict"] == "failed":
+        return status or "exited" not in reason, "failed (%s); plain edited exit status %s" % (
+            reason, [r[2] for r in edited])
+    if (v.get("output") or "").startswith("identical") != same:
+        return False, "verdict's output %r; plain outputs %s" % (v.get("output"), "the same" if same else "differ")
+    what = "CPU time" if cpu else "wall time"
+    if v["verdict"] == "verified":
+        return faster and same, "verified; plain edited %s at the median and the best run (%s)" % (
+            "faster" if faster else "not faster", what)
+    if reason == "slower" or reason.startswith("no measurable change"):
+        return not clearly, "refuted (%s); plain edited %s (%s)" % (
+            reason, "faster by 5% or more" if clearly else "not clearly faster", what)
+    return True, "refuted (%s): the plain runs have nothing to say on it" % reason
+
+
+def try_experiment(f, rec, prog, tmp, runs):
+    """One finding's experiment: fix --verify, then the plain runs of the same edit.  Its row, or None."""
+    rc, diff, err = agtestlib.agprof("fix", "--rule", f["rule"], "--function", f["function"] or "", rec)
+    if not check(rc == 0 and f.get("fix"), "%s offers an experiment with an edit to try (agprof fix exit %d: %s)"
+                 % (describe(f), rc, err.strip()[-300:])):
+        return None
+    edited = os.path.join(tmp, "edited-%s" % f["rule"])
+    os.makedirs(edited)
+    shutil.copy(os.path.join(HERE, prog), os.path.join(edited, prog))
+    p = subprocess.run(["patch", "-p1"], input=diff.encode(), cwd=edited, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT)
+    if not check(p.returncode == 0, "patch -p1 applies the experiment's edit", p.stdout.decode()[-300:]):
+        return None
+    env = dict(os.environ, PYTHONHASHSEED="0", TF_CPP_MIN_LOG_LEVEL="2", TMPDIR=tmp)
+    t = time.monotonic()
+    p = subprocess.run([agtestlib.AGPROF, "fix", "--verify", rec, "--rule", f["rule"], "--function",
+                        f["function"] or "", "--runs", str(runs), "--time-limit", "240"], env=env,
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=290 * (2 * runs + 1))
+    spent = time.monotonic() - t
+    print(p.stdout.decode("utf-8", "replace") + p.stderr.decode("utf-8", "replace")[-1000:])
+    after = [g for g in report(rec, f["_dir"]) if (g["rule"], g["function"], g["location"]) ==
+             (f["rule"], f["function"], f["location"])]
+    v = after[0]["verdict"] if after else None
+    if not check(v is not None and p.returncode in (0, 1), "fix --verify (exit %d) leaves a verdict on %s" % (
+            p.returncode, describe(f))):
+        return None
+    base, edit = [], []
+    for _ in range(runs):  # in turn, as fix --verify runs them: a load that drifts slows both alike
+        base.append(plain_run(os.path.dirname(rec), prog))
+        edit.append(plain_run(edited, prog))
+    agrees, why = plain_agrees(v, base, edit)
+    return {"finding": describe(f), "advice": f["fix"]["after"].strip().splitlines()[0], "verdict": v,
+            "verify_s": round(spent, 1), "plain_s": [round(r[0], 2) for r in base],
+            "plain_edited_s": [round(r[0], 2) for r in edit], "plain_cpu_s": [round(r[1], 2) for r in base],
+            "plain_edited_cpu_s": [round(r[1], 2) for r in edit], "agrees": agrees, "why": why,
+            "load": round(os.getloadavg()[0], 1)}
+
+
+def experiment_text(row):
+    """One row of the experiments' table, in words."""
+    v = row["verdict"]
+    return ("%s: %s %s: %s %.2f s -> %.2f s, output %s (fix --verify took %.0f s); plain runs: wall %s s -> %s s,"
+            " CPU %s s -> %s s (load %s): %s" % (
+                row["finding"], row["advice"], v["verdict"] + (" (%s)" % v["reason"] if v.get("reason") else ""),
+                v.get("measure"), v["base_ns"] / 1e9, v["new_ns"] / 1e9, v.get("output"), row["verify_s"],
+                row["plain_s"], row["plain_edited_s"], row["plain_cpu_s"], row["plain_edited_cpu_s"], row["load"],
+                ("agree" if row["agrees"] else "DISAGREE") + " (" + row["why"] + ")"))
+
+
+def check_experiments(name, spec, prog, tmp):
+    """--experiment: each finding offering an experiment, tried by fix --verify and by plain timed runs."""
+    ex = spec["experiment"]
+    d0 = os.path.join(tmp, "original")
+    os.makedirs(d0)
+    shutil.copy(os.path.join(HERE, prog), os.path.join(d0, prog))
+    lines0, rec = record(d0, prog, "original")
+    tried = [f for f in report(rec, d0) if f.get("experiment")]
+    check(tried, "%s offers an experiment (%s)" % (prog, ex["why"]))
+    rows = [r for r in (try_experiment(f, rec, prog, tmp, ex.get("runs", 2)) for f in tried) if r]
+    for row in rows:
+        print("experiment " + experiment_text(row))
+        verdict(row["agrees"], "fix --verify's verdict agrees with plain timed runs: " + experiment_text(row),
+                ex.get("known_failure"))
+    for status, what in results:
+        print("%-5s %s" % (status, what))
+    if os.environ.get("AGPROF_CORPUS_SUMMARY"):
+        with open(os.path.join(os.environ["AGPROF_CORPUS_SUMMARY"], name + ".experiment.json"), "w") as fh:
+            json.dump({"program": prog, "experiments": rows, "results": results}, fh, indent=1)
+    agtestlib.finish("corpus experiment " + prog)
+
+
 def skip_unless_runnable(name, spec, long_one):
     """Exit 77 (meson's skip) for a long program outside the whole-corpus run, or one whose library
     ./setup could not install (the sidecar's `needs`: modules to import)."""
@@ -279,9 +408,9 @@ def skip_unless_runnable(name, spec, long_one):
 
 
 def main():
-    args = [a for a in sys.argv[1:] if a != "--long"]
+    args = [a for a in sys.argv[1:] if a not in ("--long", "--experiment")]
     if len(args) != 1:
-        agtestlib.die("usage: test_corpus.py PROGRAM [--long]")
+        agtestlib.die("usage: test_corpus.py PROGRAM [--long] [--experiment]")
     name = args[0]
     prog = name + ".py"
     agtestlib.need_agprof(tensorflow=True)
@@ -290,6 +419,8 @@ def main():
     skip_unless_runnable(name, spec, "--long" in sys.argv[1:])
     marks = markers(os.path.join(HERE, prog))
     tmp = agtestlib.tmpdir("agprof-corpus-")
+    if "--experiment" in sys.argv[1:]:
+        check_experiments(name, spec, prog, tmp)
     d0 = os.path.join(tmp, "original")
     os.makedirs(d0)
     shutil.copy(os.path.join(HERE, prog), os.path.join(d0, prog))
@@ -297,6 +428,9 @@ def main():
     print("\n".join(lines0))
     findings = report(rec, d0)
     judged = judge(spec, findings, prog, marks)
+    offered = [describe(f) for f, kind in judged if f.get("experiment") and kind in ("true", "allowed", "partial")]
+    verdict(not offered or "experiment" in spec, "every experiment offered is tried (the sidecar's experiment key:"
+            " test_corpus.py --experiment)%s" % (": " + "; ".join(offered) if offered else ""), None)
     after = check_fix(spec, rec, prog, lines0, tmp)
     if "follow" in spec:
         check_follow(spec, rec, prog, lines0, tmp)

@@ -11,7 +11,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from agtestlib import (AGPROF, SOURCE_ROOT, SAMPLES, PYTHON, check, check_eq, fail,  # noqa: E402,F401
-                       finish, marker_lines, sample)
+                       finish, marker_lines, marker_lines_of, sample)
 import agtestlib  # noqa: E402
 
 

@@ -97,9 +97,10 @@ def function_case(d):
           "tracing-overhead's share is of the recorded time", msgs)
 
 
-def delay_case(d):
-    # the loop runs ~12 s after TensorFlow's import: the window (8 s to 9.5 s) falls inside it
-    db, o, _, _ = record(d, "delay", ["--delay", "8", "--duration", "1.5"],
+def delay_case(d, delay=8):
+    # the loop runs ~12 s after TensorFlow's import: the window (8 s to 9.5 s) falls inside it, unless
+    # the import alone took past 9.5 s (a loaded machine): then once more, the window 2 s into the loop
+    db, o, _, _ = record(d, "delay", ["--delay", str(delay), "--duration", "1.5"],
                          ["--steps", "120", "--ops-per-step", "5", "--sleep", "0.1"])
     pid = o["pid"]
     w = windows(db, pid)
@@ -107,7 +108,13 @@ def delay_case(d):
         return
     a, b, why = w[0]
     start = int(q1(db, "SELECT value FROM meta WHERE key = 'start_ns'"))
-    check(abs((a - start) / 1e9 - 8) < 0.2, "the window opens 8 s after the start", (a - start) / 1e9, 8)
+    first_op = min((t0 for _, t0, _ in o["ops"]), default=None)
+    if delay == 8 and first_op is not None and first_op > b:
+        print("the loop began %.1f s after the start, past the window: again with the window in it"
+              % ((first_op - start) / 1e9))
+        return delay_case(d, int((first_op - start) / 1e9) + 2)
+    check(abs((a - start) / 1e9 - delay) < 0.2, "the window opens %d s after the start" % delay,
+          (a - start) / 1e9, delay)
     check(abs((b - a) / 1e9 - 1.5) < 0.2, "the window lasts 1.5 s", (b - a) / 1e9, 1.5)
     inside = sum(1 for _, t0, t1 in o["ops"] if t0 >= a and t1 <= b)
     touching = sum(1 for _, t0, t1 in o["ops"] if t1 >= a and t0 <= b)

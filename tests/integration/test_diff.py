@@ -335,6 +335,27 @@ def noise_beside_hog(d, quiet, wide):
     for base, new in ((quiet, loaded), (loaded, quiet)):
         rc, out, _ = agtest.agprof_cmd("check", "--baseline", base, *wide, new)
         check_eq(rc, 0, "check --baseline, one run beside a CPU hog (%s)" % out)
+    thread_waits(loaded)
+
+
+def thread_waits(loaded):
+    """The main thread dispatched eager ops: its own run and wait (thread_samples) cover its time (from
+    the writer's first read of it, which a loaded machine can put after its first op: not later than
+    most of its ops), and the report takes its waits for a CPU out of the base of its eager share."""
+    db = sqlite3.connect(loaded)
+    pid = db.execute("SELECT pid FROM processes ORDER BY start_ns LIMIT 1").fetchone()[0]
+    starts = [r[0] for r in db.execute("SELECT start_ns FROM eager_ops WHERE pid = ?1 AND tid = ?1 ORDER BY 1",
+                                       (pid,))]
+    n, start, end, wait = db.execute("SELECT count(*), min(from_ns), max(t_ns), total(wait_ns) FROM thread_samples"
+                                     " WHERE pid = ?1 AND tid = ?1", (pid,)).fetchone()
+    db.close()
+    check(n > 0 and starts and start <= starts[len(starts) // 2] and end >= starts[-1],
+          "the main thread's own samples, over most of its eager ops", (n, start, end, starts[:1], starts[-1:]))
+    check(wait > 0, "its waits for a CPU beside the hog (thread_samples)", wait)
+    p = subprocess.run([agtest.AGPROF, "report", "--format", "json", loaded], capture_output=True, text=True)
+    main = [t for t in json.loads(p.stdout)["threads"] if t["thread"] == "main"] if p.returncode == 0 else []
+    check(main and 0 < main[0]["cpu_wait_ns"] <= main[0]["active_ns"], "report: the main thread's cpu_wait_ns",
+          main)
 
 
 def tree_sums(d):

@@ -1,6 +1,6 @@
 """Per-finding experiments of `agprof fix --verify` on real TensorFlow (issue 46).
 
-Usage: test_experiments.py jit | eager | tolerance | sidecar
+Usage: test_experiments.py jit | eager | tolerance | sidecar | together
 
 - jit: an actor-critic update (@tf.function learn, 2 unrolled sub-steps of
   three small MLPs) recorded over 10,000 calls: graph-dispatch-bound fires with
@@ -21,17 +21,32 @@ Usage: test_experiments.py jit | eager | tolerance | sidecar
   eager-hotspot wraps it in @tf.function: verified (exit 0), and the report
   then claims the measured saving (base_ns - new_ns, "saves:", the verdict
   line, no forecast line).  The same loop counting its calls in a Python
-  dict (a side effect the edit's checks do not see, which a tf.function runs
-  once, at tracing): refuted, the output differs (exit 1), and the report
+  dict, in a helper it calls (a side effect the edit's checks do not see:
+  they read the function's own body; a tf.function runs it once, at
+  tracing): refuted, the output differs (exit 1), and the report
   drops the advice, its edit and its forecast; `agprof fix` offers nothing.
+  The loop at module level (no function to decorate, no edit written):
+  no command to try (JSON `experiment` null: `fix --verify` would have
+  nothing to fix), the forecast still shown and not claimed, no try line.
 - tolerance: the retracing program of test_diff.py printing a float whose
   last digits change from run to run: without a tolerance the output
   differs (not verified, exit 1), with --rtol 1e-6 it is "identical within
   the tolerance" and the edit verified (exit 0).
+- together: the retracing program of test_diff.py with a second function
+  retracing on a Python float (evaluate's scale): two edits, each tried
+  alone and both together (fix --verify --runs 1).  The verdict on the two
+  together is kept in the sidecar ("all": both findings' keys and the
+  verdict's members), and the report shows it: JSON `verify_all`, the text's
+  "all edits: the 2 edits together (retracing sgd_step, retracing
+  evaluate): ..." line with the verdict fix --verify printed on its "[all]"
+  line.  A later fix --verify of one of them keeps it.
 - sidecar: bad REC.verify.json files (truncated, hostile sizes and depth,
   another version, another recording's, binary): report exits 0, one
   warning line or nothing, never a crash, no verdict applied; a valid one
-  for another recording (size differs) is ignored silently.
+  for another recording (size differs) is ignored silently.  Its `all` (the
+  edits together) malformed (3,000 keys, one key, not an object, a verdict
+  out of range) is ignored alone: no verify_all, the findings' verdicts
+  applied; a valid one is the report's verify_all.
 """
 import json
 import os
@@ -126,8 +141,23 @@ for start in range(1, 201):
     total += int(collatz_eager(tf.constant(start)))
 print("total Collatz steps for 1..200: %d, calls counted %d" % (total, CALLS["n"]))
 '''
-# the body's first line: a call count a tf.function makes once, at tracing (the output then differs)
-COUNTING = EAGER_LOOP.replace("    steps = tf.constant(0)\n", "    CALLS[\"n\"] += 1\n    steps = tf.constant(0)\n", 1)
+# a call count a tf.function makes once, at tracing (the output then differs), in a helper that does
+# TensorFlow work: the edit's checks read the function's own body (where a store into CALLS is seen and
+# refused, issue 45), not the bodies of what it calls
+COUNTING = EAGER_LOOP.replace("    steps = tf.constant(0)\n", "    steps = counted(tf.constant(0))\n", 1).replace(
+    "def collatz_eager(n):", "def counted(x):\n    CALLS[\"n\"] += 1\n    return tf.identity(x)\n\n\ndef collatz_eager(n):", 1)
+# the same loop at module level: no function of its own to decorate, no edit written
+MODULE_LOOP = '''"""An eager Collatz loop at module level: nothing agprof fix can decorate."""
+import tensorflow as tf
+
+total = 0
+for start in range(1, 201):
+    n = tf.constant(start)
+    while n != 1:
+        n = n // 2 if n % 2 == 0 else 3 * n + 1
+        total += 1
+print("total Collatz steps for 1..200: %d" % total)
+'''
 
 RECORDED_STEPS = 10000
 # The experiment is what is tested, not the rule's threshold: its overhead share (35%) was crossed by
@@ -269,6 +299,15 @@ def test_eager(tmp):
           text and "saves:" not in text, "text: refuted, no advice, no forecast", text)
     rc, diff, err = agtest.agprof_cmd("fix", "--rule", "eager-hotspot", rec)
     check(rc == 1 and diff == "", "agprof fix: the refuted edit is not offered again", (rc, diff))
+    d3 = os.path.join(tmp, "module")
+    write(d3, MODULE_LOOP)
+    rec = record(d3, env)
+    f, text = eager_texts(rec)
+    check(f and f["fix"] is None and f["no_edit"] and f["experiment"] is None and f["saving_ns"] == 0
+          and f["forecast_ns"] and "fix --verify" not in f["saving_method"],
+          "no edit: no command to try, the forecast not claimed", f)
+    check(f and "try:" not in text and re.search(r"^    forecast, not claimed: about \S+", text, re.M),
+          "text: the forecast, no try line", text)
 
 
 def test_tolerance(tmp):
@@ -332,14 +371,73 @@ def test_sidecar(tmp):
         f = finding(rec, f0["rule"], f0["function"])
         check(f and f["verdict"] and f["verdict"]["verdict"] == "refuted" and f["recommendation"] is None,
               "this recording's sidecar: applied", f)
+    key = {k: good["findings"][0][k] for k in ("rule", "function", "file", "line")}
+    verdict = {k: v for k, v in good["findings"][0].items() if k not in key}
+    alls = {"3000 keys": dict(verdict, findings=[key] * 3000), "one key": dict(verdict, findings=[key]),
+            "not an object": 5, "out of range": dict(verdict, findings=[key, key], base_ns=1e300)}
+    for name, bad_all in list(alls.items()) + [("valid", dict(verdict, findings=[key, key]))]:
+        with open(side, "w") as fh:
+            json.dump(dict(good, all=bad_all), fh)
+        rc, out, err = agtest.agprof_cmd("report", "--format", "json", rec)
+        js = json.loads(out) if rc == 0 else {}
+        want = dict(verdict, findings=[key, key]) if name == "valid" else None
+        check(rc == 0 and js.get("verify_all") == want and (not f0 or any(g["verdict"] for g in js["findings"])),
+              "an all of %s: verify_all %s, the entries applied" % (name, "as written" if want else "null"),
+              (rc, js.get("verify_all"), err))
+
+
+# evaluate retraces too: a Python float scale, another each epoch; no tracing count printed (the edits change it)
+TWO_RETRACING = test_diff.PROGRAM.replace(
+    '    print("tracing count sgd_step:", sgd_step.experimental_get_tracing_count())\n', "").replace(
+    '    print("tracing count evaluate:", evaluate.experimental_get_tracing_count())\n', "").replace(
+    "def evaluate(x, y):\n    return tf.reduce_mean(tf.square(tf.matmul(x, w) - y))",
+    "def evaluate(x, y, scale):\n    return scale * tf.reduce_mean(tf.square(tf.matmul(x, w) - y))").replace(
+    "float(evaluate(x, y))", "float(evaluate(x, y, 1.0 + 0.5 * epoch))")
+
+
+def test_together(tmp):
+    d = os.path.join(tmp, "two")
+    write(d, TWO_RETRACING)
+    env = dict(os.environ, TMPDIR=tmp, NO_COLOR="1")
+    rec = record(d, env)
+    rc, out, err = fix_verify(env, rec, "--runs", "1", "--time-limit", "240")
+    check(rc in (0, 1), "fix --verify of the two edits (%s)" % err[-400:])
+    m = re.search(r"^\[all\] the 2 edits together\n(?:  .*\n)?(verified|refuted|failed): (.*)$", out, re.M)
+    if not check(m, "fix --verify prints the verdict on the two edits together", out):
+        return
+    with open(rec + ".verify.json") as fh:
+        side = json.load(fh)
+    together = side.get("all") or {}
+    check(together.get("verdict") == m.group(1) and sorted(k["function"] for k in together.get("findings", []))
+          == ["evaluate", "sgd_step"] and together.get("runs") == 1 and together.get("measure") ==
+          "the run's CPU time", "the sidecar keeps the verdict on the two together", side)
+    rc, js, err = agtest.agprof_cmd("report", "--format", "json", rec)
+    v = json.loads(js).get("verify_all") if rc == 0 else None
+    check(v and {k: v.get(k) for k in together if k != "findings"} == {k: together[k] for k in together if
+                                                                          k != "findings"}
+          and v["findings"] == together["findings"], "report JSON: verify_all as the sidecar has it", (v, together))
+    rc, text, err = agtest.agprof_cmd("report", rec)
+    line = re.search(r"^    all edits: the 2 edits together \(retracing (sgd_step|evaluate), retracing "
+                     r"(sgd_step|evaluate)\): (verified|refuted) on this program: (.*)$|^    all edits: the 2 edits "
+                     r"together \(.*\): the experiment failed: (.*)$", text, re.M)
+    check(line and (line.group(3) or "failed") == m.group(1), "report: the all edits line", text)
+    print(line.group(0) if line else text)
+    # a later experiment on one of them alone keeps the verdict on the two together
+    rc, out, err = fix_verify(env, rec, "--rule", "retracing", "--function", "evaluate", "--runs", "1",
+                              "--time-limit", "240")
+    with open(rec + ".verify.json") as fh:
+        again = json.load(fh)
+    check(rc in (0, 1) and again.get("all") == together, "a later experiment on one edit keeps the two together's",
+          (rc, again, err[-300:]))
 
 
 def main():
     agtest.need_agprof()
-    tests = {"jit": test_jit, "eager": test_eager, "tolerance": test_tolerance, "sidecar": test_sidecar}
+    tests = {"jit": test_jit, "eager": test_eager, "tolerance": test_tolerance, "sidecar": test_sidecar,
+             "together": test_together}
     mode = sys.argv[1] if len(sys.argv) > 1 else ""
     if mode not in tests:
-        agtest.agtestlib.die("usage: test_experiments.py jit|eager|tolerance|sidecar")
+        agtest.agtestlib.die("usage: test_experiments.py jit|eager|tolerance|sidecar|together")
     tests[mode](agtest.tmpdir())
     agtest.finish("experiments-" + mode)
 

@@ -1,6 +1,7 @@
 """`agprof fix` on a real recording: the patch applies and fixes the program.
 
 Usage: test_fix.py SAMPLE FUNCTION CAUSE      (a retracing finding by CAUSE)
+(SAMPLE: a program of samples/, or a variant of one: VARIANTS)
        test_fix.py SAMPLE FUNCTION input-bound (the input-bound finding of FUNCTION's pipeline)
        test_fix.py SAMPLE FUNCTION eager-hotspot (FUNCTION's eager ops, wrapped in tf.function)
        test_fix.py SAMPLE FUNCTION eager-switch (eager-hotspot from Keras's run_eagerly=True: set to False)
@@ -57,10 +58,42 @@ import agtest  # noqa: E402
 from agtest import check, check_eq  # noqa: E402
 
 
+# Programs made from a sample by replacing a few of its lines: the layout an edit is placed on with the
+# parser's facts (issue 45), where the text reader went wrong.  name -> (sample, [(old, new), ...]).
+VARIANTS = {
+    # a message quoting the switch: the text reader counted it as a second switch and gave up
+    "switch_string.py": ("keras_run_eagerly.py", [(
+        "    model.compile(",
+        "    print(\"debugging: compiled with run_eagerly=True, one op at a time\")\n    model.compile(")]),
+    # a map call over several lines, as black writes a long one: the text reader found no closing bracket
+    "pipeline_multiline.py": ("input_bound.py", [(
+        "    return ds.map(heavy).batch(BATCH)  # agprof: slow-map\n",
+        "    return ds.map(  # agprof: slow-map\n        heavy,\n    ).batch(BATCH)\n")]),
+    # a comment naming np. and print( in the eager function's body, and its call over two lines: the text
+    # reader took the comment for side effects, could not read the call's arguments, and wrote nothing
+    "wrap_comment.py": ("collatz.py", [
+        ("        if n % 2 == 0:         # agprof: eager-hot-loop\n",
+         "        # like np.where(n % 2 == 0, ...) but scalar; print(n) here to trace the path\n"
+         "        if n % 2 == 0:         # agprof: eager-hot-loop\n"),
+        ("        eager_total += int(collatz_eager(tf.constant(start)))\n",
+         "        eager_total += int(collatz_eager(\n            tf.constant(start)))\n")]),
+}
+
+
 def copy_sample(d, sample):
+    """d/sample (a sample, or a variant of one) and d/oracle.py."""
     os.makedirs(d)
-    for name in (sample, "oracle.py"):
-        shutil.copy(agtest.sample(name), os.path.join(d, name))
+    shutil.copy(agtest.sample("oracle.py"), os.path.join(d, "oracle.py"))
+    base, edits = VARIANTS.get(sample, (sample, []))
+    with open(agtest.sample(base)) as fh:
+        text = fh.read()
+    for old, new in edits:
+        if old not in text:
+            agtest.fail("variant %s: %r is not in samples/%s" % (sample, old, base))
+            agtest.finish("fix")
+        text = text.replace(old, new, 1)
+    with open(os.path.join(d, sample), "w") as fh:
+        fh.write(text)
 
 
 def record(d, sample, name):
@@ -139,9 +172,9 @@ def check_wrapped(rec1, function):
     check(finding_of(rec1, function, "eager-hotspot") is None, "no eager-hotspot finding after the fix")
 
 
-def check_graphs_again(rec0, rec1, sample):
+def check_graphs_again(rec0, rec1, program):
     """Keras runs its steps as graph calls after run_eagerly=False: few eager ops are left at the fit line."""
-    line = agtest.marker_lines(sample)["eager-hotspot"][0]
+    line = agtest.marker_lines_of(program)["eager-hotspot"][0]
     ops = []
     for rec in (rec0, rec1):
         db = agtest.open_recording(rec)
@@ -224,7 +257,7 @@ def main():
             check("minus" not in (f["saving_method"] or ""), "an input_signature's saving adds no trace back",
                   f["saving_method"])
         if cause == "eager-switch":
-            line = agtest.marker_lines(sample)["run-eagerly"][0]
+            line = agtest.marker_lines_of(os.path.join(orig, sample))["run-eagerly"][0]
             check(f["fix"] and f["fix"]["line"] == line and "run_eagerly=False" in f["fix"]["after"],
                   "the edit sets run_eagerly=False on line %d" % line, f["fix"])
             check("run_eagerly=True at line %d" % line in f["recommendation"], "the recommendation names the switch",
@@ -266,7 +299,7 @@ def main():
     elif rule == "input-bound":
         check_pipeline_fixed(oracle0, oracle1, rec1)
     elif cause == "eager-switch":
-        check_graphs_again(rec, rec1, sample)
+        check_graphs_again(rec, rec1, os.path.join(orig, sample))
     else:
         check_wrapped(rec1, function)
     rc, out, _ = agtest.agprof_cmd("fix", rec1)

@@ -5,8 +5,14 @@ Usage: test_fix_dtypes.py PROGRAM   (a file of tests/integration/fix_programs/)
 The program states what an expert expects, before agprof runs, in lines
 `# expect: edit TEXT` (the retracing finding's edit contains TEXT),
 `# expect: no-edit TEXT` (no edit, and the reason contains TEXT),
-`# expect: recommendation TEXT` and `# expect: traces-after N` (TensorFlow's
-own tracing count, printed by the program, once patched).  The test:
+`# expect: recommendation TEXT`, `# expect: fix-line N` (the edit's first
+line) and `# expect: traces-after N` (TensorFlow's own tracing count,
+printed by the program, once patched); for a recording made before the code
+facts the edit needs, `# expect: old-facts TEXT` (a copy of the recording
+without the `facts` marker of docs/schema.md: no edit, the reason contains
+TEXT) and `# expect: no-facts-edit TEXT` or `# expect: no-facts-no-edit TEXT`
+(a copy without any code facts: the legacy line reader's edit, or its
+reason).  The test:
 - records the program (cwd: a copy of it) and reads its retracing finding;
 - with an edit: `agprof fix | patch -p1` on a second copy, runs it again
   under agprof, and compares the output line by line (the tracing count
@@ -21,6 +27,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 
@@ -58,6 +65,35 @@ def retracing_findings(rec):
     return [f for f in json.loads(out)["findings"] if f["rule"] == "retracing"] if rc == 0 else []
 
 
+def older_recording(rec, where):
+    """The finding of a copy of rec whose code_facts rows WHERE are deleted (a recording of an older agprof)."""
+    old = rec + ".older.agprof"
+    shutil.copy(rec, old)
+    db = sqlite3.connect(old)
+    db.execute("DELETE FROM code_facts WHERE " + where)
+    db.commit()
+    db.close()
+    found = retracing_findings(old)
+    os.unlink(old)
+    return found[0] if found else None
+
+
+def check_older_recordings(rec, want):
+    """What an older recording's facts give: no edit with the reason, or the legacy reader's edit."""
+    if "old-facts" in want:
+        g = older_recording(rec, "kind = 'facts'")
+        check(g and g["fix"] is None and want["old-facts"] in (g["no_edit"] or ""),
+              "facts without the marker: no edit, the reason says " + want["old-facts"], g and (g["fix"], g["no_edit"]))
+    if "no-facts-edit" in want or "no-facts-no-edit" in want:
+        g = older_recording(rec, "1")
+        if "no-facts-edit" in want:
+            check(g and g["fix"] and want["no-facts-edit"] in g["fix"]["after"],
+                  "no facts: the legacy reader's edit writes " + want["no-facts-edit"], g and (g["fix"], g["no_edit"]))
+        else:
+            check(g and g["fix"] is None and want["no-facts-no-edit"] in (g["no_edit"] or ""),
+                  "no facts: the legacy reader's reason says " + want["no-facts-no-edit"], g and g["no_edit"])
+
+
 def tracing_count(lines):
     counts = [int(ln.split(":")[1]) for ln in lines if ln.startswith("tracing count:")]
     return counts[-1] if counts else None
@@ -81,6 +117,7 @@ def main():
     if "recommendation" in want:
         check(want["recommendation"] in f["recommendation"], "the recommendation says " + want["recommendation"],
               f["recommendation"])
+    check_older_recordings(rec, want)
     rc, diff, err = agtest.agprof_cmd("fix", rec)
     if "no-edit" in want:
         check(f["fix"] is None, "no edit", f["fix"])
@@ -90,6 +127,8 @@ def main():
         return
     check(f["fix"] is not None and want["edit"] in f["fix"]["after"], "the edit writes " + want["edit"],
           f["fix"] or f["no_edit"])
+    if "fix-line" in want:
+        check_eq(f["fix"] and f["fix"]["line"], int(want["fix-line"]), "the edit's first line")
     check_eq(rc, 0, "agprof fix exit status (%s)" % err.strip())
     p = subprocess.run(["patch", "-p1"], cwd=fixed, input=diff.encode(), stdout=subprocess.PIPE,
                        stderr=subprocess.STDOUT)

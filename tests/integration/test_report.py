@@ -31,6 +31,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import agtest  # noqa: E402
+import agtestlib  # noqa: E402
 from agtest import check  # noqa: E402
 
 RETRACE = {"shape", "dtype", "python-value", "python-object", "input-structure"}
@@ -46,8 +47,8 @@ NO_WARNING = ["clean.py", "mlp_train.py", "serving_module.py", "two_modules.py"]
 
 def report(sample_name, d):
     out = os.path.join(d, sample_name.replace(".py", ".agprof"))
-    p = agtest.run_agprof(out, [agtest.PYTHON, agtest.sample(sample_name)])
-    if not check(p.returncode == 0, "agprof run of %s" % sample_name, p.returncode, 0):
+    rc, _ = agtestlib.shared_sample_run(sample_name, out)
+    if not check(rc == 0, "agprof run of %s" % sample_name, rc, 0):
         return None
     r = subprocess.run([agtest.AGPROF, "report", "--format", "json", out],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
