@@ -366,7 +366,7 @@ CREATE TABLE source_files (
 -- (written since stop 45): an older recording reads it empty.
 CREATE TABLE code_facts (
     path     TEXT NOT NULL,     -- as source_files.path
-    kind     TEXT NOT NULL,     -- facts, function, loop, block, call, store, global, numpy-use, error, call-span, arg, def, decorator, param, assign, bind, ref, yield (docs/schema.md)
+    kind     TEXT NOT NULL,     -- facts, function, loop, block, call, store, global, numpy-use, error, call-span, arg, def, decorator, param, assign, bind, ref, yield, signature (docs/schema.md)
     line     INTEGER NOT NULL,
     col      INTEGER NOT NULL DEFAULT 0,
     end_line INTEGER NOT NULL,

@@ -28,11 +28,11 @@ import oracle
 OPS_PER_STEP = 4
 
 
-def step(x, y):
+def step(x, y):  # agprof: step-def
     a = tf.add(x, y)  # agprof: eager-hot-loop
     b = tf.multiply(a, y)
     c = tf.subtract(b, x)
-    return tf.maximum(c, x)
+    return tf.maximum(c, x)  # agprof: step-end
 
 
 def main():

@@ -11,7 +11,8 @@ code fixes it: info, with the library line named for a bug report; no edit.
 With the argument `keyword`, the user's own line passes weight by name to
 minilosses.scaled(), which passes it on unchanged: a tensor, then False,
 then 2.  The user's call reaches the argument, so the finding stays a
-warning and the advice is to pass it as a tensor.
+warning and the advice is to pass it as a tensor.  With `positional`, the
+same call passes weight by position (scaled's third parameter): the same.
 """
 import os
 import sys
@@ -34,12 +35,14 @@ def main():
     weight = tf.constant(0.5)
     oracle.track("penalty", losses.penalty.__wrapped__)
     total = 0.0
-    keyword = sys.argv[1:] == ["keyword"]
+    keyword, positional = sys.argv[1:] == ["keyword"], sys.argv[1:] == ["positional"]
     for step in range(STEPS):
-        oracle.called("penalty", 1 if keyword else 3)
+        oracle.called("penalty", 1 if keyword or positional else 3)
+        given = (weight, False, 2)[step % 3]
         if keyword:
-            given = (weight, False, 2)[step % 3]
             value = minilosses.scaled(y_true, w * 1.0, weight=given)  # agprof: user-keyword
+        elif positional:
+            value = minilosses.scaled(y_true, w * 1.0, given)  # agprof: user-positional
         else:
             value = minilosses.loss(y_true, w * 1.0, weight)  # agprof: library-arg
         w.assign_add(0.01 * tf.ones([64]))

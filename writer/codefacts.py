@@ -15,6 +15,11 @@
 # `--cells FILE` reads notebook cells instead: FILE is JSON, {the file name
 # IPython compiled a cell under: the code it compiled}, each parsed as a file
 # of that name, so a cell's facts are keyed and numbered as its locations.
+# After the argument --library, each argument is LINES:PATH, a library
+# file (never edited): only its functions' signatures, and the calls and
+# arguments keyed on LINES (comma-separated), the library's lines in the
+# recorded call chains: which parameter of the function a user called
+# reaches which argument of the traced function (analyzer/model/model.c).
 import ast
 import sys
 
@@ -33,10 +38,11 @@ IO_MODULES = {"logging", "os", "shutil", "pickle", "json", "csv", "matplotlib", 
               "imageio", "PIL", "cv2", "wandb"}
 IO_NUMPY = {"save", "savez", "savez_compressed", "savetxt", "load", "loadtxt", "fromfile", "genfromtxt"}
 TO_PYTHON = {"numpy", "item", "tolist"}
+LIBRARY_KINDS = {"signature", "call", "call-span", "arg"}  # what a library file's facts hold
 
 
-def clean(text):
-    return str(text).replace("\t", " ").replace("\n", " ").replace("\r", " ")[:200]
+def clean(text, limit=200):
+    return str(text).replace("\t", " ").replace("\n", " ").replace("\r", " ")[:limit]
 
 
 def dotted(node):
@@ -146,9 +152,17 @@ def target_name(t):
     return (dotted(t) if isinstance(t, ast.Attribute) else None) or "?"
 
 
+def param_kinds(a):
+    """A def's parameters (ast.arguments a) in order with their kinds: posonly, arg, vararg, kwonly, kwarg."""
+    kinds = [(p, "posonly") for p in a.posonlyargs] + [(p, "arg") for p in a.args]
+    kinds += [(a.vararg, "vararg")] if a.vararg else []
+    return kinds + [(p, "kwonly") for p in a.kwonlyargs] + ([(a.kwarg, "kwarg")] if a.kwarg else [])
+
+
 class Facts(ast.NodeVisitor):
-    def __init__(self, path, aliases, out):
-        self.path, self.aliases, self.out, self.n = path, aliases, out, 0
+    def __init__(self, path, aliases, out, lines=None):
+        """lines: a library file's lines whose calls to record (its other facts but signatures left out)."""
+        self.path, self.aliases, self.out, self.n, self.lines = path, aliases, out, 0, lines
         self.scope = ["module"]  # where a name bound now lives: "module", "function LINE", "class LINE"
         # the names of the file's defs: where one is read other than as a callee, it is passed around
         self.defs = aliases.defs
@@ -160,13 +174,13 @@ class Facts(ast.NodeVisitor):
             child.agp_parent = node
             self.visit(child)
 
-    def emit(self, kind, node, name, detail=""):
-        if self.n >= MAX_FACTS:
+    def emit(self, kind, node, name, detail="", limit=200):
+        if self.n >= MAX_FACTS or (self.lines is not None and kind not in LIBRARY_KINDS):
             return
         self.n += 1
         end = getattr(node, "end_lineno", None) or node.lineno
         self.out.append("\t".join((self.path, kind, str(node.lineno), str(getattr(node, "col_offset", 0)), str(end),
-                                   clean(name), clean(detail))))
+                                   clean(name), clean(detail, limit))))
 
     def visit_FunctionDef(self, node):
         decorators = ",".join(dotted(d.func if isinstance(d, ast.Call) else d) or "?" for d in node.decorator_list)
@@ -175,6 +189,9 @@ class Facts(ast.NodeVisitor):
         first = min([d.lineno for d in node.decorator_list] + [node.lineno])
         start = ast.Pass(lineno=first, col_offset=node.col_offset, end_lineno=node.end_lineno)
         self.emit("function", start, node.name, decorators + ";" + ",".join(params))
+        if self.lines is not None:  # a library's: which parameter a positional argument reaches
+            self.emit("signature", start, node.name, decorators + ";" + ",".join(
+                "%s:%s" % (p.arg, k) for p, k in param_kinds(node.args)), 4000)
         self.bind(ast.Pass(lineno=node.lineno, col_offset=node.col_offset, end_lineno=node.lineno), node.name, "def")
         self.def_facts(node, first)
         self.scope.append("function %d" % first)
@@ -192,16 +209,12 @@ class Facts(ast.NodeVisitor):
             self.emit("decorator", d, dotted(d.func if isinstance(d, ast.Call) else d) or "?",
                       "%d %d" % (d.end_col_offset, node.lineno))
         a = node.args
-        plain = [(p, "posonly") for p in a.posonlyargs] + [(p, "arg") for p in a.args]
-        defaults = len(plain) - len(a.defaults)  # the last len(defaults) plain parameters have one
-        kinds = [(p, k + (" default" if i >= defaults else "")) for i, (p, k) in enumerate(plain)]
-        if a.vararg:
-            kinds.append((a.vararg, "vararg"))
-        kinds += [(p, "kwonly" + (" default" if d is not None else "")) for p, d in zip(a.kwonlyargs, a.kw_defaults)]
-        if a.kwarg:
-            kinds.append((a.kwarg, "kwarg"))
-        for i, (p, kind) in enumerate(kinds):
-            self.emit("param", p, p.arg, "%d %d %s" % (node.lineno, i, kind))
+        plain = len(a.posonlyargs) + len(a.args)
+        defaults = dict(zip(a.kwonlyargs, a.kw_defaults))
+        for i, (p, kind) in enumerate(param_kinds(a)):
+            # the last len(a.defaults) plain parameters have a default; a kwonly one where kw_defaults says
+            has = (plain - len(a.defaults) <= i < plain) or (kind == "kwonly" and defaults[p] is not None)
+            self.emit("param", p, p.arg, "%d %d %s" % (node.lineno, i, kind + (" default" if has else "")))
 
     visit_AsyncFunctionDef = visit_FunctionDef
 
@@ -232,8 +245,9 @@ class Facts(ast.NodeVisitor):
         # keyed just past their callee instead, their start told in call-span's detail
         key = ast.Pass(lineno=node.func.end_lineno, col_offset=node.func.end_col_offset,
                        end_lineno=node.end_lineno) if chained(node) else node
-        self.emit("call", key, name or "?", call_class(node, name, self.aliases))
-        self.call_positions(node, key, name)
+        if self.lines is None or key.lineno in self.lines:
+            self.emit("call", key, name or "?", call_class(node, name, self.aliases))
+            self.call_positions(node, key, name)
         self.generic_visit(node)
 
     def call_positions(self, node, key, name):
@@ -375,8 +389,9 @@ def result_uses(path, tree, aliases, out):
                         break  # name bound anew
 
 
-def facts_of(path, source=None):
-    """The facts of the file at path, or of source (bytes) under the name path."""
+def facts_of(path, lines=None, source=None):
+    """A user file's facts (of source, bytes, under the name path when given); with lines, a library file's
+    signatures and the calls on those lines (no error fact)."""
     out = []
     try:
         if source is None:
@@ -386,14 +401,17 @@ def facts_of(path, source=None):
             return []
         tree = ast.parse(source, filename=path)
     except (OSError, SyntaxError, ValueError, RecursionError) as e:
-        return ["\t".join((path, "error", "0", "0", "0", type(e).__name__, clean(e)))]
+        return [] if lines is not None else ["\t".join((path, "error", "0", "0", "0", type(e).__name__, clean(e)))]
     aliases = Aliases(tree)
     try:
-        facts = Facts(path, aliases, out)
+        facts = Facts(path, aliases, out, lines)
         facts.visit(tree)
+        if lines is not None:
+            return out  # a library's: in part by design, no marker
         result_uses(path, tree, aliases, out)
     except RecursionError:
-        return ["\t".join((path, "error", "0", "0", "0", "RecursionError", "too deeply nested"))]
+        return [] if lines is not None else ["\t".join((path, "error", "0", "0", "0", "RecursionError",
+                                                        "too deeply nested"))]
     if facts.n < MAX_FACTS:  # complete: the marker that the edits needing every bind and block may trust them
         out.insert(0, "\t".join((path, "facts", "0", "0", "0", FACTS_VERSION, "python %d.%d" % sys.version_info[:2])))
     return out
@@ -412,15 +430,29 @@ def cells_of(path):
             yield name, cells[name].encode("utf-8", "replace")
 
 
+def library_item(arg):
+    """'40,16:/path/lib.py' as ('/path/lib.py', {40, 16}); None when it is not one."""
+    head, sep, path = arg.partition(":")
+    try:
+        return (path, {int(n) for n in head.split(",") if n}) if sep and path else None
+    except ValueError:
+        return None
+
+
 def main():
     write = sys.stdout.write
     if sys.argv[1:2] == ["--cells"]:
         for path, code in cells_of(sys.argv[2]):
-            for line in facts_of(path, code):
+            for line in facts_of(path, source=code):
                 write(line + "\n")
         return
-    for path in sys.argv[1:]:
-        for line in facts_of(path):
+    library = False
+    for arg in sys.argv[1:]:
+        if arg == "--library":
+            library = True
+            continue
+        item = library_item(arg) if library else (arg, None)
+        for line in facts_of(*item) if item else ():
             write(line + "\n")
 
 

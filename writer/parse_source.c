@@ -16,17 +16,50 @@
 extern const char agp_codefacts_py[];
 
 #define MAX_FILES 2000
+#define MAX_LIBRARY_FILES 200
 #define MAX_OUTPUT (32u << 20)
 #define DEADLINE_NS (20 * 1000000000ull)
 
-/* The user files the recording fingerprinted (source_files), as a NULL-terminated list after python's -c. */
+/*
+ * The library files in the call chains of the traces that took a Python
+ * value, as codefacts.py's "LINES:PATH" items (the chain's lines in that
+ * file) after "--library", into v from *n (at most MAX_LIBRARY_FILES): who
+ * passed the value, the user's call or the library (analyzer/model/model.c),
+ * is read from the signature of the library function the user called and
+ * the arguments of the library's line that called the traced function.
+ */
+static void library_items(sqlite3 *db, char **v, size_t *n)
+{
+	sqlite3_stmt *s = db_prepare(db,
+		"WITH RECURSIVE valued(id) AS (SELECT DISTINCT trace_id FROM trace_inputs WHERE kind = 'python'),"
+		" chain(id, depth) AS (SELECT t.callsite_id, 0 FROM traces t JOIN valued v ON v.id = t.id"
+		"   WHERE t.callsite_id IS NOT NULL"
+		"  UNION SELECT c.parent_id, chain.depth + 1 FROM chain JOIN callsites c ON c.id = chain.id"
+		"   WHERE c.library = 1 AND c.parent_id IS NOT NULL AND chain.depth < 16)"
+		" SELECT group_concat(DISTINCT c.line) || ':' || f.text FROM chain JOIN callsites c ON c.id = chain.id"
+		" JOIN strings f ON f.id = c.file_id WHERE c.library = 1 AND f.text NOT LIKE '<%'"
+		" GROUP BY f.text ORDER BY f.text LIMIT ?1");
+	size_t first = *n;
+
+	if (!s)
+		return;
+	sqlite3_bind_int(s, 1, MAX_LIBRARY_FILES);
+	v[(*n)++] = strdup("--library");
+	while (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
+		v[(*n)++] = strdup((const char *)sqlite3_column_text(s, 0));
+	sqlite3_finalize(s);
+	if (*n == first + 1)
+		free(v[--*n]);  /* none: no marker */
+}
+
+/* The user files the recording fingerprinted (source_files), then library_items(), after python's -c. */
 static char **facts_argv(sqlite3 *db, const char *python, size_t *n)
 {
 	/* the user's files: installed packages' (functions of Keras's fit) are not for the user to edit */
 	sqlite3_stmt *s = db_prepare(db, "SELECT path FROM source_files WHERE path NOT LIKE '<%'"
 				     " AND path NOT LIKE '%/site-packages/%' AND path NOT LIKE '%/dist-packages/%'"
 				     " ORDER BY path");
-	char **v = calloc(MAX_FILES + 6, sizeof(*v));
+	char **v = calloc(MAX_FILES + MAX_LIBRARY_FILES + 7, sizeof(*v));
 
 	*n = 0;
 	if (!s || !v) {
@@ -42,6 +75,7 @@ static char **facts_argv(sqlite3 *db, const char *python, size_t *n)
 	while (*n < MAX_FILES + 5 && sqlite3_step(s) == SQLITE_ROW)
 		v[(*n)++] = strdup((const char *)sqlite3_column_text(s, 0));
 	sqlite3_finalize(s);
+	library_items(db, v, n);
 	return v;
 }
 

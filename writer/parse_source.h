@@ -12,7 +12,9 @@
 /*
  * Parse the files of source_files (paths under cwd) with python (the
  * interpreter that ran the workload, NULL or "": nothing is done) and
- * insert their facts.  Bounded: 20 s, 32 MiB of output.  Best effort: 0,
+ * insert their facts; and, of the library files in the call chains of the
+ * traces that took a Python value, their signatures and the calls on those
+ * chains' lines.  Bounded: 20 s, 32 MiB of output.  Best effort: 0,
  * or -1 (nothing or part inserted; the analysis then advises as before).
  */
 int code_facts_record(sqlite3 *db, const char *cwd, const char *python);

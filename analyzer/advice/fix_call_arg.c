@@ -5,6 +5,7 @@
  */
 #include "fix_edit.h"
 #include "graph_dtype.h"
+#include "model_internal.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,18 +30,45 @@ static int is_int_repr(const char *v)
 	return v && v[n] && strspn(v + n, "0123456789") == strlen(v + n);
 }
 
+/* The arguments of the call that made trace t: its inputs' top-level names (seed[0] and seed[1] are one). */
+static size_t top_inputs(const struct model_trace *t)
+{
+	size_t n = 0, prevlen = 0;
+	const char *prev = NULL;
+
+	for (size_t i = 0; i < t->ninputs; i++) {
+		const char *x = t->inputs[i].name ? t->inputs[i].name : "";
+		size_t xl = strcspn(x, "[.");
+
+		if (!prev || xl != prevlen || strncmp(prev, x, xl))
+			n++;
+		prev = x;
+		prevlen = xl;
+	}
+	return n;
+}
+
+/* The repr of a Python str ('text', with its quotes; a repr over 200 characters ends in "...")? */
+static int is_str_repr(const char *v)
+{
+	size_t n = v ? strlen(v) : 0;
+
+	return n >= 2 && (v[0] == '\'' || v[0] == '"') && (v[n - 1] == v[0] || (n > 3 && !strcmp(v + n - 3, "...")));
+}
+
 /*
- * A flat list argument of Python numbers in trace t (inputs name[0],
- * name[1], ...: TFP's seed=[i, 1]), of which leaf is one: its name, its
- * position among the call's arguments, and the dtype tf.constant gives the
- * list (int32 for ints, float32 for floats; mixed is refused); 0 or -1.
+ * A flat list argument of Python numbers or strings in trace t (inputs
+ * name[0], name[1], ...: TFP's seed=[i, 1], a batch of sentences), of
+ * which leaf is one: its name, its position among the call's arguments,
+ * and the dtype tf.constant gives the list (int32 for ints, float32 for
+ * floats, string for str; mixed is refused); 0 or -1.
  */
-static int number_list_arg(const struct model_trace *t, const char *leaf, char *name, size_t cap, int *pos,
-			   char *dtype, size_t dcap)
+static int value_list_arg(const struct model_trace *t, const char *leaf, char *name, size_t cap, int *pos,
+			  char *dtype, size_t dcap)
 {
 	size_t n = strcspn(leaf, "[."), prevlen = 0;
 	const char *prev = NULL;
-	int floats = 0, leaves = 0, params = 0;
+	int floats = 0, strs = 0, leaves = 0, params = 0;
 
 	if (leaf[n] != '[' || !n || n >= cap)
 		return -1;
@@ -64,13 +92,14 @@ static int number_list_arg(const struct model_trace *t, const char *leaf, char *
 		    !x->kind || strcmp(x->kind, "python"))
 			return -1;  /* nested deeper, or not a Python value */
 		floats += is_float_repr(x->value);
-		if (!is_float_repr(x->value) && !is_int_repr(x->value))
+		strs += is_str_repr(x->value);
+		if (!is_float_repr(x->value) && !is_int_repr(x->value) && !is_str_repr(x->value))
 			return -1;
 		leaves++;
 	}
-	if (!leaves || (floats && floats != leaves))
+	if (!leaves || (floats && floats != leaves) || (strs && strs != leaves))
 		return -1;
-	snprintf(dtype, dcap, "%s", floats ? "float32" : "int32");
+	snprintf(dtype, dcap, "%s", strs ? "string" : floats ? "float32" : "int32");
 	return 0;
 }
 
@@ -91,7 +120,7 @@ static int call_arg_dtype(struct fixctx *c, struct finding *f, const struct mode
 		if (t->inputs[i].name && !strcmp(t->inputs[i].name, t->why.argument))
 			*in = &t->inputs[i];
 	if (!*in || strpbrk(t->why.argument, "[."))
-		return fix_no_edit(c, f, "%s is part of a nested argument (not a flat list of Python numbers)",
+		return fix_no_edit(c, f, "%s is part of a nested argument (not a flat list of Python numbers or strings)",
 				   t->why.argument), -1;
 	rc = f->cause == CAUSE_PYTHON_VALUE
 		     ? graph_value_dtype(c->m, fn, t->why.argument, dtype, cap, why, sizeof(why))
@@ -180,7 +209,7 @@ static void call_arg_at_facts(struct fixctx *c, struct finding *f, const struct 
 	struct strbuf text = STRBUF_INIT;
 	struct edit e = { .after = STRBUF_INIT };
 
-	if (facts_call_at(c->m, t->callsite.file, t->callsite.line, fn->name, t->ninputs, &call) ||
+	if (facts_call_at(c->m, t->callsite.file, t->callsite.line, fn->name, top_inputs(t), &call) ||
 	    !(a = fact_arg(&call, argname, pos)) || !fix_span_in(l, &a->value)) {
 		fix_no_edit(c, f, "the parser shows no one call of %s at %s:%d with %s in it", fn->name,
 			    t->callsite.file, t->callsite.line, argname);
@@ -225,8 +254,13 @@ void fix_edit_call_arg(struct fixctx *c, struct finding *f, const struct model_f
 		return;
 	}
 	if (f->cause == CAUSE_PYTHON_VALUE &&
-	    number_list_arg(t, t->why.argument, name, sizeof(name), &pos, dtype, sizeof(dtype)) == 0) {
+	    value_list_arg(t, t->why.argument, name, sizeof(name), &pos, dtype, sizeof(dtype)) == 0) {
 		argname = name;  /* the whole list becomes one tensor: tf.constant([i, 1], tf.int32) */
+		f->recommendation = model_strf(c->m, "Pass %s, a list of Python values that change (%s: %s -> %s), as"
+					       " one tensor (tf.constant(%s, tf.%s)) so that its values are an input of"
+					       " the graph instead of constants baked into it.", name, t->why.argument,
+					       t->why.before ? t->why.before : "?", t->why.after ? t->why.after : "?",
+					       name, dtype);
 	} else if (call_arg_dtype(c, f, fn, t, &in, dtype, sizeof(dtype)) == 0) {
 		argname = t->why.argument;
 		pos = in->position;
@@ -244,7 +278,7 @@ void fix_edit_call_arg(struct fixctx *c, struct finding *f, const struct model_f
 		fix_no_edit(c, f, "'%s' has no line %d now", t->callsite.file, t->callsite.line);
 		return;
 	}
-	if (find_fn_call(s, fn->name, t->ninputs, &open, &close) == 0)
+	if (find_fn_call(s, fn->name, top_inputs(t), &open, &close) == 0)
 		pick = pick_arg(s, args, text_split_args(s, (size_t)open, (size_t)close, args), argname, pos);
 	if (pick < 0) {
 		fix_no_edit(c, f, "the call of %s at %s:%d is not one call with %s in it", fn->name,

@@ -406,6 +406,8 @@ static int def_extent(const struct fixctx *c, const struct loaded *l, const stru
 		if (!text_blank(s) && text_indent(s) <= ind)
 			break;
 	}
+	while (*end > *def + 1 && text_blank(srcfile_line(&l->sf, *end)))
+		(*end)--;  /* the blank lines before the next statement are not the function's */
 	return 0;
 }
 
@@ -431,11 +433,15 @@ static void wrap_advice(struct fixctx *c, struct finding *f, const struct loaded
 		fix_no_edit(c, f, "the busiest line is in %s (lines %ld-%ld), which holds the loop itself: move the loop's"
 			    " body into a function decorated with @tf.function%s%s", func, def, end,
 			    *vars ? "; it closes over " : "", vars);
-	else if (edit_wrap(c, f, func, def, end, why, sizeof(why)))
+	else if (edit_wrap(c, f, func, def, end, why, sizeof(why))) {
 		fix_no_edit(c, f, "decorate %s (lines %ld-%ld) with @tf.function, or the loop calling it, %s%s%s%s%s",
 			    func, def, end, wrap_condition(c, l, f->loc.file, func, def), *vars ? "; it closes over " : "",
 			    vars, *why ? "; no edit is written: " : "", why);
-	else  /* the advice says what the edit does: the loop may be a library's (sample_chain's), not the user's */
+		/* the unit is the function holding the line, not a loop around it (there may be none) */
+		f->recommendation = model_strf(c->m, "Decorate %s (lines %ld-%ld) with @tf.function, or put the loop"
+					       " calling it in one: its ops then run as one graph call instead of one"
+					       " Python dispatch each.", func, def, end);
+	} else  /* the advice says what the edit does: the loop may be a library's (sample_chain's), not the user's */
 		f->recommendation = model_strf(c->m, "Decorate %s (line %ld) with @tf.function: its ops then run as one graph"
 					       " call instead of one Python dispatch each.", func, def);
 }

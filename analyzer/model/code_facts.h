@@ -77,6 +77,34 @@ const struct code_fact *code_export_call(const struct model *m, const char *file
  * (an older recording, a file that did not parse).
  */
 int code_call_passes_keyword(const struct model *m, const char *file, int line, const char *name);
+/*
+ * Who passes a traced function's argument, the user's call or a library
+ * (analyzer/model/model.c, library_passes): the call facts of the user's
+ * line and of the library's lines in the recorded call chains, and the
+ * `signature` facts of the library's functions.
+ *
+ * The call keyed at file:line (its start; a call chained inside another,
+ * past its callee: the line a traceback names) whose callee's last name is
+ * callee or alt (`minilosses.scaled` is "scaled"), else the line's only
+ * call, else NULL.
+ */
+const struct code_fact *code_call_on(const struct model *m, const char *file, int line, const char *callee,
+				     const char *alt);
+/*
+ * call's argument passed by keyword (NULL: none) or at position pos (from
+ * 0; -1: none), else a starred one that could hold it (`*args` for a
+ * position, `**kw` for a keyword), else NULL.
+ */
+const struct code_fact *code_call_arg(const struct model *m, const struct code_fact *call, const char *keyword,
+				      int pos);
+/* The `signature` fact of the function name whose lines in file hold line (the innermost), or NULL. */
+const struct code_fact *code_signature(const struct model *m, const char *file, const char *name, int line);
+/*
+ * The position a call passes sig's parameter param at (from 0; a method's
+ * self or cls, bound, not counted), -1 when param is none of its
+ * positional parameters; *star 1 when sig takes *args.
+ */
+int code_sig_position(const struct code_fact *sig, const char *param, int *star);
 /* Whether f is a bind fact of that how (its detail "HOW;SCOPE": "import tensorflow", "store", "param"). */
 int code_bind_is(const struct code_fact *f, const char *how);
 /*

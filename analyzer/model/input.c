@@ -17,6 +17,7 @@
 #include "call_times.h"
 #include "eager_runs.h"
 #include "model_internal.h"
+#include "code_facts.h"
 #include "recording.h"
 #include "scan.h"
 #include "db.h"
@@ -1423,4 +1424,22 @@ double model_share_se(const struct model *m, int64_t pid, int64_t tid, int64_t a
 		var += (share[i] - mean) * (share[i] - mean) / (SHARE_BLOCKS - 1);
 	free(sb);
 	return sqrt(var / SHARE_BLOCKS);
+}
+
+const struct model_dataset_op *model_padding_stage(const struct model *m, const char *file, int line)
+{
+	const struct code_fact *loop = file ? code_fact_around(m, "loop", file, line) : NULL;
+
+	for (size_t i = 0; loop && i < m->ninput_loops; i++) {
+		const struct model_input_loop *il = &m->input_loops[i];
+
+		/* the loop reads its iterator at its own line (the for statement) */
+		if (!il->loc.file || strcmp(il->loc.file, file) || il->loc.line < loop->line || il->loc.line > loop->end_line)
+			continue;
+		for (long k = il->last, hops = 0; k >= 0 && (size_t)k < m->ndatasets && hops < 64;
+		     k = m->datasets[k].upstream, hops++)
+			if (!strcmp(m->datasets[k].transformation, "padded_batch"))
+				return &m->datasets[k];
+	}
+	return NULL;
 }

@@ -288,18 +288,124 @@ static int passes_keyword(const char *s, const char *name)
 	return 0;
 }
 
-/* Whether the user's call at t's call site passes argument arg by name: the parser's facts, else the text. */
-static int user_passes(const struct loader *l, struct line_cache *lc, const struct model_trace *t, const char *arg)
+/* arg's leading identifier ("hp" of "hp['lr']") into out. */
+static void leading_name(const char *arg, char *out, size_t cap)
 {
-	char name[128];
 	size_t n = 0;
-	int by_facts;
 
-	while (arg && n < sizeof(name) - 1 && (isalnum((unsigned char)arg[n]) || arg[n] == '_'))
-		name[n] = arg[n], n++;
-	name[n] = '\0';
-	by_facts = code_call_passes_keyword(l->m, t->callsite.file, t->callsite.line, name);
-	return by_facts >= 0 ? by_facts : passes_keyword(cached_line(lc, l->m, t->callsite.file, t->callsite.line), arg);
+	while (arg && n < cap - 1 && (isalnum((unsigned char)arg[n]) || arg[n] == '_'))
+		out[n] = arg[n], n++;
+	out[n] = '\0';
+}
+
+/* The position of parameter name among the traced function's (its recorded inputs' order), -1 unknown. */
+static int input_position(const struct model_trace *t, const char *name)
+{
+	char prev[128] = "", cur[128];
+	int params = 0;
+
+	for (size_t i = 0; i < t->ninputs; i++) {
+		leading_name(t->inputs[i].name, cur, sizeof(cur));
+		if (!strcmp(cur, prev))
+			continue;  /* another leaf of the same argument */
+		snprintf(prev, sizeof(prev), "%s", cur);
+		if (!strcmp(cur, name))
+			return params;
+		params++;
+	}
+	return -1;
+}
+
+/* The library frame of c's chain that the user's frame called (its parent is the user's), or NULL. */
+static const struct callsite *called_frame(const struct loader *l, const struct callsite *c)
+{
+	for (int depth = 0; c && c->library && depth < 16; depth++) {
+		const struct callsite *up = c->parent > 0 ? callsite_of(l, c->parent) : NULL;
+
+		if (up && !up->library)
+			return c;
+		c = up;
+	}
+	return NULL;
+}
+
+enum { PASS_UNKNOWN, PASS_FORWARD, PASS_NAME, PASS_OTHER };
+
+/* A Python name (not a literal such as 2, False or None). */
+static int is_name(const char *s)
+{
+	if (!isalpha((unsigned char)*s) && *s != '_')
+		return 0;
+	for (const char *p = s; *p; p++)
+		if (!isalnum((unsigned char)*p) && *p != '_')
+			return 0;
+	return strcmp(s, "True") && strcmp(s, "False") && strcmp(s, "None");
+}
+
+/*
+ * What library line p passes as the traced function fname's argument name
+ * (its pos-th): its caller's `*args`/`**kwargs` (PASS_FORWARD), a name
+ * (PASS_NAME, into v: a parameter of its own function), anything else: a
+ * literal, an expression, nothing (PASS_OTHER); PASS_UNKNOWN without the
+ * parser's facts of the line (an older recording).
+ */
+static int library_passes_what(const struct loader *l, struct line_cache *lc, const struct callsite *p,
+			       const char *fname, const char *name, int pos, char *v, size_t cap)
+{
+	const char *text = cached_line(lc, l->m, p->file, p->line);
+	const struct code_fact *call = code_call_on(l->m, p->file, p->line, fname, NULL), *a;
+	int end = 0;
+	size_t n;
+
+	if (!call)
+		return text && forwards_args(text) ? PASS_FORWARD : PASS_UNKNOWN;
+	if (!(a = code_call_arg(l->m, call, name, pos)))
+		return PASS_OTHER;
+	if (a->name[0] == '*')
+		return PASS_FORWARD;
+	if (!text || a->line != p->line || a->end_line != p->line || sscanf(a->detail, "%d", &end) != 1 ||
+	    a->col < 0 || end <= a->col || (size_t)end > strlen(text) || (n = (size_t)(end - a->col)) >= cap)
+		return PASS_UNKNOWN;
+	memcpy(v, text + a->col, n);
+	v[n] = '\0';
+	return is_name(v) ? PASS_NAME : PASS_OTHER;
+}
+
+/*
+ * Whether the user's call at t's call site passes the retraced argument
+ * that library line p passed on to fn: by name, or by position in the
+ * signature of the library function the user called (a decorator's
+ * `wrapper(*args, **kwargs)` passes the positions on to fn's own).  A
+ * library line that passes its own value (`penalty(y, False)`) makes it the
+ * library's whatever the user passes.  The line's text for a file without
+ * the parser's facts.
+ */
+static int user_passes(const struct loader *l, struct line_cache *lc, const struct model_trace *t,
+		       const struct model_function *fn, const struct callsite *p)
+{
+	char name[128], v[260];
+	const struct callsite *o = called_frame(l, callsite_of(l, t->callsite_id));
+	const struct code_fact *sig, *call;
+	int pos, what, by_kw, k = -1, star = 0;
+
+	leading_name(t->why.argument, name, sizeof(name));
+	pos = input_position(t, name);
+	what = library_passes_what(l, lc, p, fn->name, name, pos, v, sizeof(v));
+	if (what == PASS_OTHER)
+		return 0;
+	if (what != PASS_NAME)
+		snprintf(v, sizeof(v), "%s", name);  /* forwarded: the traced function's own name and place */
+	by_kw = code_call_passes_keyword(l->m, t->callsite.file, t->callsite.line, v);
+	if (by_kw < 0)
+		return passes_keyword(cached_line(lc, l->m, t->callsite.file, t->callsite.line), v);
+	if (by_kw || !o)
+		return by_kw;
+	if ((sig = code_signature(l->m, o->file, o->func, o->line)))
+		k = code_sig_position(sig, v, &star);
+	if (k < 0 && (!sig || star) && what == PASS_FORWARD)
+		k = pos;
+	call = k >= 0 ? code_call_on(l->m, t->callsite.file, t->callsite.line, o->func, fn->name) : NULL;
+	return call && code_call_arg(l->m, call, NULL, k) != NULL;
 }
 
 /*
@@ -327,6 +433,7 @@ static void blame_library_passers(const struct loader *l)
 
 	for (size_t i = 0; i < l->m->nfunctions; i++)
 		for (size_t k = 1; k < l->m->functions[i].ntraces; k++) {
+			const struct model_function *fn = &l->m->functions[i];
 			struct model_trace *t = &l->m->functions[i].traces[k];
 			const struct callsite *p;
 
@@ -341,7 +448,7 @@ static void blame_library_passers(const struct loader *l)
 				t->callsite.lib_file = p->file;
 				t->callsite.lib_line = p->line;
 			}
-			t->why.library_passes = t->callsite.library_only || !user_passes(l, &lc, t, t->why.argument);
+			t->why.library_passes = t->callsite.library_only || !user_passes(l, &lc, t, fn, p);
 		}
 	line_cache_release(&lc);
 }

@@ -106,6 +106,13 @@ void pipelines_release(struct pipelines *p);
 
 /* After the session's active time and the functions are known: per-thread shares, made_by.  0 or -1. */
 int model_input_finish(struct model *m);
+/*
+ * The padded_batch of the pipeline that the loop around file:line reads
+ * (code facts: the loop; its iterator read at the loop's lines), or NULL:
+ * the stage that pads each batch to its own longest element, so that a
+ * function called with those batches sees a new shape per length.
+ */
+const struct model_dataset_op *model_padding_stage(const struct model *m, const char *file, int line);
 
 /*
  * "train.py:12 (4000 ops, 35.2 ms); ..." for the first five of sites; a line

@@ -8,7 +8,8 @@
  *   trace_effects        one row per Python side effect (function, kind, line)
  *   trace_errors         one row per exception that made traces fail
  *   autograph_fallbacks  one row per function AutoGraph ran unconverted
- *   unrolled             per function, the line that created most nodes of its largest graph
+ *   unrolled             per function, the line that created most nodes of its largest graph (and its
+ *                        top line inside a loop, when another)
  *   saves                per exported entry point lacking a serving signature, or jit_compile
  *   graph_memory         per function, the graphs (concrete functions) it keeps
  * A recording older than schema 3 has no trace_events (an empty one, compat.c): the sources are empty.
@@ -436,16 +437,28 @@ static const struct pt_spec {
 	  " FROM trace_events e WHERE e.kind = 'autograph-fallback'"
 	  " GROUP BY " EV_KEY ", e.file, e.line, e.name ORDER BY min(e.id)",
 	  fallback_fill },
-	/* per function, its largest graph's top node line (window functions: one pass, no correlated scan) */
+	/*
+	 * Per function, its largest graph's top node line, and its top line
+	 * inside a Python loop when that is another (window functions: one
+	 * pass, no correlated scan).  A graph whose trace created variables
+	 * is taken only when no other is there: a layer makes its variables
+	 * on the loop's first pass, so one pass creates op types the others
+	 * do not and the fewest-per-op-type count (repeats) reads 1.  The
+	 * loop line counts apart: the gradient of an unrolled loop, made at
+	 * the tape.gradient line outside it, can create more nodes than the
+	 * loop's body.
+	 */
 	{ "unrolled", unrolled_fields, unrolled_nums, unrolled_texts,
-	  "WITH best AS (SELECT e.*, row_number() OVER (PARTITION BY " EV_KEY " ORDER BY e.count DESC, e.id) AS r"
-	  "   FROM trace_events e WHERE e.kind = 'nodes'),"
-	  " top AS (SELECT l.*, row_number() OVER (PARTITION BY l.pid, l.trace_seq ORDER BY l.count DESC, l.id) AS r"
+	  "WITH best AS (SELECT e.*, row_number() OVER (PARTITION BY " EV_KEY
+	  "   ORDER BY coalesce(v.variables_created, 0) > 0, e.count DESC, e.id) AS r"
+	  "   FROM trace_events e LEFT JOIN traces v ON v.id = e.trace_id WHERE e.kind = 'nodes'),"
+	  " top AS (SELECT l.*, row_number() OVER (PARTITION BY l.pid, l.trace_seq ORDER BY l.count DESC, l.id) AS r,"
+	  "   row_number() OVER (PARTITION BY l.pid, l.trace_seq, l.loop_line > 0 ORDER BY l.count DESC, l.id) AS rl"
 	  "   FROM trace_events l WHERE l.kind = 'node-line')"
 	  " SELECT e.function, e.function_file, e.function_line, l.file, l.line, e.count, l.count, l.repeats,"
 	  " l.loop_line, coalesce(t.end_ns - t.start_ns, 0) FROM best e"
-	  " JOIN top l ON l.pid = e.pid AND l.trace_seq = e.trace_seq AND l.r = 1"
-	  " LEFT JOIN traces t ON t.id = e.trace_id WHERE e.r = 1",
+	  " JOIN top l ON l.pid = e.pid AND l.trace_seq = e.trace_seq AND (l.r = 1 OR (l.rl = 1 AND l.loop_line > 0))"
+	  " LEFT JOIN traces t ON t.id = e.trace_id WHERE e.r = 1 ORDER BY e.id, l.r",
 	  unrolled_fill },
 	{ "saves", save_fields, save_nums, save_texts,
 	  "SELECT " EV_KEY ", e.file, e.line, e.kind, e.name, max(e.detail) FROM trace_events e"

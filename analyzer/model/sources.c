@@ -54,15 +54,31 @@ static const char *const function_fields[] = {
 	"own_retraces: avoidable retraces (not follow-ups) that did not run inside another function's avoidable retrace",
 	"inside: those that did, in words for the message (\"; its 7 retraces ran inside outer's, ...\"), else empty",
 	"library_passes: 1 when that retrace is python-value and library code passed the argument (its line is"
-	" library_file, library_line), not an argument of the user's call (the user's line does not pass it by name)",
+	" library_file, library_line) that is a value of its own, or one the user's call does not pass (by name or position)",
 	"library_file, library_line: with library_passes, the library's line that passed it (not a decorator helper"
 	" that forwards *args), else empty and 0",
 	"library_at: that line as shown (\"gpflow/models/svgp.py:87\"), else empty",
 	"package: with library_passes, the library's package (\"gpflow\"), else empty",
 	"passed_by: with library_passes, in words for the message (\"; gpflow/models/svgp.py:87 passes ...\"),"
 	" else empty",
+	"padding: for a shape retrace in a loop over a pipeline with padded_batch, that stage in words for the advice"
+	" (\"; padded_batch at line 24 pads each batch to its own longest element: ...\"), else empty",
 	NULL,
 };
+
+/* For a shape retrace t whose call is in a loop over a padded_batch pipeline: that stage, for the advice; else "". */
+static const char *padding_text(const struct model *m, const struct model_trace *t)
+{
+	const struct model_dataset_op *d = t && t->why.cause == CAUSE_SHAPE && !t->callsite.library_only
+		? model_padding_stage(m, t->callsite.file, t->callsite.line) : NULL;
+
+	if (!d || !d->loc.file)
+		return "";
+	return model_strf((struct model *)m, "; padded_batch at %s:%d pads each batch to its own longest element:"
+			  " give it padded_shapes (one length for every batch), or bucket the lengths"
+			  " (tf.data.experimental.bucket_by_sequence_length) into a few shapes",
+			  path_display(d->loc.file, m->session.cwd), d->loc.line);
+}
 
 /* f's avoidable retraces (not follow-ups); those inside another function's retrace in *inside, the first's function in *outer. */
 static size_t own_retraces(const struct model_function *f, size_t *inside, const char **outer)
@@ -313,6 +329,7 @@ static int functions_get(const struct model *m, void *data, size_t row, const ch
 			m->session.cwd), passer_loc(t).line) : "");
 	TEXT("package", library_passed(t) ? package_of(m, passer_loc(t).file) : "");
 	TEXT("passed_by", passed_by_text(m, library_passed(t)));
+	TEXT("padding", padding_text(m, t));
 	return -1;
 }
 

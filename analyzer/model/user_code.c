@@ -574,3 +574,98 @@ const struct code_fact *code_export_call(const struct model *m, const char *file
 			return &m->facts[i];
 	return NULL;
 }
+
+/* ---- calls by position, and the signatures they bind (library_passes) --- */
+
+static const char *last_part(const char *dotted)
+{
+	const char *dot = strrchr(dotted, '.');
+
+	return dot ? dot + 1 : dotted;
+}
+
+const struct code_fact *code_call_on(const struct model *m, const char *file, int line, const char *callee,
+				     const char *alt)
+{
+	const struct code_fact *only = NULL;
+	int calls = 0;
+
+	for (size_t i = 0; file && i < m->nfacts; i++) {
+		const struct code_fact *f = &m->facts[i];
+
+		if (!same_file(f, file) || strcmp(f->kind, "call") || f->line != line)
+			continue;
+		if ((callee && !strcmp(last_part(f->name), callee)) || (alt && !strcmp(last_part(f->name), alt)))
+			return f;
+		only = f;
+		calls++;
+	}
+	return calls == 1 ? only : NULL;
+}
+
+const struct code_fact *code_call_arg(const struct model *m, const struct code_fact *call, const char *keyword,
+				      int pos)
+{
+	const struct code_fact *star = NULL;
+	char want[24];
+
+	snprintf(want, sizeof(want), "#%d", pos);
+	for (size_t i = 0; call && i < m->nfacts; i++) {
+		const struct code_fact *f = &m->facts[i];
+		int end_col, call_line, call_col;
+
+		/* detail: the value's end column, then the line and column of the call it belongs to */
+		if (strcmp(f->kind, "arg") || !same_file(f, call->path) ||
+		    sscanf(f->detail, "%d %d %d", &end_col, &call_line, &call_col) != 3 || call_line != call->line ||
+		    call_col != call->col)
+			continue;
+		if ((keyword && !strcmp(f->name, keyword)) || (pos >= 0 && !strcmp(f->name, want)))
+			return f;
+		if ((pos >= 0 && !strcmp(f->name, "*")) || (keyword && !strcmp(f->name, "**")))
+			star = f;
+	}
+	return star;
+}
+
+const struct code_fact *code_signature(const struct model *m, const char *file, const char *name, int line)
+{
+	const struct code_fact *best = NULL;
+
+	for (size_t i = 0; file && name && i < m->nfacts; i++) {
+		const struct code_fact *f = &m->facts[i];
+
+		if (same_file(f, file) && !strcmp(f->kind, "signature") && !strcmp(f->name, name) && f->line <= line &&
+		    line <= f->end_line && (!best || f->line >= best->line))
+			best = f;
+	}
+	return best;
+}
+
+int code_sig_position(const struct code_fact *sig, const char *param, int *star)
+{
+	const char *p = strchr(sig->detail, ';');
+	size_t n = strlen(param);
+	int i = 0, skip = 0;
+
+	*star = 0;
+	if (!p || !n)
+		return -1;
+	/* a method's self or cls is bound, not passed: not for a staticmethod */
+	skip = (!strncmp(p + 1, "self:", 5) || !strncmp(p + 1, "cls:", 4)) &&
+	       !strstr(sig->detail, "staticmethod") ? 1 : 0;
+	for (p++; *p; i++) {
+		const char *colon = strchr(p, ':'), *comma = strchr(p, ',');
+		int positional = colon && (!strncmp(colon + 1, "arg", 3) || !strncmp(colon + 1, "posonly", 7));
+
+		if (!colon || (comma && comma < colon))
+			return -1;  /* not the shape codefacts.py writes */
+		if (!strncmp(colon + 1, "vararg", 6))
+			*star = 1;
+		if ((size_t)(colon - p) == n && !strncmp(p, param, n))
+			return positional && i >= skip ? i - skip : -1;
+		if (!comma)
+			break;
+		p = comma + 1;
+	}
+	return -1;
+}

@@ -30,7 +30,8 @@ EXPECTED = {
     "tensor_if": [("trace-error", "relu_buggy", "tensor-if", {"warning", "error"}),
                   ("trace-error", "count_buggy", "tensor-dict", {"warning", "error"})],
     "autograph_fallback": [("autograph-fallback", "model", "autograph-fallback", {"warning"})],
-    "unrolled_loop": [("unrolled-loop", "collatz_unrolled", "unrolled-loop", {"warning", "error"})],
+    "unrolled_loop": [("unrolled-loop", "collatz_unrolled", "unrolled-loop", {"warning", "error"}),
+                      ("unrolled-loop", "cell_unrolled", "unrolled-loop", {"warning", "error"})],
     "serving_nosig": [("serving-signature", "predict", "serving-signature", {"warning"}),
                       ("serving-signature", "fast", "serving-signature", {"warning"})],
 }

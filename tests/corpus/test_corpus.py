@@ -212,7 +212,9 @@ def entry_text(e):
 
 def compact(e):
     """An expected entry in a table's words: 'retracing[python-value] train_step @lr-call >=warning'."""
-    text = ("any rule" if e.get("rule", "*") == "*" else e["rule"]) + ("[%s]" % e["cause"] if "cause" in e else "")
+    rule = e.get("rule", "*")
+    text = ("any rule" if rule == "*" else rule if isinstance(rule, str) else " or ".join(rule))
+    text += "[%s]" % e["cause"] if "cause" in e else ""
     text += "".join(" " + p for p in (e.get("function"), "@" + e["at"] if "at" in e else None,
                                       ">=" + e["severity"] if "severity" in e else None) if p)
     if "recommends" in e:

@@ -15,7 +15,9 @@ with the caller's tensor, then False, then 2.  Checked:
 - `agprof fix` writes no edit for it, and says why;
 - with `keyword`, the user's own line passes weight by name to
   minilosses.scaled(), which passes it on: a warning, "Pass weight as a
-  tensor", the library's forwarding line beside the user's.
+  tensor", the library's forwarding line beside the user's;
+- with `positional`, the user's line passes weight by position (scaled's
+  third parameter, read from its recorded signature): the same warning.
 samples/pyfunc_negligible.py: a py_function run once for ~2 ms among seconds
 of work is an info finding; one sleeping 25 ms on each of 30 steps stays a
 warning.
@@ -115,15 +117,17 @@ def check_library_passes(d):
     check(want in report(rec), "text report shows %r" % want)
 
 
-def check_user_keyword(d):
-    user_line = agtest.marker_lines(SAMPLE)["user-keyword"][0]
+def check_user_passes(d, how):
+    """The user's line passes weight to scaled() (by keyword or by position), which passes it on: a warning."""
     forward_line = marked(LOSSES, "minilosses: forward")[0]
-    rec = record(d, "keyword", SAMPLE, ["keyword"])
+    rec = record(d, how, SAMPLE, [how])
     f = penalty_finding(json.loads(report(rec, "--format", "json")))
-    check_eq(f.get("severity"), "warning", "keyword: the user's call passes weight: a warning")
-    check_eq(loc(f.get("library_location")), (os.path.realpath(LOSSES), forward_line), "keyword: library_location")
+    check_eq(f.get("severity"), "warning", "%s: the user's call passes weight: a warning" % how)
+    check_eq(loc(f.get("location")), (os.path.realpath(agtest.sample(SAMPLE)),
+                                      agtest.marker_lines(SAMPLE)["user-" + how][0]), "%s: location" % how)
+    check_eq(loc(f.get("library_location")), (os.path.realpath(LOSSES), forward_line), "%s: library_location" % how)
     check("Pass weight as a tensor" in (f.get("recommendation") or "") and
-          "the library does it" not in f.get("message", ""), "keyword: advice to the user's call",
+          "the library does it" not in f.get("message", ""), "%s: advice to the user's call" % how,
           (f.get("message"), f.get("recommendation")))
 
 
@@ -140,7 +144,8 @@ def main():
     agtest.need_agprof()
     d = agtest.tmpdir()
     check_library_passes(d)
-    check_user_keyword(d)
+    check_user_passes(d, "keyword")
+    check_user_passes(d, "positional")
     check_pyfunc(d)
     agtest.finish("library_arg")
 
