@@ -423,17 +423,73 @@ static const char *busiest_function(const struct model *m, const struct finding 
 	return func;
 }
 
+/*
+ * A tf.function call costs its caller about as much as this many eager ops
+ * (argument binding, the cache lookup, the call op): the collector's thread
+ * CPU prices on 2 cores, a warm call of a one-op tf.function 127-130 us
+ * against 10-19 us for _EagerConst, Identity and AddV2, 7 to 13 of them.
+ * A function of fewer ops a call, decorated and called in a loop, saves
+ * little or runs slower (samples/eager_heavy.py's step, 4 ops, 25,000
+ * calls: 4x slower, its loop in one graph much faster).
+ */
+#define WRAP_CALL_OPS 10
+
+/*
+ * About how many times func ran, and its recorded eager ops (*ops): a line
+ * of its body runs once a call, more in a loop, less in a branch, so the
+ * fewest ops at one of its lines stands for its calls (at most them: the
+ * ops a call are then at least what they are).  0 when no line recorded.
+ */
+static int64_t wrap_calls(const struct model *m, const char *file, const char *func, long def, long end,
+			  int64_t *ops)
+{
+	int64_t calls = 0;
+
+	*ops = 0;
+	for (size_t i = 0; i < m->nsites; i++) {
+		const struct model_eager_site *s = &m->sites[i];
+
+		if (!s->loc.file || !s->func || strcmp(s->loc.file, file) || strcmp(s->func, func) || s->loc.line < def ||
+		    s->loc.line > end || s->count <= 0)
+			continue;
+		*ops += s->count;
+		if (!calls || s->count < calls)
+			calls = s->count;
+	}
+	return calls;
+}
+
+/* Whether func runs too few ops a call for a tf.function of its own to pay: then its caller's loop is the unit. */
+static int wrap_too_small(struct fixctx *c, const struct finding *f, const char *func, long def, long end,
+			  int64_t *calls, int64_t *ops)
+{
+	*calls = wrap_calls(c->m, f->loc.file, func, def, end, ops);
+	return *calls > 1 && *ops < (int64_t)WRAP_CALL_OPS * *calls;
+}
+
 /* The advice on func (lines def..end), when the facts named nothing in the way: the edit, or what to do by hand. */
 static void wrap_advice(struct fixctx *c, struct finding *f, const struct loaded *l, const char *func, long def,
 			long end, const char *vars)
 {
 	char why[1024];  /* an obstacle found through calls names each (facts_obstacle_text) */
+	int64_t calls, ops;
 
 	if (!strcmp(func, "main") || !strcmp(func, "run") || !strcmp(func, "train"))
 		fix_no_edit(c, f, "the busiest line is in %s (lines %ld-%ld), which holds the loop itself: move the loop's"
 			    " body into a function decorated with @tf.function%s%s", func, def, end,
 			    *vars ? "; it closes over " : "", vars);
-	else if (edit_wrap(c, f, func, def, end, why, sizeof(why))) {
+	else if (wrap_too_small(c, f, func, def, end, &calls, &ops)) {
+		/* no edit: which loop calls it, and whether that loop can be traced, the recording does not say */
+		fix_no_edit(c, f, "%s runs about %.1f eager ops a call over about %lld calls, and a tf.function call"
+			    " costs about as much as %d eager ops: decorated alone it would save little or run slower;"
+			    " put the loop that calls it in a function decorated with @tf.function (tf.range for its"
+			    " counter), %s%s%s", func, (double)ops / (double)calls, (long long)calls, WRAP_CALL_OPS,
+			    wrap_condition(c, l, f->loc.file, func, def), *vars ? "; it closes over " : "", vars);
+		f->recommendation = model_strf(c->m, "Put the loop calling %s (lines %ld-%ld) in a tf.function, not %s"
+					       " alone: at about %.1f ops a call, each call of a tf.function would cost"
+					       " about what its ops save; the loop's ops then run as one graph call.",
+					       func, def, end, func, (double)ops / (double)calls);
+	} else if (edit_wrap(c, f, func, def, end, why, sizeof(why))) {
 		fix_no_edit(c, f, "decorate %s (lines %ld-%ld) with @tf.function, or the loop calling it, %s%s%s%s%s",
 			    func, def, end, wrap_condition(c, l, f->loc.file, func, def), *vars ? "; it closes over " : "",
 			    vars, *why ? "; no edit is written: " : "", why);
