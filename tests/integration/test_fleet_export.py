@@ -36,7 +36,9 @@ exported one by one as they arrive, the other half in one command.  Then:
   both engines.
 
 FLEET_RUNS (default 17: 51 recordings; 4 under the sanitizers: 12) runs of
-each program: 3 x FLEET_RUNS recordings.  TIMING.  Without the duckdb module the engines' part is
+each program: 3 x FLEET_RUNS recordings; about a minute on two cores (was
+12 with a TensorFlow process per recording), half of it Spark; its log
+says where the time goes.  Without the duckdb module the engines' part is
 skipped (exit 77); without pyspark (or java) only Spark's part is skipped,
 with a message.
 """
@@ -60,8 +62,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SQL_DIR = os.path.join(agtest.SOURCE_ROOT, "analyzer", "export", "fleet_sql")
 QUERIES = ["summary", "retrace_spread", "retraces_by_day", "expensive_lines"]
 PROGRAMS = {"shapes.py": "predict", "dtypes.py": "normalize", "values.py": "scale"}
-# 51 recordings, as issue 48 asks (7.7 minutes beside a sanitizer suite, 1 on an idle machine with 12);
-# under the sanitizers 12, which test the same code at a fifth of the time
+# 51 recordings, as issue 48 asks (in 6 TensorFlow processes: about a minute on two cores);
+# under the sanitizers 12, which test the same code in the same 6 processes
 RUNS = int(os.environ.get("FLEET_RUNS", "17" if os.environ.get("AGPROF_SANITIZE", "none") == "none" else "4"))
 T0 = time.monotonic()
 
