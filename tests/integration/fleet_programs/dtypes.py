@@ -1,5 +1,6 @@
 """Fleet program 2: `normalize` is called with N dtypes (argv[1], at most
-4), one trace each."""
+4), one trace each.  record_many.py runs main() many times in one process,
+each run with fresh tf.function objects (functions())."""
 import os
 import sys
 
@@ -11,20 +12,25 @@ import oracle  # noqa: E402
 DTYPES = [tf.float32, tf.float64, tf.float16, tf.bfloat16]
 
 
-@tf.function
 def normalize(x):
     return (x - tf.reduce_mean(x)) / (tf.math.reduce_std(x) + tf.cast(1e-3, x.dtype))
 
 
-def main(n):
-    oracle.track("normalize", normalize)
+def functions():
+    """A run's own tf.function objects: each traces as a first run's would."""
+    return {"normalize": tf.function(normalize)}
+
+
+def main(n, fns):
     for dtype in DTYPES[:n]:
         for _ in range(3):
             x = tf.cast(tf.range(8), dtype)
             oracle.called("normalize")
-            normalize(x)
-    print("tracing count:", normalize.experimental_get_tracing_count())
+            fns["normalize"](x)
+    print("tracing count:", fns["normalize"].experimental_get_tracing_count())
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]))
+    fns = functions()
+    oracle.track("normalize", fns["normalize"])
+    main(int(sys.argv[1]), fns)

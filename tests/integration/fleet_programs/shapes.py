@@ -1,6 +1,7 @@
 """Fleet program 1 (tests/integration/test_fleet_export.py): `predict` sees
 N batch sizes (argv[1]), so TensorFlow traces it N times; eager ops at the
-line that makes each batch."""
+line that makes each batch.  record_many.py runs main() many times in one
+process, each run with fresh tf.function objects (functions())."""
 import os
 import sys
 
@@ -13,20 +14,25 @@ import oracle  # noqa: E402
 w = tf.Variable(tf.ones([6, 1]))
 
 
-@tf.function
 def predict(x):
     return tf.reduce_sum(tf.matmul(x, w))
 
 
-def main(n):
-    oracle.track("predict", predict)
+def functions():
+    """A run's own tf.function objects: each traces as a first run's would."""
+    return {"predict": tf.function(predict)}
+
+
+def main(n, fns):
     for size in range(1, n + 1):
         for _ in range(2):
             batch = tf.constant(np.ones((size, 6), np.float32))
             oracle.called("predict")
-            predict(batch)
-    print("tracing count:", predict.experimental_get_tracing_count())
+            fns["predict"](batch)
+    print("tracing count:", fns["predict"].experimental_get_tracing_count())
 
 
 if __name__ == "__main__":
-    main(int(sys.argv[1]))
+    fns = functions()
+    oracle.track("predict", fns["predict"])
+    main(int(sys.argv[1]), fns)
