@@ -48,8 +48,10 @@ static void library_items(sqlite3 *db, char **v, size_t *n)
 	while (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
 		v[(*n)++] = strdup((const char *)sqlite3_column_text(s, 0));
 	sqlite3_finalize(s);
-	if (*n == first + 1)
-		free(v[--*n]);  /* none: no marker */
+	if (*n == first + 1) {  /* none: no marker, and argv ends where it did (execv reads to the NULL) */
+		free(v[--*n]);
+		v[*n] = NULL;
+	}
 }
 
 /* The user files the recording fingerprinted (source_files), then library_items(), after python's -c. */

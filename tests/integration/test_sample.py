@@ -593,6 +593,13 @@ def main():
     failed_calls = q1(db, "SELECT count(*) FROM function_calls WHERE pid = ? AND ok = 0", pid)
     check_eq(failed_calls, 0, "graph-function calls with ok = 0")
 
+    # Code facts of the files the recording names only: the parser's argv once ran on past its last file into
+    # a freed '--library' marker, whose bytes became an 'error' fact's path (invalid UTF-8 in CSV exports).
+    named = {r[0] for r in db.execute("SELECT path FROM source_files")} | {
+        r[0] for r in db.execute("SELECT s.text FROM callsites c JOIN strings s ON s.id = c.file_id")}
+    stray = [r[0] for r in db.execute("SELECT DISTINCT path FROM code_facts") if r[0] not in named]
+    check_eq(stray, [], "code_facts only of files the recording names")
+
     per_fn = compare_functions(db, oracle, pid, sample_name)
     compare_window(db, oracle, pid)
     compare_trace_names(db, oracle, per_fn)
