@@ -122,7 +122,6 @@ static int group_merge(struct group_table *t, const struct scan_group *g)
 struct scan_spec {
 	const char *path;
 	const char *sql;
-	int totals_only;    /* the SQL returns count and sum; no groups */
 	int64_t lo, hi;
 	const struct scan_walk *walk; /* riding along, or NULL */
 	int eager;          /* the eager ops' table: their rows' steady parts too (group_add_steady) */
@@ -134,8 +133,7 @@ struct scan_job {
 	const char *sql;
 	int64_t lo, hi;     /* rowid range [lo, hi] */
 	struct group_table groups;
-	int totals_only;    /* the SQL returns count and sum; no groups */
-	int64_t rows, total_ns;
+	int64_t rows;
 	struct scan_group *last; /* consecutive rows usually share their group */
 	const struct scan_walk *walk; /* riding along the rows, with its part's state */
 	int eager;          /* scan_spec.eager */
@@ -274,21 +272,6 @@ static void agg_rows_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		job->walk->eager_row(job->walk_part, g->k1, start, dur);
 }
 
-/*
- * agprof_cost(dur, python_ns): schema 6's eager ops' totals (scan_totals),
- * one call per row instead of count(*), max() and total() each.  The cost
- * is dur + python_ns, at least 0; summed in integers, kept in [0, 2^62].
- */
-static void agg_cost_step(sqlite3_context *ctx, int argc, sqlite3_value **argv)
-{
-	struct scan_job *job = sqlite3_user_data(ctx);
-	int64_t cost = sat_add64(sqlite3_value_int64(argv[0]), sqlite3_value_int64(argv[1]));
-
-	(void)argc;
-	job->rows++;
-	job->total_ns = dur_add(job->total_ns, cost < 0 ? 0 : cost);
-}
-
 static void agg_final(sqlite3_context *ctx)
 {
 	sqlite3_result_int64(ctx, ((struct scan_job *)sqlite3_user_data(ctx))->rows);
@@ -344,7 +327,6 @@ static void *scan_worker(void *arg)
 	/* agprof_group: seven arguments, then a walk's columns */
 	if (sqlite3_create_function(db, "agprof_group", -1, SQLITE_UTF8, job, NULL, agg_step, agg_final) != SQLITE_OK ||
 	    sqlite3_create_function(db, "agprof_rows", 5, SQLITE_UTF8, job, NULL, agg_rows_step, agg_final) != SQLITE_OK ||
-	    sqlite3_create_function(db, "agprof_cost", 2, SQLITE_UTF8, job, NULL, agg_cost_step, agg_final) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db, job->sql, -1, &stmt, NULL) != SQLITE_OK) {
 		snprintf(job->err, sizeof(job->err), "%s in '%s'", sqlite3_errmsg(db), job->sql);
 		goto cleanup;
@@ -352,10 +334,7 @@ static void *scan_worker(void *arg)
 	sqlite3_bind_int64(stmt, 1, job->lo);
 	sqlite3_bind_int64(stmt, 2, job->hi);
 	while ((rc = sqlite3_step(stmt)) == SQLITE_ROW)
-		if (job->totals_only) {
-			job->rows += sqlite3_column_int64(stmt, 0);
-			job->total_ns = dur_add(job->total_ns, sqlite3_column_int64(stmt, 1));
-		}
+		continue;  /* the aggregate functions fill job */
 	if (rc != SQLITE_DONE) {
 		snprintf(job->err, sizeof(job->err), "cannot read '%s': %s", job->path,
 			 job->oom ? "out of memory" : sqlite3_errmsg(db));
@@ -451,7 +430,6 @@ static struct scan_job *scan_fanout(const struct scan_spec *spec, int *njobs, in
 	for (int i = 0; i < nthreads; i++) {
 		jobs[i].path = spec->path;
 		jobs[i].sql = spec->sql;
-		jobs[i].totals_only = spec->totals_only;
 		jobs[i].ndense = spec->dense;
 		jobs[i].lo = (int64_t)((uint64_t)lo + (uint64_t)(span * (unsigned)i / (unsigned)nthreads));
 		jobs[i].hi = (int64_t)((uint64_t)lo + (uint64_t)(span * (unsigned)(i + 1) / (unsigned)nthreads) - 1);
@@ -772,34 +750,6 @@ void scan_result_release(struct scan_result *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* scan_totals' share of the buckets (scan_buckets): their ops, times and first start. */
-static int bucket_totals(sqlite3 *db, const char *table, int64_t *rows, int64_t *total_ns, int64_t *first_ns)
-{
-	const char *bt = bucket_table(db, table);
-	char q[320];
-	sqlite3_stmt *st;
-	int rc;
-
-	if (!bt)
-		return 0;
-	snprintf(q, sizeof(q),
-		 "SELECT CAST(min(total(min(max(count, 0), 4294967296)), 4611686018427387904) AS INTEGER),"
-		 " CAST(min(total(max(total_ns, 0) + max(%s, 0)), 4611686018427387904) AS INTEGER),"
-		 " min(start_ns) FROM %s", bucket_python(bt), bt);
-	if (!(st = db_prepare(db, q)))
-		return -1;
-	if ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t n = sqlite3_column_int64(st, 0), first = ts_clamp(sqlite3_column_int64(st, 2));
-
-		*rows = dur_add(*rows, n);
-		*total_ns = dur_add(*total_ns, sqlite3_column_int64(st, 1));
-		if (n && (!*first_ns || first < *first_ns))
-			*first_ns = first;
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : error("cannot read '%s': %s", bt, sqlite3_errmsg(db));
-}
-
 void scan_eager_block_ids(char *buf, size_t len, const char *id, const char *pid, const char *tid, const char *from,
 			  const char *to, const char *w)
 {
@@ -821,65 +771,6 @@ int64_t scan_eager_block_span(sqlite3 *db)
 	if (query_int64(db, "SELECT coalesce(max(max(max_start_ns - min_start_ns, 0)), 0) FROM eager_op_blocks", &w))
 		return INT64_C(1) << 62;  /* every block then */
 	return w < 0 ? 0 : w;
-}
-
-/* The earliest start_ns of table: schema 6's eager ops from their blocks (no index on the rows). */
-static int first_start(sqlite3 *db, const char *table, int64_t *first_ns)
-{
-	char q[160];
-
-	if (!strcmp(table, "eager_ops") && db_has_table(db, "eager_op_blocks"))
-		snprintf(q, sizeof(q), "SELECT coalesce(min(min_start_ns), 0) FROM eager_op_blocks");
-	else
-		snprintf(q, sizeof(q), "SELECT coalesce(min(start_ns), 0) FROM %s", table);
-	return query_int64(db, q, first_ns);
-}
-
-int scan_totals(const char *path, const char *table, int64_t *rows, int64_t *total_ns, int64_t *first_ns)
-{
-	char sql[256];
-	sqlite3 *db;
-	int64_t lo, hi;
-	int nthreads = 0, failed = 0, rc = -1, eager_rows;
-	struct scan_job *jobs = NULL;
-
-	*rows = *total_ns = *first_ns = 0;
-	if (!(db = open_id_range(path, table, &lo, &hi)))
-		goto cleanup;
-	if (first_start(db, table, first_ns))
-		goto cleanup;
-	*first_ns = ts_clamp(*first_ns);
-	/*
-	 * schema 6: the rows alone (end - cost start = dur + python_ns); a row
-	 * whose key is missing (a damaged file) counts here, not in the view:
-	 * checking each key would cost a seek per row
-	 */
-	eager_rows = !strcmp(table, "eager_ops") && db_has_table(db, "eager_op_rows");
-	if (eager_rows)
-		snprintf(sql, sizeof(sql), "SELECT agprof_cost(dur, python_ns) FROM eager_op_rows WHERE id BETWEEN ?1 AND ?2");
-	else  /* total(), not sum(): a hostile row must not stop the report with "integer overflow" */
-		snprintf(sql, sizeof(sql),
-			 "SELECT count(*), CAST(min(total(max(end_ns - (%s), 0)), 4611686018427387904) AS INTEGER) FROM %s"
-			 " WHERE id BETWEEN ?1 AND ?2",
-			 cost_start(table), table);
-	jobs = scan_fanout(&(struct scan_spec){ .path = path, .sql = sql, .totals_only = !eager_rows, .lo = lo, .hi = hi },
-			   &nthreads, &failed);
-	if (!jobs) {
-		error("out of memory");
-		goto cleanup;
-	}
-	if (failed)
-		goto cleanup;
-	rc = 0;
-	for (int i = 0; i < nthreads; i++) {
-		*rows += jobs[i].rows;
-		*total_ns = dur_add(*total_ns, jobs[i].total_ns);
-	}
-	rc = bucket_totals(db, table, rows, total_ns, first_ns);
-cleanup:
-	scan_jobs_free(jobs, nthreads);
-	sqlite3_close(db);
-	return rc;
 }
 
 const char *scan_all_calls(sqlite3 *db)

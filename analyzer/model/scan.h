@@ -17,8 +17,8 @@ struct sqlite3;
 struct sqlite3_value;
 
 /*
- * The one thread-count knob of the analyzer's scans (scan_table, scan_totals
- * and the viewer's timeline scan): AGPROF_SCAN_THREADS, else the online CPUs,
+ * The one thread-count knob of the analyzer's scans (scan_table and the
+ * viewer's timeline scan): AGPROF_SCAN_THREADS, else the online CPUs,
  * in [1, SCAN_MAX_THREADS].  More threads than that only contend on the file.
  */
 #define SCAN_MAX_THREADS 8
@@ -113,14 +113,6 @@ void scan_result_release(struct scan_result *r);
  * chunks.  0, or -1 after an error line.
  */
 int scan_id_range(struct sqlite3 *db, const char *table, int64_t *lo, int64_t *hi);
-
-/*
- * Only the row count and summed end_ns - start_ns of table, in the same
- * parallel rowid chunks: a plain SQL sum, no group.  *first_ns is the
- * earliest start_ns (through the table's start_ns index), 0 when empty.
- * 0, or -1 after printing an error.
- */
-int scan_totals(const char *path, const char *table, int64_t *rows, int64_t *total_ns, int64_t *first_ns);
 
 /*
  * Schema 6 (eager_op_rows has no index): into buf, " AND ID BETWEEN ... AND
