@@ -44,14 +44,12 @@ static void library_items(sqlite3 *db, char **v, size_t *n)
 	if (!s)
 		return;
 	sqlite3_bind_int(s, 1, MAX_LIBRARY_FILES);
-	v[(*n)++] = strdup("--library");
-	while (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0))
+	while (sqlite3_step(s) == SQLITE_ROW && sqlite3_column_text(s, 0)) {
+		if (*n == first)  /* the marker only before a first item: none, and argv ends at the user's files */
+			v[(*n)++] = strdup("--library");
 		v[(*n)++] = strdup((const char *)sqlite3_column_text(s, 0));
-	sqlite3_finalize(s);
-	if (*n == first + 1) {  /* none: no marker, and argv ends where it did (execv reads to the NULL) */
-		free(v[--*n]);
-		v[*n] = NULL;
 	}
+	sqlite3_finalize(s);
 }
 
 /* The user files the recording fingerprinted (source_files), then library_items(), after python's -c. */
