@@ -411,18 +411,6 @@ static int def_extent(const struct fixctx *c, const struct loaded *l, const stru
 	return 0;
 }
 
-/* The function of the recorded eager ops at f's line, or NULL. */
-static const char *busiest_function(const struct model *m, const struct finding *f)
-{
-	const char *func = NULL;
-
-	for (size_t i = 0; i < m->nsites; i++)
-		if (m->sites[i].loc.file && f->loc.file && !strcmp(m->sites[i].loc.file, f->loc.file) &&
-		    m->sites[i].loc.line == f->loc.line)
-			func = m->sites[i].func;
-	return func;
-}
-
 /*
  * A tf.function call costs its caller about as much as this many eager ops
  * (argument binding, the cache lookup, the call op): the collector's thread
@@ -518,7 +506,7 @@ void fix_eager_advice(struct fixctx *c, struct finding *f)
 
 	if (fix_eager_switch(c, f) == 0)
 		return;
-	func = busiest_function(c->m, f);
+	func = model_finding_site_function(c->m, f);
 	/* the facts say what stands in the way: their advice, and the function quoted below */
 	by_facts = facts_eager_advice(c->m, f, func, &call);
 	if (by_facts && call) {  /* the model call alone in a graph, as advised: an edit to try */

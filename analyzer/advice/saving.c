@@ -424,16 +424,12 @@ static int64_t typical_trace(const struct model *m, size_t *n)
  */
 static void saving_eager(struct model *m, struct finding *f, const struct model_function *fn)
 {
-	const char *func = NULL;
+	const char *func = model_finding_site_function(m, f);
 	struct eager_runs r;
 	int64_t eager, graph, trace;
 	size_t ntraces;
 
 	(void)fn;  /* the estimators' one signature: this one reads no function */
-	for (size_t i = 0; i < m->nsites; i++)
-		if (m->sites[i].loc.file && f->loc.file && !strcmp(m->sites[i].loc.file, f->loc.file) &&
-		    m->sites[i].loc.line == f->loc.line)
-			func = m->sites[i].func;
 	if (!func || eager_runs_of(m, f->loc.file, func, &r) != 0) {
 		f->saving_ns = f->cost_ns;
 		set_method(m, f, "upper bound: the eager dispatch time (the function to wrap is not known)");

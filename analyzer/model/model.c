@@ -1884,6 +1884,17 @@ const struct model_function *model_find_function(const struct model *m, const ch
 	return NULL;
 }
 
+const char *model_finding_site_function(const struct model *m, const struct finding *f)
+{
+	const char *func = NULL;
+
+	for (size_t i = 0; i < m->nsites; i++)
+		if (m->sites[i].loc.file && f->loc.file && !strcmp(m->sites[i].loc.file, f->loc.file) &&
+		    m->sites[i].loc.line == f->loc.line)
+			func = m->sites[i].func;
+	return func;
+}
+
 const struct model_function *model_finding_function(const struct model *m, const struct finding *f)
 {
 	const struct model_function *found = NULL;

@@ -769,6 +769,8 @@ const struct model_function *model_find_function(const struct model *m, const ch
  * its name; NULL when none or several have it (no estimate is shared).
  */
 const struct model_function *model_finding_function(const struct model *m, const struct finding *f);
+/* The Python function of the eager ops recorded at f's line (m->sites), or NULL: eager-hotspot's function. */
+const char *model_finding_site_function(const struct model *m, const struct finding *f);
 
 struct finding *model_add_finding(struct model *m, const struct finding *f);
 /*
