@@ -145,9 +145,8 @@ static int64_t steady_ns(const struct model *m, sqlite3_stmt *st, int64_t count,
 {
 	int64_t op = count > 0 ? model_eager_key_op_ns(m, sqlite3_column_int64(st, 5), sqlite3_column_int64(st, 6),
 							    sqlite3_column_int64(st, 7), sqlite3_column_int64(st, 8)) : -1;
-	double v = (double)op * (double)count;
 
-	return op < 0 ? ns : v >= 4611686018427387904.0 ? INT64_C(4611686018427387904) : (int64_t)v;
+	return op < 0 ? ns : ts_clamp(sat_mul64(op, count));
 }
 
 static int slice_eager(struct slices *s, const struct model *m)
