@@ -425,22 +425,30 @@ static int def_extent(const struct fixctx *c, const struct loaded *l, const stru
 /*
  * About how many times func ran, and its recorded eager ops (*ops): a line
  * of its body runs once a call, more in a loop, less in a branch, so the
- * fewest ops at one of its lines stands for its calls (at most them: the
- * ops a call are then at least what they are).  0 when no line recorded.
+ * fewest ops at one of its lines outside its loops stands for its calls (at
+ * most them: the ops a call are then at least what they are).  0 when no
+ * such line recorded: a function whose ops all run in its own loop (a
+ * layer loop's) gives no count of its calls.  Without the code facts every
+ * line counts.
  */
 static int64_t wrap_calls(const struct model *m, const char *file, const char *func, long def, long end,
 			  int64_t *ops)
 {
+	int known = code_facts_known(m, file);
 	int64_t calls = 0;
 
 	*ops = 0;
 	for (size_t i = 0; i < m->nsites; i++) {
 		const struct model_eager_site *s = &m->sites[i];
+		const struct code_fact *loop;
 
 		if (!s->loc.file || !s->func || strcmp(s->loc.file, file) || strcmp(s->func, func) || s->loc.line < def ||
 		    s->loc.line > end || s->count <= 0)
 			continue;
 		*ops += s->count;
+		loop = known ? code_fact_around(m, "loop", file, s->loc.line) : NULL;
+		if (loop && loop->line > def && loop->line <= end)
+			continue;  /* runs once an iteration, not once a call */
 		if (!calls || s->count < calls)
 			calls = s->count;
 	}

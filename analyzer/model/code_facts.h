@@ -13,6 +13,7 @@
 #define AGPROF_CODE_FACTS_MODEL_H
 
 #include <stddef.h>
+#include <string.h>
 
 struct model;
 
@@ -52,8 +53,9 @@ const struct code_fact *code_fact_around(const struct model *m, const char *kind
  * Python randomness (frozen into the graph as a constant), I/O, time,
  * global statements, attribute stores, and calls into other Python objects
  * at lines where the recording saw no TensorFlow work (env.step()).  A
- * call of the user's own function (same file, one its imports name, or a
- * method on self of the caller's class) is followed into that function's
+ * call of the user's own function (code_callee_function(): a def of the
+ * file, nested or imported, a method on self or on an instance of the
+ * user's class) is followed into that function's
  * body, CODE_FOLLOW_DEPTH calls deep, each function once a chain (cycles),
  * 64 functions a question at most: its first obstacle counts as the call's.
  * Up to max into out, in line order; the count found.
@@ -105,6 +107,17 @@ const struct code_fact *code_signature(const struct model *m, const char *file, 
  * positional parameters; *star 1 when sig takes *args.
  */
 int code_sig_position(const struct code_fact *sig, const char *param, int *star);
+/* Whether fact f is of file. */
+static inline int code_fact_in(const struct code_fact *f, const char *file)
+{
+	return file && !strcmp(f->path, file);
+}
+/* A bind fact's scope (its detail after "HOW;"): "module", "function LINE", "class LINE". */
+const char *code_bind_scope(const struct code_fact *f);
+/* The bind fact of fn's def (its line, and its scope "class LINE" for a method), or NULL. */
+const struct code_fact *code_def_bind(const struct model *m, const struct code_fact *fn);
+/* The user's function that call (a call fact) names, or NULL: callee.c. */
+const struct code_fact *code_callee_function(const struct model *m, const struct code_fact *call);
 /* Whether f is a bind fact of that how (its detail "HOW;SCOPE": "import tensorflow", "store", "param"). */
 int code_bind_is(const struct code_fact *f, const char *how);
 /*

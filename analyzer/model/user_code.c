@@ -139,15 +139,10 @@ int model_load_code_facts(struct model *m)
 	return 0;
 }
 
-static int same_file(const struct code_fact *f, const char *file)
-{
-	return file && !strcmp(f->path, file);
-}
-
 int code_facts_known(const struct model *m, const char *file)
 {
 	for (size_t i = 0; i < m->nfacts; i++)
-		if (same_file(&m->facts[i], file))
+		if (code_fact_in(&m->facts[i], file))
 			return strcmp(m->facts[i].kind, "error") != 0;
 	return 0;
 }
@@ -160,7 +155,7 @@ const struct code_fact *code_fact_around(const struct model *m, const char *kind
 		const struct code_fact *f = &m->facts[i];
 
 		/* innermost: the latest start among those that hold the line */
-		if (same_file(f, file) && !strcmp(f->kind, kind) && f->line <= line && line <= f->end_line &&
+		if (code_fact_in(f, file) && !strcmp(f->kind, kind) && f->line <= line && line <= f->end_line &&
 		    (!best || f->line >= best->line))
 			best = f;
 	}
@@ -263,133 +258,7 @@ static const char *obstacle(const struct model *m, const struct code_fact *f)
 
 /* ---- following calls into the user's own functions ---------------------------- */
 
-/* A bind fact's scope (its detail after "HOW;"). */
-static const char *bind_scope(const struct code_fact *f)
-{
-	const char *semi = strchr(f->detail, ';');
-
-	return semi ? semi + 1 : "";
-}
-
 #define FOLLOW_BUDGET 64  /* functions entered a question: each costs a pass over the facts */
-
-/* Whether bind fact f's how starts with "import " (its module into *mod, *n its length). */
-static int bind_import(const struct code_fact *f, const char **mod, size_t *n)
-{
-	if (strcmp(f->kind, "bind") || strncmp(f->detail, "import ", 7))
-		return 0;
-	*mod = f->detail + 7;
-	*n = strcspn(*mod, ";");
-	return 1;
-}
-
-/* The function fact name at the top level of file (col 0), or NULL. */
-static const struct code_fact *module_function(const struct model *m, const char *file, const char *name, size_t n)
-{
-	for (size_t i = 0; file && i < m->nfacts; i++) {
-		const struct code_fact *f = &m->facts[i];
-
-		if (same_file(f, file) && !strcmp(f->kind, "function") && !f->col && strlen(f->name) == n &&
-		    !strncmp(f->name, name, n))
-			return f;
-	}
-	return NULL;
-}
-
-/* The user's file whose module is mod[0..n) ("pkg.steps" -> a file steps.py the facts name), or NULL. */
-static const char *module_file(const struct model *m, const char *mod, size_t n)
-{
-	const char *last = mod;
-
-	for (size_t i = 0; i < n; i++)
-		if (mod[i] == '.')
-			last = mod + i + 1;
-	n -= (size_t)(last - mod);
-	for (size_t i = 0; n && i < m->nfacts; i++) {
-		const char *p = m->facts[i].path, *base = strrchr(p, '/');
-
-		base = base ? base + 1 : p;
-		if (!strncmp(base, last, n) && !strcmp(base + n, ".py"))
-			return p;
-	}
-	return NULL;
-}
-
-/* The bind fact of fn's def (its line, and its scope "class LINE" for a method), or NULL. */
-static const struct code_fact *def_bind(const struct model *m, const struct code_fact *fn)
-{
-	for (size_t i = 0; i < m->nfacts; i++) {
-		const struct code_fact *f = &m->facts[i];
-
-		if (same_file(f, fn->path) && code_bind_is(f, "def") && f->col == fn->col && !strcmp(f->name, fn->name) &&
-		    f->line >= fn->line && f->line <= fn->end_line)
-			return f;
-	}
-	return NULL;
-}
-
-/* The method name of the class whose method caller is (self.name()), or NULL. */
-static const struct code_fact *method_of(const struct model *m, const struct code_fact *caller, const char *name)
-{
-	const struct code_fact *b = caller ? def_bind(m, caller) : NULL;
-	const char *scope = b ? bind_scope(b) : "";
-
-	if (strncmp(scope, "class ", 6))
-		return NULL;
-	for (size_t i = 0; i < m->nfacts; i++) {
-		const struct code_fact *f = &m->facts[i];
-
-		if (same_file(f, caller->path) && code_bind_is(f, "def") && !strcmp(f->name, name) &&
-		    !strcmp(bind_scope(f), scope))
-			return code_fact_around(m, "function", f->path, f->line);
-	}
-	return NULL;
-}
-
-/* The module a name is imported from in file (`from M import name`: "M.name"; `import M as name`: "M"), or NULL. */
-static const char *imported_as(const struct model *m, const char *file, const char *name, size_t n, size_t *len)
-{
-	for (size_t i = 0; i < m->nfacts; i++) {
-		const struct code_fact *f = &m->facts[i];
-		const char *mod;
-
-		if (same_file(f, file) && strlen(f->name) == n && !strncmp(f->name, name, n) && bind_import(f, &mod, len))
-			return mod;
-	}
-	return NULL;
-}
-
-/*
- * The user's function that call names, or NULL: f() defined at the top of
- * its file (or of a notebook's cell) or imported from a user file (from steps import f), mod.f() with
- * mod a user file imported, self.f() a method of the caller's class.
- */
-static const struct code_fact *resolve_callee(const struct model *m, const struct code_fact *call)
-{
-	const char *name = call->name, *dot = strchr(name, '.'), *mod;
-	size_t len, head = dot ? (size_t)(dot - name) : strlen(name);
-
-	if (strstr(name, "()") || strstr(name, "[]") || (dot && strchr(dot + 1, '.')))
-		return NULL;
-	if (dot && head == 4 && !strncmp(name, "self", 4))
-		return method_of(m, code_fact_around(m, "function", call->path, call->line), dot + 1);
-	if (!dot) {
-		const struct code_fact *f = module_function(m, call->path, name, head);
-
-		/* a notebook's cells share one namespace: a def in another cell */
-		for (size_t i = 0; !f && model_cell(m, call->path) && i < m->ncells; i++)
-			f = module_function(m, m->cells[i].path, name, head);
-		if (f || !(mod = imported_as(m, call->path, name, head, &len)))
-			return f;
-		/* "pkg.steps.f": the function f of the file of pkg.steps */
-		for (head = len; head && mod[head - 1] != '.'; head--)
-			;
-		return head ? module_function(m, module_file(m, mod, head - 1), mod + head, len - head) : NULL;
-	}
-	if (!(mod = imported_as(m, call->path, name, head, &len)))
-		return NULL;
-	return module_function(m, module_file(m, mod, len), dot + 1, strlen(dot + 1));
-}
 
 /* Whether fn is decorated with tf.function (any "....function"): its body is traced already. */
 static int traced_already(const struct code_fact *fn)
@@ -417,8 +286,9 @@ static size_t obstacles_in(const struct model *m, struct follow *fw, const char 
 /* The first obstacle in the body of the user's function that call names, into *out; 1, or 0 when none. */
 static int followed(const struct model *m, struct follow *fw, const struct code_fact *call, struct code_obstacle *out)
 {
-	const struct code_fact *fn = resolve_callee(m, call), *b;
+	const struct code_fact *fn = code_callee_function(m, call), *b;
 	size_t found;
+	int body;
 
 	if (!fn || fw->depth >= CODE_FOLLOW_DEPTH || fw->budget <= 0 || traced_already(fn))
 		return 0;
@@ -426,10 +296,12 @@ static int followed(const struct model *m, struct follow *fw, const struct code_
 		if (fw->fns[i] == fn)
 			return 0;
 	fw->budget--;
-	b = def_bind(m, fn);
+	b = code_def_bind(m, fn);
+	body = b ? b->line : fn->line;
+	body += fn->end_line > body;  /* the lines after the def's; a one-line def's own */
 	fw->chain[fw->depth] = call;
 	fw->fns[fw->depth++] = fn;
-	found = obstacles_in(m, fw, fn->path, (b ? b->line : fn->line) + 1, fn->end_line, out, 1);
+	found = obstacles_in(m, fw, fn->path, body, fn->end_line, out, 1);
 	fw->depth--;
 	return found > 0;
 }
@@ -443,7 +315,7 @@ static size_t obstacles_in(const struct model *m, struct follow *fw, const char 
 		const struct code_fact *f = &m->facts[i];
 		struct code_obstacle ob = { .fact = f };
 
-		if (!same_file(f, file) || f->line < from || f->line > to)
+		if (!code_fact_in(f, file) || f->line < from || f->line > to)
 			continue;
 		/* a call of the user's own function: what its body holds is the call's */
 		if (!(!strcmp(f->kind, "call") && !strcmp(f->detail, "other") && followed(m, fw, f, &ob))) {
@@ -476,7 +348,7 @@ const struct code_fact *code_model_call(const struct model *m, const char *file,
 		const struct code_fact *f = &m->facts[i];
 		long long ops;
 
-		if (!same_file(f, file) || strcmp(f->kind, "call") || strcmp(f->detail, "other") || f->line < from ||
+		if (!code_fact_in(f, file) || strcmp(f->kind, "call") || strcmp(f->detail, "other") || f->line < from ||
 		    f->line > to || harmless_builtin(f->name) || (ops = eager_ops_at(m, file, f->line)) <= most)
 			continue;
 		best = f;
@@ -496,6 +368,13 @@ static int names_hold(const char *names, const char *name)
 	return 0;
 }
 
+const char *code_bind_scope(const struct code_fact *f)
+{
+	const char *semi = strchr(f->detail, ';');
+
+	return semi ? semi + 1 : "";
+}
+
 int code_bind_is(const struct code_fact *f, const char *how)
 {
 	size_t n = strcspn(f->detail, ";");
@@ -511,11 +390,11 @@ int code_bindings(const struct model *m, const char *file, const char *name, con
 	for (size_t i = 0; name && i < m->nfacts; i++) {
 		const struct code_fact *f = &m->facts[i];
 
-		if (!same_file(f, file))
+		if (!code_fact_in(f, file))
 			continue;
 		if (!strcmp(f->kind, "global") && names_hold(f->name, name))
 			return -1;
-		if (!strcmp(f->kind, "bind") && !strcmp(f->name, name) && (!scope || !strcmp(bind_scope(f), scope))) {
+		if (!strcmp(f->kind, "bind") && !strcmp(f->name, name) && (!scope || !strcmp(code_bind_scope(f), scope))) {
 			n++;
 			*last = f->line > *last ? f->line : *last;
 		}
@@ -531,7 +410,7 @@ int code_call_passes_keyword(const struct model *m, const char *file, int line, 
 		const struct code_fact *f = &m->facts[i];
 		int end_col, call_line;
 
-		if (!same_file(f, file) || strcmp(f->kind, "arg"))
+		if (!code_fact_in(f, file) || strcmp(f->kind, "arg"))
 			continue;
 		known = 1;
 		/* detail: the value's end column, then the line and column of the call it belongs to */
@@ -544,7 +423,7 @@ int code_call_passes_keyword(const struct model *m, const char *file, int line, 
 const struct code_fact *code_numpy_use(const struct model *m, const char *file, int line)
 {
 	for (size_t i = 0; i < m->nfacts; i++)
-		if (same_file(&m->facts[i], file) && m->facts[i].line == line && !strcmp(m->facts[i].kind, "numpy-use"))
+		if (code_fact_in(&m->facts[i], file) && m->facts[i].line == line && !strcmp(m->facts[i].kind, "numpy-use"))
 			return &m->facts[i];
 	return NULL;
 }
@@ -569,7 +448,7 @@ static int exports(const struct code_fact *f)
 const struct code_fact *code_export_call(const struct model *m, const char *file, int line)
 {
 	for (size_t i = 0; file && i < m->nfacts; i++)
-		if (same_file(&m->facts[i], file) && m->facts[i].line <= line && line <= m->facts[i].end_line &&
+		if (code_fact_in(&m->facts[i], file) && m->facts[i].line <= line && line <= m->facts[i].end_line &&
 		    exports(&m->facts[i]))
 			return &m->facts[i];
 	return NULL;
@@ -593,7 +472,7 @@ const struct code_fact *code_call_on(const struct model *m, const char *file, in
 	for (size_t i = 0; file && i < m->nfacts; i++) {
 		const struct code_fact *f = &m->facts[i];
 
-		if (!same_file(f, file) || strcmp(f->kind, "call") || f->line != line)
+		if (!code_fact_in(f, file) || strcmp(f->kind, "call") || f->line != line)
 			continue;
 		if ((callee && !strcmp(last_part(f->name), callee)) || (alt && !strcmp(last_part(f->name), alt)))
 			return f;
@@ -615,7 +494,7 @@ const struct code_fact *code_call_arg(const struct model *m, const struct code_f
 		int end_col, call_line, call_col;
 
 		/* detail: the value's end column, then the line and column of the call it belongs to */
-		if (strcmp(f->kind, "arg") || !same_file(f, call->path) ||
+		if (strcmp(f->kind, "arg") || !code_fact_in(f, call->path) ||
 		    sscanf(f->detail, "%d %d %d", &end_col, &call_line, &call_col) != 3 || call_line != call->line ||
 		    call_col != call->col)
 			continue;
@@ -634,7 +513,7 @@ const struct code_fact *code_signature(const struct model *m, const char *file, 
 	for (size_t i = 0; file && name && i < m->nfacts; i++) {
 		const struct code_fact *f = &m->facts[i];
 
-		if (same_file(f, file) && !strcmp(f->kind, "signature") && !strcmp(f->name, name) && f->line <= line &&
+		if (code_fact_in(f, file) && !strcmp(f->kind, "signature") && !strcmp(f->name, name) && f->line <= line &&
 		    line <= f->end_line && (!best || f->line >= best->line))
 			best = f;
 	}

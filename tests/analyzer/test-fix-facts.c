@@ -251,6 +251,66 @@ Test(fix_facts, obstacles_follow_calls, .fini = teardown)
 	cr_assert_eq(ob[0].fact->line, 21);
 }
 
+/*
+ * Methods of instances and nested defs (code_callee_function): o.py's step
+ * calls noise.sample (noise = Noise() at the top), whose body draws NumPy
+ * noise; quiet.sample, where Quiet (after Noise) has no sample; twice.sample,
+ * twice bound twice; stepn, nested in outer, calls helper, nested beside it.
+ */
+static const char instance_sql[] =
+	"INSERT INTO code_facts VALUES"
+	" ('o.py', 'facts', 0, 0, 0, '2', ''),"
+	" ('o.py', 'bind', 3, 0, 3, 'Noise', 'class;module'),"
+	" ('o.py', 'function', 4, 4, 5, 'sample', ';self,y'),"
+	" ('o.py', 'bind', 4, 4, 4, 'sample', 'def;class 3'),"
+	" ('o.py', 'call', 5, 15, 5, 'np.random.normal', 'numpy-random'),"
+	" ('o.py', 'bind', 7, 0, 7, 'Quiet', 'class;module'),"
+	" ('o.py', 'function', 8, 4, 8, 'other', ';self'),"
+	" ('o.py', 'bind', 8, 4, 8, 'other', 'def;class 7'),"
+	" ('o.py', 'bind', 10, 0, 10, 'noise', 'store;module'),"
+	" ('o.py', 'assign', 10, 0, 10, 'noise', '15 10 8 10 15 alone -'),"
+	" ('o.py', 'call', 10, 8, 10, 'Noise', 'other'),"
+	" ('o.py', 'bind', 11, 0, 11, 'quiet', 'store;module'),"
+	" ('o.py', 'assign', 11, 0, 11, 'quiet', '15 11 8 11 15 alone -'),"
+	" ('o.py', 'call', 11, 8, 11, 'Quiet', 'other'),"
+	" ('o.py', 'bind', 12, 0, 12, 'twice', 'store;module'),"
+	" ('o.py', 'assign', 12, 0, 12, 'twice', '15 12 8 12 15 alone -'),"
+	" ('o.py', 'call', 12, 8, 12, 'Noise', 'other'),"
+	" ('o.py', 'bind', 13, 0, 13, 'twice', 'store;module'),"
+	" ('o.py', 'function', 14, 0, 17, 'step', ';x'),"
+	" ('o.py', 'bind', 14, 0, 14, 'step', 'def;module'),"
+	" ('o.py', 'call', 15, 8, 15, 'noise.sample', 'other'),"
+	" ('o.py', 'call', 16, 8, 16, 'quiet.sample', 'other'),"
+	" ('o.py', 'call', 17, 8, 17, 'twice.sample', 'other'),"
+	" ('o.py', 'function', 20, 0, 24, 'outer', ';'),"
+	" ('o.py', 'bind', 20, 0, 20, 'outer', 'def;module'),"
+	" ('o.py', 'function', 21, 4, 21, 'helper', ';'),"
+	" ('o.py', 'bind', 21, 4, 21, 'helper', 'def;function 20'),"
+	" ('o.py', 'call', 21, 25, 21, 'np.random.normal', 'numpy-random'),"
+	" ('o.py', 'function', 22, 4, 23, 'stepn', ';x'),"
+	" ('o.py', 'bind', 22, 4, 22, 'stepn', 'def;function 20'),"
+	" ('o.py', 'call', 23, 15, 23, 'helper', 'other');";
+
+Test(fix_facts, obstacles_follow_instances, .fini = teardown)
+{
+	struct code_obstacle ob[2];
+
+	load(instance_sql);
+	cr_assert_eq(code_obstacles(&m, "o.py", 15, 15, ob, 2), 1);
+	cr_assert_eq(ob[0].nvia, 1, "step -> Noise.sample");
+	cr_assert_eq(ob[0].fact->line, 5);
+	/* Quiet has no sample (Noise's is not Quiet's); twice is bound twice: neither followed, each named itself */
+	for (int line = 16; line <= 17; line++) {
+		cr_assert_eq(code_obstacles(&m, "o.py", line, line, ob, 2), 1);
+		cr_assert_eq(ob[0].nvia, 0);
+		cr_assert_eq(ob[0].fact->line, line);
+	}
+	/* stepn's helper() is outer's nested def, beside stepn */
+	cr_assert_eq(code_obstacles(&m, "o.py", 23, 23, ob, 2), 1);
+	cr_assert_eq(ob[0].nvia, 1, "stepn -> helper");
+	cr_assert_eq(ob[0].fact->line, 21);
+}
+
 /* A cycle ends where it closes; a chain past the depth bound is not entered further. */
 Test(fix_facts, obstacles_follow_bounded, .fini = teardown)
 {

@@ -77,6 +77,11 @@ VARIANTS = {
          "        if n % 2 == 0:         # agprof: eager-hot-loop\n"),
         ("        eager_total += int(collatz_eager(tf.constant(start)))\n",
          "        eager_total += int(collatz_eager(\n            tf.constant(start)))\n")]),
+    # every eager op of the function in its own loop (steps a Python int): the fewest ops at a line counted
+    # iterations, not calls, and the function (about 100 ops a call) was told too small to decorate alone
+    "wrap_loop_only.py": ("collatz.py", [
+        ("    steps = tf.constant(0)\n    while n != 1:              # Python loop",
+         "    steps = 0\n    while n != 1:              # Python loop")]),
 }
 
 

@@ -4,7 +4,8 @@ Usage: test_fix_follow.py PROGRAM   (a file of tests/integration/fix_programs/)
 
 The program's function does its TensorFlow work eagerly and holds nothing a
 trace cannot run itself, but calls a function of the user's own (same file,
-another user file, a method on self) that, maybe a call further down,
+another user file, a method on self or on an instance of a class of the
+user's, a def nested beside it) that, maybe a call further down,
 calls .numpy() or draws NumPy randomness.  Its header states, before agprof
 runs, `# expect: names TEXT` (the eager-hotspot finding's advice names the
 chain of calls: each TEXT in it), `# expect: decorate FUNC` (the function
