@@ -116,7 +116,7 @@ static inline int code_fact_in(const struct code_fact *f, const char *file)
 const char *code_bind_scope(const struct code_fact *f);
 /* The bind fact of fn's def (its line, and its scope "class LINE" for a method), or NULL. */
 const struct code_fact *code_def_bind(const struct model *m, const struct code_fact *fn);
-/* The user's function that call (a call fact) names, or NULL: callee.c. */
+/* The user's function that call (a call fact) names, or NULL (user_code.c says which). */
 const struct code_fact *code_callee_function(const struct model *m, const struct code_fact *call);
 /* Whether f is a bind fact of that how (its detail "HOW;SCOPE": "import tensorflow", "store", "param"). */
 int code_bind_is(const struct code_fact *f, const char *how);
