@@ -64,22 +64,33 @@ def start(folder, exe, path, force, agprof_pid):
             _say(folder, "busy\t" + why)
             return
         _record.start(path, force=force, quiet=True, _exe=exe)
-        writer = _record._session.proc.pid
+        writer, recorded = _record._session.proc.pid, _record._session.path
     except BaseException as e:  # noqa: B902 - the program must not see it
         _say(folder, "error\t%s" % e)
         return
-    watcher = threading.Thread(target=_watch, args=(folder, agprof_pid), name="agprof-attach", daemon=True)
+    watcher = threading.Thread(target=_watch, args=(folder, agprof_pid, recorded), name="agprof-attach", daemon=True)
     watcher.start()
     _say(folder, "started\t%d" % writer)
 
 
-def _watch(folder, agprof_pid):
+def _watch(folder, agprof_pid, recorded):
     stop_file = os.path.join(folder, "stop")
     while _record._session is not None and _alive(agprof_pid) and not os.path.exists(stop_file):
         time.sleep(0.1)
-    try:
-        _say(folder, "stopped\t%s" % _record.stop())
-    except BaseException as e:  # noqa: B902 - the program's exit stopped it first, or the writer failed
-        _say(folder, "error\t%s" % e)
+    _say(folder, _stop_answer(recorded))
     if not _alive(agprof_pid):
         _remove(folder)
+
+
+def _stop_answer(recorded):
+    """The watcher's status line: its own stop's, or that of the stop that ended the recording first (the
+    program's exit, its atexit's agprof.stop(), racing agprof attach's --duration)."""
+    try:
+        return "stopped\t%s" % _record.stop()
+    except _record.AgprofError as e:
+        with _record._lock:  # stop() holds it until the recording is written: the other stop has finished
+            if _record._session is None and _record._last_path == recorded:
+                return "stopped\t%s" % recorded
+        return "error\t%s" % e
+    except BaseException as e:  # noqa: B902 - the writer failed: the program must not see it
+        return "error\t%s" % e
