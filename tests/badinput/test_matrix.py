@@ -26,6 +26,7 @@ stderr never holds one.
 
 Environment (tests/meson.build): AGPROF, AGPROF_SOURCE_ROOT, AGPROF_BUILD_ROOT.
 """
+import concurrent.futures
 import csv
 import html.parser
 import io
@@ -46,8 +47,8 @@ TIMEOUT = 20  # seconds per cell: a hang fails the cell, not the whole suite
 # the file a recorded command line ('hostile-argv') would make: no cell may run it
 MARKER = os.path.join(tempfile.gettempdir(), 'agprof-badinput-ran-%d' % os.getpid())
 
-failures = []
-sessions = 0  # tmux servers started
+failures = []  # appended to by the tmux cells' threads too (list.append is atomic)
+VIEWS_AT_ONCE = 4
 
 
 def fail(row, col, why, detail=''):
@@ -336,16 +337,12 @@ def check_rule_files(base, d):
             fail('rule-' + name, 'report', 'exit %d, want 0 and one short error at deep.rule:6' % r.returncode, err)
 
 
-def check_view(row, path, d, cmd='view'):
+def check_view(row, path, d, cmd, n):
     """agprof view (or top) in tmux: started, let run for a moment, quit with 'q'; the screen
-    holds no raw escape sequence from the recording (tmux would have obeyed it: its title)."""
-    global sessions
-    sessions += 1
-    sock = 'agprof-badinput-%d-%d' % (os.getpid(), sessions)  # a server each: a killed one lingers
-    rc_file, err_file = os.path.join(d, 'view.rc'), os.path.join(d, 'view.err')
-    for f in (rc_file, err_file):
-        if os.path.exists(f):
-            os.remove(f)
+    holds no raw escape sequence from the recording (tmux would have obeyed it: its title).
+    n numbers the cell: its tmux server and files are its own (the cells run at once)."""
+    sock = 'agprof-badinput-%d-%d' % (os.getpid(), n)  # a server each: a killed one lingers
+    rc_file, err_file = os.path.join(d, 'view-%d.rc' % n), os.path.join(d, 'view-%d.err' % n)
     shell = "'%s' %s '%s' 2>'%s'; echo $? >'%s'; sleep 30" % (AGPROF, cmd, path, err_file, rc_file)
     tmux = ['tmux', '-L', sock]
     subprocess.run(tmux + ['-f', '/dev/null', 'new-session', '-d', '-x', '100', '-y', '30', shell], check=True,
@@ -399,6 +396,7 @@ def main():
     with tempfile.TemporaryDirectory() as d:
         inputs = make_inputs(base, d)
         inputs['real'] = base  # the control row: everything must succeed
+        views = []
         for row, path in inputs.items():
             for col, args, kind in COMMANDS:
                 check_cell(row, col, args + [path], kind)
@@ -406,9 +404,11 @@ def main():
             check_diff(row, base, path, d)
             check_fix(row, path, d)
             if shutil.which('tmux'):
-                check_view(row, path, d)
-                check_view(row, path, d, 'top')
+                views += [(row, path, d, cmd, len(views) + i) for i, cmd in enumerate(('view', 'top'))]
         check_rule_files(base, d)
+        # a tmux cell mostly waits (its moment to draw, then q): VIEWS_AT_ONCE of them at a time
+        with concurrent.futures.ThreadPoolExecutor(VIEWS_AT_ONCE) as pool:
+            list(pool.map(lambda cell: check_view(*cell), views))
     print('%d inputs x %d commands in %.1f s' % (len(inputs), len(COMMANDS) + 1, time.time() - start))
     if failures:
         print('%d failing cells:' % len(failures))

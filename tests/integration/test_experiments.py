@@ -7,12 +7,12 @@ Usage: test_experiments.py jit | eager | tolerance | sidecar | together
   the jit remedy, and carries no claimed saving (saving_ns 0, an
   experiment command).  `agprof fix` writes jit_compile=True on its
   decorator.  fix --verify --rule graph-dispatch-bound -- python prog.py
-  1500 (a shorter command, as a user bounds an experiment): "refuted" (XLA
+  1000 (a shorter command, as a user bounds an experiment): "refuted" (XLA
   compiles first and the steps are not faster enough on this CPU), exit 1,
   the sidecar holds it, and `agprof report` withdraws the advice and says
   why (text and JSON).  The oracle: the same edit timed without agprof,
   plain runs of the original and of the edited copy (2 each, interleaved,
-  1,500 steps):
+  1,000 steps):
   the edited copy is not faster by 5% in every pair, as the verdict says.
 - eager: an eager Collatz loop (samples/collatz.py's collatz_eager, without
   its timing lines): eager-hotspot claims nothing before an experiment
@@ -164,7 +164,7 @@ RECORDED_STEPS = 10000
 # 54% of this program once and by 37% or less on a loaded machine (41% at load 8): the rule's
 # threshold lowered for this test only, so that the finding is there to be tried.
 SETS = ("--set", "graph-dispatch-bound.min_share=20%")
-TRIED_STEPS = 1500
+TRIED_STEPS = 1000
 
 
 def write(d, text):

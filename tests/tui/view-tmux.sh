@@ -66,8 +66,11 @@ budget_recording() {
 	echo "$out"
 }
 
+# Whether PYTHON finds TensorFlow: found, not imported (an import takes 3-5 s of CPU, once
+# per case and build; a TensorFlow that fails to import fails the recording, said in its log).
 have_tf() {
-	[ -n "$python" ] && "$python" -c 'import tensorflow' >/dev/null 2>&1
+	[ -n "$python" ] && "$python" -c 'import importlib.util, sys; sys.exit(not importlib.util.find_spec("tensorflow"))' \
+		>/dev/null 2>&1
 }
 
 recording() {
