@@ -167,7 +167,7 @@ def case_live(work):
 
 def case_attach(work):
     out = os.path.join(work, "attached.agprof")
-    prog = Program([PYTHON, sample("retrace_live.py"), "--seconds", "25"], work)
+    prog = Program([PYTHON, sample("retrace_live.py"), "--seconds", "18"], work)
     check(wait_for(lambda: prog.retraces, 90), "the program retraced")
     pane = start_top(["-o", out, str(prog.p.pid)])
     seen = watch([pane], prog, 10)
