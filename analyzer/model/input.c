@@ -1403,7 +1403,7 @@ static int add_blocks(const struct model *m, const char *from, const char *weigh
 	return rc == SQLITE_DONE ? 0 : -1;
 }
 
-double model_share_se(const struct model *m, int64_t pid, int64_t tid, int64_t a, int64_t b, int waits)
+static double share_se_scan(const struct model *m, int64_t pid, int64_t tid, int64_t a, int64_t b, int waits)
 {
 	struct share_blocks *sb;
 	double share[SHARE_BLOCKS], mean = 0, var = 0;
@@ -1424,6 +1424,39 @@ double model_share_se(const struct model *m, int64_t pid, int64_t tid, int64_t a
 		var += (share[i] - mean) * (share[i] - mean) / (SHARE_BLOCKS - 1);
 	free(sb);
 	return sqrt(var / SHARE_BLOCKS);
+}
+
+/*
+ * A span's standard error is scanned once: a rule reads the field at each
+ * of its comparisons, and each read was a scan of the thread's ops (two
+ * reads, 4 s each, of a 10M-event recording's 8M ops).
+ */
+struct share_se_memo {
+	int64_t pid, tid, a, b;
+	int waits;
+	double se;
+};
+
+double model_share_se(const struct model *m, int64_t pid, int64_t tid, int64_t a, int64_t b, int waits)
+{
+	struct model *memo = (struct model *)m;  /* the memo only: what the model says is unchanged */
+	struct share_se_memo *grown;
+	double se;
+
+	for (size_t i = 0; i < m->nshare_se; i++) {
+		const struct share_se_memo *s = &m->share_se[i];
+
+		if (s->pid == pid && s->tid == tid && s->a == a && s->b == b && s->waits == waits)
+			return s->se;
+	}
+	se = share_se_scan(m, pid, tid, a, b, waits);
+	grown = realloc(memo->share_se, (m->nshare_se + 1) * sizeof(*grown));
+	if (grown) {
+		grown[m->nshare_se] = (struct share_se_memo){ pid, tid, a, b, waits, se };
+		memo->share_se = grown;
+		memo->nshare_se++;
+	}
+	return se;
 }
 
 const struct model_dataset_op *model_padding_stage(const struct model *m, const char *file, int line)

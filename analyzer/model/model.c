@@ -1815,6 +1815,7 @@ cleanup:
 
 void model_release(struct model *m)
 {
+	free(m->share_se);
 	free(m->cells);
 	free(m->facts);
 	if (m->sources) {

@@ -685,6 +685,8 @@ struct model {
 	size_t ncells;
 	struct code_fact *facts;          /* the user's code as CPython's ast read it (code_facts.h), by path, line */
 	size_t nfacts;
+	struct share_se_memo *share_se;   /* private: model_share_se()'s answers, a scan each (input.c) */
+	size_t nshare_se;
 };
 
 /*
